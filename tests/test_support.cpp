@@ -1,0 +1,64 @@
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace attnlab::testing {
+
+std::filesystem::path temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "attnlab";
+  for (auto& ch : name)
+    if (ch == '/') ch = '_';
+  auto dir = std::filesystem::temp_directory_path() / ("attnlab-test-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void write_file(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Image random_image(int width, int height, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  Image img{width, height, std::vector<float>(static_cast<size_t>(width) * height * 3)};
+  for (auto& v : img.rgb) v = u(gen);
+  return img;
+}
+
+Image shuffle_patches(const Image& img, int K, const std::vector<int>& perm) {
+  const int cols = img.width / K;
+  Image out = img;
+  for (size_t n = 0; n < perm.size(); ++n) {
+    const int src = perm[n], dst = static_cast<int>(n);
+    for (int y = 0; y < K; ++y)
+      for (int x = 0; x < K; ++x)
+        for (int c = 0; c < 3; ++c)
+          out.at(dst % cols * K + x, dst / cols * K + y, c) = img.at(src % cols * K + x, src / cols * K + y, c);
+  }
+  return out;
+}
+
+double max_rel_error(const Matrix& a, const Matrix& b, double floor) {
+  double worst = 0;
+  for (Eigen::Index n = 0; n < a.size(); ++n) {
+    const double d = std::abs(static_cast<double>(a.data()[n]) - b.data()[n]);
+    worst = std::max(worst, d / std::max(std::abs(static_cast<double>(b.data()[n])), floor));
+  }
+  return worst;
+}
+
+}  // namespace attnlab::testing
