@@ -1,0 +1,149 @@
+#include "core/gpu/context.hpp"
+
+#include "core/error.hpp"
+
+#include <epoxy/egl.h>
+#include <epoxy/gl.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace attnlab {
+
+GlInfo current_gl_info() {
+  GlInfo info;
+  auto str = [](GLenum e) {
+    const auto* s = reinterpret_cast<const char*>(glGetString(e));
+    return std::string(s ? s : "?");
+  };
+  info.vendor = str(GL_VENDOR);
+  info.renderer = str(GL_RENDERER);
+  info.version = str(GL_VERSION);
+  glGetIntegerv(GL_MAJOR_VERSION, &info.major);
+  glGetIntegerv(GL_MINOR_VERSION, &info.minor);
+  if (info.major == 0) std::sscanf(info.version.c_str(), "%d.%d", &info.major, &info.minor);
+  return info;
+}
+
+GlInfo check_compute_support() {
+  GlInfo info = current_gl_info();
+  if (info.major < 4 || (info.major == 4 && info.minor < 3))
+    throw Error("OpenGL 4.3 with compute shaders is needed, but this context is OpenGL " + std::to_string(info.major) +
+                "." + std::to_string(info.minor) + " ('" + info.version + "' on '" + info.renderer + "')");
+  return info;
+}
+
+struct HeadlessContext::Impl {
+  EGLDisplay display = EGL_NO_DISPLAY;
+  EGLContext context = EGL_NO_CONTEXT;
+  ~Impl() {
+    if (display != EGL_NO_DISPLAY) {
+      eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      if (context != EGL_NO_CONTEXT) eglDestroyContext(display, context);
+      eglTerminate(display);
+    }
+  }
+};
+
+namespace {
+
+bool has_extension(const char* list, const char* name) {
+  if (!list) return false;
+  const size_t n = std::strlen(name);
+  for (const char* p = list; (p = std::strstr(p, name)); p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return true;
+  return false;
+}
+
+// Initializes `display`, binds desktop OpenGL and creates a context; false with `why` on failure.
+bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_display, EGLContext& out_context,
+                 std::string& why) {
+  if (display == EGL_NO_DISPLAY) {
+    why = "no display";
+    return false;
+  }
+  EGLint major = 0, minor = 0;
+  if (!eglInitialize(display, &major, &minor)) {
+    why = "eglInitialize failed";
+    return false;
+  }
+  if (!eglBindAPI(EGL_OPENGL_API)) {
+    why = "no desktop OpenGL";
+    eglTerminate(display);
+    return false;
+  }
+  const char* exts = eglQueryString(display, EGL_EXTENSIONS);
+  EGLConfig config = EGL_NO_CONFIG_KHR;
+  if (!has_extension(exts, "EGL_KHR_no_config_context")) {
+    const EGLint attrs[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
+    EGLint count = 0;
+    if (!eglChooseConfig(display, attrs, &config, 1, &count) || count == 0) {
+      why = "no OpenGL config";
+      eglTerminate(display);
+      return false;
+    }
+  }
+  std::vector<EGLint> ctx = {EGL_CONTEXT_MAJOR_VERSION, o.major, EGL_CONTEXT_MINOR_VERSION, o.minor};
+  if (o.major > 3 || (o.major == 3 && o.minor >= 2))
+    ctx.insert(ctx.end(), {EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT});
+  if (o.debug) ctx.insert(ctx.end(), {EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE});
+  ctx.push_back(EGL_NONE);
+  EGLContext context = eglCreateContext(display, config, EGL_NO_CONTEXT, ctx.data());
+  if (context == EGL_NO_CONTEXT) {
+    why = "cannot create an OpenGL " + std::to_string(o.major) + "." + std::to_string(o.minor) + " context";
+    eglTerminate(display);
+    return false;
+  }
+  if (!eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context)) {
+    why = "cannot make the context current without a surface";
+    eglDestroyContext(display, context);
+    eglTerminate(display);
+    return false;
+  }
+  out_display = display;
+  out_context = context;
+  return true;
+}
+
+}  // namespace
+
+HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::make_unique<Impl>()) {
+  std::string tried;
+  const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+  bool ok = false;
+  // 1. A real GPU through the device platform (software devices are left to step 2).
+  if (has_extension(client, "EGL_EXT_platform_device") && has_extension(client, "EGL_EXT_device_enumeration")) {
+    EGLDeviceEXT devices[16];
+    EGLint count = 0;
+    if (eglQueryDevicesEXT(16, devices, &count))
+      for (EGLint d = 0; d < count && !ok; ++d) {
+        const char* dev_exts = eglQueryDeviceStringEXT(devices[d], EGL_EXTENSIONS);
+        if (has_extension(dev_exts, "EGL_MESA_device_software")) continue;
+        std::string why;
+        ok = try_display(eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, devices[d], nullptr), options, impl_->display, impl_->context, why);
+        if (ok) info_.platform = "EGL device " + std::to_string(d);
+        else tried += "device " + std::to_string(d) + ": " + why + "; ";
+      }
+  }
+  // 2. Mesa's surfaceless platform: llvmpipe on the CPU when there is no GPU.
+  if (!ok && has_extension(client, "EGL_MESA_platform_surfaceless")) {
+    std::string why;
+    ok = try_display(eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr), options,
+                     impl_->display, impl_->context, why);
+    if (ok) info_.platform = "EGL surfaceless (Mesa)";
+    else tried += "surfaceless: " + why + "; ";
+  }
+  if (!ok) {
+    if (tried.empty()) tried = "this EGL has neither the device nor the surfaceless platform; ";
+    tried.resize(tried.size() - 2);
+    throw Error("no headless OpenGL context could be made (" + tried + "); install Mesa's EGL (libegl-mesa0, libgl1-mesa-dri)");
+  }
+  const std::string platform = info_.platform;
+  info_ = options.require_compute ? check_compute_support() : current_gl_info();
+  info_.platform = platform;
+}
+
+HeadlessContext::~HeadlessContext() = default;
+
+} // namespace attnlab

@@ -1,0 +1,404 @@
+#include "core/gpu/engine.hpp"
+
+#include "core/error.hpp"
+#include "core/gpu/context.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace attnlab {
+
+namespace {
+
+constexpr int kModeRow = 0, kModeFull = 1, kModeOutput = 2;
+constexpr GLuint kLocal = 64;  // local size of tokenize, project, merge
+
+GLuint groups(int n, GLuint local) { return (static_cast<GLuint>(n) + local - 1) / local; }
+
+std::string shader_defines() {
+  return "#define TOKEN_D " + std::to_string(TokenLayout::d) + "\n#define RANDOM_DIMS " +
+         std::to_string(TokenLayout::kRandomDims) + "\n";
+}
+
+template <class T>
+gl::Buffer make_buffer(const std::vector<T>& v) {
+  return gl::Buffer(v.size() * sizeof(T), v.data());
+}
+
+gl::Buffer make_buffer(const Matrix& m) {
+  return gl::Buffer(static_cast<size_t>(m.size()) * sizeof(float), m.data());
+}
+
+}  // namespace
+
+bool same_tokens(const Settings& a, const Settings& b) {
+  return a.patch == b.patch && a.edge == b.edge && a.seed == b.seed && a.pos.B == b.pos.B && a.pos.P == b.pos.P &&
+         a.pos.sincos == b.pos.sincos && (a.pos.mode == PosMode::Add) == (b.pos.mode == PosMode::Add);
+}
+
+bool same_projections(const Settings& a, const Settings& b) {
+  return same_tokens(a, b) && a.pos.mode == b.pos.mode && a.pos.lambda == b.pos.lambda &&
+         a.custom.W_q == b.custom.W_q && a.custom.W_k == b.custom.W_k;
+}
+
+struct AttentionEngine::Buffers {
+  gl::Program tokenize, project, attend, merge, colormap;
+  gl::Texture image;
+  gl::Buffer X, W_tok, W_pos;
+  gl::Buffer W, head_info, Q, K, V;
+  std::vector<int> qk_offset, m;  // per head, in floats
+  gl::Buffer keep, rows, aux, outputs, merged, W_MSA;
+  std::array<gl::Buffer, kColormapCount> luts;
+  std::array<gl::Texture, kHeadCount> heatmaps;
+  std::array<std::optional<HeatmapStyle>, kHeadCount> heatmap_style;  // what each texture shows now
+};
+
+AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
+  check_compute_support();
+  const std::string defs = shader_defines();
+  gpu_->tokenize = gl::compile_embedded("tokenize.comp", defs);
+  gpu_->project = gl::compile_embedded("project.comp", defs);
+  gpu_->attend = gl::compile_embedded("attend.comp", defs);
+  gpu_->merge = gl::compile_embedded("merge.comp", defs);
+  gpu_->colormap = gl::compile_embedded("colormap.comp", defs);
+  for (int c = 0; c < kColormapCount; ++c) {
+    const auto table = colormap_table(static_cast<Colormap>(c));
+    gpu_->luts[c] = gl::Buffer(table.size_bytes(), table.data());
+  }
+}
+
+AttentionEngine::~AttentionEngine() = default;
+
+void AttentionEngine::rebuild_setup(const Settings& s, int width, int height) {
+  ModelSetup fresh = make_setup(width, height, s);  // throws before anything changes
+  const bool grid_changed = !setup_ || setup_->grid.cols != fresh.grid.cols || setup_->grid.rows != fresh.grid.rows;
+  setup_.emplace(std::move(fresh));
+  if (grid_changed) {
+    for (auto& t : gpu_->heatmaps) t = gl::Texture();
+  }
+  for (auto& st : gpu_->heatmap_style) st.reset();
+}
+
+void AttentionEngine::set_image(const Image& image) {
+  if (image.empty()) throw Error("the image is empty");
+  GLint max_tex = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_tex);
+  if (image.width > max_tex || image.height > max_tex)
+    throw Error("the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                " pixels; this GPU takes at most " + std::to_string(max_tex) + " per side");
+  Settings s = settings_;
+  rebuild_setup(s, image.width, image.height);  // throws if K does not fit: nothing changed yet
+  gl::Texture tex(image.width, image.height, GL_RGB32F);
+  tex.upload(GL_RGB, GL_FLOAT, image.rgb.data());
+  gpu_->image = std::move(tex);
+  image_w_ = image.width;
+  image_h_ = image.height;
+  query_ = std::min(query_, N() - 1);
+  tokens_dirty_ = qkv_dirty_ = rows_dirty_ = true;
+  upload_mask();
+}
+
+void AttentionEngine::set_settings(const Settings& s) {
+  if (!has_image()) {
+    validate(s);
+    settings_ = s;
+    return;
+  }
+  const bool tokens_same = same_tokens(s, settings_), proj_same = same_projections(s, settings_);
+  const Settings old = settings_;
+  if (!proj_same || s.mask.kind != old.mask.kind || s.mask.radius != old.mask.radius || s.mask.ratio != old.mask.ratio ||
+      s.mask.seed != old.mask.seed || s.mask.painted != old.mask.painted || s.temperature != old.temperature) {
+    rebuild_setup(s, image_w_, image_h_);  // throws: nothing changed
+  }
+  settings_ = s;
+  if (!tokens_same) tokens_dirty_ = true;
+  if (!proj_same) qkv_dirty_ = true;
+  query_ = std::clamp(query_, 0, N() - 1);
+  rows_dirty_ = true;
+  upload_mask();
+  for (auto& st : gpu_->heatmap_style) st.reset();
+}
+
+void AttentionEngine::set_query(int i) {
+  if (!has_image()) throw Error("no image loaded");
+  if (i < 0 || i >= N()) throw Error("query token " + std::to_string(i) + " is outside [0," + std::to_string(N()) + ")");
+  if (i == query_) return;
+  query_ = i;
+  rows_dirty_ = true;
+  for (auto& st : gpu_->heatmap_style) st.reset();
+}
+
+void AttentionEngine::upload_mask() {
+  const auto& keep8 = setup_->mask.key_keep();
+  std::vector<std::uint32_t> keep(keep8.begin(), keep8.end());
+  if (gpu_->keep.bytes() == keep.size() * 4)
+    gpu_->keep.upload(keep.data(), keep.size() * 4);
+  else
+    gpu_->keep = make_buffer(keep);
+}
+
+void AttentionEngine::ensure_tokens() {
+  if (!has_image()) throw Error("no image loaded");
+  if (!tokens_dirty_) return;
+  const auto& g = setup_->grid;
+  const int np = static_cast<int>(setup_->P.cols());
+  const int D = TokenLayout::d + np;
+  gl::BindingGuard guard;
+  gpu_->X = gl::Buffer(static_cast<size_t>(g.N()) * D * sizeof(float));
+  gpu_->W_tok = make_buffer(setup_->W_tokenize);
+  gpu_->W_pos = make_buffer(setup_->W_pos);
+  const auto& p = gpu_->tokenize;
+  glUseProgram(p.id());
+  glUniform1i(p.uniform("u_N"), g.N());
+  glUniform1i(p.uniform("u_cols"), g.cols);
+  glUniform1i(p.uniform("u_K"), g.K);
+  glUniform1i(p.uniform("u_width"), image_w_);
+  glUniform1i(p.uniform("u_height"), image_h_);
+  glUniform1i(p.uniform("u_P"), settings_.pos.P);
+  glUniform1i(p.uniform("u_sincos"), settings_.pos.sincos ? 1 : 0);
+  glUniform1i(p.uniform("u_add"), settings_.pos.mode == PosMode::Add ? 1 : 0);
+  glUniform1f(p.uniform("u_B"), settings_.pos.B);
+  glUniform1i(p.uniform("u_image"), 0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, gpu_->image.id());
+  gl::bind(0, gpu_->X);
+  gl::bind(1, gpu_->W_tok);
+  gl::bind(2, gpu_->W_pos);
+  gl::dispatch(p, groups(g.N(), kLocal));
+  ++counts_.tokenize;
+  tokens_dirty_ = false;
+  qkv_dirty_ = true;
+}
+
+void AttentionEngine::ensure_qkv() {
+  ensure_tokens();
+  if (!qkv_dirty_) return;
+  const int N = this->N();
+  const int np = static_cast<int>(setup_->P.cols());
+  const int D = TokenLayout::d + np;
+  const bool concat = settings_.pos.mode == PosMode::Concat;
+  // Every head's W_q', W_k' (concat mode appends λ·[0 | I] over the P columns of X), then W_v,
+  // packed into one buffer; Q and K of all heads share offsets in their two buffers.
+  std::vector<float> W;
+  std::vector<int> w_q_off, w_k_off, w_v_off;
+  std::vector<std::int32_t> info;
+  gpu_->qk_offset.clear();
+  gpu_->m.clear();
+  int qk_total = 0;
+  auto append = [&](const Matrix& M, std::vector<int>& offs) {
+    offs.push_back(static_cast<int>(W.size()));
+    Matrix full = M;
+    if (concat && &offs != &w_v_off) {
+      full.conservativeResize(M.rows() + np, M.cols());
+      full.bottomRows(np).setZero();
+      for (int k = 0; k < np; ++k) full(M.rows() + k, TokenLayout::d + k) = settings_.pos.lambda;
+    }
+    W.insert(W.end(), full.data(), full.data() + full.size());
+    return static_cast<int>(full.rows());
+  };
+  for (int h = 0; h < kHeadCount; ++h) {
+    const Head& head = setup_->heads[h];
+    const int m = append(head.W_q, w_q_off);
+    append(head.W_k, w_k_off);
+    append(head.W_v, w_v_off);
+    gpu_->qk_offset.push_back(qk_total);
+    gpu_->m.push_back(m);
+    info.insert(info.end(), {qk_total, m, h * N * 3, 0});
+    qk_total += N * m;
+  }
+  gl::BindingGuard guard;
+  gpu_->W = make_buffer(W);
+  gpu_->head_info = make_buffer(info);
+  gpu_->Q = gl::Buffer(static_cast<size_t>(qk_total) * sizeof(float));
+  gpu_->K = gl::Buffer(static_cast<size_t>(qk_total) * sizeof(float));
+  gpu_->V = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 3 * sizeof(float));
+  const auto& p = gpu_->project;
+  glUseProgram(p.id());
+  glUniform1i(p.uniform("u_N"), N);
+  glUniform1i(p.uniform("u_D"), D);
+  gl::bind(0, gpu_->X);
+  gl::bind(1, gpu_->W);
+  for (int h = 0; h < kHeadCount; ++h) {
+    const struct {
+      int w_off, m, out_off;
+      const gl::Buffer* out;
+    } jobs[3] = {{w_q_off[h], gpu_->m[h], gpu_->qk_offset[h], &gpu_->Q},
+                 {w_k_off[h], gpu_->m[h], gpu_->qk_offset[h], &gpu_->K},
+                 {w_v_off[h], 3, h * N * 3, &gpu_->V}};
+    for (const auto& j : jobs) {
+      glUniform1i(p.uniform("u_m"), j.m);
+      glUniform1i(p.uniform("u_w_offset"), j.w_off);
+      glUniform1i(p.uniform("u_out_offset"), j.out_off);
+      gl::bind(2, *j.out);
+      gl::dispatch(p, groups(N, kLocal));
+    }
+  }
+  ++counts_.project;
+  qkv_dirty_ = false;
+  rows_dirty_ = true;
+}
+
+void AttentionEngine::set_attend_uniforms(int mode, int head, int row_base) {
+  const auto& p = gpu_->attend;
+  glUseProgram(p.id());
+  glUniform1i(p.uniform("u_mode"), mode);
+  glUniform1i(p.uniform("u_N"), N());
+  glUniform1i(p.uniform("u_query"), query_);
+  glUniform1i(p.uniform("u_head"), head);
+  glUniform1i(p.uniform("u_row_base"), row_base);
+  glUniform1i(p.uniform("u_heads"), kHeadCount);
+  glUniform1i(p.uniform("u_cols"), grid().cols);
+  glUniform1i(p.uniform("u_mask_kind"), static_cast<int>(settings_.mask.kind));
+  glUniform1i(p.uniform("u_radius"), settings_.mask.radius);
+  glUniform1f(p.uniform("u_temperature"), settings_.temperature);
+  gl::bind(0, gpu_->Q);
+  gl::bind(1, gpu_->K);
+  gl::bind(2, gpu_->V);
+  gl::bind(3, gpu_->head_info);
+  gl::bind(4, gpu_->keep);
+}
+
+const RowSet& AttentionEngine::rows() {
+  ensure_qkv();
+  if (!rows_dirty_) return rows_;
+  const int N = this->N();
+  gl::BindingGuard guard;
+  if (gpu_->rows.bytes() != static_cast<size_t>(kHeadCount) * N * 4) {
+    gpu_->rows = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 4);
+    gpu_->aux = gl::Buffer((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
+  }
+  set_attend_uniforms(kModeRow, 0, 0);
+  gl::bind(5, gpu_->rows);
+  gl::bind(6, gpu_->aux);
+  gl::dispatch(gpu_->attend, kHeadCount);
+  ++counts_.row;
+  rows_.query = query_;
+  rows_.N = N;
+  rows_.weights.resize(static_cast<size_t>(kHeadCount) * N);
+  std::vector<float> aux(static_cast<size_t>(kHeadCount) * N + kHeadCount);
+  gpu_->rows.download(rows_.weights.data(), rows_.weights.size() * 4);
+  gpu_->aux.download(aux.data(), aux.size() * 4);
+  rows_.logits.assign(aux.begin(), aux.begin() + static_cast<std::ptrdiff_t>(kHeadCount) * N);
+  for (int h = 0; h < kHeadCount; ++h) rows_.empty[h] = aux[static_cast<size_t>(kHeadCount) * N + h] != 0.0f;
+  rows_dirty_ = false;
+  return rows_;
+}
+
+Matrix AttentionEngine::matrix(int head) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  ensure_qkv();
+  const int N = this->N();
+  const size_t total = static_cast<size_t>(N) * N * sizeof(float);
+  if (total > max_matrix_bytes())
+    throw Error("the full attention matrix of " + std::to_string(N) + " tokens needs " + std::to_string(total >> 20) +
+                " MiB, more than the limit of " + std::to_string(max_matrix_bytes() >> 20) + " MiB; choose a larger patch size");
+  const size_t row_bytes = static_cast<size_t>(N) * sizeof(float);
+  const int tile_rows = static_cast<int>(std::max<size_t>(1, std::min(total, gl::max_storage_block_bytes()) / row_bytes));
+  Matrix A(N, N);
+  gl::BindingGuard guard;
+  gl::Buffer tile(static_cast<size_t>(std::min(tile_rows, N)) * row_bytes);
+  gl::Buffer unused_aux(4);
+  for (int base = 0; base < N; base += tile_rows) {
+    const int count = std::min(tile_rows, N - base);
+    set_attend_uniforms(kModeFull, head, base);
+    gl::bind(5, tile);
+    gl::bind(6, unused_aux);
+    gl::dispatch(gpu_->attend, static_cast<GLuint>(count));
+    tile.download(A.row(base).data(), static_cast<size_t>(count) * row_bytes);
+  }
+  ++counts_.full;
+  return A;
+}
+
+Matrix AttentionEngine::output(int head) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  ensure_qkv();
+  const int N = this->N();
+  gl::BindingGuard guard;
+  if (gpu_->outputs.bytes() != static_cast<size_t>(kHeadCount) * N * 3 * 4)
+    gpu_->outputs = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 3 * 4);
+  gl::Buffer unused_aux(4);
+  set_attend_uniforms(kModeOutput, head, 0);
+  gl::bind(5, gpu_->outputs);
+  gl::bind(6, unused_aux);
+  gl::dispatch(gpu_->attend, static_cast<GLuint>(N));
+  ++counts_.output;
+  Matrix out(N, 3);
+  gpu_->outputs.download(out.data(), static_cast<size_t>(N) * 3 * 4, static_cast<size_t>(head) * N * 3 * 4);
+  return out;
+}
+
+Matrix AttentionEngine::merged_output() {
+  for (int h = 0; h < kHeadCount; ++h) output(h);  // fills every head's part of the buffer
+  const int N = this->N();
+  gl::BindingGuard guard;
+  gpu_->W_MSA = make_buffer(setup_->W_MSA);
+  gpu_->merged = gl::Buffer(static_cast<size_t>(N) * 3 * 4);
+  const auto& p = gpu_->merge;
+  glUseProgram(p.id());
+  glUniform1i(p.uniform("u_N"), N);
+  glUniform1i(p.uniform("u_heads"), kHeadCount);
+  gl::bind(0, gpu_->outputs);
+  gl::bind(1, gpu_->W_MSA);
+  gl::bind(2, gpu_->merged);
+  gl::dispatch(p, groups(N, kLocal));
+  Matrix out(N, 3);
+  gpu_->merged.download(out.data(), static_cast<size_t>(N) * 3 * 4);
+  return out;
+}
+
+Matrix AttentionEngine::tokens() {
+  ensure_tokens();
+  const int D = TokenLayout::d + static_cast<int>(setup_->P.cols());
+  Matrix X(N(), D);
+  gpu_->X.download(X.data(), static_cast<size_t>(X.size()) * 4);
+  return X;
+}
+
+HeadQKV AttentionEngine::qkv(int head) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  ensure_qkv();
+  const int N = this->N(), m = gpu_->m[head];
+  HeadQKV out{Matrix(N, m), Matrix(N, m), Matrix(N, 3)};
+  const size_t off = static_cast<size_t>(gpu_->qk_offset[head]) * 4;
+  gpu_->Q.download(out.Q.data(), static_cast<size_t>(N) * m * 4, off);
+  gpu_->K.download(out.K.data(), static_cast<size_t>(N) * m * 4, off);
+  gpu_->V.download(out.V.data(), static_cast<size_t>(N) * 3 * 4, static_cast<size_t>(head) * N * 3 * 4);
+  return out;
+}
+
+const gl::Texture& AttentionEngine::heatmap(int head, const HeatmapStyle& style) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  rows();
+  auto& tex = gpu_->heatmaps[head];
+  if (gpu_->heatmap_style[head] == style && tex.id()) return tex;
+  const auto& g = grid();
+  if (!tex.id() || tex.width() != g.cols || tex.height() != g.rows) tex = gl::Texture(g.cols, g.rows, GL_RGBA8);
+  gl::BindingGuard guard;
+  const auto& p = gpu_->colormap;
+  glUseProgram(p.id());
+  glUniform1i(p.uniform("u_offset"), head * N());
+  glUniform1i(p.uniform("u_count"), N());
+  glUniform1i(p.uniform("u_cols"), g.cols);
+  glUniform1i(p.uniform("u_norm"), static_cast<int>(style.normalization));
+  glUniform1i(p.uniform("u_mask_kind"), static_cast<int>(settings_.mask.kind));
+  glUniform1i(p.uniform("u_radius"), settings_.mask.radius);
+  glUniform1i(p.uniform("u_query"), query_);
+  gl::bind(0, gpu_->rows);
+  gl::bind(1, gpu_->luts[static_cast<int>(style.colormap)]);
+  gl::bind(2, gpu_->keep);
+  glBindImageTexture(0, tex.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
+  gl::dispatch(p, 1);
+  ++counts_.heatmap;
+  gpu_->heatmap_style[head] = style;
+  return tex;
+}
+
+std::vector<std::uint8_t> AttentionEngine::heatmap_pixels(int head, const HeatmapStyle& style) {
+  const auto& tex = heatmap(head, style);
+  std::vector<std::uint8_t> px(static_cast<size_t>(tex.width()) * tex.height() * 4);
+  tex.download_rgba8(px);
+  return px;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,114 @@
+#pragma once
+// The GPU attention engine: one object per image and settings, owning the GPU buffers. It
+// tokenizes on the GPU, projects every head's Q, K, V, and computes row i of A for all heads
+// (never N × N), the full A of a head, T_out = A V and the W_MSA merge, and heat-map textures.
+// Only what a change invalidates is recomputed: a new query re-runs the row pass only.
+// Needs a current OpenGL 4.3+ context (HeadlessContext, or the app's window) on this thread.
+#include "core/colormap.hpp"
+#include "core/gpu/gl.hpp"
+#include "core/reference.hpp"
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace attnlab {
+
+/// How a heat map is coloured.
+struct HeatmapStyle {
+  Colormap colormap = Colormap::Fire;
+  Normalization normalization = Normalization::MinMax;
+  bool operator==(const HeatmapStyle&) const = default;
+};
+
+/// Row i of A for every head, read back to the CPU.
+struct RowSet {
+  int query = -1;
+  int N = 0;
+  std::vector<float> weights;  ///< kHeadCount × N, head after head: a_ij
+  std::vector<float> logits;   ///< kHeadCount × N: s_ij / (τ√m) (also for masked keys)
+  std::array<bool, kHeadCount> empty{};  ///< every key masked for this query
+  std::span<const float> head(int h) const { return {weights.data() + static_cast<size_t>(h) * N, static_cast<size_t>(N)}; }
+  std::span<const float> head_logits(int h) const {
+    return {logits.data() + static_cast<size_t>(h) * N, static_cast<size_t>(N)};
+  }
+};
+
+/// How often each pass has run, so tests can check that a change recomputes only what it must.
+struct PassCounts {
+  int tokenize = 0, project = 0, row = 0, full = 0, output = 0, heatmap = 0;
+};
+
+class AttentionEngine {
+ public:
+  /// Compiles the shaders. Throws Error if the current context has no compute shaders or a
+  /// shader fails (with its name and the driver's log).
+  AttentionEngine();
+  ~AttentionEngine();
+  AttentionEngine(const AttentionEngine&) = delete;
+  AttentionEngine& operator=(const AttentionEngine&) = delete;
+
+  /// Uploads an image and re-tokenizes. Throws Error (engine unchanged) if the current patch
+  /// size does not fit it or it is too large for the GPU.
+  void set_image(const Image& image);
+  /// Applies settings; throws Error (engine unchanged) if they are invalid for the image.
+  void set_settings(const Settings& settings);
+  /// Sets the query token i in [0,N); throws Error outside the grid.
+  void set_query(int i);
+
+  bool has_image() const { return image_w_ > 0; }
+  const Settings& settings() const { return settings_; }
+  const ModelSetup& setup() const { return *setup_; }
+  const PatchGrid& grid() const { return setup_->grid; }
+  int N() const { return setup_->grid.N(); }
+  int query() const { return query_; }
+
+  /// Row `query()` of A for every head (row pass if stale).
+  const RowSet& rows();
+  /// The full A of a head, N × N, computed in tiles that fit one storage buffer. Throws Error
+  /// when N × N floats would exceed max_matrix_bytes().
+  Matrix matrix(int head);
+  /// T_out = A V for a head (eq. 26.21), N × 3, without storing A.
+  Matrix output(int head);
+  /// Every head's T_out merged by W_MSA (eqs. 26.27–26.28), N × 3.
+  Matrix merged_output();
+  /// The head input X = [T | P] as computed on the GPU, N × D.
+  Matrix tokens();
+  /// A head's Q, K (N × m') and V (N × 3) as computed on the GPU.
+  HeadQKV qkv(int head);
+  /// Heat map of a head's row over the grid: a cols × rows RGBA8 texture, masked keys
+  /// transparent. Valid until the next change of image or patch size.
+  const gl::Texture& heatmap(int head, const HeatmapStyle& style);
+  /// Reads a heat map back as RGBA8, cols × rows × 4 bytes.
+  std::vector<std::uint8_t> heatmap_pixels(int head, const HeatmapStyle& style);
+
+  const PassCounts& counts() const { return counts_; }
+  /// The largest A matrix() builds (CPU memory), in bytes: 1 GiB.
+  static constexpr std::size_t max_matrix_bytes() { return std::size_t{1} << 30; }
+
+ private:
+  void rebuild_setup(const Settings& s, int width, int height);
+  void ensure_tokens();
+  void ensure_qkv();
+  void upload_mask();
+  void set_attend_uniforms(int mode, int head, int row_base);
+  struct Buffers;
+  std::unique_ptr<Buffers> gpu_;
+  Settings settings_;
+  std::optional<ModelSetup> setup_;
+  int image_w_ = 0, image_h_ = 0;
+  int query_ = 0;
+  bool tokens_dirty_ = true, qkv_dirty_ = true, rows_dirty_ = true;
+  RowSet rows_;
+  PassCounts counts_;
+};
+
+/// True when two settings give the same tokens X (patch grid, seed, positional code shape
+/// and add mode); the GPU engine re-tokenizes only when this is false.
+bool same_tokens(const Settings& a, const Settings& b);
+/// True when two settings give the same Q, K, V.
+bool same_projections(const Settings& a, const Settings& b);
+
+}  // namespace attnlab

@@ -1,0 +1,183 @@
+#include "core/gpu/gl.hpp"
+
+#include "attnlab/embedded_shaders.hpp"
+#include "core/error.hpp"
+
+#include <string>
+
+namespace attnlab::gl {
+
+Buffer::Buffer(std::size_t bytes, const void* data) : bytes_(bytes) {
+  GLint previous = 0;
+  glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &previous);
+  glGenBuffers(1, &id_);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_);
+  glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes ? bytes : 4), data, GL_DYNAMIC_COPY);
+  const GLenum err = glGetError();
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
+  if (err == GL_OUT_OF_MEMORY) {
+    glDeleteBuffers(1, &id_);
+    id_ = 0;
+    throw Error("the GPU is out of memory for a buffer of " + std::to_string(bytes >> 20) + " MiB");
+  }
+}
+
+Buffer::~Buffer() {
+  if (id_) glDeleteBuffers(1, &id_);
+}
+
+void Buffer::upload(const void* data, std::size_t bytes, std::size_t offset) {
+  if (offset + bytes > bytes_) throw Error("internal: buffer upload out of range");
+  if (!bytes) return;
+  GLint previous = 0;
+  glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &previous);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_);
+  glBufferSubData(GL_SHADER_STORAGE_BUFFER, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), data);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
+}
+
+void Buffer::download(void* out, std::size_t bytes, std::size_t offset) const {
+  if (offset + bytes > bytes_) throw Error("internal: buffer download out of range");
+  if (!bytes) return;
+  GLint previous = 0;
+  glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &previous);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_);
+  glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), out);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
+}
+
+Texture::Texture(int width, int height, GLenum internal_format)
+    : width_(width), height_(height), format_(internal_format) {
+  GLint previous = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+  glGenTextures(1, &id_);
+  glBindTexture(GL_TEXTURE_2D, id_);
+  glTexStorage2D(GL_TEXTURE_2D, 1, internal_format, width, height);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  const GLenum err = glGetError();
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+  if (err != GL_NO_ERROR) {
+    glDeleteTextures(1, &id_);
+    id_ = 0;
+    throw Error("cannot make a " + std::to_string(width) + "x" + std::to_string(height) + " texture (GL error " +
+                std::to_string(err) + ")");
+  }
+}
+
+Texture::~Texture() {
+  if (id_) glDeleteTextures(1, &id_);
+}
+
+void Texture::upload(GLenum format, GLenum type, const void* pixels) {
+  GLint previous = 0, align = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+  glGetIntegerv(GL_UNPACK_ALIGNMENT, &align);
+  glBindTexture(GL_TEXTURE_2D, id_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width_, height_, format, type, pixels);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, align);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+}
+
+void Texture::download_rgba8(std::span<std::uint8_t> out) const {
+  if (out.size() != static_cast<size_t>(width_) * height_ * 4) throw Error("internal: texture download size");
+  GLint previous = 0, align = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+  glGetIntegerv(GL_PACK_ALIGNMENT, &align);
+  glBindTexture(GL_TEXTURE_2D, id_);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, out.data());
+  glPixelStorei(GL_PACK_ALIGNMENT, align);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+}
+
+Program::~Program() {
+  if (id_) glDeleteProgram(id_);
+}
+
+Program compile_compute(std::string_view name, std::string_view source) {
+  const std::string text = std::string(kShaderPrelude) + std::string(source);
+  const GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+  const char* src = text.c_str();
+  glShaderSource(shader, 1, &src, nullptr);
+  glCompileShader(shader);
+  GLint ok = 0, len = 0;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &len);
+    std::string log(static_cast<size_t>(std::max(len, 1)), '\0');
+    glGetShaderInfoLog(shader, len, nullptr, log.data());
+    glDeleteShader(shader);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    throw Error("shader " + std::string(name) + " failed to compile:\n" + log);
+  }
+  const GLuint program = glCreateProgram();
+  glAttachShader(program, shader);
+  glLinkProgram(program);
+  glDeleteShader(shader);
+  glGetProgramiv(program, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    glGetProgramiv(program, GL_INFO_LOG_LENGTH, &len);
+    std::string log(static_cast<size_t>(std::max(len, 1)), '\0');
+    glGetProgramInfoLog(program, len, nullptr, log.data());
+    glDeleteProgram(program);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    throw Error("shader " + std::string(name) + " failed to link:\n" + log);
+  }
+  return Program(program);
+}
+
+Program compile_embedded(std::string_view name, std::string_view defines) {
+  const auto common = embedded_shader("common.glsl");
+  const auto body = embedded_shader(name);
+  if (!body) throw Error("no embedded shader named " + std::string(name));
+  std::string source = std::string(defines) + "\n";
+  if (common) source += std::string(*common) + "\n";
+  source += "#line 1\n";
+  source += *body;
+  return compile_compute(name, source);
+}
+
+BindingGuard::BindingGuard() {
+  glGetIntegerv(GL_CURRENT_PROGRAM, &program_);
+  glGetIntegerv(GL_ACTIVE_TEXTURE, &active_texture_);
+  glActiveTexture(GL_TEXTURE0);
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &texture0_);
+  glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &ssbo_generic_);
+  for (GLuint i = 0; i < 8; ++i) glGetIntegeri_v(GL_SHADER_STORAGE_BUFFER_BINDING, i, &ssbo_[i]);
+  glGetIntegeri_v(GL_IMAGE_BINDING_NAME, 0, &image0_);
+  glGetIntegeri_v(GL_IMAGE_BINDING_LEVEL, 0, &image0_level_);
+  glGetIntegeri_v(GL_IMAGE_BINDING_LAYERED, 0, &image0_layered_);
+  glGetIntegeri_v(GL_IMAGE_BINDING_LAYER, 0, &image0_layer_);
+  glGetIntegeri_v(GL_IMAGE_BINDING_ACCESS, 0, &image0_access_);
+  glGetIntegeri_v(GL_IMAGE_BINDING_FORMAT, 0, &image0_format_);
+}
+
+BindingGuard::~BindingGuard() {
+  glUseProgram(static_cast<GLuint>(program_));
+  for (GLuint i = 0; i < 8; ++i) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, i, static_cast<GLuint>(ssbo_[i]));
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(ssbo_generic_));
+  glBindImageTexture(0, static_cast<GLuint>(image0_), image0_level_, static_cast<GLboolean>(image0_layered_),
+                     image0_layer_, static_cast<GLenum>(image0_access_), static_cast<GLenum>(image0_format_ ? image0_format_ : GL_RGBA8));
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(texture0_));
+  glActiveTexture(static_cast<GLenum>(active_texture_));
+}
+
+void dispatch(const Program& program, GLuint groups_x, GLuint groups_y) {
+  glUseProgram(program.id());
+  glDispatchCompute(groups_x, groups_y, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT |
+                  GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT);
+}
+
+std::size_t max_storage_block_bytes() {
+  GLint64 v = 0;
+  glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &v);
+  return static_cast<std::size_t>(v);
+}
+
+}  // namespace attnlab::gl

@@ -1,0 +1,133 @@
+#pragma once
+// Move-only RAII owners of GL objects, shader compilation, and a guard that restores the GL
+// bindings a compute dispatch changes. Needs a current OpenGL 4.3+ context.
+#include <epoxy/gl.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace attnlab::gl {
+
+/// A shader storage buffer of `bytes` bytes.
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::size_t bytes, const void* data = nullptr);
+  ~Buffer();
+  Buffer(Buffer&& o) noexcept : id_(std::exchange(o.id_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+  Buffer& operator=(Buffer&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  GLuint id() const { return id_; }
+  std::size_t bytes() const { return bytes_; }
+  /// Replaces the contents from offset 0 (size must fit).
+  void upload(const void* data, std::size_t bytes, std::size_t offset = 0);
+  /// Copies bytes back to the CPU after the writes of earlier dispatches are visible.
+  void download(void* out, std::size_t bytes, std::size_t offset = 0) const;
+  template <class T>
+  void upload(std::span<const T> v, std::size_t offset = 0) { upload(v.data(), v.size_bytes(), offset); }
+
+ private:
+  GLuint id_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+/// A 2D texture; `format` e.g. GL_RGBA8 or GL_RGB32F.
+class Texture {
+ public:
+  Texture() = default;
+  Texture(int width, int height, GLenum internal_format);
+  ~Texture();
+  Texture(Texture&& o) noexcept
+      : id_(std::exchange(o.id_, 0)), width_(o.width_), height_(o.height_), format_(o.format_) {}
+  Texture& operator=(Texture&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(width_, o.width_);
+    std::swap(height_, o.height_);
+    std::swap(format_, o.format_);
+    return *this;
+  }
+  Texture(const Texture&) = delete;
+  Texture& operator=(const Texture&) = delete;
+
+  GLuint id() const { return id_; }
+  int width() const { return width_; }
+  int height() const { return height_; }
+  /// Uploads pixels of `type` (GL_FLOAT / GL_UNSIGNED_BYTE) in `format` (GL_RGB / GL_RGBA).
+  void upload(GLenum format, GLenum type, const void* pixels);
+  /// Reads the texture back as RGBA8 (width*height*4 bytes).
+  void download_rgba8(std::span<std::uint8_t> out) const;
+
+ private:
+  GLuint id_ = 0;
+  int width_ = 0, height_ = 0;
+  GLenum format_ = 0;
+};
+
+/// A linked compute program.
+class Program {
+ public:
+  Program() = default;
+  explicit Program(GLuint id) : id_(id) {}
+  ~Program();
+  Program(Program&& o) noexcept : id_(std::exchange(o.id_, 0)) {}
+  Program& operator=(Program&& o) noexcept {
+    std::swap(id_, o.id_);
+    return *this;
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  GLuint id() const { return id_; }
+  /// Location of a uniform (-1 if the driver optimized it away).
+  GLint uniform(const char* name) const { return glGetUniformLocation(id_, name); }
+
+ private:
+  GLuint id_ = 0;
+};
+
+/// The `#version` line and defines put before every shader file.
+inline constexpr std::string_view kShaderPrelude = "#version 430 core\n";
+
+/// Compiles and links a compute shader from source. Throws Error naming `name` with the
+/// driver's full compile or link log.
+Program compile_compute(std::string_view name, std::string_view source);
+
+/// Compiles the embedded shader file `name` (shaders/<name>), with `defines` and then
+/// shaders/common.glsl inserted after the #version line. Throws Error if there is no such
+/// file or it fails to compile (naming the file, with the driver's log).
+Program compile_embedded(std::string_view name, std::string_view defines = {});
+
+/// Saves the program, the SSBO bindings 0..7, image unit 0, texture unit 0 and the active
+/// texture unit, and restores them when it goes out of scope.
+class BindingGuard {
+ public:
+  BindingGuard();
+  ~BindingGuard();
+  BindingGuard(const BindingGuard&) = delete;
+  BindingGuard& operator=(const BindingGuard&) = delete;
+
+ private:
+  GLint program_ = 0, active_texture_ = 0, texture0_ = 0, ssbo_generic_ = 0;
+  GLint ssbo_[8] = {}, image0_ = 0, image0_level_ = 0, image0_layered_ = 0, image0_layer_ = 0, image0_access_ = 0,
+        image0_format_ = 0;
+};
+
+/// Binds `buffer` to SSBO binding point `index`.
+inline void bind(GLuint index, const Buffer& buffer) { glBindBufferBase(GL_SHADER_STORAGE_BUFFER, index, buffer.id()); }
+
+/// Dispatches `groups` work groups after binding `program`; then a barrier so that later
+/// dispatches, buffer reads and texture fetches see the writes.
+void dispatch(const Program& program, GLuint groups_x, GLuint groups_y = 1);
+
+/// The largest shader storage block the driver allows, in bytes (llvmpipe: 128 MiB).
+std::size_t max_storage_block_bytes();
+
+}  // namespace attnlab::gl

@@ -1,0 +1,123 @@
+// Rows of the attention matrix (eq. 26.20 with temperature τ and a mask), never storing more
+// than the rows asked for. One work group of 256 invocations per row:
+//   MODE_ROW    : row u_query for every head at once (group = head) → weights and logits;
+//   MODE_FULL   : rows u_row_base.. of one head (group = row) → a tile of A;
+//   MODE_OUTPUT : t_out_i = Σ_j a_ij v_j for every row of one head (eq. 26.21).
+// Softmax is stable: the row max over the kept keys is subtracted; masked keys get exactly 0;
+// a row with no key left is flagged and written as zeros.
+layout(local_size_x = 256) in;
+
+#define MODE_ROW 0
+#define MODE_FULL 1
+#define MODE_OUTPUT 2
+
+layout(std430, binding = 0) readonly buffer QBuffer { float Qs[]; };   // every head's Q (N × m_h)
+layout(std430, binding = 1) readonly buffer KBuffer { float Ks[]; };   // every head's K (N × m_h)
+layout(std430, binding = 2) readonly buffer VBuffer { float Vs[]; };   // every head's V (N × 3)
+layout(std430, binding = 3) readonly buffer HeadBuffer { ivec4 heads[]; };  // (q/k offset, m, v offset, 0)
+layout(std430, binding = 4) readonly buffer KeepBuffer { uint keep[]; };    // per key, 1 = kept
+layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };
+layout(std430, binding = 6) writeonly buffer AuxBuffer { float Aux[]; };   // MODE_ROW: logits, then empty flags
+
+uniform int u_mode, u_N, u_query, u_head, u_row_base, u_heads;
+uniform int u_cols, u_mask_kind, u_radius;
+uniform float u_temperature;
+
+shared float s_red[256];
+shared vec3 s_vec[256];
+
+float logit(int h, int i, int j, float scale) {
+  ivec4 info = heads[h];
+  int m = info.y;
+  float acc = 0.0;
+  for (int c = 0; c < m; ++c) acc += Qs[info.x + i * m + c] * Ks[info.x + j * m + c];
+  return acc * scale;  // s_ij / (τ √m)
+}
+
+float reduce_max(float v) {
+  uint t = gl_LocalInvocationID.x;
+  s_red[t] = v;
+  barrier();
+  for (uint s = 128u; s > 0u; s >>= 1) {
+    if (t < s) s_red[t] = max(s_red[t], s_red[t + s]);
+    barrier();
+  }
+  float r = s_red[0];
+  barrier();
+  return r;
+}
+
+float reduce_sum(float v) {
+  uint t = gl_LocalInvocationID.x;
+  s_red[t] = v;
+  barrier();
+  for (uint s = 128u; s > 0u; s >>= 1) {
+    if (t < s) s_red[t] += s_red[t + s];
+    barrier();
+  }
+  float r = s_red[0];
+  barrier();
+  return r;
+}
+
+vec3 reduce_vec(vec3 v) {
+  uint t = gl_LocalInvocationID.x;
+  s_vec[t] = v;
+  barrier();
+  for (uint s = 128u; s > 0u; s >>= 1) {
+    if (t < s) s_vec[t] += s_vec[t + s];
+    barrier();
+  }
+  vec3 r = s_vec[0];
+  barrier();
+  return r;
+}
+
+void main() {
+  int h, i;
+  if (u_mode == MODE_ROW) {
+    h = int(gl_WorkGroupID.x);
+    i = u_query;
+  } else {
+    h = u_head;
+    i = u_row_base + int(gl_WorkGroupID.x);
+  }
+  int lid = int(gl_LocalInvocationID.x);
+  float scale = 1.0 / (u_temperature * sqrt(float(heads[h].y)));
+
+  float mx = NEG_INF;
+  for (int j = lid; j < u_N; j += 256)
+    if (mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j])) mx = max(mx, logit(h, i, j, scale));
+  mx = reduce_max(mx);
+  bool empty = mx == NEG_INF;
+
+  float sum = 0.0;
+  if (!empty)
+    for (int j = lid; j < u_N; j += 256)
+      if (mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j])) sum += exp(logit(h, i, j, scale) - mx);
+  sum = reduce_sum(sum);
+
+  vec3 acc = vec3(0.0);
+  for (int j = lid; j < u_N; j += 256) {
+    float l = logit(h, i, j, scale);
+    float w = (!empty && mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j])) ? exp(l - mx) / sum : 0.0;
+    if (u_mode == MODE_ROW) {
+      Out[h * u_N + j] = w;
+      Aux[h * u_N + j] = l;
+    } else if (u_mode == MODE_FULL) {
+      Out[(i - u_row_base) * u_N + j] = w;
+    } else {
+      int v = heads[h].z + j * 3;
+      acc += w * vec3(Vs[v], Vs[v + 1], Vs[v + 2]);
+    }
+  }
+  if (u_mode == MODE_ROW && lid == 0) Aux[u_heads * u_N + h] = empty ? 1.0 : 0.0;
+  if (u_mode == MODE_OUTPUT) {
+    acc = reduce_vec(acc);
+    if (lid == 0) {
+      Out[(h * u_N + i) * 3 + 0] = acc.x;
+      Out[(h * u_N + i) * 3 + 1] = acc.y;
+      Out[(h * u_N + i) * 3 + 2] = acc.z;
+    }
+  }
+}

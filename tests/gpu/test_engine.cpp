@@ -1,0 +1,278 @@
+// The GPU engine against the CPU reference, on Mesa llvmpipe through headless EGL.
+#include "core/colormap.hpp"
+#include "core/gpu/context.hpp"
+#include "core/gpu/engine.hpp"
+#include "core/reference.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+
+using namespace attnlab;
+using attnlab::testing::asset;
+
+namespace {
+
+// Float32 tolerance for weights: |gpu − ref| ≤ kRel·|ref| + kAbs. The GPU sums in float and
+// llvmpipe's exp and sin are float approximations; the reference sums in double.
+constexpr double kRel = 1e-4, kAbs = 1e-7;
+
+class Gpu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    context_ = std::make_unique<HeadlessContext>();
+    std::printf("OpenGL: %s on %s via %s\n", context_->info().version.c_str(), context_->info().renderer.c_str(),
+                context_->info().platform.c_str());
+  }
+  static void TearDownTestSuite() { context_.reset(); }
+  static std::unique_ptr<HeadlessContext> context_;
+};
+std::unique_ptr<HeadlessContext> Gpu::context_;
+
+const Image& safari() {
+  static const Image img = load_image(asset("safari.jpg"));
+  return img;
+}
+
+std::vector<MaskSpec> every_mask(const PatchGrid& g) {
+  std::vector<MaskSpec> masks(6);
+  masks[1].kind = MaskKind::Causal;
+  masks[2].kind = MaskKind::Strict;
+  masks[3].kind = MaskKind::Window;
+  masks[3].radius = 3;
+  masks[4].kind = MaskKind::Random;
+  masks[4].ratio = 0.4f;
+  masks[4].seed = 9;
+  masks[5].kind = MaskKind::Painted;
+  for (int j = 1; j < g.N(); j += 4) masks[5].painted.push_back(j);
+  return masks;
+}
+
+// Compares every head's row of the engine with the reference; returns the worst error ratio
+// (error / allowed), which must stay <= 1.
+double compare_rows(AttentionEngine& engine, const Reference& ref, int query, const std::string& what) {
+  engine.set_query(query);
+  const RowSet& rows = engine.rows();
+  double worst = 0;
+  for (int h = 0; h < kHeadCount; ++h) {
+    const RowResult expect = ref.row(h, query);
+    EXPECT_EQ(rows.empty[h], expect.empty) << what << " head " << h;
+    const auto got = rows.head(h);
+    for (int j = 0; j < ref.N(); ++j) {
+      const double e = expect.weights[j], err = std::abs(got[j] - e);
+      const double ratio = err / (kRel * std::abs(e) + kAbs);
+      if (ratio > 1) {
+        ADD_FAILURE() << what << " head " << head_name(static_cast<HeadKind>(h)) << " a_" << query << "," << j
+                      << ": gpu " << got[j] << " reference " << e;
+        return ratio;
+      }
+      if (!ref.setup().mask.allowed(query, j)) {
+        EXPECT_EQ(got[j], 0.0f) << "masked weight must be exactly 0";
+      }
+      worst = std::max(worst, ratio);
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_F(Gpu, ReportsTheRendererAndComputeSupport) {
+  const auto& info = context_->info();
+  EXPECT_FALSE(info.renderer.empty());
+  EXPECT_TRUE(info.major > 4 || (info.major == 4 && info.minor >= 3)) << info.version;
+}
+
+TEST_F(Gpu, TokensMatchTheReference) {
+  for (PosMode mode : {PosMode::None, PosMode::Add}) {
+    Settings s;
+    s.patch = 20;
+    s.pos.mode = mode;
+    AttentionEngine engine;
+    engine.set_settings(s);
+    engine.set_image(safari());
+    const Reference ref(safari(), s);
+    const Matrix X = engine.tokens();
+    ASSERT_EQ(X.rows(), ref.X().rows());
+    ASSERT_EQ(X.cols(), ref.X().cols());
+    const double err = (X - ref.X()).cwiseAbs().maxCoeff();
+    std::printf("tokens (%s): max |gpu - ref| = %.3g\n", std::string(pos_mode_name(mode)).c_str(), err);
+    EXPECT_LT(err, 2e-5);
+  }
+}
+
+TEST_F(Gpu, RowsMatchForEveryHeadMaskAndPositionalModeOnTheSafari) {
+  Settings s;
+  s.patch = 20;
+  AttentionEngine engine;
+  engine.set_image(safari());
+  const PatchGrid g = make_grid(500, 500, 20, EdgeMode::Crop);
+  double worst = 0;
+  for (PosMode pos : {PosMode::None, PosMode::Concat, PosMode::Add})
+    for (const MaskSpec& mask : every_mask(g)) {
+      s.pos.mode = pos;
+      s.mask = mask;
+      engine.set_settings(s);
+      const Reference ref(safari(), s);
+      const std::string what = std::string(pos_mode_name(pos)) + "/" + std::string(mask_kind_name(mask.kind));
+      for (int query : {0, g.index(12, 8), g.index(5, 20), g.N() - 1}) worst = std::max(worst, compare_rows(engine, ref, query, what));
+    }
+  std::printf("worst error / allowed = %.3f (allowed: %.0e relative + %.0e)\n", worst, kRel, kAbs);
+}
+
+TEST_F(Gpu, RowsMatchAtExtremeTemperaturesOnARandomImage) {
+  const Image img = attnlab::testing::random_image(203, 157, 42);  // sizes not divisible by K
+  for (EdgeMode edge : {EdgeMode::Crop, EdgeMode::Pad})
+    for (float tau : {0.01f, 1.0f, 100.0f})
+      for (PosMode pos : {PosMode::None, PosMode::Concat}) {
+        Settings s;
+        s.patch = 8;
+        s.edge = edge;
+        s.temperature = tau;
+        s.pos.mode = pos;
+        s.pos.sincos = pos == PosMode::Concat;
+        AttentionEngine engine;
+        engine.set_settings(s);
+        engine.set_image(img);
+        const Reference ref(img, s);
+        const std::string what = "tau " + std::to_string(tau) + " " + std::string(edge_mode_name(edge));
+        for (int query : {0, 77, ref.N() - 1}) compare_rows(engine, ref, query, what);
+      }
+}
+
+TEST_F(Gpu, FullMatrixMatchesTheReference) {
+  Settings s;
+  s.patch = 25;  // N = 400
+  s.mask.kind = MaskKind::Window;
+  s.mask.radius = 4;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  const Reference ref(safari(), s);
+  for (int h : {0, 2, 4}) {
+    const Matrix A = engine.matrix(h), expect = ref.matrix(h);
+    for (Eigen::Index n = 0; n < A.size(); ++n)
+      ASSERT_LE(std::abs(A.data()[n] - expect.data()[n]), kRel * std::abs(expect.data()[n]) + kAbs) << "entry " << n;
+  }
+}
+
+TEST_F(Gpu, OutputsAndMergeMatchTheReference) {
+  Settings s;
+  s.patch = 25;
+  s.pos.mode = PosMode::Concat;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  const Reference ref(safari(), s);
+  for (int h = 0; h < kHeadCount; ++h) EXPECT_LT((engine.output(h) - ref.output(h)).cwiseAbs().maxCoeff(), 1e-5) << h;
+  EXPECT_LT((engine.merged_output() - ref.merged_output()).cwiseAbs().maxCoeff(), 1e-5);
+}
+
+TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
+  Settings s;
+  s.patch = 20;
+  s.mask.kind = MaskKind::Causal;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  engine.set_query(engine.grid().index(12, 8));
+  const Reference ref(safari(), s);
+  for (int c = 0; c < kColormapCount; ++c)
+    for (int n = 0; n < kNormalizationCount; ++n) {
+      const HeatmapStyle style{static_cast<Colormap>(c), static_cast<Normalization>(n)};
+      const auto gpu = engine.heatmap_pixels(0, style);
+      const auto row = ref.row(0, engine.query());
+      std::vector<std::uint8_t> keep(static_cast<size_t>(ref.N()));
+      for (int j = 0; j < ref.N(); ++j) keep[j] = ref.setup().mask.allowed(engine.query(), j);
+      const auto cpu = apply_colormap(std::span<const float>(row.weights.data(), keep.size()), keep, style.colormap,
+                                      style.normalization);
+      ASSERT_EQ(gpu.size(), cpu.size());
+      int worst = 0;
+      for (size_t k = 0; k < gpu.size(); ++k) worst = std::max(worst, std::abs(int(gpu[k]) - int(cpu[k])));
+      // Neighbouring table entries differ by a few levels; float rounding may pick the next one.
+      EXPECT_LE(worst, 8) << colormap_name(style.colormap) << "/" << normalization_name(style.normalization);
+      EXPECT_EQ(gpu[3], 255);                                   // the first key is allowed
+      EXPECT_EQ(gpu[(static_cast<size_t>(ref.N()) - 1) * 4 + 3], 0);  // the last is masked: transparent
+    }
+}
+
+TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
+  Settings s;
+  s.patch = 20;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  engine.rows();
+  const PassCounts start = engine.counts();
+  EXPECT_EQ(start.tokenize, 1);
+  EXPECT_EQ(start.project, 1);
+  engine.set_query(100);
+  engine.rows();
+  EXPECT_EQ(engine.counts().tokenize, 1);
+  EXPECT_EQ(engine.counts().project, 1);
+  EXPECT_EQ(engine.counts().row, start.row + 1);
+  engine.rows();  // nothing changed: nothing runs
+  EXPECT_EQ(engine.counts().row, start.row + 1);
+  s.temperature = 0.5f;
+  engine.set_settings(s);
+  engine.rows();
+  EXPECT_EQ(engine.counts().project, 1);
+  s.custom.W_k[0] = 2.0f;  // the custom head: projections again, not tokens
+  engine.set_settings(s);
+  engine.rows();
+  EXPECT_EQ(engine.counts().tokenize, 1);
+  EXPECT_EQ(engine.counts().project, 2);
+  s.patch = 25;
+  engine.set_settings(s);
+  engine.rows();
+  EXPECT_EQ(engine.counts().tokenize, 2);
+  EXPECT_EQ(engine.N(), 400);
+}
+
+TEST_F(Gpu, BadChangesKeepThePreviousState) {
+  Settings s;
+  s.patch = 20;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  engine.set_query(208);
+  const std::vector<float> before = engine.rows().weights;
+  Settings bad = s;
+  bad.patch = 600;  // larger than the image
+  EXPECT_THROW(engine.set_settings(bad), Error);
+  bad = s;
+  bad.temperature = -1;
+  EXPECT_THROW(engine.set_settings(bad), Error);
+  EXPECT_THROW(engine.set_query(625), Error);
+  EXPECT_THROW(engine.set_image(Image{}), Error);
+  EXPECT_EQ(engine.settings().patch, 20);
+  EXPECT_EQ(engine.query(), 208);
+  EXPECT_EQ(engine.rows().weights, before);
+}
+
+TEST_F(Gpu, BrokenShaderReportsItsNameAndTheDriverLog) {
+  try {
+    gl::compile_compute("broken.comp", "layout(local_size_x = 1) in;\nvoid main() { float x = no_such_variable; }\n");
+    FAIL() << "a broken shader compiled";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("broken.comp"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("no_such_variable"), std::string::npos) << "the driver's log is missing: " << msg;
+  }
+  EXPECT_THROW(gl::compile_embedded("missing.comp"), Error);
+}
+
+TEST_F(Gpu, LargeGridRowPassWorks) {
+  // N = 16 384 tokens (a 512 × 512 image, K = 4): the row path without an N × N buffer.
+  const Image img = attnlab::testing::random_image(512, 512, 5);
+  Settings s;
+  s.patch = 4;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(img);
+  ASSERT_EQ(engine.N(), 16384);
+  const Reference ref(img, s);
+  compare_rows(engine, ref, 8191, "N=16384");
+}
