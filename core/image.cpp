@@ -1,6 +1,7 @@
 #include "core/image.hpp"
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 #include <stb_image.h>
 #include <stb_image_write.h>
@@ -12,7 +13,6 @@
 #include <iterator>
 #include <memory>
 #include <system_error>
-#include <unistd.h>
 
 namespace attnlab {
 namespace {
@@ -110,9 +110,6 @@ void write_png(const std::filesystem::path& path, int width, int height, int cha
   if (width <= 0 || height <= 0 || channels < 1 || channels > 4 ||
       pixels.size() != static_cast<size_t>(width) * height * channels)
     throw Error("cannot write " + where + ": pixel buffer does not match the image size");
-  std::error_code ec;
-  if (!overwrite && std::filesystem::exists(path, ec))
-    throw Error("cannot write " + where + ": the file exists (choose another name or allow overwriting)");
   std::vector<std::uint8_t> encoded;
   auto sink = [](void* ctx, void* data, int size) {
     auto* out = static_cast<std::vector<std::uint8_t>*>(ctx);
@@ -122,37 +119,8 @@ void write_png(const std::filesystem::path& path, int width, int height, int cha
   if (!stbi_write_png_to_func(sink, &encoded, width, height, channels, pixels.data(), width * channels))
     throw Error("cannot write " + where + ": PNG encoding failed");
 
-  auto parent = path.parent_path();
-  if (parent.empty()) parent = ".";
-  if (!std::filesystem::is_directory(parent, ec))
-    throw Error("cannot write " + where + ": the folder " + describe(parent) + " does not exist");
-  const auto tmp = parent / ("." + path.filename().string() + ".part");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + where + ": " + std::strerror(errno));
-    out.write(reinterpret_cast<const char*>(encoded.data()), static_cast<std::streamsize>(encoded.size()));
-    out.flush();
-    if (!out) {
-      const int err = errno;
-      std::filesystem::remove(tmp, ec);
-      throw Error("cannot write " + where + ": " + (err ? std::strerror(err) : "write failed (disk full?)"));
-    }
-  }
-  if (overwrite) {
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-      std::filesystem::remove(tmp, ec);
-      throw Error("cannot write " + where + ": " + ec.message());
-    }
-    return;
-  }
-  // link() fails if the target exists, so a file that appeared meanwhile is never replaced.
-  if (::link(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot write " + where + ": " + (err == EEXIST ? "the file exists" : std::strerror(err)));
-  }
-  std::filesystem::remove(tmp, ec);
+  write_file_safely(path, std::span<const char>(reinterpret_cast<const char*>(encoded.data()), encoded.size()),
+                    overwrite);
 }
 
 }  // namespace attnlab

@@ -38,7 +38,7 @@ Image load_image_from_memory(std::span<const std::uint8_t> bytes, const std::str
 Image image_from_rgb8(int width, int height, std::span<const std::uint8_t> rgb8);
 
 /// Writes 8-bit RGB(A) pixels as PNG. Refuses to overwrite an existing file unless `overwrite`;
-/// writes to a temporary file beside the target and renames it, so a failure leaves nothing.
+/// writes through write_file_safely(), so a failure leaves nothing.
 /// Throws attnlab::Error naming the path and the reason.
 void write_png(const std::filesystem::path& path, int width, int height, int channels,
                std::span<const std::uint8_t> pixels, bool overwrite = false);

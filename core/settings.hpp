@@ -24,6 +24,7 @@ struct MaskSpec {
   float ratio = 0.5f;      ///< Random: fraction of keys dropped, in [0,1].
   std::uint32_t seed = 1;  ///< Random: which keys.
   std::vector<int> painted;  ///< Painted: token indices of the masked keys.
+  bool operator==(const MaskSpec&) const = default;
 };
 
 /// Positional codes, eqs. 26.38–26.40. Concat: q' = [q; λp], k' = [k; λp] (the chapter's way);
@@ -36,6 +37,7 @@ struct PosSpec {
   int P = 7;             ///< Highest power k: P+1 frequencies per axis.
   bool sincos = false;   ///< Sine–cosine pairs per frequency instead of sines only.
   float lambda = 1.0f;   ///< Concat mode: weight of the appended code.
+  bool operator==(const PosSpec&) const = default;
 };
 
 /// The preset heads (SPEC section 2, multihead self-attention). Colour is head 0 (fig. 26.12).
@@ -47,6 +49,7 @@ inline constexpr int kHeadCount = 6;
 struct CustomHead {
   std::array<float, 9> W_q{1, 0, 0, 0, 1, 0, 0, 0, 1};
   std::array<float, 9> W_k{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  bool operator==(const CustomHead&) const = default;
 };
 
 struct Settings {
@@ -57,6 +60,7 @@ struct Settings {
   PosSpec pos;
   CustomHead custom;
   std::uint32_t seed = 7;           ///< Seeds the random projections (tokens, heads, add mode).
+  bool operator==(const Settings&) const = default;
 };
 
 // Names used on the command line, in exports and in the UI.

@@ -1,0 +1,182 @@
+#include "app/cli.hpp"
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/gpu/context.hpp"
+#include "core/gpu/engine.hpp"
+#include "core/parse.hpp"
+#include "core/reference.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+
+namespace attnlab::app {
+
+std::string usage() {
+  return R"(Attention Lab: attention in vision transformers, live on the GPU.
+
+Usage:
+  attnlab [IMAGE]          open the app on IMAGE (default: the bundled safari photo)
+  attnlab row --image IMG --patch K --query COL,ROW [options]
+                           print row i of the attention matrix A as CSV: H/K lines of
+                           W/K weights, in the patch grid's layout (computed on the GPU)
+  attnlab --help | --version
+
+Options of row:
+  --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file
+  --patch K             patch size in pixels (default 16)
+  --query COL,ROW       the query patch, column and row from 0 at the top left
+  --head NAME           colour (default, fig. 26.12), position, colour+position, texture,
+                        random, custom
+  --mask MASK           none (default), causal (j <= i), strict (j < i), window:R,
+                        random:RATIO[:SEED], painted:C,R;C,R;...
+  --pos MODE            positional codes: none (default), concat (q' = [q; lambda p]), add
+  --temperature T       tau > 0 (default 1): softmax(Q K^T / (tau sqrt(m)))
+  --lambda L            weight of the concatenated code (default 1)
+  --base B              code base B of sin(x / B^k) (default 2)
+  --power P             highest power P (default 7): 2(P+1) code values
+  --sincos              sine-cosine pairs instead of sines
+  --edge crop|pad       what to do with pixels past the last whole patch (default crop)
+  --seed S              seed of the random projections (default 7)
+
+Bad arguments or files: one line on stderr, exit code 2.
+)";
+}
+
+std::filesystem::path assets_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+      if (std::filesystem::exists(dir / "assets" / "safari.jpg")) return dir / "assets";
+  return std::filesystem::path(ATTNLAB_ASSETS_DIR);
+}
+
+QueryOptions parse_query_options(const std::vector<std::string>& args, const std::vector<std::string>& known_extra,
+                                 std::vector<std::pair<std::string, std::string>>* extra) {
+  QueryOptions o;
+  bool have_query = false;
+  std::string mask_text;
+  for (size_t n = 0; n < args.size(); ++n) {
+    const std::string& a = args[n];
+    if (a == "--sincos") {
+      o.settings.pos.sincos = true;
+      continue;
+    }
+    auto value = [&]() -> std::string {
+      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
+      return args[++n];
+    };
+    if (a == "--image") o.image = value();
+    else if (a == "--patch") o.settings.patch = parse_int(value(), "--patch", 1, 1 << 20);
+    else if (a == "--query") {
+      const auto cell = parse_cell(value(), "--query");
+      o.col = cell[0];
+      o.row = cell[1];
+      have_query = true;
+    } else if (a == "--head") o.head = parse_head(value());
+    else if (a == "--mask") mask_text = value();
+    else if (a == "--pos") o.settings.pos.mode = parse_pos_mode(value());
+    else if (a == "--temperature") {
+      const std::string t = value();
+      o.settings.temperature = parse_float(t, "--temperature", 0.0f, 1e30f);
+      if (!(o.settings.temperature > 0.0f)) throw Error("--temperature must be > 0, got " + t);
+    } else if (a == "--lambda") o.settings.pos.lambda = parse_float(value(), "--lambda", -1e6f, 1e6f);
+    else if (a == "--base") {
+      o.settings.pos.B = parse_float(value(), "--base", 0.0f, 1e6f);
+      if (!(o.settings.pos.B > 0)) throw Error("--base must be > 0");
+    } else if (a == "--power") o.settings.pos.P = parse_int(value(), "--power", 0, 30);
+    else if (a == "--edge") {
+      const std::string e = value();
+      if (e == "crop") o.settings.edge = EdgeMode::Crop;
+      else if (e == "pad") o.settings.edge = EdgeMode::Pad;
+      else throw Error("--edge must be crop or pad, got '" + e + "'");
+    } else if (a == "--seed") o.settings.seed = static_cast<std::uint32_t>(parse_int(value(), "--seed", 0, 2147483647));
+    else if (extra && std::find(known_extra.begin(), known_extra.end(), a) != known_extra.end()) extra->emplace_back(a, value());
+    else throw Error("unknown option '" + a + "' (see attnlab --help)");
+  }
+  if (o.image.empty()) throw Error("--image IMG is required");
+  if (!have_query) throw Error("--query COL,ROW is required");
+  if (!mask_text.empty()) {
+    ParsedMask m = parse_mask(mask_text);
+    o.settings.mask = m.spec;
+    o.painted_cells = std::move(m.painted_cells);
+  }
+  return o;
+}
+
+namespace {
+
+// The row for the options: on the GPU engine, or the CPU reference when no GPU context can
+// be made (said on stderr). Returns weights (N) and the grid.
+std::pair<std::vector<float>, PatchGrid> compute_row(const QueryOptions& o) {
+  const Image image = load_image(o.image);
+  QueryOptions q = o;
+  const ModelSetup probe = make_setup(image.width, image.height, q.settings);  // validates K, settings
+  const int i = token_at(probe.grid, q.col, q.row);
+  q.settings.mask.painted = painted_indices(q.painted_cells, probe.grid);
+  const int h = static_cast<int>(q.head);
+  std::unique_ptr<HeadlessContext> context;
+  try {
+    context = std::make_unique<HeadlessContext>();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
+  }
+  if (context) {
+    AttentionEngine engine;
+    engine.set_settings(q.settings);
+    engine.set_image(image);
+    engine.set_query(i);
+    const auto w = engine.rows().head(h);
+    if (engine.rows().empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
+    return {std::vector<float>(w.begin(), w.end()), engine.grid()};
+  }
+  const Reference ref(image, q.settings);
+  const RowResult r = ref.row(h, i);
+  if (r.empty) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
+  return {std::vector<float>(r.weights.data(), r.weights.data() + r.weights.size()), ref.grid()};
+}
+
+int run_row(const std::vector<std::string>& args) {
+  const QueryOptions o = parse_query_options(args, {}, nullptr);
+  const auto [w, grid] = compute_row(o);
+  const std::string out = grid_csv(w, grid);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+std::optional<int> run_cli(const std::vector<std::string>& args) {
+  if (args.empty()) return std::nullopt;
+  const std::string& cmd = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      std::fputs(usage().c_str(), stdout);
+      return 0;
+    }
+    if (cmd == "--version") {
+      std::printf("attnlab %s\n", ATTNLAB_VERSION);
+      return 0;
+    }
+    if (cmd == "row") {
+      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
+        std::fputs(usage().c_str(), stdout);
+        return 0;
+      }
+      return run_row(rest);
+    }
+    if (cmd.starts_with("-")) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
+    if (args.size() == 1) return std::nullopt;  // attnlab IMAGE: the GUI
+    throw Error("unknown command '" + cmd + "' (see attnlab --help)");
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    if (const auto nl = msg.find('\n'); nl != std::string::npos) msg = msg.substr(0, nl);
+    std::fprintf(stderr, "attnlab: %s\n", msg.c_str());
+    return kExitUsage;
+  }
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,455 @@
+// The app's main loop, top to bottom: poll → apply pending changes → new frame → panels →
+// render → (export) → swap. One AppState holds every setting; each panel is its own file.
+#include "app/cli.hpp"
+#include "app/gui/app_state.hpp"
+#include "app/gui/backend.hpp"
+#include "app/gui/export.hpp"
+#include "app/gui/gui.hpp"
+#include "app/gui/views.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+#include <epoxy/gl.h>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace attnlab::app {
+namespace {
+
+constexpr float kBaseFontPx = 16.0f, kFontLoadScale = 2.0f;  // fonts are rasterized at 2× for crisp scaling
+
+std::string glfw_error_text;
+void glfw_error(int, const char* description) { glfw_error_text = description ? description : "?"; }
+
+// Files dropped on the window go here (GLFW calls back without user data of our own).
+AppState* drop_target = nullptr;
+void on_drop(GLFWwindow*, int count, const char** paths) {
+  if (drop_target && count > 0) drop_target->open_requested = std::filesystem::path(paths[0]);
+}
+
+// Key presses, queued by a GLFW callback: ImGui 1.86 sees only whether a key is down at the
+// start of a frame, so a press and release arriving between two frames (xdotool, a quick tap)
+// would be lost.
+struct KeyPress {
+  int key, mods;
+};
+std::vector<KeyPress> key_queue;
+void on_key(GLFWwindow*, int key, int, int action, int mods) {
+  if (action == GLFW_PRESS || action == GLFW_REPEAT) key_queue.push_back({key, mods});
+}
+
+std::vector<std::filesystem::path> find_gallery() {
+  std::vector<std::filesystem::path> out;
+  const auto dir = assets_dir();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const auto ext = e.path().extension().string();
+    if (ext == ".jpg" || ext == ".png" || ext == ".jpeg" || ext == ".bmp" || ext == ".tga") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    const bool sa = a.filename() == "safari.jpg", sb = b.filename() == "safari.jpg";
+    return sa != sb ? sa : a.filename() < b.filename();
+  });
+  return out;
+}
+
+// Remembered settings (everything but the image and the query).
+void load_remembered(AppState& state) {
+  const auto path = config_dir() / "settings.json";
+  std::ifstream in(path);
+  if (!in) return;
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    j.erase("image");
+    j.erase("query");
+    j.erase("pinned");
+    apply_json(j, state);
+  } catch (const std::exception& e) {
+    state.show_error("ignored the remembered settings in " + path.string() + ": " + e.what());
+  }
+}
+
+void save_remembered(const AppState& state) {
+  std::error_code ec;
+  std::filesystem::create_directories(config_dir(), ec);
+  try {
+    write_file_safely(config_dir() / "settings.json", to_json(state).dump(2) + "\n", /*overwrite=*/true);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlab: could not remember the settings: %s\n", e.what());
+  }
+}
+
+class App {
+ public:
+  App(GLFWwindow* window, AppState state, std::string context_note)
+      : window_(window), state_(std::move(state)), gallery_(find_gallery()) {
+    drop_target = &state_;
+    glfwSetDropCallback(window_, on_drop);
+    state_.backend_name = backend_.name();
+    if (!backend_.fallback_reason().empty())
+      state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
+                        "): using the CPU reference, slower but correct");
+    base_style_ = ImGui::GetStyle();
+  }
+  ~App() { drop_target = nullptr; }
+
+  int run() {
+    bool redraw = true;
+    while (!glfwWindowShouldClose(window_)) {
+      if (redraw) glfwPollEvents();
+      else glfwWaitEventsTimeout(0.5);
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::string before = snapshot();
+
+      apply_pending();
+      apply_ui_scale();
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      ImGui::NewFrame();
+      handle_keys();
+      draw_windows();
+      ImGui::Render();
+
+      int w = 0, h = 0;
+      glfwGetFramebufferSize(window_, &w, &h);
+      glViewport(0, 0, w, h);
+      glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      do_exports(w, h);
+      glfwSwapBuffers(window_);
+
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      state_.last_frame_ms = static_cast<float>(ms);
+      state_.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
+      redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty();
+      if (redraw || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
+      last_generation_ = backend_.generation();
+    }
+    save_remembered(state_);
+    report_frames();
+    return 0;
+  }
+
+  // Loads the first image (argument or safari). Throws Error if it cannot be loaded.
+  void open_initial(const std::filesystem::path& path) { open_image(path, /*throw_errors=*/true); }
+
+ private:
+  // What the user can change, to know whether the next frame must come at once.
+  std::string snapshot() const {
+    nlohmann::json j = to_json(state_);
+    j["open"] = state_.open_requested ? state_.open_requested->string() : "";
+    return j.dump() + state_.banner;
+  }
+
+  void open_image(const std::filesystem::path& path, bool throw_errors) {
+    try {
+      const Image img = load_image(path);
+      backend_.set_image(img, state_.attention);
+      state_.image_path = path;
+      clamp_query();
+      sync_query();
+    } catch (const Error& e) {
+      if (throw_errors) throw;
+      state_.show_error(e.what());  // the previous image and settings stay
+    }
+  }
+
+  void clamp_query() {
+    if (!backend_.has_image()) return;
+    const auto& g = backend_.grid();
+    state_.query.col = std::clamp(state_.query.col, 0, g.cols - 1);
+    state_.query.row = std::clamp(state_.query.row, 0, g.rows - 1);
+  }
+
+  void sync_query() {
+    if (backend_.has_image()) backend_.set_query(backend_.grid().index(state_.query.col, state_.query.row));
+  }
+
+  void apply_pending() {
+    if (state_.open_requested) {
+      const auto path = *state_.open_requested;
+      state_.open_requested.reset();
+      open_image(path, false);
+    }
+    if (backend_.has_image() && !(state_.attention == backend_.settings())) {
+      Settings wanted = state_.attention;
+      if (wanted.mask.kind == MaskKind::Painted) {  // painted cells may fall outside a new grid
+        const ModelSetup probe = make_setup(backend_.image().width, backend_.image().height, wanted.patch >= 1 ? wanted : backend_.settings());
+        std::erase_if(wanted.mask.painted, [&](int j) { return j >= probe.grid.N(); });
+      }
+      try {
+        backend_.set_settings(wanted);
+        state_.attention = wanted;
+      } catch (const Error& e) {
+        state_.show_error(e.what());
+        state_.attention = backend_.settings();  // keep the previous, working settings
+      }
+    }
+    clamp_query();
+    sync_query();
+    if (!state_.banner.empty() && std::chrono::steady_clock::now() - state_.banner_since > std::chrono::seconds(12))
+      state_.banner.clear();
+  }
+
+  void apply_ui_scale() {
+    const float scale = state_.presentation ? std::max(state_.ui_scale, 1.75f) : state_.ui_scale;
+    if (scale == applied_scale_ && state_.presentation == applied_presentation_) return;
+    ImGuiStyle& style = ImGui::GetStyle();
+    style = base_style_;
+    if (state_.presentation) {  // high contrast for projectors
+      ImGui::StyleColorsDark(&style);
+      style.Colors[ImGuiCol_WindowBg] = ImVec4(0, 0, 0, 1);
+      style.Colors[ImGuiCol_Text] = ImVec4(1, 1, 1, 1);
+    }
+    style.ScaleAllSizes(scale);
+    ImGui::GetIO().FontGlobalScale = scale * font_scale_;
+    applied_scale_ = scale;
+    applied_presentation_ = state_.presentation;
+  }
+
+ public:
+  void set_font_scale(float s) { font_scale_ = s; }
+  void show_error(const std::string& message) { state_.show_error(message); }
+
+ private:
+  void handle_keys() {
+    const ImGuiIO& io = ImGui::GetIO();
+    std::vector<KeyPress> keys;
+    keys.swap(key_queue);
+    for (const KeyPress& k : keys) {
+      const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
+      if (k.key == GLFW_KEY_F12) state_.export_requested = true;
+      else if (k.key == GLFW_KEY_F9) state_.csv_requested = true;
+      else if (k.key == GLFW_KEY_F5) state_.presentation = !state_.presentation;
+      else if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) state_.ui_scale = std::min(state_.ui_scale + 0.25f, 3.0f);
+      else if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) state_.ui_scale = std::max(state_.ui_scale - 0.25f, 0.75f);
+      else if (!io.WantTextInput && backend_.has_image()) query_keys(k);
+    }
+  }
+
+  // Keys that act on the query and heads (not while a text field has the keyboard).
+  void query_keys(const KeyPress& k) {
+    const auto& g = backend_.grid();
+    auto move = [&](int dc, int dr) {
+      state_.query.col = std::clamp(state_.query.col + dc, 0, g.cols - 1);
+      state_.query.row = std::clamp(state_.query.row + dr, 0, g.rows - 1);
+      state_.query_pinned = true;
+    };
+    switch (k.key) {
+      case GLFW_KEY_LEFT: move(-1, 0); break;
+      case GLFW_KEY_RIGHT: move(1, 0); break;
+      case GLFW_KEY_UP: move(0, -1); break;
+      case GLFW_KEY_DOWN: move(0, 1); break;
+      case GLFW_KEY_ESCAPE:
+        if (state_.presentation) state_.presentation = false;
+        else state_.query_pinned = false;
+        break;
+      case GLFW_KEY_P:
+        if (std::find(state_.pinned.begin(), state_.pinned.end(), state_.query) == state_.pinned.end())
+          state_.pinned.push_back(state_.query);
+        break;
+      default:
+        if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + kHeadCount) state_.main_head = k.key - GLFW_KEY_1;
+    }
+  }
+
+  void draw_windows() {
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoCollapse;
+    if (state_.presentation) {
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(d);
+      ImGui::Begin("##presentation", nullptr,
+                   ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoScrollWithMouse |
+                       ImGuiWindowFlags_NoBringToFrontOnFocus);
+      draw_image_view(state_, backend_, geometry_);
+      ImGui::End();
+    } else {
+      const float cw = std::min(360.0f * state_.ui_scale, d.x * 0.3f);
+      const float right = std::min(560.0f * state_.ui_scale, d.x * 0.35f);
+      const float mid = std::max(d.x - cw - right, 200.0f);
+      const float top = d.y * 0.68f;
+      ImGui::SetNextWindowPos(ImVec2(cw, 0), ImGuiCond_FirstUseEver);
+      ImGui::SetNextWindowSize(ImVec2(mid, top), ImGuiCond_FirstUseEver);
+      ImGui::Begin("Attention map", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+      draw_image_view(state_, backend_, geometry_);
+      ImGui::End();
+
+      if (state_.show_controls) {
+        ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(cw, d.y), ImGuiCond_FirstUseEver);
+        ImGui::Begin("Controls", nullptr, fixed);
+        draw_controls_panel(state_, backend_);
+        ImGui::End();
+      }
+      if (state_.show_heads) {
+        ImGui::SetNextWindowPos(ImVec2(cw + mid, 0), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(right, top), ImGuiCond_FirstUseEver);
+        ImGui::Begin("Heads", &state_.show_heads, fixed);
+        draw_heads_view(state_, backend_);
+        ImGui::End();
+      }
+      if (state_.show_pinned) {
+        ImGui::SetNextWindowPos(ImVec2(cw, top), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(mid, d.y - top), ImGuiCond_FirstUseEver);
+        ImGui::Begin("Pinned queries", &state_.show_pinned, fixed);
+        draw_pinned_view(state_, backend_);
+        ImGui::End();
+      }
+      if (state_.show_images) {
+        ImGui::SetNextWindowPos(ImVec2(cw + mid, top), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(right, d.y - top), ImGuiCond_FirstUseEver);
+        ImGui::Begin("Images", &state_.show_images, fixed);
+        draw_images_panel(state_, gallery_);
+        ImGui::End();
+      }
+    }
+    if (!state_.banner.empty()) {
+      ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, 8), ImGuiCond_Always, ImVec2(0.5f, 0));
+      ImGui::SetNextWindowBgAlpha(0.95f);
+      ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.55f, 0.05f, 0.05f, 1));
+      ImGui::Begin("##banner", nullptr,
+                   ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                       ImGuiWindowFlags_NoFocusOnAppearing);
+      ImGui::TextUnformatted(state_.banner.c_str());
+      ImGui::SameLine();
+      if (ImGui::SmallButton("dismiss")) state_.banner.clear();
+      ImGui::End();
+      ImGui::PopStyleColor();
+    }
+  }
+
+  void do_exports(int w, int h) {
+    if (state_.export_requested) {
+      state_.export_requested = false;
+      try {
+        const auto png = export_window(state_, backend_, geometry_, w, h);
+        state_.status = "saved " + png.string();
+        std::printf("attnlab: saved %s\n", png.string().c_str());
+        std::fflush(stdout);
+      } catch (const Error& e) {
+        state_.show_error(e.what());
+      }
+    }
+    if (state_.csv_requested) {
+      state_.csv_requested = false;
+      try {
+        const auto csv = export_row_csv(state_, backend_);
+        state_.status = "saved " + csv.string();
+        std::printf("attnlab: saved %s\n", csv.string().c_str());
+        std::fflush(stdout);
+      } catch (const Error& e) {
+        state_.show_error(e.what());
+      }
+    }
+  }
+
+  void report_frames() {
+    if (frame_ms_.empty()) return;
+    std::sort(frame_ms_.begin(), frame_ms_.end());
+    const auto pct = [&](double p) { return frame_ms_[static_cast<size_t>(p * static_cast<double>(frame_ms_.size() - 1))]; };
+    std::printf("attnlab: %zu interactive frames, median %.1f ms, 95th percentile %.1f ms (%s)\n", frame_ms_.size(), pct(0.5),
+                pct(0.95), backend_.name().c_str());
+  }
+
+  GLFWwindow* window_;
+  AppState state_;
+  Backend backend_;
+  std::vector<std::filesystem::path> gallery_;
+  ViewGeometry geometry_;
+  ImGuiStyle base_style_;
+  float applied_scale_ = -1, font_scale_ = 1;
+  bool applied_presentation_ = false;
+  unsigned last_generation_ = 0;
+  std::vector<double> frame_ms_;
+};
+
+}  // namespace
+
+int run_gui(const std::string& image) {
+  glfwSetErrorCallback(glfw_error);
+  if (!glfwInit())
+    throw Error("cannot open a window (" + glfw_error_text +
+                "); is there a display? The command line works without one: attnlab --help");
+  std::string context_note;
+  auto make_window = [](int major, int minor) {
+    glfwDefaultWindowHints();
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, major);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, minor);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+    return glfwCreateWindow(1600, 1000, "Attention Lab", nullptr, nullptr);
+  };
+  int major = 4, minor = 3;
+  if (const char* v = std::getenv("ATTNLAB_GL_VERSION"); v && std::sscanf(v, "%d.%d", &major, &minor) != 2) {
+    major = 4;
+    minor = 3;
+  }
+  GLFWwindow* window = make_window(major, minor);
+  if (!window && (major > 3 || minor > 3)) {
+    context_note = "no OpenGL " + std::to_string(major) + "." + std::to_string(minor) + " window: " + glfw_error_text;
+    window = make_window(3, 3);
+  }
+  if (!window) {
+    glfwTerminate();
+    throw Error("cannot open an OpenGL 3.3 window (" + glfw_error_text + ")");
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  std::error_code ec;
+  std::filesystem::create_directories(config_dir(), ec);
+  const std::string ini = (config_dir() / "imgui.ini").string();
+  io.IniFilename = ini.c_str();
+  ImGui::StyleColorsDark();
+  float font_scale = 1.0f;
+  const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (std::filesystem::exists(font) && io.Fonts->AddFontFromFileTTF(font, kBaseFontPx * kFontLoadScale))
+    font_scale = 1.0f / kFontLoadScale;
+  glfwSetKeyCallback(window, on_key);  // before ImGui's backend, which chains to it
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  AppState state;
+  float xs = 1, ys = 1;
+  glfwGetWindowContentScale(window, &xs, &ys);
+  state.ui_scale = std::clamp(std::max(xs, ys), 1.0f, 3.0f);  // high-DPI screens start larger
+  load_remembered(state);
+  if (const char* dir = std::getenv("ATTNLAB_EXPORT_DIR"); dir && *dir) state.export_dir = dir;
+
+  int code = 0;
+  {
+    App app(window, std::move(state), context_note);
+    app.set_font_scale(font_scale);
+    const auto safari = assets_dir() / "safari.jpg";
+    try {
+      app.open_initial(image.empty() ? safari : std::filesystem::path(image));
+    } catch (const Error& e) {
+      if (image.empty()) throw;
+      app.show_error(std::string(e.what()) + "; showing the safari photo instead");
+      app.open_initial(safari);
+    }
+    code = app.run();
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return code;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,148 @@
+#include "app/gui/app_state.hpp"
+
+#include "core/error.hpp"
+#include "core/reference.hpp"
+
+#include <cstdlib>
+
+namespace attnlab::app {
+
+void AppState::show_error(const std::string& message) {
+  banner = message;
+  banner_since = std::chrono::steady_clock::now();
+}
+
+nlohmann::json to_json(const AppState& s) {
+  const Settings& a = s.attention;
+  nlohmann::json j;
+  j["image"] = s.image_path.string();
+  j["patch"] = a.patch;
+  j["edge"] = std::string(edge_mode_name(a.edge));
+  j["temperature"] = a.temperature;
+  j["seed"] = a.seed;
+  j["head"] = std::string(head_name(static_cast<HeadKind>(s.main_head)));
+  j["query"] = {{"col", s.query.col}, {"row", s.query.row}};
+  j["query_pinned"] = s.query_pinned;
+  j["pinned"] = nlohmann::json::array();
+  for (const Cell& c : s.pinned) j["pinned"].push_back({{"col", c.col}, {"row", c.row}});
+  j["mask"] = {{"kind", std::string(mask_kind_name(a.mask.kind))},
+               {"radius", a.mask.radius},
+               {"ratio", a.mask.ratio},
+               {"seed", a.mask.seed},
+               {"painted", a.mask.painted}};
+  j["pos"] = {{"mode", std::string(pos_mode_name(a.pos.mode))},
+              {"B", a.pos.B},
+              {"P", a.pos.P},
+              {"sincos", a.pos.sincos},
+              {"lambda", a.pos.lambda}};
+  j["custom"] = {{"W_q", a.custom.W_q}, {"W_k", a.custom.W_k}};
+  j["display"] = {{"colormap", std::string(colormap_name(s.colormap))},
+                  {"normalization", std::string(normalization_name(s.normalization))},
+                  {"opacity", s.opacity},
+                  {"grid", s.show_grid},
+                  {"mask_overlay", s.show_mask},
+                  {"zoom", s.zoom},
+                  {"pan", s.pan}};
+  j["classroom"] = {{"ui_scale", s.ui_scale},
+                    {"presentation", s.presentation},
+                    {"panels",
+                     {{"controls", s.show_controls}, {"heads", s.show_heads}, {"pinned", s.show_pinned}, {"images", s.show_images}}}};
+  j["export_dir"] = s.export_dir.string();
+  return j;
+}
+
+void apply_json(const nlohmann::json& j, AppState& out) {
+  AppState s = out;
+  std::string key;
+  try {
+    auto get = [&](const nlohmann::json& obj, const char* name, auto& field) {
+      key = name;
+      if (obj.contains(name)) field = obj.at(name).get<std::remove_reference_t<decltype(field)>>();
+    };
+    Settings& a = s.attention;
+    std::string text;
+    if (j.contains("image")) s.image_path = j.at("image").get<std::string>();
+    get(j, "patch", a.patch);
+    if (j.contains("edge")) a.edge = j.at("edge").get<std::string>() == "pad" ? EdgeMode::Pad : EdgeMode::Crop;
+    get(j, "temperature", a.temperature);
+    get(j, "seed", a.seed);
+    key = "head";
+    if (j.contains("head")) s.main_head = static_cast<int>(parse_head(j.at("head").get<std::string>()));
+    if (j.contains("query")) {
+      get(j["query"], "col", s.query.col);
+      get(j["query"], "row", s.query.row);
+    }
+    get(j, "query_pinned", s.query_pinned);
+    if (j.contains("pinned")) {
+      key = "pinned";
+      s.pinned.clear();
+      for (const auto& c : j.at("pinned")) s.pinned.push_back({c.at("col").get<int>(), c.at("row").get<int>()});
+    }
+    if (j.contains("mask")) {
+      const auto& m = j["mask"];
+      key = "mask.kind";
+      if (m.contains("kind")) {
+        const std::string kind = m.at("kind").get<std::string>();
+        a.mask.kind = kind == "painted" ? MaskKind::Painted : parse_mask(kind).spec.kind;
+      }
+      get(m, "radius", a.mask.radius);
+      get(m, "ratio", a.mask.ratio);
+      get(m, "seed", a.mask.seed);
+      get(m, "painted", a.mask.painted);
+    }
+    if (j.contains("pos")) {
+      const auto& p = j["pos"];
+      key = "pos.mode";
+      if (p.contains("mode")) a.pos.mode = parse_pos_mode(p.at("mode").get<std::string>());
+      get(p, "B", a.pos.B);
+      get(p, "P", a.pos.P);
+      get(p, "sincos", a.pos.sincos);
+      get(p, "lambda", a.pos.lambda);
+    }
+    if (j.contains("custom")) {
+      get(j["custom"], "W_q", a.custom.W_q);
+      get(j["custom"], "W_k", a.custom.W_k);
+    }
+    if (j.contains("display")) {
+      const auto& d = j["display"];
+      key = "display.colormap";
+      if (d.contains("colormap")) s.colormap = parse_colormap(d.at("colormap").get<std::string>());
+      key = "display.normalization";
+      if (d.contains("normalization")) s.normalization = parse_normalization(d.at("normalization").get<std::string>());
+      get(d, "opacity", s.opacity);
+      get(d, "grid", s.show_grid);
+      get(d, "mask_overlay", s.show_mask);
+      get(d, "zoom", s.zoom);
+      get(d, "pan", s.pan);
+    }
+    if (j.contains("classroom")) {
+      const auto& c = j["classroom"];
+      get(c, "ui_scale", s.ui_scale);
+      get(c, "presentation", s.presentation);
+      if (c.contains("panels")) {
+        const auto& p = c["panels"];
+        get(p, "controls", s.show_controls);
+        get(p, "heads", s.show_heads);
+        get(p, "pinned", s.show_pinned);
+        get(p, "images", s.show_images);
+      }
+    }
+    if (j.contains("export_dir")) s.export_dir = j.at("export_dir").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
+  }
+  validate(s.attention);
+  if (s.main_head < 0 || s.main_head >= kHeadCount) throw Error("setting 'head' is out of range");
+  if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
+  if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;
+  if (!(s.zoom >= 0.1f && s.zoom <= 64.0f)) s.zoom = 1.0f;
+  out = std::move(s);
+}
+
+std::filesystem::path config_dir() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::filesystem::path(x) / "attnlab";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".config" / "attnlab";
+  return std::filesystem::temp_directory_path() / "attnlab-config";
+}
+
+}  // namespace attnlab::app

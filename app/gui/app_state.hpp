@@ -1,0 +1,75 @@
+#pragma once
+// AppState: every setting of the app in one place. Views read it and write the user's
+// changes into it; the main loop hands it to the backend. Plain data, serializable to JSON
+// (export sidecars, remembered settings).
+#include "core/colormap.hpp"
+#include "core/settings.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+/// A patch in grid coordinates (col, row), 0-based from the top left.
+struct Cell {
+  int col = 0, row = 0;
+  bool operator==(const Cell&) const = default;
+};
+
+struct AppState {
+  // --- the attention math (core Settings) and the query
+  Settings attention;
+  Cell query{12, 8};
+  bool query_pinned = false;  ///< false: the query follows the mouse over the image
+  int main_head = 0;          ///< HeadKind shown in the image view
+  std::vector<Cell> pinned;   ///< queries compared side by side (pinned view)
+
+  // --- display
+  Colormap colormap = Colormap::Fire;
+  Normalization normalization = Normalization::MinMax;
+  float opacity = 0.65f;  ///< heat map over the photo
+  bool show_grid = true;
+  bool show_mask = true;   ///< darken the keys the query may not attend to
+  float zoom = 1.0f;       ///< 1 = fit the view
+  std::array<float, 2> pan{0, 0};  ///< image-view offset in screen pixels
+  bool paint_mode = false;  ///< left-drag paints the painted mask instead of moving the query
+
+  // --- classroom
+  float ui_scale = 1.0f;
+  bool presentation = false;
+  bool show_controls = true, show_heads = true, show_pinned = true, show_images = true;
+
+  // --- images and files
+  std::filesystem::path image_path;
+  std::filesystem::path export_dir = ".";
+  std::string open_path_text;  ///< the "open by path" text field
+
+  // --- transient (not serialized)
+  std::string banner;  ///< an error shown at the top; empty = none
+  std::chrono::steady_clock::time_point banner_since{};
+  std::string status;  ///< last export etc.
+  bool export_requested = false, csv_requested = false;
+  std::optional<std::filesystem::path> open_requested;  ///< load this image next frame
+  float last_frame_ms = 0, row_pass_ms = 0;
+  std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
+
+  void show_error(const std::string& message);
+};
+
+/// JSON of every persistent setting (the sidecar of an export, and remembered settings).
+nlohmann::json to_json(const AppState& s);
+/// Applies what `j` holds onto `s` (missing keys keep their values). Throws Error (with the
+/// key) on a value of the wrong type or out of range; `s` is unchanged then.
+void apply_json(const nlohmann::json& j, AppState& s);
+
+/// Where settings and the ImGui layout are remembered: $XDG_CONFIG_HOME/attnlab or
+/// ~/.config/attnlab (created on demand).
+std::filesystem::path config_dir();
+
+}  // namespace attnlab::app

@@ -1,0 +1,87 @@
+#pragma once
+// The app's link to core: the GPU engine when the window's context has compute shaders,
+// otherwise the CPU reference (slower, same numbers). Owns the textures the views draw.
+#include "app/gui/ui_common.hpp"
+#include "core/gpu/engine.hpp"
+#include "core/reference.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace attnlab::app {
+
+class Backend {
+ public:
+  /// Uses the GPU engine if the current context allows it; else says why in fallback_reason().
+  Backend();
+
+  bool gpu() const { return engine_ != nullptr; }
+  /// "GPU: <renderer>" or "CPU reference".
+  const std::string& name() const { return name_; }
+  /// Why the GPU path is not used (empty when it is).
+  const std::string& fallback_reason() const { return fallback_reason_; }
+
+  /// Replaces the image, keeping the settings. Throws Error (nothing changed) if they do not
+  /// fit it (e.g. K larger than the image).
+  void set_image(const Image& image, const Settings& settings);
+  /// Applies settings; throws Error (nothing changed) if invalid for the image.
+  void set_settings(const Settings& settings);
+  /// Query token i; throws Error outside the grid.
+  void set_query(int i);
+
+  bool has_image() const { return image_.width > 0; }
+  const Image& image() const { return image_; }
+  const Settings& settings() const { return settings_; }
+  const ModelSetup& setup() const { return *setup_; }
+  const PatchGrid& grid() const { return setup_->grid; }
+  int query() const { return query_; }
+  /// Bumped by every change of image, settings or query: views cache on it.
+  unsigned generation() const { return generation_; }
+  /// Bumped by changes of image or settings only (not the query).
+  unsigned settings_generation() const { return settings_generation_; }
+
+  /// Row query() of A for every head.
+  const RowSet& rows();
+  /// Row `query` for every head, without changing query() (for pinned comparisons).
+  RowSet rows_for(int query);
+  /// Milliseconds the last row pass took (including the read-back).
+  double row_pass_ms() const { return row_ms_; }
+
+  /// Texture of a head's heat map (cols × rows, masked keys transparent).
+  ImTextureID heatmap(int head, const HeatmapStyle& style);
+  /// Heat map of a head's row for another query (pinned comparisons); cached per query until
+  /// the image or settings change.
+  ImTextureID heatmap_for(int query, int head, const HeatmapStyle& style);
+  /// The photo (image_.width × image_.height), linear filtered.
+  ImTextureID photo() const { return photo_.im(); }
+  /// cols × rows: opaque black where the key is masked for the query, transparent elsewhere.
+  ImTextureID mask_overlay();
+
+ private:
+  std::unique_ptr<AttentionEngine> engine_;
+  std::optional<Reference> reference_;  // CPU path
+  std::optional<ModelSetup> setup_;
+  Image image_;
+  Settings settings_;
+  int query_ = 0;
+  unsigned generation_ = 1, settings_generation_ = 1;
+  std::string name_, fallback_reason_;
+  RowSet cpu_rows_;
+  bool cpu_rows_valid_ = false;
+  double row_ms_ = 0;
+  GuiTexture photo_, mask_tex_;
+  unsigned mask_generation_ = 0;
+  std::array<GuiTexture, kHeadCount> cpu_heatmaps_;
+  std::array<std::pair<unsigned, HeatmapStyle>, kHeadCount> cpu_heatmap_key_{};
+  struct PinnedMap {
+    unsigned generation = 0;
+    int head = -1;
+    HeatmapStyle style;
+    GuiTexture texture;
+  };
+  std::map<int, PinnedMap> pinned_maps_;
+};
+
+}  // namespace attnlab::app

@@ -1,0 +1,129 @@
+// The controls panel: every setting acts at once (SPEC section 3).
+#include "app/gui/views.hpp"
+
+#include "core/attention.hpp"
+#include "core/positional.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attnlab::app {
+namespace {
+
+std::string bytes_text(double b) {
+  char buf[64];
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  std::snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+void draw_controls_panel(AppState& state, Backend& backend) {
+  Settings& a = state.attention;
+
+  if (ImGui::CollapsingHeader("Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {
+    int K = a.patch;
+    if (ImGui::SliderInt("patch size K", &K, 4, 128, "%d px")) a.patch = K;
+    help_marker("Each K x K patch of the photo is one token (fig. 26.2). Smaller K: more tokens N, and N^2 weights in A.");
+    bool pad = a.edge == EdgeMode::Pad;
+    if (ImGui::Checkbox("pad the last row/column", &pad)) a.edge = pad ? EdgeMode::Pad : EdgeMode::Crop;
+    if (backend.has_image()) {
+      const auto& g = backend.grid();
+      const double N = g.N();
+      ImGui::Text("N = %d tokens (%d x %d)", g.N(), g.cols, g.rows);
+      ImGui::Text("N^2 = %.0f weights per head", N * N);
+      ImGui::Text("A in float32: %s per head", bytes_text(N * N * 4).c_str());
+    }
+  }
+
+  if (ImGui::CollapsingHeader("Softmax", ImGuiTreeNodeFlags_DefaultOpen)) {
+    float tau = a.temperature;
+    if (ImGui::SliderFloat("temperature", &tau, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic)) a.temperature = std::max(tau, 0.01f);
+    help_marker("softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax (exercise 12.4): a few keys take all the weight.");
+    if (ImGui::Button("tau = 1")) a.temperature = 1.0f;
+  }
+
+  if (ImGui::CollapsingHeader("Mask", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const char* kinds[] = {"none", "causal (j <= i)", "strict (j < i)", "local window", "random drop", "painted"};
+    int kind = static_cast<int>(a.mask.kind);
+    if (ImGui::Combo("mask", &kind, kinds, 6)) a.mask.kind = static_cast<MaskKind>(kind);
+    help_marker("Section 26.10: masked weights are exactly 0 and each row's remaining weights sum to 1. Causal masks follow the raster order of the tokens.");
+    if (a.mask.kind == MaskKind::Window) ImGui::SliderInt("radius (patches)", &a.mask.radius, 0, 20);
+    if (a.mask.kind == MaskKind::Random) {
+      ImGui::SliderFloat("drop ratio", &a.mask.ratio, 0.0f, 1.0f, "%.2f");
+      int seed = static_cast<int>(a.mask.seed);
+      if (ImGui::InputInt("mask seed", &seed)) a.mask.seed = static_cast<std::uint32_t>(std::max(seed, 0));
+    }
+    if (a.mask.kind == MaskKind::Painted) {
+      ImGui::Checkbox("paint with the mouse", &state.paint_mode);
+      help_marker("Left-drag over the photo masks keys; Shift + drag unmasks them.");
+      ImGui::SameLine();
+      if (ImGui::Button("clear")) a.mask.painted.clear();
+      ImGui::Text("%zu keys painted", a.mask.painted.size());
+    }
+    ImGui::Checkbox("darken masked keys", &state.show_mask);
+  }
+
+  if (ImGui::CollapsingHeader("Positional codes", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const char* modes[] = {"off", "concat (q' = [q; lambda p])", "add (ViT)"};
+    int mode = static_cast<int>(a.pos.mode);
+    if (ImGui::Combo("codes", &mode, modes, 3)) a.pos.mode = static_cast<PosMode>(mode);
+    help_marker("Eqs. 26.38-26.40: p = [sin(x), sin(x/B), ..., sin(x/B^P)] for the column x and the row y. Concat appends lambda p to every query and key; add maps p to the token width and adds it before W_q, W_k, W_v.");
+    ImGui::SliderFloat("B", &a.pos.B, 1.1f, 10.0f, "%.2f");
+    ImGui::SliderInt("P", &a.pos.P, 0, 12);
+    ImGui::SliderFloat("lambda", &a.pos.lambda, 0.0f, 4.0f, "%.2f");
+    ImGui::Checkbox("sine-cosine pairs", &a.pos.sincos);
+    ImGui::Text("code length %d", code_length(a.pos));
+  }
+
+  if (ImGui::CollapsingHeader("Display", ImGuiTreeNodeFlags_DefaultOpen)) {
+    int cm = static_cast<int>(state.colormap);
+    if (ImGui::BeginCombo("colormap", std::string(colormap_name(state.colormap)).c_str())) {
+      for (int c = 0; c < kColormapCount; ++c) {
+        const auto map = static_cast<Colormap>(c);
+        std::string label(colormap_name(map));
+        if (colormap_is_colour_blind_safe(map)) label += "  (colour-blind safe)";
+        if (ImGui::Selectable(label.c_str(), c == cm)) state.colormap = map;
+      }
+      ImGui::EndCombo();
+    }
+    const char* norms[] = {"min-max (each map)", "absolute (0 to max)", "log"};
+    int n = static_cast<int>(state.normalization);
+    if (ImGui::Combo("scale", &n, norms, 3)) state.normalization = static_cast<Normalization>(n);
+    help_marker("At tau = 1 a row is nearly flat (max/min about 1.2 for the colour head), so min-max stretches each map between its own extremes. Absolute shows how flat it really is.");
+    ImGui::SliderFloat("opacity", &state.opacity, 0.0f, 1.0f, "%.2f");
+    ImGui::Checkbox("patch grid", &state.show_grid);
+    if (ImGui::Button("reset zoom")) {
+      state.zoom = 1.0f;
+      state.pan = {0, 0};
+    }
+  }
+
+  if (ImGui::CollapsingHeader("Classroom")) {
+    ImGui::SliderFloat("UI scale", &state.ui_scale, 0.75f, 3.0f, "%.2f");
+    ImGui::Checkbox("presentation mode (F5)", &state.presentation);
+    ImGui::Checkbox("heads", &state.show_heads);
+    ImGui::SameLine();
+    ImGui::Checkbox("pinned", &state.show_pinned);
+    ImGui::SameLine();
+    ImGui::Checkbox("images", &state.show_images);
+  }
+
+  if (ImGui::CollapsingHeader("Export", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (ImGui::Button("Save window as PNG (F12)")) state.export_requested = true;
+    if (ImGui::Button("Save row as CSV (F9)")) state.csv_requested = true;
+    ImGui::TextWrapped("folder: %s", state.export_dir.string().c_str());
+    if (!state.status.empty()) ImGui::TextWrapped("%s", state.status.c_str());
+  }
+
+  ImGui::Separator();
+  ImGui::TextDisabled("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale.");
+}
+
+}  // namespace attnlab::app

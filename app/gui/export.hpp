@@ -1,0 +1,29 @@
+#pragma once
+// Export (SPEC section 3): the window as PNG with a sidecar JSON of every setting, and the
+// current row as CSV, under names that never overwrite a file.
+#include "app/gui/app_state.hpp"
+#include "app/gui/backend.hpp"
+#include "app/gui/views.hpp"
+
+#include <filesystem>
+
+namespace attnlab::app {
+
+/// Everything needed to reproduce and check an export: to_json(state) plus the program's
+/// version, the backend, the image and grid sizes, the query's token index, the main head's
+/// row summary (min, max, the five largest weights with their cells) and where the image view
+/// drew the photo.
+nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewGeometry& view, int width, int height);
+
+/// Reads the current back buffer (width × height) and writes attnlab-<time>.png and its .json
+/// into state.export_dir. Returns the PNG path. Throws Error (nothing left half-written).
+std::filesystem::path export_window(const AppState& state, Backend& backend, const ViewGeometry& view, int width,
+                                    int height);
+
+/// Writes the main head's row as CSV in the grid's layout (rows of the grid as lines).
+std::filesystem::path export_row_csv(const AppState& state, Backend& backend);
+
+/// "YYYYMMDD-HHMMSS" in local time, for file names.
+std::string timestamp();
+
+}  // namespace attnlab::app

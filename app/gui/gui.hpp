@@ -1,0 +1,9 @@
+#pragma once
+#include <string>
+
+namespace attnlab::app {
+/// Opens the app's window on `image` (empty: the bundled safari photo) and runs until it is
+/// closed. Returns the exit code (0 when the window was closed normally). Throws Error when no
+/// window can be opened at all (no display).
+int run_gui(const std::string& image);
+}  // namespace attnlab::app

@@ -1,0 +1,163 @@
+// The image view (SPEC section 3): the photo, the grid, row i of A as a heat map, the mask,
+// the query outline and the colour bar with real weights. Hover, click, arrows, zoom, pan,
+// and painting the mask.
+#include "app/gui/views.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnlab::app {
+namespace {
+
+constexpr ImU32 kQueryColour = IM_COL32(0, 255, 255, 255);
+constexpr ImU32 kPinnedColours[] = {IM_COL32(255, 0, 255, 255), IM_COL32(255, 255, 0, 255), IM_COL32(0, 255, 0, 255),
+                                    IM_COL32(255, 128, 0, 255)};
+
+void outline(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour, float thickness) {
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, thickness + 2);
+  dl->AddRect(a, b, colour, 0, 0, thickness);
+}
+
+}  // namespace
+
+void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) {
+  geometry.valid = false;
+  if (!backend.has_image()) {
+    ImGui::TextUnformatted("No image loaded.");
+    return;
+  }
+  const PatchGrid& g = backend.grid();
+  const int K = g.K;
+  const float grid_w = static_cast<float>(g.cols * K), grid_h = static_cast<float>(g.rows * K);
+
+  // Status line: the query, the head, timing.
+  const int i = g.index(state.query.col, state.query.row);
+  const RowSet& rows = backend.rows();
+  const auto row = rows.head(state.main_head);
+  std::vector<std::uint8_t> keep(row.size());
+  for (size_t j = 0; j < row.size(); ++j) keep[j] = backend.setup().mask.allowed(i, static_cast<int>(j));
+  const HeatmapStyle style{state.colormap, state.normalization};
+  const ValueRange range = normalization_range(row, keep, state.normalization);
+  ImGui::Text("query (%d,%d)  i = %d  %s  head: %s%s", state.query.col, state.query.row, i,
+              state.query_pinned ? "[pinned]" : "[follows mouse]",
+              std::string(head_name(static_cast<HeadKind>(state.main_head))).c_str(),
+              rows.empty[state.main_head] ? "  (every key masked: row is 0)" : "");
+  ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d   frame %.1f ms   row pass %.2f ms   %s", g.N(), g.cols, g.rows, K,
+                      state.last_frame_ms, state.row_pass_ms, state.backend_name.c_str());
+
+  // The canvas: everything left of the colour bar.
+  const float bar_space = 150.0f * ImGui::GetIO().FontGlobalScale;
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.x = std::max(avail.x - bar_space, 50.0f);
+  avail.y = std::max(avail.y, 50.0f);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("canvas", avail, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
+  const bool hovered = ImGui::IsItemHovered();
+  ImGuiIO& io = ImGui::GetIO();
+
+  const float fit = std::min(avail.x / grid_w, avail.y / grid_h);
+  const float scale = fit * state.zoom;
+  const ImVec2 origin(p0.x + (avail.x - grid_w * scale) * 0.5f + state.pan[0],
+                      p0.y + (avail.y - grid_h * scale) * 0.5f + state.pan[1]);
+  auto to_screen = [&](float x, float y) { return ImVec2(origin.x + x * scale, origin.y + y * scale); };
+
+  // Zoom about the cursor, pan with the middle button (or Ctrl + left).
+  if (hovered && io.MouseWheel != 0) {
+    const float old_zoom = state.zoom;
+    state.zoom = std::clamp(state.zoom * std::pow(1.15f, io.MouseWheel), 0.25f, 32.0f);
+    const float k = state.zoom / old_zoom;
+    const ImVec2 centre(p0.x + avail.x * 0.5f, p0.y + avail.y * 0.5f);
+    // keep the image point under the cursor where it is
+    const float cx = io.MousePos.x - centre.x, cy = io.MousePos.y - centre.y;
+    state.pan[0] = cx - (cx - state.pan[0]) * k;
+    state.pan[1] = cy - (cy - state.pan[1]) * k;
+  }
+  if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Middle) ||
+                                (io.KeyCtrl && ImGui::IsMouseDragging(ImGuiMouseButton_Left)))) {
+    state.pan[0] += io.MouseDelta.x;
+    state.pan[1] += io.MouseDelta.y;
+  }
+
+  // The patch under the mouse.
+  std::optional<Cell> under;
+  if (hovered) {
+    const float ix = (io.MousePos.x - origin.x) / scale, iy = (io.MousePos.y - origin.y) / scale;
+    const int c = static_cast<int>(std::floor(ix / static_cast<float>(K)));
+    const int r = static_cast<int>(std::floor(iy / static_cast<float>(K)));
+    if (g.contains(c, r)) under = Cell{c, r};
+  }
+  if (under && !io.KeyCtrl) {
+    if (state.paint_mode && state.attention.mask.kind == MaskKind::Painted) {
+      if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {  // paint (Shift erases)
+        auto& painted = state.attention.mask.painted;
+        const int j = g.index(under->col, under->row);
+        const auto it = std::lower_bound(painted.begin(), painted.end(), j);
+        if (io.KeyShift && it != painted.end() && *it == j) painted.erase(it);
+        if (!io.KeyShift && (it == painted.end() || *it != j)) painted.insert(it, j);
+      }
+    } else {
+      if (!state.query_pinned) state.query = *under;
+      if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
+        if (state.query_pinned && state.query == *under) {
+          state.query_pinned = false;  // clicking the pinned patch again lets it follow the mouse
+        } else {
+          state.query = *under;
+          state.query_pinned = true;
+        }
+      }
+    }
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {  // pin for comparison
+      auto it = std::find(state.pinned.begin(), state.pinned.end(), *under);
+      if (it == state.pinned.end()) state.pinned.push_back(*under);
+      else state.pinned.erase(it);
+    }
+  }
+
+  // Draw: photo, heat map, mask, grid, outlines.
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), true);
+  dl->AddRectFilled(to_screen(0, 0), to_screen(grid_w, grid_h), IM_COL32(0, 0, 0, 255));  // padding shows black
+  dl->AddImage(backend.photo(), to_screen(0, 0),
+               to_screen(static_cast<float>(backend.image().width), static_cast<float>(backend.image().height)));
+  const ImTextureID heat = backend.heatmap(state.main_head, style);
+  dl->AddImage(heat, to_screen(0, 0), to_screen(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
+               IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));
+  if (state.show_mask && state.attention.mask.kind != MaskKind::None)
+    dl->AddImage(backend.mask_overlay(), to_screen(0, 0), to_screen(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
+                 IM_COL32(255, 255, 255, 150));
+  if (state.show_grid && static_cast<float>(K) * scale >= 5.0f) {
+    const ImU32 line = IM_COL32(255, 255, 255, 60);
+    for (int c = 0; c <= g.cols; ++c) dl->AddLine(to_screen(static_cast<float>(c * K), 0), to_screen(static_cast<float>(c * K), grid_h), line);
+    for (int r = 0; r <= g.rows; ++r) dl->AddLine(to_screen(0, static_cast<float>(r * K)), to_screen(grid_w, static_cast<float>(r * K)), line);
+  }
+  for (size_t n = 0; n < state.pinned.size(); ++n) {
+    const Cell& c = state.pinned[n];
+    outline(dl, to_screen(static_cast<float>(c.col * K), static_cast<float>(c.row * K)),
+            to_screen(static_cast<float>((c.col + 1) * K), static_cast<float>((c.row + 1) * K)), kPinnedColours[n % 4], 2.0f);
+  }
+  outline(dl, to_screen(static_cast<float>(state.query.col * K), static_cast<float>(state.query.row * K)),
+          to_screen(static_cast<float>((state.query.col + 1) * K), static_cast<float>((state.query.row + 1) * K)),
+          kQueryColour, 3.0f);
+  dl->PopClipRect();
+
+  // Tooltip: the weight under the mouse.
+  if (under && !state.presentation) {
+    const int j = g.index(under->col, under->row);
+    ImGui::BeginTooltip();
+    ImGui::Text("key (%d,%d)  j = %d", under->col, under->row, j);
+    ImGui::Text("a_ij = %s%s", format_weight(row[static_cast<size_t>(j)]).c_str(), keep[static_cast<size_t>(j)] ? "" : "  (masked)");
+    ImGui::EndTooltip();
+  }
+
+  // Colour bar with the real weights.
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("a_ij");
+  colour_bar(state.colormap, state.normalization, range, std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f));
+  ImGui::EndGroup();
+
+  geometry = ViewGeometry{origin.x, origin.y, scale, true};
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,24 @@
+// Images: the bundled gallery (safari first), open any PNG/JPEG/BMP/TGA by path; files dropped
+// on the window arrive through AppState::open_requested too.
+#include "app/gui/views.hpp"
+
+#include <imgui_stdlib.h>
+
+namespace attnlab::app {
+
+void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery) {
+  ImGui::TextUnformatted("Gallery");
+  for (const auto& p : gallery) {
+    const bool current = p == state.image_path;
+    if (ImGui::Selectable(p.filename().string().c_str(), current)) state.open_requested = p;
+  }
+  ImGui::Separator();
+  ImGui::TextUnformatted("Open a file (or drop one on the window)");
+  ImGui::SetNextItemWidth(-80);
+  const bool enter = ImGui::InputText("##path", &state.open_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if ((ImGui::Button("Open") || enter) && !state.open_path_text.empty()) state.open_requested = state.open_path_text;
+  ImGui::TextDisabled("current: %s", state.image_path.string().c_str());
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,86 @@
+#include "app/gui/ui_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnlab::app {
+
+GuiTexture::~GuiTexture() {
+  if (id_) glDeleteTextures(1, &id_);
+}
+
+void GuiTexture::set(int width, int height, int channels, std::span<const std::uint8_t> pixels, bool smooth) {
+  GLint previous = 0, align = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+  glGetIntegerv(GL_UNPACK_ALIGNMENT, &align);
+  if (!id_) glGenTextures(1, &id_);
+  glBindTexture(GL_TEXTURE_2D, id_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  const GLenum format = channels == 4 ? GL_RGBA : GL_RGB;
+  glTexImage2D(GL_TEXTURE_2D, 0, channels == 4 ? GL_RGBA8 : GL_RGB8, width, height, 0, format, GL_UNSIGNED_BYTE,
+               pixels.data());
+  const GLint filter = smooth ? GL_LINEAR : GL_NEAREST;
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, align);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+  w_ = width;
+  h_ = height;
+}
+
+ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha) {
+  return IM_COL32(r, g, b, static_cast<int>(std::lround(alpha * 255.0f)));
+}
+
+std::string format_weight(double w) {
+  char buf[32];
+  if (w != 0 && (std::abs(w) < 1e-4 || std::abs(w) >= 1e4))
+    std::snprintf(buf, sizeof buf, "%.3e", w);
+  else
+    std::snprintf(buf, sizeof buf, "%.6f", w);
+  return buf;
+}
+
+void colour_bar(Colormap c, Normalization n, ValueRange range, float height) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = 18.0f * ImGui::GetIO().FontGlobalScale;
+  constexpr int kSteps = 64;
+  for (int k = 0; k < kSteps; ++k) {  // top = 1, bottom = 0
+    const float t0 = 1.0f - static_cast<float>(k) / kSteps, t1 = 1.0f - static_cast<float>(k + 1) / kSteps;
+    const auto a = colormap_rgb8(c, t0), b = colormap_rgb8(c, t1);
+    const float y0 = p.y + height * static_cast<float>(k) / kSteps, y1 = p.y + height * static_cast<float>(k + 1) / kSteps;
+    dl->AddRectFilledMultiColor(ImVec2(p.x, y0), ImVec2(p.x + w, y1), rgb(a[0], a[1], a[2]), rgb(a[0], a[1], a[2]),
+                                rgb(b[0], b[1], b[2]), rgb(b[0], b[1], b[2]));
+  }
+  dl->AddRect(p, ImVec2(p.x + w, p.y + height), IM_COL32(200, 200, 200, 255));
+  auto value_at = [&](float t) {
+    const double v = range.lo + (range.hi - range.lo) * t;
+    return n == Normalization::Log ? std::exp(v) : v;
+  };
+  const float text_h = ImGui::GetTextLineHeight();
+  for (float t : {1.0f, 0.5f, 0.0f}) {
+    const float y = p.y + height * (1.0f - t) - text_h * 0.5f;
+    const std::string label = format_weight(value_at(t));
+    dl->AddText(ImVec2(p.x + w + 6, std::clamp(y, p.y, p.y + height - text_h)), ImGui::GetColorU32(ImGuiCol_Text),
+                label.c_str());
+  }
+  ImGui::Dummy(ImVec2(w + 6 + ImGui::CalcTextSize("0.000000e-00").x, height));
+}
+
+void help_marker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace attnlab::app

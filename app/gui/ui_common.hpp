@@ -1,0 +1,57 @@
+#pragma once
+// Small pieces shared by the views: a texture the UI draws (works on OpenGL 3.3 too, for the
+// CPU fallback), colour conversion for ImGui, and the colour bar.
+#include "core/colormap.hpp"
+
+#include <epoxy/gl.h>
+#include <imgui.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace attnlab::app {
+
+/// A move-only RGBA8 (or RGB8) 2D texture for drawing with ImGui, nearest or linear filtered.
+class GuiTexture {
+ public:
+  GuiTexture() = default;
+  ~GuiTexture();
+  GuiTexture(GuiTexture&& o) noexcept : id_(std::exchange(o.id_, 0)), w_(o.w_), h_(o.h_) {}
+  GuiTexture& operator=(GuiTexture&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(w_, o.w_);
+    std::swap(h_, o.h_);
+    return *this;
+  }
+  GuiTexture(const GuiTexture&) = delete;
+  GuiTexture& operator=(const GuiTexture&) = delete;
+
+  /// Replaces the contents: `channels` 3 or 4, 8-bit, rows from the top.
+  void set(int width, int height, int channels, std::span<const std::uint8_t> pixels, bool smooth);
+  GLuint id() const { return id_; }
+  int width() const { return w_; }
+  int height() const { return h_; }
+  ImTextureID im() const { return to_im(id_); }
+  static ImTextureID to_im(GLuint id) { return reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(id)); }
+
+ private:
+  GLuint id_ = 0;
+  int w_ = 0, h_ = 0;
+};
+
+/// ImGui colour from 8-bit RGB and alpha in [0,1].
+ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha = 1.0f);
+
+/// A vertical colour bar at the cursor, `height` pixels tall, labelled with the real weights
+/// at its bottom, middle and top for the normalization (SPEC section 3).
+void colour_bar(Colormap c, Normalization n, ValueRange range, float height);
+
+/// A value with enough digits to tell weights near 1/N apart (e.g. 0.0016543).
+std::string format_weight(double w);
+
+/// Help marker: "(?)" with a tooltip.
+void help_marker(const char* text);
+
+}  // namespace attnlab::app

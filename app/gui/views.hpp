@@ -1,0 +1,39 @@
+#pragma once
+// The app's views and panels. Each lives in its own file, reads the one AppState, draws, and
+// writes the user's changes back into it; the main loop (app.cpp) applies them to the backend.
+#include "app/gui/app_state.hpp"
+#include "app/gui/backend.hpp"
+
+#include <imgui.h>
+
+#include <filesystem>
+#include <vector>
+
+namespace attnlab::app {
+
+/// Where the image view drew the photo: screen position of pixel (0,0) and screen pixels per
+/// image pixel. Recorded in export sidecars so tests can click on a patch.
+struct ViewGeometry {
+  float x = 0, y = 0, scale = 0;
+  bool valid = false;
+};
+
+/// The photo, the patch grid, the heat map of the main head's row, the mask, the query outline,
+/// the colour bar; hover/click/arrows pick the query, wheel zooms, middle-drag pans.
+void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry);
+/// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
+void draw_controls_panel(AppState& state, Backend& backend);
+/// Every head's map for the same query, side by side; click one to make it the main map.
+/// The custom head's W_q and W_k are edited here.
+void draw_heads_view(AppState& state, Backend& backend);
+/// The maps of the pinned queries side by side (main head).
+void draw_pinned_view(AppState& state, Backend& backend);
+/// The bundled gallery, open by path; dropped files arrive through AppState::open_requested.
+void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
+
+/// Draws a head's map for a query over the photo into a `size` box at the cursor (thumbnails).
+/// Returns true when clicked.
+bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
+                   const std::vector<Cell>& outlines, bool selected);
+
+}  // namespace attnlab::app

@@ -1,0 +1,88 @@
+#include "core/files.hpp"
+
+#include "core/error.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace attnlab {
+
+void write_file_safely(const std::filesystem::path& path, std::span<const char> bytes, bool overwrite) {
+  const std::string where = "'" + path.string() + "'";
+  std::error_code ec;
+  if (!overwrite && std::filesystem::exists(path, ec))
+    throw Error("cannot write " + where + ": the file exists (choose another name; nothing was overwritten)");
+  auto parent = path.parent_path();
+  if (parent.empty()) parent = ".";
+  if (!std::filesystem::is_directory(parent, ec))
+    throw Error("cannot write " + where + ": the folder '" + parent.string() + "' does not exist");
+  std::string tmp = (parent / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw Error("cannot write " + where + ": " + std::strerror(errno));
+  auto fail = [&](int err) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error("cannot write " + where + ": " + std::strerror(err));
+  };
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL) fail(errno);
+  ::fchmod(fd, 0644);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error("cannot write " + where + ": " + std::strerror(err));
+  }
+  if (overwrite) {
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      throw Error("cannot write " + where + ": " + std::strerror(err));
+    }
+    return;
+  }
+  // link() fails if the target exists, so a file that appeared meanwhile is never replaced.
+  if (::link(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error("cannot write " + where + ": " + (err == EEXIST ? std::string("the file exists") : std::strerror(err)));
+  }
+  ::unlink(tmp.c_str());
+}
+
+std::string grid_csv(std::span<const float> values, const PatchGrid& grid) {
+  std::string out;
+  char buf[32];
+  for (int r = 0; r < grid.rows; ++r) {
+    for (int c = 0; c < grid.cols; ++c) {
+      std::snprintf(buf, sizeof buf, "%s%.9g", c ? "," : "", static_cast<double>(values[static_cast<size_t>(grid.index(c, r))]));
+      out += buf;
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std::string& stem,
+                                     std::initializer_list<const char*> extensions) {
+  for (int n = 1;; ++n) {
+    const auto candidate = dir / (n == 1 ? stem : stem + "-" + std::to_string(n));
+    bool taken = false;
+    std::error_code ec;
+    for (const char* ext : extensions) taken = taken || std::filesystem::exists(candidate.string() + ext, ec);
+    if (!taken) return candidate;
+  }
+}
+
+}  // namespace attnlab

@@ -1,0 +1,30 @@
+#pragma once
+// Writing export files safely: never over an existing file unless asked, never half-written.
+#include "core/tokens.hpp"
+
+#include <filesystem>
+#include <span>
+#include <string>
+
+namespace attnlab {
+
+/// Writes `bytes` to `path` through a temporary file in the same folder, then links it into
+/// place: an existing file is never replaced unless `overwrite`, and a failure (missing or
+/// read-only folder, full disk) leaves nothing behind. Throws Error naming the path and reason.
+void write_file_safely(const std::filesystem::path& path, std::span<const char> bytes, bool overwrite = false);
+
+inline void write_file_safely(const std::filesystem::path& path, const std::string& text, bool overwrite = false) {
+  write_file_safely(path, std::span<const char>(text.data(), text.size()), overwrite);
+}
+
+/// The first of `stem.ext`, `stem-2.ext`, `stem-3.ext`… in `dir` for which no file with any of
+/// `extensions` exists yet (so a PNG and its JSON sidecar share a name). Returns the path
+/// without extension.
+std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std::string& stem,
+                                     std::initializer_list<const char*> extensions);
+
+/// One value per patch as CSV in the grid's layout: `grid.rows` lines of `grid.cols` values
+/// (enough digits to read back the same float), e.g. row i of A as `attnlab row` prints it.
+std::string grid_csv(std::span<const float> values, const PatchGrid& grid);
+
+}  // namespace attnlab

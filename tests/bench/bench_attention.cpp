@@ -1,0 +1,205 @@
+// attnlab-bench: the GPU engine against the Eigen reference (Google Benchmark).
+//
+//   RowAllHeads/{Gpu,Eigen}/N  row i of A for all kHeadCount preset heads, N = 1024, 4096, 16384
+//                              (K = 8 on a random 256², 512², 1024² image); the query changes every
+//                              iteration, so the GPU row pass really runs and is read back.
+//   FullMatrix/{Gpu,Eigen}/4096  the full N × N A of the colour head (head 0); the GPU engine
+//                              recomputes it on every matrix() call and reads it back.
+//
+// Every timed iteration ends with the result on the CPU (a GPU read-back synchronizes), so
+// "Time" is the wall time of a whole request. "CPU" is this thread only: on llvmpipe the shader
+// work runs on Mesa's own threads, so compare the Time column. Items are attention weights a_ij
+// produced (kHeadCount × N per row request, N × N per full matrix).
+//
+// Not a CTest timed test; `bench_smoke` only checks that the program runs. Exits with 1 if any
+// case could not run (e.g. no OpenGL 4.3 context), so the smoke test can fail.
+#include "core/error.hpp"
+#include "core/gpu/context.hpp"
+#include "core/gpu/engine.hpp"
+#include "core/reference.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace attnlab;
+
+constexpr int kPatch = 8;
+constexpr int kQueryStep = 97;  // odd, so consecutive queries always differ for N = 2^k
+
+bool g_failed = false;
+
+// A random image whose K = 8 grid has exactly n tokens (n a square of a whole number of patches).
+Image random_image(int side, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  Image img{side, side, std::vector<float>(static_cast<size_t>(side) * side * 3)};
+  for (auto& v : img.rgb) v = u(gen);
+  return img;
+}
+
+int side_for(int n) {
+  int cols = 1;
+  while (cols * cols < n) ++cols;
+  if (cols * cols != n) throw Error("benchmark N=" + std::to_string(n) + " is not a square grid");
+  return cols * kPatch;
+}
+
+Settings bench_settings() {
+  Settings s;
+  s.patch = kPatch;
+  return s;
+}
+
+const Image& image_for(int n) {
+  static std::map<int, Image> images;
+  auto it = images.find(n);
+  if (it == images.end()) it = images.emplace(n, random_image(side_for(n), 1234u + static_cast<unsigned>(n))).first;
+  return it->second;
+}
+
+// One headless context for the whole program and one engine per N, created on first use and
+// destroyed (engines first) before main returns.
+struct GpuState {
+  HeadlessContext context;
+  std::map<int, std::unique_ptr<AttentionEngine>> engines;
+  std::map<int, int> next_query;
+};
+
+std::unique_ptr<GpuState>& gpu_state() {
+  static std::unique_ptr<GpuState> state;
+  return state;
+}
+
+AttentionEngine& engine_for(int n) {
+  auto& gs = gpu_state();
+  if (!gs) gs = std::make_unique<GpuState>();
+  auto& e = gs->engines[n];
+  if (!e) {
+    auto fresh = std::make_unique<AttentionEngine>();
+    fresh->set_settings(bench_settings());
+    fresh->set_image(image_for(n));
+    if (fresh->N() != n) throw Error("benchmark grid has " + std::to_string(fresh->N()) + " tokens, wanted " + std::to_string(n));
+    fresh->rows();  // tokenize and project once, outside the timed loops
+    e = std::move(fresh);
+  }
+  return *e;
+}
+
+const Reference& reference_for(int n) {
+  static std::map<int, std::unique_ptr<Reference>> refs;
+  auto& r = refs[n];
+  if (!r) {
+    r = std::make_unique<Reference>(image_for(n), bench_settings());
+    if (r->N() != n) throw Error("reference grid has " + std::to_string(r->N()) + " tokens, wanted " + std::to_string(n));
+  }
+  return *r;
+}
+
+void fail(benchmark::State& state, const std::exception& e) {
+  g_failed = true;
+  state.SkipWithError(e.what());
+}
+
+void label_gpu(benchmark::State& state) { state.SetLabel(gpu_state()->context.info().renderer); }
+
+void row_all_heads_gpu(benchmark::State& state, int n) {
+  try {
+    AttentionEngine& engine = engine_for(n);
+    label_gpu(state);
+    int& query = gpu_state()->next_query[n];
+    const int rows_before = engine.counts().row;
+    for (auto _ : state) {
+      query = (query + kQueryStep) % n;
+      engine.set_query(query);
+      const RowSet& rows = engine.rows();  // row pass for all heads + read-back
+      benchmark::DoNotOptimize(rows.weights.data());
+      benchmark::ClobberMemory();
+    }
+    if (engine.counts().row - rows_before != static_cast<int>(state.iterations()))
+      throw Error("the row pass did not run once per iteration");
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+  state.SetItemsProcessed(state.iterations() * kHeadCount * n);
+}
+
+void row_all_heads_eigen(benchmark::State& state, int n) {
+  try {
+    const Reference& ref = reference_for(n);
+    int query = 0;
+    for (auto _ : state) {
+      query = (query + kQueryStep) % n;
+      for (int h = 0; h < kHeadCount; ++h) {
+        RowResult r = ref.row(h, query);
+        benchmark::DoNotOptimize(r.weights.data());
+        benchmark::ClobberMemory();
+      }
+    }
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+  state.SetItemsProcessed(state.iterations() * kHeadCount * n);
+}
+
+void full_matrix_gpu(benchmark::State& state, int n) {
+  try {
+    AttentionEngine& engine = engine_for(n);
+    label_gpu(state);
+    for (auto _ : state) {
+      Matrix A = engine.matrix(0);  // recomputed on every call, read back tile by tile
+      benchmark::DoNotOptimize(A.data());
+      benchmark::ClobberMemory();
+    }
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n) * n);
+}
+
+void full_matrix_eigen(benchmark::State& state, int n) {
+  try {
+    const Reference& ref = reference_for(n);
+    for (auto _ : state) {
+      Matrix A = ref.matrix(0);
+      benchmark::DoNotOptimize(A.data());
+      benchmark::ClobberMemory();
+    }
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n) * n);
+}
+
+void register_all() {
+  // Explicit names, no Args(): the names come out exactly as "RowAllHeads/Gpu/1024".
+  for (int n : {1024, 4096, 16384}) {
+    const std::string size = std::to_string(n);
+    benchmark::RegisterBenchmark(("RowAllHeads/Gpu/" + size).c_str(), row_all_heads_gpu, n)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("RowAllHeads/Eigen/" + size).c_str(), row_all_heads_eigen, n)->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark("FullMatrix/Gpu/4096", full_matrix_gpu, 4096)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("FullMatrix/Eigen/4096", full_matrix_eigen, 4096)->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  gpu_state().reset();  // engines, then the context, while EGL is still up
+  if (g_failed) std::fprintf(stderr, "attnlab-bench: some cases could not run (see the error above)\n");
+  return g_failed ? 1 : 0;
+}

@@ -1,0 +1,114 @@
+// The real attnlab under Xvfb, driven with xdotool as a person would: click a giraffe patch,
+// export, click a zebra patch, export, and check the exports against the reference.
+#include "core/colormap.hpp"
+#include "core/reference.hpp"
+#include "test_support.hpp"
+#include "xvfb_session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+namespace {
+
+struct Geometry {
+  float x, y, scale;
+  int K;
+  std::pair<float, float> centre(int col, int row) const {
+    return {x + (static_cast<float>(col * K) + static_cast<float>(K) * 0.5f) * scale,
+            y + (static_cast<float>(row * K) + static_cast<float>(K) * 0.5f) * scale};
+  }
+};
+
+Geometry geometry_of(const nlohmann::json& j) {
+  return {j.at("image_view").at("x").get<float>(), j.at("image_view").at("y").get<float>(),
+          j.at("image_view").at("scale").get<float>(), j.at("grid").at("K").get<int>()};
+}
+
+// Opaque gray heat map without grid lines, so the drawn map can be read back exactly.
+void seed_settings(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir / "config" / "attnlab");
+  std::ofstream(dir / "config" / "attnlab" / "settings.json")
+      << R"({"display": {"colormap": "gray", "opacity": 1.0, "grid": false}})";
+}
+
+// Reads the drawn map at every patch centre (but the query's, under its outline) and returns
+// the largest difference from the reference row normalized min–max, in [0,1] units.
+double drawn_map_error(const std::filesystem::path& png, const Geometry& g, const Reference& ref, int query) {
+  const Image shot = load_image(png);
+  const auto row = ref.row(0, query);
+  const std::span<const float> w(row.weights.data(), static_cast<size_t>(ref.N()));
+  const ValueRange range = normalization_range(w, {}, Normalization::MinMax);
+  const auto table = colormap_table(Colormap::Gray);
+  double worst = 0;
+  for (int j = 0; j < ref.N(); ++j) {
+    if (j == query) continue;
+    const auto [cx, cy] = g.centre(ref.grid().col_of(j), ref.grid().row_of(j));
+    const float v = shot.at(static_cast<int>(cx), static_cast<int>(cy), 1);
+    int best = 0;  // nearest table entry
+    for (int k = 1; k < 256; ++k)
+      if (std::abs(table[k * 3 + 1] - v) < std::abs(table[best * 3 + 1] - v)) best = k;
+    const double drawn = best / 255.0, expect = normalize_value(w[static_cast<size_t>(j)], range, Normalization::MinMax);
+    worst = std::max(worst, std::abs(drawn - expect));
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  seed_settings(dir);
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+
+  const auto [start, start_png] = app.export_view();
+  ASSERT_TRUE(start.contains("image_view")) << start.dump(2);
+  EXPECT_EQ(start.at("image").get<std::string>().ends_with("safari.jpg"), true);
+  const Geometry g = geometry_of(start);
+  ASSERT_EQ(g.K, 16);
+  Settings s;  // what the app shows by default
+  const Reference ref(load_image(asset("safari.jpg")), s);
+
+  // Click the giraffe's flank (12,8), move the pointer off the photo, export.
+  auto [gx, gy] = g.centre(12, 8);
+  app.click(gx, gy);
+  app.xdotool("mousemove --window " + std::to_string(app.wait_for_window()) + " 150 980");
+  const auto [giraffe, giraffe_png] = app.export_view();
+  EXPECT_EQ(giraffe.at("query").at("col"), 12);
+  EXPECT_EQ(giraffe.at("query").at("row"), 8);
+  EXPECT_TRUE(giraffe.at("query_pinned").get<bool>());
+  const int gi = ref.grid().index(12, 8);
+  EXPECT_EQ(giraffe.at("query_index"), gi);
+
+  // Then the zebra's white neck (20,18).
+  auto [zx, zy] = g.centre(20, 18);
+  app.click(zx, zy);
+  app.xdotool("mousemove --window " + std::to_string(app.wait_for_window()) + " 150 980");
+  const auto [zebra, zebra_png] = app.export_view();
+  EXPECT_EQ(zebra.at("query").at("col"), 20);
+  EXPECT_EQ(zebra.at("query").at("row"), 18);
+  const int zi = ref.grid().index(20, 18);
+
+  // The maps drawn are the rows of A: each patch's grey level is its weight, normalized.
+  const double e1 = drawn_map_error(giraffe_png, g, ref, gi), e2 = drawn_map_error(zebra_png, g, ref, zi);
+  std::printf("drawn map vs reference row: giraffe %.4f, zebra %.4f (max |difference| in [0,1])\n", e1, e2);
+  EXPECT_LT(e1, 0.02);
+  EXPECT_LT(e2, 0.02);
+  // The sidecar's largest weights are the reference's.
+  const auto r1 = ref.row(0, gi);
+  const int top = giraffe.at("row").at("largest")[0].at("col").get<int>() + 31 * giraffe.at("row").at("largest")[0].at("row").get<int>();
+  EXPECT_NEAR(r1.weights[top], r1.weights.maxCoeff(), 1e-6);
+  // And the two maps differ where the rows differ: a giraffe patch is bright for the giraffe
+  // query and dark for the zebra query.
+  const Image a = load_image(giraffe_png), b = load_image(zebra_png);
+  const auto [px, py] = g.centre(11, 10);
+  EXPECT_GT(a.at(static_cast<int>(px), static_cast<int>(py), 1), b.at(static_cast<int>(px), static_cast<int>(py), 1) + 0.3f);
+
+  EXPECT_EQ(app.close(), 0) << app.log();
+  EXPECT_NE(app.log().find("interactive frames"), std::string::npos) << app.log();
+}

@@ -1,0 +1,183 @@
+#include "xvfb_session.hpp"
+
+#include <X11/Xatom.h>
+#include <X11/Xlib.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace attnlab::testing {
+namespace {
+
+std::string run_capture(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  return out;
+}
+
+int spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log) {
+  const int pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    if (!log.empty()) {
+      std::FILE* f = std::freopen(log.c_str(), "w", stdout);
+      if (f) ::dup2(::fileno(stdout), 2);
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
+Xvfb::Xvfb(int width, int height) {
+  for (int n = 90 + ::getpid() % 100; n < 400; ++n) {
+    const std::string lock = "/tmp/.X" + std::to_string(n) + "-lock";
+    if (std::filesystem::exists(lock) || std::filesystem::exists("/tmp/.X11-unix/X" + std::to_string(n))) continue;
+    display_ = ":" + std::to_string(n);
+    pid_ = spawn({"Xvfb", display_, "-screen", "0", std::to_string(width) + "x" + std::to_string(height) + "x24", "-nolisten", "tcp"},
+                 {}, "/dev/null");
+    for (int t = 0; t < 100; ++t) {
+      if (std::filesystem::exists("/tmp/.X11-unix/X" + std::to_string(n))) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  throw std::runtime_error("could not start Xvfb");
+}
+
+Xvfb::~Xvfb() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args)
+    : display_(x.display()), dir_(dir), exports_(dir / "exports") {
+  std::filesystem::create_directories(exports_);
+  std::filesystem::create_directories(dir / "config");
+  std::vector<std::string> argv = {ATTNLAB_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = spawn(argv,
+               {"DISPLAY=" + display_, "XDG_CONFIG_HOME=" + (dir / "config").string(), "ATTNLAB_EXPORT_DIR=" + exports_.string(),
+                "EGL_LOG_LEVEL=fatal"},
+               (dir / "app.log").string());
+}
+
+AppProcess::~AppProcess() {
+  if (alive()) {
+    ::kill(-pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+bool AppProcess::alive() {
+  if (pid_ <= 0 || exit_status_ != -1) return false;
+  int status = 0;
+  const int r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  return true;
+}
+
+std::string AppProcess::log() const {
+  std::ifstream in(dir_ / "app.log");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int AppProcess::xdotool(const std::string& args) const {
+  return std::system(("DISPLAY=" + display_ + " xdotool " + args + " >/dev/null 2>&1").c_str());
+}
+
+unsigned long AppProcess::wait_for_window(std::chrono::seconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end && alive()) {
+    const std::string out = run_capture("DISPLAY=" + display_ + " xdotool search --onlyvisible --name 'Attention Lab' 2>/dev/null");
+    if (!out.empty()) {
+      window_ = std::stoul(out);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // first frames
+      return window_;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return 0;
+}
+
+void AppProcess::click(float x, float y, int button) const {
+  xdotool("mousemove --window " + std::to_string(window_) + " " + std::to_string(static_cast<int>(x)) + " " +
+          std::to_string(static_cast<int>(y)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  xdotool("click " + std::to_string(button));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
+void AppProcess::key(const std::string& keysym) const {
+  xdotool("key " + keysym);  // no window manager: the keyboard follows the pointer
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+}
+
+std::pair<nlohmann::json, std::filesystem::path> AppProcess::export_view(std::chrono::seconds timeout) {
+  std::set<std::filesystem::path> before;
+  for (const auto& e : std::filesystem::directory_iterator(exports_)) before.insert(e.path());
+  key("F12");
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    for (const auto& e : std::filesystem::directory_iterator(exports_)) {
+      if (before.count(e.path()) || e.path().extension() != ".json") continue;
+      std::ifstream in(e.path());
+      nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      if (j.is_discarded()) continue;
+      auto png = e.path();
+      png.replace_extension(".png");
+      if (std::filesystem::exists(png)) return {j, png};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("no export appeared in " + exports_.string() + "; app log:\n" + log());
+}
+
+int AppProcess::close(std::chrono::seconds timeout) {
+  if (Display* d = XOpenDisplay(display_.c_str())) {
+    XEvent ev{};
+    ev.xclient.type = ClientMessage;
+    ev.xclient.window = window_;
+    ev.xclient.message_type = XInternAtom(d, "WM_PROTOCOLS", True);
+    ev.xclient.format = 32;
+    ev.xclient.data.l[0] = static_cast<long>(XInternAtom(d, "WM_DELETE_WINDOW", False));
+    ev.xclient.data.l[1] = CurrentTime;
+    XSendEvent(d, window_, False, NoEventMask, &ev);
+    XFlush(d);
+    XCloseDisplay(d);
+  }
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (!alive()) return exit_status_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return -1;
+}
+
+}  // namespace attnlab::testing

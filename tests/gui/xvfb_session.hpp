@@ -1,0 +1,59 @@
+#pragma once
+// Drives the real attnlab under Xvfb as a person would: a virtual screen, the real window,
+// real input through xdotool, exports read back from disk.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnlab::testing {
+
+/// An Xvfb server on a free display, for the lifetime of the object.
+class Xvfb {
+ public:
+  Xvfb(int width = 1920, int height = 1080);
+  ~Xvfb();
+  const std::string& display() const { return display_; }
+
+ private:
+  int pid_ = -1;
+  std::string display_;
+};
+
+/// The attnlab program started on a display with its own config and export folders.
+class AppProcess {
+ public:
+  /// Starts build/bin/attnlab with `args`, DISPLAY, XDG_CONFIG_HOME=<dir>/config and
+  /// ATTNLAB_EXPORT_DIR=<dir>/exports; stdout and stderr go to <dir>/app.log.
+  AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args = {});
+  ~AppProcess();
+
+  /// Waits for the window to be mapped; returns its X id (0 on time-out).
+  unsigned long wait_for_window(std::chrono::seconds timeout = std::chrono::seconds(30));
+  /// Runs xdotool with these arguments on this display; returns its exit status.
+  int xdotool(const std::string& args) const;
+  /// Moves the pointer to (x, y) in window coordinates and clicks `button`.
+  void click(float x, float y, int button = 1) const;
+  /// Presses a key (X keysym name, e.g. "F12") with the pointer over the window.
+  void key(const std::string& keysym) const;
+  /// Presses F12 and waits for the new export; returns its sidecar JSON and the PNG path.
+  std::pair<nlohmann::json, std::filesystem::path> export_view(std::chrono::seconds timeout = std::chrono::seconds(30));
+  /// Asks the window to close as the window manager's close button does (WM_DELETE_WINDOW)
+  /// and waits for the process; returns its exit status (-1 on time-out).
+  int close(std::chrono::seconds timeout = std::chrono::seconds(20));
+  /// True while the process runs.
+  bool alive();
+  std::string log() const;
+  const std::filesystem::path& export_dir() const { return exports_; }
+
+ private:
+  std::string display_;
+  std::filesystem::path dir_, exports_;
+  int pid_ = -1;
+  unsigned long window_ = 0;
+  int exit_status_ = -1;
+};
+
+}  // namespace attnlab::testing
