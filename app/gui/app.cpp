@@ -227,7 +227,8 @@ class App {
     keys.swap(key_queue);
     for (const KeyPress& k : keys) {
       const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
-      if (k.key == GLFW_KEY_F12) state_.export_requested = true;
+      if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(window_, GLFW_TRUE);
+      else if (k.key == GLFW_KEY_F12) state_.export_requested = true;
       else if (k.key == GLFW_KEY_F9) state_.csv_requested = true;
       else if (k.key == GLFW_KEY_F5) state_.presentation = !state_.presentation;
       else if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) state_.ui_scale = std::min(state_.ui_scale + 0.25f, 3.0f);

@@ -123,7 +123,7 @@ void draw_controls_panel(AppState& state, Backend& backend) {
   }
 
   ImGui::Separator();
-  ImGui::TextDisabled("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale.");
+  ImGui::TextDisabled("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale, 1-6 choose the head, Ctrl+Q quits.");
 }
 
 }  // namespace attnlab::app
