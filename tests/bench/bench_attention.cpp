@@ -8,11 +8,14 @@
 //
 // Every timed iteration ends with the result on the CPU (a GPU read-back synchronizes), so
 // "Time" is the wall time of a whole request. "CPU" is this thread only: on llvmpipe the shader
-// work runs on Mesa's own threads, so compare the Time column. Items are attention weights a_ij
-// produced (kHeadCount × N per row request, N × N per full matrix).
+// work runs on Mesa's own threads, so compare the Time column. items_per_second counts attention
+// weights a_ij produced (kHeadCount × N per row request, N × N per full matrix) per second of
+// WALL time, measured here: the library's own SetItemsProcessed rate divides by this thread's
+// CPU time unless UseRealTime() is set, and that would append "/real_time" to the names.
 //
 // Not a CTest timed test; `bench_smoke` only checks that the program runs. Exits with 1 if any
-// case could not run (e.g. no OpenGL 4.3 context), so the smoke test can fail.
+// case could not run (e.g. no OpenGL 4.3 context) or no case matches the filter, so the smoke
+// test can fail.
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/engine.hpp"
@@ -20,6 +23,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -105,6 +109,21 @@ const Reference& reference_for(int n) {
   return *r;
 }
 
+// Wall time of the timed loop, for items_per_second (see the top of the file).
+class WallRate {
+ public:
+  WallRate() : start_(std::chrono::steady_clock::now()) {}
+  void report(benchmark::State& state, std::int64_t items_per_iteration) const {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (state.iterations() > 0 && seconds > 0)
+      state.counters["items_per_second"] =
+          benchmark::Counter(static_cast<double>(state.iterations() * items_per_iteration) / seconds);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
 void fail(benchmark::State& state, const std::exception& e) {
   g_failed = true;
   state.SkipWithError(e.what());
@@ -118,6 +137,7 @@ void row_all_heads_gpu(benchmark::State& state, int n) {
     label_gpu(state);
     int& query = gpu_state()->next_query[n];
     const int rows_before = engine.counts().row;
+    const WallRate rate;
     for (auto _ : state) {
       query = (query + kQueryStep) % n;
       engine.set_query(query);
@@ -125,18 +145,19 @@ void row_all_heads_gpu(benchmark::State& state, int n) {
       benchmark::DoNotOptimize(rows.weights.data());
       benchmark::ClobberMemory();
     }
+    rate.report(state, std::int64_t{kHeadCount} * n);
     if (engine.counts().row - rows_before != static_cast<int>(state.iterations()))
       throw Error("the row pass did not run once per iteration");
   } catch (const std::exception& e) {
     fail(state, e);
   }
-  state.SetItemsProcessed(state.iterations() * kHeadCount * n);
 }
 
 void row_all_heads_eigen(benchmark::State& state, int n) {
   try {
     const Reference& ref = reference_for(n);
     int query = 0;
+    const WallRate rate;
     for (auto _ : state) {
       query = (query + kQueryStep) % n;
       for (int h = 0; h < kHeadCount; ++h) {
@@ -145,39 +166,41 @@ void row_all_heads_eigen(benchmark::State& state, int n) {
         benchmark::ClobberMemory();
       }
     }
+    rate.report(state, std::int64_t{kHeadCount} * n);
   } catch (const std::exception& e) {
     fail(state, e);
   }
-  state.SetItemsProcessed(state.iterations() * kHeadCount * n);
 }
 
 void full_matrix_gpu(benchmark::State& state, int n) {
   try {
     AttentionEngine& engine = engine_for(n);
     label_gpu(state);
+    const WallRate rate;
     for (auto _ : state) {
       Matrix A = engine.matrix(0);  // recomputed on every call, read back tile by tile
       benchmark::DoNotOptimize(A.data());
       benchmark::ClobberMemory();
     }
+    rate.report(state, std::int64_t{n} * n);
   } catch (const std::exception& e) {
     fail(state, e);
   }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n) * n);
 }
 
 void full_matrix_eigen(benchmark::State& state, int n) {
   try {
     const Reference& ref = reference_for(n);
+    const WallRate rate;
     for (auto _ : state) {
       Matrix A = ref.matrix(0);
       benchmark::DoNotOptimize(A.data());
       benchmark::ClobberMemory();
     }
+    rate.report(state, std::int64_t{n} * n);
   } catch (const std::exception& e) {
     fail(state, e);
   }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n) * n);
 }
 
 void register_all() {
@@ -197,9 +220,10 @@ int main(int argc, char** argv) {
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
+  const size_t matched = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   gpu_state().reset();  // engines, then the context, while EGL is still up
   if (g_failed) std::fprintf(stderr, "attnlab-bench: some cases could not run (see the error above)\n");
-  return g_failed ? 1 : 0;
+  if (matched == 0) std::fprintf(stderr, "attnlab-bench: no case matches the filter\n");
+  return g_failed || matched == 0 ? 1 : 0;
 }
