@@ -115,6 +115,7 @@ class App {
       ImGui_ImplGlfw_NewFrame();
       ImGui::NewFrame();
       handle_keys();
+      state_.widget_rects.clear();
       draw_windows();
       ImGui::Render();
 

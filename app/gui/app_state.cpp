@@ -3,6 +3,8 @@
 #include "core/error.hpp"
 #include "core/reference.hpp"
 
+#include <imgui.h>
+
 #include <cstdlib>
 
 namespace attnlab::app {
@@ -10,6 +12,11 @@ namespace attnlab::app {
 void AppState::show_error(const std::string& message) {
   banner = message;
   banner_since = std::chrono::steady_clock::now();
+}
+
+void AppState::record_widget(const std::string& name) {
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
 nlohmann::json to_json(const AppState& s) {

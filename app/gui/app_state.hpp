@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,11 @@ struct AppState {
   std::optional<std::filesystem::path> open_requested;  ///< load this image next frame
   float last_frame_ms = 0, row_pass_ms = 0;
   std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
+  /// Screen rectangles (x, y, w, h) of a few controls, recorded by the views each frame and
+  /// written into export sidecars, so that tests can reach them with the mouse.
+  std::map<std::string, std::array<float, 4>> widget_rects;
+  /// Records the last ImGui item's rectangle under `name` in widget_rects.
+  void record_widget(const std::string& name);
 
   void show_error(const std::string& message);
 };

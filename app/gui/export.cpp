@@ -25,6 +25,8 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["backend"] = backend.name();
   j["window"] = {{"width", width}, {"height", height}};
   if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
+  j["banner"] = state.banner;
+  j["widgets"] = state.widget_rects;
   if (!backend.has_image()) return j;
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};

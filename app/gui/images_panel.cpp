@@ -11,11 +11,13 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   for (const auto& p : gallery) {
     const bool current = p == state.image_path;
     if (ImGui::Selectable(p.filename().string().c_str(), current)) state.open_requested = p;
+    state.record_widget("gallery:" + p.filename().string());
   }
   ImGui::Separator();
   ImGui::TextUnformatted("Open a file (or drop one on the window)");
   ImGui::SetNextItemWidth(-80);
   const bool enter = ImGui::InputText("##path", &state.open_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
+  state.record_widget("open_path");
   ImGui::SameLine();
   if ((ImGui::Button("Open") || enter) && !state.open_path_text.empty()) state.open_requested = state.open_path_text;
   ImGui::TextDisabled("current: %s", state.image_path.string().c_str());

@@ -112,3 +112,65 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
   EXPECT_EQ(app.close(), 0) << app.log();
   EXPECT_NE(app.log().find("interactive frames"), std::string::npos) << app.log();
 }
+
+namespace {
+
+// Clicks a recorded widget (from a sidecar's "widgets") and types text into it, then Return.
+void type_into(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget, const std::string& text) {
+  const auto r = sidecar.at("widgets").at(widget);
+  app.click(r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f);
+  app.key("ctrl+a");
+  app.xdotool("type --delay 5 '" + text + "'");
+  app.key("Return");
+}
+
+}  // namespace
+
+TEST(AppUnderXvfb, BadImagesKeepThePreviousImageAndSettingsAreRemembered) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  write_file(dir / "notes.png", "These are lecture notes, not a picture.\n");
+  const std::string photo = read_file(asset("safari.jpg"));
+  write_file(dir / "cut.jpg", photo.substr(0, photo.size() / 2));
+  {
+    // A bad image on the command line: a banner, and the safari photo instead.
+    AppProcess app(x, dir, {(dir / "notes.png").string()});
+    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    auto [s1, png1] = app.export_view();
+    EXPECT_TRUE(s1.at("image").get<std::string>().ends_with("safari.jpg"));
+    EXPECT_NE(s1.at("banner").get<std::string>().find("not an image"), std::string::npos) << s1.at("banner");
+
+    // A truncated photo opened by path: a banner, the safari photo and its grid stay.
+    type_into(app, s1, "open_path", (dir / "cut.jpg").string());
+    auto [s2, png2] = app.export_view();
+    EXPECT_TRUE(s2.at("image").get<std::string>().ends_with("safari.jpg"));
+    EXPECT_NE(s2.at("banner").get<std::string>().find("truncated"), std::string::npos) << s2.at("banner");
+    EXPECT_EQ(s2.at("grid").at("N"), 961);
+
+    // A good photo by path, then back to the safari photo from the gallery.
+    type_into(app, s2, "open_path", asset("horses.jpg").string());
+    auto [s3, png3] = app.export_view();
+    EXPECT_TRUE(s3.at("image").get<std::string>().ends_with("horses.jpg")) << s3.at("image");
+    EXPECT_EQ(s3.at("grid").at("cols"), 773 / 16);
+    const auto g = s3.at("widgets").at("gallery:safari.jpg");
+    app.click(g[0].get<float>() + 20, g[1].get<float>() + g[3].get<float>() * 0.5f);
+    auto [s4, png4] = app.export_view();
+    EXPECT_TRUE(s4.at("image").get<std::string>().ends_with("safari.jpg"));
+
+    // Presentation mode: the image view fills the window.
+    app.key("F5");
+    auto [s5, png5] = app.export_view();
+    EXPECT_TRUE(s5.at("classroom").at("presentation").get<bool>());
+    EXPECT_GT(s5.at("image_view").at("scale").get<float>(), s4.at("image_view").at("scale").get<float>());
+    EXPECT_EQ(app.close(), 0) << app.log();
+  }
+  {
+    // The next run remembers the classroom settings.
+    AppProcess again(x, dir);
+    ASSERT_NE(again.wait_for_window(), 0u) << again.log();
+    auto [s6, png6] = again.export_view();
+    EXPECT_TRUE(s6.at("classroom").at("presentation").get<bool>());
+    EXPECT_EQ(s6.at("banner").get<std::string>(), "");
+    EXPECT_EQ(again.close(), 0) << again.log();
+  }
+}

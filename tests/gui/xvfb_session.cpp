@@ -48,20 +48,35 @@ int spawn(const std::vector<std::string>& argv, const std::vector<std::string>& 
 }  // namespace
 
 Xvfb::Xvfb(int width, int height) {
-  for (int n = 90 + ::getpid() % 100; n < 400; ++n) {
-    const std::string lock = "/tmp/.X" + std::to_string(n) + "-lock";
-    if (std::filesystem::exists(lock) || std::filesystem::exists("/tmp/.X11-unix/X" + std::to_string(n))) continue;
-    display_ = ":" + std::to_string(n);
-    pid_ = spawn({"Xvfb", display_, "-screen", "0", std::to_string(width) + "x" + std::to_string(height) + "x24", "-nolisten", "tcp"},
-                 {}, "/dev/null");
-    for (int t = 0; t < 100; ++t) {
-      if (std::filesystem::exists("/tmp/.X11-unix/X" + std::to_string(n))) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
+  // Xvfb chooses a free display itself and writes its number to the pipe (-displayfd), so
+  // tests running in parallel never share a screen.
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::close(fds[0]);
+    std::FILE* devnull = std::freopen("/dev/null", "w", stderr);
+    (void)devnull;
+    const std::string fd = std::to_string(fds[1]), screen = std::to_string(width) + "x" + std::to_string(height) + "x24";
+    ::execlp("Xvfb", "Xvfb", "-displayfd", fd.c_str(), "-screen", "0", screen.c_str(), "-nolisten", "tcp", "-noreset",
+             static_cast<char*>(nullptr));
+    ::_exit(127);
   }
-  throw std::runtime_error("could not start Xvfb");
+  ::close(fds[1]);
+  std::string number;
+  char ch = 0;
+  while (::read(fds[0], &ch, 1) == 1 && ch != '\n') number += ch;
+  ::close(fds[0]);
+  if (number.empty()) throw std::runtime_error("Xvfb did not start (is the xvfb package installed?)");
+  display_ = ":" + number;
+  for (int t = 0; t < 200; ++t) {  // ready when a client can connect
+    if (Display* d = XOpenDisplay(display_.c_str())) {
+      XCloseDisplay(d);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("Xvfb on " + display_ + " accepts no connection");
 }
 
 Xvfb::~Xvfb() {
@@ -135,7 +150,10 @@ void AppProcess::click(float x, float y, int button) const {
 }
 
 void AppProcess::key(const std::string& keysym) const {
-  xdotool("key " + keysym);  // no window manager: the keyboard follows the pointer
+  // Held for 100 ms as a person would (no window manager: the keyboard follows the pointer).
+  xdotool("keydown " + keysym);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  xdotool("keyup " + keysym);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
