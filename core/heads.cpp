@@ -84,6 +84,14 @@ HeadQKV project(const Head& head, const Matrix& X, const Matrix& P, const PosSpe
   return out;
 }
 
+Matrix query_key_weights(const Matrix& W, const PosSpec& pos, int code_len) {
+  if (pos.mode != PosMode::Concat) return W;
+  Matrix full = Matrix::Zero(W.rows() + code_len, W.cols());
+  full.topRows(W.rows()) = W;
+  for (int k = 0; k < code_len; ++k) full(W.rows() + k, TokenLayout::d + k) = pos.lambda;
+  return full;
+}
+
 Matrix merge_weights(int heads, int v) {
   Matrix W = Matrix::Zero(heads * v, v);
   for (int h = 0; h < heads; ++h) W.block(h * v, 0, v, v).setIdentity();

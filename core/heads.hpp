@@ -41,6 +41,11 @@ struct HeadQKV {
 /// X is N × D as above (in Add mode the caller has already added P W_posᵀ to its T part).
 HeadQKV project(const Head& head, const Matrix& X, const Matrix& P, const PosSpec& pos);
 
+/// A head's W_q or W_k as applied to X in the positional mode: in Concat mode the rows
+/// λ·[0 | I] over the P columns of X are appended, so W' x = [W x; λp] (m' = m + code_len);
+/// otherwise W itself. project() gives the same Q and K.
+Matrix query_key_weights(const Matrix& W, const PosSpec& pos, int code_len);
+
 /// W_MSA for merging k heads of value width v (eq. 26.28): (k·v) × v, the average of the heads'
 /// outputs, so the merged token is again a colour.
 Matrix merge_weights(int heads, int v);

@@ -2,7 +2,9 @@
 // than the rows asked for. One work group of 256 invocations per row:
 //   MODE_ROW    : row u_query for every head at once (group = head) → weights and logits;
 //   MODE_FULL   : rows u_row_base.. of one head (group = row) → a tile of A;
-//   MODE_OUTPUT : t_out_i = Σ_j a_ij v_j for every row of one head (eq. 26.21).
+//   MODE_OUTPUT : t_out_i = Σ_j a_ij v_j for every row of one head (eq. 26.21);
+//   MODE_EXTERNAL: one row of one head for a query vector that is not one of the tokens (a
+//                  question token, figs. 26.7–26.8, eqs. 26.14–26.16), unmasked.
 // Softmax is stable: the row max over the kept keys is subtracted; masked keys get exactly 0;
 // a row with no key left is flagged and written as zeros.
 layout(local_size_x = 256) in;
@@ -10,6 +12,7 @@ layout(local_size_x = 256) in;
 #define MODE_ROW 0
 #define MODE_FULL 1
 #define MODE_OUTPUT 2
+#define MODE_EXTERNAL 3
 
 layout(std430, binding = 0) readonly buffer QBuffer { float Qs[]; };   // every head's Q (N × m_h)
 layout(std430, binding = 1) readonly buffer KBuffer { float Ks[]; };   // every head's K (N × m_h)
@@ -17,7 +20,8 @@ layout(std430, binding = 2) readonly buffer VBuffer { float Vs[]; };   // every 
 layout(std430, binding = 3) readonly buffer HeadBuffer { ivec4 heads[]; };  // (q/k offset, m, v offset, 0)
 layout(std430, binding = 4) readonly buffer KeepBuffer { uint keep[]; };    // per key, 1 = kept
 layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };
-layout(std430, binding = 6) writeonly buffer AuxBuffer { float Aux[]; };   // MODE_ROW: logits, then empty flags
+layout(std430, binding = 6) writeonly buffer AuxBuffer { float Aux[]; };   // MODE_ROW/EXTERNAL: logits (+ empty flags)
+layout(std430, binding = 7) readonly buffer QueryBuffer { float q_ext[]; };  // MODE_EXTERNAL: the query (m)
 
 uniform int u_mode, u_N, u_query, u_head, u_row_base, u_heads;
 uniform int u_cols, u_mask_kind, u_radius;
@@ -30,7 +34,10 @@ float logit(int h, int i, int j, float scale) {
   ivec4 info = heads[h];
   int m = info.y;
   float acc = 0.0;
-  for (int c = 0; c < m; ++c) acc += Qs[info.x + i * m + c] * Ks[info.x + j * m + c];
+  if (u_mode == MODE_EXTERNAL)
+    for (int c = 0; c < m; ++c) acc += q_ext[c] * Ks[info.x + j * m + c];
+  else
+    for (int c = 0; c < m; ++c) acc += Qs[info.x + i * m + c] * Ks[info.x + j * m + c];
   return acc * scale;  // s_ij / (τ √m)
 }
 
@@ -73,6 +80,11 @@ vec3 reduce_vec(vec3 v) {
   return r;
 }
 
+// The mask for query i and key j (an external query sees every key).
+bool allowed(int i, int j) {
+  return u_mode == MODE_EXTERNAL || mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j]);
+}
+
 void main() {
   int h, i;
   if (u_mode == MODE_ROW) {
@@ -87,21 +99,21 @@ void main() {
 
   float mx = NEG_INF;
   for (int j = lid; j < u_N; j += 256)
-    if (mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j])) mx = max(mx, logit(h, i, j, scale));
+    if (allowed(i, j)) mx = max(mx, logit(h, i, j, scale));
   mx = reduce_max(mx);
   bool empty = mx == NEG_INF;
 
   float sum = 0.0;
   if (!empty)
     for (int j = lid; j < u_N; j += 256)
-      if (mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j])) sum += exp(logit(h, i, j, scale) - mx);
+      if (allowed(i, j)) sum += exp(logit(h, i, j, scale) - mx);
   sum = reduce_sum(sum);
 
   vec3 acc = vec3(0.0);
   for (int j = lid; j < u_N; j += 256) {
     float l = logit(h, i, j, scale);
-    float w = (!empty && mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j])) ? exp(l - mx) / sum : 0.0;
-    if (u_mode == MODE_ROW) {
+    float w = (!empty && allowed(i, j)) ? exp(l - mx) / sum : 0.0;
+    if (u_mode == MODE_ROW || u_mode == MODE_EXTERNAL) {
       Out[h * u_N + j] = w;
       Aux[h * u_N + j] = l;
     } else if (u_mode == MODE_FULL) {

@@ -5,6 +5,7 @@
 #include "app/gui/backend.hpp"
 #include "app/gui/export.hpp"
 #include "app/gui/gui.hpp"
+#include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -90,7 +91,7 @@ void save_remembered(const AppState& state) {
 class App {
  public:
   App(GLFWwindow* window, AppState state, std::string context_note)
-      : window_(window), state_(std::move(state)), gallery_(find_gallery()) {
+      : window_(window), state_(std::move(state)), gallery_(find_gallery()), teaching_(make_teaching_views()) {
     drop_target = &state_;
     glfwSetDropCallback(window_, on_drop);
     state_.backend_name = backend_.name();
@@ -276,44 +277,44 @@ class App {
       draw_image_view(state_, backend_, geometry_);
       ImGui::End();
     } else {
+      const float menu_h = draw_menu_bar();
       const float cw = std::min(360.0f * state_.ui_scale, d.x * 0.3f);
       const float right = std::min(560.0f * state_.ui_scale, d.x * 0.35f);
       const float mid = std::max(d.x - cw - right, 200.0f);
-      const float top = d.y * 0.68f;
-      ImGui::SetNextWindowPos(ImVec2(cw, 0), ImGuiCond_FirstUseEver);
-      ImGui::SetNextWindowSize(ImVec2(mid, top), ImGuiCond_FirstUseEver);
+      const float top = menu_h + (d.y - menu_h) * 0.68f;
+      auto place = [&](float x, float y, float w, float h) {
+        ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_FirstUseEver);
+      };
+      place(cw, menu_h, mid, top - menu_h);
       ImGui::Begin("Attention map", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
       draw_image_view(state_, backend_, geometry_);
       ImGui::End();
-
       if (state_.show_controls) {
-        ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(cw, d.y), ImGuiCond_FirstUseEver);
-        ImGui::Begin("Controls", nullptr, fixed);
+        place(0, menu_h, cw, d.y - menu_h);
+        ImGui::Begin("Controls", &state_.show_controls, fixed);
         draw_controls_panel(state_, backend_);
         ImGui::End();
       }
       if (state_.show_heads) {
-        ImGui::SetNextWindowPos(ImVec2(cw + mid, 0), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(right, top), ImGuiCond_FirstUseEver);
+        place(cw + mid, menu_h, right, top - menu_h);
         ImGui::Begin("Heads", &state_.show_heads, fixed);
         draw_heads_view(state_, backend_);
         ImGui::End();
       }
       if (state_.show_pinned) {
-        ImGui::SetNextWindowPos(ImVec2(cw, top), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(mid, d.y - top), ImGuiCond_FirstUseEver);
+        place(cw, top, mid, d.y - top);
         ImGui::Begin("Pinned queries", &state_.show_pinned, fixed);
         draw_pinned_view(state_, backend_);
         ImGui::End();
       }
       if (state_.show_images) {
-        ImGui::SetNextWindowPos(ImVec2(cw + mid, top), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(right, d.y - top), ImGuiCond_FirstUseEver);
+        place(cw + mid, top, right, d.y - top);
         ImGui::Begin("Images", &state_.show_images, fixed);
         draw_images_panel(state_, gallery_);
         ImGui::End();
       }
+      draw_teaching_windows(menu_h);
     }
     if (!state_.banner.empty()) {
       ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, 8), ImGuiCond_Always, ImVec2(0.5f, 0));
@@ -327,6 +328,85 @@ class App {
       if (ImGui::SmallButton("dismiss")) state_.banner.clear();
       ImGui::End();
       ImGui::PopStyleColor();
+    }
+  }
+
+  // The main menu: panels, teaching views, the guided tour. Returns its height.
+  float draw_menu_bar() {
+    float h = 0;
+    if (ImGui::BeginMainMenuBar()) {
+      if (ImGui::BeginMenu("Panels")) {
+        ImGui::MenuItem("Controls", nullptr, &state_.show_controls);
+        ImGui::MenuItem("Heads", nullptr, &state_.show_heads);
+        ImGui::MenuItem("Pinned queries", nullptr, &state_.show_pinned);
+        ImGui::MenuItem("Images", nullptr, &state_.show_images);
+        ImGui::MenuItem("Presentation mode", "F5", &state_.presentation);
+        ImGui::EndMenu();
+      }
+      if (ImGui::BeginMenu("Chapter")) {
+        for (const auto& v : teaching_) {
+          bool& open = state_.open_views[v->name()];
+          ImGui::MenuItem(v->title(), v->source(), &open);
+        }
+        ImGui::EndMenu();
+      }
+      if (ImGui::BeginMenu("Tour")) {
+        if (ImGui::MenuItem("Start the guided tour")) set_tour_step(0);
+        if (ImGui::MenuItem("End the tour", nullptr, false, state_.tour_step >= 0)) set_tour_step(-1);
+        ImGui::EndMenu();
+      }
+      if (ImGui::BeginMenu("Export")) {
+        if (ImGui::MenuItem("Window as PNG + settings", "F12")) state_.export_requested = true;
+        if (ImGui::MenuItem("Row as CSV", "F9")) state_.csv_requested = true;
+        ImGui::EndMenu();
+      }
+      h = ImGui::GetWindowSize().y;
+      ImGui::EndMainMenuBar();
+    }
+    return h;
+  }
+
+  // The tour opens one teaching view after another, in the chapter's order.
+  void set_tour_step(int step) {
+    if (state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size()))
+      state_.open_views[teaching_[static_cast<size_t>(state_.tour_step)]->name()] = false;
+    state_.tour_step = step < static_cast<int>(teaching_.size()) ? step : -1;
+    if (state_.tour_step >= 0) state_.open_views[teaching_[static_cast<size_t>(state_.tour_step)]->name()] = true;
+  }
+
+  void draw_teaching_windows(float menu_h) {
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    float cascade = 0;
+    for (const auto& v : teaching_) {
+      bool& open = state_.open_views[v->name()];
+      if (!open) continue;
+      ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f + cascade, menu_h + 40 + cascade), ImGuiCond_FirstUseEver);
+      ImGui::SetNextWindowSize(ImVec2(d.x * 0.55f, d.y * 0.7f), ImGuiCond_FirstUseEver);
+      cascade += 24;
+      const std::string title = std::string(v->title()) + " (" + v->source() + ")###" + v->name();
+      if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoCollapse)) {
+        try {
+          v->draw(state_, backend_);
+        } catch (const Error& e) {
+          ImGui::TextWrapped("%s", e.what());
+        }
+      }
+      ImGui::End();
+    }
+    if (state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size())) {
+      const auto& v = teaching_[static_cast<size_t>(state_.tour_step)];
+      ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y - 10), ImGuiCond_Always, ImVec2(0.5f, 1));
+      ImGui::SetNextWindowSize(ImVec2(std::min(d.x * 0.6f, 900.0f * state_.ui_scale), 0));
+      ImGui::Begin("Guided tour", nullptr, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings);
+      ImGui::Text("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->source());
+      ImGui::TextWrapped("%s", v->tour_text());
+      if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
+      ImGui::SameLine();
+      if (ImGui::Button(state_.tour_step + 1 < static_cast<int>(teaching_.size()) ? "next >" : "finish"))
+        set_tour_step(state_.tour_step + 1);
+      ImGui::SameLine();
+      if (ImGui::Button("end tour")) set_tour_step(-1);
+      ImGui::End();
     }
   }
 
@@ -367,6 +447,7 @@ class App {
   AppState state_;
   Backend backend_;
   std::vector<std::filesystem::path> gallery_;
+  std::vector<std::unique_ptr<TeachingView>> teaching_;
   ViewGeometry geometry_;
   ImGuiStyle base_style_;
   float applied_scale_ = -1, font_scale_ = 1;

@@ -54,6 +54,8 @@ nlohmann::json to_json(const AppState& s) {
                     {"presentation", s.presentation},
                     {"panels",
                      {{"controls", s.show_controls}, {"heads", s.show_heads}, {"pinned", s.show_pinned}, {"images", s.show_images}}}};
+  j["views"] = s.open_views;
+  j["tour_step"] = s.tour_step;
   j["export_dir"] = s.export_dir.string();
   return j;
 }
@@ -134,6 +136,8 @@ void apply_json(const nlohmann::json& j, AppState& out) {
         get(p, "images", s.show_images);
       }
     }
+    get(j, "views", s.open_views);
+    get(j, "tour_step", s.tour_step);
     if (j.contains("export_dir")) s.export_dir = j.at("export_dir").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");

@@ -46,6 +46,10 @@ struct AppState {
   bool presentation = false;
   bool show_controls = true, show_heads = true, show_pinned = true, show_images = true;
 
+  // --- teaching views (by TeachingView::name) and the guided tour
+  std::map<std::string, bool> open_views;
+  int tour_step = -1;  ///< index into the teaching views, -1 = no tour
+
   // --- images and files
   std::filesystem::path image_path;
   std::filesystem::path export_dir = ".";

@@ -107,6 +107,59 @@ RowSet Backend::rows_for(int query) {
   return r;
 }
 
+template <class F>
+const Matrix& Backend::cached(const std::string& key, F&& compute) {
+  if (!has_image()) throw Error("no image loaded");
+  Cached& c = cache_[key];
+  if (c.generation != settings_generation_) {
+    c.value = compute();
+    c.generation = settings_generation_;
+  }
+  return c.value;
+}
+
+const Matrix& Backend::tokens() {
+  return cached("tokens", [&] { return engine_ ? engine_->tokens() : reference_->X(); });
+}
+
+const HeadQKV& Backend::qkv(int head) {
+  if (!has_image()) throw Error("no image loaded");
+  auto& c = qkv_cache_[head];
+  if (c.first != settings_generation_) {
+    c.second = engine_ ? engine_->qkv(head) : reference_->qkv(head);
+    c.first = settings_generation_;
+  }
+  return c.second;
+}
+
+const Matrix& Backend::output(int head) {
+  return cached("output" + std::to_string(head), [&] { return engine_ ? engine_->output(head) : reference_->output(head); });
+}
+
+const Matrix& Backend::merged_output() {
+  return cached("merged", [&] { return engine_ ? engine_->merged_output() : reference_->merged_output(); });
+}
+
+const Matrix& Backend::matrix(int head) {
+  return cached("matrix" + std::to_string(head), [&] {
+    if (engine_) return engine_->matrix(head);
+    const size_t bytes = static_cast<size_t>(grid().N()) * grid().N() * 4;
+    if (bytes > AttentionEngine::max_matrix_bytes())
+      throw Error("the full attention matrix needs " + std::to_string(bytes >> 20) + " MiB; choose a larger patch size");
+    return reference_->matrix(head);
+  });
+}
+
+std::pair<std::vector<float>, std::vector<float>> Backend::row_for_token(int head, const RowVector& x) {
+  if (!has_image()) throw Error("no image loaded");
+  if (engine_) return engine_->row_for_token(head, x);
+  const Matrix Wq = query_key_weights(setup_->heads[head].W_q, settings_.pos, static_cast<int>(setup_->P.cols()));
+  if (x.size() != Wq.cols()) throw Error("a question token needs " + std::to_string(Wq.cols()) + " values");
+  const RowResult r = attention_row_for(x * Wq.transpose(), reference_->qkv(head).K, settings_.temperature);
+  return {std::vector<float>(r.weights.data(), r.weights.data() + r.weights.size()),
+          std::vector<float>(r.logits.data(), r.logits.data() + r.logits.size())};
+}
+
 ImTextureID Backend::heatmap(int head, const HeatmapStyle& style) {
   if (engine_) return GuiTexture::to_im(engine_->heatmap(head, style).id());
   auto& key = cpu_heatmap_key_[head];

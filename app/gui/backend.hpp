@@ -49,6 +49,21 @@ class Backend {
   /// Milliseconds the last row pass took (including the read-back).
   double row_pass_ms() const { return row_ms_; }
 
+  // What the teaching views read (cached until the image or settings change).
+  /// The head input X = [T | P], N × D (TokenLayout, then the positional code).
+  const Matrix& tokens();
+  /// A head's Q, K (N × m') and V (N × 3).
+  const HeadQKV& qkv(int head);
+  /// T_out = A V of a head (eq. 26.21), N × 3.
+  const Matrix& output(int head);
+  /// The heads' outputs merged by W_MSA (eqs. 26.27–26.28), N × 3.
+  const Matrix& merged_output();
+  /// The full A of a head, N × N. Throws Error when it is too large (see AttentionEngine).
+  const Matrix& matrix(int head);
+  /// Row of A for a token that is not in the image (question token): `x` is 1 × D like a row
+  /// of tokens(). Returns weights and logits s/(τ√m'), N each, unmasked.
+  std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x);
+
   /// Texture of a head's heat map (cols × rows, masked keys transparent).
   ImTextureID heatmap(int head, const HeatmapStyle& style);
   /// Heat map of a head's row for another query (pinned comparisons); cached per query until
@@ -82,6 +97,15 @@ class Backend {
     GuiTexture texture;
   };
   std::map<int, PinnedMap> pinned_maps_;
+  // Cached read-backs for the teaching views, keyed by what they depend on.
+  struct Cached {
+    unsigned generation = 0;
+    Matrix value;
+  };
+  std::map<std::string, Cached> cache_;
+  std::map<int, std::pair<unsigned, HeadQKV>> qkv_cache_;
+  template <class F>
+  const Matrix& cached(const std::string& key, F&& compute);
 };
 
 }  // namespace attnlab::app

@@ -10,7 +10,7 @@ namespace attnlab {
 
 namespace {
 
-constexpr int kModeRow = 0, kModeFull = 1, kModeOutput = 2;
+constexpr int kModeRow = 0, kModeFull = 1, kModeOutput = 2, kModeExternal = 3;
 constexpr GLuint kLocal = 64;  // local size of tokenize, project, merge
 
 GLuint groups(int n, GLuint local) { return (static_cast<GLuint>(n) + local - 1) / local; }
@@ -176,7 +176,6 @@ void AttentionEngine::ensure_qkv() {
   const int N = this->N();
   const int np = static_cast<int>(setup_->P.cols());
   const int D = TokenLayout::d + np;
-  const bool concat = settings_.pos.mode == PosMode::Concat;
   // Every head's W_q', W_k' (concat mode appends λ·[0 | I] over the P columns of X), then W_v,
   // packed into one buffer; Q and K of all heads share offsets in their two buffers.
   std::vector<float> W;
@@ -187,19 +186,13 @@ void AttentionEngine::ensure_qkv() {
   int qk_total = 0;
   auto append = [&](const Matrix& M, std::vector<int>& offs) {
     offs.push_back(static_cast<int>(W.size()));
-    Matrix full = M;
-    if (concat && &offs != &w_v_off) {
-      full.conservativeResize(M.rows() + np, M.cols());
-      full.bottomRows(np).setZero();
-      for (int k = 0; k < np; ++k) full(M.rows() + k, TokenLayout::d + k) = settings_.pos.lambda;
-    }
-    W.insert(W.end(), full.data(), full.data() + full.size());
-    return static_cast<int>(full.rows());
+    W.insert(W.end(), M.data(), M.data() + M.size());
+    return static_cast<int>(M.rows());
   };
   for (int h = 0; h < kHeadCount; ++h) {
     const Head& head = setup_->heads[h];
-    const int m = append(head.W_q, w_q_off);
-    append(head.W_k, w_k_off);
+    const int m = append(query_key_weights(head.W_q, settings_.pos, np), w_q_off);
+    append(query_key_weights(head.W_k, settings_.pos, np), w_k_off);
     append(head.W_v, w_v_off);
     gpu_->qk_offset.push_back(qk_total);
     gpu_->m.push_back(m);
@@ -282,6 +275,39 @@ const RowSet& AttentionEngine::rows() {
   for (int h = 0; h < kHeadCount; ++h) rows_.empty[h] = aux[static_cast<size_t>(kHeadCount) * N + h] != 0.0f;
   rows_dirty_ = false;
   return rows_;
+}
+
+Matrix AttentionEngine::head_weights_q(int head) const {
+  return query_key_weights(setup_->heads[head].W_q, settings_.pos, static_cast<int>(setup_->P.cols()));
+}
+
+int AttentionEngine::head_m(int head) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  ensure_qkv();
+  return gpu_->m[head];
+}
+
+std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token(int head, const RowVector& x) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  ensure_qkv();
+  const Matrix Wq = head_weights_q(head);
+  if (x.size() != Wq.cols())
+    throw Error("a question token needs " + std::to_string(Wq.cols()) + " values, got " + std::to_string(x.size()));
+  const RowVector q = x * Wq.transpose();  // eq. 26.11: q = W_q t
+  const int N = this->N();
+  gl::BindingGuard guard;
+  gl::Buffer qbuf(static_cast<size_t>(q.size()) * 4, q.data());
+  gl::Buffer out(static_cast<size_t>(kHeadCount) * N * 4), aux((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
+  set_attend_uniforms(kModeExternal, head, 0);
+  gl::bind(5, out);
+  gl::bind(6, aux);
+  gl::bind(7, qbuf);
+  gl::dispatch(gpu_->attend, 1);
+  // The single work group wrote head `head`'s slice (h = u_head in this mode).
+  std::vector<float> w(static_cast<size_t>(N)), l(static_cast<size_t>(N));
+  out.download(w.data(), w.size() * 4, static_cast<size_t>(head) * N * 4);
+  aux.download(l.data(), l.size() * 4, static_cast<size_t>(head) * N * 4);
+  return {std::move(w), std::move(l)};
 }
 
 Matrix AttentionEngine::matrix(int head) {

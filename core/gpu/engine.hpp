@@ -78,6 +78,12 @@ class AttentionEngine {
   Matrix tokens();
   /// A head's Q, K (N × m') and V (N × 3) as computed on the GPU.
   HeadQKV qkv(int head);
+  /// Row of A for a query that is not one of the tokens (a question token, eqs. 26.14–26.15):
+  /// `x` is a head input row (1 × D, like a row of X = [T | P]); q = W_q' x on the CPU, then
+  /// a_j = softmax_j(q·k_j / (τ√m')) on the GPU, unmasked. Returns weights and logits (N each).
+  std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x);
+  /// m' of a head (query/key length after the positional mode).
+  int head_m(int head);
   /// Heat map of a head's row over the grid: a cols × rows RGBA8 texture, masked keys
   /// transparent. Valid until the next change of image or patch size.
   const gl::Texture& heatmap(int head, const HeatmapStyle& style);
@@ -94,6 +100,7 @@ class AttentionEngine {
   void ensure_qkv();
   void upload_mask();
   void set_attend_uniforms(int mode, int head, int row_base);
+  Matrix head_weights_q(int head) const;  // W_q' (m' × D) as the GPU uses it
   struct Buffers;
   std::unique_ptr<Buffers> gpu_;
   Settings settings_;

@@ -276,3 +276,34 @@ TEST_F(Gpu, LargeGridRowPassWorks) {
   const Reference ref(img, s);
   compare_rows(engine, ref, 8191, "N=16384");
 }
+
+TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
+  // An external query (figs. 26.7–26.8): a pure green "question" for the colour head, and the
+  // same token through the concat head of colour+position (its code part is 0: no position).
+  for (PosMode pos : {PosMode::None, PosMode::Concat}) {
+    Settings s;
+    s.patch = 20;
+    s.pos.mode = pos;
+    AttentionEngine engine;
+    engine.set_settings(s);
+    engine.set_image(safari());
+    const Reference ref(safari(), s);
+    RowVector x = RowVector::Zero(ref.X().cols());
+    x[TokenLayout::kColour + 1] = 0.8f;     // c = (0, 0.8, 0)
+    x[TokenLayout::kUnitColour + 1] = 1.0f;  // ĉ = (0, 1, 0)
+    for (int h : {0, 2}) {
+      const auto [w, l] = engine.row_for_token(h, x);
+      // q' = [W_q x; λ p] with p taken from x's code part (0 here)
+      const Matrix Wq = query_key_weights(ref.heads()[h].W_q, s.pos, static_cast<int>(ref.P().cols()));
+      const RowVector q = x * Wq.transpose();
+      const RowResult expect = attention_row_for(q, ref.qkv(h).K, s.temperature);
+      double sum = 0;
+      for (int j = 0; j < ref.N(); ++j) {
+        ASSERT_NEAR(w[static_cast<size_t>(j)], expect.weights[j], kRel * expect.weights[j] + kAbs) << "head " << h << " key " << j;
+        sum += w[static_cast<size_t>(j)];
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-5);
+      EXPECT_EQ(engine.head_m(h), ref.qkv(h).m());
+    }
+  }
+}

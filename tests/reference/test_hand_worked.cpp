@@ -152,3 +152,14 @@ TEST(HandWorked, ParameterCountsOfExercise12_1) {
   EXPECT_EQ(vit.qkv_weights, 3LL * 768 * 768);
   EXPECT_EQ(vit.fc_weights, 768LL * 768 * 196 * 196);
 }
+
+TEST(HandWorked, ConcatWeightsGiveTheSameQueriesAsProject) {
+  Settings s = k2();
+  s.pos.mode = PosMode::Concat;
+  s.pos.lambda = 0.5f;
+  const Reference ref(four_patch_image(), s);
+  for (int h = 0; h < kHeadCount; ++h) {
+    const Matrix Wq = query_key_weights(ref.heads()[h].W_q, s.pos, static_cast<int>(ref.P().cols()));
+    EXPECT_LT((ref.X() * Wq.transpose() - ref.qkv(h).Q).cwiseAbs().maxCoeff(), 1e-6) << h;
+  }
+}
