@@ -1,5 +1,7 @@
 #include "app/cli.hpp"
 
+#include "app/gui/render_commands.hpp"
+
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/context.hpp"
@@ -21,6 +23,16 @@ Usage:
   attnlab row --image IMG --patch K --query COL,ROW [options]
                            print row i of the attention matrix A as CSV: H/K lines of
                            W/K weights, in the patch grid's layout (computed on the GPU)
+  attnlab render --image IMG --patch K --query COL,ROW [options] [--view NAME]
+                 [--size WxH] --out FILE.png [--force]
+                           draw a view of the app without a window (EGL), with a
+                           sidecar FILE.json of every setting
+  attnlab render --from FILE.json --out FILE.png [--force]
+                           draw again what a sidecar describes
+  attnlab figure --image IMG --patch K --queries "C1,R1;C2,R2;..." [options]
+                 --out FILE.png [--panel PX] [--force]
+                           input, query/key features and one map per query in a row
+                           (the layout of fig. 26.12), for slides
   attnlab --help | --version
 
 Options of row:
@@ -40,7 +52,18 @@ Options of row:
   --edge crop|pad       what to do with pixels past the last whole patch (default crop)
   --seed S              seed of the random projections (default 7)
 
-Bad arguments or files: one line on stderr, exit code 2.
+Options of render and figure (besides those of row):
+  --view NAME           map (default), heads, tokenization, question, step, output,
+                        permutation, matrix, positional, cost
+  --size WxH            picture size in pixels (render; default 1200x900)
+  --panel PX            panel size in pixels (figure; default 320)
+  --colormap NAME       fire (default), bmy, kbgyw, blue, gray, cb-blue-yellow, cb-red-cyan
+  --normalization N     minmax (default), absolute, log
+  --opacity A           heat map over the photo, 0..1 (default 0.65)
+  --force               replace FILE.png and FILE.json if they exist
+
+Existing files are never replaced without --force. Bad arguments or files: one line
+on stderr, exit code 2, nothing written.
 )";
 }
 
@@ -167,6 +190,13 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
         return 0;
       }
       return run_row(rest);
+    }
+    if (cmd == "render" || cmd == "figure") {
+      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
+        std::fputs(usage().c_str(), stdout);
+        return 0;
+      }
+      return cmd == "render" ? run_render(rest) : run_figure(rest);
     }
     if (cmd.starts_with("-")) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
     if (args.size() == 1) return std::nullopt;  // attnlab IMAGE: the GUI

@@ -1,8 +1,7 @@
-// Rows of the attention matrix (eq. 26.20 with temperature τ and a mask), never storing more
-// than the rows asked for. One work group of 256 invocations per row:
-//   MODE_ROW    : row u_query for every head at once (group = head) → weights and logits;
-//   MODE_FULL   : rows u_row_base.. of one head (group = row) → a tile of A;
-//   MODE_OUTPUT : t_out_i = Σ_j a_ij v_j for every row of one head (eq. 26.21);
+// One row of the attention matrix (eq. 26.20 with temperature τ and a mask), spread over a
+// work group of 256 invocations (the live view asks for one row at a time; attend_rows.comp
+// does many rows, one invocation each):
+//   MODE_ROW     : row u_query for every head at once (group = head) → weights and logits;
 //   MODE_EXTERNAL: one row of one head for a query vector that is not one of the tokens (a
 //                  question token, figs. 26.7–26.8, eqs. 26.14–26.16), unmasked.
 // Softmax is stable: the row max over the kept keys is subtracted; masked keys get exactly 0;
@@ -10,25 +9,21 @@
 layout(local_size_x = 256) in;
 
 #define MODE_ROW 0
-#define MODE_FULL 1
-#define MODE_OUTPUT 2
 #define MODE_EXTERNAL 3
 
 layout(std430, binding = 0) readonly buffer QBuffer { float Qs[]; };   // every head's Q (N × m_h)
 layout(std430, binding = 1) readonly buffer KBuffer { float Ks[]; };   // every head's K (N × m_h)
-layout(std430, binding = 2) readonly buffer VBuffer { float Vs[]; };   // every head's V (N × 3)
 layout(std430, binding = 3) readonly buffer HeadBuffer { ivec4 heads[]; };  // (q/k offset, m, v offset, 0)
 layout(std430, binding = 4) readonly buffer KeepBuffer { uint keep[]; };    // per key, 1 = kept
 layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };
 layout(std430, binding = 6) writeonly buffer AuxBuffer { float Aux[]; };   // MODE_ROW/EXTERNAL: logits (+ empty flags)
 layout(std430, binding = 7) readonly buffer QueryBuffer { float q_ext[]; };  // MODE_EXTERNAL: the query (m)
 
-uniform int u_mode, u_N, u_query, u_head, u_row_base, u_heads;
+uniform int u_mode, u_N, u_query, u_head, u_heads;
 uniform int u_cols, u_mask_kind, u_radius;
 uniform float u_temperature;
 
 shared float s_red[256];
-shared vec3 s_vec[256];
 
 float logit(int h, int i, int j, float scale) {
   ivec4 info = heads[h];
@@ -67,19 +62,6 @@ float reduce_sum(float v) {
   return r;
 }
 
-vec3 reduce_vec(vec3 v) {
-  uint t = gl_LocalInvocationID.x;
-  s_vec[t] = v;
-  barrier();
-  for (uint s = 128u; s > 0u; s >>= 1) {
-    if (t < s) s_vec[t] += s_vec[t + s];
-    barrier();
-  }
-  vec3 r = s_vec[0];
-  barrier();
-  return r;
-}
-
 // The mask for query i and key j (an external query sees every key).
 bool allowed(int i, int j) {
   return u_mode == MODE_EXTERNAL || mask_allowed(u_mask_kind, u_radius, u_cols, i, j, keep[j]);
@@ -92,7 +74,7 @@ void main() {
     i = u_query;
   } else {
     h = u_head;
-    i = u_row_base + int(gl_WorkGroupID.x);
+    i = 0;  // unused: the query vector is q_ext
   }
   int lid = int(gl_LocalInvocationID.x);
   float scale = 1.0 / (u_temperature * sqrt(float(heads[h].y)));
@@ -109,27 +91,10 @@ void main() {
       if (allowed(i, j)) sum += exp(logit(h, i, j, scale) - mx);
   sum = reduce_sum(sum);
 
-  vec3 acc = vec3(0.0);
   for (int j = lid; j < u_N; j += 256) {
     float l = logit(h, i, j, scale);
-    float w = (!empty && allowed(i, j)) ? exp(l - mx) / sum : 0.0;
-    if (u_mode == MODE_ROW || u_mode == MODE_EXTERNAL) {
-      Out[h * u_N + j] = w;
-      Aux[h * u_N + j] = l;
-    } else if (u_mode == MODE_FULL) {
-      Out[(i - u_row_base) * u_N + j] = w;
-    } else {
-      int v = heads[h].z + j * 3;
-      acc += w * vec3(Vs[v], Vs[v + 1], Vs[v + 2]);
-    }
+    Out[h * u_N + j] = (!empty && allowed(i, j)) ? exp(l - mx) / sum : 0.0;
+    Aux[h * u_N + j] = l;
   }
-  if (u_mode == MODE_ROW && lid == 0) Aux[u_heads * u_N + h] = empty ? 1.0 : 0.0;
-  if (u_mode == MODE_OUTPUT) {
-    acc = reduce_vec(acc);
-    if (lid == 0) {
-      Out[(h * u_N + i) * 3 + 0] = acc.x;
-      Out[(h * u_N + i) * 3 + 1] = acc.y;
-      Out[(h * u_N + i) * 3 + 2] = acc.z;
-    }
-  }
+  if (lid == 0) Aux[u_heads * u_N + h] = empty ? 1.0 : 0.0;
 }

@@ -5,6 +5,7 @@
 #include "app/gui/backend.hpp"
 #include "app/gui/export.hpp"
 #include "app/gui/gui.hpp"
+#include "app/gui/headless.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
 #include "core/error.hpp"
@@ -24,8 +25,6 @@
 
 namespace attnlab::app {
 namespace {
-
-constexpr float kBaseFontPx = 16.0f, kFontLoadScale = 2.0f;  // fonts are rasterized at 2× for crisp scaling
 
 std::string glfw_error_text;
 void glfw_error(int, const char* description) { glfw_error_text = description ? description : "?"; }
@@ -497,11 +496,7 @@ int run_gui(const std::string& image) {
   std::filesystem::create_directories(config_dir(), ec);
   const std::string ini = (config_dir() / "imgui.ini").string();
   io.IniFilename = ini.c_str();
-  ImGui::StyleColorsDark();
-  float font_scale = 1.0f;
-  const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  if (std::filesystem::exists(font) && io.Fonts->AddFontFromFileTTF(font, kBaseFontPx * kFontLoadScale))
-    font_scale = 1.0f / kFontLoadScale;
+  const float font_scale = setup_app_style(1.0f);
   glfwSetKeyCallback(window, on_key);  // before ImGui's backend, which chains to it
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");

@@ -43,8 +43,11 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
               state.query_pinned ? "[pinned]" : "[follows mouse]",
               std::string(head_name(static_cast<HeadKind>(state.main_head))).c_str(),
               rows.empty[state.main_head] ? "  (every key masked: row is 0)" : "");
-  ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d   frame %.1f ms   row pass %.2f ms   %s", g.N(), g.cols, g.rows, K,
-                      state.last_frame_ms, state.row_pass_ms, state.backend_name.c_str());
+  if (state.last_frame_ms > 0)  // the live app: how fast the last frame and row pass were
+    ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d   frame %.1f ms   row pass %.2f ms   %s", g.N(), g.cols, g.rows,
+                        K, state.last_frame_ms, state.row_pass_ms, state.backend_name.c_str());
+  else
+    ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d", g.N(), g.cols, g.rows, K);
 
   // The canvas: everything left of the colour bar.
   const float bar_space = 150.0f * ImGui::GetIO().FontGlobalScale;

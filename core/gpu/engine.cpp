@@ -42,7 +42,7 @@ bool same_projections(const Settings& a, const Settings& b) {
 }
 
 struct AttentionEngine::Buffers {
-  gl::Program tokenize, project, attend, merge, colormap;
+  gl::Program tokenize, project, attend, attend_rows, merge, colormap;
   gl::Texture image;
   gl::Buffer X, W_tok, W_pos;
   gl::Buffer W, head_info, Q, K, V;
@@ -59,6 +59,7 @@ AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
   gpu_->tokenize = gl::compile_embedded("tokenize.comp", defs);
   gpu_->project = gl::compile_embedded("project.comp", defs);
   gpu_->attend = gl::compile_embedded("attend.comp", defs);
+  gpu_->attend_rows = gl::compile_embedded("attend_rows.comp", defs);
   gpu_->merge = gl::compile_embedded("merge.comp", defs);
   gpu_->colormap = gl::compile_embedded("colormap.comp", defs);
   for (int c = 0; c < kColormapCount; ++c) {
@@ -231,14 +232,12 @@ void AttentionEngine::ensure_qkv() {
   rows_dirty_ = true;
 }
 
-void AttentionEngine::set_attend_uniforms(int mode, int head, int row_base) {
-  const auto& p = gpu_->attend;
+void AttentionEngine::set_attend_uniforms(const gl::Program& p, int mode, int head) {
   glUseProgram(p.id());
   glUniform1i(p.uniform("u_mode"), mode);
   glUniform1i(p.uniform("u_N"), N());
   glUniform1i(p.uniform("u_query"), query_);
   glUniform1i(p.uniform("u_head"), head);
-  glUniform1i(p.uniform("u_row_base"), row_base);
   glUniform1i(p.uniform("u_heads"), kHeadCount);
   glUniform1i(p.uniform("u_cols"), grid().cols);
   glUniform1i(p.uniform("u_mask_kind"), static_cast<int>(settings_.mask.kind));
@@ -260,7 +259,7 @@ const RowSet& AttentionEngine::rows() {
     gpu_->rows = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 4);
     gpu_->aux = gl::Buffer((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
   }
-  set_attend_uniforms(kModeRow, 0, 0);
+  set_attend_uniforms(gpu_->attend, kModeRow, 0);
   gl::bind(5, gpu_->rows);
   gl::bind(6, gpu_->aux);
   gl::dispatch(gpu_->attend, kHeadCount);
@@ -298,7 +297,7 @@ std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token
   gl::BindingGuard guard;
   gl::Buffer qbuf(static_cast<size_t>(q.size()) * 4, q.data());
   gl::Buffer out(static_cast<size_t>(kHeadCount) * N * 4), aux((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
-  set_attend_uniforms(kModeExternal, head, 0);
+  set_attend_uniforms(gpu_->attend, kModeExternal, head);
   gl::bind(5, out);
   gl::bind(6, aux);
   gl::bind(7, qbuf);
@@ -323,13 +322,14 @@ Matrix AttentionEngine::matrix(int head) {
   Matrix A(N, N);
   gl::BindingGuard guard;
   gl::Buffer tile(static_cast<size_t>(std::min(tile_rows, N)) * row_bytes);
-  gl::Buffer unused_aux(4);
+  const auto& p = gpu_->attend_rows;
   for (int base = 0; base < N; base += tile_rows) {
     const int count = std::min(tile_rows, N - base);
-    set_attend_uniforms(kModeFull, head, base);
+    set_attend_uniforms(p, kModeFull, head);
+    glUniform1i(p.uniform("u_row_base"), base);
+    glUniform1i(p.uniform("u_row_count"), count);
     gl::bind(5, tile);
-    gl::bind(6, unused_aux);
-    gl::dispatch(gpu_->attend, static_cast<GLuint>(count));
+    gl::dispatch(p, groups(count, kLocal));
     tile.download(A.row(base).data(), static_cast<size_t>(count) * row_bytes);
   }
   ++counts_.full;
@@ -343,11 +343,12 @@ Matrix AttentionEngine::output(int head) {
   gl::BindingGuard guard;
   if (gpu_->outputs.bytes() != static_cast<size_t>(kHeadCount) * N * 3 * 4)
     gpu_->outputs = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 3 * 4);
-  gl::Buffer unused_aux(4);
-  set_attend_uniforms(kModeOutput, head, 0);
+  const auto& p = gpu_->attend_rows;
+  set_attend_uniforms(p, kModeOutput, head);
+  glUniform1i(p.uniform("u_row_base"), 0);
+  glUniform1i(p.uniform("u_row_count"), N);
   gl::bind(5, gpu_->outputs);
-  gl::bind(6, unused_aux);
-  gl::dispatch(gpu_->attend, static_cast<GLuint>(N));
+  gl::dispatch(p, groups(N, kLocal));
   ++counts_.output;
   Matrix out(N, 3);
   gpu_->outputs.download(out.data(), static_cast<size_t>(N) * 3 * 4, static_cast<size_t>(head) * N * 3 * 4);

@@ -1,0 +1,45 @@
+#pragma once
+// Draws the app's views without a window: an EGL context (core's HeadlessContext), a
+// framebuffer object of the asked size and an ImGui context rendered by the same OpenGL3
+// backend as the window, so a view comes out with the same pixels as in the app.
+#include "core/gpu/context.hpp"
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace attnlab::app {
+
+class HeadlessUi {
+ public:
+  /// Makes the context, a width × height RGBA8 framebuffer and an ImGui context with the
+  /// app's font. Throws Error (no EGL/GPU, size out of 16..8192) with one line.
+  HeadlessUi(int width, int height, float ui_scale = 1.0f);
+  ~HeadlessUi();
+  HeadlessUi(const HeadlessUi&) = delete;
+  HeadlessUi& operator=(const HeadlessUi&) = delete;
+
+  /// Runs `frames` ImGui frames calling `draw` in each (layouts settle after the first), and
+  /// returns the last one as 8-bit RGB, rows from the top (width × height × 3 bytes).
+  std::vector<std::uint8_t> render(const std::function<void()>& draw, int frames = 3);
+
+  int width() const { return w_; }
+  int height() const { return h_; }
+  const GlInfo& gl() const { return context_.info(); }
+
+ private:
+  HeadlessContext context_;
+  int w_, h_;
+  unsigned fbo_ = 0, colour_ = 0;
+  ::ImGuiContext* imgui_ = nullptr;
+};
+
+/// Sets up the ImGui font and style the app uses (DejaVu Sans when installed) at `ui_scale`.
+/// Needs a current ImGui context; call before the renderer backend is initialized. Returns the
+/// factor FontGlobalScale needs per unit of UI scale (fonts are rasterized at twice the size).
+float setup_app_style(float ui_scale);
+
+}  // namespace attnlab::app

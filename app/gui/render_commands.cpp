@@ -1,0 +1,276 @@
+#include "app/gui/render_commands.hpp"
+
+#include "app/cli.hpp"
+#include "app/gui/app_state.hpp"
+#include "app/gui/backend.hpp"
+#include "app/gui/headless.hpp"
+#include "app/gui/teaching_view.hpp"
+#include "app/gui/views.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/parse.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace attnlab::app {
+namespace {
+
+// Removes a flag (no value) from args; true if it was there.
+bool take_flag(std::vector<std::string>& args, const std::string& flag) {
+  const auto it = std::find(args.begin(), args.end(), flag);
+  if (it == args.end()) return false;
+  args.erase(it);
+  return true;
+}
+
+// Removes `--name value` from args; the value, or empty when absent.
+std::string take_option(std::vector<std::string>& args, const std::string& name) {
+  const auto it = std::find(args.begin(), args.end(), name);
+  if (it == args.end()) return {};
+  if (it + 1 == args.end()) throw Error("option " + name + " needs a value");
+  std::string v = *(it + 1);
+  args.erase(it, it + 2);
+  return v;
+}
+
+std::array<int, 2> parse_size(const std::string& text) {
+  const auto x = text.find('x');
+  if (x == std::string::npos) throw Error("--size must be WIDTHxHEIGHT in pixels, got '" + text + "'");
+  return {parse_int(std::string_view(text).substr(0, x), "--size width", 16, 8192),
+          parse_int(std::string_view(text).substr(x + 1), "--size height", 16, 8192)};
+}
+
+std::filesystem::path sidecar_of(const std::filesystem::path& png) {
+  auto j = png;
+  j.replace_extension(".json");
+  return j;
+}
+
+// The output pair must be free (or --force), and the folder must exist: checked before any work.
+void check_outputs(const std::filesystem::path& out, bool force) {
+  if (out.empty()) throw Error("--out FILE.png is required");
+  if (out.extension() != ".png") throw Error("--out must name a .png file, got '" + out.string() + "'");
+  std::error_code ec;
+  const auto dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
+  if (!std::filesystem::is_directory(dir, ec)) throw Error("cannot write '" + out.string() + "': the folder '" + dir.string() + "' does not exist");
+  for (const auto& p : {out, sidecar_of(out)})
+    if (!force && std::filesystem::exists(p, ec))
+      throw Error("'" + p.string() + "' exists; nothing was written (use --force to replace it)");
+}
+
+// Writes the PNG and its sidecar; if the second fails the first is removed again.
+void write_outputs(const std::filesystem::path& out, int w, int h, const std::vector<std::uint8_t>& rgb,
+                   const nlohmann::json& sidecar, bool force) {
+  write_png(out, w, h, 3, rgb, force);
+  try {
+    write_file_safely(sidecar_of(out), sidecar.dump(2) + "\n", force);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(out, ec);
+    throw;
+  }
+}
+
+// The settings the command line gives, as the app's state (query pinned, options applied).
+AppState state_from(const QueryOptions& o, const std::vector<std::pair<std::string, std::string>>& extra) {
+  AppState s;
+  s.attention = o.settings;
+  s.query = {o.col, o.row};
+  s.query_pinned = true;
+  s.main_head = static_cast<int>(o.head);
+  s.image_path = std::filesystem::absolute(o.image);
+  for (const auto& [k, v] : extra) {
+    if (k == "--colormap") s.colormap = parse_colormap(v);
+    else if (k == "--normalization") s.normalization = parse_normalization(v);
+    else if (k == "--opacity") s.opacity = parse_float(v, "--opacity", 0.0f, 1.0f);
+  }
+  s.show_grid = true;
+  return s;
+}
+
+// Loads the image and sets up the backend for the state; the painted cells need the grid.
+void prepare(Backend& backend, AppState& s, const std::vector<std::array<int, 2>>& painted) {
+  const Image img = load_image(s.image_path);
+  const ModelSetup probe = make_setup(img.width, img.height, s.attention);
+  if (!painted.empty()) s.attention.mask.painted = painted_indices(painted, probe.grid);
+  token_at(probe.grid, s.query.col, s.query.row);  // throws for a query outside the grid
+  backend.set_image(img, s.attention);
+  backend.set_query(backend.grid().index(s.query.col, s.query.row));
+}
+
+void begin_full_window(const char* id) {
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+  ImGui::Begin(id, nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
+}
+
+}  // namespace
+
+std::vector<std::string> render_view_names() {
+  std::vector<std::string> names = {"map", "heads"};
+  for (const auto& v : make_teaching_views()) names.emplace_back(v->name());
+  return names;
+}
+
+int run_render(const std::vector<std::string>& in) {
+  std::vector<std::string> args = in;
+  const bool force = take_flag(args, "--force");
+  const std::filesystem::path out = take_option(args, "--out");
+  const std::string from = take_option(args, "--from");
+  std::string view = "map";
+  std::array<int, 2> size = {1200, 900};
+  AppState state;
+  std::vector<std::array<int, 2>> painted;
+  if (!from.empty()) {  // everything from a sidecar written by an earlier render
+    if (!args.empty()) throw Error("--from FILE.json takes only --out and --force, got '" + args[0] + "'");
+    std::ifstream f(from);
+    if (!f) throw Error("cannot read '" + from + "'");
+    const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw Error("'" + from + "' is not a JSON settings file");
+    apply_json(j, state);
+    if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
+    view = j["render"].value("view", view);
+    size = {j["render"].value("width", size[0]), j["render"].value("height", size[1])};
+    state.query_pinned = true;
+  } else {
+    std::vector<std::pair<std::string, std::string>> extra;
+    const QueryOptions o = parse_query_options(args, {"--view", "--size", "--colormap", "--normalization", "--opacity"}, &extra);
+    state = state_from(o, extra);
+    painted = o.painted_cells;
+    for (const auto& [k, v] : extra) {
+      if (k == "--view") view = v;
+      if (k == "--size") size = parse_size(v);
+    }
+  }
+  const auto names = render_view_names();
+  if (std::find(names.begin(), names.end(), view) == names.end()) {
+    std::string all;
+    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+    throw Error("unknown view '" + view + "' (expected " + all + ")");
+  }
+  check_outputs(out, force);
+
+  HeadlessUi ui(size[0], size[1], state.ui_scale);
+  Backend backend;
+  prepare(backend, state, painted);
+  auto teaching = make_teaching_views();
+  ViewGeometry geometry;
+  const auto rgb = ui.render([&] {
+    begin_full_window("##render");
+    if (view == "map") draw_image_view(state, backend, geometry);
+    else if (view == "heads") draw_heads_view(state, backend);
+    else
+      for (const auto& v : teaching)
+        if (view == v->name()) {
+          ImGui::Text("%s (%s)", v->title(), v->source());
+          v->draw(state, backend);
+        }
+    ImGui::End();
+  });
+  nlohmann::json sidecar = to_json(state);
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["backend"] = backend.name();
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}};
+  if (geometry.valid) sidecar["image_view"] = {{"x", geometry.x}, {"y", geometry.y}, {"scale", geometry.scale}};
+  sidecar["grid"] = {{"cols", backend.grid().cols}, {"rows", backend.grid().rows}, {"N", backend.grid().N()}, {"K", backend.grid().K}};
+  write_outputs(out, size[0], size[1], rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
+int run_figure(const std::vector<std::string>& in) {
+  std::vector<std::string> args = in;
+  const bool force = take_flag(args, "--force");
+  const std::filesystem::path out = take_option(args, "--out");
+  const std::string queries_text = take_option(args, "--queries");
+  if (queries_text.empty()) throw Error("--queries \"C1,R1;C2,R2;...\" is required");
+  const auto queries = parse_cells(queries_text, "--queries");
+  if (queries.empty() || queries.size() > 8) throw Error("--queries takes 1 to 8 patches");
+  args.insert(args.end(), {"--query", std::to_string(queries[0][0]) + "," + std::to_string(queries[0][1])});
+  std::vector<std::pair<std::string, std::string>> extra;
+  const QueryOptions o = parse_query_options(args, {"--panel", "--colormap", "--normalization", "--opacity"}, &extra);
+  AppState state = state_from(o, extra);
+  int panel = 320;
+  for (const auto& [k, v] : extra)
+    if (k == "--panel") panel = parse_int(v, "--panel", 64, 2048);
+  check_outputs(out, force);
+
+  const int n = static_cast<int>(queries.size()) + 2, gap = 12, label = 28;
+  const int width = n * panel + (n + 1) * gap, height = panel + label + 2 * gap;
+  HeadlessUi ui(width, height, 1.0f);
+  Backend backend;
+  prepare(backend, state, o.painted_cells);
+  const auto& g = backend.grid();
+  for (const auto& q : queries) token_at(g, q[0], q[1]);
+
+  // The query/key features image: each patch painted with the first three components of its
+  // query vector — for the colour head that is the unit mean colour of fig. 26.12.
+  const HeadQKV& qkv = backend.qkv(state.main_head);
+  std::vector<std::uint8_t> feat(static_cast<size_t>(g.N()) * 4, 255);
+  const int shown = std::min(3, qkv.m());
+  for (int c = 0; c < shown; ++c) {
+    const float lo = state.main_head == 0 ? 0.0f : qkv.Q.col(c).minCoeff(), hi = state.main_head == 0 ? 1.0f : qkv.Q.col(c).maxCoeff();
+    for (int i = 0; i < g.N(); ++i)
+      feat[static_cast<size_t>(i) * 4 + c] =
+          static_cast<std::uint8_t>(std::lround(255.0f * std::clamp((qkv.Q(i, c) - lo) / std::max(hi - lo, 1e-12f), 0.0f, 1.0f)));
+  }
+  for (int c = shown; c < 3; ++c)
+    for (int i = 0; i < g.N(); ++i) feat[static_cast<size_t>(i) * 4 + c] = 0;
+  GuiTexture features;
+  features.set(g.cols, g.rows, 4, feat, false);
+  const HeatmapStyle style{state.colormap, state.normalization};
+  std::vector<ImTextureID> maps;
+  for (const auto& q : queries) maps.push_back(backend.heatmap_for(g.index(q[0], q[1]), state.main_head, style));
+
+  const auto rgb = ui.render([&] {
+    begin_full_window("##figure");
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float gw = static_cast<float>(g.cols * g.K), gh = static_cast<float>(g.rows * g.K);
+    const float scale = static_cast<float>(panel) / std::max(gw, gh);
+    auto panel_at = [&](int k) { return ImVec2(static_cast<float>(gap + k * (panel + gap)), static_cast<float>(gap)); };
+    auto caption = [&](int k, const std::string& text) {
+      const ImVec2 p = panel_at(k);
+      const float tw = ImGui::CalcTextSize(text.c_str()).x;
+      dl->AddText(ImVec2(p.x + (static_cast<float>(panel) - tw) * 0.5f, p.y + static_cast<float>(panel) + 6), IM_COL32(255, 255, 255, 255), text.c_str());
+    };
+    auto photo = [&](int k) {
+      const ImVec2 p = panel_at(k);
+      dl->AddImage(backend.photo(), p,
+                   ImVec2(p.x + static_cast<float>(backend.image().width) * scale, p.y + static_cast<float>(backend.image().height) * scale));
+    };
+    photo(0);
+    caption(0, "input");
+    {
+      const ImVec2 p = panel_at(1);
+      dl->AddImage(features.im(), p, ImVec2(p.x + gw * scale, p.y + gh * scale));
+      caption(1, state.main_head == 0 ? "query/key features (unit mean colour)" : "query features (first 3 of q)");
+    }
+    for (size_t k = 0; k < queries.size(); ++k) {
+      const int slot = static_cast<int>(k) + 2;
+      const ImVec2 p = panel_at(slot);
+      photo(slot);
+      dl->AddImage(maps[k], p, ImVec2(p.x + gw * scale, p.y + gh * scale), ImVec2(0, 0), ImVec2(1, 1),
+                   IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));
+      const float x0 = p.x + static_cast<float>(queries[k][0] * g.K) * scale, y0 = p.y + static_cast<float>(queries[k][1] * g.K) * scale;
+      const float side = static_cast<float>(g.K) * scale;
+      dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x0 + side + 1, y0 + side + 1), IM_COL32(0, 0, 0, 255), 0, 0, 4.0f);
+      dl->AddRect(ImVec2(x0, y0), ImVec2(x0 + side, y0 + side), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
+      caption(slot, "query (" + std::to_string(queries[k][0]) + "," + std::to_string(queries[k][1]) + ")");
+    }
+    ImGui::End();
+  });
+  nlohmann::json sidecar = to_json(state);
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["backend"] = backend.name();
+  sidecar["figure"] = {{"queries", queries}, {"panel", panel}, {"gap", gap}, {"width", width}, {"height", height}};
+  sidecar["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
+  write_outputs(out, width, height, rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,247 @@
+// The command line as a user runs it, without a display: `attnlab row`, `render`, `figure`.
+#include "core/colormap.hpp"
+#include "core/reference.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+// Runs attnlab with `args` (already shell-quoted) and no DISPLAY; captures stdout and stderr.
+CliRun run_attnlab(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("attnlab-cli-out-" + std::to_string(::getpid()));
+  const auto err = dir / ("attnlab-cli-err-" + std::to_string(::getpid()));
+  const std::string cmd = "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args + " >'" +
+                          out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+std::string safari() { return "'" + asset("safari.jpg").string() + "'"; }
+
+std::vector<std::vector<double>> parse_csv(const std::string& text) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<double> row;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) row.push_back(std::stod(cell));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+void expect_one_line_error(const CliRun& r, const std::string& part) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
+}
+
+}  // namespace
+
+TEST(CliRow, SafariColourRowIsTheGridOfTheReferenceRow) {
+  const CliRun r = run_attnlab("row --image " + safari() + " --patch 20 --query 12,8");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = parse_csv(r.out);
+  ASSERT_EQ(rows.size(), 25u);
+  Settings s;
+  s.patch = 20;
+  const Reference ref(load_image(asset("safari.jpg")), s);
+  const auto expect = ref.row(0, ref.grid().index(12, 8));
+  double sum = 0;
+  for (int row = 0; row < 25; ++row) {
+    ASSERT_EQ(rows[row].size(), 25u);
+    for (int col = 0; col < 25; ++col) {
+      const double e = expect.weights[ref.grid().index(col, row)];
+      EXPECT_NEAR(rows[row][col], e, 1e-4 * e) << col << "," << row;
+      sum += rows[row][col];
+    }
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-5);
+}
+
+TEST(CliRow, OptionsReachTheMath) {
+  const CliRun r = run_attnlab("row --image " + safari() + " --patch 50 --query 3,4 --head position --mask causal --pos concat --temperature 0.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  Settings s;
+  s.patch = 50;
+  s.mask.kind = MaskKind::Causal;
+  s.pos.mode = PosMode::Concat;
+  s.temperature = 0.5f;
+  const Reference ref(load_image(asset("safari.jpg")), s);
+  const int i = ref.grid().index(3, 4);
+  const auto expect = ref.row(static_cast<int>(HeadKind::Position), i);
+  const auto rows = parse_csv(r.out);
+  ASSERT_EQ(rows.size(), 10u);
+  for (int j = 0; j < ref.N(); ++j) {
+    const double got = rows[static_cast<size_t>(j / 10)][static_cast<size_t>(j % 10)];
+    if (j > i) {
+      EXPECT_EQ(got, 0.0) << "masked key " << j;
+    }
+    EXPECT_NEAR(got, expect.weights[j], 1e-4 * expect.weights[j] + 1e-7) << j;
+  }
+}
+
+TEST(CliRow, BadArgumentsAreOneLineAndExitTwo) {
+  expect_one_line_error(run_attnlab("row --image /no/such.png --patch 20 --query 1,1"), "no such file");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 0 --query 1,1"), "--patch");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 600 --query 0,0"), "larger than the image");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 25,0"), "outside");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query x,1"), "--query");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 1,1 --temperature 0"), "--temperature");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 1,1 --head colr"), "unknown head");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 1,1 --mask diagonal"), "unknown mask");
+  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20"), "--query");
+  expect_one_line_error(run_attnlab("frobnicate --now"), "unknown command");
+  const CliRun help = run_attnlab("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("colour+position"), std::string::npos);
+  EXPECT_NE(run_attnlab("--version").out.find("attnlab "), std::string::npos);
+}
+
+TEST(CliRender, MapViewDrawsTheRowWhereThePatchesAre) {
+  const auto dir = temp_dir();
+  const auto png = dir / "map.png";
+  const CliRun r = run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --colormap gray --opacity 1 --size 1000x800 --out '" +
+                        png.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Image shot = load_image(png);
+  EXPECT_EQ(shot.width, 1000);
+  EXPECT_EQ(shot.height, 800);
+  const auto j = read_json(dir / "map.json");
+  EXPECT_EQ(j.at("render").at("view"), "map");
+  EXPECT_EQ(j.at("query").at("col"), 12);
+  const float x = j.at("image_view").at("x"), y = j.at("image_view").at("y"), scale = j.at("image_view").at("scale");
+  // The query outline (cyan) runs along the query patch's border.
+  const int ox = static_cast<int>(x + 250.0f * scale), oy = static_cast<int>(y + 160.0f * scale);
+  EXPECT_NEAR(shot.at(ox, oy, 0), 0.0f, 0.05f);
+  EXPECT_NEAR(shot.at(ox, oy, 1), 1.0f, 0.05f);
+  EXPECT_NEAR(shot.at(ox, oy, 2), 1.0f, 0.05f);
+  // Every other patch's grey level is its weight, normalized min–max: the brightest patches
+  // are the row's largest weights.
+  Settings s;
+  s.patch = 20;
+  const Reference ref(load_image(asset("safari.jpg")), s);
+  const int i = ref.grid().index(12, 8);
+  const auto row = ref.row(0, i);
+  const std::span<const float> w(row.weights.data(), static_cast<size_t>(ref.N()));
+  const ValueRange range = normalization_range(w, {}, Normalization::MinMax);
+  const auto table = colormap_table(Colormap::Gray);
+  double worst = 0;
+  for (int k = 0; k < ref.N(); ++k) {
+    if (k == i) continue;
+    const float v = shot.at(static_cast<int>(x + static_cast<float>(ref.grid().col_of(k) * 20 + 10) * scale),
+                            static_cast<int>(y + static_cast<float>(ref.grid().row_of(k) * 20 + 10) * scale), 1);
+    int best = 0;
+    for (int e = 1; e < 256; ++e)
+      if (std::abs(table[e * 3 + 1] - v) < std::abs(table[best * 3 + 1] - v)) best = e;
+    worst = std::max(worst, std::abs(best / 255.0 - normalize_value(w[static_cast<size_t>(k)], range, Normalization::MinMax)));
+  }
+  EXPECT_LT(worst, 0.02);
+}
+
+TEST(CliRender, EveryViewRendersAtTheSizeAsked) {
+  const auto dir = temp_dir();
+  for (const std::string view : {"map", "heads", "tokenization", "question", "step", "output", "permutation", "matrix", "positional", "cost"}) {
+    const auto png = dir / (view + ".png");
+    const CliRun r = run_attnlab("render --image " + safari() + " --patch 25 --query 9,7 --view " + view + " --size 900x700 --out '" +
+                          png.string() + "'");
+    ASSERT_EQ(r.code, 0) << view << ": " << r.err;
+    const Image shot = load_image(png);
+    EXPECT_EQ(shot.width, 900) << view;
+    EXPECT_EQ(shot.height, 700) << view;
+    EXPECT_EQ(read_json(dir / (view + ".json")).at("render").at("view"), view);
+  }
+}
+
+TEST(CliRender, FromSidecarGivesTheSamePixels) {
+  const auto dir = temp_dir();
+  const CliRun first = run_attnlab("render --image " + safari() + " --patch 16 --query 20,18 --head texture --mask window:3 --pos concat --view heads --size 800x600 --out '" +
+                            (dir / "a.png").string() + "'");
+  ASSERT_EQ(first.code, 0) << first.err;
+  const CliRun again = run_attnlab("render --from '" + (dir / "a.json").string() + "' --out '" + (dir / "b.png").string() + "'");
+  ASSERT_EQ(again.code, 0) << again.err;
+  const Image a = load_image(dir / "a.png"), b = load_image(dir / "b.png");
+  ASSERT_EQ(a.width, b.width);
+  ASSERT_EQ(a.height, b.height);
+  EXPECT_EQ(a.rgb, b.rgb);
+  const auto ja = read_json(dir / "a.json"), jb = read_json(dir / "b.json");
+  EXPECT_EQ(ja.at("mask"), jb.at("mask"));
+  EXPECT_EQ(ja.at("head"), "texture");
+  EXPECT_EQ(jb.at("head"), "texture");
+}
+
+TEST(CliRender, NeverOverwritesAndLeavesNothingOnErrors) {
+  const auto dir = temp_dir();
+  const auto png = dir / "slide.png";
+  const std::string base = "render --image " + safari() + " --patch 20 --query 12,8 --size 300x200 --out '" + png.string() + "'";
+  ASSERT_EQ(run_attnlab(base).code, 0);
+  const std::string before = read_file(png);
+  expect_one_line_error(run_attnlab(base + " --view heads"), "exists");
+  EXPECT_EQ(read_file(png), before);
+  EXPECT_EQ(run_attnlab(base + " --view heads --force").code, 0);
+  EXPECT_NE(read_file(png), before);
+  expect_one_line_error(run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --out '" + (dir / "no" / "x.png").string() + "'"),
+                        "does not exist");
+  std::filesystem::create_directories(dir / "ro");
+  std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  const CliRun ro = run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --out '" + (dir / "ro" / "x.png").string() + "'");
+  if (::geteuid() != 0) expect_one_line_error(ro, "cannot write");  // root may write anyway
+  expect_one_line_error(run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --view nothing --out '" + (dir / "v.png").string() + "'"),
+                        "unknown view");
+  expect_one_line_error(run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --size 10x10 --out '" + (dir / "s.png").string() + "'"),
+                        "--size");
+  EXPECT_FALSE(std::filesystem::exists(dir / "v.png"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "v.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "no"));
+  for (const auto& e : std::filesystem::directory_iterator(dir))  // no temporary left behind
+    EXPECT_EQ(e.path().filename().string().find(".png."), std::string::npos) << e.path();
+}
+
+TEST(CliFigure, ThreeQueriesOnTheSafariLikeFig26_12) {
+  const auto dir = temp_dir();
+  const auto png = dir / "f.png";
+  const CliRun r = run_attnlab("figure --image " + safari() + " --patch 20 --queries '12,8;18,16;5,20' --out '" + png.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = read_json(dir / "f.json");
+  const int panel = j.at("figure").at("panel"), gap = j.at("figure").at("gap");
+  const Image shot = load_image(png);
+  EXPECT_EQ(shot.width, 5 * panel + 6 * gap);
+  EXPECT_EQ(shot.height, j.at("figure").at("height").get<int>());
+  // Each map's query outline is cyan on the top edge of its patch.
+  const int queries[3][2] = {{12, 8}, {18, 16}, {5, 20}};
+  const float scale = static_cast<float>(panel) / 500.0f;
+  for (int k = 0; k < 3; ++k) {
+    const int px = gap + (k + 2) * (panel + gap) + static_cast<int>(static_cast<float>(queries[k][0] * 20 + 10) * scale);
+    const int py = gap + static_cast<int>(std::lround(static_cast<float>(queries[k][1] * 20) * scale));
+    EXPECT_LT(shot.at(px, py, 0), 0.1f) << k;
+    EXPECT_GT(shot.at(px, py, 1), 0.9f) << k;
+    EXPECT_GT(shot.at(px, py, 2), 0.9f) << k;
+  }
+  expect_one_line_error(run_attnlab("figure --image " + safari() + " --patch 20 --queries '12,8;30,1' --out '" + (dir / "g.png").string() + "'"),
+                        "outside");
+  EXPECT_FALSE(std::filesystem::exists(dir / "g.png"));
+}
