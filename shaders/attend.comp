@@ -13,7 +13,7 @@ layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) readonly buffer QBuffer { float Qs[]; };   // every head's Q (N × m_h)
 layout(std430, binding = 1) readonly buffer KBuffer { float Ks[]; };   // every head's K (N × m_h)
-layout(std430, binding = 3) readonly buffer HeadBuffer { ivec4 heads[]; };  // (q/k offset, m, v offset, 0)
+layout(std430, binding = 3) readonly buffer HeadBuffer { ivec4 heads[]; };  // (q/k offset, m, v offset, row stride)
 layout(std430, binding = 4) readonly buffer KeepBuffer { uint keep[]; };    // per key, 1 = kept
 layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };
 layout(std430, binding = 6) writeonly buffer AuxBuffer { float Aux[]; };   // MODE_ROW/EXTERNAL: logits (+ empty flags)
@@ -27,12 +27,12 @@ shared float s_red[256];
 
 float logit(int h, int i, int j, float scale) {
   ivec4 info = heads[h];
-  int m = info.y;
+  int m = info.y, stride = info.w;
   float acc = 0.0;
   if (u_mode == MODE_EXTERNAL)
-    for (int c = 0; c < m; ++c) acc += q_ext[c] * Ks[info.x + j * m + c];
+    for (int c = 0; c < m; ++c) acc += q_ext[c] * Ks[info.x + j * stride + c];
   else
-    for (int c = 0; c < m; ++c) acc += Qs[info.x + i * m + c] * Ks[info.x + j * m + c];
+    for (int c = 0; c < m; ++c) acc += Qs[info.x + i * stride + c] * Ks[info.x + j * stride + c];
   return acc * scale;  // s_ij / (τ √m)
 }
 

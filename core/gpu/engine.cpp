@@ -46,7 +46,8 @@ struct AttentionEngine::Buffers {
   gl::Texture image;
   gl::Buffer X, W_tok, W_pos;
   gl::Buffer W, head_info, Q, K, V;
-  std::vector<int> qk_offset, m;  // per head, in floats
+  std::vector<int> qk_offset, m, stride;  // per head, in floats; rows of Q, K padded to stride
+  gl::BufferTexture Q_tex, K_tex, V_tex, keep_tex;  // the same buffers through the texture path
   gl::Buffer keep, rows, aux, outputs, merged, W_MSA;
   std::array<gl::Buffer, kColormapCount> luts;
   std::array<gl::Texture, kHeadCount> heatmaps;
@@ -132,10 +133,12 @@ void AttentionEngine::set_query(int i) {
 void AttentionEngine::upload_mask() {
   const auto& keep8 = setup_->mask.key_keep();
   std::vector<std::uint32_t> keep(keep8.begin(), keep8.end());
-  if (gpu_->keep.bytes() == keep.size() * 4)
+  if (gpu_->keep.bytes() == keep.size() * 4) {
     gpu_->keep.upload(keep.data(), keep.size() * 4);
-  else
+  } else {
     gpu_->keep = make_buffer(keep);
+    gpu_->keep_tex = gl::BufferTexture(gpu_->keep, GL_R32UI);
+  }
 }
 
 void AttentionEngine::ensure_tokens() {
@@ -184,6 +187,7 @@ void AttentionEngine::ensure_qkv() {
   std::vector<std::int32_t> info;
   gpu_->qk_offset.clear();
   gpu_->m.clear();
+  gpu_->stride.clear();
   int qk_total = 0;
   auto append = [&](const Matrix& M, std::vector<int>& offs) {
     offs.push_back(static_cast<int>(W.size()));
@@ -195,10 +199,12 @@ void AttentionEngine::ensure_qkv() {
     const int m = append(query_key_weights(head.W_q, settings_.pos, np), w_q_off);
     append(query_key_weights(head.W_k, settings_.pos, np), w_k_off);
     append(head.W_v, w_v_off);
+    const int stride = (m + 3) / 4 * 4;  // vec4 rows for attend_rows.comp
     gpu_->qk_offset.push_back(qk_total);
     gpu_->m.push_back(m);
-    info.insert(info.end(), {qk_total, m, h * N * 3, 0});
-    qk_total += N * m;
+    gpu_->stride.push_back(stride);
+    info.insert(info.end(), {qk_total, m, h * N * 3, stride});
+    qk_total += N * stride;
   }
   gl::BindingGuard guard;
   gpu_->W = make_buffer(W);
@@ -206,6 +212,9 @@ void AttentionEngine::ensure_qkv() {
   gpu_->Q = gl::Buffer(static_cast<size_t>(qk_total) * sizeof(float));
   gpu_->K = gl::Buffer(static_cast<size_t>(qk_total) * sizeof(float));
   gpu_->V = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 3 * sizeof(float));
+  gpu_->Q_tex = gl::BufferTexture(gpu_->Q, GL_RGBA32F);
+  gpu_->K_tex = gl::BufferTexture(gpu_->K, GL_RGBA32F);
+  gpu_->V_tex = gl::BufferTexture(gpu_->V, GL_RGB32F);
   const auto& p = gpu_->project;
   glUseProgram(p.id());
   glUniform1i(p.uniform("u_N"), N);
@@ -214,13 +223,14 @@ void AttentionEngine::ensure_qkv() {
   gl::bind(1, gpu_->W);
   for (int h = 0; h < kHeadCount; ++h) {
     const struct {
-      int w_off, m, out_off;
+      int w_off, m, stride, out_off;
       const gl::Buffer* out;
-    } jobs[3] = {{w_q_off[h], gpu_->m[h], gpu_->qk_offset[h], &gpu_->Q},
-                 {w_k_off[h], gpu_->m[h], gpu_->qk_offset[h], &gpu_->K},
-                 {w_v_off[h], 3, h * N * 3, &gpu_->V}};
+    } jobs[3] = {{w_q_off[h], gpu_->m[h], gpu_->stride[h], gpu_->qk_offset[h], &gpu_->Q},
+                 {w_k_off[h], gpu_->m[h], gpu_->stride[h], gpu_->qk_offset[h], &gpu_->K},
+                 {w_v_off[h], 3, 3, h * N * 3, &gpu_->V}};
     for (const auto& j : jobs) {
       glUniform1i(p.uniform("u_m"), j.m);
+      glUniform1i(p.uniform("u_stride"), j.stride);
       glUniform1i(p.uniform("u_w_offset"), j.w_off);
       glUniform1i(p.uniform("u_out_offset"), j.out_off);
       gl::bind(2, *j.out);
@@ -248,6 +258,29 @@ void AttentionEngine::set_attend_uniforms(const gl::Program& p, int mode, int he
   gl::bind(2, gpu_->V);
   gl::bind(3, gpu_->head_info);
   gl::bind(4, gpu_->keep);
+}
+
+void AttentionEngine::set_rows_pass_uniforms(int mode, int head, int row_base, int row_count) {
+  const auto& p = gpu_->attend_rows;
+  glUseProgram(p.id());
+  glUniform1i(p.uniform("u_mode"), mode);
+  glUniform1i(p.uniform("u_N"), N());
+  glUniform1i(p.uniform("u_head"), head);
+  glUniform1i(p.uniform("u_row_base"), row_base);
+  glUniform1i(p.uniform("u_row_count"), row_count);
+  glUniform1i(p.uniform("u_qk_offset"), gpu_->qk_offset[head]);
+  glUniform1i(p.uniform("u_m"), gpu_->m[head]);
+  glUniform1i(p.uniform("u_stride"), gpu_->stride[head]);
+  glUniform1i(p.uniform("u_cols"), grid().cols);
+  glUniform1i(p.uniform("u_mask_kind"), static_cast<int>(settings_.mask.kind));
+  glUniform1i(p.uniform("u_radius"), settings_.mask.radius);
+  glUniform1f(p.uniform("u_temperature"), settings_.temperature);
+  const char* samplers[] = {"u_Q", "u_K", "u_V", "u_keep"};
+  const gl::BufferTexture* textures[] = {&gpu_->Q_tex, &gpu_->K_tex, &gpu_->V_tex, &gpu_->keep_tex};
+  for (GLuint u = 0; u < 4; ++u) {
+    textures[u]->bind(u + 1);
+    glUniform1i(p.uniform(samplers[u]), static_cast<GLint>(u + 1));
+  }
 }
 
 const RowSet& AttentionEngine::rows() {
@@ -322,14 +355,11 @@ Matrix AttentionEngine::matrix(int head) {
   Matrix A(N, N);
   gl::BindingGuard guard;
   gl::Buffer tile(static_cast<size_t>(std::min(tile_rows, N)) * row_bytes);
-  const auto& p = gpu_->attend_rows;
   for (int base = 0; base < N; base += tile_rows) {
     const int count = std::min(tile_rows, N - base);
-    set_attend_uniforms(p, kModeFull, head);
-    glUniform1i(p.uniform("u_row_base"), base);
-    glUniform1i(p.uniform("u_row_count"), count);
+    set_rows_pass_uniforms(kModeFull, head, base, count);
     gl::bind(5, tile);
-    gl::dispatch(p, groups(count, kLocal));
+    gl::dispatch(gpu_->attend_rows, groups(count, kLocal));
     tile.download(A.row(base).data(), static_cast<size_t>(count) * row_bytes);
   }
   ++counts_.full;
@@ -343,12 +373,9 @@ Matrix AttentionEngine::output(int head) {
   gl::BindingGuard guard;
   if (gpu_->outputs.bytes() != static_cast<size_t>(kHeadCount) * N * 3 * 4)
     gpu_->outputs = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 3 * 4);
-  const auto& p = gpu_->attend_rows;
-  set_attend_uniforms(p, kModeOutput, head);
-  glUniform1i(p.uniform("u_row_base"), 0);
-  glUniform1i(p.uniform("u_row_count"), N);
+  set_rows_pass_uniforms(kModeOutput, head, 0, N);
   gl::bind(5, gpu_->outputs);
-  gl::dispatch(p, groups(N, kLocal));
+  gl::dispatch(gpu_->attend_rows, groups(N, kLocal));
   ++counts_.output;
   Matrix out(N, 3);
   gpu_->outputs.download(out.data(), static_cast<size_t>(N) * 3 * 4, static_cast<size_t>(head) * N * 3 * 4);
@@ -385,11 +412,12 @@ Matrix AttentionEngine::tokens() {
 HeadQKV AttentionEngine::qkv(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
-  const int N = this->N(), m = gpu_->m[head];
-  HeadQKV out{Matrix(N, m), Matrix(N, m), Matrix(N, 3)};
+  const int N = this->N(), m = gpu_->m[head], stride = gpu_->stride[head];
+  Matrix Qp(N, stride), Kp(N, stride);
   const size_t off = static_cast<size_t>(gpu_->qk_offset[head]) * 4;
-  gpu_->Q.download(out.Q.data(), static_cast<size_t>(N) * m * 4, off);
-  gpu_->K.download(out.K.data(), static_cast<size_t>(N) * m * 4, off);
+  gpu_->Q.download(Qp.data(), static_cast<size_t>(N) * stride * 4, off);
+  gpu_->K.download(Kp.data(), static_cast<size_t>(N) * stride * 4, off);
+  HeadQKV out{Qp.leftCols(m), Kp.leftCols(m), Matrix(N, 3)};
   gpu_->V.download(out.V.data(), static_cast<size_t>(N) * 3 * 4, static_cast<size_t>(head) * N * 3 * 4);
   return out;
 }

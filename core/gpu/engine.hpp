@@ -100,6 +100,7 @@ class AttentionEngine {
   void ensure_qkv();
   void upload_mask();
   void set_attend_uniforms(const gl::Program& program, int mode, int head);
+  void set_rows_pass_uniforms(int mode, int head, int row_base, int row_count);
   Matrix head_weights_q(int head) const;  // W_q' (m' × D) as the GPU uses it
   struct Buffers;
   std::unique_ptr<Buffers> gpu_;

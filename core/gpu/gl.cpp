@@ -46,6 +46,26 @@ void Buffer::download(void* out, std::size_t bytes, std::size_t offset) const {
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
 }
 
+BufferTexture::BufferTexture(const Buffer& buffer, GLenum format) {
+  GLint active = 0, previous = 0;
+  glGetIntegerv(GL_ACTIVE_TEXTURE, &active);
+  glGetIntegerv(GL_TEXTURE_BINDING_BUFFER, &previous);
+  glGenTextures(1, &id_);
+  glBindTexture(GL_TEXTURE_BUFFER, id_);
+  glTexBuffer(GL_TEXTURE_BUFFER, format, buffer.id());
+  glBindTexture(GL_TEXTURE_BUFFER, static_cast<GLuint>(previous));
+}
+
+BufferTexture::~BufferTexture() {
+  if (id_) glDeleteTextures(1, &id_);
+}
+
+void BufferTexture::bind(GLuint unit) const {
+  glActiveTexture(GL_TEXTURE0 + unit);
+  glBindTexture(GL_TEXTURE_BUFFER, id_);
+  glActiveTexture(GL_TEXTURE0);
+}
+
 Texture::Texture(int width, int height, GLenum internal_format)
     : width_(width), height_(height), format_(internal_format) {
   GLint previous = 0;
@@ -144,6 +164,10 @@ Program compile_embedded(std::string_view name, std::string_view defines) {
 BindingGuard::BindingGuard() {
   glGetIntegerv(GL_CURRENT_PROGRAM, &program_);
   glGetIntegerv(GL_ACTIVE_TEXTURE, &active_texture_);
+  for (GLuint u = 1; u < 5; ++u) {
+    glActiveTexture(GL_TEXTURE0 + u);
+    glGetIntegerv(GL_TEXTURE_BINDING_BUFFER, &buffer_textures_[u]);
+  }
   glActiveTexture(GL_TEXTURE0);
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &texture0_);
   glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &ssbo_generic_);
@@ -162,6 +186,10 @@ BindingGuard::~BindingGuard() {
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(ssbo_generic_));
   glBindImageTexture(0, static_cast<GLuint>(image0_), image0_level_, static_cast<GLboolean>(image0_layered_),
                      image0_layer_, static_cast<GLenum>(image0_access_), static_cast<GLenum>(image0_format_ ? image0_format_ : GL_RGBA8));
+  for (GLuint u = 1; u < 5; ++u) {
+    glActiveTexture(GL_TEXTURE0 + u);
+    glBindTexture(GL_TEXTURE_BUFFER, static_cast<GLuint>(buffer_textures_[u]));
+  }
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(texture0_));
   glActiveTexture(static_cast<GLenum>(active_texture_));

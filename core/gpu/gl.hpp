@@ -40,6 +40,28 @@ class Buffer {
   std::size_t bytes_ = 0;
 };
 
+/// A buffer texture over a Buffer (GL_TEXTURE_BUFFER), read in shaders with texelFetch; it
+/// does not own the buffer, which must outlive it. `format` e.g. GL_RGBA32F, GL_R32UI.
+class BufferTexture {
+ public:
+  BufferTexture() = default;
+  BufferTexture(const Buffer& buffer, GLenum format);
+  ~BufferTexture();
+  BufferTexture(BufferTexture&& o) noexcept : id_(std::exchange(o.id_, 0)) {}
+  BufferTexture& operator=(BufferTexture&& o) noexcept {
+    std::swap(id_, o.id_);
+    return *this;
+  }
+  BufferTexture(const BufferTexture&) = delete;
+  BufferTexture& operator=(const BufferTexture&) = delete;
+  GLuint id() const { return id_; }
+  /// Binds it to texture unit `unit`.
+  void bind(GLuint unit) const;
+
+ private:
+  GLuint id_ = 0;
+};
+
 /// A 2D texture; `format` e.g. GL_RGBA8 or GL_RGB32F.
 class Texture {
  public:
@@ -105,8 +127,9 @@ Program compile_compute(std::string_view name, std::string_view source);
 /// file or it fails to compile (naming the file, with the driver's log).
 Program compile_embedded(std::string_view name, std::string_view defines = {});
 
-/// Saves the program, the SSBO bindings 0..7, image unit 0, texture unit 0 and the active
-/// texture unit, and restores them when it goes out of scope.
+/// Saves the program, the SSBO bindings 0..7, image unit 0, the 2D texture of unit 0, the
+/// buffer textures of units 1..4 and the active texture unit, and restores them when it goes
+/// out of scope.
 class BindingGuard {
  public:
   BindingGuard();
@@ -115,7 +138,7 @@ class BindingGuard {
   BindingGuard& operator=(const BindingGuard&) = delete;
 
  private:
-  GLint program_ = 0, active_texture_ = 0, texture0_ = 0, ssbo_generic_ = 0;
+  GLint program_ = 0, active_texture_ = 0, texture0_ = 0, ssbo_generic_ = 0, buffer_textures_[5] = {};
   GLint ssbo_[8] = {}, image0_ = 0, image0_level_ = 0, image0_layered_ = 0, image0_layer_ = 0, image0_access_ = 0,
         image0_format_ = 0;
 };
