@@ -15,11 +15,17 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   }
   ImGui::Separator();
   ImGui::TextUnformatted("Open a file (or drop one on the window)");
-  ImGui::SetNextItemWidth(-80);
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open Clear").x - ImGui::GetStyle().ItemSpacing.x * 2 -
+                          ImGui::GetStyle().FramePadding.x * 4);
   const bool enter = ImGui::InputText("##path", &state.open_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   state.record_widget("open_path");
   ImGui::SameLine();
-  if ((ImGui::Button("Open") || enter) && !state.open_path_text.empty()) state.open_requested = state.open_path_text;
+  const bool open = ImGui::Button("Open");
+  state.record_widget("open_button");
+  if ((open || enter) && !state.open_path_text.empty()) state.open_requested = state.open_path_text;
+  ImGui::SameLine();
+  if (ImGui::Button("Clear")) state.open_path_text.clear();
+  state.record_widget("clear_button");
   ImGui::TextDisabled("current: %s", state.image_path.string().c_str());
 }
 

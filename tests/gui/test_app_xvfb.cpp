@@ -115,13 +115,19 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
 
 namespace {
 
-// Clicks a recorded widget (from a sidecar's "widgets") and types text into it, then Return.
-void type_into(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget, const std::string& text) {
+// Clicks the centre of a control recorded in a sidecar's "widgets".
+void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
   const auto r = sidecar.at("widgets").at(widget);
   app.click(r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f);
-  app.key("ctrl+a");
-  app.xdotool("type --delay 5 '" + text + "'");
-  app.key("Return");
+}
+
+// Opens a file through the "open by path" field: clear, click the field, type, click Open.
+// (Clicks and typed characters are queued by the app, so a busy machine cannot lose them.)
+void open_by_path(AppProcess& app, const nlohmann::json& sidecar, const std::string& path) {
+  click_widget(app, sidecar, "clear_button");
+  click_widget(app, sidecar, "open_path");
+  app.xdotool("type --delay 5 '" + path + "'");
+  click_widget(app, sidecar, "open_button");
 }
 
 }  // namespace
@@ -141,14 +147,14 @@ TEST(AppUnderXvfb, BadImagesKeepThePreviousImageAndSettingsAreRemembered) {
     EXPECT_NE(s1.at("banner").get<std::string>().find("not an image"), std::string::npos) << s1.at("banner");
 
     // A truncated photo opened by path: a banner, the safari photo and its grid stay.
-    type_into(app, s1, "open_path", (dir / "cut.jpg").string());
+    open_by_path(app, s1, (dir / "cut.jpg").string());
     auto [s2, png2] = app.export_view();
     EXPECT_TRUE(s2.at("image").get<std::string>().ends_with("safari.jpg"));
     EXPECT_NE(s2.at("banner").get<std::string>().find("truncated"), std::string::npos) << s2.at("banner");
     EXPECT_EQ(s2.at("grid").at("N"), 961);
 
     // A good photo by path, then back to the safari photo from the gallery.
-    type_into(app, s2, "open_path", asset("horses.jpg").string());
+    open_by_path(app, s2, asset("horses.jpg").string());
     auto [s3, png3] = app.export_view();
     EXPECT_TRUE(s3.at("image").get<std::string>().ends_with("horses.jpg")) << s3.at("image");
     EXPECT_EQ(s3.at("grid").at("cols"), 773 / 16);
