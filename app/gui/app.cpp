@@ -379,14 +379,14 @@ class App {
     for (const auto& v : teaching_) {
       bool& open = state_.open_views[v->name()];
       if (!open) continue;
-      ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f + cascade, menu_h + 40 + cascade), ImGuiCond_FirstUseEver);
-      ImGui::SetNextWindowSize(ImVec2(d.x * 0.55f, d.y * 0.7f), ImGuiCond_FirstUseEver);
+      ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f + cascade, menu_h + 10 + cascade), ImGuiCond_FirstUseEver);
+      ImGui::SetNextWindowSize(ImVec2(d.x * 0.6f, d.y * 0.85f), ImGuiCond_FirstUseEver);
       cascade += 24;
       const std::string title = std::string(v->title()) + " (" + v->source() + ")###" + v->name();
       if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoCollapse)) {
         try {
           v->draw(state_, backend_);
-        } catch (const Error& e) {
+        } catch (const std::exception& e) {  // a view that cannot draw says why; the app goes on
           ImGui::TextWrapped("%s", e.what());
         }
       }

@@ -21,6 +21,13 @@ void outline(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour, float thickness) 
 
 }  // namespace
 
+void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale) {
+  const PatchGrid& g = backend.grid();
+  const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
+  const float w = std::min(W, static_cast<float>(g.cols * g.K)), h = std::min(H, static_cast<float>(g.rows * g.K));
+  dl->AddImage(backend.photo(), origin, ImVec2(origin.x + w * scale, origin.y + h * scale), ImVec2(0, 0), ImVec2(w / W, h / H));
+}
+
 void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) {
   geometry.valid = false;
   if (!backend.has_image()) {
@@ -50,7 +57,8 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
     ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d", g.N(), g.cols, g.rows, K);
 
   // The canvas: everything left of the colour bar.
-  const float bar_space = 150.0f * ImGui::GetIO().FontGlobalScale;
+  const float bar_space = 18.0f * ImGui::GetIO().FontGlobalScale + ImGui::CalcTextSize("0.0000000e-00").x +
+                          ImGui::GetStyle().ItemSpacing.x * 2;
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x = std::max(avail.x - bar_space, 50.0f);
   avail.y = std::max(avail.y, 50.0f);
@@ -121,8 +129,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), true);
   dl->AddRectFilled(to_screen(0, 0), to_screen(grid_w, grid_h), IM_COL32(0, 0, 0, 255));  // padding shows black
-  dl->AddImage(backend.photo(), to_screen(0, 0),
-               to_screen(static_cast<float>(backend.image().width), static_cast<float>(backend.image().height)));
+  draw_photo(dl, backend, to_screen(0, 0), scale);
   const ImTextureID heat = backend.heatmap(state.main_head, style);
   dl->AddImage(heat, to_screen(0, 0), to_screen(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
                IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));

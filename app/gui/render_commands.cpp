@@ -252,7 +252,7 @@ int run_figure(const std::vector<std::string>& in) {
     for (size_t k = 0; k < queries.size(); ++k) {
       const int slot = static_cast<int>(k) + 2;
       const ImVec2 p = panel_at(slot);
-      photo(slot);
+      draw_photo(dl, backend, p, scale);
       dl->AddImage(maps[k], p, ImVec2(p.x + gw * scale, p.y + gh * scale), ImVec2(0, 0), ImVec2(1, 1),
                    IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));
       const float x0 = p.x + static_cast<float>(queries[k][0] * g.K) * scale, y0 = p.y + static_cast<float>(queries[k][1] * g.K) * scale;

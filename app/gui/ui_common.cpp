@@ -68,7 +68,7 @@ void colour_bar(Colormap c, Normalization n, ValueRange range, float height) {
     dl->AddText(ImVec2(p.x + w + 6, std::clamp(y, p.y, p.y + height - text_h)), ImGui::GetColorU32(ImGuiCol_Text),
                 label.c_str());
   }
-  ImGui::Dummy(ImVec2(w + 6 + ImGui::CalcTextSize("0.000000e-00").x, height));
+  ImGui::Dummy(ImVec2(w + 6 + ImGui::CalcTextSize("0.0000000e-00").x, height));
 }
 
 void help_marker(const char* text) {

@@ -31,6 +31,10 @@ void draw_pinned_view(AppState& state, Backend& backend);
 /// The bundled gallery, open by path; dropped files arrive through AppState::open_requested.
 void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
 
+/// Draws the part of the photo the patch grid covers (in crop mode the pixels past the last
+/// whole patch are left out), pixel (0,0) at `origin`, `scale` screen pixels per image pixel.
+void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale);
+
 /// Draws a head's map for a query over the photo into a `size` box at the cursor (thumbnails).
 /// Returns true when clicked.
 bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
