@@ -116,6 +116,7 @@ class App {
       ImGui::NewFrame();
       handle_keys();
       state_.widget_rects.clear();
+      state_.view_errors.clear();
       draw_windows();
       ImGui::Render();
 
@@ -388,6 +389,7 @@ class App {
           v->draw(state_, backend_);
         } catch (const std::exception& e) {  // a view that cannot draw says why; the app goes on
           ImGui::TextWrapped("%s", e.what());
+          state_.view_errors[v->name()] = e.what();
         }
       }
       ImGui::End();

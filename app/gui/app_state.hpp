@@ -66,6 +66,9 @@ struct AppState {
   /// Screen rectangles (x, y, w, h) of a few controls, recorded by the views each frame and
   /// written into export sidecars, so that tests can reach them with the mouse.
   std::map<std::string, std::array<float, 4>> widget_rects;
+  /// Teaching views that could not draw in the last frame, with the reason (shown in their
+  /// window, written into export sidecars).
+  std::map<std::string, std::string> view_errors;
   /// Records the last ImGui item's rectangle under `name` in widget_rects.
   void record_widget(const std::string& name);
 

@@ -27,6 +27,7 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
   j["banner"] = state.banner;
   j["widgets"] = state.widget_rects;
+  j["view_errors"] = state.view_errors;
   if (!backend.has_image()) return j;
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};

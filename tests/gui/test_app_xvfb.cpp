@@ -180,3 +180,27 @@ TEST(AppUnderXvfb, BadImagesKeepThePreviousImageAndSettingsAreRemembered) {
     EXPECT_EQ(again.close(), 0) << again.log();
   }
 }
+
+TEST(AppUnderXvfb, EveryTeachingViewOpensOnTheSafariAndOnAnotherPhoto) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const std::vector<std::string> views = {"tokenization", "question", "step", "output", "permutation", "matrix", "positional", "cost"};
+  for (const std::string photo : {"safari.jpg", "horses.jpg"}) {
+    for (const auto& view : views) {
+      SCOPED_TRACE(photo + " / " + view);
+      const auto run = dir / (photo + "-" + view);
+      std::filesystem::create_directories(run / "config" / "attnlab");
+      std::ofstream(run / "config" / "attnlab" / "settings.json") << R"({"patch": 25, "views": {")" << view << R"(": true}})";
+      AppProcess app(x, run, {asset(photo).string()});
+      ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+      const auto [sidecar, png] = app.export_view();
+      EXPECT_TRUE(sidecar.at("views").at(view).get<bool>());
+      EXPECT_TRUE(sidecar.at("view_errors").empty()) << sidecar.at("view_errors").dump();
+      EXPECT_EQ(sidecar.at("banner").get<std::string>(), "");
+      EXPECT_TRUE(sidecar.at("image").get<std::string>().ends_with(photo));
+      const Image shot = load_image(png);
+      EXPECT_EQ(shot.width, sidecar.at("window").at("width").get<int>());
+      EXPECT_EQ(app.close(), 0) << app.log();
+    }
+  }
+}
