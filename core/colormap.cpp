@@ -76,19 +76,26 @@ float normalize_value(float v, ValueRange r, Normalization n) {
   return std::clamp((v - r.lo) / (r.hi - r.lo), 0.0f, 1.0f);
 }
 
-std::vector<std::uint8_t> apply_colormap(std::span<const float> values, std::span<const std::uint8_t> keep,
-                                         Colormap c, Normalization n) {
-  const ValueRange r = normalization_range(values, keep, n);
+std::vector<std::uint8_t> colormap_pixels(std::span<const float> values, std::span<const std::uint8_t> keep, Colormap c,
+                                          Normalization n, ValueRange range) {
+  if (!keep.empty() && keep.size() != values.size())
+    throw Error("colormap: " + std::to_string(keep.size()) + " keep flags for " + std::to_string(values.size()) +
+                " values");
   std::vector<std::uint8_t> out(values.size() * 4, 0);
   for (size_t j = 0; j < values.size(); ++j) {
     if (!keep.empty() && !keep[j]) continue;  // masked: transparent
-    const auto rgb = colormap_rgb8(c, normalize_value(values[j], r, n));
+    const auto rgb = colormap_rgb8(c, normalize_value(values[j], range, n));
     out[j * 4 + 0] = rgb[0];
     out[j * 4 + 1] = rgb[1];
     out[j * 4 + 2] = rgb[2];
     out[j * 4 + 3] = 255;
   }
   return out;
+}
+
+std::vector<std::uint8_t> apply_colormap(std::span<const float> values, std::span<const std::uint8_t> keep,
+                                         Colormap c, Normalization n) {
+  return colormap_pixels(values, keep, c, n, normalization_range(values, keep, n));
 }
 
 } // namespace attnlab

@@ -42,8 +42,16 @@ ValueRange normalization_range(std::span<const float> values, std::span<const st
 /// t in [0,1] for one value under a normalization and range (0 when the range is empty).
 float normalize_value(float v, ValueRange r, Normalization n);
 
-/// RGBA8 pixels, one per value: kept values coloured, alpha 255; masked values (keep == 0)
-/// are transparent black (alpha 0). `keep` may be empty (everything kept).
+/// RGBA8 pixels, one per value, for a given range, so that two
+/// maps can share one scale (a map and the same map after undoing a shuffle) or a fixed one
+/// (codes in [−1,1]). Kept values get alpha 255, dropped ones (keep[j] == 0) are transparent
+/// black; `keep` may be empty (everything kept). An empty range (lo >= hi) gives colour 0.
+/// Throws Error when `keep` is neither empty nor as long as `values`.
+std::vector<std::uint8_t> colormap_pixels(std::span<const float> values, std::span<const std::uint8_t> keep, Colormap c,
+                                          Normalization n, ValueRange range);
+
+/// colormap_pixels() over the range the normalization takes from the kept values themselves:
+/// kept values coloured, alpha 255; masked values (keep == 0) transparent black.
 std::vector<std::uint8_t> apply_colormap(std::span<const float> values, std::span<const std::uint8_t> keep,
                                          Colormap c, Normalization n);
 

@@ -26,16 +26,6 @@
 
 namespace attnlab {
 
-// ---------------------------------------------------------------- colours
-
-/// RGBA8 pixels, one per value, like apply_colormap() but with the range given, so that two
-/// maps can share one scale (a map and the same map after undoing a shuffle) or a fixed one
-/// (codes in [−1,1]). Kept values get alpha 255, dropped ones (keep[j] == 0) are transparent
-/// black; `keep` may be empty (everything kept). An empty range (lo >= hi) gives colour 0.
-/// Throws Error when `keep` is neither empty nor as long as `values`.
-std::vector<std::uint8_t> colormap_pixels(std::span<const float> values, std::span<const std::uint8_t> keep, Colormap c,
-                                          Normalization n, ValueRange range);
-
 // ---------------------------------------------------------------- positional codes
 
 /// p_iᵀ p_j for every token j (eq. 26.40's codes compared by a dot product, as a concat-mode

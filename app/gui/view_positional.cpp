@@ -21,20 +21,6 @@
 namespace attnlab::app {
 namespace {
 
-// map_thumbnail() clipped to the grid's box: in crop mode the photo is larger than the grid and
-// would spill over the neighbouring widgets.
-bool clipped_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
-                       const std::vector<Cell>& outlines, bool selected) {
-  const PatchGrid& g = backend.grid();
-  const float grid_w = static_cast<float>(g.cols * g.K), grid_h = static_cast<float>(g.rows * g.K);
-  const float scale = std::min(size.x / grid_w, size.y / grid_h);
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  ImGui::PushClipRect(p, ImVec2(p.x + grid_w * scale, p.y + grid_h * scale), true);
-  const bool clicked = map_thumbnail(id, backend, heat, state, size, outlines, selected);
-  ImGui::PopClipRect();
-  return clicked;
-}
-
 constexpr std::array<float, 5> kLambdas{0.0f, 0.5f, 1.0f, 2.0f, 4.0f};
 
 std::string fmt(const char* f, double v) {
@@ -364,7 +350,7 @@ class PositionalView final : public TeachingView {
       ImGui::BeginGroup();
       ImGui::Text("lambda = %g", static_cast<double>(kLambdas[n]));
       const bool current = cur.mode == PosMode::Concat && std::abs(cur.lambda - kLambdas[n]) < 1e-6f;
-      if (clipped_thumbnail(("lambda" + std::to_string(n)).c_str(), backend, lambda_tex_[n].im(), state,
+      if (map_thumbnail(("lambda" + std::to_string(n)).c_str(), backend, lambda_tex_[n].im(), state,
                             ImVec2(side, side), {Cell{g.col_of(i), g.row_of(i)}}, current)) {
         state.attention.pos.mode = PosMode::Concat;
         state.attention.pos.lambda = kLambdas[n];

@@ -18,20 +18,6 @@
 namespace attnlab::app {
 namespace {
 
-// map_thumbnail() clipped to the grid's box: in crop mode the photo is larger than the grid and
-// would spill over the neighbouring widgets.
-bool clipped_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
-                       const std::vector<Cell>& outlines, bool selected) {
-  const PatchGrid& g = backend.grid();
-  const float grid_w = static_cast<float>(g.cols * g.K), grid_h = static_cast<float>(g.rows * g.K);
-  const float scale = std::min(size.x / grid_w, size.y / grid_h);
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  ImGui::PushClipRect(p, ImVec2(p.x + grid_w * scale, p.y + grid_h * scale), true);
-  const bool clicked = map_thumbnail(id, backend, heat, state, size, outlines, selected);
-  ImGui::PopClipRect();
-  return clicked;
-}
-
 // The heads whose query reads the colour part of x (the others would see only zeros).
 constexpr std::array<HeadKind, 3> kColourHeads{HeadKind::Colour, HeadKind::ColourPosition, HeadKind::Custom};
 
@@ -156,7 +142,7 @@ class QuestionView final : public TeachingView {
     ImGui::BeginGroup();
     ImGui::Text("where the question attends: a_j (%s head)",
                 std::string(head_name(static_cast<HeadKind>(head_))).c_str());
-    clipped_thumbnail("question_map", backend, soft_tex_.im(), state, ImVec2(side, side), {}, false);
+    map_thumbnail("question_map", backend, soft_tex_.im(), state, ImVec2(side, side), {}, false);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -230,7 +216,7 @@ class QuestionView final : public TeachingView {
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.3f, 120.0f * ui, 300.0f * ui);
     ImGui::BeginGroup();
-    clipped_thumbnail("question_matches", backend, hard_tex_.im(), state, ImVec2(side, side), {}, false);
+    map_thumbnail("question_matches", backend, hard_tex_.im(), state, ImVec2(side, side), {}, false);
     ImGui::TextDisabled("matching patches bright, the rest darkened");
     ImGui::EndGroup();
     ImGui::SameLine();
