@@ -204,3 +204,24 @@ TEST(AppUnderXvfb, EveryTeachingViewOpensOnTheSafariAndOnAnotherPhoto) {
     }
   }
 }
+
+TEST(AppUnderXvfb, WithoutComputeShadersTheCpuReferenceDrawsTheSameMap) {
+  // Mesa reports OpenGL 3.3 only: no compute shaders, so the app says why and falls back.
+  Xvfb x;
+  const auto dir = temp_dir();
+  seed_settings(dir);
+  AppProcess app(x, dir, {}, {"MESA_GL_VERSION_OVERRIDE=3.3"});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  EXPECT_EQ(start.at("backend"), "CPU reference");
+  EXPECT_NE(start.at("banner").get<std::string>().find("GPU path unavailable"), std::string::npos) << start.at("banner");
+  const Geometry g = geometry_of(start);
+  const auto [gx, gy] = g.centre(12, 8);
+  app.click(gx, gy);
+  app.xdotool("mousemove --window " + std::to_string(app.wait_for_window()) + " 150 980");
+  const auto [after, png] = app.export_view();
+  EXPECT_EQ(after.at("query").at("col"), 12);
+  const Reference ref(load_image(asset("safari.jpg")), Settings{});
+  EXPECT_LT(drawn_map_error(png, g, ref, ref.grid().index(12, 8)), 0.02);
+  EXPECT_EQ(app.close(), 0) << app.log();
+}

@@ -86,16 +86,17 @@ Xvfb::~Xvfb() {
   }
 }
 
-AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args)
+AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args,
+                       const std::vector<std::string>& env)
     : display_(x.display()), dir_(dir), exports_(dir / "exports") {
   std::filesystem::create_directories(exports_);
   std::filesystem::create_directories(dir / "config");
   std::vector<std::string> argv = {ATTNLAB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  pid_ = spawn(argv,
-               {"DISPLAY=" + display_, "XDG_CONFIG_HOME=" + (dir / "config").string(), "ATTNLAB_EXPORT_DIR=" + exports_.string(),
-                "EGL_LOG_LEVEL=fatal"},
-               (dir / "app.log").string());
+  std::vector<std::string> vars = {"DISPLAY=" + display_, "XDG_CONFIG_HOME=" + (dir / "config").string(),
+                                    "ATTNLAB_EXPORT_DIR=" + exports_.string(), "EGL_LOG_LEVEL=fatal"};
+  vars.insert(vars.end(), env.begin(), env.end());
+  pid_ = spawn(argv, vars, (dir / "app.log").string());
 }
 
 AppProcess::~AppProcess() {

@@ -27,7 +27,9 @@ class AppProcess {
  public:
   /// Starts build/bin/attnlab with `args`, DISPLAY, XDG_CONFIG_HOME=<dir>/config and
   /// ATTNLAB_EXPORT_DIR=<dir>/exports; stdout and stderr go to <dir>/app.log.
-  AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args = {});
+  /// `env` adds NAME=value variables (e.g. MESA_GL_VERSION_OVERRIDE=3.3).
+  AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args = {},
+             const std::vector<std::string>& env = {});
   ~AppProcess();
 
   /// Waits for the window to be mapped; returns its X id (0 on time-out).
