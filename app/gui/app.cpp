@@ -132,7 +132,9 @@ class App {
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       state_.last_frame_ms = static_cast<float>(ms);
       state_.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
-      redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty();
+      redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty() ||
+               state_.redraw_requested;
+      state_.redraw_requested = false;
       if (redraw || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
       last_generation_ = backend_.generation();
     }

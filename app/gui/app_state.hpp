@@ -60,6 +60,9 @@ struct AppState {
   std::chrono::steady_clock::time_point banner_since{};
   std::string status;  ///< last export etc.
   bool export_requested = false, csv_requested = false;
+  /// A view with work still under way (a worker thread, a pass spread over frames) sets this
+  /// to get the next frame at once instead of when the next event comes.
+  bool redraw_requested = false;
   std::optional<std::filesystem::path> open_requested;  ///< load this image next frame
   float last_frame_ms = 0, row_pass_ms = 0;
   std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"

@@ -141,6 +141,8 @@ const Matrix& Backend::merged_output() {
 }
 
 const Matrix& Backend::matrix(int head) {
+  // One A at a time: at N = 4096 each is 64 MiB.
+  std::erase_if(cache_, [&](const auto& e) { return e.first.starts_with("matrix") && e.first != "matrix" + std::to_string(head); });
   return cached("matrix" + std::to_string(head), [&] {
     if (engine_) return engine_->matrix(head);
     const size_t bytes = static_cast<size_t>(grid().N()) * grid().N() * 4;

@@ -362,6 +362,8 @@ void MatrixView::draw(AppState& state, Backend& backend) {
     ImGui::TextUnformatted("No image loaded.");
     return;
   }
+  // A waiting for a slider to rest, or fc on its worker thread: come back at once.
+  if (!a_fresh_ || fc_future_.valid()) state.redraw_requested = true;
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   const int head = std::clamp(state.main_head, 0, kHeadCount - 1);

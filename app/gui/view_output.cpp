@@ -141,6 +141,9 @@ void OutputView::draw(AppState& state, Backend& backend) {
     ImGui::TextUnformatted("No image loaded.");
     return;
   }
+  // Pictures still to make (spread over frames, or waiting for a slider to rest): come back at once.
+  if (std::any_of(done_.begin(), done_.end(), [](bool d) { return !d; }) && (requested_ || backend.grid().N() <= kAutoTokens))
+    state.redraw_requested = true;
   const PatchGrid& g = backend.grid();
   const int N = g.N();
 

@@ -81,6 +81,7 @@ class PermutationView final : public TeachingView {
       ImGui::TextUnformatted("No image loaded.");
       return;
     }
+    if (!jobs_.empty()) state.redraw_requested = true;  // a worker is computing: poll it next frame
     ImGui::TextWrapped(
         "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
         "one and never looks at their order, so the shuffled image's map is the original map with its values carried "

@@ -97,6 +97,7 @@ void AttentionEngine::set_image(const Image& image) {
   image_h_ = image.height;
   query_ = std::min(query_, N() - 1);
   tokens_dirty_ = qkv_dirty_ = rows_dirty_ = true;
+  outputs_fresh_.fill(false);
   upload_mask();
 }
 
@@ -108,8 +109,7 @@ void AttentionEngine::set_settings(const Settings& s) {
   }
   const bool tokens_same = same_tokens(s, settings_), proj_same = same_projections(s, settings_);
   const Settings old = settings_;
-  if (!proj_same || s.mask.kind != old.mask.kind || s.mask.radius != old.mask.radius || s.mask.ratio != old.mask.ratio ||
-      s.mask.seed != old.mask.seed || s.mask.painted != old.mask.painted || s.temperature != old.temperature) {
+  if (!proj_same || s.mask != old.mask || s.temperature != old.temperature) {
     rebuild_setup(s, image_w_, image_h_);  // throws: nothing changed
   }
   settings_ = s;
@@ -117,6 +117,7 @@ void AttentionEngine::set_settings(const Settings& s) {
   if (!proj_same) qkv_dirty_ = true;
   query_ = std::clamp(query_, 0, N() - 1);
   rows_dirty_ = true;
+  outputs_fresh_.fill(false);
   upload_mask();
   for (auto& st : gpu_->heatmap_style) st.reset();
 }
@@ -240,6 +241,7 @@ void AttentionEngine::ensure_qkv() {
   ++counts_.project;
   qkv_dirty_ = false;
   rows_dirty_ = true;
+  outputs_fresh_.fill(false);
 }
 
 void AttentionEngine::set_attend_uniforms(const gl::Program& p, int mode, int head) {
@@ -366,24 +368,33 @@ Matrix AttentionEngine::matrix(int head) {
   return A;
 }
 
-Matrix AttentionEngine::output(int head) {
+void AttentionEngine::ensure_output(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
+  if (outputs_fresh_[head]) return;
   const int N = this->N();
   gl::BindingGuard guard;
-  if (gpu_->outputs.bytes() != static_cast<size_t>(kHeadCount) * N * 3 * 4)
+  if (gpu_->outputs.bytes() != static_cast<size_t>(kHeadCount) * N * 3 * 4) {
     gpu_->outputs = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 3 * 4);
+    outputs_fresh_.fill(false);
+  }
   set_rows_pass_uniforms(kModeOutput, head, 0, N);
   gl::bind(5, gpu_->outputs);
   gl::dispatch(gpu_->attend_rows, groups(N, kLocal));
   ++counts_.output;
+  outputs_fresh_[head] = true;
+}
+
+Matrix AttentionEngine::output(int head) {
+  ensure_output(head);
+  const int N = this->N();
   Matrix out(N, 3);
   gpu_->outputs.download(out.data(), static_cast<size_t>(N) * 3 * 4, static_cast<size_t>(head) * N * 3 * 4);
   return out;
 }
 
 Matrix AttentionEngine::merged_output() {
-  for (int h = 0; h < kHeadCount; ++h) output(h);  // fills every head's part of the buffer
+  for (int h = 0; h < kHeadCount; ++h) ensure_output(h);  // every head's T_out, computed once per change
   const int N = this->N();
   gl::BindingGuard guard;
   gpu_->W_MSA = make_buffer(setup_->W_MSA);

@@ -72,7 +72,8 @@ class AttentionEngine {
   Matrix matrix(int head);
   /// T_out = A V for a head (eq. 26.21), N × 3, without storing A.
   Matrix output(int head);
-  /// Every head's T_out merged by W_MSA (eqs. 26.27–26.28), N × 3.
+  /// Every head's T_out merged by W_MSA (eqs. 26.27–26.28), N × 3. Head outputs already
+  /// computed since the last change are not computed again.
   Matrix merged_output();
   /// The head input X = [T | P] as computed on the GPU, N × D.
   Matrix tokens();
@@ -91,8 +92,8 @@ class AttentionEngine {
   std::vector<std::uint8_t> heatmap_pixels(int head, const HeatmapStyle& style);
 
   const PassCounts& counts() const { return counts_; }
-  /// The largest A matrix() builds (CPU memory), in bytes: 1 GiB.
-  static constexpr std::size_t max_matrix_bytes() { return std::size_t{1} << 30; }
+  /// The largest A matrix() builds (CPU memory), in bytes: 256 MiB, i.e. N up to 8192.
+  static constexpr std::size_t max_matrix_bytes() { return std::size_t{1} << 28; }
 
  private:
   void rebuild_setup(const Settings& s, int width, int height);
@@ -100,6 +101,7 @@ class AttentionEngine {
   void ensure_qkv();
   void upload_mask();
   void set_attend_uniforms(const gl::Program& program, int mode, int head);
+  void ensure_output(int head);  // T_out of a head in gpu_->outputs, once per change
   void set_rows_pass_uniforms(int mode, int head, int row_base, int row_count);
   Matrix head_weights_q(int head) const;  // W_q' (m' × D) as the GPU uses it
   struct Buffers;
@@ -110,6 +112,7 @@ class AttentionEngine {
   int query_ = 0;
   bool tokens_dirty_ = true, qkv_dirty_ = true, rows_dirty_ = true;
   RowSet rows_;
+  std::array<bool, kHeadCount> outputs_fresh_{};
   PassCounts counts_;
 };
 

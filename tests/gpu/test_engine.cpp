@@ -307,3 +307,23 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
     }
   }
 }
+
+TEST_F(Gpu, OutputsAreComputedOncePerChange) {
+  Settings s;
+  s.patch = 50;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  const Matrix first = engine.output(2);
+  EXPECT_EQ(engine.counts().output, 1);
+  engine.set_query(5);  // the query does not change T_out
+  engine.rows();
+  engine.merged_output();
+  EXPECT_EQ(engine.counts().output, kHeadCount);  // the five others, not head 2 again
+  EXPECT_EQ(engine.output(2), first);
+  s.temperature = 0.25f;
+  engine.set_settings(s);
+  const Reference ref(safari(), s);
+  EXPECT_LT((engine.output(2) - ref.output(2)).cwiseAbs().maxCoeff(), 1e-5);  // recomputed for the new τ
+  EXPECT_EQ(engine.counts().output, kHeadCount + 1);
+}
