@@ -109,6 +109,22 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
   const auto [px, py] = g.centre(11, 10);
   EXPECT_GT(a.at(static_cast<int>(px), static_cast<int>(py), 1), b.at(static_cast<int>(px), static_cast<int>(py), 1) + 0.3f);
 
+  // Arrow keys move the pinned query patch by patch; the wheel zooms; Ctrl+= scales the UI.
+  app.key("Right");
+  app.key("Up");
+  const auto [moved, moved_png] = app.export_view();
+  EXPECT_EQ(moved.at("query").at("col"), 21);
+  EXPECT_EQ(moved.at("query").at("row"), 17);
+  app.xdotool("mousemove --window " + std::to_string(app.wait_for_window()) + " " + std::to_string(static_cast<int>(zx)) + " " +
+              std::to_string(static_cast<int>(zy)));
+  app.xdotool("click 4");
+  app.xdotool("mousemove --window " + std::to_string(app.wait_for_window()) + " 150 980");
+  app.key("ctrl+equal");
+  const auto [zoomed, zoomed_png] = app.export_view();
+  EXPECT_GT(zoomed.at("display").at("zoom").get<float>(), 1.0f);
+  EXPECT_GT(zoomed.at("image_view").at("scale").get<float>(), g.scale);
+  EXPECT_FLOAT_EQ(zoomed.at("classroom").at("ui_scale").get<float>(), moved.at("classroom").at("ui_scale").get<float>() + 0.25f);
+
   EXPECT_EQ(app.close(), 0) << app.log();
   EXPECT_NE(app.log().find("interactive frames"), std::string::npos) << app.log();
 }
