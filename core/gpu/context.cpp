@@ -84,7 +84,8 @@ bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_d
       return false;
     }
   }
-  std::vector<EGLint> ctx = {EGL_CONTEXT_MAJOR_VERSION, o.major, EGL_CONTEXT_MINOR_VERSION, o.minor};
+  std::vector<EGLint> ctx;
+  if (o.major > 0) ctx = {EGL_CONTEXT_MAJOR_VERSION, o.major, EGL_CONTEXT_MINOR_VERSION, o.minor};
   if (o.major > 3 || (o.major == 3 && o.minor >= 2))
     ctx.insert(ctx.end(), {EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT});
   if (o.debug) ctx.insert(ctx.end(), {EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE});
@@ -133,6 +134,15 @@ HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::ma
                      impl_->display, impl_->context, why);
     if (ok) info_.platform = "EGL surfaceless (Mesa)";
     else tried += "surfaceless: " + why + "; ";
+  }
+  if (!ok && options.require_compute && has_extension(client, "EGL_MESA_platform_surfaceless")) {
+    // No 4.3 context: make whatever context the driver offers, to say what it has.
+    HeadlessOptions any = options;
+    any.major = any.minor = 0;
+    std::string why;
+    if (try_display(eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr), any,
+                    impl_->display, impl_->context, why))
+      check_compute_support();  // throws, naming the version found
   }
   if (!ok) {
     if (tried.empty()) tried = "this EGL has neither the device nor the surfaceless platform; ";

@@ -327,3 +327,18 @@ TEST_F(Gpu, OutputsAreComputedOncePerChange) {
   EXPECT_LT((engine.output(2) - ref.output(2)).cwiseAbs().maxCoeff(), 1e-5);  // recomputed for the new τ
   EXPECT_EQ(engine.counts().output, kHeadCount + 1);
 }
+
+TEST(GpuContext, WithoutComputeShadersTheMessageSaysWhatWasFound) {
+  // Mesa reports OpenGL 3.3 only (as an old driver would): no compute shaders.
+  ::setenv("MESA_GL_VERSION_OVERRIDE", "3.3", 1);
+  try {
+    HeadlessContext context;
+    FAIL() << "a 3.3 context was accepted";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("OpenGL 4.3"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("3.3"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  ::unsetenv("MESA_GL_VERSION_OVERRIDE");
+}
