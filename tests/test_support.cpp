@@ -8,6 +8,11 @@
 
 namespace attnlab::testing {
 
+const Image& safari() {
+  static const Image img = load_image(asset("safari.jpg"));
+  return img;
+}
+
 std::filesystem::path temp_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "attnlab";

@@ -13,6 +13,9 @@ inline std::filesystem::path asset(const std::string& name) {
   return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "assets" / name;
 }
 
+/// The safari photo, loaded once per test program.
+const Image& safari();
+
 /// A fresh, empty folder under the system's temp dir, named after the running test.
 std::filesystem::path temp_dir();
 

@@ -35,7 +35,7 @@ CliRun run_attnlab(const std::string& args) {
   return r;
 }
 
-std::string safari() { return "'" + asset("safari.jpg").string() + "'"; }
+std::string safari_arg() { return "'" + asset("safari.jpg").string() + "'"; }
 
 std::vector<std::vector<double>> parse_csv(const std::string& text) {
   std::vector<std::vector<double>> rows;
@@ -63,7 +63,7 @@ void expect_one_line_error(const CliRun& r, const std::string& part) {
 }  // namespace
 
 TEST(CliRow, SafariColourRowIsTheGridOfTheReferenceRow) {
-  const CliRun r = run_attnlab("row --image " + safari() + " --patch 20 --query 12,8");
+  const CliRun r = run_attnlab("row --image " + safari_arg() + " --patch 20 --query 12,8");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto rows = parse_csv(r.out);
   ASSERT_EQ(rows.size(), 25u);
@@ -84,7 +84,7 @@ TEST(CliRow, SafariColourRowIsTheGridOfTheReferenceRow) {
 }
 
 TEST(CliRow, OptionsReachTheMath) {
-  const CliRun r = run_attnlab("row --image " + safari() + " --patch 50 --query 3,4 --head position --mask causal --pos concat --temperature 0.5");
+  const CliRun r = run_attnlab("row --image " + safari_arg() + " --patch 50 --query 3,4 --head position --mask causal --pos concat --temperature 0.5");
   ASSERT_EQ(r.code, 0) << r.err;
   Settings s;
   s.patch = 50;
@@ -107,14 +107,14 @@ TEST(CliRow, OptionsReachTheMath) {
 
 TEST(CliRow, BadArgumentsAreOneLineAndExitTwo) {
   expect_one_line_error(run_attnlab("row --image /no/such.png --patch 20 --query 1,1"), "no such file");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 0 --query 1,1"), "--patch");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 600 --query 0,0"), "larger than the image");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 25,0"), "outside");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query x,1"), "--query");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 1,1 --temperature 0"), "--temperature");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 1,1 --head colr"), "unknown head");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20 --query 1,1 --mask diagonal"), "unknown mask");
-  expect_one_line_error(run_attnlab("row --image " + safari() + " --patch 20"), "--query");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 0 --query 1,1"), "--patch");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 600 --query 0,0"), "larger than the image");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20 --query 25,0"), "outside");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20 --query x,1"), "--query");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20 --query 1,1 --temperature 0"), "--temperature");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20 --query 1,1 --head colr"), "unknown head");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20 --query 1,1 --mask diagonal"), "unknown mask");
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20"), "--query");
   expect_one_line_error(run_attnlab("frobnicate --now"), "unknown command");
   const CliRun help = run_attnlab("--help");
   EXPECT_EQ(help.code, 0);
@@ -125,7 +125,7 @@ TEST(CliRow, BadArgumentsAreOneLineAndExitTwo) {
 TEST(CliRender, MapViewDrawsTheRowWhereThePatchesAre) {
   const auto dir = temp_dir();
   const auto png = dir / "map.png";
-  const CliRun r = run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --colormap gray --opacity 1 --size 1000x800 --out '" +
+  const CliRun r = run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --colormap gray --opacity 1 --size 1000x800 --out '" +
                         png.string() + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   const Image shot = load_image(png);
@@ -167,7 +167,7 @@ TEST(CliRender, EveryViewRendersAtTheSizeAsked) {
   const auto dir = temp_dir();
   for (const std::string view : {"map", "heads", "tokenization", "question", "step", "output", "permutation", "matrix", "positional", "cost"}) {
     const auto png = dir / (view + ".png");
-    const CliRun r = run_attnlab("render --image " + safari() + " --patch 25 --query 9,7 --view " + view + " --size 900x700 --out '" +
+    const CliRun r = run_attnlab("render --image " + safari_arg() + " --patch 25 --query 9,7 --view " + view + " --size 900x700 --out '" +
                           png.string() + "'");
     ASSERT_EQ(r.code, 0) << view << ": " << r.err;
     const Image shot = load_image(png);
@@ -179,7 +179,7 @@ TEST(CliRender, EveryViewRendersAtTheSizeAsked) {
 
 TEST(CliRender, FromSidecarGivesTheSamePixels) {
   const auto dir = temp_dir();
-  const CliRun first = run_attnlab("render --image " + safari() + " --patch 16 --query 20,18 --head texture --mask window:3 --pos concat --view heads --size 800x600 --out '" +
+  const CliRun first = run_attnlab("render --image " + safari_arg() + " --patch 16 --query 20,18 --head texture --mask window:3 --pos concat --view heads --size 800x600 --out '" +
                             (dir / "a.png").string() + "'");
   ASSERT_EQ(first.code, 0) << first.err;
   const CliRun again = run_attnlab("render --from '" + (dir / "a.json").string() + "' --out '" + (dir / "b.png").string() + "'");
@@ -197,22 +197,22 @@ TEST(CliRender, FromSidecarGivesTheSamePixels) {
 TEST(CliRender, NeverOverwritesAndLeavesNothingOnErrors) {
   const auto dir = temp_dir();
   const auto png = dir / "slide.png";
-  const std::string base = "render --image " + safari() + " --patch 20 --query 12,8 --size 300x200 --out '" + png.string() + "'";
+  const std::string base = "render --image " + safari_arg() + " --patch 20 --query 12,8 --size 300x200 --out '" + png.string() + "'";
   ASSERT_EQ(run_attnlab(base).code, 0);
   const std::string before = read_file(png);
   expect_one_line_error(run_attnlab(base + " --view heads"), "exists");
   EXPECT_EQ(read_file(png), before);
   EXPECT_EQ(run_attnlab(base + " --view heads --force").code, 0);
   EXPECT_NE(read_file(png), before);
-  expect_one_line_error(run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --out '" + (dir / "no" / "x.png").string() + "'"),
+  expect_one_line_error(run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --out '" + (dir / "no" / "x.png").string() + "'"),
                         "does not exist");
   std::filesystem::create_directories(dir / "ro");
   std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
-  const CliRun ro = run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --out '" + (dir / "ro" / "x.png").string() + "'");
+  const CliRun ro = run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --out '" + (dir / "ro" / "x.png").string() + "'");
   if (::geteuid() != 0) expect_one_line_error(ro, "cannot write");  // root may write anyway
-  expect_one_line_error(run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --view nothing --out '" + (dir / "v.png").string() + "'"),
+  expect_one_line_error(run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --view nothing --out '" + (dir / "v.png").string() + "'"),
                         "unknown view");
-  expect_one_line_error(run_attnlab("render --image " + safari() + " --patch 20 --query 12,8 --size 10x10 --out '" + (dir / "s.png").string() + "'"),
+  expect_one_line_error(run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --size 10x10 --out '" + (dir / "s.png").string() + "'"),
                         "--size");
   EXPECT_FALSE(std::filesystem::exists(dir / "v.png"));
   EXPECT_FALSE(std::filesystem::exists(dir / "v.json"));
@@ -224,7 +224,7 @@ TEST(CliRender, NeverOverwritesAndLeavesNothingOnErrors) {
 TEST(CliFigure, ThreeQueriesOnTheSafariLikeFig26_12) {
   const auto dir = temp_dir();
   const auto png = dir / "f.png";
-  const CliRun r = run_attnlab("figure --image " + safari() + " --patch 20 --queries '12,8;18,16;5,20' --out '" + png.string() + "'");
+  const CliRun r = run_attnlab("figure --image " + safari_arg() + " --patch 20 --queries '12,8;18,16;5,20' --out '" + png.string() + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = read_json(dir / "f.json");
   const int panel = j.at("figure").at("panel"), gap = j.at("figure").at("gap");
@@ -241,7 +241,7 @@ TEST(CliFigure, ThreeQueriesOnTheSafariLikeFig26_12) {
     EXPECT_GT(shot.at(px, py, 1), 0.9f) << k;
     EXPECT_GT(shot.at(px, py, 2), 0.9f) << k;
   }
-  expect_one_line_error(run_attnlab("figure --image " + safari() + " --patch 20 --queries '12,8;30,1' --out '" + (dir / "g.png").string() + "'"),
+  expect_one_line_error(run_attnlab("figure --image " + safari_arg() + " --patch 20 --queries '12,8;30,1' --out '" + (dir / "g.png").string() + "'"),
                         "outside");
   EXPECT_FALSE(std::filesystem::exists(dir / "g.png"));
 }

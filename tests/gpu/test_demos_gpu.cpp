@@ -9,28 +9,16 @@
 #include "core/demos.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/engine.hpp"
+#include "gpu_fixture.hpp"
 #include "test_support.hpp"
 
 using namespace attnlab;
-using attnlab::testing::asset;
+using namespace attnlab::testing;
 
 namespace {
 
-// Float32 tolerance for weights, as in test_engine.cpp: |gpu − ref| <= kRel·|ref| + kAbs.
-constexpr double kRel = 1e-4, kAbs = 1e-7;
+class DemoGpu : public attnlab::testing::GpuTest {};
 
-class DemoGpu : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { context_ = std::make_unique<HeadlessContext>(); }
-  static void TearDownTestSuite() { context_.reset(); }
-  static std::unique_ptr<HeadlessContext> context_;
-};
-std::unique_ptr<HeadlessContext> DemoGpu::context_;
-
-const Image& safari() {
-  static const Image img = load_image(asset("safari.jpg"));
-  return img;
-}
 
 }  // namespace
 

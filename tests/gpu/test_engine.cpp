@@ -3,6 +3,7 @@
 #include "core/gpu/context.hpp"
 #include "core/gpu/engine.hpp"
 #include "core/reference.hpp"
+#include "gpu_fixture.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -11,30 +12,12 @@
 #include <memory>
 
 using namespace attnlab;
-using attnlab::testing::asset;
+using namespace attnlab::testing;
 
 namespace {
 
-// Float32 tolerance for weights: |gpu − ref| ≤ kRel·|ref| + kAbs. The GPU sums in float and
-// llvmpipe's exp and sin are float approximations; the reference sums in double.
-constexpr double kRel = 1e-4, kAbs = 1e-7;
+class Gpu : public GpuTest {};
 
-class Gpu : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    context_ = std::make_unique<HeadlessContext>();
-    std::printf("OpenGL: %s on %s via %s\n", context_->info().version.c_str(), context_->info().renderer.c_str(),
-                context_->info().platform.c_str());
-  }
-  static void TearDownTestSuite() { context_.reset(); }
-  static std::unique_ptr<HeadlessContext> context_;
-};
-std::unique_ptr<HeadlessContext> Gpu::context_;
-
-const Image& safari() {
-  static const Image img = load_image(asset("safari.jpg"));
-  return img;
-}
 
 std::vector<MaskSpec> every_mask(const PatchGrid& g) {
   std::vector<MaskSpec> masks(6);
@@ -80,7 +63,8 @@ double compare_rows(AttentionEngine& engine, const Reference& ref, int query, co
 }  // namespace
 
 TEST_F(Gpu, ReportsTheRendererAndComputeSupport) {
-  const auto& info = context_->info();
+  const auto& info = context().info();
+  std::printf("OpenGL: %s on %s via %s\n", info.version.c_str(), info.renderer.c_str(), info.platform.c_str());
   EXPECT_FALSE(info.renderer.empty());
   EXPECT_TRUE(info.major > 4 || (info.major == 4 && info.minor >= 3)) << info.version;
 }

@@ -6,6 +6,7 @@
 #include "core/gpu/engine.hpp"
 #include "core/reference.hpp"
 #include "core/structure.hpp"
+#include "gpu_fixture.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -17,21 +18,12 @@
 
 using namespace attnlab;
 using attnlab::testing::asset;
+using attnlab::testing::safari;
 
 namespace {
 
-class StructureGpu : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { context_ = std::make_unique<HeadlessContext>(); }
-  static void TearDownTestSuite() { context_.reset(); }
-  static std::unique_ptr<HeadlessContext> context_;
-};
-std::unique_ptr<HeadlessContext> StructureGpu::context_;
+class StructureGpu : public attnlab::testing::GpuTest {};
 
-const Image& safari() {
-  static const Image img = load_image(asset("safari.jpg"));
-  return img;
-}
 
 void expect_within_one_level(const std::vector<std::uint8_t>& got, const Matrix& expect, const std::string& what) {
   ASSERT_EQ(got.size(), static_cast<size_t>(expect.rows()) * 3) << what;

@@ -72,7 +72,7 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
   const Geometry g = geometry_of(start);
   ASSERT_EQ(g.K, 16);
   Settings s;  // what the app shows by default
-  const Reference ref(load_image(asset("safari.jpg")), s);
+  const Reference ref(safari(), s);
 
   // Click the giraffe's flank (12,8), move the pointer off the photo, export.
   auto [gx, gy] = g.centre(12, 8);
@@ -237,7 +237,7 @@ TEST(AppUnderXvfb, WithoutComputeShadersTheCpuReferenceDrawsTheSameMap) {
   app.xdotool("mousemove --window " + std::to_string(app.wait_for_window()) + " 150 980");
   const auto [after, png] = app.export_view();
   EXPECT_EQ(after.at("query").at("col"), 12);
-  const Reference ref(load_image(asset("safari.jpg")), Settings{});
+  const Reference ref(safari(), Settings{});
   EXPECT_LT(drawn_map_error(png, g, ref, ref.grid().index(12, 8)), 0.02);
   EXPECT_EQ(app.close(), 0) << app.log();
 }

@@ -15,13 +15,10 @@
 
 using namespace attnlab;
 using attnlab::testing::asset;
+using attnlab::testing::safari;
 
 namespace {
 
-const Image& safari() {
-  static const Image img = load_image(asset("safari.jpg"));
-  return img;
-}
 
 // The heads that read neither p nor the mask: permutation equivariant without codes (eq. 26.30).
 constexpr HeadKind kContentHeads[] = {HeadKind::Colour, HeadKind::Texture, HeadKind::Random, HeadKind::Custom};

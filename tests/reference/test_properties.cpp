@@ -12,13 +12,10 @@
 
 using namespace attnlab;
 using attnlab::testing::asset;
+using attnlab::testing::safari;
 
 namespace {
 
-const Image& safari() {
-  static const Image img = load_image(asset("safari.jpg"));
-  return img;
-}
 
 std::vector<MaskSpec> every_mask(int N) {
   std::vector<MaskSpec> masks(6);

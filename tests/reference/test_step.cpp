@@ -12,13 +12,10 @@
 #include <numeric>
 
 using namespace attnlab;
+using attnlab::testing::safari;
 
 namespace {
 
-const Image& safari() {
-  static const Image img = load_image(attnlab::testing::asset("safari.jpg"));
-  return img;
-}
 
 // Checks the breakdown of (head, query) against Reference::row() and Reference::output().
 void expect_matches_reference(const Reference& ref, int head, int i) {

@@ -16,6 +16,7 @@
 
 using namespace attnlab;
 using attnlab::testing::asset;
+using attnlab::testing::safari;
 
 namespace {
 
@@ -34,10 +35,6 @@ std::vector<std::string> pattern(const Matrix& W) {
   return out;
 }
 
-const Image& safari() {
-  static const Image img = load_image(asset("safari.jpg"));
-  return img;
-}
 
 }  // namespace
 
