@@ -143,8 +143,22 @@ class App {
     return 0;
   }
 
-  // Loads the first image (argument or safari). Throws Error if it cannot be loaded.
-  void open_initial(const std::filesystem::path& path) { open_image(path, /*throw_errors=*/true); }
+  // Loads the first image (argument or safari). Throws Error if it cannot be loaded. If the
+  // remembered settings do not fit it (e.g. a patch size larger than the image), the defaults
+  // are used and a banner says why.
+  void open_initial(const std::filesystem::path& path) {
+    const Image img = load_image(path);
+    try {
+      backend_.set_image(img, state_.attention);
+    } catch (const Error& e) {
+      state_.attention = Settings{};
+      backend_.set_image(img, state_.attention);
+      state_.show_error(std::string(e.what()) + "; using the default settings");
+    }
+    state_.image_path = path;
+    clamp_query();
+    sync_query();
+  }
 
  private:
   // What the user can change, to know whether the next frame must come at once.
@@ -154,7 +168,7 @@ class App {
     return j.dump() + state_.banner;
   }
 
-  void open_image(const std::filesystem::path& path, bool throw_errors) {
+  void open_image(const std::filesystem::path& path) {
     try {
       const Image img = load_image(path);
       backend_.set_image(img, state_.attention);
@@ -162,7 +176,6 @@ class App {
       clamp_query();
       sync_query();
     } catch (const Error& e) {
-      if (throw_errors) throw;
       state_.show_error(e.what());  // the previous image and settings stay
     }
   }
@@ -182,15 +195,15 @@ class App {
     if (state_.open_requested) {
       const auto path = *state_.open_requested;
       state_.open_requested.reset();
-      open_image(path, false);
+      open_image(path);
     }
     if (backend_.has_image() && !(state_.attention == backend_.settings())) {
       Settings wanted = state_.attention;
-      if (wanted.mask.kind == MaskKind::Painted) {  // painted cells may fall outside a new grid
-        const ModelSetup probe = make_setup(backend_.image().width, backend_.image().height, wanted.patch >= 1 ? wanted : backend_.settings());
-        std::erase_if(wanted.mask.painted, [&](int j) { return j >= probe.grid.N(); });
-      }
       try {
+        if (wanted.mask.kind == MaskKind::Painted) {  // painted cells may fall outside a new grid
+          const PatchGrid g = make_grid(backend_.image().width, backend_.image().height, wanted.patch, wanted.edge);
+          std::erase_if(wanted.mask.painted, [&](int j) { return j >= g.N(); });
+        }
         backend_.set_settings(wanted);
         state_.attention = wanted;
       } catch (const Error& e) {
