@@ -1,8 +1,10 @@
 // Many rows of A at once for one head, one invocation per row (each sweeps its row of keys):
 //   MODE_FULL   : rows u_row_base.. of A (eq. 26.20 with τ and the mask) → a tile of A;
 //   MODE_OUTPUT : t_out_i = Σ_j a_ij v_j (eq. 26.21) for every row, never storing A.
-// The softmax is taken online: one sweep keeps the running max M and Σ exp(l − M), rescaling
-// the sum when M grows, so each score is formed twice at most and each weight written once.
+// MODE_OUTPUT takes the softmax online: one sweep keeps the running max M, Σ exp(l − M) and
+// Σ exp(l − M) v_j, rescaled when M grows. MODE_FULL sweeps twice: the row max M, then
+// e_j = exp(l_j − M) written once per weight with the row sum S; the caller divides the row by
+// S (u_row_sums[r]) when it reads the tile back, so each weight costs one exp.
 // Masked keys get exactly 0; a row with no key left is written as zeros. Q, K, V and the keep
 // flags are read through buffer textures (on llvmpipe the texture path is several times faster
 // than storage-buffer loads); q and k rows are padded to `stride` floats (vec4s). The single
@@ -17,6 +19,7 @@ layout(binding = 2) uniform samplerBuffer u_K;     // RGBA32F: every head's K, s
 layout(binding = 3) uniform samplerBuffer u_V;     // RGB32F: every head's V, N texels per head
 layout(binding = 4) uniform usamplerBuffer u_keep; // R32UI: per key, 1 = kept
 layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };  // FULL: tile; OUTPUT: heads × N × 3
+layout(std430, binding = 6) writeonly buffer SumBuffer { float row_sums[]; };  // FULL: S per tile row (0 if empty)
 
 uniform int u_mode, u_N, u_head, u_row_base, u_row_count;
 uniform int u_qk_offset, u_m, u_stride;  // in floats; offset and stride are multiples of 4
@@ -46,35 +49,44 @@ void main() {
   float scale = 1.0 / (u_temperature * sqrt(float(u_m)));
   q0 = texelFetch(u_Q, qrow);
 
-  // One sweep: running max M and sum S of exp(l − M); for the output also Σ exp(l − M) v_j.
-  float M = NEG_INF, S = 0.0;
-  vec3 acc = vec3(0.0);
-  for (int j = 0; j < u_N; ++j) {
-    if (!kept(i, j)) continue;
-    float l = score(qrow, j, vecs) * scale;  // s_ij / (τ √m)
-    vec3 v = u_mode == MODE_OUTPUT ? texelFetch(u_V, u_head * u_N + j).rgb : vec3(0.0);
-    if (l > M) {
-      float shrink = exp(M - l);  // 0 when M was −inf
-      S = S * shrink + 1.0;
-      acc = acc * shrink + v;
-      M = l;
-    } else {
-      float e = exp(l - M);
-      S += e;
-      acc += e * v;
-    }
-  }
-  bool empty = M == NEG_INF;
-
   if (u_mode == MODE_OUTPUT) {
-    vec3 t = empty ? vec3(0.0) : acc / S;
+    // One sweep: running max M and sum S of exp(l − M), and Σ exp(l − M) v_j.
+    float M = NEG_INF, S = 0.0;
+    vec3 acc = vec3(0.0);
+    for (int j = 0; j < u_N; ++j) {
+      if (!kept(i, j)) continue;
+      float l = score(qrow, j, vecs) * scale;  // s_ij / (τ √m)
+      vec3 v = texelFetch(u_V, u_head * u_N + j).rgb;
+      if (l > M) {
+        float shrink = exp(M - l);  // 0 when M was −inf
+        S = S * shrink + 1.0;
+        acc = acc * shrink + v;
+        M = l;
+      } else {
+        float e = exp(l - M);
+        S += e;
+        acc += e * v;
+      }
+    }
+    vec3 t = M == NEG_INF ? vec3(0.0) : acc / S;
     int o = (u_head * u_N + i) * 3;
     Out[o] = t.x;
     Out[o + 1] = t.y;
     Out[o + 2] = t.z;
     return;
   }
-  int base = r * u_N;
+
+  // MODE_FULL: the row max over the kept keys, then e_j = exp(l_j − M) and their sum.
+  float M = NEG_INF;
   for (int j = 0; j < u_N; ++j)
-    Out[base + j] = (!empty && kept(i, j)) ? exp(score(qrow, j, vecs) * scale - M) / S : 0.0;
+    if (kept(i, j)) M = max(M, score(qrow, j, vecs) * scale);
+  bool empty = M == NEG_INF;
+  int base = r * u_N;
+  float S = 0.0;
+  for (int j = 0; j < u_N; ++j) {
+    float e = (!empty && kept(i, j)) ? exp(score(qrow, j, vecs) * scale - M) : 0.0;
+    Out[base + j] = e;
+    S += e;
+  }
+  row_sums[r] = S;
 }

@@ -357,12 +357,19 @@ Matrix AttentionEngine::matrix(int head) {
   Matrix A(N, N);
   gl::BindingGuard guard;
   gl::Buffer tile(static_cast<size_t>(std::min(tile_rows, N)) * row_bytes);
+  gl::Buffer sums(static_cast<size_t>(std::min(tile_rows, N)) * sizeof(float));
+  std::vector<float> S(static_cast<size_t>(std::min(tile_rows, N)));
   for (int base = 0; base < N; base += tile_rows) {
     const int count = std::min(tile_rows, N - base);
     set_rows_pass_uniforms(kModeFull, head, base, count);
     gl::bind(5, tile);
+    gl::bind(6, sums);
     gl::dispatch(gpu_->attend_rows, groups(count, kLocal));
     tile.download(A.row(base).data(), static_cast<size_t>(count) * row_bytes);
+    sums.download(S.data(), static_cast<size_t>(count) * sizeof(float));
+    // a_ij = e_ij / S_i: the division that ends the softmax, done as the tile is read back.
+    for (int r = 0; r < count; ++r)
+      if (S[static_cast<size_t>(r)] > 0) A.row(base + r) *= 1.0f / S[static_cast<size_t>(r)];
   }
   ++counts_.full;
   return A;
