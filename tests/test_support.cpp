@@ -13,6 +13,20 @@ const Image& safari() {
   return img;
 }
 
+std::vector<MaskSpec> every_mask(int N) {
+  std::vector<MaskSpec> masks(6);
+  masks[1].kind = MaskKind::Causal;
+  masks[2].kind = MaskKind::Strict;
+  masks[3].kind = MaskKind::Window;
+  masks[3].radius = 2;
+  masks[4].kind = MaskKind::Random;
+  masks[4].ratio = 0.3f;
+  masks[4].seed = 5;
+  masks[5].kind = MaskKind::Painted;
+  for (int j = 0; j < N; j += 3) masks[5].painted.push_back(j);
+  return masks;
+}
+
 std::filesystem::path temp_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "attnlab";

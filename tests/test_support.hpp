@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the test binaries: where the assets are, temporary folders, small images.
 #include "core/image.hpp"
+#include "core/settings.hpp"
 #include "core/types.hpp"
 
 #include <filesystem>
@@ -15,6 +16,10 @@ inline std::filesystem::path asset(const std::string& name) {
 
 /// The safari photo, loaded once per test program.
 const Image& safari();
+
+/// One mask of every kind for a grid of N tokens: none, causal, strict, window (radius 2),
+/// random (30 % of the keys, seed 5) and painted (every third key).
+std::vector<MaskSpec> every_mask(int N);
 
 /// A fresh, empty folder under the system's temp dir, named after the running test.
 std::filesystem::path temp_dir();

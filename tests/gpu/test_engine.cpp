@@ -19,19 +19,6 @@ namespace {
 class Gpu : public GpuTest {};
 
 
-std::vector<MaskSpec> every_mask(const PatchGrid& g) {
-  std::vector<MaskSpec> masks(6);
-  masks[1].kind = MaskKind::Causal;
-  masks[2].kind = MaskKind::Strict;
-  masks[3].kind = MaskKind::Window;
-  masks[3].radius = 3;
-  masks[4].kind = MaskKind::Random;
-  masks[4].ratio = 0.4f;
-  masks[4].seed = 9;
-  masks[5].kind = MaskKind::Painted;
-  for (int j = 1; j < g.N(); j += 4) masks[5].painted.push_back(j);
-  return masks;
-}
 
 // Compares every head's row of the engine with the reference; returns the worst error ratio
 // (error / allowed), which must stay <= 1.
@@ -95,7 +82,7 @@ TEST_F(Gpu, RowsMatchForEveryHeadMaskAndPositionalModeOnTheSafari) {
   const PatchGrid g = make_grid(500, 500, 20, EdgeMode::Crop);
   double worst = 0;
   for (PosMode pos : {PosMode::None, PosMode::Concat, PosMode::Add})
-    for (const MaskSpec& mask : every_mask(g)) {
+    for (const MaskSpec& mask : every_mask(g.N())) {
       s.pos.mode = pos;
       s.mask = mask;
       engine.set_settings(s);
