@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include "core/colormap.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -69,6 +71,27 @@ Image shuffle_patches(const Image& img, int K, const std::vector<int>& perm) {
           out.at(dst % cols * K + x, dst / cols * K + y, c) = img.at(src % cols * K + x, src / cols * K + y, c);
   }
   return out;
+}
+
+double drawn_grey_map_error(const Image& shot, float x, float y, float scale, const Reference& ref, int query) {
+  const auto row = ref.row(0, query);
+  const std::span<const float> w(row.weights.data(), static_cast<size_t>(ref.N()));
+  const ValueRange range = normalization_range(w, {}, Normalization::MinMax);
+  const auto table = colormap_table(Colormap::Gray);
+  const auto& g = ref.grid();
+  const float half = static_cast<float>(g.K) * 0.5f;
+  double worst = 0;
+  for (int j = 0; j < ref.N(); ++j) {
+    if (j == query) continue;
+    const float v = shot.at(static_cast<int>(x + (static_cast<float>(g.col_of(j) * g.K) + half) * scale),
+                            static_cast<int>(y + (static_cast<float>(g.row_of(j) * g.K) + half) * scale), 1);
+    int best = 0;  // nearest table entry
+    for (int k = 1; k < 256; ++k)
+      if (std::abs(table[k * 3 + 1] - v) < std::abs(table[best * 3 + 1] - v)) best = k;
+    const double expect = normalize_value(w[static_cast<size_t>(j)], range, Normalization::MinMax);
+    worst = std::max(worst, std::abs(best / 255.0 - expect));
+  }
+  return worst;
 }
 
 double max_rel_error(const Matrix& a, const Matrix& b, double floor) {

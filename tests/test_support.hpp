@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the test binaries: where the assets are, temporary folders, small images.
 #include "core/image.hpp"
+#include "core/reference.hpp"
 #include "core/settings.hpp"
 #include "core/types.hpp"
 
@@ -34,6 +35,13 @@ Image random_image(int width, int height, unsigned seed);
 /// The image with its K×K patches rearranged: output patch n = input patch perm[n]
 /// (grid of W/K × H/K, raster order).
 Image shuffle_patches(const Image& img, int K, const std::vector<int>& perm);
+
+/// How far a drawn map is from the reference: `shot` shows head 0's row `query` as an opaque
+/// grey (Colormap::Gray, min–max) map over the patch grid, image pixel (0,0) at screen (x, y),
+/// `scale` screen pixels per image pixel. Each patch's centre is read, mapped back through the
+/// grey table, and compared with the row normalized min–max; returns the largest difference in
+/// [0,1]. The query's own patch is skipped (its outline covers it).
+double drawn_grey_map_error(const Image& shot, float x, float y, float scale, const Reference& ref, int query);
 
 /// Largest |a-b| / max(|b|, floor) over all entries: relative error with a floor for tiny values.
 double max_rel_error(const Matrix& a, const Matrix& b, double floor);

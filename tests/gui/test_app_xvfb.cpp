@@ -35,26 +35,9 @@ void seed_settings(const std::filesystem::path& dir) {
       << R"({"display": {"colormap": "gray", "opacity": 1.0, "grid": false}})";
 }
 
-// Reads the drawn map at every patch centre (but the query's, under its outline) and returns
-// the largest difference from the reference row normalized min–max, in [0,1] units.
+// The drawn map in an export against the reference row (see drawn_grey_map_error).
 double drawn_map_error(const std::filesystem::path& png, const Geometry& g, const Reference& ref, int query) {
-  const Image shot = load_image(png);
-  const auto row = ref.row(0, query);
-  const std::span<const float> w(row.weights.data(), static_cast<size_t>(ref.N()));
-  const ValueRange range = normalization_range(w, {}, Normalization::MinMax);
-  const auto table = colormap_table(Colormap::Gray);
-  double worst = 0;
-  for (int j = 0; j < ref.N(); ++j) {
-    if (j == query) continue;
-    const auto [cx, cy] = g.centre(ref.grid().col_of(j), ref.grid().row_of(j));
-    const float v = shot.at(static_cast<int>(cx), static_cast<int>(cy), 1);
-    int best = 0;  // nearest table entry
-    for (int k = 1; k < 256; ++k)
-      if (std::abs(table[k * 3 + 1] - v) < std::abs(table[best * 3 + 1] - v)) best = k;
-    const double drawn = best / 255.0, expect = normalize_value(w[static_cast<size_t>(j)], range, Normalization::MinMax);
-    worst = std::max(worst, std::abs(drawn - expect));
-  }
-  return worst;
+  return drawn_grey_map_error(load_image(png), g.x, g.y, g.scale, ref, query);
 }
 
 }  // namespace
