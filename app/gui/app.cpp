@@ -10,6 +10,7 @@
 #include "app/gui/views.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/gpu/debug.hpp"
 
 #include <epoxy/gl.h>
 #include <GLFW/glfw3.h>
@@ -487,6 +488,7 @@ int run_gui(const std::string& image) {
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
     glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+    glfwWindowHint(GLFW_OPENGL_DEBUG_CONTEXT, kGlDebugBuild ? GLFW_TRUE : GLFW_FALSE);
     return glfwCreateWindow(1600, 1000, "Attention Lab", nullptr, nullptr);
   };
   int major = 4, minor = 3;
@@ -505,6 +507,7 @@ int run_gui(const std::string& image) {
   }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(1);
+  if (kGlDebugBuild) install_gl_debug_callback();
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();

@@ -152,6 +152,7 @@ HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::ma
   const std::string platform = info_.platform;
   info_ = options.require_compute ? check_compute_support() : current_gl_info();
   info_.platform = platform;
+  if (options.debug) install_gl_debug_callback();
 }
 
 HeadlessContext::~HeadlessContext() = default;

@@ -1,6 +1,8 @@
 #pragma once
 // A headless OpenGL context through EGL (no window, no X server), for the CLI, the tests and
 // the benchmark. Core assumes some context is current; the app makes its own with GLFW.
+#include "core/gpu/debug.hpp"
+
 #include <memory>
 #include <string>
 
@@ -22,7 +24,7 @@ GlInfo current_gl_info();
 
 struct HeadlessOptions {
   int major = 4, minor = 3;  ///< version asked for (tests ask for 3.3 to simulate no compute)
-  bool debug = false;        ///< a debug context (KHR_debug messages)
+  bool debug = kGlDebugBuild;  ///< a debug context with the GL error callback (gpu/debug.hpp)
   bool require_compute = true;
 };
 

@@ -32,6 +32,8 @@ CliRun run_attnlab(const std::string& args) {
   CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
   std::filesystem::remove(out);
   std::filesystem::remove(err);
+  // Debug builds print every GL error the driver reports (core/gpu/debug.hpp): each fails the test.
+  EXPECT_EQ(r.err.find("attnlab: GL error:"), std::string::npos) << r.err;
   return r;
 }
 

@@ -1,11 +1,13 @@
 // The GPU engine against the CPU reference, on Mesa llvmpipe through headless EGL.
 #include "core/colormap.hpp"
 #include "core/gpu/context.hpp"
+#include "core/gpu/debug.hpp"
 #include "core/gpu/engine.hpp"
 #include "core/reference.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 
+#include <epoxy/gl.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -297,6 +299,20 @@ TEST_F(Gpu, OutputsAreComputedOncePerChange) {
   const Reference ref(safari(), s);
   EXPECT_LT((engine.output(2) - ref.output(2)).cwiseAbs().maxCoeff(), 1e-5);  // recomputed for the new τ
   EXPECT_EQ(engine.counts().output, kHeadCount + 1);
+}
+
+TEST(GpuContext, TheDebugCallbackReportsAGlError) {
+  // What makes GpuTest fail on GL errors: a real error (a texture target where a buffer
+  // target belongs) reaches take_gl_errors(), once.
+  HeadlessContext context(HeadlessOptions{.debug = true});
+  take_gl_errors();
+  glBindBuffer(GL_TEXTURE_2D, 0);
+  const auto errors = take_gl_errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("glBindBuffer"), std::string::npos) << errors[0];
+  EXPECT_TRUE(take_gl_errors().empty());
+  glFinish();
+  EXPECT_TRUE(take_gl_errors().empty());
 }
 
 TEST(GpuContext, WithoutComputeShadersTheMessageSaysWhatWasFound) {

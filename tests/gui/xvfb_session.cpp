@@ -1,5 +1,7 @@
 #include "xvfb_session.hpp"
 
+#include <gtest/gtest.h>
+
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
 
@@ -104,6 +106,8 @@ AppProcess::~AppProcess() {
     ::kill(-pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
+  // Debug builds print every GL error the driver reports (core/gpu/debug.hpp): each fails the test.
+  if (const std::string l = log(); l.find("attnlab: GL error:") != std::string::npos) ADD_FAILURE() << "GL errors:\n" << l;
 }
 
 bool AppProcess::alive() {
