@@ -304,29 +304,34 @@ class App {
       };
       place(cw, menu_h, mid, top - menu_h);
       ImGui::Begin("Attention map", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+      record_window("Attention map");
       draw_image_view(state_, backend_, geometry_);
       ImGui::End();
       if (state_.show_controls) {
         place(0, menu_h, cw, d.y - menu_h);
         ImGui::Begin("Controls", &state_.show_controls, fixed);
+        record_window("Controls");
         draw_controls_panel(state_, backend_);
         ImGui::End();
       }
       if (state_.show_heads) {
         place(cw + mid, menu_h, right, top - menu_h);
         ImGui::Begin("Heads", &state_.show_heads, fixed);
+        record_window("Heads");
         draw_heads_view(state_, backend_);
         ImGui::End();
       }
       if (state_.show_pinned) {
         place(cw, top, mid, d.y - top);
         ImGui::Begin("Pinned queries", &state_.show_pinned, fixed);
+        record_window("Pinned queries");
         draw_pinned_view(state_, backend_);
         ImGui::End();
       }
       if (state_.show_images) {
         place(cw + mid, top, right, d.y - top);
         ImGui::Begin("Images", &state_.show_images, fixed);
+        record_window("Images");
         draw_images_panel(state_, gallery_);
         ImGui::End();
       }
@@ -342,6 +347,7 @@ class App {
       ImGui::TextUnformatted(state_.banner.c_str());
       ImGui::SameLine();
       if (ImGui::SmallButton("dismiss")) state_.banner.clear();
+      state_.record_widget("banner_dismiss");
       ImGui::End();
       ImGui::PopStyleColor();
     }
@@ -351,35 +357,59 @@ class App {
   float draw_menu_bar() {
     float h = 0;
     if (ImGui::BeginMainMenuBar()) {
-      if (ImGui::BeginMenu("Panels")) {
-        ImGui::MenuItem("Controls", nullptr, &state_.show_controls);
-        ImGui::MenuItem("Heads", nullptr, &state_.show_heads);
-        ImGui::MenuItem("Pinned queries", nullptr, &state_.show_pinned);
-        ImGui::MenuItem("Images", nullptr, &state_.show_images);
-        ImGui::MenuItem("Presentation mode", "F5", &state_.presentation);
+      if (begin_menu("Panels")) {
+        menu_item("Panels/Controls", "Controls", nullptr, &state_.show_controls);
+        menu_item("Panels/Heads", "Heads", nullptr, &state_.show_heads);
+        menu_item("Panels/Pinned queries", "Pinned queries", nullptr, &state_.show_pinned);
+        menu_item("Panels/Images", "Images", nullptr, &state_.show_images);
+        menu_item("Panels/Presentation mode", "Presentation mode", "F5", &state_.presentation);
         ImGui::EndMenu();
       }
-      if (ImGui::BeginMenu("Chapter")) {
+      if (begin_menu("Chapter")) {
         for (const auto& v : teaching_) {
           bool& open = state_.open_views[v->name()];
-          ImGui::MenuItem(v->title(), v->source(), &open);
+          menu_item("Chapter/" + std::string(v->name()), v->title(), v->source(), &open);
         }
         ImGui::EndMenu();
       }
-      if (ImGui::BeginMenu("Tour")) {
+      if (begin_menu("Tour")) {
         if (ImGui::MenuItem("Start the guided tour")) set_tour_step(0);
+        state_.record_widget("menu:Tour/start");
         if (ImGui::MenuItem("End the tour", nullptr, false, state_.tour_step >= 0)) set_tour_step(-1);
+        state_.record_widget("menu:Tour/end");
         ImGui::EndMenu();
       }
-      if (ImGui::BeginMenu("Export")) {
+      if (begin_menu("Export")) {
         if (ImGui::MenuItem("Window as PNG + settings", "F12")) state_.export_requested = true;
         if (ImGui::MenuItem("Row as CSV", "F9")) state_.csv_requested = true;
+        state_.record_widget("menu:Export/csv");
         ImGui::EndMenu();
       }
       h = ImGui::GetWindowSize().y;
       ImGui::EndMainMenuBar();
     }
     return h;
+  }
+
+  // A menu of the main menu bar. Its title is recorded from the cursor before BeginMenu: once
+  // the menu is open, ImGui's last item is the menu's own window, not the title.
+  bool begin_menu(const char* label) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    state_.widget_rects[std::string("menu:") + label] = {
+        p.x, p.y, ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x, ImGui::GetFrameHeight()};
+    return ImGui::BeginMenu(label);
+  }
+
+  // A toggle in an open menu, recorded as "menu:<name>".
+  void menu_item(const std::string& name, const char* label, const char* shortcut, bool* selected) {
+    ImGui::MenuItem(label, shortcut, selected);
+    state_.record_widget("menu:" + name);
+  }
+
+  // The current window's rectangle as "window:<name>" (its title bar can be dragged).
+  void record_window(const std::string& name) {
+    const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+    state_.widget_rects["window:" + name] = {p.x, p.y, s.x, s.y};
   }
 
   // The tour opens one teaching view after another, in the chapter's order.
@@ -400,7 +430,9 @@ class App {
       ImGui::SetNextWindowSize(ImVec2(d.x * 0.6f, d.y * 0.85f), ImGuiCond_FirstUseEver);
       cascade += 24;
       const std::string title = std::string(v->title()) + " (" + v->source() + ")###" + v->name();
-      if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoCollapse)) {
+      const bool visible = ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoCollapse);
+      record_window(v->name());
+      if (visible) {
         try {
           v->draw(state_, backend_);
         } catch (const std::exception& e) {  // a view that cannot draw says why; the app goes on
@@ -418,11 +450,14 @@ class App {
       ImGui::Text("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->source());
       ImGui::TextWrapped("%s", v->tour_text());
       if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
+      state_.record_widget("tour_previous");
       ImGui::SameLine();
       if (ImGui::Button(state_.tour_step + 1 < static_cast<int>(teaching_.size()) ? "next >" : "finish"))
         set_tour_step(state_.tour_step + 1);
+      state_.record_widget("tour_next");
       ImGui::SameLine();
       if (ImGui::Button("end tour")) set_tour_step(-1);
+      state_.record_widget("tour_end");
       ImGui::End();
     }
   }

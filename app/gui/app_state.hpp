@@ -66,8 +66,10 @@ struct AppState {
   std::optional<std::filesystem::path> open_requested;  ///< load this image next frame
   float last_frame_ms = 0, row_pass_ms = 0;
   std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
-  /// Screen rectangles (x, y, w, h) of a few controls, recorded by the views each frame and
-  /// written into export sidecars, so that tests can reach them with the mouse.
+  /// Screen rectangles (x, y, w, h) of controls ("patch_size", "head:3", "gallery:safari.jpg"),
+  /// menu titles and items ("menu:Panels", "menu:Panels/Images") and windows ("window:Heads"),
+  /// recorded by the views each frame and written into export sidecars, so that tests can reach
+  /// them with the mouse.
   std::map<std::string, std::array<float, 4>> widget_rects;
   /// Teaching views that could not draw in the last frame, with the reason (shown in their
   /// window, written into export sidecars).

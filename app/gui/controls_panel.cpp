@@ -22,17 +22,26 @@ std::string bytes_text(double b) {
   return buf;
 }
 
+// A collapsing section; its header is recorded so that a test can fold or unfold it.
+bool section(AppState& state, const char* title, ImGuiTreeNodeFlags flags = 0) {
+  const bool open = ImGui::CollapsingHeader(title, flags);
+  state.record_widget(std::string("section:") + title);
+  return open;
+}
+
 }  // namespace
 
 void draw_controls_panel(AppState& state, Backend& backend) {
   Settings& a = state.attention;
 
-  if (ImGui::CollapsingHeader("Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (section(state, "Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {
     int K = a.patch;
     if (ImGui::SliderInt("patch size K", &K, 4, 128, "%d px")) a.patch = K;
+    state.record_widget("patch_size");
     help_marker("Each K x K patch of the photo is one token (fig. 26.2). Smaller K: more tokens N, and N^2 weights in A.");
     bool pad = a.edge == EdgeMode::Pad;
     if (ImGui::Checkbox("pad the last row/column", &pad)) a.edge = pad ? EdgeMode::Pad : EdgeMode::Crop;
+    state.record_widget("pad_edge");
     if (backend.has_image()) {
       const auto& g = backend.grid();
       const double N = g.N();
@@ -42,47 +51,63 @@ void draw_controls_panel(AppState& state, Backend& backend) {
     }
   }
 
-  if (ImGui::CollapsingHeader("Softmax", ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (section(state, "Softmax", ImGuiTreeNodeFlags_DefaultOpen)) {
     float tau = a.temperature;
     if (ImGui::SliderFloat("temperature", &tau, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic)) a.temperature = std::max(tau, 0.01f);
+    state.record_widget("temperature");
     help_marker("softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax (exercise 12.4): a few keys take all the weight.");
     if (ImGui::Button("tau = 1")) a.temperature = 1.0f;
+    state.record_widget("tau_one");
   }
 
-  if (ImGui::CollapsingHeader("Mask", ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (section(state, "Mask", ImGuiTreeNodeFlags_DefaultOpen)) {
     const char* kinds[] = {"none", "causal (j <= i)", "strict (j < i)", "local window", "random drop", "painted"};
     int kind = static_cast<int>(a.mask.kind);
     if (ImGui::Combo("mask", &kind, kinds, 6)) a.mask.kind = static_cast<MaskKind>(kind);
+    state.record_widget("mask");
     help_marker("Section 26.10: masked weights are exactly 0 and each row's remaining weights sum to 1. Causal masks follow the raster order of the tokens.");
-    if (a.mask.kind == MaskKind::Window) ImGui::SliderInt("radius (patches)", &a.mask.radius, 0, 20);
+    if (a.mask.kind == MaskKind::Window) {
+      ImGui::SliderInt("radius (patches)", &a.mask.radius, 0, 20);
+      state.record_widget("mask_radius");
+    }
     if (a.mask.kind == MaskKind::Random) {
       ImGui::SliderFloat("drop ratio", &a.mask.ratio, 0.0f, 1.0f, "%.2f");
+      state.record_widget("mask_ratio");
       int seed = static_cast<int>(a.mask.seed);
       if (ImGui::InputInt("mask seed", &seed)) a.mask.seed = static_cast<std::uint32_t>(std::max(seed, 0));
+      state.record_widget("mask_seed");
     }
     if (a.mask.kind == MaskKind::Painted) {
       ImGui::Checkbox("paint with the mouse", &state.paint_mode);
+      state.record_widget("paint_mode");
       help_marker("Left-drag over the photo masks keys; Shift + drag unmasks them.");
       ImGui::SameLine();
       if (ImGui::Button("clear")) a.mask.painted.clear();
+      state.record_widget("paint_clear");
       ImGui::Text("%zu keys painted", a.mask.painted.size());
     }
     ImGui::Checkbox("darken masked keys", &state.show_mask);
+    state.record_widget("mask_overlay");
   }
 
-  if (ImGui::CollapsingHeader("Positional codes", ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (section(state, "Positional codes", ImGuiTreeNodeFlags_DefaultOpen)) {
     const char* modes[] = {"off", "concat (q' = [q; lambda p])", "add (ViT)"};
     int mode = static_cast<int>(a.pos.mode);
     if (ImGui::Combo("codes", &mode, modes, 3)) a.pos.mode = static_cast<PosMode>(mode);
+    state.record_widget("pos_mode");
     help_marker("Eqs. 26.38-26.40: p = [sin(x), sin(x/B), ..., sin(x/B^P)] for the column x and the row y. Concat appends lambda p to every query and key; add maps p to the token width and adds it before W_q, W_k, W_v.");
     ImGui::SliderFloat("B", &a.pos.B, 1.1f, 10.0f, "%.2f");
+    state.record_widget("pos_B");
     ImGui::SliderInt("P", &a.pos.P, 0, 12);
+    state.record_widget("pos_P");
     ImGui::SliderFloat("lambda", &a.pos.lambda, 0.0f, 4.0f, "%.2f");
+    state.record_widget("pos_lambda");
     ImGui::Checkbox("sine-cosine pairs", &a.pos.sincos);
+    state.record_widget("pos_sincos");
     ImGui::Text("code length %d", code_length(a.pos));
   }
 
-  if (ImGui::CollapsingHeader("Display", ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (section(state, "Display", ImGuiTreeNodeFlags_DefaultOpen)) {
     int cm = static_cast<int>(state.colormap);
     if (ImGui::BeginCombo("colormap", std::string(colormap_name(state.colormap)).c_str())) {
       for (int c = 0; c < kColormapCount; ++c) {
@@ -93,31 +118,42 @@ void draw_controls_panel(AppState& state, Backend& backend) {
       }
       ImGui::EndCombo();
     }
+    state.record_widget("colormap");
     const char* norms[] = {"min-max (each map)", "absolute (0 to max)", "log"};
     int n = static_cast<int>(state.normalization);
     if (ImGui::Combo("scale", &n, norms, 3)) state.normalization = static_cast<Normalization>(n);
+    state.record_widget("normalization");
     help_marker("At tau = 1 a row is nearly flat (max/min about 1.2 for the colour head), so min-max stretches each map between its own extremes. Absolute shows how flat it really is.");
     ImGui::SliderFloat("opacity", &state.opacity, 0.0f, 1.0f, "%.2f");
+    state.record_widget("opacity");
     ImGui::Checkbox("patch grid", &state.show_grid);
+    state.record_widget("grid");
     if (ImGui::Button("reset zoom")) {
       state.zoom = 1.0f;
       state.pan = {0, 0};
     }
+    state.record_widget("reset_zoom");
   }
 
-  if (ImGui::CollapsingHeader("Classroom")) {
+  if (section(state, "Classroom")) {
     ImGui::SliderFloat("UI scale", &state.ui_scale, 0.75f, 3.0f, "%.2f");
+    state.record_widget("ui_scale");
     ImGui::Checkbox("presentation mode (F5)", &state.presentation);
+    state.record_widget("presentation");
     ImGui::Checkbox("heads", &state.show_heads);
+    state.record_widget("show_heads");
     ImGui::SameLine();
     ImGui::Checkbox("pinned", &state.show_pinned);
+    state.record_widget("show_pinned");
     ImGui::SameLine();
     ImGui::Checkbox("images", &state.show_images);
+    state.record_widget("show_images");
   }
 
-  if (ImGui::CollapsingHeader("Export", ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (section(state, "Export", ImGuiTreeNodeFlags_DefaultOpen)) {
     if (ImGui::Button("Save window as PNG (F12)")) state.export_requested = true;
     if (ImGui::Button("Save row as CSV (F9)")) state.csv_requested = true;
+    state.record_widget("save_csv");
     ImGui::TextWrapped("folder: %s", state.export_dir.string().c_str());
     if (!state.status.empty()) ImGui::TextWrapped("%s", state.status.c_str());
   }

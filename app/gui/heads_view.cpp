@@ -50,6 +50,7 @@ void draw_heads_view(AppState& state, Backend& backend) {
     if (map_thumbnail(("head" + std::to_string(h)).c_str(), backend, backend.heatmap(h, style), state, ImVec2(side, side),
                       {state.query}, h == state.main_head))
       state.main_head = h;
+    state.record_widget("head:" + std::to_string(h));
     ImGui::TextDisabled("max a_ij %s%s", format_weight(mx).c_str(), rows.empty[h] ? " (all masked)" : "");
     ImGui::EndGroup();
   }
@@ -63,6 +64,7 @@ void draw_heads_view(AppState& state, Backend& backend) {
       ImGui::PushID(r);
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
       ImGui::DragFloat3("", &W[static_cast<size_t>(r) * 3], 0.02f, -4.0f, 4.0f, "%.2f");
+      state.record_widget(std::string(label) + ":" + std::to_string(r));
       ImGui::PopID();
     }
     ImGui::PopID();
@@ -75,11 +77,13 @@ void draw_heads_view(AppState& state, Backend& backend) {
   edit("W_k", state.attention.custom.W_k);
   ImGui::EndGroup();
   if (ImGui::Button("identity (= colour head)")) state.attention.custom = CustomHead{};
+  state.record_widget("custom_identity");
   ImGui::SameLine();
   if (ImGui::Button("only red/green")) {
     state.attention.custom = CustomHead{};
     state.attention.custom.W_q[8] = state.attention.custom.W_k[8] = 0.0f;
   }
+  state.record_widget("custom_red_green");
 }
 
 }  // namespace attnlab::app

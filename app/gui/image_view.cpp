@@ -64,6 +64,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   avail.y = std::max(avail.y, 50.0f);
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("canvas", avail, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
+  state.record_widget("image_canvas");
   const bool hovered = ImGui::IsItemHovered();
   ImGuiIO& io = ImGui::GetIO();
 

@@ -1,0 +1,47 @@
+// Files dropped on the real window under Xvfb, through the XDND protocol as a file manager
+// sends them: a photo opens, a bad file is a banner and the previous photo stays.
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+#include "xdnd_drop.hpp"
+#include "xvfb_session.hpp"
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+TEST(XdndDrop, FileUriIsAbsoluteAndPercentEncoded) {
+  EXPECT_EQ(file_uri_line("/tmp/a b/photo #1.jpg"), "file:///tmp/a%20b/photo%20%231.jpg\r\n");
+  EXPECT_EQ(file_uri_line("/x/é.png"), "file:///x/%C3%A9.png\r\n");
+}
+
+TEST(AppUnderXvfb, DroppedPhotoOpensAndDroppedBadFileKeepsIt) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  const unsigned long window = app.wait_for_window();
+  ASSERT_NE(window, 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  EXPECT_TRUE(start.at("image").get<std::string>().ends_with("safari.jpg"));
+  const int w = start.at("window").at("width").get<int>(), h = start.at("window").at("height").get<int>();
+
+  // A photo dropped in the middle of the window opens with its grid.
+  const XdndResult horses = xdnd_drop(x.display(), window, asset("horses.jpg"), w / 2, h / 2);
+  ASSERT_TRUE(horses) << horses.error;
+  const auto [opened, opened_png] = app.export_view();
+  EXPECT_TRUE(opened.at("image").get<std::string>().ends_with("horses.jpg")) << opened.at("image");
+  EXPECT_EQ(opened.at("grid").at("cols"), 773 / 16);
+  EXPECT_EQ(opened.at("banner").get<std::string>(), "");
+
+  // Lecture notes saved as .png, dropped near a corner (a space in the name, sent as %20):
+  // a banner says why, and the horses stay with their grid.
+  write_file(dir / "lecture notes.png", "These are lecture notes, not a picture.\n");
+  const XdndResult notes = xdnd_drop(x.display(), window, dir / "lecture notes.png", 40, h - 40);
+  ASSERT_TRUE(notes) << notes.error;
+  const auto [kept, kept_png] = app.export_view();
+  EXPECT_TRUE(kept.at("image").get<std::string>().ends_with("horses.jpg")) << kept.at("image");
+  EXPECT_EQ(kept.at("grid"), opened.at("grid"));
+  EXPECT_NE(kept.at("banner").get<std::string>().find("not an image"), std::string::npos) << kept.at("banner");
+  EXPECT_NE(kept.at("banner").get<std::string>().find("lecture notes.png"), std::string::npos) << kept.at("banner");
+
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
