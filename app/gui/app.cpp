@@ -338,13 +338,20 @@ class App {
       draw_teaching_windows(menu_h);
     }
     if (!state_.banner.empty()) {
+      // A long message (a file's whole path) wraps, so that the banner and its dismiss button
+      // stay inside the window.
+      const ImGuiStyle& style = ImGui::GetStyle();
+      const float dismiss_w = ImGui::CalcTextSize("dismiss").x + style.FramePadding.x * 2 + style.ItemSpacing.x;
+      const float text_w = std::max(d.x - 32.0f - style.WindowPadding.x * 2 - dismiss_w, 80.0f);
       ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, 8), ImGuiCond_Always, ImVec2(0.5f, 0));
       ImGui::SetNextWindowBgAlpha(0.95f);
       ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.55f, 0.05f, 0.05f, 1));
       ImGui::Begin("##banner", nullptr,
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
                        ImGuiWindowFlags_NoFocusOnAppearing);
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w);
       ImGui::TextUnformatted(state_.banner.c_str());
+      ImGui::PopTextWrapPos();
       ImGui::SameLine();
       if (ImGui::SmallButton("dismiss")) state_.banner.clear();
       state_.record_widget("banner_dismiss");

@@ -43,5 +43,21 @@ TEST(AppUnderXvfb, DroppedPhotoOpensAndDroppedBadFileKeepsIt) {
   EXPECT_NE(kept.at("banner").get<std::string>().find("not an image"), std::string::npos) << kept.at("banner");
   EXPECT_NE(kept.at("banner").get<std::string>().find("lecture notes.png"), std::string::npos) << kept.at("banner");
 
+  // A name long enough that the message is wider than the window: the banner wraps, and its
+  // dismiss button stays inside the window and works.
+  const auto long_name = dir / ("notes for the lecture on attention in vision transformers, with the exercises of "
+                                "chapter 26 and the answers to last week's questions.png");
+  write_file(long_name, "Still not a picture.\n");
+  ASSERT_TRUE(xdnd_drop(x.display(), window, long_name, w / 2, h / 2));
+  const auto [wide, wide_png] = app.export_view();
+  EXPECT_NE(wide.at("banner").get<std::string>().find("answers"), std::string::npos) << wide.at("banner");
+  const auto dismiss = wide.at("widgets").at("banner_dismiss");
+  const float dx = dismiss[0].get<float>(), dy = dismiss[1].get<float>();
+  ASSERT_GE(dx, 0.0f);
+  ASSERT_LE(dx + dismiss[2].get<float>(), static_cast<float>(w)) << "the dismiss button is outside the window";
+  app.click(dx + dismiss[2].get<float>() * 0.5f, dy + dismiss[3].get<float>() * 0.5f);
+  const auto [dismissed, dismissed_png] = app.export_view();
+  EXPECT_EQ(dismissed.at("banner").get<std::string>(), "");
+
   EXPECT_EQ(app.close(), 0) << app.log();
 }
