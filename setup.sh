@@ -12,6 +12,9 @@ packages=(
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
   # what the tests use to run the real app headless: a virtual X server and real input
   xvfb xauth xdotool
+  # the sanitized build and the fuzzers (tests/sanitized_suite.sh): clang with its runtimes,
+  # llvm-symbolizer for readable reports
+  clang libclang-rt-14-dev llvm
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -11,6 +11,24 @@
 
 namespace attnlab {
 
+namespace {
+
+// Why a write failed, in words a teacher can act on; nothing was written either way.
+std::string write_failure(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT: return "the disk is full (nothing was written)";
+    case EFBIG: return "the file would be larger than this system allows (nothing was written)";
+    case EACCES:
+    case EPERM: return "permission denied: the folder is read-only or not yours (nothing was written)";
+    case EROFS: return "the disk is read-only (nothing was written)";
+    case EEXIST: return "the file exists";
+    default: return std::string(std::strerror(err)) + " (nothing was written)";
+  }
+}
+
+}  // namespace
+
 void write_file_safely(const std::filesystem::path& path, std::span<const char> bytes, bool overwrite) {
   const std::string where = "'" + path.string() + "'";
   std::error_code ec;
@@ -22,11 +40,11 @@ void write_file_safely(const std::filesystem::path& path, std::span<const char> 
     throw Error("cannot write " + where + ": the folder '" + parent.string() + "' does not exist");
   std::string tmp = (parent / ("." + path.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw Error("cannot write " + where + ": " + std::strerror(errno));
+  if (fd < 0) throw Error("cannot write " + where + ": " + write_failure(errno));
   auto fail = [&](int err) {
     ::close(fd);
     ::unlink(tmp.c_str());
-    throw Error("cannot write " + where + ": " + std::strerror(err));
+    throw Error("cannot write " + where + ": " + write_failure(err));
   };
   size_t done = 0;
   while (done < bytes.size()) {
@@ -42,13 +60,13 @@ void write_file_safely(const std::filesystem::path& path, std::span<const char> 
   if (::close(fd) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw Error("cannot write " + where + ": " + std::strerror(err));
+    throw Error("cannot write " + where + ": " + write_failure(err));
   }
   if (overwrite) {
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
       const int err = errno;
       ::unlink(tmp.c_str());
-      throw Error("cannot write " + where + ": " + std::strerror(err));
+      throw Error("cannot write " + where + ": " + write_failure(err));
     }
     return;
   }
@@ -56,7 +74,7 @@ void write_file_safely(const std::filesystem::path& path, std::span<const char> 
   if (::link(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw Error("cannot write " + where + ": " + (err == EEXIST ? std::string("the file exists") : std::strerror(err)));
+    throw Error("cannot write " + where + ": " + write_failure(err));
   }
   ::unlink(tmp.c_str());
 }

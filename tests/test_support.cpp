@@ -103,4 +103,28 @@ double max_rel_error(const Matrix& a, const Matrix& b, double floor) {
   return worst;
 }
 
+namespace {
+
+std::size_t proc_status_kib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::string key = std::string(field) + ":";
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;
+  throw std::runtime_error(std::string("no ") + field + " in /proc/self/status");
+}
+
+}  // namespace
+
+std::size_t resident_bytes() { return proc_status_kib("VmRSS"); }
+
+std::size_t peak_resident_bytes() { return proc_status_kib("VmHWM"); }
+
+void reset_peak_resident() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5\n";
+  out.flush();
+  if (!out) throw std::runtime_error("cannot reset the peak resident memory (/proc/self/clear_refs)");
+}
+
 }  // namespace attnlab::testing

@@ -43,6 +43,14 @@ Image shuffle_patches(const Image& img, int K, const std::vector<int>& perm);
 /// [0,1]. The query's own patch is skipped (its outline covers it).
 double drawn_grey_map_error(const Image& shot, float x, float y, float scale, const Reference& ref, int query);
 
+/// The process's resident memory now (VmRSS) and its high-water mark (VmHWM), in bytes, from
+/// /proc/self/status; reset_peak_resident() lowers the mark to what is resident now (Linux:
+/// "5" written to /proc/self/clear_refs). Together they bound what a piece of code allocated
+/// and touched, wherever it was allocated (our code, Eigen, Mesa, llvmpipe's GL buffers).
+std::size_t resident_bytes();
+std::size_t peak_resident_bytes();
+void reset_peak_resident();
+
 /// Largest |a-b| / max(|b|, floor) over all entries: relative error with a floor for tiny values.
 double max_rel_error(const Matrix& a, const Matrix& b, double floor);
 

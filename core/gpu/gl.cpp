@@ -3,9 +3,37 @@
 #include "attnlab/embedded_shaders.hpp"
 #include "core/error.hpp"
 
+#include <atomic>
 #include <string>
 
 namespace attnlab::gl {
+
+namespace {
+
+std::atomic<std::size_t> live_bytes{0}, peak_bytes{0};
+
+void count_allocation(std::size_t bytes) {
+  const std::size_t now = live_bytes += bytes;
+  std::size_t peak = peak_bytes.load();
+  while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
+  }
+}
+
+// Bytes per texel of the formats this code makes (16, the largest, for any other).
+std::size_t texel_bytes(GLenum format) {
+  switch (format) {
+    case GL_R8: return 1;
+    case GL_RGBA8: case GL_R32F: case GL_R32UI: return 4;
+    case GL_RGB32F: return 12;
+    default: return 16;
+  }
+}
+
+}  // namespace
+
+MemoryUse memory_use() { return {live_bytes.load(), peak_bytes.load()}; }
+
+void reset_memory_peak() { peak_bytes = live_bytes.load(); }
 
 Buffer::Buffer(std::size_t bytes, const void* data) : bytes_(bytes) {
   GLint previous = 0;
@@ -20,10 +48,14 @@ Buffer::Buffer(std::size_t bytes, const void* data) : bytes_(bytes) {
     id_ = 0;
     throw Error("the GPU is out of memory for a buffer of " + std::to_string(bytes >> 20) + " MiB");
   }
+  count_allocation(bytes_);
 }
 
 Buffer::~Buffer() {
-  if (id_) glDeleteBuffers(1, &id_);
+  if (id_) {
+    glDeleteBuffers(1, &id_);
+    live_bytes -= bytes_;
+  }
 }
 
 void Buffer::upload(const void* data, std::size_t bytes, std::size_t offset) {
@@ -85,10 +117,15 @@ Texture::Texture(int width, int height, GLenum internal_format)
     throw Error("cannot make a " + std::to_string(width) + "x" + std::to_string(height) + " texture (GL error " +
                 std::to_string(err) + ")");
   }
+  bytes_ = static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * texel_bytes(internal_format);
+  count_allocation(bytes_);
 }
 
 Texture::~Texture() {
-  if (id_) glDeleteTextures(1, &id_);
+  if (id_) {
+    glDeleteTextures(1, &id_);
+    live_bytes -= bytes_;
+  }
 }
 
 void Texture::upload(GLenum format, GLenum type, const void* pixels) {
@@ -132,7 +169,7 @@ Program compile_compute(std::string_view name, std::string_view source) {
     glGetShaderInfoLog(shader, len, nullptr, log.data());
     glDeleteShader(shader);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    throw Error("shader " + std::string(name) + " failed to compile:\n" + log);
+    throw Error::with_log("shader " + std::string(name) + " failed to compile:", log);
   }
   const GLuint program = glCreateProgram();
   glAttachShader(program, shader);
@@ -145,7 +182,7 @@ Program compile_compute(std::string_view name, std::string_view source) {
     glGetProgramInfoLog(program, len, nullptr, log.data());
     glDeleteProgram(program);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    throw Error("shader " + std::string(name) + " failed to link:\n" + log);
+    throw Error::with_log("shader " + std::string(name) + " failed to link:", log);
   }
   return Program(program);
 }

@@ -11,6 +11,15 @@
 
 namespace attnlab::gl {
 
+/// GL storage held by this code's Buffer and Texture objects, in bytes: now, and the most at
+/// once since reset_memory_peak() (what was asked of the driver; its own bookkeeping is not
+/// counted). Thread-safe.
+struct MemoryUse {
+  std::size_t live = 0, peak = 0;
+};
+MemoryUse memory_use();
+void reset_memory_peak();
+
 /// A shader storage buffer of `bytes` bytes.
 class Buffer {
  public:
@@ -69,12 +78,14 @@ class Texture {
   Texture(int width, int height, GLenum internal_format);
   ~Texture();
   Texture(Texture&& o) noexcept
-      : id_(std::exchange(o.id_, 0)), width_(o.width_), height_(o.height_), format_(o.format_) {}
+      : id_(std::exchange(o.id_, 0)), width_(o.width_), height_(o.height_), format_(o.format_),
+        bytes_(std::exchange(o.bytes_, 0)) {}
   Texture& operator=(Texture&& o) noexcept {
     std::swap(id_, o.id_);
     std::swap(width_, o.width_);
     std::swap(height_, o.height_);
     std::swap(format_, o.format_);
+    std::swap(bytes_, o.bytes_);
     return *this;
   }
   Texture(const Texture&) = delete;
@@ -92,6 +103,7 @@ class Texture {
   GLuint id_ = 0;
   int width_ = 0, height_ = 0;
   GLenum format_ = 0;
+  std::size_t bytes_ = 0;  ///< counted in memory_use()
 };
 
 /// A linked compute program.

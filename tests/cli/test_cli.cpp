@@ -22,12 +22,13 @@ struct CliRun {
 };
 
 // Runs attnlab with `args` (already shell-quoted) and no DISPLAY; captures stdout and stderr.
-CliRun run_attnlab(const std::string& args) {
+// `setup` runs first in the same shell (e.g. limits), `wrapper` goes before the program.
+CliRun run_attnlab(const std::string& args, const std::string& setup = "", const std::string& wrapper = "") {
   const auto dir = std::filesystem::temp_directory_path();
   const auto out = dir / ("attnlab-cli-out-" + std::to_string(::getpid()));
   const auto err = dir / ("attnlab-cli-err-" + std::to_string(::getpid()));
-  const std::string cmd = "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args + " >'" +
-                          out.string() + "' 2>'" + err.string() + "'";
+  const std::string cmd = (setup.empty() ? "" : setup + "; ") + "env -u DISPLAY EGL_LOG_LEVEL=fatal " + wrapper + " '" +
+                          std::string(ATTNLAB_BINARY) + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
   std::filesystem::remove(out);
@@ -118,6 +119,9 @@ TEST(CliRow, BadArgumentsAreOneLineAndExitTwo) {
   expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20 --query 1,1 --mask diagonal"), "unknown mask");
   expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20"), "--query");
   expect_one_line_error(run_attnlab("frobnicate --now"), "unknown command");
+  // An argument with a line break (found by fuzz_cli_args) is quoted with the break as \n.
+  expect_one_line_error(run_attnlab("row --image " + safari_arg() + " --patch 20 --query 1,1 --mask \"$(printf 'diag\\nonal')\""),
+                        "diag\\nonal");
   const CliRun help = run_attnlab("--help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("colour+position"), std::string::npos);
@@ -194,10 +198,6 @@ TEST(CliRender, NeverOverwritesAndLeavesNothingOnErrors) {
   EXPECT_NE(read_file(png), before);
   expect_one_line_error(run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --out '" + (dir / "no" / "x.png").string() + "'"),
                         "does not exist");
-  std::filesystem::create_directories(dir / "ro");
-  std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
-  const CliRun ro = run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --out '" + (dir / "ro" / "x.png").string() + "'");
-  if (::geteuid() != 0) expect_one_line_error(ro, "cannot write");  // root may write anyway
   expect_one_line_error(run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --view nothing --out '" + (dir / "v.png").string() + "'"),
                         "unknown view");
   expect_one_line_error(run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --size 10x10 --out '" + (dir / "s.png").string() + "'"),
@@ -207,6 +207,40 @@ TEST(CliRender, NeverOverwritesAndLeavesNothingOnErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir / "no"));
   for (const auto& e : std::filesystem::directory_iterator(dir))  // no temporary left behind
     EXPECT_EQ(e.path().filename().string().find(".png."), std::string::npos) << e.path();
+}
+
+TEST(CliRender, AReadOnlyFolderIsRefusedAndLeftAlone) {
+  const auto dir = temp_dir() / "ro";
+  std::filesystem::create_directories(dir);
+  using std::filesystem::perms;
+  std::filesystem::permissions(dir, perms::owner_read | perms::owner_exec | perms::group_read | perms::group_exec |
+                                        perms::others_read | perms::others_exec);
+  // Root writes into read-only folders anyway: run as the unprivileged user 'nobody' then.
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+  const CliRun r = run_attnlab("render --image " + safari_arg() + " --patch 20 --query 12,8 --out '" + (dir / "x.png").string() + "'",
+                               "", as_user);
+  expect_one_line_error(r, "read-only");
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(CliRender, AFullDiskLeavesNothingAndKeepsWhatWasThere) {
+  // A full disk, simulated: files may grow to 64 KiB only (ulimit -f), and the signal for
+  // going over is ignored, so write() fails as it does on a full disk and the file stays small.
+  const auto dir = temp_dir();
+  const auto png = dir / "slide.png";
+  const std::string render = "render --image " + safari_arg() + " --patch 20 --query 12,8 --size 800x600 --out '" + png.string() + "'";
+  const std::string full = "trap '' XFSZ; ulimit -f 64";
+  expect_one_line_error(run_attnlab(render, full), "nothing was written");
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a partial file or a temporary was left";
+
+  // Replacing an export (--force) on a full disk keeps the old one whole.
+  ASSERT_EQ(run_attnlab(render).code, 0);
+  const std::string before_png = read_file(png), before_json = read_file(dir / "slide.json");
+  ASSERT_GT(before_png.size(), 64u * 1024);
+  expect_one_line_error(run_attnlab(render + " --view heads --force", full), "nothing was written");
+  EXPECT_EQ(read_file(png), before_png);
+  EXPECT_EQ(read_file(dir / "slide.json"), before_json);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 2);
 }
 
 TEST(CliFigure, ThreeQueriesOnTheSafariLikeFig26_12) {

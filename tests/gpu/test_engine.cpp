@@ -3,6 +3,7 @@
 #include "core/gpu/context.hpp"
 #include "core/gpu/debug.hpp"
 #include "core/gpu/engine.hpp"
+#include "core/gpu/gl.hpp"
 #include "core/reference.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
@@ -237,15 +238,42 @@ TEST_F(Gpu, BrokenShaderReportsItsNameAndTheDriverLog) {
   EXPECT_THROW(gl::compile_embedded("missing.comp"), Error);
 }
 
-TEST_F(Gpu, LargeGridRowPassWorks) {
-  // N = 16 384 tokens (a 512 × 512 image, K = 4): the row path without an N × N buffer.
+TEST_F(Gpu, LargeGridRowPassNeverAllocatesNxN) {
+  // N = 16 384 tokens (a 512 × 512 image, K = 4): A would be N² floats = 1 GiB. The row path
+  // (tokens, Q, K, V, one row per head) is held to an eighth of that, 128 MiB, both in GL
+  // storage asked for and in the process's peak resident memory (llvmpipe keeps GL buffers in
+  // host memory, so this also sees what the driver allocated and touched).
   const Image img = attnlab::testing::random_image(512, 512, 5);
   Settings s;
   s.patch = 4;
+  constexpr std::size_t N = 16384, nxn_bytes = N * N * sizeof(float), cap = nxn_bytes / 8;
   AttentionEngine engine;
   engine.set_settings(s);
+  gl::reset_memory_peak();
+  const std::size_t gl_before = gl::memory_use().live;
+  reset_peak_resident();
+  const std::size_t resident_before = resident_bytes();
   engine.set_image(img);
-  ASSERT_EQ(engine.N(), 16384);
+  ASSERT_EQ(engine.N(), static_cast<int>(N));
+  engine.set_query(8191);
+  ASSERT_EQ(engine.rows().N, static_cast<int>(N));
+  const std::size_t gl_peak = gl::memory_use().peak - gl_before;
+  const std::size_t resident_growth = peak_resident_bytes() - resident_before;
+  std::printf("row path at N=%zu: GL storage peak %zu KiB, resident growth %zu KiB (cap %zu KiB)\n", N, gl_peak >> 10,
+              resident_growth >> 10, cap >> 10);
+  EXPECT_LT(gl_peak, cap);
+  EXPECT_LT(resident_growth, cap);
+
+  // Both probes do see an N × N/4 allocation when one is made (so the checks above can fail).
+  reset_peak_resident();
+  const std::size_t before = resident_bytes();
+  {
+    std::vector<float> quarter(N * N / 4, 1.0f);
+    gl::Buffer buffer(nxn_bytes / 4);
+    EXPECT_GE(gl::memory_use().peak - gl_before, nxn_bytes / 4);
+    EXPECT_GE(peak_resident_bytes() - before, nxn_bytes / 4) << quarter[N];
+  }
+
   const Reference ref(img, s);
   compare_rows(engine, ref, 8191, "N=16384");
 }

@@ -184,3 +184,25 @@ TEST(ImageLoader, WritePngNeverOverwritesSilently) {
   for (const auto& e : std::filesystem::directory_iterator(dir))  // no temporary left behind
     EXPECT_EQ(e.path().filename().string().find(".part"), std::string::npos) << e.path();
 }
+
+TEST(ImageLoader, AReasonWithALineBreakStaysOneLine) {
+  // Found by fuzz_image_loader: stb names an unknown PNG chunk by its four bytes, here "P6\n1",
+  // in its failure reason. The message stays one line, the break shown as \n.
+  const std::string bytes = read_file(std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests/fuzz/regressions/image/png-chunk-name-with-newline");
+  try {
+    load_image_from_memory(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), "chunk.png");
+    ADD_FAILURE() << "a PNG with an unknown critical chunk was loaded";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_NE(msg.find("P6\\n1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("chunk.png"), std::string::npos) << msg;
+  }
+}
+
+TEST(Errors, MessagesAreOneLineAndOnlyALogAddsLines) {
+  EXPECT_STREQ(Error("bad name 'a\nb\tc\x1b[31m'").what(), "bad name 'a\\nb\\tc\\x1b[31m'");
+  EXPECT_STREQ(Error("photo-\xc3\xa9t\xc3\xa9.png").what(), "photo-\xc3\xa9t\xc3\xa9.png");  // UTF-8 kept
+  EXPECT_STREQ(Error::with_log("shader x\n failed:", "0:1: error\n0:2: error").what(),
+               "shader x\\n failed:\n0:1: error\n0:2: error");
+}
