@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace attnlab::app {
@@ -12,6 +13,7 @@ namespace attnlab::app {
 void AppState::show_error(const std::string& message) {
   banner = message;
   banner_since = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "attnlab: %s\n", message.c_str());  // also in the terminal's (or a log's) history
 }
 
 void AppState::record_widget(const std::string& name) {

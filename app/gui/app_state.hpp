@@ -77,6 +77,7 @@ struct AppState {
   /// Records the last ImGui item's rectangle under `name` in widget_rects.
   void record_widget(const std::string& name);
 
+  /// Shows `message` in the banner and prints it on stderr as "attnlab: <message>".
   void show_error(const std::string& message);
 };
 
