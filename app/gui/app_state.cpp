@@ -5,10 +5,70 @@
 
 #include <imgui.h>
 
+#include <array>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <map>
+#include <type_traits>
+#include <vector>
 
 namespace attnlab::app {
+
+namespace {
+
+template <class T>
+struct is_std_array : std::false_type {};
+template <class T, std::size_t N>
+struct is_std_array<std::array<T, N>> : std::true_type {};
+template <class T>
+struct is_std_vector : std::false_type {};
+template <class T>
+struct is_std_vector<std::vector<T>> : std::true_type {};
+
+// Reads a setting's value into `out`, numbers checked against the field's type first:
+// nlohmann converts a number that does not fit with a plain cast, undefined for a float too
+// large for an int (found by fuzz_cli_args with a seed of 10^46). Throws Error naming `key`.
+template <class T>
+void read_value(const nlohmann::json& v, T& out, const std::string& key) {
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>) {
+    out = v.get<T>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!v.is_number_integer()) throw Error("setting '" + key + "' must be a whole number");
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                          : v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                                v.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
+    if (!fits) throw Error("setting '" + key + "' is out of range");
+    out = v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) throw Error("setting '" + key + "' must be a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || std::abs(d) > static_cast<double>(std::numeric_limits<T>::max()))
+      throw Error("setting '" + key + "' is out of range");
+    out = static_cast<T>(d);
+  } else if constexpr (is_std_array<T>::value) {
+    if (!v.is_array() || v.size() != out.size())
+      throw Error("setting '" + key + "' must be a list of " + std::to_string(out.size()) + " numbers");
+    for (std::size_t n = 0; n < out.size(); ++n) read_value(v[n], out[n], key);
+  } else if constexpr (is_std_vector<T>::value) {
+    if (!v.is_array()) throw Error("setting '" + key + "' must be a list");
+    T items(v.size());
+    for (std::size_t n = 0; n < v.size(); ++n) read_value(v[n], items[n], key);
+    out = std::move(items);
+  } else if constexpr (std::is_same_v<T, std::map<std::string, bool>>) {
+    if (!v.is_object()) throw Error("setting '" + key + "' must be an object");
+    T items;
+    for (const auto& [name, value] : v.items()) read_value(value, items[name], key + "." + name);
+    out = std::move(items);
+  } else {
+    static_assert(sizeof(T) == 0, "no checked reader for this setting's type");
+  }
+}
+
+}  // namespace
 
 void AppState::show_error(const std::string& message) {
   banner = message;
@@ -68,7 +128,7 @@ void apply_json(const nlohmann::json& j, AppState& out) {
   try {
     auto get = [&](const nlohmann::json& obj, const char* name, auto& field) {
       key = name;
-      if (obj.contains(name)) field = obj.at(name).get<std::remove_reference_t<decltype(field)>>();
+      if (obj.contains(name)) read_value(obj.at(name), field, name);
     };
     Settings& a = s.attention;
     std::string text;
@@ -87,7 +147,12 @@ void apply_json(const nlohmann::json& j, AppState& out) {
     if (j.contains("pinned")) {
       key = "pinned";
       s.pinned.clear();
-      for (const auto& c : j.at("pinned")) s.pinned.push_back({c.at("col").get<int>(), c.at("row").get<int>()});
+      for (const auto& c : j.at("pinned")) {
+        Cell cell;
+        read_value(c.at("col"), cell.col, "pinned.col");
+        read_value(c.at("row"), cell.row, "pinned.row");
+        s.pinned.push_back(cell);
+      }
     }
     if (j.contains("mask")) {
       const auto& m = j["mask"];

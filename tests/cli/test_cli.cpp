@@ -183,6 +183,19 @@ TEST(CliRender, FromSidecarGivesTheSamePixels) {
   const auto ja = read_json(dir / "a.json"), jb = read_json(dir / "b.json");
   EXPECT_EQ(ja.at("mask"), jb.at("mask"));
   EXPECT_EQ(ja.at("head"), "texture");
+
+  // Edited sidecars with values their fields cannot hold: one line each, nothing written
+  // (a seed of 10^46 was a float-to-int overflow in the JSON library, found by fuzz_cli_args).
+  const std::vector<std::pair<std::string, nlohmann::json>> bad = {
+      {"seed", nlohmann::json::parse("1e46")}, {"patch", 16.5}, {"temperature", "hot"}, {"seed", -1}};
+  for (const auto& [key, value] : bad) {
+    nlohmann::json edited = ja;
+    edited[key] = value;
+    write_file(dir / "edited.json", edited.dump());
+    expect_one_line_error(run_attnlab("render --from '" + (dir / "edited.json").string() + "' --out '" + (dir / "c.png").string() + "'"),
+                          "'" + key + "'");
+    EXPECT_FALSE(std::filesystem::exists(dir / "c.png")) << key;
+  }
   EXPECT_EQ(jb.at("head"), "texture");
 }
 
