@@ -284,6 +284,7 @@ class App {
   void draw_windows() {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoCollapse;
+    float menu_h = 0;
     if (state_.presentation) {
       ImGui::SetNextWindowPos(ImVec2(0, 0));
       ImGui::SetNextWindowSize(d);
@@ -293,7 +294,7 @@ class App {
       draw_image_view(state_, backend_, geometry_);
       ImGui::End();
     } else {
-      const float menu_h = draw_menu_bar();
+      menu_h = draw_menu_bar();
       const float cw = std::min(360.0f * state_.ui_scale, d.x * 0.3f);
       const float right = std::min(560.0f * state_.ui_scale, d.x * 0.35f);
       const float mid = std::max(d.x - cw - right, 200.0f);
@@ -338,17 +339,18 @@ class App {
       draw_teaching_windows(menu_h);
     }
     if (!state_.banner.empty()) {
-      // A long message (a file's whole path) wraps, so that the banner and its dismiss button
-      // stay inside the window.
+      // Below the menu bar, which stays usable. A long message (a file's whole path) wraps, so
+      // that the banner and its dismiss button stay inside the window.
       const ImGuiStyle& style = ImGui::GetStyle();
       const float dismiss_w = ImGui::CalcTextSize("dismiss").x + style.FramePadding.x * 2 + style.ItemSpacing.x;
       const float text_w = std::max(d.x - 32.0f - style.WindowPadding.x * 2 - dismiss_w, 80.0f);
-      ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, 8), ImGuiCond_Always, ImVec2(0.5f, 0));
+      ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, menu_h + 8), ImGuiCond_Always, ImVec2(0.5f, 0));
       ImGui::SetNextWindowBgAlpha(0.95f);
       ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.55f, 0.05f, 0.05f, 1));
       ImGui::Begin("##banner", nullptr,
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
                        ImGuiWindowFlags_NoFocusOnAppearing);
+      record_window("banner");
       ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w);
       ImGui::TextUnformatted(state_.banner.c_str());
       ImGui::PopTextWrapPos();

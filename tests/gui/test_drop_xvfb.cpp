@@ -43,14 +43,16 @@ TEST(AppUnderXvfb, DroppedPhotoOpensAndDroppedBadFileKeepsIt) {
   EXPECT_NE(kept.at("banner").get<std::string>().find("not an image"), std::string::npos) << kept.at("banner");
   EXPECT_NE(kept.at("banner").get<std::string>().find("lecture notes.png"), std::string::npos) << kept.at("banner");
 
-  // A name long enough that the message is wider than the window: the banner wraps, and its
-  // dismiss button stays inside the window and works.
+  // A name long enough that the message is wider than the window: the banner wraps below the
+  // menu bar (which stays usable), and its dismiss button stays inside the window and works.
   const auto long_name = dir / ("notes for the lecture on attention in vision transformers, with the exercises of "
                                 "chapter 26 and the answers to last week's questions.png");
   write_file(long_name, "Still not a picture.\n");
   ASSERT_TRUE(xdnd_drop(x.display(), window, long_name, w / 2, h / 2));
   const auto [wide, wide_png] = app.export_view();
   EXPECT_NE(wide.at("banner").get<std::string>().find("answers"), std::string::npos) << wide.at("banner");
+  const auto banner = wide.at("widgets").at("window:banner"), menu = wide.at("widgets").at("menu:Panels");
+  EXPECT_GE(banner[1].get<float>(), menu[1].get<float>() + menu[3].get<float>()) << "the banner covers the menu bar";
   const auto dismiss = wide.at("widgets").at("banner_dismiss");
   const float dx = dismiss[0].get<float>(), dy = dismiss[1].get<float>();
   ASSERT_GE(dx, 0.0f);
