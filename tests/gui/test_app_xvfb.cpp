@@ -6,8 +6,12 @@
 #include "xvfb_session.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
+#include <thread>
 
 using namespace attnlab;
 using namespace attnlab::testing;
@@ -222,5 +226,38 @@ TEST(AppUnderXvfb, WithoutComputeShadersTheCpuReferenceDrawsTheSameMap) {
   EXPECT_EQ(after.at("query").at("col"), 12);
   const Reference ref(safari(), Settings{});
   EXPECT_LT(drawn_map_error(png, g, ref, ref.grid().index(12, 8)), 0.02);
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+TEST(AppUnderXvfb, AnExportOnAFullDiskLeavesNothingAndTheAppGoesOn) {
+  // A full disk, simulated for the app alone: its files may grow to 64 KiB (a window PNG is
+  // larger, settings.json is not), and going over fails the write as a full disk does instead
+  // of stopping the process (SIGXFSZ ignored). Both are inherited through fork and exec.
+  Xvfb x;
+  const auto dir = temp_dir();
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const rlimit small{64 * 1024, old.rlim_max};
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  AppProcess app(x, dir);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+
+  app.key("F12");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (app.log().find("cannot write") == std::string::npos && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_NE(app.log().find("nothing was written"), std::string::npos) << app.log();
+  EXPECT_TRUE(std::filesystem::is_empty(app.export_dir())) << "a partial export or a temporary was left";
+
+  // Space again (the limit lifted from outside, as when files are deleted): the app went on,
+  // the next export works and shows the banner that said what happened.
+  const std::string limit = old.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(old.rlim_cur);
+  ASSERT_EQ(std::system(("prlimit --pid " + std::to_string(app.pid()) + " --fsize=" + limit).c_str()), 0);
+  const auto [sidecar, png] = app.export_view();
+  EXPECT_NE(sidecar.at("banner").get<std::string>().find("cannot write"), std::string::npos) << sidecar.at("banner");
+  EXPECT_TRUE(sidecar.at("image").get<std::string>().ends_with("safari.jpg"));
   EXPECT_EQ(app.close(), 0) << app.log();
 }

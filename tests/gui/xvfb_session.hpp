@@ -49,6 +49,8 @@ class AppProcess {
   bool alive();
   std::string log() const;
   const std::filesystem::path& export_dir() const { return exports_; }
+  /// The process id (e.g. to read its memory use from /proc).
+  int pid() const { return pid_; }
 
  private:
   std::string display_;
