@@ -20,7 +20,18 @@ std::string timestamp() {
 }
 
 nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewGeometry& view, int width, int height) {
-  nlohmann::json j = to_json(state);
+  // The sidecar describes the picture, which shows what the backend computed at the start of
+  // the frame. A change made during the frame (a slider being dragged, the pointer on another
+  // patch, a click on another head) is applied in the next one, or not at all when it does
+  // not fit (a K larger than the image): the attention settings and the query are the
+  // backend's, the head the one the image view drew.
+  AppState drawn = state;
+  if (backend.has_image()) {
+    drawn.attention = backend.settings();
+    drawn.query = {backend.grid().col_of(backend.query()), backend.grid().row_of(backend.query())};
+  }
+  if (view.valid) drawn.main_head = view.head;
+  nlohmann::json j = to_json(drawn);
   j["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   j["backend"] = backend.name();
   j["window"] = {{"width", width}, {"height", height}};
@@ -32,10 +43,9 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
   j["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
-  const int i = g.index(state.query.col, state.query.row);
-  j["query_index"] = i;
+  j["query_index"] = backend.query();
   const RowSet& rows = backend.rows();
-  const auto row = rows.head(state.main_head);
+  const auto row = rows.head(drawn.main_head);
   std::vector<int> order(row.size());
   std::iota(order.begin(), order.end(), 0);
   const size_t top = std::min<size_t>(5, order.size());
@@ -47,10 +57,10 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
     largest.push_back({{"col", g.col_of(k)}, {"row", g.row_of(k)}, {"weight", row[static_cast<size_t>(k)]}});
   }
   const auto [mn, mx] = std::minmax_element(row.begin(), row.end());
-  j["row"] = {{"head", std::string(head_name(static_cast<HeadKind>(state.main_head)))},
+  j["row"] = {{"head", std::string(head_name(static_cast<HeadKind>(drawn.main_head)))},
               {"min", *mn},
               {"max", *mx},
-              {"empty", rows.empty[state.main_head]},
+              {"empty", rows.empty[drawn.main_head]},
               {"largest", largest}};
   return j;
 }
@@ -89,8 +99,10 @@ std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
   const auto& g = backend.grid();
   const auto row = backend.rows().head(state.main_head);
   const std::string csv = grid_csv(row, g);
+  // Named after the query the row belongs to: the backend's (see sidecar_json).
+  const int col = g.col_of(backend.query()), r = g.row_of(backend.query());
   const auto stem = next_free_stem(state.export_dir,
-                                   "attnlab-row-" + std::to_string(state.query.col) + "-" + std::to_string(state.query.row) + "-" +
+                                   "attnlab-row-" + std::to_string(col) + "-" + std::to_string(r) + "-" +
                                        std::string(head_name(static_cast<HeadKind>(state.main_head))),
                                    {".csv"});
   const std::filesystem::path path = stem.string() + ".csv";

@@ -168,7 +168,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   colour_bar(state.colormap, state.normalization, range, std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f));
   ImGui::EndGroup();
 
-  geometry = ViewGeometry{origin.x, origin.y, scale, true};
+  geometry = ViewGeometry{origin.x, origin.y, scale, true, state.main_head};
 }
 
 }  // namespace attnlab::app

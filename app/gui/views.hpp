@@ -12,10 +12,12 @@
 namespace attnlab::app {
 
 /// Where the image view drew the photo: screen position of pixel (0,0) and screen pixels per
-/// image pixel. Recorded in export sidecars so tests can click on a patch.
+/// image pixel. Recorded in export sidecars so tests can click on a patch. `head` is the head
+/// whose map it drew (a click in the heads view later in the frame changes the main head).
 struct ViewGeometry {
   float x = 0, y = 0, scale = 0;
   bool valid = false;
+  int head = 0;
 };
 
 /// The photo, the patch grid, the heat map of the main head's row, the mask, the query outline,

@@ -2,6 +2,7 @@
 // sends them: a photo opens, a bad file is a banner and the previous photo stays.
 #include <gtest/gtest.h>
 
+#include "core/image.hpp"
 #include "test_support.hpp"
 #include "xdnd_drop.hpp"
 #include "xvfb_session.hpp"
@@ -61,5 +62,34 @@ TEST(AppUnderXvfb, DroppedPhotoOpensAndDroppedBadFileKeepsIt) {
   const auto [dismissed, dismissed_png] = app.export_view();
   EXPECT_EQ(dismissed.at("banner").get<std::string>(), "");
 
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+TEST(AppUnderXvfb, AnExportWhileAPatchSizeThatDoesNotFitIsHeldDescribesTheMapDrawn) {
+  // Found by the soak test: the sidecar recorded the controls' settings of the exporting frame,
+  // which the app applies only in the next one, and never when they do not fit. Pressed at its
+  // left end (K = 4) and held at a K larger than the image, the K slider sets that K again every
+  // frame while the app keeps K = 4, so the export comes in such a frame.
+  Xvfb x;
+  const auto dir = temp_dir();
+  std::vector<std::uint8_t> grey(64 * 48, 128);
+  write_png(dir / "small.png", 64, 48, 1, grey);
+  AppProcess app(x, dir, {(dir / "small.png").string()});
+  const unsigned long window = app.wait_for_window();
+  ASSERT_NE(window, 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  ASSERT_EQ(start.at("grid").at("K"), 16);
+  const auto k = start.at("widgets").at("patch_size");  // the slider, then its label
+  const int y = static_cast<int>(k[1].get<float>() + k[3].get<float>() * 0.5f);
+  const std::string w = std::to_string(window);
+  app.xdotool("mousemove --window " + w + " " + std::to_string(static_cast<int>(k[0].get<float>()) + 4) + " " +
+              std::to_string(y) + " mousedown 1 sleep 0.2 mousemove --window " + w + " " +
+              std::to_string(static_cast<int>(k[0].get<float>() + k[2].get<float>() * 0.5f)) + " " + std::to_string(y) +
+              " sleep 0.5");
+  const auto [held, held_png] = app.export_view();
+  app.xdotool("mouseup 1");
+  EXPECT_NE(held.at("banner").get<std::string>().find("larger than the image"), std::string::npos) << held.at("banner");
+  EXPECT_EQ(held.at("patch"), held.at("grid").at("K")) << "the sidecar's K is not the K drawn";
+  EXPECT_LE(held.at("patch").get<int>(), 48) << "a K that does not fit a 64x48 image";
   EXPECT_EQ(app.close(), 0) << app.log();
 }
