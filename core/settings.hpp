@@ -17,6 +17,7 @@ enum class EdgeMode { Crop, Pad };
 /// Random: a seeded fraction `ratio` of the keys is dropped for every query (MAE-style);
 /// Painted: the keys the user painted are dropped.
 enum class MaskKind { None, Causal, Strict, Window, Random, Painted };
+inline constexpr int kMaskKindCount = 6;
 
 struct MaskSpec {
   MaskKind kind = MaskKind::None;

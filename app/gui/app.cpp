@@ -116,6 +116,7 @@ class App {
       ImGui_ImplGlfw_NewFrame();
       ImGui::NewFrame();
       handle_keys();
+      apply_settings();  // a key's change is drawn, and exported by an F12 in the same frame
       state_.widget_rects.clear();
       state_.view_errors.clear();
       draw_windows();
@@ -198,6 +199,14 @@ class App {
       state_.open_requested.reset();
       open_image(path);
     }
+    apply_settings();
+    if (!state_.banner.empty() && std::chrono::steady_clock::now() - state_.banner_since > std::chrono::seconds(12))
+      state_.banner.clear();
+  }
+
+  // Hands changed attention settings to the backend; settings it refuses (e.g. a K larger
+  // than the image) leave a banner and the previous, working ones.
+  void apply_settings() {
     if (backend_.has_image() && !(state_.attention == backend_.settings())) {
       Settings wanted = state_.attention;
       try {
@@ -214,8 +223,6 @@ class App {
     }
     clamp_query();
     sync_query();
-    if (!state_.banner.empty() && std::chrono::steady_clock::now() - state_.banner_since > std::chrono::seconds(12))
-      state_.banner.clear();
   }
 
   void apply_ui_scale() {
@@ -255,7 +262,8 @@ class App {
     }
   }
 
-  // Keys that act on the query and heads (not while a text field has the keyboard).
+  // Keys that act on the query, the heads, the mask and K (not while a text field has the
+  // keyboard): one key each, for a teacher in front of a class.
   void query_keys(const KeyPress& k) {
     const auto& g = backend_.grid();
     auto move = [&](int dc, int dr) {
@@ -275,6 +283,17 @@ class App {
       case GLFW_KEY_P:
         if (std::find(state_.pinned.begin(), state_.pinned.end(), state_.query) == state_.pinned.end())
           state_.pinned.push_back(state_.query);
+        break;
+      case GLFW_KEY_M: {  // the next mask kind, in the order of the controls' list (section 26.10)
+        const int next = (static_cast<int>(state_.attention.mask.kind) + 1) % kMaskKindCount;
+        state_.attention.mask.kind = static_cast<MaskKind>(next);
+        break;
+      }
+      case GLFW_KEY_LEFT_BRACKET:  // K halved: four times the tokens N (fig. 26.2)
+        state_.attention.patch = std::max(state_.attention.patch / 2, kMinPatchSize);
+        break;
+      case GLFW_KEY_RIGHT_BRACKET:  // K doubled
+        state_.attention.patch = std::min(state_.attention.patch * 2, kMaxPatchSize);
         break;
       default:
         if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + kHeadCount) state_.main_head = k.key - GLFW_KEY_1;

@@ -23,6 +23,9 @@ struct Cell {
   bool operator==(const Cell&) const = default;
 };
 
+/// The patch sizes K the app offers (slider, `[` and `]`), in pixels.
+inline constexpr int kMinPatchSize = 4, kMaxPatchSize = 128;
+
 struct AppState {
   // --- the attention math (core Settings) and the query
   Settings attention;

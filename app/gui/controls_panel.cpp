@@ -36,7 +36,7 @@ void draw_controls_panel(AppState& state, Backend& backend) {
 
   if (section(state, "Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {
     int K = a.patch;
-    if (ImGui::SliderInt("patch size K", &K, 4, 128, "%d px")) a.patch = K;
+    if (ImGui::SliderInt("patch size K", &K, kMinPatchSize, kMaxPatchSize, "%d px")) a.patch = K;
     state.record_widget("patch_size");
     help_marker("Each K x K patch of the photo is one token (fig. 26.2). Smaller K: more tokens N, and N^2 weights in A.");
     bool pad = a.edge == EdgeMode::Pad;
@@ -62,8 +62,9 @@ void draw_controls_panel(AppState& state, Backend& backend) {
 
   if (section(state, "Mask", ImGuiTreeNodeFlags_DefaultOpen)) {
     const char* kinds[] = {"none", "causal (j <= i)", "strict (j < i)", "local window", "random drop", "painted"};
+    static_assert(std::size(kinds) == kMaskKindCount);
     int kind = static_cast<int>(a.mask.kind);
-    if (ImGui::Combo("mask", &kind, kinds, 6)) a.mask.kind = static_cast<MaskKind>(kind);
+    if (ImGui::Combo("mask", &kind, kinds, kMaskKindCount)) a.mask.kind = static_cast<MaskKind>(kind);
     state.record_widget("mask");
     help_marker("Section 26.10: masked weights are exactly 0 and each row's remaining weights sum to 1. Causal masks follow the raster order of the tokens.");
     if (a.mask.kind == MaskKind::Window) {
@@ -159,7 +160,7 @@ void draw_controls_panel(AppState& state, Backend& backend) {
   }
 
   ImGui::Separator();
-  ImGui::TextDisabled("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale, 1-6 choose the head, Ctrl+Q quits.");
+  ImGui::TextDisabled("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale, 1-6 choose the head, M the next mask, [ and ] halve and double K, Ctrl+Q quits.");
 }
 
 }  // namespace attnlab::app

@@ -112,6 +112,26 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
   EXPECT_GT(zoomed.at("image_view").at("scale").get<float>(), g.scale);
   EXPECT_FLOAT_EQ(zoomed.at("classroom").at("ui_scale").get<float>(), moved.at("classroom").at("ui_scale").get<float>() + 0.25f);
 
+  // One key each for the mask and K: M steps from no mask to the causal one (the query's row
+  // keeps only keys j <= i, the others weigh exactly 0), [ halves K, ] doubles it.
+  app.key("m");
+  const auto [causal, causal_png] = app.export_view();
+  EXPECT_EQ(causal.at("mask").at("kind"), "causal");
+  const int qi = causal.at("query_index").get<int>(), cols = causal.at("grid").at("cols").get<int>();
+  EXPECT_GT(qi, 0);
+  EXPECT_EQ(causal.at("row").at("min").get<double>(), 0.0);
+  for (const auto& w : causal.at("row").at("largest"))
+    EXPECT_LE(w.at("col").get<int>() + cols * w.at("row").get<int>(), qi) << causal.at("row").dump();
+  app.key("bracketleft");
+  const auto [halved, halved_png] = app.export_view();
+  EXPECT_EQ(halved.at("grid").at("K"), 8);
+  EXPECT_EQ(halved.at("grid").at("N"), 62 * 62);
+  app.key("bracketright");
+  app.key("bracketright");
+  const auto [doubled, doubled_png] = app.export_view();
+  EXPECT_EQ(doubled.at("grid").at("K"), 32);
+  EXPECT_EQ(doubled.at("mask").at("kind"), "causal");
+
   EXPECT_EQ(app.close(), 0) << app.log();
   EXPECT_NE(app.log().find("interactive frames"), std::string::npos) << app.log();
 }
