@@ -932,8 +932,9 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
   }
   // The input reached the app: the images, heads, masks and K of the exports changed (the
   // directed changes alone go round the four settings twice in 1 000 actions).
-  if (actions >= 1000)
+  if (actions >= 1000) {
     for (const char* what : {"image", "head", "mask", "K"}) EXPECT_GE(seen[what].size(), 2u) << what << " never changed";
+  }
   EXPECT_EQ(drops_failed, 0);
   EXPECT_GE(tally.total, actions);
 
