@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 
 namespace attnlab::app {
 
@@ -54,11 +55,14 @@ HeadlessUi::~HeadlessUi() {
   if (colour_) glDeleteRenderbuffers(1, &colour_);
 }
 
-std::vector<std::uint8_t> HeadlessUi::render(const std::function<void()>& draw, int frames) {
+std::vector<std::uint8_t> HeadlessUi::render(const std::function<void()>& draw, int frames,
+                                             const std::function<bool()>& busy, std::chrono::milliseconds patience) {
   ImGui::SetCurrentContext(imgui_);
   ImGuiIO& io = ImGui::GetIO();
   io.MousePos = ImVec2(-1, -1);  // no pointer: no hover effects or tooltips
-  for (int f = 0; f < frames; ++f) {
+  const auto give_up = std::chrono::steady_clock::now() + patience;
+  for (int f = 0; f < frames || (busy && busy() && std::chrono::steady_clock::now() < give_up); ++f) {
+    if (f >= frames) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ImGui_ImplOpenGL3_NewFrame();
     ImGui::NewFrame();
     draw();

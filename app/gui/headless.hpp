@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,9 +23,14 @@ class HeadlessUi {
   HeadlessUi(const HeadlessUi&) = delete;
   HeadlessUi& operator=(const HeadlessUi&) = delete;
 
-  /// Runs `frames` ImGui frames calling `draw` in each (layouts settle after the first), and
-  /// returns the last one as 8-bit RGB, rows from the top (width × height × 3 bytes).
-  std::vector<std::uint8_t> render(const std::function<void()>& draw, int frames = 3);
+  /// Runs `frames` ImGui frames calling `draw` in each (layouts settle after the first), then
+  /// more while `busy` says work is under way (a view's worker thread, a pass spread over
+  /// frames), 10 ms apart and for at most `patience`, so that a one-shot picture shows the
+  /// finished result rather than "computing". Returns the last frame as 8-bit RGB, rows from the
+  /// top (width × height × 3 bytes).
+  std::vector<std::uint8_t> render(const std::function<void()>& draw, int frames = 3,
+                                   const std::function<bool()>& busy = {},
+                                   std::chrono::milliseconds patience = std::chrono::minutes(2));
 
   int width() const { return w_; }
   int height() const { return h_; }

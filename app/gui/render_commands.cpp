@@ -159,22 +159,26 @@ int run_render(const std::vector<std::string>& in) {
   prepare(backend, state, painted);
   auto teaching = make_teaching_views();
   ViewGeometry geometry;
-  const auto rgb = ui.render([&] {
-    begin_full_window("##render");
-    if (view == "map") draw_image_view(state, backend, geometry);
-    else if (view == "heads") draw_heads_view(state, backend);
-    else
-      for (const auto& v : teaching)
-        if (view == v->name()) {
-          ImGui::Text("%s (%s)", v->title(), v->source());
-          v->draw(state, backend);
-        }
-    ImGui::End();
-  });
+  const auto rgb = ui.render(
+      [&] {
+        state.redraw_requested = false;  // a view with work under way sets it again
+        begin_full_window("##render");
+        if (view == "map") draw_image_view(state, backend, geometry);
+        else if (view == "heads") draw_heads_view(state, backend);
+        else
+          for (const auto& v : teaching)
+            if (view == v->name()) {
+              ImGui::Text("%s (%s)", v->title(), v->source());
+              v->draw(state, backend);
+            }
+        ImGui::End();
+      },
+      3, [&] { return state.redraw_requested; });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = backend.name();
-  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}};
+  // False only when a view's work outlasted the renderer's patience (the picture says "computing").
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", !state.redraw_requested}};
   if (geometry.valid) sidecar["image_view"] = {{"x", geometry.x}, {"y", geometry.y}, {"scale", geometry.scale}};
   sidecar["grid"] = {{"cols", backend.grid().cols}, {"rows", backend.grid().rows}, {"N", backend.grid().N()}, {"K", backend.grid().K}};
   write_outputs(out, size[0], size[1], rgb, sidecar, force);

@@ -159,13 +159,16 @@ TEST(CliRender, EveryViewRendersAtTheSizeAsked) {
   const auto dir = temp_dir();
   for (const std::string view : {"map", "heads", "tokenization", "question", "step", "output", "permutation", "matrix", "positional", "cost"}) {
     const auto png = dir / (view + ".png");
-    const CliRun r = run_attnlab("render --image " + safari_arg() + " --patch 25 --query 9,7 --view " + view + " --size 900x700 --out '" +
+    const CliRun r = run_attnlab("render --image " + safari_arg() + " --patch 16 --query 9,7 --view " + view + " --size 900x700 --out '" +
                           png.string() + "'");
     ASSERT_EQ(r.code, 0) << view << ": " << r.err;
     const Image shot = load_image(png);
     EXPECT_EQ(shot.width, 900) << view;
     EXPECT_EQ(shot.height, 700) << view;
     EXPECT_EQ(read_json(dir / (view + ".json")).at("render").at("view"), view);
+    // Work a view does over several frames or on a worker thread (the permutation view's T_out,
+    // the matrix view's fc picture) is finished before the picture is taken.
+    EXPECT_TRUE(read_json(dir / (view + ".json")).at("render").at("finished").get<bool>()) << view;
   }
 }
 
