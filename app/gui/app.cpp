@@ -214,8 +214,10 @@ class App {
           const PatchGrid g = make_grid(backend_.image().width, backend_.image().height, wanted.patch, wanted.edge);
           std::erase_if(wanted.mask.painted, [&](int j) { return j >= g.N(); });
         }
+        const PatchGrid before = backend_.grid();
         backend_.set_settings(wanted);
         state_.attention = wanted;
+        if (backend_.grid().K != before.K) keep_cells_in_place(before);
       } catch (const Error& e) {
         state_.show_error(e.what());
         state_.attention = backend_.settings();  // keep the previous, working settings
@@ -223,6 +225,22 @@ class App {
     }
     clamp_query();
     sync_query();
+  }
+
+  // After a change of K: the query and the pinned patches become the patches that hold their
+  // old centres, so they stay over the same spot of the photo (the giraffe's neck stays the
+  // query as K goes from 16 to 8).
+  void keep_cells_in_place(const PatchGrid& before) {
+    const PatchGrid& g = backend_.grid();
+    auto move = [&](Cell c) {
+      const int x = c.col * before.K + before.K / 2, y = c.row * before.K + before.K / 2;
+      return Cell{std::clamp(x / g.K, 0, g.cols - 1), std::clamp(y / g.K, 0, g.rows - 1)};
+    };
+    state_.query = move(state_.query);
+    std::vector<Cell> pinned;
+    for (const Cell& c : state_.pinned)
+      if (const Cell m = move(c); std::find(pinned.begin(), pinned.end(), m) == pinned.end()) pinned.push_back(m);
+    state_.pinned = std::move(pinned);
   }
 
   void apply_ui_scale() {

@@ -113,7 +113,8 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
   EXPECT_FLOAT_EQ(zoomed.at("classroom").at("ui_scale").get<float>(), moved.at("classroom").at("ui_scale").get<float>() + 0.25f);
 
   // One key each for the mask and K: M steps from no mask to the causal one (the query's row
-  // keeps only keys j <= i, the others weigh exactly 0), [ halves K, ] doubles it.
+  // keeps only keys j <= i, the others weigh exactly 0), [ halves K, ] doubles it; the query
+  // stays the patch over the same spot of the photo.
   app.key("m");
   const auto [causal, causal_png] = app.export_view();
   EXPECT_EQ(causal.at("mask").at("kind"), "causal");
@@ -126,11 +127,15 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
   const auto [halved, halved_png] = app.export_view();
   EXPECT_EQ(halved.at("grid").at("K"), 8);
   EXPECT_EQ(halved.at("grid").at("N"), 62 * 62);
+  EXPECT_EQ(halved.at("query").at("col"), (21 * 16 + 8) / 8);  // the centre pixel of (21,17) at K=16
+  EXPECT_EQ(halved.at("query").at("row"), (17 * 16 + 8) / 8);
   app.key("bracketright");
   app.key("bracketright");
   const auto [doubled, doubled_png] = app.export_view();
   EXPECT_EQ(doubled.at("grid").at("K"), 32);
   EXPECT_EQ(doubled.at("mask").at("kind"), "causal");
+  EXPECT_EQ(doubled.at("query").at("col"), (43 * 8 + 4) / 32);
+  EXPECT_EQ(doubled.at("query").at("row"), (35 * 8 + 4) / 32);
 
   EXPECT_EQ(app.close(), 0) << app.log();
   EXPECT_NE(app.log().find("interactive frames"), std::string::npos) << app.log();
