@@ -116,7 +116,9 @@ class App {
       ImGui_ImplGlfw_NewFrame();
       ImGui::NewFrame();
       handle_keys();
-      apply_settings();  // a key's change is drawn, and exported by an F12 in the same frame
+      // The settings the last frame's controls and this frame's keys changed, drawn (and exported
+      // by an F12 among the keys) in this frame.
+      apply_settings();
       state_.widget_rects.clear();
       state_.view_errors.clear();
       draw_windows();
@@ -199,7 +201,6 @@ class App {
       state_.open_requested.reset();
       open_image(path);
     }
-    apply_settings();
     if (!state_.banner.empty() && std::chrono::steady_clock::now() - state_.banner_since > std::chrono::seconds(12))
       state_.banner.clear();
   }
