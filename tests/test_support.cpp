@@ -105,13 +105,14 @@ double max_rel_error(const Matrix& a, const Matrix& b, double floor) {
 
 namespace {
 
-std::size_t proc_status_kib(const char* field) {
-  std::ifstream in("/proc/self/status");
+std::size_t proc_status_kib(const char* field, const std::string& process = "self") {
+  const std::string path = "/proc/" + process + "/status";
+  std::ifstream in(path);
   std::string line;
   const std::string key = std::string(field) + ":";
   while (std::getline(in, line))
     if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;
-  throw std::runtime_error(std::string("no ") + field + " in /proc/self/status");
+  throw std::runtime_error(std::string("no ") + field + " in " + path);
 }
 
 }  // namespace
@@ -119,6 +120,8 @@ std::size_t proc_status_kib(const char* field) {
 std::size_t resident_bytes() { return proc_status_kib("VmRSS"); }
 
 std::size_t peak_resident_bytes() { return proc_status_kib("VmHWM"); }
+
+std::size_t resident_bytes(int pid) { return proc_status_kib("VmRSS", std::to_string(pid)); }
 
 void reset_peak_resident() {
   std::ofstream out("/proc/self/clear_refs");

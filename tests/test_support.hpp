@@ -49,6 +49,8 @@ double drawn_grey_map_error(const Image& shot, float x, float y, float scale, co
 /// and touched, wherever it was allocated (our code, Eigen, Mesa, llvmpipe's GL buffers).
 std::size_t resident_bytes();
 std::size_t peak_resident_bytes();
+/// The resident memory (VmRSS) of another process, in bytes, from /proc/<pid>/status.
+std::size_t resident_bytes(int pid);
 void reset_peak_resident();
 
 /// Largest |a-b| / max(|b|, floor) over all entries: relative error with a floor for tiny values.

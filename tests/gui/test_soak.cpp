@@ -12,6 +12,7 @@
 // makes the run longer or shorter, ATTNLAB_SOAK_KEEP_EXPORTS=1 keeps every export's picture.
 // Each batch's xdotool script and a line per export (states.txt) stay in the test's folder.
 #include <gtest/gtest.h>
+#include <stb_image.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -25,7 +26,6 @@
 #include <random>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "core/image.hpp"
 #include "core/reference.hpp"
@@ -73,24 +73,11 @@ std::map<std::string, Rect> widgets_of(const json& sidecar) {
   return out;
 }
 
-// Resident memory of a process in MiB (VmRSS in /proc/<pid>/status); -1 when unreadable.
-double rss_mib(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
-  return -1;
-}
-
-// Width and height from a PNG's IHDR chunk (bytes 16..23, big-endian); {0, 0} if not a PNG.
+// Width and height of a PNG from its header (stb_image); {0, 0} if it is not an image.
 std::pair<int, int> png_size(const std::filesystem::path& png) {
-  const std::string b = read_file(png);
-  if (b.size() < 24 || b.compare(1, 3, "PNG") != 0) return {0, 0};
-  auto be32 = [&](size_t at) {
-    return static_cast<int>((static_cast<unsigned char>(b[at]) << 24) | (static_cast<unsigned char>(b[at + 1]) << 16) |
-                            (static_cast<unsigned char>(b[at + 2]) << 8) | static_cast<unsigned char>(b[at + 3]));
-  };
-  return {be32(16), be32(20)};
+  int w = 0, h = 0, channels = 0;
+  if (!stbi_info(png.c_str(), &w, &h, &channels)) return {0, 0};
+  return {w, h};
 }
 
 // A file the soak opens: photos and odd but valid images that must open, and files that must
@@ -783,26 +770,6 @@ std::vector<std::string> export_problems(const json& j, const std::filesystem::p
   return problems;
 }
 
-// Presses F12 and waits for the new export, as AppProcess::export_view does but without its
-// pauses for a person's key press (the app queues its keys): two a batch add up.
-std::pair<json, std::filesystem::path> quick_export(AppProcess& app) {
-  std::set<std::filesystem::path> before;
-  for (const auto& e : std::filesystem::directory_iterator(app.export_dir())) before.insert(e.path());
-  app.xdotool("key --delay 0 F12");
-  for (const auto end = Clock::now() + std::chrono::seconds(30); Clock::now() < end;) {
-    for (const auto& e : std::filesystem::directory_iterator(app.export_dir())) {
-      if (before.count(e.path()) || e.path().extension() != ".json") continue;
-      std::ifstream in(e.path());
-      json j = json::parse(in, nullptr, false);
-      auto png = e.path();
-      png.replace_extension(".png");
-      if (!j.is_discarded() && std::filesystem::exists(png)) return {j, png};
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  throw std::runtime_error("no export appeared within 30 s");
-}
-
 // Runs a command; returns its exit status and leaves its output in `log`.
 int run(const std::string& command, const std::filesystem::path& log) {
   const int status = std::system((command + " >" + log.string() + " 2>&1").c_str());
@@ -837,7 +804,7 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
 
   // Exports, checks and clears the export folder; the sidecar tells the monkey the layout.
   auto export_and_check = [&](const std::string& when) {
-    auto [sidecar, png] = quick_export(app);
+    auto [sidecar, png] = app.export_view(std::chrono::seconds(30), true);
     for (const auto& p : export_problems(sidecar, png)) ADD_FAILURE() << when << ": " << p << "\n" << sidecar.dump();
     monkey.look_at(sidecar);
     const json& panels = sidecar.at("classroom").at("panels");
@@ -903,7 +870,7 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
     t_export += seconds() - tb;
     if (const std::string b = sidecar.at("banner").get<std::string>(); !b.empty() && banners.size() < 400)
       banners.push_back(b);
-    memory.push_back({tally.total, rss_mib(app.pid())});
+    memory.push_back({tally.total, static_cast<double>(resident_bytes(app.pid())) / (1024.0 * 1024.0)});
     if (batch % 10 == 0)
       std::printf("soak: %5.1f s  %4d actions  RSS %.0f MiB  %dx%d  K=%d  %s\n", seconds(), tally.total,
                   memory.back().second, sidecar.at("window").at("width").get<int>(),
@@ -1010,7 +977,7 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
     app.click(b.x + b.w * 0.5f, b.y + b.h * 0.5f);
     app.xdotool("mousemove --window " + std::to_string(window) + " 800 500");
   }
-  auto [final_json, final_png] = quick_export(app);
+  auto [final_json, final_png] = app.export_view(std::chrono::seconds(30), true);
   const json& f = final_json;
   for (const auto& p : export_problems(f, final_png)) ADD_FAILURE() << "final export: " << p;
   EXPECT_TRUE(f.at("classroom").at("presentation").get<bool>());

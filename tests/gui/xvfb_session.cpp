@@ -162,10 +162,11 @@ void AppProcess::key(const std::string& keysym) const {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
-std::pair<nlohmann::json, std::filesystem::path> AppProcess::export_view(std::chrono::seconds timeout) {
+std::pair<nlohmann::json, std::filesystem::path> AppProcess::export_view(std::chrono::seconds timeout, bool tap) {
   std::set<std::filesystem::path> before;
   for (const auto& e : std::filesystem::directory_iterator(exports_)) before.insert(e.path());
-  key("F12");
+  if (tap) xdotool("key --delay 0 F12");
+  else key("F12");
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
     for (const auto& e : std::filesystem::directory_iterator(exports_)) {
@@ -177,7 +178,7 @@ std::pair<nlohmann::json, std::filesystem::path> AppProcess::export_view(std::ch
       png.replace_extension(".png");
       if (std::filesystem::exists(png)) return {j, png};
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(tap ? 20 : 100));
   }
   throw std::runtime_error("no export appeared in " + exports_.string() + "; app log:\n" + log());
 }

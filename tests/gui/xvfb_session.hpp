@@ -41,7 +41,10 @@ class AppProcess {
   /// Presses a key (X keysym name, e.g. "F12") with the pointer over the window.
   void key(const std::string& keysym) const;
   /// Presses F12 and waits for the new export; returns its sidecar JSON and the PNG path.
-  std::pair<nlohmann::json, std::filesystem::path> export_view(std::chrono::seconds timeout = std::chrono::seconds(30));
+  /// `tap`: F12 tapped without the pauses of key() (the app queues its own keys), for tests
+  /// that export often.
+  std::pair<nlohmann::json, std::filesystem::path> export_view(std::chrono::seconds timeout = std::chrono::seconds(30),
+                                                               bool tap = false);
   /// Asks the window to close as the window manager's close button does (WM_DELETE_WINDOW)
   /// and waits for the process; returns its exit status (-1 on time-out).
   int close(std::chrono::seconds timeout = std::chrono::seconds(20));
