@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch CPU timings to compare Attention Lab's C++ ViT forward and attention benchmark with.
 
-    /usr/bin/python3 tests/bench/bench_pytorch_vit.py
+    /usr/bin/python3 tests/bench/bench_pytorch_vit.py [--threads N]   # N defaults to 2
 
 ViT-S/16 (D 384, 6 heads, 12 layers, MLP 1536) and ViT-B/16 (D 768, 12 heads, 12 layers,
 MLP 3072), patch 16, one 3x224x224 image (T = 1 + 14*14 = 197), random weights, written as timm
@@ -9,7 +9,12 @@ MLP 3072), patch 16, one 3x224x224 image (T = 1 + 14*14 = 197), random weights, 
 GELU, final LayerNorm, head on the cls token, 1000 classes). torch.set_num_threads(2),
 torch.no_grad(); 2 warm-up runs, then best and median of 7. Also times softmax(Q K^T / sqrt(m))
 with N = 4096, m = 3 (Attention Lab's attention benchmark), and prints which BLAS torch uses.
+
+On a machine busy with other work, 2 OpenMP threads on 2 cores can be several times slower than
+1 (every op waits at a barrier for a thread that is not scheduled): the load average printed at
+the start says how busy it was; compare with --threads 1.
 """
+import argparse
 import math
 import os
 import statistics
@@ -86,10 +91,15 @@ def blas_info():
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=THREADS, help="torch.set_num_threads")
+    args = ap.parse_args()
     torch.manual_seed(0)
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
-          f"warm-up {WARMUP}, runs {RUNS}")
+          f"warm-up {WARMUP}, runs {RUNS}, cpus {os.cpu_count()}, "
+          f"load average at start {os.getloadavg()[0]:.2f} (other work on the machine slows "
+          f"these numbers)")
     for line in blas_info():
         print("  " + line)
     print()
