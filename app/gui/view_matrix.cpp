@@ -3,6 +3,7 @@
 // k×k convolution over the same tokens in raster order.
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/ui_common.hpp"
+#include "app/gui/worker.hpp"
 #include "core/error.hpp"
 #include "core/structure.hpp"
 
@@ -12,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <future>
 #include <string>
 
 namespace attnlab::app {
@@ -94,7 +94,7 @@ class MatrixView final : public TeachingView {
   // The fc and conv matrices over the same tokens.
   Picture fc_, conv_;
   int fc_N_ = 0;  // the N that fc_ shows
-  std::future<BlockImage> fc_future_;  // N² hashes take a second at N = 15625: off the UI thread
+  Worker<BlockImage> fc_worker_;  // N² hashes take a second at N = 15625: off the UI thread
   int conv_cols_ = 0, conv_rows_ = 0, conv_k_ = 0, conv_side_ = 0;
   int k_ = 3;  // conv kernel size (odd)
   int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,
@@ -154,8 +154,8 @@ void MatrixView::update_structures(Backend& backend, int conv_side) {
   // fc: computed on a worker thread (pure CPU math, no GL); one job at a time, so a finished job
   // for an old N is dropped and the current N is started next.
   auto take_if_ready = [&](std::chrono::milliseconds wait) {
-    if (!fc_future_.valid() || fc_future_.wait_for(wait) != std::future_status::ready) return;
-    BlockImage img = fc_future_.get();
+    if (!fc_worker_.wait_for(wait)) return;
+    BlockImage img = fc_worker_.take();
     if (img.N == N) {
       fc_.image = std::move(img);
       ++fc_.version;
@@ -163,8 +163,8 @@ void MatrixView::update_structures(Backend& backend, int conv_side) {
     }
   };
   take_if_ready(std::chrono::milliseconds(0));
-  if (!fc_future_.valid() && fc_N_ != N) {
-    fc_future_ = std::async(std::launch::async, [N] { return fc_structure_image(N, kMaxSide, kFcSeed); });
+  if (!fc_worker_.active() && fc_N_ != N) {
+    fc_worker_ = Worker<BlockImage>([N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); });
     // The first picture is awaited (also one-shot renders need it); later ones only for small N.
     const auto wait = !fc_.valid() ? std::chrono::milliseconds(60000)
                                    : std::chrono::milliseconds(N <= kViewMaxTokens ? 400 : 0);
@@ -363,7 +363,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
     return;
   }
   // A waiting for a slider to rest, or fc on its worker thread: come back at once.
-  if (!a_fresh_ || fc_future_.valid()) state.redraw_requested = true;
+  if (!a_fresh_ || fc_worker_.active()) state.redraw_requested = true;
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   const int head = std::clamp(state.main_head, 0, kHeadCount - 1);

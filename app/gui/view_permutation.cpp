@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <future>
 #include <list>
 #include <memory>
 #include <optional>
@@ -21,6 +20,7 @@
 
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
+#include "app/gui/worker.hpp"
 #include "core/demos.hpp"
 
 namespace attnlab::app {
@@ -63,8 +63,7 @@ std::optional<int> map_panel(const char* id, ImTextureID photo, ImTextureID heat
 class PermutationView final : public TeachingView {
  public:
   ~PermutationView() override {
-    for (auto& job : jobs_) job.cancel->store(true);
-    // the futures' destructors wait for the (now quickly ending) workers
+    for (auto& job : jobs_) job.worker.stop();  // all at once; each Worker then joins its thread
   }
 
   const char* name() const override { return "permutation"; }
@@ -235,20 +234,19 @@ class PermutationView final : public TeachingView {
   struct Job {
     unsigned gen = 0;
     int seed = 0, head = 0;
-    std::shared_ptr<std::atomic<bool>> cancel;
-    std::future<std::optional<float>> result;
+    Worker<std::optional<float>> worker;
   };
 
   void poll_jobs() {
     for (auto it = jobs_.begin(); it != jobs_.end();) {
-      if (it->result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      if (!it->worker.ready()) {
         ++it;
         continue;
       }
       const bool wanted =
-          !it->cancel->load() && it->gen == pair_gen_ && it->seed == pair_seed_ && it->head == out_head_;
+          !it->worker.stop_requested() && it->gen == pair_gen_ && it->seed == pair_seed_ && it->head == out_head_;
       try {
-        const auto v = it->result.get();
+        const auto v = it->worker.take();
         if (wanted && v) {
           out_diff_ = *v;
           out_error_.clear();
@@ -262,7 +260,7 @@ class PermutationView final : public TeachingView {
 
   void start_output_job(int head) {
     if (out_gen_ == pair_gen_ && out_seed_ == pair_seed_ && out_head_ == head) return;
-    for (auto& job : jobs_) job.cancel->store(true);  // older questions: not needed any more
+    for (auto& job : jobs_) job.worker.stop();  // older questions: not needed any more
     out_gen_ = pair_gen_;
     out_seed_ = pair_seed_;
     out_head_ = head;
@@ -272,11 +270,10 @@ class PermutationView final : public TeachingView {
     job.gen = pair_gen_;
     job.seed = pair_seed_;
     job.head = head;
-    job.cancel = std::make_shared<std::atomic<bool>>(false);
     try {
-      job.result =
-          std::async(std::launch::async, [a = original_, b = shuffled_, perm = perm_, head, cancel = job.cancel] {
-            return output_difference(*a, *b, perm, head, cancel.get());
+      job.worker = Worker<std::optional<float>>(
+          [a = original_, b = shuffled_, perm = perm_, head](const std::atomic<bool>& stop) {
+            return output_difference(*a, *b, perm, head, &stop);
           });
     } catch (const std::exception& e) {  // no thread available: say so, keep the rows
       out_error_ = std::string("could not start the computation: ") + e.what();
