@@ -555,6 +555,25 @@ class App {
   std::vector<double> frame_ms_;
 };
 
+// GLFW, the window with its context and ImGui's backends, released in this fixed order on every
+// way out of run_gui (a thrown error too). The App, with its views' worker threads and GL
+// objects, is gone before: it lives in an inner scope while the context is current.
+struct WindowSession {
+  GLFWwindow* window = nullptr;
+  bool imgui = false, imgui_glfw = false, imgui_gl = false;
+  std::string ini;  // ImGui's layout file, saved when its context is destroyed
+  WindowSession() = default;
+  WindowSession(const WindowSession&) = delete;
+  WindowSession& operator=(const WindowSession&) = delete;
+  ~WindowSession() {
+    if (imgui_gl) ImGui_ImplOpenGL3_Shutdown();
+    if (imgui_glfw) ImGui_ImplGlfw_Shutdown();
+    if (imgui) ImGui::DestroyContext();
+    if (window) glfwDestroyWindow(window);
+    glfwTerminate();  // closes the display; Mesa destroys its screen and joins its threads
+  }
+};
+
 }  // namespace
 
 int run_gui(const std::string& image) {
@@ -562,6 +581,7 @@ int run_gui(const std::string& image) {
   if (!glfwInit())
     throw Error("cannot open a window (" + glfw_error_text +
                 "); is there a display? The command line works without one: attnlab --help");
+  WindowSession session;
   std::string context_note;
   auto make_window = [](int major, int minor) {
     glfwDefaultWindowHints();
@@ -583,25 +603,24 @@ int run_gui(const std::string& image) {
     context_note = "no OpenGL " + std::to_string(major) + "." + std::to_string(minor) + " window: " + glfw_error_text;
     window = make_window(3, 3);
   }
-  if (!window) {
-    glfwTerminate();
-    throw Error("cannot open an OpenGL 3.3 window (" + glfw_error_text + ")");
-  }
+  if (!window) throw Error("cannot open an OpenGL 3.3 window (" + glfw_error_text + ")");
+  session.window = window;
   glfwMakeContextCurrent(window);
   glfwSwapInterval(1);
   if (kGlDebugBuild) install_gl_debug_callback();
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
+  session.imgui = true;
   ImGuiIO& io = ImGui::GetIO();
   std::error_code ec;
   std::filesystem::create_directories(config_dir(), ec);
-  const std::string ini = (config_dir() / "imgui.ini").string();
-  io.IniFilename = ini.c_str();
+  session.ini = (config_dir() / "imgui.ini").string();
+  io.IniFilename = session.ini.c_str();  // written by ImGui::DestroyContext
   const float font_scale = setup_app_style(1.0f);
   glfwSetKeyCallback(window, on_key);  // before ImGui's backend, which chains to it
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
-  ImGui_ImplOpenGL3_Init("#version 330 core");
+  session.imgui_glfw = ImGui_ImplGlfw_InitForOpenGL(window, true);
+  session.imgui_gl = ImGui_ImplOpenGL3_Init("#version 330 core");
 
   AppState state;
   float xs = 1, ys = 1;
@@ -624,11 +643,6 @@ int run_gui(const std::string& image) {
     }
     code = app.run();
   }
-  ImGui_ImplOpenGL3_Shutdown();
-  ImGui_ImplGlfw_Shutdown();
-  ImGui::DestroyContext();
-  glfwDestroyWindow(window);
-  glfwTerminate();
   return code;
 }
 

@@ -37,12 +37,15 @@ GlInfo check_compute_support() {
 struct HeadlessContext::Impl {
   EGLDisplay display = EGL_NO_DISPLAY;
   EGLContext context = EGL_NO_CONTEXT;
+  // Released in this order: unbound, destroyed, the display terminated (Mesa destroys its screen
+  // and joins llvmpipe's threads), then this thread's EGL state. No driver thread outlives it.
   ~Impl() {
     if (display != EGL_NO_DISPLAY) {
       eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
       if (context != EGL_NO_CONTEXT) eglDestroyContext(display, context);
       eglTerminate(display);
     }
+    eglReleaseThread();
   }
 };
 
