@@ -1,6 +1,7 @@
 #include "app/cli.hpp"
 
 #include "app/gui/render_commands.hpp"
+#include "app/vit_command.hpp"
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -33,7 +34,7 @@ Usage:
                  --out FILE.png [--panel PX] [--force]
                            input, query/key features and one map per query in a row
                            (the layout of fig. 26.12), for slides
-  attnlab --help | --version
+)" + vit_usage() + R"(  attnlab --help | --version
 
 Options of row:
   --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file
@@ -197,6 +198,13 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
         return 0;
       }
       return cmd == "render" ? run_render(rest) : run_figure(rest);
+    }
+    if (cmd == "vit") {
+      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
+        std::fputs(usage().c_str(), stdout);
+        return 0;
+      }
+      return run_vit(rest);
     }
     if (cmd.starts_with("-")) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
     if (args.size() == 1) return std::nullopt;  // attnlab IMAGE: the GUI

@@ -6,6 +6,13 @@
 //   FullMatrix/{Gpu,Eigen}/4096  the full N × N A of the colour head (head 0); the GPU engine
 //                              recomputes it on every matrix() call and reads it back.
 //
+//   VitForward/{Gpu,Eigen}/S16_224  the forward pass of a ViT-S/16 (D 384, 6 heads, 12 layers,
+//                              MLP 1536) with random weights on a 224² image (T = 197), every
+//                              layer's attention kept; B16_224 the same for ViT-B/16 (D 768, 12
+//                              heads, MLP 3072). The GPU case waits for the GPU (glFinish) and
+//                              reads nothing back; tests/bench/bench_pytorch_vit.py times
+//                              PyTorch CPU on the same shapes.
+//
 // Every timed iteration ends with the result on the CPU (a GPU read-back synchronizes), so
 // "Time" is the wall time of a whole request. "CPU" is this thread only: on llvmpipe the shader
 // work runs on Mesa's own threads, so compare the Time column. items_per_second counts attention
@@ -19,11 +26,14 @@
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/engine.hpp"
+#include "core/gpu/vit_engine.hpp"
 #include "core/reference.hpp"
+#include "core/vit_reference.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -77,6 +87,7 @@ struct GpuState {
   HeadlessContext context;
   std::map<int, std::unique_ptr<AttentionEngine>> engines;
   std::map<int, int> next_query;
+  std::unique_ptr<VitGpuEngine> vit;
 };
 
 std::unique_ptr<GpuState>& gpu_state() {
@@ -203,6 +214,86 @@ void full_matrix_eigen(benchmark::State& state, int n) {
   }
 }
 
+// A ViT with random weights of the real shapes, built through the loader from timm's names.
+struct VitShape {
+  int D, heads, depth;
+};
+
+VitModel random_vit(const VitShape& shape) {
+  constexpr int P = 16, grid = 14;
+  std::mt19937 gen(42);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  SafetensorsFile file;
+  auto add = [&](const std::string& name, std::vector<std::int64_t> dims, float sd, float mean = 0.0f) {
+    Tensor t;
+    t.shape = dims;
+    t.values.resize(static_cast<std::size_t>(t.numel()));
+    for (float& v : t.values) v = mean + sd * normal(gen);
+    file.tensors[name] = std::move(t);
+  };
+  const std::int64_t D = shape.D, H = 4 * D;
+  const float w = 1.0f / std::sqrt(static_cast<float>(D));
+  add("patch_embed.proj.weight", {D, 3, P, P}, 0.02f);
+  add("patch_embed.proj.bias", {D}, 0.02f);
+  add("cls_token", {1, 1, D}, 0.5f);
+  add("pos_embed", {1, 1 + grid * grid, D}, 0.5f);
+  for (int i = 0; i < shape.depth; ++i) {
+    const std::string b = "blocks." + std::to_string(i) + ".";
+    add(b + "norm1.weight", {D}, 0.1f, 1.0f), add(b + "norm1.bias", {D}, 0.1f);
+    add(b + "attn.qkv.weight", {3 * D, D}, w), add(b + "attn.qkv.bias", {3 * D}, 0.1f);
+    add(b + "attn.proj.weight", {D, D}, w), add(b + "attn.proj.bias", {D}, 0.1f);
+    add(b + "norm2.weight", {D}, 0.1f, 1.0f), add(b + "norm2.bias", {D}, 0.1f);
+    add(b + "mlp.fc1.weight", {H, D}, w), add(b + "mlp.fc1.bias", {H}, 0.1f);
+    add(b + "mlp.fc2.weight", {D, H}, 1.0f / std::sqrt(static_cast<float>(H))), add(b + "mlp.fc2.bias", {D}, 0.1f);
+  }
+  add("norm.weight", {D}, 0.1f, 1.0f), add("norm.bias", {D}, 0.1f);
+  return vit_from_tensors(std::move(file), "{\"model_args\": {\"num_heads\": " + std::to_string(shape.heads) + "}}", "", {},
+                          "random ViT");
+}
+
+const VitModel& vit_model(const std::string& name) {
+  static std::map<std::string, VitModel> models;
+  auto it = models.find(name);
+  if (it == models.end()) it = models.emplace(name, random_vit(name == "S16_224" ? VitShape{384, 6, 12} : VitShape{768, 12, 12})).first;
+  return it->second;
+}
+
+const VitInput& vit_input_224() {
+  static const VitInput input = vit_input(vit_model("S16_224"), random_image(224, 99));
+  return input;
+}
+
+void vit_forward_gpu(benchmark::State& state, const std::string& name) {
+  try {
+    auto& gs = gpu_state();
+    if (!gs) gs = std::make_unique<GpuState>();
+    if (!gs->vit) gs->vit = std::make_unique<VitGpuEngine>();
+    label_gpu(state);
+    const VitModel& model = vit_model(name);
+    gs->vit->run(model, vit_input_224());  // uploads the weights, outside the timed loop
+    glFinish();
+    for (auto _ : state) {
+      gs->vit->run(model, vit_input_224());
+      glFinish();
+    }
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+}
+
+void vit_forward_eigen(benchmark::State& state, const std::string& name) {
+  try {
+    const VitModel& model = vit_model(name);
+    VitReference ref;
+    for (auto _ : state) {
+      ref.run(model, vit_input_224());
+      benchmark::DoNotOptimize(ref.T());
+    }
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+}
+
 void register_all() {
   // Explicit names, no Args(): the names come out exactly as "RowAllHeads/Gpu/1024".
   for (int n : {1024, 4096, 16384}) {
@@ -212,6 +303,10 @@ void register_all() {
   }
   benchmark::RegisterBenchmark("FullMatrix/Gpu/4096", full_matrix_gpu, 4096)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("FullMatrix/Eigen/4096", full_matrix_eigen, 4096)->Unit(benchmark::kMillisecond);
+  for (const std::string name : {"S16_224", "B16_224"}) {
+    benchmark::RegisterBenchmark(("VitForward/Gpu/" + name).c_str(), vit_forward_gpu, name)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("VitForward/Eigen/" + name).c_str(), vit_forward_eigen, name)->Unit(benchmark::kMillisecond);
+  }
 }
 
 }  // namespace

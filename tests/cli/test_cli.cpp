@@ -1,13 +1,16 @@
 // The command line as a user runs it, without a display: `attnlab row`, `render`, `figure`.
 #include "core/colormap.hpp"
 #include "core/reference.hpp"
+#include "core/safetensors.hpp"
 #include "test_support.hpp"
+#include "vit/vit_golden.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 #include <sys/wait.h>
 
@@ -282,4 +285,174 @@ TEST(CliFigure, ThreeQueriesOnTheSafariLikeFig26_12) {
   expect_one_line_error(run_attnlab("figure --image " + safari_arg() + " --patch 20 --queries '12,8;30,1' --out '" + (dir / "g.png").string() + "'"),
                         "outside");
   EXPECT_FALSE(std::filesystem::exists(dir / "g.png"));
+}
+
+// `attnlab vit` on the test checkpoints of tests/vit/ (PyTorch golden files), GPU and Eigen.
+namespace {
+
+std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+std::string vit_args(const VitGolden& g) {
+  std::string a = "vit --model " + quoted(g.model_dir) + " --image " + quoted(g.image);
+  for (const auto& s : g.args) a += " " + s;
+  return a;
+}
+
+const VitGolden& golden(const std::string& name) {
+  static const auto all = vit_goldens();
+  for (const auto& g : all)
+    if (g.name == name) return g;
+  throw std::runtime_error("no golden file " + name);
+}
+
+}  // namespace
+
+TEST(CliVit, InfoSaysTheArchitecture) {
+  const CliRun r = run_attnlab("vit --model " + quoted(vit_data_dir() / "timm_reg_ls_f16" / "model.safetensors") + " --heads 4 --info");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* line : {"naming: timm\n", "depth: 2\n", "heads: 4 (--heads)\n", "D: 64\n", "patch: 8\n", "prefix tokens: 3\n",
+                           "registers: 2\n", "layer scale: yes\n", "qkv bias: no\n", "parameters: 113536\n", "dtype: F16\n",
+                           "position grid: 4x4 (patches only)\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " in\n" << r.out;
+  const CliRun hf = run_attnlab("vit --model " + quoted(vit_data_dir() / "hf_cls_f32") + " --image " +
+                                quoted(vit_data_dir() / "safari_61x45.png") + " --info");
+  ASSERT_EQ(hf.code, 0) << hf.err;
+  for (const char* line : {"naming: hf\n", "heads: 6 (config.json)\n", "classes: 3 (cls token)\n", "mean: 0.5,0.5,0.5\n",
+                           "input: 56x40\n", "grid: 7x5\n", "tokens: 36\n"})
+    EXPECT_NE(hf.out.find(line), std::string::npos) << line << " in\n" << hf.out;
+}
+
+TEST(CliVit, RowsRolloutDistanceAndTopMatchPyTorchOnGpuAndCpu) {
+  for (const char* name : {"timm_f32__safari_61x45", "timm_reg_ls_f16__safari_48x48", "hf_cls_f32__safari_48x48",
+                           "dinov2_reg_f32__safari_32x32", "hf_model_bf16__safari_61x45", "timm_reg_bf16__safari_61x45"}) {
+    const VitGolden& g = golden(name);
+    SCOPED_TRACE(name);
+    const int cols = g.json.at("grid").at(0), rows = g.json.at("grid").at(1), T = g.json.at("T");
+    const int prefix = T - cols * rows, depth = static_cast<int>(g.json.at("attention").size());
+    const int heads = static_cast<int>(g.json.at("attention").at(0).size());
+    for (const char* backend : {"gpu", "cpu"}) {
+      SCOPED_TRACE(backend);
+      const std::string base = vit_args(g) + " --backend " + backend;
+      // Default: last layer, the heads' mean, the cls query; then head 1 of layer 0 for patch (2,1).
+      const CliRun mean = run_attnlab(base);
+      ASSERT_EQ(mean.code, 0) << mean.err;
+      const CliRun one = run_attnlab(base + " --layer 0 --head 1 --query 2,1");
+      ASSERT_EQ(one.code, 0) << one.err;
+      const CliRun roll = run_attnlab(base + " --rollout max --query 1,3");
+      ASSERT_EQ(roll.code, 0) << roll.err;
+      const auto m = parse_csv(mean.out), o = parse_csv(one.out), r = parse_csv(roll.out);
+      ASSERT_EQ(m.size(), static_cast<std::size_t>(rows));
+      ASSERT_EQ(o.size(), static_cast<std::size_t>(rows));
+      ASSERT_EQ(r.size(), static_cast<std::size_t>(rows));
+      const Matrix R = g.rollout("max", depth - 1);
+      for (int y = 0; y < rows; ++y) {
+        ASSERT_EQ(m[static_cast<std::size_t>(y)].size(), static_cast<std::size_t>(cols));
+        for (int x = 0; x < cols; ++x) {
+          const int j = prefix + y * cols + x;
+          double want = 0;
+          for (int h = 0; h < heads; ++h) want += g.attention(depth - 1, h)(0, j);
+          want /= heads;
+          EXPECT_NEAR(m[static_cast<std::size_t>(y)][static_cast<std::size_t>(x)], want, 2e-4 + 1e-3 * want);
+          const double w1 = g.attention(0, 1)(prefix + 1 * cols + 2, j);
+          EXPECT_NEAR(o[static_cast<std::size_t>(y)][static_cast<std::size_t>(x)], w1, 2e-4 + 1e-3 * w1);
+          const double wr = R(prefix + 3 * cols + 1, j);
+          EXPECT_NEAR(r[static_cast<std::size_t>(y)][static_cast<std::size_t>(x)], wr, 2e-4 + 1e-3 * wr);
+        }
+      }
+      const CliRun dist = run_attnlab(base + " --distance");
+      ASSERT_EQ(dist.code, 0) << dist.err;
+      const auto d = parse_csv(dist.out);
+      ASSERT_EQ(d.size(), static_cast<std::size_t>(depth));
+      for (int l = 0; l < depth; ++l) {
+        ASSERT_EQ(d[static_cast<std::size_t>(l)].size(), static_cast<std::size_t>(heads));
+        for (int h = 0; h < heads; ++h)
+          EXPECT_NEAR(d[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)],
+                      g.json.at("distance").at(static_cast<std::size_t>(l)).at(static_cast<std::size_t>(h)).get<double>(), 1e-2);
+      }
+      if (!g.json.contains("logits")) {
+        expect_one_line_error(run_attnlab(base + " --top 2"), "no classifier");
+        continue;
+      }
+      const CliRun top = run_attnlab(base + " --top 2");
+      ASSERT_EQ(top.code, 0) << top.err;
+      const auto probs = g.json.at("probabilities").get<std::vector<double>>();
+      const auto labels = g.json.at("labels").get<std::vector<std::string>>();
+      std::vector<int> order(probs.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::sort(order.begin(), order.end(), [&](int a, int b) { return probs[static_cast<std::size_t>(a)] > probs[static_cast<std::size_t>(b)]; });
+      std::istringstream lines(top.out);
+      for (int k = 0; k < 2; ++k) {
+        std::string line;
+        ASSERT_TRUE(std::getline(lines, line)) << top.out;
+        const auto c = static_cast<std::size_t>(order[static_cast<std::size_t>(k)]);
+        const std::string head = std::to_string(c) + "," + labels[c] + ",";
+        ASSERT_EQ(line.rfind(head, 0), 0u) << line;
+        EXPECT_NEAR(std::stod(line.substr(head.size())), probs[c], 1e-4);
+      }
+    }
+  }
+}
+
+TEST(CliVit, HostileCheckpointsAndArgumentsGiveOneLineAndExitTwo) {
+  const auto dir = temp_dir();
+  const auto img = quoted(vit_data_dir() / "safari_32x32.png");
+  const std::string good = read_file(vit_data_dir() / "timm_f32" / "model.safetensors");
+  auto vit_on = [&](const std::string& name, const std::string& bytes) {
+    write_file(dir / name, bytes);
+    return run_attnlab("vit --heads 4 --model " + quoted(dir / name) + " --image " + img);
+  };
+  auto le64 = [](std::uint64_t n) {
+    std::string s(8, '\0');
+    for (int b = 0; b < 8; ++b) s[static_cast<std::size_t>(b)] = static_cast<char>((n >> (8 * b)) & 0xff);
+    return s;
+  };
+  std::uint64_t header_len = 0;
+  for (int b = 7; b >= 0; --b) header_len = (header_len << 8) | static_cast<unsigned char>(good[static_cast<std::size_t>(b)]);
+  const std::string header = good.substr(8, header_len), data = good.substr(8 + header_len);
+  auto with_header = [&](std::string h) {
+    while (h.size() % 8) h += ' ';
+    return le64(h.size()) + h + data;
+  };
+  auto replace = [](std::string s, const std::string& from, const std::string& to) {
+    const auto at = s.find(from);
+    return at == std::string::npos ? s : s.replace(at, from.size(), to);
+  };
+  // Each failure of the reader: the header length past the file and over 100 MB, a truncated
+  // file, a bad dtype, a byte length that does not fit the shape, offsets outside the data.
+  expect_one_line_error(vit_on("past.safetensors", le64(good.size()) + good.substr(8)), "safetensors");
+  expect_one_line_error(vit_on("huge.safetensors", le64(200000000) + good.substr(8)), "safetensors");
+  expect_one_line_error(vit_on("truncated.safetensors", good.substr(0, good.size() - 100)), "safetensors");
+  expect_one_line_error(vit_on("short.safetensors", good.substr(0, 5)), "safetensors");
+  expect_one_line_error(vit_on("i64.safetensors", with_header(replace(header, "\"F32\"", "\"I64\""))), "I64");
+  expect_one_line_error(vit_on("shape.safetensors", with_header(replace(header, "[1,1,48]", "[1,1,49]"))), "safetensors");
+  expect_one_line_error(vit_on("empty.safetensors", ""), "safetensors");
+  // A directory without a model, a missing file, a checkpoint that is not a ViT.
+  std::filesystem::create_directories(dir / "folder");
+  expect_one_line_error(run_attnlab("vit --model " + quoted(dir / "folder") + " --image " + img), "model.safetensors");
+  expect_one_line_error(run_attnlab("vit --model " + quoted(dir / "missing.safetensors") + " --image " + img), "missing.safetensors");
+  std::map<std::string, Tensor> bert;
+  Tensor t;
+  t.shape = {4, 2};
+  t.values.assign(8, 0.5f);
+  bert["bert.embeddings.word_embeddings.weight"] = t;
+  expect_one_line_error(vit_on("bert.safetensors", safetensors_f32_bytes(bert)), "not a ViT");
+  // A checkpoint with a block missing (block 1 of 3): the missing tensors are named.
+  SafetensorsFile full = read_safetensors(vit_data_dir() / "timm_f32" / "model.safetensors");
+  std::map<std::string, Tensor> cut;
+  for (auto& [name, tensor] : full.tensors)
+    if (name.rfind("blocks.1.", 0) != 0) cut[name] = tensor;
+  expect_one_line_error(vit_on("cut.safetensors", safetensors_f32_bytes(cut)), "blocks.1.");
+  // Bad arguments.
+  const std::string model = " --model " + quoted(vit_data_dir() / "timm_f32");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --layer 3"), "--layer");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --head 4"), "--head");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --head median"), "--head");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --query 4,0"), "outside");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --query reg0"), "register");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --rollout sum"), "--rollout");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --heads 5"), "divide");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + img + " --distance --top 1"), "one of");
+  expect_one_line_error(run_attnlab("vit" + model + " --image " + quoted(dir / "bert.safetensors")), "bert.safetensors");
+  expect_one_line_error(run_attnlab("vit" + model), "--image");
+  expect_one_line_error(run_attnlab("vit --image " + img), "--model");
 }

@@ -2,7 +2,7 @@
 """Independent PyTorch reference for Attention Lab's Vision Transformer code.
 
 Writes small random-weight ViT checkpoints (.safetensors, written by hand) in the three naming
-schemes the C++ loader reads (timm, Hugging Face, DINOv2), three PNG crops of the safari photo,
+schemes the C++ loader reads (timm, Hugging Face, DINOv2), four PNG crops of the safari photo,
 and one golden JSON per (model, image) holding the forward's attention, the rollouts and the
 mean attention distances (and the logits where a classifier exists). The C++ tests read these
 files; CI never runs this script.
@@ -116,6 +116,7 @@ IMAGES = [
     ("safari_32x32.png", (110, 30, 470, 390), (32, 32)),
     ("safari_48x48.png", (110, 30, 470, 390), (48, 48)),
     ("safari_61x45.png", (90, 100, 490, 395), (61, 45)),
+    ("safari_44x20.png", (60, 150, 500, 350), (44, 20)),
 ]
 
 
@@ -592,10 +593,11 @@ file, unused).
 | `safari_32x32.png` | (110, 30, 470, 390) | 32x32 (native) | 4x4 |
 | `safari_48x48.png` | (110, 30, 470, 390) | 48x48 | 6x6 (position embedding resampled) |
 | `safari_61x45.png` | (90, 100, 490, 395) | 61x45 | 7x5 (image cropped top-left to 56x40) |
+| `safari_44x20.png` | (60, 150, 500, 350) | 44x20 | 5x2 (cropped to 40x16; rows fewer than the checkpoint's: the resampling shrinks, where antialias matters) |
 
 Pixels: RGB uint8 / 255, then (x - mean) / std per channel with the model's mean/std.
 
-## Golden files: `golden/<model>__<image stem>.json` (18 = 6 models x 3 images)
+## Golden files: `golden/<model>__<image stem>.json` (24 = 6 models x 4 images)
 
 * `model`: the folder name; `image`: the PNG name; `args`: extra CLI arguments the C++ side
   passes (`["--heads", "4"]` for `timm_reg_ls_f16`, which has no config.json).

@@ -1,0 +1,187 @@
+#include "app/vit_command.hpp"
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/gpu/context.hpp"
+#include "core/gpu/vit_engine.hpp"
+#include "core/parse.hpp"
+#include "core/vit_reference.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace attnlab::app {
+
+std::string vit_usage() {
+  return R"(  attnlab vit --model PATH --image IMG [--layer L] [--head H|mean|max|min]
+              [--query cls|regN|COL,ROW] [--rollout mean|max|min] [--distance] [--top K]
+              [--heads N] [--eps E] [--resize S] [--backend gpu|cpu] [--info]
+                           a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
+                           .safetensors, or a folder with model.safetensors and
+                           config.json) on IMG: the query's row of A in a layer for a
+                           head or the heads' mean/max/min, over the patches (prefix
+                           keys left out), as CSV in the grid's layout. Layers and
+                           heads from 0; default: last layer, heads' mean, query cls.
+                           --rollout: the query's row of the attention rollout up to
+                           the layer; --distance: each layer's mean attention distance
+                           per head in pixels, one line per layer; --top K: the
+                           classifier's K likeliest classes; --info: the architecture.
+                           --resize S scales the short side to S pixels first; width
+                           and height are cropped to whole patches. --backend cpu runs
+                           the Eigen reference instead of the GPU.
+)";
+}
+
+namespace {
+
+struct VitOptions {
+  std::string model, image, head = "mean", query = "cls", rollout;
+  std::optional<int> layer, top;
+  bool distance = false, info = false, cpu = false;
+  VitLoadOptions load;
+  int resize = 0;
+};
+
+VitOptions parse(const std::vector<std::string>& args) {
+  VitOptions o;
+  for (std::size_t n = 0; n < args.size(); ++n) {
+    const std::string& a = args[n];
+    auto value = [&]() -> std::string {
+      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
+      return args[++n];
+    };
+    if (a == "--model") o.model = value();
+    else if (a == "--image") o.image = value();
+    else if (a == "--layer") o.layer = parse_int(value(), "--layer", 0, 100000);
+    else if (a == "--head") o.head = value();
+    else if (a == "--query") o.query = value();
+    else if (a == "--rollout") o.rollout = value();
+    else if (a == "--distance") o.distance = true;
+    else if (a == "--top") o.top = parse_int(value(), "--top", 1, 1000000);
+    else if (a == "--heads") o.load.heads = parse_int(value(), "--heads", 1, 4096);
+    else if (a == "--eps") {
+      const std::string e = value();
+      o.load.eps = parse_float(e, "--eps", 0.0f, 1.0f);
+      if (!(*o.load.eps > 0.0f)) throw Error("--eps must be > 0, got " + e);
+    } else if (a == "--resize") o.resize = parse_int(value(), "--resize", 1, 8192);
+    else if (a == "--backend") {
+      const std::string b = value();
+      if (b != "gpu" && b != "cpu") throw Error("--backend must be gpu or cpu, got '" + b + "'");
+      o.cpu = b == "cpu";
+    } else if (a == "--info") o.info = true;
+    else throw Error("unknown option '" + a + "' of attnlab vit (see attnlab --help)");
+  }
+  if (o.model.empty()) throw Error("--model PATH is required (a .safetensors file or a folder holding model.safetensors)");
+  if (o.image.empty() && !o.info) throw Error("--image IMG is required");
+  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout.empty() ? 0 : 1) + (o.info ? 1 : 0);
+  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout at a time");
+  return o;
+}
+
+HeadFusion parse_fusion(const std::string& text, const char* what) {
+  if (text == "mean") return HeadFusion::Mean;
+  if (text == "max") return HeadFusion::Max;
+  if (text == "min") return HeadFusion::Min;
+  throw Error(std::string(what) + " must be mean, max or min, got '" + text + "'");
+}
+
+HeadChoice parse_head_choice(const std::string& text, int heads) {
+  if (text == "mean" || text == "max" || text == "min") return {-1, parse_fusion(text, "--head")};
+  const int h = parse_int(text, "--head", 0, 1 << 20);
+  if (h >= heads) throw Error("--head " + text + " is outside the model's heads 0…" + std::to_string(heads - 1));
+  return {h, HeadFusion::Mean};
+}
+
+/// cls → 0, regN → 1 + N, COL,ROW → the patch's token.
+int parse_query(const std::string& text, const VitArchitecture& arch, const VitInput& input) {
+  if (text == "cls") return 0;
+  if (text.rfind("reg", 0) == 0) {
+    const int r = parse_int(text.substr(3), "--query regN", 0, 1 << 20);
+    if (r >= arch.registers)
+      throw Error("--query " + text + ": the model has " + std::to_string(arch.registers) + " register token(s)");
+    return 1 + r;
+  }
+  const auto cell = parse_cell(text, "--query");
+  if (cell[0] >= input.cols || cell[1] >= input.rows)
+    throw Error("--query " + text + " is outside the " + std::to_string(input.cols) + "x" + std::to_string(input.rows) +
+                " patch grid");
+  return arch.prefix() + cell[1] * input.cols + cell[0];
+}
+
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+}  // namespace
+
+int run_vit(const std::vector<std::string>& args) {
+  const VitOptions o = parse(args);
+  const VitModel model = load_vit(o.model, o.load);
+  const VitArchitecture& arch = model.arch;
+  if (o.info && o.image.empty()) {
+    print(vit_info(model));
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  const VitInput input = vit_input(model, load_image(o.image), o.resize);
+  if (o.info) {
+    print(vit_info(model) + "input: " + std::to_string(input.width) + "x" + std::to_string(input.height) + "\ngrid: " +
+          std::to_string(input.cols) + "x" + std::to_string(input.rows) + "\ntokens: " +
+          std::to_string(arch.prefix() + input.N()) + "\n");
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  const int layer = o.layer.value_or(arch.depth - 1);
+  if (layer >= arch.depth) throw Error("--layer " + std::to_string(layer) + " is outside the model's layers 0…" + std::to_string(arch.depth - 1));
+  const HeadChoice head = parse_head_choice(o.head, arch.heads);
+  const int query = parse_query(o.query, arch, input);
+  const bool rollout = !o.rollout.empty();
+  const HeadFusion rollout_fusion = rollout ? parse_fusion(o.rollout, "--rollout") : HeadFusion::Mean;
+  if (o.top && arch.classes == 0) throw Error("--top: this checkpoint has no classifier");
+
+  // The GPU engine, or the Eigen reference when asked or when no GPU context can be made.
+  std::unique_ptr<HeadlessContext> context;
+  std::unique_ptr<VitRunner> runner;
+  if (!o.cpu) {
+    try {
+      context = std::make_unique<HeadlessContext>();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
+    }
+  }
+  if (context) runner = std::make_unique<VitGpuEngine>();
+  else runner = std::make_unique<VitReference>();
+  runner->run(model, input);
+
+  std::string out;
+  if (o.distance) {
+    const Matrix d = vit_attention_distance(*runner, arch.prefix(), input.cols, input.rows, arch.patch);
+    for (Eigen::Index l = 0; l < d.rows(); ++l) {
+      for (Eigen::Index h = 0; h < d.cols(); ++h) out += (h ? "," : "") + format_float(d(l, h));
+      out += "\n";
+    }
+  } else if (o.top) {
+    const auto logits = runner->logits();
+    for (const auto& [c, p] : vit_top_classes(logits, *o.top))
+      out += std::to_string(c) + "," + arch.labels[static_cast<std::size_t>(c)] + "," + format_float(p) + "\n";
+  } else {
+    std::vector<float> row;
+    if (rollout) {
+      const Matrix R = vit_rollout(*runner, layer, rollout_fusion);
+      row.assign(R.row(query).data() + arch.prefix(), R.row(query).data() + R.cols());
+    } else {
+      row = vit_patch_row(*runner, arch.prefix(), layer, head, query);
+    }
+    PatchGrid grid;
+    grid.cols = input.cols;
+    grid.rows = input.rows;
+    grid.K = arch.patch;
+    out = grid_csv(row, grid);
+  }
+  // Release the GPU objects while the context is still current.
+  runner.reset();
+  print(out);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,762 @@
+#include "core/vit.hpp"
+
+#include "core/error.hpp"
+
+#include <nlohmann/json.hpp>
+#include <stb_image_resize.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace attnlab {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string join_names(const std::vector<std::string>& names, std::size_t most = 5) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < most; ++i) out += (i ? ", " : "") + ("'" + names[i] + "'");
+  if (names.size() > most) out += " and " + std::to_string(names.size() - most) + " more";
+  return out;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Takes tensors by name from a checkpoint, remembering which were used and which were missing,
+/// so that one error can name every missing tensor and every unknown one.
+class TensorTaker {
+ public:
+  TensorTaker(SafetensorsFile& file, std::string what) : file_(file), what_(std::move(what)) {}
+
+  /// The tensor, or nullptr (and remembered as missing unless optional).
+  const Tensor* get(const std::string& name, bool optional = false) {
+    const auto it = file_.tensors.find(name);
+    if (it == file_.tensors.end()) {
+      if (!optional) missing_.push_back(name);
+      return nullptr;
+    }
+    used_.insert(name);
+    return &it->second;
+  }
+  bool has(const std::string& name) const { return file_.tensors.count(name) > 0; }
+  void ignore(const std::string& name) { ignored_.insert(name); }
+
+  /// Throws naming the missing tensors, then the unknown ones.
+  void check_complete() const {
+    if (!missing_.empty())
+      throw Error(what_ + ": " + std::to_string(missing_.size()) + " tensor(s) of the ViT are missing: " +
+                  join_names(missing_));
+    std::vector<std::string> unknown;
+    for (const auto& [name, t] : file_.tensors)
+      if (!used_.count(name) && !ignored_.count(name)) unknown.push_back(name);
+    if (!unknown.empty())
+      throw Error(what_ + ": " + std::to_string(unknown.size()) + " tensor(s) are not part of a ViT as read here: " +
+                  join_names(unknown));
+  }
+  std::int64_t used_elements() const {
+    std::int64_t n = 0;
+    for (const auto& name : used_) n += file_.tensors.at(name).numel();
+    return n;
+  }
+  const std::string& what() const { return what_; }
+
+ private:
+  SafetensorsFile& file_;
+  std::string what_;
+  std::set<std::string> used_, ignored_;
+  std::vector<std::string> missing_;
+};
+
+/// Checks a tensor's shape; throws naming it with the shape expected and found.
+void expect_shape(const TensorTaker& taker, const std::string& name, const Tensor& t,
+                  const std::vector<std::int64_t>& shape) {
+  if (t.shape != shape)
+    throw Error(taker.what() + ": tensor '" + name + "' has shape " + shape_text(t.shape) + ", expected " +
+                shape_text(shape));
+}
+
+Matrix to_matrix(const Tensor& t, Eigen::Index rows, Eigen::Index cols) {
+  Matrix m(rows, cols);
+  std::copy(t.values.begin(), t.values.end(), m.data());
+  return m;
+}
+RowVector to_row(const Tensor& t) {
+  RowVector v(static_cast<Eigen::Index>(t.values.size()));
+  std::copy(t.values.begin(), t.values.end(), v.data());
+  return v;
+}
+
+/// A Linear layer: weight out × in, optional bias (zeros when absent and allowed).
+void take_linear(TensorTaker& taker, const std::string& name, std::int64_t out, std::int64_t in, Matrix& W, RowVector& b,
+                 bool bias_optional = false, bool* has_bias = nullptr) {
+  const Tensor* w = taker.get(name + ".weight");
+  const Tensor* bt = taker.get(name + ".bias", bias_optional);
+  if (has_bias) *has_bias = bt != nullptr;
+  if (w) {
+    expect_shape(taker, name + ".weight", *w, {out, in});
+    W = to_matrix(*w, out, in);
+  }
+  if (bt) {
+    expect_shape(taker, name + ".bias", *bt, {out});
+    b = to_row(*bt);
+  } else {
+    b = RowVector::Zero(out);
+  }
+}
+
+void take_vector(TensorTaker& taker, const std::string& name, std::int64_t n, RowVector& v, bool optional = false,
+                 float absent = 0.0f) {
+  const Tensor* t = taker.get(name, optional);
+  if (!t) {
+    v = RowVector::Constant(n, absent);
+    return;
+  }
+  expect_shape(taker, name, *t, {n});
+  v = to_row(*t);
+}
+
+void take_norm(TensorTaker& taker, const std::string& name, std::int64_t D, RowVector& w, RowVector& b) {
+  take_vector(taker, name + ".weight", D, w);
+  take_vector(taker, name + ".bias", D, b);
+}
+
+/// The indices i of names "<prefix>{i}.<rest>", sorted.
+std::set<int> block_indices(const SafetensorsFile& file, const std::string& prefix) {
+  std::set<int> out;
+  for (const auto& [name, t] : file.tensors) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    std::size_t pos = prefix.size();
+    int idx = 0;
+    std::size_t digits = 0;
+    while (pos < name.size() && std::isdigit(static_cast<unsigned char>(name[pos])) && digits < 6) {
+      idx = idx * 10 + (name[pos] - '0');
+      ++pos;
+      ++digits;
+    }
+    if (digits > 0 && pos < name.size() && name[pos] == '.') out.insert(idx);
+  }
+  return out;
+}
+
+int perfect_square_root(std::int64_t n) {
+  if (n <= 0) return 0;
+  const auto r = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
+  return r * r == n ? static_cast<int>(r) : 0;
+}
+
+json parse_config(const std::string& text, const std::string& what) {
+  if (text.empty()) return json::object();
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw Error(what + ": not a JSON object");
+  return j;
+}
+
+std::optional<float> read_number(const json& j, const char* key, const std::string& what) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number() || !std::isfinite(it->get<double>()))
+    throw Error(what + ": '" + key + "' is not a finite number");
+  return static_cast<float>(it->get<double>());
+}
+
+std::optional<std::array<float, 3>> read_rgb(const json& j, const char* key, const std::string& what) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array() || it->size() != 3) throw Error(what + ": '" + key + "' is not a list of 3 numbers");
+  std::array<float, 3> out{};
+  for (int c = 0; c < 3; ++c) {
+    const auto& v = (*it)[static_cast<std::size_t>(c)];
+    if (!v.is_number() || !std::isfinite(v.get<double>())) throw Error(what + ": '" + key + "' is not a list of 3 numbers");
+    out[static_cast<std::size_t>(c)] = static_cast<float>(v.get<double>());
+  }
+  return out;
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > 64ull * 1024 * 1024) throw Error(path.string() + ": cannot be read as a config file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in && !in.eof()) throw Error(path.string() + ": cannot be read");
+  return s.str();
+}
+
+}  // namespace
+
+const char* naming_name(VitNaming naming) {
+  switch (naming) {
+    case VitNaming::Timm: return "timm";
+    case VitNaming::Dinov2: return "dinov2";
+    case VitNaming::HuggingFace: return "hf";
+  }
+  return "?";
+}
+
+VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, const std::string& preprocessor_json,
+                          const VitLoadOptions& options, const std::string& what) {
+  TensorTaker taker(file, what);
+  VitModel model;
+  static std::atomic<std::uint64_t> next_id{1};
+  model.id = next_id++;
+  VitArchitecture& arch = model.arch;
+
+  // Which naming, and the prefix in front of every name (e.g. "vit." for HF classifiers).
+  std::string prefix;
+  auto find_suffix = [&](const std::string& suffix) -> std::optional<std::string> {
+    for (const auto& [name, t] : file.tensors)
+      if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        const std::string p = name.substr(0, name.size() - suffix.size());
+        if (p.empty() || p.back() == '.') return p;
+      }
+    return std::nullopt;
+  };
+  if (const auto p = find_suffix("embeddings.patch_embeddings.projection.weight")) {
+    arch.naming = VitNaming::HuggingFace;
+    prefix = *p;
+  } else if (const auto q = find_suffix("patch_embed.proj.weight")) {
+    prefix = *q;
+    arch.naming = file.tensors.count(prefix + "register_tokens") ? VitNaming::Dinov2 : VitNaming::Timm;
+  } else {
+    std::vector<std::string> some;
+    for (const auto& [name, t] : file.tensors) some.push_back(name);
+    throw Error(what + ": not a ViT checkpoint: it has no patch embedding ('patch_embed.proj.weight' or "
+                "'embeddings.patch_embeddings.projection.weight'); its tensors are " +
+                (some.empty() ? std::string("none") : join_names(some, 3)));
+  }
+  const bool hf = arch.naming == VitNaming::HuggingFace;
+  const std::string emb = prefix + (hf ? "embeddings." : "");
+
+  // Patch embedding: a conv D × 3 × P × P, kernel = stride = P.
+  const std::string patch_name = hf ? emb + "patch_embeddings.projection" : prefix + "patch_embed.proj";
+  const Tensor& pw = *taker.get(patch_name + ".weight");
+  if (pw.shape.size() != 4 || pw.shape[1] != 3 || pw.shape[2] != pw.shape[3] || pw.shape[0] <= 0 || pw.shape[2] <= 0)
+    throw Error(what + ": tensor '" + patch_name + ".weight' has shape " + shape_text(pw.shape) +
+                ", expected [D, 3, P, P] (a patch embedding over RGB)");
+  if (pw.shape[0] > 65536 || pw.shape[2] > 1024) throw Error(what + ": the patch embedding " + shape_text(pw.shape) + " is too large");
+  arch.D = static_cast<int>(pw.shape[0]);
+  arch.patch = static_cast<int>(pw.shape[2]);
+  arch.dtype = pw.dtype;
+  const std::int64_t D = arch.D;
+  const std::int64_t PP3 = 3LL * arch.patch * arch.patch;
+  model.W_patch = to_matrix(pw, D, PP3);
+  take_vector(taker, patch_name + ".bias", D, model.b_patch, /*optional=*/true);
+
+  // Class token, registers, position embedding.
+  const Tensor* cls = taker.get(emb + "cls_token");
+  if (cls) {
+    expect_shape(taker, emb + "cls_token", *cls, {1, 1, D});
+    model.cls = to_row(*cls);
+  }
+  const Tensor* reg = nullptr;
+  std::string reg_name;
+  if (!hf) {
+    reg_name = prefix + (arch.naming == VitNaming::Dinov2 ? "register_tokens" : "reg_token");
+    reg = taker.get(reg_name, /*optional=*/true);
+  }
+  if (reg) {
+    if (reg->shape.size() != 3 || reg->shape[0] != 1 || reg->shape[2] != D || reg->shape[1] <= 0 || reg->shape[1] > 4096)
+      throw Error(what + ": tensor '" + reg_name + "' has shape " + shape_text(reg->shape) + ", expected [1, R, " +
+                  std::to_string(D) + "]");
+    arch.registers = static_cast<int>(reg->shape[1]);
+    model.registers = to_matrix(*reg, arch.registers, D);
+  } else {
+    model.registers = Matrix(0, D);
+  }
+  const std::string pos_name = hf ? emb + "position_embeddings" : prefix + "pos_embed";
+  const Tensor* pos = taker.get(pos_name);
+  if (pos) {
+    if (pos->shape.size() != 3 || pos->shape[0] != 1 || pos->shape[2] != D)
+      throw Error(what + ": tensor '" + pos_name + "' has shape " + shape_text(pos->shape) + ", expected [1, L, " +
+                  std::to_string(D) + "]");
+    const std::int64_t L = pos->shape[1];
+    int side = 0;
+    if (arch.naming == VitNaming::Dinov2) {
+      arch.pos_layout = PosLayout::ClsAndPatches;
+      side = perfect_square_root(L - 1);
+    } else if ((side = perfect_square_root(L - arch.prefix())) > 0) {
+      arch.pos_layout = PosLayout::AllTokens;
+    } else if (!hf && (side = perfect_square_root(L)) > 0) {
+      arch.pos_layout = PosLayout::PatchesOnly;
+    }
+    if (side == 0)
+      throw Error(what + ": tensor '" + pos_name + "' covers " + std::to_string(L) +
+                  " tokens, which is no square grid of patches with or without the " + std::to_string(arch.prefix()) +
+                  " prefix token(s)");
+    arch.pos_rows = arch.pos_cols = side;
+    model.pos = to_matrix(*pos, L, D);
+  }
+  if (!hf) taker.ignore(prefix + "mask_token");
+  if (hf) {
+    taker.ignore(emb + "mask_token");
+    taker.ignore(prefix + "pooler.dense.weight");
+    taker.ignore(prefix + "pooler.dense.bias");
+  }
+
+  // Blocks: 0 … depth−1, every one complete.
+  const std::string block_prefix = hf ? prefix + "encoder.layer." : prefix + "blocks.";
+  const auto indices = block_indices(file, block_prefix);
+  if (indices.empty()) throw Error(what + ": the checkpoint has no transformer blocks ('" + block_prefix + "0.…')");
+  arch.depth = *indices.rbegin() + 1;
+  if (arch.depth > 1000) throw Error(what + ": " + std::to_string(arch.depth) + " blocks is more than a ViT has");
+  // The MLP width from block 0's first layer.
+  {
+    const std::string fc1 = block_prefix + "0." + (hf ? "intermediate.dense.weight" : "mlp.fc1.weight");
+    if (file.tensors.count(fc1) && file.tensors.at(fc1).shape.size() == 2) arch.mlp_hidden = static_cast<int>(file.tensors.at(fc1).shape[0]);
+    else if (!file.tensors.count(fc1)) arch.mlp_hidden = 4 * arch.D;
+    else throw Error(what + ": tensor '" + fc1 + "' has shape " + shape_text(file.tensors.at(fc1).shape) + ", expected [hidden, D]");
+    if (arch.mlp_hidden <= 0 || arch.mlp_hidden > 1 << 20) throw Error(what + ": tensor '" + fc1 + "' has no usable width");
+  }
+  const std::int64_t Hd = arch.mlp_hidden;
+  bool any_qkv_bias = false, any_layer_scale = false;
+  model.blocks.resize(static_cast<std::size_t>(arch.depth));
+  for (int i = 0; i < arch.depth; ++i) {
+    VitBlock& b = model.blocks[static_cast<std::size_t>(i)];
+    const std::string p = block_prefix + std::to_string(i) + ".";
+    if (hf) {
+      take_norm(taker, p + "layernorm_before", D, b.ln1_w, b.ln1_b);
+      Matrix Wq, Wk, Wv;
+      RowVector bq, bk, bv;
+      bool has_bias = false;
+      take_linear(taker, p + "attention.attention.query", D, D, Wq, bq, true, &has_bias);
+      any_qkv_bias |= has_bias;
+      take_linear(taker, p + "attention.attention.key", D, D, Wk, bk, true, &has_bias);
+      any_qkv_bias |= has_bias;
+      take_linear(taker, p + "attention.attention.value", D, D, Wv, bv, true, &has_bias);
+      any_qkv_bias |= has_bias;
+      if (Wq.size() && Wk.size() && Wv.size()) {
+        b.W_qkv.resize(3 * D, D);
+        b.W_qkv << Wq, Wk, Wv;
+        b.b_qkv.resize(3 * D);
+        b.b_qkv << bq, bk, bv;
+      }
+      take_linear(taker, p + "attention.output.dense", D, D, b.W_proj, b.b_proj);
+      take_norm(taker, p + "layernorm_after", D, b.ln2_w, b.ln2_b);
+      take_linear(taker, p + "intermediate.dense", Hd, D, b.W_fc1, b.b_fc1);
+      take_linear(taker, p + "output.dense", D, Hd, b.W_fc2, b.b_fc2);
+      b.ls1 = b.ls2 = RowVector::Ones(D);
+    } else {
+      take_norm(taker, p + "norm1", D, b.ln1_w, b.ln1_b);
+      bool has_bias = false;
+      take_linear(taker, p + "attn.qkv", 3 * D, D, b.W_qkv, b.b_qkv, true, &has_bias);
+      any_qkv_bias |= has_bias;
+      take_linear(taker, p + "attn.proj", D, D, b.W_proj, b.b_proj);
+      take_norm(taker, p + "norm2", D, b.ln2_w, b.ln2_b);
+      take_linear(taker, p + "mlp.fc1", Hd, D, b.W_fc1, b.b_fc1);
+      take_linear(taker, p + "mlp.fc2", D, Hd, b.W_fc2, b.b_fc2);
+      any_layer_scale |= taker.has(p + "ls1.gamma") || taker.has(p + "ls2.gamma");
+      take_vector(taker, p + "ls1.gamma", D, b.ls1, true, 1.0f);
+      take_vector(taker, p + "ls2.gamma", D, b.ls2, true, 1.0f);
+    }
+  }
+  arch.qkv_bias = any_qkv_bias;
+  arch.layer_scale = any_layer_scale;
+
+  // The final LayerNorm, or timm's fc_norm after average pooling.
+  const std::string norm_name = hf ? prefix + "layernorm" : prefix + "norm";
+  if (!hf && !taker.has(norm_name + ".weight") && taker.has(prefix + "fc_norm.weight")) {
+    arch.pooling = VitPooling::Average;
+    take_norm(taker, prefix + "fc_norm", D, model.norm_w, model.norm_b);
+  } else {
+    take_norm(taker, norm_name, D, model.norm_w, model.norm_b);
+  }
+  // The classifier, where there is one (HF's sits outside the "vit." prefix).
+  const std::string head_name = hf ? "classifier" : prefix + "head";
+  if (taker.has(head_name + ".weight")) {
+    const Tensor& hw = file.tensors.at(head_name + ".weight");
+    if (hw.shape.size() != 2 || hw.shape[1] != D || hw.shape[0] <= 0 || hw.shape[0] > 1000000)
+      throw Error(what + ": tensor '" + head_name + ".weight' has shape " + shape_text(hw.shape) + ", expected [classes, " +
+                  std::to_string(D) + "]");
+    arch.classes = static_cast<int>(hw.shape[0]);
+    take_linear(taker, head_name, arch.classes, D, model.W_head, model.b_head, true);
+  } else {
+    model.W_head = Matrix(0, D);
+    model.b_head = RowVector(0);
+  }
+  taker.check_complete();
+  arch.parameters = taker.used_elements();
+
+  // What only the config files can say: heads, ε, mean/std, labels, pooling.
+  const json config = parse_config(config_json, what + " (config.json)");
+  const json pre = parse_config(preprocessor_json, what + " (preprocessor_config.json)");
+  const std::string cfg_what = what + " (config.json)";
+  std::optional<float> heads_cfg, eps_cfg;
+  if (hf) {
+    heads_cfg = read_number(config, "num_attention_heads", cfg_what);
+    eps_cfg = read_number(config, "layer_norm_eps", cfg_what);
+  } else {
+    if (const auto ma = config.find("model_args"); ma != config.end() && ma->is_object()) {
+      heads_cfg = read_number(*ma, "num_heads", cfg_what);
+      eps_cfg = read_number(*ma, "norm_eps", cfg_what);
+    }
+    if (!heads_cfg) heads_cfg = read_number(config, "num_heads", cfg_what);
+    if (const auto gp = config.find("global_pool"); gp != config.end() && gp->is_string() && *gp == "avg")
+      arch.pooling = VitPooling::Average;
+  }
+  if (options.heads) {
+    arch.heads = *options.heads;
+    arch.heads_from = "--heads";
+  } else if (heads_cfg) {
+    if (*heads_cfg != std::floor(*heads_cfg) || *heads_cfg < 1 || *heads_cfg > 4096)
+      throw Error(cfg_what + ": the number of heads is not a positive whole number");
+    arch.heads = static_cast<int>(*heads_cfg);
+    arch.heads_from = "config.json";
+  } else {
+    if (arch.D % 64 != 0)
+      throw Error(what + ": the number of heads cannot be read from the tensors, and D = " + std::to_string(arch.D) +
+                  " is no multiple of 64: give --heads N or a config.json beside the file");
+    arch.heads = arch.D / 64;
+    arch.heads_from = "default D/64";
+  }
+  if (arch.heads < 1 || arch.D % arch.heads != 0)
+    throw Error(what + ": " + std::to_string(arch.heads) + " heads do not divide D = " + std::to_string(arch.D));
+  if (options.eps) {
+    arch.eps = *options.eps;
+    arch.eps_from = "--eps";
+  } else if (eps_cfg) {
+    arch.eps = *eps_cfg;
+    arch.eps_from = "config.json";
+  } else {
+    arch.eps = hf ? 1e-12f : 1e-6f;
+    arch.eps_from = hf ? "default of HF's ViTConfig" : "default of timm";
+  }
+  if (!(arch.eps > 0.0f) || !std::isfinite(arch.eps)) throw Error(what + ": LayerNorm's eps must be a positive number");
+
+  // Mean and std: HF's preprocessor_config.json, timm's pretrained_cfg.
+  const std::string pre_what = what + " (preprocessor_config.json)";
+  if (auto m = read_rgb(pre, "image_mean", pre_what)) arch.mean = *m;
+  if (auto s = read_rgb(pre, "image_std", pre_what)) arch.std = *s;
+  if (const auto pc = config.find("pretrained_cfg"); pc != config.end() && pc->is_object()) {
+    if (auto m = read_rgb(*pc, "mean", cfg_what)) arch.mean = *m;
+    if (auto s = read_rgb(*pc, "std", cfg_what)) arch.std = *s;
+  }
+  for (const float s : arch.std)
+    if (!(s > 0.0f)) throw Error(what + ": the normalization's std must be positive");
+
+  // Class names.
+  arch.labels.resize(static_cast<std::size_t>(arch.classes));
+  for (int c = 0; c < arch.classes; ++c) arch.labels[static_cast<std::size_t>(c)] = "class " + std::to_string(c);
+  if (const auto id2label = config.find("id2label"); id2label != config.end() && id2label->is_object()) {
+    for (const auto& [key, value] : id2label->items()) {
+      char* end = nullptr;
+      const long c = std::strtol(key.c_str(), &end, 10);
+      if (end && *end == '\0' && c >= 0 && c < arch.classes && value.is_string())
+        arch.labels[static_cast<std::size_t>(c)] = value.get<std::string>();
+    }
+  } else if (const auto names = config.find("label_names"); names != config.end() && names->is_array()) {
+    for (std::size_t c = 0; c < names->size() && c < arch.labels.size(); ++c)
+      if ((*names)[c].is_string()) arch.labels[c] = (*names)[c].get<std::string>();
+  }
+  return model;
+}
+
+VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options) {
+  std::error_code ec;
+  std::filesystem::path file = path;
+  if (std::filesystem::is_directory(path, ec)) {
+    file = path / "model.safetensors";
+    if (!std::filesystem::is_regular_file(file, ec))
+      throw Error(path.string() + ": a folder without model.safetensors (give the .safetensors file, or a folder holding "
+                                  "model.safetensors and config.json)");
+  }
+  const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  SafetensorsFile tensors = read_safetensors(file);
+  VitModel model = vit_from_tensors(std::move(tensors), read_text_file(dir / "config.json"),
+                                    read_text_file(dir / "preprocessor_config.json"), options, file.string());
+  model.file = file;
+  return model;
+}
+
+VitInput vit_input(const VitModel& model, const Image& image, int resize) {
+  const int P = model.arch.patch;
+  if (resize < 0) throw Error("--resize must be a positive number of pixels");
+  const Image* src = &image;
+  Image scaled;
+  if (resize > 0 && std::min(image.width, image.height) != resize) {
+    // The short side becomes `resize`, the long one keeps the aspect ratio (rounded).
+    const bool portrait = image.width <= image.height;
+    const double f = static_cast<double>(resize) / (portrait ? image.width : image.height);
+    scaled.width = portrait ? resize : std::max(1, static_cast<int>(std::lround(image.width * f)));
+    scaled.height = portrait ? std::max(1, static_cast<int>(std::lround(image.height * f))) : resize;
+    if (static_cast<std::int64_t>(scaled.width) * scaled.height > kMaxImagePixels)
+      throw Error("--resize " + std::to_string(resize) + " makes the image larger than the largest accepted");
+    scaled.rgb.resize(static_cast<std::size_t>(scaled.width) * scaled.height * 3);
+    if (!stbir_resize_float(image.rgb.data(), image.width, image.height, 0, scaled.rgb.data(), scaled.width, scaled.height, 0, 3))
+      throw Error("the image could not be resized");
+    for (float& v : scaled.rgb) v = std::clamp(v, 0.0f, 1.0f);
+    src = &scaled;
+  }
+  VitInput in;
+  in.cols = src->width / P;
+  in.rows = src->height / P;
+  if (in.cols < 1 || in.rows < 1)
+    throw Error("the image (" + std::to_string(src->width) + "×" + std::to_string(src->height) + " pixels) is smaller than one " +
+                std::to_string(P) + "×" + std::to_string(P) + " patch of the model");
+  in.width = in.cols * P;
+  in.height = in.rows * P;
+  in.patches.resize(in.N(), 3 * P * P);
+  const auto& mean = model.arch.mean;
+  const auto& sd = model.arch.std;
+  for (int r = 0; r < in.rows; ++r)
+    for (int c = 0; c < in.cols; ++c) {
+      float* row = in.patches.row(r * in.cols + c).data();
+      for (int ch = 0; ch < 3; ++ch)
+        for (int y = 0; y < P; ++y)
+          for (int x = 0; x < P; ++x)
+            row[(ch * P + y) * P + x] = (src->at(c * P + x, r * P + y, ch) - mean[static_cast<std::size_t>(ch)]) /
+                                        sd[static_cast<std::size_t>(ch)];
+    }
+  return in;
+}
+
+namespace {
+
+/// Keys' cubic convolution kernel W(x) with parameter a (a = −0.5 in PyTorch's antialiased
+/// bicubic, −0.75 in its plain bicubic).
+float keys_cubic(float x, float a) {
+  x = std::abs(x);
+  if (x < 1.0f) return ((a + 2.0f) * x - (a + 3.0f)) * x * x + 1.0f;
+  if (x < 2.0f) return (((x - 5.0f) * x + 8.0f) * x - 4.0f) * a;
+  return 0.0f;
+}
+
+/// Resampling weights along one axis, in float32 as PyTorch 1.13–2.x computes them on the CPU
+/// (aten/src/ATen/native/cpu/UpSampleKernel.cpp): out[i] = Σ_k w[i][k] in[first[i] + k].
+struct AxisWeights {
+  std::vector<int> first;
+  std::vector<std::vector<float>> w;
+  std::vector<std::vector<int>> index;  ///< the input index of each weight (clamped for plain bicubic)
+};
+
+/// F.interpolate(mode="bicubic", antialias=True, align_corners=False): _compute_weights_aa with
+/// the aa_filter (a = −0.5): support 2·max(scale, 1), weights normalized to sum 1, taps outside
+/// the input left out.
+AxisWeights weights_antialiased(int in, int out) {
+  AxisWeights a;
+  const float scale = static_cast<float>(in) / static_cast<float>(out);
+  const float support = scale >= 1.0f ? 2.0f * scale : 2.0f;
+  const float invscale = scale >= 1.0f ? 1.0f / scale : 1.0f;
+  for (int i = 0; i < out; ++i) {
+    const float center = scale * (static_cast<float>(i) + 0.5f);
+    const int xmin = std::max(static_cast<int>(center - support + 0.5f), 0);
+    const int xsize = std::min(static_cast<int>(center + support + 0.5f), in) - xmin;
+    std::vector<float> w(static_cast<std::size_t>(std::max(xsize, 0)));
+    std::vector<int> idx(w.size());
+    float total = 0.0f;
+    for (int j = 0; j < xsize; ++j) {
+      w[static_cast<std::size_t>(j)] = keys_cubic((static_cast<float>(j + xmin) - center + 0.5f) * invscale, -0.5f);
+      idx[static_cast<std::size_t>(j)] = xmin + j;
+      total += w[static_cast<std::size_t>(j)];
+    }
+    if (total != 0.0f)
+      for (float& v : w) v /= total;
+    a.w.push_back(std::move(w));
+    a.index.push_back(std::move(idx));
+  }
+  return a;
+}
+
+/// F.interpolate(mode="bicubic", align_corners=False) without antialias: source x =
+/// scale·(i + 0.5) − 0.5 (not clamped), four taps at ⌊x⌋−1 … ⌊x⌋+2 clamped to the edge, a = −0.75.
+AxisWeights weights_bicubic(int in, int out) {
+  AxisWeights a;
+  const float scale = static_cast<float>(in) / static_cast<float>(out);
+  for (int i = 0; i < out; ++i) {
+    const float x = scale * (static_cast<float>(i) + 0.5f) - 0.5f;
+    const int x0 = static_cast<int>(std::floor(x));
+    const float t = x - static_cast<float>(x0);
+    std::vector<float> w = {keys_cubic(t + 1.0f, -0.75f), keys_cubic(t, -0.75f), keys_cubic(1.0f - t, -0.75f),
+                            keys_cubic(2.0f - t, -0.75f)};
+    std::vector<int> idx(4);
+    for (int k = 0; k < 4; ++k) idx[static_cast<std::size_t>(k)] = std::clamp(x0 - 1 + k, 0, in - 1);
+    a.w.push_back(std::move(w));
+    a.index.push_back(std::move(idx));
+  }
+  return a;
+}
+
+/// Resamples a grid of vectors (rows_in × cols_in, each D wide, raster order) to rows_out ×
+/// cols_out: along x first, then y (the order of PyTorch's separable antialiased kernel; the
+/// plain bicubic sums the same products, rounding aside).
+Matrix resample_grid(const Matrix& grid, int rows_in, int cols_in, int rows_out, int cols_out, bool antialias) {
+  const Eigen::Index D = grid.cols();
+  Matrix horizontal = grid;
+  if (cols_out != cols_in) {
+    const AxisWeights ax = antialias ? weights_antialiased(cols_in, cols_out) : weights_bicubic(cols_in, cols_out);
+    horizontal = Matrix::Zero(static_cast<Eigen::Index>(rows_in) * cols_out, D);
+    for (int r = 0; r < rows_in; ++r)
+      for (int c = 0; c < cols_out; ++c)
+        for (std::size_t k = 0; k < ax.w[static_cast<std::size_t>(c)].size(); ++k)
+          horizontal.row(r * cols_out + c) += ax.w[static_cast<std::size_t>(c)][k] * grid.row(r * cols_in + ax.index[static_cast<std::size_t>(c)][k]);
+  }
+  if (rows_out == rows_in) return horizontal;
+  const AxisWeights ay = antialias ? weights_antialiased(rows_in, rows_out) : weights_bicubic(rows_in, rows_out);
+  Matrix out = Matrix::Zero(static_cast<Eigen::Index>(rows_out) * cols_out, D);
+  for (int r = 0; r < rows_out; ++r)
+    for (int c = 0; c < cols_out; ++c)
+      for (std::size_t k = 0; k < ay.w[static_cast<std::size_t>(r)].size(); ++k)
+        out.row(r * cols_out + c) += ay.w[static_cast<std::size_t>(r)][k] * horizontal.row(ay.index[static_cast<std::size_t>(r)][k] * cols_out + c);
+  return out;
+}
+
+int covered_prefix(const VitArchitecture& a) {
+  switch (a.pos_layout) {
+    case PosLayout::AllTokens: return a.prefix();
+    case PosLayout::ClsAndPatches: return 1;
+    case PosLayout::PatchesOnly: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Matrix vit_position_embedding(const VitModel& model, int rows, int cols) {
+  const VitArchitecture& a = model.arch;
+  if (rows == a.pos_rows && cols == a.pos_cols) return model.pos;
+  const int pre = covered_prefix(a);
+  const Matrix patches = model.pos.bottomRows(model.pos.rows() - pre);
+  const bool antialias = a.naming != VitNaming::HuggingFace;
+  Matrix out(pre + static_cast<Eigen::Index>(rows) * cols, model.pos.cols());
+  out.topRows(pre) = model.pos.topRows(pre);
+  out.bottomRows(static_cast<Eigen::Index>(rows) * cols) = resample_grid(patches, a.pos_rows, a.pos_cols, rows, cols, antialias);
+  return out;
+}
+
+Matrix vit_initial_tokens(const VitModel& model, const Matrix& patch_tokens, const Matrix& pos) {
+  const VitArchitecture& a = model.arch;
+  const Eigen::Index N = patch_tokens.rows(), R = a.registers, pre = a.prefix();
+  Matrix X(pre + N, a.D);
+  X.row(0) = model.cls;
+  if (R) X.middleRows(1, R) = model.registers;
+  X.bottomRows(N) = patch_tokens;
+  switch (a.pos_layout) {
+    case PosLayout::AllTokens: X += pos; break;
+    case PosLayout::ClsAndPatches:
+      X.row(0) += pos.row(0);
+      X.bottomRows(N) += pos.bottomRows(N);
+      break;
+    case PosLayout::PatchesOnly: X.bottomRows(N) += pos; break;
+  }
+  return X;
+}
+
+std::vector<float> vit_patch_row(const VitRunner& runner, int prefix, int layer, HeadChoice head, int query) {
+  if (layer < 0 || layer >= runner.layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(runner.layers() - 1));
+  if (head.head >= runner.heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(runner.heads() - 1));
+  const int T = runner.T();
+  if (query < 0 || query >= T) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(T - 1));
+  const std::vector<float> rows = runner.attention_rows(layer, query);
+  const int H = runner.heads(), N = T - prefix;
+  std::vector<float> out(static_cast<std::size_t>(N));
+  for (int j = 0; j < N; ++j) {
+    auto at = [&](int h) { return rows[static_cast<std::size_t>(h) * T + prefix + j]; };
+    if (head.head >= 0) {
+      out[static_cast<std::size_t>(j)] = at(head.head);
+      continue;
+    }
+    float v = at(0);
+    for (int h = 1; h < H; ++h) {
+      if (head.fusion == HeadFusion::Mean) v += at(h);
+      else if (head.fusion == HeadFusion::Max) v = std::max(v, at(h));
+      else v = std::min(v, at(h));
+    }
+    out[static_cast<std::size_t>(j)] = head.fusion == HeadFusion::Mean ? v / static_cast<float>(H) : v;
+  }
+  return out;
+}
+
+Matrix vit_rollout(const VitRunner& runner, int layer, HeadFusion fusion) {
+  if (layer < 0 || layer >= runner.layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(runner.layers() - 1));
+  const int T = runner.T(), H = runner.heads();
+  Eigen::MatrixXd R;
+  for (int l = 0; l <= layer; ++l) {
+    Eigen::MatrixXd fused = runner.attention(l, 0).cast<double>();
+    for (int h = 1; h < H; ++h) {
+      const Eigen::MatrixXd A = runner.attention(l, h).cast<double>();
+      if (fusion == HeadFusion::Mean) fused += A;
+      else if (fusion == HeadFusion::Max) fused = fused.cwiseMax(A);
+      else fused = fused.cwiseMin(A);
+    }
+    if (fusion == HeadFusion::Mean) fused /= H;
+    Eigen::MatrixXd hat = 0.5 * (fused + Eigen::MatrixXd::Identity(T, T));
+    hat.array().colwise() /= hat.rowwise().sum().array();
+    R = l == 0 ? hat : Eigen::MatrixXd(hat * R);
+  }
+  return R.cast<float>();
+}
+
+Matrix vit_attention_distance(const VitRunner& runner, int prefix, int cols, int rows, int patch) {
+  const int T = runner.T(), N = cols * rows;
+  if (T != prefix + N) throw Error("the grid does not match the tokens of the last run");
+  Eigen::MatrixXd dist(N, N);
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j)
+      dist(i, j) = patch * std::hypot(static_cast<double>(i % cols - j % cols), static_cast<double>(i / cols - j / cols));
+  Matrix out(runner.layers(), runner.heads());
+  for (int l = 0; l < runner.layers(); ++l)
+    for (int h = 0; h < runner.heads(); ++h) {
+      const Eigen::MatrixXd A = runner.attention(l, h).cast<double>().bottomRightCorner(N, N);
+      out(l, h) = static_cast<float>((A.array() * dist.array()).sum() / N);
+    }
+  return out;
+}
+
+std::vector<std::pair<int, float>> vit_top_classes(std::span<const float> logits, int k) {
+  if (logits.empty()) return {};
+  const float top = *std::max_element(logits.begin(), logits.end());
+  std::vector<double> p(logits.size());
+  double sum = 0.0;
+  for (std::size_t c = 0; c < logits.size(); ++c) sum += p[c] = std::exp(static_cast<double>(logits[c]) - top);
+  std::vector<int> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return logits[static_cast<std::size_t>(a)] > logits[static_cast<std::size_t>(b)]; });
+  std::vector<std::pair<int, float>> out;
+  for (int i = 0; i < k && i < static_cast<int>(order.size()); ++i)
+    out.emplace_back(order[static_cast<std::size_t>(i)], static_cast<float>(p[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] / sum));
+  return out;
+}
+
+std::string vit_info(const VitModel& model) {
+  const VitArchitecture& a = model.arch;
+  std::ostringstream s;
+  const char* layout = a.pos_layout == PosLayout::AllTokens       ? "all tokens"
+                       : a.pos_layout == PosLayout::ClsAndPatches ? "cls and patches"
+                                                                  : "patches only";
+  s << "file: " << model.file.string() << "\n"
+    << "naming: " << naming_name(a.naming) << "\n"
+    << "depth: " << a.depth << "\n"
+    << "heads: " << a.heads << " (" << a.heads_from << ")\n"
+    << "D: " << a.D << "\n"
+    << "head width: " << a.D / a.heads << "\n"
+    << "mlp hidden: " << a.mlp_hidden << "\n"
+    << "patch: " << a.patch << "\n"
+    << "position grid: " << a.pos_cols << "x" << a.pos_rows << " (" << layout << ")\n"
+    << "prefix tokens: " << a.prefix() << "\n"
+    << "registers: " << a.registers << "\n"
+    << "layer scale: " << (a.layer_scale ? "yes" : "no") << "\n"
+    << "qkv bias: " << (a.qkv_bias ? "yes" : "no") << "\n"
+    << "eps: " << a.eps << " (" << a.eps_from << ")\n"
+    << "mean: " << a.mean[0] << "," << a.mean[1] << "," << a.mean[2] << "\n"
+    << "std: " << a.std[0] << "," << a.std[1] << "," << a.std[2] << "\n"
+    << "classes: " << a.classes << (a.classes ? (a.pooling == VitPooling::Token ? " (cls token)" : " (average of patches)") : "")
+    << "\n"
+    << "parameters: " << a.parameters << "\n"
+    << "dtype: " << dtype_name(a.dtype) << "\n";
+  return s.str();
+}
+
+}  // namespace attnlab

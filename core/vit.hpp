@@ -1,0 +1,192 @@
+#pragma once
+// A real vision transformer (ViT, Dosovitskiy et al. 2021) read from a safetensors checkpoint
+// in timm's, DINO/DINOv2's or Hugging Face's tensor names, its architecture inferred from the
+// tensors' shapes. The forward pass itself is in VitRunner's two implementations: the Eigen
+// reference (vit_reference.hpp, CPU) and the GPU engine (gpu/vit_engine.hpp), one for one.
+// The formulas are in docs/MATH.md, section "A learned ViT".
+#include "core/image.hpp"
+#include "core/safetensors.hpp"
+#include "core/types.hpp"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+/// Whose tensor names a checkpoint uses. They also decide how the position embedding is
+/// resampled (see vit_position_embedding()).
+enum class VitNaming {
+  Timm,         ///< timm's VisionTransformer (and DINO's own checkpoints): blocks.{i}.attn.qkv …
+  Dinov2,       ///< DINOv2's own: timm's names plus `register_tokens` that get no position code
+  HuggingFace,  ///< transformers' ViTModel / ViTForImageClassification: encoder.layer.{i} …
+};
+const char* naming_name(VitNaming naming);  ///< "timm", "dinov2", "hf"
+
+/// Which tokens the checkpoint's position embedding covers.
+enum class PosLayout {
+  AllTokens,       ///< [cls, registers…, patches] (timm default, HF)
+  ClsAndPatches,   ///< [cls, patches]; registers are inserted after it with none (DINOv2)
+  PatchesOnly,     ///< the patches only, added before the prefix is prepended (timm no_embed_class)
+};
+
+/// How the classifier reads the sequence (timm's global_pool).
+enum class VitPooling { Token, Average };
+
+/// What the tensors and the config files say about the model.
+struct VitArchitecture {
+  VitNaming naming = VitNaming::Timm;
+  int depth = 0;        ///< number of blocks (layers)
+  int heads = 0;        ///< H; head width D/H
+  int D = 0;            ///< token width (embed_dim / hidden_size)
+  int patch = 0;        ///< patch size P in input pixels (kernel = stride of the patch embedding)
+  int mlp_hidden = 0;   ///< width of the MLP's hidden layer
+  int registers = 0;    ///< register tokens (Darcet et al. 2024)
+  int pos_rows = 0, pos_cols = 0;  ///< the patch grid the position embedding was trained on
+  PosLayout pos_layout = PosLayout::AllTokens;
+  bool layer_scale = false;
+  bool qkv_bias = true;
+  float eps = 1e-6f;    ///< LayerNorm's ε
+  std::array<float, 3> mean{0.485f, 0.456f, 0.406f}, std{0.229f, 0.224f, 0.225f};  ///< per RGB channel
+  int classes = 0;      ///< classifier outputs (0: no classifier)
+  VitPooling pooling = VitPooling::Token;
+  std::vector<std::string> labels;  ///< class names, `classes` of them (may be "class N")
+  TensorDType dtype = TensorDType::F32;  ///< of the patch embedding's weight
+  std::int64_t parameters = 0;      ///< elements of all tensors used
+  std::string heads_from, eps_from;  ///< where heads and ε came from ("config.json", "--heads", "default D/64")
+
+  int prefix() const { return 1 + registers; }  ///< tokens before the patches: cls, registers
+};
+
+/// One transformer block's weights, in PyTorch's Linear layout (out × in).
+struct VitBlock {
+  RowVector ln1_w, ln1_b;        ///< D
+  Matrix W_qkv;                  ///< 3D × D: rows [0,D) W_q, [D,2D) W_k, [2D,3D) W_v
+  RowVector b_qkv;               ///< 3D (zeros without qkv bias)
+  Matrix W_proj;                 ///< D × D
+  RowVector b_proj, ls1;         ///< D; ls1 = ones without layer scale
+  RowVector ln2_w, ln2_b;        ///< D
+  Matrix W_fc1;                  ///< mlp_hidden × D
+  RowVector b_fc1;               ///< mlp_hidden
+  Matrix W_fc2;                  ///< D × mlp_hidden
+  RowVector b_fc2, ls2;          ///< D
+};
+
+/// A loaded ViT: weights as float32, whatever they were stored in.
+struct VitModel {
+  VitArchitecture arch;
+  std::uint64_t id = 0;        ///< unique to this load in this process, for caches of its weights
+  std::filesystem::path file;  ///< the .safetensors file read
+  Matrix W_patch;              ///< D × 3P²: the conv kernel flattened in (channel, y, x) order
+  RowVector b_patch;           ///< D
+  RowVector cls;               ///< D
+  Matrix registers;            ///< registers × D
+  Matrix pos;                  ///< position embedding as stored: (covered tokens) × D
+  std::vector<VitBlock> blocks;
+  RowVector norm_w, norm_b;    ///< final LayerNorm (timm `norm` / HF `layernorm`); fc_norm for Average pooling
+  Matrix W_head;               ///< classes × D
+  RowVector b_head;            ///< classes
+};
+
+/// What the command line may override.
+struct VitLoadOptions {
+  std::optional<int> heads;    ///< --heads
+  std::optional<float> eps;    ///< --eps
+};
+
+/// Loads a checkpoint: a .safetensors file, or a folder holding model.safetensors. A
+/// config.json beside it (HF: num_attention_heads, layer_norm_eps, id2label; timm:
+/// model_args.num_heads, pretrained_cfg.mean/std, label_names, global_pool) and a
+/// preprocessor_config.json (HF: image_mean, image_std) are read where present; options
+/// override them; without either, H = D/64 and ε = 1e-6 (timm's). Throws Error with one line
+/// for everything read_safetensors() refuses, a file that is not a ViT (naming tensors it has),
+/// missing tensors (named) or unknown ones (named), shapes that do not fit together (named),
+/// heads that do not divide D, and a bad config file.
+VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options = {});
+
+/// The same from tensors already read, with the config files' contents as JSON text ("" when
+/// absent); `what` names the checkpoint in errors.
+VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, const std::string& preprocessor_json,
+                          const VitLoadOptions& options, const std::string& what);
+
+/// The image as the model sees it: the patch grid and each patch's normalized pixels.
+struct VitInput {
+  int width = 0, height = 0;  ///< pixels used (after --resize, cropped to multiples of P)
+  int cols = 0, rows = 0;     ///< patch grid; N = cols·rows patches, T = prefix + N tokens
+  Matrix patches;             ///< N × 3P², raster order, each row (channel, y, x) like W_patch's columns
+  int N() const { return cols * rows; }
+};
+
+/// Prepares an image: optionally scales it so its short side is `resize` pixels (0: as it is;
+/// stb_image_resize's default filter), crops width and height down to multiples of P (the
+/// right and bottom remainder), normalizes every channel as (x − mean)/std. Throws Error when
+/// the image is smaller than one patch or `resize` is negative.
+VitInput vit_input(const VitModel& model, const Image& image, int resize = 0);
+
+/// The position embedding for a grid of `rows` × `cols` patches, laid out as the model's pos
+/// (rows for the covered prefix tokens, then the patches in raster order): the stored one when
+/// the grid is the checkpoint's, otherwise its patch part resampled the way the checkpoint's
+/// own library does it — timm (and DINOv2) names: timm's resample_abs_pos_embed, i.e.
+/// F.interpolate(mode="bicubic", antialias=True, align_corners=False), Keys' kernel with
+/// a = −0.5, widened by the scale when shrinking; HF names: ViTEmbeddings.interpolate_pos_encoding,
+/// F.interpolate(mode="bicubic", align_corners=False), a = −0.75, no antialias. See docs/MATH.md.
+Matrix vit_position_embedding(const VitModel& model, int rows, int cols);
+
+/// The tokens entering block 0, T × D: [cls, registers…, patches] with the position embedding
+/// added as the checkpoint's layout says. `patch_tokens` is the patch embedding (N × D,
+/// conv output plus its bias).
+Matrix vit_initial_tokens(const VitModel& model, const Matrix& patch_tokens, const Matrix& pos);
+
+/// The forward pass of a ViT on one input, kept so that attention can be read for any layer,
+/// head and query without running it again. Two implementations: VitReference (Eigen) and
+/// VitGpuEngine (OpenGL compute).
+class VitRunner {
+ public:
+  virtual ~VitRunner() = default;
+  /// Runs the forward pass. Throws Error if the input does not fit (e.g. too large for the GPU).
+  virtual void run(const VitModel& model, const VitInput& input) = 0;
+  virtual int layers() const = 0;
+  virtual int heads() const = 0;
+  virtual int T() const = 0;  ///< tokens of the last run
+  /// Row `query` of every head's A in layer `layer`: heads × T, head after head (eq. 26.20
+  /// with m = D/H).
+  virtual std::vector<float> attention_rows(int layer, int query) const = 0;
+  /// The whole A of one head of one layer, T × T.
+  virtual Matrix attention(int layer, int head) const = 0;
+  /// The classifier's logits (empty without a classifier).
+  virtual std::vector<float> logits() const = 0;
+};
+
+/// How heads are combined for one map.
+enum class HeadFusion { Mean, Max, Min };
+/// A head index or a fusion of all heads.
+struct HeadChoice {
+  int head = -1;                  ///< ≥ 0: that head
+  HeadFusion fusion = HeadFusion::Mean;  ///< when head < 0
+};
+
+/// Query `query`'s row in layer `layer` for a head or fused over heads, keys restricted to the
+/// patch tokens (prefix keys dropped, not renormalized): N values in raster order.
+std::vector<float> vit_patch_row(const VitRunner& runner, int prefix, int layer, HeadChoice head, int query);
+
+/// Attention rollout (Abnar & Zuidema 2020): per layer the heads fused elementwise, Â = (A+I)/2
+/// with rows renormalized, R_l = Â_l Â_(l−1) ⋯ Â_0. Returns R_layer, T × T.
+Matrix vit_rollout(const VitRunner& runner, int layer, HeadFusion fusion);
+
+/// Mean attention distance (the ViT paper's fig. 7): for every layer and head, the mean over
+/// patch queries i of Σ_j a_ij ‖c_i − c_j‖ over patch keys j, c = patch centres in input
+/// pixels. layers × heads.
+Matrix vit_attention_distance(const VitRunner& runner, int prefix, int cols, int rows, int patch);
+
+/// The classifier's top `k` classes: (class index, softmax probability), most likely first.
+std::vector<std::pair<int, float>> vit_top_classes(std::span<const float> logits, int k);
+
+/// The --info text: depth, heads, D, patch, prefix tokens, registers, layer scale, parameters,
+/// dtype…, one "key: value" per line.
+std::string vit_info(const VitModel& model);
+
+}  // namespace attnlab
