@@ -218,8 +218,11 @@ const char* dtype_name(TensorDType dtype) {
 }
 
 std::int64_t Tensor::numel() const {
+  // A zero dimension makes the count 0 whatever the others: the parser accepts e.g. [2^62, 2^62, 0]
+  // (an empty tensor), whose other dimensions' product would overflow (UB for signed integers).
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   std::int64_t n = 1;
-  for (const std::int64_t d : shape) n *= d;
+  for (const std::int64_t d : shape) n *= d;  // parse_safetensors checked that this fits
   return n;
 }
 
