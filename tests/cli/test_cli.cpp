@@ -456,3 +456,33 @@ TEST(CliVit, HostileCheckpointsAndArgumentsGiveOneLineAndExitTwo) {
   expect_one_line_error(run_attnlab("vit" + model), "--image");
   expect_one_line_error(run_attnlab("vit --image " + img), "--model");
 }
+
+// The README's command on the bundled, trained Fashion-MNIST ViT: the three likeliest classes
+// with their names from config.json, the first PyTorch's prediction with its probability
+// (tests/vit/data/fashion/golden.json, made by tests/vit/make_fashion_golden.py), on both
+// backends, for every shipped image.
+TEST(CliVit, BundledFashionModelTopThreeMatchesPyTorch) {
+  const nlohmann::json golden = read_json(vit_data_dir() / "fashion" / "golden.json");
+  const auto& labels = golden.at("labels");
+  ASSERT_EQ(golden.at("shipped").size(), 20u);
+  for (const auto& e : golden.at("shipped")) {
+    const std::string file = e.at("file").get<std::string>();
+    SCOPED_TRACE(file);
+    for (const char* backend : {"gpu", "cpu"}) {
+      const CliRun r = run_attnlab("vit --model " + quoted(asset("fashion_vit")) + " --image " +
+                                   quoted(std::filesystem::path(ATTNLAB_SOURCE_DIR) / file) + " --top 3 --backend " + backend);
+      ASSERT_EQ(r.code, 0) << r.err;
+      std::istringstream lines(r.out);
+      std::string line;
+      std::vector<std::string> got;
+      while (std::getline(lines, line)) got.push_back(line);
+      ASSERT_EQ(got.size(), 3u) << r.out;
+      // "index,label,probability", most likely first.
+      const int predicted = e.at("predicted").get<int>();
+      const std::string want_prefix = std::to_string(predicted) + "," + labels.at(predicted).get<std::string>() + ",";
+      ASSERT_EQ(got[0].rfind(want_prefix, 0), 0u) << got[0] << " (backend " << backend << ")";
+      const double p = std::stod(got[0].substr(want_prefix.size()));
+      EXPECT_NEAR(p, e.at("probabilities").at(predicted).get<double>(), 1e-3) << backend;
+    }
+  }
+}
