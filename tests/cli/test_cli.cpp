@@ -292,6 +292,13 @@ namespace {
 
 std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
+// One line of `attnlab vit --top`: "index,label,probability" for class c with probability p.
+void expect_top_line(const std::string& line, std::size_t c, const std::string& label, double p, double tolerance) {
+  const std::string head = std::to_string(c) + "," + label + ",";
+  ASSERT_EQ(line.rfind(head, 0), 0u) << line;
+  EXPECT_NEAR(std::stod(line.substr(head.size())), p, tolerance) << line;
+}
+
 std::string vit_args(const VitGolden& g) {
   std::string a = "vit --model " + quoted(g.model_dir) + " --image " + quoted(g.image);
   for (const auto& s : g.args) a += " " + s;
@@ -385,9 +392,7 @@ TEST(CliVit, RowsRolloutDistanceAndTopMatchPyTorchOnGpuAndCpu) {
         std::string line;
         ASSERT_TRUE(std::getline(lines, line)) << top.out;
         const auto c = static_cast<std::size_t>(order[static_cast<std::size_t>(k)]);
-        const std::string head = std::to_string(c) + "," + labels[c] + ",";
-        ASSERT_EQ(line.rfind(head, 0), 0u) << line;
-        EXPECT_NEAR(std::stod(line.substr(head.size())), probs[c], 1e-4);
+        expect_top_line(line, c, labels[c], probs[c], 1e-4);
       }
     }
   }
@@ -477,12 +482,11 @@ TEST(CliVit, BundledFashionModelTopThreeMatchesPyTorch) {
       std::vector<std::string> got;
       while (std::getline(lines, line)) got.push_back(line);
       ASSERT_EQ(got.size(), 3u) << r.out;
-      // "index,label,probability", most likely first.
-      const int predicted = e.at("predicted").get<int>();
-      const std::string want_prefix = std::to_string(predicted) + "," + labels.at(predicted).get<std::string>() + ",";
-      ASSERT_EQ(got[0].rfind(want_prefix, 0), 0u) << got[0] << " (backend " << backend << ")";
-      const double p = std::stod(got[0].substr(want_prefix.size()));
-      EXPECT_NEAR(p, e.at("probabilities").at(predicted).get<double>(), 1e-3) << backend;
+      // Most likely first: PyTorch's class.
+      const auto predicted = e.at("predicted").get<std::size_t>();
+      SCOPED_TRACE(backend);
+      expect_top_line(got[0], predicted, labels.at(predicted).get<std::string>(),
+                      e.at("probabilities").at(predicted).get<double>(), 1e-3);
     }
   }
 }

@@ -10,8 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -40,25 +38,17 @@ Image tile(const Image& mosaic, int k, int across, int size) {
   return out;
 }
 
-// Softmax of the logits, in double.
-std::vector<double> probabilities(const std::vector<float>& logits) {
-  const float top = *std::max_element(logits.begin(), logits.end());
-  std::vector<double> p(logits.size());
-  double sum = 0;
-  for (std::size_t c = 0; c < logits.size(); ++c) sum += p[c] = std::exp(static_cast<double>(logits[c]) - top);
-  for (double& v : p) v /= sum;
-  return p;
-}
-
-// Checks one runner's prediction against PyTorch's; returns whether the class agreed.
+// Checks one runner's prediction against PyTorch's; returns whether the class agreed. The
+// probabilities are the classifier's softmax as `attnlab vit --top` prints it (vit_top_classes).
 bool agrees(const VitRunner& runner, const nlohmann::json& want, const std::string& what) {
-  const std::vector<double> p = probabilities(runner.logits());
+  const std::vector<float> logits = runner.logits();
+  const auto ranked = vit_top_classes(logits, static_cast<int>(logits.size()));
   const auto& want_p = want.at("probabilities");
-  EXPECT_EQ(p.size(), want_p.size()) << what;
-  if (p.size() != want_p.size()) return false;
-  for (std::size_t c = 0; c < p.size(); ++c)
-    EXPECT_NEAR(p[c], want_p.at(c).get<double>(), 1e-3) << what << ", class " << c;
-  const int predicted = static_cast<int>(std::max_element(p.begin(), p.end()) - p.begin());
+  EXPECT_EQ(ranked.size(), want_p.size()) << what;
+  if (ranked.empty() || ranked.size() != want_p.size()) return false;
+  for (const auto& [c, p] : ranked)
+    EXPECT_NEAR(p, want_p.at(static_cast<std::size_t>(c)).get<double>(), 1e-3) << what << ", class " << c;
+  const int predicted = ranked.front().first;
   EXPECT_EQ(predicted, want.at("predicted").get<int>()) << what;
   return predicted == want.at("predicted").get<int>();
 }
