@@ -14,13 +14,17 @@
 #include <iostream>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace attnlab::app {
 
 std::string usage() {
   return R"(Attention Lab: attention in vision transformers, live on the GPU.
 
 Usage:
-  attnlab [IMAGE]          open the app on IMAGE (default: the bundled safari photo)
+  attnlab [IMAGE] [--model PATH]
+                           open the app on IMAGE (default: the bundled safari photo); with
+                           --model, a ViT checkpoint (.safetensors or its folder) too
   attnlab row --image IMG --patch K --query COL,ROW [options]
                            print row i of the attention matrix A as CSV: H/K lines of
                            W/K weights, in the patch grid's layout (computed on the GPU)
@@ -172,6 +176,24 @@ int run_row(const std::vector<std::string>& args) {
 
 }  // namespace
 
+GuiArgs parse_gui_args(const std::vector<std::string>& args) {
+  GuiArgs out;
+  for (std::size_t n = 0; n < args.size(); ++n) {
+    if (args[n] == "--model") {
+      if (n + 1 >= args.size()) throw Error("--model needs a path (a .safetensors file or its folder)");
+      if (!out.model.empty()) throw Error("--model given twice");
+      out.model = args[++n];
+    } else if (args[n].starts_with("-")) {
+      throw Error("unknown option '" + args[n] + "' (see attnlab --help)");
+    } else if (out.image.empty()) {
+      out.image = args[n];
+    } else {
+      throw Error("one image at a time: '" + args[n] + "' is one too many (see attnlab --help)");
+    }
+  }
+  return out;
+}
+
 std::optional<int> run_cli(const std::vector<std::string>& args) {
   if (args.empty()) return std::nullopt;
   const std::string& cmd = args[0];
@@ -206,8 +228,12 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
       }
       return run_vit(rest);
     }
-    if (cmd.starts_with("-")) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
-    if (args.size() == 1) return std::nullopt;  // attnlab IMAGE: the GUI
+    if (cmd.starts_with("-") && cmd != "--model") throw Error("unknown option '" + cmd + "' (see attnlab --help)");
+    if (args.size() == 1 && cmd != "--model") return std::nullopt;  // attnlab IMAGE: the GUI
+    if (std::find(args.begin(), args.end(), "--model") != args.end()) {
+      parse_gui_args(args);  // throws on anything else
+      return std::nullopt;
+    }
     throw Error("unknown command '" + cmd + "' (see attnlab --help)");
   } catch (const std::exception& e) {
     std::string msg = e.what();

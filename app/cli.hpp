@@ -34,6 +34,13 @@ QueryOptions parse_query_options(const std::vector<std::string>& args, const std
 /// (no command, or a single image path).
 std::optional<int> run_cli(const std::vector<std::string>& args);
 
+/// The window's arguments: `[IMAGE] [--model PATH]` in any order. Throws Error with one line
+/// for an unknown option, a second image or --model without a path.
+struct GuiArgs {
+  std::string image, model;
+};
+GuiArgs parse_gui_args(const std::vector<std::string>& args);
+
 /// The usage text of the whole program.
 std::string usage();
 

@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (auto code = attnlab::app::run_cli(args)) return *code;
-    return attnlab::app::run_gui(args.empty() ? std::string() : args[0]);
+    const auto gui = attnlab::app::parse_gui_args(args);
+    return attnlab::app::run_gui(gui.image, gui.model);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnlab: %s\n", e.what());
     return 2;

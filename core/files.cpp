@@ -2,6 +2,11 @@
 
 #include "core/error.hpp"
 
+#include <nettle/sha2.h>
+
+#include <fstream>
+#include <vector>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -101,6 +106,29 @@ std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std
     for (const char* ext : extensions) taken = taken || std::filesystem::exists(candidate.string() + ext, ec);
     if (!taken) return candidate;
   }
+}
+
+std::string file_sha256(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path.string() + " to hash it");
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = in.gcount();
+    if (got > 0) sha256_update(&ctx, static_cast<std::size_t>(got), reinterpret_cast<const std::uint8_t*>(buffer.data()));
+  }
+  if (in.bad()) throw Error("cannot read " + path.string() + " to hash it");
+  std::uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (const std::uint8_t b : digest) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
 }
 
 }  // namespace attnlab

@@ -23,6 +23,10 @@ inline void write_file_safely(const std::filesystem::path& path, const std::stri
 std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std::string& stem,
                                      std::initializer_list<const char*> extensions);
 
+/// The SHA-256 of a file's contents as 64 lowercase hex digits (nettle), read in chunks.
+/// Throws Error naming the path when it cannot be read.
+std::string file_sha256(const std::filesystem::path& path);
+
 /// One value per patch as CSV in the grid's layout: `grid.rows` lines of `grid.cols` values
 /// (enough digits to read back the same float), e.g. row i of A as `attnlab row` prints it.
 std::string grid_csv(std::span<const float> values, const PatchGrid& grid);

@@ -508,6 +508,8 @@ VitInput vit_input(const VitModel& model, const Image& image, int resize) {
                 std::to_string(P) + "×" + std::to_string(P) + " patch of the model");
   in.width = in.cols * P;
   in.height = in.rows * P;
+  in.scaled_width = src->width;
+  in.scaled_height = src->height;
   in.patches.resize(in.N(), 3 * P * P);
   const auto& mean = model.arch.mean;
   const auto& sd = model.arch.std;

@@ -117,6 +117,7 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
 struct VitInput {
   int width = 0, height = 0;  ///< pixels used (after --resize, cropped to multiples of P)
   int cols = 0, rows = 0;     ///< patch grid; N = cols·rows patches, T = prefix + N tokens
+  int scaled_width = 0, scaled_height = 0;  ///< the image after --resize, before the crop
   Matrix patches;             ///< N × 3P², raster order, each row (channel, y, x) like W_patch's columns
   int N() const { return cols * rows; }
 };

@@ -8,6 +8,8 @@
 #include "app/gui/headless.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
+#include "app/gui/vit_session.hpp"
+#include "app/gui/vit_views.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/debug.hpp"
@@ -32,8 +34,16 @@ void glfw_error(int, const char* description) { glfw_error_text = description ? 
 
 // Files dropped on the window go here (GLFW calls back without user data of our own).
 AppState* drop_target = nullptr;
+// A checkpoint (a .safetensors file, or a folder) opens as the ViT; anything else as an image.
+bool is_model_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  return p.extension() == ".safetensors" || std::filesystem::is_directory(p, ec);
+}
 void on_drop(GLFWwindow*, int count, const char** paths) {
-  if (drop_target && count > 0) drop_target->open_requested = std::filesystem::path(paths[0]);
+  if (!drop_target || count <= 0) return;
+  const std::filesystem::path p(paths[0]);
+  if (is_model_path(p)) drop_target->model_requested = p;
+  else drop_target->open_requested = p;
 }
 
 // Key presses, queued by a GLFW callback: ImGui 1.86 sees only whether a key is down at the
@@ -72,6 +82,10 @@ void load_remembered(AppState& state) {
     j.erase("image");
     j.erase("query");
     j.erase("pinned");
+    if (j.contains("vit") && j["vit"].is_object()) {  // the model is reopened only by asking
+      j["vit"].erase("model");
+      j["vit"].erase("source");
+    }
     apply_json(j, state);
   } catch (const std::exception& e) {
     state.show_error("ignored the remembered settings in " + path.string() + ": " + e.what());
@@ -179,6 +193,8 @@ class App {
       state_.image_path = path;
       clamp_query();
       sync_query();
+      vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the worker
+      vit_resize_ = state_.vit_resize;
     } catch (const Error& e) {
       state_.show_error(e.what());  // the previous image and settings stay
     }
@@ -201,6 +217,42 @@ class App {
       state_.open_requested.reset();
       open_image(path);
     }
+    if (state_.model_requested) {
+      const auto path = *state_.model_requested;
+      state_.model_requested.reset();
+      if (backend_.has_image()) {
+        vit_.open(path, backend_.image(), state_.vit_resize);
+        vit_resize_ = state_.vit_resize;
+        opening_model_ = path;
+      }
+    }
+    if (vit_.source() && state_.vit_resize != vit_resize_ && !vit_.busy()) {
+      vit_.run_on(backend_.image(), state_.vit_resize);
+      vit_resize_ = state_.vit_resize;
+    }
+    const unsigned before = vit_.generation();
+    if (const auto error = vit_.poll()) {
+      state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
+      if (!vit_.source()) state_.vit_source = false;
+      opening_model_.reset();
+    } else if (vit_.generation() != before) {
+      if (opening_model_) {  // a new model: show it, CLS query, last layer, remember it
+        state_.model_path = *opening_model_;
+        state_.vit_source = true;
+        state_.vit_layer = -1;
+        state_.vit_token = 0;
+        const std::string p = std::filesystem::absolute(*opening_model_).lexically_normal().string();
+        std::erase(state_.recent_models, p);
+        state_.recent_models.insert(state_.recent_models.begin(), p);
+        if (state_.recent_models.size() > 8) state_.recent_models.resize(8);
+        opening_model_.reset();
+      }
+      if (const VitSource* src = vit_.source()) {
+        state_.vit_cell.col = std::clamp(state_.vit_cell.col, 0, src->grid().cols - 1);
+        state_.vit_cell.row = std::clamp(state_.vit_cell.row, 0, src->grid().rows - 1);
+      }
+    }
+    if (vit_.busy()) state_.redraw_requested = true;
     if (!state_.banner.empty() && std::chrono::steady_clock::now() - state_.banner_since > std::chrono::seconds(12))
       state_.banner.clear();
   }
@@ -262,6 +314,7 @@ class App {
 
  public:
   void set_font_scale(float s) { font_scale_ = s; }
+  void open_model(const std::filesystem::path& path) { state_.model_requested = path; }
   void show_error(const std::string& message) { state_.show_error(message); }
 
  private:
@@ -277,6 +330,7 @@ class App {
       else if (k.key == GLFW_KEY_F5) state_.presentation = !state_.presentation;
       else if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) state_.ui_scale = std::min(state_.ui_scale + 0.25f, 3.0f);
       else if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) state_.ui_scale = std::max(state_.ui_scale - 0.25f, 0.75f);
+      else if (!io.WantTextInput && state_.vit_source && vit_.source()) vit_keys(k);
       else if (!io.WantTextInput && backend_.has_image()) query_keys(k);
     }
   }
@@ -319,6 +373,65 @@ class App {
     }
   }
 
+  // Keys while the ViT is the source: layers, heads, the query, rollout and norms.
+  void vit_keys(const KeyPress& k) {
+    const VitSource& src = *vit_.source();
+    const int L = src.layers(), layer = vit_layer(state_, src);
+    const SourceGrid g = src.grid();
+    auto move = [&](int dc, int dr) {
+      state_.vit_cell.col = std::clamp(state_.vit_cell.col + dc, 0, g.cols - 1);
+      state_.vit_cell.row = std::clamp(state_.vit_cell.row + dr, 0, g.rows - 1);
+      state_.vit_token = -1;
+      state_.query_pinned = true;
+    };
+    switch (k.key) {
+      case GLFW_KEY_PAGE_UP: state_.vit_layer = std::max(layer - 1, 0); break;
+      case GLFW_KEY_PAGE_DOWN: state_.vit_layer = std::min(layer + 1, L - 1); break;
+      case GLFW_KEY_HOME: state_.vit_layer = 0; break;
+      case GLFW_KEY_END: state_.vit_layer = L - 1; break;
+      case GLFW_KEY_LEFT: move(-1, 0); break;
+      case GLFW_KEY_RIGHT: move(1, 0); break;
+      case GLFW_KEY_UP: move(0, -1); break;
+      case GLFW_KEY_DOWN: move(0, 1); break;
+      case GLFW_KEY_C: state_.vit_token = 0; break;
+      case GLFW_KEY_R: state_.vit_rollout = !state_.vit_rollout; break;
+      case GLFW_KEY_N: state_.vit_norms = !state_.vit_norms; break;
+      case GLFW_KEY_D: state_.vit_masks = !state_.vit_masks; break;
+      case GLFW_KEY_0: state_.vit_head = kVitHeadMean; break;
+      case GLFW_KEY_ESCAPE:
+        if (state_.presentation) state_.presentation = false;
+        else state_.query_pinned = false;
+        break;
+      default:
+        if (k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_9 && k.key - GLFW_KEY_1 < src.heads()) state_.vit_head = k.key - GLFW_KEY_1;
+    }
+  }
+
+  // The left column: the hand-made heads' controls or the model panel, as two tabs; the tab
+  // chosen is the attention source the other views draw.
+  void draw_source_tabs() {
+    if (!ImGui::BeginTabBar("source")) return;
+    const bool force = state_.vit_source != shown_vit_tab_;
+    const ImGuiTabItemFlags heads_flags = force && !state_.vit_source ? ImGuiTabItemFlags_SetSelected : 0;
+    const ImGuiTabItemFlags vit_flags = force && state_.vit_source ? ImGuiTabItemFlags_SetSelected : 0;
+    bool vit_tab = state_.vit_source;
+    if (ImGui::BeginTabItem("Hand-made heads", nullptr, heads_flags)) {
+      vit_tab = false;
+      draw_controls_panel(state_, backend_);
+      ImGui::EndTabItem();
+    }
+    state_.record_widget("tab:heads");
+    if (ImGui::BeginTabItem("ViT model", nullptr, vit_flags)) {
+      vit_tab = true;
+      draw_vit_panel(state_, vit_);
+      ImGui::EndTabItem();
+    }
+    state_.record_widget("tab:vit");
+    ImGui::EndTabBar();
+    if (!force) state_.vit_source = vit_tab;
+    shown_vit_tab_ = state_.vit_source;
+  }
+
   void draw_windows() {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoCollapse;
@@ -329,7 +442,7 @@ class App {
       ImGui::Begin("##presentation", nullptr,
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoScrollWithMouse |
                        ImGuiWindowFlags_NoBringToFrontOnFocus);
-      draw_image_view(state_, backend_, geometry_);
+      draw_main_map();
       ImGui::End();
     } else {
       menu_h = draw_menu_bar();
@@ -344,23 +457,38 @@ class App {
       place(cw, menu_h, mid, top - menu_h);
       ImGui::Begin("Attention map", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
       record_window("Attention map");
-      draw_image_view(state_, backend_, geometry_);
+      draw_main_map();
       ImGui::End();
       if (state_.show_controls) {
         place(0, menu_h, cw, d.y - menu_h);
         ImGui::Begin("Controls", &state_.show_controls, fixed);
         record_window("Controls");
-        draw_controls_panel(state_, backend_);
+        draw_source_tabs();
         ImGui::End();
       }
-      if (state_.show_heads) {
+      const bool vit = state_.vit_source && vit_.source();
+      if (vit && state_.show_heads) {
+        place(cw + mid, menu_h, right, top - menu_h);
+        ImGui::Begin("Layers x heads", &state_.show_heads, fixed);
+        record_window("Layers x heads");
+        draw_vit_grid_view(state_, vit_);
+        ImGui::End();
+      }
+      if (vit && state_.show_pinned) {
+        place(cw, top, mid, d.y - top);
+        ImGui::Begin("Attention distance", &state_.show_pinned, fixed);
+        record_window("Attention distance");
+        draw_vit_distance_view(state_, vit_);
+        ImGui::End();
+      }
+      if (!vit && state_.show_heads) {
         place(cw + mid, menu_h, right, top - menu_h);
         ImGui::Begin("Heads", &state_.show_heads, fixed);
         record_window("Heads");
         draw_heads_view(state_, backend_);
         ImGui::End();
       }
-      if (state_.show_pinned) {
+      if (!vit && state_.show_pinned) {
         place(cw, top, mid, d.y - top);
         ImGui::Begin("Pinned queries", &state_.show_pinned, fixed);
         record_window("Pinned queries");
@@ -372,6 +500,7 @@ class App {
         ImGui::Begin("Images", &state_.show_images, fixed);
         record_window("Images");
         draw_images_panel(state_, gallery_);
+        draw_model_gallery();
         ImGui::End();
       }
       draw_teaching_windows(menu_h);
@@ -400,6 +529,40 @@ class App {
     }
   }
 
+  // The attention map of the source chosen: the ViT's, or the hand-made heads'.
+  void draw_main_map() {
+    if (state_.vit_source && vit_.source()) {
+      draw_vit_map_view(state_, vit_, geometry_);
+    } else {
+      state_.vit_drawn = nullptr;
+      draw_image_view(state_, backend_, geometry_);
+    }
+  }
+
+  // Gallery entries that open an image with a bundled model (issue 18): the image, the
+  // model, the CLS query and the last layer.
+  void draw_model_gallery() {
+    const auto dir = assets_dir() / "fashion_vit";
+    std::error_code ec;
+    if (!std::filesystem::exists(dir / "model.safetensors", ec)) return;
+    ImGui::Separator();
+    ImGui::TextUnformatted("With a model");
+    if (ImGui::Selectable("Fashion-MNIST ViT (a shirt)", state_.model_path == dir && state_.vit_source)) {
+      std::filesystem::path image = dir / "images";
+      for (const auto& e : std::filesystem::directory_iterator(image, ec))
+        if (e.path().filename().string().find("shirt") != std::string::npos &&
+            e.path().filename().string().find("t-shirt") == std::string::npos) {
+          image = e.path();
+          break;
+        }
+      state_.open_requested = image;
+      state_.model_requested = dir;
+      state_.vit_layer = -1;
+      state_.vit_token = 0;
+    }
+    state_.record_widget("gallery:fashion_vit");
+  }
+
   // The main menu: panels, teaching views, the guided tour. Returns its height.
   float draw_menu_bar() {
     float h = 0;
@@ -410,6 +573,22 @@ class App {
         menu_item("Panels/Pinned queries", "Pinned queries", nullptr, &state_.show_pinned);
         menu_item("Panels/Images", "Images", nullptr, &state_.show_images);
         menu_item("Panels/Presentation mode", "Presentation mode", "F5", &state_.presentation);
+        ImGui::EndMenu();
+      }
+      if (begin_menu("Model")) {
+        if (ImGui::MenuItem("Open a checkpoint... (path in the ViT model tab)")) {
+          state_.vit_source = true;
+          state_.show_controls = true;
+        }
+        state_.record_widget("menu:Model/open");
+        menu_item("Model/use", "Show the ViT's attention", nullptr, &state_.vit_source);
+        if (!state_.recent_models.empty()) {
+          ImGui::Separator();
+          for (const std::string& p : state_.recent_models) {
+            if (ImGui::MenuItem(p.c_str())) state_.model_requested = p;
+            state_.record_widget("menu:Model/recent:" + p);
+          }
+        }
         ImGui::EndMenu();
       }
       if (begin_menu("Chapter")) {
@@ -545,6 +724,10 @@ class App {
   GLFWwindow* window_;
   AppState state_;
   Backend backend_;
+  VitSession vit_;  // after the backend: its worker is stopped and joined first
+  std::optional<std::filesystem::path> opening_model_;
+  int vit_resize_ = 0;
+  bool shown_vit_tab_ = false;
   std::vector<std::filesystem::path> gallery_;
   std::vector<std::unique_ptr<TeachingView>> teaching_;
   ViewGeometry geometry_;
@@ -576,7 +759,7 @@ struct WindowSession {
 
 }  // namespace
 
-int run_gui(const std::string& image) {
+int run_gui(const std::string& image, const std::string& model) {
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit())
     throw Error("cannot open a window (" + glfw_error_text +
@@ -641,6 +824,7 @@ int run_gui(const std::string& image) {
       app.show_error(std::string(e.what()) + "; showing the safari photo instead");
       app.open_initial(safari);
     }
+    if (!model.empty()) app.open_model(model);
     code = app.run();
   }
   return code;

@@ -118,6 +118,19 @@ nlohmann::json to_json(const AppState& s) {
                      {{"controls", s.show_controls}, {"heads", s.show_heads}, {"pinned", s.show_pinned}, {"images", s.show_images}}}};
   j["views"] = s.open_views;
   j["tour_step"] = s.tour_step;
+  j["vit"] = {{"source", s.vit_source},
+              {"model", s.model_path.string()},
+              {"layer", s.vit_layer},
+              {"head", s.vit_head},
+              {"token", s.vit_token},
+              {"cell", {{"col", s.vit_cell.col}, {"row", s.vit_cell.row}}},
+              {"rollout", s.vit_rollout},
+              {"masks", s.vit_masks},
+              {"mass", s.vit_mass},
+              {"norms", s.vit_norms},
+              {"bilinear", s.bilinear},
+              {"resize", s.vit_resize},
+              {"recent", s.recent_models}};
   j["export_dir"] = s.export_dir.string();
   return j;
 }
@@ -205,6 +218,26 @@ void apply_json(const nlohmann::json& j, AppState& out) {
     }
     get(j, "views", s.open_views);
     get(j, "tour_step", s.tour_step);
+    if (j.contains("vit")) {
+      const auto& v = j["vit"];
+      get(v, "source", s.vit_source);
+      key = "vit.model";
+      if (v.contains("model")) s.model_path = v.at("model").get<std::string>();
+      get(v, "layer", s.vit_layer);
+      get(v, "head", s.vit_head);
+      get(v, "token", s.vit_token);
+      if (v.contains("cell")) {
+        get(v["cell"], "col", s.vit_cell.col);
+        get(v["cell"], "row", s.vit_cell.row);
+      }
+      get(v, "rollout", s.vit_rollout);
+      get(v, "masks", s.vit_masks);
+      get(v, "mass", s.vit_mass);
+      get(v, "norms", s.vit_norms);
+      get(v, "bilinear", s.bilinear);
+      get(v, "resize", s.vit_resize);
+      get(v, "recent", s.recent_models);
+    }
     if (j.contains("export_dir")) s.export_dir = j.at("export_dir").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
@@ -212,6 +245,12 @@ void apply_json(const nlohmann::json& j, AppState& out) {
   validate(s.attention);
   if (s.main_head < 0 || s.main_head >= kHeadCount) throw Error("setting 'head' is out of range");
   if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
+  if (s.vit_layer < -1) throw Error("setting 'vit.layer' is out of range");
+  if (s.vit_head < kVitHeadMin) throw Error("setting 'vit.head' is out of range");
+  if (s.vit_token < -1) throw Error("setting 'vit.token' is out of range");
+  if (s.vit_cell.col < 0 || s.vit_cell.row < 0) throw Error("setting 'vit.cell' is out of range");
+  if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");
+  if (s.vit_resize < 0 || s.vit_resize > 4096) throw Error("setting 'vit.resize' must be 0…4096 pixels");
   if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;
   if (!(s.zoom >= 0.1f && s.zoom <= 64.0f)) s.zoom = 1.0f;
   out = std::move(s);

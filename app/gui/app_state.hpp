@@ -26,6 +26,9 @@ struct Cell {
 /// The patch sizes K the app offers (slider, `[` and `]`), in pixels.
 inline constexpr int kMinPatchSize = 4, kMaxPatchSize = 128;
 
+/// The fused choices of AppState::vit_head.
+inline constexpr int kVitHeadMean = -1, kVitHeadMax = -2, kVitHeadMin = -3;
+
 struct AppState {
   // --- the attention math (core Settings) and the query
   Settings attention;
@@ -53,6 +56,21 @@ struct AppState {
   std::map<std::string, bool> open_views;
   int tour_step = -1;  ///< index into the teaching views, -1 = no tour
 
+  // --- a real ViT (the loaded checkpoint's layers and heads as the attention source)
+  bool vit_source = false;          ///< draw the loaded ViT's attention instead of the hand-made heads
+  std::filesystem::path model_path;  ///< the checkpoint (a .safetensors file or a model folder)
+  int vit_layer = -1;               ///< 0-based block; -1: the last one
+  int vit_head = kVitHeadMean;      ///< ≥ 0: one head; kVitHeadMean/Max/Min: fused over heads
+  int vit_token = 0;                ///< query token: 0 CLS, 1… registers; -1: the patch vit_cell
+  Cell vit_cell{0, 0};              ///< the patch query on the ViT's grid
+  bool vit_rollout = false;         ///< the main map shows attention rollout up to vit_layer
+  bool vit_masks = false;           ///< DINO-style outlines of the patches holding vit_mass of the CLS row
+  float vit_mass = 0.6f;            ///< share of the attention mass the outlines keep, 0…1
+  bool vit_norms = false;           ///< the main map shows ‖x‖ of the layer's output tokens
+  bool bilinear = false;            ///< maps upsampled bilinearly instead of as patch blocks
+  int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
+  std::vector<std::string> recent_models;  ///< most recent first (remembered between runs)
+
   // --- images and files
   std::filesystem::path image_path;
   std::filesystem::path export_dir = ".";
@@ -67,6 +85,8 @@ struct AppState {
   /// to get the next frame at once instead of when the next event comes.
   bool redraw_requested = false;
   std::optional<std::filesystem::path> open_requested;  ///< load this image next frame
+  std::optional<std::filesystem::path> model_requested;  ///< load this checkpoint next frame
+  std::string model_path_text;  ///< the model panel's "open by path" text field
   float last_frame_ms = 0, row_pass_ms = 0;
   std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
   /// Screen rectangles (x, y, w, h) of controls ("patch_size", "head:3", "gallery:safari.jpg"),
@@ -77,6 +97,10 @@ struct AppState {
   /// Teaching views that could not draw in the last frame, with the reason (shown in their
   /// window, written into export sidecars).
   std::map<std::string, std::string> view_errors;
+  /// What the ViT's main map drew in the last frame (model and its SHA-256, layer, head, query
+  /// token, the values coloured, where the photo was drawn), written into export sidecars;
+  /// null when the hand-made heads were drawn.
+  nlohmann::json vit_drawn;
   /// Records the last ImGui item's rectangle under `name` in widget_rects.
   void record_widget(const std::string& name);
 

@@ -39,6 +39,7 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["banner"] = state.banner;
   j["widgets"] = state.widget_rects;
   j["view_errors"] = state.view_errors;
+  if (!state.vit_drawn.is_null()) j["vit_drawn"] = state.vit_drawn;
   if (!backend.has_image()) return j;
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};

@@ -1,0 +1,114 @@
+#include "app/gui/vit_session.hpp"
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab::app {
+
+ImTextureID MapTextures::get(const std::string& slot, const std::string& key, int cols, int rows,
+                             const std::function<std::vector<std::uint8_t>()>& rgba, bool smooth) {
+  Slot& s = slots_[slot];
+  const std::string full = key + (smooth ? "|smooth" : "|nearest");
+  if (s.key != full || s.texture.id() == 0) {
+    const std::vector<std::uint8_t> px = rgba();
+    s.texture.set(cols, rows, 4, px, smooth);
+    s.key = full;
+  }
+  return s.texture.im();
+}
+
+namespace {
+enum Stage { kIdle, kReading, kHashing, kRunning, kDone };
+}
+
+void VitSession::open(const std::filesystem::path& path, const Image& image, int resize) { start(path, image, resize); }
+
+void VitSession::run_on(const Image& image, int resize) {
+  if (model_) start(std::nullopt, image, resize);
+}
+
+void VitSession::start(std::optional<std::filesystem::path> path, const Image& image, int resize) {
+  cancel();
+  worker_ = Worker<Result>();  // joins the cancelled job (it stops at its next stage)
+  stage_ = std::make_shared<std::atomic<int>>(kIdle);
+  loading_model_ = path.has_value();
+  Result base;
+  base.model = model_;
+  base.opened = opened_;
+  base.file = file_;
+  base.sha256 = sha256_;
+  base.info = info_;
+  worker_ = Worker<Result>([path, image, resize, base = std::move(base), stage = stage_](const std::atomic<bool>& stop) {
+    Result r = base;
+    r.image = image;
+    auto check = [&] {
+      if (stop.load()) throw Error("cancelled");
+    };
+    if (path) {
+      stage->store(kReading);
+      auto model = std::make_shared<VitModel>(load_vit(*path));
+      check();
+      stage->store(kHashing);
+      r.sha256 = file_sha256(model->file);
+      r.file = model->file;
+      r.opened = *path;
+      r.info = vit_info(*model);
+      r.model = std::move(model);
+      check();
+    }
+    stage->store(kRunning);
+    r.source = std::make_shared<VitSource>(r.model, image, resize, &stop);
+    stage->store(kDone);
+    return r;
+  });
+}
+
+void VitSession::cancel() {
+  if (worker_.active()) worker_.stop();
+}
+
+std::optional<std::string> VitSession::poll() {
+  if (!worker_.ready()) return std::nullopt;
+  const bool cancelled = worker_.stop_requested();
+  try {
+    Result r = worker_.take();
+    if (cancelled) return std::nullopt;
+    model_ = std::move(r.model);
+    source_ = std::move(r.source);
+    opened_ = std::move(r.opened);
+    file_ = std::move(r.file);
+    sha256_ = std::move(r.sha256);
+    info_ = std::move(r.info);
+    std::vector<std::uint8_t> px(r.image.rgb.size());
+    std::transform(r.image.rgb.begin(), r.image.rgb.end(), px.begin(),
+                   [](float v) { return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); });
+    photo_.set(r.image.width, r.image.height, 3, px, true);
+    textures_.clear();
+    ++generation_;
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    if (cancelled) return std::nullopt;
+    return std::string(e.what());
+  }
+}
+
+std::string VitSession::stage() const {
+  switch (stage_->load()) {
+    case kReading: return "reading the checkpoint";
+    case kHashing: return "computing its SHA-256";
+    case kRunning: return "running the forward pass (Eigen, on a worker thread)";
+    case kDone: return "done";
+    default: return "starting";
+  }
+}
+
+float VitSession::progress() const {
+  const int s = stage_->load();
+  if (!loading_model_) return s >= kRunning ? (s == kDone ? 1.0f : 0.5f) : 0.1f;
+  return static_cast<float>(s) / static_cast<float>(kDone);
+}
+
+}  // namespace attnlab::app

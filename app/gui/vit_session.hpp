@@ -1,0 +1,100 @@
+#pragma once
+// The loaded ViT in the app: loading a checkpoint and running it on the current image happen on
+// a worker thread (a ViT-B file is 350 MB, its forward pass seconds on the CPU), with a stage
+// the model panel shows as progress, and can be cancelled. Until a job is done the previous
+// model, image and maps stay; a failed job leaves them as they were. Also owns the textures
+// the ViT views draw: the photo the source ran on and the maps, keyed by what they show.
+#include "app/gui/ui_common.hpp"
+#include "app/gui/worker.hpp"
+#include "core/vit_source.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+/// Textures of maps (one value per patch, coloured on the CPU), each in a named slot and
+/// remade only when the slot's key (what the map shows and how) changes.
+class MapTextures {
+ public:
+  /// The texture in `slot`, made from `rgba()` (cols × rows RGBA8 pixels) when `key` differs
+  /// from the slot's last key.
+  ImTextureID get(const std::string& slot, const std::string& key, int cols, int rows,
+                  const std::function<std::vector<std::uint8_t>()>& rgba, bool smooth);
+  void clear() { slots_.clear(); }
+
+ private:
+  struct Slot {
+    std::string key;
+    GuiTexture texture;
+  };
+  std::map<std::string, Slot> slots_;
+};
+
+class VitSession {
+ public:
+  VitSession() = default;
+  VitSession(const VitSession&) = delete;
+  VitSession& operator=(const VitSession&) = delete;
+
+  /// Starts loading the checkpoint at `path` (a .safetensors file or a folder) and running it
+  /// on `image`; a job under way is cancelled first.
+  void open(const std::filesystem::path& path, const Image& image, int resize);
+  /// Runs the loaded model on another image (or input size); nothing happens without a model.
+  void run_on(const Image& image, int resize);
+  /// Asks the job under way to stop; the model and maps from before stay.
+  void cancel();
+
+  /// Takes a finished job, if any. Returns its one-line error when it failed (not when it was
+  /// cancelled); the previous model stays then.
+  std::optional<std::string> poll();
+  bool busy() const { return worker_.active(); }
+  /// What the job under way is doing ("reading the checkpoint" …) and how far, 0…1.
+  std::string stage() const;
+  float progress() const;
+
+  /// The source of the last finished job (null before the first).
+  const VitSource* source() const { return source_.get(); }
+  /// The checkpoint file read (the .safetensors inside a folder) and its SHA-256.
+  const std::filesystem::path& file() const { return file_; }
+  const std::filesystem::path& opened_path() const { return opened_; }
+  const std::string& sha256() const { return sha256_; }
+  const std::string& info() const { return info_; }
+  /// Bumped by every finished job: textures key on it.
+  unsigned generation() const { return generation_; }
+
+  /// The photo the current source ran on (its whole image, linear filtered).
+  ImTextureID photo() const { return photo_.im(); }
+  int photo_width() const { return photo_.width(); }
+  int photo_height() const { return photo_.height(); }
+  MapTextures& textures() { return textures_; }
+
+ private:
+  struct Result {
+    std::shared_ptr<const VitModel> model;
+    std::shared_ptr<const VitSource> source;
+    Image image;
+    std::filesystem::path opened, file;
+    std::string sha256, info;
+  };
+  void start(std::optional<std::filesystem::path> path, const Image& image, int resize);
+
+  Worker<Result> worker_;
+  std::shared_ptr<std::atomic<int>> stage_ = std::make_shared<std::atomic<int>>(0);
+  bool loading_model_ = false;
+  std::shared_ptr<const VitModel> model_;
+  std::shared_ptr<const VitSource> source_;
+  std::filesystem::path opened_, file_;
+  std::string sha256_, info_;
+  unsigned generation_ = 0;
+  GuiTexture photo_;
+  MapTextures textures_;
+};
+
+}  // namespace attnlab::app

@@ -1,0 +1,53 @@
+#pragma once
+// The views of a real ViT's attention (the loaded checkpoint as the attention source): the
+// model panel, the main map, the layer × head grid and the mean-attention-distance plot. Each
+// is its own file; they read AppState (the document) and ask the VitSession's source for rows.
+#include "app/gui/app_state.hpp"
+#include "app/gui/views.hpp"
+#include "app/gui/vit_session.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+/// Open a checkpoint (path, recent list, progress, cancel), what it is (vit_info, input, grid,
+/// SHA-256), its prediction (top 5), and the choices: layer, head, query token, rollout,
+/// token norms, DINO-style masks, upsampling, input size.
+void draw_vit_panel(AppState& state, VitSession& vit);
+/// The main map: the photo the ViT saw with the chosen row (or rollout, or token norms) over
+/// it, the masks' outlines, the share of the row that went to the prefix tokens, the colour
+/// bar. Hover explores patches, a click picks one as the query. Records what it drew in
+/// state.vit_drawn.
+void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry);
+/// One small map per layer and head for the current query; a click makes it the main map.
+void draw_vit_grid_view(AppState& state, VitSession& vit);
+/// Mean attention distance (input pixels) per layer and head, the ViT paper's fig. 7; hovering
+/// a dot selects its layer and head.
+void draw_vit_distance_view(AppState& state, VitSession& vit);
+
+// --- shared by those views
+
+/// state.vit_head as the core's HeadChoice.
+HeadChoice vit_head_choice(int head);
+/// "head 3", "mean of heads", "max over heads", "min over heads".
+std::string vit_head_label(int head);
+/// state.vit_layer resolved (−1: last) and clamped to the source's layers.
+int vit_layer(const AppState& state, const VitSource& source);
+/// The query token: the prefix token state.vit_token, or the patch state.vit_cell (clamped).
+int vit_query_token(const AppState& state, const VitSource& source);
+/// "CLS", "register 2", "patch (4,5)".
+std::string vit_token_label(const VitSource& source, int token);
+/// What the main map shows: the row of A, the rollout row or the token norms, N values.
+std::vector<float> vit_main_values(const AppState& state, const VitSource& source);
+/// A texture of N values coloured with the state's colormap and normalization, cached in `slot`
+/// under `key`.
+ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
+                            const std::vector<float>& values);
+/// Draws the part of the photo the source covers with `heat` over it; `scale` screen pixels
+/// per photo pixel, the photo's (0,0) at `origin`.
+void draw_vit_photo_and_heat(ImDrawList* dl, VitSession& vit, ImTextureID heat, ImVec2 origin, float scale, float opacity);
+/// Colour of head h in the masks and the distance plot.
+ImU32 vit_head_colour(int h);
+
+}  // namespace attnlab::app

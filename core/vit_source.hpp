@@ -1,0 +1,70 @@
+#pragma once
+// A real ViT run once on one image, kept so that every layer, head and query can be read
+// without a second forward pass: the attention source the app's ViT views draw from, with what
+// those views need beside rows (rollout, mean attention distance, token norms, DINO-style
+// masks, the classifier's top classes). The forward pass is the Eigen reference (VitReference):
+// the app runs it on a worker thread, which has no GL context of its own.
+#include "core/attention_source.hpp"
+#include "core/vit.hpp"
+#include "core/vit_reference.hpp"
+
+#include <atomic>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace attnlab {
+
+/// The short side, in input pixels, of the image a model was trained on: its position
+/// embedding's grid times the patch size (224 for a ViT-S/16 at 14 × 14, 28 for the bundled
+/// Fashion-MNIST model).
+int vit_trained_size(const VitArchitecture& arch);
+
+/// Which patches hold the top `p` of a row's attention mass, as DINO draws its masks (Caron et
+/// al. 2021, visualize_attention.py): the weights are sorted ascending and normalized to sum 1,
+/// and a patch is kept when the cumulative mass up to and including it exceeds 1 − p. Returns 0/1
+/// per value. `p` in [0, 1]; throws Error outside. An all-zero row keeps nothing.
+std::vector<std::uint8_t> vit_mass_mask(const std::vector<float>& row, float p);
+
+class VitSource final : public AttentionSource {
+ public:
+  /// Runs `model` on `image`, scaled so its short side is `resize` input pixels (0: the
+  /// model's trained size, vit_trained_size()) and cropped to whole patches (vit_input()).
+  /// `stop`, when set by another thread, makes it throw Error("cancelled") between stages.
+  /// Throws Error when the image is smaller than a patch.
+  VitSource(std::shared_ptr<const VitModel> model, const Image& image, int resize,
+            const std::atomic<bool>* stop = nullptr);
+
+  SourceGrid grid() const override { return grid_; }
+  int layers() const override { return runner_.layers(); }
+  int heads() const override { return runner_.heads(); }
+  std::vector<float> patch_row(int layer, HeadChoice head, int query) const override;
+
+  const VitModel& model() const { return *model_; }
+  const std::shared_ptr<const VitModel>& model_ptr() const { return model_; }
+  int input_width() const { return input_w_; }    ///< pixels the model saw
+  int input_height() const { return input_h_; }
+  int patch() const { return model_->arch.patch; }  ///< P, input pixels
+
+  /// The share of query `query`'s attention that went to the prefix tokens (CLS, registers),
+  /// which a patch map leaves out: 1 − Σ_j a_ij over patch keys, for one head, or the mean over
+  /// heads for a fused choice. In [0, 1].
+  float prefix_share(int layer, HeadChoice head, int query) const;
+  /// Row `query` of the attention rollout up to `layer` (vit_rollout()), patch keys only.
+  std::vector<float> rollout_row(int layer, HeadFusion fusion, int query) const;
+  /// ‖x_t‖ of every output token of block `layer` (before the final LayerNorm), T values.
+  std::vector<float> token_norms(int layer) const;
+  /// Mean attention distance in input pixels, layers × heads (vit_attention_distance()).
+  const Matrix& distance() const { return distance_; }
+  /// The classifier's top `k` classes with softmax probabilities (empty without a classifier).
+  std::vector<std::pair<int, float>> top_classes(int k) const;
+
+ private:
+  std::shared_ptr<const VitModel> model_;
+  VitReference runner_;
+  SourceGrid grid_;
+  int input_w_ = 0, input_h_ = 0;
+  Matrix distance_;
+};
+
+}  // namespace attnlab
