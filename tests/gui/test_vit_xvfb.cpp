@@ -1,0 +1,110 @@
+// A real ViT in the real window under Xvfb: a random-weight test checkpoint dropped on the
+// window (XDND, as a file manager sends it), a patch clicked, layer and head changed with real
+// keys; the map drawn must be the engine's row, computed here in-process from the same files.
+// A hostile checkpoint dropped next leaves the model and its map as they were.
+#include <gtest/gtest.h>
+
+#include "core/files.hpp"
+#include "core/image.hpp"
+#include "core/vit_source.hpp"
+#include "test_support.hpp"
+#include "xdnd_drop.hpp"
+#include "xvfb_session.hpp"
+
+#include <thread>
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+namespace {
+
+std::filesystem::path vit_data(const std::string& name) {
+  return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "vit" / "data" / name;
+}
+
+// Exports until the sidecar satisfies `ready` (the model loads and runs on a worker).
+nlohmann::json export_until(AppProcess& app, const std::function<bool(const nlohmann::json&)>& ready) {
+  nlohmann::json j;
+  for (int n = 0; n < 60; ++n) {
+    j = app.export_view(std::chrono::seconds(30), true).first;
+    if (ready(j)) return j;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ADD_FAILURE() << "the app never showed what was expected; last sidecar: " << j.dump().substr(0, 2000);
+  return j;
+}
+
+void expect_row(const nlohmann::json& drawn, const std::vector<float>& engine) {
+  const auto values = drawn.at("values").get<std::vector<float>>();
+  ASSERT_EQ(values.size(), engine.size());
+  for (std::size_t j = 0; j < values.size(); ++j) EXPECT_NEAR(values[j], engine[j], 1e-6f) << "patch " << j;
+}
+
+}  // namespace
+
+TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  const unsigned long window = app.wait_for_window();
+  ASSERT_NE(window, 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  EXPECT_FALSE(start.contains("vit_drawn")) << "the hand-made heads are drawn first";
+  const int w = start.at("window").at("width").get<int>(), h = start.at("window").at("height").get<int>();
+
+  // The engine's side: the same checkpoint on the same photo, at the model's trained size.
+  const auto folder = vit_data("timm_f32");
+  auto model = std::make_shared<const VitModel>(load_vit(folder));
+  const VitSource engine(model, load_image(asset("safari.jpg")), 0);
+  const SourceGrid g = engine.grid();
+  const int L = engine.layers();
+
+  ASSERT_TRUE(xdnd_drop(x.display(), window, folder, w / 2, h / 2));
+  const nlohmann::json opened = export_until(app, [](const nlohmann::json& j) { return j.contains("vit_drawn"); });
+  const auto& cls = opened.at("vit_drawn");
+  EXPECT_EQ(cls.at("sha256").get<std::string>(), file_sha256(folder / "model.safetensors"));
+  EXPECT_EQ(cls.at("layer"), L - 1) << "a model opens on its last layer";
+  EXPECT_EQ(cls.at("token"), 0) << "and the CLS query";
+  EXPECT_EQ(cls.at("head_label"), "mean of heads");
+  expect_row(cls, engine.patch_row(L - 1, HeadChoice{-1, HeadFusion::Mean}, 0));
+  EXPECT_EQ(opened.at("vit").at("source"), true);
+
+  // Click patch (2,1) of the ViT's grid, then PgUp (one layer down) and key 2 (head 2).
+  const float ox = cls.at("origin")[0], oy = cls.at("origin")[1], cw = cls.at("cell")[0], ch = cls.at("cell")[1];
+  app.click(ox + 2.5f * cw, oy + 1.5f * ch);
+  app.key("Prior");
+  app.key("2");
+  const int token = g.prefix + 1 * g.cols + 2;
+  const nlohmann::json picked = export_until(app, [&](const nlohmann::json& j) {
+    if (!j.contains("vit_drawn")) return false;
+    const auto& d = j.at("vit_drawn");
+    return d.at("token") == token && d.at("layer") == L - 2 && d.at("head") == 1;
+  });
+  expect_row(picked.at("vit_drawn"), engine.patch_row(L - 2, HeadChoice{1, HeadFusion::Mean}, token));
+  const float share = picked.at("vit_drawn").at("prefix_share");
+  EXPECT_NEAR(share, engine.prefix_share(L - 2, HeadChoice{1, HeadFusion::Mean}, token), 1e-6f);
+
+  // PgDn twice stops at the last layer; R shows the rollout up to it.
+  app.key("Next");
+  app.key("Next");
+  app.key("r");
+  const nlohmann::json rolled = export_until(app, [&](const nlohmann::json& j) {
+    if (!j.contains("vit_drawn")) return false;
+    const auto& d = j.at("vit_drawn");
+    return d.at("shows") == "rollout" && d.at("layer") == L - 1;
+  });
+  expect_row(rolled.at("vit_drawn"), engine.rollout_row(L - 1, HeadFusion::Mean, token));
+
+  // A hostile checkpoint (a header length far past the file's end) dropped on the window: a
+  // banner, and the model and its map stay.
+  write_file(dir / "broken.safetensors", std::string("\xff\xff\xff\xff\xff\xff\x00\x00{}", 10));
+  ASSERT_TRUE(xdnd_drop(x.display(), window, dir / "broken.safetensors", w / 2, h / 2));
+  const nlohmann::json kept = export_until(app, [](const nlohmann::json& j) {
+    return j.at("banner").get<std::string>().find("cannot open the model") != std::string::npos;
+  });
+  EXPECT_NE(kept.at("banner").get<std::string>().find("broken.safetensors"), std::string::npos) << kept.at("banner");
+  EXPECT_EQ(kept.at("vit_drawn").at("sha256"), cls.at("sha256"));
+  expect_row(kept.at("vit_drawn"), engine.rollout_row(L - 1, HeadFusion::Mean, token));
+  EXPECT_TRUE(app.alive());
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
