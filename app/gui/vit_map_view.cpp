@@ -128,13 +128,16 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
     ImGui::Text("%s = %s", state.vit_norms ? "||x||" : "a_ij", format_weight(values[static_cast<std::size_t>(j)]).c_str());
     ImGui::EndTooltip();
   }
-  if (state.vit_masks) {
-    ImGui::SetCursorScreenPos(ImVec2(p0.x + 4, p0.y + 4));
+  if (state.vit_masks) {  // the outlines' legend, on a dark strip over the canvas's top left
+    ImDrawList* top = ImGui::GetWindowDrawList();
+    float x = p0.x + 4;
     for (int h = 0; h < src->heads(); ++h) {
-      if (h) ImGui::SameLine();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(vit_head_colour(h)), "head %d", h + 1);
+      const std::string label = "head " + std::to_string(h + 1) + "  ";
+      const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+      top->AddRectFilled(ImVec2(x - 2, p0.y + 2), ImVec2(x + size.x, p0.y + 4 + size.y), IM_COL32(0, 0, 0, 200));
+      top->AddText(ImVec2(x, p0.y + 3), vit_head_colour(h), label.c_str());
+      x += size.x;
     }
-    ImGui::SetCursorScreenPos(ImVec2(p0.x + avail.x, p0.y));
   }
 
   ImGui::SameLine();

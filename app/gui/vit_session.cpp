@@ -85,7 +85,8 @@ std::optional<std::string> VitSession::poll() {
     std::vector<std::uint8_t> px(r.image.rgb.size());
     std::transform(r.image.rgb.begin(), r.image.rgb.end(), px.begin(),
                    [](float v) { return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); });
-    photo_.set(r.image.width, r.image.height, 3, px, true);
+    // a small image (Fashion-MNIST's 28 × 28) is shown as its pixels, not blurred
+    photo_.set(r.image.width, r.image.height, 3, px, std::max(r.image.width, r.image.height) >= 128);
     textures_.clear();
     ++generation_;
     return std::nullopt;
