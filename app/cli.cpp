@@ -32,6 +32,14 @@ Usage:
                  [--size WxH] --out FILE.png [--force]
                            draw a view of the app without a window (EGL), with a
                            sidecar FILE.json of every setting
+  attnlab render --model PATH --image IMG [--view map|vit-grid|vit-distance|vit-rollout|
+                 vit-mask|vit-norms] [--layer L] [--head H|mean|max|min]
+                 [--query cls|regN|COL,ROW] [--resize S] [--mass PERCENT] [--bilinear]
+                 [--size WxH] --out FILE.png [--force]
+                           a real ViT's view as in the app (layers and heads from 0;
+                           default: last layer, heads' mean, CLS; S: the input's short
+                           side, default the model's trained size; --mass: the share
+                           of the CLS row the masks keep, default 60)
   attnlab render --from FILE.json --out FILE.png [--force]
                            draw again what a sidecar describes
   attnlab figure --image IMG --patch K --queries "C1,R1;C2,R2;..." [options]

@@ -6,6 +6,7 @@
 #include "app/gui/headless.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
+#include "app/gui/vit_views.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/parse.hpp"
@@ -108,6 +109,98 @@ void begin_full_window(const char* id) {
   ImGui::Begin(id, nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
 }
 
+// The ViT views `render --model` draws; "map" is the main map of the loaded ViT.
+const std::vector<std::string> kVitViews = {"map", "vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms"};
+
+// The ViT's choices from the command line, checked against the model once it is loaded.
+struct VitChoices {
+  std::string layer, head, query;
+};
+
+void apply_vit_choices(AppState& s, const VitChoices& c, const VitSource& src) {
+  const SourceGrid g = src.grid();
+  if (!c.layer.empty()) s.vit_layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
+  if (c.head == "mean") s.vit_head = kVitHeadMean;
+  else if (c.head == "max") s.vit_head = kVitHeadMax;
+  else if (c.head == "min") s.vit_head = kVitHeadMin;
+  else if (!c.head.empty()) s.vit_head = parse_int(c.head, "--head", 0, src.heads() - 1);
+  if (c.query == "cls") s.vit_token = 0;
+  else if (c.query.starts_with("reg")) {
+    s.vit_token = parse_int(c.query.substr(3), "--query regN", 1, 1 << 20);
+    if (s.vit_token >= g.prefix) throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
+  } else if (!c.query.empty()) {
+    const auto cell = parse_cell(c.query, "--query");
+    if (cell[0] >= g.cols || cell[1] >= g.rows)
+      throw Error("--query " + c.query + " is outside the model's " + std::to_string(g.cols) + "x" + std::to_string(g.rows) + " grid");
+    s.vit_cell = {cell[0], cell[1]};
+    s.vit_token = -1;
+  }
+}
+
+// Draws a ViT view headless: the model loads and runs on the VitSession's worker while frames
+// go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
+// must match the model file's.
+int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
+               const VitChoices& choices, const std::string& expected_sha, const std::string& from) {
+  if (std::find(kVitViews.begin(), kVitViews.end(), view) == kVitViews.end()) {
+    std::string all;
+    for (const auto& n : kVitViews) all += (all.empty() ? "" : ", ") + n;
+    throw Error("unknown view '" + view + "' with --model (expected " + all + ")");
+  }
+  check_outputs(out, force);
+  std::error_code ec;
+  if (!std::filesystem::exists(state.model_path, ec))
+    throw Error("the model '" + state.model_path.string() + "'" + (from.empty() ? "" : " named in '" + from + "'") + " does not exist");
+  if (!expected_sha.empty()) {
+    const auto file = std::filesystem::is_directory(state.model_path, ec) ? state.model_path / "model.safetensors" : state.model_path;
+    if (file_sha256(file) != expected_sha)
+      throw Error("the model file '" + file.string() + "' has changed since '" + from + "' was written (its SHA-256 differs)");
+  }
+  const Image image = load_image(state.image_path);
+  state.vit_source = true;
+  state.vit_rollout = view == "vit-rollout" || state.vit_rollout;
+  state.vit_masks = view == "vit-mask" || state.vit_masks;
+  state.vit_norms = view == "vit-norms" || state.vit_norms;
+  HeadlessUi ui(size[0], size[1], state.ui_scale);
+  VitSession vit;
+  vit.open(state.model_path, image, state.vit_resize);
+  std::string error;
+  int settle = 2;  // frames drawn with the result before the picture, so the layout is final
+  ViewGeometry geometry;
+  const auto rgb = ui.render(
+      [&] {
+        if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
+        begin_full_window("##render");
+        if (const VitSource* src = vit.source(); src && error.empty()) {
+          try {
+            if (settle == 2) apply_vit_choices(state, choices, *src);
+            if (view == "vit-grid") draw_vit_grid_view(state, vit);
+            else if (view == "vit-distance") draw_vit_distance_view(state, vit);
+            else draw_vit_map_view(state, vit, geometry);
+          } catch (const Error& e) {
+            error = e.what();
+          }
+          --settle;
+        } else {
+          ImGui::TextUnformatted("loading the model...");
+        }
+        ImGui::End();
+      },
+      3, [&] { return error.empty() && (vit.busy() || !vit.source() || settle > 0); }, std::chrono::minutes(10));
+  if (!error.empty()) throw Error(error);
+  if (!vit.source()) throw Error("the model did not finish loading in 10 minutes");
+  nlohmann::json sidecar = to_json(state);
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}};
+  sidecar["vit_model_file"] = vit.file().string();
+  sidecar["vit_model_sha256"] = vit.sha256();
+  if (!state.vit_drawn.is_null()) sidecar["vit_drawn"] = state.vit_drawn;
+  write_outputs(out, size[0], size[1], rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
 }  // namespace
 
 std::vector<std::string> render_view_names() {
@@ -125,6 +218,29 @@ int run_render(const std::vector<std::string>& in) {
   std::array<int, 2> size = {1200, 900};
   AppState state;
   std::vector<std::array<int, 2>> painted;
+  if (const std::string model = take_option(args, "--model"); !model.empty()) {  // a real ViT's views
+    if (!from.empty()) throw Error("--from FILE.json takes only --out and --force");
+    VitChoices choices;
+    choices.layer = take_option(args, "--layer");
+    choices.head = take_option(args, "--head");
+    choices.query = take_option(args, "--query");
+    const std::string image = take_option(args, "--image"), resize = take_option(args, "--resize"), mass = take_option(args, "--mass");
+    if (const std::string v = take_option(args, "--view"); !v.empty()) view = v;
+    if (const std::string v = take_option(args, "--size"); !v.empty()) size = parse_size(v);
+    if (const std::string v = take_option(args, "--colormap"); !v.empty()) state.colormap = parse_colormap(v);
+    if (const std::string v = take_option(args, "--normalization"); !v.empty()) state.normalization = parse_normalization(v);
+    if (const std::string v = take_option(args, "--opacity"); !v.empty()) state.opacity = parse_float(v, "--opacity", 0.0f, 1.0f);
+    state.bilinear = take_flag(args, "--bilinear");
+    if (!args.empty()) throw Error("unknown option '" + args[0] + "' for render --model (see attnlab --help)");
+    if (image.empty()) throw Error("--image IMG is required");
+    state.image_path = std::filesystem::absolute(image);
+    state.model_path = std::filesystem::absolute(model);
+    if (!resize.empty()) state.vit_resize = parse_int(resize, "--resize", 1, 4096);
+    if (!mass.empty()) state.vit_mass = parse_float(mass, "--mass", 0.0f, 100.0f) / 100.0f;
+    state.vit_token = 0;
+    state.query_pinned = true;
+    return render_vit(state, view, size, out, force, choices, "", "");
+  }
   if (!from.empty()) {  // everything from a sidecar written by an earlier render
     if (!args.empty()) throw Error("--from FILE.json takes only --out and --force, got '" + args[0] + "'");
     std::ifstream f(from);
@@ -136,6 +252,10 @@ int run_render(const std::vector<std::string>& in) {
     view = j["render"].value("view", view);
     size = {j["render"].value("width", size[0]), j["render"].value("height", size[1])};
     state.query_pinned = true;
+    if (state.vit_source) {
+      if (state.model_path.empty()) throw Error("'" + from + "' names no model");
+      return render_vit(state, view, size, out, force, {}, j.value("vit_model_sha256", std::string()), from);
+    }
   } else {
     std::vector<std::pair<std::string, std::string>> extra;
     const QueryOptions o = parse_query_options(args, {"--view", "--size", "--colormap", "--normalization", "--opacity"}, &extra);

@@ -2,6 +2,7 @@
 #include "core/colormap.hpp"
 #include "core/reference.hpp"
 #include "core/safetensors.hpp"
+#include "core/vit_source.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 
@@ -489,4 +490,61 @@ TEST(CliVit, BundledFashionModelTopThreeMatchesPyTorch) {
                       e.at("probabilities").at(predicted).get<double>(), 1e-3);
     }
   }
+}
+
+// `render --model`: the ViT's views headless. The map's sidecar holds the values coloured,
+// which must be the engine's row for the layer, head and query asked; every view renders at
+// the size asked; --from redraws the same pixels, and refuses a model file that is missing or
+// has changed since.
+TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
+  const auto dir = temp_dir();
+  const auto model = dir / "fashion";
+  std::filesystem::copy(asset("fashion_vit"), model, std::filesystem::copy_options::recursive);
+  const std::string image = asset("fashion_vit/images/14_bag.png").string();
+  const std::string base = "render --model '" + model.string() + "' --image '" + image + "'";
+  const CliRun map = run_attnlab(base + " --layer 2 --head 1 --query 3,4 --size 900x700 --out '" + (dir / "map.png").string() + "'");
+  ASSERT_EQ(map.code, 0) << map.err;
+  const auto j = read_json(dir / "map.json");
+  const auto drawn = j.at("vit_drawn");
+  auto vit = std::make_shared<const VitModel>(load_vit(model));
+  const VitSource engine(vit, load_image(image), 0);
+  const int token = engine.grid().prefix + 4 * engine.grid().cols + 3;
+  EXPECT_EQ(drawn.at("token"), token);
+  const auto values = drawn.at("values").get<std::vector<float>>();
+  const auto row = engine.patch_row(2, HeadChoice{1, HeadFusion::Mean}, token);
+  ASSERT_EQ(values.size(), row.size());
+  for (std::size_t k = 0; k < row.size(); ++k) EXPECT_FLOAT_EQ(values[k], row[k]) << k;
+  EXPECT_EQ(j.at("vit_model_sha256").get<std::string>().size(), 64u);
+
+  for (const std::string view : {"vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms"}) {
+    const CliRun r = run_attnlab(base + " --view " + view + " --size 640x480 --out '" + (dir / (view + ".png")).string() + "'");
+    ASSERT_EQ(r.code, 0) << view << ": " << r.err;
+    const Image png = load_image(dir / (view + ".png"));
+    EXPECT_EQ(png.width, 640);
+    EXPECT_EQ(png.height, 480);
+    EXPECT_EQ(read_json(dir / (view + ".json")).at("render").at("view"), view);
+  }
+  const auto rollout = read_json(dir / "vit-rollout.json").at("vit_drawn").at("values").get<std::vector<float>>();
+  const auto expected = engine.rollout_row(engine.layers() - 1, HeadFusion::Mean, 0);
+  ASSERT_EQ(rollout.size(), expected.size());
+  for (std::size_t k = 0; k < expected.size(); ++k) EXPECT_FLOAT_EQ(rollout[k], expected[k]) << k;
+
+  const CliRun again = run_attnlab("render --from '" + (dir / "map.json").string() + "' --out '" + (dir / "again.png").string() + "'");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(read_file(dir / "map.png"), read_file(dir / "again.png"));
+
+  expect_one_line_error(run_attnlab(base + " --layer 6 --out '" + (dir / "x.png").string() + "'"), "--layer");
+  expect_one_line_error(run_attnlab(base + " --query reg1 --out '" + (dir / "x.png").string() + "'"), "register");
+  expect_one_line_error(run_attnlab(base + " --view heads --out '" + (dir / "x.png").string() + "'"), "unknown view");
+  {
+    std::ofstream grow(model / "model.safetensors", std::ios::app);
+    grow << ' ';
+  }
+  expect_one_line_error(run_attnlab("render --from '" + (dir / "map.json").string() + "' --out '" + (dir / "y.png").string() + "'"),
+                        "has changed");
+  std::filesystem::remove_all(model);
+  expect_one_line_error(run_attnlab("render --from '" + (dir / "map.json").string() + "' --out '" + (dir / "y.png").string() + "'"),
+                        "does not exist");
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.png"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "y.png"));
 }
