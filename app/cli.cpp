@@ -33,7 +33,7 @@ Usage:
                            draw a view of the app without a window (EGL), with a
                            sidecar FILE.json of every setting
   attnlab render --model PATH --image IMG [--view map|vit-grid|vit-distance|vit-rollout|
-                 vit-mask|vit-norms] [--layer L] [--head H|mean|max|min]
+                 vit-mask|vit-norms|vit-matrix] [--layer L] [--head H|mean|max|min]
                  [--query cls|regN|COL,ROW] [--resize S] [--mass PERCENT] [--bilinear]
                  [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;

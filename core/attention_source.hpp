@@ -31,6 +31,9 @@ class AttentionSource {
   /// (prefix tokens) are left out, not renormalized. Throws Error for a layer, head or query
   /// out of range.
   virtual std::vector<float> patch_row(int layer, HeadChoice head, int query) const = 0;
+  /// The whole A of `layer` for one head or fused over heads (elementwise mean, max or min):
+  /// T × T over all tokens, prefix first. Throws Error for a layer or head out of range.
+  virtual Matrix matrix(int layer, HeadChoice head) const = 0;
 };
 
 }  // namespace attnlab

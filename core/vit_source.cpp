@@ -50,6 +50,21 @@ std::vector<float> VitSource::patch_row(int layer, HeadChoice head, int query) c
   return vit_patch_row(runner_, grid_.prefix, layer, head, query);
 }
 
+Matrix VitSource::matrix(int layer, HeadChoice head) const {
+  if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
+  if (head.head >= heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(heads() - 1));
+  if (head.head >= 0) return runner_.attention(layer, head.head);
+  Matrix fused = runner_.attention(layer, 0);
+  for (int h = 1; h < heads(); ++h) {
+    const Matrix A = runner_.attention(layer, h);
+    if (head.fusion == HeadFusion::Mean) fused += A;
+    else if (head.fusion == HeadFusion::Max) fused = fused.cwiseMax(A);
+    else fused = fused.cwiseMin(A);
+  }
+  if (head.fusion == HeadFusion::Mean) fused /= static_cast<float>(heads());
+  return fused;
+}
+
 float VitSource::prefix_share(int layer, HeadChoice head, int query) const {
   double share = 0.0;
   const int H = heads();

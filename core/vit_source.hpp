@@ -39,6 +39,7 @@ class VitSource final : public AttentionSource {
   int layers() const override { return runner_.layers(); }
   int heads() const override { return runner_.heads(); }
   std::vector<float> patch_row(int layer, HeadChoice head, int query) const override;
+  Matrix matrix(int layer, HeadChoice head) const override;
 
   const VitModel& model() const { return *model_; }
   const std::shared_ptr<const VitModel>& model_ptr() const { return model_; }

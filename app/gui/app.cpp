@@ -397,6 +397,13 @@ class App {
       case GLFW_KEY_R: state_.vit_rollout = !state_.vit_rollout; break;
       case GLFW_KEY_N: state_.vit_norms = !state_.vit_norms; break;
       case GLFW_KEY_D: state_.vit_masks = !state_.vit_masks; break;
+      case GLFW_KEY_P:
+        if (state_.vit_token < 0 &&
+            std::find(state_.vit_pinned.begin(), state_.vit_pinned.end(), state_.vit_cell) == state_.vit_pinned.end()) {
+          state_.vit_pinned.push_back(state_.vit_cell);
+          state_.vit_tab = 1;
+        }
+        break;
       case GLFW_KEY_0: state_.vit_head = kVitHeadMean; break;
       case GLFW_KEY_ESCAPE:
         if (state_.presentation) state_.presentation = false;
@@ -430,6 +437,25 @@ class App {
     ImGui::EndTabBar();
     if (!force) state_.vit_source = vit_tab;
     shown_vit_tab_ = state_.vit_source;
+  }
+
+  // The ViT's lower view: the distance plot, the pinned queries or the attention matrix.
+  void draw_vit_lower_tabs() {
+    if (!ImGui::BeginTabBar("vit_lower")) return;
+    static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix"};
+    for (int t = 0; t < 3; ++t) {
+      const ImGuiTabItemFlags flags = t == state_.vit_tab && shown_vit_lower_ != state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool open = ImGui::BeginTabItem(names[t], nullptr, flags);
+      state_.record_widget(std::string("vit_tab:") + names[t]);
+      if (!open) continue;
+      if (shown_vit_lower_ == state_.vit_tab) state_.vit_tab = t;  // chosen by a click
+      shown_vit_lower_ = state_.vit_tab;
+      if (t == 0) draw_vit_distance_view(state_, vit_);
+      else if (t == 1) draw_vit_pinned_view(state_, vit_);
+      else draw_vit_matrix_view(state_, vit_);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
   }
 
   void draw_windows() {
@@ -476,9 +502,9 @@ class App {
       }
       if (vit && state_.show_pinned) {
         place(cw, top, mid, d.y - top);
-        ImGui::Begin("Attention distance", &state_.show_pinned, fixed);
-        record_window("Attention distance");
-        draw_vit_distance_view(state_, vit_);
+        ImGui::Begin("ViT: distance, pinned queries, matrix###vit_lower", &state_.show_pinned, fixed);
+        record_window("vit_lower");
+        draw_vit_lower_tabs();
         ImGui::End();
       }
       if (!vit && state_.show_heads) {
@@ -728,6 +754,7 @@ class App {
   std::optional<std::filesystem::path> opening_model_;
   int vit_resize_ = 0;
   bool shown_vit_tab_ = false;
+  int shown_vit_lower_ = -1;
   std::vector<std::filesystem::path> gallery_;
   std::vector<std::unique_ptr<TeachingView>> teaching_;
   ViewGeometry geometry_;

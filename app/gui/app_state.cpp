@@ -124,6 +124,12 @@ nlohmann::json to_json(const AppState& s) {
               {"head", s.vit_head},
               {"token", s.vit_token},
               {"cell", {{"col", s.vit_cell.col}, {"row", s.vit_cell.row}}},
+              {"pinned", [&] {
+                 nlohmann::json a = nlohmann::json::array();
+                 for (const Cell& c : s.vit_pinned) a.push_back({{"col", c.col}, {"row", c.row}});
+                 return a;
+               }()},
+              {"tab", s.vit_tab},
               {"rollout", s.vit_rollout},
               {"masks", s.vit_masks},
               {"mass", s.vit_mass},
@@ -230,6 +236,18 @@ void apply_json(const nlohmann::json& j, AppState& out) {
         get(v["cell"], "col", s.vit_cell.col);
         get(v["cell"], "row", s.vit_cell.row);
       }
+      if (v.contains("pinned")) {
+        key = "vit.pinned";
+        s.vit_pinned.clear();
+        for (const auto& c : v.at("pinned")) {
+          Cell cell;
+          read_value(c.at("col"), cell.col, "vit.pinned.col");
+          read_value(c.at("row"), cell.row, "vit.pinned.row");
+          if (cell.col < 0 || cell.row < 0) throw Error("setting 'vit.pinned' is out of range");
+          s.vit_pinned.push_back(cell);
+        }
+      }
+      get(v, "tab", s.vit_tab);
       get(v, "rollout", s.vit_rollout);
       get(v, "masks", s.vit_masks);
       get(v, "mass", s.vit_mass);
@@ -247,6 +265,7 @@ void apply_json(const nlohmann::json& j, AppState& out) {
   if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
   if (s.vit_layer < -1) throw Error("setting 'vit.layer' is out of range");
   if (s.vit_head < kVitHeadMin) throw Error("setting 'vit.head' is out of range");
+  if (s.vit_tab < 0 || s.vit_tab > 2) throw Error("setting 'vit.tab' is out of range");
   if (s.vit_token < -1) throw Error("setting 'vit.token' is out of range");
   if (s.vit_cell.col < 0 || s.vit_cell.row < 0) throw Error("setting 'vit.cell' is out of range");
   if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");

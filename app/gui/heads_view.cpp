@@ -17,6 +17,7 @@ bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const App
   auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
   dl->AddRectFilled(at(0, 0), at(grid_w, grid_h), IM_COL32(0, 0, 0, 255));
   draw_photo(dl, backend, at(0, 0), scale);
+  set_texture_filter(heat, state.bilinear);
   dl->AddImage(heat, at(0, 0), at(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
                IM_COL32(255, 255, 255, static_cast<int>(std::max(state.opacity, 0.5f) * 255)));
   for (const Cell& c : outlines)

@@ -132,6 +132,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   dl->AddRectFilled(to_screen(0, 0), to_screen(grid_w, grid_h), IM_COL32(0, 0, 0, 255));  // padding shows black
   draw_photo(dl, backend, to_screen(0, 0), scale);
   const ImTextureID heat = backend.heatmap(state.main_head, style);
+  set_texture_filter(heat, state.bilinear);
   dl->AddImage(heat, to_screen(0, 0), to_screen(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
                IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));
   if (state.show_mask && state.attention.mask.kind != MaskKind::None)

@@ -110,7 +110,8 @@ void begin_full_window(const char* id) {
 }
 
 // The ViT views `render --model` draws; "map" is the main map of the loaded ViT.
-const std::vector<std::string> kVitViews = {"map", "vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms"};
+const std::vector<std::string> kVitViews = {"map",      "vit-grid",  "vit-distance", "vit-rollout",
+                                            "vit-mask", "vit-norms", "vit-matrix"};
 
 // The ViT's choices from the command line, checked against the model once it is loaded.
 struct VitChoices {
@@ -176,6 +177,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
             if (settle == 2) apply_vit_choices(state, choices, *src);
             if (view == "vit-grid") draw_vit_grid_view(state, vit);
             else if (view == "vit-distance") draw_vit_distance_view(state, vit);
+            else if (view == "vit-matrix") draw_vit_matrix_view(state, vit);
             else draw_vit_map_view(state, vit, geometry);
           } catch (const Error& e) {
             error = e.what();

@@ -10,6 +10,16 @@ GuiTexture::~GuiTexture() {
   if (id_) glDeleteTextures(1, &id_);
 }
 
+void set_texture_filter(ImTextureID texture, bool smooth) {
+  const auto id = static_cast<GLuint>(reinterpret_cast<std::intptr_t>(texture));
+  if (id == 0) return;
+  GLint previous = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+  glBindTexture(GL_TEXTURE_2D, id);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, smooth ? GL_LINEAR : GL_NEAREST);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+}
+
 void GuiTexture::set(int width, int height, int channels, std::span<const std::uint8_t> pixels, bool smooth) {
   GLint previous = 0, align = 0;
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);

@@ -41,6 +41,10 @@ class GuiTexture {
   int w_ = 0, h_ = 0;
 };
 
+/// Sets a texture's magnification filter: nearest (each patch one block, the honest default)
+/// or bilinear (smoothed between patch centres), for maps of any source.
+void set_texture_filter(ImTextureID texture, bool smooth);
+
 /// ImGui colour from 8-bit RGB and alpha in [0,1].
 ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha = 1.0f);
 

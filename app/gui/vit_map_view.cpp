@@ -68,7 +68,7 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
   avail.x = std::max(avail.x - bar_space, 50.0f);
   avail.y = std::max(avail.y, 50.0f);
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  ImGui::InvisibleButton("vit_canvas", avail);
+  ImGui::InvisibleButton("vit_canvas", avail, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   state.record_widget("vit_canvas");
   const bool hovered = ImGui::IsItemHovered();
   const float cw = static_cast<float>(g.covered_w), ch = static_cast<float>(g.covered_h);
@@ -91,6 +91,15 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
     } else if (state.vit_token < 0 && !state.query_pinned) {
       state.vit_cell = *under;  // explores; takes effect next frame
     }
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) {  // pin for comparison (or unpin)
+      const auto it = std::find(state.vit_pinned.begin(), state.vit_pinned.end(), *under);
+      if (it == state.vit_pinned.end()) {
+        state.vit_pinned.push_back(*under);
+        state.vit_tab = 1;
+      } else {
+        state.vit_pinned.erase(it);
+      }
+    }
   }
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -111,6 +120,11 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
       const auto keep = vit_mass_mask(src->patch_row(layer, HeadChoice{h, HeadFusion::Mean}, 0), state.vit_mass);
       mask_outline(dl, keep, g.cols, g.rows, origin, cell_w, cell_h, vit_head_colour(h), 1.0f + static_cast<float>(h % 4));
     }
+  }
+  for (const Cell& c : state.vit_pinned) {
+    if (c.col >= g.cols || c.row >= g.rows) continue;
+    const ImVec2 a(origin.x + static_cast<float>(c.col) * cell_w, origin.y + static_cast<float>(c.row) * cell_h);
+    dl->AddRect(a, ImVec2(a.x + cell_w, a.y + cell_h), IM_COL32(255, 0, 255, 255), 0, 0, 2);
   }
   if (token >= g.prefix) {
     const int j = token - g.prefix, c = j % g.cols, r = j / g.cols;

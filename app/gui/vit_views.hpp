@@ -26,6 +26,12 @@ void draw_vit_grid_view(AppState& state, VitSession& vit);
 /// a dot selects its layer and head.
 void draw_vit_distance_view(AppState& state, VitSession& vit);
 
+/// The maps of the pinned patch queries side by side (the current layer and head).
+void draw_vit_pinned_view(AppState& state, VitSession& vit);
+/// The whole A of the current layer and head as an image, prefix tokens first and set apart,
+/// the query's row marked; large T is shown pooled by the maximum over blocks.
+void draw_vit_matrix_view(AppState& state, VitSession& vit);
+
 // --- shared by those views
 
 /// state.vit_head as the core's HeadChoice.
