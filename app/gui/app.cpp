@@ -729,7 +729,7 @@ class App {
     if (state_.csv_requested) {
       state_.csv_requested = false;
       try {
-        const auto csv = export_row_csv(state_, backend_);
+        const auto csv = state_.vit_source && vit_.source() ? export_vit_csv(state_) : export_row_csv(state_, backend_);
         state_.status = "saved " + csv.string();
         std::printf("attnlab: saved %s\n", csv.string().c_str());
         std::fflush(stdout);

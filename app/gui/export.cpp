@@ -111,4 +111,35 @@ std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
   return path;
 }
 
+std::filesystem::path export_vit_csv(const AppState& state) {
+  const auto& d = state.vit_drawn;
+  if (!d.is_object() || !d.contains("values")) throw Error("no ViT map drawn yet");
+  const auto values = d.at("values").get<std::vector<float>>();
+  PatchGrid g;
+  g.cols = d.at("grid").at("cols").get<int>();
+  g.rows = d.at("grid").at("rows").get<int>();
+  if (static_cast<int>(values.size()) != g.N()) throw Error("the ViT map drawn does not fit its grid");
+  const std::string shows = d.at("shows").get<std::string>();
+  std::string csv = "# attnlab ViT map: " + std::string(shows == "norms"     ? "token norms ||x_i|| of the layer's output"
+                                                        : shows == "rollout" ? "attention rollout up to the layer"
+                                                                             : "attention row a_ij over the patch keys") +
+                    "\n# model: " + d.at("model").get<std::string>() + "\n# sha256: " + d.at("sha256").get<std::string>() +
+                    "\n# image: " + state.image_path.string() + "\n# layer: " + std::to_string(d.at("layer").get<int>() + 1) +
+                    " (1-based)\n# head: " + d.at("head_label").get<std::string>() +
+                    "\n# query: " + d.at("token_label").get<std::string>() + " (token " +
+                    std::to_string(d.at("token").get<int>()) + ")\n";
+  if (shows != "norms")
+    csv += "# share of the row on prefix tokens (not below): " + std::to_string(d.at("prefix_share").get<double>()) + "\n";
+  csv += "# grid: " + std::to_string(g.cols) + " columns x " + std::to_string(g.rows) + " rows, row-major\n";
+  csv += grid_csv(values, g);
+  const std::string query = "token" + std::to_string(d.at("token").get<int>());
+  const auto stem = next_free_stem(state.export_dir,
+                                   "attnlab-vit-" + shows + "-layer" + std::to_string(d.at("layer").get<int>() + 1) + "-" +
+                                       query,
+                                   {".csv"});
+  const std::filesystem::path path = stem.string() + ".csv";
+  write_file_safely(path, csv);
+  return path;
+}
+
 }  // namespace attnlab::app

@@ -23,6 +23,13 @@ std::filesystem::path export_window(const AppState& state, Backend& backend, con
 /// Writes the main head's row as CSV in the grid's layout (rows of the grid as lines).
 std::filesystem::path export_row_csv(const AppState& state, Backend& backend);
 
+/// Writes the ViT map drawn last (state.vit_drawn: a layer's row, its rollout or the token
+/// norms over the patch grid) as CSV in the grid's layout, after '#' comment lines naming the
+/// model file, its SHA-256, the image, layer, head, query token and what the values are,
+/// plus the share of the row that went to the prefix tokens (not in the grid). Throws Error
+/// when no ViT map has been drawn.
+std::filesystem::path export_vit_csv(const AppState& state);
+
 /// "YYYYMMDD-HHMMSS" in local time, for file names.
 std::string timestamp();
 
