@@ -29,6 +29,7 @@ void VitReference::run(const VitModel& model, const VitInput& input) {
   const Matrix patch_tokens = (input.patches * model.W_patch.transpose()).rowwise() + model.b_patch;
   Matrix X = vit_initial_tokens(model, patch_tokens, vit_position_embedding(model, input.rows, input.cols));
   const int T = static_cast<int>(X.rows());
+  Matrix embedded = X;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   std::vector<Matrix> A(model.blocks.size()), tokens(model.blocks.size());
   for (std::size_t l = 0; l < model.blocks.size(); ++l) {
@@ -71,6 +72,7 @@ void VitReference::run(const VitModel& model, const VitInput& input) {
   T_ = T;
   A_ = std::move(A);
   tokens_ = std::move(tokens);
+  embedded_ = std::move(embedded);
   logits_ = std::move(logits);
 }
 

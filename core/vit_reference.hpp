@@ -25,11 +25,14 @@ class VitReference final : public VitRunner {
   std::vector<float> logits() const override { return logits_; }
   /// Each block's output tokens (before the final LayerNorm), T × D.
   const Matrix& tokens(int layer) const { return tokens_.at(static_cast<std::size_t>(layer)); }
+  /// Each block's input tokens, T × D: the embedded tokens for block 0, else tokens(layer − 1).
+  const Matrix& block_input(int layer) const { return layer == 0 ? embedded_ : tokens(layer - 1); }
 
  private:
   int H_ = 0, T_ = 0;
   std::vector<Matrix> A_;       ///< per layer (H·T) × T: head h's A in rows [h·T, (h+1)·T)
   std::vector<Matrix> tokens_;  ///< per layer T × D
+  Matrix embedded_;             ///< T × D, the input of block 0
   std::vector<float> logits_;
 };
 

@@ -85,6 +85,35 @@ std::vector<float> VitSource::rollout_row(int layer, HeadFusion fusion, int quer
   return out;
 }
 
+VitHeadStep VitSource::head_step(int layer, int head, int query) const {
+  if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
+  if (head < 0 || head >= heads()) throw Error("head " + std::to_string(head) + " is outside 0…" + std::to_string(heads() - 1));
+  if (query < 0 || query >= grid_.T()) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(grid_.T() - 1));
+  const VitArchitecture& a = model_->arch;
+  const VitBlock& b = model_->blocks[static_cast<std::size_t>(layer)];
+  const int D = a.D, m = D / a.heads;
+  const Matrix X = layer_norm(runner_.block_input(layer), b.ln1_w, b.ln1_b, a.eps);  // T × D
+  // W_qkv is 3D × D (PyTorch's Linear): rows [h·m, (h+1)·m) give head h's query, D further its key.
+  const Matrix Wq = b.W_qkv.middleRows(static_cast<Eigen::Index>(head) * m, m);
+  const Matrix Wk = b.W_qkv.middleRows(D + static_cast<Eigen::Index>(head) * m, m);
+  const RowVector q = X.row(query) * Wq.transpose() + b.b_qkv.segment(static_cast<Eigen::Index>(head) * m, m);
+  const Matrix Kh = (X * Wk.transpose()).rowwise() + b.b_qkv.segment(D + static_cast<Eigen::Index>(head) * m, m);
+  VitHeadStep step;
+  step.layer = layer;
+  step.head = head;
+  step.query = query;
+  step.m = m;
+  step.q.assign(q.data(), q.data() + m);
+  const RowVector s = (Kh * q.transpose()).transpose() / std::sqrt(static_cast<float>(m));
+  step.scores.assign(s.data(), s.data() + s.size());
+  step.max_score = s.maxCoeff();
+  step.weights.resize(step.scores.size());
+  for (std::size_t j = 0; j < step.scores.size(); ++j) step.Z += std::exp(static_cast<double>(step.scores[j] - step.max_score));
+  for (std::size_t j = 0; j < step.scores.size(); ++j)
+    step.weights[j] = static_cast<float>(std::exp(static_cast<double>(step.scores[j] - step.max_score)) / step.Z);
+  return step;
+}
+
 std::vector<float> VitSource::token_norms(int layer) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
   const Matrix& x = runner_.tokens(layer);

@@ -26,6 +26,20 @@ int vit_trained_size(const VitArchitecture& arch);
 /// per value. `p` in [0, 1]; throws Error outside. An all-zero row keeps nothing.
 std::vector<std::uint8_t> vit_mass_mask(const std::vector<float>& row, float p);
 
+/// One query's row of one head, worked step by step from the block's input (the chapter's
+/// eqs. 26.19–26.20 as a ViT computes them; docs/MATH.md, "A learned ViT"):
+/// q_i = LN1(x_i) W_q + b_q and k_j likewise (m = D/H values each), the scores
+/// s_ij = q_i · k_j / √m, and a_ij = exp(s_ij − max_j s_ij) / Z with Z = Σ_j exp(s_ij − max).
+struct VitHeadStep {
+  int layer = 0, head = 0, query = 0;
+  int m = 0;                   ///< D/H, the length of q_i and k_j
+  std::vector<float> q;        ///< q_i, m values
+  std::vector<float> scores;   ///< s_ij, one per key token j (T values, prefix tokens first)
+  float max_score = 0;         ///< max_j s_ij, subtracted before exp
+  double Z = 0;                ///< Σ_j exp(s_ij − max_score)
+  std::vector<float> weights;  ///< a_ij, T values, summing to 1
+};
+
 class VitSource final : public AttentionSource {
  public:
   /// Runs `model` on `image`, scaled so its short side is `resize` input pixels (0: the
@@ -53,6 +67,9 @@ class VitSource final : public AttentionSource {
   float prefix_share(int layer, HeadChoice head, int query) const;
   /// Row `query` of the attention rollout up to `layer` (vit_rollout()), patch keys only.
   std::vector<float> rollout_row(int layer, HeadFusion fusion, int query) const;
+  /// Row `query` of head `head` in layer `layer`, step by step (VitHeadStep), recomputed from
+  /// the block's input tokens. Throws Error when layer, head or query is outside the model.
+  VitHeadStep head_step(int layer, int head, int query) const;
   /// ‖x_t‖ of every output token of block `layer` (before the final LayerNorm), T values.
   std::vector<float> token_norms(int layer) const;
   /// Mean attention distance in input pixels, layers × heads (vit_attention_distance()).

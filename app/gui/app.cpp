@@ -330,6 +330,7 @@ class App {
       else if (k.key == GLFW_KEY_F5) state_.presentation = !state_.presentation;
       else if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) state_.ui_scale = std::min(state_.ui_scale + 0.25f, 3.0f);
       else if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) state_.ui_scale = std::max(state_.ui_scale - 0.25f, 0.75f);
+      else if (!io.WantTextInput && k.key == GLFW_KEY_V) state_.vit_source = !state_.vit_source;  // the source tabs
       else if (!io.WantTextInput && state_.vit_source && vit_.source()) vit_keys(k);
       else if (!io.WantTextInput && backend_.has_image()) query_keys(k);
     }
@@ -607,7 +608,7 @@ class App {
           state_.show_controls = true;
         }
         state_.record_widget("menu:Model/open");
-        menu_item("Model/use", "Show the ViT's attention", nullptr, &state_.vit_source);
+        menu_item("Model/use", "Show the ViT's attention", "V", &state_.vit_source);
         if (!state_.recent_models.empty()) {
           ImGui::Separator();
           for (const std::string& p : state_.recent_models) {

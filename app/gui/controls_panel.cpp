@@ -161,7 +161,7 @@ void draw_controls_panel(AppState& state, Backend& backend) {
 
   ImGui::Separator();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale, 1-6 choose the head, M the next mask, [ and ] halve and double K, Ctrl+Q quits.");
+  ImGui::TextWrapped("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale, 1-6 choose the head, M the next mask, [ and ] halve and double K, V switches to a loaded ViT model and back, Ctrl+Q quits.");
   ImGui::PopStyleColor();
 }
 

@@ -130,6 +130,11 @@ std::filesystem::path export_vit_csv(const AppState& state) {
                     std::to_string(d.at("token").get<int>()) + ")\n";
   if (shows != "norms")
     csv += "# share of the row on prefix tokens (not below): " + std::to_string(d.at("prefix_share").get<double>()) + "\n";
+  if (shows == "norms" && d.contains("prefix_norms")) {
+    csv += "# norms of the prefix tokens (CLS first, then registers; not below):";
+    for (const float v : d.at("prefix_norms").get<std::vector<float>>()) csv += " " + std::to_string(v);
+    csv += "\n";
+  }
   csv += "# grid: " + std::to_string(g.cols) + " columns x " + std::to_string(g.rows) + " rows, row-major\n";
   csv += grid_csv(values, g);
   const std::string query = "token" + std::to_string(d.at("token").get<int>());

@@ -58,6 +58,23 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
     ImGui::TextColored(share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1),
                        "  %.1f %% of this row went to %s (not drawn)", 100.0 * share, g.prefix > 1 ? "CLS and registers" : "CLS");
   }
+  if (state.vit_norms) {
+    // The prefix tokens are not on the grid: their norms in words, beside the patches' median
+    // and largest, so the high-norm outliers (and the registers that take them over) show.
+    const std::vector<float> all = src->token_norms(layer);
+    std::string prefix;
+    for (int t = 0; t < g.prefix; ++t) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%s %.3g", t ? ", " : "", vit_token_label(*src, t).c_str(), static_cast<double>(all[static_cast<size_t>(t)]));
+      prefix += buf;
+    }
+    std::vector<float> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    const auto top = std::max_element(values.begin(), values.end()) - values.begin();
+    ImGui::TextColored(ImVec4(0.7f, 0.7f, 0.7f, 1), "not drawn: %s;  patches: median %.3g, largest %.3g at (%d,%d)", prefix.c_str(),
+                       static_cast<double>(sorted[sorted.size() / 2]), static_cast<double>(sorted.back()),
+                       static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
+  }
   ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit.file().filename().string().c_str(), src->input_width(),
                       src->input_height(), g.cols, g.rows, src->patch(), vit.busy() ? "   (new maps on the way...)" : "");
 
@@ -172,6 +189,10 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
                      {"token_label", vit_token_label(*src, token)},
                      {"shows", state.vit_norms ? "norms" : state.vit_rollout ? "rollout" : "row"},
                      {"prefix_share", share},
+                     {"prefix_norms", state.vit_norms ? [&] {
+                        const std::vector<float> all = src->token_norms(layer);
+                        return std::vector<float>(all.begin(), all.begin() + g.prefix);
+                      }() : std::vector<float>{}},
                      {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", g.prefix}}},
                      {"input", {{"width", src->input_width()}, {"height", src->input_height()}}},
                      {"origin", {origin.x, origin.y}},
