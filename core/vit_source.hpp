@@ -27,7 +27,7 @@ int vit_trained_size(const VitArchitecture& arch);
 std::vector<std::uint8_t> vit_mass_mask(const std::vector<float>& row, float p);
 
 /// One query's row of one head, worked step by step from the block's input (the chapter's
-/// eqs. 26.19–26.20 as a ViT computes them; docs/MATH.md, "A learned ViT"):
+/// eqs. 26.17–26.20 as a ViT computes them; docs/MATH.md, "A learned ViT"):
 /// q_i = LN1(x_i) W_q + b_q and k_j likewise (m = D/H values each), the scores
 /// s_ij = q_i · k_j / √m, and a_ij = exp(s_ij − max_j s_ij) / Z with Z = Σ_j exp(s_ij − max).
 struct VitHeadStep {

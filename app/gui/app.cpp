@@ -443,8 +443,8 @@ class App {
   // The ViT's lower view: the distance plot, the pinned queries or the attention matrix.
   void draw_vit_lower_tabs() {
     if (!ImGui::BeginTabBar("vit_lower")) return;
-    static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix"};
-    for (int t = 0; t < 3; ++t) {
+    static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix", "Step by step"};
+    for (int t = 0; t < 4; ++t) {
       const ImGuiTabItemFlags flags = t == state_.vit_tab && shown_vit_lower_ != state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(names[t], nullptr, flags);
       state_.record_widget(std::string("vit_tab:") + names[t]);
@@ -453,7 +453,8 @@ class App {
       shown_vit_lower_ = state_.vit_tab;
       if (t == 0) draw_vit_distance_view(state_, vit_);
       else if (t == 1) draw_vit_pinned_view(state_, vit_);
-      else draw_vit_matrix_view(state_, vit_);
+      else if (t == 2) draw_vit_matrix_view(state_, vit_);
+      else draw_vit_step_view(state_, vit_);
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

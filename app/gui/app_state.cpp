@@ -125,9 +125,9 @@ nlohmann::json to_json(const AppState& s) {
               {"token", s.vit_token},
               {"cell", {{"col", s.vit_cell.col}, {"row", s.vit_cell.row}}},
               {"pinned", [&] {
-                 nlohmann::json a = nlohmann::json::array();
-                 for (const Cell& c : s.vit_pinned) a.push_back({{"col", c.col}, {"row", c.row}});
-                 return a;
+                 nlohmann::json pins = nlohmann::json::array();
+                 for (const Cell& c : s.vit_pinned) pins.push_back({{"col", c.col}, {"row", c.row}});
+                 return pins;
                }()},
               {"tab", s.vit_tab},
               {"rollout", s.vit_rollout},
@@ -265,7 +265,7 @@ void apply_json(const nlohmann::json& j, AppState& out) {
   if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
   if (s.vit_layer < -1) throw Error("setting 'vit.layer' is out of range");
   if (s.vit_head < kVitHeadMin) throw Error("setting 'vit.head' is out of range");
-  if (s.vit_tab < 0 || s.vit_tab > 2) throw Error("setting 'vit.tab' is out of range");
+  if (s.vit_tab < 0 || s.vit_tab > 3) throw Error("setting 'vit.tab' is out of range");
   if (s.vit_token < -1) throw Error("setting 'vit.token' is out of range");
   if (s.vit_cell.col < 0 || s.vit_cell.row < 0) throw Error("setting 'vit.cell' is out of range");
   if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");

@@ -64,7 +64,7 @@ struct AppState {
   int vit_token = 0;                ///< query token: 0 CLS, 1… registers; -1: the patch vit_cell
   Cell vit_cell{0, 0};              ///< the patch query on the ViT's grid
   std::vector<Cell> vit_pinned;     ///< patch queries compared side by side (ViT grid)
-  int vit_tab = 0;                  ///< the ViT's lower view: 0 distance, 1 pinned queries, 2 attention matrix
+  int vit_tab = 0;                  ///< the ViT's lower view: 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step
   bool vit_rollout = false;         ///< the main map shows attention rollout up to vit_layer
   bool vit_masks = false;           ///< DINO-style outlines of the patches holding vit_mass of the CLS row
   float vit_mass = 0.6f;            ///< share of the attention mass the outlines keep, 0…1

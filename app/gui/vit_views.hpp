@@ -31,6 +31,9 @@ void draw_vit_pinned_view(AppState& state, VitSession& vit);
 /// The whole A of the current layer and head as an image, prefix tokens first and set apart,
 /// the query's row marked; large T is shown pooled by the maximum over blocks.
 void draw_vit_matrix_view(AppState& state, VitSession& vit);
+/// The current query's row of one head worked step by step: q_i, the scores, max and Z of the
+/// softmax, and the ten keys with the most weight (VitSource::head_step).
+void draw_vit_step_view(const AppState& state, VitSession& vit);
 
 // --- shared by those views
 
