@@ -125,4 +125,24 @@ Saturation saturation(std::span<const float> weights) {
   return s;
 }
 
+RowFlatness row_flatness(std::span<const float> row, std::span<const std::uint8_t> keep) {
+  if (!keep.empty() && keep.size() != row.size()) throw Error("internal: row and keep differ in length");
+  RowFlatness f;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0, h = 0;
+  for (size_t j = 0; j < row.size(); ++j) {
+    if (!keep.empty() && !keep[j]) continue;
+    const double a = row[j];
+    ++f.n;
+    lo = std::min(lo, a);
+    hi = std::max(hi, a);
+    if (a > 0) h -= a * std::log(a);
+  }
+  if (f.n == 0) return f;
+  f.uniform = 1.0 / f.n;
+  f.max_over_min = lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
+  f.entropy_ratio = f.n > 1 ? h / std::log(static_cast<double>(f.n)) : 1.0;
+  f.nearly_uniform = f.max_over_min < RowFlatness::kNearlyUniform;
+  return f;
+}
+
 } // namespace attnlab

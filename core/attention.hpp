@@ -4,6 +4,7 @@
 #include "core/mask.hpp"
 #include "core/types.hpp"
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -61,5 +62,21 @@ struct Saturation {
   float entropy;
 };
 Saturation saturation(std::span<const float> weights);
+
+/// How far a row of A is from uniform over the keys it may attend to, for an honest colour
+/// scale (a min–max map stretches a ±10 % spread over the whole colormap). Over the kept keys
+/// (keep[j] != 0; `keep` empty: all): n, uniform = 1/n (the weight of every key in a flat row),
+/// max_over_min = max a_ij / min a_ij (infinity when a kept weight is 0), entropy_ratio =
+/// H / log n with H = −Σ a_ij log a_ij (1 = uniform, 0 = one-hot; 1 when n = 1), and
+/// nearly_uniform when max_over_min < kNearlyUniform. A row with no kept key: n = 0, not flat.
+struct RowFlatness {
+  static constexpr double kNearlyUniform = 2.0;
+  int n = 0;
+  double uniform = 0;
+  double max_over_min = 0;
+  double entropy_ratio = 0;
+  bool nearly_uniform = false;
+};
+RowFlatness row_flatness(std::span<const float> row, std::span<const std::uint8_t> keep);
 
 } // namespace attnlab

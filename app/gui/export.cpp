@@ -1,10 +1,12 @@
 #include "app/gui/export.hpp"
 
+#include "core/attention.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/image.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <numeric>
 
@@ -58,11 +60,18 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
     largest.push_back({{"col", g.col_of(k)}, {"row", g.row_of(k)}, {"weight", row[static_cast<size_t>(k)]}});
   }
   const auto [mn, mx] = std::minmax_element(row.begin(), row.end());
+  std::vector<std::uint8_t> keep(row.size());
+  for (size_t k = 0; k < row.size(); ++k) keep[k] = backend.setup().mask.allowed(backend.query(), static_cast<int>(k));
+  const RowFlatness flat = row_flatness(row, keep);
   j["row"] = {{"head", std::string(head_name(static_cast<HeadKind>(drawn.main_head)))},
               {"min", *mn},
               {"max", *mx},
               {"empty", rows.empty[drawn.main_head]},
-              {"largest", largest}};
+              {"largest", largest},
+              {"uniform", flat.uniform},
+              {"max_over_min", std::isinf(flat.max_over_min) ? nlohmann::json(nullptr) : nlohmann::json(flat.max_over_min)},
+              {"entropy_ratio", flat.entropy_ratio},
+              {"nearly_uniform", flat.nearly_uniform && !rows.empty[drawn.main_head]}};
   return j;
 }
 

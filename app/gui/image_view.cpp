@@ -2,6 +2,7 @@
 // the query outline and the colour bar with real weights. Hover, click, arrows, zoom, pan,
 // and painting the mask.
 #include "app/gui/views.hpp"
+#include "core/attention.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +56,31 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
                         K, state.last_frame_ms, state.row_pass_ms, state.backend_name.c_str());
   else
     ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d", g.N(), g.cols, g.rows, K);
+
+  // An honest scale: a min-max map stretches whatever spread the row has over the whole
+  // colormap, so a nearly uniform row is said to be one, with the two ways to see it as it is.
+  // A fixed height, flat or not, so that the map does not jump while the pointer explores.
+  const RowFlatness flat = row_flatness(row, keep);
+  ImGui::BeginChild("flatness", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetFrameHeightWithSpacing()), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  if (flat.nearly_uniform && !rows.empty[state.main_head]) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
+    ImGui::TextWrapped("Nearly uniform row: max/min = %.2f, H/log N = %.3f; every weight is close to 1/N (marked on the bar), "
+                       "and the colours stretch that small spread.",
+                       flat.max_over_min, flat.entropy_ratio);
+    ImGui::PopStyleColor();
+    if (state.normalization == Normalization::MinMax) {
+      if (ImGui::SmallButton("absolute scale")) state.normalization = Normalization::Absolute;
+      state.record_widget("flat:absolute");
+      ImGui::SameLine();
+    }
+    if (ImGui::SmallButton("sharpen: tau = 0.05")) state.attention.temperature = 0.05f;
+    state.record_widget("flat:sharpen");
+  } else if (flat.n > 0) {
+    ImGui::TextDisabled("max/min %s, H/log N = %.3f (1: uniform, 0: one key)",
+                        std::isinf(flat.max_over_min) ? "inf" : format_weight(flat.max_over_min).c_str(), flat.entropy_ratio);
+  }
+  ImGui::EndChild();
 
   // The canvas: everything left of the colour bar.
   const float bar_space = 18.0f * ImGui::GetIO().FontGlobalScale + ImGui::CalcTextSize("0.0000000e-00").x +
@@ -166,7 +192,8 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   ImGui::SameLine();
   ImGui::BeginGroup();
   ImGui::TextUnformatted("a_ij");
-  colour_bar(state.colormap, state.normalization, range, std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f));
+  colour_bar(state.colormap, state.normalization, range, std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f),
+             flat.uniform);
   ImGui::EndGroup();
 
   geometry = ViewGeometry{origin.x, origin.y, scale, true, state.main_head};

@@ -1,6 +1,7 @@
 #include "app/gui/ui_common.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 
@@ -54,7 +55,7 @@ std::string format_weight(double w) {
   return buf;
 }
 
-void colour_bar(Colormap c, Normalization n, ValueRange range, float height) {
+void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float w = 18.0f * ImGui::GetIO().FontGlobalScale;
@@ -72,11 +73,24 @@ void colour_bar(Colormap c, Normalization n, ValueRange range, float height) {
     return n == Normalization::Log ? std::exp(v) : v;
   };
   const float text_h = ImGui::GetTextLineHeight();
+  // Where 1/N sits on the bar, if it does.
+  std::optional<float> uniform_y;
+  if (uniform > 0 && range.hi > range.lo) {
+    const double v = n == Normalization::Log ? std::log(uniform) : uniform;
+    const double t = (v - range.lo) / (range.hi - range.lo);
+    if (t >= 0 && t <= 1) uniform_y = p.y + height * static_cast<float>(1.0 - t);
+  }
   for (float t : {1.0f, 0.5f, 0.0f}) {
-    const float y = p.y + height * (1.0f - t) - text_h * 0.5f;
+    const float y = std::clamp(p.y + height * (1.0f - t) - text_h * 0.5f, p.y, p.y + height - text_h);
+    if (uniform_y && std::abs(y + text_h * 0.5f - *uniform_y) < text_h) continue;  // the 1/N label goes there
     const std::string label = format_weight(value_at(t));
-    dl->AddText(ImVec2(p.x + w + 6, std::clamp(y, p.y, p.y + height - text_h)), ImGui::GetColorU32(ImGuiCol_Text),
-                label.c_str());
+    dl->AddText(ImVec2(p.x + w + 6, y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+  }
+  if (uniform_y) {
+    const ImU32 mark = IM_COL32(90, 220, 255, 255);
+    dl->AddLine(ImVec2(p.x - 5, *uniform_y), ImVec2(p.x + w + 4, *uniform_y), mark, 2.0f);
+    const std::string label = "1/N";
+    dl->AddText(ImVec2(p.x + w + 6, std::clamp(*uniform_y - text_h * 0.5f, p.y, p.y + height - text_h)), mark, label.c_str());
   }
   ImGui::Dummy(ImVec2(w + 6 + ImGui::CalcTextSize("0.0000000e-00").x, height));
 }

@@ -286,3 +286,45 @@ TEST(AppUnderXvfb, AnExportOnAFullDiskLeavesNothingAndTheAppGoesOn) {
   EXPECT_TRUE(sidecar.at("image").get<std::string>().ends_with("safari.jpg"));
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// Issue 16's honest scale: the colour head at τ = 1 with the query clicked on the giraffe's
+// neck, patch (20,4): the map says the row is nearly uniform (the note and its two buttons are
+// drawn, the sidecar's row is flat, 1/N inside its range); the note's "tau = 0.05" button
+// sharpens the softmax (τ = 0.05) and, the row no longer flat, the note goes.
+TEST(AppUnderXvfb, NearlyUniformRowIsSaidSoAndOneClickSharpensIt) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  ASSERT_EQ(start.at("head").get<std::string>(), "colour");
+  ASSERT_FLOAT_EQ(start.at("temperature").get<float>(), 1.0f);
+  const Geometry g = geometry_of(start);
+  ASSERT_EQ(g.K, 16);
+  const auto [nx, ny] = g.centre(20, 4);
+  app.click(nx, ny);
+  const auto [flat, flat_png] = app.export_view();
+  ASSERT_EQ(flat.at("query").at("col"), 20);
+  ASSERT_EQ(flat.at("query").at("row"), 4);
+  const auto& row = flat.at("row");
+  EXPECT_TRUE(row.at("nearly_uniform").get<bool>()) << row.dump();
+  EXPECT_LT(row.at("max_over_min").get<double>(), 2.0);
+  EXPECT_NEAR(row.at("uniform").get<double>(), 1.0 / flat.at("grid").at("N").get<int>(), 1e-12);
+  EXPECT_LT(row.at("min").get<double>(), row.at("uniform").get<double>());
+  EXPECT_GT(row.at("max").get<double>(), row.at("uniform").get<double>());
+  const auto& widgets = flat.at("widgets");
+  ASSERT_TRUE(widgets.contains("flat:sharpen")) << "the note's buttons are not drawn";
+  ASSERT_TRUE(widgets.contains("flat:absolute"));
+
+  // One click on "sharpen: tau = 0.05".
+  const auto b = widgets.at("flat:sharpen");
+  app.click(b[0].get<float>() + b[2].get<float>() * 0.5f, b[1].get<float>() + b[3].get<float>() * 0.5f);
+  const auto [sharp, sharp_png] = app.export_view();
+  EXPECT_FLOAT_EQ(sharp.at("temperature").get<float>(), 0.05f);
+  EXPECT_EQ(sharp.at("query").at("col"), 20) << "the button does not move the query";
+  EXPECT_FALSE(sharp.at("row").at("nearly_uniform").get<bool>()) << sharp.at("row").dump();
+  EXPECT_GT(sharp.at("row").at("max_over_min").get<double>(), 10.0);
+  EXPECT_FALSE(sharp.at("widgets").contains("flat:sharpen")) << "a peaked row gets no note";
+  EXPECT_TRUE(app.alive());
+  EXPECT_EQ(app.close(), 0) << app.log();
+}

@@ -163,3 +163,40 @@ TEST(HandWorked, ConcatWeightsGiveTheSameQueriesAsProject) {
     EXPECT_LT((ref.X() * Wq.transpose() - ref.qkv(h).Q).cwiseAbs().maxCoeff(), 1e-6) << h;
   }
 }
+
+// The honest-scale readout of a row, against numbers worked by hand.
+TEST(RowFlatness, HandWorkedRows) {
+  const std::vector<float> flat = {0.25f, 0.25f, 0.25f, 0.25f};
+  const RowFlatness f = row_flatness(flat, {});
+  EXPECT_EQ(f.n, 4);
+  EXPECT_DOUBLE_EQ(f.uniform, 0.25);
+  EXPECT_DOUBLE_EQ(f.max_over_min, 1.0);
+  EXPECT_NEAR(f.entropy_ratio, 1.0, 1e-7);
+  EXPECT_TRUE(f.nearly_uniform);
+
+  // 0.5, 0.3, 0.2: max/min = 2.5; H = 0.346574 + 0.361192 + 0.321888 = 1.029653 nats, over
+  // log 3 = 1.098612 gives 0.937231.
+  const std::vector<float> peaked = {0.5f, 0.3f, 0.2f};
+  const RowFlatness p = row_flatness(peaked, {});
+  EXPECT_NEAR(p.max_over_min, 2.5, 1e-6);
+  EXPECT_NEAR(p.entropy_ratio, 0.937231, 1e-5);
+  EXPECT_FALSE(p.nearly_uniform);
+
+  // A masked key does not count: 0.6 and 0.4 kept, max/min 1.5, H = 0.306495 + 0.366516 =
+  // 0.673012 over log 2 = 0.693147 gives 0.970951.
+  const std::vector<float> masked = {0.6f, 0.4f, 0.0f};
+  const std::vector<std::uint8_t> keep = {1, 1, 0};
+  const RowFlatness m = row_flatness(masked, keep);
+  EXPECT_EQ(m.n, 2);
+  EXPECT_DOUBLE_EQ(m.uniform, 0.5);
+  EXPECT_NEAR(m.max_over_min, 1.5, 1e-6);
+  EXPECT_NEAR(m.entropy_ratio, 0.970951, 1e-5);
+  EXPECT_TRUE(m.nearly_uniform);
+  // The same row with the zero kept: one-hot-like, infinitely far from flat.
+  EXPECT_TRUE(std::isinf(row_flatness(masked, {}).max_over_min));
+  EXPECT_FALSE(row_flatness(masked, {}).nearly_uniform);
+  // No key kept: nothing to call flat.
+  const std::vector<std::uint8_t> none = {0, 0, 0};
+  EXPECT_EQ(row_flatness(masked, none).n, 0);
+  EXPECT_FALSE(row_flatness(masked, none).nearly_uniform);
+}

@@ -1,4 +1,5 @@
 // Fig. 26.12 on the safari photo: the colour head's row for a query on the giraffe.
+#include "core/attention.hpp"
 #include "core/reference.hpp"
 #include "test_support.hpp"
 
@@ -56,4 +57,27 @@ TEST(SafariRow, ColourHeadQueryOnGiraffeAttendsToGiraffe) {
     const int j = order[static_cast<size_t>(n)];
     EXPECT_TRUE(on_giraffe(j % 25, j / 25)) << "weight #" << n << " at patch (" << j % 25 << "," << j / 25 << ")";
   }
+}
+
+// Issue 16's honest scale: the colour head's row for a query on the giraffe's neck (K = 16,
+// patch (20,4)) is nearly uniform at τ = 1 (the chapter's fig. 26.12 setting: a ±10 % spread
+// about 1/N) and clearly peaked at τ = 0.05.
+TEST(SafariRow, NeckRowIsNearlyUniformAtTauOneAndNotAtTauOneTwentieth) {
+  const Image photo = load_image(attnlab::testing::asset("safari.jpg"));
+  Settings s;
+  ASSERT_EQ(s.patch, 16);
+  const Reference warm(photo, s);
+  const int i = token_at(warm.grid(), 20, 4);
+  const auto w = warm.row(0, i).weights;
+  const RowFlatness f = row_flatness(std::span<const float>(w.data(), static_cast<size_t>(w.size())), {});
+  std::printf("tau = 1: max/min %.4f, H/log N %.6f\n", f.max_over_min, f.entropy_ratio);
+  EXPECT_TRUE(f.nearly_uniform);
+  EXPECT_GT(f.entropy_ratio, 0.999);
+  s.temperature = 0.05f;
+  const Reference cold(photo, s);
+  const auto c = cold.row(0, i).weights;
+  const RowFlatness g = row_flatness(std::span<const float>(c.data(), static_cast<size_t>(c.size())), {});
+  std::printf("tau = 0.05: max/min %.4f, H/log N %.6f\n", g.max_over_min, g.entropy_ratio);
+  EXPECT_FALSE(g.nearly_uniform);
+  EXPECT_LT(g.entropy_ratio, f.entropy_ratio);
 }
