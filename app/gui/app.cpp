@@ -280,20 +280,29 @@ class App {
     sync_query();
   }
 
-  // After a change of K: the query and the pinned patches become the patches that hold their
-  // old centres, so they stay over the same spot of the photo (the giraffe's neck stays the
-  // query as K goes from 16 to 8).
+  // After a change of K: the query and the pinned patches become the patches that hold the
+  // point of the photo they stand for, so they stay over the same spot (the giraffe's neck stays
+  // the query as K goes from 16 to 8). That point (pixels) is the cell's centre when the cell
+  // was chosen, kept while the cell still holds it, so K 16 → 32 → 64 → 32 → 16 comes back to
+  // the same patch (a centre taken at every step would drift by half a patch each time).
   void keep_cells_in_place(const PatchGrid& before) {
     const PatchGrid& g = backend_.grid();
-    auto move = [&](Cell c) {
-      const int x = c.col * before.K + before.K / 2, y = c.row * before.K + before.K / 2;
-      return Cell{std::clamp(x / g.K, 0, g.cols - 1), std::clamp(y / g.K, 0, g.rows - 1)};
+    std::vector<std::pair<int, int>> kept;
+    auto move = [&](Cell c, const std::vector<std::pair<int, int>>& anchors) {
+      std::pair<int, int> at{c.col * before.K + before.K / 2, c.row * before.K + before.K / 2};
+      for (const auto& a : anchors)
+        if (a.first / before.K == c.col && a.second / before.K == c.row) at = a;
+      kept.push_back(at);
+      return Cell{std::clamp(at.first / g.K, 0, g.cols - 1), std::clamp(at.second / g.K, 0, g.rows - 1)};
     };
-    state_.query = move(state_.query);
+    state_.query = move(state_.query, query_anchor_);
+    query_anchor_.assign(kept.begin(), kept.end());
+    kept.clear();
     std::vector<Cell> pinned;
     for (const Cell& c : state_.pinned)
-      if (const Cell m = move(c); std::find(pinned.begin(), pinned.end(), m) == pinned.end()) pinned.push_back(m);
+      if (const Cell m = move(c, pin_anchors_); std::find(pinned.begin(), pinned.end(), m) == pinned.end()) pinned.push_back(m);
     state_.pinned = std::move(pinned);
+    pin_anchors_ = std::move(kept);
   }
 
   void apply_ui_scale() {
@@ -757,6 +766,9 @@ class App {
   int vit_resize_ = 0;
   bool shown_vit_tab_ = false;
   int shown_vit_lower_ = -1;
+  // The photo's points (pixels) that the query and the pinned patches stand for across changes
+  // of K (keep_cells_in_place).
+  std::vector<std::pair<int, int>> query_anchor_, pin_anchors_;
   std::vector<std::filesystem::path> gallery_;
   std::vector<std::unique_ptr<TeachingView>> teaching_;
   ViewGeometry geometry_;

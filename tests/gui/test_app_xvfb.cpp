@@ -328,3 +328,34 @@ TEST(AppUnderXvfb, NearlyUniformRowIsSaidSoAndOneClickSharpensIt) {
   EXPECT_TRUE(app.alive());
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// Issue 16: K 16 → 32 → 64 → 32 → 16 with real keys (] ] [ [) brings the query on the zebra,
+// patch (24,20), and a patch pinned there back to (24,20), not half a patch further each step.
+TEST(AppUnderXvfb, PatchSizeRoundTripReturnsTheQueryAndPinsToTheSamePatch) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  const Geometry g = geometry_of(start);
+  ASSERT_EQ(g.K, 16);
+  const auto [zx, zy] = g.centre(24, 20);
+  app.click(zx, zy);
+  app.key("p");
+  const auto [picked, picked_png] = app.export_view();
+  ASSERT_EQ(picked.at("query"), (nlohmann::json{{"col", 24}, {"row", 20}}));
+  ASSERT_EQ(picked.at("pinned").size(), 1u);
+  const int expected[][3] = {{32, 12, 10}, {64, 6, 5}, {32, 12, 10}, {16, 24, 20}};
+  const char* keys[] = {"bracketright", "bracketright", "bracketleft", "bracketleft"};
+  for (int step = 0; step < 4; ++step) {
+    app.key(keys[step]);
+    const auto [s, png] = app.export_view();
+    SCOPED_TRACE("after " + std::string(keys[step]) + ", K = " + std::to_string(expected[step][0]));
+    ASSERT_EQ(s.at("patch").get<int>(), expected[step][0]);
+    const nlohmann::json cell{{"col", expected[step][1]}, {"row", expected[step][2]}};
+    EXPECT_EQ(s.at("query"), cell);
+    ASSERT_EQ(s.at("pinned").size(), 1u);
+    EXPECT_EQ(s.at("pinned")[0], cell);
+  }
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
