@@ -190,6 +190,13 @@ class App {
     try {
       const Image img = load_image(path);
       backend_.set_image(img, state_.attention);
+      // Pins mark spots of a photo: on another photo they would mark whatever lies there.
+      if (!state_.pinned.empty())
+        state_.pinned_note = "The " + std::to_string(state_.pinned.size()) + " pinned queries of " +
+                             state_.image_path.filename().string() + " were cleared: pins belong to the photo they were made on.";
+      state_.pinned.clear();
+      pin_anchors_.clear();
+      query_anchor_.clear();
       state_.image_path = path;
       clamp_query();
       sync_query();

@@ -182,8 +182,13 @@ ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style)
   if (e.generation != settings_generation_ || e.head != head || !(e.style == style)) {
     const RowSet r = rows_for(query);
     std::vector<std::uint8_t> keep(static_cast<size_t>(r.N));
-    for (int j = 0; j < r.N; ++j) keep[j] = setup_->mask.allowed(query, j);
-    const auto px = apply_colormap(r.head(head), keep, style.colormap, style.normalization);
+    const auto row = r.head(head);
+    e.max = 0;
+    for (int j = 0; j < r.N; ++j) {
+      keep[j] = setup_->mask.allowed(query, j);
+      if (keep[j]) e.max = std::max(e.max, row[static_cast<size_t>(j)]);
+    }
+    const auto px = apply_colormap(row, keep, style.colormap, style.normalization);
     e.texture.set(grid().cols, grid().rows, 4, px, false);
     e.generation = settings_generation_;
     e.head = head;

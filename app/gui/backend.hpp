@@ -69,6 +69,11 @@ class Backend {
   /// Heat map of a head's row for another query (pinned comparisons); cached per query until
   /// the image or settings change.
   ImTextureID heatmap_for(int query, int head, const HeatmapStyle& style);
+  /// The largest kept weight of the row heatmap_for() drew last for `query` (0 before).
+  float heatmap_for_max(int query) const {
+    const auto it = pinned_maps_.find(query);
+    return it == pinned_maps_.end() ? 0.0f : it->second.max;
+  }
   /// The photo (image_.width × image_.height), linear filtered.
   ImTextureID photo() const { return photo_.im(); }
   /// cols × rows: opaque black where the key is masked for the query, transparent elsewhere.
@@ -95,6 +100,7 @@ class Backend {
     int head = -1;
     HeatmapStyle style;
     GuiTexture texture;
+    float max = 0;  ///< the largest kept weight of the row
   };
   std::map<int, PinnedMap> pinned_maps_;
   // Cached read-backs for the teaching views, keyed by what they depend on.

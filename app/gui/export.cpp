@@ -39,6 +39,7 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["window"] = {{"width", width}, {"height", height}};
   if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
   j["banner"] = state.banner;
+  j["pinned_note"] = state.pinned_note;
   j["widgets"] = state.widget_rects;
   j["view_errors"] = state.view_errors;
   if (!state.vit_drawn.is_null()) j["vit_drawn"] = state.vit_drawn;

@@ -12,8 +12,7 @@ namespace attnlab::app {
 namespace {
 
 constexpr ImU32 kQueryColour = IM_COL32(0, 255, 255, 255);
-constexpr ImU32 kPinnedColours[] = {IM_COL32(255, 0, 255, 255), IM_COL32(255, 255, 0, 255), IM_COL32(0, 255, 0, 255),
-                                    IM_COL32(255, 128, 0, 255)};
+
 
 void outline(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour, float thickness) {
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, thickness + 2);
@@ -172,7 +171,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   for (size_t n = 0; n < state.pinned.size(); ++n) {
     const Cell& c = state.pinned[n];
     outline(dl, to_screen(static_cast<float>(c.col * K), static_cast<float>(c.row * K)),
-            to_screen(static_cast<float>((c.col + 1) * K), static_cast<float>((c.row + 1) * K)), kPinnedColours[n % 4], 2.0f);
+            to_screen(static_cast<float>((c.col + 1) * K), static_cast<float>((c.row + 1) * K)), pinned_colour(n), 2.0f);
   }
   outline(dl, to_screen(static_cast<float>(state.query.col * K), static_cast<float>(state.query.row * K)),
           to_screen(static_cast<float>((state.query.col + 1) * K), static_cast<float>((state.query.row + 1) * K)),

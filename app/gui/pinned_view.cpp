@@ -9,6 +9,11 @@ namespace attnlab::app {
 void draw_pinned_view(AppState& state, Backend& backend) {
   if (!backend.has_image()) return;
   if (state.pinned.empty()) {
+    if (!state.pinned_note.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
+      ImGui::TextWrapped("%s", state.pinned_note.c_str());
+      ImGui::PopStyleColor();
+    }
     ImGui::TextWrapped("Right-click patches on the photo to pin them here, or pin the current query:");
   }
   if (ImGui::Button("pin the current query (P)")) {
@@ -17,6 +22,7 @@ void draw_pinned_view(AppState& state, Backend& backend) {
   ImGui::SameLine();
   if (ImGui::Button("clear")) state.pinned.clear();
 
+  if (!state.pinned.empty()) state.pinned_note.clear();
   const auto& g = backend.grid();
   const HeatmapStyle style{state.colormap, state.normalization};
   const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 60.0f);
@@ -26,7 +32,15 @@ void draw_pinned_view(AppState& state, Backend& backend) {
     const ImTextureID map = backend.heatmap_for(g.index(c.col, c.row), state.main_head, style);
     if (n) ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::Text("(%d,%d)", c.col, c.row);
+    // The outline's colour on the main map, the patch, the head and the row's largest weight
+    // (each pinned map has its own scale, from its own row).
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float box = ImGui::GetTextLineHeight();
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + box - 1, p.y + box - 1), pinned_colour(n), 0, 0, 2.0f);
+    ImGui::Dummy(ImVec2(box, box));
+    ImGui::SameLine();
+    ImGui::Text("(%d,%d) %s, max a_ij %s", c.col, c.row, std::string(head_name(static_cast<HeadKind>(state.main_head))).c_str(),
+                format_weight(backend.heatmap_for_max(g.index(c.col, c.row))).c_str());
     if (map_thumbnail(("pin" + std::to_string(n)).c_str(), backend, map, state, ImVec2(h, h), {c}, false)) {
       state.query = c;  // click a pinned map: make it the query
       state.query_pinned = true;

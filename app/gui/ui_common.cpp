@@ -95,6 +95,12 @@ void colour_bar(Colormap c, Normalization n, ValueRange range, float height, dou
   ImGui::Dummy(ImVec2(w + 6 + ImGui::CalcTextSize("0.0000000e-00").x, height));
 }
 
+ImU32 pinned_colour(std::size_t n) {
+  constexpr ImU32 colours[] = {IM_COL32(255, 0, 255, 255), IM_COL32(255, 255, 0, 255), IM_COL32(0, 255, 0, 255),
+                               IM_COL32(255, 128, 0, 255)};
+  return colours[n % 4];
+}
+
 void help_marker(const char* text) {
   ImGui::SameLine();
   ImGui::TextDisabled("(?)");

@@ -359,3 +359,33 @@ TEST(AppUnderXvfb, PatchSizeRoundTripReturnsTheQueryAndPinsToTheSamePatch) {
   }
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// Issue 16: pins belong to their photo. Two patches pinned on the safari, the dog opened from
+// the gallery with a click: the pins are gone and the pinned panel says why.
+TEST(AppUnderXvfb, PinsClearWithAMessageWhenAnotherPhotoOpens) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  const Geometry g = geometry_of(start);
+  for (const auto& [col, row] : {std::pair{24, 20}, std::pair{15, 6}}) {
+    const auto [px, py] = g.centre(col, row);
+    app.click(px, py, 3);  // right-click pins
+  }
+  const auto [pinned, pinned_png] = app.export_view();
+  ASSERT_EQ(pinned.at("pinned").size(), 2u);
+  EXPECT_EQ(pinned.at("pinned_note"), "");
+  const auto b = pinned.at("widgets").at("gallery:dog.jpg");
+  app.click(b[0].get<float>() + b[2].get<float>() * 0.5f, b[1].get<float>() + b[3].get<float>() * 0.5f);
+  nlohmann::json dog;
+  for (int n = 0; n < 20; ++n) {
+    dog = app.export_view().first;
+    if (dog.at("image").get<std::string>().ends_with("dog.jpg")) break;
+  }
+  ASSERT_TRUE(dog.at("image").get<std::string>().ends_with("dog.jpg"));
+  EXPECT_EQ(dog.at("pinned").size(), 0u);
+  const std::string note = dog.at("pinned_note");
+  EXPECT_NE(note.find("The 2 pinned queries of safari.jpg were cleared"), std::string::npos) << note;
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
