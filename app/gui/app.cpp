@@ -17,6 +17,7 @@
 #include <epoxy/gl.h>
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>  // BringWindowToDisplayFront: the tour box stays in front
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
@@ -692,14 +693,22 @@ class App {
 
   void draw_teaching_windows(float menu_h) {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
+    const bool touring = state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size());
     float cascade = 0;
     for (const auto& v : teaching_) {
       bool& open = state_.open_views[v->name()];
       if (!open) continue;
-      ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f + cascade, menu_h + 10 + cascade), ImGuiCond_FirstUseEver);
-      ImGui::SetNextWindowSize(ImVec2(d.x * 0.6f, d.y * 0.85f), ImGuiCond_FirstUseEver);
+      const bool toured = touring && teaching_[static_cast<size_t>(state_.tour_step)] == v;
+      if (toured) {  // the tour's view: above the tour box, never under it
+        ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f, menu_h + 10), ImGuiCond_Appearing);
+        ImGui::SetNextWindowSize(ImVec2(d.x * 0.6f, std::max(d.y - menu_h - tour_h_ - 40, 200.0f)), ImGuiCond_Appearing);
+      } else {
+        ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f + cascade, menu_h + 10 + cascade), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowSize(ImVec2(d.x * 0.6f, d.y * 0.85f), ImGuiCond_FirstUseEver);
+      }
       cascade += 24;
       const std::string title = std::string(v->title()) + " (" + v->source() + ")###" + v->name();
+      ImGui::SetNextWindowBgAlpha(1.0f);  // opaque: the panels behind must not show through its text
       const bool visible = ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoCollapse);
       record_window(v->name());
       if (visible) {
@@ -716,7 +725,13 @@ class App {
       const auto& v = teaching_[static_cast<size_t>(state_.tour_step)];
       ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y - 10), ImGuiCond_Always, ImVec2(0.5f, 1));
       ImGui::SetNextWindowSize(ImVec2(std::min(d.x * 0.6f, 900.0f * state_.ui_scale), 0));
+      ImGui::SetNextWindowBgAlpha(1.0f);
       ImGui::Begin("Guided tour", nullptr, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings);
+      // Always drawn over the views (without taking the keyboard from them), so that "next" is
+      // never under a view and the title and step stay readable.
+      ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
+      tour_h_ = ImGui::GetWindowHeight();
+      record_window("tour");
       ImGui::Text("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->source());
       ImGui::TextWrapped("%s", v->tour_text());
       if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
@@ -773,6 +788,7 @@ class App {
   int vit_resize_ = 0;
   bool shown_vit_tab_ = false;
   int shown_vit_lower_ = -1;
+  float tour_h_ = 160;  // the guided tour box's height in the last frame (pixels)
   // The photo's points (pixels) that the query and the pinned patches stand for across changes
   // of K (keep_cells_in_place).
   std::vector<std::pair<int, int>> query_anchor_, pin_anchors_;

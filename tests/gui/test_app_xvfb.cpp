@@ -389,3 +389,46 @@ TEST(AppUnderXvfb, PinsClearWithAMessageWhenAnotherPhotoOpens) {
   EXPECT_NE(note.find("The 2 pinned queries of safari.jpg were cleared"), std::string::npos) << note;
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// Issue 16: the guided tour never sticks. Started from the Tour menu with real clicks, "next"
+// is clicked at wherever the tour box draws it, step after step: every step shows its view
+// above the tour box (no overlap with the box), and the last click ends the tour.
+TEST(AppUnderXvfb, TheTourIsClickedThroughEveryStepToTheEnd) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  auto centre_of = [](const nlohmann::json& r) {
+    return std::pair{r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f};
+  };
+  const auto [start, start_png] = app.export_view();
+  ASSERT_EQ(start.at("tour_step"), -1);
+  const auto [mx, my] = centre_of(start.at("widgets").at("menu:Tour"));
+  app.click(mx, my);
+  const auto [menu, menu_png] = app.export_view();
+  ASSERT_TRUE(menu.at("widgets").contains("menu:Tour/start")) << "the Tour menu did not open";
+  const auto [sx, sy] = centre_of(menu.at("widgets").at("menu:Tour/start"));
+  app.click(sx, sy);
+  int steps = 0;
+  for (; steps < 30; ++steps) {
+    const auto [s, png] = app.export_view();
+    const int step = s.at("tour_step");
+    if (step < 0) break;
+    ASSERT_EQ(step, steps) << "a click on next did not reach the next step";
+    const auto& w = s.at("widgets");
+    ASSERT_TRUE(w.contains("window:tour") && w.contains("tour_next")) << s.dump().substr(0, 400);
+    const auto tour = w.at("window:tour");
+    for (const auto& [name, r] : w.items()) {
+      if (!name.starts_with("window:") || name == "window:tour") continue;
+      const auto& views = s.at("views");
+      if (!views.contains(name.substr(7)) || !views.at(name.substr(7)).get<bool>()) continue;
+      // A teaching view of this step ends above the tour box.
+      EXPECT_LE(r[1].get<float>() + r[3].get<float>(), tour[1].get<float>() + 1.0f) << name << " covers the tour box at step " << step;
+    }
+    const auto [nx, ny] = centre_of(w.at("tour_next"));
+    app.click(nx, ny);
+  }
+  EXPECT_GE(steps, 5) << "the tour has the chapter's views";
+  EXPECT_LT(steps, 30) << "the tour never ended";
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
