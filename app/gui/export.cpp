@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <numeric>
 
@@ -109,7 +110,19 @@ std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
   if (!backend.has_image()) throw Error("no image loaded");
   const auto& g = backend.grid();
   const auto row = backend.rows().head(state.main_head);
-  const std::string csv = grid_csv(row, g);
+  // A '#' header with what the row belongs to, so that the numbers stand on their own.
+  const Settings& a = backend.settings();
+  char tau[32];
+  std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
+  std::string csv = "# attnlab: row i of the attention matrix A, the weights a_ij over the key patches j\n# image: " +
+                    state.image_path.string() + "\n# K: " + std::to_string(g.K) + " px, grid " + std::to_string(g.cols) + " x " +
+                    std::to_string(g.rows) + ", N = " + std::to_string(g.N()) + "\n# query: patch (" +
+                    std::to_string(g.col_of(backend.query())) + "," + std::to_string(g.row_of(backend.query())) +
+                    "), i = " + std::to_string(backend.query()) + "\n# head: " +
+                    std::string(head_name(static_cast<HeadKind>(state.main_head))) + "\n# mask: " +
+                    std::string(mask_kind_name(a.mask.kind)) + "\n# temperature: " + tau + "\n# positional codes: " +
+                    std::string(pos_mode_name(a.pos.mode)) + "\n# lines: the grid's rows, top first; columns: left first\n";
+  csv += grid_csv(row, g);
   // Named after the query the row belongs to: the backend's (see sidecar_json).
   const int col = g.col_of(backend.query()), r = g.row_of(backend.query());
   const auto stem = next_free_stem(state.export_dir,

@@ -20,7 +20,9 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
 std::filesystem::path export_window(const AppState& state, Backend& backend, const ViewGeometry& view, int width,
                                     int height);
 
-/// Writes the main head's row as CSV in the grid's layout (rows of the grid as lines).
+/// Writes the main head's row as CSV in the grid's layout (rows of the grid as lines), after
+/// '#' comment lines naming the image, K and the grid, the query, head, mask, temperature and
+/// positional codes.
 std::filesystem::path export_row_csv(const AppState& state, Backend& backend);
 
 /// Writes the ViT map drawn last (state.vit_drawn: a layer's row, its rollout or the token

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 using namespace attnlab;
@@ -430,5 +431,52 @@ TEST(AppUnderXvfb, TheTourIsClickedThroughEveryStepToTheEnd) {
   }
   EXPECT_GE(steps, 5) << "the tour has the chapter's views";
   EXPECT_LT(steps, 30) << "the tour never ended";
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+// Issue 16: F9's CSV says what its numbers are. Query on the zebra with a click, F9: the '#'
+// header names the image, K, query, head, mask, temperature and codes, and the weights under it
+// are the CPU reference's row in the grid's layout.
+TEST(AppUnderXvfb, RowCsvHasAHeaderAndTheReferenceRow) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  const Geometry g = geometry_of(start);
+  const auto [zx, zy] = g.centre(24, 20);
+  app.click(zx, zy);
+  app.key("F9");
+  std::filesystem::path csv;
+  for (int n = 0; n < 100 && csv.empty(); ++n) {
+    for (const auto& e : std::filesystem::directory_iterator(app.export_dir()))
+      if (e.path().extension() == ".csv") csv = e.path();
+    if (csv.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(csv.empty()) << app.log();
+  EXPECT_EQ(csv.filename().string(), "attnlab-row-24-20-colour.csv");
+  std::string header;
+  std::vector<std::vector<float>> lines;
+  std::ifstream in(csv);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("#")) {
+      header += line + "\n";
+      continue;
+    }
+    std::istringstream cells(line);
+    lines.emplace_back();
+    for (std::string cell; std::getline(cells, cell, ',');) lines.back().push_back(std::stof(cell));
+  }
+  for (const char* expected : {"# image: ", "safari.jpg", "# K: 16 px, grid 31 x 31, N = 961", "# query: patch (24,20), i = 644",
+                               "# head: colour", "# mask: none", "# temperature: 1\n", "# positional codes: none"})
+    EXPECT_NE(header.find(expected), std::string::npos) << expected << " not in\n" << header;
+  ASSERT_EQ(lines.size(), 31u);
+  const Reference ref(load_image(asset("safari.jpg")), Settings{});
+  const auto row = ref.row(0, 20 * 31 + 24).weights;
+  for (int r = 0; r < 31; ++r) {
+    ASSERT_EQ(lines[static_cast<size_t>(r)].size(), 31u);
+    for (int c = 0; c < 31; ++c)
+      EXPECT_NEAR(lines[static_cast<size_t>(r)][static_cast<size_t>(c)], row[r * 31 + c], 1e-3f * row.maxCoeff()) << c << "," << r;
+  }
   EXPECT_EQ(app.close(), 0) << app.log();
 }
