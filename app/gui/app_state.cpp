@@ -58,6 +58,12 @@ void read_value(const nlohmann::json& v, T& out, const std::string& key) {
     T items(v.size());
     for (std::size_t n = 0; n < v.size(); ++n) read_value(v[n], items[n], key);
     out = std::move(items);
+  } else if constexpr (std::is_same_v<T, Cell>) {  // a patch: {"col": c, "row": r}, both >= 0
+    if (!v.is_object() || !v.contains("col") || !v.contains("row"))
+      throw Error("setting '" + key + "' must be an object with 'col' and 'row'");
+    read_value(v.at("col"), out.col, key + ".col");
+    read_value(v.at("row"), out.row, key + ".row");
+    if (out.col < 0 || out.row < 0) throw Error("setting '" + key + "' is out of range");
   } else if constexpr (std::is_same_v<T, std::map<std::string, bool>>) {
     if (!v.is_object()) throw Error("setting '" + key + "' must be an object");
     T items;
@@ -163,16 +169,7 @@ void apply_json(const nlohmann::json& j, AppState& out) {
       get(j["query"], "row", s.query.row);
     }
     get(j, "query_pinned", s.query_pinned);
-    if (j.contains("pinned")) {
-      key = "pinned";
-      s.pinned.clear();
-      for (const auto& c : j.at("pinned")) {
-        Cell cell;
-        read_value(c.at("col"), cell.col, "pinned.col");
-        read_value(c.at("row"), cell.row, "pinned.row");
-        s.pinned.push_back(cell);
-      }
-    }
+    get(j, "pinned", s.pinned);
     if (j.contains("mask")) {
       const auto& m = j["mask"];
       key = "mask.kind";
@@ -236,17 +233,7 @@ void apply_json(const nlohmann::json& j, AppState& out) {
         get(v["cell"], "col", s.vit_cell.col);
         get(v["cell"], "row", s.vit_cell.row);
       }
-      if (v.contains("pinned")) {
-        key = "vit.pinned";
-        s.vit_pinned.clear();
-        for (const auto& c : v.at("pinned")) {
-          Cell cell;
-          read_value(c.at("col"), cell.col, "vit.pinned.col");
-          read_value(c.at("row"), cell.row, "vit.pinned.row");
-          if (cell.col < 0 || cell.row < 0) throw Error("setting 'vit.pinned' is out of range");
-          s.vit_pinned.push_back(cell);
-        }
-      }
+      get(v, "pinned", s.vit_pinned);
       get(v, "tab", s.vit_tab);
       get(v, "rollout", s.vit_rollout);
       get(v, "masks", s.vit_masks);

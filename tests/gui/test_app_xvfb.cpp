@@ -33,6 +33,11 @@ Geometry geometry_of(const nlohmann::json& j) {
           j.at("image_view").at("scale").get<float>(), j.at("grid").at("K").get<int>()};
 }
 
+// The centre of a recorded widget's rectangle [x, y, w, h] in window coordinates.
+std::pair<float, float> centre_of(const nlohmann::json& r) {
+  return {r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f};
+}
+
 // Opaque gray heat map without grid lines, so the drawn map can be read back exactly.
 void seed_settings(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir / "config" / "attnlab");
@@ -319,7 +324,8 @@ TEST(AppUnderXvfb, NearlyUniformRowIsSaidSoAndOneClickSharpensIt) {
 
   // One click on "sharpen: tau = 0.05".
   const auto b = widgets.at("flat:sharpen");
-  app.click(b[0].get<float>() + b[2].get<float>() * 0.5f, b[1].get<float>() + b[3].get<float>() * 0.5f);
+  const auto [bx, by] = centre_of(b);
+  app.click(bx, by);
   const auto [sharp, sharp_png] = app.export_view();
   EXPECT_FLOAT_EQ(sharp.at("temperature").get<float>(), 0.05f);
   EXPECT_EQ(sharp.at("query").at("col"), 20) << "the button does not move the query";
@@ -378,7 +384,8 @@ TEST(AppUnderXvfb, PinsClearWithAMessageWhenAnotherPhotoOpens) {
   ASSERT_EQ(pinned.at("pinned").size(), 2u);
   EXPECT_EQ(pinned.at("pinned_note"), "");
   const auto b = pinned.at("widgets").at("gallery:dog.jpg");
-  app.click(b[0].get<float>() + b[2].get<float>() * 0.5f, b[1].get<float>() + b[3].get<float>() * 0.5f);
+  const auto [bx, by] = centre_of(b);
+  app.click(bx, by);
   nlohmann::json dog;
   for (int n = 0; n < 20; ++n) {
     dog = app.export_view().first;
@@ -399,9 +406,6 @@ TEST(AppUnderXvfb, TheTourIsClickedThroughEveryStepToTheEnd) {
   const auto dir = temp_dir();
   AppProcess app(x, dir);
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
-  auto centre_of = [](const nlohmann::json& r) {
-    return std::pair{r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f};
-  };
   const auto [start, start_png] = app.export_view();
   ASSERT_EQ(start.at("tour_step"), -1);
   const auto [mx, my] = centre_of(start.at("widgets").at("menu:Tour"));
@@ -448,25 +452,10 @@ TEST(AppUnderXvfb, RowCsvHasAHeaderAndTheReferenceRow) {
   app.click(zx, zy);
   app.key("F9");
   std::filesystem::path csv;
-  for (int n = 0; n < 100 && csv.empty(); ++n) {
-    for (const auto& e : std::filesystem::directory_iterator(app.export_dir()))
-      if (e.path().extension() == ".csv") csv = e.path();
-    if (csv.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_FALSE(csv.empty()) << app.log();
+  const ExportedCsv exported = wait_for_csv(app.export_dir(), "attnlab-row-", &csv);
   EXPECT_EQ(csv.filename().string(), "attnlab-row-24-20-colour.csv");
-  std::string header;
-  std::vector<std::vector<float>> lines;
-  std::ifstream in(csv);
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("#")) {
-      header += line + "\n";
-      continue;
-    }
-    std::istringstream cells(line);
-    lines.emplace_back();
-    for (std::string cell; std::getline(cells, cell, ',');) lines.back().push_back(std::stof(cell));
-  }
+  const std::string& header = exported.header;
+  const auto& lines = exported.lines;
   for (const char* expected : {"# image: ", "safari.jpg", "# K: 16 px, grid 31 x 31, N = 961", "# query: patch (24,20), i = 644",
                                "# head: colour", "# mask: none", "# temperature: 1\n", "# positional codes: none"})
     EXPECT_NE(header.find(expected), std::string::npos) << expected << " not in\n" << header;

@@ -99,26 +99,9 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
 
   // F9: the rollout as CSV, its header naming the model's SHA-256 and the query.
   app.key("F9");
-  std::filesystem::path csv;
-  for (int n = 0; n < 100 && csv.empty(); ++n) {
-    for (const auto& e : std::filesystem::directory_iterator(app.export_dir()))
-      if (e.path().filename().string().starts_with("attnlab-vit-rollout-layer")) csv = e.path();
-    if (csv.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_FALSE(csv.empty()) << "F9 wrote no CSV; " << app.log();
-  std::vector<float> from_csv;
-  std::string header;
-  {
-    std::ifstream in(csv);
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with("#")) {
-        header += line + "\n";
-        continue;
-      }
-      std::istringstream cells(line);
-      for (std::string cell; std::getline(cells, cell, ',');) from_csv.push_back(std::stof(cell));
-    }
-  }
+  const ExportedCsv exported = wait_for_csv(app.export_dir(), "attnlab-vit-rollout-layer");
+  const std::string& header = exported.header;
+  const std::vector<float> from_csv = exported.values();
   EXPECT_NE(header.find(cls.at("sha256").get<std::string>()), std::string::npos) << header;
   EXPECT_NE(header.find("(token " + std::to_string(token) + ")"), std::string::npos) << header;
   const auto rollout = engine.rollout_row(L - 1, HeadFusion::Mean, token);

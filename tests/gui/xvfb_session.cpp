@@ -204,4 +204,34 @@ int AppProcess::close(std::chrono::seconds timeout) {
   return -1;
 }
 
+std::vector<float> ExportedCsv::values() const {
+  std::vector<float> out;
+  for (const auto& line : lines) out.insert(out.end(), line.begin(), line.end());
+  return out;
+}
+
+ExportedCsv wait_for_csv(const std::filesystem::path& dir, const std::string& prefix, std::filesystem::path* path) {
+  std::filesystem::path csv;
+  for (int n = 0; n < 100 && csv.empty(); ++n) {
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".csv" && e.path().filename().string().starts_with(prefix)) csv = e.path();
+    if (csv.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (csv.empty()) throw std::runtime_error("no " + prefix + "*.csv appeared in " + dir.string());
+  // The app writes a temporary file and renames it: what has the name is whole.
+  ExportedCsv out;
+  std::ifstream in(csv);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("#")) {
+      out.header += line + "\n";
+      continue;
+    }
+    std::istringstream cells(line);
+    out.lines.emplace_back();
+    for (std::string cell; std::getline(cells, cell, ',');) out.lines.back().push_back(std::stof(cell));
+  }
+  if (path) *path = csv;
+  return out;
+}
+
 }  // namespace attnlab::testing

@@ -63,4 +63,16 @@ class AppProcess {
   int exit_status_ = -1;
 };
 
+/// A CSV the app exported (F9): its '#' comment lines (each ending in a newline) and the
+/// numbers of every other line, one vector per line.
+struct ExportedCsv {
+  std::string header;
+  std::vector<std::vector<float>> lines;
+  /// All the numbers, line after line.
+  std::vector<float> values() const;
+};
+/// Waits up to 10 s for a file in `dir` whose name starts with `prefix` and ends in ".csv",
+/// and reads it. Throws std::runtime_error when none appears.
+ExportedCsv wait_for_csv(const std::filesystem::path& dir, const std::string& prefix, std::filesystem::path* path = nullptr);
+
 }  // namespace attnlab::testing
