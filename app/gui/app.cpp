@@ -367,9 +367,8 @@ class App {
       case GLFW_KEY_RIGHT: move(1, 0); break;
       case GLFW_KEY_UP: move(0, -1); break;
       case GLFW_KEY_DOWN: move(0, 1); break;
-      case GLFW_KEY_ESCAPE:
-        if (state_.presentation) state_.presentation = false;
-        else state_.query_pinned = false;
+      case GLFW_KEY_ESCAPE:  // leaves presentation mode, never changes the map (Esc also closes menus)
+        state_.presentation = false;
         break;
       case GLFW_KEY_P:
         if (std::find(state_.pinned.begin(), state_.pinned.end(), state_.query) == state_.pinned.end())
@@ -423,9 +422,8 @@ class App {
         }
         break;
       case GLFW_KEY_0: state_.vit_head = kVitHeadMean; break;
-      case GLFW_KEY_ESCAPE:
-        if (state_.presentation) state_.presentation = false;
-        else state_.query_pinned = false;
+      case GLFW_KEY_ESCAPE:  // leaves presentation mode, never changes the map (Esc also closes menus)
+        state_.presentation = false;
         break;
       default:
         if (k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_9 && k.key - GLFW_KEY_1 < src.heads()) state_.vit_head = k.key - GLFW_KEY_1;
@@ -477,6 +475,19 @@ class App {
     ImGui::EndTabBar();
   }
 
+  // The last export's confirmation, for 4 s at the bottom left over everything (presentation
+  // mode too), so a teacher sees that F12 or F9 worked.
+  void draw_toast(ImVec2 d) {
+    if (state_.status.empty() || std::chrono::steady_clock::now() - state_.status_since > std::chrono::seconds(4)) return;
+    const ImVec2 size = ImGui::CalcTextSize(state_.status.c_str());
+    const ImVec2 at(12, d.y - size.y - 12);
+    ImDrawList* fg = ImGui::GetForegroundDrawList();
+    fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(at.x + size.x + 6, at.y + size.y + 4), IM_COL32(20, 90, 40, 235), 4.0f);
+    fg->AddText(at, IM_COL32(255, 255, 255, 255), state_.status.c_str());
+    state_.widget_rects["toast"] = {at.x, at.y, size.x, size.y};
+    state_.redraw_requested = true;  // until it has gone
+  }
+
   void draw_windows() {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoCollapse;
@@ -488,6 +499,14 @@ class App {
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoScrollWithMouse |
                        ImGuiWindowFlags_NoBringToFrontOnFocus);
       draw_main_map();
+      // How to leave, always on screen in this mode.
+      const char* leave = "F5 or Esc: leave presentation mode";
+      const ImVec2 size = ImGui::CalcTextSize(leave);
+      ImDrawList* fg = ImGui::GetForegroundDrawList();
+      const ImVec2 at(d.x - size.x - 12, d.y - size.y - 10);
+      fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(d.x - 6, d.y - 6), IM_COL32(0, 0, 0, 200), 4.0f);
+      fg->AddText(at, IM_COL32(200, 200, 200, 255), leave);
+      state_.widget_rects["presentation:leave"] = {at.x, at.y, size.x, size.y};
       ImGui::End();
     } else {
       menu_h = draw_menu_bar();
@@ -572,6 +591,7 @@ class App {
       ImGui::End();
       ImGui::PopStyleColor();
     }
+    draw_toast(d);
   }
 
   // The attention map of the source chosen: the ViT's, or the hand-made heads'.
@@ -639,7 +659,11 @@ class App {
       if (begin_menu("Chapter")) {
         for (const auto& v : teaching_) {
           bool& open = state_.open_views[v->name()];
+          const bool was = open;
           menu_item("Chapter/" + std::string(v->name()), v->title(), v->source(), &open);
+          if (open && !was)  // one chapter view at a time: the class follows one thing
+            for (auto& [name, other] : state_.open_views)
+              if (name != v->name()) other = false;
         }
         ImGui::EndMenu();
       }
@@ -702,14 +726,17 @@ class App {
       if (toured) {  // the tour's view: above the tour box, never under it
         ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f, menu_h + 10), ImGuiCond_Appearing);
         ImGui::SetNextWindowSize(ImVec2(d.x * 0.6f, std::max(d.y - menu_h - tour_h_ - 40, 200.0f)), ImGuiCond_Appearing);
-      } else {
-        ImGui::SetNextWindowPos(ImVec2(d.x * 0.2f + cascade, menu_h + 10 + cascade), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(d.x * 0.6f, d.y * 0.85f), ImGuiCond_FirstUseEver);
+      } else {  // a fixed, opaque place right of the controls; a view taller than it scrolls inside
+        const float left = std::min(360.0f * state_.ui_scale, d.x * 0.3f);
+        ImGui::SetNextWindowPos(ImVec2(left + cascade, menu_h + cascade), ImGuiCond_Always);
+        ImGui::SetNextWindowSize(ImVec2(d.x - left - cascade, d.y - menu_h - cascade), ImGuiCond_Always);
       }
-      cascade += 24;
+      cascade += 24;  // views opened together (from saved settings) stay apart
       const std::string title = std::string(v->title()) + " (" + v->source() + ")###" + v->name();
       ImGui::SetNextWindowBgAlpha(1.0f);  // opaque: the panels behind must not show through its text
-      const bool visible = ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoCollapse);
+      const ImGuiWindowFlags flags =
+          ImGuiWindowFlags_NoCollapse | (toured ? 0 : ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize);
+      const bool visible = ImGui::Begin(title.c_str(), &open, flags);
       record_window(v->name());
       if (visible) {
         try {
@@ -753,6 +780,7 @@ class App {
       try {
         const auto png = export_window(state_, backend_, geometry_, w, h);
         state_.status = "saved " + png.string();
+        state_.status_since = std::chrono::steady_clock::now();
         std::printf("attnlab: saved %s\n", png.string().c_str());
         std::fflush(stdout);
       } catch (const Error& e) {
@@ -764,6 +792,7 @@ class App {
       try {
         const auto csv = state_.vit_source && vit_.source() ? export_vit_csv(state_) : export_row_csv(state_, backend_);
         state_.status = "saved " + csv.string();
+        state_.status_since = std::chrono::steady_clock::now();
         std::printf("attnlab: saved %s\n", csv.string().c_str());
         std::fflush(stdout);
       } catch (const Error& e) {

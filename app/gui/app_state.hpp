@@ -82,6 +82,7 @@ struct AppState {
   std::string banner;  ///< an error shown at the top; empty = none
   std::chrono::steady_clock::time_point banner_since{};
   std::string status;  ///< last export etc.
+  std::chrono::steady_clock::time_point status_since{};  ///< when status was set (a toast shows it for 4 s)
   std::string pinned_note;  ///< why the pinned queries were cleared (a new photo), shown while there are none
   bool export_requested = false, csv_requested = false;
   /// A view with work still under way (a worker thread, a pass spread over frames) sets this

@@ -97,14 +97,30 @@ void draw_controls_panel(AppState& state, Backend& backend) {
     if (ImGui::Combo("codes", &mode, modes, 3)) a.pos.mode = static_cast<PosMode>(mode);
     state.record_widget("pos_mode");
     help_marker("Eqs. 26.38-26.40: p = [sin(x), sin(x/B), ..., sin(x/B^P)] for the column x and the row y. Concat appends lambda p to every query and key; add maps p to the token width and adds it before W_q, W_k, W_v.");
+    // Controls that do nothing in the current mode are disabled and say why.
+    auto why_disabled = [](bool disabled, const char* why) {
+      if (disabled && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why);
+    };
+    const bool off = a.pos.mode == PosMode::None;
+    ImGui::BeginDisabled(off);
     ImGui::SliderFloat("B", &a.pos.B, 1.1f, 10.0f, "%.2f");
+    why_disabled(off, "The codes are off: B, the base of the code's wavelengths, has no effect.");
     state.record_widget("pos_B");
     ImGui::SliderInt("P", &a.pos.P, 0, 12);
+    why_disabled(off, "The codes are off: P, the number of wavelengths, has no effect.");
     state.record_widget("pos_P");
+    ImGui::EndDisabled();
+    const bool no_lambda = a.pos.mode != PosMode::Concat;
+    ImGui::BeginDisabled(no_lambda);
     ImGui::SliderFloat("lambda", &a.pos.lambda, 0.0f, 4.0f, "%.2f");
+    why_disabled(no_lambda, "lambda weighs the code appended to q and k: it acts only with 'concat'.");
     state.record_widget("pos_lambda");
+    ImGui::EndDisabled();
+    ImGui::BeginDisabled(off);
     ImGui::Checkbox("sine-cosine pairs", &a.pos.sincos);
+    why_disabled(off, "The codes are off: the sine-cosine pairs have no effect.");
     state.record_widget("pos_sincos");
+    ImGui::EndDisabled();
     ImGui::Text("code length %d", code_length(a.pos));
   }
 
@@ -161,7 +177,7 @@ void draw_controls_panel(AppState& state, Backend& backend) {
 
   ImGui::Separator();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Keys: arrows move the query, Esc unpins it, right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation, Ctrl +/- UI scale, 1-6 choose the head, M the next mask, [ and ] halve and double K, V switches to a loaded ViT model and back, Ctrl+Q quits.");
+  ImGui::TextWrapped("Keys: arrows move the query (a click on it again lets it follow the mouse), right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation (F5 or Esc leaves), Ctrl +/- UI scale, 1-6 choose the head, M the next mask, [ and ] halve and double K, V switches to a loaded ViT model and back, Ctrl+Q quits.");
   ImGui::PopStyleColor();
 }
 

@@ -50,9 +50,30 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
               state.query_pinned ? "[pinned]" : "[follows mouse]",
               std::string(head_name(static_cast<HeadKind>(state.main_head))).c_str(),
               rows.empty[state.main_head] ? "  (every key masked: row is 0)" : "");
-  if (state.last_frame_ms > 0)  // the live app: how fast the last frame and row pass were
+  if (state.presentation) {  // for the class: what the map depends on, no developer numbers
+    const Settings& a = backend.settings();
+    char tau[32];
+    std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
+    ImGui::Text("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu", std::string(mask_kind_name(a.mask.kind)).c_str(),
+                tau, std::string(pos_mode_name(a.pos.mode)).c_str(), K, g.N(), state.pinned.size());
+    state.record_widget("presentation:legend");
+    for (size_t n = 0; n < state.pinned.size(); ++n) {  // the pins' outline colours, as a legend
+      ImGui::SameLine();
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float box = ImGui::GetTextLineHeight();
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + box - 1, p.y + box - 1), pinned_colour(n), 0, 0, 2.0f);
+      ImGui::Dummy(ImVec2(box, box));
+      ImGui::SameLine();
+      ImGui::Text("(%d,%d)", state.pinned[n].col, state.pinned[n].row);
+    }
+  } else if (state.last_frame_ms > 0)  // the live app: how fast the last frame and row pass were
+  {
+    // The backend's short name here (the driver's full name, which is long, on hover).
+    const std::string& name = state.backend_name;
     ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d   frame %.1f ms   row pass %.2f ms   %s", g.N(), g.cols, g.rows,
-                        K, state.last_frame_ms, state.row_pass_ms, state.backend_name.c_str());
+                        K, state.last_frame_ms, state.row_pass_ms, name.substr(0, name.find(':')).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
+  }
   else
     ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d", g.N(), g.cols, g.rows, K);
 

@@ -469,3 +469,36 @@ TEST(AppUnderXvfb, RowCsvHasAHeaderAndTheReferenceRow) {
   }
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// Issue 16, presentation mode: F5 shows the settings legend and "F5 or Esc: leave" on screen;
+// an export is confirmed by a toast there too; Esc leaves the mode and leaves the pinned query
+// alone (Esc never changes the map).
+TEST(AppUnderXvfb, PresentationModeShowsItsLegendTheWayOutAndExportToasts) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  const Geometry g = geometry_of(start);
+  const auto [zx, zy] = g.centre(24, 20);
+  app.click(zx, zy);
+  app.key("F5");
+  const auto [first, first_png] = app.export_view();
+  ASSERT_TRUE(first.at("classroom").at("presentation").get<bool>());
+  const auto& w = first.at("widgets");
+  EXPECT_TRUE(w.contains("presentation:legend")) << "no settings legend";
+  EXPECT_TRUE(w.contains("presentation:leave")) << "no way out shown";
+  EXPECT_FALSE(w.contains("menu:Panels")) << "presentation mode shows only the map";
+  // The first export's toast is on screen when the second one is taken.
+  const auto [second, second_png] = app.export_view();
+  EXPECT_TRUE(second.at("widgets").contains("toast")) << "the export was not confirmed on screen";
+  app.key("Escape");
+  const auto [left, left_png] = app.export_view();
+  EXPECT_FALSE(left.at("classroom").at("presentation").get<bool>());
+  EXPECT_TRUE(left.at("query_pinned").get<bool>()) << "Esc changed the query";
+  app.key("Escape");
+  const auto [again, again_png] = app.export_view();
+  EXPECT_TRUE(again.at("query_pinned").get<bool>()) << "Esc changed the query";
+  EXPECT_EQ(again.at("query"), (nlohmann::json{{"col", 24}, {"row", 20}}));
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
