@@ -1,5 +1,5 @@
 #pragma once
-// The headless command line (SPEC section 4): `attnlab row …`, `--help`, `--version`.
+// The headless command line (README, "Command line"): `attnlab row …`, `--help`, `--version`.
 // Every bad argument or file is one line on stderr and exit code 2; nothing is written.
 #include "core/settings.hpp"
 

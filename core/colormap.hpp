@@ -1,6 +1,6 @@
 #pragma once
 // Heat-map colours for rows of A: colormaps (perceptually uniform, colour-blind-safe options)
-// and the normalizations of SPEC section 3. The CPU version here is the reference for the GPU
+// and the normalizations of docs/MATH.md ("Colour scales"). The CPU version here is the reference for the GPU
 // colormap pass and what the CPU fallback draws with.
 #include <array>
 #include <cstdint>

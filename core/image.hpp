@@ -1,5 +1,5 @@
 #pragma once
-// Image loading (stb_image) into RGB floats in [0,1], as SPEC section 2 "Pixel values" states.
+// Image loading (stb_image) into RGB floats in [0,1], as docs/MATH.md states ("Pixels, patches, tokens").
 #include <cstdint>
 #include <filesystem>
 #include <span>

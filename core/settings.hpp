@@ -1,5 +1,5 @@
 #pragma once
-// Every setting of the attention math, with the defaults SPEC section 2 makes a contract.
+// Every setting of the attention math, and its default.
 // Plain data: the app's AppState holds one, the CLI fills one, exports serialize it.
 #include <array>
 #include <cstdint>
@@ -41,7 +41,7 @@ struct PosSpec {
   bool operator==(const PosSpec&) const = default;
 };
 
-/// The preset heads (SPEC section 2, multihead self-attention). Colour is head 0 (fig. 26.12).
+/// The preset heads (multihead self-attention, eqs. 26.27–26.28). Colour is head 0 (fig. 26.12).
 enum class HeadKind { Colour, Position, ColourPosition, Texture, Random, Custom };
 inline constexpr int kHeadCount = 6;
 

@@ -12,7 +12,7 @@ namespace attnlab {
 inline constexpr int kMaxTokens = 65536;
 
 /// The grid of K×K patches over a W×H image. Tokens are numbered in raster order:
-/// i = row·cols + col, row 0 at the top (SPEC section 2). Patch (col,row) covers pixels
+/// i = row·cols + col, row 0 at the top (docs/MATH.md, "Pixels, patches, tokens"). Patch (col,row) covers pixels
 /// x ∈ [col·K, col·K+K), y ∈ [row·K, row·K+K); in Pad mode pixels outside the image are 0.
 struct PatchGrid {
   int K = 0;              ///< Patch side in pixels.

@@ -1,4 +1,4 @@
-// The controls panel: every setting acts at once (SPEC section 3).
+// The controls panel: every setting acts at once.
 #include "app/gui/views.hpp"
 
 #include "core/attention.hpp"

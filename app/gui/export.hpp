@@ -1,5 +1,5 @@
 #pragma once
-// Export (SPEC section 3): the window as PNG with a sidecar JSON of every setting, and the
+// Export (README, "What it does"): the window as PNG with a sidecar JSON of every setting, and the
 // current row as CSV, under names that never overwrite a file.
 #include "app/gui/app_state.hpp"
 #include "app/gui/backend.hpp"

@@ -1,4 +1,4 @@
-// The image view (SPEC section 3): the photo, the grid, row i of A as a heat map, the mask,
+// The image view: the photo, the grid, row i of A as a heat map, the mask,
 // the query outline and the colour bar with real weights. Hover, click, arrows, zoom, pan,
 // and painting the mask.
 #include "app/gui/views.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// `attnlab render` and `attnlab figure` (SPEC section 4): the app's views drawn without a
+// `attnlab render` and `attnlab figure` (README, "Command line"): the app's views drawn without a
 // window, for slides, each PNG with a sidecar JSON from which `render --from` redraws it.
 #include <string>
 #include <vector>

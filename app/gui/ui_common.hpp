@@ -49,7 +49,7 @@ void set_texture_filter(ImTextureID texture, bool smooth);
 ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha = 1.0f);
 
 /// A vertical colour bar at the cursor, `height` pixels tall, labelled with the real weights
-/// at its bottom, middle and top for the normalization (SPEC section 3). `uniform` > 0 marks
+/// at its bottom, middle and top for the normalization (docs/MATH.md, "Colour scales"). `uniform` > 0 marks
 /// that weight (1/N, every key's weight in a flat row) with a tick labelled "1/N" when it lies
 /// in the range.
 void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform = 0);

@@ -19,7 +19,7 @@ namespace attnlab::app {
 namespace {
 
 constexpr int kMaxSide = 512;         // the images have at most this many pixels per side
-constexpr int kViewMaxTokens = 4096;  // SPEC section 5: the full matrix view works up to here
+constexpr int kViewMaxTokens = 4096;  // the full matrix view works up to here
 constexpr int kDebounceTokens = 1024; // above this, wait for a change to settle before recomputing
 constexpr std::uint32_t kFcSeed = 11, kKernelSeed = 5;
 

@@ -81,7 +81,7 @@ std::pair<int, int> png_size(const std::filesystem::path& png) {
 }
 
 // A file the soak opens: photos and odd but valid images that must open, and files that must
-// be refused with a banner while the previous image stays (SPEC section 6).
+// be refused with a banner while the previous image stays.
 struct SoakFile {
   std::filesystem::path path;
   bool good;

@@ -1,5 +1,5 @@
 // Every failure of the image loader, each with a real malformed file made here, and the
-// conversions SPEC section 2 asks for (grayscale, alpha, 16-bit).
+// conversions docs/MATH.md states ("Pixels, patches, tokens") (grayscale, alpha, 16-bit).
 #include "core/error.hpp"
 #include "core/image.hpp"
 #include "test_support.hpp"

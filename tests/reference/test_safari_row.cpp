@@ -26,7 +26,7 @@ TEST(SafariRow, ColourHeadQueryOnGiraffeAttendsToGiraffe) {
     std::printf("\n");
   }
   EXPECT_NEAR(row.weights.sum(), 1.0, 1e-5);
-  // SPEC section 3: at τ = 1 the row is nearly flat, max/min ≈ 1.2.
+  // At τ = 1 the row is nearly flat, max/min ≈ 1.2 (docs/MATH.md, "How flat a row is").
   const float ratio = row.weights.maxCoeff() / row.weights.minCoeff();
   std::printf("max/min = %.4f\n", ratio);
   EXPECT_GT(ratio, 1.1f);
