@@ -324,7 +324,16 @@ class App {
       style.Colors[ImGuiCol_Text] = ImVec4(1, 1, 1, 1);
     }
     style.ScaleAllSizes(scale);
-    ImGui::GetIO().FontGlobalScale = scale * font_scale_;
+    // The font rasterized again at the new size (crisp at any scale); a scaled bitmap only
+    // when the font file is missing.
+    if (scale != applied_scale_) {
+      font_rebuilt_ = load_ui_font(16.0f * scale);
+      if (font_rebuilt_) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+      }
+    }
+    ImGui::GetIO().FontGlobalScale = font_rebuilt_ ? 1.0f : scale * font_scale_;
     applied_scale_ = scale;
     applied_presentation_ = state_.presentation;
   }
@@ -826,6 +835,7 @@ class App {
   ViewGeometry geometry_;
   ImGuiStyle base_style_;
   float applied_scale_ = -1, font_scale_ = 1;
+  bool font_rebuilt_ = false;  // the UI font rasterized at the applied scale (load_ui_font)
   bool applied_presentation_ = false;
   unsigned last_generation_ = 0;
   std::vector<double> frame_ms_;

@@ -12,13 +12,23 @@
 
 namespace attnlab::app {
 
+namespace {
+constexpr const char* kUiFont = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+}
+
+bool load_ui_font(float px) {
+  if (!std::filesystem::exists(kUiFont)) return false;
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  return io.Fonts->AddFontFromFileTTF(kUiFont, px) != nullptr;
+}
+
 float setup_app_style(float ui_scale) {
   constexpr float kBaseFontPx = 16.0f, kLoadScale = 2.0f;  // rasterized at 2× for crisp scaling
   ImGuiIO& io = ImGui::GetIO();
   ImGui::StyleColorsDark();
   float font_scale = 1.0f;
-  const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  if (std::filesystem::exists(font) && io.Fonts->AddFontFromFileTTF(font, kBaseFontPx * kLoadScale)) font_scale = 1.0f / kLoadScale;
+  if (std::filesystem::exists(kUiFont) && io.Fonts->AddFontFromFileTTF(kUiFont, kBaseFontPx * kLoadScale)) font_scale = 1.0f / kLoadScale;
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
   io.FontGlobalScale = ui_scale * font_scale;
   return font_scale;

@@ -48,4 +48,10 @@ class HeadlessUi {
 /// factor FontGlobalScale needs per unit of UI scale (fonts are rasterized at twice the size).
 float setup_app_style(float ui_scale);
 
+/// Rebuilds the font atlas with the UI's font (DejaVu Sans) rasterized at `px` pixels, so text
+/// at any UI scale is drawn at its own size, not a scaled bitmap. Call between frames; the
+/// caller recreates the renderer's font texture. Returns false (atlas untouched) when the
+/// font file is missing.
+bool load_ui_font(float px);
+
 }  // namespace attnlab::app

@@ -33,7 +33,7 @@ void draw_heads_view(AppState& state, Backend& backend) {
   if (!backend.has_image()) return;
   const HeatmapStyle style{state.colormap, state.normalization};
   const float avail = ImGui::GetContentRegionAvail().x;
-  const int columns = avail > 520 * ImGui::GetIO().FontGlobalScale ? 3 : 2;
+  const int columns = avail > ui_px(260) ? 3 : 2;
   const float side = std::max((avail - ImGui::GetStyle().ItemSpacing.x * static_cast<float>(columns)) / static_cast<float>(columns), 60.0f);
   const RowSet& rows = backend.rows();
   const char* blurbs[kHeadCount] = {

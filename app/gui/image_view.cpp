@@ -79,15 +79,20 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
 
   // An honest scale: a min-max map stretches whatever spread the row has over the whole
   // colormap, so a nearly uniform row is said to be one, with the two ways to see it as it is.
-  // A fixed height, flat or not, so that the map does not jump while the pointer explores.
+  // A fixed height, flat or not (the note's height at this width), so that the map does not
+  // jump while the pointer explores.
   const RowFlatness flat = row_flatness(row, keep);
-  ImGui::BeginChild("flatness", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetFrameHeightWithSpacing()), false,
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "Nearly uniform row: max/min = %.2f, H/log N = %.3f; every weight is close to 1/N (marked on the bar), and "
+                "the colours stretch that small spread.",
+                flat.max_over_min, flat.entropy_ratio);
+  const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  ImGui::BeginChild("flatness", ImVec2(0, note_h + ImGui::GetStyle().ItemSpacing.y + ImGui::GetFrameHeightWithSpacing()), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   if (flat.nearly_uniform && !rows.empty[state.main_head]) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
-    ImGui::TextWrapped("Nearly uniform row: max/min = %.2f, H/log N = %.3f; every weight is close to 1/N (marked on the bar), "
-                       "and the colours stretch that small spread.",
-                       flat.max_over_min, flat.entropy_ratio);
+    ImGui::TextWrapped("%s", note);
     ImGui::PopStyleColor();
     if (state.normalization == Normalization::MinMax) {
       if (ImGui::SmallButton("absolute scale")) state.normalization = Normalization::Absolute;
@@ -103,7 +108,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   ImGui::EndChild();
 
   // The canvas: everything left of the colour bar.
-  const float bar_space = 18.0f * ImGui::GetIO().FontGlobalScale + ImGui::CalcTextSize("0.0000000e-00").x +
+  const float bar_space = ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x +
                           ImGui::GetStyle().ItemSpacing.x * 2;
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x = std::max(avail.x - bar_space, 50.0f);

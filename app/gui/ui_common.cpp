@@ -58,7 +58,7 @@ std::string format_weight(double w) {
 void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
-  const float w = 18.0f * ImGui::GetIO().FontGlobalScale;
+  const float w = ui_px(9);
   constexpr int kSteps = 64;
   for (int k = 0; k < kSteps; ++k) {  // top = 1, bottom = 0
     const float t0 = 1.0f - static_cast<float>(k) / kSteps, t1 = 1.0f - static_cast<float>(k + 1) / kSteps;

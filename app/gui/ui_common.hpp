@@ -45,6 +45,10 @@ class GuiTexture {
 /// or bilinear (smoothed between patch centres), for maps of any source.
 void set_texture_filter(ImTextureID texture, bool smooth);
 
+/// `px` pixels at UI scale 1, in pixels at the current UI scale (the font's size over 16 px,
+/// the size of the UI's font at scale 1).
+inline float ui_px(float px) { return px * ImGui::GetFontSize() / 16.0f; }
+
 /// ImGui colour from 8-bit RGB and alpha in [0,1].
 ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha = 1.0f);
 

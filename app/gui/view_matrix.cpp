@@ -404,7 +404,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
   // --- the three matrices: side by side when the window is wide, else A large with fc and conv
   // stacked beside it
   const ImGuiStyle& st = ImGui::GetStyle();
-  const float bar_w = 24.0f * ImGui::GetIO().FontGlobalScale + ImGui::CalcTextSize("0.000000e-00").x;
+  const float bar_w = ui_px(12) + ImGui::CalcTextSize("0.000000e-00").x;
   const float avail = ImGui::GetContentRegionAvail().x - 12.0f - 3 * st.ItemSpacing.x - bar_w - 8.0f;
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float by_height = ImGui::GetContentRegionAvail().y - line * 9;

@@ -195,7 +195,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
   // --- the pictures, as many per line as fit
   const ImGuiStyle& st = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float min_tile = 150.0f * ImGui::GetIO().FontGlobalScale * 2.0f;
+  const float min_tile = ui_px(150);
   const int per_line = std::clamp(static_cast<int>((avail + st.ItemSpacing.x) / (min_tile + st.ItemSpacing.x)), 1, 4);
   float tile_w = std::floor((avail - st.ItemSpacing.x * static_cast<float>(per_line - 1)) / static_cast<float>(per_line));
   const float aspect = static_cast<float>(g.rows * g.K) / static_cast<float>(g.cols * g.K);

@@ -79,7 +79,7 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
                       src->input_height(), g.cols, g.rows, src->patch(), vit.busy() ? "   (new maps on the way...)" : "");
 
   // The canvas, left of the colour bar.
-  const float bar_space = 18.0f * ImGui::GetIO().FontGlobalScale + ImGui::CalcTextSize("0.0000000e-00").x +
+  const float bar_space = ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x +
                           ImGui::GetStyle().ItemSpacing.x * 2;
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x = std::max(avail.x - bar_space, 50.0f);
