@@ -135,6 +135,7 @@ class App {
       // by an F12 among the keys) in this frame.
       apply_settings();
       state_.widget_rects.clear();
+      state_.overlays_left_out.clear();
       state_.view_errors.clear();
       draw_windows();
       ImGui::Render();
@@ -487,7 +488,11 @@ class App {
   // The last export's confirmation, for 4 s at the bottom left over everything (presentation
   // mode too), so a teacher sees that F12 or F9 worked.
   void draw_toast(ImVec2 d) {
-    if (state_.status.empty() || std::chrono::steady_clock::now() - state_.status_since > std::chrono::seconds(4)) return;
+    if (!toast_showing(state_)) return;
+    if (state_.export_requested) {  // never burnt into the picture being exported
+      state_.overlays_left_out.push_back("toast");
+      return;
+    }
     const ImVec2 size = ImGui::CalcTextSize(state_.status.c_str());
     const ImVec2 at(12, d.y - size.y - 12);
     ImDrawList* fg = ImGui::GetForegroundDrawList();
@@ -508,14 +513,18 @@ class App {
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoScrollWithMouse |
                        ImGuiWindowFlags_NoBringToFrontOnFocus);
       draw_main_map();
-      // How to leave, always on screen in this mode.
-      const char* leave = "F5 or Esc: leave presentation mode";
-      const ImVec2 size = ImGui::CalcTextSize(leave);
-      ImDrawList* fg = ImGui::GetForegroundDrawList();
-      const ImVec2 at(d.x - size.x - 12, d.y - size.y - 10);
-      fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(d.x - 6, d.y - 6), IM_COL32(0, 0, 0, 200), 4.0f);
-      fg->AddText(at, IM_COL32(200, 200, 200, 255), leave);
-      state_.widget_rects["presentation:leave"] = {at.x, at.y, size.x, size.y};
+      // How to leave, always on screen in this mode (not in a slide exported from it).
+      if (state_.export_requested) {
+        state_.overlays_left_out.push_back("leave hint");
+      } else {
+        const char* leave = "F5 or Esc: leave presentation mode";
+        const ImVec2 size = ImGui::CalcTextSize(leave);
+        ImDrawList* fg = ImGui::GetForegroundDrawList();
+        const ImVec2 at(d.x - size.x - 12, d.y - size.y - 10);
+        fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(d.x - 6, d.y - 6), IM_COL32(0, 0, 0, 200), 4.0f);
+        fg->AddText(at, IM_COL32(200, 200, 200, 255), leave);
+        state_.widget_rects["presentation:leave"] = {at.x, at.y, size.x, size.y};
+      }
       ImGui::End();
     } else {
       menu_h = draw_menu_bar();

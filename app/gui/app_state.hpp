@@ -98,6 +98,9 @@ struct AppState {
   /// recorded by the views each frame and written into export sidecars, so that tests can reach
   /// them with the mouse.
   std::map<std::string, std::array<float, 4>> widget_rects;
+  /// On-screen helpers (the export toast, presentation mode's way out) left out of this frame's
+  /// picture because it is being exported; cleared each frame like widget_rects.
+  std::vector<std::string> overlays_left_out;
   /// Teaching views that could not draw in the last frame, with the reason (shown in their
   /// window, written into export sidecars).
   std::map<std::string, std::string> view_errors;
@@ -114,6 +117,11 @@ struct AppState {
 
 /// JSON of every persistent setting (the sidecar of an export, and remembered settings).
 nlohmann::json to_json(const AppState& s);
+
+/// True while the last export's confirmation (s.status) is on screen: for 4 s after it was set.
+inline bool toast_showing(const AppState& s) {
+  return !s.status.empty() && std::chrono::steady_clock::now() - s.status_since <= std::chrono::seconds(4);
+}
 /// Applies what `j` holds onto `s` (missing keys keep their values). Throws Error (with the
 /// key) on a value of the wrong type or out of range; `s` is unchanged then.
 void apply_json(const nlohmann::json& j, AppState& s);

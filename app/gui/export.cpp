@@ -41,6 +41,9 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
   j["banner"] = state.banner;
   j["pinned_note"] = state.pinned_note;
+  // The confirmation of the previous export, shown on screen but not in this picture.
+  j["toast"] = toast_showing(state) ? state.status : "";
+  j["overlays_left_out"] = state.overlays_left_out;
   j["widgets"] = state.widget_rects;
   j["view_errors"] = state.view_errors;
   if (!state.vit_drawn.is_null()) j["vit_drawn"] = state.vit_drawn;
