@@ -59,10 +59,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
     state.record_widget("presentation:legend");
     for (size_t n = 0; n < state.pinned.size(); ++n) {  // the pins' outline colours, as a legend
       ImGui::SameLine();
-      const ImVec2 p = ImGui::GetCursorScreenPos();
-      const float box = ImGui::GetTextLineHeight();
-      ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + box - 1, p.y + box - 1), pinned_colour(n), 0, 0, 2.0f);
-      ImGui::Dummy(ImVec2(box, box));
+      pinned_swatch(n);
       ImGui::SameLine();
       ImGui::Text("(%d,%d)", state.pinned[n].col, state.pinned[n].row);
     }
@@ -108,8 +105,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   ImGui::EndChild();
 
   // The canvas: everything left of the colour bar.
-  const float bar_space = ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x +
-                          ImGui::GetStyle().ItemSpacing.x * 2;
+  const float bar_space = colour_bar_space();
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x = std::max(avail.x - bar_space, 50.0f);
   avail.y = std::max(avail.y, 50.0f);

@@ -34,10 +34,7 @@ void draw_pinned_view(AppState& state, Backend& backend) {
     ImGui::BeginGroup();
     // The outline's colour on the main map, the patch, the head and the row's largest weight
     // (each pinned map has its own scale, from its own row).
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float box = ImGui::GetTextLineHeight();
-    ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + box - 1, p.y + box - 1), pinned_colour(n), 0, 0, 2.0f);
-    ImGui::Dummy(ImVec2(box, box));
+    pinned_swatch(n);
     ImGui::SameLine();
     ImGui::Text("(%d,%d) %s, max a_ij %s", c.col, c.row, std::string(head_name(static_cast<HeadKind>(state.main_head))).c_str(),
                 format_weight(backend.heatmap_for_max(g.index(c.col, c.row))).c_str());

@@ -101,6 +101,17 @@ ImU32 pinned_colour(std::size_t n) {
   return colours[n % 4];
 }
 
+void pinned_swatch(std::size_t n) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float box = ImGui::GetTextLineHeight();
+  ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + box - 1, p.y + box - 1), pinned_colour(n), 0, 0, 2.0f);
+  ImGui::Dummy(ImVec2(box, box));
+}
+
+float colour_bar_space() {
+  return ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x + ImGui::GetStyle().ItemSpacing.x * 2;
+}
+
 void help_marker(const char* text) {
   ImGui::SameLine();
   ImGui::TextDisabled("(?)");

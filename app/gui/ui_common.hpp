@@ -57,10 +57,14 @@ ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha = 1.0f);
 /// that weight (1/N, every key's weight in a flat row) with a tick labelled "1/N" when it lies
 /// in the range.
 void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform = 0);
+/// The width a map view leaves right of its canvas for colour_bar() and the spacing around it.
+float colour_bar_space();
 
 /// The outline colour of the n-th pinned patch, on the main map and beside its map in the
 /// pinned panel (magenta, yellow, green, orange, then again).
 ImU32 pinned_colour(std::size_t n);
+/// A square one text line tall outlined in pinned_colour(n), at the cursor (a legend entry).
+void pinned_swatch(std::size_t n);
 
 /// A value with enough digits to tell weights near 1/N apart (e.g. 0.0016543).
 std::string format_weight(double w);

@@ -58,14 +58,18 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
     ImGui::TextColored(share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1),
                        "  %.1f %% of this row went to %s (not drawn)", 100.0 * share, g.prefix > 1 ? "CLS and registers" : "CLS");
   }
+  // The prefix tokens are not on the grid: with the norms shown, theirs in words beside the
+  // patches' median and largest, so the high-norm outliers (and the registers that take them
+  // over) show.
+  std::vector<float> prefix_norms;
   if (state.vit_norms) {
-    // The prefix tokens are not on the grid: their norms in words, beside the patches' median
-    // and largest, so the high-norm outliers (and the registers that take them over) show.
     const std::vector<float> all = src->token_norms(layer);
+    prefix_norms.assign(all.begin(), all.begin() + g.prefix);
     std::string prefix;
     for (int t = 0; t < g.prefix; ++t) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%s %.3g", t ? ", " : "", vit_token_label(*src, t).c_str(), static_cast<double>(all[static_cast<size_t>(t)]));
+      std::snprintf(buf, sizeof buf, "%s%s %.3g", t ? ", " : "", vit_token_label(*src, t).c_str(),
+                    static_cast<double>(prefix_norms[static_cast<size_t>(t)]));
       prefix += buf;
     }
     std::vector<float> sorted = values;
@@ -79,8 +83,7 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
                       src->input_height(), g.cols, g.rows, src->patch(), vit.busy() ? "   (new maps on the way...)" : "");
 
   // The canvas, left of the colour bar.
-  const float bar_space = ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x +
-                          ImGui::GetStyle().ItemSpacing.x * 2;
+  const float bar_space = colour_bar_space();
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x = std::max(avail.x - bar_space, 50.0f);
   avail.y = std::max(avail.y, 50.0f);
@@ -189,10 +192,7 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
                      {"token_label", vit_token_label(*src, token)},
                      {"shows", state.vit_norms ? "norms" : state.vit_rollout ? "rollout" : "row"},
                      {"prefix_share", share},
-                     {"prefix_norms", state.vit_norms ? [&] {
-                        const std::vector<float> all = src->token_norms(layer);
-                        return std::vector<float>(all.begin(), all.begin() + g.prefix);
-                      }() : std::vector<float>{}},
+                     {"prefix_norms", prefix_norms},
                      {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", g.prefix}}},
                      {"input", {{"width", src->input_width()}, {"height", src->input_height()}}},
                      {"origin", {origin.x, origin.y}},
