@@ -70,7 +70,7 @@ Options of render and figure (besides those of row):
                         permutation, matrix, positional, cost
   --size WxH            picture size in pixels (render; default 1200x900)
   --panel PX            panel size in pixels (figure; default 320)
-  --colormap NAME       fire (default), bmy, kbgyw, blue, gray, cb-blue-yellow, cb-red-cyan
+  --colormap NAME       heat (default), fire, bmy, kbgyw, blue, gray, cb-blue-yellow, cb-red-cyan
   --normalization N     minmax (default), absolute, log
   --opacity A           heat map over the photo, 0..1 (default 0.65)
   --force               replace FILE.png and FILE.json if they exist

@@ -8,12 +8,15 @@
 #include <string>
 
 namespace attnlab {
-namespace detail {
-extern const float kColormapTables[][256 * 3];
-}
+namespace {
+// The CET tables, committed as data with their source and licence (core/colormap_tables.inc).
+constexpr float kColormapTables[kColormapCount][256 * 3] = {
+#include "core/colormap_tables.inc"
+};
+}  // namespace
 
 std::string_view colormap_name(Colormap c) {
-  constexpr std::string_view names[] = {"fire", "bmy", "kbgyw", "blue", "gray", "cb-blue-yellow", "cb-red-cyan"};
+  constexpr std::string_view names[] = {"heat", "fire", "bmy", "kbgyw", "blue", "gray", "cb-blue-yellow", "cb-red-cyan"};
   return names[static_cast<int>(c)];
 }
 
@@ -41,7 +44,7 @@ Normalization parse_normalization(std::string_view name) {
 }
 
 std::span<const float> colormap_table(Colormap c) {
-  return std::span<const float>(detail::kColormapTables[static_cast<int>(c)], 256 * 3);
+  return std::span<const float>(kColormapTables[static_cast<int>(c)], 256 * 3);
 }
 
 std::array<std::uint8_t, 3> colormap_rgb8(Colormap c, float t) {

@@ -10,9 +10,14 @@
 
 namespace attnlab {
 
-/// Peter Kovesi's perceptually uniform CET maps, from colorcet (CC-BY 4.0), read at build time.
-enum class Colormap { Fire, Bmy, Kbgyw, Blue, Gray, CbBlueYellow, CbRedCyan };
-inline constexpr int kColormapCount = 7;
+/// Peter Kovesi's perceptually uniform CET maps (colorcet, CC-BY 4.0), committed as data in
+/// core/colormap_tables.inc. Heat (CET-L4, black–red–yellow) is the default: its top stays a
+/// saturated yellow over the photo and on a projector, where Fire's (CET-L3) white top fades.
+enum class Colormap { Heat, Fire, Bmy, Kbgyw, Blue, Gray, CbBlueYellow, CbRedCyan };
+inline constexpr int kColormapCount = 8;
+/// What a map starts with: the colormap, and its opacity over the photo (0 photo only, 1 map only).
+inline constexpr Colormap kDefaultColormap = Colormap::Heat;
+inline constexpr float kDefaultOverlayOpacity = 0.65f;
 
 /// How weights map to [0,1] before the colormap. MinMax stretches each map between its own
 /// min and max (the default: a row at τ = 1 is nearly flat); Absolute divides by the max, so 0

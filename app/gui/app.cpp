@@ -528,16 +528,38 @@ class App {
       ImGui::End();
     } else {
       menu_h = draw_menu_bar();
+      // A fixed layout, laid out again whenever the window's size, the UI scale or the source
+      // changes (the panels can still be moved by hand in between): controls on the left, the
+      // map as large as the rest allows, the heads right of it, pinned queries and images
+      // below. At a large UI scale the heads go to the lower row, so that the map keeps its size.
       const float cw = std::min(360.0f * state_.ui_scale, d.x * 0.3f);
-      const float right = std::min(560.0f * state_.ui_scale, d.x * 0.35f);
+      const bool wide_map = state_.ui_scale >= 1.5f;
+      const float right = wide_map ? 0.0f : std::min(560.0f * state_.ui_scale, d.x * 0.35f);
       const float mid = std::max(d.x - cw - right, 200.0f);
-      const float top = menu_h + (d.y - menu_h) * 0.68f;
+      const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);
+      const float lower_w = (d.x - cw) / (wide_map ? 3.0f : 1.0f);
+      char key[96];
+      std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.vit_source && vit_.source() ? 1 : 0);
+      const ImGuiCond cond = layout_key_ != key ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+      layout_key_ = key;
       auto place = [&](float x, float y, float w, float h) {
-        ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_FirstUseEver);
-        ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_FirstUseEver);
+        ImGui::SetNextWindowPos(ImVec2(x, y), cond);
+        ImGui::SetNextWindowSize(ImVec2(w, h), cond);
       };
+      // Where the lower row's panels go: pinned, (heads at a large scale), images.
+      auto heads_at = [&] { wide_map ? place(cw + lower_w, top, lower_w, d.y - top) : place(cw + mid, menu_h, right, top - menu_h); };
+      auto pinned_at = [&] { place(cw, top, wide_map ? lower_w : mid, d.y - top); };
+      auto images_at = [&] { wide_map ? place(cw + 2 * lower_w, top, lower_w, d.y - top) : place(cw + mid, top, right, d.y - top); };
       place(cw, menu_h, mid, top - menu_h);
-      ImGui::Begin("Attention map", nullptr, fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+      // The grid in the title bar, so that the map keeps the height a line of text would take.
+      std::string title = "Attention map";
+      if (!(state_.vit_source && vit_.source()) && backend_.has_image()) {
+        const PatchGrid& g = backend_.grid();
+        title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
+                 "), K = " + std::to_string(g.K);
+      }
+      ImGui::Begin((title + "###Attention map").c_str(), nullptr,
+                   fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
       record_window("Attention map");
       draw_main_map();
       ImGui::End();
@@ -550,39 +572,47 @@ class App {
       }
       const bool vit = state_.vit_source && vit_.source();
       if (vit && state_.show_heads) {
-        place(cw + mid, menu_h, right, top - menu_h);
+        heads_at();
         ImGui::Begin("Layers x heads", &state_.show_heads, fixed);
         record_window("Layers x heads");
         draw_vit_grid_view(state_, vit_);
         ImGui::End();
       }
       if (vit && state_.show_pinned) {
-        place(cw, top, mid, d.y - top);
+        pinned_at();
         ImGui::Begin("ViT: distance, pinned queries, matrix###vit_lower", &state_.show_pinned, fixed);
         record_window("vit_lower");
         draw_vit_lower_tabs();
         ImGui::End();
       }
       if (!vit && state_.show_heads) {
-        place(cw + mid, menu_h, right, top - menu_h);
+        heads_at();
         ImGui::Begin("Heads", &state_.show_heads, fixed);
         record_window("Heads");
         draw_heads_view(state_, backend_);
         ImGui::End();
       }
       if (!vit && state_.show_pinned) {
-        place(cw, top, mid, d.y - top);
+        pinned_at();
         ImGui::Begin("Pinned queries", &state_.show_pinned, fixed);
         record_window("Pinned queries");
         draw_pinned_view(state_, backend_);
         ImGui::End();
       }
       if (state_.show_images) {
-        place(cw + mid, top, right, d.y - top);
+        images_at();
         ImGui::Begin("Images", &state_.show_images, fixed);
         record_window("Images");
         draw_images_panel(state_, gallery_);
         draw_model_gallery();
+        ImGui::End();
+      }
+      if (state_.show_diagnostics) {  // over the lower row, where the images panel is
+        images_at();
+        ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
+        ImGui::Begin("Diagnostics", &state_.show_diagnostics, fixed);
+        record_window("Diagnostics");
+        draw_diagnostics_panel(state_, backend_);
         ImGui::End();
       }
       draw_teaching_windows(menu_h);
@@ -655,6 +685,7 @@ class App {
         menu_item("Panels/Heads", "Heads", nullptr, &state_.show_heads);
         menu_item("Panels/Pinned queries", "Pinned queries", nullptr, &state_.show_pinned);
         menu_item("Panels/Images", "Images", nullptr, &state_.show_images);
+        menu_item("Panels/Diagnostics", "Diagnostics (driver, timings, checks)", nullptr, &state_.show_diagnostics);
         menu_item("Panels/Presentation mode", "Presentation mode", "F5", &state_.presentation);
         ImGui::EndMenu();
       }
@@ -693,7 +724,9 @@ class App {
         ImGui::EndMenu();
       }
       if (begin_menu("Export")) {
-        if (ImGui::MenuItem("Window as PNG + settings", "F12")) state_.export_requested = true;
+        if (ImGui::MenuItem(state_.export_map_only ? "Map as PNG + settings" : "Window as PNG + settings", "F12"))
+          state_.export_requested = true;
+        menu_item("Export/map only", "F12 saves the map only (for slides)", nullptr, &state_.export_map_only);
         if (ImGui::MenuItem("Row as CSV", "F9")) state_.csv_requested = true;
         state_.record_widget("menu:Export/csv");
         ImGui::EndMenu();
@@ -835,6 +868,7 @@ class App {
   int vit_resize_ = 0;
   bool shown_vit_tab_ = false;
   int shown_vit_lower_ = -1;
+  std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for
   float tour_h_ = 160;  // the guided tour box's height in the last frame (pixels)
   // The photo's points (pixels) that the query and the pinned patches stand for across changes
   // of K (keep_cells_in_place).
@@ -923,6 +957,7 @@ int run_gui(const std::string& image, const std::string& model) {
   state.ui_scale = std::clamp(std::max(xs, ys), 1.0f, 3.0f);  // high-DPI screens start larger
   load_remembered(state);
   if (const char* dir = std::getenv("ATTNLAB_EXPORT_DIR"); dir && *dir) state.export_dir = dir;
+  state.export_dir_text = state.export_dir.string();
 
   int code = 0;
   {

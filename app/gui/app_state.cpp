@@ -121,7 +121,11 @@ nlohmann::json to_json(const AppState& s) {
   j["classroom"] = {{"ui_scale", s.ui_scale},
                     {"presentation", s.presentation},
                     {"panels",
-                     {{"controls", s.show_controls}, {"heads", s.show_heads}, {"pinned", s.show_pinned}, {"images", s.show_images}}}};
+                     {{"controls", s.show_controls},
+                      {"heads", s.show_heads},
+                      {"pinned", s.show_pinned},
+                      {"images", s.show_images},
+                      {"diagnostics", s.show_diagnostics}}}};
   j["views"] = s.open_views;
   j["tour_step"] = s.tour_step;
   j["vit"] = {{"source", s.vit_source},
@@ -144,6 +148,7 @@ nlohmann::json to_json(const AppState& s) {
               {"resize", s.vit_resize},
               {"recent", s.recent_models}};
   j["export_dir"] = s.export_dir.string();
+  j["export_map_only"] = s.export_map_only;
   return j;
 }
 
@@ -217,6 +222,7 @@ void apply_json(const nlohmann::json& j, AppState& out) {
         get(p, "heads", s.show_heads);
         get(p, "pinned", s.show_pinned);
         get(p, "images", s.show_images);
+        get(p, "diagnostics", s.show_diagnostics);
       }
     }
     get(j, "views", s.open_views);
@@ -243,7 +249,9 @@ void apply_json(const nlohmann::json& j, AppState& out) {
       get(v, "resize", s.vit_resize);
       get(v, "recent", s.recent_models);
     }
+    key = "export_dir";
     if (j.contains("export_dir")) s.export_dir = j.at("export_dir").get<std::string>();
+    get(j, "export_map_only", s.export_map_only);
   } catch (const nlohmann::json::exception& e) {
     throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
   }

@@ -38,9 +38,9 @@ struct AppState {
   std::vector<Cell> pinned;   ///< queries compared side by side (pinned view)
 
   // --- display
-  Colormap colormap = Colormap::Fire;
+  Colormap colormap = kDefaultColormap;
   Normalization normalization = Normalization::MinMax;
-  float opacity = 0.65f;  ///< heat map over the photo
+  float opacity = kDefaultOverlayOpacity;  ///< heat map over the photo
   bool show_grid = true;
   bool show_mask = true;   ///< darken the keys the query may not attend to
   float zoom = 1.0f;       ///< 1 = fit the view
@@ -50,7 +50,7 @@ struct AppState {
   // --- classroom
   float ui_scale = 1.0f;
   bool presentation = false;
-  bool show_controls = true, show_heads = true, show_pinned = true, show_images = true;
+  bool show_controls = true, show_heads = true, show_pinned = true, show_images = true, show_diagnostics = false;
 
   // --- teaching views (by TeachingView::name) and the guided tour
   std::map<std::string, bool> open_views;
@@ -76,6 +76,8 @@ struct AppState {
   // --- images and files
   std::filesystem::path image_path;
   std::filesystem::path export_dir = ".";
+  std::string export_dir_text;  ///< the Export section's folder field (not saved)
+  bool export_map_only = false;  ///< F12 saves the map and its colour bar only (for slides), not the window
   std::string open_path_text;  ///< the "open by path" text field
 
   // --- transient (not serialized)
@@ -104,6 +106,9 @@ struct AppState {
   /// Teaching views that could not draw in the last frame, with the reason (shown in their
   /// window, written into export sidecars).
   std::map<std::string, std::string> view_errors;
+  /// What the views checked against their own arithmetic (the step view's softmax, the
+  /// tokenization's W_tokenize x_i), a line each, shown in the Diagnostics panel: name → result.
+  std::map<std::string, std::string> checks;
   /// What the ViT's main map drew in the last frame (model and its SHA-256, layer, head, query
   /// token, the values coloured, where the photo was drawn), written into export sidecars;
   /// null when the hand-made heads were drawn.

@@ -1,9 +1,14 @@
 // The controls panel: every setting acts at once.
 #include "app/gui/views.hpp"
 
+#include "app/gui/export.hpp"
 #include "core/attention.hpp"
+#include "core/error.hpp"
 #include "core/positional.hpp"
 
+#include <imgui_stdlib.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -168,11 +173,33 @@ void draw_controls_panel(AppState& state, Backend& backend) {
   }
 
   if (section(state, "Export", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (ImGui::Button("Save window as PNG (F12)")) state.export_requested = true;
+    if (ImGui::Button(state.export_map_only ? "Save the map as PNG (F12)" : "Save the window as PNG (F12)"))
+      state.export_requested = true;
+    state.record_widget("save_png");
+    ImGui::Checkbox("map only, for a slide", &state.export_map_only);
+    state.record_widget("export_map_only");
+    help_marker("F12 saves the map with its colour bar only (no panels), or the whole window. A JSON file of every "
+                "setting goes beside the picture, and no file is ever overwritten.");
     if (ImGui::Button("Save row as CSV (F9)")) state.csv_requested = true;
     state.record_widget("save_csv");
-    ImGui::TextWrapped("folder: %s", state.export_dir.string().c_str());
-    if (!state.status.empty()) ImGui::TextWrapped("%s", state.status.c_str());
+    // The folder, chosen by typing its path (Enter or "use"); remembered between runs.
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("use").x - ImGui::GetStyle().FramePadding.x * 2 - ImGui::GetStyle().ItemSpacing.x);
+    const bool enter = ImGui::InputText("##export_dir", &state.export_dir_text, ImGuiInputTextFlags_EnterReturnsTrue);
+    state.record_widget("export_dir");
+    ImGui::SameLine();
+    if ((ImGui::Button("use") || enter) && !state.export_dir_text.empty()) {
+      try {
+        state.export_dir = choose_export_dir(state.export_dir_text);
+        state.export_dir_text = state.export_dir.string();
+        state.status = "pictures and CSV go to " + state.export_dir.string();
+        state.status_since = std::chrono::steady_clock::now();
+      } catch (const Error& e) {
+        state.show_error(e.what());  // the previous folder stays
+        state.export_dir_text = state.export_dir.string();
+      }
+    }
+    state.record_widget("export_dir_use");
+    ImGui::TextDisabled("folder (remembered): %s", state.export_dir.string().c_str());
   }
 
   ImGui::Separator();

@@ -46,6 +46,7 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["overlays_left_out"] = state.overlays_left_out;
   j["widgets"] = state.widget_rects;
   j["view_errors"] = state.view_errors;
+  j["checks"] = state.checks;  // what the Diagnostics panel shows
   if (!state.vit_drawn.is_null()) j["vit_drawn"] = state.vit_drawn;
   if (!backend.has_image()) return j;
   const auto& g = backend.grid();
@@ -83,22 +84,37 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
 std::filesystem::path export_window(const AppState& state, Backend& backend, const ViewGeometry& view, int width,
                                     int height) {
   if (width <= 0 || height <= 0) throw Error("the window has no size to export");
-  std::vector<std::uint8_t> px(static_cast<size_t>(width) * height * 4);
+  // What is kept, in framebuffer pixels from the top left: the whole window, or for slides the
+  // map and its colour bar (the main view's picture).
+  int x0 = 0, y0 = 0, w = width, h = height;
+  const bool map_only = state.export_map_only && view.valid && view.picture[2] > 0 && view.picture[3] > 0;
+  if (map_only) {
+    const float fx = static_cast<float>(width) / std::max(ImGui::GetIO().DisplaySize.x, 1.0f);
+    const float fy = static_cast<float>(height) / std::max(ImGui::GetIO().DisplaySize.y, 1.0f);
+    x0 = std::clamp(static_cast<int>(view.picture[0] * fx), 0, width - 1);
+    y0 = std::clamp(static_cast<int>(view.picture[1] * fy), 0, height - 1);
+    w = std::clamp(static_cast<int>(std::ceil(view.picture[2] * fx)), 1, width - x0);
+    h = std::clamp(static_cast<int>(std::ceil(view.picture[3] * fy)), 1, height - y0);
+  }
+  std::vector<std::uint8_t> px(static_cast<size_t>(w) * h * 4);
   GLint align = 0;
   glGetIntegerv(GL_PACK_ALIGNMENT, &align);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
-  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glReadPixels(x0, height - y0 - h, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
   glPixelStorei(GL_PACK_ALIGNMENT, align);
-  std::vector<std::uint8_t> rgb(static_cast<size_t>(width) * height * 3);  // flip rows: GL starts at the bottom
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x)
+  std::vector<std::uint8_t> rgb(static_cast<size_t>(w) * h * 3);  // flip rows: GL starts at the bottom
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
       for (int c = 0; c < 3; ++c)
-        rgb[(static_cast<size_t>(y) * width + x) * 3 + c] = px[(static_cast<size_t>(height - 1 - y) * width + x) * 4 + c];
-  const auto stem = next_free_stem(state.export_dir, "attnlab-" + timestamp(), {".png", ".json"});
+        rgb[(static_cast<size_t>(y) * w + x) * 3 + c] = px[(static_cast<size_t>(h - 1 - y) * w + x) * 4 + c];
+  const auto stem = next_free_stem(state.export_dir, std::string(map_only ? "attnlab-map-" : "attnlab-") + timestamp(),
+                                   {".png", ".json"});
   const std::filesystem::path png = stem.string() + ".png", json = stem.string() + ".json";
-  const std::string text = sidecar_json(state, backend, view, width, height).dump(2) + "\n";
-  write_png(png, width, height, 3, rgb);
+  nlohmann::json sidecar = sidecar_json(state, backend, view, width, height);
+  sidecar["export"] = {{"scope", map_only ? "map" : "window"}, {"crop", {x0, y0, w, h}}};
+  const std::string text = sidecar.dump(2) + "\n";
+  write_png(png, w, h, 3, rgb);
   try {
     write_file_safely(json, text);
   } catch (...) {
@@ -107,6 +123,23 @@ std::filesystem::path export_window(const AppState& state, Backend& backend, con
     throw;
   }
   return png;
+}
+
+std::filesystem::path choose_export_dir(const std::string& typed) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p = fs::absolute(fs::path(typed), ec).lexically_normal();
+  if (ec) throw Error("cannot use '" + typed + "' as the export folder: " + ec.message());
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec)) throw Error("cannot export into '" + p.string() + "': it is a file, not a folder");
+    return p;
+  }
+  const fs::path parent = p.has_filename() ? p.parent_path() : p.parent_path().parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw Error("cannot export into '" + p.string() + "': its parent folder " + parent.string() + " does not exist");
+  if (!fs::create_directory(p, ec) || ec)
+    throw Error("cannot make the export folder '" + p.string() + "': " + (ec ? ec.message() : std::string("not made")));
+  return p;
 }
 
 std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {

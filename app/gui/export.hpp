@@ -16,7 +16,10 @@ namespace attnlab::app {
 nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewGeometry& view, int width, int height);
 
 /// Reads the current back buffer (width × height) and writes attnlab-<time>.png and its .json
-/// into state.export_dir. Returns the PNG path. Throws Error (nothing left half-written).
+/// into state.export_dir: the whole window, or with state.export_map_only the map and its
+/// colour bar (view.picture; attnlab-map-<time>.png), for a slide. The sidecar's "export"
+/// says which, with the crop (x, y, w, h) in window pixels. Returns the PNG path. Throws
+/// Error (nothing left half-written).
 std::filesystem::path export_window(const AppState& state, Backend& backend, const ViewGeometry& view, int width,
                                     int height);
 
@@ -31,6 +34,11 @@ std::filesystem::path export_row_csv(const AppState& state, Backend& backend);
 /// plus the share of the row that went to the prefix tokens (not in the grid). Throws Error
 /// when no ViT map has been drawn.
 std::filesystem::path export_vit_csv(const AppState& state);
+
+/// The folder exports go to, from what a user typed: an existing folder, or a new one made in
+/// an existing folder. Returns it absolute. Throws Error with a one-line reason (a file of that
+/// name, a missing parent, no permission) and creates nothing then.
+std::filesystem::path choose_export_dir(const std::string& typed);
 
 /// "YYYYMMDD-HHMMSS" in local time, for file names.
 std::string timestamp();

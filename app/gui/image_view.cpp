@@ -28,6 +28,13 @@ void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale) {
   dl->AddImage(backend.photo(), origin, ImVec2(origin.x + w * scale, origin.y + h * scale), ImVec2(0, 0), ImVec2(w / W, h / H));
 }
 
+std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1) {
+  const ImVec2 bar0 = ImGui::GetItemRectMin(), bar1 = ImGui::GetItemRectMax();
+  const float x0 = std::min(std::max(map0.x, canvas0.x), bar0.x), y0 = std::min(std::max(map0.y, canvas0.y), bar0.y);
+  const float x1 = std::max(std::min(map1.x, canvas1.x), bar1.x), y1 = std::max(std::min(map1.y, canvas1.y), bar1.y);
+  return {std::floor(x0), std::floor(y0), std::ceil(x1) - std::floor(x0), std::ceil(y1) - std::floor(y0)};
+}
+
 void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) {
   geometry.valid = false;
   if (!backend.has_image()) {
@@ -63,16 +70,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
       ImGui::SameLine();
       ImGui::Text("(%d,%d)", state.pinned[n].col, state.pinned[n].row);
     }
-  } else if (state.last_frame_ms > 0)  // the live app: how fast the last frame and row pass were
-  {
-    // The backend's short name here (the driver's full name, which is long, on hover).
-    const std::string& name = state.backend_name;
-    ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d   frame %.1f ms   row pass %.2f ms   %s", g.N(), g.cols, g.rows,
-                        K, state.last_frame_ms, state.row_pass_ms, name.substr(0, name.find(':')).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
-  }
-  else
-    ImGui::TextDisabled("N = %d tokens (%d x %d), K = %d", g.N(), g.cols, g.rows, K);
+  }  // N and K are in the window's title; frame times, the driver and the checks in Panels > Diagnostics
 
   // An honest scale: a min-max map stretches whatever spread the row has over the whole
   // colormap, so a nearly uniform row is said to be one, with the two ways to see it as it is.
@@ -109,6 +107,12 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x = std::max(avail.x - bar_space, 50.0f);
   avail.y = std::max(avail.y, 50.0f);
+  // A map narrower than the room (a tall window, or a wide one at a large UI scale) is centred
+  // with its colour bar beside it, not at the window's far edge.
+  if (const float map_w = grid_w * std::min(avail.x / grid_w, avail.y / grid_h); map_w < avail.x - 1) {
+    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + (avail.x - map_w) * 0.5f);
+    avail.x = map_w;
+  }
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("canvas", avail, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
   state.record_widget("image_canvas");
@@ -217,7 +221,8 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
              flat.uniform);
   ImGui::EndGroup();
 
-  geometry = ViewGeometry{origin.x, origin.y, scale, true, state.main_head};
+  geometry = ViewGeometry{origin.x, origin.y, scale, true, state.main_head,
+                          map_picture(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), to_screen(0, 0), to_screen(grid_w, grid_h))};
 }
 
 }  // namespace attnlab::app

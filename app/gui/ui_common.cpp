@@ -46,14 +46,21 @@ ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha) {
   return IM_COL32(r, g, b, static_cast<int>(std::lround(alpha * 255.0f)));
 }
 
-std::string format_weight(double w) {
-  char buf[32];
-  if (w != 0 && (std::abs(w) < 1e-4 || std::abs(w) >= 1e4))
-    std::snprintf(buf, sizeof buf, "%.3e", w);
-  else
-    std::snprintf(buf, sizeof buf, "%.6f", w);
+std::string format_number(double v, int digits) {
+  char buf[48];
+  const double a = std::abs(v);
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  if (a == 0) return "0";
+  if (a < 1e-6 || a >= 1e6) {  // only far outside what a weight, score or colour is
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    return buf;
+  }
+  const int decimals = std::max(digits - 1 - static_cast<int>(std::floor(std::log10(a))), 0);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
+
+std::string format_weight(double w) { return format_number(w, 4); }
 
 void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform) {
   ImDrawList* dl = ImGui::GetWindowDrawList();

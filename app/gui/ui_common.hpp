@@ -66,7 +66,11 @@ ImU32 pinned_colour(std::size_t n);
 /// A square one text line tall outlined in pinned_colour(n), at the cursor (a legend entry).
 void pinned_swatch(std::size_t n);
 
-/// A value with enough digits to tell weights near 1/N apart (e.g. 0.0016543).
+/// The app's one number format: `digits` significant digits in fixed notation (0.001568,
+/// 0.00002018, 12.35), so that the numbers of a panel read alike; scientific notation only
+/// below 1e-6 and from 1e6 on (2.018e-07), where fixed notation would be a row of zeros.
+std::string format_number(double v, int digits = 4);
+/// A weight a_ij: format_number with 4 significant digits, enough to tell weights near 1/N apart.
 std::string format_weight(double w);
 
 /// Help marker: "(?)" with a tooltip.

@@ -381,7 +381,7 @@ class PositionalView final : public TeachingView {
 
   bool sim_valid_ = false;
   unsigned sim_gen_ = 0;
-  Colormap sim_cmap_ = Colormap::Fire;
+  Colormap sim_cmap_ = Colormap::Heat;
   std::vector<float> sim_;
   ValueRange sim_range_;
   GuiTexture sim_tex_;

@@ -20,6 +20,9 @@ namespace {
 
 constexpr int kMaxBars = 40;
 
+// Six significant digits, the step view's one number format (format_number).
+std::string n6(double v) { return format_number(v, 6); }
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -28,7 +31,7 @@ std::string fmt(const char* f, double v) {
 
 std::string vec_text(const float* v, int n, int show) {
   std::string s = "(";
-  for (int c = 0; c < std::min(n, show); ++c) s += (c ? ", " : "") + fmt("%.4g", static_cast<double>(v[c]));
+  for (int c = 0; c < std::min(n, show); ++c) s += (c ? ", " : "") + format_number(static_cast<double>(v[c]), 4);
   if (n > show) s += ", ... " + std::to_string(n - show) + " more";
   return s + ")";
 }
@@ -97,6 +100,8 @@ class StepView final : public TeachingView {
     hovered_ = -1;
     head_selector(state);
     refresh(backend);
+    state.checks["step: softmax redone from Q and K vs the engine's a_ij"] =
+        "largest difference " + fmt("%.2g", max_diff_) + " (query " + std::to_string(b_.i) + ", " + backend.name() + ")";
     const PatchGrid& g = backend.grid();
     const int i = b_.i;
     const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -120,11 +125,11 @@ class StepView final : public TeachingView {
 
     // --- 2. scores and scaling over every key
     ImGui::Separator();
-    ImGui::TextWrapped("2. Scores s_ij = q_i . k_j for all %d keys (eq. 26.22), then divided by tau*sqrt(m') = %.3g x %.4g = %.4g",
-                g.N(), static_cast<double>(b_.temperature), std::sqrt(static_cast<double>(b_.m)), b_.divisor);
+    ImGui::TextWrapped("2. Scores s_ij = q_i . k_j for all %d keys (eq. 26.22), then divided by tau*sqrt(m') = %s x %s = %s",
+                g.N(), n6(b_.temperature).c_str(), n6(std::sqrt(static_cast<double>(b_.m))).c_str(), n6(b_.divisor).c_str());
     if (b_.kept > 0) {
-      ImGui::TextWrapped("   s_ij ranges over [%.4g, %.4g]; scaled over [%.4g, %.4g]; largest scaled (kept) = %.5g", s_lo_, s_hi_,
-                  s_lo_ / b_.divisor, s_hi_ / b_.divisor, b_.row_max);
+      ImGui::TextWrapped("   s_ij ranges over [%s, %s]; scaled over [%s, %s]; largest scaled (kept) = %s", n6(s_lo_).c_str(),
+                         n6(s_hi_).c_str(), n6(s_lo_ / b_.divisor).c_str(), n6(s_hi_ / b_.divisor).c_str(), n6(b_.row_max).c_str());
     }
     if (b_.kept < g.N())
       warn(std::to_string(g.N() - b_.kept) + " of " + std::to_string(g.N()) + " keys are masked for this query (" +
@@ -246,8 +251,8 @@ class StepView final : public TeachingView {
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     dl->AddLine(ImVec2(x_bars - 2, origin.y), ImVec2(x_bars - 2, base), dim);
     dl->AddLine(ImVec2(x_bars - 2, base), ImVec2(x_bars + col_w * static_cast<float>(n), base), dim);
-    dl->AddText(ImVec2(origin.x, origin.y - 2), text, fmt("%.6g", static_cast<double>(top_w)).c_str());
-    dl->AddText(ImVec2(origin.x, base - ImGui::GetTextLineHeight()), dim, fmt("%.6g", static_cast<double>(lo)).c_str());
+    dl->AddText(ImVec2(origin.x, origin.y - 2), text, format_number(static_cast<double>(top_w), 6).c_str());
+    dl->AddText(ImVec2(origin.x, base - ImGui::GetTextLineHeight()), dim, format_number(static_cast<double>(lo), 6).c_str());
     for (int r = 0; r < n; ++r) {
       const int j = top_[static_cast<size_t>(r)];
       const float w = engine_w_[static_cast<size_t>(j)];
@@ -308,11 +313,11 @@ class StepView final : public TeachingView {
       ImGui::TableSetColumnIndex(1);
       ImGui::Text("(%d,%d)%s", g.col_of(j), g.row_of(j), j == b_.i ? " = i" : "");
       ImGui::TableSetColumnIndex(2);
-      ImGui::Text("%.6g", static_cast<double>(b_.score[J]));
+      ImGui::TextUnformatted(n6(b_.score[J]).c_str());
       ImGui::TableSetColumnIndex(3);
-      ImGui::Text("%.6g", static_cast<double>(b_.scaled[J]));
+      ImGui::TextUnformatted(n6(b_.scaled[J]).c_str());
       ImGui::TableSetColumnIndex(4);
-      ImGui::Text("%.6g", b_.exp_term[J]);
+      ImGui::TextUnformatted(n6(b_.exp_term[J]).c_str());
       ImGui::TableSetColumnIndex(5);
       ImGui::TextUnformatted(format_weight(engine_w_[J]).c_str());
       ImGui::TableSetColumnIndex(6);
@@ -340,18 +345,18 @@ class StepView final : public TeachingView {
     std::string terms;
     const int shown = std::min(b_.m, 4);
     for (int c = 0; c < shown; ++c)
-      terms += (c ? " + " : "") + fmt("%.4g", static_cast<double>(b_.q[c])) + "*" + fmt("%.4g", static_cast<double>(h.K(j, c)));
+      terms += (c ? " + " : "") + format_number(static_cast<double>(b_.q[c]), 4) + "*" + format_number(static_cast<double>(h.K(j, c)), 4);
     if (b_.m > shown) terms += " + ... (" + std::to_string(b_.m) + " products)";
-    ImGui::TextWrapped("s_ij = q_i . k_j = %s = %.6g", terms.c_str(), static_cast<double>(b_.score[J]));
-    ImGui::Text("scaled = s_ij / (tau*sqrt(m')) = %.6g / %.6g = %.6g   (engine's logit: %.6g)", static_cast<double>(b_.score[J]),
-                b_.divisor, static_cast<double>(b_.scaled[J]), static_cast<double>(engine_logits_[J]));
+    ImGui::TextWrapped("s_ij = q_i . k_j = %s = %s", terms.c_str(), n6(b_.score[J]).c_str());
+    ImGui::Text("scaled = s_ij / (tau*sqrt(m')) = %s / %s = %s   (engine's logit: %s)", n6(b_.score[J]).c_str(),
+                n6(b_.divisor).c_str(), n6(b_.scaled[J]).c_str(), n6(engine_logits_[J]).c_str());
     if (!b_.keep[J]) {
       warn("This key is masked for query i: it is left out of the softmax, so a_ij = 0 exactly (engine: " +
            format_weight(engine_w_[J]) + ") and it adds nothing to t_out.");
     } else {
-      ImGui::Text("exp(scaled - max) = exp(%.6g - %.6g) = %.6g", static_cast<double>(b_.scaled[J]), b_.row_max, b_.exp_term[J]);
-      ImGui::Text("row sum over the %d kept keys = %.6g", b_.kept, b_.row_sum);
-      ImGui::Text("a_ij = %.6g / %.6g = %s   (engine's a_ij: %s)", b_.exp_term[J], b_.row_sum, format_weight(b_.weight[J]).c_str(),
+      ImGui::Text("exp(scaled - max) = exp(%s - %s) = %s", n6(b_.scaled[J]).c_str(), n6(b_.row_max).c_str(), n6(b_.exp_term[J]).c_str());
+      ImGui::Text("row sum over the %d kept keys = %s", b_.kept, n6(b_.row_sum).c_str());
+      ImGui::Text("a_ij = %s / %s = %s   (engine's a_ij: %s)", n6(b_.exp_term[J]).c_str(), n6(b_.row_sum).c_str(), format_weight(b_.weight[J]).c_str(),
                   format_weight(engine_w_[J]).c_str());
       const auto rank = std::find(top_.begin(), top_.end(), j);
       if (rank != top_.end())
@@ -408,7 +413,7 @@ class StepView final : public TeachingView {
     const int rest = b_.kept - terms;
     if (rest > 0) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "+ %d more terms (weights adding up to %.4g)", rest, std::max(0.0, 1.0 - shown));
+      std::snprintf(buf, sizeof buf, "+ %d more terms (weights adding up to %s)", rest, n6(std::max(0.0, 1.0 - shown)).c_str());
       flow(ImGui::CalcTextSize(buf).x);
       ImGui::TextUnformatted(buf);
     }
@@ -430,9 +435,8 @@ class StepView final : public TeachingView {
       ImGui::SameLine();
       swatch(h.V.row(b_.i).data(), sw);
     }
-    note("t_out uses the row of A and the values V read from " + backend.name() +
-         ". The arithmetic above redoes the softmax from its Q and K: the largest difference in any a_ij is " +
-         fmt("%.2g", max_diff_) + ".");
+    note("t_out uses the row of A and the values V of the attention engine; the arithmetic above redoes the softmax from "
+         "its Q and K (how closely the two agree: Panels > Diagnostics).");
   }
 
   int head_ = 0, cached_head_ = -1, key_ = -1, hovered_ = -1, bars_ = 16;

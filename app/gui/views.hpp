@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include <array>
 #include <filesystem>
 #include <vector>
 
@@ -18,7 +19,15 @@ struct ViewGeometry {
   float x = 0, y = 0, scale = 0;
   bool valid = false;
   int head = 0;
+  /// What a "map only" export keeps (x, y, w, h in window pixels): the map as drawn inside its
+  /// canvas, and its colour bar.
+  std::array<float, 4> picture{};
 };
+
+/// The picture of a map view for a "map only" export: the map's drawn rectangle [map0, map1]
+/// clipped to its canvas [canvas0, canvas1], joined with the last item (the colour bar's group,
+/// just ended).
+std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1);
 
 /// The photo, the patch grid, the heat map of the main head's row, the mask, the query outline,
 /// the colour bar; hover/click/arrows pick the query, wheel zooms, middle-drag pans.
@@ -30,6 +39,9 @@ void draw_controls_panel(AppState& state, Backend& backend);
 void draw_heads_view(AppState& state, Backend& backend);
 /// The maps of the pinned queries side by side (main head).
 void draw_pinned_view(AppState& state, Backend& backend);
+/// Developer readouts away from the map: driver and versions, frame and row-pass times, the
+/// engine's row against the CPU reference (fills state.checks), the views' own checks.
+void draw_diagnostics_panel(AppState& state, Backend& backend);
 /// The bundled gallery, open by path; dropped files arrive through AppState::open_requested.
 void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
 

@@ -87,11 +87,15 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
   ImVec2 avail = ImGui::GetContentRegionAvail();
   avail.x = std::max(avail.x - bar_space, 50.0f);
   avail.y = std::max(avail.y, 50.0f);
+  const float cw = static_cast<float>(g.covered_w), ch = static_cast<float>(g.covered_h);
+  if (const float map_w = cw * std::min(avail.x / cw, avail.y / ch); map_w < avail.x - 1) {  // centred, its bar beside it
+    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + (avail.x - map_w) * 0.5f);
+    avail.x = map_w;
+  }
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("vit_canvas", avail, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   state.record_widget("vit_canvas");
   const bool hovered = ImGui::IsItemHovered();
-  const float cw = static_cast<float>(g.covered_w), ch = static_cast<float>(g.covered_h);
   const float scale = std::min(avail.x / cw, avail.y / ch);
   const ImVec2 origin(p0.x + (avail.x - cw * scale) * 0.5f, p0.y + (avail.y - ch * scale) * 0.5f);
   const float cell_w = cw * scale / static_cast<float>(g.cols), cell_h = ch * scale / static_cast<float>(g.rows);
@@ -182,7 +186,9 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
              std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f));
   ImGui::EndGroup();
 
-  geometry = ViewGeometry{origin.x, origin.y, scale, true, 0};
+  geometry = ViewGeometry{origin.x, origin.y, scale, true, 0,
+                          map_picture(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), origin,
+                                      ImVec2(origin.x + cw * scale, origin.y + ch * scale))};
   state.vit_drawn = {{"model", vit.file().string()},
                      {"sha256", vit.sha256()},
                      {"layer", layer},

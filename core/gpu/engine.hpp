@@ -18,7 +18,7 @@ namespace attnlab {
 
 /// How a heat map is coloured.
 struct HeatmapStyle {
-  Colormap colormap = Colormap::Fire;
+  Colormap colormap = kDefaultColormap;
   Normalization normalization = Normalization::MinMax;
   bool operator==(const HeatmapStyle&) const = default;
 };

@@ -1,0 +1,80 @@
+// The Diagnostics panel: what a developer or a curious student wants to know and a class does
+// not need on the map. The OpenGL driver and versions, the frame and row-pass times, the
+// engine's row checked live against the CPU reference (Eigen), and what the teaching views
+// checked against their own arithmetic.
+#include "app/gui/views.hpp"
+
+#include "core/reference.hpp"
+
+#include <epoxy/gl.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+namespace attnlab::app {
+namespace {
+
+std::string gl_string(GLenum name) {
+  const auto* s = reinterpret_cast<const char*>(glGetString(name));
+  return s ? s : "?";
+}
+
+// The CPU reference for the backend's image and settings (rebuilt when they change) and the
+// largest difference between its row and the engine's, every head (again when the query changes).
+struct RowCheck {
+  unsigned settings_generation = 0, generation = 0;
+  std::unique_ptr<Reference> reference;
+  double max_diff = -1;
+  std::string error;
+};
+
+}  // namespace
+
+void draw_diagnostics_panel(AppState& state, Backend& backend) {
+  static RowCheck check;
+  ImGui::TextWrapped("Attention engine: %s", backend.name().c_str());
+  if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
+  ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
+                     gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
+  ImGui::Text("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.last_frame_ms, 3).c_str(),
+              format_number(state.row_pass_ms, 3).c_str());
+  state.record_widget("diagnostics:timing");
+
+  if (backend.has_image()) {
+    if (!check.reference || check.settings_generation != backend.settings_generation()) {
+      check = RowCheck{};
+      try {
+        check.reference = std::make_unique<Reference>(backend.image(), backend.settings());
+      } catch (const std::exception& e) {
+        check.error = e.what();
+      }
+      check.settings_generation = backend.settings_generation();
+    }
+    if (check.reference && check.generation != backend.generation()) {
+      const RowSet& rows = backend.rows();
+      check.max_diff = 0;
+      for (int h = 0; h < kHeadCount; ++h) {
+        const RowResult ref = check.reference->row(h, backend.query());
+        const auto got = rows.head(h);
+        for (size_t j = 0; j < got.size(); ++j)
+          check.max_diff = std::max(check.max_diff, std::abs(static_cast<double>(got[j]) - ref.weights[static_cast<Eigen::Index>(j)]));
+      }
+      check.generation = backend.generation();
+    }
+    char d[32];
+    std::snprintf(d, sizeof d, "%.2g", check.max_diff);
+    state.checks["engine: the query's row, every head, vs the CPU reference (Eigen)"] =
+        check.error.empty() ? "largest difference " + std::string(d) + " (query " + std::to_string(backend.query()) + ")"
+                            : "not checked: " + check.error;
+  }
+  ImGui::Separator();
+  ImGui::TextUnformatted("Checks (largest absolute difference in any weight)");
+  for (const auto& [name, result] : state.checks) {
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s: %s", name.c_str(), result.c_str());
+  }
+  state.record_widget("diagnostics:checks");
+}
+
+}  // namespace attnlab::app
