@@ -17,6 +17,18 @@ std::string_view head_name(HeadKind kind) {
   return "?";
 }
 
+std::string_view head_summary(HeadKind kind) {
+  switch (kind) {
+    case HeadKind::Colour: return "q = k = unit mean colour of the patch (fig. 26.12)";
+    case HeadKind::Position: return "q = k = positional code p (eq. 26.40); it reads p even when 'codes' is off";
+    case HeadKind::ColourPosition: return "q = k = [colour; p/2]: similar colour and near";
+    case HeadKind::Texture: return "q = k = gradient energy and orientation of the patch";
+    case HeadKind::Random: return "random W_q, W_k on a random projection of the patch: an untrained ViT, noise";
+    case HeadKind::Custom: return "q = W_q c, k = W_k c with your W_q, W_k (eq. 26.24), edited in the Heads panel";
+  }
+  return "?";
+}
+
 HeadKind parse_head(std::string_view name) {
   for (int h = 0; h < kHeadCount; ++h)
     if (head_name(static_cast<HeadKind>(h)) == name) return static_cast<HeadKind>(h);

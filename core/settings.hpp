@@ -67,6 +67,8 @@ struct Settings {
 // Names used on the command line, in exports and in the UI.
 std::string_view head_name(HeadKind kind);
 HeadKind parse_head(std::string_view name);          ///< Throws Error listing the valid names.
+/// What a head's q and k are, in one line for the UI (make_heads in core/heads.hpp has the math).
+std::string_view head_summary(HeadKind kind);
 std::string_view mask_kind_name(MaskKind kind);
 /// "none", "causal", "strict", "window:R", "random:RATIO[:SEED]", "painted:C,R;C,R;…" (the
 /// painted cells as patch coordinates need the grid, so they are kept as pairs here).

@@ -182,9 +182,11 @@ void draw_controls_panel(AppState& state, Backend& backend) {
                 "setting goes beside the picture, and no file is ever overwritten.");
     if (ImGui::Button("Save row as CSV (F9)")) state.csv_requested = true;
     state.record_widget("save_csv");
-    // The folder, chosen by typing its path (Enter or "use"); remembered between runs.
+    // The folder, chosen by typing its path (a click selects the old one; Enter or "use");
+    // remembered between runs.
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("use").x - ImGui::GetStyle().FramePadding.x * 2 - ImGui::GetStyle().ItemSpacing.x);
-    const bool enter = ImGui::InputText("##export_dir", &state.export_dir_text, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter = ImGui::InputText("##export_dir", &state.export_dir_text,
+                                        ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
     state.record_widget("export_dir");
     ImGui::SameLine();
     if ((ImGui::Button("use") || enter) && !state.export_dir_text.empty()) {

@@ -36,10 +36,6 @@ void draw_heads_view(AppState& state, Backend& backend) {
   const int columns = avail > ui_px(260) ? 3 : 2;
   const float side = std::max((avail - ImGui::GetStyle().ItemSpacing.x * static_cast<float>(columns)) / static_cast<float>(columns), 60.0f);
   const RowSet& rows = backend.rows();
-  const char* blurbs[kHeadCount] = {
-      "q = k = unit mean colour (fig. 26.12)", "q = k = positional code p (eq. 26.40)",
-      "q = k = [colour; p/2]", "q = k = gradient energy and orientation",
-      "random W_q, W_k on a random projection of the raw patch (an untrained ViT)", "q = W_q c, k = W_k c: edit below (eq. 26.24)"};
   for (int h = 0; h < kHeadCount; ++h) {
     if (h % columns) ImGui::SameLine();
     ImGui::BeginGroup();
@@ -47,7 +43,7 @@ void draw_heads_view(AppState& state, Backend& backend) {
     float mx = 0;
     for (float w : row) mx = std::max(mx, w);
     ImGui::Text("%d %s", h, std::string(head_name(static_cast<HeadKind>(h))).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", blurbs[h]);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", std::string(head_summary(static_cast<HeadKind>(h))).c_str());
     if (map_thumbnail(("head" + std::to_string(h)).c_str(), backend, backend.heatmap(h, style), state, ImVec2(side, side),
                       {state.query}, h == state.main_head))
       state.main_head = h;

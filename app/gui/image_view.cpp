@@ -57,6 +57,16 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
               state.query_pinned ? "[pinned]" : "[follows mouse]",
               std::string(head_name(static_cast<HeadKind>(state.main_head))).c_str(),
               rows.empty[state.main_head] ? "  (every key masked: row is 0)" : "");
+  // What the head is, in one line: beside it when it fits, on hover otherwise.
+  const std::string summary(head_summary(static_cast<HeadKind>(state.main_head)));
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", summary.c_str());
+  ImGui::SameLine();
+  if (ImGui::CalcTextSize(summary.c_str()).x <= ImGui::GetContentRegionAvail().x) {
+    ImGui::TextDisabled("%s", summary.c_str());
+    state.record_widget("head_summary");
+  } else {
+    ImGui::NewLine();
+  }
   if (state.presentation) {  // for the class: what the map depends on, no developer numbers
     const Settings& a = backend.settings();
     char tau[32];
