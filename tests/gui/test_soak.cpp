@@ -741,8 +741,18 @@ std::vector<std::string> export_problems(const json& j, const std::filesystem::p
     if (!ok) problems.push_back(what);
   };
   const int w = j.at("window").at("width").get<int>(), h = j.at("window").at("height").get<int>();
-  expect(png_size(png) == std::pair{w, h},
-         "the PNG is not the window's size " + std::to_string(w) + "x" + std::to_string(h));
+  // The whole window, or with "map only" (a click may tick it) the crop the sidecar names.
+  const json& crop = j.at("export").at("crop");
+  const int cx = crop[0].get<int>(), cy = crop[1].get<int>(), cw = crop[2].get<int>(), ch = crop[3].get<int>();
+  if (j.at("export").at("scope") == "map") {
+    expect(cx >= 0 && cy >= 0 && cw > 0 && ch > 0 && cx + cw <= w && cy + ch <= h,
+           "the map's crop " + crop.dump() + " is not inside the window");
+    expect(png_size(png) == std::pair{cw, ch}, "the PNG is not the size of the map's crop " + crop.dump());
+  } else {
+    expect(crop == json::array({0, 0, w, h}), "a window export's crop " + crop.dump() + " is not the window");
+    expect(png_size(png) == std::pair{w, h},
+           "the PNG is not the window's size " + std::to_string(w) + "x" + std::to_string(h));
+  }
   if (!j.contains("grid")) return problems;
   const std::filesystem::path image = j.at("image").get<std::string>();
   expect(std::filesystem::is_regular_file(image), "the image " + image.string() + " is not a file");
@@ -1030,9 +1040,13 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
     EXPECT_NEAR(r.at("image_view").at(key).get<float>(), f.at("image_view").at(key).get<float>(), 1e-3f) << key;
   // Pixels of the patch grid inside the view: the photo, the heat map, the mask, the grid lines
   // and the outlines, all drawn from the settings.
+  // A "map only" export is the window's pixels from the crop's corner on.
   const Image shot = load_image(final_png), drawn = load_image(dir / "again.png");
-  ASSERT_EQ(shot.width, drawn.width);
-  ASSERT_EQ(shot.height, drawn.height);
+  const int ox = f.at("export").at("crop")[0].get<int>(), oy = f.at("export").at("crop")[1].get<int>();
+  ASSERT_EQ(shot.width, f.at("export").at("crop")[2].get<int>());
+  ASSERT_EQ(shot.height, f.at("export").at("crop")[3].get<int>());
+  ASSERT_EQ(drawn.width, kWidth);
+  ASSERT_EQ(drawn.height, kHeight);
   const Rect canvas = widgets_of(f).at("image_canvas");
   const float gx = f.at("image_view").at("x").get<float>(), gy = f.at("image_view").at("y").get<float>(),
               scale = f.at("image_view").at("scale").get<float>();
@@ -1046,11 +1060,11 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
                                            gy + static_cast<float>(f.at("grid").at("rows").get<int>() * K) * scale)) -
                  1;
   long compared = 0, differ = 0;
-  for (int py = std::max(y0, 0); py < std::min(y1, shot.height); ++py)
-    for (int px = std::max(x0, 0); px < std::min(x1, shot.width); ++px) {
+  for (int py = std::max(y0, oy); py < std::min(y1, oy + shot.height); ++py)
+    for (int px = std::max(x0, ox); px < std::min(x1, ox + shot.width); ++px) {
       ++compared;
       float d = 0;
-      for (int ch = 0; ch < 3; ++ch) d = std::max(d, std::abs(shot.at(px, py, ch) - drawn.at(px, py, ch)));
+      for (int ch = 0; ch < 3; ++ch) d = std::max(d, std::abs(shot.at(px - ox, py - oy, ch) - drawn.at(px, py, ch)));
       if (d > 10.0f / 255.0f) ++differ;
     }
   std::printf("soak: final map %ld pixels compared with attnlab render --from, %ld differ (K=%d, head %s, mask %s)\n",
