@@ -20,25 +20,6 @@ using namespace attnlab::testing;
 
 namespace {
 
-struct Geometry {
-  float x, y, scale;
-  int K;
-  std::pair<float, float> centre(int col, int row) const {
-    return {x + (static_cast<float>(col * K) + static_cast<float>(K) * 0.5f) * scale,
-            y + (static_cast<float>(row * K) + static_cast<float>(K) * 0.5f) * scale};
-  }
-};
-
-Geometry geometry_of(const nlohmann::json& j) {
-  return {j.at("image_view").at("x").get<float>(), j.at("image_view").at("y").get<float>(),
-          j.at("image_view").at("scale").get<float>(), j.at("grid").at("K").get<int>()};
-}
-
-// The centre of a recorded widget's rectangle [x, y, w, h] in window coordinates.
-std::pair<float, float> centre_of(const nlohmann::json& r) {
-  return {r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f};
-}
-
 // Opaque gray heat map without grid lines, so the drawn map can be read back exactly.
 void seed_settings(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir / "config" / "attnlab");

@@ -18,19 +18,6 @@ using namespace attnlab::testing;
 
 namespace {
 
-// The centre of a recorded widget's rectangle [x, y, w, h] in window coordinates.
-std::pair<float, float> centre_of(const nlohmann::json& r) {
-  return {r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f};
-}
-
-// The window position of the centre of patch (col, row) of the main map.
-std::pair<float, float> patch_centre(const nlohmann::json& s, int col, int row) {
-  const float x = s.at("image_view").at("x").get<float>(), y = s.at("image_view").at("y").get<float>();
-  const float scale = s.at("image_view").at("scale").get<float>();
-  const float K = s.at("grid").at("K").get<float>();
-  return {x + (static_cast<float>(col) + 0.5f) * K * scale, y + (static_cast<float>(row) + 0.5f) * K * scale};
-}
-
 void write_settings(const std::filesystem::path& dir, const std::string& json) {
   std::filesystem::create_directories(dir / "config" / "attnlab");
   std::ofstream(dir / "config" / "attnlab" / "settings.json") << json;
@@ -102,7 +89,7 @@ TEST(ClassroomUnderXvfb, TheDefaultColormapKeepsTheTopPatchSaturated) {
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const auto [start, start_png] = app.export_view();
   EXPECT_EQ(start.at("display").at("colormap").get<std::string>(), "heat");
-  const auto [nx, ny] = patch_centre(start, 20, 4);
+  const auto [nx, ny] = geometry_of(start).centre(20, 4);
   app.click(nx, ny);
   app.xdotool("mousemove 40 40");  // the pointer (and its tooltip) off the map; the query stays
   const auto [s, png] = app.export_view();
@@ -112,7 +99,7 @@ TEST(ClassroomUnderXvfb, TheDefaultColormapKeepsTheTopPatchSaturated) {
   ASSERT_FALSE(largest.empty());
   for (const auto& cell : largest) {
     if (cell.at("col") == 20 && cell.at("row") == 4) continue;  // the query's outline is drawn there
-    const auto [cx, cy] = patch_centre(s, cell.at("col").get<int>(), cell.at("row").get<int>());
+    const auto [cx, cy] = geometry_of(s).centre(cell.at("col").get<int>(), cell.at("row").get<int>());
     auto c = pixel(shot, cx, cy);
     EXPECT_GT(saturation(c), 0.5f) << "patch " << cell.dump() << " is drawn (" << c[0] << ", " << c[1] << ", " << c[2] << ")";
     for (float& v : c) v = 0.30f + 0.55f * v;
@@ -129,7 +116,7 @@ TEST(ClassroomUnderXvfb, MapOnlyExportIsTheMapAndItsColourBar) {
   AppProcess app(x, dir);
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const auto [start, start_png] = app.export_view();
-  const auto [zx, zy] = patch_centre(start, 24, 20);
+  const auto [zx, zy] = geometry_of(start).centre(24, 20);
   app.click(zx, zy);  // the query pinned on the zebra: moving to the checkbox leaves it there
   app.xdotool("mousemove 40 40");
   const auto [whole, whole_png] = app.export_view();
@@ -219,7 +206,7 @@ TEST(ClassroomUnderXvfb, DiagnosticsPanelHasTheDriverAndTheChecks) {
   ASSERT_TRUE(open.at("widgets").contains("menu:Panels/Diagnostics")) << "no Diagnostics entry";
   const auto [ex, ey] = centre_of(open.at("widgets").at("menu:Panels/Diagnostics"));
   app.click(ex, ey);
-  const auto [zx, zy] = patch_centre(open, 24, 20);
+  const auto [zx, zy] = geometry_of(open).centre(24, 20);
   app.click(zx, zy);
   const auto [s, png] = app.export_view();
   EXPECT_TRUE(s.at("classroom").at("panels").at("diagnostics").get<bool>());

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnlab::testing {
@@ -74,5 +75,25 @@ struct ExportedCsv {
 /// Waits up to 10 s for a file in `dir` whose name starts with `prefix` and ends in ".csv",
 /// and reads it. Throws std::runtime_error when none appears.
 ExportedCsv wait_for_csv(const std::filesystem::path& dir, const std::string& prefix, std::filesystem::path* path = nullptr);
+
+/// Where an export's main map drew the photo (its sidecar's image_view and grid K): the window
+/// position of a patch's centre, to click on it.
+struct Geometry {
+  float x, y, scale;
+  int K;
+  std::pair<float, float> centre(int col, int row) const {
+    return {x + (static_cast<float>(col * K) + static_cast<float>(K) * 0.5f) * scale,
+            y + (static_cast<float>(row * K) + static_cast<float>(K) * 0.5f) * scale};
+  }
+};
+inline Geometry geometry_of(const nlohmann::json& j) {
+  return {j.at("image_view").at("x").get<float>(), j.at("image_view").at("y").get<float>(),
+          j.at("image_view").at("scale").get<float>(), j.at("grid").at("K").get<int>()};
+}
+
+/// The centre of a recorded widget's rectangle [x, y, w, h] in window coordinates.
+inline std::pair<float, float> centre_of(const nlohmann::json& r) {
+  return {r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f};
+}
 
 }  // namespace attnlab::testing
