@@ -1,6 +1,7 @@
 #include "core/mask.hpp"
 
 #include "core/error.hpp"
+#include "core/shader_constants.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,14 @@
 #include <random>
 
 namespace attnlab {
+
+namespace {
+// shaders/mask_rule.glsl, compiled as C++: the rule the shaders use, word for word.
+using uint = std::uint32_t;
+using std::abs;
+using namespace shader;
+#include "shaders/mask_rule.glsl"
+}  // namespace
 
 Mask::Mask(const MaskSpec& spec, const PatchGrid& grid)
     : kind_(spec.kind), radius_(spec.radius), cols_(grid.cols), keep_(static_cast<size_t>(grid.N()), 1) {
@@ -34,16 +43,7 @@ Mask::Mask(const MaskSpec& spec, const PatchGrid& grid)
 }
 
 bool Mask::allowed(int i, int j) const {
-  switch (kind_) {
-    case MaskKind::None: return true;
-    case MaskKind::Causal: return j <= i;
-    case MaskKind::Strict: return j < i;
-    case MaskKind::Window:
-      return std::abs(i % cols_ - j % cols_) <= radius_ && std::abs(i / cols_ - j / cols_) <= radius_;
-    case MaskKind::Random:
-    case MaskKind::Painted: return keep_[j] != 0;
-  }
-  return true;
+  return mask_allowed(static_cast<int>(kind_), radius_, cols_, i, j, keep_[static_cast<size_t>(j)]);
 }
 
 std::vector<int> painted_indices(const std::vector<std::array<int, 2>>& cells, const PatchGrid& grid) {

@@ -8,9 +8,6 @@
 // a row with no key left is flagged and written as zeros.
 layout(local_size_x = 256) in;
 
-#define MODE_ROW 0
-#define MODE_EXTERNAL 3
-
 layout(std430, binding = 0) readonly buffer QBuffer { float Qs[]; };   // every head's Q (N × m_h)
 layout(std430, binding = 1) readonly buffer KBuffer { float Ks[]; };   // every head's K (N × m_h)
 layout(std430, binding = 3) readonly buffer HeadBuffer { ivec4 heads[]; };  // (q/k offset, m, v offset, row stride)
@@ -19,9 +16,10 @@ layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };
 layout(std430, binding = 6) writeonly buffer AuxBuffer { float Aux[]; };   // MODE_ROW/EXTERNAL: logits (+ empty flags)
 layout(std430, binding = 7) readonly buffer QueryBuffer { float q_ext[]; };  // MODE_EXTERNAL: the query (m)
 
-uniform int u_mode, u_N, u_query, u_head, u_heads;
-uniform int u_cols, u_mask_kind, u_radius;
-uniform float u_temperature;
+layout(std140, binding = 0) uniform Params {  // AttendParams in core/gpu/engine.cpp
+  int u_mode, u_N, u_query, u_head, u_heads, u_cols, u_mask_kind, u_radius;
+  float u_temperature;
+};
 
 shared float s_red[256];
 

@@ -11,9 +11,6 @@
 // row of the live view is in attend.comp.
 layout(local_size_x = 64) in;
 
-#define MODE_FULL 1
-#define MODE_OUTPUT 2
-
 layout(binding = 1) uniform samplerBuffer u_Q;     // RGBA32F: every head's Q, rows of stride/4 vec4s
 layout(binding = 2) uniform samplerBuffer u_K;     // RGBA32F: every head's K, same layout
 layout(binding = 3) uniform samplerBuffer u_V;     // RGB32F: every head's V, N texels per head
@@ -21,10 +18,12 @@ layout(binding = 4) uniform usamplerBuffer u_keep; // R32UI: per key, 1 = kept
 layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };  // FULL: tile; OUTPUT: heads × N × 3
 layout(std430, binding = 6) writeonly buffer SumBuffer { float row_sums[]; };  // FULL: S per tile row (0 if empty)
 
-uniform int u_mode, u_N, u_head, u_row_base, u_row_count;
-uniform int u_qk_offset, u_m, u_stride;  // in floats; offset and stride are multiples of 4
-uniform int u_cols, u_mask_kind, u_radius;
-uniform float u_temperature;
+layout(std140, binding = 0) uniform Params {  // AttendRowsParams in core/gpu/engine.cpp
+  int u_mode, u_N, u_head, u_row_base, u_row_count;
+  int u_qk_offset, u_m, u_stride;  // in floats; offset and stride are multiples of 4
+  int u_cols, u_mask_kind, u_radius;
+  float u_temperature;
+};
 
 vec4 q0;  // the first four components of q_i, kept in registers (m <= 4 for most heads)
 

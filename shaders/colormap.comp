@@ -3,17 +3,15 @@
 // table. Masked keys become transparent. One work group of 256 invocations.
 layout(local_size_x = 256) in;
 
-#define NORM_MINMAX 0
-#define NORM_ABSOLUTE 1
-#define NORM_LOG 2
-
 layout(std430, binding = 0) readonly buffer Values { float values[]; };
 layout(std430, binding = 1) readonly buffer Table { float lut[]; };    // 256 × RGB
 layout(std430, binding = 2) readonly buffer KeepBuffer { uint keep[]; };
 layout(rgba8, binding = 0) writeonly uniform image2D u_out;
 
-uniform int u_offset, u_count, u_cols, u_norm;
-uniform int u_mask_kind, u_radius, u_query;  // u_query < 0: no mask
+layout(std140, binding = 0) uniform Params {  // ColormapParams in core/gpu/engine.cpp
+  int u_offset, u_count, u_cols, u_norm;
+  int u_mask_kind, u_radius, u_query;  // u_query < 0: no mask
+};
 
 shared float s_lo[256];
 shared float s_hi[256];

@@ -9,9 +9,10 @@ layout(std430, binding = 0) buffer XBuffer { float X[]; };
 layout(std430, binding = 1) readonly buffer WTokBuffer { float W_tok[]; };  // R × 3K²
 layout(std430, binding = 2) readonly buffer WPosBuffer { float W_pos[]; };  // d × np
 
-uniform int u_N, u_cols, u_K, u_width, u_height;
-uniform int u_P, u_sincos, u_add;
-uniform float u_B;
+layout(std140, binding = 0) uniform Params {  // TokenizeParams in core/gpu/engine.cpp
+  int u_N, u_cols, u_K, u_width, u_height, u_P, u_sincos, u_add;
+  float u_B;
+};
 
 const int d = TOKEN_D;          // 25
 const int R = RANDOM_DIMS;      // 16

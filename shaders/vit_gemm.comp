@@ -17,10 +17,6 @@ layout(std430, binding = 3) readonly buffer BiasBuffer { float bias[]; };
 layout(std430, binding = 4) readonly buffer ScaleBuffer { float ls[]; };
 layout(std430, binding = 5) buffer OutBuffer { float Out[]; };
 
-#define FLAG_BIAS 1
-#define FLAG_GELU 2
-#define FLAG_RESIDUAL 4
-
 shared float As[16][65];  // [k][row of the tile]
 shared float Ws[16][65];  // [k][column of the tile]
 

@@ -1,5 +1,5 @@
-// The classifier's input (timm's global_pool): the cls token's row (mode 0), or the mean of the
-// patch tokens' rows, prefix tokens left out (mode 1). One invocation per column d.
+// The classifier's input (timm's global_pool): the cls token's row (mode POOL_TOKEN), or the mean of the
+// patch tokens' rows, prefix tokens left out (mode POOL_AVERAGE). One invocation per column d.
 layout(local_size_x = 64) in;
 
 layout(std140, binding = 0) uniform Params {
@@ -11,7 +11,7 @@ layout(std430, binding = 2) writeonly buffer PooledBuffer { float pooled[]; };
 void main() {
   int d = int(gl_GlobalInvocationID.x);
   if (d >= D) return;
-  if (mode == 0) {
+  if (mode == POOL_TOKEN) {
     pooled[d] = X[d];
     return;
   }

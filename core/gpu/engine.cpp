@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
+#include "core/shader_constants.hpp"
 
 #include <algorithm>
 #include <string>
@@ -10,15 +11,33 @@ namespace attnlab {
 
 namespace {
 
-constexpr int kModeRow = 0, kModeFull = 1, kModeOutput = 2, kModeExternal = 3;
+using shader::MODE_EXTERNAL, shader::MODE_FULL, shader::MODE_OUTPUT, shader::MODE_ROW;
 constexpr GLuint kLocal = 64;  // local size of tokenize, project, merge
 
 GLuint groups(int n, GLuint local) { return (static_cast<GLuint>(n) + local - 1) / local; }
 
-std::string shader_defines() {
-  return "#define TOKEN_D " + std::to_string(TokenLayout::d) + "\n#define RANDOM_DIMS " +
-         std::to_string(TokenLayout::kRandomDims) + "\n";
-}
+// The kernels' parameter blocks (gl::ParamBlock): the Params of each shader, member for member.
+struct TokenizeParams {
+  std::int32_t N, cols, K, width, height, P, sincos, add;
+  float B;
+};
+struct ProjectParams {
+  std::int32_t N, D, m, stride, w_offset, out_offset;
+};
+struct AttendParams {
+  std::int32_t mode, N, query, head, heads, cols, mask_kind, radius;
+  float temperature;
+};
+struct AttendRowsParams {
+  std::int32_t mode, N, head, row_base, row_count, qk_offset, m, stride, cols, mask_kind, radius;
+  float temperature;
+};
+struct MergeParams {
+  std::int32_t N, heads;
+};
+struct ColormapParams {
+  std::int32_t offset, count, cols, norm, mask_kind, radius, query;
+};
 
 template <class T>
 gl::Buffer make_buffer(const std::vector<T>& v) {
@@ -43,6 +62,7 @@ bool same_projections(const Settings& a, const Settings& b) {
 
 struct AttentionEngine::Buffers {
   gl::Program tokenize, project, attend, attend_rows, merge, colormap;
+  gl::ParamBlock params;
   gl::Texture image;
   gl::Buffer X, W_tok, W_pos;
   gl::Buffer W, head_info, Q, K, V;
@@ -56,13 +76,12 @@ struct AttentionEngine::Buffers {
 
 AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
   check_compute_support();
-  const std::string defs = shader_defines();
-  gpu_->tokenize = gl::compile_embedded("tokenize.comp", defs);
-  gpu_->project = gl::compile_embedded("project.comp", defs);
-  gpu_->attend = gl::compile_embedded("attend.comp", defs);
-  gpu_->attend_rows = gl::compile_embedded("attend_rows.comp", defs);
-  gpu_->merge = gl::compile_embedded("merge.comp", defs);
-  gpu_->colormap = gl::compile_embedded("colormap.comp", defs);
+  gpu_->tokenize = gl::compile_embedded("tokenize.comp");
+  gpu_->project = gl::compile_embedded("project.comp");
+  gpu_->attend = gl::compile_embedded("attend.comp");
+  gpu_->attend_rows = gl::compile_embedded("attend_rows.comp");
+  gpu_->merge = gl::compile_embedded("merge.comp");
+  gpu_->colormap = gl::compile_embedded("colormap.comp");
   for (int c = 0; c < kColormapCount; ++c) {
     const auto table = colormap_table(static_cast<Colormap>(c));
     gpu_->luts[c] = gl::Buffer(table.size_bytes(), table.data());
@@ -153,17 +172,8 @@ void AttentionEngine::ensure_tokens() {
   gpu_->W_tok = make_buffer(setup_->W_tokenize);
   gpu_->W_pos = make_buffer(setup_->W_pos);
   const auto& p = gpu_->tokenize;
-  glUseProgram(p.id());
-  glUniform1i(p.uniform("u_N"), g.N());
-  glUniform1i(p.uniform("u_cols"), g.cols);
-  glUniform1i(p.uniform("u_K"), g.K);
-  glUniform1i(p.uniform("u_width"), image_w_);
-  glUniform1i(p.uniform("u_height"), image_h_);
-  glUniform1i(p.uniform("u_P"), settings_.pos.P);
-  glUniform1i(p.uniform("u_sincos"), settings_.pos.sincos ? 1 : 0);
-  glUniform1i(p.uniform("u_add"), settings_.pos.mode == PosMode::Add ? 1 : 0);
-  glUniform1f(p.uniform("u_B"), settings_.pos.B);
-  glUniform1i(p.uniform("u_image"), 0);
+  gpu_->params.set(p, TokenizeParams{g.N(), g.cols, g.K, image_w_, image_h_, settings_.pos.P, settings_.pos.sincos ? 1 : 0,
+                                     settings_.pos.mode == PosMode::Add ? 1 : 0, settings_.pos.B});
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, gpu_->image.id());
   gl::bind(0, gpu_->X);
@@ -217,9 +227,6 @@ void AttentionEngine::ensure_qkv() {
   gpu_->K_tex = gl::BufferTexture(gpu_->K, GL_RGBA32F);
   gpu_->V_tex = gl::BufferTexture(gpu_->V, GL_RGB32F);
   const auto& p = gpu_->project;
-  glUseProgram(p.id());
-  glUniform1i(p.uniform("u_N"), N);
-  glUniform1i(p.uniform("u_D"), D);
   gl::bind(0, gpu_->X);
   gl::bind(1, gpu_->W);
   for (int h = 0; h < kHeadCount; ++h) {
@@ -230,10 +237,7 @@ void AttentionEngine::ensure_qkv() {
                  {w_k_off[h], gpu_->m[h], gpu_->stride[h], gpu_->qk_offset[h], &gpu_->K},
                  {w_v_off[h], 3, 3, h * N * 3, &gpu_->V}};
     for (const auto& j : jobs) {
-      glUniform1i(p.uniform("u_m"), j.m);
-      glUniform1i(p.uniform("u_stride"), j.stride);
-      glUniform1i(p.uniform("u_w_offset"), j.w_off);
-      glUniform1i(p.uniform("u_out_offset"), j.out_off);
+      gpu_->params.set(p, ProjectParams{N, D, j.m, j.stride, j.w_off, j.out_off});
       gl::bind(2, *j.out);
       gl::dispatch(p, groups(N, kLocal));
     }
@@ -244,17 +248,10 @@ void AttentionEngine::ensure_qkv() {
   outputs_fresh_.fill(false);
 }
 
-void AttentionEngine::set_attend_uniforms(const gl::Program& p, int mode, int head) {
-  glUseProgram(p.id());
-  glUniform1i(p.uniform("u_mode"), mode);
-  glUniform1i(p.uniform("u_N"), N());
-  glUniform1i(p.uniform("u_query"), query_);
-  glUniform1i(p.uniform("u_head"), head);
-  glUniform1i(p.uniform("u_heads"), kHeadCount);
-  glUniform1i(p.uniform("u_cols"), grid().cols);
-  glUniform1i(p.uniform("u_mask_kind"), static_cast<int>(settings_.mask.kind));
-  glUniform1i(p.uniform("u_radius"), settings_.mask.radius);
-  glUniform1f(p.uniform("u_temperature"), settings_.temperature);
+void AttentionEngine::set_attend_params(int mode, int head) {
+  gpu_->params.set(gpu_->attend, AttendParams{mode, N(), query_, head, kHeadCount, grid().cols,
+                                              static_cast<int>(settings_.mask.kind), settings_.mask.radius,
+                                              settings_.temperature});
   gl::bind(0, gpu_->Q);
   gl::bind(1, gpu_->K);
   gl::bind(2, gpu_->V);
@@ -262,27 +259,14 @@ void AttentionEngine::set_attend_uniforms(const gl::Program& p, int mode, int he
   gl::bind(4, gpu_->keep);
 }
 
-void AttentionEngine::set_rows_pass_uniforms(int mode, int head, int row_base, int row_count) {
-  const auto& p = gpu_->attend_rows;
-  glUseProgram(p.id());
-  glUniform1i(p.uniform("u_mode"), mode);
-  glUniform1i(p.uniform("u_N"), N());
-  glUniform1i(p.uniform("u_head"), head);
-  glUniform1i(p.uniform("u_row_base"), row_base);
-  glUniform1i(p.uniform("u_row_count"), row_count);
-  glUniform1i(p.uniform("u_qk_offset"), gpu_->qk_offset[head]);
-  glUniform1i(p.uniform("u_m"), gpu_->m[head]);
-  glUniform1i(p.uniform("u_stride"), gpu_->stride[head]);
-  glUniform1i(p.uniform("u_cols"), grid().cols);
-  glUniform1i(p.uniform("u_mask_kind"), static_cast<int>(settings_.mask.kind));
-  glUniform1i(p.uniform("u_radius"), settings_.mask.radius);
-  glUniform1f(p.uniform("u_temperature"), settings_.temperature);
-  const char* samplers[] = {"u_Q", "u_K", "u_V", "u_keep"};
+void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int row_count) {
+  gpu_->params.set(gpu_->attend_rows,
+                   AttendRowsParams{mode, N(), head, row_base, row_count, gpu_->qk_offset[head], gpu_->m[head],
+                                    gpu_->stride[head], grid().cols, static_cast<int>(settings_.mask.kind),
+                                    settings_.mask.radius, settings_.temperature});
+  // Texture units 1..4: the samplers' bindings in attend_rows.comp.
   const gl::BufferTexture* textures[] = {&gpu_->Q_tex, &gpu_->K_tex, &gpu_->V_tex, &gpu_->keep_tex};
-  for (GLuint u = 0; u < 4; ++u) {
-    textures[u]->bind(u + 1);
-    glUniform1i(p.uniform(samplers[u]), static_cast<GLint>(u + 1));
-  }
+  for (GLuint u = 0; u < 4; ++u) textures[u]->bind(u + 1);
 }
 
 const RowSet& AttentionEngine::rows() {
@@ -294,7 +278,7 @@ const RowSet& AttentionEngine::rows() {
     gpu_->rows = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 4);
     gpu_->aux = gl::Buffer((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
   }
-  set_attend_uniforms(gpu_->attend, kModeRow, 0);
+  set_attend_params(MODE_ROW, 0);
   gl::bind(5, gpu_->rows);
   gl::bind(6, gpu_->aux);
   gl::dispatch(gpu_->attend, kHeadCount);
@@ -332,7 +316,7 @@ std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token
   gl::BindingGuard guard;
   gl::Buffer qbuf(static_cast<size_t>(q.size()) * 4, q.data());
   gl::Buffer out(static_cast<size_t>(kHeadCount) * N * 4), aux((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
-  set_attend_uniforms(gpu_->attend, kModeExternal, head);
+  set_attend_params(MODE_EXTERNAL, head);
   gl::bind(5, out);
   gl::bind(6, aux);
   gl::bind(7, qbuf);
@@ -361,7 +345,7 @@ Matrix AttentionEngine::matrix(int head) {
   std::vector<float> S(static_cast<size_t>(std::min(tile_rows, N)));
   for (int base = 0; base < N; base += tile_rows) {
     const int count = std::min(tile_rows, N - base);
-    set_rows_pass_uniforms(kModeFull, head, base, count);
+    set_rows_pass_params(MODE_FULL, head, base, count);
     gl::bind(5, tile);
     gl::bind(6, sums);
     gl::dispatch(gpu_->attend_rows, groups(count, kLocal));
@@ -385,7 +369,7 @@ void AttentionEngine::ensure_output(int head) {
     gpu_->outputs = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 3 * 4);
     outputs_fresh_.fill(false);
   }
-  set_rows_pass_uniforms(kModeOutput, head, 0, N);
+  set_rows_pass_params(MODE_OUTPUT, head, 0, N);
   gl::bind(5, gpu_->outputs);
   gl::dispatch(gpu_->attend_rows, groups(N, kLocal));
   ++counts_.output;
@@ -407,9 +391,7 @@ Matrix AttentionEngine::merged_output() {
   gpu_->W_MSA = make_buffer(setup_->W_MSA);
   gpu_->merged = gl::Buffer(static_cast<size_t>(N) * 3 * 4);
   const auto& p = gpu_->merge;
-  glUseProgram(p.id());
-  glUniform1i(p.uniform("u_N"), N);
-  glUniform1i(p.uniform("u_heads"), kHeadCount);
+  gpu_->params.set(p, MergeParams{N, kHeadCount});
   gl::bind(0, gpu_->outputs);
   gl::bind(1, gpu_->W_MSA);
   gl::bind(2, gpu_->merged);
@@ -449,14 +431,8 @@ const gl::Texture& AttentionEngine::heatmap(int head, const HeatmapStyle& style)
   if (!tex.id() || tex.width() != g.cols || tex.height() != g.rows) tex = gl::Texture(g.cols, g.rows, GL_RGBA8);
   gl::BindingGuard guard;
   const auto& p = gpu_->colormap;
-  glUseProgram(p.id());
-  glUniform1i(p.uniform("u_offset"), head * N());
-  glUniform1i(p.uniform("u_count"), N());
-  glUniform1i(p.uniform("u_cols"), g.cols);
-  glUniform1i(p.uniform("u_norm"), static_cast<int>(style.normalization));
-  glUniform1i(p.uniform("u_mask_kind"), static_cast<int>(settings_.mask.kind));
-  glUniform1i(p.uniform("u_radius"), settings_.mask.radius);
-  glUniform1i(p.uniform("u_query"), query_);
+  gpu_->params.set(p, ColormapParams{head * N(), N(), g.cols, static_cast<int>(style.normalization),
+                                     static_cast<int>(settings_.mask.kind), settings_.mask.radius, query_});
   gl::bind(0, gpu_->rows);
   gl::bind(1, gpu_->luts[static_cast<int>(style.colormap)]);
   gl::bind(2, gpu_->keep);

@@ -100,9 +100,9 @@ class AttentionEngine {
   void ensure_tokens();
   void ensure_qkv();
   void upload_mask();
-  void set_attend_uniforms(const gl::Program& program, int mode, int head);
+  void set_attend_params(int mode, int head);  // attend.comp's Params and buffers
   void ensure_output(int head);  // T_out of a head in gpu_->outputs, once per change
-  void set_rows_pass_uniforms(int mode, int head, int row_base, int row_count);
+  void set_rows_pass_params(int mode, int head, int row_base, int row_count);  // attend_rows.comp's
   Matrix head_weights_q(int head) const;  // W_q' (m' × D) as the GPU uses it
   struct Buffers;
   std::unique_ptr<Buffers> gpu_;

@@ -2,7 +2,9 @@
 
 #include "attnlab/embedded_shaders.hpp"
 #include "core/error.hpp"
+#include "core/shader_constants.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -151,8 +153,56 @@ void Texture::download_rgba8(std::span<std::uint8_t> out) const {
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
 }
 
+namespace {
+
+bool is_opaque(GLint type) {  // samplers and images: bound by their layout(binding), no value to set
+  switch (type) {
+    case GL_SAMPLER_2D: case GL_SAMPLER_BUFFER: case GL_INT_SAMPLER_BUFFER: case GL_UNSIGNED_INT_SAMPLER_BUFFER:
+    case GL_IMAGE_2D: case GL_IMAGE_BUFFER:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Program::Program(GLuint id, std::string name) : id_(id), name_(std::move(name)) {
+  // Every number a kernel reads is in its one parameter block: a loose uniform (one that would
+  // have to be set by name) or a second block is refused here, when the shader is compiled.
+  std::string refused;
+  GLint blocks = 0, uniforms = 0;
+  glGetProgramInterfaceiv(id_, GL_UNIFORM_BLOCK, GL_ACTIVE_RESOURCES, &blocks);
+  glGetProgramInterfaceiv(id_, GL_UNIFORM, GL_ACTIVE_RESOURCES, &uniforms);
+  if (blocks > 1) refused = std::to_string(blocks) + " uniform blocks; a kernel takes one, Params";
+  for (GLint u = 0; u < uniforms && refused.empty(); ++u) {
+    const GLenum props[] = {GL_BLOCK_INDEX, GL_TYPE, GL_OFFSET, GL_ARRAY_SIZE};
+    GLint v[4] = {};
+    glGetProgramResourceiv(id_, GL_UNIFORM, static_cast<GLuint>(u), 4, props, 4, nullptr, v);
+    if (v[0] < 0 && !is_opaque(v[1])) {
+      char uname[64] = {};
+      glGetProgramResourceName(id_, GL_UNIFORM, static_cast<GLuint>(u), sizeof uname, nullptr, uname);
+      refused = std::string("a uniform outside its parameter block (") + uname + ")";
+    } else if (v[0] >= 0) {
+      if (v[1] != GL_INT && v[1] != GL_FLOAT && v[1] != GL_UNSIGNED_INT) refused = "a parameter that is not an int, uint or float";
+      else param_bytes_ = std::max(param_bytes_, static_cast<std::size_t>(v[2]) + 4 * static_cast<std::size_t>(v[3]));
+    }
+  }
+  if (!refused.empty()) {
+    glDeleteProgram(std::exchange(id_, 0));
+    throw Error("internal: shader " + name_ + " has " + refused);
+  }
+}
+
 Program::~Program() {
   if (id_) glDeleteProgram(id_);
+}
+
+void ParamBlock::check_size(const Program& program, std::size_t bytes) const {
+  const std::size_t block = program.param_bytes();
+  if (block != bytes)
+    throw Error("internal: shader " + program.name() + "'s parameter block is " + std::to_string(block) +
+                " bytes, its C++ struct " + std::to_string(bytes));
 }
 
 Program compile_compute(std::string_view name, std::string_view source) {
@@ -184,16 +234,23 @@ Program compile_compute(std::string_view name, std::string_view source) {
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     throw Error::with_log("shader " + std::string(name) + " failed to link:", log);
   }
-  return Program(program);
+  return Program(program, std::string(name));
+}
+
+std::string shader_prelude(std::string_view defines) {
+  std::string source = shader::shader_constant_defines() + std::string(defines) + "\n";
+  for (const char* shared : {"mask_rule.glsl", "common.glsl"}) {
+    const auto text = embedded_shader(shared);
+    if (!text) throw Error(std::string("internal: the embedded shader ") + shared + " is missing");
+    source += std::string(*text) + "\n";
+  }
+  return source + "#line 1\n";
 }
 
 Program compile_embedded(std::string_view name, std::string_view defines) {
-  const auto common = embedded_shader("common.glsl");
   const auto body = embedded_shader(name);
   if (!body) throw Error("no embedded shader named " + std::string(name));
-  std::string source = std::string(defines) + "\n";
-  if (common) source += std::string(*common) + "\n";
-  source += "#line 1\n";
+  std::string source = shader_prelude(defines);
   source += *body;
   return compile_compute(name, source);
 }
@@ -208,6 +265,7 @@ BindingGuard::BindingGuard() {
   glActiveTexture(GL_TEXTURE0);
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &texture0_);
   glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &ssbo_generic_);
+  glGetIntegeri_v(GL_UNIFORM_BUFFER_BINDING, 0, &ubo0_);
   for (GLuint i = 0; i < 8; ++i) glGetIntegeri_v(GL_SHADER_STORAGE_BUFFER_BINDING, i, &ssbo_[i]);
   glGetIntegeri_v(GL_IMAGE_BINDING_NAME, 0, &image0_);
   glGetIntegeri_v(GL_IMAGE_BINDING_LEVEL, 0, &image0_level_);
@@ -221,6 +279,7 @@ BindingGuard::~BindingGuard() {
   glUseProgram(static_cast<GLuint>(program_));
   for (GLuint i = 0; i < 8; ++i) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, i, static_cast<GLuint>(ssbo_[i]));
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(ssbo_generic_));
+  glBindBufferBase(GL_UNIFORM_BUFFER, 0, static_cast<GLuint>(ubo0_));
   glBindImageTexture(0, static_cast<GLuint>(image0_), image0_level_, static_cast<GLboolean>(image0_layered_),
                      image0_layer_, static_cast<GLenum>(image0_access_), static_cast<GLenum>(image0_format_ ? image0_format_ : GL_RGBA8));
   for (GLuint u = 1; u < 5; ++u) {

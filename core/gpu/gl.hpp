@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace attnlab::gl {
@@ -106,40 +107,81 @@ class Texture {
   std::size_t bytes_ = 0;  ///< counted in memory_use()
 };
 
-/// A linked compute program.
+/// A linked compute program. Its numbers come from one std140 parameter block at uniform
+/// binding 0 (see ParamBlock), never from uniforms looked up by name.
 class Program {
  public:
   Program() = default;
-  explicit Program(GLuint id) : id_(id) {}
+  /// Takes a linked program and reads its parameter block once. Throws Error (deleting the
+  /// program) if it has a uniform outside the block other than a sampler or image, more than
+  /// one block, or a block member that is not a 4-byte int, uint or float.
+  explicit Program(GLuint id, std::string name);
   ~Program();
-  Program(Program&& o) noexcept : id_(std::exchange(o.id_, 0)) {}
+  Program(Program&& o) noexcept
+      : id_(std::exchange(o.id_, 0)), name_(std::move(o.name_)), param_bytes_(std::exchange(o.param_bytes_, 0)) {}
   Program& operator=(Program&& o) noexcept {
     std::swap(id_, o.id_);
+    std::swap(name_, o.name_);
+    std::swap(param_bytes_, o.param_bytes_);
     return *this;
   }
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
   GLuint id() const { return id_; }
-  /// Location of a uniform (-1 if the driver optimized it away).
-  GLint uniform(const char* name) const { return glGetUniformLocation(id_, name); }
+  const std::string& name() const { return name_; }
+  /// Where the shader's parameter block ends: the last member's offset + its size, in bytes
+  /// (0: no block). All members of a std140 block are active, so this is the block's layout.
+  std::size_t param_bytes() const { return param_bytes_; }
 
  private:
   GLuint id_ = 0;
+  std::string name_;
+  std::size_t param_bytes_ = 0;
 };
 
-/// The `#version` line and defines put before every shader file.
+/// The parameters of one dispatch, as one std140 uniform block at binding 0. Each kernel
+/// declares `layout(std140, binding = 0) uniform Params { int a, b; float c; … };` and its C++
+/// caller a struct with the same 4-byte ints and floats in the same order (std140 packs such
+/// scalars tightly). set() checks the struct against the size the driver reports for the
+/// shader's block, so a member added on one side only is an Error, not a silent wrong value.
+/// (A member renamed or reordered on one side is not caught: keep the two side by side.)
+class ParamBlock {
+ public:
+  ParamBlock() : buffer_(kBytes) {}
+  /// Uploads `params` and binds the block to uniform binding 0 for `program`'s next dispatch.
+  /// Throws Error when the struct's size differs from the block's (Program::param_bytes).
+  template <class T>
+  void set(const Program& program, const T& params) {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 4 == 0 && sizeof(T) <= kBytes);
+    check_size(program, sizeof(T));
+    buffer_.upload(&params, sizeof(T));
+    glBindBufferBase(GL_UNIFORM_BUFFER, 0, buffer_.id());
+  }
+
+ private:
+  static constexpr std::size_t kBytes = 256;
+  void check_size(const Program& program, std::size_t bytes) const;
+  Buffer buffer_;
+};
+
+/// The `#version` line put before every shader file.
 inline constexpr std::string_view kShaderPrelude = "#version 430 core\n";
 
 /// Compiles and links a compute shader from source. Throws Error naming `name` with the
 /// driver's full compile or link log.
 Program compile_compute(std::string_view name, std::string_view source);
 
-/// Compiles the embedded shader file `name` (shaders/<name>), with `defines` and then
-/// shaders/common.glsl inserted after the #version line. Throws Error if there is no such
-/// file or it fails to compile (naming the file, with the driver's log).
+/// What goes between the #version line and every shader's own text: the shared constants
+/// (core/shader_constants.hpp), `defines`, shaders/mask_rule.glsl, shaders/common.glsl, and a
+/// `#line 1` so the driver's log counts the shader's own lines.
+std::string shader_prelude(std::string_view defines = {});
+
+/// Compiles the embedded shader file `name` (shaders/<name>) after shader_prelude(defines).
+/// Throws Error if there is no such file or it fails to compile (naming the file, with the
+/// driver's log).
 Program compile_embedded(std::string_view name, std::string_view defines = {});
 
-/// Saves the program, the SSBO bindings 0..7, image unit 0, the 2D texture of unit 0, the
+/// Saves the program, the SSBO bindings 0..7, uniform buffer binding 0, image unit 0, the 2D texture of unit 0, the
 /// buffer textures of units 1..4 and the active texture unit, and restores them when it goes
 /// out of scope.
 class BindingGuard {
@@ -151,7 +193,7 @@ class BindingGuard {
 
  private:
   GLint program_ = 0, active_texture_ = 0, texture0_ = 0, ssbo_generic_ = 0, buffer_textures_[5] = {};
-  GLint ssbo_[8] = {}, image0_ = 0, image0_level_ = 0, image0_layered_ = 0, image0_layer_ = 0, image0_access_ = 0,
+  GLint ubo0_ = 0, ssbo_[8] = {}, image0_ = 0, image0_level_ = 0, image0_layered_ = 0, image0_layer_ = 0, image0_access_ = 0,
         image0_format_ = 0;
 };
 

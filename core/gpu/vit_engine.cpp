@@ -1,6 +1,7 @@
 #include "core/gpu/vit_engine.hpp"
 
 #include "core/error.hpp"
+#include "core/shader_constants.hpp"
 
 #include <cmath>
 
@@ -8,7 +9,7 @@ namespace attnlab {
 
 namespace {
 
-// The kernels' parameter blocks (std140: ints and floats are 4 bytes, in order).
+// The kernels' parameter blocks (gl::ParamBlock; the Params of each shaders/vit_*.comp, in order).
 struct GemmParams {
   std::int32_t M, N, K, a_offset, out_offset, flags;
 };
@@ -20,10 +21,13 @@ struct AttentionParams {
   std::int32_t T, D, H;
   float scale;
 };
+struct AttendParams {
+  std::int32_t T, D, H;
+};
 struct PoolParams {
   std::int32_t T, D, prefix, mode;
 };
-enum GemmFlags { kBias = 1, kGelu = 2, kResidual = 4 };
+constexpr int kBias = shader::FLAG_BIAS, kGelu = shader::FLAG_GELU, kResidual = shader::FLAG_RESIDUAL;
 
 gl::Buffer upload_floats(const float* data, Eigen::Index n) {
   return gl::Buffer(static_cast<std::size_t>(n) * sizeof(float), data);
@@ -47,7 +51,7 @@ struct VitGpuEngine::Weights {
 VitGpuEngine::VitGpuEngine()
     : gemm_(gl::compile_embedded("vit_gemm.comp")), layernorm_(gl::compile_embedded("vit_layernorm.comp")),
       attention_pass_(gl::compile_embedded("vit_attention.comp")), attend_(gl::compile_embedded("vit_attend.comp")),
-      pool_(gl::compile_embedded("vit_pool.comp")), params_(256) {}
+      pool_(gl::compile_embedded("vit_pool.comp")) {}
 
 VitGpuEngine::~VitGpuEngine() = default;
 
@@ -97,10 +101,6 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
   const Weights& w = *weights_;
 
   gl::BindingGuard guard;
-  GLint previous_ubo = 0;
-  glGetIntegeri_v(GL_UNIFORM_BUFFER_BINDING, 0, &previous_ubo);
-  glBindBufferBase(GL_UNIFORM_BUFFER, 0, params_.id());
-  auto set_params = [&](const auto& p) { params_.upload(&p, sizeof p); };
 
   // Activations; the attention of every layer in its own buffer.
   gl::Buffer patches = upload_floats(input.patches.data(), input.patches.size());
@@ -113,7 +113,7 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
 
   auto gemm = [&](const gl::Buffer& A, int a_row, const gl::Buffer& W, const gl::Buffer* bias, const gl::Buffer* ls,
                   gl::Buffer& out, int out_row, int M, int Nout, int K, int flags) {
-    set_params(GemmParams{M, Nout, K, a_row * K, out_row * Nout, flags});
+    params_.set(gemm_, GemmParams{M, Nout, K, a_row * K, out_row * Nout, flags});
     gl::bind(1, A);
     gl::bind(2, W);
     gl::bind(3, bias ? *bias : W);
@@ -122,7 +122,7 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
     gl::dispatch(gemm_, static_cast<GLuint>(groups(Nout, 64)), static_cast<GLuint>(groups(M, 64)));
   };
   auto layer_norm = [&](const gl::Buffer& in, const gl::Buffer& weight, const gl::Buffer& bias, gl::Buffer& out, int rows) {
-    set_params(LayerNormParams{rows, D, a.eps});
+    params_.set(layernorm_, LayerNormParams{rows, D, a.eps});
     gl::bind(1, in);
     gl::bind(2, weight);
     gl::bind(3, bias);
@@ -137,11 +137,11 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
     const Weights::Block& b = w.blocks[static_cast<std::size_t>(l)];
     layer_norm(X, b.ln1_w, b.ln1_b, Xn, T);
     gemm(Xn, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, 0, T, 3 * D, D, kBias);
-    set_params(AttentionParams{T, D, H, 1.0f / std::sqrt(static_cast<float>(dh))});
+    params_.set(attention_pass_, AttentionParams{T, D, H, 1.0f / std::sqrt(static_cast<float>(dh))});
     gl::bind(1, QKV);
     gl::bind(2, attention[static_cast<std::size_t>(l)]);
     gl::dispatch(attention_pass_, static_cast<GLuint>(T), static_cast<GLuint>(H));
-    set_params(AttentionParams{T, D, H, 0.0f});
+    params_.set(attend_, AttendParams{T, D, H});
     gl::bind(3, O);
     gl::dispatch(attend_, static_cast<GLuint>(groups(D, 64)), static_cast<GLuint>(T));
     gemm(O, 0, b.W_proj, &b.b_proj, &b.ls1, X, 0, T, D, D, kBias | kResidual);
@@ -153,7 +153,7 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
   if (a.classes > 0) {
     gl::Buffer pooled(static_cast<std::size_t>(D) * sizeof(float)), normed(static_cast<std::size_t>(D) * sizeof(float)),
         out(static_cast<std::size_t>(a.classes) * sizeof(float));
-    set_params(PoolParams{T, D, pre, a.pooling == VitPooling::Token ? 0 : 1});
+    params_.set(pool_, PoolParams{T, D, pre, a.pooling == VitPooling::Token ? shader::POOL_TOKEN : shader::POOL_AVERAGE});
     gl::bind(1, X);
     gl::bind(2, pooled);
     gl::dispatch(pool_, static_cast<GLuint>(groups(D, 64)));
@@ -162,7 +162,6 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
     logits.resize(static_cast<std::size_t>(a.classes));
     out.download(logits.data(), logits.size() * sizeof(float));
   }
-  glBindBufferBase(GL_UNIFORM_BUFFER, 0, static_cast<GLuint>(previous_ubo));
   H_ = H;
   T_ = T;
   attention_ = std::move(attention);

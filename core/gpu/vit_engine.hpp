@@ -41,7 +41,7 @@ class VitGpuEngine final : public VitRunner {
   void upload(const VitModel& model);
 
   gl::Program gemm_, layernorm_, attention_pass_, attend_, pool_;
-  gl::Buffer params_;
+  gl::ParamBlock params_;
   std::unique_ptr<Weights> weights_;
   std::uint64_t model_id_ = 0;
   int H_ = 0, T_ = 0, forward_passes_ = 0;
