@@ -1,5 +1,6 @@
 // attnlab: the command line when a command is given, otherwise the app's window.
 #include "app/cli.hpp"
+#include "app/commands/options.hpp"
 #include "app/gui/gui.hpp"
 
 #include <cstdio>

@@ -1,6 +1,6 @@
 // The app's main loop, top to bottom: poll → apply pending changes → new frame → panels →
 // render → (export) → swap. One AppState holds every setting; each panel is its own file.
-#include "app/cli.hpp"
+#include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/backend.hpp"
 #include "app/gui/export.hpp"

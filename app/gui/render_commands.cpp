@@ -1,6 +1,6 @@
 #include "app/gui/render_commands.hpp"
 
-#include "app/cli.hpp"
+#include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/backend.hpp"
 #include "app/gui/headless.hpp"

@@ -3,7 +3,7 @@
 // after the first byte), or a settings JSON (the sidecar read by `render --from` and the app's
 // settings.json). Accepted settings are then checked against a small image as the commands do.
 // Every rejection must be one attnlab::Error with one line; anything else is a finding.
-#include "app/cli.hpp"
+#include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
 #include "core/colormap.hpp"
 #include "core/error.hpp"

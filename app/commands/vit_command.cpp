@@ -1,4 +1,4 @@
-#include "app/vit_command.hpp"
+#include "app/commands/vit_command.hpp"
 
 #include "core/error.hpp"
 #include "core/files.hpp"

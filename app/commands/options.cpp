@@ -1,0 +1,156 @@
+#include "app/commands/options.hpp"
+
+#include "app/commands/vit_command.hpp"
+
+#include "core/error.hpp"
+#include "core/parse.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <system_error>
+
+namespace attnlab::app {
+
+std::string usage() {
+  return R"(Attention Lab: attention in vision transformers, live on the GPU.
+
+Usage:
+  attnlab [IMAGE] [--model PATH]
+                           open the app on IMAGE (default: the bundled safari photo); with
+                           --model, a ViT checkpoint (.safetensors or its folder) too
+  attnlab row --image IMG --patch K --query COL,ROW [options]
+                           print row i of the attention matrix A as CSV: H/K lines of
+                           W/K weights, in the patch grid's layout (computed on the GPU)
+  attnlab render --image IMG --patch K --query COL,ROW [options] [--view NAME]
+                 [--size WxH] --out FILE.png [--force]
+                           draw a view of the app without a window (EGL), with a
+                           sidecar FILE.json of every setting
+  attnlab render --model PATH --image IMG [--view map|vit-grid|vit-distance|vit-rollout|
+                 vit-mask|vit-norms|vit-matrix] [--layer L] [--head H|mean|max|min]
+                 [--query cls|regN|COL,ROW] [--resize S] [--mass PERCENT] [--bilinear]
+                 [--size WxH] --out FILE.png [--force]
+                           a real ViT's view as in the app (layers and heads from 0;
+                           default: last layer, heads' mean, CLS; S: the input's short
+                           side, default the model's trained size; --mass: the share
+                           of the CLS row the masks keep, default 60)
+  attnlab render --from FILE.json --out FILE.png [--force]
+                           draw again what a sidecar describes
+  attnlab figure --image IMG --patch K --queries "C1,R1;C2,R2;..." [options]
+                 --out FILE.png [--panel PX] [--force]
+                           input, query/key features and one map per query in a row
+                           (the layout of fig. 26.12), for slides
+)" + vit_usage() + R"(  attnlab --help | --version
+
+Options of row:
+  --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file
+  --patch K             patch size in pixels (default 16)
+  --query COL,ROW       the query patch, column and row from 0 at the top left
+  --head NAME           colour (default, fig. 26.12), position, colour+position, texture,
+                        random, custom
+  --mask MASK           none (default), causal (j <= i), strict (j < i), window:R,
+                        random:RATIO[:SEED], painted:C,R;C,R;...
+  --pos MODE            positional codes: none (default), concat (q' = [q; lambda p]), add
+  --temperature T       tau > 0 (default 1): softmax(Q K^T / (tau sqrt(m)))
+  --lambda L            weight of the concatenated code (default 1)
+  --base B              code base B of sin(x / B^k) (default 2)
+  --power P             highest power P (default 7): 2(P+1) code values
+  --sincos              sine-cosine pairs instead of sines
+  --edge crop|pad       what to do with pixels past the last whole patch (default crop)
+  --seed S              seed of the random projections (default 7)
+
+Options of render and figure (besides those of row):
+  --view NAME           map (default), heads, tokenization, question, step, output,
+                        permutation, matrix, positional, cost
+  --size WxH            picture size in pixels (render; default 1200x900)
+  --panel PX            panel size in pixels (figure; default 320)
+  --colormap NAME       heat (default), fire, bmy, kbgyw, blue, gray, cb-blue-yellow, cb-red-cyan
+  --normalization N     minmax (default), absolute, log
+  --opacity A           heat map over the photo, 0..1 (default 0.65)
+  --force               replace FILE.png and FILE.json if they exist
+
+Existing files are never replaced without --force. Bad arguments or files: one line
+on stderr, exit code 2, nothing written.
+)";
+}
+
+std::filesystem::path assets_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+      if (std::filesystem::exists(dir / "assets" / "safari.jpg")) return dir / "assets";
+  return std::filesystem::path(ATTNLAB_ASSETS_DIR);
+}
+
+QueryOptions parse_query_options(const std::vector<std::string>& args, const std::vector<std::string>& known_extra,
+                                 std::vector<std::pair<std::string, std::string>>* extra) {
+  QueryOptions o;
+  bool have_query = false;
+  std::string mask_text;
+  for (size_t n = 0; n < args.size(); ++n) {
+    const std::string& a = args[n];
+    if (a == "--sincos") {
+      o.settings.pos.sincos = true;
+      continue;
+    }
+    auto value = [&]() -> std::string {
+      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
+      return args[++n];
+    };
+    if (a == "--image") o.image = value();
+    else if (a == "--patch") o.settings.patch = parse_int(value(), "--patch", 1, 1 << 20);
+    else if (a == "--query") {
+      const auto cell = parse_cell(value(), "--query");
+      o.col = cell[0];
+      o.row = cell[1];
+      have_query = true;
+    } else if (a == "--head") o.head = parse_head(value());
+    else if (a == "--mask") mask_text = value();
+    else if (a == "--pos") o.settings.pos.mode = parse_pos_mode(value());
+    else if (a == "--temperature") {
+      const std::string t = value();
+      o.settings.temperature = parse_float(t, "--temperature", 0.0f, 1e30f);
+      if (!(o.settings.temperature > 0.0f)) throw Error("--temperature must be > 0, got " + t);
+    } else if (a == "--lambda") o.settings.pos.lambda = parse_float(value(), "--lambda", -1e6f, 1e6f);
+    else if (a == "--base") {
+      o.settings.pos.B = parse_float(value(), "--base", 0.0f, 1e6f);
+      if (!(o.settings.pos.B > 0)) throw Error("--base must be > 0");
+    } else if (a == "--power") o.settings.pos.P = parse_int(value(), "--power", 0, 30);
+    else if (a == "--edge") {
+      const std::string e = value();
+      if (e == "crop") o.settings.edge = EdgeMode::Crop;
+      else if (e == "pad") o.settings.edge = EdgeMode::Pad;
+      else throw Error("--edge must be crop or pad, got '" + e + "'");
+    } else if (a == "--seed") o.settings.seed = static_cast<std::uint32_t>(parse_int(value(), "--seed", 0, 2147483647));
+    else if (extra && std::find(known_extra.begin(), known_extra.end(), a) != known_extra.end()) extra->emplace_back(a, value());
+    else throw Error("unknown option '" + a + "' (see attnlab --help)");
+  }
+  if (o.image.empty()) throw Error("--image IMG is required");
+  if (!have_query) throw Error("--query COL,ROW is required");
+  if (!mask_text.empty()) {
+    ParsedMask m = parse_mask(mask_text);
+    o.settings.mask = m.spec;
+    o.painted_cells = std::move(m.painted_cells);
+  }
+  return o;
+}
+
+GuiArgs parse_gui_args(const std::vector<std::string>& args) {
+  GuiArgs out;
+  for (std::size_t n = 0; n < args.size(); ++n) {
+    if (args[n] == "--model") {
+      if (n + 1 >= args.size()) throw Error("--model needs a path (a .safetensors file or its folder)");
+      if (!out.model.empty()) throw Error("--model given twice");
+      out.model = args[++n];
+    } else if (args[n].starts_with("-")) {
+      throw Error("unknown option '" + args[n] + "' (see attnlab --help)");
+    } else if (out.image.empty()) {
+      out.image = args[n];
+    } else {
+      throw Error("one image at a time: '" + args[n] + "' is one too many (see attnlab --help)");
+    }
+  }
+  return out;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,49 @@
+#pragma once
+// The command line's shared pieces (README, "Command line"): the options of the commands that
+// compute attention for one image and one query (`row`, `render`, `figure`), the window's
+// arguments, the usage text and the assets folder. No window: this is attnlab_commands.
+// Every bad argument or file is one line on stderr and exit code 2; nothing is written.
+#include "core/settings.hpp"
+
+#include <array>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnlab::app {
+
+/// Exit code for bad arguments or files.
+inline constexpr int kExitUsage = 2;
+
+/// Options shared by the commands that compute attention for one image and one query.
+struct QueryOptions {
+  std::filesystem::path image;
+  Settings settings;
+  int col = -1, row = -1;  ///< the query patch
+  HeadKind head = HeadKind::Colour;
+  std::vector<std::array<int, 2>> painted_cells;  ///< for --mask painted:…
+};
+
+/// Parses `--image IMG --patch K --query COL,ROW [--head NAME] [--mask MASK]
+/// [--pos none|concat|add] [--temperature T] [--lambda L] [--base B] [--power P] [--sincos]
+/// [--edge crop|pad] [--seed S]` from args (after the command name). Throws Error naming the
+/// first bad argument. `known_extra` lists further `--name value` options the caller handles;
+/// their values are returned in `extra`.
+QueryOptions parse_query_options(const std::vector<std::string>& args, const std::vector<std::string>& known_extra,
+                                 std::vector<std::pair<std::string, std::string>>* extra);
+
+/// The window's arguments: `[IMAGE] [--model PATH]` in any order. Throws Error with one line
+/// for an unknown option, a second image or --model without a path.
+struct GuiArgs {
+  std::string image, model;
+};
+GuiArgs parse_gui_args(const std::vector<std::string>& args);
+
+/// The usage text of the whole program.
+std::string usage();
+
+/// The bundled assets folder (assets/ of the source tree, or beside the executable).
+std::filesystem::path assets_dir();
+
+}  // namespace attnlab::app
