@@ -1,32 +1,76 @@
 #include "app/gui/backend.hpp"
 
 #include "core/error.hpp"
-#include "core/gpu/context.hpp"
+#include "core/gpu/hand_made_gpu.hpp"
 
 #include <chrono>
 
 namespace attnlab::app {
 
+/// Colours a head's row into the texture the main map draws: the GPU engine's colormap pass
+/// (no read-back) or, for the CPU reference, apply_colormap and an upload.
+class HeatmapPainter {
+ public:
+  virtual ~HeatmapPainter() = default;
+  /// `rows` is row rows.query of every head; `generation` changes whenever rows or the mask do.
+  virtual ImTextureID paint(const RowSet& rows, int head, const HeatmapStyle& style, const ModelSetup& setup,
+                            unsigned generation) = 0;
+};
+
+namespace {
+
+class GpuPainter final : public HeatmapPainter {
+ public:
+  explicit GpuPainter(AttentionEngine& engine) : engine_(engine) {}
+  ImTextureID paint(const RowSet& rows, int head, const HeatmapStyle& style, const ModelSetup&, unsigned) override {
+    engine_.set_query(rows.query);  // already there: the rows came from this engine
+    return GuiTexture::to_im(engine_.heatmap(head, style).id());
+  }
+
+ private:
+  AttentionEngine& engine_;
+};
+
+class CpuPainter final : public HeatmapPainter {
+ public:
+  ImTextureID paint(const RowSet& rows, int head, const HeatmapStyle& style, const ModelSetup& setup,
+                    unsigned generation) override {
+    auto& key = keys_[static_cast<size_t>(head)];
+    if (key.first != generation || !(key.second == style)) {
+      std::vector<std::uint8_t> keep(static_cast<size_t>(rows.N));
+      for (int j = 0; j < rows.N; ++j) keep[static_cast<size_t>(j)] = setup.mask.allowed(rows.query, j);
+      const auto px = apply_colormap(rows.head(head), keep, style.colormap, style.normalization);
+      textures_[static_cast<size_t>(head)].set(setup.grid.cols, setup.grid.rows, 4, px, false);
+      key = {generation, style};
+    }
+    return textures_[static_cast<size_t>(head)].im();
+  }
+
+ private:
+  std::array<GuiTexture, kHeadCount> textures_;
+  std::array<std::pair<unsigned, HeatmapStyle>, kHeadCount> keys_{};
+};
+
+}  // namespace
+
 Backend::Backend() {
   try {
-    const GlInfo info = check_compute_support();
-    engine_ = std::make_unique<AttentionEngine>();
-    name_ = "GPU: " + info.renderer;
+    auto gpu = std::make_unique<GpuHandMade>();
+    painter_ = std::make_unique<GpuPainter>(gpu->engine());
+    model_ = std::move(gpu);
   } catch (const Error& e) {
-    engine_.reset();
     fallback_reason_ = e.what();
-    name_ = "CPU reference";
+    model_ = make_reference_model();
+    painter_ = std::make_unique<CpuPainter>();
   }
+  name_ = model_->name();
 }
+
+Backend::~Backend() = default;
 
 void Backend::set_image(const Image& image, const Settings& settings) {
   ModelSetup setup = make_setup(image.width, image.height, settings);  // throws before any change
-  if (engine_) {
-    engine_->set_settings(settings);  // validated above against this image's size
-    engine_->set_image(image);
-  } else {
-    reference_.emplace(image, settings);
-  }
+  model_->set_image(image, settings);
   setup_.emplace(std::move(setup));
   image_ = image;
   settings_ = settings;
@@ -34,8 +78,6 @@ void Backend::set_image(const Image& image, const Settings& settings) {
   for (size_t n = 0; n < px.size(); ++n) px[n] = static_cast<std::uint8_t>(std::lround(image.rgb[n] * 255.0f));
   photo_.set(image.width, image.height, 3, px, true);
   query_ = std::min(query_, setup_->grid.N() - 1);
-  if (engine_) engine_->set_query(query_);
-  cpu_rows_valid_ = false;
   ++generation_;
   ++settings_generation_;
 }
@@ -43,16 +85,10 @@ void Backend::set_image(const Image& image, const Settings& settings) {
 void Backend::set_settings(const Settings& settings) {
   if (!has_image()) throw Error("no image loaded");
   ModelSetup setup = make_setup(image_.width, image_.height, settings);  // throws before any change
-  if (engine_) {
-    engine_->set_settings(settings);
-  } else {
-    reference_.emplace(image_, settings);
-  }
+  model_->set_settings(settings);
   setup_.emplace(std::move(setup));
   settings_ = settings;
   query_ = std::clamp(query_, 0, setup_->grid.N() - 1);
-  if (engine_) engine_->set_query(query_);
-  cpu_rows_valid_ = false;
   ++generation_;
   ++settings_generation_;
 }
@@ -61,50 +97,24 @@ void Backend::set_query(int i) {
   if (!has_image()) throw Error("no image loaded");
   if (i < 0 || i >= grid().N()) throw Error("query token " + std::to_string(i) + " is outside the grid");
   if (i == query_) return;
-  if (engine_) engine_->set_query(i);
   query_ = i;
-  cpu_rows_valid_ = false;
   ++generation_;
 }
 
 const RowSet& Backend::rows() {
-  if (engine_) {
+  if (!has_image()) throw Error("no image loaded");
+  if (rows_generation_ != generation_) {
     const auto t0 = std::chrono::steady_clock::now();
-    const unsigned before = static_cast<unsigned>(engine_->counts().row);
-    const RowSet& r = engine_->rows();
-    if (static_cast<unsigned>(engine_->counts().row) != before)
-      row_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    return r;
-  }
-  if (!cpu_rows_valid_) {
-    const auto t0 = std::chrono::steady_clock::now();
-    cpu_rows_ = rows_for(query_);
-    cpu_rows_valid_ = true;
+    rows_ = model_->rows(query_);
+    rows_generation_ = generation_;
     row_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
-  return cpu_rows_;
+  return rows_;
 }
 
 RowSet Backend::rows_for(int query) {
-  if (engine_) {
-    const int keep = engine_->query();
-    engine_->set_query(query);
-    RowSet r = engine_->rows();
-    engine_->set_query(keep);
-    return r;
-  }
-  RowSet r;
-  r.query = query;
-  r.N = grid().N();
-  r.weights.resize(static_cast<size_t>(kHeadCount) * r.N);
-  r.logits.resize(r.weights.size());
-  for (int h = 0; h < kHeadCount; ++h) {
-    const RowResult row = reference_->row(h, query);
-    std::copy(row.weights.data(), row.weights.data() + r.N, r.weights.begin() + static_cast<std::ptrdiff_t>(h) * r.N);
-    std::copy(row.logits.data(), row.logits.data() + r.N, r.logits.begin() + static_cast<std::ptrdiff_t>(h) * r.N);
-    r.empty[h] = row.empty;
-  }
-  return r;
+  if (!has_image()) throw Error("no image loaded");
+  return model_->rows(query);
 }
 
 template <class F>
@@ -119,62 +129,41 @@ const Matrix& Backend::cached(const std::string& key, F&& compute) {
 }
 
 const Matrix& Backend::tokens() {
-  return cached("tokens", [&] { return engine_ ? engine_->tokens() : reference_->X(); });
+  return cached("tokens", [&] { return model_->tokens(); });
 }
 
 const HeadQKV& Backend::qkv(int head) {
   if (!has_image()) throw Error("no image loaded");
   auto& c = qkv_cache_[head];
   if (c.first != settings_generation_) {
-    c.second = engine_ ? engine_->qkv(head) : reference_->qkv(head);
+    c.second = model_->qkv(head);
     c.first = settings_generation_;
   }
   return c.second;
 }
 
 const Matrix& Backend::output(int head) {
-  return cached("output" + std::to_string(head), [&] { return engine_ ? engine_->output(head) : reference_->output(head); });
+  return cached("output" + std::to_string(head), [&] { return model_->output(head); });
 }
 
 const Matrix& Backend::merged_output() {
-  return cached("merged", [&] { return engine_ ? engine_->merged_output() : reference_->merged_output(); });
+  return cached("merged", [&] { return model_->merged_output(); });
 }
 
 const Matrix& Backend::matrix(int head) {
   // One A at a time: at N = 4096 each is 64 MiB.
   std::erase_if(cache_, [&](const auto& e) { return e.first.starts_with("matrix") && e.first != "matrix" + std::to_string(head); });
-  return cached("matrix" + std::to_string(head), [&] {
-    if (engine_) return engine_->matrix(head);
-    const size_t bytes = static_cast<size_t>(grid().N()) * grid().N() * 4;
-    if (bytes > AttentionEngine::max_matrix_bytes())
-      throw Error("the full attention matrix needs " + std::to_string(bytes >> 20) + " MiB; choose a larger patch size");
-    return reference_->matrix(head);
-  });
+  return cached("matrix" + std::to_string(head), [&] { return model_->matrix(head); });
 }
 
 std::pair<std::vector<float>, std::vector<float>> Backend::row_for_token(int head, const RowVector& x) {
   if (!has_image()) throw Error("no image loaded");
-  if (engine_) return engine_->row_for_token(head, x);
-  const Matrix Wq = query_key_weights(setup_->heads[head].W_q, settings_.pos, static_cast<int>(setup_->P.cols()));
-  if (x.size() != Wq.cols()) throw Error("a question token needs " + std::to_string(Wq.cols()) + " values");
-  const RowResult r = attention_row_for(x * Wq.transpose(), reference_->qkv(head).K, settings_.temperature);
-  return {std::vector<float>(r.weights.data(), r.weights.data() + r.weights.size()),
-          std::vector<float>(r.logits.data(), r.logits.data() + r.logits.size())};
+  return model_->row_for_token(head, x);
 }
 
 ImTextureID Backend::heatmap(int head, const HeatmapStyle& style) {
-  if (engine_) return GuiTexture::to_im(engine_->heatmap(head, style).id());
-  auto& key = cpu_heatmap_key_[head];
-  if (key.first != generation_ || !(key.second == style)) {
-    const RowSet& r = rows();
-    const auto& keep_mask = setup_->mask;
-    std::vector<std::uint8_t> keep(static_cast<size_t>(r.N));
-    for (int j = 0; j < r.N; ++j) keep[j] = keep_mask.allowed(query_, j);
-    const auto px = apply_colormap(r.head(head), keep, style.colormap, style.normalization);
-    cpu_heatmaps_[head].set(grid().cols, grid().rows, 4, px, false);
-    key = {generation_, style};
-  }
-  return cpu_heatmaps_[head].im();
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  return painter_->paint(rows(), head, style, *setup_, generation_);
 }
 
 ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style) {

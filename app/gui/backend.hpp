@@ -1,9 +1,10 @@
 #pragma once
-// The app's link to core: the GPU engine when the window's context has compute shaders,
-// otherwise the CPU reference (slower, same numbers). Owns the textures the views draw.
+// The app's link to core: one HandMadeModel (core/hand_made.hpp), the GPU engine when the
+// window's context has compute shaders, otherwise the CPU reference (slower, same numbers),
+// chosen once in the constructor; nothing here or in a view asks which. Caches what the views
+// read, keyed by the generation it depends on, and owns the textures the views draw.
 #include "app/gui/ui_common.hpp"
-#include "core/gpu/engine.hpp"
-#include "core/reference.hpp"
+#include "core/hand_made.hpp"
 
 #include <map>
 #include <memory>
@@ -12,14 +13,20 @@
 
 namespace attnlab::app {
 
+class HeatmapPainter;
+
 class Backend {
  public:
   /// Uses the GPU engine if the current context allows it; else says why in fallback_reason().
   Backend();
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
 
-  bool gpu() const { return engine_ != nullptr; }
   /// "GPU: <renderer>" or "CPU reference".
   const std::string& name() const { return name_; }
+  /// "GPU" or "CPU reference", for a view's note of where its numbers came from.
+  std::string short_name() const { return model_->short_name(); }
   /// Why the GPU path is not used (empty when it is).
   const std::string& fallback_reason() const { return fallback_reason_; }
 
@@ -28,7 +35,8 @@ class Backend {
   void set_image(const Image& image, const Settings& settings);
   /// Applies settings; throws Error (nothing changed) if invalid for the image.
   void set_settings(const Settings& settings);
-  /// Query token i; throws Error outside the grid.
+  /// Query token i; throws Error outside the grid. The models take the query as an argument:
+  /// this is only the query the views show.
   void set_query(int i);
 
   bool has_image() const { return image_.width > 0; }
@@ -58,7 +66,7 @@ class Backend {
   const Matrix& output(int head);
   /// The heads' outputs merged by W_MSA (eqs. 26.27–26.28), N × 3.
   const Matrix& merged_output();
-  /// The full A of a head, N × N. Throws Error when it is too large (see AttentionEngine).
+  /// The full A of a head, N × N. Throws Error when it is too large (HandMadeModel::max_matrix_bytes).
   const Matrix& matrix(int head);
   /// Row of A for a token that is not in the image (question token): `x` is 1 × D like a row
   /// of tokens(). Returns weights and logits s/(τ√m'), N each, unmasked.
@@ -80,21 +88,19 @@ class Backend {
   ImTextureID mask_overlay();
 
  private:
-  std::unique_ptr<AttentionEngine> engine_;
-  std::optional<Reference> reference_;  // CPU path
+  std::unique_ptr<HandMadeModel> model_;
+  std::unique_ptr<HeatmapPainter> painter_;  // the main map's textures (backend.cpp)
   std::optional<ModelSetup> setup_;
   Image image_;
   Settings settings_;
   int query_ = 0;
   unsigned generation_ = 1, settings_generation_ = 1;
   std::string name_, fallback_reason_;
-  RowSet cpu_rows_;
-  bool cpu_rows_valid_ = false;
+  RowSet rows_;
+  unsigned rows_generation_ = 0;  // rows_ is row query_ when this equals generation_
   double row_ms_ = 0;
   GuiTexture photo_, mask_tex_;
   unsigned mask_generation_ = 0;
-  std::array<GuiTexture, kHeadCount> cpu_heatmaps_;
-  std::array<std::pair<unsigned, HeatmapStyle>, kHeadCount> cpu_heatmap_key_{};
   struct PinnedMap {
     unsigned generation = 0;
     int head = -1;

@@ -454,7 +454,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
   // --- what the pictures say
   if (a_.valid()) {
     ImGui::TextDisabled("A computed once for these settings (%s, %.0f ms, %s); the outlined row is query i = %d.",
-                        backend.gpu() ? "GPU" : "CPU reference", a_ms_, mib(static_cast<double>(NN) * 4).c_str(), backend.query());
+                        backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), backend.query());
     const Mask& mask = backend.setup().mask;
     if (mask.kind() == MaskKind::Window) {
       ImGui::TextWrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "

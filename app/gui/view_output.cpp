@@ -304,7 +304,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
   }
   if (all)
     ImGui::TextDisabled("%d tokens; outputs computed once per change of image or settings (%s, %.0f ms for the %d heads).", N,
-                        backend.gpu() ? "GPU" : "CPU reference", ms_, kHeadCount);
+                        backend.short_name().c_str(), ms_, kHeadCount);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // Needs a current OpenGL 4.3+ context (HeadlessContext, or the app's window) on this thread.
 #include "core/colormap.hpp"
 #include "core/gpu/gl.hpp"
+#include "core/hand_made.hpp"
 #include "core/reference.hpp"
 
 #include <array>
@@ -15,26 +16,6 @@
 #include <vector>
 
 namespace attnlab {
-
-/// How a heat map is coloured.
-struct HeatmapStyle {
-  Colormap colormap = kDefaultColormap;
-  Normalization normalization = Normalization::MinMax;
-  bool operator==(const HeatmapStyle&) const = default;
-};
-
-/// Row i of A for every head, read back to the CPU.
-struct RowSet {
-  int query = -1;
-  int N = 0;
-  std::vector<float> weights;  ///< kHeadCount × N, head after head: a_ij
-  std::vector<float> logits;   ///< kHeadCount × N: s_ij / (τ√m) (also for masked keys)
-  std::array<bool, kHeadCount> empty{};  ///< every key masked for this query
-  std::span<const float> head(int h) const { return {weights.data() + static_cast<size_t>(h) * N, static_cast<size_t>(N)}; }
-  std::span<const float> head_logits(int h) const {
-    return {logits.data() + static_cast<size_t>(h) * N, static_cast<size_t>(N)};
-  }
-};
 
 /// How often each pass has run, so tests can check that a change recomputes only what it must.
 struct PassCounts {
@@ -93,7 +74,7 @@ class AttentionEngine {
 
   const PassCounts& counts() const { return counts_; }
   /// The largest A matrix() builds (CPU memory), in bytes: 256 MiB, i.e. N up to 8192.
-  static constexpr std::size_t max_matrix_bytes() { return std::size_t{1} << 28; }
+  static constexpr std::size_t max_matrix_bytes() { return HandMadeModel::max_matrix_bytes(); }
 
  private:
   void rebuild_setup(const Settings& s, int width, int height);

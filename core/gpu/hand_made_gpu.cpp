@@ -1,0 +1,26 @@
+#include "core/gpu/hand_made_gpu.hpp"
+
+#include "core/error.hpp"
+#include "core/gpu/context.hpp"
+
+namespace attnlab {
+
+GpuHandMade::GpuHandMade() : renderer_(check_compute_support().renderer) {}
+
+void GpuHandMade::set_image(const Image& image, const Settings& settings) {
+  make_setup(image.width, image.height, settings);  // throws before any change
+  engine_.set_settings(settings);
+  engine_.set_image(image);
+}
+
+void GpuHandMade::set_settings(const Settings& settings) {
+  if (!engine_.has_image()) throw Error("no image loaded");
+  engine_.set_settings(settings);
+}
+
+RowSet GpuHandMade::rows(int query) {
+  engine_.set_query(query);  // throws outside the grid; a new query re-runs the row pass only
+  return engine_.rows();
+}
+
+}  // namespace attnlab

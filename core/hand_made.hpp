@@ -1,0 +1,81 @@
+#pragma once
+// The chapter's hand-made model (six heads over one image, eqs. 26.17–26.28) behind one
+// interface with two backends: the GPU engine (core/gpu/hand_made_gpu.hpp) and the Eigen
+// reference (make_reference_model, here). The app picks one when it starts and never asks
+// which it holds; the query is an argument of every call, not state of the model.
+#include "core/colormap.hpp"
+#include "core/reference.hpp"
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnlab {
+
+/// How a heat map is coloured.
+struct HeatmapStyle {
+  Colormap colormap = kDefaultColormap;
+  Normalization normalization = Normalization::MinMax;
+  bool operator==(const HeatmapStyle&) const = default;
+};
+
+/// Row i of A for every head.
+struct RowSet {
+  int query = -1;
+  int N = 0;
+  std::vector<float> weights;  ///< kHeadCount × N, head after head: a_ij
+  std::vector<float> logits;   ///< kHeadCount × N: s_ij / (τ√m) (also for masked keys)
+  std::array<bool, kHeadCount> empty{};  ///< every key masked for this query
+  std::span<const float> head(int h) const { return {weights.data() + static_cast<size_t>(h) * N, static_cast<size_t>(N)}; }
+  std::span<const float> head_logits(int h) const {
+    return {logits.data() + static_cast<size_t>(h) * N, static_cast<size_t>(N)};
+  }
+};
+
+class HandMadeModel {
+ public:
+  virtual ~HandMadeModel() = default;
+
+  /// "GPU: <renderer>" or "CPU reference".
+  virtual std::string name() const = 0;
+  /// "GPU" or "CPU reference", for a view's one-line note of where a number came from.
+  virtual std::string short_name() const = 0;
+
+  /// Replaces the image and the settings together. Throws Error (nothing changed) for invalid
+  /// settings or a K that does not fit the image.
+  virtual void set_image(const Image& image, const Settings& settings) = 0;
+  /// Replaces the settings for the same image. Throws Error (nothing changed) if they are
+  /// invalid for it or no image is set.
+  virtual void set_settings(const Settings& settings) = 0;
+
+  /// Row `query` of A (eq. 26.20 with τ and the mask) for every head. Throws Error for a
+  /// query outside [0, N) or no image.
+  virtual RowSet rows(int query) = 0;
+  /// The head input X = [T | P], N × D (TokenLayout, then the positional code).
+  virtual Matrix tokens() = 0;
+  /// A head's Q, K (N × m') and V (N × 3), eqs. 26.17–26.19.
+  virtual HeadQKV qkv(int head) = 0;
+  /// T_out = A V of a head (eq. 26.21), N × 3.
+  virtual Matrix output(int head) = 0;
+  /// The heads' outputs merged by W_MSA (eqs. 26.27–26.28), N × 3.
+  virtual Matrix merged_output() = 0;
+  /// The full A of a head, N × N. Throws Error when it needs more than max_matrix_bytes().
+  virtual Matrix matrix(int head) = 0;
+  /// Row of A for a token that is not in the image (a question token, eqs. 26.14–26.16): `x`
+  /// is 1 × D like a row of tokens(). Returns weights and logits s/(τ√m'), N each, unmasked.
+  /// Throws Error for a head out of range or an x of the wrong width.
+  virtual std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x) = 0;
+
+  /// The most memory matrix() may take, in bytes: 256 MiB, i.e. N up to 8192.
+  static constexpr std::size_t max_matrix_bytes() { return std::size_t{1} << 28; }
+};
+
+/// The Eigen reference as a HandMadeModel: the same numbers as the GPU, slower; what the app
+/// uses when the context has no compute shaders.
+std::unique_ptr<HandMadeModel> make_reference_model();
+
+}  // namespace attnlab

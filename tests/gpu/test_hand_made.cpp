@@ -1,0 +1,87 @@
+// The hand-made model behind one interface (core/hand_made.hpp): the GPU engine and the CPU
+// reference answer the same calls with the same numbers, the query is an argument, and a bad
+// change leaves either one as it was. The app holds a HandMadeModel and never asks which.
+#include "core/error.hpp"
+#include "core/gpu/hand_made_gpu.hpp"
+#include "core/hand_made.hpp"
+#include "gpu_fixture.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+namespace {
+
+class HandMade : public GpuTest {};
+
+// The largest |a − b| / (kRel·|b| + kAbs) over two rows sets (every head); > 1 fails.
+double worst_ratio(const RowSet& a, const RowSet& b) {
+  double worst = 0;
+  EXPECT_EQ(a.N, b.N);
+  EXPECT_EQ(a.query, b.query);
+  for (size_t n = 0; n < a.weights.size() && n < b.weights.size(); ++n)
+    worst = std::max(worst, std::abs(static_cast<double>(a.weights[n]) - b.weights[n]) / (kRel * std::abs(b.weights[n]) + kAbs));
+  return worst;
+}
+
+TEST_F(HandMade, TheGpuAndTheReferenceAnswerTheSameCallsWithTheSameNumbers) {
+  std::unique_ptr<HandMadeModel> models[] = {std::make_unique<GpuHandMade>(), make_reference_model()};
+  EXPECT_EQ(models[0]->short_name(), "GPU");
+  EXPECT_EQ(models[1]->short_name(), "CPU reference");
+  Settings s;
+  s.patch = 25;  // 20 × 20 = 400 tokens
+  s.mask.kind = MaskKind::Window;
+  s.mask.radius = 3;
+  s.pos.mode = PosMode::Concat;
+  for (auto& m : models) m->set_image(safari(), s);
+  // The query is an argument: asking for two queries in turn gives each its own row.
+  for (int query : {0, 208, 399, 208}) {
+    const RowSet gpu = models[0]->rows(query), ref = models[1]->rows(query);
+    EXPECT_LE(worst_ratio(gpu, ref), 1.0) << "query " << query;
+    for (int h = 0; h < kHeadCount; ++h) {
+      double sum = 0;
+      for (float w : gpu.head(h)) sum += w;
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << query << " of head " << h << " sums to 1";
+      const bool key0_in_window = query % 20 <= 3 && query / 20 <= 3;  // radius 3 around (col, row)
+      EXPECT_EQ(gpu.head(h)[0] == 0.0f, !key0_in_window) << "window mask, query " << query << ", head " << h;
+    }
+  }
+  const Matrix A_gpu = models[0]->matrix(1), A_ref = models[1]->matrix(1);
+  ASSERT_EQ(A_gpu.rows(), 400);
+  EXPECT_LE((A_gpu - A_ref).cwiseAbs().maxCoeff(), 1e-5);
+  EXPECT_LE((models[0]->merged_output() - models[1]->merged_output()).cwiseAbs().maxCoeff(), 1e-4);
+  EXPECT_LE((models[0]->tokens() - models[1]->tokens()).cwiseAbs().maxCoeff(), 1e-4);
+
+  // Changing the settings through the interface changes both the same way.
+  s.temperature = 0.25f;
+  for (auto& m : models) m->set_settings(s);
+  EXPECT_LE(worst_ratio(models[0]->rows(50), models[1]->rows(50)), 1.0);
+}
+
+TEST_F(HandMade, ABadChangeLeavesEitherModelAsItWas) {
+  std::unique_ptr<HandMadeModel> models[] = {std::make_unique<GpuHandMade>(), make_reference_model()};
+  for (auto& m : models) {
+    EXPECT_THROW(m->rows(0), Error) << m->name() << ": no image yet";
+    Settings s;
+    s.patch = 50;
+    m->set_image(safari(), s);
+    const RowSet before = m->rows(12);
+    Settings bad = s;
+    bad.patch = 600;  // larger than the 500 × 500 photo
+    EXPECT_THROW(m->set_settings(bad), Error) << m->name();
+    EXPECT_THROW(m->set_image(safari(), bad), Error) << m->name();
+    bad = s;
+    bad.temperature = -1;
+    EXPECT_THROW(m->set_settings(bad), Error) << m->name();
+    EXPECT_THROW(m->rows(100), Error) << m->name() << ": 10 × 10 grid, query 100 is outside";
+    EXPECT_THROW(m->qkv(kHeadCount), Error) << m->name();
+    EXPECT_EQ(m->rows(12).weights, before.weights) << m->name();
+  }
+}
+
+}  // namespace
