@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -87,68 +88,137 @@ void AppState::record_widget(const std::string& name) {
   widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
+// ---- The document's field table: every saved setting once, with its place in the JSON (a
+// dotted path) and, for enums, its names. to_json writes and apply_json reads through this one
+// list, so a setting cannot be saved under one name and read under another.
+
+namespace {
+
+/// A setting saved by name (an enum, or the main head as its head's name). T is const when
+/// the state is only read (to_json), and `parse` is then never called.
+template <class T>
+struct Named {
+  T& value;
+  std::string (*name)(const std::remove_const_t<T>&);
+  void (*parse)(const std::string&, std::remove_const_t<T>&);  ///< throws Error for an unknown name
+};
+
+std::string head_field_name(const int& h) { return std::string(head_name(static_cast<HeadKind>(h))); }
+void parse_head_field(const std::string& t, int& h) { h = static_cast<int>(parse_head(t)); }
+std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
+void parse_edge_field(const std::string& t, EdgeMode& e) {
+  if (t != "crop" && t != "pad") throw Error("setting 'edge' must be crop or pad, got '" + t + "'");
+  e = t == "pad" ? EdgeMode::Pad : EdgeMode::Crop;
+}
+std::string mask_field_name(const MaskKind& k) { return std::string(mask_kind_name(k)); }
+void parse_mask_field(const std::string& t, MaskKind& k) { k = t == "painted" ? MaskKind::Painted : parse_mask(t).spec.kind; }
+std::string pos_field_name(const PosMode& m) { return std::string(pos_mode_name(m)); }
+void parse_pos_field(const std::string& t, PosMode& m) { m = parse_pos_mode(t); }
+std::string colormap_field_name(const Colormap& c) { return std::string(colormap_name(c)); }
+void parse_colormap_field(const std::string& t, Colormap& c) { c = parse_colormap(t); }
+std::string norm_field_name(const Normalization& n) { return std::string(normalization_name(n)); }
+void parse_norm_field(const std::string& t, Normalization& n) { n = parse_normalization(t); }
+
+/// Calls `field(path, value)` for every saved setting of `s` (AppState or const AppState),
+/// `value` a reference to the member or a Named wrapper around it.
+template <class State, class Field>
+void for_each_field(State& s, Field&& field) {
+  auto& a = s.attention;
+  auto named = [](auto& v, auto name, auto parse) { return Named<std::remove_reference_t<decltype(v)>>{v, name, parse}; };
+  field("image", s.image_path);
+  field("patch", a.patch);
+  field("edge", named(a.edge, edge_field_name, parse_edge_field));
+  field("temperature", a.temperature);
+  field("seed", a.seed);
+  field("head", named(s.main_head, head_field_name, parse_head_field));
+  field("query", s.query);
+  field("query_pinned", s.query_pinned);
+  field("pinned", s.pinned);
+  field("mask.kind", named(a.mask.kind, mask_field_name, parse_mask_field));
+  field("mask.radius", a.mask.radius);
+  field("mask.ratio", a.mask.ratio);
+  field("mask.seed", a.mask.seed);
+  field("mask.painted", a.mask.painted);
+  field("pos.mode", named(a.pos.mode, pos_field_name, parse_pos_field));
+  field("pos.B", a.pos.B);
+  field("pos.P", a.pos.P);
+  field("pos.sincos", a.pos.sincos);
+  field("pos.lambda", a.pos.lambda);
+  field("custom.W_q", a.custom.W_q);
+  field("custom.W_k", a.custom.W_k);
+  field("display.colormap", named(s.colormap, colormap_field_name, parse_colormap_field));
+  field("display.normalization", named(s.normalization, norm_field_name, parse_norm_field));
+  field("display.opacity", s.opacity);
+  field("display.grid", s.show_grid);
+  field("display.mask_overlay", s.show_mask);
+  field("display.zoom", s.zoom);
+  field("display.pan", s.pan);
+  field("classroom.ui_scale", s.ui_scale);
+  field("classroom.presentation", s.presentation);
+  field("classroom.panels.controls", s.show_controls);
+  field("classroom.panels.heads", s.show_heads);
+  field("classroom.panels.pinned", s.show_pinned);
+  field("classroom.panels.images", s.show_images);
+  field("classroom.panels.diagnostics", s.show_diagnostics);
+  field("views", s.open_views);
+  field("tour_step", s.tour_step);
+  field("vit.source", s.vit_source);
+  field("vit.model", s.model_path);
+  field("vit.layer", s.vit_layer);
+  field("vit.head", s.vit_head);
+  field("vit.token", s.vit_token);
+  field("vit.cell", s.vit_cell);
+  field("vit.pinned", s.vit_pinned);
+  field("vit.tab", s.vit_tab);
+  field("vit.rollout", s.vit_rollout);
+  field("vit.masks", s.vit_masks);
+  field("vit.mass", s.vit_mass);
+  field("vit.norms", s.vit_norms);
+  field("vit.bilinear", s.bilinear);
+  field("vit.resize", s.vit_resize);
+  field("vit.recent", s.recent_models);
+  field("export_dir", s.export_dir);
+  field("export_map_only", s.export_map_only);
+}
+
+template <class T>
+nlohmann::json to_value(const T& v) {
+  return v;
+}
+nlohmann::json to_value(const Cell& c) { return {{"col", c.col}, {"row", c.row}}; }
+nlohmann::json to_value(const std::filesystem::path& p) { return p.string(); }
+template <class T>
+nlohmann::json to_value(const Named<T>& n) {
+  return n.name(n.value);
+}
+template <class T>
+nlohmann::json to_value(const std::vector<T>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const T& x : v) out.push_back(to_value(x));
+  return out;
+}
+
+/// The value at a dotted path ("vit.cell") of `j`, or null when any part is missing.
+const nlohmann::json* find(const nlohmann::json& j, const std::string& path) {
+  const nlohmann::json* at = &j;
+  std::size_t from = 0;
+  for (std::size_t dot; (dot = path.find('.', from)) != std::string::npos; from = dot + 1) {
+    const std::string part = path.substr(from, dot - from);
+    if (!at->is_object() || !at->contains(part)) return nullptr;
+    at = &at->at(part);
+  }
+  const std::string last = path.substr(from);
+  return at->is_object() && at->contains(last) ? &at->at(last) : nullptr;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const AppState& s) {
-  const Settings& a = s.attention;
-  nlohmann::json j;
-  j["image"] = s.image_path.string();
-  j["patch"] = a.patch;
-  j["edge"] = std::string(edge_mode_name(a.edge));
-  j["temperature"] = a.temperature;
-  j["seed"] = a.seed;
-  j["head"] = std::string(head_name(static_cast<HeadKind>(s.main_head)));
-  j["query"] = {{"col", s.query.col}, {"row", s.query.row}};
-  j["query_pinned"] = s.query_pinned;
-  j["pinned"] = nlohmann::json::array();
-  for (const Cell& c : s.pinned) j["pinned"].push_back({{"col", c.col}, {"row", c.row}});
-  j["mask"] = {{"kind", std::string(mask_kind_name(a.mask.kind))},
-               {"radius", a.mask.radius},
-               {"ratio", a.mask.ratio},
-               {"seed", a.mask.seed},
-               {"painted", a.mask.painted}};
-  j["pos"] = {{"mode", std::string(pos_mode_name(a.pos.mode))},
-              {"B", a.pos.B},
-              {"P", a.pos.P},
-              {"sincos", a.pos.sincos},
-              {"lambda", a.pos.lambda}};
-  j["custom"] = {{"W_q", a.custom.W_q}, {"W_k", a.custom.W_k}};
-  j["display"] = {{"colormap", std::string(colormap_name(s.colormap))},
-                  {"normalization", std::string(normalization_name(s.normalization))},
-                  {"opacity", s.opacity},
-                  {"grid", s.show_grid},
-                  {"mask_overlay", s.show_mask},
-                  {"zoom", s.zoom},
-                  {"pan", s.pan}};
-  j["classroom"] = {{"ui_scale", s.ui_scale},
-                    {"presentation", s.presentation},
-                    {"panels",
-                     {{"controls", s.show_controls},
-                      {"heads", s.show_heads},
-                      {"pinned", s.show_pinned},
-                      {"images", s.show_images},
-                      {"diagnostics", s.show_diagnostics}}}};
-  j["views"] = s.open_views;
-  j["tour_step"] = s.tour_step;
-  j["vit"] = {{"source", s.vit_source},
-              {"model", s.model_path.string()},
-              {"layer", s.vit_layer},
-              {"head", s.vit_head},
-              {"token", s.vit_token},
-              {"cell", {{"col", s.vit_cell.col}, {"row", s.vit_cell.row}}},
-              {"pinned", [&] {
-                 nlohmann::json pins = nlohmann::json::array();
-                 for (const Cell& c : s.vit_pinned) pins.push_back({{"col", c.col}, {"row", c.row}});
-                 return pins;
-               }()},
-              {"tab", s.vit_tab},
-              {"rollout", s.vit_rollout},
-              {"masks", s.vit_masks},
-              {"mass", s.vit_mass},
-              {"norms", s.vit_norms},
-              {"bilinear", s.bilinear},
-              {"resize", s.vit_resize},
-              {"recent", s.recent_models}};
-  j["export_dir"] = s.export_dir.string();
-  j["export_map_only"] = s.export_map_only;
+  nlohmann::json j = nlohmann::json::object();
+  for_each_field(s, [&](std::string path, const auto& value) {
+    std::replace(path.begin(), path.end(), '.', '/');
+    j[nlohmann::json::json_pointer("/" + path)] = to_value(value);  // makes the parent objects
+  });
   return j;
 }
 
@@ -156,102 +226,19 @@ void apply_json(const nlohmann::json& j, AppState& out) {
   AppState s = out;
   std::string key;
   try {
-    auto get = [&](const nlohmann::json& obj, const char* name, auto& field) {
-      key = name;
-      if (obj.contains(name)) read_value(obj.at(name), field, name);
-    };
-    Settings& a = s.attention;
-    std::string text;
-    if (j.contains("image")) s.image_path = j.at("image").get<std::string>();
-    get(j, "patch", a.patch);
-    if (j.contains("edge")) a.edge = j.at("edge").get<std::string>() == "pad" ? EdgeMode::Pad : EdgeMode::Crop;
-    get(j, "temperature", a.temperature);
-    get(j, "seed", a.seed);
-    key = "head";
-    if (j.contains("head")) s.main_head = static_cast<int>(parse_head(j.at("head").get<std::string>()));
-    if (j.contains("query")) {
-      get(j["query"], "col", s.query.col);
-      get(j["query"], "row", s.query.row);
-    }
-    get(j, "query_pinned", s.query_pinned);
-    get(j, "pinned", s.pinned);
-    if (j.contains("mask")) {
-      const auto& m = j["mask"];
-      key = "mask.kind";
-      if (m.contains("kind")) {
-        const std::string kind = m.at("kind").get<std::string>();
-        a.mask.kind = kind == "painted" ? MaskKind::Painted : parse_mask(kind).spec.kind;
+    for_each_field(s, [&](const std::string& path, auto&& field) {
+      key = path;
+      const nlohmann::json* v = find(j, path);
+      if (!v) return;
+      using F = std::remove_cvref_t<decltype(field)>;
+      if constexpr (std::is_same_v<F, std::filesystem::path>) {
+        field = v->get<std::string>();
+      } else if constexpr (requires { field.parse; }) {
+        field.parse(v->get<std::string>(), field.value);
+      } else {
+        read_value(*v, field, path);
       }
-      get(m, "radius", a.mask.radius);
-      get(m, "ratio", a.mask.ratio);
-      get(m, "seed", a.mask.seed);
-      get(m, "painted", a.mask.painted);
-    }
-    if (j.contains("pos")) {
-      const auto& p = j["pos"];
-      key = "pos.mode";
-      if (p.contains("mode")) a.pos.mode = parse_pos_mode(p.at("mode").get<std::string>());
-      get(p, "B", a.pos.B);
-      get(p, "P", a.pos.P);
-      get(p, "sincos", a.pos.sincos);
-      get(p, "lambda", a.pos.lambda);
-    }
-    if (j.contains("custom")) {
-      get(j["custom"], "W_q", a.custom.W_q);
-      get(j["custom"], "W_k", a.custom.W_k);
-    }
-    if (j.contains("display")) {
-      const auto& d = j["display"];
-      key = "display.colormap";
-      if (d.contains("colormap")) s.colormap = parse_colormap(d.at("colormap").get<std::string>());
-      key = "display.normalization";
-      if (d.contains("normalization")) s.normalization = parse_normalization(d.at("normalization").get<std::string>());
-      get(d, "opacity", s.opacity);
-      get(d, "grid", s.show_grid);
-      get(d, "mask_overlay", s.show_mask);
-      get(d, "zoom", s.zoom);
-      get(d, "pan", s.pan);
-    }
-    if (j.contains("classroom")) {
-      const auto& c = j["classroom"];
-      get(c, "ui_scale", s.ui_scale);
-      get(c, "presentation", s.presentation);
-      if (c.contains("panels")) {
-        const auto& p = c["panels"];
-        get(p, "controls", s.show_controls);
-        get(p, "heads", s.show_heads);
-        get(p, "pinned", s.show_pinned);
-        get(p, "images", s.show_images);
-        get(p, "diagnostics", s.show_diagnostics);
-      }
-    }
-    get(j, "views", s.open_views);
-    get(j, "tour_step", s.tour_step);
-    if (j.contains("vit")) {
-      const auto& v = j["vit"];
-      get(v, "source", s.vit_source);
-      key = "vit.model";
-      if (v.contains("model")) s.model_path = v.at("model").get<std::string>();
-      get(v, "layer", s.vit_layer);
-      get(v, "head", s.vit_head);
-      get(v, "token", s.vit_token);
-      if (v.contains("cell")) {
-        get(v["cell"], "col", s.vit_cell.col);
-        get(v["cell"], "row", s.vit_cell.row);
-      }
-      get(v, "pinned", s.vit_pinned);
-      get(v, "tab", s.vit_tab);
-      get(v, "rollout", s.vit_rollout);
-      get(v, "masks", s.vit_masks);
-      get(v, "mass", s.vit_mass);
-      get(v, "norms", s.vit_norms);
-      get(v, "bilinear", s.bilinear);
-      get(v, "resize", s.vit_resize);
-      get(v, "recent", s.recent_models);
-    }
-    key = "export_dir";
-    if (j.contains("export_dir")) s.export_dir = j.at("export_dir").get<std::string>();
-    get(j, "export_map_only", s.export_map_only);
+    });
   } catch (const nlohmann::json::exception& e) {
     throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
   }
