@@ -1,5 +1,6 @@
 // The controls panel: every setting acts at once.
 #include "app/gui/views.hpp"
+#include "app/gui/setting_widgets.hpp"
 
 #include "app/gui/export.hpp"
 #include "core/attention.hpp"
@@ -57,8 +58,7 @@ void draw_controls_panel(AppState& state, Backend& backend) {
   }
 
   if (section(state, "Softmax", ImGuiTreeNodeFlags_DefaultOpen)) {
-    float tau = a.temperature;
-    if (ImGui::SliderFloat("temperature", &tau, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic)) a.temperature = std::max(tau, 0.01f);
+    temperature_slider(state);
     state.record_widget("temperature");
     help_marker("softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax (exercise 12.4): a few keys take all the weight.");
     if (ImGui::Button("tau = 1")) a.temperature = 1.0f;

@@ -3,6 +3,7 @@
 // FLOPs and bytes of A — how splitting the width over heads changes it, and how saturated the
 // query row's softmax is (max weight, entropy) as the temperature changes.
 #include "app/gui/teaching_view.hpp"
+#include "app/gui/setting_widgets.hpp"
 
 #include "core/step.hpp"
 
@@ -272,10 +273,7 @@ class CostView final : public TeachingView {
       ImGui::SetTooltip("Entropy H = -sum_j a_ij log a_ij (nats). A uniform row over the %d kept keys has H = log %d = %.3f;\n"
                         "a one-hot row has H = 0. exp(H) reads as the number of keys the query effectively averages.",
                         kept_, kept_, logN);
-    float tau = state.attention.temperature;
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-    if (ImGui::SliderFloat("temperature tau", &tau, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic))
-      state.attention.temperature = std::max(tau, 0.01f);
+    temperature_slider(state, "temperature tau", 14);
     ImGui::SameLine();
     if (ImGui::SmallButton("tau = 1")) state.attention.temperature = 1.0f;
 

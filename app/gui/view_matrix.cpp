@@ -2,6 +2,7 @@
 // row outlined and the masked cells black, next to the matrices of a dense fc layer and of a
 // k×k convolution over the same tokens in raster order.
 #include "app/gui/teaching_view.hpp"
+#include "app/gui/setting_widgets.hpp"
 #include "app/gui/ui_common.hpp"
 #include "app/gui/worker.hpp"
 #include "core/error.hpp"
@@ -366,15 +367,9 @@ void MatrixView::draw(AppState& state, Backend& backend) {
   if (!a_fresh_ || fc_worker_.active()) state.redraw_requested = true;
   const PatchGrid& g = backend.grid();
   const int N = g.N();
-  const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
 
   // --- controls
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11);
-  if (ImGui::BeginCombo("head", std::string(head_name(static_cast<HeadKind>(head))).c_str())) {
-    for (int h = 0; h < kHeadCount; ++h)
-      if (ImGui::Selectable(std::string(head_name(static_cast<HeadKind>(h))).c_str(), h == head)) state.main_head = h;
-    ImGui::EndCombo();
-  }
+  head_combo(state, "head", 11);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::Combo("colours", &range_, "whole matrix\0each row\0");

@@ -3,6 +3,7 @@
 // average colour of the image as patch i's attention weighs it. Next to the heads: the input
 // colours (T's first three columns) and the merge by W_MSA.
 #include "app/gui/teaching_view.hpp"
+#include "app/gui/setting_widgets.hpp"
 #include "app/gui/ui_common.hpp"
 #include "core/attention.hpp"
 #include "core/error.hpp"
@@ -151,10 +152,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
                      "(eq. 26.21, T_out = A V), and v_j is patch j's mean colour, so t_out_i is the colour of the whole "
                      "image averaged with query i's weights. The merged picture concatenates the heads (eq. 26.27) and "
                      "multiplies by W_MSA (eq. 26.28), here the average of the heads.");
-  float tau = state.attention.temperature;
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
-  if (ImGui::SliderFloat("temperature", &tau, 0.01f, 100.0f, "%.3g", ImGuiSliderFlags_Logarithmic))
-    state.attention.temperature = std::max(tau, 0.01f);
+  temperature_slider(state, "temperature", 12);
   help_marker("The same setting as in Controls. At 1 a row of A is nearly flat, so each output is close to the image's "
               "average colour; lower it and every patch takes the colour of the patches it attends to most.");
   ImGui::SameLine();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "app/gui/teaching_view.hpp"
+#include "app/gui/setting_widgets.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/worker.hpp"
 #include "core/demos.hpp"
@@ -138,14 +139,7 @@ class PermutationView final : public TeachingView {
     ImGui::SameLine();
     ImGui::TextUnformatted("   head:");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
-    const std::string current(head_name(static_cast<HeadKind>(std::clamp(state.main_head, 0, kHeadCount - 1))));
-    if (ImGui::BeginCombo("##head", current.c_str())) {
-      for (int h = 0; h < kHeadCount; ++h)
-        if (ImGui::Selectable(std::string(head_name(static_cast<HeadKind>(h))).c_str(), h == state.main_head))
-          state.main_head = h;
-      ImGui::EndCombo();
-    }
+    head_combo(state, "##head", 9);
     help_marker(
         "The main head (the image view's). The position and colour+position heads read the code p "
         "themselves, so they depend on the place even with the codes switched off.");

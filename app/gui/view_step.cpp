@@ -4,6 +4,7 @@
 // values that gives t_out. The numbers come from the backend (GPU engine or CPU reference):
 // its Q, K, V and its row of A; core/step.hpp redoes the arithmetic to show every stage.
 #include "app/gui/teaching_view.hpp"
+#include "app/gui/setting_widgets.hpp"
 
 #include "core/step.hpp"
 
@@ -188,12 +189,7 @@ class StepView final : public TeachingView {
  private:
   void head_selector(AppState& state) {
     head_ = std::clamp(state.main_head, 0, kHeadCount - 1);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-    if (ImGui::BeginCombo("head", std::string(head_name(static_cast<HeadKind>(head_))).c_str())) {
-      for (int h = 0; h < kHeadCount; ++h)
-        if (ImGui::Selectable(std::string(head_name(static_cast<HeadKind>(h))).c_str(), h == head_)) state.main_head = h;
-      ImGui::EndCombo();
-    }
+    head_combo(state, "head", 10);
     ImGui::SameLine();
     ImGui::TextDisabled("(the image view's main head; keys 1-6)");
   }
