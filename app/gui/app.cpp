@@ -110,6 +110,7 @@ class App {
     drop_target = &state_;
     glfwSetDropCallback(window_, on_drop);
     state_.backend_name = backend_.name();
+    backend_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
     if (!backend_.fallback_reason().empty())
       state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
                         "): using the CPU reference, slower but correct");
@@ -125,6 +126,8 @@ class App {
       const auto t0 = std::chrono::steady_clock::now();
       const std::string before = snapshot();
 
+      // The finished background jobs' results, on this thread, before anything is drawn.
+      backend_.scheduler().drain();
       apply_pending();
       apply_ui_scale();
       ImGui_ImplOpenGL3_NewFrame();

@@ -3,6 +3,7 @@
 // window's context has compute shaders, otherwise the CPU reference (slower, same numbers),
 // chosen once in the constructor; nothing here or in a view asks which. Caches what the views
 // read, keyed by the generation it depends on, and owns the textures the views draw.
+#include "app/gui/scheduler.hpp"
 #include "app/gui/ui_common.hpp"
 #include "core/hand_made.hpp"
 
@@ -25,6 +26,9 @@ class Backend {
 
   /// "GPU: <renderer>" or "CPU reference".
   const std::string& name() const { return name_; }
+  /// The one scheduler of the views' background work (scheduler.hpp). The window drains it
+  /// each frame; the headless renderer waits on it.
+  Scheduler& scheduler() { return scheduler_; }
   /// "GPU" or "CPU reference", for a view's note of where its numbers came from.
   std::string short_name() const { return model_->short_name(); }
   /// Why the GPU path is not used (empty when it is).
@@ -88,6 +92,7 @@ class Backend {
   ImTextureID mask_overlay();
 
  private:
+  Scheduler scheduler_;  // jobs hold no reference into the backend
   std::unique_ptr<HandMadeModel> model_;
   std::unique_ptr<HeatmapPainter> painter_;  // the main map's textures (backend.cpp)
   std::optional<ModelSetup> setup_;

@@ -284,6 +284,7 @@ int run_render(const std::vector<std::string>& in) {
   const auto rgb = ui.render(
       [&] {
         state.redraw_requested = false;  // a view with work under way sets it again
+        backend.scheduler().drain();
         begin_full_window("##render");
         if (view == "map") draw_image_view(state, backend, geometry);
         else if (view == "heads") draw_heads_view(state, backend);
@@ -295,7 +296,11 @@ int run_render(const std::vector<std::string>& in) {
             }
         ImGui::End();
       },
-      3, [&] { return state.redraw_requested; });
+      3, [&] {
+        // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
+        if (backend.scheduler().busy()) backend.scheduler().wait(std::chrono::milliseconds(200));
+        return state.redraw_requested || backend.scheduler().busy();
+      });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = backend.name();

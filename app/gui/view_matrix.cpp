@@ -4,7 +4,6 @@
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/setting_widgets.hpp"
 #include "app/gui/ui_common.hpp"
-#include "app/gui/worker.hpp"
 #include "core/error.hpp"
 #include "core/structure.hpp"
 
@@ -62,6 +61,9 @@ struct Picture {
 
 class MatrixView final : public TeachingView {
  public:
+  ~MatrixView() override {
+    if (scheduler_) scheduler_->cancel_prefix("matrix:");  // its continuation would reach this view
+  }
   const char* name() const override { return "matrix"; }
   const char* title() const override { return "Attention matrix"; }
   const char* source() const override { return "figs. 26.18, 26.21"; }
@@ -94,8 +96,10 @@ class MatrixView final : public TeachingView {
 
   // The fc and conv matrices over the same tokens.
   Picture fc_, conv_;
-  int fc_N_ = 0;  // the N that fc_ shows
-  Worker<BlockImage> fc_worker_;  // N² hashes take a second at N = 15625: off the UI thread
+  int fc_N_ = 0;          // the N that fc_ shows
+  int fc_wanted_N_ = 0;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
+  std::string fc_error_;  // why the fc picture could not be made
+  Scheduler* scheduler_ = nullptr;  // where the fc job went: cancelled when the view goes
   int conv_cols_ = 0, conv_rows_ = 0, conv_k_ = 0, conv_side_ = 0;
   int k_ = 3;  // conv kernel size (odd)
   int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,
@@ -152,24 +156,22 @@ void MatrixView::update_attention(const AppState& state, Backend& backend) {
 void MatrixView::update_structures(Backend& backend, int conv_side) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
-  // fc: computed on a worker thread (pure CPU math, no GL); one job at a time, so a finished job
-  // for an old N is dropped and the current N is started next.
-  auto take_if_ready = [&](std::chrono::milliseconds wait) {
-    if (!fc_worker_.wait_for(wait)) return;
-    BlockImage img = fc_worker_.take();
-    if (img.N == N) {
-      fc_.image = std::move(img);
-      ++fc_.version;
-      fc_N_ = N;
-    }
-  };
-  take_if_ready(std::chrono::milliseconds(0));
-  if (!fc_worker_.active() && fc_N_ != N) {
-    fc_worker_ = Worker<BlockImage>([N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); });
-    // The first picture is awaited (also one-shot renders need it); later ones only for small N.
-    const auto wait = !fc_.valid() ? std::chrono::milliseconds(60000)
-                                   : std::chrono::milliseconds(N <= kViewMaxTokens ? 400 : 0);
-    take_if_ready(wait);
+  // fc: pure CPU math (no GL), on the scheduler; a new N replaces the job for the old one.
+  if (fc_N_ != N && fc_wanted_N_ != N) {
+    fc_wanted_N_ = N;
+    fc_error_.clear();
+    scheduler_ = &backend.scheduler();
+    scheduler_->submit<BlockImage>(
+        "matrix:fc", [N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); },
+        [this, N](std::future<BlockImage> result) {
+          try {
+            fc_.image = result.get();
+            ++fc_.version;
+            fc_N_ = N;
+          } catch (const std::exception& e) {
+            fc_error_ = e.what();
+          }
+        });
   }
   // conv: O(N k²), computed at the size it is drawn so that its thin band is never skipped.
   const int cs = std::clamp(conv_side, 16, kMaxSide);
@@ -297,7 +299,8 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, Backend& bac
   if (pic.valid() && pic.texture.id())
     dl->AddImage(pic.texture.im(), p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1),
                  current ? IM_COL32_WHITE : IM_COL32(255, 255, 255, 90));
-  if (!current) dl->AddText(ImVec2(p.x + 6, p.y + 6), IM_COL32(255, 255, 255, 255), "computing ...");
+  if (!current)
+    dl->AddText(ImVec2(p.x + 6, p.y + 6), IM_COL32(255, 255, 255, 255), conv || fc_error_.empty() ? "computing ..." : fc_error_.c_str());
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
   if (pic.valid() && pic.image.N == N) outline_row(dl, p, side, pic.image, backend.query());
   int i = 0, j = 0;
@@ -364,7 +367,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
     return;
   }
   // A waiting for a slider to rest, or fc on its worker thread: come back at once.
-  if (!a_fresh_ || fc_worker_.active()) state.redraw_requested = true;
+  if (!a_fresh_) state.redraw_requested = true;
   const PatchGrid& g = backend.grid();
   const int N = g.N();
 

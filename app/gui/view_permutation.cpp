@@ -4,7 +4,7 @@
 //
 // Both images run on the CPU reference (core Reference, Eigen), so the difference shown is the
 // one core's tests check and is not mixed with GPU rounding. Rows are cheap (N m' each); the
-// output tokens T_out of both images cost N² m' each, so they run on a worker thread and the
+// output tokens T_out of both images cost N² m' each, so they run on the scheduler (a pool thread) and the
 // readout says "computing" meanwhile. Grids with N > kMaxDemoTokens are refused with a message.
 #include <imgui.h>
 
@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,7 +20,6 @@
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/setting_widgets.hpp"
 #include "app/gui/views.hpp"
-#include "app/gui/worker.hpp"
 #include "core/demos.hpp"
 
 namespace attnlab::app {
@@ -64,7 +62,7 @@ std::optional<int> map_panel(const char* id, ImTextureID photo, ImTextureID heat
 class PermutationView final : public TeachingView {
  public:
   ~PermutationView() override {
-    for (auto& job : jobs_) job.worker.stop();  // all at once; each Worker then joins its thread
+    if (scheduler_) scheduler_->cancel_prefix("permutation:");  // its continuation would reach this view
   }
 
   const char* name() const override { return "permutation"; }
@@ -81,7 +79,6 @@ class PermutationView final : public TeachingView {
       ImGui::TextUnformatted("No image loaded.");
       return;
     }
-    if (!jobs_.empty()) state.redraw_requested = true;  // a worker is computing: poll it next frame
     ImGui::TextWrapped(
         "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
         "one and never looks at their order, so the shuffled image's map is the original map with its values carried "
@@ -110,8 +107,7 @@ class PermutationView final : public TeachingView {
     const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
     const int query = std::clamp(backend.query(), 0, g.N() - 1);
     update_rows(state, backend, head, query);
-    poll_jobs();
-    start_output_job(head);
+    start_output_job(backend.scheduler(), head);
 
     draw_maps(state, backend, query);
     draw_readout(backend, head);
@@ -224,56 +220,27 @@ class PermutationView final : public TeachingView {
     rows_valid_ = true;
   }
 
-  // ---- T_out on a worker thread
-  struct Job {
-    unsigned gen = 0;
-    int seed = 0, head = 0;
-    Worker<std::optional<float>> worker;
-  };
-
-  void poll_jobs() {
-    for (auto it = jobs_.begin(); it != jobs_.end();) {
-      if (!it->worker.ready()) {
-        ++it;
-        continue;
-      }
-      const bool wanted =
-          !it->worker.stop_requested() && it->gen == pair_gen_ && it->seed == pair_seed_ && it->head == out_head_;
-      try {
-        const auto v = it->worker.take();
-        if (wanted && v) {
-          out_diff_ = *v;
-          out_error_.clear();
-        }
-      } catch (const std::exception& e) {
-        if (wanted) out_error_ = e.what();
-      }
-      it = jobs_.erase(it);
-    }
-  }
-
-  void start_output_job(int head) {
+  // ---- T_out on the scheduler: a new question (image, settings, seed, head) replaces the old job
+  void start_output_job(Scheduler& scheduler, int head) {
     if (out_gen_ == pair_gen_ && out_seed_ == pair_seed_ && out_head_ == head) return;
-    for (auto& job : jobs_) job.worker.stop();  // older questions: not needed any more
     out_gen_ = pair_gen_;
     out_seed_ = pair_seed_;
     out_head_ = head;
     out_diff_.reset();
     out_error_.clear();
-    Job job;
-    job.gen = pair_gen_;
-    job.seed = pair_seed_;
-    job.head = head;
-    try {
-      job.worker = Worker<std::optional<float>>(
-          [a = original_, b = shuffled_, perm = perm_, head](const std::atomic<bool>& stop) {
-            return output_difference(*a, *b, perm, head, &stop);
-          });
-    } catch (const std::exception& e) {  // no thread available: say so, keep the rows
-      out_error_ = std::string("could not start the computation: ") + e.what();
-      return;
-    }
-    jobs_.push_back(std::move(job));
+    scheduler_ = &scheduler;
+    scheduler.submit<std::optional<float>>(
+        "permutation:output",
+        [a = original_, b = shuffled_, perm = perm_, head](const std::atomic<bool>& stop) {
+          return output_difference(*a, *b, perm, head, &stop);
+        },
+        [this](std::future<std::optional<float>> result) {
+          try {
+            if (const auto v = result.get()) out_diff_ = *v;
+          } catch (const std::exception& e) {
+            out_error_ = e.what();
+          }
+        });
   }
 
   void draw_maps(AppState& state, Backend& backend, int query) {
@@ -390,7 +357,7 @@ class PermutationView final : public TeachingView {
   int out_seed_ = -1, out_head_ = -1;
   std::optional<float> out_diff_;
   std::string out_error_;
-  std::list<Job> jobs_;
+  Scheduler* scheduler_ = nullptr;  // where the T_out job went
 };
 
 }  // namespace

@@ -1,0 +1,90 @@
+#pragma once
+// The one scheduler of the app's background work (issue 15): a pool of threads that runs the
+// views' long computations, and a queue of finished results that the main thread drains once
+// per frame. Every job has a key ("matrix:fc", "permutation:output"); a new job under a key
+// replaces the old one, which is asked to stop and whose result is dropped (latest request
+// wins). A job's work runs on a pool thread and must not touch ImGui, GL or the view; its
+// continuation runs on the main thread in drain(), with the result. Nothing is detached: the
+// destructor stops every job and joins the threads.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace attnlab::app {
+
+class Scheduler {
+ public:
+  /// Starts `threads` pool threads (at least 1). `wake` is called from a pool thread whenever a
+  /// result is ready (the window passes glfwPostEmptyEvent so that its event wait returns).
+  explicit Scheduler(int threads = 2, std::function<void()> wake = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Replaces the wake-up call (main thread, before jobs are submitted).
+  void set_wake(std::function<void()> wake);
+
+  /// Runs `work(stop)` on a pool thread, then `done(result)` on the main thread in drain(), with
+  /// `result` a ready std::future<T> whose get() returns the value or rethrows what work threw.
+  /// Any job still queued or running under `key` is cancelled first (its done never runs).
+  template <class T, class Work, class Done>
+  void submit(const std::string& key, Work work, Done done) {
+    auto task = std::make_shared<std::packaged_task<T(const std::atomic<bool>&)>>(std::move(work));
+    auto future = std::make_shared<std::future<T>>(task->get_future());
+    enqueue(key, [task](const std::atomic<bool>& stop) { (*task)(stop); },
+            [future, done = std::move(done)]() mutable { done(std::move(*future)); });
+  }
+
+  /// Cancels the job under `key`, if any: dropped if queued, asked to stop if running, its
+  /// continuation never run. Main thread.
+  void cancel(const std::string& key);
+  /// Cancels every job whose key starts with `prefix` (a view's destructor passes its name).
+  void cancel_prefix(const std::string& prefix);
+
+  /// Runs the continuations of the jobs that have finished and are still wanted, in the order
+  /// they finished. Returns how many ran. Main thread, once per frame.
+  int drain();
+
+  /// A job is queued, running, or finished with its continuation not yet run.
+  bool busy() const;
+  /// The same for the one job under `key`.
+  bool busy(const std::string& key) const;
+  /// Waits until a result is ready to drain or nothing is left to wait for, at most `timeout`.
+  /// Returns busy(). For the headless renderer: it sleeps on the queue instead of polling.
+  bool wait(std::chrono::milliseconds timeout) const;
+
+ private:
+  struct Job {
+    std::string key;
+    std::uint64_t id = 0;
+    std::function<void(const std::atomic<bool>&)> run;
+    std::function<void()> done;
+    std::shared_ptr<std::atomic<bool>> stop;
+  };
+  void enqueue(const std::string& key, std::function<void(const std::atomic<bool>&)> run, std::function<void()> done);
+  void cancel_locked(const std::string& key);
+  void loop();
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable work_ready_, result_ready_;
+  std::deque<Job> queue_;
+  std::map<std::string, std::pair<std::uint64_t, std::shared_ptr<std::atomic<bool>>>> wanted_;  // key → latest job
+  std::deque<Job> finished_;
+  int running_ = 0;
+  std::uint64_t next_id_ = 0;
+  bool quitting_ = false;
+  std::function<void()> wake_;
+  std::vector<std::jthread> threads_;  // declared last: joined first
+};
+
+}  // namespace attnlab::app
