@@ -866,7 +866,7 @@ class App {
   GLFWwindow* window_;
   AppState state_;
   Backend backend_;
-  VitSession vit_;  // after the backend: its worker is stopped and joined first
+  VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
   std::optional<std::filesystem::path> opening_model_;
   int vit_resize_ = 0;
   bool shown_vit_tab_ = false;

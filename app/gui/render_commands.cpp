@@ -138,7 +138,7 @@ void apply_vit_choices(AppState& s, const VitChoices& c, const VitSource& src) {
   }
 }
 
-// Draws a ViT view headless: the model loads and runs on the VitSession's worker while frames
+// Draws a ViT view headless: the model loads and runs on the scheduler while frames
 // go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
 // must match the model file's.
 int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
@@ -163,13 +163,15 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   state.vit_masks = view == "vit-mask" || state.vit_masks;
   state.vit_norms = view == "vit-norms" || state.vit_norms;
   HeadlessUi ui(size[0], size[1], state.ui_scale);
-  VitSession vit;
+  Scheduler scheduler(1);
+  VitSession vit(scheduler);
   vit.open(state.model_path, image, state.vit_resize);
   std::string error;
   int settle = 2;  // frames drawn with the result before the picture, so the layout is final
   ViewGeometry geometry;
   const auto rgb = ui.render(
       [&] {
+        scheduler.drain();
         if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
         begin_full_window("##render");
         if (const VitSource* src = vit.source(); src && error.empty()) {
@@ -188,7 +190,12 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         }
         ImGui::End();
       },
-      3, [&] { return error.empty() && (vit.busy() || !vit.source() || settle > 0); }, std::chrono::minutes(10));
+      3,
+      [&] {
+        if (vit.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
+        return error.empty() && (vit.busy() || !vit.source() || settle > 0);
+      },
+      std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
   if (!vit.source()) throw Error("the model did not finish loading in 10 minutes");
   nlohmann::json sidecar = to_json(state);

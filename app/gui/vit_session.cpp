@@ -31,8 +31,7 @@ void VitSession::run_on(const Image& image, int resize) {
 }
 
 void VitSession::start(std::optional<std::filesystem::path> path, const Image& image, int resize) {
-  cancel();
-  worker_ = Worker<Result>();  // joins the cancelled job (it stops at its next stage)
+  // A job under way is replaced (told to stop, its result dropped); no waiting for it here.
   stage_ = std::make_shared<std::atomic<int>>(kIdle);
   loading_model_ = path.has_value();
   Result base;
@@ -41,7 +40,7 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
   base.file = file_;
   base.sha256 = sha256_;
   base.info = info_;
-  worker_ = Worker<Result>([path, image, resize, base = std::move(base), stage = stage_](const std::atomic<bool>& stop) {
+  auto work = [path, image, resize, base = std::move(base), stage = stage_](const std::atomic<bool>& stop) {
     Result r = base;
     r.image = image;
     auto check = [&] {
@@ -63,19 +62,20 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
     r.source = std::make_shared<VitSource>(r.model, image, resize, &stop);
     stage->store(kDone);
     return r;
+  };
+  scheduler_.submit<Result>("vit:run", std::move(work), [this](std::future<Result> result) {
+    try {
+      take(result.get());
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
   });
 }
 
-void VitSession::cancel() {
-  if (worker_.active()) worker_.stop();
-}
+void VitSession::cancel() { scheduler_.cancel("vit:run"); }
 
-std::optional<std::string> VitSession::poll() {
-  if (!worker_.ready()) return std::nullopt;
-  const bool cancelled = worker_.stop_requested();
-  try {
-    Result r = worker_.take();
-    if (cancelled) return std::nullopt;
+void VitSession::take(Result r) {
+  {
     model_ = std::move(r.model);
     source_ = std::move(r.source);
     opened_ = std::move(r.opened);
@@ -89,10 +89,6 @@ std::optional<std::string> VitSession::poll() {
     photo_.set(r.image.width, r.image.height, 3, px, std::max(r.image.width, r.image.height) >= 128);
     textures_.clear();
     ++generation_;
-    return std::nullopt;
-  } catch (const std::exception& e) {
-    if (cancelled) return std::nullopt;
-    return std::string(e.what());
   }
 }
 
@@ -100,7 +96,7 @@ std::string VitSession::stage() const {
   switch (stage_->load()) {
     case kReading: return "reading the checkpoint";
     case kHashing: return "computing its SHA-256";
-    case kRunning: return "running the forward pass (Eigen, on a worker thread)";
+    case kRunning: return "running the forward pass (Eigen, on a pool thread)";
     case kDone: return "done";
     default: return "starting";
   }

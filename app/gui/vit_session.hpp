@@ -1,11 +1,11 @@
 #pragma once
 // The loaded ViT in the app: loading a checkpoint and running it on the current image happen on
-// a worker thread (a ViT-B file is 350 MB, its forward pass seconds on the CPU), with a stage
+// the app's scheduler (a ViT-B file is 350 MB, its forward pass seconds on the CPU), with a stage
 // the model panel shows as progress, and can be cancelled. Until a job is done the previous
 // model, image and maps stay; a failed job leaves them as they were. Also owns the textures
 // the ViT views draw: the photo the source ran on and the maps, keyed by what they show.
 #include "app/gui/ui_common.hpp"
-#include "app/gui/worker.hpp"
+#include "app/gui/scheduler.hpp"
 #include "core/vit_source.hpp"
 
 #include <atomic>
@@ -39,7 +39,9 @@ class MapTextures {
 
 class VitSession {
  public:
-  VitSession() = default;
+  /// Jobs go to `scheduler` (key "vit:run"), which must outlive the session.
+  explicit VitSession(Scheduler& scheduler) : scheduler_(scheduler) {}
+  ~VitSession() { scheduler_.cancel_prefix("vit:"); }  // its continuation would reach this session
   VitSession(const VitSession&) = delete;
   VitSession& operator=(const VitSession&) = delete;
 
@@ -51,10 +53,10 @@ class VitSession {
   /// Asks the job under way to stop; the model and maps from before stay.
   void cancel();
 
-  /// Takes a finished job, if any. Returns its one-line error when it failed (not when it was
-  /// cancelled); the previous model stays then.
-  std::optional<std::string> poll();
-  bool busy() const { return worker_.active(); }
+  /// The one-line error of the last job that failed (not of one cancelled), once; the previous
+  /// model stays then. A finished job's result is taken when the scheduler is drained.
+  std::optional<std::string> poll() { return std::exchange(error_, std::nullopt); }
+  bool busy() const { return scheduler_.busy("vit:run"); }
   /// What the job under way is doing ("reading the checkpoint" …) and how far, 0…1.
   std::string stage() const;
   float progress() const;
@@ -84,8 +86,10 @@ class VitSession {
     std::string sha256, info;
   };
   void start(std::optional<std::filesystem::path> path, const Image& image, int resize);
+  void take(Result r);  // a finished job's result becomes the session's model and source
 
-  Worker<Result> worker_;
+  Scheduler& scheduler_;
+  std::optional<std::string> error_;
   std::shared_ptr<std::atomic<int>> stage_ = std::make_shared<std::atomic<int>>(0);
   bool loading_model_ = false;
   std::shared_ptr<const VitModel> model_;
