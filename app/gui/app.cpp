@@ -10,6 +10,7 @@
 #include "app/gui/views.hpp"
 #include "app/gui/vit_session.hpp"
 #include "app/gui/vit_views.hpp"
+#include "app/gui/widget_log.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/debug.hpp"
@@ -137,8 +138,7 @@ class App {
       // The settings the last frame's controls and this frame's keys changed, drawn (and exported
       // by an F12 among the keys) in this frame.
       apply_settings();
-      state_.widget_rects.clear();
-      state_.overlays_left_out.clear();
+      widget_log().clear();
       state_.view_errors.clear();
       draw_windows();
       ImGui::Render();
@@ -205,7 +205,7 @@ class App {
       state_.image_path = path;
       clamp_query();
       sync_query();
-      vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the worker
+      vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
       vit_resize_ = state_.vit_resize;
     } catch (const Error& e) {
       state_.show_error(e.what());  // the previous image and settings stay
@@ -242,7 +242,8 @@ class App {
       vit_.run_on(backend_.image(), state_.vit_resize);
       vit_resize_ = state_.vit_resize;
     }
-    const unsigned before = vit_.generation();
+    // A finished ViT job was taken by the scheduler's drain at the start of this frame.
+    const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
     if (const auto error = vit_.poll()) {
       state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
       if (!vit_.source()) state_.vit_source = false;
@@ -456,13 +457,13 @@ class App {
       draw_controls_panel(state_, backend_);
       ImGui::EndTabItem();
     }
-    state_.record_widget("tab:heads");
+    record_widget("tab:heads");
     if (ImGui::BeginTabItem("ViT model", nullptr, vit_flags)) {
       vit_tab = true;
       draw_vit_panel(state_, vit_);
       ImGui::EndTabItem();
     }
-    state_.record_widget("tab:vit");
+    record_widget("tab:vit");
     ImGui::EndTabBar();
     if (!force) state_.vit_source = vit_tab;
     shown_vit_tab_ = state_.vit_source;
@@ -475,7 +476,7 @@ class App {
     for (int t = 0; t < 4; ++t) {
       const ImGuiTabItemFlags flags = t == state_.vit_tab && shown_vit_lower_ != state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(names[t], nullptr, flags);
-      state_.record_widget(std::string("vit_tab:") + names[t]);
+      record_widget(std::string("vit_tab:") + names[t]);
       if (!open) continue;
       if (shown_vit_lower_ == state_.vit_tab) state_.vit_tab = t;  // chosen by a click
       shown_vit_lower_ = state_.vit_tab;
@@ -493,7 +494,7 @@ class App {
   void draw_toast(ImVec2 d) {
     if (!toast_showing(state_)) return;
     if (state_.export_requested) {  // never burnt into the picture being exported
-      state_.overlays_left_out.push_back("toast");
+      widget_log().overlays_left_out.push_back("toast");
       return;
     }
     const ImVec2 size = ImGui::CalcTextSize(state_.status.c_str());
@@ -501,7 +502,7 @@ class App {
     ImDrawList* fg = ImGui::GetForegroundDrawList();
     fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(at.x + size.x + 6, at.y + size.y + 4), IM_COL32(20, 90, 40, 235), 4.0f);
     fg->AddText(at, IM_COL32(255, 255, 255, 255), state_.status.c_str());
-    state_.widget_rects["toast"] = {at.x, at.y, size.x, size.y};
+    widget_log().rects["toast"] = {at.x, at.y, size.x, size.y};
     state_.redraw_requested = true;  // until it has gone
   }
 
@@ -518,7 +519,7 @@ class App {
       draw_main_map();
       // How to leave, always on screen in this mode (not in a slide exported from it).
       if (state_.export_requested) {
-        state_.overlays_left_out.push_back("leave hint");
+        widget_log().overlays_left_out.push_back("leave hint");
       } else {
         const char* leave = "F5 or Esc: leave presentation mode";
         const ImVec2 size = ImGui::CalcTextSize(leave);
@@ -526,7 +527,7 @@ class App {
         const ImVec2 at(d.x - size.x - 12, d.y - size.y - 10);
         fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(d.x - 6, d.y - 6), IM_COL32(0, 0, 0, 200), 4.0f);
         fg->AddText(at, IM_COL32(200, 200, 200, 255), leave);
-        state_.widget_rects["presentation:leave"] = {at.x, at.y, size.x, size.y};
+        widget_log().rects["presentation:leave"] = {at.x, at.y, size.x, size.y};
       }
       ImGui::End();
     } else {
@@ -638,7 +639,7 @@ class App {
       ImGui::PopTextWrapPos();
       ImGui::SameLine();
       if (ImGui::SmallButton("dismiss")) state_.banner.clear();
-      state_.record_widget("banner_dismiss");
+      record_widget("banner_dismiss");
       ImGui::End();
       ImGui::PopStyleColor();
     }
@@ -676,7 +677,7 @@ class App {
       state_.vit_layer = -1;
       state_.vit_token = 0;
     }
-    state_.record_widget("gallery:fashion_vit");
+    record_widget("gallery:fashion_vit");
   }
 
   // The main menu: panels, teaching views, the guided tour. Returns its height.
@@ -697,13 +698,13 @@ class App {
           state_.vit_source = true;
           state_.show_controls = true;
         }
-        state_.record_widget("menu:Model/open");
+        record_widget("menu:Model/open");
         menu_item("Model/use", "Show the ViT's attention", "V", &state_.vit_source);
         if (!state_.recent_models.empty()) {
           ImGui::Separator();
           for (const std::string& p : state_.recent_models) {
             if (ImGui::MenuItem(p.c_str())) state_.model_requested = p;
-            state_.record_widget("menu:Model/recent:" + p);
+            record_widget("menu:Model/recent:" + p);
           }
         }
         ImGui::EndMenu();
@@ -721,9 +722,9 @@ class App {
       }
       if (begin_menu("Tour")) {
         if (ImGui::MenuItem("Start the guided tour")) set_tour_step(0);
-        state_.record_widget("menu:Tour/start");
+        record_widget("menu:Tour/start");
         if (ImGui::MenuItem("End the tour", nullptr, false, state_.tour_step >= 0)) set_tour_step(-1);
-        state_.record_widget("menu:Tour/end");
+        record_widget("menu:Tour/end");
         ImGui::EndMenu();
       }
       if (begin_menu("Export")) {
@@ -731,7 +732,7 @@ class App {
           state_.export_requested = true;
         menu_item("Export/map only", "F12 saves the map only (for slides)", nullptr, &state_.export_map_only);
         if (ImGui::MenuItem("Row as CSV", "F9")) state_.csv_requested = true;
-        state_.record_widget("menu:Export/csv");
+        record_widget("menu:Export/csv");
         ImGui::EndMenu();
       }
       h = ImGui::GetWindowSize().y;
@@ -744,7 +745,7 @@ class App {
   // the menu is open, ImGui's last item is the menu's own window, not the title.
   bool begin_menu(const char* label) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    state_.widget_rects[std::string("menu:") + label] = {
+    widget_log().rects[std::string("menu:") + label] = {
         p.x, p.y, ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x, ImGui::GetFrameHeight()};
     return ImGui::BeginMenu(label);
   }
@@ -752,13 +753,13 @@ class App {
   // A toggle in an open menu, recorded as "menu:<name>".
   void menu_item(const std::string& name, const char* label, const char* shortcut, bool* selected) {
     ImGui::MenuItem(label, shortcut, selected);
-    state_.record_widget("menu:" + name);
+    record_widget("menu:" + name);
   }
 
   // The current window's rectangle as "window:<name>" (its title bar can be dragged).
   void record_window(const std::string& name) {
     const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
-    state_.widget_rects["window:" + name] = {p.x, p.y, s.x, s.y};
+    widget_log().rects["window:" + name] = {p.x, p.y, s.x, s.y};
   }
 
   // The tour opens one teaching view after another, in the chapter's order.
@@ -816,14 +817,14 @@ class App {
       ImGui::Text("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->source());
       ImGui::TextWrapped("%s", v->tour_text());
       if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
-      state_.record_widget("tour_previous");
+      record_widget("tour_previous");
       ImGui::SameLine();
       if (ImGui::Button(state_.tour_step + 1 < static_cast<int>(teaching_.size()) ? "next >" : "finish"))
         set_tour_step(state_.tour_step + 1);
-      state_.record_widget("tour_next");
+      record_widget("tour_next");
       ImGui::SameLine();
       if (ImGui::Button("end tour")) set_tour_step(-1);
-      state_.record_widget("tour_end");
+      record_widget("tour_end");
       ImGui::End();
     }
   }
@@ -869,6 +870,7 @@ class App {
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
   std::optional<std::filesystem::path> opening_model_;
   int vit_resize_ = 0;
+  unsigned seen_vit_generation_ = 0;  // vit_.generation() when apply_pending() last looked
   bool shown_vit_tab_ = false;
   int shown_vit_lower_ = -1;
   std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for

@@ -3,8 +3,6 @@
 #include "core/error.hpp"
 #include "core/reference.hpp"
 
-#include <imgui.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -83,10 +81,6 @@ void AppState::show_error(const std::string& message) {
   std::fprintf(stderr, "attnlab: %s\n", message.c_str());  // also in the terminal's (or a log's) history
 }
 
-void AppState::record_widget(const std::string& name) {
-  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  widget_rects[name] = {a.x, a.y, b.x - a.x, b.y - a.y};
-}
 
 // ---- The document's field table: every saved setting once, with its place in the JSON (a
 // dotted path) and, for enums, its names. to_json writes and apply_json reads through this one

@@ -95,14 +95,6 @@ struct AppState {
   std::string model_path_text;  ///< the model panel's "open by path" text field
   float last_frame_ms = 0, row_pass_ms = 0;
   std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
-  /// Screen rectangles (x, y, w, h) of controls ("patch_size", "head:3", "gallery:safari.jpg"),
-  /// menu titles and items ("menu:Panels", "menu:Panels/Images") and windows ("window:Heads"),
-  /// recorded by the views each frame and written into export sidecars, so that tests can reach
-  /// them with the mouse.
-  std::map<std::string, std::array<float, 4>> widget_rects;
-  /// On-screen helpers (the export toast, presentation mode's way out) left out of this frame's
-  /// picture because it is being exported; cleared each frame like widget_rects.
-  std::vector<std::string> overlays_left_out;
   /// Teaching views that could not draw in the last frame, with the reason (shown in their
   /// window, written into export sidecars).
   std::map<std::string, std::string> view_errors;
@@ -113,9 +105,6 @@ struct AppState {
   /// token, the values coloured, where the photo was drawn), written into export sidecars;
   /// null when the hand-made heads were drawn.
   nlohmann::json vit_drawn;
-  /// Records the last ImGui item's rectangle under `name` in widget_rects.
-  void record_widget(const std::string& name);
-
   /// Shows `message` in the banner and prints it on stderr as "attnlab: <message>".
   void show_error(const std::string& message);
 };

@@ -3,6 +3,7 @@
 // engine's row checked live against the CPU reference (Eigen), and what the teaching views
 // checked against their own arithmetic.
 #include "app/gui/views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include "core/reference.hpp"
 
@@ -39,7 +40,7 @@ void draw_diagnostics_panel(AppState& state, Backend& backend) {
                      gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
   ImGui::Text("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.last_frame_ms, 3).c_str(),
               format_number(state.row_pass_ms, 3).c_str());
-  state.record_widget("diagnostics:timing");
+  record_widget("diagnostics:timing");
 
   if (backend.has_image()) {
     if (!check.reference || check.settings_generation != backend.settings_generation()) {
@@ -74,7 +75,7 @@ void draw_diagnostics_panel(AppState& state, Backend& backend) {
     ImGui::Bullet();
     ImGui::TextWrapped("%s: %s", name.c_str(), result.c_str());
   }
-  state.record_widget("diagnostics:checks");
+  record_widget("diagnostics:checks");
 }
 
 }  // namespace attnlab::app

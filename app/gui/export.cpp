@@ -1,4 +1,5 @@
 #include "app/gui/export.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include "core/attention.hpp"
 #include "core/error.hpp"
@@ -43,8 +44,8 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["pinned_note"] = state.pinned_note;
   // The confirmation of the previous export, shown on screen but not in this picture.
   j["toast"] = toast_showing(state) ? state.status : "";
-  j["overlays_left_out"] = state.overlays_left_out;
-  j["widgets"] = state.widget_rects;
+  j["overlays_left_out"] = widget_log().overlays_left_out;
+  j["widgets"] = widget_log().rects;
   j["view_errors"] = state.view_errors;
   j["checks"] = state.checks;  // what the Diagnostics panel shows
   if (!state.vit_drawn.is_null()) j["vit_drawn"] = state.vit_drawn;

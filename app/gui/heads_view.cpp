@@ -1,6 +1,7 @@
 // The heads view: every head's map for the same query, side by side (multihead attention,
 // eqs. 26.26–26.28). Click a thumbnail to make it the main map; edit the custom head's W_q, W_k.
 #include "app/gui/views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include <cmath>
 
@@ -47,7 +48,7 @@ void draw_heads_view(AppState& state, Backend& backend) {
     if (map_thumbnail(("head" + std::to_string(h)).c_str(), backend, backend.heatmap(h, style), state, ImVec2(side, side),
                       {state.query}, h == state.main_head))
       state.main_head = h;
-    state.record_widget("head:" + std::to_string(h));
+    record_widget("head:" + std::to_string(h));
     ImGui::TextDisabled("max a_ij %s%s", format_weight(mx).c_str(), rows.empty[h] ? " (all masked)" : "");
     ImGui::EndGroup();
   }
@@ -61,7 +62,7 @@ void draw_heads_view(AppState& state, Backend& backend) {
       ImGui::PushID(r);
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
       ImGui::DragFloat3("", &W[static_cast<size_t>(r) * 3], 0.02f, -4.0f, 4.0f, "%.2f");
-      state.record_widget(std::string(label) + ":" + std::to_string(r));
+      record_widget(std::string(label) + ":" + std::to_string(r));
       ImGui::PopID();
     }
     ImGui::PopID();
@@ -74,13 +75,13 @@ void draw_heads_view(AppState& state, Backend& backend) {
   edit("W_k", state.attention.custom.W_k);
   ImGui::EndGroup();
   if (ImGui::Button("identity (= colour head)")) state.attention.custom = CustomHead{};
-  state.record_widget("custom_identity");
+  record_widget("custom_identity");
   ImGui::SameLine();
   if (ImGui::Button("only red/green")) {
     state.attention.custom = CustomHead{};
     state.attention.custom.W_q[8] = state.attention.custom.W_k[8] = 0.0f;
   }
-  state.record_widget("custom_red_green");
+  record_widget("custom_red_green");
 }
 
 }  // namespace attnlab::app

@@ -2,6 +2,7 @@
 // the query outline and the colour bar with real weights. Hover, click, arrows, zoom, pan,
 // and painting the mask.
 #include "app/gui/views.hpp"
+#include "app/gui/widget_log.hpp"
 #include "core/attention.hpp"
 
 #include <algorithm>
@@ -63,7 +64,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   ImGui::SameLine();
   if (ImGui::CalcTextSize(summary.c_str()).x <= ImGui::GetContentRegionAvail().x) {
     ImGui::TextDisabled("%s", summary.c_str());
-    state.record_widget("head_summary");
+    record_widget("head_summary");
   } else {
     ImGui::NewLine();
   }
@@ -73,7 +74,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
     std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
     ImGui::Text("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu", std::string(mask_kind_name(a.mask.kind)).c_str(),
                 tau, std::string(pos_mode_name(a.pos.mode)).c_str(), K, g.N(), state.pinned.size());
-    state.record_widget("presentation:legend");
+    record_widget("presentation:legend");
     for (size_t n = 0; n < state.pinned.size(); ++n) {  // the pins' outline colours, as a legend
       ImGui::SameLine();
       pinned_swatch(n);
@@ -101,11 +102,11 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
     ImGui::PopStyleColor();
     if (state.normalization == Normalization::MinMax) {
       if (ImGui::SmallButton("absolute scale")) state.normalization = Normalization::Absolute;
-      state.record_widget("flat:absolute");
+      record_widget("flat:absolute");
       ImGui::SameLine();
     }
     if (ImGui::SmallButton("sharpen: tau = 0.05")) state.attention.temperature = 0.05f;
-    state.record_widget("flat:sharpen");
+    record_widget("flat:sharpen");
   } else if (flat.n > 0) {
     ImGui::TextDisabled("max/min %s, H/log N = %.3f (1: uniform, 0: one key)",
                         std::isinf(flat.max_over_min) ? "inf" : format_weight(flat.max_over_min).c_str(), flat.entropy_ratio);
@@ -125,7 +126,7 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   }
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("canvas", avail, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
-  state.record_widget("image_canvas");
+  record_widget("image_canvas");
   const bool hovered = ImGui::IsItemHovered();
   ImGuiIO& io = ImGui::GetIO();
 

@@ -4,6 +4,7 @@
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/setting_widgets.hpp"
 #include "app/gui/ui_common.hpp"
+#include "app/gui/widget_log.hpp"
 #include "core/error.hpp"
 #include "core/structure.hpp"
 
@@ -239,7 +240,7 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
   const BlockImage& img = a_.image;
   const bool clicked = ImGui::InvisibleButton("A", ImVec2(side, side));
   const bool hovered = ImGui::IsItemHovered();
-  state.record_widget("matrix_A");
+  record_widget("matrix_A");
   dl->AddImage(a_.texture.im(), p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1),
                a_fresh_ ? IM_COL32_WHITE : IM_COL32(255, 255, 255, 110));
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
@@ -376,7 +377,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::Combo("colours", &range_, "whole matrix\0each row\0");
-  state.record_widget("matrix_range");
+  record_widget("matrix_range");
   help_marker("whole matrix: one colour scale for all of A (the colour bar). each row: every query's row is stretched "
               "between its own smallest and largest weight, as the attention map does; useful when a mask leaves some "
               "rows with few keys and therefore large weights. The colormap and the normalization are the app's.");

@@ -5,6 +5,7 @@
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/setting_widgets.hpp"
 #include "app/gui/ui_common.hpp"
+#include "app/gui/widget_log.hpp"
 #include "core/attention.hpp"
 #include "core/error.hpp"
 #include "core/structure.hpp"
@@ -181,7 +182,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
     else
       ImGui::TextDisabled("On a software renderer (llvmpipe) this can take minutes; the heads are computed one at a time.");
     if (ImGui::Button("compute the output tokens")) requested_ = true;
-    state.record_widget("output_compute");
+    record_widget("output_compute");
   }
   if (state.attention.temperature >= 0.5f && !stretch_ && all) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -218,7 +219,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
     if (t > kInputTile && t < kMergedTile && ImGui::IsItemHovered()) ImGui::SetTooltip("head %d: T_out = A V (eq. 26.21)", t - 1);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const bool clicked = ImGui::InvisibleButton(("tile" + std::to_string(t)).c_str(), ImVec2(tile_w, tile_h));
-    if (t == 1) state.record_widget("output_head0");
+    if (t == 1) record_widget("output_head0");
     const bool fresh = current(t);
     const auto& tex = textures_[static_cast<size_t>(t)];
     if (tex.id())

@@ -2,6 +2,7 @@
 // fig. 7: layers on x, input pixels on y, one dot per head; the current layer is marked and
 // hovering a dot selects its layer and head.
 #include "app/gui/vit_views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +25,7 @@ void draw_vit_distance_view(AppState& state, VitSession& vit) {
   size.x = std::max(size.x, 120.0f);
   size.y = std::max(size.y, 80.0f);
   ImGui::InvisibleButton("vit_distance", size);
-  state.record_widget("vit_distance");
+  record_widget("vit_distance");
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
   const float left = p0.x + ImGui::CalcTextSize("0000").x + 8, right = p0.x + size.x - 10;

@@ -1,6 +1,7 @@
 // The layer × head grid: for the current query, one small map per layer (rows, first at the
 // top) and head (columns), each on its own scale; a click makes it the main map.
 #include "app/gui/vit_views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include <algorithm>
 
@@ -36,7 +37,7 @@ void draw_vit_grid_view(AppState& state, VitSession& vit) {
       const std::string id = "vit_grid:" + std::to_string(l) + ":" + std::to_string(h);
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const bool clicked = ImGui::InvisibleButton(id.c_str(), size);
-      state.record_widget(id);
+      record_widget(id);
       if (!ImGui::IsItemVisible()) continue;  // scrolled away: no texture made
       const std::vector<float> row = src->patch_row(l, HeadChoice{h, HeadFusion::Mean}, token);
       const ImTextureID heat = vit_map_texture(vit, state, id, std::to_string(token), row);

@@ -2,6 +2,7 @@
 // or the token norms) over it, DINO-style mask outlines, the query, and the share of the row
 // the patch map leaves out. Hover explores patches; a click picks one as the query.
 #include "app/gui/vit_views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -94,7 +95,7 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
   }
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("vit_canvas", avail, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
-  state.record_widget("vit_canvas");
+  record_widget("vit_canvas");
   const bool hovered = ImGui::IsItemHovered();
   const float scale = std::min(avail.x / cw, avail.y / ch);
   const ImVec2 origin(p0.x + (avail.x - cw * scale) * 0.5f, p0.y + (avail.y - ch * scale) * 0.5f);

@@ -2,6 +2,7 @@
 // learned model): rows are queries, columns keys, the prefix tokens (CLS, registers) first and
 // set apart by lines, the current query's row marked. Rows sum to 1 over all T keys.
 #include "app/gui/vit_views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -48,7 +49,7 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit) {
   const float size = std::max(std::min(avail.x - bar, avail.y), 40.0f);
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("vit_matrix", ImVec2(size, size));
-  state.record_widget("vit_matrix");
+  record_widget("vit_matrix");
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddImage(tex, p, ImVec2(p.x + size, p.y + size));
   const float px = size / static_cast<float>(T);

@@ -1,6 +1,7 @@
 // The model panel: open a ViT checkpoint (by path, from the recent list, or dropped on the
 // window), see what it is and what it predicts, and choose what its maps show.
 #include "app/gui/vit_views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include <imgui_stdlib.h>
 
@@ -15,23 +16,23 @@ void open_section(AppState& state, VitSession& vit) {
   ImGui::TextUnformatted("Open a checkpoint (.safetensors or its folder; or drop it on the window)");
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open").x - ImGui::GetStyle().ItemSpacing.x - ImGui::GetStyle().FramePadding.x * 2);
   const bool enter = ImGui::InputText("##model_path", &state.model_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
-  state.record_widget("model_path");
+  record_widget("model_path");
   ImGui::SameLine();
   const bool open = ImGui::Button("Open##model");
-  state.record_widget("model_open");
+  record_widget("model_open");
   if ((open || enter) && !state.model_path_text.empty()) state.model_requested = state.model_path_text;
   if (vit.busy()) {
     ImGui::ProgressBar(vit.progress(), ImVec2(-ImGui::CalcTextSize("Cancel").x - ImGui::GetStyle().FramePadding.x * 4, 0),
                        vit.stage().c_str());
     ImGui::SameLine();
     if (ImGui::Button("Cancel##model")) vit.cancel();
-    state.record_widget("model_cancel");
+    record_widget("model_cancel");
     state.redraw_requested = true;  // the bar moves and the result shows without an event
   }
   if (!state.recent_models.empty() && ImGui::TreeNode("Recent models")) {
     for (const std::string& p : state.recent_models) {
       if (ImGui::Selectable(p.c_str(), p == state.model_path.string())) state.model_requested = p;
-      state.record_widget("recent:" + p);
+      record_widget("recent:" + p);
     }
     ImGui::TreePop();
   }
@@ -67,18 +68,18 @@ void choice_section(AppState& state, const VitSource& src) {
   ImGui::TextUnformatted("What the map shows");
   int layer = vit_layer(state, src) + 1;
   if (ImGui::SliderInt("layer (PgUp/PgDn)", &layer, 1, src.layers())) state.vit_layer = layer - 1;
-  state.record_widget("vit_layer");
+  record_widget("vit_layer");
   const std::string current = vit_head_label(std::min(state.vit_head, src.heads() - 1));
   if (ImGui::BeginCombo("head (1-9, 0 mean)", current.c_str())) {
     for (int h = kVitHeadMin; h < src.heads(); ++h)
       if (ImGui::Selectable(vit_head_label(h).c_str(), h == state.vit_head)) state.vit_head = h;
     ImGui::EndCombo();
   }
-  state.record_widget("vit_head");
+  record_widget("vit_head");
   ImGui::TextUnformatted("query:");
   ImGui::SameLine();
   if (ImGui::RadioButton("CLS (C)", state.vit_token == 0)) state.vit_token = 0;
-  state.record_widget("vit_query_cls");
+  record_widget("vit_query_cls");
   for (int r = 1; r < g.prefix; ++r) {
     ImGui::SameLine();
     const std::string label = "reg " + std::to_string(r);
@@ -87,27 +88,27 @@ void choice_section(AppState& state, const VitSource& src) {
   ImGui::SameLine();
   const std::string patch = "patch (" + std::to_string(state.vit_cell.col) + "," + std::to_string(state.vit_cell.row) + ")";
   if (ImGui::RadioButton(patch.c_str(), state.vit_token < 0)) state.vit_token = -1;
-  state.record_widget("vit_query_patch");
+  record_widget("vit_query_patch");
   ImGui::Checkbox("rollout up to this layer (R)", &state.vit_rollout);
-  state.record_widget("vit_rollout");
+  record_widget("vit_rollout");
   help_marker("Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as (A + I)/2, "
               "rows renormalized, and the layers multiplied from the first to this one. A mean head fuses by the mean, "
               "max and min by those. See docs/MATH.md.");
   ImGui::Checkbox("token norms ||x|| of this layer (N)", &state.vit_norms);
-  state.record_widget("vit_norms");
+  record_widget("vit_norms");
   help_marker("The length of every output token of this layer, over the image. Trained ViTs without registers grow a few "
               "tokens of very large norm in background patches and use them as scratch space (Darcet et al. 2024).");
   ImGui::Checkbox("DINO masks", &state.vit_masks);
-  state.record_widget("vit_masks");
+  record_widget("vit_masks");
   ImGui::SameLine();
   float percent = state.vit_mass * 100.0f;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   if (ImGui::SliderFloat("% of the CLS row's mass", &percent, 5.0f, 95.0f, "%.0f")) state.vit_mass = percent / 100.0f;
-  state.record_widget("vit_mass");
+  record_widget("vit_mass");
   help_marker("Per head, an outline around the fewest patches that hold this share of the CLS token's attention over "
               "the patches in this layer, as DINO (Caron et al. 2021) draws them.");
   ImGui::Checkbox("bilinear upsampling", &state.bilinear);
-  state.record_widget("bilinear");
+  record_widget("bilinear");
   help_marker("Off: every patch is one block of colour, which is what the model computed. On: smoothed between patch "
               "centres, prettier but it invents detail finer than a patch.");
   int resize = state.vit_resize;
@@ -115,7 +116,7 @@ void choice_section(AppState& state, const VitSource& src) {
   if (ImGui::InputInt("input short side (px, 0: model's)", &resize, src.patch(), src.patch() * 4,
                       ImGuiInputTextFlags_EnterReturnsTrue))
     state.vit_resize = std::clamp(resize, 0, 4096);
-  state.record_widget("vit_resize");
+  record_widget("vit_resize");
 }
 
 }  // namespace

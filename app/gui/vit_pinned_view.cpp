@@ -1,6 +1,7 @@
 // Pinned patch queries of the ViT (P or a right click on the map), each one's row in the
 // current layer and head side by side, on one shared scale so that they can be compared.
 #include "app/gui/vit_views.hpp"
+#include "app/gui/widget_log.hpp"
 
 #include <algorithm>
 
@@ -26,7 +27,7 @@ void draw_vit_pinned_view(AppState& state, VitSession& vit) {
   ImGui::Text("layer %d, %s; one scale for all: 0 to %s", layer + 1, vit_head_label(head).c_str(), format_weight(hi).c_str());
   ImGui::SameLine();
   if (ImGui::SmallButton("unpin all")) state.vit_pinned.clear();
-  state.record_widget("vit_unpin_all");
+  record_widget("vit_unpin_all");
   const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f);
   const float w = h * static_cast<float>(g.covered_w / g.covered_h);
   for (std::size_t n = 0; n < rows.size() && n < state.vit_pinned.size(); ++n) {
@@ -36,7 +37,7 @@ void draw_vit_pinned_view(AppState& state, VitSession& vit) {
     const std::string id = "vit_pinned:" + std::to_string(c.col) + "," + std::to_string(c.row);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const bool clicked = ImGui::InvisibleButton(id.c_str(), ImVec2(w, h));
-    state.record_widget(id);
+    record_widget(id);
     const std::string key = std::to_string(layer) + "|" + std::to_string(head) + "|" + id + "|" + std::to_string(hi);
     const std::vector<float>& row = rows[n];
     const ImTextureID heat = vit.textures().get(id, std::to_string(vit.generation()) + key, g.cols, g.rows, [&] {
