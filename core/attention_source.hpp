@@ -1,9 +1,11 @@
 #pragma once
 // An attention source: something that answers "which patches does this query attend to?" for
 // a layer and a head. A view asks a source for rows and never asks what kind of source it is.
-// Implemented by a real ViT's forward pass (vit_source.hpp); the query is an argument, not state.
+// Implemented by a real ViT's forward pass (vit_source.hpp) and by the chapter's hand-made
+// heads (hand_made_source.hpp, one layer); the query is an argument, not state.
 #include "core/vit.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,5 +37,9 @@ class AttentionSource {
   /// T × T over all tokens, prefix first. Throws Error for a layer or head out of range.
   virtual Matrix matrix(int layer, HeadChoice head) const = 0;
 };
+
+/// Heads fused elementwise (mean, max or min) over `heads` matrices given one at a time by
+/// `head_matrix(h)`, all of one shape; the one rule every source fuses by (HeadChoice).
+Matrix fuse_heads(int heads, HeadFusion fusion, const std::function<Matrix(int)>& head_matrix);
 
 }  // namespace attnlab

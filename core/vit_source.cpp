@@ -54,15 +54,7 @@ Matrix VitSource::matrix(int layer, HeadChoice head) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
   if (head.head >= heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(heads() - 1));
   if (head.head >= 0) return runner_.attention(layer, head.head);
-  Matrix fused = runner_.attention(layer, 0);
-  for (int h = 1; h < heads(); ++h) {
-    const Matrix A = runner_.attention(layer, h);
-    if (head.fusion == HeadFusion::Mean) fused += A;
-    else if (head.fusion == HeadFusion::Max) fused = fused.cwiseMax(A);
-    else fused = fused.cwiseMin(A);
-  }
-  if (head.fusion == HeadFusion::Mean) fused /= static_cast<float>(heads());
-  return fused;
+  return fuse_heads(heads(), head.fusion, [&](int h) { return runner_.attention(layer, h); });
 }
 
 float VitSource::prefix_share(int layer, HeadChoice head, int query) const {

@@ -4,11 +4,13 @@
 #include "core/error.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
 #include "core/hand_made.hpp"
+#include "core/hand_made_source.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -82,6 +84,67 @@ TEST_F(HandMade, ABadChangeLeavesEitherModelAsItWas) {
     EXPECT_THROW(m->qkv(kHeadCount), Error) << m->name();
     EXPECT_EQ(m->rows(12).weights, before.weights) << m->name();
   }
+}
+
+}  // namespace
+
+namespace {
+
+// What a view does with any AttentionSource: the heaviest patch key of a query's row.
+int heaviest_key(const AttentionSource& src, int layer, HeadChoice head, int query) {
+  const std::vector<float> row = src.patch_row(layer, head, query);
+  EXPECT_EQ(static_cast<int>(row.size()), src.grid().N());
+  return static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+TEST_F(HandMade, TheHeadsAreAnAttentionSourceOfOneLayer) {
+  Settings s;
+  s.patch = 25;
+  s.mask.kind = MaskKind::Causal;
+  GpuHandMade gpu;
+  std::unique_ptr<HandMadeModel> ref = make_reference_model();
+  gpu.set_image(safari(), s);
+  ref->set_image(safari(), s);
+  const PatchGrid grid = make_setup(safari().width, safari().height, s).grid;
+  const HandMadeSource a(gpu, grid), b(*ref, grid);
+  EXPECT_EQ(a.layers(), 1);
+  EXPECT_EQ(a.heads(), kHeadCount);
+  EXPECT_EQ(a.grid().N(), 400);
+  EXPECT_EQ(a.grid().prefix, 0);
+  EXPECT_EQ(a.grid().covered_w, 500.0);
+  const int query = 250;
+  const RowSet rows = ref->rows(query);
+  for (int h = 0; h < kHeadCount; ++h) {
+    const std::vector<float> row = b.patch_row(0, HeadChoice{h}, query);
+    EXPECT_EQ(row, std::vector<float>(rows.head(h).begin(), rows.head(h).end())) << "head " << h;
+    EXPECT_EQ(heaviest_key(a, 0, HeadChoice{h}, query), heaviest_key(b, 0, HeadChoice{h}, query)) << "head " << h;
+  }
+  // Fused over the heads, worked from the six rows: mean, max, min per key; causal keys past
+  // the query stay exactly 0.
+  const auto mean = b.patch_row(0, HeadChoice{-1, HeadFusion::Mean}, query);
+  const auto mx = b.patch_row(0, HeadChoice{-1, HeadFusion::Max}, query);
+  const auto mn = b.patch_row(0, HeadChoice{-1, HeadFusion::Min}, query);
+  for (int j = 0; j < 400; ++j) {
+    double sum = 0;
+    float hi = rows.head(0)[j], lo = hi;
+    for (int h = 0; h < kHeadCount; ++h) {
+      sum += rows.head(h)[j];
+      hi = std::max(hi, rows.head(h)[j]);
+      lo = std::min(lo, rows.head(h)[j]);
+    }
+    EXPECT_NEAR(mean[j], sum / kHeadCount, 1e-7) << j;
+    EXPECT_EQ(mx[j], hi) << j;
+    EXPECT_EQ(mn[j], lo) << j;
+    if (j > query) {
+      EXPECT_EQ(mx[j], 0.0f) << "causal: key " << j << " is after the query";
+    }
+  }
+  const Matrix A = a.matrix(0, HeadChoice{-1, HeadFusion::Mean});
+  ASSERT_EQ(A.rows(), 400);
+  EXPECT_NEAR(A.row(query).sum(), 1.0f, 1e-5f);  // a mean of rows that sum to 1
+  EXPECT_THROW(a.patch_row(1, HeadChoice{0}, query), Error);
+  EXPECT_THROW(a.patch_row(0, HeadChoice{kHeadCount}, query), Error);
+  EXPECT_THROW(a.patch_row(0, HeadChoice{0}, 400), Error);
 }
 
 }  // namespace
