@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/debug.hpp"
+#include "core/gpu/gl.hpp"
 
 #include <epoxy/gl.h>
 #include <GLFW/glfw3.h>
@@ -125,6 +126,7 @@ class App {
       if (redraw) glfwPollEvents();
       else glfwWaitEventsTimeout(0.5);
       const auto t0 = std::chrono::steady_clock::now();
+      const gl::TransferCounts moved_before = gl::transfer_counts();
       const std::string before = snapshot();
 
       // The finished background jobs' results, on this thread, before anything is drawn.
@@ -155,6 +157,11 @@ class App {
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       state_.last_frame_ms = static_cast<float>(ms);
       state_.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
+      const gl::TransferCounts moved = gl::transfer_counts();
+      state_.frame_readbacks = moved.readbacks - moved_before.readbacks;
+      state_.frame_readback_bytes = moved.readback_bytes - moved_before.readback_bytes;
+      state_.frame_uploads = moved.uploads - moved_before.uploads;
+      state_.frame_upload_bytes = moved.upload_bytes - moved_before.upload_bytes;
       redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty() ||
                state_.redraw_requested;
       state_.redraw_requested = false;

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -94,6 +95,8 @@ struct AppState {
   std::optional<std::filesystem::path> model_requested;  ///< load this checkpoint next frame
   std::string model_path_text;  ///< the model panel's "open by path" text field
   float last_frame_ms = 0, row_pass_ms = 0;
+  /// What the last frame moved between the CPU and the GPU (gl::transfer_counts over the frame).
+  std::uint64_t frame_readbacks = 0, frame_readback_bytes = 0, frame_uploads = 0, frame_upload_bytes = 0;
   std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
   /// Teaching views that could not draw in the last frame, with the reason (shown in their
   /// window, written into export sidecars).

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/image.hpp"
+#include "core/gpu/gl.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -103,6 +104,7 @@ std::filesystem::path export_window(const AppState& state, Backend& backend, con
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(x0, height - y0 - h, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  gl::count_readback(px.size());
   glPixelStorei(GL_PACK_ALIGNMENT, align);
   std::vector<std::uint8_t> rgb(static_cast<size_t>(w) * h * 3);  // flip rows: GL starts at the bottom
   for (int y = 0; y < h; ++y)

@@ -1,6 +1,7 @@
 #include "app/gui/headless.hpp"
 
 #include "core/error.hpp"
+#include "core/gpu/gl.hpp"
 
 #include <backends/imgui_impl_opengl3.h>
 #include <epoxy/gl.h>
@@ -87,6 +88,7 @@ std::vector<std::uint8_t> HeadlessUi::render(const std::function<void()>& draw, 
   glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadPixels(0, 0, w_, h_, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+  gl::count_readback(rgba.size());
   std::vector<std::uint8_t> rgb(static_cast<size_t>(w_) * h_ * 3);
   for (int y = 0; y < h_; ++y)  // GL rows start at the bottom
     for (int x = 0; x < w_; ++x)

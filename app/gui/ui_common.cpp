@@ -1,4 +1,5 @@
 #include "app/gui/ui_common.hpp"
+#include "core/gpu/gl.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -31,6 +32,7 @@ void GuiTexture::set(int width, int height, int channels, std::span<const std::u
   const GLenum format = channels == 4 ? GL_RGBA : GL_RGB;
   glTexImage2D(GL_TEXTURE_2D, 0, channels == 4 ? GL_RGBA8 : GL_RGB8, width, height, 0, format, GL_UNSIGNED_BYTE,
                pixels.data());
+  gl::count_upload(pixels.size());
   const GLint filter = smooth ? GL_LINEAR : GL_NEAREST;
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);

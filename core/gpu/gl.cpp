@@ -31,7 +31,21 @@ std::size_t texel_bytes(GLenum format) {
   }
 }
 
+std::atomic<std::uint64_t> readbacks{0}, readback_bytes{0}, uploads{0}, upload_bytes{0};
+
 }  // namespace
+
+void count_readback(std::size_t bytes) {
+  ++readbacks;
+  readback_bytes += bytes;
+}
+
+void count_upload(std::size_t bytes) {
+  ++uploads;
+  upload_bytes += bytes;
+}
+
+TransferCounts transfer_counts() { return {readbacks.load(), readback_bytes.load(), uploads.load(), upload_bytes.load()}; }
 
 MemoryUse memory_use() { return {live_bytes.load(), peak_bytes.load()}; }
 
@@ -51,6 +65,7 @@ Buffer::Buffer(std::size_t bytes, const void* data) : bytes_(bytes) {
     throw Error("the GPU is out of memory for a buffer of " + std::to_string(bytes >> 20) + " MiB");
   }
   count_allocation(bytes_);
+  if (data && bytes) count_upload(bytes);
 }
 
 Buffer::~Buffer() {
@@ -68,6 +83,7 @@ void Buffer::upload(const void* data, std::size_t bytes, std::size_t offset) {
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_);
   glBufferSubData(GL_SHADER_STORAGE_BUFFER, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), data);
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
+  count_upload(bytes);
 }
 
 void Buffer::download(void* out, std::size_t bytes, std::size_t offset) const {
@@ -78,6 +94,7 @@ void Buffer::download(void* out, std::size_t bytes, std::size_t offset) const {
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_);
   glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), out);
   glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
+  count_readback(bytes);
 }
 
 BufferTexture::BufferTexture(const Buffer& buffer, GLenum format) {
@@ -139,6 +156,8 @@ void Texture::upload(GLenum format, GLenum type, const void* pixels) {
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width_, height_, format, type, pixels);
   glPixelStorei(GL_UNPACK_ALIGNMENT, align);
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+  const std::size_t channels = format == GL_RGBA ? 4 : format == GL_RGB ? 3 : format == GL_RG ? 2 : 1;
+  count_upload(static_cast<std::size_t>(width_) * height_ * channels * (type == GL_FLOAT ? 4 : 1));
 }
 
 void Texture::download_rgba8(std::span<std::uint8_t> out) const {
@@ -151,6 +170,7 @@ void Texture::download_rgba8(std::span<std::uint8_t> out) const {
   glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, out.data());
   glPixelStorei(GL_PACK_ALIGNMENT, align);
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+  count_readback(out.size());
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <epoxy/gl.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,18 @@ struct MemoryUse {
 };
 MemoryUse memory_use();
 void reset_memory_peak();
+
+/// Transfers between the CPU and the GPU since the program started: read-backs (buffer and
+/// texture downloads, screenshots) and uploads (buffers, textures, parameter blocks), each a
+/// count and bytes. Thread-safe. The app shows what one frame added (Diagnostics); the benchmark
+/// what one iteration did. The Buffer and Texture classes count themselves.
+struct TransferCounts {
+  std::uint64_t readbacks = 0, readback_bytes = 0, uploads = 0, upload_bytes = 0;
+};
+TransferCounts transfer_counts();
+/// Counts a transfer made outside Buffer and Texture (the app's own textures, glReadPixels).
+void count_readback(std::size_t bytes);
+void count_upload(std::size_t bytes);
 
 /// A shader storage buffer of `bytes` bytes.
 class Buffer {

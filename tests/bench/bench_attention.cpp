@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/engine.hpp"
+#include "core/gpu/gl.hpp"
 #include "core/gpu/vit_engine.hpp"
 #include "core/reference.hpp"
 #include "core/vit_reference.hpp"
@@ -148,6 +149,7 @@ void row_all_heads_gpu(benchmark::State& state, int n) {
     label_gpu(state);
     int& query = gpu_state()->next_query[n];
     const int rows_before = engine.counts().row;
+    const gl::TransferCounts moved_before = gl::transfer_counts();
     const WallRate rate;
     for (auto _ : state) {
       query = (query + kQueryStep) % n;
@@ -157,6 +159,11 @@ void row_all_heads_gpu(benchmark::State& state, int n) {
       benchmark::ClobberMemory();
     }
     rate.report(state, std::int64_t{kHeadCount} * n);
+    // CPU ← GPU transfers per query change (issue 19 asks for none in a steady hover frame).
+    const gl::TransferCounts moved = gl::transfer_counts();
+    const double iterations = static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+    state.counters["readbacks"] = static_cast<double>(moved.readbacks - moved_before.readbacks) / iterations;
+    state.counters["readback_KiB"] = static_cast<double>(moved.readback_bytes - moved_before.readback_bytes) / 1024.0 / iterations;
     if (engine.counts().row - rows_before != static_cast<int>(state.iterations()))
       throw Error("the row pass did not run once per iteration");
   } catch (const std::exception& e) {

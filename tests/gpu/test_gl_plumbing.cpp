@@ -3,10 +3,12 @@
 // (core/shader_constants.hpp), and the mask rule is one text (shaders/mask_rule.glsl) that the
 // GPU and the CPU reference both compile.
 #include "core/error.hpp"
+#include "core/gpu/engine.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/mask.hpp"
 #include "core/shader_constants.hpp"
 #include "gpu_fixture.hpp"
+#include "test_support.hpp"
 
 #include <epoxy/gl.h>
 #include <gtest/gtest.h>
@@ -156,6 +158,48 @@ void main() { v[0] = float(a + b) * c; }
   float v = 0;
   out.download(&v, 4);
   EXPECT_EQ(v, 3.5f);  // the block's values arrived: (3 + 4) · 0.5
+}
+
+TEST_F(GlPlumbing, TransfersAreCountedAndARepeatedQueryMovesNothing) {
+  AttentionEngine engine;
+  Settings s;
+  s.patch = 25;  // N = 400
+  engine.set_settings(s);
+  engine.set_image(safari());
+  engine.set_query(120);
+  engine.rows();  // tokens, Q, K, V and the first row pass
+  auto since = [](const gl::TransferCounts& a) {
+    const gl::TransferCounts b = gl::transfer_counts();
+    return gl::TransferCounts{b.readbacks - a.readbacks, b.readback_bytes - a.readback_bytes, b.uploads - a.uploads,
+                              b.upload_bytes - a.upload_bytes};
+  };
+  gl::TransferCounts t0 = gl::transfer_counts();
+  engine.rows();  // the same query: nothing moves
+  gl::TransferCounts d = since(t0);
+  EXPECT_EQ(d.readbacks, 0u);
+  EXPECT_EQ(d.uploads, 0u);
+
+  t0 = gl::transfer_counts();
+  engine.set_query(121);
+  engine.rows();  // a new query: the rows and their logits come back, two read-backs
+  d = since(t0);
+  EXPECT_EQ(d.readbacks, 2u);
+  EXPECT_EQ(d.readback_bytes, (6u * 400 + 6u * 400 + 6u) * 4);
+  EXPECT_EQ(d.uploads, 1u);  // the row pass's parameter block
+  EXPECT_EQ(d.upload_bytes, 36u);
+
+  t0 = gl::transfer_counts();
+  engine.heatmap(0, HeatmapStyle{});  // coloured on the GPU into a texture: no read-back
+  engine.heatmap(0, HeatmapStyle{});  // the same again: nothing at all
+  d = since(t0);
+  EXPECT_EQ(d.readbacks, 0u);
+  EXPECT_EQ(d.uploads, 1u);
+
+  t0 = gl::transfer_counts();
+  engine.heatmap_pixels(0, HeatmapStyle{});  // asking for the pixels is a read-back, and counted
+  d = since(t0);
+  EXPECT_EQ(d.readbacks, 1u);
+  EXPECT_EQ(d.readback_bytes, 400u * 4);
 }
 
 }  // namespace
