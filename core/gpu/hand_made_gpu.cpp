@@ -9,8 +9,14 @@ GpuHandMade::GpuHandMade() : renderer_(check_compute_support().renderer) {}
 
 void GpuHandMade::set_image(const Image& image, const Settings& settings) {
   make_setup(image.width, image.height, settings);  // throws before any change
+  const Settings before = engine_.settings();
   engine_.set_settings(settings);
-  engine_.set_image(image);
+  try {
+    engine_.set_image(image);  // may still refuse it (larger than the GPU's textures)
+  } catch (...) {
+    engine_.set_settings(before);  // fits the image the engine kept
+    throw;
+  }
 }
 
 void GpuHandMade::set_settings(const Settings& settings) {
