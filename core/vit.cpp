@@ -1,5 +1,6 @@
 #include "core/vit.hpp"
 
+#include "core/attention_source.hpp"
 #include "core/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -662,23 +663,12 @@ std::vector<float> vit_patch_row(const VitRunner& runner, int prefix, int layer,
   const int T = runner.T();
   if (query < 0 || query >= T) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(T - 1));
   const std::vector<float> rows = runner.attention_rows(layer, query);
-  const int H = runner.heads(), N = T - prefix;
-  std::vector<float> out(static_cast<std::size_t>(N));
-  for (int j = 0; j < N; ++j) {
-    auto at = [&](int h) { return rows[static_cast<std::size_t>(h) * T + prefix + j]; };
-    if (head.head >= 0) {
-      out[static_cast<std::size_t>(j)] = at(head.head);
-      continue;
-    }
-    float v = at(0);
-    for (int h = 1; h < H; ++h) {
-      if (head.fusion == HeadFusion::Mean) v += at(h);
-      else if (head.fusion == HeadFusion::Max) v = std::max(v, at(h));
-      else v = std::min(v, at(h));
-    }
-    out[static_cast<std::size_t>(j)] = head.fusion == HeadFusion::Mean ? v / static_cast<float>(H) : v;
-  }
-  return out;
+  const int N = T - prefix;
+  auto patch_keys = [&](int h) {  // head h's row over the patch keys, 1 × N
+    return Matrix(Eigen::Map<const Matrix>(rows.data() + static_cast<std::size_t>(h) * T + prefix, 1, N));
+  };
+  const Matrix out = head.head >= 0 ? patch_keys(head.head) : fuse_heads(runner.heads(), head.fusion, patch_keys);
+  return {out.data(), out.data() + out.size()};
 }
 
 Matrix vit_rollout(const VitRunner& runner, int layer, HeadFusion fusion) {

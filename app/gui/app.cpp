@@ -157,11 +157,11 @@ class App {
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       state_.last_frame_ms = static_cast<float>(ms);
       state_.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
-      const gl::TransferCounts moved = gl::transfer_counts();
-      state_.frame_readbacks = moved.readbacks - moved_before.readbacks;
-      state_.frame_readback_bytes = moved.readback_bytes - moved_before.readback_bytes;
-      state_.frame_uploads = moved.uploads - moved_before.uploads;
-      state_.frame_upload_bytes = moved.upload_bytes - moved_before.upload_bytes;
+      const gl::TransferCounts moved = gl::transfer_counts() - moved_before;
+      state_.frame_readbacks = moved.readbacks;
+      state_.frame_readback_bytes = moved.readback_bytes;
+      state_.frame_uploads = moved.uploads;
+      state_.frame_upload_bytes = moved.upload_bytes;
       redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty() ||
                state_.redraw_requested;
       state_.redraw_requested = false;

@@ -192,26 +192,18 @@ nlohmann::json to_value(const std::vector<T>& v) {
   return out;
 }
 
-/// The value at a dotted path ("vit.cell") of `j`, or null when any part is missing.
-const nlohmann::json* find(const nlohmann::json& j, const std::string& path) {
-  const nlohmann::json* at = &j;
-  std::size_t from = 0;
-  for (std::size_t dot; (dot = path.find('.', from)) != std::string::npos; from = dot + 1) {
-    const std::string part = path.substr(from, dot - from);
-    if (!at->is_object() || !at->contains(part)) return nullptr;
-    at = &at->at(part);
-  }
-  const std::string last = path.substr(from);
-  return at->is_object() && at->contains(last) ? &at->at(last) : nullptr;
+/// The JSON pointer of a field's dotted path: "vit.cell" → /vit/cell.
+nlohmann::json::json_pointer pointer(std::string path) {
+  std::replace(path.begin(), path.end(), '.', '/');
+  return nlohmann::json::json_pointer("/" + path);
 }
 
 }  // namespace
 
 nlohmann::json to_json(const AppState& s) {
   nlohmann::json j = nlohmann::json::object();
-  for_each_field(s, [&](std::string path, const auto& value) {
-    std::replace(path.begin(), path.end(), '.', '/');
-    j[nlohmann::json::json_pointer("/" + path)] = to_value(value);  // makes the parent objects
+  for_each_field(s, [&](const std::string& path, const auto& value) {
+    j[pointer(path)] = to_value(value);  // makes the parent objects
   });
   return j;
 }
@@ -222,8 +214,9 @@ void apply_json(const nlohmann::json& j, AppState& out) {
   try {
     for_each_field(s, [&](const std::string& path, auto&& field) {
       key = path;
-      const nlohmann::json* v = find(j, path);
-      if (!v) return;
+      const auto at = pointer(path);
+      if (!j.contains(at)) return;  // false also when a parent is not an object
+      const nlohmann::json* v = &j.at(at);
       using F = std::remove_cvref_t<decltype(field)>;
       if constexpr (std::is_same_v<F, std::filesystem::path>) {
         field = v->get<std::string>();

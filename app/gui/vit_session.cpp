@@ -75,21 +75,19 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
 void VitSession::cancel() { scheduler_.cancel("vit:run"); }
 
 void VitSession::take(Result r) {
-  {
-    model_ = std::move(r.model);
-    source_ = std::move(r.source);
-    opened_ = std::move(r.opened);
-    file_ = std::move(r.file);
-    sha256_ = std::move(r.sha256);
-    info_ = std::move(r.info);
-    std::vector<std::uint8_t> px(r.image.rgb.size());
-    std::transform(r.image.rgb.begin(), r.image.rgb.end(), px.begin(),
-                   [](float v) { return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); });
-    // a small image (Fashion-MNIST's 28 × 28) is shown as its pixels, not blurred
-    photo_.set(r.image.width, r.image.height, 3, px, std::max(r.image.width, r.image.height) >= 128);
-    textures_.clear();
-    ++generation_;
-  }
+  model_ = std::move(r.model);
+  source_ = std::move(r.source);
+  opened_ = std::move(r.opened);
+  file_ = std::move(r.file);
+  sha256_ = std::move(r.sha256);
+  info_ = std::move(r.info);
+  std::vector<std::uint8_t> px(r.image.rgb.size());
+  std::transform(r.image.rgb.begin(), r.image.rgb.end(), px.begin(),
+                 [](float v) { return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); });
+  // a small image (Fashion-MNIST's 28 × 28) is shown as its pixels, not blurred
+  photo_.set(r.image.width, r.image.height, 3, px, std::max(r.image.width, r.image.height) >= 128);
+  textures_.clear();
+  ++generation_;
 }
 
 std::string VitSession::stage() const {

@@ -28,6 +28,11 @@ void reset_memory_peak();
 /// what one iteration did. The Buffer and Texture classes count themselves.
 struct TransferCounts {
   std::uint64_t readbacks = 0, readback_bytes = 0, uploads = 0, upload_bytes = 0;
+  /// What happened between an earlier reading `before` and this one.
+  TransferCounts operator-(const TransferCounts& before) const {
+    return {readbacks - before.readbacks, readback_bytes - before.readback_bytes, uploads - before.uploads,
+            upload_bytes - before.upload_bytes};
+  }
 };
 TransferCounts transfer_counts();
 /// Counts a transfer made outside Buffer and Texture (the app's own textures, glReadPixels).

@@ -160,10 +160,10 @@ void row_all_heads_gpu(benchmark::State& state, int n) {
     }
     rate.report(state, std::int64_t{kHeadCount} * n);
     // CPU ← GPU transfers per query change (issue 19 asks for none in a steady hover frame).
-    const gl::TransferCounts moved = gl::transfer_counts();
+    const gl::TransferCounts moved = gl::transfer_counts() - moved_before;
     const double iterations = static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
-    state.counters["readbacks"] = static_cast<double>(moved.readbacks - moved_before.readbacks) / iterations;
-    state.counters["readback_KiB"] = static_cast<double>(moved.readback_bytes - moved_before.readback_bytes) / 1024.0 / iterations;
+    state.counters["readbacks"] = static_cast<double>(moved.readbacks) / iterations;
+    state.counters["readback_KiB"] = static_cast<double>(moved.readback_bytes) / 1024.0 / iterations;
     if (engine.counts().row - rows_before != static_cast<int>(state.iterations()))
       throw Error("the row pass did not run once per iteration");
   } catch (const std::exception& e) {

@@ -168,11 +168,7 @@ TEST_F(GlPlumbing, TransfersAreCountedAndARepeatedQueryMovesNothing) {
   engine.set_image(safari());
   engine.set_query(120);
   engine.rows();  // tokens, Q, K, V and the first row pass
-  auto since = [](const gl::TransferCounts& a) {
-    const gl::TransferCounts b = gl::transfer_counts();
-    return gl::TransferCounts{b.readbacks - a.readbacks, b.readback_bytes - a.readback_bytes, b.uploads - a.uploads,
-                              b.upload_bytes - a.upload_bytes};
-  };
+  auto since = [](const gl::TransferCounts& before) { return gl::transfer_counts() - before; };
   gl::TransferCounts t0 = gl::transfer_counts();
   engine.rows();  // the same query: nothing moves
   gl::TransferCounts d = since(t0);
