@@ -50,9 +50,11 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
       }
       return run_vit(rest);
     }
-    if (cmd.starts_with("-") && cmd != "--model") throw Error("unknown option '" + cmd + "' (see attnlab --help)");
-    if (args.size() == 1 && cmd != "--model") return std::nullopt;  // attnlab IMAGE: the GUI
-    if (std::find(args.begin(), args.end(), "--model") != args.end()) {
+    const bool gui_option = cmd == "--model" || cmd == "--hover-bench";
+    if (cmd.starts_with("-") && !gui_option) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
+    if (args.size() == 1 && !gui_option) return std::nullopt;  // attnlab IMAGE: the GUI
+    if (std::find_if(args.begin(), args.end(), [](const std::string& a) { return a == "--model" || a == "--hover-bench"; }) !=
+        args.end()) {
       parse_gui_args(args);  // throws on anything else
       return std::nullopt;
     }

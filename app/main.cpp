@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   try {
     if (auto code = attnlab::app::run_cli(args)) return *code;
     const auto gui = attnlab::app::parse_gui_args(args);
-    return attnlab::app::run_gui(gui.image, gui.model);
+    return attnlab::app::run_gui(gui);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnlab: %s\n", e.what());
     return 2;

@@ -18,6 +18,10 @@ Usage:
   attnlab [IMAGE] [--model PATH]
                            open the app on IMAGE (default: the bundled safari photo); with
                            --model, a ViT checkpoint (.safetensors or its folder) too
+  attnlab [IMAGE] --hover-bench OUT.json
+                           the interactive benchmark: the window replays 300 hovers at
+                           K = 16, writes frame times and query-to-screen times to
+                           OUT.json (never replaced), prints one line and closes
   attnlab row --image IMG --patch K --query COL,ROW [options]
                            print row i of the attention matrix A as CSV: H/K lines of
                            W/K weights, in the patch grid's layout (computed on the GPU)
@@ -142,6 +146,10 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args) {
       if (n + 1 >= args.size()) throw Error("--model needs a path (a .safetensors file or its folder)");
       if (!out.model.empty()) throw Error("--model given twice");
       out.model = args[++n];
+    } else if (args[n] == "--hover-bench") {
+      if (n + 1 >= args.size()) throw Error("--hover-bench needs the path of its JSON report");
+      if (!out.hover_bench.empty()) throw Error("--hover-bench given twice");
+      out.hover_bench = args[++n];
     } else if (args[n].starts_with("-")) {
       throw Error("unknown option '" + args[n] + "' (see attnlab --help)");
     } else if (out.image.empty()) {

@@ -33,10 +33,11 @@ struct QueryOptions {
 QueryOptions parse_query_options(const std::vector<std::string>& args, const std::vector<std::string>& known_extra,
                                  std::vector<std::pair<std::string, std::string>>* extra);
 
-/// The window's arguments: `[IMAGE] [--model PATH]` in any order. Throws Error with one line
+/// The window's arguments: `[IMAGE] [--model PATH] [--hover-bench OUT.json]` in any order. Throws Error with one line
 /// for an unknown option, a second image or --model without a path.
 struct GuiArgs {
   std::string image, model;
+  std::string hover_bench;  ///< --hover-bench OUT.json: replay the hover benchmark, write OUT.json, quit
 };
 GuiArgs parse_gui_args(const std::vector<std::string>& args);
 

@@ -6,6 +6,7 @@
 #include "app/gui/export.hpp"
 #include "app/gui/gui.hpp"
 #include "app/gui/headless.hpp"
+#include "app/gui/hover_bench.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/vit_session.hpp"
@@ -24,9 +25,11 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace attnlab::app {
@@ -107,8 +110,12 @@ void save_remembered(const AppState& state) {
 
 class App {
  public:
-  App(GLFWwindow* window, AppState state, std::string context_note)
-      : window_(window), state_(std::move(state)), gallery_(find_gallery()), teaching_(make_teaching_views()) {
+  App(GLFWwindow* window, AppState state, std::string context_note, std::optional<HoverReplay> replay = std::nullopt)
+      : window_(window),
+        state_(std::move(state)),
+        gallery_(find_gallery()),
+        teaching_(make_teaching_views()),
+        replay_(std::move(replay)) {
     drop_target = &state_;
     glfwSetDropCallback(window_, on_drop);
     state_.backend_name = backend_.name();
@@ -123,7 +130,7 @@ class App {
   int run() {
     bool redraw = true;
     while (!glfwWindowShouldClose(window_)) {
-      if (redraw) glfwPollEvents();
+      if (redraw || replay_) glfwPollEvents();
       else glfwWaitEventsTimeout(0.5);
       const auto t0 = std::chrono::steady_clock::now();
       const gl::TransferCounts moved_before = gl::transfer_counts();
@@ -144,14 +151,17 @@ class App {
       state_.view_errors.clear();
       draw_windows();
       ImGui::Render();
+      const auto t_drawn = std::chrono::steady_clock::now();
 
       int w = 0, h = 0;
       glfwGetFramebufferSize(window_, &w, &h);
       glViewport(0, 0, w, h);
-      glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+      const auto clear = panel_clear_colour();
+      glClearColor(clear[0], clear[1], clear[2], 1.0f);
       glClear(GL_COLOR_BUFFER_BIT);
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
       do_exports(w, h);
+      const auto t_rendered = std::chrono::steady_clock::now();
       glfwSwapBuffers(window_);
 
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -162,12 +172,14 @@ class App {
       state_.frame_readback_bytes = moved.readback_bytes;
       state_.frame_uploads = moved.uploads;
       state_.frame_upload_bytes = moved.upload_bytes;
+      if (replay_) step_replay(moved, {t0, t_drawn, t_rendered, {}});
       redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty() ||
                state_.redraw_requested;
       state_.redraw_requested = false;
       if (redraw || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
       last_generation_ = backend_.generation();
     }
+    if (replay_) return replay_code_;
     save_remembered(state_);
     report_frames();
     return 0;
@@ -516,6 +528,8 @@ class App {
   void draw_windows() {
     const ImVec2 d = ImGui::GetIO().DisplaySize;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoCollapse;
+    last_panel_rects_ = std::move(panel_rects_);
+    panel_rects_.clear();
     float menu_h = 0;
     if (state_.presentation) {
       ImGui::SetNextWindowPos(ImVec2(0, 0));
@@ -569,51 +583,44 @@ class App {
         title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
                  "), K = " + std::to_string(g.K);
       }
-      ImGui::Begin((title + "###Attention map").c_str(), nullptr,
-                   fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-      record_window("Attention map");
+      begin_panel(title + "###Attention map", "Attention map", nullptr,
+                  fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
       draw_main_map();
       ImGui::End();
       if (state_.show_controls) {
         place(0, menu_h, cw, d.y - menu_h);
-        ImGui::Begin("Controls", &state_.show_controls, fixed);
-        record_window("Controls");
+        begin_panel("Controls", "Controls", &state_.show_controls, fixed);
         draw_source_tabs();
         ImGui::End();
       }
       const bool vit = state_.vit_source && vit_.source();
       if (vit && state_.show_heads) {
         heads_at();
-        ImGui::Begin("Layers x heads", &state_.show_heads, fixed);
-        record_window("Layers x heads");
+        begin_panel("Layers x heads", "Layers x heads", &state_.show_heads, fixed);
         draw_vit_grid_view(state_, vit_);
         ImGui::End();
       }
       if (vit && state_.show_pinned) {
         pinned_at();
-        ImGui::Begin("ViT: distance, pinned queries, matrix###vit_lower", &state_.show_pinned, fixed);
-        record_window("vit_lower");
+        begin_panel("ViT: distance, pinned queries, matrix###vit_lower", "vit_lower", &state_.show_pinned, fixed);
         draw_vit_lower_tabs();
         ImGui::End();
       }
       if (!vit && state_.show_heads) {
         heads_at();
-        ImGui::Begin("Heads", &state_.show_heads, fixed);
-        record_window("Heads");
+        begin_panel("Heads", "Heads", &state_.show_heads, fixed);
         draw_heads_view(state_, backend_);
         ImGui::End();
       }
       if (!vit && state_.show_pinned) {
         pinned_at();
-        ImGui::Begin("Pinned queries", &state_.show_pinned, fixed);
-        record_window("Pinned queries");
+        begin_panel("Pinned queries", "Pinned queries", &state_.show_pinned, fixed);
         draw_pinned_view(state_, backend_);
         ImGui::End();
       }
       if (state_.show_images) {
         images_at();
-        ImGui::Begin("Images", &state_.show_images, fixed);
-        record_window("Images");
+        begin_panel("Images", "Images", &state_.show_images, fixed);
         draw_images_panel(state_, gallery_);
         draw_model_gallery();
         ImGui::End();
@@ -621,8 +628,7 @@ class App {
       if (state_.show_diagnostics) {  // over the lower row, where the images panel is
         images_at();
         ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
-        ImGui::Begin("Diagnostics", &state_.show_diagnostics, fixed);
-        record_window("Diagnostics");
+        begin_panel("Diagnostics", "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
         draw_diagnostics_panel(state_, backend_);
         ImGui::End();
       }
@@ -767,6 +773,36 @@ class App {
   void record_window(const std::string& name) {
     const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
     widget_log().rects["window:" + name] = {p.x, p.y, s.x, s.y};
+    panel_rects_[name] = {p.x, p.y, s.x, s.y};
+  }
+
+  // A tiled panel. It draws no background of its own while, in the last frame, it overlapped no
+  // other window: the whole window is cleared to the colour a panel's background would give
+  // (panel_clear_colour), and on llvmpipe every layer over the whole window costs about 10 ms
+  // of CPU a frame (measured with the hover benchmark). A panel moved over another, or under a
+  // teaching view, gets its background back.
+  void begin_panel(const std::string& title, const std::string& name, bool* open, ImGuiWindowFlags flags,
+                   bool background = false) {
+    bool overlaps = background;
+    if (const auto me = last_panel_rects_.find(name); me != last_panel_rects_.end() && !overlaps) {
+      const auto& a = me->second;
+      for (const auto& [other, b] : last_panel_rects_)
+        if (other != name && a[0] < b[0] + b[2] - 1 && b[0] < a[0] + a[2] - 1 && a[1] < b[1] + b[3] - 1 && b[1] < a[1] + a[3] - 1)
+          overlaps = true;
+    } else {
+      overlaps = true;  // not seen yet: where it will be is not known
+    }
+    ImGui::Begin(title.c_str(), open, flags | (overlaps ? 0 : ImGuiWindowFlags_NoBackground));
+    record_window(name);
+  }
+
+  // The colour a panel's background gives over the window's own clear colour.
+  static std::array<float, 3> panel_clear_colour() {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const ImVec4 bg = style.Colors[ImGuiCol_WindowBg];
+    const float a = bg.w * style.Alpha;
+    const float base[3] = {0.08f, 0.08f, 0.09f};
+    return {bg.x * a + base[0] * (1 - a), bg.y * a + base[1] * (1 - a), bg.z * a + base[2] * (1 - a)};
   }
 
   // The tour opens one teaching view after another, in the chapter's order.
@@ -863,6 +899,44 @@ class App {
     }
   }
 
+  // The hover benchmark, after each frame's swap: the frame's time, then the pointer moved to
+  // the path's next patch once the last one's map is on screen (hover_bench.hpp).
+  void step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
+    glFinish();  // the frame's pixels are done, not only queued
+    marks.end = HoverReplay::Clock::now();
+    const PatchGrid& g = backend_.grid();
+    const int q = backend_.query();
+    replay_->frame(marks, moved, Cell{q % g.cols, q / g.cols});
+    const auto stop = [&](int code, const std::string& line) {
+      std::printf("attnlab: %s\n", line.c_str());
+      std::fflush(stdout);
+      replay_code_ = code;
+      glfwSetWindowShouldClose(window_, GLFW_TRUE);
+    };
+    if (replay_->done()) {
+      try {
+        stop(0, replay_->finish(backend_.name()));
+      } catch (const Error& e) {
+        stop(1, e.what());
+      }
+      return;
+    }
+    // A hover that never reaches the screen (the pointer outside the map, a dialog over it)
+    // ends the run with a line that says so rather than hanging.
+    if (replay_->frames() > static_cast<std::size_t>(replay_->config().hovers) * 20) {
+      stop(1, "hover benchmark: the hovers do not reach the map (is a window over it?)");
+      return;
+    }
+    if (!geometry_.valid || state_.vit_source) return;
+    const int K = backend_.settings().patch;
+    replay_->path(g.cols, g.rows);
+    if (const auto c = replay_->next()) {
+      const double x = geometry_.x + (c->col + 0.5) * K * geometry_.scale, y = geometry_.y + (c->row + 0.5) * K * geometry_.scale;
+      glfwSetCursorPos(window_, x, y);
+      replay_->moved(HoverReplay::Clock::now());
+    }
+  }
+
   void report_frames() {
     if (frame_ms_.empty()) return;
     std::sort(frame_ms_.begin(), frame_ms_.end());
@@ -880,7 +954,9 @@ class App {
   unsigned seen_vit_generation_ = 0;  // vit_.generation() when apply_pending() last looked
   bool shown_vit_tab_ = false;
   int shown_vit_lower_ = -1;
-  std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for
+  std::string layout_key_;
+  // Where each panel and floating window was in this frame and the last (x, y, w, h).
+  std::map<std::string, std::array<float, 4>> panel_rects_, last_panel_rects_;  // the window size, UI scale and source the panels were last laid out for
   float tour_h_ = 160;  // the guided tour box's height in the last frame (pixels)
   // The photo's points (pixels) that the query and the pinned patches stand for across changes
   // of K (keep_cells_in_place).
@@ -894,6 +970,8 @@ class App {
   bool applied_presentation_ = false;
   unsigned last_generation_ = 0;
   std::vector<double> frame_ms_;
+  std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
+  int replay_code_ = 0;
 };
 
 // GLFW, the window with its context and ImGui's backends, released in this fixed order on every
@@ -917,7 +995,12 @@ struct WindowSession {
 
 }  // namespace
 
-int run_gui(const std::string& image, const std::string& model) {
+int run_gui(const GuiArgs& args) {
+  const std::string& image = args.image;
+  const std::string& model = args.model;
+  // The hover benchmark's report is checked before a window opens (an existing file, no folder).
+  std::optional<HoverReplay> replay;
+  if (!args.hover_bench.empty()) replay.emplace(HoverBenchConfig{args.hover_bench});
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit())
     throw Error("cannot open a window (" + glfw_error_text +
@@ -947,7 +1030,7 @@ int run_gui(const std::string& image, const std::string& model) {
   if (!window) throw Error("cannot open an OpenGL 3.3 window (" + glfw_error_text + ")");
   session.window = window;
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(1);
+  glfwSwapInterval(replay ? 0 : 1);  // the benchmark times frames, not the display's refresh
   if (kGlDebugBuild) install_gl_debug_callback();
 
   IMGUI_CHECKVERSION();
@@ -957,7 +1040,8 @@ int run_gui(const std::string& image, const std::string& model) {
   std::error_code ec;
   std::filesystem::create_directories(config_dir(), ec);
   session.ini = (config_dir() / "imgui.ini").string();
-  io.IniFilename = session.ini.c_str();  // written by ImGui::DestroyContext
+  // Written by ImGui::DestroyContext; the benchmark starts from the default layout and keeps none.
+  io.IniFilename = replay ? nullptr : session.ini.c_str();
   const float font_scale = setup_app_style(1.0f);
   glfwSetKeyCallback(window, on_key);  // before ImGui's backend, which chains to it
   session.imgui_glfw = ImGui_ImplGlfw_InitForOpenGL(window, true);
@@ -967,13 +1051,18 @@ int run_gui(const std::string& image, const std::string& model) {
   float xs = 1, ys = 1;
   glfwGetWindowContentScale(window, &xs, &ys);
   state.ui_scale = std::clamp(std::max(xs, ys), 1.0f, 3.0f);  // high-DPI screens start larger
-  load_remembered(state);
+  if (replay) {  // the same settings on every machine: the defaults, K = 16, the query following the mouse
+    state.attention.patch = replay->config().patch;
+    state.query_pinned = false;
+  } else {
+    load_remembered(state);
+  }
   if (const char* dir = std::getenv("ATTNLAB_EXPORT_DIR"); dir && *dir) state.export_dir = dir;
   state.export_dir_text = state.export_dir.string();
 
   int code = 0;
   {
-    App app(window, std::move(state), context_note);
+    App app(window, std::move(state), context_note, std::move(replay));
     app.set_font_scale(font_scale);
     const auto safari = assets_dir() / "safari.jpg";
     try {

@@ -74,9 +74,13 @@ void Backend::set_image(const Image& image, const Settings& settings) {
   setup_.emplace(std::move(setup));
   image_ = image;
   settings_ = settings;
-  std::vector<std::uint8_t> px(image.rgb.size());
-  for (size_t n = 0; n < px.size(); ++n) px[n] = static_cast<std::uint8_t>(std::lround(image.rgb[n] * 255.0f));
-  photo_.set(image.width, image.height, 3, px, true);
+  // RGBA8, not RGB8: llvmpipe samples 4-byte texels on its fast path, 3-byte ones several times
+  // slower, and the photo is drawn in every map of every frame.
+  const size_t texels = image.rgb.size() / 3;
+  std::vector<std::uint8_t> px(texels * 4, 255);
+  for (size_t t = 0; t < texels; ++t)
+    for (size_t c = 0; c < 3; ++c) px[t * 4 + c] = static_cast<std::uint8_t>(std::lround(image.rgb[t * 3 + c] * 255.0f));
+  photo_.set(image.width, image.height, 4, px, true);
   query_ = std::min(query_, setup_->grid.N() - 1);
   ++generation_;
   ++settings_generation_;

@@ -16,7 +16,6 @@ bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const App
   const bool clicked = ImGui::InvisibleButton(id, ImVec2(grid_w * scale, grid_h * scale));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
-  dl->AddRectFilled(at(0, 0), at(grid_w, grid_h), IM_COL32(0, 0, 0, 255));
   draw_photo(dl, backend, at(0, 0), scale);
   set_texture_filter(heat, state.bilinear);
   dl->AddImage(heat, at(0, 0), at(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),

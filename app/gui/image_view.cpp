@@ -27,6 +27,11 @@ void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale) {
   const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
   const float w = std::min(W, static_cast<float>(g.cols * g.K)), h = std::min(H, static_cast<float>(g.rows * g.K));
   dl->AddImage(backend.photo(), origin, ImVec2(origin.x + w * scale, origin.y + h * scale), ImVec2(0, 0), ImVec2(w / W, h / H));
+  // Padding (the last row and column past the image, in pad mode) shows black; only those
+  // strips are filled, not the whole grid under the photo (one layer less to rasterize).
+  const float gw = static_cast<float>(g.cols * g.K), gh = static_cast<float>(g.rows * g.K);
+  if (gw > w) dl->AddRectFilled(ImVec2(origin.x + w * scale, origin.y), ImVec2(origin.x + gw * scale, origin.y + gh * scale), IM_COL32(0, 0, 0, 255));
+  if (gh > h) dl->AddRectFilled(ImVec2(origin.x, origin.y + h * scale), ImVec2(origin.x + w * scale, origin.y + gh * scale), IM_COL32(0, 0, 0, 255));
 }
 
 std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1) {
@@ -191,7 +196,6 @@ void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry) 
   // Draw: photo, heat map, mask, grid, outlines.
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), true);
-  dl->AddRectFilled(to_screen(0, 0), to_screen(grid_w, grid_h), IM_COL32(0, 0, 0, 255));  // padding shows black
   draw_photo(dl, backend, to_screen(0, 0), scale);
   const ImTextureID heat = backend.heatmap(state.main_head, style);
   set_texture_filter(heat, state.bilinear);

@@ -46,7 +46,8 @@ void draw_diagnostics_panel(AppState& state, Backend& backend);
 void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
 
 /// Draws the part of the photo the patch grid covers (in crop mode the pixels past the last
-/// whole patch are left out), pixel (0,0) at `origin`, `scale` screen pixels per image pixel.
+/// whole patch are left out), pixel (0,0) at `origin`, `scale` screen pixels per image pixel;
+/// the grid's cells past the image (pad mode) black.
 void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale);
 
 /// Draws a head's map for a query over the photo into a `size` box at the cursor (thumbnails).

@@ -495,3 +495,37 @@ TEST(AppUnderXvfb, PresentationModeShowsItsLegendTheWayOutAndExportToasts) {
   EXPECT_EQ(again.at("query"), (nlohmann::json{{"col", 24}, {"row", 20}}));
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// Issue 19, the interactive benchmark: `attnlab --hover-bench OUT.json` moves the display's
+// pointer over 300 patches of the safari photo at K = 16, each move shown as a new map (one
+// query-to-screen time per hover), writes its report and closes by itself; it never replaces
+// an existing report. No time is asserted (speed is the benchmark's business, not a test's).
+TEST(AppUnderXvfb, HoverBenchmarkReplaysItsPathShowsEveryHoverAndKeepsAnOldReport) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto report = dir / "hover.json";
+  {
+    AppProcess app(x, dir, {"--hover-bench", report.string()});
+    ASSERT_EQ(app.wait_exit(std::chrono::seconds(600)), 0) << app.log();
+    EXPECT_NE(app.log().find("hover benchmark: 300 hovers at K = 16"), std::string::npos) << app.log();
+  }
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("hovers"), 300);
+  EXPECT_EQ(j.at("patch"), 16);
+  EXPECT_EQ(j.at("query_to_screen_ms_all").size(), 300u) << "a hover never reached the screen";
+  const auto& frames = j.at("frame_ms_all");
+  EXPECT_GE(frames.size(), 300u);
+  EXPECT_EQ(j.at("frames").get<std::size_t>(), frames.size());
+  for (const auto& ms : frames) EXPECT_GT(ms.get<double>(), 0.0);
+  for (const auto& ms : j.at("query_to_screen_ms_all")) EXPECT_GT(ms.get<double>(), 0.0);
+  EXPECT_GE(j.at("frame_ms").at("p95").get<double>(), j.at("frame_ms").at("median").get<double>());
+  for (const char* stage : {"events", "views", "submit", "swap_and_finish"}) EXPECT_TRUE(j.at("stage_median_ms").contains(stage)) << stage;
+
+  // A second run asked to write the same report refuses before opening a window.
+  const auto before = std::filesystem::last_write_time(report);
+  AppProcess again(x, dir, {"--hover-bench", report.string()});
+  EXPECT_EQ(again.wait_exit(std::chrono::seconds(60)), 2) << again.log();
+  EXPECT_NE(again.log().find("already exists"), std::string::npos) << again.log();
+  EXPECT_EQ(std::filesystem::last_write_time(report), before);
+}

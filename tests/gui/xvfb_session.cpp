@@ -196,6 +196,10 @@ int AppProcess::close(std::chrono::seconds timeout) {
     XFlush(d);
     XCloseDisplay(d);
   }
+  return wait_exit(timeout);
+}
+
+int AppProcess::wait_exit(std::chrono::seconds timeout) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
     if (!alive()) return exit_status_;

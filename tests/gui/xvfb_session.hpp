@@ -51,6 +51,8 @@ class AppProcess {
   int close(std::chrono::seconds timeout = std::chrono::seconds(20));
   /// True while the process runs.
   bool alive();
+  /// Waits for the process to end by itself; returns its exit status (-1 on time-out).
+  int wait_exit(std::chrono::seconds timeout);
   std::string log() const;
   const std::filesystem::path& export_dir() const { return exports_; }
   /// The process id (e.g. to read its memory use from /proc).

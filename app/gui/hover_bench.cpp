@@ -1,0 +1,138 @@
+#include "app/gui/hover_bench.hpp"
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include <sys/resource.h>
+
+namespace attnlab::app {
+
+Spread spread_of(std::vector<double> ms) {
+  if (ms.empty()) throw Error("no frames to summarize");
+  std::sort(ms.begin(), ms.end());
+  const auto rank = [&](double p) {  // nearest rank: the smallest value with at least p of the list at or below it
+    const auto k = static_cast<std::size_t>(std::ceil(p * static_cast<double>(ms.size())));
+    return ms[std::clamp<std::size_t>(k, 1, ms.size()) - 1];
+  };
+  return {rank(0.5), rank(0.95), ms.back(), ms.size()};
+}
+
+std::vector<Cell> hover_path(int cols, int rows, int hovers, std::uint32_t seed) {
+  if (cols < 1 || rows < 1) throw Error("hover path: the grid is empty");
+  if (hovers < 1) throw Error("hover path: needs at least one hover");
+  if (cols * rows < 2 && hovers > 1) throw Error("hover path: a grid of one patch has nowhere to move");
+  std::mt19937 gen(seed);
+  std::vector<Cell> out;
+  out.reserve(static_cast<std::size_t>(hovers));
+  Cell c{cols / 2, rows / 2};
+  out.push_back(c);
+  while (static_cast<int>(out.size()) < hovers) {
+    const auto r = gen();  // raw output: the same numbers everywhere
+    const int dc = static_cast<int>(r % 3) - 1, dr = static_cast<int>((r / 3) % 3) - 1;
+    const Cell n{c.col + dc, c.row + dr};
+    if ((dc == 0 && dr == 0) || n.col < 0 || n.row < 0 || n.col >= cols || n.row >= rows) continue;
+    out.push_back(c = n);
+  }
+  return out;
+}
+
+HoverReplay::HoverReplay(HoverBenchConfig config) : config_(std::move(config)) {
+  std::error_code ec;
+  if (std::filesystem::exists(config_.out, ec))
+    throw Error("the hover benchmark's report " + config_.out.string() + " already exists; name a new file");
+  const auto dir = config_.out.has_parent_path() ? config_.out.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(dir, ec)) throw Error("no folder " + dir.string() + " for the hover benchmark's report");
+  if (config_.hovers < 1) throw Error("the hover benchmark needs at least one hover");
+}
+
+const std::vector<Cell>& HoverReplay::path(int cols, int rows) {
+  if (path_.empty()) path_ = hover_path(cols, rows, config_.hovers, config_.seed);
+  return path_;
+}
+
+namespace {
+double ms_between(FrameMarks::Clock::time_point a, FrameMarks::Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+// CPU time of the whole process so far (all threads: Mesa's rasterizer and shader threads too).
+double process_cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) * 1e-3; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
+}  // namespace
+
+void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Cell& drawn_query) {
+  const auto end = marks.end;
+  if (started_) {
+    frame_ms_.push_back(ms_between(last_end_, end));
+    events_ms_.push_back(ms_between(last_end_, marks.start));
+    views_ms_.push_back(ms_between(marks.start, marks.drawn));
+    submit_ms_.push_back(ms_between(marks.drawn, marks.rendered));
+    swap_ms_.push_back(ms_between(marks.rendered, end));
+    cpu_ms_ = process_cpu_ms() - cpu_ms_start_;
+    frame_readbacks_.push_back(static_cast<int>(moved.readbacks));
+    frame_uploads_.push_back(static_cast<int>(moved.uploads));
+    readback_bytes_ += static_cast<std::int64_t>(moved.readback_bytes);
+    upload_bytes_ += static_cast<std::int64_t>(moved.upload_bytes);
+  }
+  last_end_ = end;
+  if (waiting_ && drawn_query == target_) {
+    latency_ms_.push_back(std::chrono::duration<double, std::milli>(end - moved_at_).count());
+    waiting_ = false;
+  }
+}
+
+std::optional<Cell> HoverReplay::next() {
+  if (waiting_ || path_.empty() || index_ >= path_.size()) return std::nullopt;
+  started_ = true;
+  waiting_ = true;
+  target_ = path_[index_++];
+  if (index_ == 1) cpu_ms_start_ = process_cpu_ms();
+  return target_;
+}
+
+std::string HoverReplay::finish(const std::string& renderer) const {
+  const Spread frame = spread_of(frame_ms_), latency = spread_of(latency_ms_);
+  const int max_readbacks = *std::max_element(frame_readbacks_.begin(), frame_readbacks_.end());
+  const auto frames_with_readbacks = std::count_if(frame_readbacks_.begin(), frame_readbacks_.end(), [](int n) { return n > 0; });
+  nlohmann::json j;
+  j["renderer"] = renderer;
+  j["hovers"] = config_.hovers;
+  j["patch"] = config_.patch;
+  j["seed"] = config_.seed;
+  j["frames"] = frame.count;
+  j["frame_ms"] = {{"median", frame.median}, {"p95", frame.p95}, {"max", frame.max}};
+  j["query_to_screen_ms"] = {{"median", latency.median}, {"p95", latency.p95}, {"max", latency.max}};
+  // Where a frame's time goes (medians): waiting for and handling window events; the views
+  // (their GPU passes and read-backs); handing ImGui's lists to OpenGL; the swap with glFinish
+  // (llvmpipe rasterizes here and Xvfb takes the pixels).
+  j["stage_median_ms"] = {{"events", spread_of(events_ms_).median},
+                          {"views", spread_of(views_ms_).median},
+                          {"submit", spread_of(submit_ms_).median},
+                          {"swap_and_finish", spread_of(swap_ms_).median}};
+  j["process_cpu_ms_per_frame"] = cpu_ms_ / static_cast<double>(frame.count);
+  j["readbacks"] = {{"max_per_frame", max_readbacks}, {"frames_with_any", frames_with_readbacks}, {"bytes", readback_bytes_}};
+  j["uploads"] = {{"total", std::accumulate(frame_uploads_.begin(), frame_uploads_.end(), 0)}, {"bytes", upload_bytes_}};
+  j["frame_ms_all"] = frame_ms_;
+  j["query_to_screen_ms_all"] = latency_ms_;
+  write_file_safely(config_.out, j.dump(1) + "\n", /*overwrite=*/false);
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "hover benchmark: %d hovers at K = %d, %zu frames: frame median %.1f ms, p95 %.1f ms; pointer move to "
+                "new map on screen median %.1f ms, p95 %.1f ms; read-backs: at most %d in a frame, %ld frames with any; "
+                "process CPU %.1f ms per frame (%s)",
+                config_.hovers, config_.patch, frame.count, frame.median, frame.p95, latency.median, latency.p95, max_readbacks,
+                static_cast<long>(frames_with_readbacks), cpu_ms_ / static_cast<double>(frame.count), renderer.c_str());
+  return line;
+}
+
+}  // namespace attnlab::app

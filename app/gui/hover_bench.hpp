@@ -1,0 +1,93 @@
+#pragma once
+// The interactive benchmark (`attnlab --hover-bench OUT.json`, README "Benchmarks"): the real
+// window replays a fixed path of hovers over the photo, one patch to a neighbouring one as a
+// hand sweeping the mouse would, through the pointer of the display (the window system moves
+// it; ImGui reads it as it reads a person's). It records every frame's wall time and transfers
+// and, per hover, the time from the pointer's move to the swap of the frame that shows the new
+// query's map, then writes the numbers as JSON and one line on stdout. Needs no person.
+#include "app/gui/app_state.hpp"
+#include "core/gpu/gl.hpp"
+#include "core/structure.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+/// The replay's settings: what the issue fixes (300 hovers at K = 16 in a 1600 × 1000 window).
+struct HoverBenchConfig {
+  std::filesystem::path out;  ///< the JSON report (not overwritten if it exists)
+  int hovers = 300;
+  int patch = 16;  ///< K, pixels
+  std::uint32_t seed = 19;  ///< the path's random walk (std::mt19937, its raw output only)
+};
+
+/// Percentiles of a list of milliseconds (nearest rank on the sorted list).
+struct Spread {
+  double median = 0, p95 = 0, max = 0;
+  std::size_t count = 0;
+};
+/// Throws Error on an empty list.
+Spread spread_of(std::vector<double> ms);
+
+/// The fixed path: `hovers` cells of a `cols` × `rows` grid, starting at the centre, each a
+/// neighbour of the one before (one of the 8, never the same cell, kept inside the grid), from
+/// a std::mt19937 seeded with `seed` (its raw output, so the path is the same on every machine).
+/// Throws Error for an empty grid or hovers < 1.
+std::vector<Cell> hover_path(int cols, int rows, int hovers, std::uint32_t seed);
+
+/// When a frame passed its stages (the app's loop, top to bottom).
+struct FrameMarks {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start;     ///< events polled: the frame's work begins
+  Clock::time_point drawn;     ///< the views have run (their GPU passes and read-backs included) and ImGui has built its lists
+  Clock::time_point rendered;  ///< ImGui's draw lists submitted to OpenGL
+  Clock::time_point end;       ///< swapped and finished (glFinish): the frame is on screen
+};
+
+class HoverReplay {
+ public:
+  using Clock = FrameMarks::Clock;
+  /// Throws Error if `config.out` exists (no export overwrites a file silently) or its folder
+  /// does not.
+  explicit HoverReplay(HoverBenchConfig config);
+
+  const HoverBenchConfig& config() const { return config_; }
+  /// The path over a grid (made on the first call, for the grid then shown).
+  const std::vector<Cell>& path(int cols, int rows);
+
+  /// Called after every frame's swap (and glFinish) during the replay: its stages (its wall time
+  /// runs from the end of the previous frame), what it moved, and the query the frame drew.
+  void frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Cell& drawn_query);
+  /// The next cell to move the pointer to, once the last one is on screen; nullopt while the
+  /// last hover is not yet drawn, or when the path is done (done() then says so).
+  std::optional<Cell> next();
+  /// The pointer was moved to the cell next() gave, at `when`.
+  void moved(Clock::time_point when) { moved_at_ = when; }
+  bool done() const { return started_ && index_ >= path_.size() && !waiting_; }
+  /// Frames drawn while the replay ran (a stuck app never ends it otherwise).
+  std::size_t frames() const { return frame_ms_.size(); }
+
+  /// Writes the JSON report and returns the one-line summary. Throws Error if it cannot write.
+  std::string finish(const std::string& renderer) const;
+
+ private:
+  HoverBenchConfig config_;
+  std::vector<Cell> path_;
+  std::size_t index_ = 0;  // the next cell of path_ to move to
+  bool started_ = false, waiting_ = false;
+  Cell target_;
+  Clock::time_point moved_at_{}, last_end_{};
+  std::vector<double> frame_ms_, latency_ms_;
+  std::vector<double> events_ms_, views_ms_, submit_ms_, swap_ms_;  // the stages of each frame
+  double cpu_ms_start_ = 0, cpu_ms_ = 0;  // the process's CPU time (every thread, llvmpipe's too)
+  std::vector<int> frame_readbacks_, frame_uploads_;
+  std::int64_t readback_bytes_ = 0, upload_bytes_ = 0;
+};
+
+}  // namespace attnlab::app
