@@ -252,11 +252,11 @@ void AttentionEngine::set_attend_params(int mode, int head) {
   gpu_->params.set(gpu_->attend, AttendParams{mode, N(), query_, head, kHeadCount, grid().cols,
                                               static_cast<int>(settings_.mask.kind), settings_.mask.radius,
                                               settings_.temperature});
-  gl::bind(0, gpu_->Q);
-  gl::bind(1, gpu_->K);
-  gl::bind(2, gpu_->V);
   gl::bind(3, gpu_->head_info);
-  gl::bind(4, gpu_->keep);
+  // Texture units 1, 2, 4: the samplers' bindings in attend.comp.
+  gpu_->Q_tex.bind(1);
+  gpu_->K_tex.bind(2);
+  gpu_->keep_tex.bind(4);
 }
 
 void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int row_count) {
