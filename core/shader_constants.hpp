@@ -29,7 +29,6 @@
   X(RANDOM_DIMS, TokenLayout::kRandomDims)                                               \
   /* What attend.comp and attend_rows.comp compute (core/gpu/engine.cpp). */             \
   X(MODE_ROW, 0)                                                                         \
-  X(MODE_FULL, 1)                                                                        \
   X(MODE_OUTPUT, 2)                                                                      \
   X(MODE_EXTERNAL, 3)                                                                    \
   /* vit_gemm.comp's epilogue flags, and vit_pool.comp's pooling (VitPooling order). */ \

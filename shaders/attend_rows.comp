@@ -1,11 +1,8 @@
 // Many rows of A at once for one head, one invocation per row (each sweeps its row of keys):
-//   MODE_FULL   : rows u_row_base.. of A (eq. 26.20 with τ and the mask) → a tile of A;
 //   MODE_OUTPUT : t_out_i = Σ_j a_ij v_j (eq. 26.21) for every row, never storing A.
-// MODE_OUTPUT takes the softmax online: one sweep keeps the running max M, Σ exp(l − M) and
-// Σ exp(l − M) v_j, rescaled when M grows. MODE_FULL sweeps twice: the row max M, then
-// e_j = exp(l_j − M) written once per weight with the row sum S; the caller divides the row by
-// S (u_row_sums[r]) when it reads the tile back, so each weight costs one exp.
-// Masked keys get exactly 0; a row with no key left is written as zeros. Q, K, V and the keep
+// (The full A is attend_matrix.comp's.) MODE_OUTPUT takes the softmax online: one sweep keeps
+// the running max M, Σ exp(l − M) and Σ exp(l − M) v_j, rescaled when M grows.
+// Masked keys get exactly 0; a row with no key left gives zeros. Q, K, V and the keep
 // flags are read through buffer textures (on llvmpipe the texture path is several times faster
 // than storage-buffer loads); q and k rows are padded to `stride` floats (vec4s). The single
 // row of the live view is in attend.comp.
@@ -15,8 +12,7 @@ layout(binding = 1) uniform samplerBuffer u_Q;     // RGBA32F: every head's Q, r
 layout(binding = 2) uniform samplerBuffer u_K;     // RGBA32F: every head's K, same layout
 layout(binding = 3) uniform samplerBuffer u_V;     // RGB32F: every head's V, N texels per head
 layout(binding = 4) uniform usamplerBuffer u_keep; // R32UI: per key, 1 = kept
-layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };  // FULL: tile; OUTPUT: heads × N × 3
-layout(std430, binding = 6) writeonly buffer SumBuffer { float row_sums[]; };  // FULL: S per tile row (0 if empty)
+layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };  // OUTPUT: heads × N × 3
 
 layout(std140, binding = 0) uniform Params {  // AttendRowsParams in core/gpu/engine.cpp
   int u_mode, u_N, u_head, u_row_base, u_row_count;
@@ -72,20 +68,5 @@ void main() {
     Out[o] = t.x;
     Out[o + 1] = t.y;
     Out[o + 2] = t.z;
-    return;
   }
-
-  // MODE_FULL: the row max over the kept keys, then e_j = exp(l_j − M) and their sum.
-  float M = NEG_INF;
-  for (int j = 0; j < u_N; ++j)
-    if (kept(i, j)) M = max(M, score(qrow, j, vecs) * scale);
-  bool empty = M == NEG_INF;
-  int base = r * u_N;
-  float S = 0.0;
-  for (int j = 0; j < u_N; ++j) {
-    float e = (!empty && kept(i, j)) ? exp(score(qrow, j, vecs) * scale - M) : 0.0;
-    Out[base + j] = e;
-    S += e;
-  }
-  row_sums[r] = S;
 }

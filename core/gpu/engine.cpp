@@ -5,14 +5,24 @@
 #include "core/shader_constants.hpp"
 
 #include <algorithm>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+#include <chrono>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace attnlab {
 
 namespace {
 
-using shader::MODE_EXTERNAL, shader::MODE_FULL, shader::MODE_OUTPUT, shader::MODE_ROW;
-constexpr GLuint kLocal = 64;  // local size of tokenize, project, merge
+using shader::MODE_EXTERNAL, shader::MODE_OUTPUT, shader::MODE_ROW;
+constexpr GLuint kLocal = 64;  // local size of tokenize, project, merge, attend_rows, attend_matrix
+// Bytes of A per tile of matrix(): small enough that a tile the kernel has just written is
+// still in the CPU's caches when it is copied out, and its buffer's pages are touched once per
+// call, not once per row; large enough that the dispatches are few (N = 4096: 8 tiles).
+constexpr size_t kMatrixTileBytes = size_t{8} << 20;
 
 GLuint groups(int n, GLuint local) { return (static_cast<GLuint>(n) + local - 1) / local; }
 
@@ -32,12 +42,30 @@ struct AttendRowsParams {
   std::int32_t mode, N, head, row_base, row_count, qk_offset, m, stride, cols, mask_kind, radius;
   float temperature;
 };
+struct AttendMatrixParams {
+  std::int32_t N, row_base, row_count, qk_offset, m, stride, cols, mask_kind, radius;
+  float temperature;
+};
 struct MergeParams {
   std::int32_t N, heads;
 };
 struct ColormapParams {
   std::int32_t offset, count, cols, norm, mask_kind, radius, query;
 };
+
+// Asks Linux to back a large fresh allocation with 2 MiB pages (transparent huge pages in
+// "madvise" mode, Debian's default): the first write to each 4 KiB page of a 64 MiB matrix
+// otherwise costs a page fault, 16384 of them, which measured as about two thirds of the time
+// matrix() spent copying A out. Only whole 2 MiB pages inside the block are advised; a no-op
+// elsewhere or where the kernel refuses.
+void advise_huge_pages([[maybe_unused]] void* data, [[maybe_unused]] size_t bytes) {
+#ifdef __linux__
+  constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+  const auto addr = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (addr + huge - 1) / huge * huge, end = (addr + bytes) / huge * huge;
+  if (end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
+#endif
+}
 
 template <class T>
 gl::Buffer make_buffer(const std::vector<T>& v) {
@@ -61,7 +89,7 @@ bool same_projections(const Settings& a, const Settings& b) {
 }
 
 struct AttentionEngine::Buffers {
-  gl::Program tokenize, project, attend, attend_rows, merge, colormap;
+  gl::Program tokenize, project, attend, attend_rows, attend_matrix, merge, colormap;
   gl::ParamBlock params;
   gl::Texture image;
   gl::Buffer X, W_tok, W_pos;
@@ -80,6 +108,7 @@ AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
   gpu_->project = gl::compile_embedded("project.comp");
   gpu_->attend = gl::compile_embedded("attend.comp");
   gpu_->attend_rows = gl::compile_embedded("attend_rows.comp");
+  gpu_->attend_matrix = gl::compile_embedded("attend_matrix.comp");
   gpu_->merge = gl::compile_embedded("merge.comp");
   gpu_->colormap = gl::compile_embedded("colormap.comp");
   for (int c = 0; c < kColormapCount; ++c) {
@@ -331,32 +360,72 @@ std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token
 Matrix AttentionEngine::matrix(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  const auto start = Clock::now();
   const int N = this->N();
   const size_t total = static_cast<size_t>(N) * N * sizeof(float);
   if (total > max_matrix_bytes())
     throw Error("the full attention matrix of " + std::to_string(N) + " tokens needs " + std::to_string(total >> 20) +
                 " MiB, more than the limit of " + std::to_string(max_matrix_bytes() >> 20) + " MiB; choose a larger patch size");
   const size_t row_bytes = static_cast<size_t>(N) * sizeof(float);
-  const int tile_rows = static_cast<int>(std::max<size_t>(1, std::min(total, gl::max_storage_block_bytes()) / row_bytes));
-  Matrix A(N, N);
+  int tile_rows = static_cast<int>(std::max<size_t>(1, std::min(kMatrixTileBytes, gl::max_storage_block_bytes()) / row_bytes));
+  if (matrix_tile_rows_ > 0) tile_rows = std::min(tile_rows, matrix_tile_rows_);
+  tile_rows = std::min(tile_rows, N);
+  MatrixTimings timings;
+  Matrix A(N, N);  // not initialised: every entry is written below
+  advise_huge_pages(A.data(), total);
   gl::BindingGuard guard;
-  gl::Buffer tile(static_cast<size_t>(std::min(tile_rows, N)) * row_bytes);
-  gl::Buffer sums(static_cast<size_t>(std::min(tile_rows, N)) * sizeof(float));
-  std::vector<float> S(static_cast<size_t>(std::min(tile_rows, N)));
+  gl::Buffer tile(static_cast<size_t>(tile_rows) * row_bytes);
+  gl::Buffer sums(static_cast<size_t>(tile_rows) * sizeof(float));
+  std::vector<float> S(static_cast<size_t>(tile_rows));
+  gpu_->Q_tex.bind(1);  // the samplers' bindings in attend_matrix.comp
+  gpu_->K_tex.bind(2);
+  gpu_->keep_tex.bind(4);
+  gl::bind(5, tile);
+  gl::bind(6, sums);
+  timings.cpu_ms += ms_since(start);
+  double kernel_ms = 0;
+  bool gpu_timed = true;
   for (int base = 0; base < N; base += tile_rows) {
     const int count = std::min(tile_rows, N - base);
-    set_rows_pass_params(MODE_FULL, head, base, count);
-    gl::bind(5, tile);
-    gl::bind(6, sums);
-    gl::dispatch(gpu_->attend_rows, groups(count, kLocal));
-    tile.download(A.row(base).data(), static_cast<size_t>(count) * row_bytes);
+    const auto kernel_start = Clock::now();
+    gpu_->params.set(gpu_->attend_matrix,
+                     AttendMatrixParams{N, base, count, gpu_->qk_offset[head], gpu_->m[head], gpu_->stride[head],
+                                        grid().cols, static_cast<int>(settings_.mask.kind), settings_.mask.radius,
+                                        settings_.temperature});
+    gl::TimerQuery timer;
+    timer.begin();
+    gl::dispatch(gpu_->attend_matrix, groups(count, kLocal));
+    timer.end();
+    glFinish();  // the read-back below would wait anyway; this splits kernel and copy times
+    timings.kernel_wall_ms += ms_since(kernel_start);
+    if (const auto t = timer.milliseconds()) kernel_ms += *t;
+    else gpu_timed = false;
+    const auto copy_start = Clock::now();
     sums.download(S.data(), static_cast<size_t>(count) * sizeof(float));
-    // a_ij = e_ij / S_i: the division that ends the softmax, done as the tile is read back.
-    for (int r = 0; r < count; ++r)
-      if (S[static_cast<size_t>(r)] > 0) A.row(base + r) *= 1.0f / S[static_cast<size_t>(r)];
+    // a_ij = e_ij / S_i (eq. 26.20): the division that ends the softmax, made while the tile is
+    // copied out of the mapped buffer, so the CPU passes over each weight once.
+    tile.read_mapped(static_cast<size_t>(count) * row_bytes, 0, [&](const void* p) {
+      const float* e = static_cast<const float*>(p);
+      for (int r = 0; r < count; ++r) {
+        const float s = S[static_cast<size_t>(r)];
+        A.row(base + r) = Eigen::Map<const RowVector>(e + static_cast<size_t>(r) * N, N) * (s > 0 ? 1.0f / s : 0.0f);
+      }
+    });
+    timings.readback_ms += ms_since(copy_start);
+    ++timings.tiles;
   }
+  timings.kernel_ms = gpu_timed ? kernel_ms : std::numeric_limits<double>::quiet_NaN();
   ++counts_.full;
+  timings.total_ms = ms_since(start);
+  matrix_timings_ = timings;
   return A;
+}
+
+void AttentionEngine::set_matrix_tile_rows(int rows) {
+  if (rows < 0) throw Error("a tile cannot have " + std::to_string(rows) + " rows");
+  matrix_tile_rows_ = rows;
 }
 
 void AttentionEngine::ensure_output(int head) {

@@ -22,6 +22,27 @@ struct PassCounts {
   int tokenize = 0, project = 0, row = 0, full = 0, output = 0, heatmap = 0;
 };
 
+/// Where the last AttentionEngine::matrix() call spent its time, in milliseconds of wall time
+/// unless said otherwise. The matrix is made in tiles of rows: per tile one dispatch of
+/// attend_matrix.comp (e_ij = exp(l_ij − M_i) and S_i), then one copy into the result that also
+/// divides by S_i.
+struct MatrixTimings {
+  /// GPU time of the dispatches from GL_TIME_ELAPSED timer queries (gl::TimerQuery), every tile;
+  /// NaN where the context has no timer queries. llvmpipe answers them but counts none of its
+  /// compute work (about 0.001 ms per dispatch, Mesa 22.3): use kernel_wall_ms there.
+  double kernel_ms = 0;
+  /// From each dispatch to the glFinish after it, every tile: the kernel's time as the caller
+  /// sees it (on llvmpipe the shader runs on Mesa's threads during this time).
+  double kernel_wall_ms = 0;
+  /// Reading the finished tiles back: the row sums, and the tile mapped and copied into the
+  /// result with the division by S_i (the first touch of the result's memory is here).
+  double readback_ms = 0;
+  /// CPU set-up besides those: allocating the result (untouched) and the tile buffers.
+  double cpu_ms = 0;
+  double total_ms = 0;  ///< the whole call
+  int tiles = 0;        ///< tiles (dispatches) the matrix took
+};
+
 class AttentionEngine {
  public:
   /// Compiles the shaders. Throws Error if the current context has no compute shaders or a
@@ -48,9 +69,16 @@ class AttentionEngine {
 
   /// Row `query()` of A for every head (row pass if stale).
   const RowSet& rows();
-  /// The full A of a head, N × N, computed in tiles that fit one storage buffer. Throws Error
-  /// when N × N floats would exceed max_matrix_bytes().
+  /// The full A of a head, N × N (eq. 26.20 with τ and the mask: masked weights exactly 0, a
+  /// row with no key left all zeros), computed in tiles of rows (8 MiB of A each, fewer rows if
+  /// set_matrix_tile_rows says so). Throws Error when N × N floats would exceed
+  /// max_matrix_bytes(). Its stage timings: last_matrix_timings().
   Matrix matrix(int head);
+  /// Stage timings of the last matrix() call (all zero before the first).
+  const MatrixTimings& last_matrix_timings() const { return matrix_timings_; }
+  /// Caps the rows per tile of matrix() (0, the default: as many as one storage buffer holds),
+  /// so tests can make N not a multiple of the tile. Throws Error for a negative count.
+  void set_matrix_tile_rows(int rows);
   /// T_out = A V for a head (eq. 26.21), N × 3, without storing A.
   Matrix output(int head);
   /// Every head's T_out merged by W_MSA (eqs. 26.27–26.28), N × 3. Head outputs already
@@ -95,6 +123,8 @@ class AttentionEngine {
   RowSet rows_;
   std::array<bool, kHeadCount> outputs_fresh_{};
   PassCounts counts_;
+  MatrixTimings matrix_timings_;
+  int matrix_tile_rows_ = 0;  // 0: as many rows as fit one storage buffer
 };
 
 /// True when two settings give the same tokens X (patch grid, seed, positional code shape

@@ -97,6 +97,31 @@ void Buffer::download(void* out, std::size_t bytes, std::size_t offset) const {
   count_readback(bytes);
 }
 
+void Buffer::read_mapped(std::size_t bytes, std::size_t offset, const std::function<void(const void*)>& use) const {
+  if (offset + bytes > bytes_) throw Error("internal: buffer read out of range");
+  if (!bytes) return;
+  GLint previous = 0;
+  glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &previous);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_);
+  const void* p = glMapBufferRange(GL_SHADER_STORAGE_BUFFER, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes),
+                                   GL_MAP_READ_BIT);
+  if (!p) {
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
+    throw Error("the GPU could not map a buffer of " + std::to_string(bytes >> 10) + " KiB for reading");
+  }
+  struct Unmap {  // also when use() throws
+    GLuint id, previous;
+    ~Unmap() {
+      glBindBuffer(GL_SHADER_STORAGE_BUFFER, id);
+      glUnmapBuffer(GL_SHADER_STORAGE_BUFFER);
+      glBindBuffer(GL_SHADER_STORAGE_BUFFER, previous);
+    }
+  } unmap{id_, static_cast<GLuint>(previous)};
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
+  count_readback(bytes);
+  use(p);
+}
+
 BufferTexture::BufferTexture(const Buffer& buffer, GLenum format) {
   GLint active = 0, previous = 0;
   glGetIntegerv(GL_ACTIVE_TEXTURE, &active);
@@ -316,6 +341,42 @@ void dispatch(const Program& program, GLuint groups_x, GLuint groups_y) {
   glDispatchCompute(groups_x, groups_y, 1);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT |
                   GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT);
+}
+
+bool TimerQuery::supported() {
+  GLint bits = 0;
+  glGetQueryiv(GL_TIME_ELAPSED, GL_QUERY_COUNTER_BITS, &bits);
+  return bits > 0;
+}
+
+TimerQuery::TimerQuery() {
+  if (supported()) glGenQueries(1, &id_);
+}
+
+TimerQuery::~TimerQuery() {
+  if (id_) {
+    if (state_ == State::Running) glEndQuery(GL_TIME_ELAPSED);
+    glDeleteQueries(1, &id_);
+  }
+}
+
+void TimerQuery::begin() {
+  if (state_ == State::Running) throw Error("internal: timer query begun twice");
+  state_ = State::Running;
+  if (id_) glBeginQuery(GL_TIME_ELAPSED, id_);
+}
+
+void TimerQuery::end() {
+  if (state_ != State::Running) throw Error("internal: timer query ended without begin");
+  state_ = State::Done;
+  if (id_) glEndQuery(GL_TIME_ELAPSED);
+}
+
+std::optional<double> TimerQuery::milliseconds() const {
+  if (!id_ || state_ != State::Done) return std::nullopt;
+  GLuint64 ns = 0;
+  glGetQueryObjectui64v(id_, GL_QUERY_RESULT, &ns);  // waits for the result
+  return static_cast<double>(ns) * 1e-6;
 }
 
 std::size_t max_storage_block_bytes() {

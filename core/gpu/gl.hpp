@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,6 +64,11 @@ class Buffer {
   void download(void* out, std::size_t bytes, std::size_t offset = 0) const;
   template <class T>
   void upload(std::span<const T> v, std::size_t offset = 0) { upload(v.data(), v.size_bytes(), offset); }
+  /// Reads `bytes` from `offset` in place: maps them read-only (after the writes of earlier
+  /// dispatches are visible), calls use(pointer) and unmaps, so the caller can transform the
+  /// data as it copies it instead of copying it first. Counted as one read-back. Throws Error
+  /// if the range is outside the buffer or the driver cannot map it.
+  void read_mapped(std::size_t bytes, std::size_t offset, const std::function<void(const void*)>& use) const;
 
  private:
   GLuint id_ = 0;
@@ -221,6 +228,42 @@ inline void bind(GLuint index, const Buffer& buffer) { glBindBufferBase(GL_SHADE
 /// Dispatches `groups` work groups after binding `program`; then a barrier so that later
 /// dispatches, buffer reads and texture fetches see the writes.
 void dispatch(const Program& program, GLuint groups_x, GLuint groups_y = 1);
+
+/// The GPU time of a stretch of GL commands, from one GL_TIME_ELAPSED query (ARB_timer_query,
+/// core since OpenGL 3.3): begin() … end() bracket the commands, milliseconds() waits for the
+/// driver's answer. Move-only RAII owner of the query object. Where the context counts no time
+/// (GL_QUERY_COUNTER_BITS of GL_TIME_ELAPSED is 0) it makes no query and milliseconds() is
+/// empty, so callers degrade to wall-clock numbers. One TIME_ELAPSED query can be active at a
+/// time in a context: do not nest two. On llvmpipe the compute work runs on Mesa's threads
+/// during the dispatch, so the time is that of the dispatches between begin() and end().
+class TimerQuery {
+ public:
+  TimerQuery();
+  ~TimerQuery();
+  TimerQuery(TimerQuery&& o) noexcept : id_(std::exchange(o.id_, 0)), state_(std::exchange(o.state_, State::Idle)) {}
+  TimerQuery& operator=(TimerQuery&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(state_, o.state_);
+    return *this;
+  }
+  TimerQuery(const TimerQuery&) = delete;
+  TimerQuery& operator=(const TimerQuery&) = delete;
+
+  /// Whether the current context measures GPU time (checked once per call; cheap).
+  static bool supported();
+  /// Starts timing (no-op where unsupported). Throws Error if this query is already running.
+  void begin();
+  /// Stops timing; throws Error if begin() was not called.
+  void end();
+  /// The time between begin() and end() in milliseconds, waiting for the GPU if it is not done;
+  /// empty where timer queries are unsupported or the query never ran.
+  std::optional<double> milliseconds() const;
+
+ private:
+  enum class State { Idle, Running, Done };
+  GLuint id_ = 0;
+  State state_ = State::Idle;
+};
 
 /// The largest shader storage block the driver allows, in bytes (llvmpipe: 128 MiB).
 std::size_t max_storage_block_bytes();

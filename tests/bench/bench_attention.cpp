@@ -3,8 +3,24 @@
 //   RowAllHeads/{Gpu,Eigen}/N  row i of A for all kHeadCount preset heads, N = 1024, 4096, 16384
 //                              (K = 8 on a random 256², 512², 1024² image); the query changes every
 //                              iteration, so the GPU row pass really runs and is read back.
-//   FullMatrix/{Gpu,Eigen}/4096  the full N × N A of the colour head (head 0); the GPU engine
-//                              recomputes it on every matrix() call and reads it back.
+//   FullMatrix/{Gpu,Eigen}/4096  the full N × N A of the colour head (head 0, m' = 3: counter
+//                              `m`); the GPU engine recomputes it on every matrix() call and reads
+//                              it back. tests/bench/bench_pytorch_vit.py --only attention times
+//                              PyTorch CPU's softmax(Q Kᵀ/√m) on the same shapes. FullMatrix/Gpu's
+//                              counters, per matrix() call (AttentionEngine::last_matrix_timings,
+//                              averaged over the iterations):
+//                                kernel_ms       GPU time of the dispatches from GL_TIME_ELAPSED
+//                                                timer queries (NaN without them; llvmpipe counts
+//                                                no compute work in them: about 0.001 ms);
+//                                kernel_wall_ms  wall time from each dispatch to its glFinish;
+//                                readback_ms     mapping each finished tile and copying it into
+//                                                the result with the division by the row sums;
+//                                cpu_ms          other CPU work (allocations);
+//                                matrix_ms       the whole call, as the engine timed it;
+//                                process_cpu_ms  CPU time of the whole process (Mesa's threads
+//                                                too): less disturbed by other work on the
+//                                                machine than wall time;
+//                                tiles, m        tiles (dispatches) per call, and head 0's m'.
 //
 //   VitForward/{Gpu,Eigen}/S16_224  the forward pass of a ViT-S/16 (D 384, 6 heads, 12 layers,
 //                              MLP 1536) with random weights on a 224² image (T = 197), every
@@ -32,6 +48,7 @@
 #include "core/vit_reference.hpp"
 
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
@@ -136,6 +153,14 @@ class WallRate {
   std::chrono::steady_clock::time_point start_;
 };
 
+// CPU time of the whole process (every thread: Mesa's llvmpipe threads run the shaders), in ms.
+double process_cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) * 1e-3; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
+
 void fail(benchmark::State& state, const std::exception& e) {
   g_failed = true;
   state.SkipWithError(e.what());
@@ -194,13 +219,32 @@ void full_matrix_gpu(benchmark::State& state, int n) {
   try {
     AttentionEngine& engine = engine_for(n);
     label_gpu(state);
+    MatrixTimings sum;
+    const double cpu_before = process_cpu_ms();
     const WallRate rate;
     for (auto _ : state) {
       Matrix A = engine.matrix(0);  // recomputed on every call, read back tile by tile
       benchmark::DoNotOptimize(A.data());
       benchmark::ClobberMemory();
+      const MatrixTimings& t = engine.last_matrix_timings();
+      sum.kernel_ms += t.kernel_ms;
+      sum.kernel_wall_ms += t.kernel_wall_ms;
+      sum.readback_ms += t.readback_ms;
+      sum.cpu_ms += t.cpu_ms;
+      sum.total_ms += t.total_ms;
+      sum.tiles = t.tiles;
     }
     rate.report(state, std::int64_t{n} * n);
+    // Where one matrix() call's time goes (engine.hpp, MatrixTimings), averaged per iteration.
+    const double iterations = static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+    state.counters["kernel_ms"] = sum.kernel_ms / iterations;
+    state.counters["kernel_wall_ms"] = sum.kernel_wall_ms / iterations;
+    state.counters["readback_ms"] = sum.readback_ms / iterations;
+    state.counters["cpu_ms"] = sum.cpu_ms / iterations;
+    state.counters["matrix_ms"] = sum.total_ms / iterations;
+    state.counters["tiles"] = sum.tiles;
+    state.counters["m"] = engine.head_m(0);
+    state.counters["process_cpu_ms"] = (process_cpu_ms() - cpu_before) / iterations;
   } catch (const std::exception& e) {
     fail(state, e);
   }

@@ -1,14 +1,19 @@
 #!/usr/bin/python3
 """PyTorch CPU timings to compare Attention Lab's C++ ViT forward and attention benchmark with.
 
-    /usr/bin/python3 tests/bench/bench_pytorch_vit.py [--threads N]   # N defaults to 2
+    /usr/bin/python3 tests/bench/bench_pytorch_vit.py [--threads N] [--only {vit,attention}]
+    # N defaults to 2; --only attention times just softmax(Q K^T / sqrt(m)) (seconds, not minutes)
 
 ViT-S/16 (D 384, 6 heads, 12 layers, MLP 1536) and ViT-B/16 (D 768, 12 heads, 12 layers,
 MLP 3072), patch 16, one 3x224x224 image (T = 1 + 14*14 = 197), random weights, written as timm
 1.0.x's VisionTransformer forward (pre-norm blocks, qkv Linear, softmax(q k^T / sqrt(D/H)), exact
 GELU, final LayerNorm, head on the cls token, 1000 classes). torch.set_num_threads(2),
 torch.no_grad(); 2 warm-up runs, then best and median of 7. Also times softmax(Q K^T / sqrt(m))
-with N = 4096, m = 3 (Attention Lab's attention benchmark), and prints which BLAS torch uses.
+with N = 4096, m = 3, float32, Q and K of N x m (the shapes of attnlab-bench's FullMatrix/*/4096:
+head 0, the colour head, of a K = 8 grid of 64 x 64 patches with the default settings, whose
+q and k have m' = 3 since the positional mode is "none"; the bench prints m as a counter), and
+prints which BLAS torch uses. The C++ side returns the finished N x N matrix in new memory on
+every call, as torch does here.
 
 On a machine busy with other work, 2 OpenMP threads on 2 cores can be several times slower than
 1 (every op waits at a barrier for a thread that is not scheduled): the load average printed at
@@ -93,6 +98,7 @@ def blas_info():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=THREADS, help="torch.set_num_threads")
+    ap.add_argument("--only", choices=("vit", "attention"), help="run only the ViT forwards or only the attention timing")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
@@ -103,15 +109,18 @@ def main():
     for line in blas_info():
         print("  " + line)
     print()
-    print(f"{'model':10s} {'D':>4s} {'heads':>5s} {'layers':>6s} {'T':>4s} {'MLP':>5s} "
-          f"{'best ms':>9s} {'median ms':>10s}")
     img = torch.randn(1, 3, 224, 224)
     with torch.no_grad():
-        for name, D, H, L, M in (("ViT-S/16", 384, 6, 12, 1536), ("ViT-B/16", 768, 12, 12, 3072)):
-            model = ViT(D, H, L, M).eval()
-            best, med = time_it(lambda: model(img))
-            print(f"{name:10s} {D:4d} {H:5d} {L:6d} {197:4d} {M:5d} "
-                  f"{best * 1e3:9.1f} {med * 1e3:10.1f}")
+        if args.only != "attention":
+            print(f"{'model':10s} {'D':>4s} {'heads':>5s} {'layers':>6s} {'T':>4s} {'MLP':>5s} "
+                  f"{'best ms':>9s} {'median ms':>10s}")
+            for name, D, H, L, M in (("ViT-S/16", 384, 6, 12, 1536), ("ViT-B/16", 768, 12, 12, 3072)):
+                model = ViT(D, H, L, M).eval()
+                best, med = time_it(lambda: model(img))
+                print(f"{name:10s} {D:4d} {H:5d} {L:6d} {197:4d} {M:5d} "
+                      f"{best * 1e3:9.1f} {med * 1e3:10.1f}")
+        if args.only == "vit":
+            return
         N, m = 4096, 3
         Q, K = torch.randn(N, m), torch.randn(N, m)
         best, med = time_it(lambda: torch.softmax(Q @ K.T / math.sqrt(m), dim=-1))

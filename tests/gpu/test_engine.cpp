@@ -11,6 +11,7 @@
 #include <epoxy/gl.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -130,6 +131,91 @@ TEST_F(Gpu, FullMatrixMatchesTheReference) {
     for (Eigen::Index n = 0; n < A.size(); ++n)
       ASSERT_LE(std::abs(A.data()[n] - expect.data()[n]), kRel * std::abs(expect.data()[n]) + kAbs) << "entry " << n;
   }
+}
+
+// attend_matrix.comp, one loop per mask kind and q width: every kind, m' = 3 and m' > 4
+// (concat), tiles of 7 rows so N = 400 ends in a partial tile of one row. Masked weights are
+// exactly 0, a row with no key left (strict mask, query 0) is all zeros, every other row sums
+// to 1, and each entry is within the GPU tolerance of the reference.
+TEST_F(Gpu, FullMatrixMatchesTheReferenceForEveryMaskInSmallTiles) {
+  Settings s;
+  s.patch = 25;  // N = 400 = 57 × 7 + 1
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  engine.set_matrix_tile_rows(7);
+  const int N = engine.N();
+  ASSERT_EQ(N % 7, 1);
+  for (PosMode pos : {PosMode::None, PosMode::Concat})
+    for (const MaskSpec& mask : every_mask(N)) {
+      s.pos.mode = pos;
+      s.mask = mask;
+      engine.set_settings(s);
+      const Reference ref(safari(), s);
+      const std::string what = std::string(pos_mode_name(pos)) + "/" + std::string(mask_kind_name(mask.kind));
+      for (int h : {0, 3}) {
+        if (pos == PosMode::Concat) {
+          ASSERT_GT(engine.head_m(h), 4) << "the wide loop is not exercised";
+        }
+        const Matrix A = engine.matrix(h), expect = ref.matrix(h);
+        EXPECT_EQ(engine.last_matrix_timings().tiles, (N + 6) / 7) << what;
+        ASSERT_EQ(A.rows(), N);
+        ASSERT_EQ(A.cols(), N);
+        for (int i = 0; i < N; ++i) {
+          bool any = false;
+          for (int j = 0; j < N; ++j) {
+            const double e = expect(i, j);
+            ASSERT_LE(std::abs(A(i, j) - e), kRel * std::abs(e) + kAbs)
+                << what << " head " << h << " a_" << i << "," << j << ": gpu " << A(i, j) << " reference " << e;
+            if (!ref.setup().mask.allowed(i, j)) ASSERT_EQ(A(i, j), 0.0f) << what << " masked a_" << i << "," << j;
+            else any = true;
+          }
+          if (any) ASSERT_NEAR(A.row(i).cast<double>().sum(), 1.0, 1e-5) << what << " row " << i;
+          else ASSERT_EQ(A.row(i).cwiseAbs().maxCoeff(), 0.0f) << what << " row " << i << " has no key left";
+        }
+      }
+    }
+}
+
+TEST_F(Gpu, FullMatrixHasAnAllZeroRowWhereNoKeyIsLeft) {
+  Settings s;
+  s.patch = 25;
+  s.mask.kind = MaskKind::Strict;  // query 0 may see no key
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  engine.set_matrix_tile_rows(3);
+  const Matrix A = engine.matrix(0);
+  EXPECT_EQ(A.row(0).cwiseAbs().maxCoeff(), 0.0f);
+  EXPECT_FALSE(A.row(0).array().isNaN().any());
+  EXPECT_FLOAT_EQ(A(1, 0), 1.0f);  // query 1 sees key 0 only
+  EXPECT_NEAR(A.row(engine.N() - 1).sum(), 1.0f, 1e-5f);
+}
+
+TEST_F(Gpu, FullMatrixReportsItsStageTimings) {
+  Settings s;
+  s.patch = 25;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  EXPECT_EQ(engine.last_matrix_timings().tiles, 0);
+  EXPECT_THROW(engine.set_matrix_tile_rows(-1), Error);
+  engine.set_matrix_tile_rows(100);
+  engine.matrix(1);
+  const MatrixTimings& t = engine.last_matrix_timings();
+  EXPECT_EQ(t.tiles, 4);  // 400 rows
+  EXPECT_GT(t.kernel_wall_ms, 0.0);
+  EXPECT_GT(t.readback_ms, 0.0);
+  EXPECT_GE(t.cpu_ms, 0.0);
+  EXPECT_GE(t.total_ms, t.kernel_wall_ms + t.readback_ms);
+  if (gl::TimerQuery::supported()) {
+    EXPECT_GE(t.kernel_ms, 0.0);
+  } else {
+    EXPECT_TRUE(std::isnan(t.kernel_ms));
+  }
+  engine.set_matrix_tile_rows(0);  // back to one storage buffer's worth: a single tile
+  engine.matrix(1);
+  EXPECT_EQ(engine.last_matrix_timings().tiles, 1);
 }
 
 TEST_F(Gpu, OutputsAndMergeMatchTheReference) {

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,63 @@ TEST_F(GlPlumbing, TransfersAreCountedAndARepeatedQueryMovesNothing) {
   d = since(t0);
   EXPECT_EQ(d.readbacks, 1u);
   EXPECT_EQ(d.readback_bytes, 400u * 4);
+}
+
+TEST_F(GlPlumbing, ATimerQueryTimesADispatchOrSaysItCannot) {
+  const gl::Program p = compile(R"(
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) writeonly buffer Out { float v[]; };
+void main() { v[gl_GlobalInvocationID.x] = float(gl_GlobalInvocationID.x); }
+)");
+  gl::BindingGuard guard;
+  gl::Buffer out(64 * 16 * 4);
+  gl::bind(0, out);
+  gl::TimerQuery never_run;
+  EXPECT_FALSE(never_run.milliseconds().has_value());  // no answer before begin/end
+  EXPECT_THROW(never_run.end(), Error);
+  gl::TimerQuery timer;
+  timer.begin();
+  EXPECT_THROW(timer.begin(), Error);  // one at a time
+  gl::dispatch(p, 16);
+  timer.end();
+  const auto ms = timer.milliseconds();
+  EXPECT_EQ(ms.has_value(), gl::TimerQuery::supported());
+  if (ms) {
+    EXPECT_GE(*ms, 0.0);
+  }
+  gl::TimerQuery moved = std::move(timer);  // the query moves with its answer
+  EXPECT_EQ(moved.milliseconds().has_value(), gl::TimerQuery::supported());
+  std::printf("timer queries %s; a 1024-invocation dispatch: %.4f ms\n", gl::TimerQuery::supported() ? "supported" : "unsupported",
+              ms.value_or(-1.0));
+}
+
+TEST_F(GlPlumbing, AMappedReadSeesTheDispatchAndIsCountedOnce) {
+  const gl::Program p = compile(R"(
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) writeonly buffer Out { float v[]; };
+void main() { v[gl_GlobalInvocationID.x] = 2.0 * float(gl_GlobalInvocationID.x); }
+)");
+  gl::BindingGuard guard;
+  gl::Buffer out(128 * 4);
+  gl::bind(0, out);
+  gl::dispatch(p, 2);
+  const gl::TransferCounts before = gl::transfer_counts();
+  std::vector<float> got;
+  out.read_mapped(8 * 4, 100 * 4, [&](const void* data) {
+    const float* f = static_cast<const float*>(data);
+    got.assign(f, f + 8);
+  });
+  const gl::TransferCounts d = gl::transfer_counts() - before;
+  EXPECT_EQ(d.readbacks, 1u);
+  EXPECT_EQ(d.readback_bytes, 32u);
+  ASSERT_EQ(got.size(), 8u);
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(got[static_cast<size_t>(k)], 2.0f * static_cast<float>(100 + k));
+  EXPECT_THROW(out.read_mapped(8, 128 * 4 - 4, [](const void*) {}), Error);  // past the end
+  // The buffer is unmapped again, also after a throwing reader: a second read works.
+  EXPECT_THROW(out.read_mapped(4, 0, [](const void*) { throw Error("reader failed"); }), Error);
+  float first = -1;
+  out.read_mapped(4, 4, [&](const void* data) { first = *static_cast<const float*>(data); });
+  EXPECT_EQ(first, 2.0f);
 }
 
 }  // namespace
