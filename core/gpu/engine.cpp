@@ -32,6 +32,10 @@ struct AttendRowsParams {
   std::int32_t mode, N, head, row_base, row_count, qk_offset, m, stride, cols, mask_kind, radius;
   float temperature;
 };
+struct PoolMatrixParams {  // pool_matrix.comp
+  std::int32_t pass, N, block, side, first, count, pooling, qk_offset, m, stride, cols, mask_kind, radius;
+  float temperature;
+};
 struct MergeParams {
   std::int32_t N, heads;
 };
@@ -72,6 +76,8 @@ struct AttentionEngine::Buffers {
   std::array<gl::Buffer, kColormapCount> luts;
   std::array<gl::Texture, kHeadCount> heatmaps;
   std::array<std::optional<HeatmapStyle>, kHeadCount> heatmap_style;  // what each texture shows now
+  gl::Program pool_matrix;                       // compiled on first use (pool_matrix_rows)
+  gl::Buffer pool_stats, pool_values, pool_flags;  // one band's row statistics and pixels
 };
 
 AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
@@ -357,6 +363,44 @@ Matrix AttentionEngine::matrix(int head) {
   }
   ++counts_.full;
   return A;
+}
+
+void AttentionEngine::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
+  if (!has_image()) throw Error("no image loaded");
+  check_pool_rows(N(), head, first, count, image);
+  if (count == 0) return;
+  ensure_qkv();
+  if (!gpu_->pool_matrix.id()) gpu_->pool_matrix = gl::compile_embedded("pool_matrix.comp");
+  const int N = this->N(), b = image.block, S = image.side;
+  const int rows = std::min(N, (first + count) * b) - first * b;  // matrix rows of the band
+  const size_t pixels = static_cast<size_t>(count) * static_cast<size_t>(S);
+  gl::BindingGuard guard;
+  // Grown when a band needs more, never shrunk: at most N row statistics and S² pixels.
+  if (gpu_->pool_stats.bytes() < static_cast<size_t>(rows) * 8) gpu_->pool_stats = gl::Buffer(static_cast<size_t>(rows) * 8);
+  if (gpu_->pool_values.bytes() < pixels * 4) {
+    gpu_->pool_values = gl::Buffer(pixels * 4);
+    gpu_->pool_flags = gl::Buffer(pixels * 4);
+  }
+  const gl::BufferTexture* textures[] = {&gpu_->Q_tex, &gpu_->K_tex, &gpu_->keep_tex};  // units 1..3 of the shader
+  for (GLuint u = 0; u < 3; ++u) textures[u]->bind(u + 1);
+  gl::bind(5, gpu_->pool_stats);
+  gl::bind(6, gpu_->pool_values);
+  gl::bind(7, gpu_->pool_flags);
+  const auto& p = gpu_->pool_matrix;
+  auto params = [&](int pass) {
+    return PoolMatrixParams{pass, N, b, S, first, count, static_cast<int>(pooling), gpu_->qk_offset[head], gpu_->m[head],
+                            gpu_->stride[head], grid().cols, static_cast<int>(settings_.mask.kind), settings_.mask.radius,
+                            settings_.temperature};
+  };
+  gpu_->params.set(p, params(shader::POOL_PASS_STATS));
+  gl::dispatch(p, groups(rows, kLocal));
+  gpu_->params.set(p, params(shader::POOL_PASS_IMAGE));
+  gl::dispatch(p, groups(S, kLocal), static_cast<GLuint>(count));
+  const size_t at = static_cast<size_t>(first) * static_cast<size_t>(S);
+  gpu_->pool_values.download(image.values.data() + at, pixels * 4);
+  std::vector<std::uint32_t> flags(pixels);
+  gpu_->pool_flags.download(flags.data(), pixels * 4);
+  for (size_t t = 0; t < pixels; ++t) image.all_zero[at + t] = flags[t] ? 1 : 0;
 }
 
 void AttentionEngine::ensure_output(int head) {
