@@ -39,9 +39,10 @@
   X(FLAG_RESIDUAL, 4)                                                                    \
   X(POOL_TOKEN, VitPooling::Token)                                                                       \
   X(POOL_AVERAGE, VitPooling::Average)                                                  \
-  /* pool_matrix.comp: its two passes, and the Pooling of a block (Pooling order). */      \
-  X(POOL_PASS_STATS, 0)                                                                  \
-  X(POOL_PASS_IMAGE, 1)                                                                  \
+  /* pool_matrix.comp: its three passes, and the Pooling of a block (Pooling order). */    \
+  X(POOL_PASS_PARTIAL, 0)                                                                \
+  X(POOL_PASS_ROWS, 1)                                                                   \
+  X(POOL_PASS_IMAGE, 2)                                                                  \
   X(POOLING_MEAN, Pooling::Mean)                                                         \
   X(POOLING_MAX, Pooling::Max)
 
