@@ -179,7 +179,10 @@ void MatrixView::update_attention(const AppState& state, Backend& backend) {
     next_row_ = 0;
     next_ms_ = 0;
   }
-  // One frame's share: bands of image rows until about kBandBudgetMs have gone.
+  // One frame's share: bands of image rows until about kBandBudgetMs have gone. The GL work
+  // already queued (the last frame's drawing, which a software rasterizer runs only when a
+  // read-back forces it) is finished first, so that the bands are sized by their own cost.
+  glFinish();
   try {
     const auto t0 = Clock::now();
     double spent = 0;

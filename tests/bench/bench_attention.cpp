@@ -328,6 +328,25 @@ void pooled_matrix(benchmark::State& state, int n, bool gpu) {
   }
 }
 
+// What the matrix view does per frame: `rows` image rows of that picture (one call of
+// pool_matrix_rows, rows 256.. of 512), at N = 16 384 (b = 32).
+void pooled_band_gpu(benchmark::State& state, int rows) {
+  try {
+    AttentionEngine& engine = engine_for(16384);
+    label_gpu(state);
+    BlockImage img = empty_block_image(16384, 512);
+    const WallRate rate;
+    for (auto _ : state) {
+      engine.pool_matrix_rows(0, Pooling::Mean, 256, rows, img);
+      benchmark::DoNotOptimize(img.values.data());
+      benchmark::ClobberMemory();
+    }
+    rate.report(state, std::int64_t{rows} * 32 * 16384);
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+}
+
 void register_all() {
   // Explicit names, no Args(): the names come out exactly as "RowAllHeads/Gpu/1024".
   for (int n : {1024, 4096, 16384}) {
@@ -346,6 +365,9 @@ void register_all() {
     benchmark::RegisterBenchmark(("PooledMatrix/Gpu/" + size).c_str(), pooled_matrix, n, true)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("PooledMatrix/Eigen/" + size).c_str(), pooled_matrix, n, false)->Unit(benchmark::kMillisecond);
   }
+  for (int rows : {1, 4, 16})
+    benchmark::RegisterBenchmark(("PooledBand/Gpu/16384/" + std::to_string(rows)).c_str(), pooled_band_gpu, rows)
+        ->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace
