@@ -52,6 +52,23 @@ class ReferenceModel final : public HandMadeModel {
       throw Error("the full attention matrix needs " + std::to_string(bytes >> 20) + " MiB; choose a larger patch size");
     return ref.matrix(checked(head));
   }
+  int N() const override { return current().N(); }
+  // Streaming: the rows of one image row at a time (b × N floats), pooled and dropped.
+  void pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) override {
+    const Reference& ref = current();
+    check_pool_rows(ref.N(), head, first, count, image);
+    const int N = ref.N();
+    std::vector<float> band;
+    for (int r = first; r < first + count; ++r) {
+      band.resize(static_cast<size_t>(image.last(r) - image.first(r)) * static_cast<size_t>(N));
+      for (int i = image.first(r); i < image.last(r); ++i) {
+        const RowResult row = ref.row(head, i);
+        std::copy(row.weights.data(), row.weights.data() + N,
+                  band.begin() + static_cast<std::ptrdiff_t>(i - image.first(r)) * N);
+      }
+      pool_block_row(image, r, band, &ref.setup().mask, pooling);
+    }
+  }
   std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x) override {
     const Reference& ref = current();
     const Matrix Wq = query_key_weights(ref.heads()[static_cast<size_t>(checked(head))].W_q, ref.settings().pos,
@@ -76,6 +93,28 @@ class ReferenceModel final : public HandMadeModel {
 };
 
 }  // namespace
+
+void check_pool_rows(int N, int head, int first, int count, const BlockImage& image) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (image.N != N || image.side < 1 || image.values.size() != static_cast<size_t>(image.side) * image.side ||
+      image.all_zero.size() != image.values.size())
+    throw Error("the pooled image is for N = " + std::to_string(image.N) + ", the model has N = " + std::to_string(N) +
+                " tokens (make it with empty_block_image)");
+  if (first < 0 || count < 0 || first + count > image.side)
+    throw Error("image rows " + std::to_string(first) + ".." + std::to_string(first + count - 1) + " are outside [0," +
+                std::to_string(image.side) + ")");
+}
+
+BlockImage HandMadeModel::pooled_matrix(int head, int max_side, Pooling pooling) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  const int n = N();
+  BlockImage image = empty_block_image(n, max_side);
+  // Bands of about 2^23 weights: each call stays short (a GPU driver may stop a long dispatch).
+  const long long per_row = static_cast<long long>(image.block) * n;
+  const int band = static_cast<int>(std::clamp<long long>((1ll << 23) / per_row, 1, image.side));
+  for (int r = 0; r < image.side; r += band) pool_matrix_rows(head, pooling, r, std::min(band, image.side - r), image);
+  return image;
+}
 
 std::unique_ptr<HandMadeModel> make_reference_model() { return std::make_unique<ReferenceModel>(); }
 

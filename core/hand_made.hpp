@@ -5,6 +5,7 @@
 // which it holds; the query is an argument of every call, not state of the model.
 #include "core/colormap.hpp"
 #include "core/reference.hpp"
+#include "core/structure.hpp"
 
 #include <array>
 #include <cstddef>
@@ -65,6 +66,24 @@ class HandMadeModel {
   virtual Matrix merged_output() = 0;
   /// The full A of a head, N × N. Throws Error when it needs more than max_matrix_bytes().
   virtual Matrix matrix(int head) = 0;
+  /// N, the number of tokens of the current image and patch size. Throws Error with no image.
+  virtual int N() const = 0;
+  /// Image rows [first, first + count) of the pooled A of a head (see pooled_matrix()), written
+  /// into `image`, which comes from empty_block_image(N(), max_side) (or an earlier call: the
+  /// other rows are left as they are). A UI spreads the work over frames this way; each call
+  /// computes the rows' softmax statistics and their blocks, never more than one row band at
+  /// a time. Throws Error for a head out of range, no image, an image made for another N, or
+  /// rows outside [0, image.side).
+  virtual void pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) = 0;
+  /// A of a head (eq. 26.20 with τ and the mask: a_ij = exp(l_ij − M_i) / S_i with the logits
+  /// l_ij = q_i·k_j / (τ√m'), M_i the largest and S_i = Σ_j exp(l_ij − M_i) over the keys that
+  /// query i may see, 0 for a masked key) pooled to an S×S image for the screen, S <= max_side:
+  /// each pixel the mean or the maximum of a b×b block of a_ij, b = block_size(N, max_side),
+  /// all_zero when every cell of the block is masked — the same image as downsample_matrix()
+  /// of matrix(head), but never N² values in memory (the GPU reads back S² floats and flags),
+  /// so it works for every N, e.g. N = 16 384 (1 GiB as a full matrix). Throws Error for a
+  /// head out of range, max_side < 1 or no image.
+  BlockImage pooled_matrix(int head, int max_side, Pooling pooling);
   /// Row of A for a token that is not in the image (a question token, eqs. 26.14–26.16): `x`
   /// is 1 × D like a row of tokens(). Returns weights and logits s/(τ√m'), N each, unmasked.
   /// Throws Error for a head out of range or an x of the wrong width.
@@ -73,6 +92,11 @@ class HandMadeModel {
   /// The most memory matrix() may take, in bytes: 256 MiB, i.e. N up to 8192.
   static constexpr std::size_t max_matrix_bytes() { return std::size_t{1} << 28; }
 };
+
+/// The checks of HandMadeModel::pool_matrix_rows, shared by its implementations: throws Error
+/// for a head outside [0, kHeadCount), an image not made by empty_block_image(N, ·), or image
+/// rows [first, first + count) outside [0, image.side).
+void check_pool_rows(int N, int head, int first, int count, const BlockImage& image);
 
 /// The Eigen reference as a HandMadeModel: the same numbers as the GPU, slower; what the app
 /// uses when the context has no compute shaders.

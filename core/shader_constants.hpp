@@ -6,6 +6,7 @@
 // here too, beside the settings' enums, so every number a shader branches on has one source.
 #include "core/colormap.hpp"
 #include "core/settings.hpp"
+#include "core/structure.hpp"
 #include "core/tokens.hpp"
 #include "core/vit.hpp"
 
@@ -36,7 +37,13 @@
   X(FLAG_GELU, 2)                                                                        \
   X(FLAG_RESIDUAL, 4)                                                                    \
   X(POOL_TOKEN, VitPooling::Token)                                                                       \
-  X(POOL_AVERAGE, VitPooling::Average)
+  X(POOL_AVERAGE, VitPooling::Average)                                                  \
+  /* pool_matrix.comp: its three passes, and the Pooling of a block (Pooling order). */    \
+  X(POOL_PASS_PARTIAL, 0)                                                                \
+  X(POOL_PASS_ROWS, 1)                                                                   \
+  X(POOL_PASS_IMAGE, 2)                                                                  \
+  X(POOLING_MEAN, Pooling::Mean)                                                         \
+  X(POOLING_MAX, Pooling::Max)
 
 namespace attnlab::shader {
 
@@ -47,6 +54,7 @@ ATTNLAB_SHADER_CONSTANTS(ATTNLAB_SHADER_CONSTANT)
 // Every enum value is listed, and in order.
 static_assert(MASK_PAINTED + 1 == kMaskKindCount, "a MaskKind is missing from ATTNLAB_SHADER_CONSTANTS");
 static_assert(NORM_LOG + 1 == kNormalizationCount, "a Normalization is missing from ATTNLAB_SHADER_CONSTANTS");
+static_assert(POOLING_MAX + 1 == kPoolingCount, "a Pooling is missing from ATTNLAB_SHADER_CONSTANTS");
 
 /// "#define NAME value\n" for every constant of the list, for the shaders.
 std::string shader_constant_defines();

@@ -74,32 +74,62 @@ int block_size(int N, int max_side) {
   return (N + max_side - 1) / max_side;
 }
 
-BlockImage downsample_matrix(std::span<const float> A, int N, int max_side, const Mask* mask) {
-  if (N < 1 || A.size() != static_cast<size_t>(N) * static_cast<size_t>(N))
-    throw Error("downsample_matrix: A has " + std::to_string(A.size()) + " values, expected N² for N = " + std::to_string(N));
-  BlockSums s(N, max_side);
-  for (int i = 0; i < N; ++i) {
-    const size_t row = static_cast<size_t>(i / s.b) * static_cast<size_t>(s.S);
-    const float* a = A.data() + static_cast<size_t>(i) * static_cast<size_t>(N);
-    for (int c = 0; c < s.S; ++c) {
-      const int j0 = c * s.b, j1 = std::min(j0 + s.b, N);
-      const size_t at = row + static_cast<size_t>(c);
+const char* pooling_name(Pooling pooling) { return pooling == Pooling::Max ? "max" : "mean"; }
+
+BlockImage empty_block_image(int N, int max_side) {
+  BlockImage img;
+  img.N = N;
+  img.block = block_size(N, max_side);
+  img.side = (N + img.block - 1) / img.block;
+  img.values.assign(static_cast<size_t>(img.side) * static_cast<size_t>(img.side), 0.0f);
+  img.all_zero.assign(img.values.size(), 1);
+  return img;
+}
+
+void pool_block_row(BlockImage& img, int r, std::span<const float> rows, const Mask* mask, Pooling pooling) {
+  if (r < 0 || r >= img.side)
+    throw Error("pool_block_row: image row " + std::to_string(r) + " is outside [0," + std::to_string(img.side) + ")");
+  const int N = img.N, i0 = img.first(r), i1 = img.last(r);
+  if (rows.size() != static_cast<size_t>(i1 - i0) * static_cast<size_t>(N))
+    throw Error("pool_block_row: got " + std::to_string(rows.size()) + " values for rows " + std::to_string(i0) + ".." +
+                std::to_string(i1 - 1) + " of N = " + std::to_string(N));
+  const size_t S = static_cast<size_t>(img.side), at0 = static_cast<size_t>(r) * S;
+  for (int c = 0; c < img.side; ++c) {
+    const int j0 = img.first(c), j1 = img.last(c);
+    double sum = 0;
+    float big = 0.0f;  // a_ij >= 0; masked cells are 0
+    bool kept = false;
+    for (int i = i0; i < i1; ++i) {
+      const float* a = rows.data() + static_cast<size_t>(i - i0) * static_cast<size_t>(N);
       double part = 0;
-      for (int j = j0; j < j1; ++j) part += a[j];
-      s.sum[at] += part;
-      if (s.kept[at]) continue;  // one kept cell is enough
+      for (int j = j0; j < j1; ++j) {
+        part += a[j];
+        big = std::max(big, a[j]);
+      }
+      sum += part;
+      if (kept) continue;  // one kept cell is enough
       if (!mask) {
-        s.kept[at] = 1;
+        kept = true;
         continue;
       }
-      for (int j = j0; j < j1; ++j)
-        if (mask->allowed(i, j)) {
-          s.kept[at] = 1;
-          break;
-        }
+      for (int j = j0; j < j1 && !kept; ++j) kept = mask->allowed(i, j);
     }
+    const double cells = static_cast<double>(i1 - i0) * (j1 - j0);
+    img.values[at0 + static_cast<size_t>(c)] = pooling == Pooling::Max ? big : static_cast<float>(sum / cells);
+    img.all_zero[at0 + static_cast<size_t>(c)] = kept ? 0 : 1;
   }
-  return s.finish();
+}
+
+BlockImage downsample_matrix(std::span<const float> A, int N, int max_side, const Mask* mask, Pooling pooling) {
+  if (N < 1 || A.size() != static_cast<size_t>(N) * static_cast<size_t>(N))
+    throw Error("downsample_matrix: A has " + std::to_string(A.size()) + " values, expected N² for N = " + std::to_string(N));
+  BlockImage img = empty_block_image(N, max_side);
+  for (int r = 0; r < img.side; ++r) {
+    const size_t from = static_cast<size_t>(img.first(r)) * static_cast<size_t>(N);
+    pool_block_row(img, r, A.subspan(from, static_cast<size_t>(img.last(r) - img.first(r)) * static_cast<size_t>(N)), mask,
+                   pooling);
+  }
+  return img;
 }
 
 int conv_tap(const PatchGrid& grid, int k, int i, int j) {

@@ -36,15 +36,38 @@ struct BlockImage {
   int last(int r) const { return r * block + block < N ? r * block + block : N; }
 };
 
+/// How a block of matrix cells becomes one pixel of a BlockImage: the mean of its cells (the
+/// true average, masked cells counted as 0) or the largest of them (masked cells count as 0,
+/// and no weight is negative, so a block shows its strongest weight however small its share).
+enum class Pooling { Mean, Max };
+inline constexpr int kPoolingCount = 2;
+/// "mean" or "max".
+const char* pooling_name(Pooling pooling);
+
 /// The block side b = ceil(N / max_side) that fits N cells into at most max_side pixels
 /// (1 when N <= max_side: exact). Throws Error when N < 1 or max_side < 1.
 int block_size(int N, int max_side);
 
 /// Reduces A (N×N, row-major, N² values: a_ij at i·N + j, eq. 26.20) to at most
-/// max_side × max_side pixels by averaging b×b blocks (block_size()). `mask` (may be null:
-/// nothing masked) marks the cells with mask->allowed(i, j) == false; all_zero is set only
-/// when every cell of a block is masked. Throws Error when A.size() != N² or N < 1.
-BlockImage downsample_matrix(std::span<const float> A, int N, int max_side, const Mask* mask);
+/// max_side × max_side pixels by pooling b×b blocks (block_size()): their mean (the default)
+/// or their maximum. `mask` (may be null: nothing masked) marks the cells with
+/// mask->allowed(i, j) == false; all_zero is set only when every cell of a block is masked.
+/// Throws Error when A.size() != N² or N < 1.
+BlockImage downsample_matrix(std::span<const float> A, int N, int max_side, const Mask* mask,
+                             Pooling pooling = Pooling::Mean);
+
+/// The S×S image of an N×N matrix before any of its rows is pooled: block b =
+/// block_size(N, max_side), S = ceil(N / b), every value 0 and every block all_zero. What
+/// pool_block_row() (and HandMadeModel::pool_matrix_rows) fill one image row at a time.
+/// Throws Error like block_size().
+BlockImage empty_block_image(int N, int max_side);
+
+/// Pools image row r of `img` from matrix rows img.first(r) .. img.last(r) − 1, given as
+/// `rows` ((last − first) × N floats, row-major, a_ij at (i − first)·N + j): each pixel (r, c)
+/// becomes the mean or the maximum of its block, all_zero when mask (may be null) keeps no cell
+/// of it. So an N×N matrix can be pooled a band of rows at a time, never holding N² values.
+/// Mean sums in double. Throws Error when r is outside [0, S) or rows has the wrong size.
+void pool_block_row(BlockImage& img, int r, std::span<const float> rows, const Mask* mask, Pooling pooling);
 
 /// Convolution over the patch grid (fig. 26.21, "conv"): a k×k kernel (k odd, r = (k−1)/2)
 /// centred on token i, zero padding at the grid's edges, same output grid. Token j is in the

@@ -160,6 +160,11 @@ const Matrix& Backend::matrix(int head) {
   return cached("matrix" + std::to_string(head), [&] { return model_->matrix(head); });
 }
 
+void Backend::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
+  if (!has_image()) throw Error("no image loaded");
+  model_->pool_matrix_rows(head, pooling, first, count, image);
+}
+
 std::pair<std::vector<float>, std::vector<float>> Backend::row_for_token(int head, const RowVector& x) {
   if (!has_image()) throw Error("no image loaded");
   return model_->row_for_token(head, x);

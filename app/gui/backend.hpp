@@ -70,8 +70,13 @@ class Backend {
   const Matrix& output(int head);
   /// The heads' outputs merged by W_MSA (eqs. 26.27–26.28), N × 3.
   const Matrix& merged_output();
-  /// The full A of a head, N × N. Throws Error when it is too large (HandMadeModel::max_matrix_bytes).
+  /// The full A of a head, N × N, for exporting it at full resolution (a view draws
+  /// pool_matrix_rows instead). Throws Error when it is too large (HandMadeModel::max_matrix_bytes).
   const Matrix& matrix(int head);
+  /// Image rows [first, first + count) of the pooled A of a head into `image`
+  /// (HandMadeModel::pool_matrix_rows: image from empty_block_image(grid().N(), max_side));
+  /// not cached, the caller keeps the image. Never N² values in memory.
+  void pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image);
   /// Row of A for a token that is not in the image (question token): `x` is 1 × D like a row
   /// of tokens(). Returns weights and logits s/(τ√m'), N each, unmasked.
   std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x);

@@ -1,4 +1,5 @@
-// Attention matrix (figs. 26.18, 26.21): A of the main head as an N×N image, with the query's
+// Attention matrix (figs. 26.18, 26.21): A of the main head as an image pooled on the GPU (mean or
+// max of blocks of weights, never N² values in memory), with the query's
 // row outlined and the masked cells black, next to the matrices of a dense fc layer and of a
 // k×k convolution over the same tokens in raster order.
 #include "app/gui/teaching_view.hpp"
@@ -20,8 +21,8 @@ namespace attnlab::app {
 namespace {
 
 constexpr int kMaxSide = 512;         // the images have at most this many pixels per side
-constexpr int kViewMaxTokens = 4096;  // the full matrix view works up to here
 constexpr int kDebounceTokens = 1024; // above this, wait for a change to settle before recomputing
+constexpr double kBandBudgetMs = 25;  // pooling A: about this much work per frame, so the UI stays live
 constexpr std::uint32_t kFcSeed = 11, kKernelSeed = 5;
 
 using Clock = std::chrono::steady_clock;
@@ -82,18 +83,41 @@ class MatrixView final : public TeachingView {
   void draw_attention(AppState& state, Backend& backend, float side);
   void draw_structure(const char* id, const Picture& pic, Backend& backend, float side, bool conv);
   void draw_properties(Backend& backend);
+  // "<what> A ... 37%" while a picture is under way.
+  std::string progress_text(const char* what) const {
+    if (!building_ || next_.side < 1) return std::string(what) + " ...";
+    return std::string(what) + " ... " + std::to_string(100 * next_row_ / next_.side) + "%";
+  }
 
-  // A of the main head, reduced to at most kMaxSide pixels.
+  // A of the main head, pooled to at most kMaxSide pixels (HandMadeModel::pool_matrix_rows):
+  // never N² values, on the GPU as on the CPU. The picture is built a band of image rows per
+  // frame (GL stays on this thread), about kBandBudgetMs each, while the last one stays up.
+  struct Key {  // what a picture of A depends on
+    unsigned generation = 0;  // backend.settings_generation()
+    int head = -1;
+    int pooling = 0;
+    bool operator==(const Key&) const = default;
+  };
   Picture a_;
-  unsigned a_generation_ = 0;  // backend.settings_generation() that a_ (or a_error_) is for
-  int a_head_ = -1;
-  std::string a_error_;        // why A is not shown (too large, …); empty when shown
-  bool a_fresh_ = false;       // a_ matches the current settings and head
+  Key a_key_;                  // what a_ (or a_error_) is for
+  std::string a_error_;        // why A is not shown; empty when shown
+  bool a_fresh_ = false;       // a_ matches the current settings, head and pooling
   int a_empty_rows_ = 0, a_first_empty_ = -1;
-  double a_ms_ = 0;
+  double a_ms_ = 0;            // time spent pooling a_ (all its bands)
+  // The picture under way: its key, image, rows done and the work so far.
+  Key next_key_;
+  bool building_ = false;
+  BlockImage next_;
+  int next_row_ = 0;
+  int band_rows_ = 1;          // image rows per call, adapted to kBandBudgetMs
+  double next_ms_ = 0;
   // Debounce for large N: the key first seen and when.
-  std::pair<unsigned, int> pending_{0, -1};
+  Key pending_;
   Clock::time_point pending_since_{};
+  // The exact row of A under the mouse (the tooltip's a_ij): row `hover_row_` of every head.
+  RowSet hover_;
+  unsigned hover_generation_ = 0;
+  int pooling_ = 0;  // Pooling: 0 mean, 1 max
 
   // The fc and conv matrices over the same tokens.
   Picture fc_, conv_;
@@ -107,51 +131,88 @@ class MatrixView final : public TeachingView {
                    // like the attention map: a masked row with few keys would dwarf all others)
 };
 
-void MatrixView::update_attention(const AppState& state, Backend& backend) {
-  const unsigned gen = backend.settings_generation();
-  const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
-  const int N = backend.grid().N();
-  a_fresh_ = gen == a_generation_ && head == a_head_;
-  if (a_fresh_) return;
-  const std::pair<unsigned, int> key{gen, head};
-  if (pending_ != key) {
-    pending_ = key;
-    pending_since_ = Clock::now();
+// Rows whose every key is masked (their weights are all 0): checked with the mask alone, O(N)
+// for the chapter's masks (a query sees itself, or the first kept key), never N².
+void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
+  count = 0;
+  first = -1;
+  int hint = -1;
+  const auto& keep = mask.key_keep();
+  for (int j = 0; j < N && hint < 0; ++j)
+    if (keep[static_cast<size_t>(j)]) hint = j;
+  for (int i = 0; i < N; ++i) {
+    bool any = mask.allowed(i, i) || (hint >= 0 && mask.allowed(i, hint));
+    for (int j = 0; j < N && !any; ++j) any = mask.allowed(i, j);
+    if (any) continue;
+    if (first < 0) first = i;
+    ++count;
   }
-  // While a slider is dragged at large N, keep the last picture until the settings rest.
-  // (The very first picture is made at once, also for one-shot renders.)
-  if (N > kDebounceTokens && a_head_ >= 0 && Clock::now() - pending_since_ < std::chrono::milliseconds(300)) return;
+}
 
-  a_generation_ = gen;
-  a_head_ = head;
-  a_fresh_ = true;
-  a_error_.clear();
-  a_empty_rows_ = 0;
-  a_first_empty_ = -1;
-  const double bytes = static_cast<double>(N) * N * 4;
-  if (N > kViewMaxTokens) {
-    a_error_ = "A has N x N = " + std::to_string(static_cast<long long>(N) * N) + " weights (" + mib(bytes) +
-               "); this view computes it for up to " + std::to_string(kViewMaxTokens) +
-               " tokens. Choose a larger patch size K to see it. The query's own row of A is still drawn in the attention "
-               "map, which never builds the N x N matrix.";
-    a_.image = {};
+void MatrixView::update_attention(const AppState& state, Backend& backend) {
+  const Key key{backend.settings_generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
+  const int N = backend.grid().N();
+  a_fresh_ = key == a_key_;
+  if (a_fresh_) {
+    building_ = false;
     return;
   }
+  if (!building_ || !(next_key_ == key)) {
+    if (!(pending_ == key)) {
+      pending_ = key;
+      pending_since_ = Clock::now();
+    }
+    // While a slider is dragged at large N, keep the last picture until the settings rest.
+    // (The very first picture is started at once, also for one-shot renders.)
+    if (N > kDebounceTokens && a_key_.head >= 0 && Clock::now() - pending_since_ < std::chrono::milliseconds(300)) return;
+    try {
+      next_ = empty_block_image(N, kMaxSide);
+    } catch (const Error& e) {
+      a_key_ = key;
+      a_error_ = e.what();
+      a_.image = {};
+      building_ = false;
+      return;
+    }
+    next_key_ = key;
+    building_ = true;
+    next_row_ = 0;
+    next_ms_ = 0;
+  }
+  // One frame's share: bands of image rows until about kBandBudgetMs have gone. The GL work
+  // already queued (the last frame's drawing, which a software rasterizer runs only when a
+  // read-back forces it) is finished first, so that the bands are sized by their own cost.
+  glFinish();
   try {
     const auto t0 = Clock::now();
-    const Matrix& A = backend.matrix(head);
-    a_.image = downsample_matrix(std::span<const float>(A.data(), static_cast<size_t>(N) * N), N, kMaxSide, &backend.setup().mask);
-    ++a_.version;
-    for (int i = 0; i < N; ++i)
-      if (A.row(i).sum() < 0.5f) {  // a row with every key masked is all zero (never NaN)
-        if (a_first_empty_ < 0) a_first_empty_ = i;
-        ++a_empty_rows_;
-      }
-    a_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    double spent = 0;
+    while (next_row_ < next_.side && spent < kBandBudgetMs) {
+      const int count = std::clamp(band_rows_, 1, next_.side - next_row_);
+      const auto t = Clock::now();
+      backend.pool_matrix_rows(key.head, static_cast<Pooling>(key.pooling), next_row_, count, next_);
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+      next_row_ += count;
+      // The next band: as many rows as fit the budget at this band's pace.
+      band_rows_ = std::clamp(static_cast<int>(kBandBudgetMs * count / std::max(ms, 0.01)), 1, next_.side);
+      spent = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    }
+    next_ms_ += spent;
   } catch (const Error& e) {
+    a_key_ = key;
     a_error_ = e.what();
     a_.image = {};
+    building_ = false;
+    return;
   }
+  if (next_row_ < next_.side) return;  // more next frame
+  a_.image = std::move(next_);
+  ++a_.version;
+  a_key_ = key;
+  a_error_.clear();
+  a_ms_ = next_ms_;
+  building_ = false;
+  a_fresh_ = true;
+  count_empty_rows(backend.setup().mask, N, a_empty_rows_, a_first_empty_);
 }
 
 void MatrixView::update_structures(Backend& backend, int conv_side) {
@@ -229,7 +290,7 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
     ImGui::Dummy(ImVec2(side, side));
     dl->AddRectFilled(p, ImVec2(p.x + side, p.y + side), IM_COL32(40, 40, 44, 255));
     dl->AddRect(p, ImVec2(p.x + side, p.y + side), IM_COL32(120, 120, 120, 255));
-    const std::string msg = a_error_.empty() ? std::string("computing A ...") : a_error_;
+    const std::string msg = !a_error_.empty() ? a_error_ : progress_text("computing A");
     dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(p.x + 8, p.y + 8), ImGui::GetColorU32(ImGuiCol_Text),
                 msg.c_str(), nullptr, side - 16);
     ImGui::EndGroup();
@@ -246,7 +307,7 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
   if (a_fresh_ && img.N == N) outline_row(dl, p, side, img, backend.query());
   if (!a_fresh_)
-    dl->AddText(ImVec2(p.x + 8, p.y + 8), IM_COL32(255, 255, 255, 255), "updating ...");
+    dl->AddText(ImVec2(p.x + 8, p.y + 8), IM_COL32(255, 255, 255, 255), progress_text("updating").c_str());
 
   int i = 0, j = 0;
   if (hovered && a_fresh_ && img.N == N && cell_under_mouse(p, side, N, i, j)) {
@@ -255,7 +316,12 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
     dl->AddRect(ImVec2(p.x + static_cast<float>(c) * px, p.y + static_cast<float>(r) * px),
                 ImVec2(p.x + static_cast<float>(c + 1) * px, p.y + static_cast<float>(r + 1) * px),
                 IM_COL32(255, 255, 255, 255));
-    const Matrix& A = backend.matrix(head);  // cached for these settings
+    // The exact a_ij from row i of A (one row pass for every head, kept while the mouse stays
+    // on that row); the pixel itself is the pooled value of its block.
+    if (hover_.query != i || hover_generation_ != backend.settings_generation()) {
+      hover_ = backend.rows_for(i);
+      hover_generation_ = backend.settings_generation();
+    }
     const bool allowed = backend.setup().mask.allowed(i, j);
     ImGui::BeginTooltip();
     ImGui::Text("query i = %d, patch (col %d, row %d)", i, g.col_of(i), g.row_of(i));
@@ -267,12 +333,13 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
     ImGui::SameLine();
     patch_image(backend, j, thumb);
     if (allowed)
-      ImGui::Text("a_ij = %s", format_weight(A(i, j)).c_str());
+      ImGui::Text("a_ij = %s", format_weight(hover_.head(head)[static_cast<size_t>(j)]).c_str());
     else
       ImGui::Text("a_ij = 0 (masked: key j is hidden from query i)");
     if (img.block > 1) {
-      ImGui::Text("this pixel: rows %d-%d x columns %d-%d, mean %s%s", img.first(r), img.last(r) - 1, img.first(c),
-                  img.last(c) - 1, format_weight(img.value(r, c)).c_str(), img.empty(r, c) ? " (all masked)" : "");
+      ImGui::Text("this pixel: rows %d-%d x columns %d-%d, %s %s%s", img.first(r), img.last(r) - 1, img.first(c),
+                  img.last(c) - 1, pooling_name(static_cast<Pooling>(a_key_.pooling)),
+                  format_weight(img.value(r, c)).c_str(), img.empty(r, c) ? " (all masked)" : "");
     }
     ImGui::TextDisabled("click: make token i the query");
     ImGui::EndTooltip();
@@ -333,7 +400,7 @@ void MatrixView::draw_properties(Backend& backend) {
   const PatchGrid& g = backend.grid();
   const long long N = g.N();
   const long long D = backend.tokens().cols();  // width of the head input X = [T | P]
-  const Head& h = backend.setup().heads[static_cast<size_t>(std::clamp(a_head_, 0, kHeadCount - 1))];
+  const Head& h = backend.setup().heads[static_cast<size_t>(std::clamp(a_key_.head, 0, kHeadCount - 1))];
   const long long head_params = h.W_q.size() + h.W_k.size() + h.W_v.size();
   const long long conv_nz = conv_nonzeros(g, k_);
   if (!ImGui::BeginTable("props", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) return;
@@ -382,6 +449,14 @@ void MatrixView::draw(AppState& state, Backend& backend) {
               "between its own smallest and largest weight, as the attention map does; useful when a mask leaves some "
               "rows with few keys and therefore large weights. The colormap and the normalization are the app's.");
   ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  ImGui::Combo("pooling", &pooling_, "mean\0max\0");
+  record_widget("matrix_pooling");
+  help_marker("When A has more rows than the picture has pixels, each pixel stands for a b x b block of weights: "
+              "mean shows their average (the true share of the block, so large blocks look dim), max the largest "
+              "weight in the block (a strong key stays visible however small the block's share). Masked weights count "
+              "as 0. With one weight per pixel both are a_ij itself.");
+  ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   if (ImGui::SliderInt("conv kernel k", &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
   help_marker("Size of the convolution's window in patches (odd). Its matrix has a band of k rows of k entries.");
@@ -393,10 +468,10 @@ void MatrixView::draw(AppState& state, Backend& backend) {
               g.K, N, N, NN);
   const int b = block_size(N, kMaxSide);
   if (b > 1)
-    ImGui::TextWrapped("Too many entries for the screen: A and fc are reduced to %d x %d pixels, each the mean of a %d x %d "
-                       "block of entries; conv is reduced to the size it is drawn. A block is black only when every entry "
-                       "in it is masked (or zero).",
-                       (N + b - 1) / b, (N + b - 1) / b, b, b);
+    ImGui::TextWrapped("Too many entries for the screen: A and fc are reduced to %d x %d pixels, each the %s (A) or the "
+                       "mean (fc) of a %d x %d block of entries; conv is reduced to the size it is drawn. A block is black "
+                       "only when every entry in it is masked (or zero).",
+                       (N + b - 1) / b, (N + b - 1) / b, pooling_name(static_cast<Pooling>(pooling_)), b, b);
   else
     ImGui::TextUnformatted("A and fc are shown exactly, one pixel per entry. Black = masked (weight exactly 0) or zero.");
 
@@ -452,8 +527,9 @@ void MatrixView::draw(AppState& state, Backend& backend) {
 
   // --- what the pictures say
   if (a_.valid()) {
-    ImGui::TextDisabled("A computed once for these settings (%s, %.0f ms, %s); the outlined row is query i = %d.",
-                        backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), backend.query());
+    ImGui::TextDisabled("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
+                        "full matrix would take %s); the outlined row is query i = %d.",
+                        NN, backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), backend.query());
     const Mask& mask = backend.setup().mask;
     if (mask.kind() == MaskKind::Window) {
       ImGui::TextWrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "

@@ -46,6 +46,10 @@ struct AttendMatrixParams {
   std::int32_t N, row_base, row_count, qk_offset, m, stride, cols, mask_kind, radius;
   float temperature;
 };
+struct PoolMatrixParams {  // pool_matrix.comp
+  std::int32_t pass, N, block, side, first, count, pooling, qk_offset, m, stride, cols, mask_kind, radius;
+  float temperature;
+};
 struct MergeParams {
   std::int32_t N, heads;
 };
@@ -100,6 +104,8 @@ struct AttentionEngine::Buffers {
   std::array<gl::Buffer, kColormapCount> luts;
   std::array<gl::Texture, kHeadCount> heatmaps;
   std::array<std::optional<HeatmapStyle>, kHeadCount> heatmap_style;  // what each texture shows now
+  gl::Program pool_matrix;                       // compiled on first use (pool_matrix_rows)
+  gl::Buffer pool_partial, pool_stats, pool_values, pool_flags;  // one band's partials, row statistics, pixels
 };
 
 AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
@@ -426,6 +432,59 @@ Matrix AttentionEngine::matrix(int head) {
 void AttentionEngine::set_matrix_tile_rows(int rows) {
   if (rows < 0) throw Error("a tile cannot have " + std::to_string(rows) + " rows");
   matrix_tile_rows_ = rows;
+}
+
+void AttentionEngine::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
+  if (!has_image()) throw Error("no image loaded");
+  check_pool_rows(N(), head, first, count, image);
+  if (count == 0) return;
+  ensure_qkv();
+  if (!gpu_->pool_matrix.id()) gpu_->pool_matrix = gl::compile_embedded("pool_matrix.comp");
+  const int N = this->N(), b = image.block, S = image.side;
+  // Sub-bands whose per-block partials ((m, s) per matrix row and column block, b·S·8 bytes per
+  // image row) stay within 16 MiB and one storage block: O(N·S/b) at most, never N².
+  const size_t partial_per_row = static_cast<size_t>(b) * static_cast<size_t>(S) * 8;
+  const size_t limit = std::min<size_t>(size_t{16} << 20, gl::max_storage_block_bytes());
+  const size_t by_groups = static_cast<size_t>(std::max(1, 65535 / b));  // matrix rows are dispatch groups along y
+  const int sub = static_cast<int>(std::clamp<size_t>(std::min(limit / partial_per_row, by_groups), 1, static_cast<size_t>(count)));
+  gl::BindingGuard guard;
+  const gl::BufferTexture* textures[] = {&gpu_->Q_tex, &gpu_->K_tex, &gpu_->keep_tex};  // units 1..3 of the shader
+  for (GLuint u = 0; u < 3; ++u) textures[u]->bind(u + 1);
+  const auto& p = gpu_->pool_matrix;
+  std::vector<std::uint32_t> flags;
+  for (int band = first; band < first + count; band += sub) {
+    const int n = std::min(sub, first + count - band);                 // image rows of this sub-band
+    const int rows = std::min(N, (band + n) * b) - band * b;           // its matrix rows
+    const size_t pixels = static_cast<size_t>(n) * static_cast<size_t>(S);
+    // Grown when a band needs more, never shrunk.
+    if (gpu_->pool_partial.bytes() < static_cast<size_t>(rows) * S * 8)
+      gpu_->pool_partial = gl::Buffer(static_cast<size_t>(rows) * S * 8);
+    if (gpu_->pool_stats.bytes() < static_cast<size_t>(rows) * 8) gpu_->pool_stats = gl::Buffer(static_cast<size_t>(rows) * 8);
+    if (gpu_->pool_values.bytes() < pixels * 4) {
+      gpu_->pool_values = gl::Buffer(pixels * 4);
+      gpu_->pool_flags = gl::Buffer(pixels * 4);
+    }
+    gl::bind(4, gpu_->pool_partial);
+    gl::bind(5, gpu_->pool_stats);
+    gl::bind(6, gpu_->pool_values);
+    gl::bind(7, gpu_->pool_flags);
+    auto params = [&](int pass) {
+      return PoolMatrixParams{pass, N, b, S, band, n, static_cast<int>(pooling), gpu_->qk_offset[head], gpu_->m[head],
+                              gpu_->stride[head], grid().cols, static_cast<int>(settings_.mask.kind), settings_.mask.radius,
+                              settings_.temperature};
+    };
+    gpu_->params.set(p, params(shader::POOL_PASS_PARTIAL));
+    gl::dispatch(p, groups(S, kLocal), static_cast<GLuint>(rows));
+    gpu_->params.set(p, params(shader::POOL_PASS_ROWS));
+    gl::dispatch(p, groups(rows, kLocal));
+    gpu_->params.set(p, params(shader::POOL_PASS_IMAGE));
+    gl::dispatch(p, groups(S, kLocal), static_cast<GLuint>(n));
+    const size_t at = static_cast<size_t>(band) * static_cast<size_t>(S);
+    gpu_->pool_values.download(image.values.data() + at, pixels * 4);
+    flags.resize(pixels);
+    gpu_->pool_flags.download(flags.data(), pixels * 4);
+    for (size_t t = 0; t < pixels; ++t) image.all_zero[at + t] = flags[t] ? 1 : 0;
+  }
 }
 
 void AttentionEngine::ensure_output(int head) {

@@ -79,6 +79,12 @@ class AttentionEngine {
   /// Caps the rows per tile of matrix() (0, the default: as many as one storage buffer holds),
   /// so tests can make N not a multiple of the tile. Throws Error for a negative count.
   void set_matrix_tile_rows(int rows);
+  /// Image rows [first, first + count) of the pooled A of a head into `image`
+  /// (HandMadeModel::pool_matrix_rows; image from empty_block_image(N(), max_side)): two
+  /// dispatches of shaders/pool_matrix.comp, the band's row statistics then its pixels, and a
+  /// read-back of count × S floats and flags; GPU memory O(N + count·S), never N². Throws
+  /// Error for a bad head, image or rows (check_pool_rows) or no image.
+  void pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image);
   /// T_out = A V for a head (eq. 26.21), N × 3, without storing A.
   Matrix output(int head);
   /// Every head's T_out merged by W_MSA (eqs. 26.27–26.28), N × 3. Head outputs already

@@ -24,6 +24,11 @@ void GpuHandMade::set_settings(const Settings& settings) {
   engine_.set_settings(settings);
 }
 
+int GpuHandMade::N() const {
+  if (!engine_.has_image()) throw Error("no image loaded");
+  return engine_.N();
+}
+
 RowSet GpuHandMade::rows(int query) {
   engine_.set_query(query);  // throws outside the grid; a new query re-runs the row pass only
   return engine_.rows();

@@ -24,6 +24,10 @@ class GpuHandMade final : public HandMadeModel {
   Matrix output(int head) override { return engine_.output(head); }
   Matrix merged_output() override { return engine_.merged_output(); }
   Matrix matrix(int head) override { return engine_.matrix(head); }
+  int N() const override;
+  void pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) override {
+    engine_.pool_matrix_rows(head, pooling, first, count, image);
+  }
   std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x) override {
     return engine_.row_for_token(head, x);
   }

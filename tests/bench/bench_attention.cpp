@@ -43,6 +43,7 @@
 #include "core/gpu/context.hpp"
 #include "core/gpu/engine.hpp"
 #include "core/gpu/gl.hpp"
+#include "core/gpu/hand_made_gpu.hpp"
 #include "core/gpu/vit_engine.hpp"
 #include "core/reference.hpp"
 #include "core/vit_reference.hpp"
@@ -106,6 +107,7 @@ struct GpuState {
   std::map<int, std::unique_ptr<AttentionEngine>> engines;
   std::map<int, int> next_query;
   std::unique_ptr<VitGpuEngine> vit;
+  std::map<int, std::unique_ptr<HandMadeModel>> pooled;  // GpuHandMade per N (PooledMatrix)
 };
 
 std::unique_ptr<GpuState>& gpu_state() {
@@ -345,6 +347,50 @@ void vit_forward_eigen(benchmark::State& state, const std::string& name) {
   }
 }
 
+// The matrix view's picture of A (issue 19): A of head 0 pooled to at most 512 × 512 pixels
+// (block means) by HandMadeModel::pooled_matrix, never N² values; items are the N² weights.
+void pooled_matrix(benchmark::State& state, int n, bool gpu) {
+  try {
+    static std::map<int, std::unique_ptr<HandMadeModel>> cpu_models;
+    if (gpu && !gpu_state()) gpu_state() = std::make_unique<GpuState>();
+    auto& model = gpu ? gpu_state()->pooled[n] : cpu_models[n];  // GPU ones go before the context
+    if (!model) {
+      model = gpu ? std::unique_ptr<HandMadeModel>(std::make_unique<GpuHandMade>()) : make_reference_model();
+      model->set_image(image_for(n), bench_settings());
+      (void)model->rows(0);  // tokenize and project once, outside the timed loop
+    }
+    if (gpu) label_gpu(state);
+    const WallRate rate;
+    for (auto _ : state) {
+      BlockImage img = model->pooled_matrix(0, 512, Pooling::Mean);
+      benchmark::DoNotOptimize(img.values.data());
+      benchmark::ClobberMemory();
+    }
+    rate.report(state, std::int64_t{n} * n);
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+}
+
+// What the matrix view does per frame: `rows` image rows of that picture (one call of
+// pool_matrix_rows, rows 256.. of 512), at N = 16 384 (b = 32).
+void pooled_band_gpu(benchmark::State& state, int rows) {
+  try {
+    AttentionEngine& engine = engine_for(16384);
+    label_gpu(state);
+    BlockImage img = empty_block_image(16384, 512);
+    const WallRate rate;
+    for (auto _ : state) {
+      engine.pool_matrix_rows(0, Pooling::Mean, 256, rows, img);
+      benchmark::DoNotOptimize(img.values.data());
+      benchmark::ClobberMemory();
+    }
+    rate.report(state, std::int64_t{rows} * 32 * 16384);
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+}
+
 void register_all() {
   // Explicit names, no Args(): the names come out exactly as "RowAllHeads/Gpu/1024".
   for (int n : {1024, 4096, 16384}) {
@@ -358,6 +404,14 @@ void register_all() {
     benchmark::RegisterBenchmark(("VitForward/Gpu/" + name).c_str(), vit_forward_gpu, name)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("VitForward/Eigen/" + name).c_str(), vit_forward_eigen, name)->Unit(benchmark::kMillisecond);
   }
+  for (int n : {4096, 16384}) {
+    const std::string size = std::to_string(n);
+    benchmark::RegisterBenchmark(("PooledMatrix/Gpu/" + size).c_str(), pooled_matrix, n, true)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("PooledMatrix/Eigen/" + size).c_str(), pooled_matrix, n, false)->Unit(benchmark::kMillisecond);
+  }
+  for (int rows : {1, 4, 16})
+    benchmark::RegisterBenchmark(("PooledBand/Gpu/16384/" + std::to_string(rows)).c_str(), pooled_band_gpu, rows)
+        ->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace
