@@ -56,6 +56,11 @@ class HandMadeModel {
   /// Row `query` of A (eq. 26.20 with τ and the mask) for every head. Throws Error for a
   /// query outside [0, N) or no image.
   virtual RowSet rows(int query) = 0;
+  /// Starts row `query` for every head without waiting for it (the GPU queues and fences its
+  /// pass; the reference has nothing to start). Throws Error like rows().
+  virtual void prepare_rows(int /*query*/) {}
+  /// True when rows(query) will return without waiting for the GPU (always for the reference).
+  virtual bool rows_ready(int /*query*/) { return true; }
   /// The head input X = [T | P], N × D (TokenLayout, then the positional code).
   virtual Matrix tokens() = 0;
   /// A head's Q, K (N × m') and V (N × 3), eqs. 26.17–26.19.

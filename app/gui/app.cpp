@@ -136,8 +136,9 @@ class App {
       const gl::TransferCounts moved_before = gl::transfer_counts();
       const std::string before = snapshot();
 
-      // The finished background jobs' results, on this thread, before anything is drawn.
-      backend_.scheduler().drain();
+      // The finished background jobs' results and the rows the GPU finished since the last
+      // frame, on this thread, before anything is drawn.
+      backend_.begin_frame();
       apply_pending();
       apply_ui_scale();
       ImGui_ImplOpenGL3_NewFrame();
@@ -169,12 +170,13 @@ class App {
       state_.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
       const gl::TransferCounts moved = gl::transfer_counts() - moved_before;
       state_.frame_readbacks = moved.readbacks;
+      state_.frame_readbacks_waited = moved.waited();
       state_.frame_readback_bytes = moved.readback_bytes;
       state_.frame_uploads = moved.uploads;
       state_.frame_upload_bytes = moved.upload_bytes;
       if (replay_) step_replay(moved, {t0, t_drawn, t_rendered, {}});
       redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty() ||
-               state_.redraw_requested;
+               state_.redraw_requested || backend_.rows_pending();
       state_.redraw_requested = false;
       if (redraw || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
       last_generation_ = backend_.generation();

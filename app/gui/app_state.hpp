@@ -97,6 +97,7 @@ struct AppState {
   float last_frame_ms = 0, row_pass_ms = 0;
   /// What the last frame moved between the CPU and the GPU (gl::transfer_counts over the frame).
   std::uint64_t frame_readbacks = 0, frame_readback_bytes = 0, frame_uploads = 0, frame_upload_bytes = 0;
+  std::uint64_t frame_readbacks_waited = 0;  ///< of frame_readbacks, those that waited for the GPU (no fence had signalled)
   std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
   /// Teaching views that could not draw in the last frame, with the reason (shown in their
   /// window, written into export sidecars).

@@ -4,6 +4,7 @@
 #include "core/gpu/hand_made_gpu.hpp"
 
 #include <chrono>
+#include <functional>
 
 namespace attnlab::app {
 
@@ -12,9 +13,11 @@ namespace attnlab::app {
 class HeatmapPainter {
  public:
   virtual ~HeatmapPainter() = default;
-  /// `rows` is row rows.query of every head; `generation` changes whenever rows or the mask do.
-  virtual ImTextureID paint(const RowSet& rows, int head, const HeatmapStyle& style, const ModelSetup& setup,
-                            unsigned generation) = 0;
+  /// `generation` changes whenever the row or the mask does.
+  /// `rows` gives row `query` of every head on the CPU (waiting if need be): only a painter
+  /// that colours on the CPU calls it.
+  virtual ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
+                            const std::function<const RowSet&()>& rows) = 0;
 };
 
 namespace {
@@ -22,8 +25,9 @@ namespace {
 class GpuPainter final : public HeatmapPainter {
  public:
   explicit GpuPainter(AttentionEngine& engine) : engine_(engine) {}
-  ImTextureID paint(const RowSet& rows, int head, const HeatmapStyle& style, const ModelSetup&, unsigned) override {
-    engine_.set_query(rows.query);  // already there: the rows came from this engine
+  ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup&, unsigned,
+                    const std::function<const RowSet&()>&) override {
+    engine_.set_query(query);  // usually already there (Backend::rows asked for this query's pass)
     return GuiTexture::to_im(engine_.heatmap(head, style).id());
   }
 
@@ -33,10 +37,11 @@ class GpuPainter final : public HeatmapPainter {
 
 class CpuPainter final : public HeatmapPainter {
  public:
-  ImTextureID paint(const RowSet& rows, int head, const HeatmapStyle& style, const ModelSetup& setup,
-                    unsigned generation) override {
+  ImTextureID paint(int, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
+                    const std::function<const RowSet&()>& exact_rows) override {
     auto& key = keys_[static_cast<size_t>(head)];
     if (key.first != generation || !(key.second == style)) {
+      const RowSet& rows = exact_rows();
       std::vector<std::uint8_t> keep(static_cast<size_t>(rows.N));
       for (int j = 0; j < rows.N; ++j) keep[static_cast<size_t>(j)] = setup.mask.allowed(rows.query, j);
       const auto px = apply_colormap(rows.head(head), keep, style.colormap, style.normalization);
@@ -107,13 +112,36 @@ void Backend::set_query(int i) {
 
 const RowSet& Backend::rows() {
   if (!has_image()) throw Error("no image loaded");
+  if (rows_generation_ == generation_) return rows_;
+  if (rows_settings_generation_ != settings_generation_) return rows_now();  // other settings: other numbers, at once
+  if (requested_query_ != query_) {
+    model_->prepare_rows(query_);
+    requested_query_ = query_;
+  }
+  return rows_;
+}
+
+const RowSet& Backend::rows_now() {
+  if (!has_image()) throw Error("no image loaded");
   if (rows_generation_ != generation_) {
     const auto t0 = std::chrono::steady_clock::now();
     rows_ = model_->rows(query_);
     rows_generation_ = generation_;
+    rows_settings_generation_ = settings_generation_;
+    requested_query_ = -1;
     row_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   return rows_;
+}
+
+bool Backend::rows_pending() const {
+  return has_image() && rows_generation_ != generation_ && requested_query_ == query_ &&
+         rows_settings_generation_ == settings_generation_;
+}
+
+void Backend::begin_frame() {
+  scheduler_.drain();
+  if (rows_pending() && model_->rows_ready(query_)) rows_now();  // the GPU is done: a copy, no wait
 }
 
 RowSet Backend::rows_for(int query) {
@@ -172,7 +200,7 @@ std::pair<std::vector<float>, std::vector<float>> Backend::row_for_token(int hea
 
 ImTextureID Backend::heatmap(int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  return painter_->paint(rows(), head, style, *setup_, generation_);
+  return painter_->paint(query_, head, style, *setup_, generation_, [this]() -> const RowSet& { return rows_now(); });
 }
 
 ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style) {

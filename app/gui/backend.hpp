@@ -54,8 +54,19 @@ class Backend {
   /// Bumped by changes of image or settings only (not the query).
   unsigned settings_generation() const { return settings_generation_; }
 
-  /// Row query() of A for every head.
+  /// Row query() of A for every head, for what the CPU shows of it (numbers, tooltips, the
+  /// colour bar): after a change of the query only, the previous query's rows (rows().query says
+  /// which) while the new row is computed; begin_frame() collects it the frame after, when the
+  /// GPU has finished, so no frame waits on a read-back (the maps are coloured on the GPU).
+  /// After a change of image or settings, the new rows at once.
   const RowSet& rows();
+  /// Row query() for every head now, waiting for the GPU if need be (exports, one-shot renders).
+  const RowSet& rows_now();
+  /// True while rows() shows an older query than query(): the window should draw another frame.
+  bool rows_pending() const;
+  /// At the start of every frame, before any view: the scheduler's finished jobs (drain()) and
+  /// the rows asked for in the last frame, if the GPU has them ready.
+  void begin_frame();
   /// Row `query` for every head, without changing query() (for pinned comparisons).
   RowSet rows_for(int query);
   /// Milliseconds the last row pass took (including the read-back).
@@ -108,6 +119,8 @@ class Backend {
   std::string name_, fallback_reason_;
   RowSet rows_;
   unsigned rows_generation_ = 0;  // rows_ is row query_ when this equals generation_
+  unsigned rows_settings_generation_ = 0;  // the settings rows_ was computed with
+  int requested_query_ = -1;  // the query whose rows the model is computing (prepare_rows)
   double row_ms_ = 0;
   GuiTexture photo_, mask_tex_;
   unsigned mask_generation_ = 0;

@@ -41,8 +41,9 @@ void draw_diagnostics_panel(AppState& state, Backend& backend) {
   ImGui::Text("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.last_frame_ms, 3).c_str(),
               format_number(state.row_pass_ms, 3).c_str());
   auto kib = [](std::uint64_t b) { return format_number(static_cast<double>(b) / 1024.0, 3); };
-  ImGui::Text("last frame: %llu read-backs (%s KiB), %llu uploads (%s KiB)", static_cast<unsigned long long>(state.frame_readbacks),
-              kib(state.frame_readback_bytes).c_str(), static_cast<unsigned long long>(state.frame_uploads),
+  ImGui::Text("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
+              static_cast<unsigned long long>(state.frame_readbacks), kib(state.frame_readback_bytes).c_str(),
+              static_cast<unsigned long long>(state.frame_readbacks_waited), static_cast<unsigned long long>(state.frame_uploads),
               kib(state.frame_upload_bytes).c_str());
   record_widget("diagnostics:transfers");
   record_widget("diagnostics:timing");

@@ -55,7 +55,7 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
   j["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
   j["query_index"] = backend.query();
-  const RowSet& rows = backend.rows();
+  const RowSet& rows = backend.rows_now();  // the exported picture's own row, not one frame behind
   const auto row = rows.head(drawn.main_head);
   std::vector<int> order(row.size());
   std::iota(order.begin(), order.end(), 0);
@@ -148,7 +148,7 @@ std::filesystem::path choose_export_dir(const std::string& typed) {
 std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
   if (!backend.has_image()) throw Error("no image loaded");
   const auto& g = backend.grid();
-  const auto row = backend.rows().head(state.main_head);
+  const auto row = backend.rows_now().head(state.main_head);
   // A '#' header with what the row belongs to, so that the numbers stand on their own.
   const Settings& a = backend.settings();
   char tau[32];

@@ -80,6 +80,7 @@ void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved
     swap_ms_.push_back(ms_between(marks.rendered, end));
     cpu_ms_ = process_cpu_ms() - cpu_ms_start_;
     frame_readbacks_.push_back(static_cast<int>(moved.readbacks));
+    frame_waited_.push_back(static_cast<int>(moved.waited()));
     frame_uploads_.push_back(static_cast<int>(moved.uploads));
     readback_bytes_ += static_cast<std::int64_t>(moved.readback_bytes);
     upload_bytes_ += static_cast<std::int64_t>(moved.upload_bytes);
@@ -104,6 +105,7 @@ std::string HoverReplay::finish(const std::string& renderer) const {
   const Spread frame = spread_of(frame_ms_), latency = spread_of(latency_ms_);
   const int max_readbacks = *std::max_element(frame_readbacks_.begin(), frame_readbacks_.end());
   const auto frames_with_readbacks = std::count_if(frame_readbacks_.begin(), frame_readbacks_.end(), [](int n) { return n > 0; });
+  const int max_waited = *std::max_element(frame_waited_.begin(), frame_waited_.end());
   nlohmann::json j;
   j["renderer"] = renderer;
   j["hovers"] = config_.hovers;
@@ -120,18 +122,24 @@ std::string HoverReplay::finish(const std::string& renderer) const {
                           {"submit", spread_of(submit_ms_).median},
                           {"swap_and_finish", spread_of(swap_ms_).median}};
   j["process_cpu_ms_per_frame"] = cpu_ms_ / static_cast<double>(frame.count);
-  j["readbacks"] = {{"max_per_frame", max_readbacks}, {"frames_with_any", frames_with_readbacks}, {"bytes", readback_bytes_}};
+  // Read-backs: all of them, and those that waited for the GPU (made before their fence had
+  // signalled; gl::TransferCounts::waited).
+  j["readbacks"] = {{"max_per_frame", max_readbacks},
+                    {"frames_with_any", frames_with_readbacks},
+                    {"bytes", readback_bytes_},
+                    {"waited_max_per_frame", max_waited}};
   j["uploads"] = {{"total", std::accumulate(frame_uploads_.begin(), frame_uploads_.end(), 0)}, {"bytes", upload_bytes_}};
   j["frame_ms_all"] = frame_ms_;
   j["query_to_screen_ms_all"] = latency_ms_;
   write_file_safely(config_.out, j.dump(1) + "\n", /*overwrite=*/false);
-  char line[400];
+  char line[600];
   std::snprintf(line, sizeof line,
                 "hover benchmark: %d hovers at K = %d, %zu frames: frame median %.1f ms, p95 %.1f ms; pointer move to "
-                "new map on screen median %.1f ms, p95 %.1f ms; read-backs: at most %d in a frame, %ld frames with any; "
+                "new map on screen median %.1f ms, p95 %.1f ms; read-backs: at most %d in a frame, at most %d of them waiting for the GPU, %ld "
+                "frames with any; "
                 "process CPU %.1f ms per frame (%s)",
                 config_.hovers, config_.patch, frame.count, frame.median, frame.p95, latency.median, latency.p95, max_readbacks,
-                static_cast<long>(frames_with_readbacks), cpu_ms_ / static_cast<double>(frame.count), renderer.c_str());
+                max_waited, static_cast<long>(frames_with_readbacks), cpu_ms_ / static_cast<double>(frame.count), renderer.c_str());
   return line;
 }
 

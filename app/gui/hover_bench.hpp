@@ -86,7 +86,7 @@ class HoverReplay {
   std::vector<double> frame_ms_, latency_ms_;
   std::vector<double> events_ms_, views_ms_, submit_ms_, swap_ms_;  // the stages of each frame
   double cpu_ms_start_ = 0, cpu_ms_ = 0;  // the process's CPU time (every thread, llvmpipe's too)
-  std::vector<int> frame_readbacks_, frame_uploads_;
+  std::vector<int> frame_readbacks_, frame_waited_, frame_uploads_;
   std::int64_t readback_bytes_ = 0, upload_bytes_ = 0;
 };
 

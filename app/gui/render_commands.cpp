@@ -291,7 +291,7 @@ int run_render(const std::vector<std::string>& in) {
   const auto rgb = ui.render(
       [&] {
         state.redraw_requested = false;  // a view with work under way sets it again
-        backend.scheduler().drain();
+        backend.begin_frame();
         begin_full_window("##render");
         if (view == "map") draw_image_view(state, backend, geometry);
         else if (view == "heads") draw_heads_view(state, backend);
@@ -306,7 +306,7 @@ int run_render(const std::vector<std::string>& in) {
       3, [&] {
         // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
         if (backend.scheduler().busy()) backend.scheduler().wait(std::chrono::milliseconds(200));
-        return state.redraw_requested || backend.scheduler().busy();
+        return state.redraw_requested || backend.scheduler().busy() || backend.rows_pending();
       });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};

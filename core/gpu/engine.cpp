@@ -304,9 +304,9 @@ void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int
   for (GLuint u = 0; u < 4; ++u) textures[u]->bind(u + 1);
 }
 
-const RowSet& AttentionEngine::rows() {
+void AttentionEngine::dispatch_rows() {
   ensure_qkv();
-  if (!rows_dirty_) return rows_;
+  if (!rows_dirty_) return;
   const int N = this->N();
   gl::BindingGuard guard;
   if (gpu_->rows.bytes() != static_cast<size_t>(kHeadCount) * N * 4) {
@@ -317,16 +317,32 @@ const RowSet& AttentionEngine::rows() {
   gl::bind(5, gpu_->rows);
   gl::bind(6, gpu_->aux);
   gl::dispatch(gpu_->attend, kHeadCount);
+  rows_fence_ = gl::Fence::now();
   ++counts_.row;
+  rows_dirty_ = false;
+  rows_read_ = false;
+}
+
+bool AttentionEngine::rows_ready() {
+  if (!has_image() || rows_dirty_) return false;
+  return rows_read_ || rows_fence_.signalled();
+}
+
+const RowSet& AttentionEngine::rows() {
+  dispatch_rows();
+  if (rows_read_) return rows_;
+  const bool done = rows_fence_.signalled();  // the copies below wait for nothing
+  const int N = this->N();
   rows_.query = query_;
   rows_.N = N;
   rows_.weights.resize(static_cast<size_t>(kHeadCount) * N);
   std::vector<float> aux(static_cast<size_t>(kHeadCount) * N + kHeadCount);
   gpu_->rows.download(rows_.weights.data(), rows_.weights.size() * 4);
   gpu_->aux.download(aux.data(), aux.size() * 4);
+  if (done) gl::count_fenced(2);
   rows_.logits.assign(aux.begin(), aux.begin() + static_cast<std::ptrdiff_t>(kHeadCount) * N);
   for (int h = 0; h < kHeadCount; ++h) rows_.empty[h] = aux[static_cast<size_t>(kHeadCount) * N + h] != 0.0f;
-  rows_dirty_ = false;
+  rows_read_ = true;
   return rows_;
 }
 
@@ -552,7 +568,7 @@ HeadQKV AttentionEngine::qkv(int head) {
 
 const gl::Texture& AttentionEngine::heatmap(int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  rows();
+  dispatch_rows();  // colours the rows where they are: nothing read back
   auto& tex = gpu_->heatmaps[head];
   if (gpu_->heatmap_style[head] == style && tex.id()) return tex;
   const auto& g = grid();

@@ -67,8 +67,15 @@ class AttentionEngine {
   int N() const { return setup_->grid.N(); }
   int query() const { return query_; }
 
-  /// Row `query()` of A for every head (row pass if stale).
+  /// Row `query()` of A for every head (row pass if stale), read back: waits for the GPU unless
+  /// rows_ready() said it was done.
   const RowSet& rows();
+  /// Runs the row pass for query() if stale and fences it; nothing is read back (the heat maps
+  /// colour the rows where they are). rows() then reads them.
+  void dispatch_rows();
+  /// True when rows() will not wait for the GPU: the row pass for query() has finished (its
+  /// fence signalled) or its rows are already read. False while no pass has been dispatched.
+  bool rows_ready();
   /// The full A of a head, N × N (eq. 26.20 with τ and the mask: masked weights exactly 0, a
   /// row with no key left all zeros), computed in tiles of rows (8 MiB of A each, fewer rows if
   /// set_matrix_tile_rows says so). Throws Error when N × N floats would exceed
@@ -126,6 +133,8 @@ class AttentionEngine {
   int image_w_ = 0, image_h_ = 0;
   int query_ = 0;
   bool tokens_dirty_ = true, qkv_dirty_ = true, rows_dirty_ = true;
+  bool rows_read_ = false;  // rows_ holds the last row pass's result
+  gl::Fence rows_fence_;    // after the last row pass
   RowSet rows_;
   std::array<bool, kHeadCount> outputs_fresh_{};
   PassCounts counts_;

@@ -31,7 +31,7 @@ std::size_t texel_bytes(GLenum format) {
   }
 }
 
-std::atomic<std::uint64_t> readbacks{0}, readback_bytes{0}, uploads{0}, upload_bytes{0};
+std::atomic<std::uint64_t> readbacks{0}, readback_bytes{0}, uploads{0}, upload_bytes{0}, fenced{0};
 
 }  // namespace
 
@@ -45,7 +45,42 @@ void count_upload(std::size_t bytes) {
   upload_bytes += bytes;
 }
 
-TransferCounts transfer_counts() { return {readbacks.load(), readback_bytes.load(), uploads.load(), upload_bytes.load()}; }
+void count_fenced(std::uint64_t n) { fenced += n; }
+
+TransferCounts transfer_counts() {
+  return {readbacks.load(), readback_bytes.load(), uploads.load(), upload_bytes.load(), fenced.load()};
+}
+
+Fence Fence::now() {
+  Fence f;
+  f.sync_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  return f;
+}
+
+Fence::~Fence() {
+  if (sync_) glDeleteSync(sync_);
+}
+
+Fence& Fence::operator=(Fence&& o) noexcept {
+  if (this != &o) {
+    if (sync_) glDeleteSync(sync_);
+    sync_ = o.sync_;
+    o.sync_ = nullptr;
+  }
+  return *this;
+}
+
+bool Fence::signalled() {
+  if (!sync_) return true;
+  // GL_WAIT_FAILED (a lost context) counts as done: a read then fails loudly instead of the
+  // caller waiting for ever.
+  if (glClientWaitSync(sync_, GL_SYNC_FLUSH_COMMANDS_BIT, 0) != GL_TIMEOUT_EXPIRED) {
+    glDeleteSync(sync_);
+    sync_ = nullptr;
+    return true;
+  }
+  return false;
+}
 
 MemoryUse memory_use() { return {live_bytes.load(), peak_bytes.load()}; }
 

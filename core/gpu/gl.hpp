@@ -27,19 +27,44 @@ void reset_memory_peak();
 /// Transfers between the CPU and the GPU since the program started: read-backs (buffer and
 /// texture downloads, screenshots) and uploads (buffers, textures, parameter blocks), each a
 /// count and bytes. Thread-safe. The app shows what one frame added (Diagnostics); the benchmark
-/// what one iteration did. The Buffer and Texture classes count themselves.
+/// what one iteration did. The Buffer and Texture classes count themselves. `fenced` counts
+/// the read-backs of results whose fence had already signalled (Fence): copies that did not
+/// wait for the GPU; readbacks − fenced is what made the CPU wait.
 struct TransferCounts {
-  std::uint64_t readbacks = 0, readback_bytes = 0, uploads = 0, upload_bytes = 0;
+  std::uint64_t readbacks = 0, readback_bytes = 0, uploads = 0, upload_bytes = 0, fenced = 0;
   /// What happened between an earlier reading `before` and this one.
   TransferCounts operator-(const TransferCounts& before) const {
     return {readbacks - before.readbacks, readback_bytes - before.readback_bytes, uploads - before.uploads,
-            upload_bytes - before.upload_bytes};
+            upload_bytes - before.upload_bytes, fenced - before.fenced};
   }
+  /// Read-backs that may have waited for the GPU.
+  std::uint64_t waited() const { return readbacks - fenced; }
 };
 TransferCounts transfer_counts();
 /// Counts a transfer made outside Buffer and Texture (the app's own textures, glReadPixels).
 void count_readback(std::size_t bytes);
 void count_upload(std::size_t bytes);
+/// Marks `n` read-backs already counted as made after their fence signalled.
+void count_fenced(std::uint64_t n);
+
+/// A fence after the commands issued so far (glFenceSync): signalled() asks, without waiting,
+/// whether the GPU has finished them. Empty (signalled) when default-constructed.
+class Fence {
+ public:
+  Fence() = default;
+  /// Inserts a fence now; needs a current context.
+  static Fence now();
+  ~Fence();
+  Fence(Fence&& o) noexcept : sync_(o.sync_) { o.sync_ = nullptr; }
+  Fence& operator=(Fence&& o) noexcept;
+  Fence(const Fence&) = delete;
+  Fence& operator=(const Fence&) = delete;
+  /// True when the commands before the fence are done (flushes them, never waits).
+  bool signalled();
+
+ private:
+  GLsync sync_ = nullptr;
+};
 
 /// A shader storage buffer of `bytes` bytes.
 class Buffer {

@@ -34,4 +34,11 @@ RowSet GpuHandMade::rows(int query) {
   return engine_.rows();
 }
 
+void GpuHandMade::prepare_rows(int query) {
+  engine_.set_query(query);
+  engine_.dispatch_rows();
+}
+
+bool GpuHandMade::rows_ready(int query) { return engine_.has_image() && engine_.query() == query && engine_.rows_ready(); }
+
 }  // namespace attnlab

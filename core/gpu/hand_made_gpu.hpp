@@ -19,6 +19,8 @@ class GpuHandMade final : public HandMadeModel {
   void set_image(const Image& image, const Settings& settings) override;
   void set_settings(const Settings& settings) override;
   RowSet rows(int query) override;
+  void prepare_rows(int query) override;
+  bool rows_ready(int query) override;
   Matrix tokens() override { return engine_.tokens(); }
   HeadQKV qkv(int head) override { return engine_.qkv(head); }
   Matrix output(int head) override { return engine_.output(head); }

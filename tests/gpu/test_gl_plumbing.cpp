@@ -13,9 +13,11 @@
 #include <epoxy/gl.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace attnlab;
@@ -197,6 +199,53 @@ TEST_F(GlPlumbing, TransfersAreCountedAndARepeatedQueryMovesNothing) {
   d = since(t0);
   EXPECT_EQ(d.readbacks, 1u);
   EXPECT_EQ(d.readback_bytes, 400u * 4);
+}
+
+// Issue 19: a new query's map is coloured where its row is (no read-back); the row comes to the
+// CPU after its fence has signalled, so that copy waits for nothing, and it is the same row a
+// waiting read gives.
+TEST_F(GlPlumbing, ANewQueryIsColouredWithoutAReadBackAndItsRowFollowsItsFence) {
+  Settings s;
+  s.patch = 25;  // N = 400
+  s.mask.kind = MaskKind::Window;
+  s.mask.radius = 3;
+  AttentionEngine engine, waiting;
+  for (AttentionEngine* e : {&engine, &waiting}) {
+    e->set_settings(s);
+    e->set_image(safari());
+    e->set_query(50);
+    e->rows();
+  }
+  EXPECT_TRUE(engine.rows_ready());  // read already
+
+  gl::TransferCounts t0 = gl::transfer_counts();
+  engine.set_query(233);
+  EXPECT_FALSE(engine.rows_ready());  // nothing dispatched for this query yet
+  const gl::Texture& map = engine.heatmap(2, HeatmapStyle{});
+  gl::TransferCounts d = gl::transfer_counts() - t0;
+  EXPECT_EQ(d.readbacks, 0u) << "colouring a new query's map read something back";
+  EXPECT_EQ(map.width(), 20);
+
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!engine.rows_ready() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(engine.rows_ready()) << "the row pass's fence never signalled";
+  t0 = gl::transfer_counts();
+  const RowSet got = engine.rows();
+  d = gl::transfer_counts() - t0;
+  EXPECT_EQ(d.readbacks, 2u);
+  EXPECT_EQ(d.fenced, 2u);
+  EXPECT_EQ(d.waited(), 0u);
+
+  waiting.set_query(233);
+  const RowSet& want = waiting.rows();  // dispatched and read at once
+  ASSERT_EQ(got.query, 233);
+  EXPECT_EQ(got.weights, want.weights);
+  EXPECT_EQ(got.logits, want.logits);
+  EXPECT_EQ(got.empty, want.empty);
+  // The same rows again: nothing moves.
+  t0 = gl::transfer_counts();
+  engine.rows();
+  EXPECT_EQ((gl::transfer_counts() - t0).readbacks, 0u);
 }
 
 TEST_F(GlPlumbing, ATimerQueryTimesADispatchOrSaysItCannot) {

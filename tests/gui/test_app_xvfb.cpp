@@ -521,6 +521,10 @@ TEST(AppUnderXvfb, HoverBenchmarkReplaysItsPathShowsEveryHoverAndKeepsAnOldRepor
   for (const auto& ms : j.at("query_to_screen_ms_all")) EXPECT_GT(ms.get<double>(), 0.0);
   EXPECT_GE(j.at("frame_ms").at("p95").get<double>(), j.at("frame_ms").at("median").get<double>());
   for (const char* stage : {"events", "views", "submit", "swap_and_finish"}) EXPECT_TRUE(j.at("stage_median_ms").contains(stage)) << stage;
+  // The maps are coloured on the GPU and the rows the CPU shows come the frame after, once their
+  // fence has signalled: no frame of the replay waited on a read-back, and rows did come back.
+  EXPECT_EQ(j.at("readbacks").at("waited_max_per_frame"), 0) << j.at("readbacks").dump();
+  EXPECT_GE(j.at("readbacks").at("frames_with_any").get<int>(), 290) << j.at("readbacks").dump();
 
   // A second run asked to write the same report refuses before opening a window.
   const auto before = std::filesystem::last_write_time(report);
