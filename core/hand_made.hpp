@@ -57,7 +57,8 @@ class HandMadeModel {
   /// query outside [0, N) or no image.
   virtual RowSet rows(int query) = 0;
   /// Starts row `query` for every head without waiting for it (the GPU queues and fences its
-  /// pass; the reference has nothing to start). Throws Error like rows().
+  /// pass; the reference has nothing to start); again for the query in flight, nothing. Throws
+  /// Error like rows().
   virtual void prepare_rows(int /*query*/) {}
   /// True when rows(query) will return without waiting for the GPU (always for the reference).
   virtual bool rows_ready(int /*query*/) { return true; }

@@ -176,7 +176,7 @@ class App {
       state_.frame_upload_bytes = moved.upload_bytes;
       if (replay_) step_replay(moved, {t0, t_drawn, t_rendered, {}});
       redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty() ||
-               state_.redraw_requested || backend_.rows_pending();
+               state_.redraw_requested || backend_.rows_pending() || backend_.pinned_pending();
       state_.redraw_requested = false;
       if (redraw || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
       last_generation_ = backend_.generation();

@@ -3,8 +3,10 @@
 #include "core/error.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <span>
 
 namespace attnlab::app {
 
@@ -18,7 +20,27 @@ class HeatmapPainter {
   /// that colours on the CPU calls it.
   virtual ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
                             const std::function<const RowSet&()>& rows) = 0;
+  /// A pinned query's map (another query than the main one), kept per query until painted
+  /// again. `rows` computes that query's rows on the CPU (only a CPU painter calls it).
+  virtual ImTextureID paint_pinned(int query, int head, const HeatmapStyle& style, const ModelSetup& setup,
+                                   const std::function<RowSet()>& rows) = 0;
+  /// The largest weight of the row paint_pinned() drew last for `query`; nullopt while it is
+  /// still on its way from the GPU (collect() fetches it once its fence has signalled).
+  virtual std::optional<float> pinned_max(int query) const = 0;
+  /// Each frame, before the views: what the GPU finished since (pinned maxima).
+  virtual void collect() {}
+  /// Drops the pinned maps of queries not in `keep`.
+  virtual void keep_pinned(const std::vector<int>& keep) = 0;
 };
+
+namespace {
+// The largest weight of a row (masked weights are exactly 0, so they never win).
+float row_max(std::span<const float> row) {
+  float m = 0;
+  for (const float v : row) m = std::max(m, v);
+  return m;
+}
+}  // namespace
 
 namespace {
 
@@ -31,8 +53,40 @@ class GpuPainter final : public HeatmapPainter {
     return GuiTexture::to_im(engine_.heatmap(head, style).id());
   }
 
+  ImTextureID paint_pinned(int query, int head, const HeatmapStyle& style, const ModelSetup&,
+                           const std::function<RowSet()>&) override {
+    Pinned& p = pinned_[query];
+    engine_.heatmap_for_query(query, head, style, p.texture, p.row);  // on the GPU, nothing read back
+    p.fence = gl::Fence::now();
+    p.max.reset();
+    return GuiTexture::to_im(p.texture.id());
+  }
+  std::optional<float> pinned_max(int query) const override {
+    const auto it = pinned_.find(query);
+    return it == pinned_.end() ? std::nullopt : it->second.max;
+  }
+  void collect() override {
+    for (auto& [query, p] : pinned_) {
+      if (p.max || !p.fence.signalled()) continue;
+      std::vector<float> row(p.row.bytes() / 4);
+      p.row.download(row.data(), p.row.bytes());  // done on the GPU: a copy, no wait
+      gl::count_fenced(1);
+      p.max = row_max(row);
+    }
+  }
+  void keep_pinned(const std::vector<int>& keep) override {
+    std::erase_if(pinned_, [&](const auto& e) { return std::find(keep.begin(), keep.end(), e.first) == keep.end(); });
+  }
+
  private:
   AttentionEngine& engine_;
+  struct Pinned {
+    gl::Texture texture;
+    gl::Buffer row;  // the head's row of weights, for its largest value
+    gl::Fence fence;
+    std::optional<float> max;
+  };
+  std::map<int, Pinned> pinned_;
 };
 
 class CpuPainter final : public HeatmapPainter {
@@ -51,7 +105,27 @@ class CpuPainter final : public HeatmapPainter {
     return textures_[static_cast<size_t>(head)].im();
   }
 
+  ImTextureID paint_pinned(int query, int head, const HeatmapStyle& style, const ModelSetup& setup,
+                           const std::function<RowSet()>& rows) override {
+    const RowSet r = rows();
+    std::vector<std::uint8_t> keep(static_cast<size_t>(r.N));
+    for (int j = 0; j < r.N; ++j) keep[static_cast<size_t>(j)] = setup.mask.allowed(query, j);
+    const auto px = apply_colormap(r.head(head), keep, style.colormap, style.normalization);
+    auto& p = pinned_[query];
+    p.first.set(setup.grid.cols, setup.grid.rows, 4, px, false);
+    p.second = row_max(r.head(head));
+    return p.first.im();
+  }
+  std::optional<float> pinned_max(int query) const override {
+    const auto it = pinned_.find(query);
+    return it == pinned_.end() ? std::nullopt : std::optional<float>(it->second.second);
+  }
+  void keep_pinned(const std::vector<int>& keep) override {
+    std::erase_if(pinned_, [&](const auto& e) { return std::find(keep.begin(), keep.end(), e.first) == keep.end(); });
+  }
+
  private:
+  std::map<int, std::pair<GuiTexture, float>> pinned_;
   std::array<GuiTexture, kHeadCount> textures_;
   std::array<std::pair<unsigned, HeatmapStyle>, kHeadCount> keys_{};
 };
@@ -79,13 +153,7 @@ void Backend::set_image(const Image& image, const Settings& settings) {
   setup_.emplace(std::move(setup));
   image_ = image;
   settings_ = settings;
-  // RGBA8, not RGB8: llvmpipe samples 4-byte texels on its fast path, 3-byte ones several times
-  // slower, and the photo is drawn in every map of every frame.
-  const size_t texels = image.rgb.size() / 3;
-  std::vector<std::uint8_t> px(texels * 4, 255);
-  for (size_t t = 0; t < texels; ++t)
-    for (size_t c = 0; c < 3; ++c) px[t * 4 + c] = static_cast<std::uint8_t>(std::lround(image.rgb[t * 3 + c] * 255.0f));
-  photo_.set(image.width, image.height, 4, px, true);
+  photo_.set_photo(image, true);
   query_ = std::min(query_, setup_->grid.N() - 1);
   ++generation_;
   ++settings_generation_;
@@ -141,7 +209,10 @@ bool Backend::rows_pending() const {
 
 void Backend::begin_frame() {
   scheduler_.drain();
-  if (rows_pending() && model_->rows_ready(query_)) rows_now();  // the GPU is done: a copy, no wait
+  painter_->collect();
+  if (!rows_pending()) return;
+  if (model_->rows_ready(query_)) rows_now();  // the GPU is done: a copy, no wait
+  else model_->prepare_rows(query_);  // again, if another query's rows were asked for since (nothing when in flight)
 }
 
 RowSet Backend::rows_for(int query) {
@@ -204,23 +275,29 @@ ImTextureID Backend::heatmap(int head, const HeatmapStyle& style) {
 }
 
 ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style) {
+  if (!has_image()) throw Error("no image loaded");
+  if (query < 0 || query >= grid().N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
   PinnedMap& e = pinned_maps_[query];
   if (e.generation != settings_generation_ || e.head != head || !(e.style == style)) {
-    const RowSet r = rows_for(query);
-    std::vector<std::uint8_t> keep(static_cast<size_t>(r.N));
-    const auto row = r.head(head);
-    e.max = 0;
-    for (int j = 0; j < r.N; ++j) {
-      keep[j] = setup_->mask.allowed(query, j);
-      if (keep[j]) e.max = std::max(e.max, row[static_cast<size_t>(j)]);
-    }
-    const auto px = apply_colormap(row, keep, style.colormap, style.normalization);
-    e.texture.set(grid().cols, grid().rows, 4, px, false);
+    e.texture = painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_for(query); });
     e.generation = settings_generation_;
     e.head = head;
     e.style = style;
   }
-  return e.texture.im();
+  return e.texture;
+}
+
+std::optional<float> Backend::heatmap_for_max(int query) const { return painter_->pinned_max(query); }
+
+void Backend::keep_pinned(const std::vector<int>& queries) {
+  std::erase_if(pinned_maps_, [&](const auto& e) { return std::find(queries.begin(), queries.end(), e.first) == queries.end(); });
+  painter_->keep_pinned(queries);
+}
+
+bool Backend::pinned_pending() const {
+  for (const auto& [query, e] : pinned_maps_)
+    if (!painter_->pinned_max(query)) return true;
+  return false;
 }
 
 ImTextureID Backend::mask_overlay() {

@@ -94,14 +94,17 @@ class Backend {
 
   /// Texture of a head's heat map (cols × rows, masked keys transparent).
   ImTextureID heatmap(int head, const HeatmapStyle& style);
-  /// Heat map of a head's row for another query (pinned comparisons); cached per query until
-  /// the image or settings change.
+  /// Heat map of a head's row for another query (pinned comparisons), coloured where the row
+  /// is (on the GPU: nothing read back); cached per query until the image or settings change.
+  /// Throws Error for a query outside the grid or no image.
   ImTextureID heatmap_for(int query, int head, const HeatmapStyle& style);
-  /// The largest kept weight of the row heatmap_for() drew last for `query` (0 before).
-  float heatmap_for_max(int query) const {
-    const auto it = pinned_maps_.find(query);
-    return it == pinned_maps_.end() ? 0.0f : it->second.max;
-  }
+  /// The largest kept weight of the row heatmap_for() drew last for `query`; nullopt before,
+  /// and until the GPU's copy of it has arrived (begin_frame fetches it after its fence).
+  std::optional<float> heatmap_for_max(int query) const;
+  /// True while a pinned map's largest weight is on its way (the window should draw again).
+  bool pinned_pending() const;
+  /// Forgets the pinned maps of queries not in `queries` (unpinned patches).
+  void keep_pinned(const std::vector<int>& queries);
   /// The photo (image_.width × image_.height), linear filtered.
   ImTextureID photo() const { return photo_.im(); }
   /// cols × rows: opaque black where the key is masked for the query, transparent elsewhere.
@@ -124,12 +127,11 @@ class Backend {
   double row_ms_ = 0;
   GuiTexture photo_, mask_tex_;
   unsigned mask_generation_ = 0;
-  struct PinnedMap {
+  struct PinnedMap {  // what the painter's texture for a pinned query shows
     unsigned generation = 0;
     int head = -1;
     HeatmapStyle style;
-    GuiTexture texture;
-    float max = 0;  ///< the largest kept weight of the row
+    ImTextureID texture = nullptr;
   };
   std::map<int, PinnedMap> pinned_maps_;
   // Cached read-backs for the teaching views, keyed by what they depend on.

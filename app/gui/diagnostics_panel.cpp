@@ -27,6 +27,7 @@ struct RowCheck {
   unsigned settings_generation = 0, generation = 0;
   std::unique_ptr<Reference> reference;
   double max_diff = -1;
+  int query = -1;  // the query whose row was checked
   std::string error;
 };
 
@@ -58,21 +59,23 @@ void draw_diagnostics_panel(AppState& state, Backend& backend) {
       }
       check.settings_generation = backend.settings_generation();
     }
-    if (check.reference && check.generation != backend.generation()) {
-      const RowSet& rows = backend.rows();
+    // The rows the CPU has (a new query's arrive the frame after, Backend::rows), checked
+    // against the reference's row for their own query; again once the current query's arrive.
+    if (const RowSet& rows = backend.rows(); check.reference && check.generation != backend.generation()) {
       check.max_diff = 0;
+      check.query = rows.query;
       for (int h = 0; h < kHeadCount; ++h) {
-        const RowResult ref = check.reference->row(h, backend.query());
+        const RowResult ref = check.reference->row(h, rows.query);
         const auto got = rows.head(h);
         for (size_t j = 0; j < got.size(); ++j)
           check.max_diff = std::max(check.max_diff, std::abs(static_cast<double>(got[j]) - ref.weights[static_cast<Eigen::Index>(j)]));
       }
-      check.generation = backend.generation();
+      if (rows.query == backend.query()) check.generation = backend.generation();
     }
     char d[32];
     std::snprintf(d, sizeof d, "%.2g", check.max_diff);
     state.checks["engine: the query's row, every head, vs the CPU reference (Eigen)"] =
-        check.error.empty() ? "largest difference " + std::string(d) + " (query " + std::to_string(backend.query()) + ")"
+        check.error.empty() ? "largest difference " + std::string(d) + " (query " + std::to_string(check.query) + ")"
                             : "not checked: " + check.error;
   }
   ImGui::Separator();

@@ -27,6 +27,9 @@ void draw_pinned_view(AppState& state, Backend& backend) {
   const HeatmapStyle style{state.colormap, state.normalization};
   const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 60.0f);
   std::erase_if(state.pinned, [&](const Cell& c) { return !g.contains(c.col, c.row); });
+  std::vector<int> pinned_queries;
+  for (const Cell& c : state.pinned) pinned_queries.push_back(g.index(c.col, c.row));
+  backend.keep_pinned(pinned_queries);
   for (size_t n = 0; n < state.pinned.size(); ++n) {
     const Cell c = state.pinned[n];
     const ImTextureID map = backend.heatmap_for(g.index(c.col, c.row), state.main_head, style);
@@ -36,8 +39,10 @@ void draw_pinned_view(AppState& state, Backend& backend) {
     // (each pinned map has its own scale, from its own row).
     pinned_swatch(n);
     ImGui::SameLine();
+    // The largest weight comes from the GPU a frame after the map (read once its fence has signalled).
+    const auto max = backend.heatmap_for_max(g.index(c.col, c.row));
     ImGui::Text("(%d,%d) %s, max a_ij %s", c.col, c.row, std::string(head_name(static_cast<HeadKind>(state.main_head))).c_str(),
-                format_weight(backend.heatmap_for_max(g.index(c.col, c.row))).c_str());
+                max ? format_weight(*max).c_str() : "...");
     if (map_thumbnail(("pin" + std::to_string(n)).c_str(), backend, map, state, ImVec2(h, h), {c}, false)) {
       state.query = c;  // click a pinned map: make it the query
       state.query_pinned = true;

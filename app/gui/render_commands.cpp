@@ -306,7 +306,7 @@ int run_render(const std::vector<std::string>& in) {
       3, [&] {
         // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
         if (backend.scheduler().busy()) backend.scheduler().wait(std::chrono::milliseconds(200));
-        return state.redraw_requested || backend.scheduler().busy() || backend.rows_pending();
+        return state.redraw_requested || backend.scheduler().busy() || backend.rows_pending() || backend.pinned_pending();
       });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};

@@ -44,6 +44,15 @@ void GuiTexture::set(int width, int height, int channels, std::span<const std::u
   h_ = height;
 }
 
+void GuiTexture::set_photo(const Image& image, bool smooth) {
+  const size_t texels = image.rgb.size() / 3;
+  std::vector<std::uint8_t> px(texels * 4, 255);
+  for (size_t t = 0; t < texels; ++t)
+    for (size_t c = 0; c < 3; ++c)
+      px[t * 4 + c] = static_cast<std::uint8_t>(std::lround(std::clamp(image.rgb[t * 3 + c], 0.0f, 1.0f) * 255.0f));
+  set(image.width, image.height, 4, px, smooth);
+}
+
 ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha) {
   return IM_COL32(r, g, b, static_cast<int>(std::lround(alpha * 255.0f)));
 }

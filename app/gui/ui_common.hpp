@@ -2,6 +2,7 @@
 // Small pieces shared by the views: a texture the UI draws (works on OpenGL 3.3 too, for the
 // CPU fallback), colour conversion for ImGui, and the colour bar.
 #include "core/colormap.hpp"
+#include "core/image.hpp"
 
 #include <epoxy/gl.h>
 #include <imgui.h>
@@ -30,6 +31,10 @@ class GuiTexture {
 
   /// Replaces the contents: `channels` 3 or 4, 8-bit, rows from the top.
   void set(int width, int height, int channels, std::span<const std::uint8_t> pixels, bool smooth);
+  /// Replaces the contents with a photo (RGB in [0, 1]) as RGBA8, alpha 255: llvmpipe samples
+  /// 4-byte texels on its fast path and 3-byte ones several times slower, and a photo is drawn
+  /// under every map of every frame.
+  void set_photo(const Image& image, bool smooth);
   GLuint id() const { return id_; }
   int width() const { return w_; }
   int height() const { return h_; }

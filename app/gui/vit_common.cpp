@@ -67,8 +67,7 @@ void draw_vit_photo_and_heat(ImDrawList* dl, VitSession& vit, ImTextureID heat, 
   const float W = static_cast<float>(vit.photo_width()), H = static_cast<float>(vit.photo_height());
   const float w = static_cast<float>(g.covered_w), h = static_cast<float>(g.covered_h);
   const ImVec2 end(origin.x + w * scale, origin.y + h * scale);
-  dl->AddRectFilled(origin, end, IM_COL32(0, 0, 0, 255));
-  dl->AddImage(vit.photo(), origin, end, ImVec2(0, 0), ImVec2(w / W, h / H));
+  dl->AddImage(vit.photo(), origin, end, ImVec2(0, 0), ImVec2(w / W, h / H));  // opaque: nothing under it is drawn
   dl->AddImage(heat, origin, end, ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, static_cast<int>(opacity * 255)));
 }
 

@@ -81,11 +81,8 @@ void VitSession::take(Result r) {
   file_ = std::move(r.file);
   sha256_ = std::move(r.sha256);
   info_ = std::move(r.info);
-  std::vector<std::uint8_t> px(r.image.rgb.size());
-  std::transform(r.image.rgb.begin(), r.image.rgb.end(), px.begin(),
-                 [](float v) { return static_cast<std::uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); });
   // a small image (Fashion-MNIST's 28 × 28) is shown as its pixels, not blurred
-  photo_.set(r.image.width, r.image.height, 3, px, std::max(r.image.width, r.image.height) >= 128);
+  photo_.set_photo(r.image, std::max(r.image.width, r.image.height) >= 128);
   textures_.clear();
   ++generation_;
 }

@@ -101,6 +101,7 @@ struct AttentionEngine::Buffers {
   std::vector<int> qk_offset, m, stride;  // per head, in floats; rows of Q, K padded to stride
   gl::BufferTexture Q_tex, K_tex, V_tex, keep_tex;  // the same buffers through the texture path
   gl::Buffer keep, rows, aux, outputs, merged, W_MSA;
+  gl::Buffer other_rows, other_aux;  // heatmap_for_query's row pass
   std::array<gl::Buffer, kColormapCount> luts;
   std::array<gl::Texture, kHeadCount> heatmaps;
   std::array<std::optional<HeatmapStyle>, kHeadCount> heatmap_style;  // what each texture shows now
@@ -283,8 +284,8 @@ void AttentionEngine::ensure_qkv() {
   outputs_fresh_.fill(false);
 }
 
-void AttentionEngine::set_attend_params(int mode, int head) {
-  gpu_->params.set(gpu_->attend, AttendParams{mode, N(), query_, head, kHeadCount, grid().cols,
+void AttentionEngine::set_attend_params(int mode, int head, int query) {
+  gpu_->params.set(gpu_->attend, AttendParams{mode, N(), query, head, kHeadCount, grid().cols,
                                               static_cast<int>(settings_.mask.kind), settings_.mask.radius,
                                               settings_.temperature});
   gl::bind(3, gpu_->head_info);
@@ -304,19 +305,39 @@ void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int
   for (GLuint u = 0; u < 4; ++u) textures[u]->bind(u + 1);
 }
 
+void AttentionEngine::row_pass(int query, gl::Buffer& rows, gl::Buffer& aux) {
+  ensure_qkv();
+  const int N = this->N();
+  gl::BindingGuard guard;
+  if (rows.bytes() != static_cast<size_t>(kHeadCount) * N * 4) {
+    rows = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 4);
+    aux = gl::Buffer((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
+  }
+  set_attend_params(MODE_ROW, 0, query);
+  gl::bind(5, rows);
+  gl::bind(6, aux);
+  gl::dispatch(gpu_->attend, kHeadCount);
+}
+
+void AttentionEngine::colour_row(const gl::Buffer& rows, int head, int query, const HeatmapStyle& style, gl::Texture& out) {
+  const auto& g = grid();
+  if (!out.id() || out.width() != g.cols || out.height() != g.rows) out = gl::Texture(g.cols, g.rows, GL_RGBA8);
+  gl::BindingGuard guard;
+  const auto& p = gpu_->colormap;
+  gpu_->params.set(p, ColormapParams{head * N(), N(), g.cols, static_cast<int>(style.normalization),
+                                     static_cast<int>(settings_.mask.kind), settings_.mask.radius, query});
+  gl::bind(0, rows);
+  gl::bind(1, gpu_->luts[static_cast<int>(style.colormap)]);
+  gl::bind(2, gpu_->keep);
+  glBindImageTexture(0, out.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
+  gl::dispatch(p, 1);
+  ++counts_.heatmap;
+}
+
 void AttentionEngine::dispatch_rows() {
   ensure_qkv();
   if (!rows_dirty_) return;
-  const int N = this->N();
-  gl::BindingGuard guard;
-  if (gpu_->rows.bytes() != static_cast<size_t>(kHeadCount) * N * 4) {
-    gpu_->rows = gl::Buffer(static_cast<size_t>(kHeadCount) * N * 4);
-    gpu_->aux = gl::Buffer((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
-  }
-  set_attend_params(MODE_ROW, 0);
-  gl::bind(5, gpu_->rows);
-  gl::bind(6, gpu_->aux);
-  gl::dispatch(gpu_->attend, kHeadCount);
+  row_pass(query_, gpu_->rows, gpu_->aux);
   rows_fence_ = gl::Fence::now();
   ++counts_.row;
   rows_dirty_ = false;
@@ -367,7 +388,7 @@ std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token
   gl::BindingGuard guard;
   gl::Buffer qbuf(static_cast<size_t>(q.size()) * 4, q.data());
   gl::Buffer out(static_cast<size_t>(kHeadCount) * N * 4), aux((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
-  set_attend_params(MODE_EXTERNAL, head);
+  set_attend_params(MODE_EXTERNAL, head, query_);
   gl::bind(5, out);
   gl::bind(6, aux);
   gl::bind(7, qbuf);
@@ -571,20 +592,21 @@ const gl::Texture& AttentionEngine::heatmap(int head, const HeatmapStyle& style)
   dispatch_rows();  // colours the rows where they are: nothing read back
   auto& tex = gpu_->heatmaps[head];
   if (gpu_->heatmap_style[head] == style && tex.id()) return tex;
-  const auto& g = grid();
-  if (!tex.id() || tex.width() != g.cols || tex.height() != g.rows) tex = gl::Texture(g.cols, g.rows, GL_RGBA8);
-  gl::BindingGuard guard;
-  const auto& p = gpu_->colormap;
-  gpu_->params.set(p, ColormapParams{head * N(), N(), g.cols, static_cast<int>(style.normalization),
-                                     static_cast<int>(settings_.mask.kind), settings_.mask.radius, query_});
-  gl::bind(0, gpu_->rows);
-  gl::bind(1, gpu_->luts[static_cast<int>(style.colormap)]);
-  gl::bind(2, gpu_->keep);
-  glBindImageTexture(0, tex.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8);
-  gl::dispatch(p, 1);
-  ++counts_.heatmap;
+  colour_row(gpu_->rows, head, query_, style, tex);
   gpu_->heatmap_style[head] = style;
   return tex;
+}
+
+void AttentionEngine::heatmap_for_query(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
+  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (!has_image()) throw Error("no image loaded");
+  if (query < 0 || query >= N()) throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(N()) + ")");
+  row_pass(query, gpu_->other_rows, gpu_->other_aux);
+  ++counts_.row;
+  colour_row(gpu_->other_rows, head, query, style, out);
+  const int N = this->N();
+  if (row.bytes() != static_cast<size_t>(N) * 4) row = gl::Buffer(static_cast<size_t>(N) * 4);
+  gl::copy(gpu_->other_rows, row, static_cast<size_t>(head) * N * 4, 0, static_cast<size_t>(N) * 4);
 }
 
 std::vector<std::uint8_t> AttentionEngine::heatmap_pixels(int head, const HeatmapStyle& style) {

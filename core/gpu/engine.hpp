@@ -112,6 +112,12 @@ class AttentionEngine {
   const gl::Texture& heatmap(int head, const HeatmapStyle& style);
   /// Reads a heat map back as RGBA8, cols × rows × 4 bytes.
   std::vector<std::uint8_t> heatmap_pixels(int head, const HeatmapStyle& style);
+  /// Heat map of a head's row for another query than query() (a pinned query): the row pass for
+  /// `query` into buffers of its own, coloured into `out` (made or resized to cols × rows RGBA8)
+  /// and the head's row of weights copied to `row` (resized to N floats), all on the GPU:
+  /// nothing is read back, and query(), rows() and heatmap() are untouched. Throws Error for a
+  /// head or query out of range or no image.
+  void heatmap_for_query(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row);
 
   const PassCounts& counts() const { return counts_; }
   /// The largest A matrix() builds (CPU memory), in bytes: 256 MiB, i.e. N up to 8192.
@@ -122,7 +128,9 @@ class AttentionEngine {
   void ensure_tokens();
   void ensure_qkv();
   void upload_mask();
-  void set_attend_params(int mode, int head);  // attend.comp's Params and buffers
+  void set_attend_params(int mode, int head, int query);  // attend.comp's Params and buffers
+  void row_pass(int query, gl::Buffer& rows, gl::Buffer& aux);  // every head's row `query` into rows (+ logits in aux)
+  void colour_row(const gl::Buffer& rows, int head, int query, const HeatmapStyle& style, gl::Texture& out);  // colormap.comp
   void ensure_output(int head);  // T_out of a head in gpu_->outputs, once per change
   void set_rows_pass_params(int mode, int head, int row_base, int row_count);  // attend_rows.comp's
   Matrix head_weights_q(int head) const;  // W_q' (m' × D) as the GPU uses it

@@ -371,6 +371,20 @@ BindingGuard::~BindingGuard() {
   glActiveTexture(static_cast<GLenum>(active_texture_));
 }
 
+void copy(const Buffer& from, Buffer& to, std::size_t from_offset, std::size_t to_offset, std::size_t bytes) {
+  if (from_offset + bytes > from.bytes() || to_offset + bytes > to.bytes()) throw Error("internal: buffer copy out of range");
+  if (!bytes) return;
+  GLint read = 0, write = 0;
+  glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &read);
+  glGetIntegerv(GL_COPY_WRITE_BUFFER_BINDING, &write);
+  glBindBuffer(GL_COPY_READ_BUFFER, from.id());
+  glBindBuffer(GL_COPY_WRITE_BUFFER, to.id());
+  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(from_offset),
+                      static_cast<GLintptr>(to_offset), static_cast<GLsizeiptr>(bytes));
+  glBindBuffer(GL_COPY_READ_BUFFER, static_cast<GLuint>(read));
+  glBindBuffer(GL_COPY_WRITE_BUFFER, static_cast<GLuint>(write));
+}
+
 void dispatch(const Program& program, GLuint groups_x, GLuint groups_y) {
   glUseProgram(program.id());
   glDispatchCompute(groups_x, groups_y, 1);

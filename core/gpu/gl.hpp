@@ -250,6 +250,10 @@ class BindingGuard {
 /// Binds `buffer` to SSBO binding point `index`.
 inline void bind(GLuint index, const Buffer& buffer) { glBindBufferBase(GL_SHADER_STORAGE_BUFFER, index, buffer.id()); }
 
+/// Copies `bytes` bytes from `from` at byte `from_offset` to `to` at `to_offset`, on the GPU
+/// (glCopyBufferSubData: neither a read-back nor an upload). Throws Error outside either buffer.
+void copy(const Buffer& from, Buffer& to, std::size_t from_offset, std::size_t to_offset, std::size_t bytes);
+
 /// Dispatches `groups` work groups after binding `program`; then a barrier so that later
 /// dispatches, buffer reads and texture fetches see the writes.
 void dispatch(const Program& program, GLuint groups_x, GLuint groups_y = 1);

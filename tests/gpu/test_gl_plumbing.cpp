@@ -248,6 +248,45 @@ TEST_F(GlPlumbing, ANewQueryIsColouredWithoutAReadBackAndItsRowFollowsItsFence) 
   EXPECT_EQ((gl::transfer_counts() - t0).readbacks, 0u);
 }
 
+// Issue 19: a pinned query's map is made on the GPU beside the main one: the same pixels the
+// main map has for that query, its row copied on the GPU, nothing read back, and the engine's
+// own query and rows left as they were.
+TEST_F(GlPlumbing, APinnedQuerysMapIsMadeOnTheGpuAndLeavesTheMainRowAlone) {
+  Settings s;
+  s.patch = 25;  // N = 400, a 20 × 20 grid
+  s.mask.kind = MaskKind::Causal;
+  AttentionEngine engine;
+  engine.set_settings(s);
+  engine.set_image(safari());
+  engine.set_query(77);
+  const RowSet main = engine.rows();
+  const HeatmapStyle style{Colormap::Fire, Normalization::Log};
+  const auto counts = engine.counts();
+
+  gl::Texture map;
+  gl::Buffer row;
+  const gl::TransferCounts t0 = gl::transfer_counts();
+  engine.heatmap_for_query(301, 4, style, map, row);
+  const gl::TransferCounts d = gl::transfer_counts() - t0;
+  EXPECT_EQ(d.readbacks, 0u) << "a pinned map read something back";
+  EXPECT_EQ(engine.query(), 77);
+  EXPECT_EQ(engine.counts().row, counts.row + 1);
+  EXPECT_TRUE(engine.rows_ready());
+  EXPECT_EQ(engine.rows().weights, main.weights) << "the main row changed";
+
+  std::vector<std::uint8_t> got(20 * 20 * 4);
+  map.download_rgba8(got);
+  std::vector<float> weights(400);
+  row.download(weights.data(), weights.size() * 4);
+  engine.set_query(301);
+  const RowSet& want = engine.rows();
+  EXPECT_EQ(got, engine.heatmap_pixels(4, style));
+  const auto w = want.head(4);
+  EXPECT_EQ(weights, std::vector<float>(w.begin(), w.end()));
+  EXPECT_THROW(engine.heatmap_for_query(400, 0, style, map, row), Error);
+  EXPECT_THROW(engine.heatmap_for_query(0, kHeadCount, style, map, row), Error);
+}
+
 TEST_F(GlPlumbing, ATimerQueryTimesADispatchOrSaysItCannot) {
   const gl::Program p = compile(R"(
 layout(local_size_x = 64) in;
