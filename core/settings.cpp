@@ -123,4 +123,10 @@ PosMode parse_pos_mode(std::string_view name) {
 
 std::string_view edge_mode_name(EdgeMode mode) { return mode == EdgeMode::Crop ? "crop" : "pad"; }
 
+EdgeMode parse_edge_mode(std::string_view name) {
+  if (name == "crop") return EdgeMode::Crop;
+  if (name == "pad") return EdgeMode::Pad;
+  throw Error("unknown edge mode '" + std::string(name) + "' (expected crop or pad)");
+}
+
 } // namespace attnlab

@@ -81,5 +81,6 @@ std::string mask_to_string(const MaskSpec& mask, int grid_cols);
 std::string_view pos_mode_name(PosMode mode);
 PosMode parse_pos_mode(std::string_view name);       ///< Throws Error listing the valid names.
 std::string_view edge_mode_name(EdgeMode mode);
+EdgeMode parse_edge_mode(std::string_view name);     ///< Throws Error listing the valid names.
 
 } // namespace attnlab

@@ -3,10 +3,8 @@
 #include "app/commands/vit_command.hpp"
 
 #include "core/error.hpp"
-#include "core/parse.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <system_error>
 
 namespace attnlab::app {
@@ -86,57 +84,13 @@ std::filesystem::path assets_dir() {
   return std::filesystem::path(ATTNLAB_ASSETS_DIR);
 }
 
-QueryOptions parse_query_options(const std::vector<std::string>& args, const std::vector<std::string>& known_extra,
-                                 std::vector<std::pair<std::string, std::string>>* extra) {
-  QueryOptions o;
-  bool have_query = false;
-  std::string mask_text;
-  for (size_t n = 0; n < args.size(); ++n) {
-    const std::string& a = args[n];
-    if (a == "--sincos") {
-      o.settings.pos.sincos = true;
-      continue;
-    }
-    auto value = [&]() -> std::string {
-      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
-      return args[++n];
-    };
-    if (a == "--image") o.image = value();
-    else if (a == "--patch") o.settings.patch = parse_int(value(), "--patch", 1, 1 << 20);
-    else if (a == "--query") {
-      const auto cell = parse_cell(value(), "--query");
-      o.col = cell[0];
-      o.row = cell[1];
-      have_query = true;
-    } else if (a == "--head") o.head = parse_head(value());
-    else if (a == "--mask") mask_text = value();
-    else if (a == "--pos") o.settings.pos.mode = parse_pos_mode(value());
-    else if (a == "--temperature") {
-      const std::string t = value();
-      o.settings.temperature = parse_float(t, "--temperature", 0.0f, 1e30f);
-      if (!(o.settings.temperature > 0.0f)) throw Error("--temperature must be > 0, got " + t);
-    } else if (a == "--lambda") o.settings.pos.lambda = parse_float(value(), "--lambda", -1e6f, 1e6f);
-    else if (a == "--base") {
-      o.settings.pos.B = parse_float(value(), "--base", 0.0f, 1e6f);
-      if (!(o.settings.pos.B > 0)) throw Error("--base must be > 0");
-    } else if (a == "--power") o.settings.pos.P = parse_int(value(), "--power", 0, 30);
-    else if (a == "--edge") {
-      const std::string e = value();
-      if (e == "crop") o.settings.edge = EdgeMode::Crop;
-      else if (e == "pad") o.settings.edge = EdgeMode::Pad;
-      else throw Error("--edge must be crop or pad, got '" + e + "'");
-    } else if (a == "--seed") o.settings.seed = static_cast<std::uint32_t>(parse_int(value(), "--seed", 0, 2147483647));
-    else if (extra && std::find(known_extra.begin(), known_extra.end(), a) != known_extra.end()) extra->emplace_back(a, value());
-    else throw Error("unknown option '" + a + "' (see attnlab --help)");
-  }
-  if (o.image.empty()) throw Error("--image IMG is required");
-  if (!have_query) throw Error("--query COL,ROW is required");
-  if (!mask_text.empty()) {
-    ParsedMask m = parse_mask(mask_text);
-    o.settings.mask = m.spec;
-    o.painted_cells = std::move(m.painted_cells);
-  }
-  return o;
+Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
+                             std::vector<std::pair<std::string, std::string>>* extra) {
+  Document d;
+  const auto given = parse_document_flags(args, command, d, known_extra, extra);
+  if (d.image_path.empty()) throw Error("--image IMG is required");
+  if (std::find(given.begin(), given.end(), "--query") == given.end()) throw Error("--query COL,ROW is required");
+  return d;
 }
 
 GuiArgs parse_gui_args(const std::vector<std::string>& args) {

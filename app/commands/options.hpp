@@ -3,7 +3,7 @@
 // compute attention for one image and one query (`row`, `render`, `figure`), the window's
 // arguments, the usage text and the assets folder. No window: this is attnlab_commands.
 // Every bad argument or file is one line on stderr and exit code 2; nothing is written.
-#include "core/settings.hpp"
+#include "app/commands/document.hpp"
 
 #include <array>
 #include <filesystem>
@@ -16,22 +16,16 @@ namespace attnlab::app {
 /// Exit code for bad arguments or files.
 inline constexpr int kExitUsage = 2;
 
-/// Options shared by the commands that compute attention for one image and one query.
-struct QueryOptions {
-  std::filesystem::path image;
-  Settings settings;
-  int col = -1, row = -1;  ///< the query patch
-  HeadKind head = HeadKind::Colour;
-  std::vector<std::array<int, 2>> painted_cells;  ///< for --mask painted:…
-};
-
-/// Parses `--image IMG --patch K --query COL,ROW [--head NAME] [--mask MASK]
-/// [--pos none|concat|add] [--temperature T] [--lambda L] [--base B] [--power P] [--sincos]
-/// [--edge crop|pad] [--seed S]` from args (after the command name). Throws Error naming the
-/// first bad argument. `known_extra` lists further `--name value` options the caller handles;
-/// their values are returned in `extra`.
-QueryOptions parse_query_options(const std::vector<std::string>& args, const std::vector<std::string>& known_extra,
-                                 std::vector<std::pair<std::string, std::string>>* extra);
+/// Parses the arguments (after the command name) of the commands that compute attention for
+/// one image and one query with the hand-made heads: `--image IMG --patch K --query COL,ROW
+/// [--head NAME] [--mask MASK] [--pos none|concat|add] [--temperature T] [--lambda L] [--base B]
+/// [--power P] [--sincos] [--edge crop|pad] [--seed S]`, and for render and figure (command
+/// kFlagsRender) `[--colormap NAME] [--normalization N] [--opacity A]` too: the flags of the
+/// document's field table (document.hpp) for `command`. --image and --query are required.
+/// Throws Error naming the first bad argument. `known_extra` lists further `--name value`
+/// options the caller handles; their values are returned in `extra`.
+Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
+                             std::vector<std::pair<std::string, std::string>>* extra);
 
 /// The window's arguments: `[IMAGE] [--model PATH] [--hover-bench OUT.json]` in any order. Throws Error with one line
 /// for an unknown option, a second image or --model without a path.

@@ -18,13 +18,13 @@ namespace {
 
 // The row for the options: on the GPU engine, or the CPU reference when no GPU context can
 // be made (said on stderr). Returns weights (N) and the grid.
-std::pair<std::vector<float>, PatchGrid> compute_row(const QueryOptions& o) {
-  const Image image = load_image(o.image);
-  QueryOptions q = o;
-  const ModelSetup probe = make_setup(image.width, image.height, q.settings);  // validates K, settings
-  const int i = token_at(probe.grid, q.col, q.row);
-  q.settings.mask.painted = painted_indices(q.painted_cells, probe.grid);
-  const int h = static_cast<int>(q.head);
+std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
+  const Image image = load_image(d.image_path);
+  Settings settings = d.attention;
+  const ModelSetup probe = make_setup(image.width, image.height, settings);  // validates K, settings
+  const int i = token_at(probe.grid, d.query.col, d.query.row);
+  settings.mask.painted = painted_indices(d.painted_cells, probe.grid);
+  const int h = d.main_head;
   std::unique_ptr<HeadlessContext> context;
   try {
     context = std::make_unique<HeadlessContext>();
@@ -33,14 +33,14 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const QueryOptions& o) {
   }
   if (context) {
     AttentionEngine engine;
-    engine.set_settings(q.settings);
+    engine.set_settings(settings);
     engine.set_image(image);
     engine.set_query(i);
     const auto w = engine.rows().head(h);
     if (engine.rows().empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
     return {std::vector<float>(w.begin(), w.end()), engine.grid()};
   }
-  const Reference ref(image, q.settings);
+  const Reference ref(image, settings);
   const RowResult r = ref.row(h, i);
   if (r.empty) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
   return {std::vector<float>(r.weights.data(), r.weights.data() + r.weights.size()), ref.grid()};
@@ -49,8 +49,8 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const QueryOptions& o) {
 }  // namespace
 
 int run_row(const std::vector<std::string>& args) {
-  const QueryOptions o = parse_query_options(args, {}, nullptr);
-  const auto [w, grid] = compute_row(o);
+  const Document d = parse_query_options(args, kFlagsRow, {}, nullptr);
+  const auto [w, grid] = compute_row(d);
   const std::string out = grid_csv(w, grid);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;

@@ -76,20 +76,12 @@ void write_outputs(const std::filesystem::path& out, int w, int h, const std::ve
   }
 }
 
-// The settings the command line gives, as the app's state (query pinned, options applied).
-AppState state_from(const QueryOptions& o, const std::vector<std::pair<std::string, std::string>>& extra) {
+// The document the command line gives, as the app's state (query pinned, image absolute).
+AppState state_from(const Document& d) {
   AppState s;
-  s.attention = o.settings;
-  s.query = {o.col, o.row};
+  static_cast<Document&>(s) = d;
   s.query_pinned = true;
-  s.main_head = static_cast<int>(o.head);
-  s.image_path = std::filesystem::absolute(o.image);
-  for (const auto& [k, v] : extra) {
-    if (k == "--colormap") s.colormap = parse_colormap(v);
-    else if (k == "--normalization") s.normalization = parse_normalization(v);
-    else if (k == "--opacity") s.opacity = parse_float(v, "--opacity", 0.0f, 1.0f);
-  }
-  s.show_grid = true;
+  s.image_path = std::filesystem::absolute(d.image_path);
   return s;
 }
 
@@ -229,23 +221,21 @@ int run_render(const std::vector<std::string>& in) {
   std::vector<std::array<int, 2>> painted;
   if (const std::string model = take_option(args, "--model"); !model.empty()) {  // a real ViT's views
     if (!from.empty()) throw Error("--from FILE.json takes only --out and --force");
+    // The document's flags (image, display, --resize, --mass, --bilinear) through its field
+    // table; the ViT's layer, head and query once the model is loaded (their ranges are its).
     VitChoices choices;
-    choices.layer = take_option(args, "--layer");
-    choices.head = take_option(args, "--head");
-    choices.query = take_option(args, "--query");
-    const std::string image = take_option(args, "--image"), resize = take_option(args, "--resize"), mass = take_option(args, "--mass");
-    if (const std::string v = take_option(args, "--view"); !v.empty()) view = v;
-    if (const std::string v = take_option(args, "--size"); !v.empty()) size = parse_size(v);
-    if (const std::string v = take_option(args, "--colormap"); !v.empty()) state.colormap = parse_colormap(v);
-    if (const std::string v = take_option(args, "--normalization"); !v.empty()) state.normalization = parse_normalization(v);
-    if (const std::string v = take_option(args, "--opacity"); !v.empty()) state.opacity = parse_float(v, "--opacity", 0.0f, 1.0f);
-    state.bilinear = take_flag(args, "--bilinear");
-    if (!args.empty()) throw Error("unknown option '" + args[0] + "' for render --model (see attnlab --help)");
-    if (image.empty()) throw Error("--image IMG is required");
-    state.image_path = std::filesystem::absolute(image);
+    std::vector<std::pair<std::string, std::string>> extra;
+    parse_document_flags(args, kFlagsRenderModel, state, {"--layer", "--head", "--query", "--view", "--size"}, &extra, " for render --model");
+    for (const auto& [k, v] : extra) {
+      if (k == "--layer") choices.layer = v;
+      else if (k == "--head") choices.head = v;
+      else if (k == "--query") choices.query = v;
+      else if (k == "--view") view = v;
+      else if (k == "--size") size = parse_size(v);
+    }
+    if (state.image_path.empty()) throw Error("--image IMG is required");
+    state.image_path = std::filesystem::absolute(state.image_path);
     state.model_path = std::filesystem::absolute(model);
-    if (!resize.empty()) state.vit_resize = parse_int(resize, "--resize", 1, 4096);
-    if (!mass.empty()) state.vit_mass = parse_float(mass, "--mass", 0.0f, 100.0f) / 100.0f;
     state.vit_token = 0;
     state.query_pinned = true;
     return render_vit(state, view, size, out, force, choices, "", "");
@@ -267,9 +257,9 @@ int run_render(const std::vector<std::string>& in) {
     }
   } else {
     std::vector<std::pair<std::string, std::string>> extra;
-    const QueryOptions o = parse_query_options(args, {"--view", "--size", "--colormap", "--normalization", "--opacity"}, &extra);
-    state = state_from(o, extra);
-    painted = o.painted_cells;
+    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size"}, &extra);
+    state = state_from(d);
+    painted = d.painted_cells;
     for (const auto& [k, v] : extra) {
       if (k == "--view") view = v;
       if (k == "--size") size = parse_size(v);
@@ -330,8 +320,8 @@ int run_figure(const std::vector<std::string>& in) {
   if (queries.empty() || queries.size() > 8) throw Error("--queries takes 1 to 8 patches");
   args.insert(args.end(), {"--query", std::to_string(queries[0][0]) + "," + std::to_string(queries[0][1])});
   std::vector<std::pair<std::string, std::string>> extra;
-  const QueryOptions o = parse_query_options(args, {"--panel", "--colormap", "--normalization", "--opacity"}, &extra);
-  AppState state = state_from(o, extra);
+  const Document d = parse_query_options(args, kFlagsRender, {"--panel"}, &extra);
+  AppState state = state_from(d);
   int panel = 320;
   for (const auto& [k, v] : extra)
     if (k == "--panel") panel = parse_int(v, "--panel", 64, 2048);
@@ -341,7 +331,7 @@ int run_figure(const std::vector<std::string>& in) {
   const int width = n * panel + (n + 1) * gap, height = panel + label + 2 * gap;
   HeadlessUi ui(width, height, 1.0f);
   Backend backend;
-  prepare(backend, state, o.painted_cells);
+  prepare(backend, state, d.painted_cells);
   const auto& g = backend.grid();
   for (const auto& q : queries) token_at(g, q[0], q[1]);
 

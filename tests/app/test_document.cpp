@@ -1,13 +1,17 @@
 // The document (the settings an export's sidecar saves and --from restores) through its one
-// field table (app/gui/app_state.cpp): every field written is read back, under the same name,
+// field table (app/commands/document.cpp): every field written is read back, under the same name,
 // and a bad value is refused with its name while the state stays as it was. No window needed.
+// The command line's flags go through the same table: each sets the field JSON reads.
+#include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
 #include "core/error.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 using namespace attnlab;
 using namespace attnlab::app;
@@ -110,6 +114,126 @@ TEST(Document, ABadValueIsRefusedWithItsNameAndNothingChanges) {
       EXPECT_NE(std::string(e.what()).find(names[n]), std::string::npos) << e.what();
     }
     EXPECT_EQ(to_json(s), to_json(before)) << bad[n].dump();
+  }
+}
+
+// ---- The command line's flags, through the same field table.
+
+// A value for every flag of the table, away from the default (a switch: empty). A flag the
+// table gains without a value here fails the tests below.
+const std::map<std::string, std::string> kFlagValues = {
+    {"--image", "/photos/zebra.jpg"}, {"--patch", "25"},      {"--edge", "pad"},         {"--temperature", "0.25"},
+    {"--seed", "11"},                 {"--head", "texture"},  {"--query", "4,9"},        {"--mask", "window:4"},
+    {"--pos", "concat"},              {"--base", "3"},        {"--power", "5"},          {"--sincos", ""},
+    {"--lambda", "2.5"},              {"--colormap", "kbgyw"}, {"--normalization", "log"}, {"--opacity", "0.4"},
+    {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},
+};
+
+std::vector<std::string> flag_args(const DocumentFlag& f) {
+  if (!f.takes_value) return {f.flag};
+  return {f.flag, kFlagValues.at(f.flag)};
+}
+
+std::map<std::string, nlohmann::json> leaves_of(const Document& d) {
+  std::map<std::string, nlohmann::json> out;
+  leaves(to_json(d), "", out);
+  return out;
+}
+
+TEST(DocumentFlags, EveryFlagSetsTheFieldJsonReadsAndRoundTrips) {
+  const auto flags = document_flags();
+  ASSERT_GE(flags.size(), 19u);
+  const auto defaults = leaves_of(Document{});
+  for (const DocumentFlag& f : flags) {
+    ASSERT_TRUE(kFlagValues.count(f.flag)) << f.flag << ": the test needs a value for it";
+    ASSERT_TRUE(f.commands != 0) << f.flag;
+    // Alone, the flag changes the field at its JSON path (and nothing outside its group).
+    const unsigned command = f.commands & -f.commands;  // one of its commands
+    Document d;
+    parse_document_flags(flag_args(f), static_cast<FlagCommand>(command), d, {}, nullptr);
+    const auto got = leaves_of(d);
+    std::set<std::string> changed;
+    for (const auto& [path, value] : got)
+      if (!defaults.count(path) || defaults.at(path) != value) changed.insert(path);
+    const auto at = changed.lower_bound(f.path);  // the leaf, or one under it ("query.col")
+    EXPECT_TRUE(at != changed.end() && (*at == f.path || at->starts_with(f.path + "."))) << f.flag << " did not change '" << f.path << "'";
+    const std::string group = f.path.substr(0, f.path.find('.'));
+    for (const auto& path : changed) EXPECT_EQ(path.substr(0, path.find('.')), group) << f.flag << " changed " << path;
+  }
+  // Every command's flags at once: flags → document → JSON → document, the same.
+  for (const unsigned command : {kFlagsRow, kFlagsRender, kFlagsRenderModel}) {
+    std::vector<std::string> args;
+    for (const DocumentFlag& f : flags)
+      if (f.commands & command)
+        for (const auto& a : flag_args(f)) args.push_back(a);
+    Document d;
+    const auto given = parse_document_flags(args, static_cast<FlagCommand>(command), d, {}, nullptr);
+    EXPECT_GE(given.size(), 3u) << command;
+    Document restored;
+    apply_json(to_json(d), restored);
+    EXPECT_EQ(to_json(restored), to_json(d)) << command;
+    EXPECT_EQ(restored.attention, d.attention) << command;
+  }
+  // The values land where the commands read them.
+  Document d;
+  parse_document_flags({"--mask", "random:0.25:9", "--query", "4,9", "--head", "texture", "--seed", "11", "--power", "5"}, kFlagsRow, d, {},
+                       nullptr);
+  EXPECT_EQ(d.attention.mask.kind, MaskKind::Random);
+  EXPECT_FLOAT_EQ(d.attention.mask.ratio, 0.25f);
+  EXPECT_EQ(d.attention.mask.seed, 9u);
+  EXPECT_EQ(d.query, (Cell{4, 9}));
+  EXPECT_EQ(d.main_head, static_cast<int>(HeadKind::Texture));
+  EXPECT_EQ(d.attention.seed, 11u);
+  EXPECT_EQ(d.attention.pos.P, 5);
+  Document p;  // painted keys wait for the grid as cells
+  parse_document_flags({"--mask", "painted:1,2;3,4"}, kFlagsRow, p, {}, nullptr);
+  EXPECT_EQ(p.attention.mask.kind, MaskKind::Painted);
+  EXPECT_EQ(p.painted_cells, (std::vector<std::array<int, 2>>{{1, 2}, {3, 4}}));
+}
+
+TEST(DocumentFlags, ABadValueIsRefusedNamingTheFlagAndNothingChanges) {
+  const Document before = [] {
+    Document d;
+    d.attention.patch = 20;
+    return d;
+  }();
+  for (const DocumentFlag& f : document_flags()) {
+    const auto command = static_cast<FlagCommand>(f.commands & -f.commands);
+    std::vector<std::vector<std::string>> bad = {{f.flag + "x"}};  // not a flag: unknown option
+    if (f.takes_value) {
+      bad.push_back({f.flag});  // no value
+      if (f.flag != "--image") bad.push_back({"--patch", "8", f.flag, "bogus"});  // any text is a path
+    }
+    for (auto args : bad) {
+      if (args[0] == "--patch" && !(command & (kFlagsRow | kFlagsRender))) args.erase(args.begin(), args.begin() + 2);
+      Document d = before;
+      try {
+        parse_document_flags(args, command, d, {}, nullptr);
+        ADD_FAILURE() << f.flag << ": " << args.back() << " was accepted";
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(args.size() == 1 && args[0] != f.flag ? "unknown option" : f.flag), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      }
+      EXPECT_EQ(to_json(d), to_json(before)) << f.flag;
+    }
+  }
+  // A flag of another command is unknown there (the same syntax as before the table).
+  Document d;
+  EXPECT_THROW(parse_document_flags({"--colormap", "gray"}, kFlagsRow, d, {}, nullptr), Error);
+  EXPECT_THROW(parse_document_flags({"--bilinear"}, kFlagsRender, d, {}, nullptr), Error);
+  EXPECT_THROW(parse_document_flags({"--patch", "8"}, kFlagsRenderModel, d, {}, nullptr), Error);
+}
+
+TEST(DocumentFlags, TheUsageTextListsEveryFlag) {
+  const std::string text = usage();
+  for (const DocumentFlag& f : document_flags()) {
+    bool found = false;
+    for (auto at = text.find(f.flag); at != std::string::npos && !found; at = text.find(f.flag, at + 1)) {
+      const char next = at + f.flag.size() < text.size() ? text[at + f.flag.size()] : '\n';
+      found = next == ' ' || next == ']' || next == '\n';
+    }
+    EXPECT_TRUE(found) << f.flag << " is a flag of the field table but not in the usage text";
   }
 }
 

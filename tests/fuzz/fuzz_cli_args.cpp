@@ -56,16 +56,11 @@ void run(const std::uint8_t* data, std::size_t size) {
       begin = n + 1;
     }
   std::vector<std::pair<std::string, std::string>> extra;
-  const auto o = mode == 0 ? attnlab::app::parse_query_options(args, {}, nullptr)
-                           : attnlab::app::parse_query_options(
-                                 args, {"--view", "--size", "--colormap", "--normalization", "--opacity", "--queries"}, &extra);
-  for (const auto& [name, value] : extra) {
-    if (name == "--colormap") attnlab::parse_colormap(value);
-    else if (name == "--normalization") attnlab::parse_normalization(value);
-    else if (name == "--opacity") attnlab::parse_float(value, "--opacity", 0.0f, 1.0f);
-    else if (name == "--queries") attnlab::parse_cells(value, "--queries");
-  }
-  check_against_image(o.settings, o.col, o.row, o.painted_cells);
+  const auto d = mode == 0 ? attnlab::app::parse_query_options(args, attnlab::app::kFlagsRow, {}, nullptr)
+                           : attnlab::app::parse_query_options(args, attnlab::app::kFlagsRender, {"--view", "--size", "--queries"}, &extra);
+  for (const auto& [name, value] : extra)
+    if (name == "--queries") attnlab::parse_cells(value, "--queries");
+  check_against_image(d.attention, d.query.col, d.query.row, d.painted_cells);
 }
 
 }  // namespace

@@ -1,0 +1,382 @@
+#include "app/commands/document.hpp"
+
+#include "core/error.hpp"
+#include "core/parse.hpp"
+#include "core/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <type_traits>
+
+namespace attnlab::app {
+
+namespace {
+
+template <class T>
+struct is_std_array : std::false_type {};
+template <class T, std::size_t N>
+struct is_std_array<std::array<T, N>> : std::true_type {};
+template <class T>
+struct is_std_vector : std::false_type {};
+template <class T>
+struct is_std_vector<std::vector<T>> : std::true_type {};
+
+// Reads a setting's value into `out`, numbers checked against the field's type first:
+// nlohmann converts a number that does not fit with a plain cast, undefined for a float too
+// large for an int (found by fuzz_cli_args with a seed of 10^46). Throws Error naming `key`.
+template <class T>
+void read_value(const nlohmann::json& v, T& out, const std::string& key) {
+  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>) {
+    out = v.get<T>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!v.is_number_integer()) throw Error("setting '" + key + "' must be a whole number");
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                          : v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                                v.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
+    if (!fits) throw Error("setting '" + key + "' is out of range");
+    out = v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) throw Error("setting '" + key + "' must be a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || std::abs(d) > static_cast<double>(std::numeric_limits<T>::max()))
+      throw Error("setting '" + key + "' is out of range");
+    out = static_cast<T>(d);
+  } else if constexpr (is_std_array<T>::value) {
+    if (!v.is_array() || v.size() != out.size())
+      throw Error("setting '" + key + "' must be a list of " + std::to_string(out.size()) + " numbers");
+    for (std::size_t n = 0; n < out.size(); ++n) read_value(v[n], out[n], key);
+  } else if constexpr (is_std_vector<T>::value) {
+    if (!v.is_array()) throw Error("setting '" + key + "' must be a list");
+    T items(v.size());
+    for (std::size_t n = 0; n < v.size(); ++n) read_value(v[n], items[n], key);
+    out = std::move(items);
+  } else if constexpr (std::is_same_v<T, Cell>) {  // a patch: {"col": c, "row": r}, both >= 0
+    if (!v.is_object() || !v.contains("col") || !v.contains("row"))
+      throw Error("setting '" + key + "' must be an object with 'col' and 'row'");
+    read_value(v.at("col"), out.col, key + ".col");
+    read_value(v.at("row"), out.row, key + ".row");
+    if (out.col < 0 || out.row < 0) throw Error("setting '" + key + "' is out of range");
+  } else if constexpr (std::is_same_v<T, std::map<std::string, bool>>) {
+    if (!v.is_object()) throw Error("setting '" + key + "' must be an object");
+    T items;
+    for (const auto& [name, value] : v.items()) read_value(value, items[name], key + "." + name);
+    out = std::move(items);
+  } else {
+    static_assert(sizeof(T) == 0, "no checked reader for this setting's type");
+  }
+}
+
+}  // namespace
+
+
+// ---- The document's field table: every saved setting once, with its place in the JSON (a
+// dotted path), for enums its names, and for the settings the command line sets, its flag,
+// the commands that take it and how the flag's text is read. to_json writes, apply_json reads
+// and parse_document_flags parses through this one list, so a setting cannot be saved under
+// one name, read under another and set by a flag somewhere else.
+
+namespace {
+
+template <class T>
+using Plain = std::remove_const_t<T>;
+
+/// A setting saved by name (an enum, or the main head as its head's name). T is const when
+/// the state is only read (to_json), and `parse` is then never called.
+template <class T>
+struct Named {
+  T& value;
+  std::string (*name)(const Plain<T>&);
+  void (*parse)(const std::string&, Plain<T>&);  ///< throws Error for an unknown name
+};
+
+/// A field's command-line flag: its name, the commands that take it (FlagCommand bits), and
+/// how its text becomes the field's value. No parse: a named field's own parse, or for a bool
+/// a switch that takes no value and sets it.
+template <class T>
+struct Flag {
+  const char* name;
+  unsigned commands;
+  void (*parse)(const std::string& text, const std::string& flag, T& out) = nullptr;
+};
+
+/// A flag that sets more than the field it is listed with: `--mask MASK` sets the whole mask
+/// (kind, radius, ratio, seed) and the painted cells.
+template <class Target>
+struct FlagTo {
+  const char* name;
+  unsigned commands;
+  Target& target;
+  void (*parse)(const std::string& text, const std::string& flag, Plain<Target>& out);
+};
+
+constexpr unsigned kQuery = kFlagsRow | kFlagsRender;          // the hand-made heads' commands
+constexpr unsigned kPicture = kFlagsRender | kFlagsRenderModel;  // the commands that draw
+
+std::string head_field_name(const int& h) { return std::string(head_name(static_cast<HeadKind>(h))); }
+void parse_head_field(const std::string& t, int& h) { h = static_cast<int>(parse_head(t)); }
+std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
+void parse_edge_field(const std::string& t, EdgeMode& e) { e = parse_edge_mode(t); }
+std::string mask_field_name(const MaskKind& k) { return std::string(mask_kind_name(k)); }
+void parse_mask_field(const std::string& t, MaskKind& k) { k = t == "painted" ? MaskKind::Painted : parse_mask(t).spec.kind; }
+std::string pos_field_name(const PosMode& m) { return std::string(pos_mode_name(m)); }
+void parse_pos_field(const std::string& t, PosMode& m) { m = parse_pos_mode(t); }
+std::string colormap_field_name(const Colormap& c) { return std::string(colormap_name(c)); }
+void parse_colormap_field(const std::string& t, Colormap& c) { c = parse_colormap(t); }
+std::string norm_field_name(const Normalization& n) { return std::string(normalization_name(n)); }
+void parse_norm_field(const std::string& t, Normalization& n) { n = parse_normalization(t); }
+
+// How the flags' text is read (each error names the flag).
+template <int Lo, int Hi>
+void int_flag(const std::string& t, const std::string& f, int& v) { v = parse_int(t, f, Lo, Hi); }
+void seed_flag(const std::string& t, const std::string& f, std::uint32_t& v) { v = static_cast<std::uint32_t>(parse_int(t, f, 0, 2147483647)); }
+void path_flag(const std::string& t, const std::string&, std::filesystem::path& v) { v = t; }
+void cell_flag(const std::string& t, const std::string& f, Cell& v) {
+  const auto cell = parse_cell(t, f);
+  v = {cell[0], cell[1]};
+}
+template <float Hi>  // τ and B: > 0, up to Hi
+void positive_flag(const std::string& t, const std::string& f, float& v) {
+  const float x = parse_float(t, f, 0.0f, Hi);
+  if (!(x > 0.0f)) throw Error(f + " must be > 0, got " + t);
+  v = x;
+}
+void lambda_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, -1e6f, 1e6f); }
+void unit_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, 0.0f, 1.0f); }
+void percent_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, 0.0f, 100.0f) / 100.0f; }
+void mask_flag(const std::string& t, const std::string& f, Document& d) {
+  ParsedMask m;
+  try {
+    m = parse_mask(t);
+  } catch (const Error& e) {
+    throw Error(f + ": " + e.what());
+  }
+  d.attention.mask = m.spec;
+  d.painted_cells = std::move(m.painted_cells);
+}
+
+/// Calls `field(path, value[, flag])` for every saved setting of `s` (Document or const
+/// Document), `value` a reference to the member or a Named wrapper around it, `flag` a Flag or
+/// FlagTo when the command line sets it.
+template <class State, class Field>
+void for_each_field(State& s, Field&& field) {
+  auto& a = s.attention;
+  auto named = [](auto& v, auto name, auto parse) { return Named<std::remove_reference_t<decltype(v)>>{v, name, parse}; };
+  field("image", s.image_path, Flag<std::filesystem::path>{"--image", kQuery | kFlagsRenderModel, path_flag});
+  field("patch", a.patch, Flag<int>{"--patch", kQuery, int_flag<1, 1 << 20>});
+  field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery});
+  field("temperature", a.temperature, Flag<float>{"--temperature", kQuery, positive_flag<1e30f>});
+  field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery, seed_flag});
+  field("head", named(s.main_head, head_field_name, parse_head_field), Flag<int>{"--head", kQuery});
+  field("query", s.query, Flag<Cell>{"--query", kQuery, cell_flag});
+  field("query_pinned", s.query_pinned);
+  field("pinned", s.pinned);
+  field("mask.kind", named(a.mask.kind, mask_field_name, parse_mask_field), FlagTo<State>{"--mask", kQuery, s, mask_flag});
+  field("mask.radius", a.mask.radius);
+  field("mask.ratio", a.mask.ratio);
+  field("mask.seed", a.mask.seed);
+  field("mask.painted", a.mask.painted);
+  field("pos.mode", named(a.pos.mode, pos_field_name, parse_pos_field), Flag<PosMode>{"--pos", kQuery});
+  field("pos.B", a.pos.B, Flag<float>{"--base", kQuery, positive_flag<1e6f>});
+  field("pos.P", a.pos.P, Flag<int>{"--power", kQuery, int_flag<0, 30>});
+  field("pos.sincos", a.pos.sincos, Flag<bool>{"--sincos", kQuery});
+  field("pos.lambda", a.pos.lambda, Flag<float>{"--lambda", kQuery, lambda_flag});
+  field("custom.W_q", a.custom.W_q);
+  field("custom.W_k", a.custom.W_k);
+  field("display.colormap", named(s.colormap, colormap_field_name, parse_colormap_field), Flag<Colormap>{"--colormap", kPicture});
+  field("display.normalization", named(s.normalization, norm_field_name, parse_norm_field),
+        Flag<Normalization>{"--normalization", kPicture});
+  field("display.opacity", s.opacity, Flag<float>{"--opacity", kPicture, unit_flag});
+  field("display.grid", s.show_grid);
+  field("display.mask_overlay", s.show_mask);
+  field("display.zoom", s.zoom);
+  field("display.pan", s.pan);
+  field("classroom.ui_scale", s.ui_scale);
+  field("classroom.presentation", s.presentation);
+  field("classroom.panels.controls", s.show_controls);
+  field("classroom.panels.heads", s.show_heads);
+  field("classroom.panels.pinned", s.show_pinned);
+  field("classroom.panels.images", s.show_images);
+  field("classroom.panels.diagnostics", s.show_diagnostics);
+  field("views", s.open_views);
+  field("tour_step", s.tour_step);
+  field("vit.source", s.vit_source);
+  field("vit.model", s.model_path);
+  // render --model's --layer, --head and --query are the ViT's, read once the model is loaded
+  // (their ranges are the model's): app/gui/render_commands.cpp, apply_vit_choices.
+  field("vit.layer", s.vit_layer);
+  field("vit.head", s.vit_head);
+  field("vit.token", s.vit_token);
+  field("vit.cell", s.vit_cell);
+  field("vit.pinned", s.vit_pinned);
+  field("vit.tab", s.vit_tab);
+  field("vit.rollout", s.vit_rollout);
+  field("vit.masks", s.vit_masks);
+  field("vit.mass", s.vit_mass, Flag<float>{"--mass", kFlagsRenderModel, percent_flag});
+  field("vit.norms", s.vit_norms);
+  field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel});
+  field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
+  field("vit.recent", s.recent_models);
+  field("export_dir", s.export_dir);
+  field("export_map_only", s.export_map_only);
+}
+
+template <class T>
+nlohmann::json to_value(const T& v) {
+  return v;
+}
+nlohmann::json to_value(const Cell& c) { return {{"col", c.col}, {"row", c.row}}; }
+nlohmann::json to_value(const std::filesystem::path& p) { return p.string(); }
+template <class T>
+nlohmann::json to_value(const Named<T>& n) {
+  return n.name(n.value);
+}
+template <class T>
+nlohmann::json to_value(const std::vector<T>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const T& x : v) out.push_back(to_value(x));
+  return out;
+}
+
+/// The JSON pointer of a field's dotted path: "vit.cell" → /vit/cell.
+nlohmann::json::json_pointer pointer(std::string path) {
+  std::replace(path.begin(), path.end(), '.', '/');
+  return nlohmann::json::json_pointer("/" + path);
+}
+
+template <class T>
+struct is_flag_to : std::false_type {};
+template <class T>
+struct is_flag_to<FlagTo<T>> : std::true_type {};
+
+/// What the command line does with one flag of the table.
+struct FlagParser {
+  std::string path;
+  unsigned commands = 0;
+  bool takes_value = true;
+  std::function<void(const std::string& text)> set;  ///< throws Error naming the flag
+};
+
+/// The flags of the table over `d`, each bound to its field of `d`.
+std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
+  std::vector<std::pair<std::string, FlagParser>> out;
+  for_each_field(d, [&](const std::string& path, auto&& value, const auto&... flags) {
+    if constexpr (sizeof...(flags) == 1) {
+      ([&](const auto& f) {
+        using F = std::remove_cvref_t<decltype(f)>;
+        const std::string name = f.name;
+        FlagParser p{path, f.commands, true, {}};
+        if constexpr (is_flag_to<F>::value) {
+          p.set = [&target = f.target, parse = f.parse, name](const std::string& t) { parse(t, name, target); };
+        } else if constexpr (requires { value.parse; }) {  // a named field: its names, or the flag's own parse
+          p.set = [value, parse = f.parse, name](const std::string& t) {
+            if (parse) return parse(t, name, value.value);
+            try {
+              value.parse(t, value.value);
+            } catch (const Error& e) {
+              throw Error(name + ": " + e.what());
+            }
+          };
+        } else if (f.parse) {
+          p.set = [&target = value, parse = f.parse, name](const std::string& t) { parse(t, name, target); };
+        } else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, bool>) {
+          p.takes_value = false;  // a switch
+          p.set = [&target = value](const std::string&) { target = true; };
+        } else {
+          throw Error("internal: the flag " + name + " has no parse");
+        }
+        out.emplace_back(name, std::move(p));
+      }(flags), ...);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Document& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for_each_field(s, [&](const std::string& path, const auto& value, const auto&...) {
+    j[pointer(path)] = to_value(value);  // makes the parent objects
+  });
+  return j;
+}
+
+void apply_json(const nlohmann::json& j, Document& out) {
+  Document s = out;
+  std::string key;
+  try {
+    for_each_field(s, [&](const std::string& path, auto&& field, const auto&...) {
+      key = path;
+      const auto at = pointer(path);
+      if (!j.contains(at)) return;  // false also when a parent is not an object
+      const nlohmann::json* v = &j.at(at);
+      using F = std::remove_cvref_t<decltype(field)>;
+      if constexpr (std::is_same_v<F, std::filesystem::path>) {
+        field = v->get<std::string>();
+      } else if constexpr (requires { field.parse; }) {
+        try {
+          field.parse(v->get<std::string>(), field.value);
+        } catch (const Error& e) {
+          throw Error("setting '" + path + "': " + e.what());
+        }
+      } else {
+        read_value(*v, field, path);
+      }
+    });
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
+  }
+  validate(s.attention);
+  if (s.main_head < 0 || s.main_head >= kHeadCount) throw Error("setting 'head' is out of range");
+  if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
+  if (s.vit_layer < -1) throw Error("setting 'vit.layer' is out of range");
+  if (s.vit_head < kVitHeadMin) throw Error("setting 'vit.head' is out of range");
+  if (s.vit_tab < 0 || s.vit_tab > 3) throw Error("setting 'vit.tab' is out of range");
+  if (s.vit_token < -1) throw Error("setting 'vit.token' is out of range");
+  if (s.vit_cell.col < 0 || s.vit_cell.row < 0) throw Error("setting 'vit.cell' is out of range");
+  if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");
+  if (s.vit_resize < 0 || s.vit_resize > 4096) throw Error("setting 'vit.resize' must be 0…4096 pixels");
+  if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;
+  if (!(s.zoom >= 0.1f && s.zoom <= 64.0f)) s.zoom = 1.0f;
+  out = std::move(s);
+}
+
+std::vector<DocumentFlag> document_flags() {
+  Document d;
+  std::vector<DocumentFlag> out;
+  for (const auto& [name, p] : flag_parsers(d)) out.push_back({name, p.path, p.commands, p.takes_value});
+  return out;
+}
+
+std::vector<std::string> parse_document_flags(const std::vector<std::string>& args, FlagCommand command, Document& out,
+                                              const std::vector<std::string>& known_extra,
+                                              std::vector<std::pair<std::string, std::string>>* extra, std::string_view for_what) {
+  Document d = out;
+  const auto parsers = flag_parsers(d);
+  std::vector<std::string> given;
+  for (std::size_t n = 0; n < args.size(); ++n) {
+    const std::string& a = args[n];
+    auto value = [&]() -> std::string {
+      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
+      return args[++n];
+    };
+    const auto p = std::find_if(parsers.begin(), parsers.end(),
+                                [&](const auto& f) { return f.first == a && (f.second.commands & command) != 0; });
+    if (p != parsers.end()) {
+      p->second.set(p->second.takes_value ? value() : std::string());
+      given.push_back(a);
+    } else if (extra && std::find(known_extra.begin(), known_extra.end(), a) != known_extra.end()) {
+      extra->emplace_back(a, value());
+    } else {
+      throw Error("unknown option '" + a + "'" + std::string(for_what) + " (see attnlab --help)");
+    }
+  }
+  out = std::move(d);
+  return given;
+}
+
+}  // namespace attnlab::app
