@@ -15,7 +15,7 @@ namespace attnlab::app {
 class HeatmapPainter {
  public:
   virtual ~HeatmapPainter() = default;
-  /// `generation` changes whenever the row or the mask does.
+  /// The main map of `head` for `query`; `generation` changes whenever the row or the mask does.
   /// `rows` gives row `query` of every head on the CPU (waiting if need be): only a painter
   /// that colours on the CPU calls it.
   virtual ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
@@ -34,15 +34,19 @@ class HeatmapPainter {
 };
 
 namespace {
+
 // The largest weight of a row (masked weights are exactly 0, so they never win).
 float row_max(std::span<const float> row) {
   float m = 0;
   for (const float v : row) m = std::max(m, v);
   return m;
 }
-}  // namespace
 
-namespace {
+// Drops the entries of a per-query map whose query is not in `keep`.
+template <class T>
+void keep_only(std::map<int, T>& by_query, const std::vector<int>& keep) {
+  std::erase_if(by_query, [&](const auto& e) { return std::find(keep.begin(), keep.end(), e.first) == keep.end(); });
+}
 
 class GpuPainter final : public HeatmapPainter {
  public:
@@ -74,9 +78,7 @@ class GpuPainter final : public HeatmapPainter {
       p.max = row_max(row);
     }
   }
-  void keep_pinned(const std::vector<int>& keep) override {
-    std::erase_if(pinned_, [&](const auto& e) { return std::find(keep.begin(), keep.end(), e.first) == keep.end(); });
-  }
+  void keep_pinned(const std::vector<int>& keep) override { keep_only(pinned_, keep); }
 
  private:
   AttentionEngine& engine_;
@@ -120,9 +122,7 @@ class CpuPainter final : public HeatmapPainter {
     const auto it = pinned_.find(query);
     return it == pinned_.end() ? std::nullopt : std::optional<float>(it->second.second);
   }
-  void keep_pinned(const std::vector<int>& keep) override {
-    std::erase_if(pinned_, [&](const auto& e) { return std::find(keep.begin(), keep.end(), e.first) == keep.end(); });
-  }
+  void keep_pinned(const std::vector<int>& keep) override { keep_only(pinned_, keep); }
 
  private:
   std::map<int, std::pair<GuiTexture, float>> pinned_;
@@ -290,7 +290,7 @@ ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style)
 std::optional<float> Backend::heatmap_for_max(int query) const { return painter_->pinned_max(query); }
 
 void Backend::keep_pinned(const std::vector<int>& queries) {
-  std::erase_if(pinned_maps_, [&](const auto& e) { return std::find(queries.begin(), queries.end(), e.first) == queries.end(); });
+  keep_only(pinned_maps_, queries);
   painter_->keep_pinned(queries);
 }
 

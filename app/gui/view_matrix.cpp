@@ -157,6 +157,13 @@ void MatrixView::update_attention(const AppState& state, Backend& backend) {
     building_ = false;
     return;
   }
+  // A picture that cannot be made (too large for the GPU, …): its reason instead, for this key.
+  auto fail = [&](const Error& e) {
+    a_key_ = key;
+    a_error_ = e.what();
+    a_.image = {};
+    building_ = false;
+  };
   if (!building_ || !(next_key_ == key)) {
     if (!(pending_ == key)) {
       pending_ = key;
@@ -168,10 +175,7 @@ void MatrixView::update_attention(const AppState& state, Backend& backend) {
     try {
       next_ = empty_block_image(N, kMaxSide);
     } catch (const Error& e) {
-      a_key_ = key;
-      a_error_ = e.what();
-      a_.image = {};
-      building_ = false;
+      fail(e);
       return;
     }
     next_key_ = key;
@@ -198,10 +202,7 @@ void MatrixView::update_attention(const AppState& state, Backend& backend) {
     }
     next_ms_ += spent;
   } catch (const Error& e) {
-    a_key_ = key;
-    a_error_ = e.what();
-    a_.image = {};
-    building_ = false;
+    fail(e);
     return;
   }
   if (next_row_ < next_.side) return;  // more next frame
