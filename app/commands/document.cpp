@@ -138,12 +138,15 @@ void cell_flag(const std::string& t, const std::string& f, Cell& v) {
   const auto cell = parse_cell(t, f);
   v = {cell[0], cell[1]};
 }
-template <float Hi>  // τ and B: > 0, up to Hi
-void positive_flag(const std::string& t, const std::string& f, float& v) {
-  const float x = parse_float(t, f, 0.0f, Hi);
+// τ and B: > 0, up to a bound (two functions, not a template on a float: clang 14, which the
+// sanitized build uses, has no floating-point template parameters).
+float positive(const std::string& t, const std::string& f, float hi) {
+  const float x = parse_float(t, f, 0.0f, hi);
   if (!(x > 0.0f)) throw Error(f + " must be > 0, got " + t);
-  v = x;
+  return x;
 }
+void temperature_flag(const std::string& t, const std::string& f, float& v) { v = positive(t, f, 1e30f); }
+void base_flag(const std::string& t, const std::string& f, float& v) { v = positive(t, f, 1e6f); }
 void lambda_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, -1e6f, 1e6f); }
 void unit_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, 0.0f, 1.0f); }
 void percent_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, 0.0f, 100.0f) / 100.0f; }
@@ -168,7 +171,7 @@ void for_each_field(State& s, Field&& field) {
   field("image", s.image_path, Flag<std::filesystem::path>{"--image", kQuery | kFlagsRenderModel, path_flag});
   field("patch", a.patch, Flag<int>{"--patch", kQuery, int_flag<1, 1 << 20>});
   field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery});
-  field("temperature", a.temperature, Flag<float>{"--temperature", kQuery, positive_flag<1e30f>});
+  field("temperature", a.temperature, Flag<float>{"--temperature", kQuery, temperature_flag});
   field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery, seed_flag});
   field("head", named(s.main_head, head_field_name, parse_head_field), Flag<int>{"--head", kQuery});
   field("query", s.query, Flag<Cell>{"--query", kQuery, cell_flag});
@@ -180,7 +183,7 @@ void for_each_field(State& s, Field&& field) {
   field("mask.seed", a.mask.seed);
   field("mask.painted", a.mask.painted);
   field("pos.mode", named(a.pos.mode, pos_field_name, parse_pos_field), Flag<PosMode>{"--pos", kQuery});
-  field("pos.B", a.pos.B, Flag<float>{"--base", kQuery, positive_flag<1e6f>});
+  field("pos.B", a.pos.B, Flag<float>{"--base", kQuery, base_flag});
   field("pos.P", a.pos.P, Flag<int>{"--power", kQuery, int_flag<0, 30>});
   field("pos.sincos", a.pos.sincos, Flag<bool>{"--sincos", kQuery});
   field("pos.lambda", a.pos.lambda, Flag<float>{"--lambda", kQuery, lambda_flag});
