@@ -156,6 +156,17 @@ TEST_F(PooledMatrixGpu, BandsMakeTheSameImageAndBadCallsThrow) {
   EXPECT_THROW(empty.pooled_matrix(0, 100, Pooling::Mean), Error);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNLAB_ASAN 1
+#endif
+#endif
+#ifndef ATTNLAB_ASAN
+#define ATTNLAB_ASAN 0
+#endif
+
 TEST_F(PooledMatrixGpu, LargeGridNeverHoldsNxN) {
   // N = 16 384 tokens (a 512 × 512 image, K = 4): A would be N² floats = 1 GiB. Its pooled
   // 512 × 512 picture (b = 32) is held to an eighth of that, 128 MiB, both in GL storage asked
@@ -182,7 +193,14 @@ TEST_F(PooledMatrixGpu, LargeGridNeverHoldsNxN) {
   std::printf("pooled A at N=%zu: GL storage peak %zu KiB, resident growth %zu KiB (cap %zu KiB)\n", N, gl_peak >> 10,
               resident_growth >> 10, cap >> 10);
   EXPECT_LT(gl_peak, cap);
+#if !ATTNLAB_ASAN
   EXPECT_LT(resident_growth, cap);
+#else
+  // Under AddressSanitizer the resident memory is mostly its shadow and quarantine (1.2 GiB
+  // grew here for the sanitizer's own books); the plain build checks it, the GL storage is
+  // checked in both.
+  (void)resident_growth;
+#endif
   ASSERT_EQ(mean.block, 32);
   ASSERT_EQ(mean.side, 512);
 
