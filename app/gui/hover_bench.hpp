@@ -7,13 +7,11 @@
 // query's map, then writes the numbers as JSON and one line on stdout. Needs no person.
 #include "app/gui/app_state.hpp"
 #include "core/gpu/gl.hpp"
-#include "core/structure.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
