@@ -9,6 +9,7 @@
 #include "app/gui/hover_bench.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
+#include "app/gui/map_source.hpp"
 #include "app/gui/vit_session.hpp"
 #include "app/gui/vit_views.hpp"
 #include "app/gui/widget_log.hpp"
@@ -502,7 +503,7 @@ class App {
       if (shown_vit_lower_ == state_.vit_tab) state_.vit_tab = t;  // chosen by a click
       shown_vit_lower_ = state_.vit_tab;
       if (t == 0) draw_vit_distance_view(state_, vit_);
-      else if (t == 1) draw_vit_pinned_view(state_, vit_);
+      else if (t == 1) draw_pinned_maps(state_, vit_map_);
       else if (t == 2) draw_vit_matrix_view(state_, vit_);
       else draw_vit_step_view(state_, vit_);
       ImGui::EndTabItem();
@@ -596,28 +597,22 @@ class App {
         ImGui::End();
       }
       const bool vit = state_.vit_source && vit_.source();
-      if (vit && state_.show_heads) {
+      MapSource& source = map_source();
+      if (state_.show_heads) {
         heads_at();
-        begin_panel("Layers x heads", "Layers x heads", &state_.show_heads, fixed);
-        draw_vit_grid_view(state_, vit_);
+        begin_panel(source.layers() > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
+        draw_heads_grid(state_, source);
         ImGui::End();
       }
-      if (vit && state_.show_pinned) {
+      if (state_.show_pinned) {
         pinned_at();
-        begin_panel("ViT: distance, pinned queries, matrix###vit_lower", "vit_lower", &state_.show_pinned, fixed);
-        draw_vit_lower_tabs();
-        ImGui::End();
-      }
-      if (!vit && state_.show_heads) {
-        heads_at();
-        begin_panel("Heads", "Heads", &state_.show_heads, fixed);
-        draw_heads_view(state_, backend_);
-        ImGui::End();
-      }
-      if (!vit && state_.show_pinned) {
-        pinned_at();
-        begin_panel("Pinned queries", "Pinned queries", &state_.show_pinned, fixed);
-        draw_pinned_view(state_, backend_);
+        if (vit) {  // the ViT's pinned queries share the lower row with its own views
+          begin_panel("ViT: distance, pinned queries, matrix###vit_lower", "vit_lower", &state_.show_pinned, fixed);
+          draw_vit_lower_tabs();
+        } else {
+          begin_panel("Pinned queries", "Pinned queries", &state_.show_pinned, fixed);
+          draw_pinned_maps(state_, source);
+        }
         ImGui::End();
       }
       if (state_.show_images) {
@@ -659,6 +654,13 @@ class App {
       ImGui::PopStyleColor();
     }
     draw_toast(d);
+  }
+
+  // The attention source the views draw: the loaded ViT's when its tab is chosen, else the
+  // hand-made heads.
+  MapSource& map_source() {
+    if (state_.vit_source && vit_.source()) return vit_map_;
+    return hand_made_map_;
   }
 
   // The attention map of the source chosen: the ViT's, or the hand-made heads'.
@@ -951,6 +953,9 @@ class App {
   AppState state_;
   Backend backend_;
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
+  // The attention sources the map views draw (map_source.hpp), over the backend and the session.
+  HandMadeMapSource hand_made_map_{state_, backend_};
+  VitMapSource vit_map_{state_, vit_};
   std::optional<std::filesystem::path> opening_model_;
   int vit_resize_ = 0;
   unsigned seen_vit_generation_ = 0;  // vit_.generation() when apply_pending() last looked

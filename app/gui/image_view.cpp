@@ -34,6 +34,28 @@ void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale) {
   if (gh > h) dl->AddRectFilled(ImVec2(origin.x, origin.y + h * scale), ImVec2(origin.x + w * scale, origin.y + gh * scale), IM_COL32(0, 0, 0, 255));
 }
 
+bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
+                   const std::vector<Cell>& outlines, bool selected) {
+  const PatchGrid& g = backend.grid();
+  const float grid_w = static_cast<float>(g.cols * g.K), grid_h = static_cast<float>(g.rows * g.K);
+  const float scale = std::min(size.x / grid_w, size.y / grid_h);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const bool clicked = ImGui::InvisibleButton(id, ImVec2(grid_w * scale, grid_h * scale));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
+  draw_photo(dl, backend, at(0, 0), scale);
+  set_texture_filter(heat, state.bilinear);
+  dl->AddImage(heat, at(0, 0), at(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
+               IM_COL32(255, 255, 255, static_cast<int>(std::max(state.opacity, 0.5f) * 255)));
+  for (const Cell& c : outlines)
+    dl->AddRect(at(static_cast<float>(c.col * g.K), static_cast<float>(c.row * g.K)),
+                at(static_cast<float>((c.col + 1) * g.K), static_cast<float>((c.row + 1) * g.K)), IM_COL32(0, 255, 255, 255),
+                0, 0, 2.0f);
+  if (selected) dl->AddRect(at(0, 0), at(grid_w, grid_h), IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
+  if (ImGui::IsItemHovered()) dl->AddRect(at(0, 0), at(grid_w, grid_h), IM_COL32(255, 255, 255, 120), 0, 0, 1.0f);
+  return clicked;
+}
+
 std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1) {
   const ImVec2 bar0 = ImGui::GetItemRectMin(), bar1 = ImGui::GetItemRectMax();
   const float x0 = std::min(std::max(map0.x, canvas0.x), bar0.x), y0 = std::min(std::max(map0.y, canvas0.y), bar0.y);

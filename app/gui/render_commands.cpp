@@ -1,4 +1,5 @@
 #include "app/gui/render_commands.hpp"
+#include "app/gui/map_source.hpp"
 
 #include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
@@ -157,6 +158,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   HeadlessUi ui(size[0], size[1], state.ui_scale);
   Scheduler scheduler(1);
   VitSession vit(scheduler);
+  VitMapSource vit_map(state, vit);
   vit.open(state.model_path, image, state.vit_resize);
   std::string error;
   int settle = 2;  // frames drawn with the result before the picture, so the layout is final
@@ -169,7 +171,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         if (const VitSource* src = vit.source(); src && error.empty()) {
           try {
             if (settle == 2) apply_vit_choices(state, choices, *src);
-            if (view == "vit-grid") draw_vit_grid_view(state, vit);
+            if (view == "vit-grid") draw_heads_grid(state, vit_map);
             else if (view == "vit-distance") draw_vit_distance_view(state, vit);
             else if (view == "vit-matrix") draw_vit_matrix_view(state, vit);
             else draw_vit_map_view(state, vit, geometry);
@@ -276,6 +278,7 @@ int run_render(const std::vector<std::string>& in) {
   HeadlessUi ui(size[0], size[1], state.ui_scale);
   Backend backend;
   prepare(backend, state, painted);
+  HandMadeMapSource hand_made_map(state, backend);
   auto teaching = make_teaching_views();
   ViewGeometry geometry;
   const auto rgb = ui.render(
@@ -284,7 +287,7 @@ int run_render(const std::vector<std::string>& in) {
         backend.begin_frame();
         begin_full_window("##render");
         if (view == "map") draw_image_view(state, backend, geometry);
-        else if (view == "heads") draw_heads_view(state, backend);
+        else if (view == "heads") draw_heads_grid(state, hand_made_map);
         else
           for (const auto& v : teaching)
             if (view == v->name()) {

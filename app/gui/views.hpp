@@ -34,11 +34,6 @@ std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, Im
 void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry);
 /// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
 void draw_controls_panel(AppState& state, Backend& backend);
-/// Every head's map for the same query, side by side; click one to make it the main map.
-/// The custom head's W_q and W_k are edited here.
-void draw_heads_view(AppState& state, Backend& backend);
-/// The maps of the pinned queries side by side (main head).
-void draw_pinned_view(AppState& state, Backend& backend);
 /// Developer readouts away from the map: driver and versions, frame and row-pass times, the
 /// engine's row against the CPU reference (fills state.checks), the views' own checks.
 void draw_diagnostics_panel(AppState& state, Backend& backend);

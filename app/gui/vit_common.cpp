@@ -1,5 +1,6 @@
 // Pieces the ViT views share: the choices in AppState resolved against a source, the values of
 // the main map, coloured textures of maps and the photo under them.
+#include "app/gui/map_source.hpp"
 #include "app/gui/vit_views.hpp"
 
 #include <algorithm>
@@ -32,13 +33,7 @@ int vit_query_token(const AppState& state, const VitSource& source) {
   return g.prefix + r * g.cols + c;
 }
 
-std::string vit_token_label(const VitSource& source, int token) {
-  const SourceGrid g = source.grid();
-  if (token == 0) return "CLS";
-  if (token < g.prefix) return "register " + std::to_string(token);
-  const int j = token - g.prefix;
-  return "patch (" + std::to_string(j % g.cols) + "," + std::to_string(j / g.cols) + ")";
-}
+std::string vit_token_label(const VitSource& source, int token) { return token_label(source.grid(), token); }
 
 std::vector<float> vit_main_values(const AppState& state, const VitSource& source) {
   const int layer = vit_layer(state, source);

@@ -146,10 +146,11 @@ void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry)
       mask_outline(dl, keep, g.cols, g.rows, origin, cell_w, cell_h, vit_head_colour(h), 1.0f + static_cast<float>(h % 4));
     }
   }
-  for (const Cell& c : state.vit_pinned) {
+  for (std::size_t n = 0; n < state.vit_pinned.size(); ++n) {  // in the colours of the pinned view's swatches
+    const Cell& c = state.vit_pinned[n];
     if (c.col >= g.cols || c.row >= g.rows) continue;
     const ImVec2 a(origin.x + static_cast<float>(c.col) * cell_w, origin.y + static_cast<float>(c.row) * cell_h);
-    dl->AddRect(a, ImVec2(a.x + cell_w, a.y + cell_h), IM_COL32(255, 0, 255, 255), 0, 0, 2);
+    dl->AddRect(a, ImVec2(a.x + cell_w, a.y + cell_h), pinned_colour(n), 0, 0, 2);
   }
   if (token >= g.prefix) {
     const int j = token - g.prefix, c = j % g.cols, r = j / g.cols;

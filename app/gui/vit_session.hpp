@@ -28,6 +28,10 @@ class MapTextures {
   ImTextureID get(const std::string& slot, const std::string& key, int cols, int rows,
                   const std::function<std::vector<std::uint8_t>()>& rgba, bool smooth);
   void clear() { slots_.clear(); }
+  /// Drops the slots whose name `drop` says yes to.
+  void erase_if(const std::function<bool(const std::string& slot)>& drop) {
+    std::erase_if(slots_, [&](const auto& s) { return drop(s.first); });
+  }
 
  private:
   struct Slot {

@@ -20,14 +20,10 @@ void draw_vit_panel(AppState& state, VitSession& vit);
 /// bar. Hover explores patches, a click picks one as the query. Records what it drew in
 /// state.vit_drawn.
 void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry);
-/// One small map per layer and head for the current query; a click makes it the main map.
-void draw_vit_grid_view(AppState& state, VitSession& vit);
 /// Mean attention distance (input pixels) per layer and head, the ViT paper's fig. 7; hovering
 /// a dot selects its layer and head.
 void draw_vit_distance_view(AppState& state, VitSession& vit);
 
-/// The maps of the pinned patch queries side by side (the current layer and head).
-void draw_vit_pinned_view(AppState& state, VitSession& vit);
 /// The whole A of the current layer and head as an image, prefix tokens first and set apart,
 /// the query's row marked; large T is shown pooled by the maximum over blocks.
 void draw_vit_matrix_view(AppState& state, VitSession& vit);

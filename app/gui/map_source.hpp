@@ -1,0 +1,152 @@
+#pragma once
+// An attention source as the map views draw it: the rows of a core AttentionSource, the photo
+// under its maps, how a row becomes a texture, and the document's choice of layer, head, query
+// and pinned queries for it. The views that show every head and the pinned queries
+// (source_heads_view.cpp, source_pinned_view.cpp) draw a MapSource and never ask which kind it
+// is: the chapter's hand-made heads (one layer, six heads, maps coloured on the GPU) and a
+// loaded ViT (L layers × H heads, maps coloured from VitSource's rows) are two of them, and a
+// new source is one more class here with no change to a view.
+#include "app/gui/app_state.hpp"
+#include "app/gui/ui_common.hpp"
+#include "core/attention_source.hpp"
+
+#include <imgui.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+class Backend;
+class VitSession;
+
+class MapSource {
+ public:
+  virtual ~MapSource() = default;
+
+  /// False while there is nothing to draw (no image yet, no model run yet); the rest of the
+  /// interface is only asked when true.
+  virtual bool ready() const = 0;
+  /// The patch grid; covered_w × covered_h is the part of the photo its maps lie over, in photo pixels.
+  virtual SourceGrid grid() const = 0;
+  virtual int layers() const = 0;
+  virtual int heads() const = 0;
+  /// "colour", "head 3", "mean of heads": a head (or a fusion of heads) in labels.
+  virtual std::string head_label(HeadChoice head) const = 0;
+  /// What a map of `layer`, `head` is, for its tooltip (the head's one-line summary, a ViT
+  /// head's mean attention distance); may be empty.
+  virtual std::string map_tooltip(int layer, int head) const = 0;
+  /// The colour a head is drawn in elsewhere (a ViT's mask outlines and distance plot), for
+  /// its label; nullopt: the text colour.
+  virtual std::optional<ImU32> head_colour(int) const { return std::nullopt; }
+
+  // --- the document's choice for this source
+  virtual int layer() const = 0;        ///< the layer the main map shows, 0 … layers() − 1
+  virtual HeadChoice head() const = 0;  ///< the head (or fusion of heads) the main map shows
+  virtual int query() const = 0;        ///< the query token, 0 … T − 1 (prefix tokens first)
+  /// True when the main map shows exactly `layer`, `head`'s row (not a fusion, rollout, …).
+  virtual bool showing(int layer, int head) const = 0;
+  virtual std::vector<Cell>& pinned() = 0;  ///< the pinned patch queries (col, row of the grid)
+  /// A click on `layer`, `head`'s map: the main map shows it.
+  virtual void choose(int layer, int head) = 0;
+  /// A click on a pinned map: patch `cell` becomes the query and stays it (query_pinned).
+  virtual void choose_query(Cell cell) = 0;
+
+  // --- pictures
+  /// The photo under the maps, its (0,0) at `origin`, `scale` screen pixels per photo pixel:
+  /// the covered part (grid()), padding past the image black.
+  virtual void draw_photo(ImDrawList* dl, ImVec2 origin, float scale) = 0;
+  /// The map of token `query`'s row in `layer` for `head` (cols × rows, the document's colormap
+  /// and normalization, filtered as the document says). Throws Error outside the source.
+  virtual ImTextureID map(int layer, HeadChoice head, int query) = 0;
+  /// The largest weight of that row; nullopt while it is on its way (GPU rows arrive the frame
+  /// after their map, once their fence has signalled: the window draws again while pending()).
+  virtual std::optional<float> map_max(int layer, HeadChoice head, int query) = 0;
+  /// The maps of pinned queries not in `queries` (tokens) may be forgotten.
+  virtual void keep_pinned(const std::vector<int>& queries) = 0;
+  /// Widgets the source adds under its heads' maps (the hand-made custom head's W_q and W_k).
+  virtual void draw_head_settings() {}
+};
+
+/// The chapter's hand-made heads (Backend's HandMadeModel): one layer, six heads, the query and
+/// pinned cells of the document (AppState::query, main_head, pinned); maps coloured on the GPU
+/// where the engine runs, largest weights read after their fence.
+class HandMadeMapSource final : public MapSource {
+ public:
+  HandMadeMapSource(AppState& state, Backend& backend) : state_(state), backend_(backend) {}
+  bool ready() const override;
+  SourceGrid grid() const override;
+  int layers() const override { return 1; }
+  int heads() const override;
+  std::string head_label(HeadChoice head) const override;
+  std::string map_tooltip(int layer, int head) const override;
+  int layer() const override { return 0; }
+  HeadChoice head() const override { return HeadChoice{state_.main_head, HeadFusion::Mean}; }
+  int query() const override;
+  bool showing(int layer, int head) const override { return layer == 0 && head == state_.main_head; }
+  std::vector<Cell>& pinned() override { return state_.pinned; }
+  void choose(int layer, int head) override;
+  void choose_query(Cell cell) override;
+  void draw_photo(ImDrawList* dl, ImVec2 origin, float scale) override;
+  ImTextureID map(int layer, HeadChoice head, int query) override;
+  std::optional<float> map_max(int layer, HeadChoice head, int query) override;
+  void keep_pinned(const std::vector<int>& queries) override;
+  void draw_head_settings() override;
+
+ private:
+  AppState& state_;
+  Backend& backend_;
+};
+
+/// A loaded ViT (VitSession's VitSource): its layers and heads, the document's vit_* choices,
+/// maps coloured from the source's rows (the forward pass ran on the CPU) and kept in the
+/// session's textures.
+class VitMapSource final : public MapSource {
+ public:
+  VitMapSource(AppState& state, VitSession& vit) : state_(state), vit_(vit) {}
+  bool ready() const override;
+  SourceGrid grid() const override;
+  int layers() const override;
+  int heads() const override;
+  std::string head_label(HeadChoice head) const override;
+  std::string map_tooltip(int layer, int head) const override;
+  std::optional<ImU32> head_colour(int head) const override;
+  int layer() const override;
+  HeadChoice head() const override;
+  int query() const override;
+  bool showing(int layer, int head) const override;
+  std::vector<Cell>& pinned() override { return state_.vit_pinned; }
+  void choose(int layer, int head) override;
+  void choose_query(Cell cell) override;
+  void draw_photo(ImDrawList* dl, ImVec2 origin, float scale) override;
+  ImTextureID map(int layer, HeadChoice head, int query) override;
+  std::optional<float> map_max(int layer, HeadChoice head, int query) override;
+  void keep_pinned(const std::vector<int>& queries) override;
+
+ private:
+  AppState& state_;
+  VitSession& vit_;
+};
+
+/// Draws the map `heat()` over the source's photo into a box of `size` at the cursor (keeping the
+/// covered part's aspect), `outlines` around those patches, a frame when `selected`; `heat` is
+/// not called when the box is scrolled away. Returns true when clicked. `id` is the ImGui id
+/// and the recorded widget's name.
+bool source_thumbnail(const std::string& id, MapSource& source, const std::function<ImTextureID()>& heat, const AppState& state,
+                      ImVec2 size, const std::vector<Cell>& outlines, bool selected);
+/// "CLS", "register 2" (a prefix token), "patch (4,5)".
+std::string token_label(const SourceGrid& grid, int token);
+/// The patch a query token is (col, row), or nullopt for a prefix token.
+std::optional<Cell> query_cell(const SourceGrid& grid, int token);
+
+/// Every head's map for the source's query, side by side: one layer in rows of two or three
+/// with the heads' names and largest weights, several layers as a layers × heads table. A click
+/// makes a map the main one; the source's head settings follow.
+void draw_heads_grid(AppState& state, MapSource& source);
+/// The maps of the source's pinned queries side by side (the main map's layer and head), each
+/// with its largest weight; a click makes one the query. Pin the current query, or clear.
+void draw_pinned_maps(AppState& state, MapSource& source);
+
+}  // namespace attnlab::app

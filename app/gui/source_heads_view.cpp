@@ -1,0 +1,110 @@
+// Every head's map for the same query (multihead attention, eqs. 26.26–26.28), from any
+// MapSource: one layer (the hand-made heads) in rows of two or three with the heads' names and
+// largest weights, several (a ViT) as a layers × heads table, first layer at the top. A click
+// makes a map the main one.
+#include "app/gui/map_source.hpp"
+#include "app/gui/widget_log.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab::app {
+
+bool source_thumbnail(const std::string& id, MapSource& source, const std::function<ImTextureID()>& heat, const AppState& state,
+                      ImVec2 size, const std::vector<Cell>& outlines, bool selected) {
+  const SourceGrid g = source.grid();
+  const float cw = static_cast<float>(g.covered_w), ch = static_cast<float>(g.covered_h);
+  const float scale = std::min(size.x / cw, size.y / ch);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const bool clicked = ImGui::InvisibleButton(id.c_str(), ImVec2(cw * scale, ch * scale));
+  record_widget(id);
+  if (!ImGui::IsItemVisible()) return clicked;  // scrolled away: no texture made
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
+  source.draw_photo(dl, p, scale);
+  const ImTextureID texture = heat();
+  set_texture_filter(texture, state.bilinear);
+  dl->AddImage(texture, at(0, 0), at(cw, ch), ImVec2(0, 0), ImVec2(1, 1),
+               IM_COL32(255, 255, 255, static_cast<int>(std::max(state.opacity, 0.6f) * 255)));
+  const float pw = cw / static_cast<float>(g.cols), ph = ch / static_cast<float>(g.rows);  // a patch, photo pixels
+  for (const Cell& c : outlines)
+    dl->AddRect(at(static_cast<float>(c.col) * pw, static_cast<float>(c.row) * ph),
+                at(static_cast<float>(c.col + 1) * pw, static_cast<float>(c.row + 1) * ph), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
+  if (selected) dl->AddRect(at(0, 0), at(cw, ch), IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
+  if (ImGui::IsItemHovered()) dl->AddRect(at(0, 0), at(cw, ch), IM_COL32(255, 255, 255, 120), 0, 0, 1.0f);
+  return clicked;
+}
+
+std::string token_label(const SourceGrid& grid, int token) {
+  if (token < grid.prefix) return token == 0 ? "CLS" : "register " + std::to_string(token);
+  const int j = token - grid.prefix;
+  return "patch (" + std::to_string(j % grid.cols) + "," + std::to_string(j / grid.cols) + ")";
+}
+
+std::optional<Cell> query_cell(const SourceGrid& grid, int token) {
+  if (token < grid.prefix || token >= grid.T()) return std::nullopt;
+  return Cell{(token - grid.prefix) % grid.cols, (token - grid.prefix) / grid.cols};
+}
+
+void draw_heads_grid(AppState& state, MapSource& source) {
+  if (!source.ready()) {
+    ImGui::TextUnformatted("Nothing to show yet.");
+    return;
+  }
+  const SourceGrid g = source.grid();
+  const int L = source.layers(), H = source.heads(), query = source.query();
+  const float aspect = static_cast<float>(g.covered_h / g.covered_w);
+  std::vector<Cell> outline;
+  if (const auto c = query_cell(g, query)) outline.push_back(*c);
+  auto thumbnail = [&](int l, int h, const std::string& id, ImVec2 size) {
+    const HeadChoice head{h, HeadFusion::Mean};
+    if (source_thumbnail(id, source, [&] { return source.map(l, head, query); }, state, size, outline, source.showing(l, h)))
+      source.choose(l, h);
+    if (ImGui::IsItemHovered()) {
+      if (const std::string tip = source.map_tooltip(l, h); !tip.empty()) ImGui::SetTooltip("%s", tip.c_str());
+    }
+  };
+
+  if (L == 1) {  // a few heads: large maps with their names and largest weights
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const int columns = avail > ui_px(260) ? 3 : 2;
+    const float side =
+        std::max((avail - ImGui::GetStyle().ItemSpacing.x * static_cast<float>(columns)) / static_cast<float>(columns), 60.0f);
+    for (int h = 0; h < H; ++h) {
+      if (h % columns) ImGui::SameLine();
+      ImGui::BeginGroup();
+      const HeadChoice head{h, HeadFusion::Mean};
+      ImGui::Text("%d %s", h, source.head_label(head).c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", source.map_tooltip(0, h).c_str());
+      thumbnail(0, h, "head:" + std::to_string(h), ImVec2(side, side));
+      const auto mx = source.map_max(0, head, query);
+      ImGui::TextDisabled("max a_ij %s%s", mx ? format_weight(*mx).c_str() : "...", mx && *mx == 0 ? " (all masked)" : "");
+      ImGui::EndGroup();
+    }
+  } else {  // many: a layers × heads table of small maps
+    ImGui::Text("query %s; click a map to show it large", token_label(g, query).c_str());
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float label_w = ImGui::CalcTextSize("L00").x + style.ItemSpacing.x;
+    const float avail = ImGui::GetContentRegionAvail().x - label_w - style.ScrollbarSize;
+    const float w = std::clamp((avail - style.ItemSpacing.x * static_cast<float>(H - 1)) / static_cast<float>(H), 24.0f, 240.0f);
+    auto column = [&](int h) { return label_w + static_cast<float>(h) * (w + style.ItemSpacing.x) + style.WindowPadding.x; };
+    ImGui::Dummy(ImVec2(label_w - style.ItemSpacing.x, 0));
+    for (int h = 0; h < H; ++h) {
+      ImGui::SameLine(column(h));
+      const std::string label = "h" + std::to_string(h + 1);
+      if (const auto colour = source.head_colour(h)) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(*colour), "%s", label.c_str());
+      else ImGui::TextUnformatted(label.c_str());
+    }
+    for (int l = 0; l < L; ++l) {
+      ImGui::AlignTextToFramePadding();
+      ImGui::Text("L%d", l + 1);
+      for (int h = 0; h < H; ++h) {
+        ImGui::SameLine(column(h));
+        thumbnail(l, h, "head:" + std::to_string(l) + ":" + std::to_string(h), ImVec2(w, w * aspect));
+      }
+    }
+  }
+  source.draw_head_settings();
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,62 @@
+// Pinned queries, from any MapSource: the main map's layer and head for several query patches
+// side by side (the chapter's fig. 26.12 shows three queries on the safari photo), each with
+// its largest weight. Right-click a patch on the map (or press P) to pin it.
+#include "app/gui/map_source.hpp"
+#include "app/gui/widget_log.hpp"
+
+#include <algorithm>
+
+namespace attnlab::app {
+
+void draw_pinned_maps(AppState& state, MapSource& source) {
+  if (!source.ready()) return;
+  const SourceGrid g = source.grid();
+  std::vector<Cell>& pinned = source.pinned();
+  std::erase_if(pinned, [&](const Cell& c) { return c.col < 0 || c.row < 0 || c.col >= g.cols || c.row >= g.rows; });
+  if (pinned.empty()) {
+    if (!state.pinned_note.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
+      ImGui::TextWrapped("%s", state.pinned_note.c_str());
+      ImGui::PopStyleColor();
+    }
+    ImGui::TextWrapped("Right-click patches on the map to pin them here, or pin the current query:");
+  }
+  const auto current = query_cell(g, source.query());
+  ImGui::BeginDisabled(!current);
+  if (ImGui::Button("pin the current query (P)") && current && std::find(pinned.begin(), pinned.end(), *current) == pinned.end())
+    pinned.push_back(*current);
+  ImGui::EndDisabled();
+  record_widget("pinned:pin");
+  ImGui::SameLine();
+  if (ImGui::Button("clear")) pinned.clear();
+  record_widget("pinned:clear");
+  if (!pinned.empty()) state.pinned_note.clear();
+
+  const int layer = source.layer();
+  const HeadChoice head = source.head();
+  std::vector<int> queries;
+  for (const Cell& c : pinned) queries.push_back(g.prefix + c.row * g.cols + c.col);
+  source.keep_pinned(queries);
+  ImGui::SameLine();  // what every map shows: the main map's layer and head
+  ImGui::TextDisabled("%s%s", source.layers() > 1 ? ("layer " + std::to_string(layer + 1) + ", ").c_str() : "",
+                      source.head_label(head).c_str());
+  const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 60.0f);
+  const float w = h * static_cast<float>(g.covered_w / g.covered_h);
+  for (std::size_t n = 0; n < pinned.size(); ++n) {
+    const Cell c = pinned[n];
+    const int query = queries[n];
+    if (n) ImGui::SameLine();
+    ImGui::BeginGroup();
+    // The outline's colour on the main map, the patch and the row's largest weight (each pinned map is coloured from its own row, as the main map is).
+    pinned_swatch(n);
+    ImGui::SameLine();
+    const auto max = source.map_max(layer, head, query);
+    ImGui::Text("(%d,%d) max a_ij %s", c.col, c.row, max ? format_weight(*max).c_str() : "...");
+    const std::string id = "pinned:" + std::to_string(c.col) + "," + std::to_string(c.row);
+    if (source_thumbnail(id, source, [&] { return source.map(layer, head, query); }, state, ImVec2(w, h), {c}, false))
+      source.choose_query(c);  // click a pinned map: make it the query
+    ImGui::EndGroup();
+  }
+}
+
+}  // namespace attnlab::app
