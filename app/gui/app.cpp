@@ -665,13 +665,10 @@ class App {
 
   // The attention map of the source chosen: the ViT's, or the hand-made heads'.
   void draw_main_map() {
-    if (state_.vit_source && vit_.source()) {
-      draw_vit_map_view(state_, vit_, geometry_);
-    } else {
-      state_.vit_drawn = nullptr;
-      draw_image_view(state_, backend_, geometry_);
-    }
+    state_.vit_drawn = nullptr;  // until the ViT's map is drawn
+    draw_source_map(state_, map_source(), geometry_);
   }
+
 
   // Gallery entries that open an image with a bundled model (issue 18): the image, the
   // model, the CLS query and the last layer.

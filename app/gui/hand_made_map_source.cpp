@@ -7,7 +7,11 @@
 #include "app/gui/views.hpp"
 #include "app/gui/widget_log.hpp"
 
+#include "core/attention.hpp"
+
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace attnlab::app {
 
@@ -91,6 +95,109 @@ void HandMadeMapSource::draw_head_settings() {
     state_.attention.custom.W_q[8] = state_.attention.custom.W_k[8] = 0.0f;
   }
   record_widget("custom_red_green");
+}
+
+// The main map: the main head's row (the previous query's numbers until the new row has
+// arrived, the map itself the engine's colormap pass for the current query).
+MainMap HandMadeMapSource::main_map() {
+  const PatchGrid& g = backend_.grid();
+  const int i = g.index(state_.query.col, state_.query.row);
+  const auto row = backend_.rows().head(state_.main_head);
+  MainMap map;
+  map.values.assign(row.begin(), row.end());
+  map.keep.resize(row.size());
+  for (std::size_t j = 0; j < row.size(); ++j) map.keep[j] = backend_.setup().mask.allowed(i, static_cast<int>(j));
+  map.texture = backend_.heatmap(state_.main_head, HeatmapStyle{state_.colormap, state_.normalization});
+  map.uniform = row_flatness(row, map.keep).uniform;
+  return map;
+}
+
+// Status line (the query, the head), the head in one line, the presentation's legend, and an
+// honest word on a nearly uniform row.
+void HandMadeMapSource::draw_map_header(const MainMap& map) {
+  const PatchGrid& g = backend_.grid();
+  const int i = g.index(state_.query.col, state_.query.row);
+  const RowSet& rows = backend_.rows();
+  ImGui::Text("query (%d,%d)  i = %d  %s  head: %s%s", state_.query.col, state_.query.row, i,
+              state_.query_pinned ? "[pinned]" : "[follows mouse]",
+              std::string(head_name(static_cast<HeadKind>(state_.main_head))).c_str(),
+              rows.empty[state_.main_head] ? "  (every key masked: row is 0)" : "");
+  // What the head is, in one line: beside it when it fits, on hover otherwise.
+  const std::string summary(head_summary(static_cast<HeadKind>(state_.main_head)));
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", summary.c_str());
+  ImGui::SameLine();
+  if (ImGui::CalcTextSize(summary.c_str()).x <= ImGui::GetContentRegionAvail().x) {
+    ImGui::TextDisabled("%s", summary.c_str());
+    record_widget("head_summary");
+  } else {
+    ImGui::NewLine();
+  }
+  if (state_.presentation) {  // for the class: what the map depends on, no developer numbers
+    const Settings& a = backend_.settings();
+    char tau[32];
+    std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
+    ImGui::Text("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu", std::string(mask_kind_name(a.mask.kind)).c_str(),
+                tau, std::string(pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(), state_.pinned.size());
+    record_widget("presentation:legend");
+    for (size_t n = 0; n < state_.pinned.size(); ++n) {  // the pins' outline colours, as a legend
+      ImGui::SameLine();
+      pinned_swatch(n);
+      ImGui::SameLine();
+      ImGui::Text("(%d,%d)", state_.pinned[n].col, state_.pinned[n].row);
+    }
+  }  // N and K are in the window's title; frame times, the driver and the checks in Panels > Diagnostics
+
+  // An honest scale: a min-max map stretches whatever spread the row has over the whole
+  // colormap, so a nearly uniform row is said to be one, with the two ways to see it as it is.
+  // A fixed height, flat or not (the note's height at this width), so that the map does not
+  // jump while the pointer explores.
+  const RowFlatness flat = row_flatness(map.values, map.keep);
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "Nearly uniform row: max/min = %.2f, H/log N = %.3f; every weight is close to 1/N (marked on the bar), and "
+                "the colours stretch that small spread.",
+                flat.max_over_min, flat.entropy_ratio);
+  const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
+  ImGui::BeginChild("flatness", ImVec2(0, note_h + ImGui::GetStyle().ItemSpacing.y + ImGui::GetFrameHeightWithSpacing()), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  if (flat.nearly_uniform && !rows.empty[state_.main_head]) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
+    ImGui::TextWrapped("%s", note);
+    ImGui::PopStyleColor();
+    if (state_.normalization == Normalization::MinMax) {
+      if (ImGui::SmallButton("absolute scale")) state_.normalization = Normalization::Absolute;
+      record_widget("flat:absolute");
+      ImGui::SameLine();
+    }
+    if (ImGui::SmallButton("sharpen: tau = 0.05")) state_.attention.temperature = 0.05f;
+    record_widget("flat:sharpen");
+  } else if (flat.n > 0) {
+    ImGui::TextDisabled("max/min %s, H/log N = %.3f (1: uniform, 0: one key)",
+                        std::isinf(flat.max_over_min) ? "inf" : format_weight(flat.max_over_min).c_str(), flat.entropy_ratio);
+  }
+  ImGui::EndChild();
+}
+
+// Painting the painted mask (section 26.10): left-drag paints keys, Shift erases.
+bool HandMadeMapSource::paint(Cell cell, bool down, bool erase) {
+  if (!state_.paint_mode || state_.attention.mask.kind != MaskKind::Painted) return false;
+  if (down) {
+    auto& painted = state_.attention.mask.painted;
+    const int j = backend_.grid().index(cell.col, cell.row);
+    const auto it = std::lower_bound(painted.begin(), painted.end(), j);
+    if (erase && it != painted.end() && *it == j) painted.erase(it);
+    if (!erase && (it == painted.end() || *it != j)) painted.insert(it, j);
+  }
+  return true;
+}
+
+// The keys the mask hides from the query, darkened.
+void HandMadeMapSource::draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImVec2) {
+  if (!state_.show_mask || state_.attention.mask.kind == MaskKind::None) return;
+  const SourceGrid g = grid();
+  dl->AddImage(backend_.mask_overlay(), origin,
+               ImVec2(origin.x + static_cast<float>(g.covered_w) * scale, origin.y + static_cast<float>(g.covered_h) * scale),
+               ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, 150));
 }
 
 }  // namespace attnlab::app

@@ -8,10 +8,12 @@
 // new source is one more class here with no change to a view.
 #include "app/gui/app_state.hpp"
 #include "app/gui/ui_common.hpp"
+#include "app/gui/views.hpp"
 #include "core/attention_source.hpp"
 
 #include <imgui.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -21,6 +23,16 @@ namespace attnlab::app {
 
 class Backend;
 class VitSession;
+
+/// What the main map shows of a source for the document's choice (MapSource::main_map).
+struct MainMap {
+  ImTextureID texture = nullptr;    ///< cols × rows, coloured with the document's colormap and normalization
+  std::vector<float> values;        ///< N values in raster order, what the colours say (a_ij, or ||x||)
+  std::vector<std::uint8_t> keep;   ///< N: 0 where the key is masked (left out of the scale); empty: all kept
+  std::string value_name = "a_ij";  ///< the values' symbol, over the colour bar and in the tooltip
+  bool explore = true;              ///< the pointer picks the query (false: a map that no query changes)
+  double uniform = 0;               ///< a value the colour bar marks (1/N, for a nearly uniform row); 0: none
+};
 
 class MapSource {
  public:
@@ -68,6 +80,27 @@ class MapSource {
   virtual void keep_pinned(const std::vector<int>& queries) = 0;
   /// Widgets the source adds under its heads' maps (the hand-made custom head's W_q and W_k).
   virtual void draw_head_settings() {}
+
+  // --- the main map (source_map_view.cpp)
+  /// What the main map says when !ready() ("No image loaded.").
+  virtual std::string empty_text() const = 0;
+  /// The main map for the document's choice: its texture and the numbers behind it.
+  virtual MainMap main_map() = 0;
+  /// The lines above the main map: what it shows (query, layer, head) and what it leaves out.
+  virtual void draw_map_header(const MainMap& map) = 0;
+  /// The pointer is over patch `cell` and the query is not pinned: the query may follow it.
+  virtual void hover_query(Cell cell) = 0;
+  /// A left button over patch `cell`: true when the source takes it (painting a mask; `down`:
+  /// the button is held, `erase`: Shift) instead of the query.
+  virtual bool paint(Cell, bool /*down*/, bool /*erase*/) { return false; }
+  /// A patch was pinned (right click) or unpinned.
+  virtual void pins_changed(bool /*added*/) {}
+  /// Drawn over the heat map, under the grid and the outlines (masked keys, DINO-style masks),
+  /// the photo's (0,0) at `origin`, `scale` screen pixels per photo pixel; `canvas` is the
+  /// canvas's top left.
+  virtual void draw_overlays(ImDrawList*, ImVec2 /*origin*/, float /*scale*/, ImVec2 /*canvas*/) {}
+  /// The main map was drawn there (for what an export's sidecar says it drew).
+  virtual void drew_map(const MainMap&, ImVec2 /*origin*/, float /*scale*/) {}
 };
 
 /// The chapter's hand-made heads (Backend's HandMadeModel): one layer, six heads, the query and
@@ -94,6 +127,12 @@ class HandMadeMapSource final : public MapSource {
   std::optional<float> map_max(int layer, HeadChoice head, int query) override;
   void keep_pinned(const std::vector<int>& queries) override;
   void draw_head_settings() override;
+  std::string empty_text() const override { return "No image loaded."; }
+  MainMap main_map() override;
+  void draw_map_header(const MainMap& map) override;
+  void hover_query(Cell cell) override { state_.query = cell; }
+  bool paint(Cell cell, bool down, bool erase) override;
+  void draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImVec2 canvas) override;
 
  private:
   AppState& state_;
@@ -124,10 +163,19 @@ class VitMapSource final : public MapSource {
   ImTextureID map(int layer, HeadChoice head, int query) override;
   std::optional<float> map_max(int layer, HeadChoice head, int query) override;
   void keep_pinned(const std::vector<int>& queries) override;
+  std::string empty_text() const override { return "No model loaded: open one in the Model tab of the controls."; }
+  MainMap main_map() override;
+  void draw_map_header(const MainMap& map) override;
+  void hover_query(Cell cell) override;
+  void pins_changed(bool added) override;
+  void draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImVec2 canvas) override;
+  void drew_map(const MainMap& map, ImVec2 origin, float scale) override;
 
  private:
   AppState& state_;
   VitSession& vit_;
+  float share_ = 0;                  // of the main map's row, the share that went to the prefix tokens
+  std::vector<float> prefix_norms_;  // with the norms shown: the prefix tokens' (not on the grid)
 };
 
 /// Draws the map `heat()` over the source's photo into a box of `size` at the cursor (keeping the
@@ -141,6 +189,12 @@ std::string token_label(const SourceGrid& grid, int token);
 /// The patch a query token is (col, row), or nullopt for a prefix token.
 std::optional<Cell> query_cell(const SourceGrid& grid, int token);
 
+/// The main map of a source: the photo, the map of the document's layer, head and query over
+/// it, the source's overlays, the grid, the pinned patches and the query outlined, the colour
+/// bar with the real values; hover explores, a click pins the query (again: lets it follow the
+/// pointer), a right click pins a patch for comparison, the wheel zooms, middle-drag pans.
+/// Fills `geometry` with where it drew.
+void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry);
 /// Every head's map for the source's query, side by side: one layer in rows of two or three
 /// with the heads' names and largest weights, several layers as a layers × heads table. A click
 /// makes a map the main one; the source's head settings follow.

@@ -174,7 +174,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
             if (view == "vit-grid") draw_heads_grid(state, vit_map);
             else if (view == "vit-distance") draw_vit_distance_view(state, vit);
             else if (view == "vit-matrix") draw_vit_matrix_view(state, vit);
-            else draw_vit_map_view(state, vit, geometry);
+            else draw_source_map(state, vit_map, geometry);
           } catch (const Error& e) {
             error = e.what();
           }
@@ -286,7 +286,7 @@ int run_render(const std::vector<std::string>& in) {
         state.redraw_requested = false;  // a view with work under way sets it again
         backend.begin_frame();
         begin_full_window("##render");
-        if (view == "map") draw_image_view(state, backend, geometry);
+        if (view == "map") draw_source_map(state, hand_made_map, geometry);
         else if (view == "heads") draw_heads_grid(state, hand_made_map);
         else
           for (const auto& v : teaching)

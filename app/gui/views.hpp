@@ -29,9 +29,6 @@ struct ViewGeometry {
 /// just ended).
 std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1);
 
-/// The photo, the patch grid, the heat map of the main head's row, the mask, the query outline,
-/// the colour bar; hover/click/arrows pick the query, wheel zooms, middle-drag pans.
-void draw_image_view(AppState& state, Backend& backend, ViewGeometry& geometry);
 /// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
 void draw_controls_panel(AppState& state, Backend& backend);
 /// Developer readouts away from the map: driver and versions, frame and row-pass times, the

@@ -7,8 +7,29 @@
 #include "app/gui/vit_views.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace attnlab::app {
+namespace {
+
+// Outlines around the kept cells of a cols × rows mask: an edge wherever a kept cell meets a
+// dropped one or the border.
+void mask_outline(ImDrawList* dl, const std::vector<std::uint8_t>& keep, int cols, int rows, ImVec2 origin, float cell_w,
+                  float cell_h, ImU32 colour, float inset) {
+  auto kept = [&](int c, int r) { return c >= 0 && r >= 0 && c < cols && r < rows && keep[static_cast<std::size_t>(r * cols + c)]; };
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      if (!kept(c, r)) continue;
+      const float x0 = origin.x + static_cast<float>(c) * cell_w + inset, y0 = origin.y + static_cast<float>(r) * cell_h + inset;
+      const float x1 = origin.x + static_cast<float>(c + 1) * cell_w - inset, y1 = origin.y + static_cast<float>(r + 1) * cell_h - inset;
+      if (!kept(c, r - 1)) dl->AddLine(ImVec2(x0, y0), ImVec2(x1, y0), colour, 2.0f);
+      if (!kept(c, r + 1)) dl->AddLine(ImVec2(x0, y1), ImVec2(x1, y1), colour, 2.0f);
+      if (!kept(c - 1, r)) dl->AddLine(ImVec2(x0, y0), ImVec2(x0, y1), colour, 2.0f);
+      if (!kept(c + 1, r)) dl->AddLine(ImVec2(x1, y0), ImVec2(x1, y1), colour, 2.0f);
+    }
+}
+
+}  // namespace
 
 bool VitMapSource::ready() const { return vit_.source() != nullptr; }
 SourceGrid VitMapSource::grid() const { return vit_.source()->grid(); }
@@ -73,6 +94,119 @@ void VitMapSource::keep_pinned(const std::vector<int>& queries) {
     if (!slot.starts_with("pinned:")) return false;
     return std::find(queries.begin(), queries.end(), std::stoi(slot.substr(7))) == queries.end();
   });
+}
+
+// The main map: the row of A, the rollout row or the token norms (vit_main_values).
+MainMap VitMapSource::main_map() {
+  const VitSource& src = *vit_.source();
+  const int layer = this->layer(), token = query(), head = std::min(state_.vit_head, src.heads() - 1);
+  MainMap map;
+  map.values = vit_main_values(state_, src);
+  map.value_name = state_.vit_norms ? "||x||" : "a_ij";
+  map.explore = !state_.vit_norms;
+  const std::string key = std::to_string(layer) + "|" + std::to_string(head) + "|" + std::to_string(token) + "|" +
+                          (state_.vit_norms ? "norms" : state_.vit_rollout ? "rollout" : "row");
+  map.texture = vit_map_texture(vit_, state_, "main", key, map.values);
+  share_ = state_.vit_norms || state_.vit_rollout ? 0.0f : src.prefix_share(layer, vit_head_choice(head), token);
+  prefix_norms_.clear();
+  if (state_.vit_norms) {
+    const std::vector<float> all = src.token_norms(layer);
+    prefix_norms_.assign(all.begin(), all.begin() + src.grid().prefix);
+  }
+  return map;
+}
+
+// What the map is, and what it leaves out: the share of the row that went to the prefix
+// tokens, or (norms shown) the prefix tokens' norms beside the patches' median and largest, so
+// the high-norm outliers (and the registers that take them over) show.
+void VitMapSource::draw_map_header(const MainMap& map) {
+  const VitSource& src = *vit_.source();
+  const SourceGrid g = src.grid();
+  const int layer = this->layer(), token = query(), head = std::min(state_.vit_head, src.heads() - 1);
+  std::string what;
+  if (state_.vit_norms) what = "token norms ||x|| after layer " + std::to_string(layer + 1);
+  else if (state_.vit_rollout)
+    what = "rollout up to layer " + std::to_string(layer + 1) + " (" + (head >= 0 ? "mean" : vit_head_label(head)) + "), query " +
+           token_label(g, token);
+  else what = "layer " + std::to_string(layer + 1) + " of " + std::to_string(src.layers()) + ", " + vit_head_label(head) +
+              ", query " + token_label(g, token);
+  ImGui::TextUnformatted(what.c_str());
+  if (!state_.vit_norms && !state_.vit_rollout) {
+    ImGui::SameLine();
+    ImGui::TextColored(share_ > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1),
+                       "  %.1f %% of this row went to %s (not drawn)", 100.0 * share_, g.prefix > 1 ? "CLS and registers" : "CLS");
+  }
+  if (state_.vit_norms) {
+    std::string prefix;
+    for (int t = 0; t < g.prefix; ++t) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%s %.3g", t ? ", " : "", token_label(g, t).c_str(),
+                    static_cast<double>(prefix_norms_[static_cast<size_t>(t)]));
+      prefix += buf;
+    }
+    std::vector<float> sorted = map.values;
+    std::sort(sorted.begin(), sorted.end());
+    const auto top = std::max_element(map.values.begin(), map.values.end()) - map.values.begin();
+    ImGui::TextColored(ImVec4(0.7f, 0.7f, 0.7f, 1), "not drawn: %s;  patches: median %.3g, largest %.3g at (%d,%d)", prefix.c_str(),
+                       static_cast<double>(sorted[sorted.size() / 2]), static_cast<double>(sorted.back()),
+                       static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
+  }
+  ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.file().filename().string().c_str(), src.input_width(),
+                      src.input_height(), g.cols, g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
+}
+
+void VitMapSource::hover_query(Cell cell) {
+  if (state_.vit_token < 0) state_.vit_cell = cell;  // a prefix token stays the query until a click
+}
+
+void VitMapSource::pins_changed(bool added) {
+  if (added) state_.vit_tab = 1;  // the lower panel shows the pinned queries
+}
+
+// DINO-style masks: one outline per head around the patches that hold the chosen share of the
+// CLS row's mass in this layer (DINO's fig. 3), with their legend over the canvas's top left.
+void VitMapSource::draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImVec2 canvas) {
+  if (!state_.vit_masks) return;
+  const VitSource& src = *vit_.source();
+  const SourceGrid g = src.grid();
+  const float cell_w = static_cast<float>(g.covered_w) * scale / static_cast<float>(g.cols);
+  const float cell_h = static_cast<float>(g.covered_h) * scale / static_cast<float>(g.rows);
+  for (int h = 0; h < src.heads(); ++h) {
+    const auto keep = vit_mass_mask(src.patch_row(layer(), HeadChoice{h, HeadFusion::Mean}, 0), state_.vit_mass);
+    mask_outline(dl, keep, g.cols, g.rows, origin, cell_w, cell_h, vit_head_colour(h), 1.0f + static_cast<float>(h % 4));
+  }
+  float x = canvas.x + 4;
+  for (int h = 0; h < src.heads(); ++h) {
+    const std::string label = "head " + std::to_string(h + 1) + "  ";
+    const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+    dl->AddRectFilled(ImVec2(x - 2, canvas.y + 2), ImVec2(x + size.x, canvas.y + 4 + size.y), IM_COL32(0, 0, 0, 200));
+    dl->AddText(ImVec2(x, canvas.y + 3), vit_head_colour(h), label.c_str());
+    x += size.x;
+  }
+}
+
+// What an export's sidecar says the ViT's map drew (tests click by it and compare its values).
+void VitMapSource::drew_map(const MainMap& map, ImVec2 origin, float scale) {
+  const VitSource& src = *vit_.source();
+  const SourceGrid g = src.grid();
+  const int token = query(), head = std::min(state_.vit_head, src.heads() - 1);
+  const float cell_w = static_cast<float>(g.covered_w) * scale / static_cast<float>(g.cols);
+  const float cell_h = static_cast<float>(g.covered_h) * scale / static_cast<float>(g.rows);
+  state_.vit_drawn = {{"model", vit_.file().string()},
+                      {"sha256", vit_.sha256()},
+                      {"layer", layer()},
+                      {"head", head},
+                      {"head_label", vit_head_label(head)},
+                      {"token", token},
+                      {"token_label", token_label(g, token)},
+                      {"shows", state_.vit_norms ? "norms" : state_.vit_rollout ? "rollout" : "row"},
+                      {"prefix_share", share_},
+                      {"prefix_norms", prefix_norms_},
+                      {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", g.prefix}}},
+                      {"input", {{"width", src.input_width()}, {"height", src.input_height()}}},
+                      {"origin", {origin.x, origin.y}},
+                      {"cell", {cell_w, cell_h}},
+                      {"values", map.values}};
 }
 
 }  // namespace attnlab::app

@@ -15,11 +15,6 @@ namespace attnlab::app {
 /// SHA-256), its prediction (top 5), and the choices: layer, head, query token, rollout,
 /// token norms, DINO-style masks, upsampling, input size.
 void draw_vit_panel(AppState& state, VitSession& vit);
-/// The main map: the photo the ViT saw with the chosen row (or rollout, or token norms) over
-/// it, the masks' outlines, the share of the row that went to the prefix tokens, the colour
-/// bar. Hover explores patches, a click picks one as the query. Records what it drew in
-/// state.vit_drawn.
-void draw_vit_map_view(AppState& state, VitSession& vit, ViewGeometry& geometry);
 /// Mean attention distance (input pixels) per layer and head, the ViT paper's fig. 7; hovering
 /// a dot selects its layer and head.
 void draw_vit_distance_view(AppState& state, VitSession& vit);
