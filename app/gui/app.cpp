@@ -49,8 +49,8 @@ bool is_model_path(const std::filesystem::path& p) {
 void on_drop(GLFWwindow*, int count, const char** paths) {
   if (!drop_target || count <= 0) return;
   const std::filesystem::path p(paths[0]);
-  if (is_model_path(p)) drop_target->model_requested = p;
-  else drop_target->open_requested = p;
+  if (is_model_path(p)) drop_target->commands.open_model(p);
+  else drop_target->commands.open_image(p);
 }
 
 // Key presses, queued by a GLFW callback: ImGui 1.86 sees only whether a key is down at the
@@ -119,7 +119,7 @@ class App {
         replay_(std::move(replay)) {
     drop_target = &state_;
     glfwSetDropCallback(window_, on_drop);
-    state_.backend_name = backend_.name();
+    state_.report.backend_name = backend_.name();
     backend_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
     if (!backend_.fallback_reason().empty())
       state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
@@ -150,7 +150,7 @@ class App {
       // by an F12 among the keys) in this frame.
       apply_settings();
       widget_log().clear();
-      state_.view_errors.clear();
+      state_.report.view_errors.clear();
       draw_windows();
       ImGui::Render();
       const auto t_drawn = std::chrono::steady_clock::now();
@@ -167,18 +167,17 @@ class App {
       glfwSwapBuffers(window_);
 
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      state_.last_frame_ms = static_cast<float>(ms);
-      state_.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
+      state_.report.last_frame_ms = static_cast<float>(ms);
+      state_.report.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
       const gl::TransferCounts moved = gl::transfer_counts() - moved_before;
-      state_.frame_readbacks = moved.readbacks;
-      state_.frame_readbacks_waited = moved.waited();
-      state_.frame_readback_bytes = moved.readback_bytes;
-      state_.frame_uploads = moved.uploads;
-      state_.frame_upload_bytes = moved.upload_bytes;
+      state_.report.frame_readbacks = moved.readbacks;
+      state_.report.frame_readbacks_waited = moved.waited();
+      state_.report.frame_readback_bytes = moved.readback_bytes;
+      state_.report.frame_uploads = moved.uploads;
+      state_.report.frame_upload_bytes = moved.upload_bytes;
       if (replay_) step_replay(moved, {t0, t_drawn, t_rendered, {}});
-      redraw = snapshot() != before || ImGui::IsAnyMouseDown() || state_.export_requested || !key_queue.empty() ||
-               state_.redraw_requested || backend_.rows_pending() || backend_.pinned_pending();
-      state_.redraw_requested = false;
+      redraw = snapshot() != before || ImGui::IsAnyMouseDown() || !state_.commands.empty() || !key_queue.empty() ||
+               state_.commands.take_redraw() || backend_.rows_pending() || backend_.pinned_pending();
       if (redraw || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
       last_generation_ = backend_.generation();
     }
@@ -208,9 +207,7 @@ class App {
  private:
   // What the user can change, to know whether the next frame must come at once.
   std::string snapshot() const {
-    nlohmann::json j = to_json(state_);
-    j["open"] = state_.open_requested ? state_.open_requested->string() : "";
-    return j.dump() + state_.banner;
+    return to_json(state_).dump() + state_.ui.banner;
   }
 
   void open_image(const std::filesystem::path& path) {
@@ -219,7 +216,7 @@ class App {
       backend_.set_image(img, state_.attention);
       // Pins mark spots of a photo: on another photo they would mark whatever lies there.
       if (!state_.pinned.empty())
-        state_.pinned_note = "The " + std::to_string(state_.pinned.size()) + " pinned queries of " +
+        state_.ui.pinned_note = "The " + std::to_string(state_.pinned.size()) + " pinned queries of " +
                              state_.image_path.filename().string() + " were cleared: pins belong to the photo they were made on.";
       state_.pinned.clear();
       pin_anchors_.clear();
@@ -246,14 +243,9 @@ class App {
   }
 
   void apply_pending() {
-    if (state_.open_requested) {
-      const auto path = *state_.open_requested;
-      state_.open_requested.reset();
-      open_image(path);
-    }
-    if (state_.model_requested) {
-      const auto path = *state_.model_requested;
-      state_.model_requested.reset();
+    if (const auto open = state_.commands.take(Commands::Kind::OpenImage)) open_image(open->path);
+    if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
+      const std::filesystem::path& path = open->path;
       if (backend_.has_image()) {
         vit_.open(path, backend_.image(), state_.vit_resize);
         vit_resize_ = state_.vit_resize;
@@ -287,9 +279,9 @@ class App {
         state_.vit_cell.row = std::clamp(state_.vit_cell.row, 0, src->grid().rows - 1);
       }
     }
-    if (vit_.busy()) state_.redraw_requested = true;
-    if (!state_.banner.empty() && std::chrono::steady_clock::now() - state_.banner_since > std::chrono::seconds(12))
-      state_.banner.clear();
+    if (vit_.busy()) state_.commands.redraw();
+    if (!state_.ui.banner.empty() && std::chrono::steady_clock::now() - state_.ui.banner_since > std::chrono::seconds(12))
+      state_.ui.banner.clear();
   }
 
   // Hands changed attention settings to the backend; settings it refuses (e.g. a K larger
@@ -367,7 +359,7 @@ class App {
 
  public:
   void set_font_scale(float s) { font_scale_ = s; }
-  void open_model(const std::filesystem::path& path) { state_.model_requested = path; }
+  void open_model(const std::filesystem::path& path) { state_.commands.open_model(path); }
   void show_error(const std::string& message) { state_.show_error(message); }
 
  private:
@@ -378,8 +370,8 @@ class App {
     for (const KeyPress& k : keys) {
       const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0;
       if (ctrl && k.key == GLFW_KEY_Q) glfwSetWindowShouldClose(window_, GLFW_TRUE);
-      else if (k.key == GLFW_KEY_F12) state_.export_requested = true;
-      else if (k.key == GLFW_KEY_F9) state_.csv_requested = true;
+      else if (k.key == GLFW_KEY_F12) state_.commands.export_png();
+      else if (k.key == GLFW_KEY_F9) state_.commands.export_csv();
       else if (k.key == GLFW_KEY_F5) state_.presentation = !state_.presentation;
       else if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) state_.ui_scale = std::min(state_.ui_scale + 0.25f, 3.0f);
       else if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) state_.ui_scale = std::max(state_.ui_scale - 0.25f, 0.75f);
@@ -515,17 +507,17 @@ class App {
   // mode too), so a teacher sees that F12 or F9 worked.
   void draw_toast(ImVec2 d) {
     if (!toast_showing(state_)) return;
-    if (state_.export_requested) {  // never burnt into the picture being exported
+    if (state_.commands.pending(Commands::Kind::ExportPng)) {  // never burnt into the picture being exported
       widget_log().overlays_left_out.push_back("toast");
       return;
     }
-    const ImVec2 size = ImGui::CalcTextSize(state_.status.c_str());
+    const ImVec2 size = ImGui::CalcTextSize(state_.ui.status.c_str());
     const ImVec2 at(12, d.y - size.y - 12);
     ImDrawList* fg = ImGui::GetForegroundDrawList();
     fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(at.x + size.x + 6, at.y + size.y + 4), IM_COL32(20, 90, 40, 235), 4.0f);
-    fg->AddText(at, IM_COL32(255, 255, 255, 255), state_.status.c_str());
+    fg->AddText(at, IM_COL32(255, 255, 255, 255), state_.ui.status.c_str());
     widget_log().rects["toast"] = {at.x, at.y, size.x, size.y};
-    state_.redraw_requested = true;  // until it has gone
+    state_.commands.redraw();  // until it has gone
   }
 
   void draw_windows() {
@@ -542,7 +534,7 @@ class App {
                        ImGuiWindowFlags_NoBringToFrontOnFocus);
       draw_main_map();
       // How to leave, always on screen in this mode (not in a slide exported from it).
-      if (state_.export_requested) {
+      if (state_.commands.pending(Commands::Kind::ExportPng)) {
         widget_log().overlays_left_out.push_back("leave hint");
       } else {
         const char* leave = "F5 or Esc: leave presentation mode";
@@ -631,7 +623,7 @@ class App {
       }
       draw_teaching_windows(menu_h);
     }
-    if (!state_.banner.empty()) {
+    if (!state_.ui.banner.empty()) {
       // Below the menu bar, which stays usable. A long message (a file's whole path) wraps, so
       // that the banner and its dismiss button stay inside the window.
       const ImGuiStyle& style = ImGui::GetStyle();
@@ -645,10 +637,10 @@ class App {
                        ImGuiWindowFlags_NoFocusOnAppearing);
       record_window("banner");
       ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w);
-      ImGui::TextUnformatted(state_.banner.c_str());
+      ImGui::TextUnformatted(state_.ui.banner.c_str());
       ImGui::PopTextWrapPos();
       ImGui::SameLine();
-      if (ImGui::SmallButton("dismiss")) state_.banner.clear();
+      if (ImGui::SmallButton("dismiss")) state_.ui.banner.clear();
       record_widget("banner_dismiss");
       ImGui::End();
       ImGui::PopStyleColor();
@@ -665,7 +657,7 @@ class App {
 
   // The attention map of the source chosen: the ViT's, or the hand-made heads'.
   void draw_main_map() {
-    state_.vit_drawn = nullptr;  // until the ViT's map is drawn
+    state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
     draw_source_map(state_, map_source(), geometry_);
   }
 
@@ -686,8 +678,8 @@ class App {
           image = e.path();
           break;
         }
-      state_.open_requested = image;
-      state_.model_requested = dir;
+      state_.commands.open_image(image);
+      state_.commands.open_model(dir);
       state_.vit_layer = -1;
       state_.vit_token = 0;
     }
@@ -717,7 +709,7 @@ class App {
         if (!state_.recent_models.empty()) {
           ImGui::Separator();
           for (const std::string& p : state_.recent_models) {
-            if (ImGui::MenuItem(p.c_str())) state_.model_requested = p;
+            if (ImGui::MenuItem(p.c_str())) state_.commands.open_model(p);
             record_widget("menu:Model/recent:" + p);
           }
         }
@@ -743,9 +735,9 @@ class App {
       }
       if (begin_menu("Export")) {
         if (ImGui::MenuItem(state_.export_map_only ? "Map as PNG + settings" : "Window as PNG + settings", "F12"))
-          state_.export_requested = true;
+          state_.commands.export_png();
         menu_item("Export/map only", "F12 saves the map only (for slides)", nullptr, &state_.export_map_only);
-        if (ImGui::MenuItem("Row as CSV", "F9")) state_.csv_requested = true;
+        if (ImGui::MenuItem("Row as CSV", "F9")) state_.commands.export_csv();
         record_widget("menu:Export/csv");
         ImGui::EndMenu();
       }
@@ -842,7 +834,7 @@ class App {
           v->draw(state_, backend_);
         } catch (const std::exception& e) {  // a view that cannot draw says why; the app goes on
           ImGui::TextWrapped("%s", e.what());
-          state_.view_errors[v->name()] = e.what();
+          state_.report.view_errors[v->name()] = e.what();
         }
       }
       ImGui::End();
@@ -874,24 +866,22 @@ class App {
   }
 
   void do_exports(int w, int h) {
-    if (state_.export_requested) {
-      state_.export_requested = false;
+    if (state_.commands.take(Commands::Kind::ExportPng)) {
       try {
         const auto png = export_window(state_, backend_, geometry_, w, h);
-        state_.status = "saved " + png.string();
-        state_.status_since = std::chrono::steady_clock::now();
+        state_.ui.status = "saved " + png.string();
+        state_.ui.status_since = std::chrono::steady_clock::now();
         std::printf("attnlab: saved %s\n", png.string().c_str());
         std::fflush(stdout);
       } catch (const Error& e) {
         state_.show_error(e.what());
       }
     }
-    if (state_.csv_requested) {
-      state_.csv_requested = false;
+    if (state_.commands.take(Commands::Kind::ExportCsv)) {
       try {
         const auto csv = state_.vit_source && vit_.source() ? export_vit_csv(state_) : export_row_csv(state_, backend_);
-        state_.status = "saved " + csv.string();
-        state_.status_since = std::chrono::steady_clock::now();
+        state_.ui.status = "saved " + csv.string();
+        state_.ui.status_since = std::chrono::steady_clock::now();
         std::printf("attnlab: saved %s\n", csv.string().c_str());
         std::fflush(stdout);
       } catch (const Error& e) {
@@ -1062,7 +1052,7 @@ int run_gui(const GuiArgs& args) {
     load_remembered(state);
   }
   if (const char* dir = std::getenv("ATTNLAB_EXPORT_DIR"); dir && *dir) state.export_dir = dir;
-  state.export_dir_text = state.export_dir.string();
+  state.ui.export_dir_text = state.export_dir.string();
 
   int code = 0;
   {

@@ -1,8 +1,9 @@
 #pragma once
-// AppState: every setting of the app in one place. Views read it and write the user's
-// changes into it; the main loop hands it to the backend. Its saved part is the Document
+// AppState: the document and what the window keeps beside it. Views read it and write the
+// user's changes into it; the main loop hands it to the backend. Its saved part is the Document
 // (app/commands/document.hpp: to_json, apply_json and the command line's flags, through one
-// field table); the rest is UI state, requests and metrics.
+// field table); beside it, each in its own part: UI state, the command queue, the last frame's
+// report.
 #include "app/commands/document.hpp"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -21,26 +23,56 @@ namespace attnlab::app {
 /// The patch sizes K the app offers (slider, `[` and `]`), in pixels.
 inline constexpr int kMinPatchSize = 4, kMaxPatchSize = 128;
 
-/// The app's state: the document (every saved setting, through its field table) and what
-/// the window keeps beside it, none of it saved.
-struct AppState : Document {
+/// What the window keeps beside the document for the person using it, none of it saved: text
+/// being typed, the red banner, the export toast, a note on the pinned view.
+struct UiState {
   bool paint_mode = false;  ///< left-drag paints the painted mask instead of moving the query
-  std::string export_dir_text;  ///< the Export section's folder field (not saved)
-  std::string open_path_text;  ///< the "open by path" text field
-
-  // --- transient (not serialized)
+  std::string export_dir_text;  ///< the Export section's folder field
+  std::string open_path_text;  ///< the images panel's "open by path" text field
+  std::string model_path_text;  ///< the model panel's "open by path" text field
   std::string banner;  ///< an error shown at the top; empty = none
   std::chrono::steady_clock::time_point banner_since{};
   std::string status;  ///< last export etc.
   std::chrono::steady_clock::time_point status_since{};  ///< when status was set (a toast shows it for 4 s)
   std::string pinned_note;  ///< why the pinned queries were cleared (a new photo), shown while there are none
-  bool export_requested = false, csv_requested = false;
-  /// A view with work still under way (a worker thread, a pass spread over frames) sets this
-  /// to get the next frame at once instead of when the next event comes.
-  bool redraw_requested = false;
-  std::optional<std::filesystem::path> open_requested;  ///< load this image next frame
-  std::optional<std::filesystem::path> model_requested;  ///< load this checkpoint next frame
-  std::string model_path_text;  ///< the model panel's "open by path" text field
+};
+
+/// The command queue: what a view, a key, a menu or a dropped file asks the main loop to do. A
+/// view never opens a file or exports itself; it pushes a command, and the main loop takes each
+/// kind at its point in the frame (opens before the views, exports after them, so an export is
+/// the frame just drawn). Of several opens of one kind the latest wins.
+class Commands {
+ public:
+  enum class Kind { OpenImage, OpenModel, ExportPng, ExportCsv };
+  struct Command {
+    Kind kind;
+    std::filesystem::path path;  ///< the file to open (OpenImage, OpenModel)
+  };
+  void open_image(const std::filesystem::path& p) { push({Kind::OpenImage, p}); }
+  void open_model(const std::filesystem::path& p) { push({Kind::OpenModel, p}); }
+  void export_png() { push({Kind::ExportPng, {}}); }
+  void export_csv() { push({Kind::ExportCsv, {}}); }
+  /// True while a command of `kind` waits (an export waits for the frame's end: its toast and
+  /// hints are not drawn into the picture).
+  bool pending(Kind kind) const;
+  /// True when no command waits.
+  bool empty() const { return queue_.empty(); }
+  /// Takes the commands of `kind` off the queue; the latest one, or nullopt when none waits.
+  std::optional<Command> take(Kind kind);
+  /// Work under way (a worker thread, a pass spread over frames, a debounce) asks for the next
+  /// frame at once instead of when the next event comes; the main loop takes it once per frame.
+  void redraw() { redraw_ = true; }
+  bool take_redraw() { return std::exchange(redraw_, false); }
+  bool redraw_pending() const { return redraw_; }
+
+ private:
+  void push(Command c) { queue_.push_back(std::move(c)); }
+  std::vector<Command> queue_;
+  bool redraw_ = false;
+};
+
+/// What the last frame measured and drew: shown in Diagnostics, written into export sidecars.
+struct FrameReport {
   float last_frame_ms = 0, row_pass_ms = 0;
   /// What the last frame moved between the CPU and the GPU (gl::transfer_counts over the frame).
   std::uint64_t frame_readbacks = 0, frame_readback_bytes = 0, frame_uploads = 0, frame_upload_bytes = 0;
@@ -56,13 +88,22 @@ struct AppState : Document {
   /// token, the values coloured, where the photo was drawn), written into export sidecars;
   /// null when the hand-made heads were drawn.
   nlohmann::json vit_drawn;
+};
+
+/// The app's state: the document (every saved setting, through its field table), and beside
+/// it the window's UI state, the command queue and the last frame's report, none of them saved.
+/// Where the widgets were drawn is the test seam's (widget_log.hpp), not here.
+struct AppState : Document {
+  UiState ui;
+  Commands commands;
+  FrameReport report;
   /// Shows `message` in the banner and prints it on stderr as "attnlab: <message>".
   void show_error(const std::string& message);
 };
 
 /// True while the last export's confirmation (s.status) is on screen: for 4 s after it was set.
 inline bool toast_showing(const AppState& s) {
-  return !s.status.empty() && std::chrono::steady_clock::now() - s.status_since <= std::chrono::seconds(4);
+  return !s.ui.status.empty() && std::chrono::steady_clock::now() - s.ui.status_since <= std::chrono::seconds(4);
 }
 /// Where settings and the ImGui layout are remembered: $XDG_CONFIG_HOME/attnlab or
 /// ~/.config/attnlab (created on demand).

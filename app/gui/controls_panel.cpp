@@ -85,7 +85,7 @@ void draw_controls_panel(AppState& state, Backend& backend) {
       record_widget("mask_seed");
     }
     if (a.mask.kind == MaskKind::Painted) {
-      ImGui::Checkbox("paint with the mouse", &state.paint_mode);
+      ImGui::Checkbox("paint with the mouse", &state.ui.paint_mode);
       record_widget("paint_mode");
       help_marker("Left-drag over the photo masks keys; Shift + drag unmasks them.");
       ImGui::SameLine();
@@ -175,30 +175,30 @@ void draw_controls_panel(AppState& state, Backend& backend) {
 
   if (section("Export", ImGuiTreeNodeFlags_DefaultOpen)) {
     if (ImGui::Button(state.export_map_only ? "Save the map as PNG (F12)" : "Save the window as PNG (F12)"))
-      state.export_requested = true;
+      state.commands.export_png();
     record_widget("save_png");
     ImGui::Checkbox("map only, for a slide", &state.export_map_only);
     record_widget("export_map_only");
     help_marker("F12 saves the map with its colour bar only (no panels), or the whole window. A JSON file of every "
                 "setting goes beside the picture, and no file is ever overwritten.");
-    if (ImGui::Button("Save row as CSV (F9)")) state.csv_requested = true;
+    if (ImGui::Button("Save row as CSV (F9)")) state.commands.export_csv();
     record_widget("save_csv");
     // The folder, chosen by typing its path (a click selects the old one; Enter or "use");
     // remembered between runs.
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("use").x - ImGui::GetStyle().FramePadding.x * 2 - ImGui::GetStyle().ItemSpacing.x);
-    const bool enter = ImGui::InputText("##export_dir", &state.export_dir_text,
+    const bool enter = ImGui::InputText("##export_dir", &state.ui.export_dir_text,
                                         ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
     record_widget("export_dir");
     ImGui::SameLine();
-    if ((ImGui::Button("use") || enter) && !state.export_dir_text.empty()) {
+    if ((ImGui::Button("use") || enter) && !state.ui.export_dir_text.empty()) {
       try {
-        state.export_dir = choose_export_dir(state.export_dir_text);
-        state.export_dir_text = state.export_dir.string();
-        state.status = "pictures and CSV go to " + state.export_dir.string();
-        state.status_since = std::chrono::steady_clock::now();
+        state.export_dir = choose_export_dir(state.ui.export_dir_text);
+        state.ui.export_dir_text = state.export_dir.string();
+        state.ui.status = "pictures and CSV go to " + state.export_dir.string();
+        state.ui.status_since = std::chrono::steady_clock::now();
       } catch (const Error& e) {
         state.show_error(e.what());  // the previous folder stays
-        state.export_dir_text = state.export_dir.string();
+        state.ui.export_dir_text = state.export_dir.string();
       }
     }
     record_widget("export_dir_use");

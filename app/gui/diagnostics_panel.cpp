@@ -39,13 +39,13 @@ void draw_diagnostics_panel(AppState& state, Backend& backend) {
   if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
   ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
                      gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
-  ImGui::Text("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.last_frame_ms, 3).c_str(),
-              format_number(state.row_pass_ms, 3).c_str());
+  ImGui::Text("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
+              format_number(state.report.row_pass_ms, 3).c_str());
   auto kib = [](std::uint64_t b) { return format_number(static_cast<double>(b) / 1024.0, 3); };
   ImGui::Text("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
-              static_cast<unsigned long long>(state.frame_readbacks), kib(state.frame_readback_bytes).c_str(),
-              static_cast<unsigned long long>(state.frame_readbacks_waited), static_cast<unsigned long long>(state.frame_uploads),
-              kib(state.frame_upload_bytes).c_str());
+              static_cast<unsigned long long>(state.report.frame_readbacks), kib(state.report.frame_readback_bytes).c_str(),
+              static_cast<unsigned long long>(state.report.frame_readbacks_waited), static_cast<unsigned long long>(state.report.frame_uploads),
+              kib(state.report.frame_upload_bytes).c_str());
   record_widget("diagnostics:transfers");
   record_widget("diagnostics:timing");
 
@@ -74,13 +74,13 @@ void draw_diagnostics_panel(AppState& state, Backend& backend) {
     }
     char d[32];
     std::snprintf(d, sizeof d, "%.2g", check.max_diff);
-    state.checks["engine: the query's row, every head, vs the CPU reference (Eigen)"] =
+    state.report.checks["engine: the query's row, every head, vs the CPU reference (Eigen)"] =
         check.error.empty() ? "largest difference " + std::string(d) + " (query " + std::to_string(check.query) + ")"
                             : "not checked: " + check.error;
   }
   ImGui::Separator();
   ImGui::TextUnformatted("Checks (largest absolute difference in any weight)");
-  for (const auto& [name, result] : state.checks) {
+  for (const auto& [name, result] : state.report.checks) {
     ImGui::Bullet();
     ImGui::TextWrapped("%s: %s", name.c_str(), result.c_str());
   }

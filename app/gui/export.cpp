@@ -41,15 +41,15 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["backend"] = backend.name();
   j["window"] = {{"width", width}, {"height", height}};
   if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
-  j["banner"] = state.banner;
-  j["pinned_note"] = state.pinned_note;
+  j["banner"] = state.ui.banner;
+  j["pinned_note"] = state.ui.pinned_note;
   // The confirmation of the previous export, shown on screen but not in this picture.
-  j["toast"] = toast_showing(state) ? state.status : "";
+  j["toast"] = toast_showing(state) ? state.ui.status : "";
   j["overlays_left_out"] = widget_log().overlays_left_out;
   j["widgets"] = widget_log().rects;
-  j["view_errors"] = state.view_errors;
-  j["checks"] = state.checks;  // what the Diagnostics panel shows
-  if (!state.vit_drawn.is_null()) j["vit_drawn"] = state.vit_drawn;
+  j["view_errors"] = state.report.view_errors;
+  j["checks"] = state.report.checks;  // what the Diagnostics panel shows
+  if (!state.report.vit_drawn.is_null()) j["vit_drawn"] = state.report.vit_drawn;
   if (!backend.has_image()) return j;
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
@@ -174,7 +174,7 @@ std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
 }
 
 std::filesystem::path export_vit_csv(const AppState& state) {
-  const auto& d = state.vit_drawn;
+  const auto& d = state.report.vit_drawn;
   if (!d.is_object() || !d.contains("values")) throw Error("no ViT map drawn yet");
   const auto values = d.at("values").get<std::vector<float>>();
   PatchGrid g;

@@ -28,7 +28,7 @@ std::filesystem::path export_window(const AppState& state, Backend& backend, con
 /// positional codes.
 std::filesystem::path export_row_csv(const AppState& state, Backend& backend);
 
-/// Writes the ViT map drawn last (state.vit_drawn: a layer's row, its rollout or the token
+/// Writes the ViT map drawn last (state.report.vit_drawn: a layer's row, its rollout or the token
 /// norms over the patch grid) as CSV in the grid's layout, after '#' comment lines naming the
 /// model file, its SHA-256, the image, layer, head, query token and what the values are,
 /// plus the share of the row that went to the prefix tokens (not in the grid). Throws Error

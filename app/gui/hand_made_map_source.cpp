@@ -180,7 +180,7 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
 
 // Painting the painted mask (section 26.10): left-drag paints keys, Shift erases.
 bool HandMadeMapSource::paint(Cell cell, bool down, bool erase) {
-  if (!state_.paint_mode || state_.attention.mask.kind != MaskKind::Painted) return false;
+  if (!state_.ui.paint_mode || state_.attention.mask.kind != MaskKind::Painted) return false;
   if (down) {
     auto& painted = state_.attention.mask.painted;
     const int j = backend_.grid().index(cell.col, cell.row);

@@ -198,7 +198,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}};
   sidecar["vit_model_file"] = vit.file().string();
   sidecar["vit_model_sha256"] = vit.sha256();
-  if (!state.vit_drawn.is_null()) sidecar["vit_drawn"] = state.vit_drawn;
+  if (!state.report.vit_drawn.is_null()) sidecar["vit_drawn"] = state.report.vit_drawn;
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;
@@ -283,7 +283,7 @@ int run_render(const std::vector<std::string>& in) {
   ViewGeometry geometry;
   const auto rgb = ui.render(
       [&] {
-        state.redraw_requested = false;  // a view with work under way sets it again
+        state.commands.take_redraw();  // a view with work under way asks again
         backend.begin_frame();
         begin_full_window("##render");
         if (view == "map") draw_source_map(state, hand_made_map, geometry);
@@ -299,13 +299,13 @@ int run_render(const std::vector<std::string>& in) {
       3, [&] {
         // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
         if (backend.scheduler().busy()) backend.scheduler().wait(std::chrono::milliseconds(200));
-        return state.redraw_requested || backend.scheduler().busy() || backend.rows_pending() || backend.pinned_pending();
+        return state.commands.redraw_pending() || backend.scheduler().busy() || backend.rows_pending() || backend.pinned_pending();
       });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = backend.name();
   // False only when a view's work outlasted the renderer's patience (the picture says "computing").
-  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", !state.redraw_requested}};
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", !state.commands.redraw_pending()}};
   if (geometry.valid) sidecar["image_view"] = {{"x", geometry.x}, {"y", geometry.y}, {"scale", geometry.scale}};
   sidecar["grid"] = {{"cols", backend.grid().cols}, {"rows", backend.grid().rows}, {"N", backend.grid().N()}, {"K", backend.grid().K}};
   write_outputs(out, size[0], size[1], rgb, sidecar, force);

@@ -14,9 +14,9 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
   std::vector<Cell>& pinned = source.pinned();
   std::erase_if(pinned, [&](const Cell& c) { return c.col < 0 || c.row < 0 || c.col >= g.cols || c.row >= g.rows; });
   if (pinned.empty()) {
-    if (!state.pinned_note.empty()) {
+    if (!state.ui.pinned_note.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
-      ImGui::TextWrapped("%s", state.pinned_note.c_str());
+      ImGui::TextWrapped("%s", state.ui.pinned_note.c_str());
       ImGui::PopStyleColor();
     }
     ImGui::TextWrapped("Right-click patches on the map to pin them here, or pin the current query:");
@@ -30,7 +30,7 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
   ImGui::SameLine();
   if (ImGui::Button("clear")) pinned.clear();
   record_widget("pinned:clear");
-  if (!pinned.empty()) state.pinned_note.clear();
+  if (!pinned.empty()) state.ui.pinned_note.clear();
 
   const int layer = source.layer();
   const HeadChoice head = source.head();

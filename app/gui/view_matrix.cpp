@@ -436,7 +436,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
     return;
   }
   // A waiting for a slider to rest, or fc on its worker thread: come back at once.
-  if (!a_fresh_) state.redraw_requested = true;
+  if (!a_fresh_) state.commands.redraw();
   const PatchGrid& g = backend.grid();
   const int N = g.N();
 

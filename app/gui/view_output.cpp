@@ -145,7 +145,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
   }
   // Pictures still to make (spread over frames, or waiting for a slider to rest): come back at once.
   if (std::any_of(done_.begin(), done_.end(), [](bool d) { return !d; }) && (requested_ || backend.grid().N() <= kAutoTokens))
-    state.redraw_requested = true;
+    state.commands.redraw();
   const PatchGrid& g = backend.grid();
   const int N = g.N();
 

@@ -101,7 +101,7 @@ class StepView final : public TeachingView {
     hovered_ = -1;
     head_selector(state);
     refresh(backend);
-    state.checks["step: softmax redone from Q and K vs the engine's a_ij"] =
+    state.report.checks["step: softmax redone from Q and K vs the engine's a_ij"] =
         "largest difference " + fmt("%.2g", max_diff_) + " (query " + std::to_string(b_.i) + ", " + backend.name() + ")";
     const PatchGrid& g = backend.grid();
     const int i = b_.i;

@@ -160,7 +160,7 @@ class TokenizationView final : public TeachingView {
     } else {
       char d[32];
       std::snprintf(d, sizeof d, "%.2g", r_diff_);
-      state.checks["tokenization: W_tokenize x_i from the raw pixels vs the engine's r"] =
+      state.report.checks["tokenization: W_tokenize x_i from the raw pixels vs the engine's r"] =
           std::string("largest difference ") + d + " (token " + std::to_string(i) + ", " + backend.name() + ")";
       note("The r part above is W_tokenize x_i, worked here from the raw pixels. The p part is in X for every positional "
            "mode: the position heads read it, and in concat mode it is appended to every q and k.");

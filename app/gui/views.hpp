@@ -32,9 +32,9 @@ std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, Im
 /// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
 void draw_controls_panel(AppState& state, Backend& backend);
 /// Developer readouts away from the map: driver and versions, frame and row-pass times, the
-/// engine's row against the CPU reference (fills state.checks), the views' own checks.
+/// engine's row against the CPU reference (fills state.report.checks), the views' own checks.
 void draw_diagnostics_panel(AppState& state, Backend& backend);
-/// The bundled gallery, open by path; dropped files arrive through AppState::open_requested.
+/// The bundled gallery, open by path; dropped files arrive as commands (AppState::commands).
 void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
 
 /// Draws the part of the photo the patch grid covers (in crop mode the pixels past the last

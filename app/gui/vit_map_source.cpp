@@ -192,7 +192,7 @@ void VitMapSource::drew_map(const MainMap& map, ImVec2 origin, float scale) {
   const int token = query(), head = std::min(state_.vit_head, src.heads() - 1);
   const float cell_w = static_cast<float>(g.covered_w) * scale / static_cast<float>(g.cols);
   const float cell_h = static_cast<float>(g.covered_h) * scale / static_cast<float>(g.rows);
-  state_.vit_drawn = {{"model", vit_.file().string()},
+  state_.report.vit_drawn = {{"model", vit_.file().string()},
                       {"sha256", vit_.sha256()},
                       {"layer", layer()},
                       {"head", head},

@@ -15,23 +15,23 @@ namespace {
 void open_section(AppState& state, VitSession& vit) {
   ImGui::TextUnformatted("Open a checkpoint (.safetensors or its folder; or drop it on the window)");
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open").x - ImGui::GetStyle().ItemSpacing.x - ImGui::GetStyle().FramePadding.x * 2);
-  const bool enter = ImGui::InputText("##model_path", &state.model_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool enter = ImGui::InputText("##model_path", &state.ui.model_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   record_widget("model_path");
   ImGui::SameLine();
   const bool open = ImGui::Button("Open##model");
   record_widget("model_open");
-  if ((open || enter) && !state.model_path_text.empty()) state.model_requested = state.model_path_text;
+  if ((open || enter) && !state.ui.model_path_text.empty()) state.commands.open_model(state.ui.model_path_text);
   if (vit.busy()) {
     ImGui::ProgressBar(vit.progress(), ImVec2(-ImGui::CalcTextSize("Cancel").x - ImGui::GetStyle().FramePadding.x * 4, 0),
                        vit.stage().c_str());
     ImGui::SameLine();
     if (ImGui::Button("Cancel##model")) vit.cancel();
     record_widget("model_cancel");
-    state.redraw_requested = true;  // the bar moves and the result shows without an event
+    state.commands.redraw();  // the bar moves and the result shows without an event
   }
   if (!state.recent_models.empty() && ImGui::TreeNode("Recent models")) {
     for (const std::string& p : state.recent_models) {
-      if (ImGui::Selectable(p.c_str(), p == state.model_path.string())) state.model_requested = p;
+      if (ImGui::Selectable(p.c_str(), p == state.model_path.string())) state.commands.open_model(p);
       record_widget("recent:" + p);
     }
     ImGui::TreePop();

@@ -238,3 +238,29 @@ TEST(DocumentFlags, TheUsageTextListsEveryFlag) {
 }
 
 }  // namespace
+
+// The command queue beside the document (AppState::commands): a view asks, the main loop takes
+// each kind at its point in the frame; of several opens the latest wins; kinds do not mix.
+TEST(Commands, EachKindIsTakenOnceTheLatestOpenWinsAndNothingIsSaved) {
+  AppState s;
+  EXPECT_TRUE(s.commands.empty());
+  s.commands.open_image("first.jpg");
+  s.commands.export_png();
+  s.commands.open_image("second.jpg");
+  s.commands.open_model("model.safetensors");
+  EXPECT_TRUE(s.commands.pending(Commands::Kind::ExportPng));
+  EXPECT_FALSE(s.commands.pending(Commands::Kind::ExportCsv));
+  const auto open = s.commands.take(Commands::Kind::OpenImage);
+  ASSERT_TRUE(open);
+  EXPECT_EQ(open->path, "second.jpg") << "the latest open of a kind wins";
+  EXPECT_FALSE(s.commands.take(Commands::Kind::OpenImage)) << "taken once";
+  EXPECT_TRUE(s.commands.pending(Commands::Kind::ExportPng)) << "taking opens left the export";
+  EXPECT_EQ(s.commands.take(Commands::Kind::OpenModel)->path, "model.safetensors");
+  EXPECT_TRUE(s.commands.take(Commands::Kind::ExportPng));
+  EXPECT_TRUE(s.commands.empty());
+  s.commands.redraw();
+  EXPECT_TRUE(s.commands.take_redraw());
+  EXPECT_FALSE(s.commands.take_redraw()) << "a redraw is asked for once per frame";
+  s.commands.export_csv();
+  EXPECT_EQ(to_json(s).dump().find("csv"), std::string::npos) << "a command is not a setting: the document does not save it";
+}
