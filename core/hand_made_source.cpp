@@ -4,13 +4,15 @@
 
 namespace attnlab {
 
-SourceGrid HandMadeSource::grid() const {
-  return SourceGrid{.cols = grid_.cols,
-                    .rows = grid_.rows,
+SourceGrid hand_made_source_grid(const PatchGrid& grid) {
+  return SourceGrid{.cols = grid.cols,
+                    .rows = grid.rows,
                     .prefix = 0,
-                    .covered_w = static_cast<double>(grid_.cols) * grid_.K,
-                    .covered_h = static_cast<double>(grid_.rows) * grid_.K};
+                    .covered_w = static_cast<double>(grid.cols) * grid.K,
+                    .covered_h = static_cast<double>(grid.rows) * grid.K};
 }
+
+SourceGrid HandMadeSource::grid() const { return hand_made_source_grid(grid_); }
 
 void HandMadeSource::check(int layer, HeadChoice head) const {
   if (layer != 0) throw Error("layer " + std::to_string(layer) + " is outside 0…0: the hand-made heads are one layer");

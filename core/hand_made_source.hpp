@@ -8,6 +8,10 @@
 
 namespace attnlab {
 
+/// The hand-made heads' grid as a source's: no prefix tokens, the covered part the whole grid
+/// (cols·K × rows·K image pixels, padding included).
+SourceGrid hand_made_source_grid(const PatchGrid& grid);
+
 class HandMadeSource final : public AttentionSource {
  public:
   /// `model` must hold an image and outlive the source; `grid` is its patch grid (the setup's).

@@ -35,7 +35,8 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
     drawn.attention = backend.settings();
     drawn.query = {backend.grid().col_of(backend.query()), backend.grid().row_of(backend.query())};
   }
-  if (view.valid) drawn.main_head = view.head;
+  // The head the hand-made map drew (a ViT's map records its own choice in vit_drawn).
+  if (view.valid && state.report.vit_drawn.is_null() && view.head >= 0 && view.head < kHeadCount) drawn.main_head = view.head;
   nlohmann::json j = to_json(drawn);
   j["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   j["backend"] = backend.name();

@@ -8,6 +8,7 @@
 #include "app/gui/widget_log.hpp"
 
 #include "core/attention.hpp"
+#include "core/hand_made_source.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,14 +18,7 @@ namespace attnlab::app {
 
 bool HandMadeMapSource::ready() const { return backend_.has_image(); }
 
-SourceGrid HandMadeMapSource::grid() const {
-  const PatchGrid& g = backend_.grid();
-  return SourceGrid{.cols = g.cols,
-                    .rows = g.rows,
-                    .prefix = 0,
-                    .covered_w = static_cast<double>(g.cols) * g.K,
-                    .covered_h = static_cast<double>(g.rows) * g.K};
-}
+SourceGrid HandMadeMapSource::grid() const { return hand_made_source_grid(backend_.grid()); }
 
 int HandMadeMapSource::heads() const { return kHeadCount; }
 

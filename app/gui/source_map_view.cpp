@@ -28,6 +28,15 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
   const SourceGrid g = source.grid();
   const MainMap map = source.main_map();
   source.draw_map_header(map);
+  if (state.zoom != 1.0f || state.pan[0] != 0.0f || state.pan[1] != 0.0f) {  // the way back, whichever source is shown
+    ImGui::TextDisabled("zoom %.2fx", static_cast<double>(state.zoom));
+    ImGui::SameLine();
+    if (ImGui::SmallButton("reset zoom")) {
+      state.zoom = 1.0f;
+      state.pan = {0.0f, 0.0f};
+    }
+    record_widget("map:reset_zoom");
+  }
   const int query = source.query();
   const std::optional<Cell> query_patch = query_cell(g, query);
 

@@ -12,9 +12,10 @@
 
 namespace attnlab::app {
 
-/// Where the image view drew the photo: screen position of pixel (0,0) and screen pixels per
-/// image pixel. Recorded in export sidecars so tests can click on a patch. `head` is the head
-/// whose map it drew (a click in the heads view later in the frame changes the main head).
+/// Where the main map view drew the photo: screen position of pixel (0,0) and screen pixels per
+/// photo pixel. Recorded in export sidecars so tests can click on a patch. `head` is the head
+/// whose map it drew, −1 for heads fused (a click in the heads view later in the frame changes
+/// the main head).
 struct ViewGeometry {
   float x = 0, y = 0, scale = 0;
   bool valid = false;
