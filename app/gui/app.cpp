@@ -176,8 +176,9 @@ class App {
       state_.report.frame_uploads = moved.uploads;
       state_.report.frame_upload_bytes = moved.upload_bytes;
       if (replay_) step_replay(moved, {t0, t_drawn, t_rendered, {}});
-      redraw = snapshot() != before || ImGui::IsAnyMouseDown() || !state_.commands.empty() || !key_queue.empty() ||
-               state_.commands.take_redraw() || backend_.rows_pending() || backend_.pinned_pending();
+      const bool asked = state_.commands.take_redraw();  // taken every frame, whatever else wants one
+      redraw = asked || snapshot() != before || ImGui::IsAnyMouseDown() || !state_.commands.empty() || !key_queue.empty() ||
+               backend_.rows_pending() || backend_.pinned_pending();
       if (redraw || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
       last_generation_ = backend_.generation();
     }
