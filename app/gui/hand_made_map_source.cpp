@@ -102,13 +102,14 @@ MainMap HandMadeMapSource::main_map() {
   map.keep.resize(row.size());
   for (std::size_t j = 0; j < row.size(); ++j) map.keep[j] = backend_.setup().mask.allowed(i, static_cast<int>(j));
   map.texture = backend_.heatmap(state_.main_head, HeatmapStyle{state_.colormap, state_.normalization});
-  map.uniform = row_flatness(row, map.keep).uniform;
+  flat_ = row_flatness(row, map.keep);  // the colour bar's mark here, the header's note below
+  map.uniform = flat_.uniform;
   return map;
 }
 
 // Status line (the query, the head), the head in one line, the presentation's legend, and an
 // honest word on a nearly uniform row.
-void HandMadeMapSource::draw_map_header(const MainMap& map) {
+void HandMadeMapSource::draw_map_header(const MainMap&) {  // the row's flatness came with main_map()
   const PatchGrid& g = backend_.grid();
   const int i = g.index(state_.query.col, state_.query.row);
   const RowSet& rows = backend_.rows();
@@ -145,7 +146,7 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   // colormap, so a nearly uniform row is said to be one, with the two ways to see it as it is.
   // A fixed height, flat or not (the note's height at this width), so that the map does not
   // jump while the pointer explores.
-  const RowFlatness flat = row_flatness(map.values, map.keep);
+  const RowFlatness& flat = flat_;  // of map's row (main_map)
   char note[256];
   std::snprintf(note, sizeof note,
                 "Nearly uniform row: max/min = %.2f, H/log N = %.3f; every weight is close to 1/N (marked on the bar), and "

@@ -1,6 +1,7 @@
 // Pieces of the hand-made heads' pictures that several views draw: the photo under a map, a
 // map as a thumbnail (the chapter's views), the rectangle a "map only" export keeps.
 #include "app/gui/views.hpp"
+#include "core/hand_made_source.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,26 +19,35 @@ void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale) {
   if (gh > h) dl->AddRectFilled(ImVec2(origin.x, origin.y + h * scale), ImVec2(origin.x + w * scale, origin.y + gh * scale), IM_COL32(0, 0, 0, 255));
 }
 
-bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
-                   const std::vector<Cell>& outlines, bool selected) {
-  const PatchGrid& g = backend.grid();
-  const float grid_w = static_cast<float>(g.cols * g.K), grid_h = static_cast<float>(g.rows * g.K);
-  const float scale = std::min(size.x / grid_w, size.y / grid_h);
+bool draw_map_thumbnail(const char* id, const SourceGrid& grid, const std::function<void(ImDrawList*, ImVec2, float)>& photo,
+                        const std::function<ImTextureID()>& heat, const AppState& state, ImVec2 size,
+                        const std::vector<Cell>& outlines, bool selected, float min_opacity) {
+  const float cw = static_cast<float>(grid.covered_w), ch = static_cast<float>(grid.covered_h);
+  const float scale = std::min(size.x / cw, size.y / ch);
   const ImVec2 p = ImGui::GetCursorScreenPos();
-  const bool clicked = ImGui::InvisibleButton(id, ImVec2(grid_w * scale, grid_h * scale));
+  const bool clicked = ImGui::InvisibleButton(id, ImVec2(cw * scale, ch * scale));
+  if (!ImGui::IsItemVisible()) return clicked;  // scrolled away: no texture made
   ImDrawList* dl = ImGui::GetWindowDrawList();
   auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
-  draw_photo(dl, backend, at(0, 0), scale);
-  set_texture_filter(heat, state.bilinear);
-  dl->AddImage(heat, at(0, 0), at(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
-               IM_COL32(255, 255, 255, static_cast<int>(std::max(state.opacity, 0.5f) * 255)));
+  photo(dl, p, scale);
+  const ImTextureID texture = heat();
+  set_texture_filter(texture, state.bilinear);
+  dl->AddImage(texture, at(0, 0), at(cw, ch), ImVec2(0, 0), ImVec2(1, 1),
+               IM_COL32(255, 255, 255, static_cast<int>(std::max(state.opacity, min_opacity) * 255)));
+  const float pw = cw / static_cast<float>(grid.cols), ph = ch / static_cast<float>(grid.rows);  // a patch, photo pixels
   for (const Cell& c : outlines)
-    dl->AddRect(at(static_cast<float>(c.col * g.K), static_cast<float>(c.row * g.K)),
-                at(static_cast<float>((c.col + 1) * g.K), static_cast<float>((c.row + 1) * g.K)), IM_COL32(0, 255, 255, 255),
-                0, 0, 2.0f);
-  if (selected) dl->AddRect(at(0, 0), at(grid_w, grid_h), IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
-  if (ImGui::IsItemHovered()) dl->AddRect(at(0, 0), at(grid_w, grid_h), IM_COL32(255, 255, 255, 120), 0, 0, 1.0f);
+    dl->AddRect(at(static_cast<float>(c.col) * pw, static_cast<float>(c.row) * ph),
+                at(static_cast<float>(c.col + 1) * pw, static_cast<float>(c.row + 1) * ph), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
+  if (selected) dl->AddRect(at(0, 0), at(cw, ch), IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
+  if (ImGui::IsItemHovered()) dl->AddRect(at(0, 0), at(cw, ch), IM_COL32(255, 255, 255, 120), 0, 0, 1.0f);
   return clicked;
+}
+
+bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
+                   const std::vector<Cell>& outlines, bool selected) {
+  return draw_map_thumbnail(
+      id, hand_made_source_grid(backend.grid()), [&](ImDrawList* dl, ImVec2 origin, float scale) { draw_photo(dl, backend, origin, scale); },
+      [heat] { return heat; }, state, size, outlines, selected, 0.5f);
 }
 
 std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1) {

@@ -9,6 +9,7 @@
 #include "app/gui/app_state.hpp"
 #include "app/gui/ui_common.hpp"
 #include "app/gui/views.hpp"
+#include "core/attention.hpp"
 #include "core/attention_source.hpp"
 
 #include <imgui.h>
@@ -137,6 +138,7 @@ class HandMadeMapSource final : public MapSource {
  private:
   AppState& state_;
   Backend& backend_;
+  RowFlatness flat_;  // of the main map's row, from main_map() for its header
 };
 
 /// A loaded ViT (VitSession's VitSource): its layers and heads, the document's vit_* choices,

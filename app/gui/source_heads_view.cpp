@@ -12,26 +12,10 @@ namespace attnlab::app {
 
 bool source_thumbnail(const std::string& id, MapSource& source, const std::function<ImTextureID()>& heat, const AppState& state,
                       ImVec2 size, const std::vector<Cell>& outlines, bool selected) {
-  const SourceGrid g = source.grid();
-  const float cw = static_cast<float>(g.covered_w), ch = static_cast<float>(g.covered_h);
-  const float scale = std::min(size.x / cw, size.y / ch);
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  const bool clicked = ImGui::InvisibleButton(id.c_str(), ImVec2(cw * scale, ch * scale));
+  const bool clicked = draw_map_thumbnail(
+      id.c_str(), source.grid(), [&](ImDrawList* dl, ImVec2 origin, float scale) { source.draw_photo(dl, origin, scale); }, heat,
+      state, size, outlines, selected, 0.6f);
   record_widget(id);
-  if (!ImGui::IsItemVisible()) return clicked;  // scrolled away: no texture made
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
-  source.draw_photo(dl, p, scale);
-  const ImTextureID texture = heat();
-  set_texture_filter(texture, state.bilinear);
-  dl->AddImage(texture, at(0, 0), at(cw, ch), ImVec2(0, 0), ImVec2(1, 1),
-               IM_COL32(255, 255, 255, static_cast<int>(std::max(state.opacity, 0.6f) * 255)));
-  const float pw = cw / static_cast<float>(g.cols), ph = ch / static_cast<float>(g.rows);  // a patch, photo pixels
-  for (const Cell& c : outlines)
-    dl->AddRect(at(static_cast<float>(c.col) * pw, static_cast<float>(c.row) * ph),
-                at(static_cast<float>(c.col + 1) * pw, static_cast<float>(c.row + 1) * ph), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
-  if (selected) dl->AddRect(at(0, 0), at(cw, ch), IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
-  if (ImGui::IsItemHovered()) dl->AddRect(at(0, 0), at(cw, ch), IM_COL32(255, 255, 255, 120), 0, 0, 1.0f);
   return clicked;
 }
 

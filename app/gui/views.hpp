@@ -3,11 +3,13 @@
 // writes the user's changes back into it; the main loop (app.cpp) applies them to the backend.
 #include "app/gui/app_state.hpp"
 #include "app/gui/backend.hpp"
+#include "core/attention_source.hpp"
 
 #include <imgui.h>
 
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 namespace attnlab::app {
@@ -43,6 +45,14 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
 /// the grid's cells past the image (pad mode) black.
 void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale);
 
+/// Draws the map `heat()` over a photo (`photo(dl, origin, scale)` draws the covered part of
+/// `grid`) into a box of `size` at the cursor, keeping the covered part's aspect; `outlines`
+/// around those patches, a frame when `selected`, the map at least `min_opacity` opaque. `heat`
+/// is not called when the box is scrolled away. Returns true when clicked. The one thumbnail of
+/// every view: the map views' (source_thumbnail) and the chapter's (map_thumbnail).
+bool draw_map_thumbnail(const char* id, const SourceGrid& grid, const std::function<void(ImDrawList*, ImVec2, float)>& photo,
+                        const std::function<ImTextureID()>& heat, const AppState& state, ImVec2 size,
+                        const std::vector<Cell>& outlines, bool selected, float min_opacity);
 /// Draws a head's map for a query over the photo into a `size` box at the cursor (thumbnails).
 /// Returns true when clicked.
 bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,

@@ -57,15 +57,6 @@ ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::s
   }, state.bilinear);
 }
 
-void draw_vit_photo_and_heat(ImDrawList* dl, VitSession& vit, ImTextureID heat, ImVec2 origin, float scale, float opacity) {
-  const SourceGrid g = vit.source()->grid();
-  const float W = static_cast<float>(vit.photo_width()), H = static_cast<float>(vit.photo_height());
-  const float w = static_cast<float>(g.covered_w), h = static_cast<float>(g.covered_h);
-  const ImVec2 end(origin.x + w * scale, origin.y + h * scale);
-  dl->AddImage(vit.photo(), origin, end, ImVec2(0, 0), ImVec2(w / W, h / H));  // opaque: nothing under it is drawn
-  dl->AddImage(heat, origin, end, ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, static_cast<int>(opacity * 255)));
-}
-
 ImU32 vit_head_colour(int h) {
   static constexpr ImU32 colours[] = {IM_COL32(0, 255, 255, 255),  IM_COL32(255, 0, 255, 255), IM_COL32(255, 255, 0, 255),
                                       IM_COL32(0, 255, 0, 255),    IM_COL32(255, 128, 0, 255), IM_COL32(80, 160, 255, 255),

@@ -44,9 +44,6 @@ std::vector<float> vit_main_values(const AppState& state, const VitSource& sourc
 /// under `key`.
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
                             const std::vector<float>& values);
-/// Draws the part of the photo the source covers with `heat` over it; `scale` screen pixels
-/// per photo pixel, the photo's (0,0) at `origin`.
-void draw_vit_photo_and_heat(ImDrawList* dl, VitSession& vit, ImTextureID heat, ImVec2 origin, float scale, float opacity);
 /// Colour of head h in the masks and the distance plot.
 ImU32 vit_head_colour(int h);
 
