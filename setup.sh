@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 packages=(
   cmake g++ make pkg-config git
   libimgui-dev libglfw3-dev libeigen3-dev libstb-dev libepoxy-dev libgtest-dev libbenchmark-dev
-  nlohmann-json3-dev nettle-dev python3
+  nlohmann-json3-dev nettle-dev libopenblas-pthread-dev python3
   # OpenGL through Mesa (llvmpipe when there is no GPU), headless EGL and real windows
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
   # what the tests use to run the real app headless: a virtual X server and real input

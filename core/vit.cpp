@@ -10,11 +10,14 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace attnlab {
 
@@ -657,54 +660,207 @@ Matrix vit_initial_tokens(const VitModel& model, const Matrix& patch_tokens, con
   return X;
 }
 
-std::vector<float> vit_patch_row(const VitRunner& runner, int prefix, int layer, HeadChoice head, int query) {
-  if (layer < 0 || layer >= runner.layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(runner.layers() - 1));
-  if (head.head >= runner.heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(runner.heads() - 1));
-  const int T = runner.T();
-  if (query < 0 || query >= T) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(T - 1));
-  const std::vector<float> rows = runner.attention_rows(layer, query);
-  const int N = T - prefix;
+VitBackend parse_vit_backend(const std::string& text, const char* flag) {
+  if (text == "auto") return VitBackend::Auto;
+  if (text == "gpu") return VitBackend::Gpu;
+  if (text == "cpu") return VitBackend::Cpu;
+  throw Error(std::string(flag) + " must be auto, gpu or cpu, got '" + text + "'");
+}
+
+const char* vit_backend_name(VitBackend backend) {
+  switch (backend) {
+    case VitBackend::Auto: return "auto";
+    case VitBackend::Gpu: return "gpu";
+    case VitBackend::Cpu: return "cpu";
+  }
+  return "auto";
+}
+
+bool is_software_renderer(std::string_view renderer) {
+  std::string lower(renderer);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* name : {"llvmpipe", "softpipe", "swiftshader"})
+    if (lower.find(name) != std::string::npos) return true;
+  return false;
+}
+
+std::int64_t VitPass::bytes() const {
+  std::int64_t n = 0;
+  for (const Matrix& q : Q) n += q.size();
+  for (const Matrix& k : K) n += k.size();
+  for (const RowVector& t : token_norms) n += t.size();
+  n += distance.size() + static_cast<std::int64_t>(logits.size());
+  return n * static_cast<std::int64_t>(sizeof(float));
+}
+
+std::int64_t vit_pass_bytes(const VitArchitecture& arch, int T) {
+  const std::int64_t t = T, D = arch.D, L = arch.depth, hidden = arch.mlp_hidden;
+  const std::int64_t kept = 2 * L * t * D + L * t;              // Q, K, norms
+  const std::int64_t working = t * (D + D + 3 * D + D + hidden)  // X, LN(X), QKV, O, MLP hidden
+                               + 2 * 64 * t                      // a block of score rows, per thread
+                               + t * 3 * arch.patch * arch.patch;  // the patches
+  return (kept + working) * static_cast<std::int64_t>(sizeof(float));
+}
+
+std::int64_t vit_memory_budget() {
+  if (const char* env = std::getenv("ATTNLAB_MEMORY_BUDGET_MB")) {
+    char* end = nullptr;
+    const long long mb = std::strtoll(env, &end, 10);
+    if (end != env && *end == '\0' && mb > 0) return mb << 20;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const std::int64_t physical = pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : (std::int64_t{4} << 30);
+  return std::max<std::int64_t>(physical / 4, std::int64_t{256} << 20);
+}
+
+void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget) {
+  const int T = arch.prefix() + input.N();
+  const std::int64_t need = vit_pass_bytes(arch, T);
+  if (need <= budget) return;
+  // The largest short side (a multiple of P) whose grid, at this image's aspect, fits.
+  const double aspect = static_cast<double>(std::max(input.scaled_width, input.scaled_height)) /
+                        std::max(1, std::min(input.scaled_width, input.scaled_height));
+  int fits = 0;
+  for (int side = arch.patch; side <= 65536; side += arch.patch) {
+    const int short_patches = side / arch.patch;
+    const int long_patches = static_cast<int>(std::floor(side * aspect)) / arch.patch;
+    if (vit_pass_bytes(arch, arch.prefix() + short_patches * long_patches) > budget) break;
+    fits = side;
+  }
+  throw Error("the image gives " + std::to_string(T) + " tokens: the forward pass would need " + std::to_string(need >> 20) +
+              " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget" +
+              (fits > 0 ? "; use --resize " + std::to_string(fits) + " or less" : "; no size fits this budget"));
+}
+
+namespace {
+
+void check_layer(const VitPass& pass, int layer) {
+  if (layer < 0 || layer >= pass.layers())
+    throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(pass.layers() - 1));
+}
+void check_query(const VitPass& pass, int query) {
+  if (query < 0 || query >= pass.T) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(pass.T - 1));
+}
+
+/// Softmax of each row in place (the row's max subtracted first).
+void softmax_rows(Matrix& S) {
+  for (Eigen::Index i = 0; i < S.rows(); ++i) {
+    auto row = S.row(i).array();
+    row = (row - row.maxCoeff()).exp();
+    row /= row.sum();
+  }
+}
+
+constexpr int kRowBlock = 64;  ///< rows of A computed at once where a whole A is streamed over
+
+}  // namespace
+
+void vit_attention_block(const VitPass& pass, int layer, int head, int first, int count, Matrix& out) {
+  check_layer(pass, layer);
+  if (head < 0 || head >= pass.H) throw Error("head " + std::to_string(head) + " is outside 0…" + std::to_string(pass.H - 1));
+  if (first < 0 || count < 0 || first + count > pass.T) throw Error("internal: attention rows outside the pass");
+  const Matrix& Q = pass.Q[static_cast<std::size_t>(layer)];
+  const Matrix& K = pass.K[static_cast<std::size_t>(layer)];
+  const float scale = 1.0f / std::sqrt(static_cast<float>(pass.m));
+  out.noalias() = (Q.block(first, static_cast<Eigen::Index>(head) * pass.m, count, pass.m) * scale) *
+                  K.middleCols(static_cast<Eigen::Index>(head) * pass.m, pass.m).transpose();
+  softmax_rows(out);
+}
+
+std::vector<float> vit_attention_rows(const VitPass& pass, int layer, int query) {
+  check_layer(pass, layer);
+  check_query(pass, query);
+  std::vector<float> out(static_cast<std::size_t>(pass.H) * pass.T);
+  Matrix row;
+  for (int h = 0; h < pass.H; ++h) {
+    vit_attention_block(pass, layer, h, query, 1, row);
+    std::copy(row.data(), row.data() + pass.T, out.begin() + static_cast<std::ptrdiff_t>(h) * pass.T);
+  }
+  return out;
+}
+
+Matrix vit_attention(const VitPass& pass, int layer, int head) {
+  Matrix A;
+  vit_attention_block(pass, layer, head, 0, pass.T, A);
+  return A;
+}
+
+std::vector<float> vit_patch_row(const VitPass& pass, int prefix, int layer, HeadChoice head, int query) {
+  check_layer(pass, layer);
+  if (head.head >= pass.H) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(pass.H - 1));
+  check_query(pass, query);
+  const int T = pass.T, N = T - prefix;
+  const std::vector<float> rows = vit_attention_rows(pass, layer, query);
   auto patch_keys = [&](int h) {  // head h's row over the patch keys, 1 × N
     return Matrix(Eigen::Map<const Matrix>(rows.data() + static_cast<std::size_t>(h) * T + prefix, 1, N));
   };
-  const Matrix out = head.head >= 0 ? patch_keys(head.head) : fuse_heads(runner.heads(), head.fusion, patch_keys);
+  const Matrix out = head.head >= 0 ? patch_keys(head.head) : fuse_heads(pass.H, head.fusion, patch_keys);
   return {out.data(), out.data() + out.size()};
 }
 
-Matrix vit_rollout(const VitRunner& runner, int layer, HeadFusion fusion) {
-  if (layer < 0 || layer >= runner.layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(runner.layers() - 1));
-  const int T = runner.T(), H = runner.heads();
-  Eigen::MatrixXd R;
-  for (int l = 0; l <= layer; ++l) {
-    Eigen::MatrixXd fused = runner.attention(l, 0).cast<double>();
-    for (int h = 1; h < H; ++h) {
-      const Eigen::MatrixXd A = runner.attention(l, h).cast<double>();
-      if (fusion == HeadFusion::Mean) fused += A;
-      else if (fusion == HeadFusion::Max) fused = fused.cwiseMax(A);
-      else fused = fused.cwiseMin(A);
+std::vector<float> vit_rollout_row(const VitPass& pass, int layer, HeadFusion fusion, int query) {
+  check_layer(pass, layer);
+  check_query(pass, query);
+  const int T = pass.T, H = pass.H;
+  Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(T);
+  r(query) = 1.0;
+  Matrix block, fused;
+  for (int l = layer; l >= 0; --l) {
+    // r ← r Â_l, over blocks of Â_l's rows; rows where r is 0 are skipped (the first step reads one).
+    Eigen::RowVectorXd next = Eigen::RowVectorXd::Zero(T);
+    for (int first = 0; first < T; first += kRowBlock) {
+      const int count = std::min(kRowBlock, T - first);
+      if (r.segment(first, count).isZero(0.0)) continue;
+      for (int h = 0; h < H; ++h) {
+        vit_attention_block(pass, l, h, first, count, block);
+        if (h == 0) fused = block;
+        else if (fusion == HeadFusion::Mean) fused += block;
+        else if (fusion == HeadFusion::Max) fused = fused.cwiseMax(block);
+        else fused = fused.cwiseMin(block);
+      }
+      const Eigen::MatrixXd hat_rows = fused.cast<double>() * (fusion == HeadFusion::Mean ? 1.0 / H : 1.0);
+      for (int i = 0; i < count; ++i) {
+        const double ri = r(first + i);
+        if (ri == 0.0) continue;
+        // Â's row: (a + e_i)/2, renormalized to sum 1.
+        const double sum = 0.5 * (hat_rows.row(i).sum() + 1.0);
+        next += (0.5 * ri / sum) * hat_rows.row(i);
+        next(first + i) += 0.5 * ri / sum;
+      }
     }
-    if (fusion == HeadFusion::Mean) fused /= H;
-    Eigen::MatrixXd hat = 0.5 * (fused + Eigen::MatrixXd::Identity(T, T));
-    hat.array().colwise() /= hat.rowwise().sum().array();
-    R = l == 0 ? hat : Eigen::MatrixXd(hat * R);
+    r = next;
   }
-  return R.cast<float>();
+  std::vector<float> out(static_cast<std::size_t>(T));
+  for (int j = 0; j < T; ++j) out[static_cast<std::size_t>(j)] = static_cast<float>(r(j));
+  return out;
 }
 
-Matrix vit_attention_distance(const VitRunner& runner, int prefix, int cols, int rows, int patch) {
-  const int T = runner.T(), N = cols * rows;
-  if (T != prefix + N) throw Error("the grid does not match the tokens of the last run");
-  Eigen::MatrixXd dist(N, N);
-  for (int i = 0; i < N; ++i)
+Matrix vit_attention_distance(const VitPass& pass, int prefix, int cols, int rows, int patch) {
+  const int T = pass.T, N = cols * rows;
+  if (T != prefix + N) throw Error("the grid does not match the tokens of the pass");
+  Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(pass.layers(), pass.H);
+  Matrix block;
+  Eigen::MatrixXd dist;
+  for (int first = prefix; first < T; first += kRowBlock) {
+    const int count = std::min(kRowBlock, T - first);
+    vit_patch_distances(first - prefix, count, cols, rows, patch, dist);
+    for (int l = 0; l < pass.layers(); ++l)
+      for (int h = 0; h < pass.H; ++h) {
+        vit_attention_block(pass, l, h, first, count, block);
+        sum(l, h) += (block.rightCols(N).cast<double>().array() * dist.array()).sum();
+      }
+  }
+  return (sum / N).cast<float>();
+}
+
+void vit_patch_distances(int first, int count, int cols, int rows, int patch, Eigen::MatrixXd& out) {
+  const int N = cols * rows;
+  out.resize(count, N);
+  for (int i = 0; i < count; ++i) {
+    const int qi = first + i;
     for (int j = 0; j < N; ++j)
-      dist(i, j) = patch * std::hypot(static_cast<double>(i % cols - j % cols), static_cast<double>(i / cols - j / cols));
-  Matrix out(runner.layers(), runner.heads());
-  for (int l = 0; l < runner.layers(); ++l)
-    for (int h = 0; h < runner.heads(); ++h) {
-      const Eigen::MatrixXd A = runner.attention(l, h).cast<double>().bottomRightCorner(N, N);
-      out(l, h) = static_cast<float>((A.array() * dist.array()).sum() / N);
-    }
-  return out;
+      out(i, j) = patch * std::hypot(static_cast<double>(qi % cols - j % cols), static_cast<double>(qi / cols - j / cols));
+  }
 }
 
 std::vector<std::pair<int, float>> vit_top_classes(std::span<const float> logits, int k) {

@@ -1,19 +1,21 @@
 #pragma once
 // A real vision transformer (ViT, Dosovitskiy et al. 2021) read from a safetensors checkpoint
 // in timm's, DINO/DINOv2's or Hugging Face's tensor names, its architecture inferred from the
-// tensors' shapes. The forward pass itself is in VitRunner's two implementations: the Eigen
-// reference (vit_reference.hpp, CPU) and the GPU engine (gpu/vit_engine.hpp), one for one.
+// tensors' shapes. The forward pass itself is in VitRunner's two implementations: the CPU path
+// (vit_cpu.hpp) and the GPU engine (gpu/vit_engine.hpp), one for one; both leave a VitPass.
 // The formulas are in docs/MATH.md, section "A learned ViT".
 #include "core/image.hpp"
 #include "core/safetensors.hpp"
 #include "core/types.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnlab {
@@ -142,24 +144,66 @@ Matrix vit_position_embedding(const VitModel& model, int rows, int cols);
 /// conv output plus its bias).
 Matrix vit_initial_tokens(const VitModel& model, const Matrix& patch_tokens, const Matrix& pos);
 
-/// The forward pass of a ViT on one input, kept so that attention can be read for any layer,
-/// head and query without running it again. Two implementations: VitReference (Eigen) and
-/// VitGpuEngine (OpenGL compute).
+/// What one forward pass leaves behind for reading attention afterwards, in O(L·T·D) memory,
+/// never the L·H·T² weights themselves: per layer the queries and keys of every head, from which
+/// any row of A is one pass over the keys (eq. 26.20 with m = D/H); the norms of each block's
+/// output tokens; the mean attention distance, streamed over the rows while they were computed;
+/// the classifier's logits. Made by a VitRunner; read with the vit_* functions below, the same
+/// whichever runner made it.
+struct VitPass {
+  int T = 0;  ///< tokens: prefix + N
+  int H = 0;  ///< heads
+  int m = 0;  ///< head width D/H
+  std::vector<Matrix> Q, K;             ///< per layer T × D: q_i and k_j with their bias, not yet scaled by 1/√m; head h in columns [h·m, (h+1)·m)
+  std::vector<RowVector> token_norms;   ///< per layer T values: ‖x_t‖ of the block's output tokens (before the final LayerNorm)
+  Matrix distance;                      ///< layers × heads: mean attention distance in input pixels (vit_attention_distance())
+  std::vector<float> logits;            ///< the classifier's logits (empty without a classifier)
+  std::string path;                     ///< the runner that made it: "cpu" or "gpu"
+  int layers() const { return static_cast<int>(Q.size()); }
+  /// Bytes held (Q, K, norms, distance, logits).
+  std::int64_t bytes() const;
+};
+
+/// Bytes a forward pass of `arch` on T tokens needs at its peak beside the weights: the kept
+/// VitPass (2·L·T·D floats) and the working activations (tokens, their LayerNorm, q/k/v, the
+/// attention output, the MLP's hidden layer, and a block of score rows per thread).
+std::int64_t vit_pass_bytes(const VitArchitecture& arch, int T);
+
+/// The memory a forward pass may use beside the weights, in bytes: ATTNLAB_MEMORY_BUDGET_MB when
+/// set (a positive integer), otherwise a quarter of the machine's physical memory, at least
+/// 256 MiB.
+std::int64_t vit_memory_budget();
+
+/// Refuses an input whose forward pass would not fit `budget` bytes (vit_pass_bytes()), before
+/// anything is allocated: throws Error with one line saying the tokens, the MiB needed and the
+/// largest --resize (short side in pixels) that would fit.
+void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget);
+
+/// Which runner does the forward pass (core/gpu/vit_backend.hpp chooses): auto takes the GPU
+/// engine on a hardware GPU and the CPU path on a software rasterizer or without OpenGL 4.3.
+enum class VitBackend { Auto, Gpu, Cpu };
+
+/// "auto", "gpu" or "cpu"; throws Error naming `flag` otherwise.
+VitBackend parse_vit_backend(const std::string& text, const char* flag = "--backend");
+const char* vit_backend_name(VitBackend backend);
+
+/// Whether an OpenGL renderer string (GL_RENDERER) names a software rasterizer: llvmpipe,
+/// softpipe or SwiftShader (case-insensitive).
+bool is_software_renderer(std::string_view renderer);
+
+/// The forward pass of a ViT (docs/MATH.md, "A learned ViT"), on the CPU (VitCpuRunner,
+/// core/vit_cpu.hpp) or the GPU (VitGpuRunner, core/gpu/vit_engine.hpp). What it leaves is a
+/// VitPass; every reading of attention goes through the functions below.
 class VitRunner {
  public:
   virtual ~VitRunner() = default;
-  /// Runs the forward pass. Throws Error if the input does not fit (e.g. too large for the GPU).
-  virtual void run(const VitModel& model, const VitInput& input) = 0;
-  virtual int layers() const = 0;
-  virtual int heads() const = 0;
-  virtual int T() const = 0;  ///< tokens of the last run
-  /// Row `query` of every head's A in layer `layer`: heads × T, head after head (eq. 26.20
-  /// with m = D/H).
-  virtual std::vector<float> attention_rows(int layer, int query) const = 0;
-  /// The whole A of one head of one layer, T × T.
-  virtual Matrix attention(int layer, int head) const = 0;
-  /// The classifier's logits (empty without a classifier).
-  virtual std::vector<float> logits() const = 0;
+  /// "cpu" or "gpu": which path this is (the CLI's --backend, the sidecar's `vit.backend`).
+  virtual const char* path() const = 0;
+  /// Runs `model` on `input`. `stop`, when set from another thread, makes it throw
+  /// Error("cancelled") between layers. Throws Error, before allocating the pass, when it would
+  /// not fit `budget` bytes (vit_check_budget()) or the device.
+  virtual VitPass run(const VitModel& model, const VitInput& input, std::int64_t budget,
+                      const std::atomic<bool>* stop = nullptr) = 0;
 };
 
 /// How heads are combined for one map.
@@ -170,18 +214,36 @@ struct HeadChoice {
   HeadFusion fusion = HeadFusion::Mean;  ///< when head < 0
 };
 
+/// Row `query` of every head's A in layer `layer`: H × T values, head after head (eq. 26.20,
+/// a_ij = softmax_j(q_i·k_j/√m)). Throws Error when layer or query is outside the pass.
+std::vector<float> vit_attention_rows(const VitPass& pass, int layer, int query);
+
+/// Rows [first, first + count) of head `head`'s A in layer `layer`, count × T, into `out`
+/// (resized). The one place a ViT's attention weights are computed from q and k.
+void vit_attention_block(const VitPass& pass, int layer, int head, int first, int count, Matrix& out);
+
+/// One head's whole A in layer `layer`, T × T (T² floats: the matrix view and exports).
+Matrix vit_attention(const VitPass& pass, int layer, int head);
+
 /// Query `query`'s row in layer `layer` for a head or fused over heads, keys restricted to the
 /// patch tokens (prefix keys dropped, not renormalized): N values in raster order.
-std::vector<float> vit_patch_row(const VitRunner& runner, int prefix, int layer, HeadChoice head, int query);
+std::vector<float> vit_patch_row(const VitPass& pass, int prefix, int layer, HeadChoice head, int query);
 
-/// Attention rollout (Abnar & Zuidema 2020): per layer the heads fused elementwise, Â = (A+I)/2
-/// with rows renormalized, R_l = Â_l Â_(l−1) ⋯ Â_0. Returns R_layer, T × T.
-Matrix vit_rollout(const VitRunner& runner, int layer, HeadFusion fusion);
+/// Row `query` of the attention rollout (Abnar & Zuidema 2020) up to `layer`: per layer the
+/// heads fused elementwise, Â = (A+I)/2 with rows renormalized, R_l = Â_l Â_(l−1) ⋯ Â_0, so the
+/// row is e_queryᵀ Â_layer ⋯ Â_0: `layer` + 1 vector–matrix products, each streaming over
+/// blocks of A's rows (never T × T, never T³). T values, prefix keys included.
+std::vector<float> vit_rollout_row(const VitPass& pass, int layer, HeadFusion fusion, int query);
 
 /// Mean attention distance (the ViT paper's fig. 7): for every layer and head, the mean over
 /// patch queries i of Σ_j a_ij ‖c_i − c_j‖ over patch keys j, c = patch centres in input
-/// pixels. layers × heads.
-Matrix vit_attention_distance(const VitRunner& runner, int prefix, int cols, int rows, int patch);
+/// pixels; streamed over blocks of rows. layers × heads. (VitPass::distance holds it already;
+/// this recomputes it from q and k.)
+Matrix vit_attention_distance(const VitPass& pass, int prefix, int cols, int rows, int patch);
+
+/// Distances ‖c_i − c_j‖ in input pixels between patch queries [first, first + count) and every
+/// patch key of a cols × rows grid of `patch`-pixel patches (raster order): count × N.
+void vit_patch_distances(int first, int count, int cols, int rows, int patch, Eigen::MatrixXd& out);
 
 /// The classifier's top `k` classes: (class index, softmax probability), most likely first.
 std::vector<std::pair<int, float>> vit_top_classes(std::span<const float> logits, int k);

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace attnlab {
@@ -26,16 +27,13 @@ std::vector<std::uint8_t> vit_mass_mask(const std::vector<float>& row, float p) 
   return keep;
 }
 
-VitSource::VitSource(std::shared_ptr<const VitModel> model, const Image& image, int resize, const std::atomic<bool>* stop)
+VitSource::VitSource(std::shared_ptr<const VitModel> model, const Image& image, int resize, VitRunner& runner,
+                     std::int64_t budget, const std::atomic<bool>* stop)
     : model_(std::move(model)) {
   if (!model_) throw Error("no model");
-  auto check = [&] {
-    if (stop && stop->load()) throw Error("cancelled");
-  };
   const VitInput input = vit_input(*model_, image, resize > 0 ? resize : vit_trained_size(model_->arch));
-  check();
-  runner_.run(*model_, input);
-  check();
+  if (stop && stop->load()) throw Error("cancelled");
+  pass_ = runner.run(*model_, input, budget, stop);
   grid_.cols = input.cols;
   grid_.rows = input.rows;
   grid_.prefix = model_->arch.prefix();
@@ -43,27 +41,26 @@ VitSource::VitSource(std::shared_ptr<const VitModel> model, const Image& image, 
   grid_.covered_h = static_cast<double>(input.height) * image.height / input.scaled_height;
   input_w_ = input.width;
   input_h_ = input.height;
-  distance_ = vit_attention_distance(runner_, grid_.prefix, grid_.cols, grid_.rows, model_->arch.patch);
 }
 
 std::vector<float> VitSource::patch_row(int layer, HeadChoice head, int query) const {
-  return vit_patch_row(runner_, grid_.prefix, layer, head, query);
+  return vit_patch_row(pass_, grid_.prefix, layer, head, query);
 }
 
 Matrix VitSource::matrix(int layer, HeadChoice head) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
   if (head.head >= heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(heads() - 1));
-  if (head.head >= 0) return runner_.attention(layer, head.head);
-  return fuse_heads(heads(), head.fusion, [&](int h) { return runner_.attention(layer, h); });
+  if (head.head >= 0) return vit_attention(pass_, layer, head.head);
+  return fuse_heads(heads(), head.fusion, [&](int h) { return vit_attention(pass_, layer, h); });
 }
 
 float VitSource::prefix_share(int layer, HeadChoice head, int query) const {
+  const std::vector<float> rows = vit_attention_rows(pass_, layer, query);
   double share = 0.0;
-  const int H = heads();
+  const int H = heads(), T = pass_.T;
   for (int h = 0; h < H; ++h) {
     if (head.head >= 0 && h != head.head) continue;
-    const std::vector<float> row = patch_row(layer, HeadChoice{h, HeadFusion::Mean}, query);
-    share += 1.0 - std::accumulate(row.begin(), row.end(), 0.0);
+    for (int j = 0; j < grid_.prefix; ++j) share += rows[static_cast<std::size_t>(h) * T + j];
   }
   if (head.head < 0) share /= H;
   return static_cast<float>(std::clamp(share, 0.0, 1.0));
@@ -71,9 +68,15 @@ float VitSource::prefix_share(int layer, HeadChoice head, int query) const {
 
 std::vector<float> VitSource::rollout_row(int layer, HeadFusion fusion, int query) const {
   if (query < 0 || query >= grid_.T()) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(grid_.T() - 1));
-  const Matrix R = vit_rollout(runner_, layer, fusion);
-  std::vector<float> out(static_cast<std::size_t>(grid_.N()));
-  for (int j = 0; j < grid_.N(); ++j) out[static_cast<std::size_t>(j)] = R(query, grid_.prefix + j);
+  const auto key = std::make_tuple(layer, static_cast<int>(fusion), query);
+  {
+    const std::lock_guard lock(rollout_mutex_);
+    if (const auto it = rollouts_.find(key); it != rollouts_.end()) return it->second;
+  }
+  const std::vector<float> R = vit_rollout_row(pass_, layer, fusion, query);
+  std::vector<float> out(R.begin() + grid_.prefix, R.end());
+  const std::lock_guard lock(rollout_mutex_);
+  rollouts_[key] = out;
   return out;
 }
 
@@ -81,22 +84,18 @@ VitHeadStep VitSource::head_step(int layer, int head, int query) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
   if (head < 0 || head >= heads()) throw Error("head " + std::to_string(head) + " is outside 0…" + std::to_string(heads() - 1));
   if (query < 0 || query >= grid_.T()) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(grid_.T() - 1));
-  const VitArchitecture& a = model_->arch;
-  const VitBlock& b = model_->blocks[static_cast<std::size_t>(layer)];
-  const int D = a.D, m = D / a.heads;
-  const Matrix X = layer_norm(runner_.block_input(layer), b.ln1_w, b.ln1_b, a.eps);  // T × D
-  // W_qkv is 3D × D (PyTorch's Linear): rows [h·m, (h+1)·m) give head h's query, D further its key.
-  const Matrix Wq = b.W_qkv.middleRows(static_cast<Eigen::Index>(head) * m, m);
-  const Matrix Wk = b.W_qkv.middleRows(D + static_cast<Eigen::Index>(head) * m, m);
-  const RowVector q = X.row(query) * Wq.transpose() + b.b_qkv.segment(static_cast<Eigen::Index>(head) * m, m);
-  const Matrix Kh = (X * Wk.transpose()).rowwise() + b.b_qkv.segment(D + static_cast<Eigen::Index>(head) * m, m);
+  const int m = pass_.m;
+  // Head h's q and k are columns [h·m, (h+1)·m) of the layer's Q and K (LN1(x) W_q + b_q, …).
+  const Matrix& Q = pass_.Q[static_cast<std::size_t>(layer)];
+  const Matrix& K = pass_.K[static_cast<std::size_t>(layer)];
+  const RowVector q = Q.block(query, static_cast<Eigen::Index>(head) * m, 1, m);
   VitHeadStep step;
   step.layer = layer;
   step.head = head;
   step.query = query;
   step.m = m;
   step.q.assign(q.data(), q.data() + m);
-  const RowVector s = (Kh * q.transpose()).transpose() / std::sqrt(static_cast<float>(m));
+  const RowVector s = (K.middleCols(static_cast<Eigen::Index>(head) * m, m) * q.transpose()).transpose() / std::sqrt(static_cast<float>(m));
   step.scores.assign(s.data(), s.data() + s.size());
   step.max_score = s.maxCoeff();
   step.weights.resize(step.scores.size());
@@ -108,15 +107,12 @@ VitHeadStep VitSource::head_step(int layer, int head, int query) const {
 
 std::vector<float> VitSource::token_norms(int layer) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
-  const Matrix& x = runner_.tokens(layer);
-  std::vector<float> out(static_cast<std::size_t>(x.rows()));
-  for (Eigen::Index t = 0; t < x.rows(); ++t) out[static_cast<std::size_t>(t)] = x.row(t).norm();
-  return out;
+  const RowVector& n = pass_.token_norms[static_cast<std::size_t>(layer)];
+  return {n.data(), n.data() + n.size()};
 }
 
 std::vector<std::pair<int, float>> VitSource::top_classes(int k) const {
-  const std::vector<float> logits = runner_.logits();
-  return vit_top_classes(logits, k);
+  return vit_top_classes(pass_.logits, k);
 }
 
 }  // namespace attnlab

@@ -2,14 +2,16 @@
 // A real ViT run once on one image, kept so that every layer, head and query can be read
 // without a second forward pass: the attention source the app's ViT views draw from, with what
 // those views need beside rows (rollout, mean attention distance, token norms, DINO-style
-// masks, the classifier's top classes). The forward pass is the Eigen reference (VitReference):
-// the app runs it on a worker thread, which has no GL context of its own.
+// masks, the classifier's top classes). The forward pass is any VitRunner (the CPU path or the
+// GPU engine); what it leaves is a VitPass, O(L·T·D), from which every row is read.
 #include "core/attention_source.hpp"
 #include "core/vit.hpp"
-#include "core/vit_reference.hpp"
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -44,14 +46,16 @@ class VitSource final : public AttentionSource {
  public:
   /// Runs `model` on `image`, scaled so its short side is `resize` input pixels (0: the
   /// model's trained size, vit_trained_size()) and cropped to whole patches (vit_input()).
-  /// `stop`, when set by another thread, makes it throw Error("cancelled") between stages.
-  /// Throws Error when the image is smaller than a patch.
-  VitSource(std::shared_ptr<const VitModel> model, const Image& image, int resize,
-            const std::atomic<bool>* stop = nullptr);
+  /// `runner` runs the forward pass within `budget` bytes (vit_memory_budget()); `stop`, when
+  /// set by another thread, makes it throw Error("cancelled") between layers. Throws Error when
+  /// the image is smaller than a patch or the pass would not fit the budget (one line saying
+  /// what size would).
+  VitSource(std::shared_ptr<const VitModel> model, const Image& image, int resize, VitRunner& runner,
+            std::int64_t budget, const std::atomic<bool>* stop = nullptr);
 
   SourceGrid grid() const override { return grid_; }
-  int layers() const override { return runner_.layers(); }
-  int heads() const override { return runner_.heads(); }
+  int layers() const override { return pass_.layers(); }
+  int heads() const override { return pass_.H; }
   std::vector<float> patch_row(int layer, HeadChoice head, int query) const override;
   Matrix matrix(int layer, HeadChoice head) const override;
 
@@ -60,29 +64,35 @@ class VitSource final : public AttentionSource {
   int input_width() const { return input_w_; }    ///< pixels the model saw
   int input_height() const { return input_h_; }
   int patch() const { return model_->arch.patch; }  ///< P, input pixels
+  /// The runner that made it: "cpu" or "gpu".
+  const std::string& path() const { return pass_.path; }
+  /// What the forward pass left (queries and keys of every layer, norms, distance, logits).
+  const VitPass& pass() const { return pass_; }
 
   /// The share of query `query`'s attention that went to the prefix tokens (CLS, registers),
   /// which a patch map leaves out: 1 − Σ_j a_ij over patch keys, for one head, or the mean over
   /// heads for a fused choice. In [0, 1].
   float prefix_share(int layer, HeadChoice head, int query) const;
-  /// Row `query` of the attention rollout up to `layer` (vit_rollout()), patch keys only.
+  /// Row `query` of the attention rollout up to `layer` (vit_rollout_row()), patch keys only;
+  /// kept once computed.
   std::vector<float> rollout_row(int layer, HeadFusion fusion, int query) const;
   /// Row `query` of head `head` in layer `layer`, step by step (VitHeadStep), recomputed from
-  /// the block's input tokens. Throws Error when layer, head or query is outside the model.
+  /// the layer's queries and keys. Throws Error when layer, head or query is outside the model.
   VitHeadStep head_step(int layer, int head, int query) const;
   /// ‖x_t‖ of every output token of block `layer` (before the final LayerNorm), T values.
   std::vector<float> token_norms(int layer) const;
   /// Mean attention distance in input pixels, layers × heads (vit_attention_distance()).
-  const Matrix& distance() const { return distance_; }
+  const Matrix& distance() const { return pass_.distance; }
   /// The classifier's top `k` classes with softmax probabilities (empty without a classifier).
   std::vector<std::pair<int, float>> top_classes(int k) const;
 
  private:
   std::shared_ptr<const VitModel> model_;
-  VitReference runner_;
+  VitPass pass_;
   SourceGrid grid_;
   int input_w_ = 0, input_h_ = 0;
-  Matrix distance_;
+  mutable std::mutex rollout_mutex_;
+  mutable std::map<std::tuple<int, int, int>, std::vector<float>> rollouts_;  ///< (layer, fusion, query) → patch row
 };
 
 }  // namespace attnlab

@@ -128,6 +128,8 @@ std::string colormap_field_name(const Colormap& c) { return std::string(colormap
 void parse_colormap_field(const std::string& t, Colormap& c) { c = parse_colormap(t); }
 std::string norm_field_name(const Normalization& n) { return std::string(normalization_name(n)); }
 void parse_norm_field(const std::string& t, Normalization& n) { n = parse_normalization(t); }
+std::string backend_field_name(const VitBackend& b) { return vit_backend_name(b); }
+void parse_backend_field(const std::string& t, VitBackend& b) { b = parse_vit_backend(t, "backend"); }
 
 // How the flags' text is read (each error names the flag).
 template <int Lo, int Hi>
@@ -222,6 +224,7 @@ void for_each_field(State& s, Field&& field) {
   field("vit.norms", s.vit_norms);
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel});
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
+  field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
   field("export_dir", s.export_dir);
   field("export_map_only", s.export_map_only);

@@ -7,6 +7,7 @@
 // No window: this is attnlab_commands; the app's AppState (app/gui) is a Document plus its UI state.
 #include "core/colormap.hpp"
 #include "core/settings.hpp"
+#include "core/vit.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +71,7 @@ struct Document {
   bool vit_norms = false;           ///< the main map shows ‖x‖ of the layer's output tokens
   bool bilinear = false;            ///< maps upsampled bilinearly instead of as patch blocks
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
+  VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)
   std::vector<std::string> recent_models;  ///< most recent first (remembered between runs)
 
   // --- images and files

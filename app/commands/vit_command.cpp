@@ -3,10 +3,10 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/context.hpp"
-#include "core/gpu/vit_engine.hpp"
+#include "core/gpu/vit_backend.hpp"
 #include "core/parse.hpp"
-#include "core/vit_reference.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -17,7 +17,7 @@ namespace attnlab::app {
 std::string vit_usage() {
   return R"(  attnlab vit --model PATH --image IMG [--layer L] [--head H|mean|max|min]
               [--query cls|regN|COL,ROW] [--rollout mean|max|min] [--distance] [--top K]
-              [--heads N] [--eps E] [--resize S] [--backend gpu|cpu] [--info]
+              [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
                            a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
                            .safetensors, or a folder with model.safetensors and
                            config.json) on IMG: the query's row of A in a layer for a
@@ -27,10 +27,15 @@ std::string vit_usage() {
                            --rollout: the query's row of the attention rollout up to
                            the layer; --distance: each layer's mean attention distance
                            per head in pixels, one line per layer; --top K: the
-                           classifier's K likeliest classes; --info: the architecture.
-                           --resize S scales the short side to S pixels first; width
-                           and height are cropped to whole patches. --backend cpu runs
-                           the Eigen reference instead of the GPU.
+                           classifier's K likeliest classes; --info: the architecture
+                           (with --image: runs the pass and says which path ran, why,
+                           and how long it took). --resize S scales the short side to
+                           S pixels first; width and height are cropped to whole
+                           patches. --backend: auto (default) takes the GPU engine on
+                           a hardware GPU and the CPU path on a software rasterizer
+                           (llvmpipe) or without OpenGL 4.3. An input whose pass would
+                           not fit the memory budget (a quarter of the RAM, or
+                           ATTNLAB_MEMORY_BUDGET_MB) is refused, naming a size that fits.
 )";
 }
 
@@ -39,7 +44,8 @@ namespace {
 struct VitOptions {
   std::string model, image, head = "mean", query = "cls", rollout;
   std::optional<int> layer, top;
-  bool distance = false, info = false, cpu = false;
+  bool distance = false, info = false;
+  VitBackend backend = VitBackend::Auto;
   VitLoadOptions load;
   int resize = 0;
 };
@@ -66,11 +72,8 @@ VitOptions parse(const std::vector<std::string>& args) {
       o.load.eps = parse_float(e, "--eps", 0.0f, 1.0f);
       if (!(*o.load.eps > 0.0f)) throw Error("--eps must be > 0, got " + e);
     } else if (a == "--resize") o.resize = parse_int(value(), "--resize", 1, 8192);
-    else if (a == "--backend") {
-      const std::string b = value();
-      if (b != "gpu" && b != "cpu") throw Error("--backend must be gpu or cpu, got '" + b + "'");
-      o.cpu = b == "cpu";
-    } else if (a == "--info") o.info = true;
+    else if (a == "--backend") o.backend = parse_vit_backend(value());
+    else if (a == "--info") o.info = true;
     else throw Error("unknown option '" + a + "' of attnlab vit (see attnlab --help)");
   }
   if (o.model.empty()) throw Error("--model PATH is required (a .safetensors file or a folder holding model.safetensors)");
@@ -125,12 +128,8 @@ int run_vit(const std::vector<std::string>& args) {
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
   const VitInput input = vit_input(model, load_image(o.image), o.resize);
-  if (o.info) {
-    print(vit_info(model) + "input: " + std::to_string(input.width) + "x" + std::to_string(input.height) + "\ngrid: " +
-          std::to_string(input.cols) + "x" + std::to_string(input.rows) + "\ntokens: " +
-          std::to_string(arch.prefix() + input.N()) + "\n");
-    return std::fflush(stdout) == 0 ? 0 : 1;
-  }
+  const std::int64_t budget = vit_memory_budget();
+  vit_check_budget(arch, input, budget);
   const int layer = o.layer.value_or(arch.depth - 1);
   if (layer >= arch.depth) throw Error("--layer " + std::to_string(layer) + " is outside the model's layers 0…" + std::to_string(arch.depth - 1));
   const HeadChoice head = parse_head_choice(o.head, arch.heads);
@@ -139,38 +138,38 @@ int run_vit(const std::vector<std::string>& args) {
   const HeadFusion rollout_fusion = rollout ? parse_fusion(o.rollout, "--rollout") : HeadFusion::Mean;
   if (o.top && arch.classes == 0) throw Error("--top: this checkpoint has no classifier");
 
-  // The GPU engine, or the Eigen reference when asked or when no GPU context can be made.
-  std::unique_ptr<HeadlessContext> context;
-  std::unique_ptr<VitRunner> runner;
-  if (!o.cpu) {
-    try {
-      context = std::make_unique<HeadlessContext>();
-    } catch (const Error& e) {
-      std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
-    }
-  }
-  if (context) runner = std::make_unique<VitGpuEngine>();
-  else runner = std::make_unique<VitReference>();
-  runner->run(model, input);
+  // The GPU engine on a hardware GPU, the CPU path on a software rasterizer (vit_backend.hpp).
+  VitRunnerChoice choice = choose_vit_runner(o.backend);
+  const std::string why = choice.why;
+  const auto start = std::chrono::steady_clock::now();
+  const VitPass pass = choice.runner->run(model, input, budget);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  choice = VitRunnerChoice();  // the GPU objects go while their context is still current
 
   std::string out;
-  if (o.distance) {
-    const Matrix d = vit_attention_distance(*runner, arch.prefix(), input.cols, input.rows, arch.patch);
+  if (o.info) {
+    char forward[64];
+    std::snprintf(forward, sizeof forward, "%.1f ms", ms);
+    out = vit_info(model) + "input: " + std::to_string(input.width) + "x" + std::to_string(input.height) + "\ngrid: " +
+          std::to_string(input.cols) + "x" + std::to_string(input.rows) + "\ntokens: " + std::to_string(arch.prefix() + input.N()) +
+          "\nbackend: " + pass.path + " (" + why + ")\nforward: " + forward + "\nmemory budget: " + std::to_string(budget >> 20) +
+          " MiB\npass memory: " + std::to_string(pass.bytes() >> 20) + " MiB\n";
+  } else if (o.distance) {
+    const Matrix& d = pass.distance;
     for (Eigen::Index l = 0; l < d.rows(); ++l) {
       for (Eigen::Index h = 0; h < d.cols(); ++h) out += (h ? "," : "") + format_float(d(l, h));
       out += "\n";
     }
   } else if (o.top) {
-    const auto logits = runner->logits();
-    for (const auto& [c, p] : vit_top_classes(logits, *o.top))
+    for (const auto& [c, p] : vit_top_classes(pass.logits, *o.top))
       out += std::to_string(c) + "," + arch.labels[static_cast<std::size_t>(c)] + "," + format_float(p) + "\n";
   } else {
     std::vector<float> row;
     if (rollout) {
-      const Matrix R = vit_rollout(*runner, layer, rollout_fusion);
-      row.assign(R.row(query).data() + arch.prefix(), R.row(query).data() + R.cols());
+      const std::vector<float> R = vit_rollout_row(pass, layer, rollout_fusion, query);
+      row.assign(R.begin() + arch.prefix(), R.end());
     } else {
-      row = vit_patch_row(*runner, arch.prefix(), layer, head, query);
+      row = vit_patch_row(pass, arch.prefix(), layer, head, query);
     }
     PatchGrid grid;
     grid.cols = input.cols;
@@ -178,8 +177,6 @@ int run_vit(const std::vector<std::string>& args) {
     grid.K = arch.patch;
     out = grid_csv(row, grid);
   }
-  // Release the GPU objects while the context is still current.
-  runner.reset();
   print(out);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -225,6 +225,7 @@ class App {
       state_.image_path = path;
       clamp_query();
       sync_query();
+      vit_.set_backend(state_.vit_backend);
       vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
       vit_resize_ = state_.vit_resize;
     } catch (const Error& e) {
@@ -248,12 +249,14 @@ class App {
     if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
       const std::filesystem::path& path = open->path;
       if (backend_.has_image()) {
+        vit_.set_backend(state_.vit_backend);
         vit_.open(path, backend_.image(), state_.vit_resize);
         vit_resize_ = state_.vit_resize;
         opening_model_ = path;
       }
     }
-    if (vit_.source() && state_.vit_resize != vit_resize_ && !vit_.busy()) {
+    if (vit_.source() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy()) {
+      vit_.set_backend(state_.vit_backend);  // Diagnostics switched the runner: run again on it
       vit_.run_on(backend_.image(), state_.vit_resize);
       vit_resize_ = state_.vit_resize;
     }
@@ -619,7 +622,7 @@ class App {
         images_at();
         ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
         begin_panel("Diagnostics", "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
-        draw_diagnostics_panel(state_, backend_);
+        draw_diagnostics_panel(state_, backend_, vit_);
         ImGui::End();
       }
       draw_teaching_windows(menu_h);

@@ -3,6 +3,7 @@
 // engine's row checked live against the CPU reference (Eigen), and what the teaching views
 // checked against their own arithmetic.
 #include "app/gui/views.hpp"
+#include "app/gui/vit_session.hpp"
 #include "app/gui/widget_log.hpp"
 
 #include "core/reference.hpp"
@@ -33,7 +34,7 @@ struct RowCheck {
 
 }  // namespace
 
-void draw_diagnostics_panel(AppState& state, Backend& backend) {
+void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession& vit) {
   static RowCheck check;
   ImGui::TextWrapped("Attention engine: %s", backend.name().c_str());
   if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
@@ -48,6 +49,17 @@ void draw_diagnostics_panel(AppState& state, Backend& backend) {
               kib(state.report.frame_upload_bytes).c_str());
   record_widget("diagnostics:transfers");
   record_widget("diagnostics:timing");
+  // A ViT's forward pass: the GPU engine on a hardware GPU, the CPU path on a software
+  // rasterizer (auto), or either by choice; changing it runs the loaded model again.
+  ImGui::TextUnformatted("ViT forward pass:");
+  ImGui::SameLine();
+  for (const VitBackend b : {VitBackend::Auto, VitBackend::Gpu, VitBackend::Cpu}) {
+    if (ImGui::RadioButton(vit_backend_name(b), state.vit_backend == b)) state.vit_backend = b;
+    record_widget(std::string("diagnostics:vit_backend:") + vit_backend_name(b));
+    ImGui::SameLine();
+  }
+  ImGui::NewLine();
+  if (const VitSource* src = vit.source()) ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), vit.backend_why().c_str());
 
   if (backend.has_image()) {
     if (!check.reference || check.settings_generation != backend.settings_generation()) {

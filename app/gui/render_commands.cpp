@@ -159,6 +159,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   Scheduler scheduler(1);
   VitSession vit(scheduler);
   VitMapSource vit_map(state, vit);
+  vit.set_backend(state.vit_backend);
   vit.open(state.model_path, image, state.vit_resize);
   std::string error;
   int settle = 2;  // frames drawn with the result before the picture, so the layout is final

@@ -14,6 +14,8 @@
 
 namespace attnlab::app {
 
+class VitSession;
+
 /// Where the main map view drew the photo: screen position of pixel (0,0) and screen pixels per
 /// photo pixel. Recorded in export sidecars so tests can click on a patch. `head` is the head
 /// whose map it drew, −1 for heads fused (a click in the heads view later in the frame changes
@@ -35,8 +37,9 @@ std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, Im
 /// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
 void draw_controls_panel(AppState& state, Backend& backend);
 /// Developer readouts away from the map: driver and versions, frame and row-pass times, the
-/// engine's row against the CPU reference (fills state.report.checks), the views' own checks.
-void draw_diagnostics_panel(AppState& state, Backend& backend);
+/// engine's row against the CPU reference (fills state.report.checks), the views' own checks,
+/// and which runner does a ViT's forward pass (auto, gpu, cpu: state.vit_backend) and why.
+void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession& vit);
 /// The bundled gallery, open by path; dropped files arrive as commands (AppState::commands).
 void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
 

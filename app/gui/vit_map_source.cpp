@@ -194,6 +194,8 @@ void VitMapSource::drew_map(const MainMap& map, ImVec2 origin, float scale) {
   const float cell_h = static_cast<float>(g.covered_h) * scale / static_cast<float>(g.rows);
   state_.report.vit_drawn = {{"model", vit_.file().string()},
                       {"sha256", vit_.sha256()},
+                      {"backend", src.path()},
+                      {"backend_why", vit_.backend_why()},
                       {"layer", layer()},
                       {"head", head},
                       {"head_label", vit_head_label(head)},

@@ -40,7 +40,7 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
   base.file = file_;
   base.sha256 = sha256_;
   base.info = info_;
-  auto work = [path, image, resize, base = std::move(base), stage = stage_](const std::atomic<bool>& stop) {
+  auto work = [path, image, resize, backend = backend_, base = std::move(base), stage = stage_](const std::atomic<bool>& stop) {
     Result r = base;
     r.image = image;
     auto check = [&] {
@@ -59,7 +59,10 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
       check();
     }
     stage->store(kRunning);
-    r.source = std::make_shared<VitSource>(r.model, image, resize, &stop);
+    // The runner (and the GPU runner's headless context) is made on this pool thread, for this job.
+    VitRunnerChoice choice = choose_vit_runner(backend);
+    r.why = choice.why;
+    r.source = std::make_shared<VitSource>(r.model, image, resize, *choice.runner, vit_memory_budget(), &stop);
     stage->store(kDone);
     return r;
   };
@@ -81,6 +84,7 @@ void VitSession::take(Result r) {
   file_ = std::move(r.file);
   sha256_ = std::move(r.sha256);
   info_ = std::move(r.info);
+  why_ = std::move(r.why);
   // a small image (Fashion-MNIST's 28 × 28) is shown as its pixels, not blurred
   photo_.set_photo(r.image, std::max(r.image.width, r.image.height) >= 128);
   textures_.clear();
@@ -91,7 +95,7 @@ std::string VitSession::stage() const {
   switch (stage_->load()) {
     case kReading: return "reading the checkpoint";
     case kHashing: return "computing its SHA-256";
-    case kRunning: return "running the forward pass (Eigen, on a pool thread)";
+    case kRunning: return std::string("running the forward pass (") + vit_backend_name(backend_) + ", on a pool thread)";
     case kDone: return "done";
     default: return "starting";
   }

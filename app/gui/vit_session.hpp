@@ -6,6 +6,7 @@
 // the ViT views draw: the photo the source ran on and the maps, keyed by what they show.
 #include "app/gui/ui_common.hpp"
 #include "app/gui/scheduler.hpp"
+#include "core/gpu/vit_backend.hpp"
 #include "core/vit_source.hpp"
 
 #include <atomic>
@@ -56,6 +57,11 @@ class VitSession {
   void run_on(const Image& image, int resize);
   /// Asks the job under way to stop; the model and maps from before stay.
   void cancel();
+  /// Which runner the next jobs ask for (vit_backend.hpp); auto by default.
+  void set_backend(VitBackend backend) { backend_ = backend; }
+  VitBackend backend() const { return backend_; }
+  /// Why the current source's runner was chosen ("auto: llvmpipe … is a software rasterizer; …").
+  const std::string& backend_why() const { return why_; }
 
   /// The one-line error of the last job that failed (not of one cancelled), once; the previous
   /// model stays then. A finished job's result is taken when the scheduler is drained.
@@ -87,7 +93,7 @@ class VitSession {
     std::shared_ptr<const VitSource> source;
     Image image;
     std::filesystem::path opened, file;
-    std::string sha256, info;
+    std::string sha256, info, why;
   };
   void start(std::optional<std::filesystem::path> path, const Image& image, int resize);
   void take(Result r);  // a finished job's result becomes the session's model and source
@@ -99,7 +105,8 @@ class VitSession {
   std::shared_ptr<const VitModel> model_;
   std::shared_ptr<const VitSource> source_;
   std::filesystem::path opened_, file_;
-  std::string sha256_, info_;
+  std::string sha256_, info_, why_;
+  VitBackend backend_ = VitBackend::Auto;
   unsigned generation_ = 0;
   GuiTexture photo_;
   MapTextures textures_;

@@ -5,6 +5,9 @@
 #include <epoxy/egl.h>
 #include <epoxy/gl.h>
 
+#include <map>
+#include <mutex>
+
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -34,6 +37,31 @@ GlInfo check_compute_support() {
   return info;
 }
 
+namespace {
+
+// An EGL display is one per process and platform, and eglTerminate ends every context on it,
+// other threads' too (the renderer's and a ViT job's headless contexts share it): count who
+// initialized it, terminate with the last one.
+std::mutex display_mutex;
+std::map<EGLDisplay, int> display_users;
+
+bool initialize_display(EGLDisplay display, EGLint& major, EGLint& minor) {
+  const std::lock_guard lock(display_mutex);
+  if (!eglInitialize(display, &major, &minor)) return false;
+  ++display_users[display];
+  return true;
+}
+
+void release_display(EGLDisplay display) {
+  const std::lock_guard lock(display_mutex);
+  const auto it = display_users.find(display);
+  if (it == display_users.end() || --it->second > 0) return;
+  display_users.erase(it);
+  eglTerminate(display);
+}
+
+}  // namespace
+
 struct HeadlessContext::Impl {
   EGLDisplay display = EGL_NO_DISPLAY;
   EGLContext context = EGL_NO_CONTEXT;
@@ -43,7 +71,7 @@ struct HeadlessContext::Impl {
     if (display != EGL_NO_DISPLAY) {
       eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
       if (context != EGL_NO_CONTEXT) eglDestroyContext(display, context);
-      eglTerminate(display);
+      release_display(display);
     }
     eglReleaseThread();
   }
@@ -67,13 +95,13 @@ bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_d
     return false;
   }
   EGLint major = 0, minor = 0;
-  if (!eglInitialize(display, &major, &minor)) {
+  if (!initialize_display(display, major, minor)) {
     why = "eglInitialize failed";
     return false;
   }
   if (!eglBindAPI(EGL_OPENGL_API)) {
     why = "no desktop OpenGL";
-    eglTerminate(display);
+    release_display(display);
     return false;
   }
   const char* exts = eglQueryString(display, EGL_EXTENSIONS);
@@ -83,7 +111,7 @@ bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_d
     EGLint count = 0;
     if (!eglChooseConfig(display, attrs, &config, 1, &count) || count == 0) {
       why = "no OpenGL config";
-      eglTerminate(display);
+      release_display(display);
       return false;
     }
   }
@@ -96,13 +124,13 @@ bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_d
   EGLContext context = eglCreateContext(display, config, EGL_NO_CONTEXT, ctx.data());
   if (context == EGL_NO_CONTEXT) {
     why = "cannot create an OpenGL " + std::to_string(o.major) + "." + std::to_string(o.minor) + " context";
-    eglTerminate(display);
+    release_display(display);
     return false;
   }
   if (!eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context)) {
     why = "cannot make the context current without a surface";
     eglDestroyContext(display, context);
-    eglTerminate(display);
+    release_display(display);
     return false;
   }
   out_display = display;

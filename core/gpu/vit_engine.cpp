@@ -39,7 +39,7 @@ int groups(int n, int per) { return (n + per - 1) / per; }
 
 }  // namespace
 
-struct VitGpuEngine::Weights {
+struct VitGpuRunner::Weights {
   struct Block {
     gl::Buffer ln1_w, ln1_b, W_qkv, b_qkv, W_proj, b_proj, ls1, ln2_w, ln2_b, W_fc1, b_fc1, W_fc2, b_fc2, ls2;
   };
@@ -48,14 +48,14 @@ struct VitGpuEngine::Weights {
   std::vector<Block> blocks;
 };
 
-VitGpuEngine::VitGpuEngine()
+VitGpuRunner::VitGpuRunner()
     : gemm_(gl::compile_embedded("vit_gemm.comp")), layernorm_(gl::compile_embedded("vit_layernorm.comp")),
       attention_pass_(gl::compile_embedded("vit_attention.comp")), attend_(gl::compile_embedded("vit_attend.comp")),
       pool_(gl::compile_embedded("vit_pool.comp")) {}
 
-VitGpuEngine::~VitGpuEngine() = default;
+VitGpuRunner::~VitGpuRunner() = default;
 
-void VitGpuEngine::upload(const VitModel& model) {
+void VitGpuRunner::upload(const VitModel& model) {
   auto w = std::make_unique<Weights>();
   w->arch = model.arch;
   w->W_patch = attnlab::upload(model.W_patch);
@@ -82,8 +82,9 @@ void VitGpuEngine::upload(const VitModel& model) {
   model_id_ = model.id;
 }
 
-void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
+VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
   const VitArchitecture& a = model.arch;
+  vit_check_budget(a, input, budget);
   const int D = a.D, H = a.heads, dh = D / H, Hd = a.mlp_hidden, pre = a.prefix(), N = input.N(), T = pre + N;
   const int PP3 = 3 * a.patch * a.patch;
   if (dh > 256) throw Error("the GPU engine takes heads up to 256 wide; this model's are " + std::to_string(dh));
@@ -108,8 +109,13 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
   gl::Buffer X = attnlab::upload(start), Xn(static_cast<std::size_t>(T) * D * sizeof(float)),
              QKV(static_cast<std::size_t>(T) * 3 * D * sizeof(float)), O(static_cast<std::size_t>(T) * D * sizeof(float)),
              hidden(static_cast<std::size_t>(T) * Hd * sizeof(float));
-  std::vector<gl::Buffer> attention;
-  for (int l = 0; l < a.depth; ++l) attention.emplace_back(attention_bytes);
+  gl::Buffer attention(attention_bytes);
+  VitPass pass;
+  pass.T = T;
+  pass.H = H;
+  pass.m = dh;
+  pass.path = path();
+  Matrix qkv(T, 3 * D), tokens(T, D);
 
   auto gemm = [&](const gl::Buffer& A, int a_row, const gl::Buffer& W, const gl::Buffer* bias, const gl::Buffer* ls,
                   gl::Buffer& out, int out_row, int M, int Nout, int K, int flags) {
@@ -134,12 +140,16 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
   // which already hold their position codes; the prefix rows are complete.
   gemm(patches, 0, w.W_patch, &w.b_patch, &w.ones, X, pre, N, D, PP3, kBias | kResidual);
   for (int l = 0; l < a.depth; ++l) {
+    if (stop && stop->load()) throw Error("cancelled");
     const Weights::Block& b = w.blocks[static_cast<std::size_t>(l)];
     layer_norm(X, b.ln1_w, b.ln1_b, Xn, T);
     gemm(Xn, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, 0, T, 3 * D, D, kBias);
+    QKV.download(qkv.data(), static_cast<std::size_t>(qkv.size()) * sizeof(float));
+    pass.Q.push_back(qkv.leftCols(D));
+    pass.K.push_back(qkv.middleCols(D, D));
     params_.set(attention_pass_, AttentionParams{T, D, H, 1.0f / std::sqrt(static_cast<float>(dh))});
     gl::bind(1, QKV);
-    gl::bind(2, attention[static_cast<std::size_t>(l)]);
+    gl::bind(2, attention);
     gl::dispatch(attention_pass_, static_cast<GLuint>(T), static_cast<GLuint>(H));
     params_.set(attend_, AttendParams{T, D, H});
     gl::bind(3, O);
@@ -148,8 +158,10 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
     layer_norm(X, b.ln2_w, b.ln2_b, Xn, T);
     gemm(Xn, 0, b.W_fc1, &b.b_fc1, nullptr, hidden, 0, T, Hd, D, kBias | kGelu);
     gemm(hidden, 0, b.W_fc2, &b.b_fc2, &b.ls2, X, 0, T, D, Hd, kBias | kResidual);
+    X.download(tokens.data(), static_cast<std::size_t>(tokens.size()) * sizeof(float));
+    pass.token_norms.push_back(tokens.rowwise().norm().transpose());
   }
-  std::vector<float> logits;
+  pass.distance = vit_attention_distance(pass, pre, input.cols, input.rows, a.patch);
   if (a.classes > 0) {
     gl::Buffer pooled(static_cast<std::size_t>(D) * sizeof(float)), normed(static_cast<std::size_t>(D) * sizeof(float)),
         out(static_cast<std::size_t>(a.classes) * sizeof(float));
@@ -159,31 +171,11 @@ void VitGpuEngine::run(const VitModel& model, const VitInput& input) {
     gl::dispatch(pool_, static_cast<GLuint>(groups(D, 64)));
     layer_norm(pooled, w.norm_w, w.norm_b, normed, 1);
     gemm(normed, 0, w.W_head, &w.b_head, nullptr, out, 0, 1, a.classes, D, kBias);
-    logits.resize(static_cast<std::size_t>(a.classes));
-    out.download(logits.data(), logits.size() * sizeof(float));
+    pass.logits.resize(static_cast<std::size_t>(a.classes));
+    out.download(pass.logits.data(), pass.logits.size() * sizeof(float));
   }
-  H_ = H;
-  T_ = T;
-  attention_ = std::move(attention);
-  logits_ = std::move(logits);
   ++forward_passes_;
-}
-
-std::vector<float> VitGpuEngine::attention_rows(int layer, int query) const {
-  if (layer < 0 || layer >= layers() || query < 0 || query >= T_) throw Error("internal: attention row outside the model");
-  std::vector<float> out(static_cast<std::size_t>(H_) * T_);
-  for (int h = 0; h < H_; ++h)
-    attention_[static_cast<std::size_t>(layer)].download(out.data() + static_cast<std::size_t>(h) * T_, static_cast<std::size_t>(T_) * sizeof(float),
-                                                         (static_cast<std::size_t>(h) * T_ + query) * T_ * sizeof(float));
-  return out;
-}
-
-Matrix VitGpuEngine::attention(int layer, int head) const {
-  if (layer < 0 || layer >= layers() || head < 0 || head >= H_) throw Error("internal: attention outside the model");
-  Matrix A(T_, T_);
-  attention_[static_cast<std::size_t>(layer)].download(A.data(), static_cast<std::size_t>(A.size()) * sizeof(float),
-                                                       static_cast<std::size_t>(head) * T_ * T_ * sizeof(float));
-  return A;
+  return pass;
 }
 
 }  // namespace attnlab

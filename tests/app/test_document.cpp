@@ -68,6 +68,7 @@ AppState changed() {
   s.vit_rollout = s.vit_masks = s.vit_norms = s.bilinear = true;
   s.vit_mass = 0.8f;
   s.vit_resize = 448;
+  s.vit_backend = VitBackend::Cpu;
   s.recent_models = {"/models/dino", "/models/deit"};
   s.export_dir = "/tmp/slides";
   s.export_map_only = true;
@@ -126,7 +127,7 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--seed", "11"},                 {"--head", "texture"},  {"--query", "4,9"},        {"--mask", "window:4"},
     {"--pos", "concat"},              {"--base", "3"},        {"--power", "5"},          {"--sincos", ""},
     {"--lambda", "2.5"},              {"--colormap", "kbgyw"}, {"--normalization", "log"}, {"--opacity", "0.4"},
-    {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},
+    {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"}, {"--backend", "cpu"},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {

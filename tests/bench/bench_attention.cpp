@@ -22,12 +22,15 @@
 //                                                machine than wall time;
 //                                tiles, m        tiles (dispatches) per call, and head 0's m'.
 //
-//   VitForward/{Gpu,Eigen}/S16_224  the forward pass of a ViT-S/16 (D 384, 6 heads, 12 layers,
-//                              MLP 1536) with random weights on a 224² image (T = 197), every
-//                              layer's attention kept; B16_224 the same for ViT-B/16 (D 768, 12
-//                              heads, MLP 3072). The GPU case waits for the GPU (glFinish) and
-//                              reads nothing back; tests/bench/bench_pytorch_vit.py times
-//                              PyTorch CPU on the same shapes.
+//   VitForward/{Cpu,Gpu}/S16_224  the forward pass of a ViT-S/16 (D 384, 6 heads, 12 layers,
+//                              MLP 1536) with random weights on a 224² image (T = 197), leaving
+//                              its VitPass (every layer's q and k, norms, mean attention
+//                              distance, logits); B16_224 the same for ViT-B/16 (D 768, 12
+//                              heads, MLP 3072); S8_480 a ViT-S/8 on a 480² image (T = 3 601,
+//                              DINO's visualize_attention.py size, position embedding resampled
+//                              from 28 × 28). Counter pass_mib: the VitPass kept. The GPU case
+//                              ends with the pass on the CPU; tests/bench/bench_pytorch_vit.py
+//                              times PyTorch CPU on the same shapes.
 //
 // Every timed iteration ends with the result on the CPU (a GPU read-back synchronizes), so
 // "Time" is the wall time of a whole request. "CPU" is this thread only: on llvmpipe the shader
@@ -46,7 +49,7 @@
 #include "core/gpu/hand_made_gpu.hpp"
 #include "core/gpu/vit_engine.hpp"
 #include "core/reference.hpp"
-#include "core/vit_reference.hpp"
+#include "core/vit_cpu.hpp"
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -106,7 +109,7 @@ struct GpuState {
   HeadlessContext context;
   std::map<int, std::unique_ptr<AttentionEngine>> engines;
   std::map<int, int> next_query;
-  std::unique_ptr<VitGpuEngine> vit;
+  std::unique_ptr<VitGpuRunner> vit;
   std::map<int, std::unique_ptr<HandMadeModel>> pooled;  // GpuHandMade per N (PooledMatrix)
 };
 
@@ -269,11 +272,17 @@ void full_matrix_eigen(benchmark::State& state, int n) {
 
 // A ViT with random weights of the real shapes, built through the loader from timm's names.
 struct VitShape {
-  int D, heads, depth;
+  int D, heads, depth, patch, image;  ///< image: the input's side in pixels
 };
 
+VitShape vit_shape(const std::string& name) {
+  if (name == "S16_224") return {384, 6, 12, 16, 224};
+  if (name == "B16_224") return {768, 12, 12, 16, 224};
+  return {384, 6, 12, 8, 480};  // S8_480
+}
+
 VitModel random_vit(const VitShape& shape) {
-  constexpr int P = 16, grid = 14;
+  const int P = shape.patch, grid = 224 / P;
   std::mt19937 gen(42);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   SafetensorsFile file;
@@ -307,41 +316,49 @@ VitModel random_vit(const VitShape& shape) {
 const VitModel& vit_model(const std::string& name) {
   static std::map<std::string, VitModel> models;
   auto it = models.find(name);
-  if (it == models.end()) it = models.emplace(name, random_vit(name == "S16_224" ? VitShape{384, 6, 12} : VitShape{768, 12, 12})).first;
+  if (it == models.end()) it = models.emplace(name, random_vit(vit_shape(name))).first;
   return it->second;
 }
 
-const VitInput& vit_input_224() {
-  static const VitInput input = vit_input(vit_model("S16_224"), random_image(224, 99));
-  return input;
+const VitInput& vit_input_for(const std::string& name) {
+  static std::map<std::string, VitInput> inputs;
+  auto it = inputs.find(name);
+  if (it == inputs.end()) it = inputs.emplace(name, vit_input(vit_model(name), random_image(vit_shape(name).image, 99))).first;
+  return it->second;
 }
 
 void vit_forward_gpu(benchmark::State& state, const std::string& name) {
   try {
     auto& gs = gpu_state();
     if (!gs) gs = std::make_unique<GpuState>();
-    if (!gs->vit) gs->vit = std::make_unique<VitGpuEngine>();
+    if (!gs->vit) gs->vit = std::make_unique<VitGpuRunner>();
     label_gpu(state);
     const VitModel& model = vit_model(name);
-    gs->vit->run(model, vit_input_224());  // uploads the weights, outside the timed loop
-    glFinish();
+    const std::int64_t budget = vit_memory_budget();
+    VitPass pass = gs->vit->run(model, vit_input_for(name), budget);  // uploads the weights, outside the timed loop
     for (auto _ : state) {
-      gs->vit->run(model, vit_input_224());
-      glFinish();
+      pass = gs->vit->run(model, vit_input_for(name), budget);
+      benchmark::DoNotOptimize(pass.T);
     }
+    state.counters["pass_mib"] = static_cast<double>(pass.bytes()) / (1 << 20);
   } catch (const std::exception& e) {
     fail(state, e);
   }
 }
 
-void vit_forward_eigen(benchmark::State& state, const std::string& name) {
+void vit_forward_cpu(benchmark::State& state, const std::string& name) {
   try {
     const VitModel& model = vit_model(name);
-    VitReference ref;
+    VitCpuRunner cpu;
+    const std::int64_t budget = vit_memory_budget();
+    VitPass pass;
     for (auto _ : state) {
-      ref.run(model, vit_input_224());
-      benchmark::DoNotOptimize(ref.T());
+      pass = VitPass();  // the previous pass is freed first, as the app replaces its source
+      pass = cpu.run(model, vit_input_for(name), budget);
+      benchmark::DoNotOptimize(pass.T);
     }
+    state.counters["pass_mib"] = static_cast<double>(pass.bytes()) / (1 << 20);
+    state.counters["threads"] = cpu.threads();
   } catch (const std::exception& e) {
     fail(state, e);
   }
@@ -400,9 +417,9 @@ void register_all() {
   }
   benchmark::RegisterBenchmark("FullMatrix/Gpu/4096", full_matrix_gpu, 4096)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("FullMatrix/Eigen/4096", full_matrix_eigen, 4096)->Unit(benchmark::kMillisecond);
-  for (const std::string name : {"S16_224", "B16_224"}) {
+  for (const std::string name : {"S16_224", "B16_224", "S8_480"}) {
+    benchmark::RegisterBenchmark(("VitForward/Cpu/" + name).c_str(), vit_forward_cpu, name)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("VitForward/Gpu/" + name).c_str(), vit_forward_gpu, name)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("VitForward/Eigen/" + name).c_str(), vit_forward_eigen, name)->Unit(benchmark::kMillisecond);
   }
   for (int n : {4096, 16384}) {
     const std::string size = std::to_string(n);

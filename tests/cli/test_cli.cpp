@@ -3,6 +3,7 @@
 #include "core/image.hpp"
 #include "core/reference.hpp"
 #include "core/safetensors.hpp"
+#include "core/vit_cpu.hpp"
 #include "core/vit_source.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
@@ -535,7 +536,8 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   const auto j = read_json(dir / "map.json");
   const auto drawn = j.at("vit_drawn");
   auto vit = std::make_shared<const VitModel>(load_vit(model));
-  const VitSource engine(vit, load_image(image), 0);
+  VitCpuRunner cpu;
+  const VitSource engine(vit, load_image(image), 0, cpu, vit_memory_budget());
   const int token = engine.grid().prefix + 4 * engine.grid().cols + 3;
   EXPECT_EQ(drawn.at("token"), token);
   const auto values = drawn.at("values").get<std::vector<float>>();

@@ -1,9 +1,9 @@
 // The bundled, trained Fashion-MNIST ViT (assets/fashion_vit, trained by its train.py): the
-// C++ forward pass, on the GPU and in Eigen, predicts the same class as PyTorch on the 20
+// C++ forward pass, on the GPU and on the CPU path, predicts the same class as PyTorch on the 20
 // shipped images and on 500 test-set images, with every class probability within 1e-3.
 // PyTorch's predictions were written by tests/vit/make_fashion_golden.py.
 #include "core/gpu/vit_engine.hpp"
-#include "core/vit_reference.hpp"
+#include "core/vit_cpu.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
@@ -40,8 +40,8 @@ Image tile(const Image& mosaic, int k, int across, int size) {
 
 // Checks one runner's prediction against PyTorch's; returns whether the class agreed. The
 // probabilities are the classifier's softmax as `attnlab vit --top` prints it (vit_top_classes).
-bool agrees(const VitRunner& runner, const nlohmann::json& want, const std::string& what) {
-  const std::vector<float> logits = runner.logits();
+bool agrees(const VitPass& pass, const nlohmann::json& want, const std::string& what) {
+  const std::vector<float>& logits = pass.logits;
   const auto ranked = vit_top_classes(logits, static_cast<int>(logits.size()));
   const auto& want_p = want.at("probabilities");
   EXPECT_EQ(ranked.size(), want_p.size()) << what;
@@ -65,45 +65,43 @@ TEST_F(FashionVit, LoadsAsATimmCheckpointWithItsLabels) {
   EXPECT_EQ(model.arch.labels[8], "Bag");
 }
 
-TEST_F(FashionVit, ShippedImagesPredictAsPyTorchOnGpuAndEigen) {
+TEST_F(FashionVit, ShippedImagesPredictAsPyTorchOnGpuAndCpu) {
   const nlohmann::json golden = fashion_golden();
   const VitModel model = load_vit(testing::asset("fashion_vit"));
-  VitGpuEngine gpu;
-  VitReference ref;
+  VitGpuRunner gpu;
+  VitCpuRunner cpu;
   ASSERT_EQ(golden.at("shipped").size(), 20u);
   int correct = 0;
   for (const auto& e : golden.at("shipped")) {
     const std::string file = e.at("file").get<std::string>();
     const VitInput input = vit_input(model, load_image(source_dir() / file));
     ASSERT_EQ(input.cols * input.rows, 49) << file;
-    gpu.run(model, input);
-    ref.run(model, input);
-    EXPECT_TRUE(agrees(gpu, e, file + " (GPU)"));
-    EXPECT_TRUE(agrees(ref, e, file + " (Eigen)"));
+    const std::int64_t budget = vit_memory_budget();
+    EXPECT_TRUE(agrees(gpu.run(model, input, budget), e, file + " (GPU)"));
+    EXPECT_TRUE(agrees(cpu.run(model, input, budget), e, file + " (CPU)"));
     correct += e.at("predicted") == e.at("label");
   }
   // The model really learned: most of the shipped images are classified right.
   EXPECT_GE(correct, 16);
 }
 
-TEST_F(FashionVit, FiveHundredTestImagesPredictAsPyTorchOnGpuAndEigen) {
+TEST_F(FashionVit, FiveHundredTestImagesPredictAsPyTorchOnGpuAndCpu) {
   const nlohmann::json golden = fashion_golden();
   const auto& mosaic_json = golden.at("mosaic");
   const Image mosaic = load_image(source_dir() / mosaic_json.at("file").get<std::string>());
   const int across = mosaic_json.at("across").get<int>(), size = golden.at("tile").get<int>();
   const VitModel model = load_vit(testing::asset("fashion_vit"));
-  VitGpuEngine gpu;
-  VitReference ref;
+  VitGpuRunner gpu;
+  VitCpuRunner cpu;
   const auto& tiles = mosaic_json.at("tiles");
   ASSERT_EQ(tiles.size(), 500u);
   int agree_gpu = 0, agree_ref = 0, correct = 0;
   for (std::size_t k = 0; k < tiles.size(); ++k) {
     const VitInput input = vit_input(model, tile(mosaic, static_cast<int>(k), across, size));
-    gpu.run(model, input);
-    ref.run(model, input);
     const std::string what = "test image " + std::to_string(k);
-    agree_gpu += agrees(gpu, tiles[k], what + " (GPU)");
-    agree_ref += agrees(ref, tiles[k], what + " (Eigen)");
+    const std::int64_t budget = vit_memory_budget();
+    agree_gpu += agrees(gpu.run(model, input, budget), tiles[k], what + " (GPU)");
+    agree_ref += agrees(cpu.run(model, input, budget), tiles[k], what + " (CPU)");
     correct += tiles[k].at("predicted") == tiles[k].at("label");
   }
   EXPECT_EQ(agree_gpu, 500);

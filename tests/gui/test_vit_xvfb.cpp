@@ -6,6 +6,7 @@
 
 #include "core/files.hpp"
 #include "core/image.hpp"
+#include "core/vit_cpu.hpp"
 #include "core/vit_source.hpp"
 #include "test_support.hpp"
 #include "xdnd_drop.hpp"
@@ -57,7 +58,8 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   // The engine's side: the same checkpoint on the same photo, at the model's trained size.
   const auto folder = vit_data("timm_f32");
   auto model = std::make_shared<const VitModel>(load_vit(folder));
-  const VitSource engine(model, load_image(asset("safari.jpg")), 0);
+  VitCpuRunner cpu;
+  const VitSource engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
   const SourceGrid g = engine.grid();
   const int L = engine.layers();
 

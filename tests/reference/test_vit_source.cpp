@@ -3,6 +3,7 @@
 // whole row, its fused matrices against the heads', and DINO's mass mask on a row worked by hand.
 #include "core/error.hpp"
 #include "core/image.hpp"
+#include "core/vit_cpu.hpp"
 #include "core/vit_source.hpp"
 #include "test_support.hpp"
 
@@ -20,10 +21,11 @@ std::filesystem::path vit_data(const std::string& name) {
 
 VitSource source_on_safari(const std::string& checkpoint) {
   auto model = std::make_shared<const VitModel>(load_vit(vit_data(checkpoint)));
-  return VitSource(model, load_image(testing::asset("safari.jpg")), 0);
+  VitCpuRunner runner;
+  return VitSource(model, load_image(testing::asset("safari.jpg")), 0, runner, vit_memory_budget());
 }
 
-TEST(VitSource, HeadStepRecomputesTheForwardPassRowFromTheBlockInput) {
+TEST(VitSource, HeadStepWorksTheForwardPassRowFromItsQueryAndKeys) {
   // One checkpoint without and one with registers and layer scale.
   for (const char* name : {"timm_f32", "dinov2_reg_f32"}) {
     SCOPED_TRACE(name);

@@ -1,9 +1,9 @@
-// The Eigen ViT forward (core/vit_reference) and the readouts against the PyTorch golden files
+// The CPU ViT forward (core/vit_cpu) and the readouts against the PyTorch golden files
 // of tests/vit/make_golden.py, on six random-weight checkpoints (timm, DINOv2 and Hugging Face
 // names; F32, F16, BF16; registers; layer scale) at three image sizes; and the loader's
 // inferences and refusals.
 #include "core/error.hpp"
-#include "core/vit_reference.hpp"
+#include "core/vit_cpu.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 
@@ -50,27 +50,25 @@ TEST(VitLoad, EveryTestCheckpointIsReadAsItsGoldenFileSays) {
   }
 }
 
-/// Runs the reference on a golden case.
-VitReference run_reference(const VitGolden& g, VitInput* input_out = nullptr) {
+/// Runs the CPU path on a golden case.
+VitPass run_reference(const VitGolden& g, VitInput* input_out = nullptr) {
   const VitModel model = load_vit(g.model_dir, g.load_options());
   const VitInput input = vit_input(model, load_image(g.image));
-  VitReference ref;
-  ref.run(model, input);
   if (input_out) *input_out = input;
-  return ref;
+  return VitCpuRunner().run(model, input, vit_memory_budget());
 }
 
-TEST(VitReference, AttentionOfEveryLayerAndHeadMatchesPyTorch) {
+TEST(VitCpu, AttentionOfEveryLayerAndHeadMatchesPyTorch) {
   for (const VitGolden& g : testing::vit_goldens()) {
     SCOPED_TRACE(g.name);
     VitInput input;
-    const VitReference ref = run_reference(g, &input);
+    const VitPass ref = run_reference(g, &input);
     EXPECT_EQ(input.cols, g.json.at("grid").at(0).get<int>());
     EXPECT_EQ(input.rows, g.json.at("grid").at(1).get<int>());
-    ASSERT_EQ(ref.T(), g.json.at("T").get<int>());
+    ASSERT_EQ(ref.T, g.json.at("T").get<int>());
     for (int l = 0; l < ref.layers(); ++l)
-      for (int h = 0; h < ref.heads(); ++h) {
-        const Matrix A = ref.attention(l, h);
+      for (int h = 0; h < ref.H; ++h) {
+        const Matrix A = vit_attention(ref, l, h);
         EXPECT_EQ(testing::compare_within(A, g.attention(l, h), kAttentionAbs, kAttentionRel), "") << "layer " << l << " head " << h;
         // Every row of A sums to 1 (eq. 26.20).
         EXPECT_LT((A.rowwise().sum().array() - 1.0f).abs().maxCoeff(), 1e-5f);
@@ -78,26 +76,34 @@ TEST(VitReference, AttentionOfEveryLayerAndHeadMatchesPyTorch) {
   }
 }
 
-TEST(VitReference, RolloutDistanceAndClassesMatchPyTorch) {
+TEST(VitCpu, RolloutDistanceAndClassesMatchPyTorch) {
   for (const VitGolden& g : testing::vit_goldens()) {
     SCOPED_TRACE(g.name);
     VitInput input;
-    const VitReference ref = run_reference(g, &input);
+    const VitPass ref = run_reference(g, &input);
     const VitModel model = load_vit(g.model_dir, g.load_options());
     for (const auto& [name, fusion] : {std::pair{"mean", HeadFusion::Mean}, {"max", HeadFusion::Max}, {"min", HeadFusion::Min}})
       for (int l = 0; l < ref.layers(); ++l)
-        EXPECT_EQ(testing::compare_within(vit_rollout(ref, l, fusion), g.rollout(name, l), kAttentionAbs, kAttentionRel), "")
-            << name << " layer " << l;
+        for (int q = 0; q < ref.T; ++q) {
+          const std::vector<float> row = vit_rollout_row(ref, l, fusion, q);
+          const Matrix got = Eigen::Map<const Matrix>(row.data(), 1, ref.T);
+          EXPECT_EQ(testing::compare_within(got, g.rollout(name, l).row(q), kAttentionAbs, kAttentionRel), "")
+              << name << " layer " << l << " query " << q;
+        }
+    // The distance the forward pass streamed, and the one recomputed from q and k.
     const Matrix d = vit_attention_distance(ref, model.arch.prefix(), input.cols, input.rows, model.arch.patch);
+    ASSERT_EQ(ref.distance.rows(), ref.layers());
     for (int l = 0; l < ref.layers(); ++l)
-      for (int h = 0; h < ref.heads(); ++h)
-        EXPECT_NEAR(d(l, h), g.json.at("distance").at(static_cast<std::size_t>(l)).at(static_cast<std::size_t>(h)).get<double>(), 1e-2)
-            << "layer " << l << " head " << h;
+      for (int h = 0; h < ref.H; ++h) {
+        const double want = g.json.at("distance").at(static_cast<std::size_t>(l)).at(static_cast<std::size_t>(h)).get<double>();
+        EXPECT_NEAR(d(l, h), want, 1e-2) << "layer " << l << " head " << h;
+        EXPECT_NEAR(ref.distance(l, h), want, 1e-2) << "layer " << l << " head " << h;
+      }
     if (!g.json.contains("logits")) {
-      EXPECT_TRUE(ref.logits().empty());
+      EXPECT_TRUE(ref.logits.empty());
       continue;
     }
-    const auto logits = ref.logits();
+    const auto logits = ref.logits;
     const auto want = g.json.at("logits").get<std::vector<float>>();
     ASSERT_EQ(logits.size(), want.size());
     for (std::size_t c = 0; c < want.size(); ++c) EXPECT_NEAR(logits[c], want[c], 1e-4 + 1e-3 * std::abs(want[c]));
@@ -108,23 +114,23 @@ TEST(VitReference, RolloutDistanceAndClassesMatchPyTorch) {
   }
 }
 
-TEST(VitReference, PatchRowDropsThePrefixKeysWithoutRenormalizing) {
+TEST(VitCpu, PatchRowDropsThePrefixKeysWithoutRenormalizing) {
   const auto goldens = testing::vit_goldens();
   const auto it = std::find_if(goldens.begin(), goldens.end(), [](const VitGolden& g) { return g.name == "dinov2_reg_f32__safari_61x45"; });
   ASSERT_NE(it, goldens.end());
-  const VitReference ref = run_reference(*it);
+  const VitPass ref = run_reference(*it);
   const int prefix = 5;  // cls and four registers
   const int last = ref.layers() - 1;
   const Matrix A0 = it->attention(last, 0), A1 = it->attention(last, 1);
   // The patch query whose head-0 row gives the prefix keys the most weight.
   int query = prefix;
-  for (int i = prefix; i < ref.T(); ++i)
+  for (int i = prefix; i < ref.T; ++i)
     if (A0.row(i).head(prefix).sum() > A0.row(query).head(prefix).sum()) query = i;
   const auto row0 = vit_patch_row(ref, prefix, last, {0, HeadFusion::Mean}, query);
   const auto mean = vit_patch_row(ref, prefix, last, {-1, HeadFusion::Mean}, query);
   const auto mx = vit_patch_row(ref, prefix, last, {-1, HeadFusion::Max}, query);
   const auto mn = vit_patch_row(ref, prefix, last, {-1, HeadFusion::Min}, query);
-  ASSERT_EQ(row0.size(), static_cast<std::size_t>(ref.T() - prefix));
+  ASSERT_EQ(row0.size(), static_cast<std::size_t>(ref.T - prefix));
   double sum = 0.0, dropped = 0.0;
   for (int j = 0; j < prefix; ++j) dropped += A0(query, j);
   for (std::size_t j = 0; j < row0.size(); ++j) {
@@ -139,7 +145,7 @@ TEST(VitReference, PatchRowDropsThePrefixKeysWithoutRenormalizing) {
   EXPECT_NEAR(sum + dropped, 1.0, 1e-3);  // ... which the patch row leaves out
 }
 
-TEST(VitReference, LayerNormAndGeluByHand) {
+TEST(VitCpu, LayerNormAndGeluByHand) {
   Matrix X(1, 4);
   X << 1, 2, 3, 6;  // mean 3, variance (4+1+0+9)/4 = 3.5
   RowVector w(4), b(4);
@@ -159,7 +165,7 @@ TEST(VitReference, LayerNormAndGeluByHand) {
   EXPECT_EQ(g(0, 2), 0.0f);
 }
 
-TEST(VitReference, PositionEmbeddingIsKeptAtTheCheckpointsGridAndResampledElsewhere) {
+TEST(VitCpu, PositionEmbeddingIsKeptAtTheCheckpointsGridAndResampledElsewhere) {
   const VitModel model = load_vit(testing::vit_data_dir() / "timm_f32");
   EXPECT_EQ(vit_position_embedding(model, 4, 4), model.pos);
   const Matrix up = vit_position_embedding(model, 8, 8);

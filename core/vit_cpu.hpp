@@ -1,0 +1,36 @@
+#pragma once
+// A ViT's forward pass on the CPU: the products on OpenBLAS's sgemm (the CPU's vector units,
+// every core), the rest in Eigen, attention fused per block of query rows (scores → softmax →
+// A·V, never a whole T × T), leaving a VitPass in O(L·T·D). Also the reference the GPU engine
+// (gpu/vit_engine.hpp) is tested against. Formulas: docs/MATH.md, "A learned ViT".
+#include "core/vit.hpp"
+
+#include <vector>
+
+namespace attnlab {
+
+/// LayerNorm over each row of X (T × D): (x − mean)/√(var + ε) · w + b, the variance with 1/D.
+Matrix layer_norm(const Matrix& X, const RowVector& w, const RowVector& b, float eps);
+
+/// The exact GELU, x·Φ(x) = x/2 · (1 + erf(x/√2)), elementwise.
+Matrix gelu(const Matrix& X);
+
+/// out = X·Wᵀ (+ bias on every row): X is rows × in, W out × in (PyTorch's Linear), out
+/// rows × out; on OpenBLAS's sgemm.
+void linear(const Matrix& X, const Matrix& W, const RowVector* bias, Matrix& out);
+
+/// The forward pass on the CPU.
+class VitCpuRunner final : public VitRunner {
+ public:
+  /// `threads`: how many threads the attention loop and OpenBLAS use; 0: one per core.
+  explicit VitCpuRunner(int threads = 0);
+  const char* path() const override { return "cpu"; }
+  VitPass run(const VitModel& model, const VitInput& input, std::int64_t budget,
+              const std::atomic<bool>* stop = nullptr) override;
+  int threads() const { return threads_; }
+
+ private:
+  int threads_;
+};
+
+}  // namespace attnlab
