@@ -3,6 +3,7 @@
 #include "core/attention_source.hpp"
 #include "core/error.hpp"
 
+#include <cblas.h>
 #include <nlohmann/json.hpp>
 #include <stb_image_resize.h>
 
@@ -747,7 +748,7 @@ void softmax_rows(Matrix& S) {
   for (Eigen::Index i = 0; i < S.rows(); ++i) {
     auto row = S.row(i).array();
     row = (row - row.maxCoeff()).exp();
-    row /= row.sum();
+    row *= 1.0f / row.sum();
   }
 }
 
@@ -762,8 +763,12 @@ void vit_attention_block(const VitPass& pass, int layer, int head, int first, in
   const Matrix& Q = pass.Q[static_cast<std::size_t>(layer)];
   const Matrix& K = pass.K[static_cast<std::size_t>(layer)];
   const float scale = 1.0f / std::sqrt(static_cast<float>(pass.m));
-  out.noalias() = (Q.block(first, static_cast<Eigen::Index>(head) * pass.m, count, pass.m) * scale) *
-                  K.middleCols(static_cast<Eigen::Index>(head) * pass.m, pass.m).transpose();
+  const int D = static_cast<int>(Q.cols());
+  out.resize(count, pass.T);
+  if (count == 0) return;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, pass.T, pass.m, scale,
+              Q.data() + static_cast<std::ptrdiff_t>(first) * D + static_cast<std::ptrdiff_t>(head) * pass.m, D,
+              K.data() + static_cast<std::ptrdiff_t>(head) * pass.m, D, 0.0f, out.data(), pass.T);
   softmax_rows(out);
 }
 
@@ -840,27 +845,35 @@ Matrix vit_attention_distance(const VitPass& pass, int prefix, int cols, int row
   if (T != prefix + N) throw Error("the grid does not match the tokens of the pass");
   Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(pass.layers(), pass.H);
   Matrix block;
-  Eigen::MatrixXd dist;
+  const PatchDistances distances(cols, rows, patch);
   for (int first = prefix; first < T; first += kRowBlock) {
     const int count = std::min(kRowBlock, T - first);
-    vit_patch_distances(first - prefix, count, cols, rows, patch, dist);
     for (int l = 0; l < pass.layers(); ++l)
       for (int h = 0; h < pass.H; ++h) {
         vit_attention_block(pass, l, h, first, count, block);
-        sum(l, h) += (block.rightCols(N).cast<double>().array() * dist.array()).sum();
+        for (int i = 0; i < count; ++i) sum(l, h) += distances.weighted_sum(first + i - prefix, block.row(i).data() + prefix);
       }
   }
   return (sum / N).cast<float>();
 }
 
-void vit_patch_distances(int first, int count, int cols, int rows, int patch, Eigen::MatrixXd& out) {
-  const int N = cols * rows;
-  out.resize(count, N);
-  for (int i = 0; i < count; ++i) {
-    const int qi = first + i;
-    for (int j = 0; j < N; ++j)
-      out(i, j) = patch * std::hypot(static_cast<double>(qi % cols - j % cols), static_cast<double>(qi / cols - j / cols));
+PatchDistances::PatchDistances(int cols, int rows, int patch) : cols_(cols), rows_(rows) {
+  const int width = 2 * cols - 1;
+  profiles_.resize(static_cast<std::size_t>(rows) * width);
+  for (int dy = 0; dy < rows; ++dy)
+    for (int k = 0; k < width; ++k)
+      profiles_[static_cast<std::size_t>(dy) * width + k] =
+          static_cast<float>(patch * std::hypot(static_cast<double>(k - cols + 1), static_cast<double>(dy)));
+}
+
+double PatchDistances::weighted_sum(int query, const float* w) const {
+  const int qx = query % cols_, qy = query / cols_, width = 2 * cols_ - 1;
+  double sum = 0.0;
+  for (int y = 0; y < rows_; ++y) {
+    const float* profile = profiles_.data() + static_cast<std::size_t>(std::abs(y - qy)) * width + (cols_ - 1 - qx);
+    sum += Eigen::Map<const Eigen::VectorXf>(w + static_cast<std::ptrdiff_t>(y) * cols_, cols_).dot(Eigen::Map<const Eigen::VectorXf>(profile, cols_));
   }
+  return sum;
 }
 
 std::vector<std::pair<int, float>> vit_top_classes(std::span<const float> logits, int k) {

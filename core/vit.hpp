@@ -241,9 +241,21 @@ std::vector<float> vit_rollout_row(const VitPass& pass, int layer, HeadFusion fu
 /// this recomputes it from q and k.)
 Matrix vit_attention_distance(const VitPass& pass, int prefix, int cols, int rows, int patch);
 
-/// Distances ‖c_i − c_j‖ in input pixels between patch queries [first, first + count) and every
-/// patch key of a cols × rows grid of `patch`-pixel patches (raster order): count × N.
-void vit_patch_distances(int first, int count, int cols, int rows, int patch, Eigen::MatrixXd& out);
+/// Distances ‖c_i − c_j‖ in input pixels between the centres of a cols × rows grid of
+/// `patch`-pixel patches, kept as one profile per row offset ((2·cols − 1) values each), so
+/// that a query's weighted sum over the N patch keys reads contiguous memory and no N × N table
+/// is held (the mean attention distance, streamed over rows).
+class PatchDistances {
+ public:
+  PatchDistances(int cols, int rows, int patch);
+  /// Σ_j w[j]·‖c_query − c_j‖ over the N patch keys, `w` N values in raster order; `query` a
+  /// patch index in [0, N).
+  double weighted_sum(int query, const float* w) const;
+
+ private:
+  int cols_, rows_;
+  std::vector<float> profiles_;  ///< rows × (2·cols − 1): P·√((k − cols + 1)² + dy²)
+};
 
 /// The classifier's top `k` classes: (class index, softmax probability), most likely first.
 std::vector<std::pair<int, float>> vit_top_classes(std::span<const float> logits, int k);

@@ -41,7 +41,8 @@ namespace {
 
 constexpr int kQueryBlock = 64;  ///< query rows whose scores are held at once, per thread
 
-/// Runs task(t) for t in [0, tasks) on `threads` threads (the calling one among them).
+/// Runs task(t, worker) for t in [0, tasks) on `threads` threads, the calling one among them
+/// (worker 0), task t on worker t mod threads.
 template <class Task>
 void parallel_tasks(int tasks, int threads, const Task& task) {
   threads = std::max(1, std::min(threads, tasks));
@@ -58,7 +59,21 @@ void parallel_tasks(int tasks, int threads, const Task& task) {
   for (std::thread& th : pool) th.join();
 }
 
-/// OpenBLAS's own threads, set for a scope.
+/// Splits `rows` into `threads` contiguous parts (multiples of 8 rows where possible) and runs
+/// part(first, count) for each on its own thread.
+template <class Part>
+void parallel_rows(int rows, int threads, const Part& part) {
+  const int parts = std::max(1, std::min(threads, (rows + 7) / 8));
+  const int per = ((rows + parts - 1) / parts + 7) / 8 * 8;
+  parallel_tasks(parts, parts, [&](int p, int) {
+    const int first = p * per, count = std::min(per, rows - first);
+    if (count > 0) part(first, count);
+  });
+}
+
+/// OpenBLAS's own threads, set for a scope: the CPU path splits the work among its threads
+/// itself, each calling a one-threaded sgemm (OpenBLAS's idle threads would otherwise spin on
+/// the cores the attention loop uses).
 class BlasThreads {
  public:
   explicit BlasThreads(int n) : before_(openblas_get_num_threads()) { openblas_set_num_threads(n); }
@@ -69,6 +84,27 @@ class BlasThreads {
  private:
   int before_;
 };
+
+/// Rows [first, first + count) of out = X·Wᵀ + b, then `epilogue` on those rows.
+template <class Epilogue>
+void linear_rows(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& out, int first, int count, const Epilogue& epilogue) {
+  const int in = static_cast<int>(X.cols()), outs = static_cast<int>(W.rows());
+  auto rows = out.middleRows(first, count);
+  rows.rowwise() = b;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, outs, in, 1.0f, X.data() + static_cast<std::ptrdiff_t>(first) * in, in,
+              W.data(), in, 1.0f, out.data() + static_cast<std::ptrdiff_t>(first) * outs, outs);
+  epilogue(rows, first);
+}
+
+/// LayerNorm of rows [first, first + count) of X into the same rows of Y.
+void layer_norm_rows(const Matrix& X, const RowVector& w, const RowVector& b, float eps, Matrix& Y, int first, int count) {
+  const float D = static_cast<float>(X.cols());
+  for (int t = first; t < first + count; ++t) {
+    const float mean = X.row(t).sum() / D;
+    const float var = (X.row(t).array() - mean).square().sum() / D;
+    Y.row(t) = ((X.row(t).array() - mean) * (1.0f / std::sqrt(var + eps))) * w.array() + b.array();
+  }
+}
 
 }  // namespace
 
@@ -82,14 +118,17 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
     if (stop && stop->load()) throw Error("cancelled");
   };
   const int H = a.heads, D = a.D, m = D / H, pre = a.prefix(), N = input.N(), cols = input.cols, rows = input.rows;
-  BlasThreads blas(threads_);
+  const int threads = threads_;
+  BlasThreads blas(1);
+  auto none = [](auto&&, int) {};
   // Patch embedding (a conv with kernel = stride = P, as a product), prefix tokens, positions.
-  Matrix patch_tokens;
-  linear(input.patches, model.W_patch, &model.b_patch, patch_tokens);
+  Matrix patch_tokens(N, D);
+  parallel_rows(N, threads, [&](int first, int count) { linear_rows(input.patches, model.W_patch, model.b_patch, patch_tokens, first, count, none); });
   Matrix X = vit_initial_tokens(model, patch_tokens, vit_position_embedding(model, rows, cols));
   patch_tokens = Matrix();
   const int T = static_cast<int>(X.rows());
   const float scale = 1.0f / std::sqrt(static_cast<float>(m));
+  const PatchDistances distances(cols, rows, a.patch);
 
   VitPass pass;
   pass.T = T;
@@ -101,52 +140,57 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
   pass.token_norms.resize(model.blocks.size());
   Eigen::MatrixXd distance = Eigen::MatrixXd::Zero(a.depth, H);
 
-  Matrix QKV, O(T, D), tmp, hidden;
+  Matrix Xn(T, D), QKV(T, 3 * D), O(T, D), hidden(T, a.mlp_hidden);
   const int blocks = (T + kQueryBlock - 1) / kQueryBlock;
+  std::vector<Matrix> scores(static_cast<std::size_t>(threads), Matrix(kQueryBlock, T));
   for (std::size_t l = 0; l < model.blocks.size(); ++l) {
     check();
     const VitBlock& b = model.blocks[l];
     // q, k, v of every head from one product (eqs. 26.17–26.19).
-    linear(layer_norm(X, b.ln1_w, b.ln1_b, a.eps), b.W_qkv, &b.b_qkv, QKV);
+    parallel_rows(T, threads, [&](int first, int count) {
+      layer_norm_rows(X, b.ln1_w, b.ln1_b, a.eps, Xn, first, count);
+      linear_rows(Xn, b.W_qkv, b.b_qkv, QKV, first, count, none);
+    });
     // A = softmax(q kᵀ/√m), O = A·V (eqs. 26.20–26.21), a block of query rows at a time on each
     // thread, every head; the mean attention distance summed from the same rows.
-    std::vector<Eigen::MatrixXd> dist_sums(static_cast<std::size_t>(threads_), Eigen::MatrixXd::Zero(1, H));
-    {
-      BlasThreads single(1);
-      parallel_tasks(blocks, threads_, [&](int blk, int worker) {
-        const int first = blk * kQueryBlock, count = std::min(kQueryBlock, T - first);
-        Matrix S(count, T);
-        Eigen::MatrixXd dist;
-        const int patch_first = std::max(first, pre), patch_count = first + count - patch_first;
-        if (patch_count > 0) vit_patch_distances(patch_first - pre, patch_count, cols, rows, a.patch, dist);
-        for (int h = 0; h < H; ++h) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, T, m, scale, QKV.data() + static_cast<std::ptrdiff_t>(first) * 3 * D + h * m,
-                      3 * D, QKV.data() + D + h * m, 3 * D, 0.0f, S.data(), T);
-          for (int i = 0; i < count; ++i) {
-            auto row = S.row(i).array();
-            row = (row - row.maxCoeff()).exp();
-            row /= row.sum();
-          }
-          if (patch_count > 0)
-            dist_sums[static_cast<std::size_t>(worker)](0, h) +=
-                (S.bottomRightCorner(patch_count, N).cast<double>().array() * dist.array()).sum();
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, count, m, T, 1.0f, S.data(), T, QKV.data() + 2 * D + h * m, 3 * D,
-                      0.0f, O.data() + static_cast<std::ptrdiff_t>(first) * D + h * m, D);
+    std::vector<Eigen::RowVectorXd> dist_sums(static_cast<std::size_t>(threads), Eigen::RowVectorXd::Zero(H));
+    parallel_tasks(blocks, threads, [&](int blk, int worker) {
+      const int first = blk * kQueryBlock, count = std::min(kQueryBlock, T - first);
+      Matrix& S = scores[static_cast<std::size_t>(worker)];
+      for (int h = 0; h < H; ++h) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, T, m, scale, QKV.data() + static_cast<std::ptrdiff_t>(first) * 3 * D + h * m,
+                    3 * D, QKV.data() + D + h * m, 3 * D, 0.0f, S.data(), T);
+        double dist = 0.0;
+        for (int i = 0; i < count; ++i) {
+          auto row = S.row(i).array();
+          row = (row - row.maxCoeff()).exp();
+          row *= 1.0f / row.sum();
+          if (first + i >= pre) dist += distances.weighted_sum(first + i - pre, S.row(i).data() + pre);
         }
-      });
-    }
-    for (const Eigen::MatrixXd& d : dist_sums) distance.row(static_cast<Eigen::Index>(l)) += d;
+        dist_sums[static_cast<std::size_t>(worker)](h) += dist;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, count, m, T, 1.0f, S.data(), T, QKV.data() + 2 * D + h * m, 3 * D, 0.0f,
+                    O.data() + static_cast<std::ptrdiff_t>(first) * D + h * m, D);
+      }
+    });
+    for (const Eigen::RowVectorXd& d : dist_sums) distance.row(static_cast<Eigen::Index>(l)) += d;
     pass.Q[l] = QKV.leftCols(D);
     pass.K[l] = QKV.middleCols(D, D);
-    // Projection, layer scale, residual; then the MLP with the exact GELU.
-    linear(O, b.W_proj, &b.b_proj, tmp);
-    if (a.layer_scale) X += (tmp.array().rowwise() * b.ls1.array()).matrix();
-    else X += tmp;
-    linear(layer_norm(X, b.ln2_w, b.ln2_b, a.eps), b.W_fc1, &b.b_fc1, hidden);
-    hidden = gelu(hidden);
-    linear(hidden, b.W_fc2, &b.b_fc2, tmp);
-    if (a.layer_scale) X += (tmp.array().rowwise() * b.ls2.array()).matrix();
-    else X += tmp;
+    // Projection, layer scale, residual; then the MLP with the exact GELU, layer scale, residual.
+    const bool ls = a.layer_scale;
+    parallel_rows(T, threads, [&](int first, int count) {
+      linear_rows(O, b.W_proj, b.b_proj, Xn, first, count, [&](auto out_rows, int f) {
+        if (ls) X.middleRows(f, count).array() += out_rows.array().rowwise() * b.ls1.array();
+        else X.middleRows(f, count) += out_rows;
+      });
+      layer_norm_rows(X, b.ln2_w, b.ln2_b, a.eps, O, first, count);  // O is free again: LN2(x)
+      linear_rows(O, b.W_fc1, b.b_fc1, hidden, first, count, [&](auto h_rows, int) {
+        h_rows = (0.5f * h_rows.array() * (1.0f + (h_rows.array() * 0.70710678118654752f).erf())).matrix();
+      });
+      linear_rows(hidden, b.W_fc2, b.b_fc2, Xn, first, count, [&](auto out_rows, int f) {
+        if (ls) X.middleRows(f, count).array() += out_rows.array().rowwise() * b.ls2.array();
+        else X.middleRows(f, count) += out_rows;
+      });
+    });
     pass.token_norms[l] = X.rowwise().norm().transpose();
   }
   pass.distance = (distance / std::max(1, N)).cast<float>();

@@ -370,6 +370,10 @@ TEST(CliVit, RowsRolloutDistanceAndTopMatchPyTorchOnGpuAndCpu) {
     for (const char* backend : {"gpu", "cpu"}) {
       SCOPED_TRACE(backend);
       const std::string base = vit_args(g) + " --backend " + backend;
+      // The path asked for is the path that ran (no silent fallback).
+      const CliRun info = run_attnlab(base + " --info");
+      ASSERT_EQ(info.code, 0) << info.err;
+      EXPECT_NE(info.out.find(std::string("\nbackend: ") + backend + " (" + backend + ": asked for"), std::string::npos) << info.out;
       // Default: last layer, the heads' mean, the cls query; then head 1 of layer 0 for patch (2,1).
       const CliRun mean = run_attnlab(base);
       ASSERT_EQ(mean.code, 0) << mean.err;
@@ -425,6 +429,49 @@ TEST(CliVit, RowsRolloutDistanceAndTopMatchPyTorchOnGpuAndCpu) {
         expect_top_line(line, c, labels[c], probs[c], 1e-4);
       }
     }
+  }
+}
+
+TEST(CliVit, AutoTakesTheCpuPathOnASoftwareRasterizerAndTheGpuOnHardwareAndSaysWhy) {
+  const std::string base = "vit --model " + quoted(vit_data_dir() / "timm_f32") + " --image " + quoted(vit_data_dir() / "safari_48x48.png");
+  for (const std::string flag : {"", " --backend auto"}) {
+    const CliRun r = run_attnlab(base + flag + " --info");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto at = r.out.find("\nbackend: ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+    // The reason names the renderer; a software one (this machine's llvmpipe) runs the CPU path.
+    if (line.find("software rasterizer") != std::string::npos || line.find("no OpenGL") != std::string::npos)
+      EXPECT_EQ(line.rfind("backend: cpu (auto: ", 0), 0u) << line;
+    else
+      EXPECT_EQ(line.rfind("backend: gpu (auto: a hardware GPU", 0), 0u) << line;
+    EXPECT_NE(r.out.find("\nforward: "), std::string::npos) << r.out;
+  }
+  expect_one_line_error(run_attnlab(base + " --backend vulkan"), "--backend must be auto, gpu or cpu");
+}
+
+TEST(CliVit, AnInputOverTheMemoryBudgetIsOneLineExitTwoOnEveryPathNamingASizeThatFits) {
+  const std::string model = " --model " + quoted(vit_data_dir() / "timm_f32"), img = " --image " + safari_arg();
+  const std::string budget = "export ATTNLAB_MEMORY_BUDGET_MB=4";
+  for (const char* backend : {"auto", "gpu", "cpu"}) {
+    SCOPED_TRACE(backend);
+    // 8 px patches at a short side of 4000: 250 000 tokens, far over 4 MiB.
+    const CliRun r = run_attnlab("vit" + model + img + " --resize 4000 --backend " + backend, budget);
+    expect_one_line_error(r, "memory budget; use --resize ");
+    // The size it names fits.
+    const auto at = r.err.find("--resize ");
+    ASSERT_NE(at, std::string::npos);
+    const int fits = std::stoi(r.err.substr(at + 9));
+    const CliRun ok = run_attnlab("vit" + model + img + " --resize " + std::to_string(fits) + " --backend " + backend, budget);
+    EXPECT_EQ(ok.code, 0) << ok.err;
+    // render --model refuses the same way, writing nothing.
+    const auto out = std::filesystem::temp_directory_path() / ("attnlab-budget-" + std::string(backend) + ".png");
+    std::filesystem::remove(out);
+    expect_one_line_error(run_attnlab("render" + model + img + " --resize 4000 --backend " + std::string(backend) + " --out '" +
+                                          out.string() + "'",
+                                      budget),
+                          "memory budget");
+    EXPECT_FALSE(std::filesystem::exists(out));
   }
 }
 
@@ -545,6 +592,20 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   ASSERT_EQ(values.size(), row.size());
   for (std::size_t k = 0; k < row.size(); ++k) EXPECT_FLOAT_EQ(values[k], row[k]) << k;
   EXPECT_EQ(j.at("vit_model_sha256").get<std::string>().size(), 64u);
+  // On this machine's software rasterizer auto runs the CPU path, whose rows these are, exactly.
+  if (drawn.at("backend_why").get<std::string>().find("software rasterizer") != std::string::npos) {
+    EXPECT_EQ(drawn.at("backend"), "cpu");
+  }
+  // Asked for the GPU, the GPU ran: the sidecar says so, and its row is the CPU path's within
+  // float32 rounding.
+  const CliRun gpu = run_attnlab(base + " --layer 2 --head 1 --query 3,4 --backend gpu --size 900x700 --out '" + (dir / "gpu.png").string() + "'");
+  ASSERT_EQ(gpu.code, 0) << gpu.err;
+  const auto gpu_drawn = read_json(dir / "gpu.json").at("vit_drawn");
+  EXPECT_EQ(gpu_drawn.at("backend"), "gpu");
+  EXPECT_EQ(gpu_drawn.at("backend_why").get<std::string>().rfind("gpu: asked for", 0), 0u) << gpu_drawn.at("backend_why");
+  const auto gpu_values = gpu_drawn.at("values").get<std::vector<float>>();
+  ASSERT_EQ(gpu_values.size(), row.size());
+  for (std::size_t k = 0; k < row.size(); ++k) EXPECT_NEAR(gpu_values[k], row[k], 2e-4 + 1e-3 * row[k]) << k;
 
   for (const std::string view : {"vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms"}) {
     const CliRun r = run_attnlab(base + " --view " + view + " --size 640x480 --out '" + (dir / (view + ".png")).string() + "'");
