@@ -134,8 +134,9 @@ void expect_real_size_pass_matches(const VitGolden& g, const VitModel& model, co
     Matrix mean = Matrix::Zero(1, T - prefix), mx = Matrix::Constant(1, T - prefix, -1.0f), mn = Matrix::Constant(1, T - prefix, 2.0f);
     for (int h = 0; h < pass.H; ++h) {
       const Matrix r = json_row(stored.at(static_cast<std::size_t>(h)).at(qi)).rightCols(T - prefix);
-      if (h == 0)
+      if (h == 0) {
         EXPECT_EQ(compare_within(vector_row(vit_patch_row(pass, prefix, last, {0, HeadFusion::Mean}, q)), r, kAbs, kRel), "") << "query " << q;
+      }
       mean += r / static_cast<float>(pass.H);
       mx = mx.cwiseMax(r);
       mn = mn.cwiseMin(r);
