@@ -9,6 +9,11 @@ files; CI never runs this script.
 
     /usr/bin/python3 tests/vit/make_golden.py        # from the repository root; ~10 s on 2 cores
 
+tests/vit/make_golden_real.py imports this file as a module for its real-size cases (T 197 and
+789, head width 64): a model spec may carry `patch` and `grid0` (the position embedding's
+trained grid; defaults PATCH and GRID0, the small models'), read by make_canonical, embed,
+forward_modules and model_info.
+
 Needs only torch (1.13 used), numpy and PIL: no timm, transformers or safetensors package. The
 forward is written from the libraries' published source, versions followed:
 
