@@ -9,6 +9,11 @@ files; CI never runs this script.
 
     /usr/bin/python3 tests/vit/make_golden.py        # from the repository root; ~10 s on 2 cores
 
+tests/vit/make_golden_real.py imports this file as a module for its real-size cases (T 197 and
+789, head width 64): a model spec may carry `patch` and `grid0` (the position embedding's
+trained grid; defaults PATCH and GRID0, the small models'), read by make_canonical, embed,
+forward_modules and model_info.
+
 Needs only torch (1.13 used), numpy and PIL: no timm, transformers or safetensors package. The
 forward is written from the libraries' published source, versions followed:
 
@@ -191,13 +196,14 @@ def make_canonical(spec, seed):
     torch.manual_seed(seed)
     D, R, C = spec["D"], spec["registers"], spec["classes"]
     M = 4 * D
+    patch, grid0 = spec.get("patch", PATCH), spec.get("grid0", GRID0)
     n = lambda *s: torch.randn(*s)
     P = {
-        "patch_w": n(D, IN_CHANS, PATCH, PATCH) / math.sqrt(IN_CHANS * PATCH * PATCH),
+        "patch_w": n(D, IN_CHANS, patch, patch) / math.sqrt(IN_CHANS * patch * patch),
         "patch_b": 0.1 * n(D),
         "cls": 0.5 * n(1, 1, D),
         "reg": 0.5 * n(1, R, D) if R else None,
-        "pos": 0.5 * n(1, spec["pos_prefix"] + GRID0 * GRID0, D),
+        "pos": 0.5 * n(1, spec["pos_prefix"] + grid0 * grid0, D),
         "blocks": [],
     }
     for _ in range(spec["depth"]):
@@ -324,15 +330,15 @@ def from_named(spec, W):
 # --------------------------------------------------------------------------------------------
 # Forward
 # --------------------------------------------------------------------------------------------
-def timm_resample_abs_pos_embed(posemb, new_size, num_prefix_tokens):
-    """timm 1.0.x timm.layers.pos_embed.resample_abs_pos_embed (old_size = (4, 4))."""
+def timm_resample_abs_pos_embed(posemb, new_size, num_prefix_tokens, grid0=GRID0):
+    """timm 1.0.x timm.layers.pos_embed.resample_abs_pos_embed (old_size = (grid0, grid0))."""
     num_pos_tokens = posemb.shape[1]
     num_new_tokens = new_size[0] * new_size[1] + num_prefix_tokens
     if num_new_tokens == num_pos_tokens and new_size[0] == new_size[1]:
         return posemb
     prefix, posemb = posemb[:, :num_prefix_tokens], posemb[:, num_prefix_tokens:]
     dim = posemb.shape[-1]
-    posemb = posemb.float().reshape(1, GRID0, GRID0, -1).permute(0, 3, 1, 2)
+    posemb = posemb.float().reshape(1, grid0, grid0, -1).permute(0, 3, 1, 2)
     posemb = F.interpolate(posemb, size=new_size, mode="bicubic", antialias=True,
                            align_corners=False)
     posemb = posemb.permute(0, 2, 3, 1).reshape(1, -1, dim)
@@ -354,9 +360,10 @@ def hf_interpolate_pos_encoding(position_embeddings, rows, cols):
 
 
 def embed(spec, P, img):
-    """img [1, 3, h, w] (h, w multiples of 8) -> tokens [1, T, D]."""
-    rows, cols = img.shape[2] // PATCH, img.shape[3] // PATCH
-    x = F.conv2d(img, P["patch_w"], P["patch_b"], stride=PATCH)  # [1, D, rows, cols]
+    """img [1, 3, h, w] (h, w multiples of the patch) -> tokens [1, T, D]."""
+    patch, grid0 = spec.get("patch", PATCH), spec.get("grid0", GRID0)
+    rows, cols = img.shape[2] // patch, img.shape[3] // patch
+    x = F.conv2d(img, P["patch_w"], P["patch_b"], stride=patch)  # [1, D, rows, cols]
     x = x.flatten(2).transpose(1, 2)  # [1, rows*cols, D], raster order
     cls = P["cls"]
     if spec["naming"] == "hf":
@@ -364,16 +371,16 @@ def embed(spec, P, img):
         return x + hf_interpolate_pos_encoding(P["pos"], rows, cols)
     if spec["naming"] == "dinov2":
         x = torch.cat([cls, x], dim=1)
-        x = x + timm_resample_abs_pos_embed(P["pos"], (rows, cols), 1)
+        x = x + timm_resample_abs_pos_embed(P["pos"], (rows, cols), 1, grid0)
         if P["reg"] is not None:
             x = torch.cat([x[:, :1], P["reg"], x[:, 1:]], dim=1)
         return x
     prefix = [cls] + ([P["reg"]] if P["reg"] is not None else [])
     if spec["pos_prefix"] == 0:  # timm no_embed_class=True
-        x = x + timm_resample_abs_pos_embed(P["pos"], (rows, cols), 0)
+        x = x + timm_resample_abs_pos_embed(P["pos"], (rows, cols), 0, grid0)
         return torch.cat(prefix + [x], dim=1)
     x = torch.cat(prefix + [x], dim=1)
-    return x + timm_resample_abs_pos_embed(P["pos"], (rows, cols), spec["pos_prefix"])
+    return x + timm_resample_abs_pos_embed(P["pos"], (rows, cols), spec["pos_prefix"], grid0)
 
 
 def timm_attention(b, x, H):
@@ -403,11 +410,12 @@ def hf_attention(b, x, H):
 
 
 def forward(spec, P, img):
-    """-> dict(tokens [1,T,D] after the final norm, attention [L,H,T,T] float32, logits)."""
+    """-> dict(tokens [1,T,D] after the final norm, attention [L,H,T,T] float32, logits,
+    hidden [L,T,D]: each block's output tokens, before the final norm)."""
     D, H, eps = spec["D"], spec["heads"], spec["eps"]
     attn_fn = hf_attention if spec["naming"] == "hf" else timm_attention
     x = embed(spec, P, img)
-    attns = []
+    attns, hidden = [], []
     for b in P["blocks"]:
         o, a = attn_fn(b, F.layer_norm(x, (D,), b["ln1_w"], b["ln1_b"], eps), H)
         attns.append(a)
@@ -415,19 +423,22 @@ def forward(spec, P, img):
         h = F.layer_norm(x, (D,), b["ln2_w"], b["ln2_b"], eps)
         m = F.linear(F.gelu(F.linear(h, b["fc1_w"], b["fc1_b"])), b["fc2_w"], b["fc2_b"])
         x = x + (m * b["ls2"] if b.get("ls2") is not None else m)
+        hidden.append(x[0])
     x = F.layer_norm(x, (D,), P["norm_w"], P["norm_b"], eps)
     logits = F.linear(x[:, 0], P["head_w"], P["head_b"])[0] if P["head_w"] is not None else None
-    return {"tokens": x, "attention": torch.stack(attns), "logits": logits}
+    return {"tokens": x, "attention": torch.stack(attns), "logits": logits,
+            "hidden": torch.stack(hidden)}
 
 
 def forward_modules(spec, P, img):
     """Self-check path for timm names: torch.nn modules, nn.MultiheadAttention."""
     D, H, eps = spec["D"], spec["heads"], spec["eps"]
-    conv = torch.nn.Conv2d(IN_CHANS, D, PATCH, stride=PATCH)
+    patch, native = spec.get("patch", PATCH), spec.get("grid0", GRID0) * spec.get("patch", PATCH)
+    conv = torch.nn.Conv2d(IN_CHANS, D, patch, stride=patch)
     conv.weight.data.copy_(P["patch_w"]); conv.bias.data.copy_(P["patch_b"])
     x = conv(img).flatten(2).transpose(1, 2)
     prefix = [P["cls"]] + ([P["reg"]] if P["reg"] is not None else [])
-    assert img.shape[2] == NATIVE and img.shape[3] == NATIVE
+    assert img.shape[2] == native and img.shape[3] == native
     if spec["pos_prefix"] == 0:
         x = torch.cat(prefix + [x + P["pos"]], dim=1)
     else:
@@ -480,9 +491,9 @@ def rollout(attn, fusion):
     return np.stack(out)
 
 
-def mean_distance(attn, prefix, cols, rows):
+def mean_distance(attn, prefix, cols, rows, patch=PATCH):
     """attn [L, H, T, T] float64 -> [L, H] in input pixels (prefix keys dropped, no renorm)."""
-    c = np.array([((j % cols + 0.5) * PATCH, (j // cols + 0.5) * PATCH)
+    c = np.array([((j % cols + 0.5) * patch, (j // cols + 0.5) * patch)
                   for j in range(rows * cols)])
     dist = np.sqrt(((c[:, None, :] - c[None, :, :]) ** 2).sum(-1))  # [N, N]
     a = attn[:, :, prefix:, prefix:]  # patch queries x patch keys
@@ -499,12 +510,12 @@ def make_images():
         im.save(os.path.join(DATA, name), optimize=True)
 
 
-def load_image(name, mean, std):
-    """The PNG (ground truth), RGB/255, normalized, cropped top-left to multiples of 8."""
-    a = np.asarray(Image.open(os.path.join(DATA, name)).convert("RGB")).astype(np.float32)
+def load_image(name, mean, std, patch=PATCH, folder=DATA):
+    """The PNG (ground truth), RGB/255, normalized, cropped top-left to multiples of the patch."""
+    a = np.asarray(Image.open(os.path.join(folder, name)).convert("RGB")).astype(np.float32)
     a = a / np.float32(255)
     a = (a - np.array(mean, np.float32)) / np.array(std, np.float32)
-    h, w = a.shape[0] // PATCH * PATCH, a.shape[1] // PATCH * PATCH
+    h, w = a.shape[0] // patch * patch, a.shape[1] // patch * patch
     a = a[:h, :w]
     return torch.from_numpy(np.ascontiguousarray(a.transpose(2, 0, 1)))[None]
 
@@ -541,7 +552,7 @@ def write_json(path, obj):
 def model_info(spec, W):
     return {
         "naming": spec["naming"], "depth": spec["depth"], "heads": spec["heads"],
-        "D": spec["D"], "patch": PATCH, "mlp_hidden": 4 * spec["D"],
+        "D": spec["D"], "patch": spec.get("patch", PATCH), "mlp_hidden": 4 * spec["D"],
         "registers": spec["registers"], "prefix": 1 + spec["registers"],
         "layer_scale": spec["layer_scale"], "qkv_bias": spec["qkv_bias"],
         "pos_covers_prefix": spec["pos_prefix"] == 1 + spec["registers"],
@@ -619,6 +630,12 @@ Pixels: RGB uint8 / 255, then (x - mean) / std per channel with the model's mean
   float64.
 * Only with a classifier: `logits` (head(norm(x)[:, 0]), float32), `probabilities`
   (softmax of the logits, float32), `labels` (class names in order).
+
+## Real sizes: `real/`
+
+Two checkpoints of real token counts and head width (T 197 and 789, head width 64) with golden
+files holding a selection of rows: made by `tests/vit/make_golden_real.py`, described in
+`real/README.md`.
 """
 
 

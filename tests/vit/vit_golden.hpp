@@ -30,6 +30,25 @@ struct VitGolden {
 /// Every golden file, sorted by name (24: six models × four images).
 std::vector<VitGolden> vit_goldens();
 
+/// tests/vit/data/real: the real-size checkpoints of tests/vit/make_golden_real.py.
+std::filesystem::path vit_real_data_dir();
+
+/// Every real-size golden file (real/golden/*.json), sorted by name (2: timm patch 16 at
+/// T = 197, DINOv2 patch 8 with four registers at T = 789; head width 64). They hold selected
+/// rows, not whole matrices (see tests/vit/data/real/README.md); `attention()` and `rollout()`
+/// do not apply to them.
+std::vector<VitGolden> vit_real_goldens();
+inline constexpr std::size_t kVitRealGoldens = 2;
+
+/// Checks a forward pass of a real-size golden case against the file, with gtest EXPECTs
+/// (failures name the case, layer, head and query): the architecture and grid, every stored row
+/// of every layer and head (vit_attention_rows) and that it sums to 1, the last layer's fused
+/// patch rows (vit_patch_row), the rollout rows (vit_rollout_row), the mean attention distance
+/// (the pass's and vit_attention_distance's), the token norms, and the logits and probabilities.
+/// Tolerances: weights and rollout 2e-4 + 1e-3·|want|; distance 1e-2 px; token norms
+/// 1e-4·|want|; logits 1e-4 + 1e-3·|want|; probabilities 1e-4.
+void expect_real_size_pass_matches(const VitGolden& g, const VitModel& model, const VitInput& input, const VitPass& pass);
+
 /// |a − b| ≤ 2e-4 + 1e-3·|b| for every entry (the tolerance on attention weights);
 /// returns the largest excess over the bound's |b| part as a description for failures, or "".
 std::string compare_within(const Matrix& got, const Matrix& want, double abs_tol, double rel_tol);
