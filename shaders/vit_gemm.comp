@@ -11,30 +11,23 @@
 // walked a vec4 at a time up to K4 = ceil(K/4).
 //
 // Register tiling for llvmpipe, which runs the invocations of a work group as SIMD lanes (8 wide
-// with AVX2): a load whose address is the same for every lane is one scalar load and a
-// broadcast, a storage-buffer load whose address differs per lane is a loop over the lanes,
-// and a buffer-texture fetch is a gather. So every invocation of a work group shares the same
-// GEMM_ROWS rows of A (uniform vec4 loads from the storage buffer), and each invocation owns
-// GEMM_COLS columns of W, fetched a vec4 at a time from a buffer texture: per vec4 step,
-// GEMM_ROWS uniform loads and GEMM_COLS fetches feed 4·GEMM_ROWS·GEMM_COLS multiply-adds.
-// No shared memory, no barriers. A work group makes GEMM_ROWS rows × (GEMM_LX · GEMM_COLS)
-// columns: column n = group.x · GEMM_LX · GEMM_COLS + c · GEMM_LX + lane.
-#ifndef GEMM_ROWS
-#define GEMM_ROWS 8
-#endif
-#ifndef GEMM_COLS
-#define GEMM_COLS 2
-#endif
+// with AVX2). There (Mesa 22), a storage-buffer or shared-memory load whose address is not a
+// constant is a loop over the lanes, while a buffer-texture fetch is one gather: so A and W are
+// both read through buffer textures (RGBA32F), a vec4 of K at a time, and each invocation makes
+// a 4 × 4 micro-tile of C: per vec4 step 8 fetches feed 64 multiply-adds. No shared memory, no
+// barriers. A work group makes 4 rows × (GEMM_LX · 4) columns: column n = group.x · GEMM_LX · 4
+// + c · GEMM_LX + lane, row = group.y · 4 + r. Textures have no 128 MiB limit, so only Out is
+// bound in chunks of rows.
 #ifndef GEMM_LX
-#define GEMM_LX 32
+#define GEMM_LX 16
 #endif
 layout(local_size_x = GEMM_LX) in;
 
 layout(std140, binding = 0) uniform Params {  // GemmParams in core/gpu/vit_engine.cpp
   int M, N, K4, lda, ldw, ldo, a_offset, out_offset, flags;
 };
-layout(std430, binding = 1) readonly buffer ABuffer { vec4 A4[]; };
 layout(binding = 1) uniform samplerBuffer u_W;  // RGBA32F over W: row n at texel n · ldw/4
+layout(binding = 2) uniform samplerBuffer u_A;  // RGBA32F over A: row r at texel a_offset/4 + r · lda/4
 layout(std430, binding = 3) readonly buffer BiasBuffer { float bias[]; };
 layout(std430, binding = 4) readonly buffer ScaleBuffer { float ls[]; };
 layout(std430, binding = 5) buffer OutBuffer { float Out[]; };
@@ -47,41 +40,41 @@ float erf_as(float x) {
   return x < 0.0 ? -y : y;
 }
 
+// The micro-tile is written out (no arrays: llvmpipe keeps a dynamically indexed array in
+// memory, one lane at a time).
+#define ROW(r) float acc##r##0 = 0.0, acc##r##1 = 0.0, acc##r##2 = 0.0, acc##r##3 = 0.0; \
+  int arow##r = a4 + min(row0 + r, M - 1) * lda4;
+#define COL(c) int n##c = col0 + c * GEMM_LX; int wrow##c = min(n##c, N - 1) * ldw4;
+#define FMA_ROW(r) { vec4 a = texelFetch(u_A, arow##r + k); \
+  acc##r##0 += dot(a, w0); acc##r##1 += dot(a, w1); acc##r##2 += dot(a, w2); acc##r##3 += dot(a, w3); }
+#define STORE_COL(c) if (n##c < N) { \
+    float b = (flags & FLAG_BIAS) != 0 ? bias[n##c] : 0.0, s = (flags & FLAG_RESIDUAL) != 0 ? ls[n##c] : 1.0; \
+    store(row0, n##c, acc0##c, b, s); store(row0 + 1, n##c, acc1##c, b, s); \
+    store(row0 + 2, n##c, acc2##c, b, s); store(row0 + 3, n##c, acc3##c, b, s); \
+    store(row0 + 4, n##c, acc4##c, b, s); store(row0 + 5, n##c, acc5##c, b, s); \
+    store(row0 + 6, n##c, acc6##c, b, s); store(row0 + 7, n##c, acc7##c, b, s); }
+
+void store(int row, int n, float v, float b, float s) {
+  if (row >= M) return;
+  v += b;
+  if ((flags & FLAG_GELU) != 0) v = 0.5 * v * (1.0 + erf_as(v * 0.70710678118654752));
+  int o = out_offset + row * ldo + n;
+  if ((flags & FLAG_RESIDUAL) != 0) Out[o] += s * v;
+  else Out[o] = v;
+}
+
 void main() {
   int lane = int(gl_LocalInvocationID.x);
-  int row0 = int(gl_WorkGroupID.y) * GEMM_ROWS;
-  int col0 = int(gl_WorkGroupID.x) * GEMM_LX * GEMM_COLS + lane;
+  int row0 = int(gl_WorkGroupID.y) * 8;
+  int col0 = int(gl_WorkGroupID.x) * GEMM_LX * 4 + lane;
   int lda4 = lda / 4, ldw4 = ldw / 4, a4 = a_offset / 4;
-  // Rows past M read the last row (uniform, in range) and are not written.
-  int arow[GEMM_ROWS];
-  for (int r = 0; r < GEMM_ROWS; ++r) arow[r] = a4 + min(row0 + r, M - 1) * lda4;
-  int wrow[GEMM_COLS];
-  for (int c = 0; c < GEMM_COLS; ++c) wrow[c] = min(col0 + c * GEMM_LX, N - 1) * ldw4;
-  float acc[GEMM_ROWS][GEMM_COLS];
-  for (int r = 0; r < GEMM_ROWS; ++r)
-    for (int c = 0; c < GEMM_COLS; ++c) acc[r][c] = 0.0;
-
+  // Rows past M and columns past N read the last one and are not written.
+  ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)
+  COL(0) COL(1) COL(2) COL(3)
   for (int k = 0; k < K4; ++k) {
-    vec4 w[GEMM_COLS];
-    for (int c = 0; c < GEMM_COLS; ++c) w[c] = texelFetch(u_W, wrow[c] + k);
-    for (int r = 0; r < GEMM_ROWS; ++r) {
-      vec4 a = A4[arow[r] + k];
-      for (int c = 0; c < GEMM_COLS; ++c) acc[r][c] += dot(a, w[c]);
-    }
+    vec4 w0 = texelFetch(u_W, wrow0 + k), w1 = texelFetch(u_W, wrow1 + k), w2 = texelFetch(u_W, wrow2 + k),
+         w3 = texelFetch(u_W, wrow3 + k);
+    FMA_ROW(0) FMA_ROW(1) FMA_ROW(2) FMA_ROW(3) FMA_ROW(4) FMA_ROW(5) FMA_ROW(6) FMA_ROW(7)
   }
-
-  for (int c = 0; c < GEMM_COLS; ++c) {
-    int n = col0 + c * GEMM_LX;
-    if (n >= N) continue;
-    float b = (flags & FLAG_BIAS) != 0 ? bias[n] : 0.0;
-    float s = (flags & FLAG_RESIDUAL) != 0 ? ls[n] : 1.0;
-    for (int r = 0; r < GEMM_ROWS; ++r) {
-      if (row0 + r >= M) break;
-      float v = acc[r][c] + b;
-      if ((flags & FLAG_GELU) != 0) v = 0.5 * v * (1.0 + erf_as(v * 0.70710678118654752));
-      int o = out_offset + (row0 + r) * ldo + n;
-      if ((flags & FLAG_RESIDUAL) != 0) Out[o] += s * v;
-      else Out[o] = v;
-    }
-  }
+  STORE_COL(0) STORE_COL(1) STORE_COL(2) STORE_COL(3)
 }

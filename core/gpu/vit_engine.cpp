@@ -31,9 +31,9 @@ struct PoolParams {
 };
 constexpr int kBias = shader::FLAG_BIAS, kGelu = shader::FLAG_GELU, kResidual = shader::FLAG_RESIDUAL;
 
-// The GEMM's register tile (shaders/vit_gemm.comp): rows per work group, columns per
-// invocation, invocations per work group. Tuned on llvmpipe (AVX2, 8 lanes).
-constexpr int kGemmRows = 8, kGemmCols = 2, kGemmLx = 32;
+// The GEMM's tile (shaders/vit_gemm.comp): 4 rows per work group, 4 columns per invocation,
+// kGemmLx invocations per work group. Tuned on llvmpipe (AVX2, 8 lanes).
+constexpr int kGemmRows = 8, kGemmCols = 4, kGemmLx = 16;
 constexpr int kAttentionLx = 8;  // queries per work group of vit_attention.comp
 constexpr int kLayerNormLx = 8;  // rows per work group of vit_layernorm.comp
 
@@ -91,8 +91,7 @@ struct VitGpuRunner::Weights {
 };
 
 VitGpuRunner::VitGpuRunner()
-    : gemm_(gl::compile_embedded("vit_gemm.comp", "#define GEMM_ROWS " + std::to_string(kGemmRows) + "\n#define GEMM_COLS " +
-                                                      std::to_string(kGemmCols) + "\n#define GEMM_LX " + std::to_string(kGemmLx) + "\n")),
+    : gemm_(gl::compile_embedded("vit_gemm.comp", "#define GEMM_LX " + std::to_string(kGemmLx) + "\n")),
       layernorm_(gl::compile_embedded("vit_layernorm.comp")), distance_sum_(gl::compile_embedded("vit_distance_sum.comp")),
       pool_(gl::compile_embedded("vit_pool.comp")) {
   attention_program(64, false);  // the common head width, so that a bad shader fails here
@@ -196,22 +195,23 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
       QKV(floats(static_cast<std::int64_t>(T) * ld3)), O(floats(static_cast<std::int64_t>(T) * ldD)),
       hidden = zeros(static_cast<std::int64_t>(T) * ldH), row_dist(floats(static_cast<std::int64_t>(H) * T)),
       distance(floats(static_cast<std::int64_t>(L) * H)), norms(floats(static_cast<std::int64_t>(L) * T));
-  const gl::BufferTexture X_tex(X, GL_RGBA32F), QKV_tex(QKV, GL_RGBA32F);
+  const gl::BufferTexture X_tex(X, GL_RGBA32F), QKV_tex(QKV, GL_RGBA32F), patches_tex(patches, GL_RGBA32F),
+      Xn_tex(Xn, GL_RGBA32F), O_tex(O, GL_RGBA32F), hidden_tex(hidden, GL_RGBA32F);
 
   // C = A Wᵀ (+ epilogue) for rows [0, M) of A (from row a_row) into Out (from row out_row),
   // in chunks of rows that fit one storage binding.
-  auto gemm = [&](const gl::Buffer& A, int lda, int a_row, const GpuMatrix& W, const gl::Buffer* bias, const gl::Buffer* ls,
+  auto gemm = [&](const gl::BufferTexture& A, int lda, int a_row, const GpuMatrix& W, const gl::Buffer* bias, const gl::Buffer* ls,
                   gl::Buffer& out, int ldo, int out_row, int M, int flags) {
     const int K4 = W.ld / 4, Nout = W.rows;
-    const int chunk = std::max(kGemmRows, std::min(rows_per_chunk(lda, "an activation"), rows_per_chunk(ldo, "an activation")) /
-                                              kGemmRows * kGemmRows);
+    const int chunk = std::max(kGemmRows, rows_per_chunk(ldo, "an activation") / kGemmRows * kGemmRows);
     if (chunk < M) ++chunked_dispatches_;
     W.texture.bind(1);
+    A.bind(2);
     bind_whole(3, bias ? *bias : w.ones);
     bind_whole(4, ls ? *ls : w.ones);
     for (int r0 = 0; r0 < M; r0 += chunk) {
       const int rows = std::min(chunk, M - r0);
-      const std::int32_t a_off = bind_floats(1, A, static_cast<std::int64_t>(a_row + r0) * lda, static_cast<std::int64_t>(rows) * lda);
+      const std::int32_t a_off = (a_row + r0) * lda;
       const std::int32_t o_off = bind_floats(5, out, static_cast<std::int64_t>(out_row + r0) * ldo, static_cast<std::int64_t>(rows) * ldo);
       params_.set(gemm_, GemmParams{rows, Nout, K4, lda, W.ld, ldo, a_off, o_off, flags});
       gl::dispatch(gemm_, static_cast<GLuint>(groups(Nout, kGemmLx * kGemmCols)), static_cast<GLuint>(groups(rows, kGemmRows)));
@@ -247,8 +247,11 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
 
   // Patch embedding (a conv with kernel = stride = P, as a product) added onto the patch rows,
   // which already hold their position codes; the prefix rows are complete.
-  gemm(patches, ldP, 0, w.W_patch, &w.b_patch, nullptr, X, ldD, pre, N, kBias | kResidual);
-  const bool kv_texture = QKV.bytes() > cap;  // k and v from the texture when QKV is over one storage block
+  gemm(patches_tex, ldP, 0, w.W_patch, &w.b_patch, nullptr, X, ldD, pre, N, kBias | kResidual);
+  // k and v through the buffer texture: on llvmpipe (Mesa 22) a storage-buffer load at an
+  // address that is not a constant is a loop over the lanes, a fetch is a gather (5× faster
+  // here). The storage-buffer variant stays for drivers where it is faster.
+  const bool kv_texture = true;
   const gl::Program& attention = attention_program(dh, kv_texture);
   const int query_chunk = rows_per_chunk(ldD, "the attention output");
   for (int l = 0; l < L; ++l) {
@@ -256,7 +259,7 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
     const Weights::Block& b = w.blocks[static_cast<std::size_t>(l)];
     // The previous block's output tokens' norms, with the LayerNorm that reads them.
     layer_norm(X_tex, ldD, b.ln1_w, b.ln1_b, &Xn, T, l > 0 ? static_cast<std::int64_t>(l - 1) * T : -1);
-    gemm(Xn, ldD, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, ld3, 0, T, kBias);
+    gemm(Xn_tex, ldD, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, ld3, 0, T, kBias);
     // Attention per head and chunk of queries, O and the distance's row terms.
     QKV_tex.bind(1);
     if (!kv_texture) bind_whole(1, QKV);
@@ -283,10 +286,10 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
         std::memcpy(K.data() + static_cast<std::ptrdiff_t>(t) * D, qkv + static_cast<std::ptrdiff_t>(t) * ld3 + D, floats(D));
       }
     });
-    gemm(O, ldD, 0, b.W_proj, &b.b_proj, &b.ls1, X, ldD, 0, T, kBias | kResidual);
+    gemm(O_tex, ldD, 0, b.W_proj, &b.b_proj, &b.ls1, X, ldD, 0, T, kBias | kResidual);
     layer_norm(X_tex, ldD, b.ln2_w, b.ln2_b, &Xn, T, -1);
-    gemm(Xn, ldD, 0, b.W_fc1, &b.b_fc1, nullptr, hidden, ldH, 0, T, kBias | kGelu);
-    gemm(hidden, ldH, 0, b.W_fc2, &b.b_fc2, &b.ls2, X, ldD, 0, T, kBias | kResidual);
+    gemm(Xn_tex, ldD, 0, b.W_fc1, &b.b_fc1, nullptr, hidden, ldH, 0, T, kBias | kGelu);
+    gemm(hidden_tex, ldH, 0, b.W_fc2, &b.b_fc2, &b.ls2, X, ldD, 0, T, kBias | kResidual);
   }
   if (L > 0) layer_norm(X_tex, ldD, w.norm_w, w.norm_b, nullptr, T, static_cast<std::int64_t>(L - 1) * T);
   // The token norms (T per layer) and the distance (layers × heads), read once.
@@ -300,13 +303,13 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
   }
   if (a.classes > 0) {
     gl::Buffer pooled = zeros(ldD), normed = zeros(ldD), out(floats(a.classes));
-    const gl::BufferTexture X_scalars(X, GL_R32F), pooled_tex(pooled, GL_RGBA32F);
+    const gl::BufferTexture X_scalars(X, GL_R32F), pooled_tex(pooled, GL_RGBA32F), normed_tex(normed, GL_RGBA32F);
     params_.set(pool_, PoolParams{T, D, ldD, pre, a.pooling == VitPooling::Token ? shader::POOL_TOKEN : shader::POOL_AVERAGE});
     X_scalars.bind(1);
     bind_whole(2, pooled);
     gl::dispatch(pool_, static_cast<GLuint>(groups(D, 64)));
     layer_norm(pooled_tex, ldD, w.norm_w, w.norm_b, &normed, 1, -1);
-    gemm(normed, ldD, 0, w.W_head, &w.b_head, nullptr, out, a.classes, 0, 1, kBias);
+    gemm(normed_tex, ldD, 0, w.W_head, &w.b_head, nullptr, out, a.classes, 0, 1, kBias);
     pass.logits.resize(static_cast<std::size_t>(a.classes));
     out.download(pass.logits.data(), pass.logits.size() * sizeof(float));
   }
