@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -128,6 +129,39 @@ void reset_peak_resident() {
   out << "5\n";
   out.flush();
   if (!out) throw std::runtime_error("cannot reset the peak resident memory (/proc/self/clear_refs)");
+}
+
+VitModel random_vit(int D, int heads, int depth, int patch, int classes, unsigned seed) {
+  const int P = patch, grid = 224 / P;
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  SafetensorsFile file;
+  auto add = [&](const std::string& name, std::vector<std::int64_t> dims, float sd, float mean = 0.0f) {
+    Tensor t;
+    t.shape = std::move(dims);
+    t.values.resize(static_cast<std::size_t>(t.numel()));
+    for (float& v : t.values) v = mean + sd * normal(gen);
+    file.tensors[name] = std::move(t);
+  };
+  const std::int64_t d = D, hidden = 4 * d;
+  const float w = 1.0f / std::sqrt(static_cast<float>(D));
+  add("patch_embed.proj.weight", {d, 3, P, P}, 1.0f / std::sqrt(3.0f * static_cast<float>(P * P)));
+  add("patch_embed.proj.bias", {d}, 0.02f);
+  add("cls_token", {1, 1, d}, 0.5f);
+  add("pos_embed", {1, 1 + grid * grid, d}, 0.5f);
+  for (int i = 0; i < depth; ++i) {
+    const std::string b = "blocks." + std::to_string(i) + ".";
+    add(b + "norm1.weight", {d}, 0.1f, 1.0f), add(b + "norm1.bias", {d}, 0.1f);
+    add(b + "attn.qkv.weight", {3 * d, d}, w), add(b + "attn.qkv.bias", {3 * d}, 0.1f);
+    add(b + "attn.proj.weight", {d, d}, w), add(b + "attn.proj.bias", {d}, 0.1f);
+    add(b + "norm2.weight", {d}, 0.1f, 1.0f), add(b + "norm2.bias", {d}, 0.1f);
+    add(b + "mlp.fc1.weight", {hidden, d}, w), add(b + "mlp.fc1.bias", {hidden}, 0.1f);
+    add(b + "mlp.fc2.weight", {d, hidden}, 1.0f / std::sqrt(static_cast<float>(hidden))), add(b + "mlp.fc2.bias", {d}, 0.1f);
+  }
+  add("norm.weight", {d}, 0.1f, 1.0f), add("norm.bias", {d}, 0.1f);
+  if (classes > 0) add("head.weight", {classes, d}, w), add("head.bias", {classes}, 0.1f);
+  return vit_from_tensors(std::move(file), "{\"model_args\": {\"num_heads\": " + std::to_string(heads) + "}}", "", {},
+                          "random ViT");
 }
 
 }  // namespace attnlab::testing

@@ -4,6 +4,7 @@
 #include "core/reference.hpp"
 #include "core/settings.hpp"
 #include "core/types.hpp"
+#include "core/vit.hpp"
 
 #include <filesystem>
 #include <string>
@@ -55,5 +56,12 @@ void reset_peak_resident();
 
 /// Largest |a-b| / max(|b|, floor) over all entries: relative error with a floor for tiny values.
 double max_rel_error(const Matrix& a, const Matrix& b, double floor);
+
+/// A timm-named ViT with random weights (seeded), built through vit_from_tensors like a loaded
+/// checkpoint: width D, `heads` heads, `depth` blocks, MLP 4D, patch P, position embedding for
+/// a 224-pixel grid (224/P per side, resampled for other inputs), `classes` outputs (0: no
+/// classifier). Weights N(0, 1/√fan-in) for the products, so activations stay O(1) and
+/// attention is clearly non-uniform.
+VitModel random_vit(int D, int heads, int depth, int patch, int classes, unsigned seed = 42);
 
 }  // namespace attnlab::testing

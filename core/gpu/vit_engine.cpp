@@ -3,7 +3,9 @@
 #include "core/error.hpp"
 #include "core/shader_constants.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace attnlab {
 
@@ -11,71 +13,123 @@ namespace {
 
 // The kernels' parameter blocks (gl::ParamBlock; the Params of each shaders/vit_*.comp, in order).
 struct GemmParams {
-  std::int32_t M, N, K, a_offset, out_offset, flags;
+  std::int32_t M, N, K4, lda, ldw, ldo, a_offset, out_offset, flags;
 };
 struct LayerNormParams {
-  std::int32_t T, D;
+  std::int32_t rows, D, ld, x_first, y_offset, norm_offset, write_y;
   float eps;
 };
 struct AttentionParams {
-  std::int32_t T, D, H;
-  float scale;
+  std::int32_t T, D, ld, q_first, q_count, o_offset, ldo, prefix, cols;
+  float patch, scale;
 };
-struct AttendParams {
-  std::int32_t T, D, H;
+struct DistanceSumParams {
+  std::int32_t T, H, prefix, out_index;
 };
 struct PoolParams {
-  std::int32_t T, D, prefix, mode;
+  std::int32_t T, D, ld, prefix, mode;
 };
 constexpr int kBias = shader::FLAG_BIAS, kGelu = shader::FLAG_GELU, kResidual = shader::FLAG_RESIDUAL;
 
-gl::Buffer upload_floats(const float* data, Eigen::Index n) {
-  return gl::Buffer(static_cast<std::size_t>(n) * sizeof(float), data);
-}
-gl::Buffer upload(const Matrix& m) { return upload_floats(m.data(), m.size()); }
-gl::Buffer upload(const RowVector& v) { return upload_floats(v.data(), v.size()); }
+// The GEMM's tile (shaders/vit_gemm.comp): 4 rows per work group, 4 columns per invocation,
+// kGemmLx invocations per work group. Tuned on llvmpipe (AVX2, 8 lanes).
+constexpr int kGemmRows = 8, kGemmCols = 4, kGemmLx = 16;
+constexpr int kAttentionLx = 8;  // queries per work group of vit_attention.comp
+constexpr int kLayerNormLx = 8;  // rows per work group of vit_layernorm.comp
 
-int groups(int n, int per) { return (n + per - 1) / per; }
+int round4(int n) { return (n + 3) / 4 * 4; }
+int groups(std::int64_t n, std::int64_t per) { return static_cast<int>((n + per - 1) / per); }
+std::size_t floats(std::int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); }
+
+/// A rows × cols matrix as rows of `ld` floats (ld ≥ cols), the padding zero.
+std::vector<float> padded(const float* data, Eigen::Index rows, Eigen::Index cols, int ld) {
+  std::vector<float> out(static_cast<std::size_t>(rows) * static_cast<std::size_t>(ld), 0.0f);
+  for (Eigen::Index r = 0; r < rows; ++r)
+    std::memcpy(out.data() + r * ld, data + r * cols, floats(cols));
+  return out;
+}
+gl::Buffer upload_padded(const Matrix& m, int ld) {
+  if (m.cols() == ld) return gl::Buffer(floats(m.size()), m.data());
+  const std::vector<float> p = padded(m.data(), m.rows(), m.cols(), ld);
+  return gl::Buffer(floats(static_cast<std::int64_t>(p.size())), p.data());
+}
+gl::Buffer upload(const RowVector& v) { return gl::Buffer(floats(v.size()), v.data()); }
+gl::Buffer zeros(std::int64_t n) {
+  const std::vector<float> z(static_cast<std::size_t>(n), 0.0f);
+  return gl::Buffer(floats(n), z.data());
+}
+
+GLint gl_int(GLenum name) {
+  GLint v = 0;
+  glGetIntegerv(name, &v);
+  return v;
+}
+
+/// A weight matrix on the GPU: its buffer (rows padded to ld floats) and a buffer texture
+/// (RGBA32F) over it, as vit_gemm.comp reads W.
+struct GpuMatrix {
+  gl::Buffer buffer;
+  gl::BufferTexture texture;
+  int rows = 0, cols = 0, ld = 0;
+  GpuMatrix() = default;
+  explicit GpuMatrix(const Matrix& m)
+      : buffer(upload_padded(m, round4(static_cast<int>(m.cols())))), texture(buffer, GL_RGBA32F),
+        rows(static_cast<int>(m.rows())), cols(static_cast<int>(m.cols())), ld(round4(static_cast<int>(m.cols()))) {}
+};
 
 }  // namespace
 
 struct VitGpuRunner::Weights {
   struct Block {
-    gl::Buffer ln1_w, ln1_b, W_qkv, b_qkv, W_proj, b_proj, ls1, ln2_w, ln2_b, W_fc1, b_fc1, W_fc2, b_fc2, ls2;
+    gl::Buffer ln1_w, ln1_b, b_qkv, b_proj, ls1, ln2_w, ln2_b, b_fc1, b_fc2, ls2;
+    GpuMatrix W_qkv, W_proj, W_fc1, W_fc2;
   };
   VitArchitecture arch;
-  gl::Buffer W_patch, b_patch, ones, norm_w, norm_b, W_head, b_head;
+  GpuMatrix W_patch, W_head;
+  gl::Buffer b_patch, ones, norm_w, norm_b, b_head;
   std::vector<Block> blocks;
 };
 
 VitGpuRunner::VitGpuRunner()
-    : gemm_(gl::compile_embedded("vit_gemm.comp")), layernorm_(gl::compile_embedded("vit_layernorm.comp")),
-      attention_pass_(gl::compile_embedded("vit_attention.comp")), attend_(gl::compile_embedded("vit_attend.comp")),
-      pool_(gl::compile_embedded("vit_pool.comp")) {}
+    : gemm_(gl::compile_embedded("vit_gemm.comp", "#define GEMM_LX " + std::to_string(kGemmLx) + "\n")),
+      layernorm_(gl::compile_embedded("vit_layernorm.comp")), distance_sum_(gl::compile_embedded("vit_distance_sum.comp")),
+      pool_(gl::compile_embedded("vit_pool.comp")) {
+  attention_program(64, false);  // the common head width, so that a bad shader fails here
+}
 
 VitGpuRunner::~VitGpuRunner() = default;
 
+const gl::Program& VitGpuRunner::attention_program(int m, bool kv_texture) {
+  auto it = attention_.find({m, kv_texture});
+  if (it == attention_.end()) {
+    std::string defines = "#define HEAD_DIM " + std::to_string(m) + "\n#define ATT_LX " + std::to_string(kAttentionLx) + "\n";
+    if (kv_texture) defines += "#define KV_TEXTURE 1\n";
+    it = attention_.emplace(std::pair{m, kv_texture}, gl::compile_embedded("vit_attention.comp", defines)).first;
+  }
+  return it->second;
+}
+
 void VitGpuRunner::upload(const VitModel& model) {
+  weights_.reset();
   auto w = std::make_unique<Weights>();
   w->arch = model.arch;
-  w->W_patch = attnlab::upload(model.W_patch);
+  w->W_patch = GpuMatrix(model.W_patch);
   w->b_patch = attnlab::upload(model.b_patch);
-  const RowVector ones = RowVector::Ones(model.arch.D);
-  w->ones = attnlab::upload(ones);
+  w->ones = attnlab::upload(RowVector::Ones(model.arch.D));
   w->norm_w = attnlab::upload(model.norm_w);
   w->norm_b = attnlab::upload(model.norm_b);
   if (model.arch.classes > 0) {
-    w->W_head = attnlab::upload(model.W_head);
+    w->W_head = GpuMatrix(model.W_head);
     w->b_head = attnlab::upload(model.b_head);
   }
   for (const VitBlock& b : model.blocks) {
     Weights::Block g;
     g.ln1_w = attnlab::upload(b.ln1_w), g.ln1_b = attnlab::upload(b.ln1_b);
-    g.W_qkv = attnlab::upload(b.W_qkv), g.b_qkv = attnlab::upload(b.b_qkv);
-    g.W_proj = attnlab::upload(b.W_proj), g.b_proj = attnlab::upload(b.b_proj), g.ls1 = attnlab::upload(b.ls1);
+    g.W_qkv = GpuMatrix(b.W_qkv), g.b_qkv = attnlab::upload(b.b_qkv);
+    g.W_proj = GpuMatrix(b.W_proj), g.b_proj = attnlab::upload(b.b_proj), g.ls1 = attnlab::upload(b.ls1);
     g.ln2_w = attnlab::upload(b.ln2_w), g.ln2_b = attnlab::upload(b.ln2_b);
-    g.W_fc1 = attnlab::upload(b.W_fc1), g.b_fc1 = attnlab::upload(b.b_fc1);
-    g.W_fc2 = attnlab::upload(b.W_fc2), g.b_fc2 = attnlab::upload(b.b_fc2), g.ls2 = attnlab::upload(b.ls2);
+    g.W_fc1 = GpuMatrix(b.W_fc1), g.b_fc1 = attnlab::upload(b.b_fc1);
+    g.W_fc2 = GpuMatrix(b.W_fc2), g.b_fc2 = attnlab::upload(b.b_fc2), g.ls2 = attnlab::upload(b.ls2);
     w->blocks.push_back(std::move(g));
   }
   weights_ = std::move(w);
@@ -85,92 +139,177 @@ void VitGpuRunner::upload(const VitModel& model) {
 VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
   const VitArchitecture& a = model.arch;
   vit_check_budget(a, input, budget);
-  const int D = a.D, H = a.heads, dh = D / H, Hd = a.mlp_hidden, pre = a.prefix(), N = input.N(), T = pre + N;
+  const int D = a.D, H = a.heads, dh = D / H, Hd = a.mlp_hidden, pre = a.prefix(), N = input.N(), T = pre + N, L = a.depth;
   const int PP3 = 3 * a.patch * a.patch;
   if (dh > 256) throw Error("the GPU engine takes heads up to 256 wide; this model's are " + std::to_string(dh));
-  // Every buffer must fit one storage block (llvmpipe: 128 MiB).
-  const std::size_t cap = gl::max_storage_block_bytes();
-  const std::size_t attention_bytes = static_cast<std::size_t>(H) * T * T * sizeof(float);
-  const std::size_t largest = std::max({attention_bytes, static_cast<std::size_t>(T) * std::max(3 * D, Hd) * sizeof(float),
-                                        static_cast<std::size_t>(N) * PP3 * sizeof(float),
-                                        static_cast<std::size_t>(Hd) * D * sizeof(float)});
-  if (largest > cap)
-    throw Error("the image gives " + std::to_string(T) + " tokens: one layer's attention (" + std::to_string(attention_bytes >> 20) +
-                " MiB) or activations would not fit the GPU's " + std::to_string(cap >> 20) +
-                " MiB storage buffers; use a smaller image or --resize");
+  if (dh % 4 != 0) throw Error("the GPU engine takes heads whose width is a multiple of 4; this model's are " + std::to_string(dh));
+  // Row strides in floats: multiples of 4 (vec4 loads), padding zero.
+  const int ldD = D, ld3 = 3 * D, ldH = round4(Hd), ldP = round4(PP3);
+
+  // What one storage binding may hold; larger buffers are bound a chunk of rows at a time.
+  const std::size_t driver_cap = gl::max_storage_block_bytes();
+  const std::size_t cap = storage_limit_ > 0 ? std::min(storage_limit_, driver_cap) : driver_cap;
+  const std::size_t align = static_cast<std::size_t>(std::max(gl_int(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT), 4));
+  const std::int64_t max_texels = gl_int(GL_MAX_TEXTURE_BUFFER_SIZE);
+  auto rows_per_chunk = [&](int ld, const char* what) {
+    const std::size_t row = floats(ld);
+    if (row + align > cap)
+      throw Error(std::string("one row of ") + what + " (" + std::to_string(row) + " bytes) does not fit the GPU's " +
+                  std::to_string(cap >> 10) + " KiB storage blocks");
+    return static_cast<int>(std::min<std::size_t>((cap - align) / row, 1 << 30));
+  };
+  const std::int64_t largest_texture = std::max<std::int64_t>(
+      {static_cast<std::int64_t>(T) * ld3 / 4, static_cast<std::int64_t>(T) * ldD, static_cast<std::int64_t>(Hd) * ldD / 4,
+       static_cast<std::int64_t>(D) * ldH / 4, static_cast<std::int64_t>(D) * ldP / 4});
+  if (largest_texture > max_texels)
+    throw Error("the image gives " + std::to_string(T) + " tokens: a buffer of " + std::to_string(largest_texture) +
+                " texels would exceed the GPU's buffer textures (" + std::to_string(max_texels) + " texels); use --resize");
+  if (floats(static_cast<std::int64_t>(H) * T) + align > cap || floats(static_cast<std::int64_t>(L) * std::max(T, H)) + align > cap)
+    throw Error("the image gives " + std::to_string(T) + " tokens: the per-token results would not fit the GPU's " +
+                std::to_string(cap >> 10) + " KiB storage blocks; use --resize");
   if (model.id != model_id_ || !weights_) upload(model);
   const Weights& w = *weights_;
+  chunked_dispatches_ = 0;
 
   gl::BindingGuard guard;
 
-  // Activations; the attention of every layer in its own buffer.
-  gl::Buffer patches = upload_floats(input.patches.data(), input.patches.size());
+  /// Binds floats [first, first + count) of `buffer` to storage binding `index`, from the
+  /// aligned offset at or below `first`; returns where `first` lies in the bound range (floats).
+  auto bind_floats = [&](GLuint index, const gl::Buffer& buffer, std::int64_t first, std::int64_t count) {
+    const std::size_t begin = floats(first), from = begin / align * align;
+    const std::size_t size = std::min(buffer.bytes() - from, begin + floats(count) - from);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, index, buffer.id(), static_cast<GLintptr>(from), static_cast<GLsizeiptr>(size));
+    return static_cast<std::int32_t>((begin - from) / sizeof(float));
+  };
+  auto bind_whole = [&](GLuint index, const gl::Buffer& buffer) {
+    if (buffer.bytes() > cap) throw Error("internal: a GPU buffer of " + std::to_string(buffer.bytes() >> 10) + " KiB bound whole");
+    gl::bind(index, buffer);
+  };
+
+  // Activations (rows of ld floats; the MLP's hidden layer padded with zeros).
+  const std::vector<float> patch_rows =
+      ldP == PP3 ? std::vector<float>() : padded(input.patches.data(), input.patches.rows(), input.patches.cols(), ldP);
+  gl::Buffer patches(floats(static_cast<std::int64_t>(N) * ldP), ldP == PP3 ? input.patches.data() : patch_rows.data());
   const Matrix start = vit_initial_tokens(model, Matrix::Zero(N, D), vit_position_embedding(model, input.rows, input.cols));
-  gl::Buffer X = attnlab::upload(start), Xn(static_cast<std::size_t>(T) * D * sizeof(float)),
-             QKV(static_cast<std::size_t>(T) * 3 * D * sizeof(float)), O(static_cast<std::size_t>(T) * D * sizeof(float)),
-             hidden(static_cast<std::size_t>(T) * Hd * sizeof(float));
-  gl::Buffer attention(attention_bytes);
+  gl::Buffer X(floats(start.size()), start.data()), Xn(floats(static_cast<std::int64_t>(T) * ldD)),
+      QKV(floats(static_cast<std::int64_t>(T) * ld3)), O(floats(static_cast<std::int64_t>(T) * ldD)),
+      hidden = zeros(static_cast<std::int64_t>(T) * ldH), row_dist(floats(static_cast<std::int64_t>(H) * T)),
+      distance(floats(static_cast<std::int64_t>(L) * H)), norms(floats(static_cast<std::int64_t>(L) * T));
+  const gl::BufferTexture X_tex(X, GL_RGBA32F), QKV_tex(QKV, GL_RGBA32F), patches_tex(patches, GL_RGBA32F),
+      Xn_tex(Xn, GL_RGBA32F), O_tex(O, GL_RGBA32F), hidden_tex(hidden, GL_RGBA32F);
+
+  // C = A Wᵀ (+ epilogue) for rows [0, M) of A (from row a_row) into Out (from row out_row),
+  // in chunks of rows that fit one storage binding.
+  auto gemm = [&](const gl::BufferTexture& A, int lda, int a_row, const GpuMatrix& W, const gl::Buffer* bias, const gl::Buffer* ls,
+                  gl::Buffer& out, int ldo, int out_row, int M, int flags) {
+    const int K4 = W.ld / 4, Nout = W.rows;
+    const int chunk = std::max(kGemmRows, rows_per_chunk(ldo, "an activation") / kGemmRows * kGemmRows);
+    if (chunk < M) ++chunked_dispatches_;
+    W.texture.bind(1);
+    A.bind(2);
+    bind_whole(3, bias ? *bias : w.ones);
+    bind_whole(4, ls ? *ls : w.ones);
+    for (int r0 = 0; r0 < M; r0 += chunk) {
+      const int rows = std::min(chunk, M - r0);
+      const std::int32_t a_off = (a_row + r0) * lda;
+      const std::int32_t o_off = bind_floats(5, out, static_cast<std::int64_t>(out_row + r0) * ldo, static_cast<std::int64_t>(rows) * ldo);
+      params_.set(gemm_, GemmParams{rows, Nout, K4, lda, W.ld, ldo, a_off, o_off, flags});
+      gl::dispatch(gemm_, static_cast<GLuint>(groups(Nout, kGemmLx * kGemmCols)), static_cast<GLuint>(groups(rows, kGemmRows)));
+    }
+  };
+  // LayerNorm of rows [0, rows) of `in` (its texture) into `out`, and/or their norms into
+  // norms[norm_first …] (norm_first < 0: none).
+  auto layer_norm = [&](const gl::BufferTexture& in, int ld, const gl::Buffer& weight, const gl::Buffer& bias, gl::Buffer* out,
+                        int rows, std::int64_t norm_first) {
+    const int chunk = rows_per_chunk(ld, "an activation");
+    if (chunk < rows) ++chunked_dispatches_;
+    in.bind(1);
+    bind_whole(2, weight);
+    bind_whole(3, bias);
+    for (int r0 = 0; r0 < rows; r0 += chunk) {
+      const int n = std::min(chunk, rows - r0);
+      const std::int32_t y_off = out ? bind_floats(4, *out, static_cast<std::int64_t>(r0) * ld, static_cast<std::int64_t>(n) * ld) : 0;
+      if (!out) bind_floats(4, norms, 0, 1);
+      const std::int32_t n_off = norm_first >= 0 ? bind_floats(5, norms, norm_first + r0, n) : -1;
+      if (norm_first < 0) bind_floats(5, norms, 0, 1);
+      params_.set(layernorm_, LayerNormParams{n, D, ld, r0, y_off, n_off, out ? 1 : 0, a.eps});
+      gl::dispatch(layernorm_, static_cast<GLuint>(groups(n, kLayerNormLx)));
+    }
+  };
+
   VitPass pass;
   pass.T = T;
   pass.H = H;
   pass.m = dh;
   pass.path = path();
-  Matrix qkv(T, 3 * D), tokens(T, D);
-
-  auto gemm = [&](const gl::Buffer& A, int a_row, const gl::Buffer& W, const gl::Buffer* bias, const gl::Buffer* ls,
-                  gl::Buffer& out, int out_row, int M, int Nout, int K, int flags) {
-    params_.set(gemm_, GemmParams{M, Nout, K, a_row * K, out_row * Nout, flags});
-    gl::bind(1, A);
-    gl::bind(2, W);
-    gl::bind(3, bias ? *bias : W);
-    gl::bind(4, ls ? *ls : W);
-    gl::bind(5, out);
-    gl::dispatch(gemm_, static_cast<GLuint>(groups(Nout, 64)), static_cast<GLuint>(groups(M, 64)));
-  };
-  auto layer_norm = [&](const gl::Buffer& in, const gl::Buffer& weight, const gl::Buffer& bias, gl::Buffer& out, int rows) {
-    params_.set(layernorm_, LayerNormParams{rows, D, a.eps});
-    gl::bind(1, in);
-    gl::bind(2, weight);
-    gl::bind(3, bias);
-    gl::bind(4, out);
-    gl::dispatch(layernorm_, static_cast<GLuint>(rows));
-  };
+  pass.Q.reserve(static_cast<std::size_t>(L));
+  pass.K.reserve(static_cast<std::size_t>(L));
 
   // Patch embedding (a conv with kernel = stride = P, as a product) added onto the patch rows,
   // which already hold their position codes; the prefix rows are complete.
-  gemm(patches, 0, w.W_patch, &w.b_patch, &w.ones, X, pre, N, D, PP3, kBias | kResidual);
-  for (int l = 0; l < a.depth; ++l) {
+  gemm(patches_tex, ldP, 0, w.W_patch, &w.b_patch, nullptr, X, ldD, pre, N, kBias | kResidual);
+  // k and v through the buffer texture: on llvmpipe (Mesa 22) a storage-buffer load at an
+  // address that is not a constant is a loop over the lanes, a fetch is a gather (5× faster
+  // here). The storage-buffer variant stays for drivers where it is faster.
+  const bool kv_texture = true;
+  const gl::Program& attention = attention_program(dh, kv_texture);
+  const int query_chunk = rows_per_chunk(ldD, "the attention output");
+  for (int l = 0; l < L; ++l) {
     if (stop && stop->load()) throw Error("cancelled");
     const Weights::Block& b = w.blocks[static_cast<std::size_t>(l)];
-    layer_norm(X, b.ln1_w, b.ln1_b, Xn, T);
-    gemm(Xn, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, 0, T, 3 * D, D, kBias);
-    QKV.download(qkv.data(), static_cast<std::size_t>(qkv.size()) * sizeof(float));
-    pass.Q.push_back(qkv.leftCols(D));
-    pass.K.push_back(qkv.middleCols(D, D));
-    params_.set(attention_pass_, AttentionParams{T, D, H, 1.0f / std::sqrt(static_cast<float>(dh))});
-    gl::bind(1, QKV);
-    gl::bind(2, attention);
-    gl::dispatch(attention_pass_, static_cast<GLuint>(T), static_cast<GLuint>(H));
-    params_.set(attend_, AttendParams{T, D, H});
-    gl::bind(3, O);
-    gl::dispatch(attend_, static_cast<GLuint>(groups(D, 64)), static_cast<GLuint>(T));
-    gemm(O, 0, b.W_proj, &b.b_proj, &b.ls1, X, 0, T, D, D, kBias | kResidual);
-    layer_norm(X, b.ln2_w, b.ln2_b, Xn, T);
-    gemm(Xn, 0, b.W_fc1, &b.b_fc1, nullptr, hidden, 0, T, Hd, D, kBias | kGelu);
-    gemm(hidden, 0, b.W_fc2, &b.b_fc2, &b.ls2, X, 0, T, D, Hd, kBias | kResidual);
-    X.download(tokens.data(), static_cast<std::size_t>(tokens.size()) * sizeof(float));
-    pass.token_norms.push_back(tokens.rowwise().norm().transpose());
+    // The previous block's output tokens' norms, with the LayerNorm that reads them.
+    layer_norm(X_tex, ldD, b.ln1_w, b.ln1_b, &Xn, T, l > 0 ? static_cast<std::int64_t>(l - 1) * T : -1);
+    gemm(Xn_tex, ldD, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, ld3, 0, T, kBias);
+    // Attention per head and chunk of queries, O and the distance's row terms.
+    QKV_tex.bind(1);
+    if (!kv_texture) bind_whole(1, QKV);
+    bind_whole(3, row_dist);
+    if (query_chunk < T) ++chunked_dispatches_;
+    for (int q0 = 0; q0 < T; q0 += query_chunk) {
+      const int count = std::min(query_chunk, T - q0);
+      const std::int32_t o_off = bind_floats(2, O, static_cast<std::int64_t>(q0) * ldD, static_cast<std::int64_t>(count) * ldD);
+      params_.set(attention, AttentionParams{T, D, ld3, q0, count, o_off, ldD, pre, input.cols, static_cast<float>(a.patch),
+                                             1.0f / std::sqrt(static_cast<float>(dh))});
+      gl::dispatch(attention, static_cast<GLuint>(groups(count, kAttentionLx)), static_cast<GLuint>(H));
+    }
+    bind_whole(1, row_dist);
+    bind_whole(2, distance);
+    params_.set(distance_sum_, DistanceSumParams{T, H, pre, l * H});
+    gl::dispatch(distance_sum_, static_cast<GLuint>(groups(H, 16)));
+    // This layer's q and k into the pass (the read waits for the product).
+    Matrix& Q = pass.Q.emplace_back(T, D);
+    Matrix& K = pass.K.emplace_back(T, D);
+    QKV.read_mapped(QKV.bytes(), 0, [&](const void* p) {
+      const float* qkv = static_cast<const float*>(p);
+      for (int t = 0; t < T; ++t) {
+        std::memcpy(Q.data() + static_cast<std::ptrdiff_t>(t) * D, qkv + static_cast<std::ptrdiff_t>(t) * ld3, floats(D));
+        std::memcpy(K.data() + static_cast<std::ptrdiff_t>(t) * D, qkv + static_cast<std::ptrdiff_t>(t) * ld3 + D, floats(D));
+      }
+    });
+    gemm(O_tex, ldD, 0, b.W_proj, &b.b_proj, &b.ls1, X, ldD, 0, T, kBias | kResidual);
+    layer_norm(X_tex, ldD, b.ln2_w, b.ln2_b, &Xn, T, -1);
+    gemm(Xn_tex, ldD, 0, b.W_fc1, &b.b_fc1, nullptr, hidden, ldH, 0, T, kBias | kGelu);
+    gemm(hidden_tex, ldH, 0, b.W_fc2, &b.b_fc2, &b.ls2, X, ldD, 0, T, kBias | kResidual);
   }
-  pass.distance = vit_attention_distance(pass, pre, input.cols, input.rows, a.patch);
+  if (L > 0) layer_norm(X_tex, ldD, w.norm_w, w.norm_b, nullptr, T, static_cast<std::int64_t>(L - 1) * T);
+  // The token norms (T per layer) and the distance (layers × heads), read once.
+  {
+    std::vector<float> all(static_cast<std::size_t>(L) * static_cast<std::size_t>(T));
+    norms.download(all.data(), floats(static_cast<std::int64_t>(all.size())));
+    for (int l = 0; l < L; ++l)
+      pass.token_norms.push_back(Eigen::Map<const RowVector>(all.data() + static_cast<std::ptrdiff_t>(l) * T, T));
+    pass.distance.resize(L, H);
+    distance.download(pass.distance.data(), floats(static_cast<std::int64_t>(L) * H));
+  }
   if (a.classes > 0) {
-    gl::Buffer pooled(static_cast<std::size_t>(D) * sizeof(float)), normed(static_cast<std::size_t>(D) * sizeof(float)),
-        out(static_cast<std::size_t>(a.classes) * sizeof(float));
-    params_.set(pool_, PoolParams{T, D, pre, a.pooling == VitPooling::Token ? shader::POOL_TOKEN : shader::POOL_AVERAGE});
-    gl::bind(1, X);
-    gl::bind(2, pooled);
+    gl::Buffer pooled = zeros(ldD), normed = zeros(ldD), out(floats(a.classes));
+    const gl::BufferTexture X_scalars(X, GL_R32F), pooled_tex(pooled, GL_RGBA32F), normed_tex(normed, GL_RGBA32F);
+    params_.set(pool_, PoolParams{T, D, ldD, pre, a.pooling == VitPooling::Token ? shader::POOL_TOKEN : shader::POOL_AVERAGE});
+    X_scalars.bind(1);
+    bind_whole(2, pooled);
     gl::dispatch(pool_, static_cast<GLuint>(groups(D, 64)));
-    layer_norm(pooled, w.norm_w, w.norm_b, normed, 1);
-    gemm(normed, 0, w.W_head, &w.b_head, nullptr, out, 0, 1, a.classes, D, kBias);
+    layer_norm(pooled_tex, ldD, w.norm_w, w.norm_b, &normed, 1, -1);
+    gemm(normed_tex, ldD, 0, w.W_head, &w.b_head, nullptr, out, a.classes, 0, 1, kBias);
     pass.logits.resize(static_cast<std::size_t>(a.classes));
     out.download(pass.logits.data(), pass.logits.size() * sizeof(float));
   }
