@@ -50,7 +50,7 @@ std::uint64_t read_le64(const std::uint8_t* p) {
   return v;
 }
 
-std::uint32_t read_le32(const std::uint8_t* p) {
+[[maybe_unused]] std::uint32_t read_le32(const std::uint8_t* p) {  // F32 on big-endian hosts only
   return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
 }
 
