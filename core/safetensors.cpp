@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <nettle/sha2.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -9,11 +10,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <system_error>
 #include <tuple>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace attnlab {
 namespace {
@@ -46,7 +50,7 @@ std::uint64_t read_le64(const std::uint8_t* p) {
   return v;
 }
 
-std::uint32_t read_le32(const std::uint8_t* p) {
+[[maybe_unused]] std::uint32_t read_le32(const std::uint8_t* p) {  // F32 on big-endian hosts only
   return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
 }
 
@@ -189,22 +193,125 @@ class HeaderReader {
   std::uint64_t data_size_;
 };
 
-void convert(const Entry& e, const std::uint8_t* data, Tensor& out) {
-  const std::size_t n = static_cast<std::size_t>((e.end - e.begin) / dtype_size(e.dtype));
-  out.values.resize(n);
-  const std::uint8_t* p = data + e.begin;
-  switch (e.dtype) {
+// `bytes` bytes of `dtype` elements at `p` to float32 at `out`.
+void convert(TensorDType dtype, const std::uint8_t* p, std::size_t bytes, float* out) {
+  switch (dtype) {
     case TensorDType::F32:
-      for (std::size_t i = 0; i < n; ++i) out.values[i] = std::bit_cast<float>(read_le32(p + 4 * i));
+      if constexpr (std::endian::native == std::endian::little) std::memcpy(out, p, bytes);
+      else
+        for (std::size_t i = 0; i < bytes / 4; ++i) out[i] = std::bit_cast<float>(read_le32(p + 4 * i));
       break;
     case TensorDType::F16:
-      for (std::size_t i = 0; i < n; ++i) out.values[i] = half_to_float(read_le16(p + 2 * i));
+      for (std::size_t i = 0; i < bytes / 2; ++i) out[i] = half_to_float(read_le16(p + 2 * i));
       break;
     case TensorDType::BF16:
-      for (std::size_t i = 0; i < n; ++i) out.values[i] = std::bit_cast<float>(std::uint32_t{read_le16(p + 2 * i)} << 16);
+      for (std::size_t i = 0; i < bytes / 2; ++i) out[i] = std::bit_cast<float>(std::uint32_t{read_le16(p + 2 * i)} << 16);
       break;
   }
 }
+
+// The first 8 bytes' header length, checked against the file's size. Throws naming `what`.
+std::uint64_t header_length(const std::uint8_t* first8, std::uint64_t file_size, const std::string& what) {
+  const std::uint64_t header_size = read_le64(first8);
+  if (header_size > kMaxSafetensorsHeaderBytes)
+    throw Error(what + ": the header length is " + std::to_string(header_size) + " bytes, over the limit of " +
+                std::to_string(kMaxSafetensorsHeaderBytes) + " (not a safetensors file, or a corrupt one)");
+  if (header_size > file_size - 8)
+    throw Error(what + ": the header length is " + std::to_string(header_size) + " bytes, past the end of the file (" +
+                std::to_string(file_size - 8) + " bytes follow it): the file is truncated or not a safetensors file");
+  return header_size;
+}
+
+[[noreturn]] void too_short(std::uint64_t file_size, const std::string& what) {
+  throw Error(what + ": the file is " + std::to_string(file_size) +
+              " bytes, too short for a safetensors file (it starts with an 8-byte header length)");
+}
+
+// The header (the `header_size` bytes after the length) of a file of `file_size` bytes:
+// checked, every tensor's place in the file noted, nothing converted.
+SafetensorsFile index_header(const std::uint8_t* header_begin, std::uint64_t header_size, std::uint64_t file_size,
+                             const std::string& what);
+
+}  // namespace
+
+// Where an opened file's bytes are. view() makes `n` bytes from `offset` available, either in
+// place (memory) or read into `scratch` (a file), and throws when fewer than n can be had.
+class SafetensorsSource {
+ public:
+  SafetensorsSource(std::string what, std::uint64_t size) : what_(std::move(what)), size_(size) {}
+  virtual ~SafetensorsSource() = default;
+  SafetensorsSource(const SafetensorsSource&) = delete;
+  SafetensorsSource& operator=(const SafetensorsSource&) = delete;
+  virtual const std::uint8_t* view(std::uint64_t offset, std::size_t n, std::uint8_t* scratch) const = 0;
+  const std::string& what() const { return what_; }
+  std::uint64_t size() const { return size_; }  ///< bytes when it was opened
+
+ private:
+  std::string what_;
+  std::uint64_t size_;
+};
+
+namespace {
+
+class MemorySource final : public SafetensorsSource {
+ public:
+  MemorySource(std::span<const std::uint8_t> bytes, const std::string& what) : SafetensorsSource(what, bytes.size()), bytes_(bytes) {}
+  const std::uint8_t* view(std::uint64_t offset, std::size_t n, std::uint8_t*) const override {
+    if (offset > bytes_.size() || n > bytes_.size() - offset) throw Error(what() + ": a read past the end of the data");
+    return bytes_.data() + offset;
+  }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+};
+
+// A file kept open, read with pread(): a file truncated meanwhile ends a read early (an Error
+// here) where a memory mapping would raise SIGBUS.
+class FileSource final : public SafetensorsSource {
+ public:
+  FileSource(int fd, const std::string& what, std::uint64_t size) : SafetensorsSource(what, size), fd_(fd) {}
+  ~FileSource() override { ::close(fd_); }
+  const std::uint8_t* view(std::uint64_t offset, std::size_t n, std::uint8_t* scratch) const override {
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd_, scratch + got, n - got, static_cast<off_t>(offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw Error(what() + ": read error at byte " + std::to_string(offset + got) + " (" + std::strerror(errno) + ")");
+      if (r == 0)
+        throw Error(what() + ": the file ended after " + std::to_string(offset + got) + " of its " + std::to_string(size()) +
+                    " bytes while it was read: it was truncated or replaced meanwhile (load it again)");
+      got += static_cast<std::size_t>(r);
+    }
+    return scratch;
+  }
+
+ private:
+  int fd_;
+};
+
+class Sha256 {
+ public:
+  Sha256() { sha256_init(&ctx_); }
+  void update(const std::uint8_t* p, std::size_t n) { sha256_update(&ctx_, n, p); }
+  std::string hex() {
+    std::uint8_t digest[SHA256_DIGEST_SIZE];
+    sha256_digest(&ctx_, SHA256_DIGEST_SIZE, digest);
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (const std::uint8_t b : digest) {
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    }
+    return out;
+  }
+
+ private:
+  sha256_ctx ctx_;
+};
+
+// Bytes read (and hashed) at a time: a multiple of every element size, small enough to stay in
+// the cache between the read, the hash and the conversion.
+constexpr std::size_t kPiece = std::size_t{1} << 20;
 
 }  // namespace
 
@@ -226,18 +333,10 @@ std::int64_t Tensor::numel() const {
   return n;
 }
 
-SafetensorsFile parse_safetensors(std::span<const std::uint8_t> bytes, const std::string& what) {
-  if (bytes.size() < 8)
-    throw Error(what + ": the file is " + std::to_string(bytes.size()) +
-                " bytes, too short for a safetensors file (it starts with an 8-byte header length)");
-  const std::uint64_t header_size = read_le64(bytes.data());
-  if (header_size > kMaxSafetensorsHeaderBytes)
-    throw Error(what + ": the header length is " + std::to_string(header_size) + " bytes, over the limit of " +
-                std::to_string(kMaxSafetensorsHeaderBytes) + " (not a safetensors file, or a corrupt one)");
-  if (header_size > bytes.size() - 8)
-    throw Error(what + ": the header length is " + std::to_string(header_size) + " bytes, past the end of the file (" +
-                std::to_string(bytes.size() - 8) + " bytes follow it): the file is truncated or not a safetensors file");
-  const auto* header_begin = bytes.data() + 8;
+namespace {
+
+SafetensorsFile index_header(const std::uint8_t* header_begin, std::uint64_t header_size, std::uint64_t file_size,
+                             const std::string& what) {
   const auto* header_end = header_begin + header_size;
 
   // Parsed without exceptions; the callback notes a tensor name given twice (the JSON parser
@@ -262,7 +361,7 @@ SafetensorsFile parse_safetensors(std::span<const std::uint8_t> bytes, const std
   if (!header.is_object()) throw Error(what + ": the header is " + kind(header) + ", not a JSON object");
   if (!duplicate.empty()) throw Error(what + ": the header names " + quote(duplicate) + " twice (a duplicate key)");
 
-  const std::uint64_t data_size = bytes.size() - 8 - header_size;
+  const std::uint64_t data_size = file_size - 8 - header_size;
   const HeaderReader reader(what, data_size);
   SafetensorsFile file;
   std::vector<Entry> entries;
@@ -287,35 +386,140 @@ SafetensorsFile parse_safetensors(std::span<const std::uint8_t> bytes, const std
     if (!furthest || e->end > furthest->end) furthest = e;
   }
 
-  const std::uint8_t* data = header_end;
+  const std::uint64_t data_start = 8 + header_size;
   for (Entry& e : entries) {
     Tensor t;
     t.dtype = e.dtype;
     t.shape = std::move(e.shape);
-    convert(e, data, t);
+    t.offset = data_start + e.begin;
     file.tensors.emplace(e.name, std::move(t));
   }
   return file;
 }
 
-SafetensorsFile read_safetensors(const std::filesystem::path& path) {
+// Every tensor of an opened file read into its values; the source let go.
+void read_all_values(SafetensorsFile& file) {
+  // Into vectors of their own first: a tensor whose values are sized is taken as read.
+  std::vector<std::vector<float>> values;
+  values.reserve(file.tensors.size());
+  std::vector<TensorRead> reads;
+  for (auto& [name, t] : file.tensors) {
+    values.emplace_back(static_cast<std::size_t>(t.numel()));
+    reads.push_back({&t, values.back().data()});
+  }
+  file.read(reads);
+  std::size_t i = 0;
+  for (auto& [name, t] : file.tensors) t.values = std::move(values[i++]);
+  file.source.reset();
+}
+
+}  // namespace
+
+std::string SafetensorsFile::read(std::span<const TensorRead> reads) const {
+  std::vector<const TensorRead*> pending;
+  for (const TensorRead& r : reads) {
+    if (r.tensor->has_values()) std::copy(r.tensor->values.begin(), r.tensor->values.end(), r.out);
+    else pending.push_back(&r);
+  }
+  if (!source) {
+    if (!pending.empty()) throw Error("a tensor without values and no file to read it from");
+    return "";
+  }
+  // In the file's order; outputs of the same tensor side by side.
+  std::sort(pending.begin(), pending.end(), [](const TensorRead* a, const TensorRead* b) {
+    return std::tie(a->tensor->offset, a->tensor) < std::tie(b->tensor->offset, b->tensor);
+  });
+  const SafetensorsSource& src = *source;
+  Sha256 hash;
+  std::vector<std::uint8_t> buffer(kPiece);
+  std::uint64_t pos = 0;
+  auto hash_up_to = [&](std::uint64_t end) {
+    while (pos < end) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, end - pos));
+      hash.update(src.view(pos, n, buffer.data()), n);
+      pos += n;
+    }
+  };
+  for (std::size_t i = 0; i < pending.size();) {
+    const Tensor& t = *pending[i]->tensor;
+    std::size_t j = i + 1;
+    while (j < pending.size() && pending[j]->tensor == &t) ++j;
+    const std::size_t element = dtype_size(t.dtype);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(t.numel()) * element;
+    if (t.offset < pos || t.offset > src.size() || bytes > src.size() - t.offset)
+      throw Error(src.what() + ": a tensor's bytes overlap another's or lie outside the file");
+    hash_up_to(t.offset);
+    for (std::uint64_t done = 0; done < bytes;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, bytes - done));
+      float* out = pending[i]->out + done / element;
+      if (t.dtype == TensorDType::F32 && std::endian::native == std::endian::little) {
+        // Straight into the output, hashed there.
+        auto* o = reinterpret_cast<std::uint8_t*>(out);
+        const std::uint8_t* p = src.view(pos, n, o);
+        if (p != o) std::memcpy(o, p, n);
+        hash.update(o, n);
+      } else {
+        const std::uint8_t* p = src.view(pos, n, buffer.data());
+        hash.update(p, n);
+        convert(t.dtype, p, n, out);
+      }
+      for (std::size_t k = i + 1; k < j; ++k) std::copy(out, out + n / element, pending[k]->out + done / element);
+      pos += n;
+      done += n;
+    }
+    i = j;
+  }
+  hash_up_to(src.size());
+  return hash.hex();
+}
+
+SafetensorsFile index_safetensors(std::span<const std::uint8_t> bytes, const std::string& what) {
+  if (bytes.size() < 8) too_short(bytes.size(), what);
+  const std::uint64_t header_size = header_length(bytes.data(), bytes.size(), what);
+  SafetensorsFile file = index_header(bytes.data() + 8, header_size, bytes.size(), what);
+  file.source = std::make_shared<MemorySource>(bytes, what);
+  return file;
+}
+
+SafetensorsFile parse_safetensors(std::span<const std::uint8_t> bytes, const std::string& what) {
+  SafetensorsFile file = index_safetensors(bytes, what);
+  read_all_values(file);
+  return file;
+}
+
+SafetensorsFile open_safetensors(const std::filesystem::path& path) {
   const std::string what = path.string();
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw Error(what + ": no such file");
   if (std::filesystem::is_directory(status)) throw Error(what + ": it is a directory, not a safetensors file");
   if (!std::filesystem::is_regular_file(status)) throw Error(what + ": not a regular file");
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(what + ": cannot read its size (" + ec.message() + ")");
-  if (size > std::numeric_limits<std::size_t>::max() / 2) throw Error(what + ": the file is too large to read");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(what + ": cannot open it for reading (" + std::strerror(errno) + ")");
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (static_cast<std::uintmax_t>(in.gcount()) != size)
-    throw Error(what + ": read error (" + std::to_string(in.gcount()) + " of " + std::to_string(size) +
-                " bytes read; did the file change while it was read?)");
-  return parse_safetensors(bytes, what);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(what + ": cannot open it for reading (" + std::strerror(errno) + ")");
+  // Owned by the source from here on: closed when the last copy of the file goes.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(what + ": not a regular file");
+  }
+  const auto source = std::make_shared<FileSource>(fd, what, static_cast<std::uint64_t>(st.st_size));
+  const std::uint64_t size = source->size();
+  if (size < 8) too_short(size, what);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::uint8_t first8[8];
+  source->view(0, 8, first8);
+  const std::uint64_t header_size = header_length(first8, size, what);
+  std::vector<std::uint8_t> header(static_cast<std::size_t>(header_size));
+  source->view(8, header.size(), header.data());
+  SafetensorsFile file = index_header(header.data(), header_size, size, what);
+  file.source = source;
+  return file;
+}
+
+SafetensorsFile read_safetensors(const std::filesystem::path& path) {
+  SafetensorsFile file = open_safetensors(path);
+  read_all_values(file);
+  return file;
 }
 
 }  // namespace attnlab

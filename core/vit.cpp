@@ -77,11 +77,17 @@ class TensorTaker {
   }
   const std::string& what() const { return what_; }
 
+  /// Schedules `t`'s values (t.numel() floats) to be read into `out` by read_scheduled().
+  void read_into(const Tensor& t, float* out) { reads_.push_back({&t, out}); }
+  /// Reads every scheduled tensor in one pass over the file; its SHA-256 ("" without a file).
+  std::string read_scheduled() const { return file_.read(reads_); }
+
  private:
   SafetensorsFile& file_;
   std::string what_;
   std::set<std::string> used_, ignored_;
   std::vector<std::string> missing_;
+  std::vector<TensorRead> reads_;
 };
 
 /// Checks a tensor's shape; throws naming it with the shape expected and found.
@@ -92,15 +98,15 @@ void expect_shape(const TensorTaker& taker, const std::string& name, const Tenso
                 shape_text(shape));
 }
 
-Matrix to_matrix(const Tensor& t, Eigen::Index rows, Eigen::Index cols) {
-  Matrix m(rows, cols);
-  std::copy(t.values.begin(), t.values.end(), m.data());
-  return m;
+// `m` sized rows × cols (= t.numel(), its shape checked) and `t` scheduled to be read into it.
+// Nothing is allocated for a tensor the file lacks, nothing read before every check passed.
+void take_matrix(TensorTaker& taker, const Tensor& t, Matrix& m, Eigen::Index rows, Eigen::Index cols) {
+  m.resize(rows, cols);
+  taker.read_into(t, m.data());
 }
-RowVector to_row(const Tensor& t) {
-  RowVector v(static_cast<Eigen::Index>(t.values.size()));
-  std::copy(t.values.begin(), t.values.end(), v.data());
-  return v;
+void take_row(TensorTaker& taker, const Tensor& t, RowVector& v) {
+  v.resize(static_cast<Eigen::Index>(t.numel()));
+  taker.read_into(t, v.data());
 }
 
 /// A Linear layer: weight out × in, optional bias (zeros when absent and allowed).
@@ -111,11 +117,11 @@ void take_linear(TensorTaker& taker, const std::string& name, std::int64_t out, 
   if (has_bias) *has_bias = bt != nullptr;
   if (w) {
     expect_shape(taker, name + ".weight", *w, {out, in});
-    W = to_matrix(*w, out, in);
+    take_matrix(taker, *w, W, out, in);
   }
   if (bt) {
     expect_shape(taker, name + ".bias", *bt, {out});
-    b = to_row(*bt);
+    take_row(taker, *bt, b);
   } else {
     b = RowVector::Zero(out);
   }
@@ -129,7 +135,7 @@ void take_vector(TensorTaker& taker, const std::string& name, std::int64_t n, Ro
     return;
   }
   expect_shape(taker, name, *t, {n});
-  v = to_row(*t);
+  take_row(taker, *t, v);
 }
 
 void take_norm(TensorTaker& taker, const std::string& name, std::int64_t D, RowVector& w, RowVector& b) {
@@ -258,14 +264,14 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   arch.dtype = pw.dtype;
   const std::int64_t D = arch.D;
   const std::int64_t PP3 = 3LL * arch.patch * arch.patch;
-  model.W_patch = to_matrix(pw, D, PP3);
+  take_matrix(taker, pw, model.W_patch, D, PP3);
   take_vector(taker, patch_name + ".bias", D, model.b_patch, /*optional=*/true);
 
   // Class token, registers, position embedding.
   const Tensor* cls = taker.get(emb + "cls_token");
   if (cls) {
     expect_shape(taker, emb + "cls_token", *cls, {1, 1, D});
-    model.cls = to_row(*cls);
+    take_row(taker, *cls, model.cls);
   }
   const Tensor* reg = nullptr;
   std::string reg_name;
@@ -278,7 +284,7 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
       throw Error(what + ": tensor '" + reg_name + "' has shape " + shape_text(reg->shape) + ", expected [1, R, " +
                   std::to_string(D) + "]");
     arch.registers = static_cast<int>(reg->shape[1]);
-    model.registers = to_matrix(*reg, arch.registers, D);
+    take_matrix(taker, *reg, model.registers, arch.registers, D);
   } else {
     model.registers = Matrix(0, D);
   }
@@ -303,7 +309,7 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
                   " tokens, which is no square grid of patches with or without the " + std::to_string(arch.prefix()) +
                   " prefix token(s)");
     arch.pos_rows = arch.pos_cols = side;
-    model.pos = to_matrix(*pos, L, D);
+    take_matrix(taker, *pos, model.pos, L, D);
   }
   if (!hf) taker.ignore(prefix + "mask_token");
   if (hf) {
@@ -334,20 +340,23 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
     const std::string p = block_prefix + std::to_string(i) + ".";
     if (hf) {
       take_norm(taker, p + "layernorm_before", D, b.ln1_w, b.ln1_b);
-      Matrix Wq, Wk, Wv;
-      RowVector bq, bk, bv;
-      bool has_bias = false;
-      take_linear(taker, p + "attention.attention.query", D, D, Wq, bq, true, &has_bias);
-      any_qkv_bias |= has_bias;
-      take_linear(taker, p + "attention.attention.key", D, D, Wk, bk, true, &has_bias);
-      any_qkv_bias |= has_bias;
-      take_linear(taker, p + "attention.attention.value", D, D, Wv, bv, true, &has_bias);
-      any_qkv_bias |= has_bias;
-      if (Wq.size() && Wk.size() && Wv.size()) {
+      // Query, key and value read straight into their rows of W_qkv and parts of b_qkv.
+      const Tensor* w[3];
+      b.b_qkv = RowVector::Zero(3 * D);
+      for (int k = 0; k < 3; ++k) {
+        const std::string name = p + "attention.attention." + (k == 0 ? "query" : k == 1 ? "key" : "value");
+        w[k] = taker.get(name + ".weight");
+        const Tensor* bias = taker.get(name + ".bias", /*optional=*/true);
+        any_qkv_bias |= bias != nullptr;
+        if (w[k]) expect_shape(taker, name + ".weight", *w[k], {D, D});
+        if (bias) {
+          expect_shape(taker, name + ".bias", *bias, {D});
+          taker.read_into(*bias, b.b_qkv.data() + k * D);
+        }
+      }
+      if (w[0] && w[1] && w[2]) {
         b.W_qkv.resize(3 * D, D);
-        b.W_qkv << Wq, Wk, Wv;
-        b.b_qkv.resize(3 * D);
-        b.b_qkv << bq, bk, bv;
+        for (int k = 0; k < 3; ++k) taker.read_into(*w[k], b.W_qkv.data() + k * D * D);
       }
       take_linear(taker, p + "attention.output.dense", D, D, b.W_proj, b.b_proj);
       take_norm(taker, p + "layernorm_after", D, b.ln2_w, b.ln2_b);
@@ -466,6 +475,9 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
     for (std::size_t c = 0; c < names->size() && c < arch.labels.size(); ++c)
       if ((*names)[c].is_string()) arch.labels[c] = (*names)[c].get<std::string>();
   }
+  // Everything checked: now the weights, in one pass over the file, into the matrices above
+  // (which must not move or be resized before this).
+  model.sha256 = taker.read_scheduled();
   return model;
 }
 
@@ -479,7 +491,7 @@ VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& optio
                                   "model.safetensors and config.json)");
   }
   const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
-  SafetensorsFile tensors = read_safetensors(file);
+  SafetensorsFile tensors = open_safetensors(file);  // the header only; the weights at the end of vit_from_tensors
   VitModel model = vit_from_tensors(std::move(tensors), read_text_file(dir / "config.json"),
                                     read_text_file(dir / "preprocessor_config.json"), options, file.string());
   model.file = file;

@@ -83,6 +83,7 @@ struct VitModel {
   VitArchitecture arch;
   std::uint64_t id = 0;        ///< unique to this load in this process, for caches of its weights
   std::filesystem::path file;  ///< the .safetensors file read
+  std::string sha256;          ///< SHA-256 of its bytes as read by the load (64 lowercase hex digits; "" when built from values in memory)
   Matrix W_patch;              ///< D × 3P²: the conv kernel flattened in (channel, y, x) order
   RowVector b_patch;           ///< D
   RowVector cls;               ///< D
@@ -104,14 +105,19 @@ struct VitLoadOptions {
 /// config.json beside it (HF: num_attention_heads, layer_norm_eps, id2label; timm:
 /// model_args.num_heads, pretrained_cfg.mean/std, label_names, global_pool) and a
 /// preprocessor_config.json (HF: image_mean, image_std) are read where present; options
-/// override them; without either, H = D/64 and ε = 1e-6 (timm's). Throws Error with one line
-/// for everything read_safetensors() refuses, a file that is not a ViT (naming tensors it has),
-/// missing tensors (named) or unknown ones (named), shapes that do not fit together (named),
-/// heads that do not divide D, and a bad config file.
+/// override them; without either, H = D/64 and ε = 1e-6 (timm's). The header is read and
+/// everything checked first; then the weights, in one pass over the file that converts them
+/// into the model's matrices and hashes the file (model.sha256): no second copy of the file in
+/// memory, no second read. Throws Error with one line for everything open_safetensors() and
+/// SafetensorsFile::read() refuse (a file truncated while it is read included), a file that is
+/// not a ViT (naming tensors it has), missing tensors (named) or unknown ones (named), shapes
+/// that do not fit together (named), heads that do not divide D, and a bad config file.
 VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options = {});
 
-/// The same from tensors already read, with the config files' contents as JSON text ("" when
-/// absent); `what` names the checkpoint in errors.
+/// The same from tensors holding their values or from a file opened by open_safetensors() or
+/// index_safetensors() (read by file.read() once everything is checked; model.sha256 is its
+/// hash, "" when every tensor held its values), with the config files' contents as JSON text
+/// ("" when absent); `what` names the checkpoint in errors.
 VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, const std::string& preprocessor_json,
                           const VitLoadOptions& options, const std::string& what);
 

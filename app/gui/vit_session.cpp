@@ -51,7 +51,7 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
       auto model = std::make_shared<VitModel>(load_vit(*path));
       check();
       stage->store(kHashing);
-      r.sha256 = file_sha256(model->file);
+      r.sha256 = model->sha256;  // hashed while loading (issue 27)
       r.file = model->file;
       r.opened = *path;
       r.info = vit_info(*model);

@@ -32,6 +32,18 @@
 //                              ends with the pass on the CPU; tests/bench/bench_pytorch_vit.py
 //                              times PyTorch CPU on the same shapes.
 //
+//   VitLoad/B16                load_vit on a ViT-B/16 checkpoint with random F32 weights in timm's
+//                              names (D 768, 12 heads, 12 blocks, MLP 3072, patch 16, 224²: pos_embed
+//                              1 × 197 × 768, head 1000 classes; 86.6 M parameters, 346 MB), written
+//                              once to a temporary file (or to $ATTNLAB_VITLOAD_FILE, kept, to time
+//                              `attnlab vit --model FILE --info` on the same file). Timed on a warm
+//                              page cache: the file was just written. Compare the Time column (wall;
+//                              CPU counts this thread only); bytes_per_second is the file's bytes
+//                              per second of wall time (the model freed after each load included); counters: file_MB (10⁶ bytes) and
+//                              peak_rss_MB, the growth of the peak resident memory of one load
+//                              in a forked child whose peak was reset first (/proc/self/clear_refs),
+//                              so the parent's own history does not count (NaN where that fails).
+//
 // Every timed iteration ends with the result on the CPU (a GPU read-back synchronizes), so
 // "Time" is the wall time of a whole request. "CPU" is this thread only: on llvmpipe the shader
 // work runs on Mesa's own threads, so compare the Time column. items_per_second counts attention
@@ -53,12 +65,18 @@
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -408,6 +426,159 @@ void pooled_band_gpu(benchmark::State& state, int rows) {
   }
 }
 
+// A safetensors writer for F32 tensors of random values, streamed to disk (no copy of the whole
+// file in memory): the 8-byte little-endian header length, the JSON header, the tensors' bytes in
+// the order given. Values are uniform in [−0.05, 0.05) from a fixed seed.
+struct TensorSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+};
+
+std::uint64_t write_random_safetensors(const std::filesystem::path& path, const std::vector<TensorSpec>& tensors) {
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  std::uint64_t offset = 0;
+  for (const TensorSpec& t : tensors) {
+    std::uint64_t numel = 1;
+    std::string shape;
+    for (const std::int64_t d : t.shape) {
+      numel *= static_cast<std::uint64_t>(d);
+      shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    }
+    header += ",\"" + t.name + "\":{\"dtype\":\"F32\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(offset) +
+              "," + std::to_string(offset + 4 * numel) + "]}";
+    offset += 4 * numel;
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data part 8-byte aligned, as safetensors writes it
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error("cannot write " + path.string());
+  char length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
+  out.write(length, 8);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  std::vector<char> chunk;
+  for (const TensorSpec& t : tensors) {
+    std::uint64_t left = 1;
+    for (const std::int64_t d : t.shape) left *= static_cast<std::uint64_t>(d);
+    while (left > 0) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, 1 << 16));
+      chunk.resize(4 * n);
+      for (std::size_t i = 0; i < n; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
+        const float v = (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * 0.1f;
+        std::uint32_t u;
+        std::memcpy(&u, &v, 4);
+        for (int b = 0; b < 4; ++b) chunk[4 * i + b] = static_cast<char>(u >> (8 * b));
+      }
+      out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      left -= n;
+    }
+  }
+  out.close();
+  if (!out) throw Error("cannot write " + path.string() + " (disk full?)");
+  return 8 + header.size() + offset;
+}
+
+// The ViT-B/16 checkpoint of VitLoad/B16, written once per process.
+const std::filesystem::path& vit_b16_file() {
+  struct File {
+    std::filesystem::path path;
+    bool keep = false;
+    ~File() {
+      std::error_code ec;
+      if (!keep && !path.empty()) std::filesystem::remove(path, ec);
+    }
+  };
+  static File file;
+  if (file.path.empty()) {
+    const char* keep = std::getenv("ATTNLAB_VITLOAD_FILE");
+    file.keep = keep && *keep;
+    const auto path = file.keep ? std::filesystem::path(keep)
+                                : std::filesystem::temp_directory_path() /
+                                      ("attnlab-bench-vit-b16-" + std::to_string(::getpid()) + ".safetensors");
+    constexpr std::int64_t D = 768, H = 3072, P = 16, grid = 14, classes = 1000;
+    std::vector<TensorSpec> t{{"cls_token", {1, 1, D}}, {"pos_embed", {1, 1 + grid * grid, D}},
+                              {"patch_embed.proj.weight", {D, 3, P, P}}, {"patch_embed.proj.bias", {D}}};
+    for (int i = 0; i < 12; ++i) {
+      const std::string b = "blocks." + std::to_string(i) + ".";
+      for (const TensorSpec& s : std::vector<TensorSpec>{
+               {b + "norm1.weight", {D}}, {b + "norm1.bias", {D}}, {b + "attn.qkv.weight", {3 * D, D}},
+               {b + "attn.qkv.bias", {3 * D}}, {b + "attn.proj.weight", {D, D}}, {b + "attn.proj.bias", {D}},
+               {b + "norm2.weight", {D}}, {b + "norm2.bias", {D}}, {b + "mlp.fc1.weight", {H, D}},
+               {b + "mlp.fc1.bias", {H}}, {b + "mlp.fc2.weight", {D, H}}, {b + "mlp.fc2.bias", {D}}})
+        t.push_back(s);
+    }
+    for (const TensorSpec& s : std::vector<TensorSpec>{
+             {"norm.weight", {D}}, {"norm.bias", {D}}, {"head.weight", {classes, D}}, {"head.bias", {classes}}})
+      t.push_back(s);
+    write_random_safetensors(path, t);
+    file.path = path;
+  }
+  return file.path;
+}
+
+// VmRSS or VmHWM of this process from /proc/self/status, in bytes (-1 when unreadable).
+double proc_status_bytes(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + std::strlen(key)) * 1024.0;
+  return -1.0;
+}
+
+// The growth of the peak resident memory of one load_vit in a forked child, in bytes (NaN when
+// the peak cannot be reset or read).
+double load_peak_rss_growth(const std::filesystem::path& path) {
+  int fds[2];
+  if (::pipe(fds) != 0) return std::nan("");
+  const pid_t pid = ::fork();
+  if (pid < 0) return std::nan("");
+  if (pid == 0) {
+    ::close(fds[0]);
+    double growth = std::nan("");
+    {
+      std::ofstream clear("/proc/self/clear_refs");
+      clear << "5";  // resets VmHWM to the current VmRSS (Linux 4.0+)
+    }
+    const double before = proc_status_bytes("VmRSS:");
+    try {
+      const VitModel model = load_vit(path);
+      benchmark::DoNotOptimize(model.W_patch.data());
+      const double peak = proc_status_bytes("VmHWM:");
+      if (before >= 0 && peak >= 0) growth = peak - before;
+    } catch (...) {
+    }
+    [[maybe_unused]] const auto written = ::write(fds[1], &growth, sizeof growth);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  double growth = std::nan("");
+  if (::read(fds[0], &growth, sizeof growth) != static_cast<ssize_t>(sizeof growth)) growth = std::nan("");
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return growth;
+}
+
+void vit_load(benchmark::State& state) {
+  try {
+    const auto& path = vit_b16_file();
+    const auto bytes = static_cast<std::int64_t>(std::filesystem::file_size(path));
+    const auto start = std::chrono::steady_clock::now();
+    for (auto _ : state) {
+      const VitModel model = load_vit(path);
+      benchmark::DoNotOptimize(model.blocks.back().W_fc2.data());
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds > 0) state.counters["bytes_per_second"] = static_cast<double>(state.iterations() * bytes) / seconds;
+    state.counters["file_MB"] = static_cast<double>(bytes) / 1e6;
+    state.counters["peak_rss_MB"] = load_peak_rss_growth(path) / 1e6;
+  } catch (const std::exception& e) {
+    fail(state, e);
+  }
+}
+
 void register_all() {
   // Explicit names, no Args(): the names come out exactly as "RowAllHeads/Gpu/1024".
   for (int n : {1024, 4096, 16384}) {
@@ -429,6 +600,7 @@ void register_all() {
   for (int rows : {1, 4, 16})
     benchmark::RegisterBenchmark(("PooledBand/Gpu/16384/" + std::to_string(rows)).c_str(), pooled_band_gpu, rows)
         ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VitLoad/B16", vit_load)->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace

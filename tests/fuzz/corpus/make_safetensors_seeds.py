@@ -33,7 +33,64 @@ def u16(*values):
     return struct.pack("<%dH" % len(values), *values)
 
 
+def tiny_vit(hf, dtype):
+    """A whole ViT small enough to mutate (D 4, patch 1, 2x2 patches, MLP 8), so that the fuzzer
+    reaches vit_from_tensors' checks and its one pass over the weights: timm's or HF's names."""
+    D, H, P, depth = 4, 8, 1, 2 if not hf else 1
+    tensors = []
+
+    def add(name, shape):
+        n = 1
+        for d in shape:
+            n *= d
+        raw = f32(*[0.25 * (i % 5) - 0.5 for i in range(n)]) if dtype == "F32" else u16(*[0x3C00 + i for i in range(n)])
+        tensors.append((name, dtype, shape, raw))
+
+    if hf:
+        add("vit.embeddings.cls_token", [1, 1, D])
+        add("vit.embeddings.position_embeddings", [1, 5, D])
+        add("vit.embeddings.patch_embeddings.projection.weight", [D, 3, P, P])
+        add("vit.embeddings.patch_embeddings.projection.bias", [D])
+        for i in range(depth):
+            b = "vit.encoder.layer.%d." % i
+            for part in ("query", "key", "value"):
+                add(b + "attention.attention.%s.weight" % part, [D, D])
+                add(b + "attention.attention.%s.bias" % part, [D])
+            add(b + "attention.output.dense.weight", [D, D])
+            add(b + "attention.output.dense.bias", [D])
+            for norm in ("layernorm_before", "layernorm_after"):
+                add(b + norm + ".weight", [D])
+                add(b + norm + ".bias", [D])
+            add(b + "intermediate.dense.weight", [H, D])
+            add(b + "intermediate.dense.bias", [H])
+            add(b + "output.dense.weight", [D, H])
+            add(b + "output.dense.bias", [D])
+        add("vit.layernorm.weight", [D])
+        add("vit.layernorm.bias", [D])
+        add("classifier.weight", [3, D])
+        add("classifier.bias", [3])
+    else:
+        add("cls_token", [1, 1, D])
+        add("pos_embed", [1, 5, D])
+        add("patch_embed.proj.weight", [D, 3, P, P])
+        add("patch_embed.proj.bias", [D])
+        for i in range(depth):
+            b = "blocks.%d." % i
+            for name, shape in (("norm1.weight", [D]), ("norm1.bias", [D]), ("attn.qkv.weight", [3 * D, D]),
+                                ("attn.qkv.bias", [3 * D]), ("attn.proj.weight", [D, D]), ("attn.proj.bias", [D]),
+                                ("norm2.weight", [D]), ("norm2.bias", [D]), ("mlp.fc1.weight", [H, D]),
+                                ("mlp.fc1.bias", [H]), ("mlp.fc2.weight", [D, H]), ("mlp.fc2.bias", [D])):
+                add(b + name, shape)
+        add("norm.weight", [D])
+        add("norm.bias", [D])
+        add("head.weight", [3, D])
+        add("head.bias", [3])
+    return safetensors(tensors, metadata={"format": "pt"})
+
+
 SEEDS = {
+    "vit_timm_f16.safetensors": tiny_vit(False, "F16"),
+    "vit_hf_f32.safetensors": tiny_vit(True, "F32"),
     "f32_2x3.safetensors": safetensors([("weight", "F32", [2, 3], f32(1.0, -2.5, 0.5, 3.25, -0.0, 1e-40))]),
     "f16_values.safetensors": safetensors(
         [("h", "F16", [8], u16(0x3C00, 0xC000, 0x7BFF, 0x0001, 0x03FF, 0x7C00, 0xFC00, 0x7E00))]),
