@@ -37,6 +37,19 @@ nlohmann::json export_until(AppProcess& app, const std::function<bool(const nloh
   return j;
 }
 
+// Clicks the centre of a control recorded in a sidecar's "widgets".
+void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
+  const auto r = sidecar.at("widgets").at(widget);
+  app.click(r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f);
+}
+
+// Clicks the text field of an InputInt recorded in a sidecar's "widgets" (the recorded group
+// holds the field, its −/+ buttons and its label: the field is at its left).
+void click_number_field(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
+  const auto r = sidecar.at("widgets").at(widget);
+  app.click(r[0].get<float>() + 12.0f, r[1].get<float>() + r[3].get<float>() * 0.5f);
+}
+
 void expect_row(const nlohmann::json& drawn, const std::vector<float>& engine) {
   const auto values = drawn.at("values").get<std::vector<float>>();
   ASSERT_EQ(values.size(), engine.size());
@@ -121,5 +134,68 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   EXPECT_EQ(kept.at("vit_drawn").at("sha256"), cls.at("sha256"));
   expect_row(kept.at("vit_drawn"), engine.rollout_row(L - 1, HeadFusion::Mean, token));
   EXPECT_TRUE(app.alive());
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+// The ViT's input enlarged past the memory budget (ATTNLAB_MEMORY_BUDGET_MB) from the model
+// panel: a banner naming a size that fits, the previous map stays; then Diagnostics switches
+// the runner to the GPU engine, and the sidecar says the GPU ran, with the same row.
+TEST(AppUnderXvfb, AViTInputOverTheMemoryBudgetIsABannerAndDiagnosticsSwitchesTheRunner) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  // Diagnostics open from the start (a remembered setting), so its runner switch can be clicked.
+  std::filesystem::create_directories(dir / "config" / "attnlab");
+  write_file(dir / "config" / "attnlab" / "settings.json", R"({"classroom": {"panels": {"diagnostics": true}}})");
+  AppProcess app(x, dir, {}, {"ATTNLAB_MEMORY_BUDGET_MB=1"});
+  const unsigned long window = app.wait_for_window();
+  ASSERT_NE(window, 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  const int w = start.at("window").at("width").get<int>(), h = start.at("window").at("height").get<int>();
+  const auto folder = vit_data("timm_f32");
+  auto model = std::make_shared<const VitModel>(load_vit(folder));
+  VitCpuRunner cpu;
+  const VitSource engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+  const int L = engine.layers();
+
+  ASSERT_TRUE(xdnd_drop(x.display(), window, folder, w / 2, h / 2));
+  // The model tab comes up the frame after the first map.
+  const nlohmann::json opened =
+      export_until(app, [](const nlohmann::json& j) { return j.contains("vit_drawn") && j.at("widgets").contains("vit_resize"); });
+  const auto& first = opened.at("vit_drawn");
+  EXPECT_EQ(first.at("backend"), "cpu") << first.at("backend_why");  // auto on llvmpipe
+  expect_row(first, engine.patch_row(L - 1, HeadChoice{-1, HeadFusion::Mean}, 0));
+
+  // 3000 px on the short side: 8 px patches give 140 000 tokens, far over 1 MiB.
+  click_number_field(app, opened, "vit_resize");
+  app.key("ctrl+a");
+  app.xdotool("type --delay 20 '3000'");
+  app.key("Return");
+  const nlohmann::json refused = export_until(app, [](const nlohmann::json& j) {
+    return j.at("banner").get<std::string>().find("memory budget") != std::string::npos;
+  });
+  const std::string banner = refused.at("banner");
+  EXPECT_NE(banner.find("use --resize "), std::string::npos) << banner;
+  EXPECT_EQ(std::count(banner.begin(), banner.end(), '\n'), 0) << banner;
+  EXPECT_EQ(refused.at("vit_drawn").at("grid"), first.at("grid")) << "the previous input stays";
+  expect_row(refused.at("vit_drawn"), engine.patch_row(L - 1, HeadChoice{-1, HeadFusion::Mean}, 0));
+  EXPECT_TRUE(app.alive());
+
+  // Back to the model's own size, then the GPU engine from Diagnostics: it runs again there.
+  click_number_field(app, refused, "vit_resize");
+  app.key("ctrl+a");
+  app.xdotool("type --delay 20 '0'");
+  app.key("Return");
+  ASSERT_TRUE(refused.at("widgets").contains("diagnostics:vit_backend:gpu")) << "Diagnostics is not open";
+  click_widget(app, refused, "diagnostics:vit_backend:gpu");
+  const nlohmann::json on_gpu = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("vit_drawn") && j.at("vit_drawn").at("backend") == "gpu";
+  });
+  const auto& drawn = on_gpu.at("vit_drawn");
+  EXPECT_EQ(drawn.at("backend_why").get<std::string>().rfind("gpu: asked for", 0), 0u) << drawn.at("backend_why");
+  EXPECT_EQ(on_gpu.at("vit").at("backend"), "gpu");
+  const auto values = drawn.at("values").get<std::vector<float>>();
+  const auto row = engine.patch_row(L - 1, HeadChoice{-1, HeadFusion::Mean}, 0);
+  ASSERT_EQ(values.size(), row.size());
+  for (std::size_t j = 0; j < row.size(); ++j) EXPECT_NEAR(values[j], row[j], 2e-4 + 1e-3 * row[j]) << "patch " << j;
   EXPECT_EQ(app.close(), 0) << app.log();
 }
