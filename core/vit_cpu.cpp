@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 namespace attnlab {
@@ -108,8 +109,18 @@ void layer_norm_rows(const Matrix& X, const RowVector& w, const RowVector& b, fl
 
 }  // namespace
 
-VitCpuRunner::VitCpuRunner(int threads)
-    : threads_(threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {}
+namespace {
+int default_threads() {
+  if (const char* env = std::getenv("ATTNLAB_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n <= 256) return static_cast<int>(n);
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+}  // namespace
+
+VitCpuRunner::VitCpuRunner(int threads) : threads_(threads > 0 ? threads : default_threads()) {}
 
 VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
   const VitArchitecture& a = model.arch;

@@ -22,7 +22,7 @@ void linear(const Matrix& X, const Matrix& W, const RowVector* bias, Matrix& out
 /// The forward pass on the CPU.
 class VitCpuRunner final : public VitRunner {
  public:
-  /// `threads`: how many threads the attention loop and OpenBLAS use; 0: one per core.
+  /// `threads`: how many threads share the work; 0: ATTNLAB_THREADS when set, else one per core.
   explicit VitCpuRunner(int threads = 0);
   const char* path() const override { return "cpu"; }
   VitPass run(const VitModel& model, const VitInput& input, std::int64_t budget,
