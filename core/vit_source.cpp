@@ -41,6 +41,10 @@ VitSource::VitSource(std::shared_ptr<const VitModel> model, const Image& image, 
   grid_.covered_h = static_cast<double>(input.height) * image.height / input.scaled_height;
   input_w_ = input.width;
   input_h_ = input.height;
+  // The CLS token's rollout up to the last layer (the view's default) is worked in this job,
+  // not when a view first asks for it: L vector–matrix products, each a pass over the layer's rows.
+  if (stop && stop->load()) throw Error("cancelled");
+  rollout_row(layers() - 1, HeadFusion::Mean, 0);
 }
 
 std::vector<float> VitSource::patch_row(int layer, HeadChoice head, int query) const {

@@ -74,7 +74,8 @@ class VitSource final : public AttentionSource {
   /// heads for a fused choice. In [0, 1].
   float prefix_share(int layer, HeadChoice head, int query) const;
   /// Row `query` of the attention rollout up to `layer` (vit_rollout_row()), patch keys only;
-  /// kept once computed.
+  /// kept once computed (the CLS row up to the last layer, with the heads' mean, is computed by
+  /// the constructor, in the pass's job).
   std::vector<float> rollout_row(int layer, HeadFusion fusion, int query) const;
   /// Row `query` of head `head` in layer `layer`, step by step (VitHeadStep), recomputed from
   /// the layer's queries and keys. Throws Error when layer, head or query is outside the model.
