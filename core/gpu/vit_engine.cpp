@@ -31,9 +31,10 @@ struct PoolParams {
 };
 constexpr int kBias = shader::FLAG_BIAS, kGelu = shader::FLAG_GELU, kResidual = shader::FLAG_RESIDUAL;
 
-// The GEMM's tile (shaders/vit_gemm.comp): 4 rows per work group, 4 columns per invocation,
-// kGemmLx invocations per work group. Tuned on llvmpipe (AVX2, 8 lanes).
-constexpr int kGemmRows = 8, kGemmCols = 4, kGemmLx = 16;
+// The GEMM's tile (shaders/vit_gemm.comp): kGemmRows rows per work group, kGemmCols columns per
+// invocation, kGemmLx invocations per work group (one SIMD batch of llvmpipe with AVX2, 8 lanes).
+// Tuned on llvmpipe: 16 × 8 per invocation beat 8 × 4 and 8 × 8 (more multiply-adds per load).
+constexpr int kGemmRows = 16, kGemmCols = 8, kGemmLx = 8;
 constexpr int kAttentionLx = 8;  // queries per work group of vit_attention.comp
 constexpr int kLayerNormLx = 8;  // rows per work group of vit_layernorm.comp
 
@@ -91,7 +92,8 @@ struct VitGpuRunner::Weights {
 };
 
 VitGpuRunner::VitGpuRunner()
-    : gemm_(gl::compile_embedded("vit_gemm.comp", "#define GEMM_LX " + std::to_string(kGemmLx) + "\n")),
+    : gemm_(gl::compile_embedded("vit_gemm.comp", "#define GEMM_LX " + std::to_string(kGemmLx) + "\n#define GEMM_ROWS " +
+                                                       std::to_string(kGemmRows) + "\n#define GEMM_COLS " + std::to_string(kGemmCols) + "\n")),
       layernorm_(gl::compile_embedded("vit_layernorm.comp")), distance_sum_(gl::compile_embedded("vit_distance_sum.comp")),
       pool_(gl::compile_embedded("vit_pool.comp")) {
   attention_program(64, false);  // the common head width, so that a bad shader fails here
@@ -99,12 +101,12 @@ VitGpuRunner::VitGpuRunner()
 
 VitGpuRunner::~VitGpuRunner() = default;
 
-const gl::Program& VitGpuRunner::attention_program(int m, bool kv_texture) {
-  auto it = attention_.find({m, kv_texture});
+const gl::Program& VitGpuRunner::attention_program(int m, bool kv_image) {
+  auto it = attention_.find({m, kv_image});
   if (it == attention_.end()) {
     std::string defines = "#define HEAD_DIM " + std::to_string(m) + "\n#define ATT_LX " + std::to_string(kAttentionLx) + "\n";
-    if (kv_texture) defines += "#define KV_TEXTURE 1\n";
-    it = attention_.emplace(std::pair{m, kv_texture}, gl::compile_embedded("vit_attention.comp", defines)).first;
+    if (kv_image) defines += "#define KV_IMAGE 1\n";
+    it = attention_.emplace(std::pair{m, kv_image}, gl::compile_embedded("vit_attention.comp", defines)).first;
   }
   return it->second;
 }
@@ -181,6 +183,15 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
     glBindBufferRange(GL_SHADER_STORAGE_BUFFER, index, buffer.id(), static_cast<GLintptr>(from), static_cast<GLsizeiptr>(size));
     return static_cast<std::int32_t>((begin - from) / sizeof(float));
   };
+  // Image units the kernels read (RGBA32F image buffers over a buffer texture), unbound at the end.
+  struct ImageUnits {
+    ~ImageUnits() {
+      for (GLuint u = 1; u <= 2; ++u) glBindImageTexture(u, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F);
+    }
+  } image_units;
+  auto bind_image = [](GLuint unit, const gl::BufferTexture& texture) {
+    glBindImageTexture(unit, texture.id(), 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F);
+  };
   auto bind_whole = [&](GLuint index, const gl::Buffer& buffer) {
     if (buffer.bytes() > cap) throw Error("internal: a GPU buffer of " + std::to_string(buffer.bytes() >> 10) + " KiB bound whole");
     gl::bind(index, buffer);
@@ -205,8 +216,8 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
     const int K4 = W.ld / 4, Nout = W.rows;
     const int chunk = std::max(kGemmRows, rows_per_chunk(ldo, "an activation") / kGemmRows * kGemmRows);
     if (chunk < M) ++chunked_dispatches_;
-    W.texture.bind(1);
-    A.bind(2);
+    bind_image(1, W.texture);
+    bind_image(2, A);
     bind_whole(3, bias ? *bias : w.ones);
     bind_whole(4, ls ? *ls : w.ones);
     for (int r0 = 0; r0 < M; r0 += chunk) {
@@ -248,11 +259,11 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
   // Patch embedding (a conv with kernel = stride = P, as a product) added onto the patch rows,
   // which already hold their position codes; the prefix rows are complete.
   gemm(patches_tex, ldP, 0, w.W_patch, &w.b_patch, nullptr, X, ldD, pre, N, kBias | kResidual);
-  // k and v through the buffer texture: on llvmpipe (Mesa 22) a storage-buffer load at an
-  // address that is not a constant is a loop over the lanes, a fetch is a gather (5× faster
-  // here). The storage-buffer variant stays for drivers where it is faster.
-  const bool kv_texture = true;
-  const gl::Program& attention = attention_program(dh, kv_texture);
+  // k and v through an image buffer: on llvmpipe (Mesa 22) a storage-buffer load at an
+  // address that is not a constant is a loop over the lanes, a texel fetch a function call and
+  // an image load an inline gather. The storage-buffer variant stays for drivers where it is faster.
+  const bool kv_image = true;
+  const gl::Program& attention = attention_program(dh, kv_image);
   const int query_chunk = rows_per_chunk(ldD, "the attention output");
   for (int l = 0; l < L; ++l) {
     if (stop && stop->load()) throw Error("cancelled");
@@ -262,7 +273,8 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
     gemm(Xn_tex, ldD, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, ld3, 0, T, kBias);
     // Attention per head and chunk of queries, O and the distance's row terms.
     QKV_tex.bind(1);
-    if (!kv_texture) bind_whole(1, QKV);
+    if (kv_image) bind_image(1, QKV_tex);
+    else bind_whole(1, QKV);
     bind_whole(3, row_dist);
     if (query_chunk < T) ++chunked_dispatches_;
     for (int q0 = 0; q0 < T; q0 += query_chunk) {

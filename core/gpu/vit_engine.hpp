@@ -53,8 +53,8 @@ class VitGpuRunner final : public VitRunner {
   struct Weights;
   void upload(const VitModel& model);
   /// The fused attention kernel for heads `m` wide, k and v read from a storage buffer or
-  /// (kv_texture) the buffer texture; compiled on first use.
-  const gl::Program& attention_program(int m, bool kv_texture);
+  /// (kv_image) an RGBA32F image buffer; compiled on first use.
+  const gl::Program& attention_program(int m, bool kv_image);
 
   gl::Program gemm_, layernorm_, distance_sum_, pool_;
   std::map<std::pair<int, bool>, gl::Program> attention_;
