@@ -662,6 +662,16 @@ class App {
   // The attention map of the source chosen: the ViT's, or the hand-made heads'.
   void draw_main_map() {
     state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
+    vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
+    if (replay_ && state_.vit_source && vit_.source()) {
+      // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
+      // the frame moves the query for the next one): the hover benchmark's "on screen".
+      const VitSource& src = *vit_.source();
+      const SourceGrid g = src.grid();
+      const int token = vit_query_token(state_, src);
+      vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
+                             vit_layer(state_, src), std::min(state_.vit_head, src.heads() - 1)};
+    }
     draw_source_map(state_, map_source(), geometry_);
   }
 
@@ -947,16 +957,9 @@ class App {
     }
   }
 
-  // What the ViT's main map drew this frame (its sidecar record, drew_map): the query's patch,
-  // the layer and the head; nothing while another view or source is shown.
-  Shown vit_shown() const {
-    const nlohmann::json& d = state_.report.vit_drawn;
-    if (d.is_null() || !d.contains("token")) return Shown{Cell{-1, -1}, -2, -100};
-    const int cols = d.at("grid").at("cols").get<int>(), prefix = d.at("grid").at("prefix").get<int>();
-    const int token = d.at("token").get<int>();
-    const Cell q = token < prefix ? Cell{-1, -1} : Cell{(token - prefix) % cols, (token - prefix) / cols};
-    return Shown{q, d.at("layer").get<int>(), d.at("head").get<int>()};
-  }
+  // What the ViT's main map drew this frame (draw_main_map): the query's patch, the layer and
+  // the head; nothing while another view or source is shown.
+  Shown vit_shown() const { return state_.report.vit_drawn.is_null() ? Shown{Cell{-1, -1}, -2, -100} : vit_map_shown_; }
 
   // The ViT replay: once the model's first forward pass is shown, the query follows the
   // pointer over the model's patch grid (the main map's cells, VitSource::grid()), and every
@@ -1042,6 +1045,7 @@ class App {
   std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
   int replay_code_ = 0;
   bool vit_replay_started_ = false;  // the ViT replay's start settings applied
+  Shown vit_map_shown_;              // what the ViT's main map was made of in this frame
 };
 
 // GLFW, the window with its context and ImGui's backends, released in this fixed order on every
