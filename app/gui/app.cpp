@@ -662,6 +662,16 @@ class App {
   // The attention map of the source chosen: the ViT's, or the hand-made heads'.
   void draw_main_map() {
     state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
+    vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
+    if (replay_ && state_.vit_source && vit_.source()) {
+      // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
+      // the frame moves the query for the next one): the hover benchmark's "on screen".
+      const VitSource& src = *vit_.source();
+      const SourceGrid g = src.grid();
+      const int token = vit_query_token(state_, src);
+      vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
+                             vit_layer(state_, src), std::min(state_.vit_head, src.heads() - 1)};
+    }
     draw_source_map(state_, map_source(), geometry_);
   }
 
@@ -899,9 +909,14 @@ class App {
   void step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
     glFinish();  // the frame's pixels are done, not only queued
     marks.end = HoverReplay::Clock::now();
-    const PatchGrid& g = backend_.grid();
-    const int q = backend_.query();
-    replay_->frame(marks, moved, Cell{q % g.cols, q / g.cols});
+    const bool over_vit = replay_->config().vit;
+    if (over_vit) {
+      replay_->frame(marks, moved, vit_shown());
+    } else {
+      const PatchGrid& g = backend_.grid();
+      const int q = backend_.query();
+      replay_->frame(marks, moved, Shown{Cell{q % g.cols, q / g.cols}, 0, 0});
+    }
     const auto stop = [&](int code, const std::string& line) {
       std::printf("attnlab: %s\n", line.c_str());
       std::fflush(stdout);
@@ -922,14 +937,73 @@ class App {
       stop(1, "hover benchmark: the hovers do not reach the map (is a window over it?)");
       return;
     }
+    if (over_vit) {
+      if (!vit_.source() && !vit_.busy() && !opening_model_ && !state_.commands.pending(Commands::Kind::OpenModel))
+        stop(1, "hover benchmark: the model did not open" + (state_.ui.banner.empty() ? std::string() : " (" + state_.ui.banner + ")"));
+      else step_vit_replay();
+      return;
+    }
     if (!geometry_.valid || state_.vit_source) return;
     const int K = backend_.settings().patch;
+    const PatchGrid& g = backend_.grid();
+    if (replay_->frames() == 0)
+      replay_->set_source(ReplaySource{"hand-made", "", g.cols, g.rows, K, 1, hand_made_map_.heads(), backend_.name()});
     replay_->path(g.cols, g.rows);
-    if (const auto c = replay_->next()) {
-      const double x = geometry_.x + (c->col + 0.5) * K * geometry_.scale, y = geometry_.y + (c->row + 0.5) * K * geometry_.scale;
+    if (const auto m = replay_->next()) {
+      const Cell c = m->cell;
+      const double x = geometry_.x + (c.col + 0.5) * K * geometry_.scale, y = geometry_.y + (c.row + 0.5) * K * geometry_.scale;
       glfwSetCursorPos(window_, x, y);
       replay_->moved(HoverReplay::Clock::now());
     }
+  }
+
+  // What the ViT's main map drew this frame (draw_main_map): the query's patch, the layer and
+  // the head; nothing while another view or source is shown.
+  Shown vit_shown() const { return state_.report.vit_drawn.is_null() ? Shown{Cell{-1, -1}, -2, -100} : vit_map_shown_; }
+
+  // The ViT replay: once the model's first forward pass is shown, the query follows the
+  // pointer over the model's patch grid (the main map's cells, VitSource::grid()), and every
+  // few hovers a layer or head step is a key press handled by vit_keys as a student's would be.
+  void step_vit_replay() {
+    const VitSource* src = vit_.source();
+    if (!src || vit_.busy() || !state_.vit_source || !geometry_.valid || state_.report.vit_drawn.is_null()) return;
+    const SourceGrid g = src->grid();
+    if (!vit_replay_started_) {  // the same start on every machine: last layer, heads' mean, the query following the pointer
+      vit_replay_started_ = true;
+      state_.vit_layer = src->layers() - 1;
+      state_.vit_head = kVitHeadMean;
+      state_.vit_token = -1;
+      state_.vit_rollout = state_.vit_norms = false;
+      state_.query_pinned = false;
+      replay_->set_source(ReplaySource{"vit", vit_.file().string(), g.cols, g.rows, src->patch(), src->layers(), src->heads(),
+                                       src->path()});
+      return;  // drawn once with these settings before the first move
+    }
+    replay_->path(g.cols, g.rows);
+    const auto m = replay_->next();
+    if (!m) return;
+    if (m->kind == ReplayMove::Kind::Hover) {
+      const double cell_w = g.covered_w * geometry_.scale / g.cols, cell_h = g.covered_h * geometry_.scale / g.rows;
+      glfwSetCursorPos(window_, geometry_.x + (m->cell.col + 0.5) * cell_w, geometry_.y + (m->cell.row + 0.5) * cell_h);
+      replay_->moved(HoverReplay::Clock::now());
+      return;
+    }
+    // Even steps go one layer up (PageUp; End from the first layer back to the last), odd steps
+    // to the next head (1…9, then 0: the heads' mean, then 1 again).
+    const int L = src->layers(), layer = vit_layer(state_, *src), heads = std::min(src->heads(), 9);
+    int key = 0, want_layer = layer, want_head = std::min(state_.vit_head, src->heads() - 1);
+    if (m->step % 2 == 0) {
+      key = layer > 0 ? GLFW_KEY_PAGE_UP : GLFW_KEY_END;
+      want_layer = layer > 0 ? layer - 1 : L - 1;
+    } else if (want_head < 0 || want_head + 1 < heads) {
+      want_head = want_head < 0 ? 0 : want_head + 1;
+      key = GLFW_KEY_1 + want_head;
+    } else {
+      key = GLFW_KEY_0;
+      want_head = kVitHeadMean;
+    }
+    key_queue.push_back({key, 0});
+    replay_->stepped(HoverReplay::Clock::now(), want_layer, want_head);
   }
 
   void report_frames() {
@@ -970,6 +1044,8 @@ class App {
   std::vector<double> frame_ms_;
   std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
   int replay_code_ = 0;
+  bool vit_replay_started_ = false;  // the ViT replay's start settings applied
+  Shown vit_map_shown_;              // what the ViT's main map was made of in this frame
 };
 
 // GLFW, the window with its context and ImGui's backends, released in this fixed order on every
@@ -998,7 +1074,18 @@ int run_gui(const GuiArgs& args) {
   const std::string& model = args.model;
   // The hover benchmark's report is checked before a window opens (an existing file, no folder).
   std::optional<HoverReplay> replay;
-  if (!args.hover_bench.empty()) replay.emplace(HoverBenchConfig{args.hover_bench});
+  if (!args.hover_bench.empty()) {
+    HoverBenchConfig config{args.hover_bench};
+    config.vit = !model.empty();  // over the model's patch grid once it has run
+    // Fewer hovers for the tests (the benchmark's numbers are at the default, 300).
+    if (const char* n = std::getenv("ATTNLAB_HOVER_BENCH_HOVERS"); n && *n) {
+      char* end = nullptr;
+      const long v = std::strtol(n, &end, 10);
+      if (*end != '\0' || v < 1 || v > 100000) throw Error(std::string("ATTNLAB_HOVER_BENCH_HOVERS must be a count of hovers, not '") + n + "'");
+      config.hovers = static_cast<int>(v);
+    }
+    replay.emplace(std::move(config));
+  }
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit())
     throw Error("cannot open a window (" + glfw_error_text +

@@ -71,7 +71,7 @@ double process_cpu_ms() {
 }
 }  // namespace
 
-void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Cell& drawn_query) {
+void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Shown& drawn) {
   const auto end = marks.end;
   if (started_) {
     frame_ms_.push_back(ms_between(last_end_, end));
@@ -87,19 +87,36 @@ void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved
     upload_bytes_ += static_cast<std::int64_t>(moved.upload_bytes);
   }
   last_end_ = end;
-  if (waiting_ && drawn_query == target_) {
-    latency_ms_.push_back(std::chrono::duration<double, std::milli>(end - moved_at_).count());
+  if (!waiting_) return;
+  if (stepping_ && drawn.layer == target_layer_ && drawn.head == target_head_) {
+    step_ms_.push_back(ms_between(moved_at_, end));
+    waiting_ = stepping_ = false;
+  } else if (!stepping_ && drawn.query == target_) {
+    latency_ms_.push_back(ms_between(moved_at_, end));
     waiting_ = false;
   }
 }
 
-std::optional<Cell> HoverReplay::next() {
-  if (waiting_ || path_.empty() || index_ >= path_.size()) return std::nullopt;
+std::optional<ReplayMove> HoverReplay::next() {
+  if (waiting_ || path_.empty()) return std::nullopt;
+  const auto every = static_cast<std::size_t>(std::max(config_.step_every, 0));
+  if (config_.vit && every > 0 && index_ > 0 && index_ < path_.size() && index_ % every == 0 &&
+      static_cast<std::size_t>(steps_) < index_ / every) {
+    waiting_ = stepping_ = true;
+    return ReplayMove{ReplayMove::Kind::Step, {}, steps_++};
+  }
+  if (index_ >= path_.size()) return std::nullopt;
   started_ = true;
   waiting_ = true;
   target_ = path_[index_++];
   if (index_ == 1) cpu_ms_start_ = process_cpu_ms();
-  return target_;
+  return ReplayMove{ReplayMove::Kind::Hover, target_, 0};
+}
+
+void HoverReplay::stepped(Clock::time_point when, int layer, int head) {
+  moved_at_ = when;
+  target_layer_ = layer;
+  target_head_ = head;
 }
 
 std::string HoverReplay::finish(const std::string& renderer) const {
@@ -109,12 +126,23 @@ std::string HoverReplay::finish(const std::string& renderer) const {
   const int max_waited = *std::max_element(frame_waited_.begin(), frame_waited_.end());
   nlohmann::json j;
   j["renderer"] = renderer;
+  j["source"] = {{"kind", source_.kind}, {"grid", {{"cols", source_.cols}, {"rows", source_.rows}}}, {"layers", source_.layers},
+                 {"heads", source_.heads}, {"runner", source_.runner}};
+  if (source_.kind == "vit") j["source"]["model"] = source_.model;
   j["hovers"] = config_.hovers;
-  j["patch"] = config_.patch;
+  j["hovers_shown"] = latency_ms_.size();
+  j["patch"] = config_.vit ? source_.patch : config_.patch;
   j["seed"] = config_.seed;
   j["frames"] = frame.count;
   j["frame_ms"] = {{"median", frame.median}, {"p95", frame.p95}, {"max", frame.max}};
   j["query_to_screen_ms"] = {{"median", latency.median}, {"p95", latency.p95}, {"max", latency.max}};
+  // A ViT's layer/head steps: the key pressed to the frame whose map shows the new layer or head.
+  j["layer_head_steps"] = step_ms_.size();
+  if (!step_ms_.empty()) {
+    const Spread step = spread_of(step_ms_);
+    j["step_to_screen_ms"] = {{"median", step.median}, {"p95", step.p95}, {"max", step.max}};
+  }
+  j["step_to_screen_ms_all"] = step_ms_;
   // Where a frame's time goes (medians): waiting for and handling window events; the views
   // (their GPU passes and read-backs); handing ImGui's lists to OpenGL; the swap with glFinish
   // (llvmpipe rasterizes here and Xvfb takes the pixels).
@@ -133,13 +161,20 @@ std::string HoverReplay::finish(const std::string& renderer) const {
   j["frame_ms_all"] = frame_ms_;
   j["query_to_screen_ms_all"] = latency_ms_;
   write_file_safely(config_.out, j.dump(1) + "\n", /*overwrite=*/false);
-  char line[600];
+  char what[400];
+  if (config_.vit)
+    std::snprintf(what, sizeof what, "%d hovers over the ViT %s (%d x %d patches, %d layers x %d heads, %s path) with %zu layer/head steps",
+                  config_.hovers, std::filesystem::path(source_.model).filename().string().c_str(), source_.cols, source_.rows,
+                  source_.layers, source_.heads, source_.runner.c_str(), step_ms_.size());
+  else
+    std::snprintf(what, sizeof what, "%d hovers at K = %d", config_.hovers, config_.patch);
+  char line[900];
   std::snprintf(line, sizeof line,
-                "hover benchmark: %d hovers at K = %d, %zu frames: frame median %.1f ms, p95 %.1f ms; pointer move to "
+                "hover benchmark: %s, %zu frames: frame median %.1f ms, p95 %.1f ms; pointer move to "
                 "new map on screen median %.1f ms, p95 %.1f ms; read-backs: at most %d in a frame, at most %d of them waiting for the GPU, %ld "
                 "frames with any; "
                 "process CPU %.1f ms per frame (%s)",
-                config_.hovers, config_.patch, frame.count, frame.median, frame.p95, latency.median, latency.p95, max_readbacks,
+                what, frame.count, frame.median, frame.p95, latency.median, latency.p95, max_readbacks,
                 max_waited, static_cast<long>(frames_with_readbacks), cpu_ms_ / static_cast<double>(frame.count), renderer.c_str());
   return line;
 }

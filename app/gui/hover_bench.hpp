@@ -5,6 +5,9 @@
 // it; ImGui reads it as it reads a person's). It records every frame's wall time and transfers
 // and, per hover, the time from the pointer's move to the swap of the frame that shows the new
 // query's map, then writes the numbers as JSON and one line on stdout. Needs no person.
+// With a ViT (`--model PATH`) the same kind of path runs over the model's patch grid once its
+// first forward pass is done, and every `step_every` hovers a layer/head step happens as a key
+// press would make it (PageUp/End, 1…9, 0 for the heads' mean); those frames count too.
 #include "app/gui/app_state.hpp"
 #include "core/gpu/gl.hpp"
 
@@ -23,6 +26,32 @@ struct HoverBenchConfig {
   int hovers = 300;
   int patch = 16;  ///< K, pixels
   std::uint32_t seed = 19;  ///< the path's random walk (std::mt19937, its raw output only)
+  bool vit = false;  ///< over a loaded ViT's patch grid (`--model`), not the hand-made heads' map
+  int step_every = 10;  ///< ViT: a layer/head step after every step_every-th hover but the last (0: none)
+};
+
+/// What the replay ran over, for its report.
+struct ReplaySource {
+  std::string kind = "hand-made";  ///< "hand-made" or "vit"
+  std::string model;               ///< vit: the checkpoint file read
+  int cols = 0, rows = 0;          ///< the patch grid the path walks
+  int patch = 0;                   ///< pixels per patch (K; a ViT's P, input pixels)
+  int layers = 1, heads = 0;
+  std::string runner;              ///< where the attention ran: the backend's name, or the ViT's "cpu" / "gpu"
+};
+
+/// What a frame's main map showed: the query's patch ({-1, -1} for a prefix token), the layer
+/// and the head (a ViT's fused choice as kVitHeadMean …).
+struct Shown {
+  Cell query{-1, -1};
+  int layer = 0, head = 0;
+};
+
+/// What the replay does next: move the pointer to a patch, or step the layer or head (a key).
+struct ReplayMove {
+  enum class Kind { Hover, Step } kind = Kind::Hover;
+  Cell cell;     ///< Hover: the patch
+  int step = 0;  ///< Step: its index, 0, 1, … (the app picks the key from it)
 };
 
 /// Percentiles of a list of milliseconds (nearest rank on the sorted list).
@@ -59,14 +88,20 @@ class HoverReplay {
   /// The path over a grid (made on the first call, for the grid then shown).
   const std::vector<Cell>& path(int cols, int rows);
 
+  /// What the replay runs over (written to the report).
+  void set_source(ReplaySource source) { source_ = std::move(source); }
+
   /// Called after every frame's swap (and glFinish) during the replay: its stages (its wall time
-  /// runs from the end of the previous frame), what it moved, and the query the frame drew.
-  void frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Cell& drawn_query);
-  /// The next cell to move the pointer to, once the last one is on screen; nullopt while the
-  /// last hover is not yet drawn, or when the path is done (done() then says so).
-  std::optional<Cell> next();
+  /// runs from the end of the previous frame), what it moved, and what the frame's map showed.
+  void frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Shown& drawn);
+  /// The next move, once the last one is on screen: the next cell of the path, or (a ViT,
+  /// after every config().step_every hovers but the last) a layer/head step; nullopt while the
+  /// last move is not yet drawn, or when the path is done (done() then says so).
+  std::optional<ReplayMove> next();
   /// The pointer was moved to the cell next() gave, at `when`.
   void moved(Clock::time_point when) { moved_at_ = when; }
+  /// The key of the step next() gave was pressed at `when`; the map should then show `layer`, `head`.
+  void stepped(Clock::time_point when, int layer, int head);
   bool done() const { return started_ && index_ >= path_.size() && !waiting_; }
   /// Frames drawn while the replay ran (a stuck app never ends it otherwise).
   std::size_t frames() const { return frame_ms_.size(); }
@@ -77,11 +112,14 @@ class HoverReplay {
  private:
   HoverBenchConfig config_;
   std::vector<Cell> path_;
+  ReplaySource source_;
   std::size_t index_ = 0;  // the next cell of path_ to move to
-  bool started_ = false, waiting_ = false;
+  int steps_ = 0;          // layer/head steps given
+  bool started_ = false, waiting_ = false, stepping_ = false;
   Cell target_;
+  int target_layer_ = 0, target_head_ = 0;
   Clock::time_point moved_at_{}, last_end_{};
-  std::vector<double> frame_ms_, latency_ms_;
+  std::vector<double> frame_ms_, latency_ms_, step_ms_;
   std::vector<double> events_ms_, views_ms_, submit_ms_, swap_ms_;  // the stages of each frame
   double cpu_ms_start_ = 0, cpu_ms_ = 0;  // the process's CPU time (every thread, llvmpipe's too)
   std::vector<int> frame_readbacks_, frame_waited_, frame_uploads_;

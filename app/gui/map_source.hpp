@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -174,8 +175,17 @@ class VitMapSource final : public MapSource {
   void drew_map(const MainMap& map, ImVec2 origin, float scale) override;
 
  private:
+  // One query's rows of A in one layer, every head (H × T, vit_attention_rows), computed once
+  // per (layer, query) and model run: the L × H thumbnails, the main map and its prefix share
+  // are read from them, so a frame that changes nothing computes no row and a new query costs
+  // one row per layer and head, not one per map and frame.
+  const std::vector<float>& attention_rows(int layer, int query);
+  std::vector<float> cached_patch_row(int layer, HeadChoice head, int query);
+
   AppState& state_;
   VitSession& vit_;
+  unsigned rows_generation_ = 0;                             // vit_.generation() the rows below are of
+  std::map<std::pair<int, int>, std::vector<float>> rows_;  // (layer, query) → H × T weights
   float share_ = 0;                  // of the main map's row, the share that went to the prefix tokens
   std::vector<float> prefix_norms_;  // with the norms shown: the prefix tokens' (not on the grid)
 };

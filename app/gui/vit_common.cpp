@@ -49,11 +49,16 @@ std::vector<float> vit_main_values(const AppState& state, const VitSource& sourc
 
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
                             const std::vector<float>& values) {
+  return vit_map_texture(vit, state, slot, key, [&] { return values; });
+}
+
+ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
+                            const std::function<std::vector<float>()>& values) {
   const SourceGrid g = vit.source()->grid();
   const std::string full = std::to_string(vit.generation()) + "|" + key + "|" + std::string(colormap_name(state.colormap)) +
                            "|" + std::string(normalization_name(state.normalization));
   return vit.textures().get(slot, full, g.cols, g.rows, [&] {
-    return apply_colormap(values, {}, state.colormap, state.normalization);
+    return apply_colormap(values(), {}, state.colormap, state.normalization);
   }, state.bilinear);
 }
 

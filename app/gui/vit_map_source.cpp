@@ -6,6 +6,8 @@
 #include "app/gui/map_source.hpp"
 #include "app/gui/vit_views.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -78,14 +80,39 @@ void VitMapSource::draw_photo(ImDrawList* dl, ImVec2 origin, float scale) {
   dl->AddImage(vit_.photo(), origin, ImVec2(origin.x + w * scale, origin.y + h * scale), ImVec2(0, 0), ImVec2(w / W, h / H));
 }
 
+const std::vector<float>& VitMapSource::attention_rows(int layer, int query) {
+  if (rows_generation_ != vit_.generation()) {
+    rows_.clear();
+    rows_generation_ = vit_.generation();
+  }
+  const auto key = std::make_pair(layer, query);
+  if (const auto it = rows_.find(key); it != rows_.end()) return it->second;
+  if (rows_.size() >= 256) rows_.clear();  // a few queries' worth of every layer
+  return rows_[key] = vit_attention_rows(vit_.source()->pass(), layer, query);
+}
+
+// VitSource::patch_row from the cached rows: the same weights, fused by the same rule.
+std::vector<float> VitMapSource::cached_patch_row(int layer, HeadChoice head, int query) {
+  const VitSource& src = *vit_.source();
+  if (head.head >= src.heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(src.heads() - 1));
+  const std::vector<float>& rows = attention_rows(layer, query);
+  const int T = src.grid().T(), prefix = src.grid().prefix, N = T - prefix;
+  auto patch_keys = [&](int h) {  // head h's row over the patch keys, 1 × N
+    return Matrix(Eigen::Map<const Matrix>(rows.data() + static_cast<std::size_t>(h) * T + prefix, 1, N));
+  };
+  const Matrix out = head.head >= 0 ? patch_keys(head.head) : fuse_heads(src.heads(), head.fusion, patch_keys);
+  return {out.data(), out.data() + out.size()};
+}
+
 ImTextureID VitMapSource::map(int layer, HeadChoice head, int query) {
   const std::string what = std::to_string(layer) + ":" + std::to_string(head.head) + ":" + std::to_string(static_cast<int>(head.fusion));
   const std::string slot = query == this->query() ? "map:" + what : "pinned:" + std::to_string(query);
-  return vit_map_texture(vit_, state_, slot, what + "|" + std::to_string(query), vit_.source()->patch_row(layer, head, query));
+  // The row is computed only when the slot's texture is made again (its key changed).
+  return vit_map_texture(vit_, state_, slot, what + "|" + std::to_string(query), [&] { return cached_patch_row(layer, head, query); });
 }
 
 std::optional<float> VitMapSource::map_max(int layer, HeadChoice head, int query) {
-  const std::vector<float> row = vit_.source()->patch_row(layer, head, query);
+  const std::vector<float> row = cached_patch_row(layer, head, query);
   return row.empty() ? 0.0f : *std::max_element(row.begin(), row.end());
 }
 
@@ -101,13 +128,25 @@ MainMap VitMapSource::main_map() {
   const VitSource& src = *vit_.source();
   const int layer = this->layer(), token = query(), head = std::min(state_.vit_head, src.heads() - 1);
   MainMap map;
-  map.values = vit_main_values(state_, src);
+  map.values = state_.vit_norms || state_.vit_rollout ? vit_main_values(state_, src)
+                                                     : cached_patch_row(layer, vit_head_choice(head), token);
   map.value_name = state_.vit_norms ? "||x||" : "a_ij";
   map.explore = !state_.vit_norms;
   const std::string key = std::to_string(layer) + "|" + std::to_string(head) + "|" + std::to_string(token) + "|" +
                           (state_.vit_norms ? "norms" : state_.vit_rollout ? "rollout" : "row");
-  map.texture = vit_map_texture(vit_, state_, "main", key, map.values);
-  share_ = state_.vit_norms || state_.vit_rollout ? 0.0f : src.prefix_share(layer, vit_head_choice(head), token);
+  map.texture = vit_map_texture(vit_, state_, "main", key, [&] { return map.values; });
+  share_ = 0.0f;
+  if (!state_.vit_norms && !state_.vit_rollout) {  // VitSource::prefix_share, from the cached rows
+    const std::vector<float>& rows = attention_rows(layer, token);
+    const int T = src.grid().T();
+    double share = 0.0;
+    for (int h = 0; h < src.heads(); ++h) {
+      if (head >= 0 && h != head) continue;
+      for (int j = 0; j < src.grid().prefix; ++j) share += rows[static_cast<std::size_t>(h) * T + j];
+    }
+    if (head < 0) share /= src.heads();
+    share_ = static_cast<float>(std::clamp(share, 0.0, 1.0));
+  }
   prefix_norms_.clear();
   if (state_.vit_norms) {
     const std::vector<float> all = src.token_norms(layer);

@@ -6,6 +6,7 @@
 #include "app/gui/views.hpp"
 #include "app/gui/vit_session.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ std::vector<float> vit_main_values(const AppState& state, const VitSource& sourc
 /// under `key`.
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
                             const std::vector<float>& values);
+/// The same with the values computed only when the slot's texture is made again (its key changed).
+ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
+                            const std::function<std::vector<float>()>& values);
 /// Colour of head h in the masks and the distance plot.
 ImU32 vit_head_colour(int h);
 

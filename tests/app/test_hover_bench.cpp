@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -52,5 +53,64 @@ TEST(HoverBench, AnExistingReportOrAMissingFolderIsRefusedAtTheStart) {
   EXPECT_THROW(HoverReplay(HoverBenchConfig{dir / "old.json"}), Error);
   EXPECT_THROW(HoverReplay(HoverBenchConfig{dir / "no" / "such" / "folder.json"}), Error);
   EXPECT_NO_THROW(HoverReplay(HoverBenchConfig{dir / "new.json"}));
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+// Plays a replay to its end as the app would: each move shown by the next frame.
+std::pair<int, int> play(HoverReplay& r, int cols, int rows, std::vector<std::size_t>* step_after = nullptr) {
+  r.path(cols, rows);
+  int hovers = 0, steps = 0;
+  Shown shown{Cell{-1, -1}, 2, kVitHeadMean};
+  for (int frame = 0; !r.done() && frame < 10000; ++frame) {
+    if (const auto m = r.next()) {
+      const auto now = HoverReplay::Clock::now();
+      if (m->kind == ReplayMove::Kind::Hover) {
+        r.moved(now);
+        shown.query = m->cell;
+        ++hovers;
+      } else {
+        EXPECT_EQ(m->step, steps);
+        r.stepped(now, 1, steps);
+        shown.layer = 1;
+        shown.head = steps;
+        ++steps;
+        if (step_after) step_after->push_back(static_cast<std::size_t>(hovers));
+      }
+    }
+    const auto now = HoverReplay::Clock::now();
+    r.frame(FrameMarks{now, now, now, now}, gl::TransferCounts{}, shown);
+  }
+  return {hovers, steps};
+}
+}  // namespace
+
+TEST(HoverBench, AViTReplayStepsTheLayerOrHeadAfterEveryTenthHoverButTheLast) {
+  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_hover_vit_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  HoverBenchConfig c{dir / "vit.json"};
+  c.hovers = 31;
+  c.vit = true;
+  HoverReplay vit(c);
+  vit.set_source(ReplaySource{"vit", "/m/model.safetensors", 6, 4, 8, 3, 4, "cpu"});
+  std::vector<std::size_t> after;
+  EXPECT_EQ(play(vit, 6, 4, &after), (std::pair{31, 3}));
+  EXPECT_EQ(after, (std::vector<std::size_t>{10, 20, 30}));
+  const std::string line = vit.finish("test");
+  EXPECT_NE(line.find("31 hovers over the ViT model.safetensors (6 x 4 patches, 3 layers x 4 heads, cpu path) with 3 layer/head steps"),
+            std::string::npos) << line;
+  std::ifstream in(dir / "vit.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("source").at("kind"), "vit");
+  EXPECT_EQ(j.at("layer_head_steps"), 3);
+  EXPECT_EQ(j.at("step_to_screen_ms_all").size(), 3u);
+  EXPECT_EQ(j.at("query_to_screen_ms_all").size(), 31u);
+  EXPECT_EQ(j.at("patch"), 8);
+
+  // The hand-made heads' replay takes no steps, whatever step_every says.
+  HoverBenchConfig h{dir / "heads.json"};
+  h.hovers = 31;
+  HoverReplay heads(h);
+  EXPECT_EQ(play(heads, 6, 4), (std::pair{31, 0}));
   std::filesystem::remove_all(dir);
 }

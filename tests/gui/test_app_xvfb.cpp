@@ -513,6 +513,8 @@ TEST(AppUnderXvfb, HoverBenchmarkReplaysItsPathShowsEveryHoverAndKeepsAnOldRepor
   const auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j.at("hovers"), 300);
   EXPECT_EQ(j.at("patch"), 16);
+  EXPECT_EQ(j.at("source").at("kind"), "hand-made");
+  EXPECT_EQ(j.at("layer_head_steps"), 0);
   EXPECT_EQ(j.at("query_to_screen_ms_all").size(), 300u) << "a hover never reached the screen";
   const auto& frames = j.at("frame_ms_all");
   EXPECT_GE(frames.size(), 300u);
@@ -532,4 +534,55 @@ TEST(AppUnderXvfb, HoverBenchmarkReplaysItsPathShowsEveryHoverAndKeepsAnOldRepor
   EXPECT_EQ(again.wait_exit(std::chrono::seconds(60)), 2) << again.log();
   EXPECT_NE(again.log().find("already exists"), std::string::npos) << again.log();
   EXPECT_EQ(std::filesystem::last_write_time(report), before);
+}
+
+// Issue 27, item 6: with a ViT (`--model PATH`) the benchmark waits for the model's first
+// forward pass, then replays its path over the model's patch grid (the query following the
+// pointer) and, every 10 hovers, steps the layer or the head as a key press would; the report
+// names the source it replayed. A few hovers over the small test checkpoint
+// (ATTNLAB_HOVER_BENCH_HOVERS), three steps among them: every hover and every step reached the screen.
+TEST(AppUnderXvfb, HoverBenchmarkOverAViTHoversItsGridAndStepsLayersAndHeads) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto report = dir / "hover_vit.json";
+  const auto model = std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "vit" / "data" / "timm_f32";
+  {
+    AppProcess app(x, dir, {"--hover-bench", report.string(), "--model", model.string()}, {"ATTNLAB_HOVER_BENCH_HOVERS=31"});
+    ASSERT_EQ(app.wait_exit(std::chrono::seconds(300)), 0) << app.log();
+    EXPECT_NE(app.log().find("hover benchmark: 31 hovers over the ViT model.safetensors"), std::string::npos) << app.log();
+    EXPECT_NE(app.log().find("with 3 layer/head steps"), std::string::npos) << app.log();
+  }
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in);
+  const auto& source = j.at("source");
+  EXPECT_EQ(source.at("kind"), "vit");
+  EXPECT_EQ(std::filesystem::path(source.at("model").get<std::string>()).filename(), "model.safetensors");
+  EXPECT_EQ(source.at("layers"), 3);
+  EXPECT_EQ(source.at("heads"), 4);
+  EXPECT_GE(source.at("grid").at("cols").get<int>(), 4);
+  EXPECT_EQ(source.at("grid").at("rows"), 4) << "the safari photo's short side at the model's 32 pixels, 8 per patch";
+  const std::string runner = source.at("runner");
+  EXPECT_TRUE(runner == "cpu" || runner == "gpu") << runner;
+  EXPECT_EQ(j.at("patch"), 8);
+  EXPECT_EQ(j.at("hovers"), 31);
+  EXPECT_EQ(j.at("query_to_screen_ms_all").size(), 31u) << "a hover never reached the screen";
+  EXPECT_EQ(j.at("layer_head_steps"), 3);
+  EXPECT_EQ(j.at("step_to_screen_ms_all").size(), 3u) << "a layer/head step never reached the screen";
+  for (const auto& ms : j.at("query_to_screen_ms_all")) EXPECT_GT(ms.get<double>(), 0.0);
+  for (const auto& ms : j.at("step_to_screen_ms_all")) EXPECT_GT(ms.get<double>(), 0.0);
+  const auto& frames = j.at("frame_ms_all");
+  EXPECT_GE(frames.size(), 34u) << "a frame per hover and per step at least";
+  EXPECT_EQ(j.at("frames").get<std::size_t>(), frames.size());
+}
+
+// A model that cannot be opened ends the ViT replay with a line saying so (no hang, no report).
+TEST(AppUnderXvfb, HoverBenchmarkWithAModelThatDoesNotOpenSaysSo) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto report = dir / "hover_none.json";
+  AppProcess app(x, dir, {"--hover-bench", report.string(), "--model", (dir / "no_such_model").string()},
+                 {"ATTNLAB_HOVER_BENCH_HOVERS=5"});
+  EXPECT_EQ(app.wait_exit(std::chrono::seconds(120)), 1) << app.log();
+  EXPECT_NE(app.log().find("hover benchmark: the model did not open"), std::string::npos) << app.log();
+  EXPECT_FALSE(std::filesystem::exists(report));
 }
