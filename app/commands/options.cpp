@@ -16,10 +16,12 @@ Usage:
   attnlab [IMAGE] [--model PATH]
                            open the app on IMAGE (default: the bundled safari photo); with
                            --model, a ViT checkpoint (.safetensors or its folder) too
-  attnlab [IMAGE] --hover-bench OUT.json
+  attnlab [IMAGE] --hover-bench OUT.json [--model PATH]
                            the interactive benchmark: the window replays 300 hovers at
-                           K = 16, writes frame times and query-to-screen times to
-                           OUT.json (never replaced), prints one line and closes
+                           K = 16 (with --model: over the ViT's grid, a layer or head
+                           step after every tenth), writes frame times and
+                           query-to-screen times to OUT.json (never replaced), prints
+                           one line and closes
   attnlab row --image IMG --patch K --query COL,ROW [options]
                            print row i of the attention matrix A as CSV: H/K lines of
                            W/K weights, in the patch grid's layout (computed on the GPU)
