@@ -62,6 +62,7 @@
 #include "core/gpu/vit_engine.hpp"
 #include "core/reference.hpp"
 #include "core/vit_cpu.hpp"
+#include "test_support.hpp"
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -299,42 +300,13 @@ VitShape vit_shape(const std::string& name) {
   return {384, 6, 12, 8, 480};  // S8_480
 }
 
-VitModel random_vit(const VitShape& shape) {
-  const int P = shape.patch, grid = 224 / P;
-  std::mt19937 gen(42);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  SafetensorsFile file;
-  auto add = [&](const std::string& name, std::vector<std::int64_t> dims, float sd, float mean = 0.0f) {
-    Tensor t;
-    t.shape = dims;
-    t.values.resize(static_cast<std::size_t>(t.numel()));
-    for (float& v : t.values) v = mean + sd * normal(gen);
-    file.tensors[name] = std::move(t);
-  };
-  const std::int64_t D = shape.D, H = 4 * D;
-  const float w = 1.0f / std::sqrt(static_cast<float>(D));
-  add("patch_embed.proj.weight", {D, 3, P, P}, 0.02f);
-  add("patch_embed.proj.bias", {D}, 0.02f);
-  add("cls_token", {1, 1, D}, 0.5f);
-  add("pos_embed", {1, 1 + grid * grid, D}, 0.5f);
-  for (int i = 0; i < shape.depth; ++i) {
-    const std::string b = "blocks." + std::to_string(i) + ".";
-    add(b + "norm1.weight", {D}, 0.1f, 1.0f), add(b + "norm1.bias", {D}, 0.1f);
-    add(b + "attn.qkv.weight", {3 * D, D}, w), add(b + "attn.qkv.bias", {3 * D}, 0.1f);
-    add(b + "attn.proj.weight", {D, D}, w), add(b + "attn.proj.bias", {D}, 0.1f);
-    add(b + "norm2.weight", {D}, 0.1f, 1.0f), add(b + "norm2.bias", {D}, 0.1f);
-    add(b + "mlp.fc1.weight", {H, D}, w), add(b + "mlp.fc1.bias", {H}, 0.1f);
-    add(b + "mlp.fc2.weight", {D, H}, 1.0f / std::sqrt(static_cast<float>(H))), add(b + "mlp.fc2.bias", {D}, 0.1f);
-  }
-  add("norm.weight", {D}, 0.1f, 1.0f), add("norm.bias", {D}, 0.1f);
-  return vit_from_tensors(std::move(file), "{\"model_args\": {\"num_heads\": " + std::to_string(shape.heads) + "}}", "", {},
-                          "random ViT");
-}
+// A ViT of the shape with random weights, through the loader from timm's names, no classifier.
+VitModel vit_model_of(const VitShape& shape) { return testing::random_vit(shape.D, shape.heads, shape.depth, shape.patch, 0); }
 
 const VitModel& vit_model(const std::string& name) {
   static std::map<std::string, VitModel> models;
   auto it = models.find(name);
-  if (it == models.end()) it = models.emplace(name, random_vit(vit_shape(name))).first;
+  if (it == models.end()) it = models.emplace(name, vit_model_of(vit_shape(name))).first;
   return it->second;
 }
 
