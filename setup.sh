@@ -1,21 +1,39 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Attention Lab needs (only those missing, quietly when all are
 # there), then configures and builds it into build/. Warnings are errors when CI is set.
+#   ./setup.sh           what building and running the app needs; builds the app only
+#   ./setup.sh --tests   adds the test tools (Xvfb, xdotool, clang for the sanitized suite,
+#                        the packaging checkers) and builds everything, tests included
 set -euo pipefail
 cd "$(dirname "$0")"
 
+tests=0
+case "${1:-}" in
+  "") ;;
+  --tests) tests=1 ;;
+  *) echo "setup.sh: unknown option '$1' (use no option for the app, --tests for the tests too)" >&2; exit 2 ;;
+esac
+
+# The app: compiler, build tools and the libraries it links; OpenGL through Mesa (llvmpipe
+# when there is no GPU), headless EGL and real windows.
 packages=(
-  cmake g++ make pkg-config git
-  libimgui-dev libglfw3-dev libeigen3-dev libstb-dev libepoxy-dev libgtest-dev libbenchmark-dev
-  nlohmann-json3-dev nettle-dev libopenblas-pthread-dev python3
-  # OpenGL through Mesa (llvmpipe when there is no GPU), headless EGL and real windows
+  cmake g++ make pkg-config ccache
+  libimgui-dev libglfw3-dev libeigen3-dev libstb-dev libepoxy-dev nlohmann-json3-dev nettle-dev
+  libopenblas-pthread-dev
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
-  # what the tests use to run the real app headless: a virtual X server and real input
-  xvfb xauth xdotool
-  # the sanitized build and the fuzzers (tests/sanitized_suite.sh): clang with its runtimes,
-  # llvm-symbolizer for readable reports
-  clang libclang-rt-14-dev llvm
 )
+if ((tests)); then
+  packages+=(
+    git python3 libgtest-dev libbenchmark-dev
+    # what the tests use to run the real app headless: a virtual X server and real input
+    xvfb xauth xdotool
+    # the sanitized build and the fuzzers (tests/sanitized_suite.sh): clang with its runtimes,
+    # llvm-symbolizer for readable reports
+    clang libclang-rt-14-dev llvm
+    # the install test (tests/install/): the .deb (cpack, dpkg-shlibdeps) and its checkers
+    dpkg-dev file desktop-file-utils appstream lintian man-db
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,5 +48,19 @@ fi
 
 werror=OFF
 [[ -n ${CI:-} ]] && werror=ON
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_WERROR="$werror" >/dev/null
-cmake --build build -j"$(nproc)"
+# ccache: a second build of the same sources (the sanitized tree, a fresh clone in CI) reuses
+# the first one's objects.
+# Paths inside this tree are hashed relative to it, so a clone elsewhere hits the same objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}"
+if ((tests)); then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_WERROR="$werror" -DATTNLAB_TESTS=ON >/dev/null
+  cmake --build build -j"$(nproc)"
+else
+  # A tree configured with the tests before keeps them (this only builds less).
+  with_tests=OFF
+  grep -qs '^ATTNLAB_TESTS:BOOL=ON' build/CMakeCache.txt && with_tests=ON
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_WERROR="$werror" -DATTNLAB_TESTS="$with_tests" >/dev/null
+  cmake --build build -j"$(nproc)" --target attnlab attnlab_docs
+fi

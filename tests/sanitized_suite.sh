@@ -25,8 +25,13 @@ werror=OFF
 [[ -n ${CI:-} ]] && werror=ON
 
 if ((build)); then
+  # ccache (installed by setup.sh): a rebuild of this tree, from this clone or a fresh one at
+  # the same path, compiles only what changed (CI: the whole build otherwise).
+  launcher=()
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$src}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake -S "$src" -B "$out" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DATTNLAB_SANITIZE=ON -DATTNLAB_FUZZ=ON -DATTNLAB_WERROR="$werror" >/dev/null
+    -DATTNLAB_SANITIZE=ON -DATTNLAB_FUZZ=ON -DATTNLAB_WERROR="$werror" "${launcher[@]}" >/dev/null
   cmake --build "$out" -j"$(nproc)"
 fi
 

@@ -25,10 +25,11 @@ Usage:
   attnlab row --image IMG --patch K --query COL,ROW [options]
                            print row i of the attention matrix A as CSV: H/K lines of
                            W/K weights, in the patch grid's layout (computed on the GPU)
-  attnlab render --image IMG --patch K --query COL,ROW [options] [--view NAME]
+  attnlab render [--image IMG] [--patch K] [--query COL,ROW] [options] [--view NAME]
                  [--size WxH] --out FILE.png [--force]
                            draw a view of the app without a window (EGL), with a
-                           sidecar FILE.json of every setting
+                           sidecar FILE.json of every setting (default: the app's first
+                           picture, the bundled safari photo, K = 16, query 12,8)
   attnlab render --model PATH --image IMG [--view map|vit-grid|vit-distance|vit-rollout|
                  vit-mask|vit-norms|vit-matrix] [--layer L] [--head H|mean|max|min]
                  [--query cls|regN|COL,ROW] [--resize S] [--mass PERCENT] [--bilinear]
@@ -80,16 +81,26 @@ on stderr, exit code 2, nothing written.
 std::filesystem::path assets_dir() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec)
+  if (!ec) {
+    // Installed (cmake --install, the .deb): PREFIX/bin/attnlab beside PREFIX/share/attnlab.
+    const auto installed = exe.parent_path().parent_path() / ATTNLAB_INSTALL_DATADIR;
+    if (std::filesystem::exists(installed / "safari.jpg", ec)) return installed;
+    // A build tree inside the source tree (build/bin/attnlab): the nearest assets/ above it.
     for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
-      if (std::filesystem::exists(dir / "assets" / "safari.jpg")) return dir / "assets";
+      if (std::filesystem::exists(dir / "assets" / "safari.jpg", ec)) return dir / "assets";
+  }
+  // A build tree elsewhere: the source tree it was built from.
   return std::filesystem::path(ATTNLAB_ASSETS_DIR);
 }
 
 Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
-                             std::vector<std::pair<std::string, std::string>>* extra) {
+                             std::vector<std::pair<std::string, std::string>>* extra, QueryDefaults defaults) {
   Document d;
   const auto given = parse_document_flags(args, command, d, known_extra, extra);
+  if (defaults == QueryDefaults::kLikeTheApp) {  // the app's first picture: safari, K 16, query (12,8)
+    if (d.image_path.empty()) d.image_path = (assets_dir() / "safari.jpg").string();
+    return d;
+  }
   if (d.image_path.empty()) throw Error("--image IMG is required");
   if (std::find(given.begin(), given.end(), "--query") == given.end()) throw Error("--query COL,ROW is required");
   return d;

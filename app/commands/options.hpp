@@ -21,11 +21,15 @@ inline constexpr int kExitUsage = 2;
 /// [--head NAME] [--mask MASK] [--pos none|concat|add] [--temperature T] [--lambda L] [--base B]
 /// [--power P] [--sincos] [--edge crop|pad] [--seed S]`, and for render and figure (command
 /// kFlagsRender) `[--colormap NAME] [--normalization N] [--opacity A]` too: the flags of the
-/// document's field table (document.hpp) for `command`. --image and --query are required.
-/// Throws Error naming the first bad argument. `known_extra` lists further `--name value`
-/// options the caller handles; their values are returned in `extra`.
+/// document's field table (document.hpp) for `command`. --image and --query are required,
+/// unless `defaults` is kLikeTheApp (render): then the app's first picture is the default, the
+/// bundled safari photo and the document's query. Throws Error naming the first bad argument.
+/// `known_extra` lists further `--name value` options the caller handles; their values are
+/// returned in `extra`.
+enum class QueryDefaults { kRequired, kLikeTheApp };
 Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
-                             std::vector<std::pair<std::string, std::string>>* extra);
+                             std::vector<std::pair<std::string, std::string>>* extra,
+                             QueryDefaults defaults = QueryDefaults::kRequired);
 
 /// The window's arguments: `[IMAGE] [--model PATH] [--hover-bench OUT.json]` in any order. Throws Error with one line
 /// for an unknown option, a second image or --model without a path.
@@ -38,7 +42,9 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args);
 /// The usage text of the whole program.
 std::string usage();
 
-/// The bundled assets folder (assets/ of the source tree, or beside the executable).
+/// The bundled assets folder (photos and the Fashion-MNIST ViT): PREFIX/share/attnlab beside
+/// an installed PREFIX/bin/attnlab, else the nearest assets/ above the executable (a build
+/// tree inside the source tree), else the source tree's assets/ compiled in.
 std::filesystem::path assets_dir();
 
 }  // namespace attnlab::app

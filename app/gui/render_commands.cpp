@@ -260,7 +260,7 @@ int run_render(const std::vector<std::string>& in) {
     }
   } else {
     std::vector<std::pair<std::string, std::string>> extra;
-    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size"}, &extra);
+    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size"}, &extra, QueryDefaults::kLikeTheApp);
     state = state_from(d);
     painted = d.painted_cells;
     for (const auto& [k, v] : extra) {

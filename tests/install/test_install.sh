@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Issue 30: Attention Lab installs like a desktop app.
+#   usage: test_install.sh SOURCE_DIR BUILD_DIR
+# 1. `cmake --install BUILD --prefix P` into a temporary P; every file a desktop app needs is
+#    there (program, photos, bundled ViT, desktop entry, icons, metainfo, man page).
+# 2. Nothing is moved, but the source and build trees are hidden (an empty tmpfs mounted over
+#    each, in a private mount namespace); from another folder the installed program renders the
+#    default photo (no --image) and the bundled ViT, finding its assets beside itself.
+# 3. desktop-file-validate and appstreamcli validate pass on the installed files.
+# 4. `cpack -G DEB` makes a package that lists the same files, whose dependencies were
+#    computed by dpkg-shlibdeps, and in which lintian finds no error.
+set -euo pipefail
+src="$(cd "$1" && pwd)"
+build="$(cd "$2" && pwd)"
+fail() { echo "test_install: $*" >&2; exit 1; }
+phase() { echo "test_install: ${SECONDS}s: $*"; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+case "$work/" in "$src/"* | "$build/"*) fail "the temporary folder $work is inside the trees it must hide" ;; esac
+prefix="$work/prefix"
+app_id=org.attnlab.AttentionLab
+
+# --- 1. the prefix install -------------------------------------------------------------
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install failed"; }
+expected=(
+  bin/attnlab
+  share/attnlab/safari.jpg share/attnlab/horses.jpg share/attnlab/dog.jpg share/attnlab/eagle.jpg
+  share/attnlab/README.md
+  share/attnlab/fashion_vit/model.safetensors share/attnlab/fashion_vit/config.json
+  share/attnlab/fashion_vit/images/14_bag.png
+  share/applications/$app_id.desktop
+  share/metainfo/$app_id.metainfo.xml
+  share/icons/hicolor/scalable/apps/$app_id.svg
+  share/man/man1/attnlab.1.gz
+  share/doc/attnlab/copyright
+)
+for size in 16 24 32 48 64 128 256 512; do expected+=("share/icons/hicolor/${size}x${size}/apps/$app_id.png"); done
+for f in "${expected[@]}"; do [[ -e $prefix/$f ]] || fail "cmake --install did not install $f"; done
+[[ -x $prefix/bin/attnlab ]] || fail "bin/attnlab is not executable"
+for size in 16 48 256; do
+  file "$prefix/share/icons/hicolor/${size}x${size}/apps/$app_id.png" | grep -q "PNG image data, $size x $size" ||
+    fail "the ${size}x${size} icon is not a ${size}x${size} PNG"
+done
+
+phase "prefix install checked"
+# --- 2. the installed program, with the source and build trees out of reach ---------------
+run="$work/elsewhere"
+mkdir -p "$run"
+ns=(unshare --mount)
+[[ $(id -u) -ne 0 ]] && ns=(unshare --mount --map-root-user)
+cat >"$work/hidden.sh" <<'INNER'
+set -euo pipefail
+src=$1 build=$2 prefix=$3 run=$4
+mount -t tmpfs none "$src"
+[[ $build == "$src"/* ]] || mount -t tmpfs none "$build"
+[[ -z $(ls -A "$src") ]] || { echo "test_install: the source tree is still visible" >&2; exit 1; }
+cd "$run"
+export EGL_LOG_LEVEL=fatal
+"$prefix/bin/attnlab" --version
+"$prefix/bin/attnlab" render --size 640x480 --out "$run/default.png"
+"$prefix/bin/attnlab" render --model "$prefix/share/attnlab/fashion_vit" \
+  --image "$prefix/share/attnlab/fashion_vit/images/14_bag.png" --size 640x480 --out "$run/vit.png"
+"$prefix/bin/attnlab" vit --model "$prefix/share/attnlab/fashion_vit" \
+  --image "$prefix/share/attnlab/fashion_vit/images/14_bag.png" --top 1 --backend cpu
+INNER
+"${ns[@]}" bash "$work/hidden.sh" "$src" "$build" "$prefix" "$run" >"$work/hidden.log" 2>&1 ||
+  { cat "$work/hidden.log"; fail "the installed program failed with the source tree out of reach (needs unshare --mount)"; }
+grep -q '^attnlab ' "$work/hidden.log" || { cat "$work/hidden.log"; fail "--version printed no version"; }
+grep -qiE '^[0-9]+,bag,' "$work/hidden.log" || { cat "$work/hidden.log"; fail "attnlab vit --top 1 did not call the bundled ViT's bag a bag"; }
+for f in default.png default.json vit.png vit.json; do [[ -s $run/$f ]] || fail "the installed program wrote no $f"; done
+file "$run/default.png" | grep -q "PNG image data, 640 x 480" || fail "default.png is not a 640x480 PNG"
+file "$run/vit.png" | grep -q "PNG image data, 640 x 480" || fail "vit.png is not a 640x480 PNG"
+# The default render drew the installed safari photo, the ViT render the installed model.
+grep -q "\"$prefix/share/attnlab/safari.jpg\"" "$run/default.json" || fail "default.json names no $prefix/share/attnlab/safari.jpg"
+grep -q "$prefix/share/attnlab/fashion_vit" "$run/vit.json" || fail "vit.json names no installed model"
+
+phase "installed program ran with the trees hidden"
+# --- 3. the desktop entry and the metainfo -----------------------------------------------
+desktop-file-validate "$prefix/share/applications/$app_id.desktop" || fail "desktop-file-validate failed"
+appstreamcli validate --no-net --explain "$prefix/share/metainfo/$app_id.metainfo.xml" || fail "appstreamcli validate failed"
+grep -q '<screenshot' "$prefix/share/metainfo/$app_id.metainfo.xml" || fail "the metainfo has no screenshot"
+grep -q '<project_license>' "$prefix/share/metainfo/$app_id.metainfo.xml" || fail "the metainfo names no licence"
+
+phase "desktop entry and metainfo valid"
+# --- 4. the Debian package -----------------------------------------------------------------
+(cd "$work" && cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/deb" >"$work/cpack.log") ||
+  { cat "$work/cpack.log"; fail "cpack -G DEB failed"; }
+debs=("$work"/deb/attnlab_*.deb)
+[[ -f ${debs[0]} ]] || fail "cpack made no attnlab_*.deb"
+deb=${debs[0]}
+dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./||' >"$work/deb-contents"
+for f in "${expected[@]}"; do grep -qx "usr/$f" "$work/deb-contents" || fail "the package does not hold /usr/$f"; done
+grep -qx "usr/share/doc/attnlab/changelog.gz" "$work/deb-contents" || fail "the package has no changelog"
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libc6 libstdc++6 libglfw3 libepoxy0 libnettle8 libgl1-mesa-dri; do
+  [[ $depends == *"$lib"* ]] || fail "the package's Depends lacks $lib (dpkg-shlibdeps): $depends"
+done
+lintian --fail-on error --suppress-tags-from-file /dev/null "$deb" >"$work/lintian.log" 2>&1 ||
+  { cat "$work/lintian.log"; fail "lintian found errors in the package"; }
+phase "package made and checked"
+cat "$work/lintian.log"
+echo "test_install: ok ($(basename "$deb"), $(wc -l <"$work/deb-contents") entries)"
