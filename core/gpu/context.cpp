@@ -140,6 +140,18 @@ bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_d
 
 }  // namespace
 
+int hardware_egl_devices() {
+  const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+  if (!has_extension(client, "EGL_EXT_platform_device") || !has_extension(client, "EGL_EXT_device_enumeration")) return 0;
+  EGLDeviceEXT devices[16];
+  EGLint count = 0;
+  if (!eglQueryDevicesEXT(16, devices, &count)) return 0;
+  int hardware = 0;
+  for (EGLint d = 0; d < count; ++d)
+    if (!has_extension(eglQueryDeviceStringEXT(devices[d], EGL_EXTENSIONS), "EGL_MESA_device_software")) ++hardware;
+  return hardware;
+}
+
 HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::make_unique<Impl>()) {
   std::string tried;
   const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);

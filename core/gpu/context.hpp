@@ -22,6 +22,11 @@ GlInfo check_compute_support();
 /// Reads version/renderer strings of the current context.
 GlInfo current_gl_info();
 
+/// How many EGL devices are hardware (a GPU; not Mesa's software device), without initializing
+/// any display or loading a driver: 0 where EGL has no device enumeration. Cheap enough to ask
+/// before choosing a path.
+int hardware_egl_devices();
+
 struct HeadlessOptions {
   int major = 4, minor = 3;  ///< version asked for (tests ask for 3.3 to simulate no compute)
   bool debug = kGlDebugBuild;  ///< a debug context with the GL error callback (gpu/debug.hpp)

@@ -14,6 +14,12 @@ VitRunnerChoice choose_vit_runner(VitBackend requested) {
     choice.why = "cpu: asked for";
     return choice;
   }
+  // No GPU among EGL's devices: a context would be Mesa's llvmpipe, so auto need not make one.
+  if (requested == VitBackend::Auto && hardware_egl_devices() == 0) {
+    choice.runner = std::make_unique<VitCpuRunner>();
+    choice.why = "auto: no hardware GPU among EGL's devices (OpenGL would be a software rasterizer); the CPU path is faster";
+    return choice;
+  }
   try {
     choice.context = std::make_unique<HeadlessContext>();
   } catch (const Error& e) {

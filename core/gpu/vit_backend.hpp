@@ -30,8 +30,9 @@ struct VitRunnerChoice {
   ~VitRunnerChoice() { runner.reset(); }
 };
 
-/// Auto: a headless context on this thread; the GPU runner when its renderer is hardware, the
-/// CPU path when it is a software rasterizer or no context can be made. Gpu: the GPU runner,
+/// Auto: the CPU path when EGL lists no hardware device (hardware_egl_devices(): no context is
+/// made); otherwise a headless context on this thread, and the GPU runner when its renderer is
+/// hardware, the CPU path when it is a software rasterizer or no context can be made. Gpu: the GPU runner,
 /// or Error (one line) when no OpenGL 4.3 context can be made. Cpu: the CPU path.
 VitRunnerChoice choose_vit_runner(VitBackend requested);
 
