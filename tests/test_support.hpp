@@ -65,3 +65,16 @@ double max_rel_error(const Matrix& a, const Matrix& b, double floor);
 VitModel random_vit(int D, int heads, int depth, int patch, int classes, unsigned seed = 42);
 
 }  // namespace attnlab::testing
+
+// ATTNLAB_ASAN: 1 in the sanitized build. AddressSanitizer's shadow memory, redzones and
+// quarantine grow the resident memory, so tests of peak memory leave that check to the plain build.
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNLAB_ASAN 1
+#endif
+#endif
+#ifndef ATTNLAB_ASAN
+#define ATTNLAB_ASAN 0
+#endif

@@ -156,17 +156,6 @@ TEST_F(PooledMatrixGpu, BandsMakeTheSameImageAndBadCallsThrow) {
   EXPECT_THROW(empty.pooled_matrix(0, 100, Pooling::Mean), Error);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ATTNLAB_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ATTNLAB_ASAN 1
-#endif
-#endif
-#ifndef ATTNLAB_ASAN
-#define ATTNLAB_ASAN 0
-#endif
-
 TEST_F(PooledMatrixGpu, LargeGridNeverHoldsNxN) {
   // N = 16 384 tokens (a 512 × 512 image, K = 4): A would be N² floats = 1 GiB. Its pooled
   // 512 × 512 picture (b = 32) is held to an eighth of that, 128 MiB, both in GL storage asked
