@@ -10,10 +10,10 @@
 // q, k, v come from one buffer QKV (T rows of `ld` floats: q in columns [0,D), k in [D,2D),
 // v in [2D,3D), head h at h·m); m = HEAD_DIM (a multiple of 4, compiled in). One invocation per
 // (query, head): queries q_first + x (x < q_count) of work group column x, head = group y. On
-// llvmpipe the lanes are queries, so every key's k_j and v_j is a uniform load (one scalar
-// load and a broadcast) from the storage buffer, or, with KV_IMAGE, an imageLoad from the
-// RGBA32F image buffer over QKV (on llvmpipe, Mesa 22, a storage-buffer load is a loop over the
-// lanes and a texelFetch a function call; an image load is an inline gather). q_i (pre-scaled by `scale`) and the
+// llvmpipe the lanes are queries, so every key's k_j and v_j is the same load for all of them,
+// an imageLoad from the RGBA32F image buffer over QKV (on llvmpipe, Mesa 22, a storage-buffer
+// load is a loop over the lanes and a texelFetch a function call; an image load is an inline
+// gather). q_i (pre-scaled by `scale`) and the
 // running output stay in registers. O: rows of `ldo` floats from float `o_offset` of the bound
 // range, row 0 being query q_first.
 #ifndef HEAD_DIM
@@ -33,13 +33,8 @@ layout(std140, binding = 0) uniform Params {  // AttentionParams in core/gpu/vit
   float patch_px, scale;
 };
 layout(binding = 1) uniform samplerBuffer u_QKV;  // RGBA32F over QKV
-#ifndef KV_IMAGE
-layout(std430, binding = 1) readonly buffer KVBuffer { vec4 KV[]; };  // the same QKV buffer
-#define KV_AT(t) KV[t]
-#else
 layout(binding = 1, rgba32f) readonly restrict uniform imageBuffer u_KV;  // the same QKV buffer
 #define KV_AT(t) imageLoad(u_KV, t)
-#endif
 layout(std430, binding = 2) writeonly buffer OBuffer { float O[]; };
 layout(std430, binding = 3) writeonly buffer DistBuffer { float row_dist[]; };
 

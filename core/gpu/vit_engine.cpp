@@ -96,17 +96,16 @@ VitGpuRunner::VitGpuRunner()
                                                        std::to_string(kGemmRows) + "\n#define GEMM_COLS " + std::to_string(kGemmCols) + "\n")),
       layernorm_(gl::compile_embedded("vit_layernorm.comp")), distance_sum_(gl::compile_embedded("vit_distance_sum.comp")),
       pool_(gl::compile_embedded("vit_pool.comp")) {
-  attention_program(64, false);  // the common head width, so that a bad shader fails here
+  attention_program(64);  // the common head width, so that a bad shader fails here
 }
 
 VitGpuRunner::~VitGpuRunner() = default;
 
-const gl::Program& VitGpuRunner::attention_program(int m, bool kv_image) {
-  auto it = attention_.find({m, kv_image});
+const gl::Program& VitGpuRunner::attention_program(int m) {
+  auto it = attention_.find(m);
   if (it == attention_.end()) {
-    std::string defines = "#define HEAD_DIM " + std::to_string(m) + "\n#define ATT_LX " + std::to_string(kAttentionLx) + "\n";
-    if (kv_image) defines += "#define KV_IMAGE 1\n";
-    it = attention_.emplace(std::pair{m, kv_image}, gl::compile_embedded("vit_attention.comp", defines)).first;
+    const std::string defines = "#define HEAD_DIM " + std::to_string(m) + "\n#define ATT_LX " + std::to_string(kAttentionLx) + "\n";
+    it = attention_.emplace(m, gl::compile_embedded("vit_attention.comp", defines)).first;
   }
   return it->second;
 }
@@ -261,9 +260,8 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
   gemm(patches_tex, ldP, 0, w.W_patch, &w.b_patch, nullptr, X, ldD, pre, N, kBias | kResidual);
   // k and v through an image buffer: on llvmpipe (Mesa 22) a storage-buffer load at an
   // address that is not a constant is a loop over the lanes, a texel fetch a function call and
-  // an image load an inline gather. The storage-buffer variant stays for drivers where it is faster.
-  const bool kv_image = true;
-  const gl::Program& attention = attention_program(dh, kv_image);
+  // an image load an inline gather.
+  const gl::Program& attention = attention_program(dh);
   const int query_chunk = rows_per_chunk(ldD, "the attention output");
   for (int l = 0; l < L; ++l) {
     if (stop && stop->load()) throw Error("cancelled");
@@ -273,8 +271,7 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
     gemm(Xn_tex, ldD, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, ld3, 0, T, kBias);
     // Attention per head and chunk of queries, O and the distance's row terms.
     QKV_tex.bind(1);
-    if (kv_image) bind_image(1, QKV_tex);
-    else bind_whole(1, QKV);
+    bind_image(1, QKV_tex);
     bind_whole(3, row_dist);
     if (query_chunk < T) ++chunked_dispatches_;
     for (int q0 = 0; q0 < T; q0 += query_chunk) {

@@ -52,12 +52,12 @@ class VitGpuRunner final : public VitRunner {
  private:
   struct Weights;
   void upload(const VitModel& model);
-  /// The fused attention kernel for heads `m` wide, k and v read from a storage buffer or
-  /// (kv_image) an RGBA32F image buffer; compiled on first use.
-  const gl::Program& attention_program(int m, bool kv_image);
+  /// The fused attention kernel for heads `m` wide (k and v read from an RGBA32F image buffer
+  /// over QKV); compiled on first use.
+  const gl::Program& attention_program(int m);
 
   gl::Program gemm_, layernorm_, distance_sum_, pool_;
-  std::map<std::pair<int, bool>, gl::Program> attention_;
+  std::map<int, gl::Program> attention_;
   gl::ParamBlock params_;
   std::unique_ptr<Weights> weights_;
   std::uint64_t model_id_ = 0;
