@@ -755,18 +755,17 @@ void check_query(const VitPass& pass, int query) {
   if (query < 0 || query >= pass.T) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(pass.T - 1));
 }
 
-/// Softmax of each row in place (the row's max subtracted first).
-void softmax_rows(Matrix& S) {
+constexpr int kRowBlock = 64;  ///< rows of A computed at once where a whole A is streamed over
+
+}  // namespace
+
+void vit_softmax_rows(Eigen::Ref<Matrix> S) {
   for (Eigen::Index i = 0; i < S.rows(); ++i) {
     auto row = S.row(i).array();
     row = (row - row.maxCoeff()).exp();
     row *= 1.0f / row.sum();
   }
 }
-
-constexpr int kRowBlock = 64;  ///< rows of A computed at once where a whole A is streamed over
-
-}  // namespace
 
 void vit_attention_block(const VitPass& pass, int layer, int head, int first, int count, Matrix& out) {
   check_layer(pass, layer);
@@ -781,7 +780,7 @@ void vit_attention_block(const VitPass& pass, int layer, int head, int first, in
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, pass.T, pass.m, scale,
               Q.data() + static_cast<std::ptrdiff_t>(first) * D + static_cast<std::ptrdiff_t>(head) * pass.m, D,
               K.data() + static_cast<std::ptrdiff_t>(head) * pass.m, D, 0.0f, out.data(), pass.T);
-  softmax_rows(out);
+  vit_softmax_rows(out);
 }
 
 std::vector<float> vit_attention_rows(const VitPass& pass, int layer, int query) {
@@ -821,21 +820,17 @@ std::vector<float> vit_rollout_row(const VitPass& pass, int layer, HeadFusion fu
   const int T = pass.T, H = pass.H;
   Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(T);
   r(query) = 1.0;
-  Matrix block, fused;
+  Matrix block;
   for (int l = layer; l >= 0; --l) {
     // r ← r Â_l, over blocks of Â_l's rows; rows where r is 0 are skipped (the first step reads one).
     Eigen::RowVectorXd next = Eigen::RowVectorXd::Zero(T);
     for (int first = 0; first < T; first += kRowBlock) {
       const int count = std::min(kRowBlock, T - first);
       if (r.segment(first, count).isZero(0.0)) continue;
-      for (int h = 0; h < H; ++h) {
-        vit_attention_block(pass, l, h, first, count, block);
-        if (h == 0) fused = block;
-        else if (fusion == HeadFusion::Mean) fused += block;
-        else if (fusion == HeadFusion::Max) fused = fused.cwiseMax(block);
-        else fused = fused.cwiseMin(block);
-      }
-      const Eigen::MatrixXd hat_rows = fused.cast<double>() * (fusion == HeadFusion::Mean ? 1.0 / H : 1.0);
+      const Eigen::MatrixXd hat_rows = fuse_heads(H, fusion, [&](int h) {
+                                         vit_attention_block(pass, l, h, first, count, block);
+                                         return block;
+                                       }).cast<double>();
       for (int i = 0; i < count; ++i) {
         const double ri = r(first + i);
         if (ri == 0.0) continue;

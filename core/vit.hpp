@@ -224,6 +224,9 @@ struct HeadChoice {
 /// a_ij = softmax_j(q_i·k_j/√m)). Throws Error when layer or query is outside the pass.
 std::vector<float> vit_attention_rows(const VitPass& pass, int layer, int query);
 
+/// Softmax of each row of S in place, the row's largest score subtracted before exp (eq. 26.20).
+void vit_softmax_rows(Eigen::Ref<Matrix> S);
+
 /// Rows [first, first + count) of head `head`'s A in layer `layer`, count × T, into `out`
 /// (resized). The one place a ViT's attention weights are computed from q and k.
 void vit_attention_block(const VitPass& pass, int layer, int head, int first, int count, Matrix& out);

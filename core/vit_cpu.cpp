@@ -12,30 +12,36 @@
 
 namespace attnlab {
 
+namespace {
+
+/// LayerNorm of rows [first, first + count) of X into the same rows of Y.
+void layer_norm_rows(const Matrix& X, const RowVector& w, const RowVector& b, float eps, Matrix& Y, int first, int count) {
+  const float D = static_cast<float>(X.cols());
+  for (int t = first; t < first + count; ++t) {
+    const float mean = X.row(t).sum() / D;
+    const float var = (X.row(t).array() - mean).square().sum() / D;
+    Y.row(t) = ((X.row(t).array() - mean) * (1.0f / std::sqrt(var + eps))) * w.array() + b.array();
+  }
+}
+
+/// The exact GELU in place, on a matrix or a block of one.
+template <class Values>
+void gelu_in_place(Values&& v) {
+  v = (0.5f * v.array() * (1.0f + (v.array() * 0.70710678118654752f).erf())).matrix();
+}
+
+}  // namespace
+
 Matrix layer_norm(const Matrix& X, const RowVector& w, const RowVector& b, float eps) {
   Matrix Y(X.rows(), X.cols());
-  const float D = static_cast<float>(X.cols());
-  for (Eigen::Index t = 0; t < X.rows(); ++t) {
-    const float mean = X.row(t).sum() / D;
-    const RowVector centred = X.row(t).array() - mean;
-    const float var = centred.squaredNorm() / D;
-    Y.row(t) = (centred.array() / std::sqrt(var + eps)) * w.array() + b.array();
-  }
+  layer_norm_rows(X, w, b, eps, Y, 0, static_cast<int>(X.rows()));
   return Y;
 }
 
 Matrix gelu(const Matrix& X) {
-  return (0.5f * X.array() * (1.0f + (X.array() * 0.70710678118654752f).erf())).matrix();
-}
-
-void linear(const Matrix& X, const Matrix& W, const RowVector* bias, Matrix& out) {
-  const int rows = static_cast<int>(X.rows()), in = static_cast<int>(X.cols()), outs = static_cast<int>(W.rows());
-  if (W.cols() != in) throw Error("internal: linear layer of " + std::to_string(W.cols()) + " inputs given " + std::to_string(in));
-  out.resize(rows, outs);
-  if (bias) out.rowwise() = *bias;
-  if (rows == 0 || outs == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, outs, in, 1.0f, X.data(), in, W.data(), in, bias ? 1.0f : 0.0f,
-              out.data(), outs);
+  Matrix Y = X;
+  gelu_in_place(Y);
+  return Y;
 }
 
 namespace {
@@ -97,15 +103,6 @@ void linear_rows(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& o
   epilogue(rows, first);
 }
 
-/// LayerNorm of rows [first, first + count) of X into the same rows of Y.
-void layer_norm_rows(const Matrix& X, const RowVector& w, const RowVector& b, float eps, Matrix& Y, int first, int count) {
-  const float D = static_cast<float>(X.cols());
-  for (int t = first; t < first + count; ++t) {
-    const float mean = X.row(t).sum() / D;
-    const float var = (X.row(t).array() - mean).square().sum() / D;
-    Y.row(t) = ((X.row(t).array() - mean) * (1.0f / std::sqrt(var + eps))) * w.array() + b.array();
-  }
-}
 
 }  // namespace
 
@@ -171,13 +168,10 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
       for (int h = 0; h < H; ++h) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, T, m, scale, QKV.data() + static_cast<std::ptrdiff_t>(first) * 3 * D + h * m,
                     3 * D, QKV.data() + D + h * m, 3 * D, 0.0f, S.data(), T);
+        auto rows_of_A = S.topRows(count);
+        vit_softmax_rows(rows_of_A);
         double dist = 0.0;
-        for (int i = 0; i < count; ++i) {
-          auto row = S.row(i).array();
-          row = (row - row.maxCoeff()).exp();
-          row *= 1.0f / row.sum();
-          if (first + i >= pre) dist += distances.weighted_sum(first + i - pre, S.row(i).data() + pre);
-        }
+        for (int i = std::max(0, pre - first); i < count; ++i) dist += distances.weighted_sum(first + i - pre, S.row(i).data() + pre);
         dist_sums[static_cast<std::size_t>(worker)](h) += dist;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, count, m, T, 1.0f, S.data(), T, QKV.data() + 2 * D + h * m, 3 * D, 0.0f,
                     O.data() + static_cast<std::ptrdiff_t>(first) * D + h * m, D);
@@ -194,9 +188,7 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
         else X.middleRows(f, count) += out_rows;
       });
       layer_norm_rows(X, b.ln2_w, b.ln2_b, a.eps, O, first, count);  // O is free again: LN2(x)
-      linear_rows(O, b.W_fc1, b.b_fc1, hidden, first, count, [&](auto h_rows, int) {
-        h_rows = (0.5f * h_rows.array() * (1.0f + (h_rows.array() * 0.70710678118654752f).erf())).matrix();
-      });
+      linear_rows(O, b.W_fc1, b.b_fc1, hidden, first, count, [&](auto h_rows, int) { gelu_in_place(h_rows); });
       linear_rows(hidden, b.W_fc2, b.b_fc2, Xn, first, count, [&](auto out_rows, int f) {
         if (ls) X.middleRows(f, count).array() += out_rows.array().rowwise() * b.ls2.array();
         else X.middleRows(f, count) += out_rows;

@@ -15,10 +15,6 @@ Matrix layer_norm(const Matrix& X, const RowVector& w, const RowVector& b, float
 /// The exact GELU, x·Φ(x) = x/2 · (1 + erf(x/√2)), elementwise.
 Matrix gelu(const Matrix& X);
 
-/// out = X·Wᵀ (+ bias on every row): X is rows × in, W out × in (PyTorch's Linear), out
-/// rows × out; on OpenBLAS's sgemm.
-void linear(const Matrix& X, const Matrix& W, const RowVector* bias, Matrix& out);
-
 /// The forward pass on the CPU.
 class VitCpuRunner final : public VitRunner {
  public:
