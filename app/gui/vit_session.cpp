@@ -1,7 +1,6 @@
 #include "app/gui/vit_session.hpp"
 
 #include "core/error.hpp"
-#include "core/files.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +20,7 @@ ImTextureID MapTextures::get(const std::string& slot, const std::string& key, in
 }
 
 namespace {
-enum Stage { kIdle, kReading, kHashing, kRunning, kDone };
+enum Stage { kIdle, kReading, kRunning, kDone };
 }
 
 void VitSession::open(const std::filesystem::path& path, const Image& image, int resize) { start(path, image, resize); }
@@ -47,11 +46,10 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
       if (stop.load()) throw Error("cancelled");
     };
     if (path) {
-      stage->store(kReading);
+      stage->store(kReading);  // the file's SHA-256 is computed in the same pass
       auto model = std::make_shared<VitModel>(load_vit(*path));
       check();
-      stage->store(kHashing);
-      r.sha256 = model->sha256;  // hashed while loading (issue 27)
+      r.sha256 = model->sha256;
       r.file = model->file;
       r.opened = *path;
       r.info = vit_info(*model);
@@ -94,7 +92,6 @@ void VitSession::take(Result r) {
 std::string VitSession::stage() const {
   switch (stage_->load()) {
     case kReading: return "reading the checkpoint";
-    case kHashing: return "computing its SHA-256";
     case kRunning: return std::string("running the forward pass (") + vit_backend_name(backend_) + ", on a pool thread)";
     case kDone: return "done";
     default: return "starting";
