@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/context.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/reference.hpp"
 
 #include <cstdio>
@@ -32,7 +32,7 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
     std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
   }
   if (context) {
-    AttentionEngine engine;
+    HandMadeGpuEngine engine;
     engine.set_settings(settings);
     engine.set_image(image);
     engine.set_query(i);

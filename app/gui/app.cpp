@@ -2,7 +2,7 @@
 // render → (export) → swap. One AppState holds every setting; each panel is its own file.
 #include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
-#include "app/gui/backend.hpp"
+#include "app/gui/hand_made_session.hpp"
 #include "app/gui/export.hpp"
 #include "app/gui/gui.hpp"
 #include "app/gui/headless.hpp"
@@ -140,7 +140,7 @@ class App {
       // The finished background jobs' results and the rows the GPU finished since the last
       // frame, on this thread, before anything is drawn.
       backend_.begin_frame();
-      apply_pending();
+      take_finished_work();
       apply_ui_scale();
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
@@ -244,7 +244,7 @@ class App {
     if (backend_.has_image()) backend_.set_query(backend_.grid().index(state_.query.col, state_.query.row));
   }
 
-  void apply_pending() {
+  void take_finished_work() {
     if (const auto open = state_.commands.take(Commands::Kind::OpenImage)) open_image(open->path);
     if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
       const std::filesystem::path& path = open->path;
@@ -255,7 +255,7 @@ class App {
         opening_model_ = path;
       }
     }
-    if (vit_.source() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy()) {
+    if (vit_.run() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy()) {
       vit_.set_backend(state_.vit_backend);  // Diagnostics switched the runner: run again on it
       vit_.run_on(backend_.image(), state_.vit_resize);
       vit_resize_ = state_.vit_resize;
@@ -264,7 +264,7 @@ class App {
     const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
     if (const auto error = vit_.poll()) {
       state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
-      if (!vit_.source()) state_.vit_source = false;
+      if (!vit_.run()) state_.vit_source = false;
       opening_model_.reset();
     } else if (vit_.generation() != before) {
       if (opening_model_) {  // a new model: show it, CLS query, last layer, remember it
@@ -278,7 +278,7 @@ class App {
         if (state_.recent_models.size() > 8) state_.recent_models.resize(8);
         opening_model_.reset();
       }
-      if (const VitSource* src = vit_.source()) {
+      if (const VitRun* src = vit_.run()) {
         state_.vit_cell.col = std::clamp(state_.vit_cell.col, 0, src->grid().cols - 1);
         state_.vit_cell.row = std::clamp(state_.vit_cell.row, 0, src->grid().rows - 1);
       }
@@ -380,7 +380,7 @@ class App {
       else if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) state_.ui_scale = std::min(state_.ui_scale + 0.25f, 3.0f);
       else if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) state_.ui_scale = std::max(state_.ui_scale - 0.25f, 0.75f);
       else if (!io.WantTextInput && k.key == GLFW_KEY_V) state_.vit_source = !state_.vit_source;  // the source tabs
-      else if (!io.WantTextInput && state_.vit_source && vit_.source()) vit_keys(k);
+      else if (!io.WantTextInput && state_.vit_source && vit_.run()) vit_keys(k);
       else if (!io.WantTextInput && backend_.has_image()) query_keys(k);
     }
   }
@@ -424,7 +424,7 @@ class App {
 
   // Keys while the ViT is the source: layers, heads, the query, rollout and norms.
   void vit_keys(const KeyPress& k) {
-    const VitSource& src = *vit_.source();
+    const VitRun& src = *vit_.run();
     const int L = src.layers(), layer = vit_layer(state_, src);
     const SourceGrid g = src.grid();
     auto move = [&](int dc, int dr) {
@@ -563,7 +563,7 @@ class App {
       const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);
       const float lower_w = (d.x - cw) / (wide_map ? 3.0f : 1.0f);
       char key[96];
-      std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.vit_source && vit_.source() ? 1 : 0);
+      std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.vit_source && vit_.run() ? 1 : 0);
       const ImGuiCond cond = layout_key_ != key ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
       layout_key_ = key;
       auto place = [&](float x, float y, float w, float h) {
@@ -577,7 +577,7 @@ class App {
       place(cw, menu_h, mid, top - menu_h);
       // The grid in the title bar, so that the map keeps the height a line of text would take.
       std::string title = "Attention map";
-      if (!(state_.vit_source && vit_.source()) && backend_.has_image()) {
+      if (!(state_.vit_source && vit_.run()) && backend_.has_image()) {
         const PatchGrid& g = backend_.grid();
         title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
                  "), K = " + std::to_string(g.K);
@@ -592,7 +592,7 @@ class App {
         draw_source_tabs();
         ImGui::End();
       }
-      const bool vit = state_.vit_source && vit_.source();
+      const bool vit = state_.vit_source && vit_.run();
       MapSource& source = map_source();
       if (state_.show_heads) {
         heads_at();
@@ -655,7 +655,7 @@ class App {
   // The attention source the views draw: the loaded ViT's when its tab is chosen, else the
   // hand-made heads.
   MapSource& map_source() {
-    if (state_.vit_source && vit_.source()) return vit_map_;
+    if (state_.vit_source && vit_.run()) return vit_map_;
     return hand_made_map_;
   }
 
@@ -663,10 +663,10 @@ class App {
   void draw_main_map() {
     state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
     vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
-    if (replay_ && state_.vit_source && vit_.source()) {
+    if (replay_ && state_.vit_source && vit_.run()) {
       // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
       // the frame moves the query for the next one): the hover benchmark's "on screen".
-      const VitSource& src = *vit_.source();
+      const VitRun& src = *vit_.run();
       const SourceGrid g = src.grid();
       const int token = vit_query_token(state_, src);
       vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
@@ -733,7 +733,7 @@ class App {
         for (const auto& v : teaching_) {
           bool& open = state_.open_views[v->name()];
           const bool was = open;
-          menu_item("Chapter/" + std::string(v->name()), v->title(), v->source(), &open);
+          menu_item("Chapter/" + std::string(v->name()), v->title(), v->chapter_reference(), &open);
           if (open && !was)  // one chapter view at a time: the class follows one thing
             for (auto& [name, other] : state_.open_views)
               if (name != v->name()) other = false;
@@ -837,7 +837,7 @@ class App {
         ImGui::SetNextWindowSize(ImVec2(d.x - left - cascade, d.y - menu_h - cascade), ImGuiCond_Always);
       }
       cascade += 24;  // views opened together (from saved settings) stay apart
-      const std::string title = std::string(v->title()) + " (" + v->source() + ")###" + v->name();
+      const std::string title = std::string(v->title()) + " (" + v->chapter_reference() + ")###" + v->name();
       ImGui::SetNextWindowBgAlpha(1.0f);  // opaque: the panels behind must not show through its text
       const ImGuiWindowFlags flags =
           ImGuiWindowFlags_NoCollapse | (toured ? 0 : ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize);
@@ -864,7 +864,7 @@ class App {
       ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
       tour_h_ = ImGui::GetWindowHeight();
       record_window("tour");
-      ImGui::Text("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->source());
+      ImGui::Text("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->chapter_reference());
       ImGui::TextWrapped("%s", v->tour_text());
       if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
       record_widget("tour_previous");
@@ -893,7 +893,7 @@ class App {
     }
     if (state_.commands.take(Commands::Kind::ExportCsv)) {
       try {
-        const auto csv = state_.vit_source && vit_.source() ? export_vit_csv(state_) : export_row_csv(state_, backend_);
+        const auto csv = state_.vit_source && vit_.run() ? export_vit_csv(state_) : export_row_csv(state_, backend_);
         state_.ui.status = "saved " + csv.string();
         state_.ui.status_since = std::chrono::steady_clock::now();
         std::printf("attnlab: saved %s\n", csv.string().c_str());
@@ -938,7 +938,7 @@ class App {
       return;
     }
     if (over_vit) {
-      if (!vit_.source() && !vit_.busy() && !opening_model_ && !state_.commands.pending(Commands::Kind::OpenModel))
+      if (!vit_.run() && !vit_.busy() && !opening_model_ && !state_.commands.pending(Commands::Kind::OpenModel))
         stop(1, "hover benchmark: the model did not open" + (state_.ui.banner.empty() ? std::string() : " (" + state_.ui.banner + ")"));
       else step_vit_replay();
       return;
@@ -962,10 +962,10 @@ class App {
   Shown vit_shown() const { return state_.report.vit_drawn.is_null() ? Shown{Cell{-1, -1}, -2, -100} : vit_map_shown_; }
 
   // The ViT replay: once the model's first forward pass is shown, the query follows the
-  // pointer over the model's patch grid (the main map's cells, VitSource::grid()), and every
+  // pointer over the model's patch grid (the main map's cells, VitRun::grid()), and every
   // few hovers a layer or head step is a key press handled by vit_keys as a student's would be.
   void step_vit_replay() {
-    const VitSource* src = vit_.source();
+    const VitRun* src = vit_.run();
     if (!src || vit_.busy() || !state_.vit_source || !geometry_.valid || state_.report.vit_drawn.is_null()) return;
     const SourceGrid g = src->grid();
     if (!vit_replay_started_) {  // the same start on every machine: last layer, heads' mean, the query following the pointer
@@ -1016,14 +1016,14 @@ class App {
 
   GLFWwindow* window_;
   AppState state_;
-  Backend backend_;
+  HandMadeSession backend_;
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
   // The attention sources the map views draw (map_source.hpp), over the backend and the session.
   HandMadeMapSource hand_made_map_{state_, backend_};
   VitMapSource vit_map_{state_, vit_};
   std::optional<std::filesystem::path> opening_model_;
   int vit_resize_ = 0;
-  unsigned seen_vit_generation_ = 0;  // vit_.generation() when apply_pending() last looked
+  unsigned seen_vit_generation_ = 0;  // vit_.generation() when take_finished_work() last looked
   bool shown_vit_tab_ = false;
   int shown_vit_lower_ = -1;
   std::string layout_key_;

@@ -38,7 +38,7 @@ bool section(const char* title, ImGuiTreeNodeFlags flags = 0) {
 
 }  // namespace
 
-void draw_controls_panel(AppState& state, Backend& backend) {
+void draw_controls_panel(AppState& state, HandMadeSession& backend) {
   Settings& a = state.attention;
 
   if (section("Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {

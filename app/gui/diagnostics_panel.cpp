@@ -34,7 +34,7 @@ struct RowCheck {
 
 }  // namespace
 
-void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession& vit) {
+void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const VitSession& vit) {
   static RowCheck check;
   ImGui::TextWrapped("Attention engine: %s", backend.name().c_str());
   if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
@@ -59,7 +59,7 @@ void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession&
     ImGui::SameLine();
   }
   ImGui::NewLine();
-  if (const VitSource* src = vit.source()) ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), vit.backend_why().c_str());
+  if (const VitRun* src = vit.run()) ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), vit.backend_why().c_str());
 
   if (backend.has_image()) {
     if (!check.reference || check.settings_generation != backend.settings_generation()) {
@@ -71,9 +71,9 @@ void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession&
       }
       check.settings_generation = backend.settings_generation();
     }
-    // The rows the CPU has (a new query's arrive the frame after, Backend::rows), checked
+    // The rows the CPU has (a new query's arrive the frame after, HandMadeSession::rows), checked
     // against the reference's row for their own query; again once the current query's arrive.
-    if (const RowSet& rows = backend.rows(); check.reference && check.generation != backend.generation()) {
+    if (const RowSet& rows = backend.latest_rows(); check.reference && check.generation != backend.generation()) {
       check.max_diff = 0;
       check.query = rows.query;
       for (int h = 0; h < kHeadCount; ++h) {

@@ -24,7 +24,7 @@ std::string timestamp() {
   return buf;
 }
 
-nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewGeometry& view, int width, int height) {
+nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width, int height) {
   // The sidecar describes the picture, which shows what the backend computed at the start of
   // the frame. A change made during the frame (a slider being dragged, the pointer on another
   // patch, a click on another head) is applied in the next one, or not at all when it does
@@ -56,7 +56,7 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
   j["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
   j["query_index"] = backend.query();
-  const RowSet& rows = backend.rows_now();  // the exported picture's own row, not one frame behind
+  const RowSet& rows = backend.rows_blocking();  // the exported picture's own row, not one frame behind
   const auto row = rows.head(drawn.main_head);
   std::vector<int> order(row.size());
   std::iota(order.begin(), order.end(), 0);
@@ -84,7 +84,7 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   return j;
 }
 
-std::filesystem::path export_window(const AppState& state, Backend& backend, const ViewGeometry& view, int width,
+std::filesystem::path export_window(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width,
                                     int height) {
   if (width <= 0 || height <= 0) throw Error("the window has no size to export");
   // What is kept, in framebuffer pixels from the top left: the whole window, or for slides the
@@ -146,10 +146,10 @@ std::filesystem::path choose_export_dir(const std::string& typed) {
   return p;
 }
 
-std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
+std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& backend) {
   if (!backend.has_image()) throw Error("no image loaded");
   const auto& g = backend.grid();
-  const auto row = backend.rows_now().head(state.main_head);
+  const auto row = backend.rows_blocking().head(state.main_head);
   // A '#' header with what the row belongs to, so that the numbers stand on their own.
   const Settings& a = backend.settings();
   char tau[32];

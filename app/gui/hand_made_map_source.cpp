@@ -1,8 +1,8 @@
-// The chapter's hand-made heads as a MapSource (map_source.hpp): Backend's model, the
+// The chapter's hand-made heads as a MapSource (map_source.hpp): HandMadeSession's model, the
 // document's query, main head and pinned cells. The current query's maps are the engine's
-// colormap pass over its rows (Backend::heatmap), another query's the same pass into a texture
-// of its own (heatmap_for); the numbers the CPU shows arrive the frame after, from a fence.
-#include "app/gui/backend.hpp"
+// colormap pass over its rows (HandMadeSession::heatmap), another query's the same pass into a texture
+// of its own (pinned_map); the numbers the CPU shows arrive the frame after, from a fence.
+#include "app/gui/hand_made_session.hpp"
 #include "app/gui/map_source.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/widget_log.hpp"
@@ -44,14 +44,14 @@ void HandMadeMapSource::draw_photo(ImDrawList* dl, ImVec2 origin, float scale) {
 ImTextureID HandMadeMapSource::map(int, HeadChoice head, int query) {
   const HeatmapStyle style{state_.colormap, state_.normalization};
   if (query == backend_.query()) return backend_.heatmap(head.head, style);
-  return backend_.heatmap_for(query, head.head, style);
+  return backend_.pinned_map(query, head.head, style);
 }
 
 std::optional<float> HandMadeMapSource::map_max(int, HeadChoice head, int query) {
-  if (query != backend_.query()) return backend_.heatmap_for_max(query);
+  if (query != backend_.query()) return backend_.pinned_map_max(query);
   // While the pointer moves, the previous query's rows until the new ones have arrived (a frame
   // later): the number lags the map by a frame rather than blinking.
-  const RowSet& rows = backend_.rows();
+  const RowSet& rows = backend_.latest_rows();
   const auto row = rows.head(head.head);
   return row.empty() ? 0.0f : *std::max_element(row.begin(), row.end());
 }
@@ -96,7 +96,7 @@ void HandMadeMapSource::draw_head_settings() {
 MainMap HandMadeMapSource::main_map() {
   const PatchGrid& g = backend_.grid();
   const int i = g.index(state_.query.col, state_.query.row);
-  const auto row = backend_.rows().head(state_.main_head);
+  const auto row = backend_.latest_rows().head(state_.main_head);
   MainMap map;
   map.values.assign(row.begin(), row.end());
   map.keep.resize(row.size());
@@ -112,7 +112,7 @@ MainMap HandMadeMapSource::main_map() {
 void HandMadeMapSource::draw_map_header(const MainMap&) {  // the row's flatness came with main_map()
   const PatchGrid& g = backend_.grid();
   const int i = g.index(state_.query.col, state_.query.row);
-  const RowSet& rows = backend_.rows();
+  const RowSet& rows = backend_.latest_rows();
   ImGui::Text("query (%d,%d)  i = %d  %s  head: %s%s", state_.query.col, state_.query.row, i,
               state_.query_pinned ? "[pinned]" : "[follows mouse]",
               std::string(head_name(static_cast<HeadKind>(state_.main_head))).c_str(),

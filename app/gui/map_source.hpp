@@ -4,7 +4,7 @@
 // and pinned queries for it. The views that show every head and the pinned queries
 // (source_heads_view.cpp, source_pinned_view.cpp) draw a MapSource and never ask which kind it
 // is: the chapter's hand-made heads (one layer, six heads, maps coloured on the GPU) and a
-// loaded ViT (L layers × H heads, maps coloured from VitSource's rows) are two of them, and a
+// loaded ViT (L layers × H heads, maps coloured from VitRun's rows) are two of them, and a
 // new source is one more class here with no change to a view.
 #include "app/gui/app_state.hpp"
 #include "app/gui/ui_common.hpp"
@@ -23,7 +23,7 @@
 
 namespace attnlab::app {
 
-class Backend;
+class HandMadeSession;
 class VitSession;
 
 /// What the main map shows of a source for the document's choice (MapSource::main_map).
@@ -105,12 +105,12 @@ class MapSource {
   virtual void drew_map(const MainMap&, ImVec2 /*origin*/, float /*scale*/) {}
 };
 
-/// The chapter's hand-made heads (Backend's HandMadeModel): one layer, six heads, the query and
+/// The chapter's hand-made heads (HandMadeSession's HandMadeModel): one layer, six heads, the query and
 /// pinned cells of the document (AppState::query, main_head, pinned); maps coloured on the GPU
 /// where the engine runs, largest weights read after their fence.
 class HandMadeMapSource final : public MapSource {
  public:
-  HandMadeMapSource(AppState& state, Backend& backend) : state_(state), backend_(backend) {}
+  HandMadeMapSource(AppState& state, HandMadeSession& backend) : state_(state), backend_(backend) {}
   bool ready() const override;
   SourceGrid grid() const override;
   int layers() const override { return 1; }
@@ -138,11 +138,11 @@ class HandMadeMapSource final : public MapSource {
 
  private:
   AppState& state_;
-  Backend& backend_;
+  HandMadeSession& backend_;
   RowFlatness flat_;  // of the main map's row, from main_map() for its header
 };
 
-/// A loaded ViT (VitSession's VitSource): its layers and heads, the document's vit_* choices,
+/// A loaded ViT (VitSession's VitRun): its layers and heads, the document's vit_* choices,
 /// maps coloured from the source's rows (the forward pass ran on the CPU) and kept in the
 /// session's textures.
 class VitMapSource final : public MapSource {
@@ -196,8 +196,6 @@ class VitMapSource final : public MapSource {
 /// and the recorded widget's name.
 bool source_thumbnail(const std::string& id, MapSource& source, const std::function<ImTextureID()>& heat, const AppState& state,
                       ImVec2 size, const std::vector<Cell>& outlines, bool selected);
-/// "CLS", "register 2" (a prefix token), "patch (4,5)".
-std::string token_label(const SourceGrid& grid, int token);
 /// The patch a query token is (col, row), or nullopt for a prefix token.
 std::optional<Cell> query_cell(const SourceGrid& grid, int token);
 

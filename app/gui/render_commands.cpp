@@ -3,7 +3,7 @@
 
 #include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
-#include "app/gui/backend.hpp"
+#include "app/gui/hand_made_session.hpp"
 #include "app/gui/headless.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
@@ -87,7 +87,7 @@ AppState state_from(const Document& d) {
 }
 
 // Loads the image and sets up the backend for the state; the painted cells need the grid.
-void prepare(Backend& backend, AppState& s, const std::vector<std::array<int, 2>>& painted) {
+void prepare(HandMadeSession& backend, AppState& s, const std::vector<std::array<int, 2>>& painted) {
   const Image img = load_image(s.image_path);
   const ModelSetup probe = make_setup(img.width, img.height, s.attention);
   if (!painted.empty()) s.attention.mask.painted = painted_indices(painted, probe.grid);
@@ -111,7 +111,7 @@ struct VitChoices {
   std::string layer, head, query;
 };
 
-void apply_vit_choices(AppState& s, const VitChoices& c, const VitSource& src) {
+void apply_vit_choices(AppState& s, const VitChoices& c, const VitRun& src) {
   const SourceGrid g = src.grid();
   if (!c.layer.empty()) s.vit_layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
   if (c.head == "mean") s.vit_head = kVitHeadMean;
@@ -169,7 +169,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         scheduler.drain();
         if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
         begin_full_window("##render");
-        if (const VitSource* src = vit.source(); src && error.empty()) {
+        if (const VitRun* src = vit.run(); src && error.empty()) {
           try {
             if (settle == 2) apply_vit_choices(state, choices, *src);
             if (view == "vit-grid") draw_heads_grid(state, vit_map);
@@ -188,11 +188,11 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
       3,
       [&] {
         if (vit.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
-        return error.empty() && (vit.busy() || !vit.source() || settle > 0);
+        return error.empty() && (vit.busy() || !vit.run() || settle > 0);
       },
       std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
-  if (!vit.source()) throw Error("the model did not finish loading in 10 minutes");
+  if (!vit.run()) throw Error("the model did not finish loading in 10 minutes");
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
@@ -277,7 +277,7 @@ int run_render(const std::vector<std::string>& in) {
   check_outputs(out, force);
 
   HeadlessUi ui(size[0], size[1], state.ui_scale);
-  Backend backend;
+  HandMadeSession backend;
   prepare(backend, state, painted);
   HandMadeMapSource hand_made_map(state, backend);
   auto teaching = make_teaching_views();
@@ -292,7 +292,7 @@ int run_render(const std::vector<std::string>& in) {
         else
           for (const auto& v : teaching)
             if (view == v->name()) {
-              ImGui::Text("%s (%s)", v->title(), v->source());
+              ImGui::Text("%s (%s)", v->title(), v->chapter_reference());
               v->draw(state, backend);
             }
         ImGui::End();
@@ -334,7 +334,7 @@ int run_figure(const std::vector<std::string>& in) {
   const int n = static_cast<int>(queries.size()) + 2, gap = 12, label = 28;
   const int width = n * panel + (n + 1) * gap, height = panel + label + 2 * gap;
   HeadlessUi ui(width, height, 1.0f);
-  Backend backend;
+  HandMadeSession backend;
   prepare(backend, state, d.painted_cells);
   const auto& g = backend.grid();
   for (const auto& q : queries) token_at(g, q[0], q[1]);
@@ -356,7 +356,7 @@ int run_figure(const std::vector<std::string>& in) {
   features.set(g.cols, g.rows, 4, feat, false);
   const HeatmapStyle style{state.colormap, state.normalization};
   std::vector<ImTextureID> maps;
-  for (const auto& q : queries) maps.push_back(backend.heatmap_for(g.index(q[0], q[1]), state.main_head, style));
+  for (const auto& q : queries) maps.push_back(backend.pinned_map(g.index(q[0], q[1]), state.main_head, style));
 
   const auto rgb = ui.render([&] {
     begin_full_window("##figure");

@@ -19,12 +19,6 @@ bool source_thumbnail(const std::string& id, MapSource& source, const std::funct
   return clicked;
 }
 
-std::string token_label(const SourceGrid& grid, int token) {
-  if (token < grid.prefix) return token == 0 ? "CLS" : "register " + std::to_string(token);
-  const int j = token - grid.prefix;
-  return "patch (" + std::to_string(j % grid.cols) + "," + std::to_string(j / grid.cols) + ")";
-}
-
 std::optional<Cell> query_cell(const SourceGrid& grid, int token) {
   if (token < grid.prefix || token >= grid.T()) return std::nullopt;
   return Cell{(token - grid.prefix) % grid.cols, (token - grid.prefix) / grid.cols};

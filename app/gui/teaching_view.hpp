@@ -1,10 +1,10 @@
 #pragma once
 // The teaching views (issue: the chapter's remaining concepts, each as an interactive view).
 // Each view is its own file (view_*.cpp) with a class deriving from TeachingView; it reads the
-// one AppState, gets its numbers from the Backend (the GPU engine, or the CPU reference), and
+// one AppState, gets its numbers from the HandMadeSession (the GPU engine, or the CPU reference), and
 // may own GL textures (destroyed with the app, before the context goes).
 #include "app/gui/app_state.hpp"
-#include "app/gui/backend.hpp"
+#include "app/gui/hand_made_session.hpp"
 
 #include <memory>
 #include <vector>
@@ -19,11 +19,11 @@ class TeachingView {
   /// Window title.
   virtual const char* title() const = 0;
   /// Where the idea is in the chapter, e.g. "figs. 26.8, 26.10".
-  virtual const char* source() const = 0;
+  virtual const char* chapter_reference() const = 0;
   /// One or two sentences of the project's own words, shown by the guided tour.
   virtual const char* tour_text() const = 0;
   /// Draws the view's contents into the current ImGui window.
-  virtual void draw(AppState& state, Backend& backend) = 0;
+  virtual void draw(AppState& state, HandMadeSession& backend) = 0;
 };
 
 // One factory per view file.

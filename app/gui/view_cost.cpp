@@ -86,7 +86,7 @@ class CostView final : public TeachingView {
  public:
   const char* name() const override { return "cost"; }
   const char* title() const override { return "Cost"; }
-  const char* source() const override { return "exercises 12.1, 12.5"; }
+  const char* chapter_reference() const override { return "exercises 12.1, 12.5"; }
   const char* tour_text() const override {
     return "Self-attention stores one weight per pair of tokens: N^2 per head, so halving the patch size "
            "multiplies the attention weights by 16, while the Q/K/V projections stay at 3D^2 weights whatever N is "
@@ -94,7 +94,7 @@ class CostView final : public TeachingView {
            "Lower the temperature and watch the query row's softmax saturate.";
   }
 
-  void draw(AppState& state, Backend& backend) override {
+  void draw(AppState& state, HandMadeSession& backend) override {
     if (!backend.has_image()) {
       ImGui::TextUnformatted("No image loaded.");
       return;
@@ -232,7 +232,7 @@ class CostView final : public TeachingView {
          ". What does grow with H is the number of N x N matrices A: H N^2 weights.");
   }
 
-  void refresh(AppState& state, Backend& backend) {
+  void refresh(AppState& state, HandMadeSession& backend) {
     const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
     if (generation_ == backend.generation() && head_ == head) return;
     head_ = head;
@@ -245,7 +245,7 @@ class CostView final : public TeachingView {
     report_ = cost_report(N, TokenLayout::d, m_, 3);
     x_width_ = static_cast<int>(backend.tokens().cols());
     // Saturation of every head's row, and the main head's curve over τ.
-    const RowSet& rows = backend.rows();
+    const RowSet& rows = backend.latest_rows();
     keep_.assign(static_cast<size_t>(N), 1);
     kept_ = 0;
     for (int j = 0; j < N; ++j) {
@@ -264,7 +264,7 @@ class CostView final : public TeachingView {
     generation_ = backend.generation();
   }
 
-  void saturation_section(AppState& state, Backend& backend) {
+  void saturation_section(AppState& state, HandMadeSession& backend) {
     const double logN = kept_ > 0 ? std::log(static_cast<double>(kept_)) : 0.0;
     ImGui::TextWrapped("Softmax saturation of the query row (token %d)", backend.query());
     ImGui::SameLine();

@@ -68,21 +68,21 @@ class MatrixView final : public TeachingView {
   }
   const char* name() const override { return "matrix"; }
   const char* title() const override { return "Attention matrix"; }
-  const char* source() const override { return "figs. 26.18, 26.21"; }
+  const char* chapter_reference() const override { return "figs. 26.18, 26.21"; }
   const char* tour_text() const override {
     return "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
            "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
            "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
            "band that repeats one small kernel.";
   }
-  void draw(AppState& state, Backend& backend) override;
+  void draw(AppState& state, HandMadeSession& backend) override;
 
  private:
-  void update_attention(const AppState& state, Backend& backend);
-  void update_structures(Backend& backend, int conv_side);
-  void draw_attention(AppState& state, Backend& backend, float side);
-  void draw_structure(const char* id, const Picture& pic, Backend& backend, float side, bool conv);
-  void draw_properties(Backend& backend);
+  void update_attention(const AppState& state, HandMadeSession& backend);
+  void update_structures(HandMadeSession& backend, int conv_side);
+  void draw_attention(AppState& state, HandMadeSession& backend, float side);
+  void draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv);
+  void draw_properties(HandMadeSession& backend);
   // "<what> A ... 37%" while a picture is under way.
   std::string progress_text(const char* what) const {
     if (!building_ || next_.side < 1) return std::string(what) + " ...";
@@ -149,7 +149,7 @@ void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
   }
 }
 
-void MatrixView::update_attention(const AppState& state, Backend& backend) {
+void MatrixView::update_attention(const AppState& state, HandMadeSession& backend) {
   const Key key{backend.settings_generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
   const int N = backend.grid().N();
   a_fresh_ = key == a_key_;
@@ -216,7 +216,7 @@ void MatrixView::update_attention(const AppState& state, Backend& backend) {
   count_empty_rows(backend.setup().mask, N, a_empty_rows_, a_first_empty_);
 }
 
-void MatrixView::update_structures(Backend& backend, int conv_side) {
+void MatrixView::update_structures(HandMadeSession& backend, int conv_side) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   // fc: pure CPU math (no GL), on the scheduler; a new N replaces the job for the old one.
@@ -249,7 +249,7 @@ void MatrixView::update_structures(Backend& backend, int conv_side) {
 }
 
 // Patch p of the photo as a small image (for the hover tooltips).
-void patch_image(Backend& backend, int p, float size) {
+void patch_image(HandMadeSession& backend, int p, float size) {
   const PatchGrid& g = backend.grid();
   const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
   const float x0 = static_cast<float>(g.col_of(p) * g.K), y0 = static_cast<float>(g.row_of(p) * g.K);
@@ -279,7 +279,7 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
   return true;
 }
 
-void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
+void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float side) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
@@ -320,7 +320,7 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
     // The exact a_ij from row i of A (one row pass for every head, kept while the mouse stays
     // on that row); the pixel itself is the pooled value of its block.
     if (hover_.query != i || hover_generation_ != backend.settings_generation()) {
-      hover_ = backend.rows_for(i);
+      hover_ = backend.rows_of(i);
       hover_generation_ = backend.settings_generation();
     }
     const bool allowed = backend.setup().mask.allowed(i, j);
@@ -352,7 +352,7 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
   ImGui::EndGroup();
 }
 
-void MatrixView::draw_structure(const char* id, const Picture& pic, Backend& backend, float side, bool conv) {
+void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   ImGui::BeginGroup();
@@ -397,7 +397,7 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, Backend& bac
   ImGui::EndGroup();
 }
 
-void MatrixView::draw_properties(Backend& backend) {
+void MatrixView::draw_properties(HandMadeSession& backend) {
   const PatchGrid& g = backend.grid();
   const long long N = g.N();
   const long long D = backend.tokens().cols();  // width of the head input X = [T | P]
@@ -430,7 +430,7 @@ void MatrixView::draw_properties(Backend& backend) {
   ImGui::EndTable();
 }
 
-void MatrixView::draw(AppState& state, Backend& backend) {
+void MatrixView::draw(AppState& state, HandMadeSession& backend) {
   if (!backend.has_image()) {
     ImGui::TextUnformatted("No image loaded.");
     return;

@@ -35,16 +35,16 @@ class OutputView final : public TeachingView {
  public:
   const char* name() const override { return "output"; }
   const char* title() const override { return "Output tokens"; }
-  const char* source() const override { return "eqs. 26.21, 26.28"; }
+  const char* chapter_reference() const override { return "eqs. 26.21, 26.28"; }
   const char* tour_text() const override {
     return "What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
            "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
            "picture; W_MSA merges them (eqs. 26.27-26.28).";
   }
-  void draw(AppState& state, Backend& backend) override;
+  void draw(AppState& state, HandMadeSession& backend) override;
 
  private:
-  void update(Backend& backend);
+  void update(HandMadeSession& backend);
   void upload(int t);
   std::string tile_label(int t) const;
   bool current(int t) const { return done_[static_cast<size_t>(t)]; }
@@ -85,7 +85,7 @@ void OutputView::upload(int t) {
   textures_[static_cast<size_t>(t)].set(cols, rows, 3, px, false);
 }
 
-void OutputView::update(Backend& backend) {
+void OutputView::update(HandMadeSession& backend) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   const unsigned gen = backend.settings_generation();
@@ -138,7 +138,7 @@ void OutputView::update(Backend& backend) {
   }
 }
 
-void OutputView::draw(AppState& state, Backend& backend) {
+void OutputView::draw(AppState& state, HandMadeSession& backend) {
   if (!backend.has_image()) {
     ImGui::TextUnformatted("No image loaded.");
     return;
@@ -263,7 +263,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
   // --- the numbers of the selected patch
   ImGui::Spacing();
   ImGui::Text("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
-  const auto& empty = backend.rows().empty;
+  const auto& empty = backend.latest_rows().empty;
   if (ImGui::BeginTable("tout", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
     ImGui::TableSetupColumn("");
     ImGui::TableSetupColumn("colour");

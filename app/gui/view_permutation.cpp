@@ -67,14 +67,14 @@ class PermutationView final : public TeachingView {
 
   const char* name() const override { return "permutation"; }
   const char* title() const override { return "Permutation"; }
-  const char* source() const override { return "section 26.8, fig. 26.15"; }
+  const char* chapter_reference() const override { return "section 26.8, fig. 26.15"; }
   const char* tour_text() const override {
     return "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
            "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
            "on where a patch sits, and the numbers change.";
   }
 
-  void draw(AppState& state, Backend& backend) override {
+  void draw(AppState& state, HandMadeSession& backend) override {
     if (!backend.has_image()) {
       ImGui::TextUnformatted("No image loaded.");
       return;
@@ -142,7 +142,7 @@ class PermutationView final : public TeachingView {
   }
 
   // The two CPU references, the permutation and the shuffled photo: on a new image, settings or seed.
-  void update_pair(Backend& backend) {
+  void update_pair(HandMadeSession& backend) {
     if (pair_gen_ == backend.settings_generation() && pair_seed_ == seed_) return;
     pair_gen_ = backend.settings_generation();
     pair_seed_ = seed_;
@@ -170,7 +170,7 @@ class PermutationView final : public TeachingView {
   }
 
   // The three maps (shuffled, undone, original) on one shared scale, and the difference map.
-  void update_rows(AppState& state, Backend& backend, int head, int query) {
+  void update_rows(AppState& state, HandMadeSession& backend, int head, int query) {
     const HeatmapStyle style{state.colormap, state.normalization};
     if (rows_valid_ && rows_gen_ == backend.generation() && rows_head_ == head && rows_query_ == query &&
         rows_style_ == style)
@@ -243,7 +243,7 @@ class PermutationView final : public TeachingView {
         });
   }
 
-  void draw_maps(AppState& state, Backend& backend, int query) {
+  void draw_maps(AppState& state, HandMadeSession& backend, int query) {
     const PatchGrid& g = original_->grid();
     const int moved = inv_[static_cast<size_t>(query)];
     const float sp = ImGui::GetStyle().ItemSpacing.x;
@@ -288,7 +288,7 @@ class PermutationView final : public TeachingView {
     ImGui::TextDisabled("The three maps share one colour scale. Click a patch (in any map) to make it the query.");
   }
 
-  void draw_readout(Backend& backend, int head) {
+  void draw_readout(HandMadeSession& backend, int head) {
     const Settings& s = backend.settings();
     const int N = original_->N();
     ImGui::Separator();

@@ -33,14 +33,14 @@ class PositionalView final : public TeachingView {
  public:
   const char* name() const override { return "positional"; }
   const char* title() const override { return "Positional codes"; }
-  const char* source() const override { return "fig. 26.20, eqs. 26.38-26.40"; }
+  const char* chapter_reference() const override { return "fig. 26.20, eqs. 26.38-26.40"; }
   const char* tour_text() const override {
     return "Attention by itself cannot tell where a patch is. Positional codes give every patch a vector of sines of "
            "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
            "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight.";
   }
 
-  void draw(AppState& state, Backend& backend) override {
+  void draw(AppState& state, HandMadeSession& backend) override {
     if (!backend.has_image()) {
       ImGui::TextUnformatted("No image loaded.");
       return;
@@ -76,7 +76,7 @@ class PositionalView final : public TeachingView {
 
  private:
   // ---- data, cached on the backend's generations
-  void update_codes(Backend& backend) {
+  void update_codes(HandMadeSession& backend) {
     if (codes_gen_ == backend.settings_generation() && P_.rows() == backend.grid().N()) return;
     const Matrix& X = backend.tokens();  // [T | P] as the engine (or the reference) computed it
     spec_ = backend.settings().pos;
@@ -239,7 +239,7 @@ class PositionalView final : public TeachingView {
   }
 
   // ---- p_iᵀp_j over the grid
-  void draw_similarity(AppState& state, Backend& backend, int i) {
+  void draw_similarity(AppState& state, HandMadeSession& backend, int i) {
     const PatchGrid& g = backend.grid();
     if (!sim_valid_ || sim_gen_ != backend.generation() || sim_cmap_ != state.colormap) {
       sim_ = code_similarity(P_, i);
@@ -299,7 +299,7 @@ class PositionalView final : public TeachingView {
   }
 
   // ---- the main head's map for λ in kLambdas, concat mode
-  void draw_lambda_row(AppState& state, Backend& backend, int i) {
+  void draw_lambda_row(AppState& state, HandMadeSession& backend, int i) {
     const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
     const HeatmapStyle style{state.colormap, state.normalization};
     if (!sweep_ || sweep_gen_ != backend.settings_generation() || sweep_head_ != head) {

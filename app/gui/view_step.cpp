@@ -67,7 +67,7 @@ void swatch(const float* c, float side) {
 
 // Draws patch j of the photo into the square [p, p + side): the crop's uv range on the photo
 // texture; in Pad mode the part outside the image stays black.
-void draw_patch(ImDrawList* dl, Backend& backend, int j, ImVec2 p, float side) {
+void draw_patch(ImDrawList* dl, HandMadeSession& backend, int j, ImVec2 p, float side) {
   const PatchGrid& g = backend.grid();
   const Image& img = backend.image();
   dl->AddRectFilled(p, ImVec2(p.x + side, p.y + side), IM_COL32(0, 0, 0, 255));
@@ -85,7 +85,7 @@ class StepView final : public TeachingView {
  public:
   const char* name() const override { return "step"; }
   const char* title() const override { return "Step by step"; }
-  const char* source() const override { return "figs. 26.8, 26.10"; }
+  const char* chapter_reference() const override { return "figs. 26.8, 26.10"; }
   const char* tour_text() const override {
     return "Follow one query through the layer: its vector q_i is compared with every key by a dot product, the "
            "scores are divided by tau*sqrt(m), the softmax turns them into weights that sum to 1, and the weights "
@@ -93,7 +93,7 @@ class StepView final : public TeachingView {
            "the arithmetic for that key.";
   }
 
-  void draw(AppState& state, Backend& backend) override {
+  void draw(AppState& state, HandMadeSession& backend) override {
     if (!backend.has_image()) {
       ImGui::TextUnformatted("No image loaded.");
       return;
@@ -195,10 +195,10 @@ class StepView final : public TeachingView {
   }
 
   // Recomputes the breakdown when the image, settings, query or head changed.
-  void refresh(Backend& backend) {
+  void refresh(HandMadeSession& backend) {
     if (generation_ == backend.generation() && cached_head_ == head_) return;
     const HeadQKV& h = backend.qkv(head_);
-    const RowSet& rows = backend.rows();
+    const RowSet& rows = backend.latest_rows();
     b_ = step_breakdown(h.Q, h.K, h.V, backend.query(), backend.settings().temperature, backend.setup().mask);
     const auto w = rows.head(head_);
     engine_w_.assign(w.begin(), w.end());
@@ -223,7 +223,7 @@ class StepView final : public TeachingView {
     cached_head_ = head_;
   }
 
-  void bar_chart(AppState& state, Backend& backend) {
+  void bar_chart(AppState& state, HandMadeSession& backend) {
     const int n = std::min(bars_, static_cast<int>(top_.size()));
     if (n <= 0) return;
     const float avail = ImGui::GetContentRegionAvail().x;
@@ -286,7 +286,7 @@ class StepView final : public TeachingView {
   }
 
   // The stages of fig. 26.10 for the top keys, one row per key; hovering a row details it.
-  void stage_table(Backend& backend) {
+  void stage_table(HandMadeSession& backend) {
     const PatchGrid& g = backend.grid();
     const HeadQKV& h = backend.qkv(head_);
     const int n = std::min(bars_, static_cast<int>(top_.size()));
@@ -324,7 +324,7 @@ class StepView final : public TeachingView {
     ImGui::EndTable();
   }
 
-  void key_detail(Backend& backend) {
+  void key_detail(HandMadeSession& backend) {
     const PatchGrid& g = backend.grid();
     const int j = key_;
     const auto J = static_cast<size_t>(j);
@@ -364,7 +364,7 @@ class StepView final : public TeachingView {
     ImGui::EndGroup();
   }
 
-  void weighted_sum_section(Backend& backend) {
+  void weighted_sum_section(HandMadeSession& backend) {
     const HeadQKV& h = backend.qkv(head_);
     const int v = static_cast<int>(h.V.cols());
     ImGui::TextWrapped("5. The weighted sum of values (eq. 26.21, fig. 26.8): t_out = sum_j a_ij v_j");

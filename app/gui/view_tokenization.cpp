@@ -64,7 +64,7 @@ class TokenizationView final : public TeachingView {
  public:
   const char* name() const override { return "tokenization"; }
   const char* title() const override { return "Tokenization"; }
-  const char* source() const override { return "fig. 26.2, section 26.9.1"; }
+  const char* chapter_reference() const override { return "fig. 26.2, section 26.9.1"; }
   const char* tour_text() const override {
     return "Before attention, the photo becomes N tokens: it is cut into K x K patches, each patch is unrolled into "
            "3K^2 numbers, and a linear map turns those numbers into a short token vector (fig. 26.2). Applying the "
@@ -72,7 +72,7 @@ class TokenizationView final : public TeachingView {
            "to see its numbers.";
   }
 
-  void draw(AppState& state, Backend& backend) override {
+  void draw(AppState& state, HandMadeSession& backend) override {
     if (!backend.has_image()) {
       ImGui::TextUnformatted("No image loaded.");
       return;
@@ -189,7 +189,7 @@ class TokenizationView final : public TeachingView {
 
  private:
   // Rebuilds the query's numbers and textures when the image, settings or query change.
-  void refresh(Backend& backend) {
+  void refresh(HandMadeSession& backend) {
     const PatchGrid& g = backend.grid();
     if (generation_ != backend.generation()) {
       i_ = std::clamp(backend.query(), 0, g.N() - 1);
@@ -232,7 +232,7 @@ class TokenizationView final : public TeachingView {
   }
 
   // The photo in a `box` square with the patch grid and the query outlined; click picks a patch.
-  void grid_picture(AppState& state, Backend& backend, float box) {
+  void grid_picture(AppState& state, HandMadeSession& backend, float box) {
     const PatchGrid& g = backend.grid();
     const float gw = static_cast<float>(g.cols * g.K), gh = static_cast<float>(g.rows * g.K);
     const float scale = std::min(box / gw, box / gh);

@@ -11,7 +11,7 @@
 namespace attnlab::app {
 
 void draw_vit_distance_view(AppState& state, VitSession& vit) {
-  const VitSource* src = vit.source();
+  const VitRun* src = vit.run();
   if (!src) {
     ImGui::TextUnformatted("No model loaded.");
     return;

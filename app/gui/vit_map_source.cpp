@@ -33,10 +33,10 @@ void mask_outline(ImDrawList* dl, const std::vector<std::uint8_t>& keep, int col
 
 }  // namespace
 
-bool VitMapSource::ready() const { return vit_.source() != nullptr; }
-SourceGrid VitMapSource::grid() const { return vit_.source()->grid(); }
-int VitMapSource::layers() const { return vit_.source()->layers(); }
-int VitMapSource::heads() const { return vit_.source()->heads(); }
+bool VitMapSource::ready() const { return vit_.run() != nullptr; }
+SourceGrid VitMapSource::grid() const { return vit_.run()->grid(); }
+int VitMapSource::layers() const { return vit_.run()->layers(); }
+int VitMapSource::heads() const { return vit_.run()->heads(); }
 
 std::string VitMapSource::head_label(HeadChoice head) const {
   if (head.head >= 0) return vit_head_label(head.head);
@@ -46,15 +46,15 @@ std::string VitMapSource::head_label(HeadChoice head) const {
 std::string VitMapSource::map_tooltip(int layer, int head) const {
   char line[96];
   std::snprintf(line, sizeof line, "layer %d, head %d: mean distance %.1f px", layer + 1, head + 1,
-                vit_.source()->distance()(layer, head));
+                vit_.run()->distance()(layer, head));
   return line;
 }
 
 std::optional<ImU32> VitMapSource::head_colour(int head) const { return vit_head_colour(head); }
 
-int VitMapSource::layer() const { return vit_layer(state_, *vit_.source()); }
+int VitMapSource::layer() const { return vit_layer(state_, *vit_.run()); }
 HeadChoice VitMapSource::head() const { return vit_head_choice(std::min(state_.vit_head, heads() - 1)); }
-int VitMapSource::query() const { return vit_query_token(state_, *vit_.source()); }
+int VitMapSource::query() const { return vit_query_token(state_, *vit_.run()); }
 
 bool VitMapSource::showing(int layer, int head) const {
   return layer == this->layer() && head == state_.vit_head && !state_.vit_rollout && !state_.vit_norms;
@@ -88,12 +88,12 @@ const std::vector<float>& VitMapSource::attention_rows(int layer, int query) {
   const auto key = std::make_pair(layer, query);
   if (const auto it = rows_.find(key); it != rows_.end()) return it->second;
   if (rows_.size() >= 256) rows_.clear();  // a few queries' worth of every layer
-  return rows_[key] = vit_attention_rows(vit_.source()->pass(), layer, query);
+  return rows_[key] = vit_attention_rows(vit_.run()->pass(), layer, query);
 }
 
-// VitSource::patch_row from the cached rows: the same weights, fused by the same rule.
+// VitRun::patch_row from the cached rows: the same weights, fused by the same rule.
 std::vector<float> VitMapSource::cached_patch_row(int layer, HeadChoice head, int query) {
-  const VitSource& src = *vit_.source();
+  const VitRun& src = *vit_.run();
   if (head.head >= src.heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(src.heads() - 1));
   const std::vector<float>& rows = attention_rows(layer, query);
   const int T = src.grid().T(), prefix = src.grid().prefix, N = T - prefix;
@@ -125,7 +125,7 @@ void VitMapSource::keep_pinned(const std::vector<int>& queries) {
 
 // The main map: the row of A, the rollout row or the token norms (vit_main_values).
 MainMap VitMapSource::main_map() {
-  const VitSource& src = *vit_.source();
+  const VitRun& src = *vit_.run();
   const int layer = this->layer(), token = query(), head = std::min(state_.vit_head, src.heads() - 1);
   MainMap map;
   map.values = state_.vit_norms || state_.vit_rollout ? vit_main_values(state_, src)
@@ -136,7 +136,7 @@ MainMap VitMapSource::main_map() {
                           (state_.vit_norms ? "norms" : state_.vit_rollout ? "rollout" : "row");
   map.texture = vit_map_texture(vit_, state_, "main", key, [&] { return map.values; });
   share_ = 0.0f;
-  if (!state_.vit_norms && !state_.vit_rollout) {  // VitSource::prefix_share, from the cached rows
+  if (!state_.vit_norms && !state_.vit_rollout) {  // VitRun::prefix_share, from the cached rows
     const std::vector<float>& rows = attention_rows(layer, token);
     const int T = src.grid().T();
     double share = 0.0;
@@ -159,7 +159,7 @@ MainMap VitMapSource::main_map() {
 // tokens, or (norms shown) the prefix tokens' norms beside the patches' median and largest, so
 // the high-norm outliers (and the registers that take them over) show.
 void VitMapSource::draw_map_header(const MainMap& map) {
-  const VitSource& src = *vit_.source();
+  const VitRun& src = *vit_.run();
   const SourceGrid g = src.grid();
   const int layer = this->layer(), token = query(), head = std::min(state_.vit_head, src.heads() - 1);
   std::string what;
@@ -206,7 +206,7 @@ void VitMapSource::pins_changed(bool added) {
 // CLS row's mass in this layer (DINO's fig. 3), with their legend over the canvas's top left.
 void VitMapSource::draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImVec2 canvas) {
   if (!state_.vit_masks) return;
-  const VitSource& src = *vit_.source();
+  const VitRun& src = *vit_.run();
   const SourceGrid g = src.grid();
   const float cell_w = static_cast<float>(g.covered_w) * scale / static_cast<float>(g.cols);
   const float cell_h = static_cast<float>(g.covered_h) * scale / static_cast<float>(g.rows);
@@ -226,7 +226,7 @@ void VitMapSource::draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImV
 
 // What an export's sidecar says the ViT's map drew (tests click by it and compare its values).
 void VitMapSource::drew_map(const MainMap& map, ImVec2 origin, float scale) {
-  const VitSource& src = *vit_.source();
+  const VitRun& src = *vit_.run();
   const SourceGrid g = src.grid();
   const int token = query(), head = std::min(state_.vit_head, src.heads() - 1);
   const float cell_w = static_cast<float>(g.covered_w) * scale / static_cast<float>(g.cols);

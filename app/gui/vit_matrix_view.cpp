@@ -16,7 +16,7 @@ constexpr int kMaxSide = 1024;
 }  // namespace
 
 void draw_vit_matrix_view(AppState& state, VitSession& vit) {
-  const VitSource* src = vit.source();
+  const VitRun* src = vit.run();
   if (!src) return;
   const SourceGrid g = src->grid();
   const int layer = vit_layer(state, *src), head = std::min(state.vit_head, src->heads() - 1);
@@ -62,7 +62,7 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = std::clamp(static_cast<int>((m.y - p.y) / px), 0, T - 1), j = std::clamp(static_cast<int>((m.x - p.x) / px), 0, T - 1);
     ImGui::BeginTooltip();
-    ImGui::Text("query %s, key %s", vit_token_label(*src, i).c_str(), vit_token_label(*src, j).c_str());
+    ImGui::Text("query %s, key %s", token_label(src->grid(), i).c_str(), token_label(src->grid(), j).c_str());
     if (block == 1) ImGui::Text("a_ij = %s", format_weight(src->matrix(layer, vit_head_choice(head))(i, j)).c_str());
     ImGui::EndTooltip();
     if (ImGui::IsItemClicked()) {  // a row is a query

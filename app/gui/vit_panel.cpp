@@ -38,7 +38,7 @@ void open_section(AppState& state, VitSession& vit) {
   }
 }
 
-void about_section(const VitSource& src, VitSession& vit) {
+void about_section(const VitRun& src, VitSession& vit) {
   const SourceGrid g = src.grid();
   ImGui::TextWrapped("%s", vit.file().string().c_str());
   ImGui::TextDisabled("SHA-256 %s", vit.sha256().substr(0, 16).c_str());
@@ -62,7 +62,7 @@ void about_section(const VitSource& src, VitSession& vit) {
   }
 }
 
-void choice_section(AppState& state, const VitSource& src) {
+void choice_section(AppState& state, const VitRun& src) {
   const SourceGrid g = src.grid();
   ImGui::Separator();
   ImGui::TextUnformatted("What the map shows");
@@ -123,7 +123,7 @@ void choice_section(AppState& state, const VitSource& src) {
 
 void draw_vit_panel(AppState& state, VitSession& vit) {
   open_section(state, vit);
-  const VitSource* src = vit.source();
+  const VitRun* src = vit.run();
   if (!src) {
     ImGui::Separator();
     ImGui::TextWrapped("No model loaded. The bundled Fashion-MNIST ViT is in the gallery; a timm, DINO or Hugging Face "

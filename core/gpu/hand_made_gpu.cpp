@@ -39,7 +39,7 @@ void GpuHandMade::prepare_rows(int query) {
   engine_.dispatch_rows();
 }
 
-// AttentionEngine::rows_ready() is false with no image.
+// HandMadeGpuEngine::rows_ready() is false with no image.
 bool GpuHandMade::rows_ready(int query) { return engine_.query() == query && engine_.rows_ready(); }
 
 }  // namespace attnlab

@@ -4,7 +4,7 @@
 #include "core/reference.hpp"
 #include "core/safetensors.hpp"
 #include "core/vit_cpu.hpp"
-#include "core/vit_source.hpp"
+#include "core/vit_run.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 
@@ -584,7 +584,7 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   const auto drawn = j.at("vit_drawn");
   auto vit = std::make_shared<const VitModel>(load_vit(model));
   VitCpuRunner cpu;
-  const VitSource engine(vit, load_image(image), 0, cpu, vit_memory_budget());
+  const VitRun engine(vit, load_image(image), 0, cpu, vit_memory_budget());
   const int token = engine.grid().prefix + 4 * engine.grid().cols + 3;
   EXPECT_EQ(drawn.at("token"), token);
   const auto values = drawn.at("values").get<std::vector<float>>();

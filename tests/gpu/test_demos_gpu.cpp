@@ -8,7 +8,7 @@
 
 #include "core/demos.hpp"
 #include "core/gpu/context.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 
@@ -27,7 +27,7 @@ TEST_F(DemoGpu, QuestionTokenOnTheEngineMatchesTheCpu) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine engine;
+    HandMadeGpuEngine engine;
     engine.set_settings(s);
     engine.set_image(safari());
     const Reference ref(safari(), s);
@@ -50,7 +50,7 @@ TEST_F(DemoGpu, LambdaSweepFromTheEnginesTokensMatchesTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine engine;
+    HandMadeGpuEngine engine;
     engine.set_settings(s);
     engine.set_image(safari());
     const Matrix X = engine.tokens();
@@ -81,7 +81,7 @@ TEST_F(DemoGpu, ShuffledImageOnASecondEngineMovesTheRow) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine a, b;
+    HandMadeGpuEngine a, b;
     a.set_settings(s);
     a.set_image(safari());
     b.set_settings(s);

@@ -2,7 +2,7 @@
 #include "core/colormap.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/debug.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/reference.hpp"
 #include "gpu_fixture.hpp"
@@ -26,7 +26,7 @@ class Gpu : public GpuTest {};
 
 // Compares every head's row of the engine with the reference; returns the worst error ratio
 // (error / allowed), which must stay <= 1.
-double compare_rows(AttentionEngine& engine, const Reference& ref, int query, const std::string& what) {
+double compare_rows(HandMadeGpuEngine& engine, const Reference& ref, int query, const std::string& what) {
   engine.set_query(query);
   const RowSet& rows = engine.rows();
   double worst = 0;
@@ -65,7 +65,7 @@ TEST_F(Gpu, TokensMatchTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine engine;
+    HandMadeGpuEngine engine;
     engine.set_settings(s);
     engine.set_image(safari());
     const Reference ref(safari(), s);
@@ -81,7 +81,7 @@ TEST_F(Gpu, TokensMatchTheReference) {
 TEST_F(Gpu, RowsMatchForEveryHeadMaskAndPositionalModeOnTheSafari) {
   Settings s;
   s.patch = 20;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_image(safari());
   const PatchGrid g = make_grid(500, 500, 20, EdgeMode::Crop);
   double worst = 0;
@@ -108,7 +108,7 @@ TEST_F(Gpu, RowsMatchAtExtremeTemperaturesOnARandomImage) {
         s.temperature = tau;
         s.pos.mode = pos;
         s.pos.sincos = pos == PosMode::Concat;
-        AttentionEngine engine;
+        HandMadeGpuEngine engine;
         engine.set_settings(s);
         engine.set_image(img);
         const Reference ref(img, s);
@@ -122,7 +122,7 @@ TEST_F(Gpu, FullMatrixMatchesTheReference) {
   s.patch = 25;  // N = 400
   s.mask.kind = MaskKind::Window;
   s.mask.radius = 4;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   const Reference ref(safari(), s);
@@ -140,7 +140,7 @@ TEST_F(Gpu, FullMatrixMatchesTheReference) {
 TEST_F(Gpu, FullMatrixMatchesTheReferenceForEveryMaskInSmallTiles) {
   Settings s;
   s.patch = 25;  // N = 400 = 57 × 7 + 1
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   engine.set_matrix_tile_rows(7);
@@ -181,7 +181,7 @@ TEST_F(Gpu, FullMatrixHasAnAllZeroRowWhereNoKeyIsLeft) {
   Settings s;
   s.patch = 25;
   s.mask.kind = MaskKind::Strict;  // query 0 may see no key
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   engine.set_matrix_tile_rows(3);
@@ -195,7 +195,7 @@ TEST_F(Gpu, FullMatrixHasAnAllZeroRowWhereNoKeyIsLeft) {
 TEST_F(Gpu, FullMatrixReportsItsStageTimings) {
   Settings s;
   s.patch = 25;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   EXPECT_EQ(engine.last_matrix_timings().tiles, 0);
@@ -222,7 +222,7 @@ TEST_F(Gpu, OutputsAndMergeMatchTheReference) {
   Settings s;
   s.patch = 25;
   s.pos.mode = PosMode::Concat;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   const Reference ref(safari(), s);
@@ -234,7 +234,7 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
   Settings s;
   s.patch = 20;
   s.mask.kind = MaskKind::Causal;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   engine.set_query(engine.grid().index(12, 8));
@@ -261,7 +261,7 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
 TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
   Settings s;
   s.patch = 20;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   engine.rows();
@@ -294,7 +294,7 @@ TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
 TEST_F(Gpu, BadChangesKeepThePreviousState) {
   Settings s;
   s.patch = 20;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   engine.set_query(208);
@@ -333,7 +333,7 @@ TEST_F(Gpu, LargeGridRowPassNeverAllocatesNxN) {
   Settings s;
   s.patch = 4;
   constexpr std::size_t N = 16384, nxn_bytes = N * N * sizeof(float), cap = nxn_bytes / 8;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   // A first pass at a quarter of N: llvmpipe compiles the shaders at their first dispatch, and
   // with a cold shader cache that compile (with what ASan keeps of the memory it frees) grew
@@ -377,7 +377,7 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = pos;
-    AttentionEngine engine;
+    HandMadeGpuEngine engine;
     engine.set_settings(s);
     engine.set_image(safari());
     const Reference ref(safari(), s);
@@ -404,7 +404,7 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
 TEST_F(Gpu, OutputsAreComputedOncePerChange) {
   Settings s;
   s.patch = 50;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   const Matrix first = engine.output(2);

@@ -3,7 +3,7 @@
 // (core/shader_constants.hpp), and the mask rule is one text (shaders/mask_rule.glsl) that the
 // GPU and the CPU reference both compile.
 #include "core/error.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/mask.hpp"
 #include "core/shader_constants.hpp"
@@ -164,7 +164,7 @@ void main() { v[0] = float(a + b) * c; }
 }
 
 TEST_F(GlPlumbing, TransfersAreCountedAndARepeatedQueryMovesNothing) {
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   Settings s;
   s.patch = 25;  // N = 400
   engine.set_settings(s);
@@ -209,8 +209,8 @@ TEST_F(GlPlumbing, ANewQueryIsColouredWithoutAReadBackAndItsRowFollowsItsFence) 
   s.patch = 25;  // N = 400
   s.mask.kind = MaskKind::Window;
   s.mask.radius = 3;
-  AttentionEngine engine, waiting;
-  for (AttentionEngine* e : {&engine, &waiting}) {
+  HandMadeGpuEngine engine, waiting;
+  for (HandMadeGpuEngine* e : {&engine, &waiting}) {
     e->set_settings(s);
     e->set_image(safari());
     e->set_query(50);
@@ -255,7 +255,7 @@ TEST_F(GlPlumbing, APinnedQuerysMapIsMadeOnTheGpuAndLeavesTheMainRowAlone) {
   Settings s;
   s.patch = 25;  // N = 400, a 20 × 20 grid
   s.mask.kind = MaskKind::Causal;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
   engine.set_query(77);

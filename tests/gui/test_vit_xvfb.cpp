@@ -7,7 +7,7 @@
 #include "core/files.hpp"
 #include "core/image.hpp"
 #include "core/vit_cpu.hpp"
-#include "core/vit_source.hpp"
+#include "core/vit_run.hpp"
 #include "test_support.hpp"
 #include "xdnd_drop.hpp"
 #include "xvfb_session.hpp"
@@ -72,7 +72,7 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   const auto folder = vit_data("timm_f32");
   auto model = std::make_shared<const VitModel>(load_vit(folder));
   VitCpuRunner cpu;
-  const VitSource engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+  const VitRun engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
   const SourceGrid g = engine.grid();
   const int L = engine.layers();
 
@@ -154,7 +154,7 @@ TEST(AppUnderXvfb, AViTInputOverTheMemoryBudgetIsABannerAndDiagnosticsSwitchesTh
   const auto folder = vit_data("timm_f32");
   auto model = std::make_shared<const VitModel>(load_vit(folder));
   VitCpuRunner cpu;
-  const VitSource engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+  const VitRun engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
   const int L = engine.layers();
 
   ASSERT_TRUE(xdnd_drop(x.display(), window, folder, w / 2, h / 2));

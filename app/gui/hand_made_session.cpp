@@ -1,4 +1,4 @@
-#include "app/gui/backend.hpp"
+#include "app/gui/hand_made_session.hpp"
 
 #include "core/error.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
@@ -50,10 +50,10 @@ void keep_only(std::map<int, T>& by_query, const std::vector<int>& keep) {
 
 class GpuPainter final : public HeatmapPainter {
  public:
-  explicit GpuPainter(AttentionEngine& engine) : engine_(engine) {}
+  explicit GpuPainter(HandMadeGpuEngine& engine) : engine_(engine) {}
   ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup&, unsigned,
                     const std::function<const RowSet&()>&) override {
-    engine_.set_query(query);  // usually already there (Backend::rows asked for this query's pass)
+    engine_.set_query(query);  // usually already there (HandMadeSession::rows asked for this query's pass)
     return GuiTexture::to_im(engine_.heatmap(head, style).id());
   }
 
@@ -81,7 +81,7 @@ class GpuPainter final : public HeatmapPainter {
   void keep_pinned(const std::vector<int>& keep) override { keep_only(pinned_, keep); }
 
  private:
-  AttentionEngine& engine_;
+  HandMadeGpuEngine& engine_;
   struct Pinned {
     gl::Texture texture;
     gl::Buffer row;  // the head's row of weights, for its largest value
@@ -132,7 +132,7 @@ class CpuPainter final : public HeatmapPainter {
 
 }  // namespace
 
-Backend::Backend() {
+HandMadeSession::HandMadeSession() {
   try {
     auto gpu = std::make_unique<GpuHandMade>();
     painter_ = std::make_unique<GpuPainter>(gpu->engine());
@@ -145,9 +145,9 @@ Backend::Backend() {
   name_ = model_->name();
 }
 
-Backend::~Backend() = default;
+HandMadeSession::~HandMadeSession() = default;
 
-void Backend::set_image(const Image& image, const Settings& settings) {
+void HandMadeSession::set_image(const Image& image, const Settings& settings) {
   ModelSetup setup = make_setup(image.width, image.height, settings);  // throws before any change
   model_->set_image(image, settings);
   setup_.emplace(std::move(setup));
@@ -159,7 +159,7 @@ void Backend::set_image(const Image& image, const Settings& settings) {
   ++settings_generation_;
 }
 
-void Backend::set_settings(const Settings& settings) {
+void HandMadeSession::set_settings(const Settings& settings) {
   if (!has_image()) throw Error("no image loaded");
   ModelSetup setup = make_setup(image_.width, image_.height, settings);  // throws before any change
   model_->set_settings(settings);
@@ -170,7 +170,7 @@ void Backend::set_settings(const Settings& settings) {
   ++settings_generation_;
 }
 
-void Backend::set_query(int i) {
+void HandMadeSession::set_query(int i) {
   if (!has_image()) throw Error("no image loaded");
   if (i < 0 || i >= grid().N()) throw Error("query token " + std::to_string(i) + " is outside the grid");
   if (i == query_) return;
@@ -178,10 +178,10 @@ void Backend::set_query(int i) {
   ++generation_;
 }
 
-const RowSet& Backend::rows() {
+const RowSet& HandMadeSession::latest_rows() {
   if (!has_image()) throw Error("no image loaded");
   if (rows_generation_ == generation_) return rows_;
-  if (rows_settings_generation_ != settings_generation_) return rows_now();  // other settings: other numbers, at once
+  if (rows_settings_generation_ != settings_generation_) return rows_blocking();  // other settings: other numbers, at once
   if (requested_query_ != query_) {
     model_->prepare_rows(query_);
     requested_query_ = query_;
@@ -189,7 +189,7 @@ const RowSet& Backend::rows() {
   return rows_;
 }
 
-const RowSet& Backend::rows_now() {
+const RowSet& HandMadeSession::rows_blocking() {
   if (!has_image()) throw Error("no image loaded");
   if (rows_generation_ != generation_) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -202,26 +202,26 @@ const RowSet& Backend::rows_now() {
   return rows_;
 }
 
-bool Backend::rows_pending() const {
+bool HandMadeSession::rows_pending() const {
   return has_image() && rows_generation_ != generation_ && requested_query_ == query_ &&
          rows_settings_generation_ == settings_generation_;
 }
 
-void Backend::begin_frame() {
+void HandMadeSession::begin_frame() {
   scheduler_.drain();
   painter_->collect();
   if (!rows_pending()) return;
-  if (model_->rows_ready(query_)) rows_now();  // the GPU is done: a copy, no wait
+  if (model_->rows_ready(query_)) rows_blocking();  // the GPU is done: a copy, no wait
   else model_->prepare_rows(query_);  // again, if another query's rows were asked for since (nothing when in flight)
 }
 
-RowSet Backend::rows_for(int query) {
+RowSet HandMadeSession::rows_of(int query) {
   if (!has_image()) throw Error("no image loaded");
   return model_->rows(query);
 }
 
 template <class F>
-const Matrix& Backend::cached(const std::string& key, F&& compute) {
+const Matrix& HandMadeSession::cached(const std::string& key, F&& compute) {
   if (!has_image()) throw Error("no image loaded");
   Cached& c = cache_[key];
   if (c.generation != settings_generation_) {
@@ -231,11 +231,11 @@ const Matrix& Backend::cached(const std::string& key, F&& compute) {
   return c.value;
 }
 
-const Matrix& Backend::tokens() {
+const Matrix& HandMadeSession::tokens() {
   return cached("tokens", [&] { return model_->tokens(); });
 }
 
-const HeadQKV& Backend::qkv(int head) {
+const HeadQKV& HandMadeSession::qkv(int head) {
   if (!has_image()) throw Error("no image loaded");
   auto& c = qkv_cache_[head];
   if (c.first != settings_generation_) {
@@ -245,41 +245,41 @@ const HeadQKV& Backend::qkv(int head) {
   return c.second;
 }
 
-const Matrix& Backend::output(int head) {
+const Matrix& HandMadeSession::output(int head) {
   return cached("output" + std::to_string(head), [&] { return model_->output(head); });
 }
 
-const Matrix& Backend::merged_output() {
+const Matrix& HandMadeSession::merged_output() {
   return cached("merged", [&] { return model_->merged_output(); });
 }
 
-const Matrix& Backend::matrix(int head) {
+const Matrix& HandMadeSession::matrix(int head) {
   // One A at a time: at N = 4096 each is 64 MiB.
   std::erase_if(cache_, [&](const auto& e) { return e.first.starts_with("matrix") && e.first != "matrix" + std::to_string(head); });
   return cached("matrix" + std::to_string(head), [&] { return model_->matrix(head); });
 }
 
-void Backend::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
+void HandMadeSession::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
   if (!has_image()) throw Error("no image loaded");
   model_->pool_matrix_rows(head, pooling, first, count, image);
 }
 
-std::pair<std::vector<float>, std::vector<float>> Backend::row_for_token(int head, const RowVector& x) {
+std::pair<std::vector<float>, std::vector<float>> HandMadeSession::row_for_token(int head, const RowVector& x) {
   if (!has_image()) throw Error("no image loaded");
   return model_->row_for_token(head, x);
 }
 
-ImTextureID Backend::heatmap(int head, const HeatmapStyle& style) {
+ImTextureID HandMadeSession::heatmap(int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  return painter_->paint(query_, head, style, *setup_, generation_, [this]() -> const RowSet& { return rows_now(); });
+  return painter_->paint(query_, head, style, *setup_, generation_, [this]() -> const RowSet& { return rows_blocking(); });
 }
 
-ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style) {
+ImTextureID HandMadeSession::pinned_map(int query, int head, const HeatmapStyle& style) {
   if (!has_image()) throw Error("no image loaded");
   if (query < 0 || query >= grid().N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
   PinnedMap& e = pinned_maps_[query];
   if (e.generation != settings_generation_ || e.head != head || !(e.style == style)) {
-    e.texture = painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_for(query); });
+    e.texture = painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_of(query); });
     e.generation = settings_generation_;
     e.head = head;
     e.style = style;
@@ -287,20 +287,20 @@ ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style)
   return e.texture;
 }
 
-std::optional<float> Backend::heatmap_for_max(int query) const { return painter_->pinned_max(query); }
+std::optional<float> HandMadeSession::pinned_map_max(int query) const { return painter_->pinned_max(query); }
 
-void Backend::keep_pinned(const std::vector<int>& queries) {
+void HandMadeSession::keep_pinned(const std::vector<int>& queries) {
   keep_only(pinned_maps_, queries);
   painter_->keep_pinned(queries);
 }
 
-bool Backend::pinned_pending() const {
+bool HandMadeSession::pinned_pending() const {
   for (const auto& [query, e] : pinned_maps_)
     if (!painter_->pinned_max(query)) return true;
   return false;
 }
 
-ImTextureID Backend::mask_overlay() {
+ImTextureID HandMadeSession::mask_overlay() {
   if (mask_generation_ != generation_) {
     const auto& g = grid();
     std::vector<std::uint8_t> px(static_cast<size_t>(g.N()) * 4, 0);

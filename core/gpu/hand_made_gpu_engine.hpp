@@ -22,7 +22,7 @@ struct PassCounts {
   int tokenize = 0, project = 0, row = 0, full = 0, output = 0, heatmap = 0;
 };
 
-/// Where the last AttentionEngine::matrix() call spent its time, in milliseconds of wall time
+/// Where the last HandMadeGpuEngine::matrix() call spent its time, in milliseconds of wall time
 /// unless said otherwise. The matrix is made in tiles of rows: per tile one dispatch of
 /// attend_matrix.comp (e_ij = exp(l_ij − M_i) and S_i), then one copy into the result that also
 /// divides by S_i.
@@ -43,14 +43,14 @@ struct MatrixTimings {
   int tiles = 0;        ///< tiles (dispatches) the matrix took
 };
 
-class AttentionEngine {
+class HandMadeGpuEngine {
  public:
   /// Compiles the shaders. Throws Error if the current context has no compute shaders or a
   /// shader fails (with its name and the driver's log).
-  AttentionEngine();
-  ~AttentionEngine();
-  AttentionEngine(const AttentionEngine&) = delete;
-  AttentionEngine& operator=(const AttentionEngine&) = delete;
+  HandMadeGpuEngine();
+  ~HandMadeGpuEngine();
+  HandMadeGpuEngine(const HandMadeGpuEngine&) = delete;
+  HandMadeGpuEngine& operator=(const HandMadeGpuEngine&) = delete;
 
   /// Uploads an image and re-tokenizes. Throws Error (engine unchanged) if the current patch
   /// size does not fit it or it is too large for the GPU.

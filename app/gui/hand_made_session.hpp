@@ -16,13 +16,13 @@ namespace attnlab::app {
 
 class HeatmapPainter;
 
-class Backend {
+class HandMadeSession {
  public:
   /// Uses the GPU engine if the current context allows it; else says why in fallback_reason().
-  Backend();
-  ~Backend();
-  Backend(const Backend&) = delete;
-  Backend& operator=(const Backend&) = delete;
+  HandMadeSession();
+  ~HandMadeSession();
+  HandMadeSession(const HandMadeSession&) = delete;
+  HandMadeSession& operator=(const HandMadeSession&) = delete;
 
   /// "GPU: <renderer>" or "CPU reference".
   const std::string& name() const { return name_; }
@@ -55,20 +55,20 @@ class Backend {
   unsigned settings_generation() const { return settings_generation_; }
 
   /// Row query() of A for every head, for what the CPU shows of it (numbers, tooltips, the
-  /// colour bar): after a change of the query only, the previous query's rows (rows().query says
+  /// colour bar): after a change of the query only, the previous query's rows (latest_rows().query says
   /// which) while the new row is computed; begin_frame() collects it the frame after, when the
   /// GPU has finished, so no frame waits on a read-back (the maps are coloured on the GPU).
   /// After a change of image or settings, the new rows at once.
-  const RowSet& rows();
+  const RowSet& latest_rows();
   /// Row query() for every head now, waiting for the GPU if need be (exports, one-shot renders).
-  const RowSet& rows_now();
-  /// True while rows() shows an older query than query(): the window should draw another frame.
+  const RowSet& rows_blocking();
+  /// True while latest_rows() shows an older query than query(): the window should draw another frame.
   bool rows_pending() const;
   /// At the start of every frame, before any view: the scheduler's finished jobs (drain()) and
   /// the rows asked for in the last frame, if the GPU has them ready.
   void begin_frame();
   /// Row `query` for every head, without changing query() (for pinned comparisons).
-  RowSet rows_for(int query);
+  RowSet rows_of(int query);
   /// Milliseconds the last row pass took (including the read-back).
   double row_pass_ms() const { return row_ms_; }
 
@@ -97,10 +97,10 @@ class Backend {
   /// Heat map of a head's row for another query (pinned comparisons), coloured where the row
   /// is (on the GPU: nothing read back); cached per query until the image or settings change.
   /// Throws Error for a query outside the grid or no image.
-  ImTextureID heatmap_for(int query, int head, const HeatmapStyle& style);
-  /// The largest kept weight of the row heatmap_for() drew last for `query`; nullopt before,
+  ImTextureID pinned_map(int query, int head, const HeatmapStyle& style);
+  /// The largest kept weight of the row pinned_map() drew last for `query`; nullopt before,
   /// and until the GPU's copy of it has arrived (begin_frame fetches it after its fence).
-  std::optional<float> heatmap_for_max(int query) const;
+  std::optional<float> pinned_map_max(int query) const;
   /// True while a pinned map's largest weight is on its way (the window should draw again).
   bool pinned_pending() const;
   /// Forgets the pinned maps of queries not in `queries` (unpinned patches).

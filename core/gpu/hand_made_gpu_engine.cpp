@@ -1,4 +1,4 @@
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
@@ -92,7 +92,7 @@ bool same_projections(const Settings& a, const Settings& b) {
          a.custom.W_q == b.custom.W_q && a.custom.W_k == b.custom.W_k;
 }
 
-struct AttentionEngine::Buffers {
+struct HandMadeGpuEngine::Buffers {
   gl::Program tokenize, project, attend, attend_rows, attend_matrix, merge, colormap;
   gl::ParamBlock params;
   gl::Texture image;
@@ -109,7 +109,7 @@ struct AttentionEngine::Buffers {
   gl::Buffer pool_partial, pool_stats, pool_values, pool_flags;  // one band's partials, row statistics, pixels
 };
 
-AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
+HandMadeGpuEngine::HandMadeGpuEngine() : gpu_(std::make_unique<Buffers>()) {
   check_compute_support();
   gpu_->tokenize = gl::compile_embedded("tokenize.comp");
   gpu_->project = gl::compile_embedded("project.comp");
@@ -124,9 +124,9 @@ AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
   }
 }
 
-AttentionEngine::~AttentionEngine() = default;
+HandMadeGpuEngine::~HandMadeGpuEngine() = default;
 
-void AttentionEngine::rebuild_setup(const Settings& s, int width, int height) {
+void HandMadeGpuEngine::rebuild_setup(const Settings& s, int width, int height) {
   ModelSetup fresh = make_setup(width, height, s);  // throws before anything changes
   const bool grid_changed = !setup_ || setup_->grid.cols != fresh.grid.cols || setup_->grid.rows != fresh.grid.rows;
   setup_.emplace(std::move(fresh));
@@ -136,7 +136,7 @@ void AttentionEngine::rebuild_setup(const Settings& s, int width, int height) {
   for (auto& st : gpu_->heatmap_style) st.reset();
 }
 
-void AttentionEngine::set_image(const Image& image) {
+void HandMadeGpuEngine::set_image(const Image& image) {
   if (image.empty()) throw Error("the image is empty");
   GLint max_tex = 0;
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_tex);
@@ -156,7 +156,7 @@ void AttentionEngine::set_image(const Image& image) {
   upload_mask();
 }
 
-void AttentionEngine::set_settings(const Settings& s) {
+void HandMadeGpuEngine::set_settings(const Settings& s) {
   if (!has_image()) {
     validate(s);
     settings_ = s;
@@ -177,7 +177,7 @@ void AttentionEngine::set_settings(const Settings& s) {
   for (auto& st : gpu_->heatmap_style) st.reset();
 }
 
-void AttentionEngine::set_query(int i) {
+void HandMadeGpuEngine::set_query(int i) {
   if (!has_image()) throw Error("no image loaded");
   if (i < 0 || i >= N()) throw Error("query token " + std::to_string(i) + " is outside [0," + std::to_string(N()) + ")");
   if (i == query_) return;
@@ -186,7 +186,7 @@ void AttentionEngine::set_query(int i) {
   for (auto& st : gpu_->heatmap_style) st.reset();
 }
 
-void AttentionEngine::upload_mask() {
+void HandMadeGpuEngine::upload_mask() {
   const auto& keep8 = setup_->mask.key_keep();
   std::vector<std::uint32_t> keep(keep8.begin(), keep8.end());
   if (gpu_->keep.bytes() == keep.size() * 4) {
@@ -197,7 +197,7 @@ void AttentionEngine::upload_mask() {
   }
 }
 
-void AttentionEngine::ensure_tokens() {
+void HandMadeGpuEngine::ensure_tokens() {
   if (!has_image()) throw Error("no image loaded");
   if (!tokens_dirty_) return;
   const auto& g = setup_->grid;
@@ -221,7 +221,7 @@ void AttentionEngine::ensure_tokens() {
   qkv_dirty_ = true;
 }
 
-void AttentionEngine::ensure_qkv() {
+void HandMadeGpuEngine::ensure_qkv() {
   ensure_tokens();
   if (!qkv_dirty_) return;
   const int N = this->N();
@@ -284,7 +284,7 @@ void AttentionEngine::ensure_qkv() {
   outputs_fresh_.fill(false);
 }
 
-void AttentionEngine::set_attend_params(int mode, int head, int query) {
+void HandMadeGpuEngine::set_attend_params(int mode, int head, int query) {
   gpu_->params.set(gpu_->attend, AttendParams{mode, N(), query, head, kHeadCount, grid().cols,
                                               static_cast<int>(settings_.mask.kind), settings_.mask.radius,
                                               settings_.temperature});
@@ -295,7 +295,7 @@ void AttentionEngine::set_attend_params(int mode, int head, int query) {
   gpu_->keep_tex.bind(4);
 }
 
-void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int row_count) {
+void HandMadeGpuEngine::set_rows_pass_params(int mode, int head, int row_base, int row_count) {
   gpu_->params.set(gpu_->attend_rows,
                    AttendRowsParams{mode, N(), head, row_base, row_count, gpu_->qk_offset[head], gpu_->m[head],
                                     gpu_->stride[head], grid().cols, static_cast<int>(settings_.mask.kind),
@@ -305,7 +305,7 @@ void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int
   for (GLuint u = 0; u < 4; ++u) textures[u]->bind(u + 1);
 }
 
-void AttentionEngine::row_pass(int query, gl::Buffer& rows, gl::Buffer& aux) {
+void HandMadeGpuEngine::row_pass(int query, gl::Buffer& rows, gl::Buffer& aux) {
   ensure_qkv();
   const int N = this->N();
   gl::BindingGuard guard;
@@ -319,7 +319,7 @@ void AttentionEngine::row_pass(int query, gl::Buffer& rows, gl::Buffer& aux) {
   gl::dispatch(gpu_->attend, kHeadCount);
 }
 
-void AttentionEngine::colour_row(const gl::Buffer& rows, int head, int query, const HeatmapStyle& style, gl::Texture& out) {
+void HandMadeGpuEngine::colour_row(const gl::Buffer& rows, int head, int query, const HeatmapStyle& style, gl::Texture& out) {
   const auto& g = grid();
   if (!out.id() || out.width() != g.cols || out.height() != g.rows) out = gl::Texture(g.cols, g.rows, GL_RGBA8);
   gl::BindingGuard guard;
@@ -334,7 +334,7 @@ void AttentionEngine::colour_row(const gl::Buffer& rows, int head, int query, co
   ++counts_.heatmap;
 }
 
-void AttentionEngine::dispatch_rows() {
+void HandMadeGpuEngine::dispatch_rows() {
   ensure_qkv();
   if (!rows_dirty_) return;
   row_pass(query_, gpu_->rows, gpu_->aux);
@@ -344,12 +344,12 @@ void AttentionEngine::dispatch_rows() {
   rows_read_ = false;
 }
 
-bool AttentionEngine::rows_ready() {
+bool HandMadeGpuEngine::rows_ready() {
   if (!has_image() || rows_dirty_) return false;
   return rows_read_ || rows_fence_.signalled();
 }
 
-const RowSet& AttentionEngine::rows() {
+const RowSet& HandMadeGpuEngine::rows() {
   dispatch_rows();
   if (rows_read_) return rows_;
   const bool done = rows_fence_.signalled();  // the copies below wait for nothing
@@ -367,17 +367,17 @@ const RowSet& AttentionEngine::rows() {
   return rows_;
 }
 
-Matrix AttentionEngine::head_weights_q(int head) const {
+Matrix HandMadeGpuEngine::head_weights_q(int head) const {
   return query_key_weights(setup_->heads[head].W_q, settings_.pos, static_cast<int>(setup_->P.cols()));
 }
 
-int AttentionEngine::head_m(int head) {
+int HandMadeGpuEngine::head_m(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   return gpu_->m[head];
 }
 
-std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token(int head, const RowVector& x) {
+std::pair<std::vector<float>, std::vector<float>> HandMadeGpuEngine::row_for_token(int head, const RowVector& x) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   const Matrix Wq = head_weights_q(head);
@@ -400,7 +400,7 @@ std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token
   return {std::move(w), std::move(l)};
 }
 
-Matrix AttentionEngine::matrix(int head) {
+Matrix HandMadeGpuEngine::matrix(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   using Clock = std::chrono::steady_clock;
@@ -466,12 +466,12 @@ Matrix AttentionEngine::matrix(int head) {
   return A;
 }
 
-void AttentionEngine::set_matrix_tile_rows(int rows) {
+void HandMadeGpuEngine::set_matrix_tile_rows(int rows) {
   if (rows < 0) throw Error("a tile cannot have " + std::to_string(rows) + " rows");
   matrix_tile_rows_ = rows;
 }
 
-void AttentionEngine::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
+void HandMadeGpuEngine::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
   if (!has_image()) throw Error("no image loaded");
   check_pool_rows(N(), head, first, count, image);
   if (count == 0) return;
@@ -524,7 +524,7 @@ void AttentionEngine::pool_matrix_rows(int head, Pooling pooling, int first, int
   }
 }
 
-void AttentionEngine::ensure_output(int head) {
+void HandMadeGpuEngine::ensure_output(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   if (outputs_fresh_[head]) return;
@@ -541,7 +541,7 @@ void AttentionEngine::ensure_output(int head) {
   outputs_fresh_[head] = true;
 }
 
-Matrix AttentionEngine::output(int head) {
+Matrix HandMadeGpuEngine::output(int head) {
   ensure_output(head);
   const int N = this->N();
   Matrix out(N, 3);
@@ -549,7 +549,7 @@ Matrix AttentionEngine::output(int head) {
   return out;
 }
 
-Matrix AttentionEngine::merged_output() {
+Matrix HandMadeGpuEngine::merged_output() {
   for (int h = 0; h < kHeadCount; ++h) ensure_output(h);  // every head's T_out, computed once per change
   const int N = this->N();
   gl::BindingGuard guard;
@@ -566,7 +566,7 @@ Matrix AttentionEngine::merged_output() {
   return out;
 }
 
-Matrix AttentionEngine::tokens() {
+Matrix HandMadeGpuEngine::tokens() {
   ensure_tokens();
   const int D = TokenLayout::d + static_cast<int>(setup_->P.cols());
   Matrix X(N(), D);
@@ -574,7 +574,7 @@ Matrix AttentionEngine::tokens() {
   return X;
 }
 
-HeadQKV AttentionEngine::qkv(int head) {
+HeadQKV HandMadeGpuEngine::qkv(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   const int N = this->N(), m = gpu_->m[head], stride = gpu_->stride[head];
@@ -587,7 +587,7 @@ HeadQKV AttentionEngine::qkv(int head) {
   return out;
 }
 
-const gl::Texture& AttentionEngine::heatmap(int head, const HeatmapStyle& style) {
+const gl::Texture& HandMadeGpuEngine::heatmap(int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   dispatch_rows();  // colours the rows where they are: nothing read back
   auto& tex = gpu_->heatmaps[head];
@@ -597,7 +597,7 @@ const gl::Texture& AttentionEngine::heatmap(int head, const HeatmapStyle& style)
   return tex;
 }
 
-void AttentionEngine::heatmap_for_query(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
+void HandMadeGpuEngine::heatmap_for_query(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   if (!has_image()) throw Error("no image loaded");
   if (query < 0 || query >= N()) throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(N()) + ")");
@@ -609,7 +609,7 @@ void AttentionEngine::heatmap_for_query(int query, int head, const HeatmapStyle&
   gl::copy(gpu_->other_rows, row, static_cast<size_t>(head) * N * 4, 0, static_cast<size_t>(N) * 4);
 }
 
-std::vector<std::uint8_t> AttentionEngine::heatmap_pixels(int head, const HeatmapStyle& style) {
+std::vector<std::uint8_t> HandMadeGpuEngine::heatmap_pixels(int head, const HeatmapStyle& style) {
   const auto& tex = heatmap(head, style);
   std::vector<std::uint8_t> px(static_cast<size_t>(tex.width()) * tex.height() * 4);
   tex.download_rgba8(px);
