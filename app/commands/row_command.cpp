@@ -35,9 +35,9 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
     HandMadeGpuEngine engine;
     engine.set_settings(settings);
     engine.set_image(image);
-    engine.set_query(i);
-    const auto w = engine.rows().head(h);
-    if (engine.rows().empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
+    const RowSet& rows = engine.rows(i);
+    const auto w = rows.head(h);
+    if (rows.empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
     return {std::vector<float>(w.begin(), w.end()), engine.grid()};
   }
   const Reference ref(image, settings);

@@ -202,7 +202,6 @@ class App {
     }
     state_.image_path = path;
     clamp_query();
-    sync_query();
   }
 
  private:
@@ -224,7 +223,6 @@ class App {
       query_anchor_.clear();
       state_.image_path = path;
       clamp_query();
-      sync_query();
       vit_.set_backend(state_.vit_backend);
       vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
       vit_resize_ = state_.vit_resize;
@@ -238,10 +236,6 @@ class App {
     const auto& g = backend_.grid();
     state_.query.col = std::clamp(state_.query.col, 0, g.cols - 1);
     state_.query.row = std::clamp(state_.query.row, 0, g.rows - 1);
-  }
-
-  void sync_query() {
-    if (backend_.has_image()) backend_.set_query(backend_.grid().index(state_.query.col, state_.query.row));
   }
 
   void take_finished_work() {
@@ -308,7 +302,6 @@ class App {
       }
     }
     clamp_query();
-    sync_query();
   }
 
   // After a change of K: the query and the pinned patches become the patches that hold the
@@ -914,7 +907,7 @@ class App {
       replay_->frame(marks, moved, vit_shown());
     } else {
       const PatchGrid& g = backend_.grid();
-      const int q = backend_.query();
+      const int q = hand_made_query(state_, g);
       replay_->frame(marks, moved, Shown{Cell{q % g.cols, q / g.cols}, 0, 0});
     }
     const auto stop = [&](int code, const std::string& line) {

@@ -5,9 +5,11 @@
 // field table); beside it, each in its own part: UI state, the command queue, the last frame's
 // report.
 #include "app/commands/document.hpp"
+#include "core/tokens.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -100,6 +102,13 @@ struct AppState : Document {
   /// Shows `message` in the banner and prints it on stderr as "attnlab: <message>".
   void show_error(const std::string& message);
 };
+
+/// The hand-made heads' query token i on `grid`, as the document chooses it (the cell kept
+/// inside the grid): what every view passes down to HandMadeSession and the shaders. The one
+/// place that reads the document's query for the hand-made heads.
+inline int hand_made_query(const AppState& s, const PatchGrid& grid) {
+  return grid.index(std::clamp(s.query.col, 0, grid.cols - 1), std::clamp(s.query.row, 0, grid.rows - 1));
+}
 
 /// True while the last export's confirmation (s.status) is on screen: for 4 s after it was set.
 inline bool toast_showing(const AppState& s) {

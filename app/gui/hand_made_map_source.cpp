@@ -30,7 +30,7 @@ std::string HandMadeMapSource::map_tooltip(int, int head) const {
   return std::string(head_summary(static_cast<HeadKind>(std::clamp(head, 0, kHeadCount - 1))));
 }
 
-int HandMadeMapSource::query() const { return backend_.query(); }
+int HandMadeMapSource::query() const { return hand_made_query(state_, backend_.grid()); }
 
 void HandMadeMapSource::choose(int, int head) { state_.main_head = head; }
 
@@ -43,15 +43,15 @@ void HandMadeMapSource::draw_photo(ImDrawList* dl, ImVec2 origin, float scale) {
 
 ImTextureID HandMadeMapSource::map(int, HeadChoice head, int query) {
   const HeatmapStyle style{state_.colormap, state_.normalization};
-  if (query == backend_.query()) return backend_.heatmap(head.head, style);
+  if (query == this->query()) return backend_.heatmap(query, head.head, style);
   return backend_.pinned_map(query, head.head, style);
 }
 
 std::optional<float> HandMadeMapSource::map_max(int, HeadChoice head, int query) {
-  if (query != backend_.query()) return backend_.pinned_map_max(query);
+  if (query != this->query()) return backend_.pinned_map_max(query);
   // While the pointer moves, the previous query's rows until the new ones have arrived (a frame
   // later): the number lags the map by a frame rather than blinking.
-  const RowSet& rows = backend_.latest_rows();
+  const RowSet& rows = backend_.latest_rows(query);
   const auto row = rows.head(head.head);
   return row.empty() ? 0.0f : *std::max_element(row.begin(), row.end());
 }
@@ -94,14 +94,13 @@ void HandMadeMapSource::draw_head_settings() {
 // The main map: the main head's row (the previous query's numbers until the new row has
 // arrived, the map itself the engine's colormap pass for the current query).
 MainMap HandMadeMapSource::main_map() {
-  const PatchGrid& g = backend_.grid();
-  const int i = g.index(state_.query.col, state_.query.row);
-  const auto row = backend_.latest_rows().head(state_.main_head);
+  const int i = query();
+  const auto row = backend_.latest_rows(i).head(state_.main_head);
   MainMap map;
   map.values.assign(row.begin(), row.end());
   map.keep.resize(row.size());
   for (std::size_t j = 0; j < row.size(); ++j) map.keep[j] = backend_.setup().mask.allowed(i, static_cast<int>(j));
-  map.texture = backend_.heatmap(state_.main_head, HeatmapStyle{state_.colormap, state_.normalization});
+  map.texture = backend_.heatmap(i, state_.main_head, HeatmapStyle{state_.colormap, state_.normalization});
   flat_ = row_flatness(row, map.keep);  // the colour bar's mark here, the header's note below
   map.uniform = flat_.uniform;
   return map;
@@ -111,8 +110,8 @@ MainMap HandMadeMapSource::main_map() {
 // honest word on a nearly uniform row.
 void HandMadeMapSource::draw_map_header(const MainMap&) {  // the row's flatness came with main_map()
   const PatchGrid& g = backend_.grid();
-  const int i = g.index(state_.query.col, state_.query.row);
-  const RowSet& rows = backend_.latest_rows();
+  const int i = query();
+  const RowSet& rows = backend_.latest_rows(i);
   ImGui::Text("query (%d,%d)  i = %d  %s  head: %s%s", state_.query.col, state_.query.row, i,
               state_.query_pinned ? "[pinned]" : "[follows mouse]",
               std::string(head_name(static_cast<HeadKind>(state_.main_head))).c_str(),
@@ -190,7 +189,7 @@ bool HandMadeMapSource::paint(Cell cell, bool down, bool erase) {
 void HandMadeMapSource::draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImVec2) {
   if (!state_.show_mask || state_.attention.mask.kind == MaskKind::None) return;
   const SourceGrid g = grid();
-  dl->AddImage(backend_.mask_overlay(), origin,
+  dl->AddImage(backend_.mask_overlay(query()), origin,
                ImVec2(origin.x + static_cast<float>(g.covered_w) * scale, origin.y + static_cast<float>(g.covered_h) * scale),
                ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, 150));
 }

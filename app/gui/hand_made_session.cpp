@@ -15,8 +15,8 @@ namespace attnlab::app {
 class HeatmapPainter {
  public:
   virtual ~HeatmapPainter() = default;
-  /// The main map of `head` for `query`; `generation` changes whenever the row or the mask does.
-  /// `rows` gives row `query` of every head on the CPU (waiting if need be): only a painter
+  /// The main map of `head` for `query`; `generation` changes whenever the image or settings
+  /// do. `rows` gives row `query` of every head on the CPU (waiting if need be): only a painter
   /// that colours on the CPU calls it.
   virtual ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
                             const std::function<const RowSet&()>& rows) = 0;
@@ -53,14 +53,13 @@ class GpuPainter final : public HeatmapPainter {
   explicit GpuPainter(HandMadeGpuEngine& engine) : engine_(engine) {}
   ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup&, unsigned,
                     const std::function<const RowSet&()>&) override {
-    engine_.set_query(query);  // usually already there (HandMadeSession::rows asked for this query's pass)
-    return GuiTexture::to_im(engine_.heatmap(head, style).id());
+    return GuiTexture::to_im(engine_.heatmap(query, head, style).id());  // usually the row pass latest_rows asked for
   }
 
   ImTextureID paint_pinned(int query, int head, const HeatmapStyle& style, const ModelSetup&,
                            const std::function<RowSet()>&) override {
     Pinned& p = pinned_[query];
-    engine_.heatmap_for_query(query, head, style, p.texture, p.row);  // on the GPU, nothing read back
+    engine_.heatmap_into(query, head, style, p.texture, p.row);  // on the GPU, nothing read back
     p.fence = gl::Fence::now();
     p.max.reset();
     return GuiTexture::to_im(p.texture.id());
@@ -93,16 +92,17 @@ class GpuPainter final : public HeatmapPainter {
 
 class CpuPainter final : public HeatmapPainter {
  public:
-  ImTextureID paint(int, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
+  ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
                     const std::function<const RowSet&()>& exact_rows) override {
     auto& key = keys_[static_cast<size_t>(head)];
-    if (key.first != generation || !(key.second == style)) {
+    const Key want{generation, query, style};
+    if (!(key == want)) {
       const RowSet& rows = exact_rows();
       std::vector<std::uint8_t> keep(static_cast<size_t>(rows.N));
       for (int j = 0; j < rows.N; ++j) keep[static_cast<size_t>(j)] = setup.mask.allowed(rows.query, j);
       const auto px = apply_colormap(rows.head(head), keep, style.colormap, style.normalization);
       textures_[static_cast<size_t>(head)].set(setup.grid.cols, setup.grid.rows, 4, px, false);
-      key = {generation, style};
+      key = want;
     }
     return textures_[static_cast<size_t>(head)].im();
   }
@@ -127,7 +127,13 @@ class CpuPainter final : public HeatmapPainter {
  private:
   std::map<int, std::pair<GuiTexture, float>> pinned_;
   std::array<GuiTexture, kHeadCount> textures_;
-  std::array<std::pair<unsigned, HeatmapStyle>, kHeadCount> keys_{};
+  struct Key {  // what a main-map texture shows
+    unsigned generation = 0;
+    int query = -1;
+    HeatmapStyle style;
+    bool operator==(const Key&) const = default;
+  };
+  std::array<Key, kHeadCount> keys_{};
 };
 
 }  // namespace
@@ -154,9 +160,8 @@ void HandMadeSession::set_image(const Image& image, const Settings& settings) {
   image_ = image;
   settings_ = settings;
   photo_.set_photo(image, true);
-  query_ = std::min(query_, setup_->grid.N() - 1);
   ++generation_;
-  ++settings_generation_;
+  requested_query_ = -1;  // other numbers: latest_rows reads them at once
 }
 
 void HandMadeSession::set_settings(const Settings& settings) {
@@ -165,58 +170,53 @@ void HandMadeSession::set_settings(const Settings& settings) {
   model_->set_settings(settings);
   setup_.emplace(std::move(setup));
   settings_ = settings;
-  query_ = std::clamp(query_, 0, setup_->grid.N() - 1);
   ++generation_;
-  ++settings_generation_;
+  requested_query_ = -1;
 }
 
-void HandMadeSession::set_query(int i) {
+void HandMadeSession::check_query(int query) const {
   if (!has_image()) throw Error("no image loaded");
-  if (i < 0 || i >= grid().N()) throw Error("query token " + std::to_string(i) + " is outside the grid");
-  if (i == query_) return;
-  query_ = i;
-  ++generation_;
+  if (query < 0 || query >= grid().N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
 }
 
-const RowSet& HandMadeSession::latest_rows() {
-  if (!has_image()) throw Error("no image loaded");
-  if (rows_generation_ == generation_) return rows_;
-  if (rows_settings_generation_ != settings_generation_) return rows_blocking();  // other settings: other numbers, at once
-  if (requested_query_ != query_) {
-    model_->prepare_rows(query_);
-    requested_query_ = query_;
+const RowSet& HandMadeSession::latest_rows(int query) {
+  check_query(query);
+  if (rows_generation_ == generation_ && rows_.query == query) return rows_;
+  if (rows_generation_ != generation_) return rows_blocking(query);  // other image or settings: other numbers, at once
+  if (requested_query_ != query) {
+    model_->prepare_rows(query);
+    requested_query_ = query;
   }
   return rows_;
 }
 
-const RowSet& HandMadeSession::rows_blocking() {
-  if (!has_image()) throw Error("no image loaded");
-  if (rows_generation_ != generation_) {
+const RowSet& HandMadeSession::rows_blocking(int query) {
+  check_query(query);
+  if (rows_generation_ != generation_ || rows_.query != query) {
     const auto t0 = std::chrono::steady_clock::now();
-    rows_ = model_->rows(query_);
+    rows_ = model_->rows(query);
     rows_generation_ = generation_;
-    rows_settings_generation_ = settings_generation_;
-    requested_query_ = -1;
+    if (requested_query_ == query) requested_query_ = -1;  // asked for and now here
     row_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   return rows_;
 }
 
 bool HandMadeSession::rows_pending() const {
-  return has_image() && rows_generation_ != generation_ && requested_query_ == query_ &&
-         rows_settings_generation_ == settings_generation_;
+  return requested_query_ >= 0;
 }
 
 void HandMadeSession::begin_frame() {
   scheduler_.drain();
   painter_->collect();
   if (!rows_pending()) return;
-  if (model_->rows_ready(query_)) rows_blocking();  // the GPU is done: a copy, no wait
-  else model_->prepare_rows(query_);  // again, if another query's rows were asked for since (nothing when in flight)
+  const int query = requested_query_;
+  if (model_->rows_ready(query)) rows_blocking(query);  // the GPU is done: a copy, no wait
+  else model_->prepare_rows(query);  // again, if another query's rows were asked for since (nothing when in flight)
 }
 
 RowSet HandMadeSession::rows_of(int query) {
-  if (!has_image()) throw Error("no image loaded");
+  check_query(query);
   return model_->rows(query);
 }
 
@@ -224,9 +224,9 @@ template <class F>
 const Matrix& HandMadeSession::cached(const std::string& key, F&& compute) {
   if (!has_image()) throw Error("no image loaded");
   Cached& c = cache_[key];
-  if (c.generation != settings_generation_) {
+  if (c.generation != generation_) {
     c.value = compute();
-    c.generation = settings_generation_;
+    c.generation = generation_;
   }
   return c.value;
 }
@@ -238,9 +238,9 @@ const Matrix& HandMadeSession::tokens() {
 const HeadQKV& HandMadeSession::qkv(int head) {
   if (!has_image()) throw Error("no image loaded");
   auto& c = qkv_cache_[head];
-  if (c.first != settings_generation_) {
+  if (c.first != generation_) {
     c.second = model_->qkv(head);
-    c.first = settings_generation_;
+    c.first = generation_;
   }
   return c.second;
 }
@@ -269,18 +269,18 @@ std::pair<std::vector<float>, std::vector<float>> HandMadeSession::row_for_token
   return model_->row_for_token(head, x);
 }
 
-ImTextureID HandMadeSession::heatmap(int head, const HeatmapStyle& style) {
+ImTextureID HandMadeSession::heatmap(int query, int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  return painter_->paint(query_, head, style, *setup_, generation_, [this]() -> const RowSet& { return rows_blocking(); });
+  check_query(query);
+  return painter_->paint(query, head, style, *setup_, generation_, [&]() -> const RowSet& { return rows_blocking(query); });
 }
 
 ImTextureID HandMadeSession::pinned_map(int query, int head, const HeatmapStyle& style) {
-  if (!has_image()) throw Error("no image loaded");
-  if (query < 0 || query >= grid().N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
+  check_query(query);
   PinnedMap& e = pinned_maps_[query];
-  if (e.generation != settings_generation_ || e.head != head || !(e.style == style)) {
+  if (e.generation != generation_ || e.head != head || !(e.style == style)) {
     e.texture = painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_of(query); });
-    e.generation = settings_generation_;
+    e.generation = generation_;
     e.head = head;
     e.style = style;
   }
@@ -300,14 +300,15 @@ bool HandMadeSession::pinned_pending() const {
   return false;
 }
 
-ImTextureID HandMadeSession::mask_overlay() {
-  if (mask_generation_ != generation_) {
+ImTextureID HandMadeSession::mask_overlay(int query) {
+  check_query(query);
+  if (mask_key_ != std::pair{generation_, query}) {
     const auto& g = grid();
     std::vector<std::uint8_t> px(static_cast<size_t>(g.N()) * 4, 0);
     for (int j = 0; j < g.N(); ++j)
-      if (!setup_->mask.allowed(query_, j)) px[static_cast<size_t>(j) * 4 + 3] = 255;
+      if (!setup_->mask.allowed(query, j)) px[static_cast<size_t>(j) * 4 + 3] = 255;
     mask_tex_.set(g.cols, g.rows, 4, px, false);
-    mask_generation_ = generation_;
+    mask_key_ = {generation_, query};
   }
   return mask_tex_.im();
 }

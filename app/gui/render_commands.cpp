@@ -93,7 +93,6 @@ void prepare(HandMadeSession& backend, AppState& s, const std::vector<std::array
   if (!painted.empty()) s.attention.mask.painted = painted_indices(painted, probe.grid);
   token_at(probe.grid, s.query.col, s.query.row);  // throws for a query outside the grid
   backend.set_image(img, s.attention);
-  backend.set_query(backend.grid().index(s.query.col, s.query.row));
 }
 
 void begin_full_window(const char* id) {

@@ -150,7 +150,7 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
   ImGui::EndGroup();
 
   geometry = ViewGeometry{origin.x, origin.y, scale, true, source.head().head,
-                          map_picture(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), to_screen(0, 0), to_screen(cw, ch))};
+                          map_picture(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), to_screen(0, 0), to_screen(cw, ch)), query};
   source.drew_map(map, origin, scale);
 }
 

@@ -116,7 +116,7 @@ class CostView final : public TeachingView {
       ImGui::TableSetColumnIndex(1);
       exercise_125(g.N());
       ImGui::Separator();
-      saturation_section(state, backend);
+      saturation_section(state);
       ImGui::EndTable();
     } else {
       ImGui::Separator();
@@ -126,7 +126,7 @@ class CostView final : public TeachingView {
       ImGui::Separator();
       exercise_125(g.N());
       ImGui::Separator();
-      saturation_section(state, backend);
+      saturation_section(state);
     }
   }
 
@@ -234,8 +234,10 @@ class CostView final : public TeachingView {
 
   void refresh(AppState& state, HandMadeSession& backend) {
     const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
-    if (generation_ == backend.generation() && head_ == head) return;
+    const RowSet& rows = backend.latest_rows(hand_made_query(state, backend.grid()));  // row rows.query (a frame late)
+    if (generation_ == backend.generation() && head_ == head && query_ == rows.query) return;
     head_ = head;
+    query_ = rows.query;
     const int N = backend.grid().N();
     m_text_.clear();
     for (int h = 0; h < kHeadCount; ++h) {
@@ -245,11 +247,10 @@ class CostView final : public TeachingView {
     report_ = cost_report(N, TokenLayout::d, m_, 3);
     x_width_ = static_cast<int>(backend.tokens().cols());
     // Saturation of every head's row, and the main head's curve over τ.
-    const RowSet& rows = backend.latest_rows();
     keep_.assign(static_cast<size_t>(N), 1);
     kept_ = 0;
     for (int j = 0; j < N; ++j) {
-      keep_[static_cast<size_t>(j)] = backend.setup().mask.allowed(backend.query(), j) ? 1 : 0;
+      keep_[static_cast<size_t>(j)] = backend.setup().mask.allowed(query_, j) ? 1 : 0;
       kept_ += keep_[static_cast<size_t>(j)];
     }
     for (int h = 0; h < kHeadCount; ++h) sat_[h] = saturation(rows.head(h));
@@ -264,9 +265,9 @@ class CostView final : public TeachingView {
     generation_ = backend.generation();
   }
 
-  void saturation_section(AppState& state, HandMadeSession& backend) {
+  void saturation_section(AppState& state) {
     const double logN = kept_ > 0 ? std::log(static_cast<double>(kept_)) : 0.0;
-    ImGui::TextWrapped("Softmax saturation of the query row (token %d)", backend.query());
+    ImGui::TextWrapped("Softmax saturation of the query row (token %d)", query_);
     ImGui::SameLine();
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered())
@@ -364,7 +365,7 @@ class CostView final : public TeachingView {
   }
 
   unsigned generation_ = 0;
-  int head_ = -1, x_width_ = 0, kept_ = 0;
+  int head_ = -1, query_ = -1, x_width_ = 0, kept_ = 0;  // query_: the row the numbers are of
   int split_D_ = TokenLayout::d, split_H_ = kHeadCount;
   std::vector<int> m_ = std::vector<int>(kHeadCount, 0);
   std::string m_text_;

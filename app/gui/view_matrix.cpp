@@ -81,7 +81,7 @@ class MatrixView final : public TeachingView {
   void update_attention(const AppState& state, HandMadeSession& backend);
   void update_structures(HandMadeSession& backend, int conv_side);
   void draw_attention(AppState& state, HandMadeSession& backend, float side);
-  void draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv);
+  void draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv, int query);
   void draw_properties(HandMadeSession& backend);
   // "<what> A ... 37%" while a picture is under way.
   std::string progress_text(const char* what) const {
@@ -93,7 +93,7 @@ class MatrixView final : public TeachingView {
   // never N² values, on the GPU as on the CPU. The picture is built a band of image rows per
   // frame (GL stays on this thread), about kBandBudgetMs each, while the last one stays up.
   struct Key {  // what a picture of A depends on
-    unsigned generation = 0;  // backend.settings_generation()
+    unsigned generation = 0;  // backend.generation()
     int head = -1;
     int pooling = 0;
     bool operator==(const Key&) const = default;
@@ -150,7 +150,7 @@ void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
 }
 
 void MatrixView::update_attention(const AppState& state, HandMadeSession& backend) {
-  const Key key{backend.settings_generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
+  const Key key{backend.generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
   const int N = backend.grid().N();
   a_fresh_ = key == a_key_;
   if (a_fresh_) {
@@ -306,7 +306,7 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float
   dl->AddImage(a_.texture.im(), p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1),
                a_fresh_ ? IM_COL32_WHITE : IM_COL32(255, 255, 255, 110));
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
-  if (a_fresh_ && img.N == N) outline_row(dl, p, side, img, backend.query());
+  if (a_fresh_ && img.N == N) outline_row(dl, p, side, img, hand_made_query(state, g));
   if (!a_fresh_)
     dl->AddText(ImVec2(p.x + 8, p.y + 8), IM_COL32(255, 255, 255, 255), progress_text("updating").c_str());
 
@@ -319,9 +319,9 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float
                 IM_COL32(255, 255, 255, 255));
     // The exact a_ij from row i of A (one row pass for every head, kept while the mouse stays
     // on that row); the pixel itself is the pooled value of its block.
-    if (hover_.query != i || hover_generation_ != backend.settings_generation()) {
+    if (hover_.query != i || hover_generation_ != backend.generation()) {
       hover_ = backend.rows_of(i);
-      hover_generation_ = backend.settings_generation();
+      hover_generation_ = backend.generation();
     }
     const bool allowed = backend.setup().mask.allowed(i, j);
     ImGui::BeginTooltip();
@@ -352,7 +352,8 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float
   ImGui::EndGroup();
 }
 
-void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv) {
+void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv,
+                                int query) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   ImGui::BeginGroup();
@@ -371,7 +372,7 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSess
   if (!current)
     dl->AddText(ImVec2(p.x + 6, p.y + 6), IM_COL32(255, 255, 255, 255), conv || fc_error_.empty() ? "computing ..." : fc_error_.c_str());
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
-  if (pic.valid() && pic.image.N == N) outline_row(dl, p, side, pic.image, backend.query());
+  if (pic.valid() && pic.image.N == N) outline_row(dl, p, side, pic.image, query);
   int i = 0, j = 0;
   if (hovered && pic.valid() && pic.image.N == N && cell_under_mouse(p, side, N, i, j)) {
     ImGui::BeginTooltip();
@@ -439,6 +440,7 @@ void MatrixView::draw(AppState& state, HandMadeSession& backend) {
   if (!a_fresh_) state.commands.redraw();
   const PatchGrid& g = backend.grid();
   const int N = g.N();
+  const int query = hand_made_query(state, g);
 
   // --- controls
   head_combo(state, "head", 11);
@@ -503,7 +505,7 @@ void MatrixView::draw(AppState& state, HandMadeSession& backend) {
       std::span<const float> vals = a_.image.values;
       std::span<const std::uint8_t> kp = keep;
       if (range_ == 1 && a_.image.N == N) {
-        const size_t S = static_cast<size_t>(a_.image.side), r = static_cast<size_t>(backend.query() / a_.image.block);
+        const size_t S = static_cast<size_t>(a_.image.side), r = static_cast<size_t>(query / a_.image.block);
         vals = vals.subspan(r * S, S);
         kp = kp.subspan(r * S, S);
       }
@@ -515,13 +517,13 @@ void MatrixView::draw(AppState& state, HandMadeSession& backend) {
   }
   ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
   if (wide) {
-    draw_structure("fc", fc_, backend, side, false);
+    draw_structure("fc", fc_, backend, side, false, query);
     ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
-    draw_structure("conv", conv_, backend, side, true);
+    draw_structure("conv", conv_, backend, side, true, query);
   } else {
     ImGui::BeginGroup();
-    draw_structure("fc", fc_, backend, small, false);
-    draw_structure("conv", conv_, backend, small, true);
+    draw_structure("fc", fc_, backend, small, false, query);
+    draw_structure("conv", conv_, backend, small, true, query);
     ImGui::EndGroup();
   }
   ImGui::Unindent(12.0f);
@@ -530,7 +532,7 @@ void MatrixView::draw(AppState& state, HandMadeSession& backend) {
   if (a_.valid()) {
     ImGui::TextDisabled("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
                         "full matrix would take %s); the outlined row is query i = %d.",
-                        NN, backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), backend.query());
+                        NN, backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), query);
     const Mask& mask = backend.setup().mask;
     if (mask.kind() == MaskKind::Window) {
       ImGui::TextWrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "

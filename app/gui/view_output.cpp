@@ -88,7 +88,7 @@ void OutputView::upload(int t) {
 void OutputView::update(HandMadeSession& backend) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
-  const unsigned gen = backend.settings_generation();
+  const unsigned gen = backend.generation();
   if (gen != gen_) {  // new image or settings: every picture is stale (the old ones stay, dimmed)
     gen_ = gen;
     done_.fill(false);
@@ -207,7 +207,7 @@ void OutputView::draw(AppState& state, HandMadeSession& backend) {
     tile_h = std::floor(std::max(room, 64.0f));
     tile_w = std::floor(tile_h / aspect);
   }
-  const int sel = backend.query();
+  const int sel = hand_made_query(state, g);
   int hovered_tile = -1, hovered_token = -1;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float cw = tile_w / static_cast<float>(g.cols), ch = tile_h / static_cast<float>(g.rows);
@@ -263,7 +263,7 @@ void OutputView::draw(AppState& state, HandMadeSession& backend) {
   // --- the numbers of the selected patch
   ImGui::Spacing();
   ImGui::Text("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
-  const auto& empty = backend.latest_rows().empty;
+  const auto& empty = backend.latest_rows(sel).empty;
   if (ImGui::BeginTable("tout", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
     ImGui::TableSetupColumn("");
     ImGui::TableSetupColumn("colour");

@@ -105,12 +105,12 @@ class PermutationView final : public TeachingView {
       return;
     }
     const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
-    const int query = std::clamp(backend.query(), 0, g.N() - 1);
+    const int query = hand_made_query(state, g);
     update_rows(state, backend, head, query);
     start_output_job(backend.scheduler(), head);
 
     draw_maps(state, backend, query);
-    draw_readout(backend, head);
+    draw_readout(backend, head, query);
   }
 
  private:
@@ -143,8 +143,8 @@ class PermutationView final : public TeachingView {
 
   // The two CPU references, the permutation and the shuffled photo: on a new image, settings or seed.
   void update_pair(HandMadeSession& backend) {
-    if (pair_gen_ == backend.settings_generation() && pair_seed_ == seed_) return;
-    pair_gen_ = backend.settings_generation();
+    if (pair_gen_ == backend.generation() && pair_seed_ == seed_) return;
+    pair_gen_ = backend.generation();
     pair_seed_ = seed_;
     rows_valid_ = false;
     original_.reset();
@@ -288,13 +288,13 @@ class PermutationView final : public TeachingView {
     ImGui::TextDisabled("The three maps share one colour scale. Click a patch (in any map) to make it the query.");
   }
 
-  void draw_readout(HandMadeSession& backend, int head) {
+  void draw_readout(HandMadeSession& backend, int head, int query) {
     const Settings& s = backend.settings();
     const int N = original_->N();
     ImGui::Separator();
     ImGui::Text(
         "largest |difference| after undoing the shuffle: %s   (row %d of A; a uniform weight would be 1/N = %s)",
-        format_weight(diff_max_).c_str(), backend.query(), format_weight(1.0 / N).c_str());
+        format_weight(diff_max_).c_str(), query, format_weight(1.0 / N).c_str());
     if (out_diff_)
       ImGui::Text("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s", N,
                   format_weight(*out_diff_).c_str());

@@ -48,7 +48,7 @@ class QuestionView final : public TeachingView {
         "c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The head turns it "
         "into a query q = W_q x (eq. 26.11), scores every patch's key, s_j = q^T k_j (26.14), takes the softmax "
         "(26.15) and sums the values with those weights (26.16).");
-    draw_controls(backend);
+    draw_controls(backend, hand_made_query(state, backend.grid()));
     update(state, backend);
     ImGui::Separator();
     draw_softmax_answer(state, backend);
@@ -57,12 +57,11 @@ class QuestionView final : public TeachingView {
   }
 
  private:
-  void draw_controls(HandMadeSession& backend) {
+  void draw_controls(HandMadeSession& backend, int i) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
     ImGui::ColorEdit3("question colour c", colour_.data(), ImGuiColorEditFlags_Float);
     ImGui::SameLine();
     const PatchGrid& g = backend.grid();
-    const int i = std::clamp(backend.query(), 0, g.N() - 1);
     if (ImGui::Button("use the query patch's colour")) colour_ = patch_colour(backend, i);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("the mean colour of patch (%d,%d), the image view's query", g.col_of(i), g.row_of(i));
@@ -95,7 +94,7 @@ class QuestionView final : public TeachingView {
 
   void update(AppState& state, HandMadeSession& backend) {
     const HeatmapStyle style{state.colormap, state.normalization};
-    const bool same_row = valid_ && gen_ == backend.settings_generation() && asked_ == colour_ && asked_head_ == head_;
+    const bool same_row = valid_ && gen_ == backend.generation() && asked_ == colour_ && asked_head_ == head_;
     if (!same_row) {
       const Matrix& X = backend.tokens();
       x_ = question_token(colour_, static_cast<int>(X.cols()));
@@ -112,7 +111,7 @@ class QuestionView final : public TeachingView {
       const auto [lo, hi] = std::minmax_element(scores_.begin(), scores_.end());
       smin_ = *lo;
       smax_ = *hi;
-      gen_ = backend.settings_generation();
+      gen_ = backend.generation();
       asked_ = colour_;
       asked_head_ = head_;
       valid_ = true;

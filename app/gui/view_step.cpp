@@ -100,7 +100,7 @@ class StepView final : public TeachingView {
     }
     hovered_ = -1;
     head_selector(state);
-    refresh(backend);
+    refresh(backend, hand_made_query(state, backend.grid()));
     state.report.checks["step: softmax redone from Q and K vs the engine's a_ij"] =
         "largest difference " + fmt("%.2g", max_diff_) + " (query " + std::to_string(b_.i) + ", " + backend.name() + ")";
     const PatchGrid& g = backend.grid();
@@ -194,12 +194,14 @@ class StepView final : public TeachingView {
     ImGui::TextDisabled("(the image view's main head; keys 1-6)");
   }
 
-  // Recomputes the breakdown when the image, settings, query or head changed.
-  void refresh(HandMadeSession& backend) {
-    if (generation_ == backend.generation() && cached_head_ == head_) return;
+  // Recomputes the breakdown when the image, settings, the query's rows or head changed: for
+  // the query whose rows have arrived (the previous one for the frame until `query`'s come), so
+  // the engine's row and the one redone here are always the same query's.
+  void refresh(HandMadeSession& backend, int query) {
+    const RowSet& rows = backend.latest_rows(query);
+    if (generation_ == backend.generation() && cached_head_ == head_ && cached_query_ == rows.query) return;
     const HeadQKV& h = backend.qkv(head_);
-    const RowSet& rows = backend.latest_rows();
-    b_ = step_breakdown(h.Q, h.K, h.V, backend.query(), backend.settings().temperature, backend.setup().mask);
+    b_ = step_breakdown(h.Q, h.K, h.V, rows.query, backend.settings().temperature, backend.setup().mask);
     const auto w = rows.head(head_);
     engine_w_.assign(w.begin(), w.end());
     const auto l = rows.head_logits(head_);
@@ -221,6 +223,7 @@ class StepView final : public TeachingView {
     }
     generation_ = backend.generation();
     cached_head_ = head_;
+    cached_query_ = rows.query;
   }
 
   void bar_chart(AppState& state, HandMadeSession& backend) {
@@ -435,7 +438,7 @@ class StepView final : public TeachingView {
          "its Q and K (how closely the two agree: Panels > Diagnostics).");
   }
 
-  int head_ = 0, cached_head_ = -1, key_ = -1, hovered_ = -1, bars_ = 16;
+  int head_ = 0, cached_head_ = -1, cached_query_ = -1, key_ = -1, hovered_ = -1, bars_ = 16;
   bool stretch_ = false;
   unsigned generation_ = 0;
   StepBreakdown b_;

@@ -77,7 +77,7 @@ class TokenizationView final : public TeachingView {
       ImGui::TextUnformatted("No image loaded.");
       return;
     }
-    refresh(backend);
+    refresh(backend, hand_made_query(state, backend.grid()));
     const PatchGrid& g = backend.grid();
     const int i = i_;
     const int K = g.K;
@@ -189,10 +189,10 @@ class TokenizationView final : public TeachingView {
 
  private:
   // Rebuilds the query's numbers and textures when the image, settings or query change.
-  void refresh(HandMadeSession& backend) {
+  void refresh(HandMadeSession& backend, int query) {
     const PatchGrid& g = backend.grid();
-    if (generation_ != backend.generation()) {
-      i_ = std::clamp(backend.query(), 0, g.N() - 1);
+    if (generation_ != backend.generation() || i_ != query) {
+      i_ = query;
       const Image& img = backend.image();
       const RowVector raw = raw_token(img, g, i_);
       raw_.assign(raw.data(), raw.data() + raw.size());
@@ -215,7 +215,7 @@ class TokenizationView final : public TeachingView {
       strip_tex_.set(3 * K, K, 3, strip, false);
       generation_ = backend.generation();
     }
-    if (filters_generation_ != backend.settings_generation()) {
+    if (filters_generation_ != backend.generation()) {
       const Matrix& W = backend.setup().W_tokenize;  // R × 3K²
       const int K = g.K, R = static_cast<int>(W.rows());
       const float mx = std::max(W.cwiseAbs().maxCoeff(), 1e-12f);
@@ -227,7 +227,7 @@ class TokenizationView final : public TeachingView {
               px[((static_cast<size_t>(y) * R * K) + static_cast<size_t>(n) * K + static_cast<size_t>(x)) * 3 + static_cast<size_t>(c)] =
                   to8(0.5f + 0.5f * W(n, (y * K + x) * 3 + c) / mx);
       filters_tex_.set(R * K, K, 3, px, false);
-      filters_generation_ = backend.settings_generation();
+      filters_generation_ = backend.generation();
     }
   }
 

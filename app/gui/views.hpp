@@ -27,6 +27,8 @@ struct ViewGeometry {
   /// What a "map only" export keeps (x, y, w, h in window pixels): the map as drawn inside its
   /// canvas, and its colour bar.
   std::array<float, 4> picture{};
+  /// The query token the main map drew (in its source's numbering), -1 before one is drawn.
+  int query = -1;
 };
 
 /// The picture of a map view for a "map only" export: the map's drawn rectangle [map0, map1]

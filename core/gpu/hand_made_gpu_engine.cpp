@@ -101,10 +101,15 @@ struct HandMadeGpuEngine::Buffers {
   std::vector<int> qk_offset, m, stride;  // per head, in floats; rows of Q, K padded to stride
   gl::BufferTexture Q_tex, K_tex, V_tex, keep_tex;  // the same buffers through the texture path
   gl::Buffer keep, rows, aux, outputs, merged, W_MSA;
-  gl::Buffer other_rows, other_aux;  // heatmap_for_query's row pass
+  gl::Buffer other_rows, other_aux;  // heatmap_into's row pass
   std::array<gl::Buffer, kColormapCount> luts;
   std::array<gl::Texture, kHeadCount> heatmaps;
-  std::array<std::optional<HeatmapStyle>, kHeadCount> heatmap_style;  // what each texture shows now
+  struct Shown {
+    int query;
+    HeatmapStyle style;
+    bool operator==(const Shown&) const = default;
+  };
+  std::array<std::optional<Shown>, kHeadCount> heatmap_shown;  // what each texture shows now
   gl::Program pool_matrix;                       // compiled on first use (pool_matrix_rows)
   gl::Buffer pool_partial, pool_stats, pool_values, pool_flags;  // one band's partials, row statistics, pixels
 };
@@ -133,7 +138,7 @@ void HandMadeGpuEngine::rebuild_setup(const Settings& s, int width, int height) 
   if (grid_changed) {
     for (auto& t : gpu_->heatmaps) t = gl::Texture();
   }
-  for (auto& st : gpu_->heatmap_style) st.reset();
+  for (auto& st : gpu_->heatmap_shown) st.reset();
 }
 
 void HandMadeGpuEngine::set_image(const Image& image) {
@@ -150,8 +155,8 @@ void HandMadeGpuEngine::set_image(const Image& image) {
   gpu_->image = std::move(tex);
   image_w_ = image.width;
   image_h_ = image.height;
-  query_ = std::min(query_, N() - 1);
-  tokens_dirty_ = qkv_dirty_ = rows_dirty_ = true;
+  tokens_dirty_ = qkv_dirty_ = true;
+  rows_query_ = -1;
   outputs_fresh_.fill(false);
   upload_mask();
 }
@@ -170,20 +175,16 @@ void HandMadeGpuEngine::set_settings(const Settings& s) {
   settings_ = s;
   if (!tokens_same) tokens_dirty_ = true;
   if (!proj_same) qkv_dirty_ = true;
-  query_ = std::clamp(query_, 0, N() - 1);
-  rows_dirty_ = true;
+  rows_query_ = -1;
   outputs_fresh_.fill(false);
   upload_mask();
-  for (auto& st : gpu_->heatmap_style) st.reset();
+  for (auto& st : gpu_->heatmap_shown) st.reset();
 }
 
-void HandMadeGpuEngine::set_query(int i) {
+void HandMadeGpuEngine::check_query(int query) const {
   if (!has_image()) throw Error("no image loaded");
-  if (i < 0 || i >= N()) throw Error("query token " + std::to_string(i) + " is outside [0," + std::to_string(N()) + ")");
-  if (i == query_) return;
-  query_ = i;
-  rows_dirty_ = true;
-  for (auto& st : gpu_->heatmap_style) st.reset();
+  if (query < 0 || query >= N())
+    throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(N()) + ")");
 }
 
 void HandMadeGpuEngine::upload_mask() {
@@ -280,7 +281,7 @@ void HandMadeGpuEngine::ensure_qkv() {
   }
   ++counts_.project;
   qkv_dirty_ = false;
-  rows_dirty_ = true;
+  rows_query_ = -1;
   outputs_fresh_.fill(false);
 }
 
@@ -334,27 +335,28 @@ void HandMadeGpuEngine::colour_row(const gl::Buffer& rows, int head, int query, 
   ++counts_.heatmap;
 }
 
-void HandMadeGpuEngine::dispatch_rows() {
-  ensure_qkv();
-  if (!rows_dirty_) return;
-  row_pass(query_, gpu_->rows, gpu_->aux);
+void HandMadeGpuEngine::dispatch_rows(int query) {
+  check_query(query);
+  ensure_qkv();  // may mark the rows stale
+  if (rows_query_ == query) return;
+  row_pass(query, gpu_->rows, gpu_->aux);
   rows_fence_ = gl::Fence::now();
   ++counts_.row;
-  rows_dirty_ = false;
+  rows_query_ = query;
   rows_read_ = false;
 }
 
-bool HandMadeGpuEngine::rows_ready() {
-  if (!has_image() || rows_dirty_) return false;
+bool HandMadeGpuEngine::rows_ready(int query) {
+  if (!has_image() || rows_query_ != query || qkv_dirty_) return false;
   return rows_read_ || rows_fence_.signalled();
 }
 
-const RowSet& HandMadeGpuEngine::rows() {
-  dispatch_rows();
+const RowSet& HandMadeGpuEngine::rows(int query) {
+  dispatch_rows(query);
   if (rows_read_) return rows_;
   const bool done = rows_fence_.signalled();  // the copies below wait for nothing
   const int N = this->N();
-  rows_.query = query_;
+  rows_.query = query;
   rows_.N = N;
   rows_.weights.resize(static_cast<size_t>(kHeadCount) * N);
   std::vector<float> aux(static_cast<size_t>(kHeadCount) * N + kHeadCount);
@@ -388,7 +390,7 @@ std::pair<std::vector<float>, std::vector<float>> HandMadeGpuEngine::row_for_tok
   gl::BindingGuard guard;
   gl::Buffer qbuf(static_cast<size_t>(q.size()) * 4, q.data());
   gl::Buffer out(static_cast<size_t>(kHeadCount) * N * 4), aux((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
-  set_attend_params(MODE_EXTERNAL, head, query_);
+  set_attend_params(MODE_EXTERNAL, head, 0);  // the query is q_ext, not a token
   gl::bind(5, out);
   gl::bind(6, aux);
   gl::bind(7, qbuf);
@@ -587,20 +589,21 @@ HeadQKV HandMadeGpuEngine::qkv(int head) {
   return out;
 }
 
-const gl::Texture& HandMadeGpuEngine::heatmap(int head, const HeatmapStyle& style) {
+const gl::Texture& HandMadeGpuEngine::heatmap(int query, int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  dispatch_rows();  // colours the rows where they are: nothing read back
+  check_query(query);
   auto& tex = gpu_->heatmaps[head];
-  if (gpu_->heatmap_style[head] == style && tex.id()) return tex;
-  colour_row(gpu_->rows, head, query_, style, tex);
-  gpu_->heatmap_style[head] = style;
+  const Buffers::Shown shown{query, style};
+  if (gpu_->heatmap_shown[head] == shown && tex.id()) return tex;
+  dispatch_rows(query);  // colours the rows where they are: nothing read back
+  colour_row(gpu_->rows, head, query, style, tex);
+  gpu_->heatmap_shown[head] = shown;
   return tex;
 }
 
-void HandMadeGpuEngine::heatmap_for_query(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
+void HandMadeGpuEngine::heatmap_into(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  if (!has_image()) throw Error("no image loaded");
-  if (query < 0 || query >= N()) throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(N()) + ")");
+  check_query(query);
   row_pass(query, gpu_->other_rows, gpu_->other_aux);
   ++counts_.row;
   colour_row(gpu_->other_rows, head, query, style, out);
@@ -609,8 +612,8 @@ void HandMadeGpuEngine::heatmap_for_query(int query, int head, const HeatmapStyl
   gl::copy(gpu_->other_rows, row, static_cast<size_t>(head) * N * 4, 0, static_cast<size_t>(N) * 4);
 }
 
-std::vector<std::uint8_t> HandMadeGpuEngine::heatmap_pixels(int head, const HeatmapStyle& style) {
-  const auto& tex = heatmap(head, style);
+std::vector<std::uint8_t> HandMadeGpuEngine::heatmap_pixels(int query, int head, const HeatmapStyle& style) {
+  const auto& tex = heatmap(query, head, style);
   std::vector<std::uint8_t> px(static_cast<size_t>(tex.width()) * tex.height() * 4);
   tex.download_rgba8(px);
   return px;

@@ -146,7 +146,7 @@ HandMadeGpuEngine& engine_for(int n) {
     fresh->set_settings(bench_settings());
     fresh->set_image(image_for(n));
     if (fresh->N() != n) throw Error("benchmark grid has " + std::to_string(fresh->N()) + " tokens, wanted " + std::to_string(n));
-    fresh->rows();  // tokenize and project once, outside the timed loops
+    fresh->rows(0);  // tokenize and project once, outside the timed loops
     e = std::move(fresh);
   }
   return *e;
@@ -202,8 +202,7 @@ void row_all_heads_gpu(benchmark::State& state, int n) {
     const WallRate rate;
     for (auto _ : state) {
       query = (query + kQueryStep) % n;
-      engine.set_query(query);
-      const RowSet& rows = engine.rows();  // row pass for all heads + read-back
+      const RowSet& rows = engine.rows(query);  // row pass for all heads + read-back
       benchmark::DoNotOptimize(rows.weights.data());
       benchmark::ClobberMemory();
     }

@@ -27,8 +27,7 @@ class Gpu : public GpuTest {};
 // Compares every head's row of the engine with the reference; returns the worst error ratio
 // (error / allowed), which must stay <= 1.
 double compare_rows(HandMadeGpuEngine& engine, const Reference& ref, int query, const std::string& what) {
-  engine.set_query(query);
-  const RowSet& rows = engine.rows();
+  const RowSet& rows = engine.rows(query);
   double worst = 0;
   for (int h = 0; h < kHeadCount; ++h) {
     const RowResult expect = ref.row(h, query);
@@ -237,15 +236,15 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
   HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
-  engine.set_query(engine.grid().index(12, 8));
+  const int query = engine.grid().index(12, 8);
   const Reference ref(safari(), s);
   for (int c = 0; c < kColormapCount; ++c)
     for (int n = 0; n < kNormalizationCount; ++n) {
       const HeatmapStyle style{static_cast<Colormap>(c), static_cast<Normalization>(n)};
-      const auto gpu = engine.heatmap_pixels(0, style);
-      const auto row = ref.row(0, engine.query());
+      const auto gpu = engine.heatmap_pixels(query, 0, style);
+      const auto row = ref.row(0, query);
       std::vector<std::uint8_t> keep(static_cast<size_t>(ref.N()));
-      for (int j = 0; j < ref.N(); ++j) keep[j] = ref.setup().mask.allowed(engine.query(), j);
+      for (int j = 0; j < ref.N(); ++j) keep[j] = ref.setup().mask.allowed(query, j);
       const auto cpu = apply_colormap(std::span<const float>(row.weights.data(), keep.size()), keep, style.colormap,
                                       style.normalization);
       ASSERT_EQ(gpu.size(), cpu.size());
@@ -264,29 +263,30 @@ TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
   HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
-  engine.rows();
+  engine.rows(0);
   const PassCounts start = engine.counts();
   EXPECT_EQ(start.tokenize, 1);
   EXPECT_EQ(start.project, 1);
-  engine.set_query(100);
-  engine.rows();
+  engine.rows(100);
   EXPECT_EQ(engine.counts().tokenize, 1);
   EXPECT_EQ(engine.counts().project, 1);
   EXPECT_EQ(engine.counts().row, start.row + 1);
-  engine.rows();  // nothing changed: nothing runs
+  engine.rows(100);  // nothing changed: nothing runs
   EXPECT_EQ(engine.counts().row, start.row + 1);
+  EXPECT_EQ(engine.rows(0).query, 0);  // another query: the row pass again, for it
+  EXPECT_EQ(engine.counts().row, start.row + 2);
   s.temperature = 0.5f;
   engine.set_settings(s);
-  engine.rows();
+  engine.rows(0);
   EXPECT_EQ(engine.counts().project, 1);
   s.custom.W_k[0] = 2.0f;  // the custom head: projections again, not tokens
   engine.set_settings(s);
-  engine.rows();
+  engine.rows(0);
   EXPECT_EQ(engine.counts().tokenize, 1);
   EXPECT_EQ(engine.counts().project, 2);
   s.patch = 25;
   engine.set_settings(s);
-  engine.rows();
+  engine.rows(0);
   EXPECT_EQ(engine.counts().tokenize, 2);
   EXPECT_EQ(engine.N(), 400);
 }
@@ -297,19 +297,20 @@ TEST_F(Gpu, BadChangesKeepThePreviousState) {
   HandMadeGpuEngine engine;
   engine.set_settings(s);
   engine.set_image(safari());
-  engine.set_query(208);
-  const std::vector<float> before = engine.rows().weights;
+  const std::vector<float> before = engine.rows(208).weights;
   Settings bad = s;
   bad.patch = 600;  // larger than the image
   EXPECT_THROW(engine.set_settings(bad), Error);
   bad = s;
   bad.temperature = -1;
   EXPECT_THROW(engine.set_settings(bad), Error);
-  EXPECT_THROW(engine.set_query(625), Error);
+  EXPECT_THROW(engine.rows(625), Error);
+  EXPECT_THROW(engine.rows(-1), Error);
+  EXPECT_THROW(engine.dispatch_rows(625), Error);
+  EXPECT_THROW(engine.heatmap(625, 0, HeatmapStyle{}), Error);
   EXPECT_THROW(engine.set_image(Image{}), Error);
   EXPECT_EQ(engine.settings().patch, 20);
-  EXPECT_EQ(engine.query(), 208);
-  EXPECT_EQ(engine.rows().weights, before);
+  EXPECT_EQ(engine.rows(208).weights, before);
 }
 
 TEST_F(Gpu, BrokenShaderReportsItsNameAndTheDriverLog) {
@@ -339,16 +340,14 @@ TEST_F(Gpu, LargeGridRowPassNeverAllocatesNxN) {
   // with a cold shader cache that compile (with what ASan keeps of the memory it frees) grew
   // the sanitized run by over 300 MiB. The pass measured still allocates all its storage anew.
   engine.set_image(attnlab::testing::random_image(256, 256, 6));
-  engine.set_query(0);
-  (void)engine.rows();
+  (void)engine.rows(0);
   gl::reset_memory_peak();
   const std::size_t gl_before = gl::memory_use().live;
   reset_peak_resident();
   const std::size_t resident_before = resident_bytes();
   engine.set_image(img);
   ASSERT_EQ(engine.N(), static_cast<int>(N));
-  engine.set_query(8191);
-  ASSERT_EQ(engine.rows().N, static_cast<int>(N));
+  ASSERT_EQ(engine.rows(8191).N, static_cast<int>(N));
   const std::size_t gl_peak = gl::memory_use().peak - gl_before;
   const std::size_t resident_growth = peak_resident_bytes() - resident_before;
   std::printf("row path at N=%zu: GL storage peak %zu KiB, resident growth %zu KiB (cap %zu KiB)\n", N, gl_peak >> 10,
@@ -409,8 +408,7 @@ TEST_F(Gpu, OutputsAreComputedOncePerChange) {
   engine.set_image(safari());
   const Matrix first = engine.output(2);
   EXPECT_EQ(engine.counts().output, 1);
-  engine.set_query(5);  // the query does not change T_out
-  engine.rows();
+  engine.rows(5);  // the query does not change T_out
   engine.merged_output();
   EXPECT_EQ(engine.counts().output, kHeadCount);  // the five others, not head 2 again
   EXPECT_EQ(engine.output(2), first);
