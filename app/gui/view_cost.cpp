@@ -84,21 +84,14 @@ constexpr int kCurvePoints = 76;  // τ from 0.001 to 100, log-spaced
 
 class CostView final : public TeachingView {
  public:
-  const char* name() const override { return "cost"; }
-  const char* title() const override { return "Cost"; }
-  const char* chapter_reference() const override { return "exercises 12.1, 12.5"; }
-  const char* tour_text() const override {
-    return "Self-attention stores one weight per pair of tokens: N^2 per head, so halving the patch size "
-           "multiplies the attention weights by 16, while the Q/K/V projections stay at 3D^2 weights whatever N is "
-           "(exercise 12.1). Splitting the width D over H heads keeps the total cost of one wide head (exercise 12.5). "
-           "Lower the temperature and watch the query row's softmax saturate.";
-  }
+  CostView()
+      : TeachingView({"cost", "Cost", "exercises 12.1, 12.5",
+            "Self-attention stores one weight per pair of tokens: N^2 per head, so halving the patch size "
+            "multiplies the attention weights by 16, while the Q/K/V projections stay at 3D^2 weights whatever N is "
+            "(exercise 12.1). Splitting the width D over H heads keeps the total cost of one wide head (exercise 12.5). "
+            "Lower the temperature and watch the query row's softmax saturate."}) {}
 
-  void draw(AppState& state, HandMadeSession& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     refresh(state, backend);
     const PatchGrid& g = backend.grid();
     ImGui::TextWrapped("Now: N = %d x %d = %s tokens (patch K = %d), token width d = %d (TokenLayout), head input X = [T | P] "

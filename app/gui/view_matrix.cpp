@@ -66,16 +66,13 @@ class MatrixView final : public TeachingView {
   ~MatrixView() override {
     if (scheduler_) scheduler_->cancel_prefix("matrix:");  // its continuation would reach this view
   }
-  const char* name() const override { return "matrix"; }
-  const char* title() const override { return "Attention matrix"; }
-  const char* chapter_reference() const override { return "figs. 26.18, 26.21"; }
-  const char* tour_text() const override {
-    return "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
-           "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
-           "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
-           "band that repeats one small kernel.";
-  }
-  void draw(AppState& state, HandMadeSession& backend) override;
+  MatrixView()
+      : TeachingView({"matrix", "Attention matrix", "figs. 26.18, 26.21",
+            "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
+            "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
+            "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
+            "band that repeats one small kernel."}) {}
+  void draw_contents(AppState& state, HandMadeSession& backend) override;
 
  private:
   void update_attention(const AppState& state, HandMadeSession& backend);
@@ -431,11 +428,7 @@ void MatrixView::draw_properties(HandMadeSession& backend) {
   ImGui::EndTable();
 }
 
-void MatrixView::draw(AppState& state, HandMadeSession& backend) {
-  if (!backend.has_image()) {
-    ImGui::TextUnformatted("No image loaded.");
-    return;
-  }
+void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
   // A waiting for a slider to rest, or fc on its worker thread: come back at once.
   if (!a_fresh_) state.commands.redraw();
   const PatchGrid& g = backend.grid();

@@ -33,15 +33,12 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 class OutputView final : public TeachingView {
  public:
-  const char* name() const override { return "output"; }
-  const char* title() const override { return "Output tokens"; }
-  const char* chapter_reference() const override { return "eqs. 26.21, 26.28"; }
-  const char* tour_text() const override {
-    return "What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
-           "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
-           "picture; W_MSA merges them (eqs. 26.27-26.28).";
-  }
-  void draw(AppState& state, HandMadeSession& backend) override;
+  OutputView()
+      : TeachingView({"output", "Output tokens", "eqs. 26.21, 26.28",
+            "What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
+            "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
+            "picture; W_MSA merges them (eqs. 26.27-26.28)."}) {}
+  void draw_contents(AppState& state, HandMadeSession& backend) override;
 
  private:
   void update(HandMadeSession& backend);
@@ -138,11 +135,7 @@ void OutputView::update(HandMadeSession& backend) {
   }
 }
 
-void OutputView::draw(AppState& state, HandMadeSession& backend) {
-  if (!backend.has_image()) {
-    ImGui::TextUnformatted("No image loaded.");
-    return;
-  }
+void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
   // Pictures still to make (spread over frames, or waiting for a slider to rest): come back at once.
   if (std::any_of(done_.begin(), done_.end(), [](bool d) { return !d; }) && (requested_ || backend.grid().N() <= kAutoTokens))
     state.commands.redraw();

@@ -65,20 +65,13 @@ class PermutationView final : public TeachingView {
     if (scheduler_) scheduler_->cancel_prefix("permutation:");  // its continuation would reach this view
   }
 
-  const char* name() const override { return "permutation"; }
-  const char* title() const override { return "Permutation"; }
-  const char* chapter_reference() const override { return "section 26.8, fig. 26.15"; }
-  const char* tour_text() const override {
-    return "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
-           "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
-           "on where a patch sits, and the numbers change.";
-  }
+  PermutationView()
+      : TeachingView({"permutation", "Permutation", "section 26.8, fig. 26.15",
+            "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
+            "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
+            "on where a patch sits, and the numbers change."}) {}
 
-  void draw(AppState& state, HandMadeSession& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     ImGui::TextWrapped(
         "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
         "one and never looks at their order, so the shuffled image's map is the original map with its values carried "

@@ -31,20 +31,13 @@ std::string fmt(const char* f, double v) {
 
 class PositionalView final : public TeachingView {
  public:
-  const char* name() const override { return "positional"; }
-  const char* title() const override { return "Positional codes"; }
-  const char* chapter_reference() const override { return "fig. 26.20, eqs. 26.38-26.40"; }
-  const char* tour_text() const override {
-    return "Attention by itself cannot tell where a patch is. Positional codes give every patch a vector of sines of "
-           "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
-           "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight.";
-  }
+  PositionalView()
+      : TeachingView({"positional", "Positional codes", "fig. 26.20, eqs. 26.38-26.40",
+            "Attention by itself cannot tell where a patch is. Positional codes give every patch a vector of sines of "
+            "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
+            "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight."}) {}
 
-  void draw(AppState& state, HandMadeSession& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     update_codes(backend);
     const int L = static_cast<int>(P_.cols());
     const int i = std::clamp(hand_made_query(state, backend.grid()), 0, static_cast<int>(P_.rows()) - 1);

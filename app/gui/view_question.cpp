@@ -29,20 +29,13 @@ void swatch(const char* id, const std::array<float, 3>& c, float side) {
 
 class QuestionView final : public TeachingView {
  public:
-  const char* name() const override { return "question"; }
-  const char* title() const override { return "Question token"; }
-  const char* chapter_reference() const override { return "figs. 26.7, 26.8"; }
-  const char* tour_text() const override {
-    return "A query does not have to come from the image. Pick a colour: it becomes a question token whose query is "
-           "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
-           "(26.16). The chapter adds a constant 1 to every value so that the answer can also count.";
-  }
+  QuestionView()
+      : TeachingView({"question", "Question token", "figs. 26.7, 26.8",
+            "A query does not have to come from the image. Pick a colour: it becomes a question token whose query is "
+            "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
+            "(26.16). The chapter adds a constant 1 to every value so that the answer can also count."}) {}
 
-  void draw(AppState& state, HandMadeSession& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     ImGui::TextWrapped(
         "The question is a token of its own, not one of the N patches (figs. 26.7-26.8). Its input x holds the colour "
         "c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The head turns it "

@@ -83,21 +83,14 @@ void draw_patch(ImDrawList* dl, HandMadeSession& backend, int j, ImVec2 p, float
 
 class StepView final : public TeachingView {
  public:
-  const char* name() const override { return "step"; }
-  const char* title() const override { return "Step by step"; }
-  const char* chapter_reference() const override { return "figs. 26.8, 26.10"; }
-  const char* tour_text() const override {
-    return "Follow one query through the layer: its vector q_i is compared with every key by a dot product, the "
-           "scores are divided by tau*sqrt(m), the softmax turns them into weights that sum to 1, and the weights "
-           "mix the values into the new token t_out (eqs. 26.20-26.22, figs. 26.8 and 26.10). Hover a bar to see "
-           "the arithmetic for that key.";
-  }
+  StepView()
+      : TeachingView({"step", "Step by step", "figs. 26.8, 26.10",
+            "Follow one query through the layer: its vector q_i is compared with every key by a dot product, the "
+            "scores are divided by tau*sqrt(m), the softmax turns them into weights that sum to 1, and the weights "
+            "mix the values into the new token t_out (eqs. 26.20-26.22, figs. 26.8 and 26.10). Hover a bar to see "
+            "the arithmetic for that key."}) {}
 
-  void draw(AppState& state, HandMadeSession& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     hovered_ = -1;
     head_selector(state);
     refresh(backend, hand_made_query(state, backend.grid()));

@@ -62,21 +62,14 @@ void note(const std::string& text) {
 
 class TokenizationView final : public TeachingView {
  public:
-  const char* name() const override { return "tokenization"; }
-  const char* title() const override { return "Tokenization"; }
-  const char* chapter_reference() const override { return "fig. 26.2, section 26.9.1"; }
-  const char* tour_text() const override {
-    return "Before attention, the photo becomes N tokens: it is cut into K x K patches, each patch is unrolled into "
-           "3K^2 numbers, and a linear map turns those numbers into a short token vector (fig. 26.2). Applying the "
-           "same map to every patch is a convolution whose kernel and stride are both K (eq. 26.32). Click a patch "
-           "to see its numbers.";
-  }
+  TokenizationView()
+      : TeachingView({"tokenization", "Tokenization", "fig. 26.2, section 26.9.1",
+            "Before attention, the photo becomes N tokens: it is cut into K x K patches, each patch is unrolled into "
+            "3K^2 numbers, and a linear map turns those numbers into a short token vector (fig. 26.2). Applying the "
+            "same map to every patch is a convolution whose kernel and stride are both K (eq. 26.32). Click a patch "
+            "to see its numbers."}) {}
 
-  void draw(AppState& state, HandMadeSession& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     refresh(backend, hand_made_query(state, backend.grid()));
     const PatchGrid& g = backend.grid();
     const int i = i_;
