@@ -32,9 +32,7 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
     std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
   }
   if (context) {
-    HandMadeGpuEngine engine;
-    engine.set_settings(settings);
-    engine.set_image(image);
+    HandMadeGpuEngine engine(image, settings);
     const RowSet& rows = engine.rows(i);
     const auto w = rows.head(h);
     if (rows.empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");

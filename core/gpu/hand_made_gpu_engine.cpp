@@ -129,6 +129,11 @@ HandMadeGpuEngine::HandMadeGpuEngine() : gpu_(std::make_unique<Buffers>()) {
   }
 }
 
+HandMadeGpuEngine::HandMadeGpuEngine(const Image& image, const Settings& settings) : HandMadeGpuEngine() {
+  set_settings(settings);
+  set_image(image);
+}
+
 HandMadeGpuEngine::~HandMadeGpuEngine() = default;
 
 void HandMadeGpuEngine::rebuild_setup(const Settings& s, int width, int height) {

@@ -50,6 +50,8 @@ class HandMadeGpuEngine {
   /// Compiles the shaders. Throws Error if the current context has no compute shaders or a
   /// shader fails (with its name and the driver's log).
   HandMadeGpuEngine();
+  /// Compiles the shaders, then set_settings(settings) and set_image(image); throws Error as they do.
+  HandMadeGpuEngine(const Image& image, const Settings& settings);
   ~HandMadeGpuEngine();
   HandMadeGpuEngine(const HandMadeGpuEngine&) = delete;
   HandMadeGpuEngine& operator=(const HandMadeGpuEngine&) = delete;

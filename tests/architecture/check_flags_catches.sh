@@ -22,19 +22,12 @@ printf '%s\n' '// no flag here' 'if (arg == "--patch") patch = std::stoi(next())
 printf '%s\n' '#pragma once' 'constexpr const char* kQuery = "--query";' > "$tree/app/commands/bad.hpp"
 expected=("app/commands/bad.hpp:2:" "app/gui/bad.cpp:2:" "app/gui/bad.cpp:4:")
 
-status=0
 out=$(bash "$here/check_flags.sh" "$tree" 2>&1)
 rc=$?
 echo "$out"
-if ((rc != 1)); then echo "check_flags_catches: exit code $rc, expected 1"; status=1; fi
-for where in "${expected[@]}"; do
-  grep -q "^$where " <<<"$out" || { echo "check_flags_catches: $where not reported"; status=1; }
-done
-reported=$(grep -c '^[a-z/_]*\.[a-z]*:[0-9]*: ' <<<"$out")
-if ((reported != ${#expected[@]})); then
-  echo "check_flags_catches: $reported uses reported, expected ${#expected[@]}"
-  status=1
-fi
+source "$here/expect_reported.sh"
+status=0
+expect_reported check_flags_catches "$rc" "$out" "${expected[@]}" || status=1
 
 # The same tree without the offending files passes.
 rm "$tree/app/gui/bad.cpp" "$tree/app/commands/bad.hpp"

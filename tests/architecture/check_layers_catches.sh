@@ -22,15 +22,6 @@ expected=(
 out=$(bash "$here/check_layers.sh" "$tree" 2>&1)
 rc=$?
 echo "$out"
-status=0
-if ((rc != 1)); then echo "check_layers_catches: exit code $rc, expected 1"; status=1; fi
-for where in "${expected[@]}"; do
-  grep -q "^$where " <<<"$out" || { echo "check_layers_catches: $where not reported"; status=1; }
-done
-reported=$(grep -c '^[a-z/_]*\.[a-z]*:[0-9]*: ' <<<"$out")
-if ((reported != ${#expected[@]})); then
-  echo "check_layers_catches: $reported includes reported, expected ${#expected[@]}"
-  status=1
-fi
-((status == 0)) && echo "check_layers_catches: all ${#expected[@]} violations reported, exit 1"
-exit $status
+source "$here/expect_reported.sh"
+expect_reported check_layers_catches "$rc" "$out" "${expected[@]}" || exit 1
+echo "check_layers_catches: all ${#expected[@]} violations reported, exit 1"

@@ -27,9 +27,7 @@ TEST_F(DemoGpu, QuestionTokenOnTheEngineMatchesTheCpu) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    HandMadeGpuEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const RowVector x = question_token({0.55f, 0.45f, 0.3f}, static_cast<int>(ref.X().cols()));
     for (int h : {0, 2, 5}) {
@@ -50,9 +48,7 @@ TEST_F(DemoGpu, LambdaSweepFromTheEnginesTokensMatchesTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    HandMadeGpuEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Matrix X = engine.tokens();
     for (float lambda : {0.0f, 0.5f, 2.0f, 4.0f}) {
       Settings c = s;

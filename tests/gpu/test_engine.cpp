@@ -64,9 +64,7 @@ TEST_F(Gpu, TokensMatchTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    HandMadeGpuEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const Matrix X = engine.tokens();
     ASSERT_EQ(X.rows(), ref.X().rows());
@@ -107,9 +105,7 @@ TEST_F(Gpu, RowsMatchAtExtremeTemperaturesOnARandomImage) {
         s.temperature = tau;
         s.pos.mode = pos;
         s.pos.sincos = pos == PosMode::Concat;
-        HandMadeGpuEngine engine;
-        engine.set_settings(s);
-        engine.set_image(img);
+        HandMadeGpuEngine engine(img, s);
         const Reference ref(img, s);
         const std::string what = "tau " + std::to_string(tau) + " " + std::string(edge_mode_name(edge));
         for (int query : {0, 77, ref.N() - 1}) compare_rows(engine, ref, query, what);
@@ -121,9 +117,7 @@ TEST_F(Gpu, FullMatrixMatchesTheReference) {
   s.patch = 25;  // N = 400
   s.mask.kind = MaskKind::Window;
   s.mask.radius = 4;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const Reference ref(safari(), s);
   for (int h : {0, 2, 4}) {
     const Matrix A = engine.matrix(h), expect = ref.matrix(h);
@@ -139,9 +133,7 @@ TEST_F(Gpu, FullMatrixMatchesTheReference) {
 TEST_F(Gpu, FullMatrixMatchesTheReferenceForEveryMaskInSmallTiles) {
   Settings s;
   s.patch = 25;  // N = 400 = 57 × 7 + 1
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   engine.set_matrix_tile_rows(7);
   const int N = engine.N();
   ASSERT_EQ(N % 7, 1);
@@ -180,9 +172,7 @@ TEST_F(Gpu, FullMatrixHasAnAllZeroRowWhereNoKeyIsLeft) {
   Settings s;
   s.patch = 25;
   s.mask.kind = MaskKind::Strict;  // query 0 may see no key
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   engine.set_matrix_tile_rows(3);
   const Matrix A = engine.matrix(0);
   EXPECT_EQ(A.row(0).cwiseAbs().maxCoeff(), 0.0f);
@@ -194,9 +184,7 @@ TEST_F(Gpu, FullMatrixHasAnAllZeroRowWhereNoKeyIsLeft) {
 TEST_F(Gpu, FullMatrixReportsItsStageTimings) {
   Settings s;
   s.patch = 25;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   EXPECT_EQ(engine.last_matrix_timings().tiles, 0);
   EXPECT_THROW(engine.set_matrix_tile_rows(-1), Error);
   engine.set_matrix_tile_rows(100);
@@ -221,9 +209,7 @@ TEST_F(Gpu, OutputsAndMergeMatchTheReference) {
   Settings s;
   s.patch = 25;
   s.pos.mode = PosMode::Concat;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const Reference ref(safari(), s);
   for (int h = 0; h < kHeadCount; ++h) EXPECT_LT((engine.output(h) - ref.output(h)).cwiseAbs().maxCoeff(), 1e-5) << h;
   EXPECT_LT((engine.merged_output() - ref.merged_output()).cwiseAbs().maxCoeff(), 1e-5);
@@ -233,9 +219,7 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
   Settings s;
   s.patch = 20;
   s.mask.kind = MaskKind::Causal;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const int query = engine.grid().index(12, 8);
   const Reference ref(safari(), s);
   for (int c = 0; c < kColormapCount; ++c)
@@ -260,9 +244,7 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
 TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
   Settings s;
   s.patch = 20;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   engine.rows(0);
   const PassCounts start = engine.counts();
   EXPECT_EQ(start.tokenize, 1);
@@ -294,9 +276,7 @@ TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
 TEST_F(Gpu, BadChangesKeepThePreviousState) {
   Settings s;
   s.patch = 20;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const std::vector<float> before = engine.rows(208).weights;
   Settings bad = s;
   bad.patch = 600;  // larger than the image
@@ -376,9 +356,7 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = pos;
-    HandMadeGpuEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     RowVector x = RowVector::Zero(ref.X().cols());
     x[TokenLayout::kColour + 1] = 0.8f;     // c = (0, 0.8, 0)
@@ -403,9 +381,7 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
 TEST_F(Gpu, OutputsAreComputedOncePerChange) {
   Settings s;
   s.patch = 50;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const Matrix first = engine.output(2);
   EXPECT_EQ(engine.counts().output, 1);
   engine.rows(5);  // the query does not change T_out

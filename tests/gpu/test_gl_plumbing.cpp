@@ -252,9 +252,7 @@ TEST_F(GlPlumbing, APinnedQuerysMapIsMadeOnTheGpuAndLeavesTheMainRowAlone) {
   Settings s;
   s.patch = 25;  // N = 400, a 20 × 20 grid
   s.mask.kind = MaskKind::Causal;
-  HandMadeGpuEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const RowSet main = engine.rows(77);
   const HeatmapStyle style{Colormap::Fire, Normalization::Log};
   const auto counts = engine.counts();
