@@ -907,7 +907,7 @@ class App {
       replay_->frame(marks, moved, vit_shown());
     } else {
       const PatchGrid& g = backend_.grid();
-      const int q = hand_made_query(state_, g);
+      const int q = geometry_.valid && geometry_.query >= 0 ? geometry_.query : hand_made_query(state_, g);  // the map on screen
       replay_->frame(marks, moved, Shown{Cell{q % g.cols, q / g.cols}, 0, 0});
     }
     const auto stop = [&](int code, const std::string& line) {
