@@ -167,6 +167,16 @@ const char* scope_name(KeyScope scope) {
   return "?";
 }
 
+std::string key_help(bool vit) {
+  std::string out;
+  for (const KeyBinding& b : kKeys) {
+    const bool acts = b.scope == KeyScope::Always || b.scope == KeyScope::NotTyping || b.scope == KeyScope::EitherMap ||
+                      b.scope == (vit ? KeyScope::Vit : KeyScope::HandMade);
+    if (acts) out += (out.empty() ? "" : ", ") + std::string(b.keys) + " " + b.what;
+  }
+  return out;
+}
+
 std::vector<std::string> key_list_markdown() {
   std::vector<std::string> out = {"| Key | When | What |", "|---|---|---|"};
   for (const KeyBinding& b : kKeys) out.push_back(std::string("| ") + b.keys + " | " + scope_name(b.scope) + " | " + b.what + " |");

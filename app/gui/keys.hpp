@@ -56,6 +56,10 @@ bool press_key(KeyContext& c, int key, int mods);
 /// Where a scope is written in the README and the Keys menu: "always", "hand-made heads"…
 const char* scope_name(KeyScope scope);
 
+/// The keys that act while the hand-made heads (`vit` false) or the ViT (`vit` true) is the
+/// source, as one line for the panels' help: "F12 save the window ..., F9 ...".
+std::string key_help(bool vit);
+
 /// The README's key list, made from the table: a Markdown table, one line per binding
 /// (`| keys | when | what |`) after its two header lines.
 std::vector<std::string> key_list_markdown();
