@@ -132,7 +132,7 @@ void App::swap() { glfwSwapBuffers(window_); }
 
 // After the swap: the frame's report (Diagnostics), the hover benchmark's step, and whether the
 // next frame comes at once — asked for by whatever changed the document or a source without
-// input (Commands::redraw), by input since the last frame (to show what it changed), by a held
+// input (Commands::redraw), by input in the last frames (to show what it changed), by a held
 // button, waiting commands or keys, or by rows the GPU has not finished.
 void App::end_frame() {
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - marks_.start).count();
@@ -146,7 +146,8 @@ void App::end_frame() {
   state_.report.frame_upload_bytes = moved.upload_bytes;
   if (replay_) step_replay(moved, marks_);
   const bool asked = state_.commands.take_redraw();  // taken every frame, whatever else wants one
-  const bool input = std::exchange(input_arrived_, false);
+  const bool input = frames_after_input_ > 0;
+  if (input) --frames_after_input_;
   redraw_ = asked || input || ImGui::IsAnyMouseDown() || !state_.commands.empty() || !key_queue_.empty() ||
             backend_.rows_pending() || backend_.pinned_pending();
   if (redraw_ || backend_.generation() != last_generation_) frame_ms_.push_back(ms);

@@ -93,8 +93,10 @@ class App {
   void dropped(const std::filesystem::path& path);
   void key_pressed(int key, int mods) { key_queue_.push_back({key, mods}); }
   /// An input event (pointer, button, wheel, key, text, focus, resize): a frame follows it, and
-  /// one more to show what it changed.
-  void input_arrived() { input_arrived_ = true; }
+  /// two more to show what it changed. Two: a press and its release polled together reach ImGui
+  /// over two frames (the press in the first, the release — when a button acts — in the
+  /// second), and what the release changed is drawn in the third.
+  void input_arrived() { frames_after_input_ = 2; }
 
  private:
   // The frame's steps, in the order App::run calls them (app.cpp).
@@ -182,7 +184,8 @@ class App {
   // The loop's own: keys queued by the callback, input seen since the last frame, whether the
   // next frame comes at once (else on the next event, a finished job or after 0.5 s).
   std::vector<KeyPress> key_queue_;
-  bool input_arrived_ = false, redraw_ = true;
+  int frames_after_input_ = 0;  // frames still to draw at once after the last input event
+  bool redraw_ = true;
   // The frame under way: when it began, the GL transfers before it, when its lists were built
   // and when it was rendered.
   FrameMarks marks_;
