@@ -607,7 +607,8 @@ TEST(AppUnderXvfb, AClickIsDrawnAtOnceWithoutAnotherEvent) {
   const auto [gx, gy] = centre_of(widgets.at("grid"));
   app.xdotool("mousemove --window " + std::to_string(window) + " " + std::to_string(static_cast<int>(gx)) + " " +
               std::to_string(static_cast<int>(gy)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // every frame the move asked for is drawn
+  // The export's toast asks for frames while it shows (4 s): the window is idle after it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
   for (int round = 0; round < 3; ++round) {  // off, on, off: each change at once
     const auto shown = window_pixels(x.display(), window, widgets.at("image_canvas"));
     ASSERT_FALSE(shown.empty());
