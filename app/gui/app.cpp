@@ -50,10 +50,9 @@ int App::run() {
   while (!glfwWindowShouldClose(window_)) {
     wait_for_events();
     begin_frame();
-    int w = 0, h = 0;
-    glfwGetFramebufferSize(window_, &w, &h);
-    marks_.drawn = ui_frame(ImGui_ImplGlfw_NewFrame, [this] { draw_views(); }, FrameTarget{0, w, h, panel_clear_colour()});
-    take_exports(w, h);
+    const FrameTarget window = window_target();
+    marks_.drawn = ui_frame(ImGui_ImplGlfw_NewFrame, [this] { draw_views(); }, window);  // views → render
+    take_exports(window.width, window.height);
     swap();
     end_frame();
   }
@@ -71,6 +70,13 @@ void App::wait_for_events() {
   marks_ = FrameMarks{};
   marks_.start = FrameMarks::Clock::now();
   moved_before_ = gl::transfer_counts();
+}
+
+// The window's framebuffer, cleared to the colour the panels' backgrounds would give.
+FrameTarget App::window_target() const {
+  FrameTarget t{0, 0, 0, panel_clear_colour()};
+  glfwGetFramebufferSize(window_, &t.width, &t.height);
+  return t;
 }
 
 // Before anything is drawn, on this thread: the rows the GPU finished since the last frame,

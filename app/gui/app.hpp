@@ -5,6 +5,7 @@
 // menu bar, tour.cpp the teaching views and the guided tour, keys.cpp the key table,
 // app_replay.cpp the hover benchmark. Only app/gui's own files include this header.
 #include "app/gui/app_state.hpp"
+#include "app/gui/frame.hpp"
 #include "app/gui/hand_made_session.hpp"
 #include "app/gui/hover_bench.hpp"
 #include "app/gui/map_source.hpp"
@@ -102,6 +103,7 @@ class App {
   // The frame's steps, in the order App::run calls them (app.cpp).
   void wait_for_events();
   void begin_frame();
+  FrameTarget window_target() const;
   void draw_views();
   void take_exports(int w, int h);
   void swap();
