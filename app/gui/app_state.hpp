@@ -61,8 +61,11 @@ class Commands {
   bool empty() const { return queue_.empty(); }
   /// Takes the commands of `kind` off the queue; the latest one, or nullopt when none waits.
   std::optional<Command> take(Kind kind);
-  /// Work under way (a worker thread, a pass spread over frames, a debounce) asks for the next
-  /// frame at once instead of when the next event comes; the main loop takes it once per frame.
+  /// Whatever changed the document or a source without an input event (a finished job, an
+  /// opened file, a banner) and work under way (a worker thread, a pass spread over frames, a
+  /// debounce, a toast on screen) asks for the next frame at once instead of when the next event
+  /// comes; the main loop takes it once per frame (App::end_frame). Input events ask for their
+  /// own (App::input_arrived).
   void redraw() { redraw_ = true; }
   bool take_redraw() { return std::exchange(redraw_, false); }
   bool redraw_pending() const { return redraw_; }
@@ -99,7 +102,8 @@ struct AppState : Document {
   UiState ui;
   Commands commands;
   FrameReport report;
-  /// Shows `message` in the banner and prints it on stderr as "attnlab: <message>".
+  /// Shows `message` in the banner (asking for the next frame at once) and prints it on stderr
+  /// as "attnlab: <message>".
   void show_error(const std::string& message);
 };
 

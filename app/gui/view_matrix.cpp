@@ -2,248 +2,11 @@
 // max of blocks of weights, never N² values in memory), with the query's
 // row outlined and the masked cells black, next to the matrices of a dense fc layer and of a
 // k×k convolution over the same tokens in raster order.
-#include "app/gui/teaching_view.hpp"
-#include "app/gui/setting_widgets.hpp"
-#include "app/gui/ui_common.hpp"
-#include "app/gui/widget_log.hpp"
-#include "core/error.hpp"
-#include "core/structure.hpp"
-
-#include <imgui.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <string>
+#include "app/gui/view_matrix.hpp"
 
 namespace attnlab::app {
+namespace matrix_view {
 namespace {
-
-constexpr int kMaxSide = 512;         // the images have at most this many pixels per side
-constexpr int kDebounceTokens = 1024; // above this, wait for a change to settle before recomputing
-constexpr double kBandBudgetMs = 25;  // pooling A: about this much work per frame, so the UI stays live
-constexpr std::uint32_t kFcSeed = 11, kKernelSeed = 5;
-
-using Clock = std::chrono::steady_clock;
-
-std::string mib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
-  return buf;
-}
-
-// A picture of a BlockImage (its texture and what it was made from).
-struct Picture {
-  BlockImage image;
-  GuiTexture texture;
-  unsigned version = 0;  // bumped when `image` changes
-  unsigned drawn = 0;    // the version the texture shows
-  HeatmapStyle style{};
-  BlockRange range = BlockRange::Whole;
-  bool valid() const { return image.side > 0; }
-  void upload(Colormap c, Normalization n, BlockRange r, float t_min = 0.0f) {
-    if (!valid()) return;
-    if (drawn == version && style == HeatmapStyle{c, n} && range == r && texture.id()) return;
-    const auto px = block_image_rgb8(image, c, n, r, t_min);
-    texture.set(image.side, image.side, 3, px, false);
-    // Drawn smaller than its size, the picture is averaged further by mipmaps (no entry is
-    // skipped); drawn larger, its pixels stay sharp squares.
-    GLint previous = 0;
-    glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
-    glBindTexture(GL_TEXTURE_2D, texture.id());
-    glGenerateMipmap(GL_TEXTURE_2D);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
-    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
-    drawn = version;
-    style = {c, n};
-    range = r;
-  }
-};
-
-class MatrixView final : public TeachingView {
- public:
-  ~MatrixView() override {
-    if (scheduler_) scheduler_->cancel_prefix("matrix:");  // its continuation would reach this view
-  }
-  MatrixView()
-      : TeachingView({"matrix", "Attention matrix", "figs. 26.18, 26.21",
-            "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
-            "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
-            "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
-            "band that repeats one small kernel."}) {}
-  void draw_contents(AppState& state, HandMadeSession& backend) override;
-
- private:
-  void update_attention(const AppState& state, HandMadeSession& backend);
-  void update_structures(HandMadeSession& backend, int conv_side);
-  void draw_attention(AppState& state, HandMadeSession& backend, float side);
-  void draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv, int query);
-  void draw_properties(HandMadeSession& backend);
-  // "<what> A ... 37%" while a picture is under way.
-  std::string progress_text(const char* what) const {
-    if (!building_ || next_.side < 1) return std::string(what) + " ...";
-    return std::string(what) + " ... " + std::to_string(100 * next_row_ / next_.side) + "%";
-  }
-
-  // A of the main head, pooled to at most kMaxSide pixels (HandMadeModel::pool_matrix_rows):
-  // never N² values, on the GPU as on the CPU. The picture is built a band of image rows per
-  // frame (GL stays on this thread), about kBandBudgetMs each, while the last one stays up.
-  struct Key {  // what a picture of A depends on
-    unsigned generation = 0;  // backend.generation()
-    int head = -1;
-    int pooling = 0;
-    bool operator==(const Key&) const = default;
-  };
-  Picture a_;
-  Key a_key_;                  // what a_ (or a_error_) is for
-  std::string a_error_;        // why A is not shown; empty when shown
-  bool a_fresh_ = false;       // a_ matches the current settings, head and pooling
-  int a_empty_rows_ = 0, a_first_empty_ = -1;
-  double a_ms_ = 0;            // time spent pooling a_ (all its bands)
-  // The picture under way: its key, image, rows done and the work so far.
-  Key next_key_;
-  bool building_ = false;
-  BlockImage next_;
-  int next_row_ = 0;
-  int band_rows_ = 1;          // image rows per call, adapted to kBandBudgetMs
-  double next_ms_ = 0;
-  // Debounce for large N: the key first seen and when.
-  Key pending_;
-  Clock::time_point pending_since_{};
-  // The exact row of A under the mouse (the tooltip's a_ij): row `hover_row_` of every head.
-  RowSet hover_;
-  unsigned hover_generation_ = 0;
-  int pooling_ = 0;  // Pooling: 0 mean, 1 max
-
-  // The fc and conv matrices over the same tokens.
-  Picture fc_, conv_;
-  int fc_N_ = 0;          // the N that fc_ shows
-  int fc_wanted_N_ = 0;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
-  std::string fc_error_;  // why the fc picture could not be made
-  Scheduler* scheduler_ = nullptr;  // where the fc job went: cancelled when the view goes
-  int conv_cols_ = 0, conv_rows_ = 0, conv_k_ = 0, conv_side_ = 0;
-  int k_ = 3;  // conv kernel size (odd)
-  int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,
-                   // like the attention map: a masked row with few keys would dwarf all others)
-};
-
-// Rows whose every key is masked (their weights are all 0): checked with the mask alone, O(N)
-// for the chapter's masks (a query sees itself, or the first kept key), never N².
-void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
-  count = 0;
-  first = -1;
-  int hint = -1;
-  const auto& keep = mask.key_keep();
-  for (int j = 0; j < N && hint < 0; ++j)
-    if (keep[static_cast<size_t>(j)]) hint = j;
-  for (int i = 0; i < N; ++i) {
-    bool any = mask.allowed(i, i) || (hint >= 0 && mask.allowed(i, hint));
-    for (int j = 0; j < N && !any; ++j) any = mask.allowed(i, j);
-    if (any) continue;
-    if (first < 0) first = i;
-    ++count;
-  }
-}
-
-void MatrixView::update_attention(const AppState& state, HandMadeSession& backend) {
-  const Key key{backend.generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
-  const int N = backend.grid().N();
-  a_fresh_ = key == a_key_;
-  if (a_fresh_) {
-    building_ = false;
-    return;
-  }
-  // A picture that cannot be made (too large for the GPU, …): its reason instead, for this key.
-  auto fail = [&](const Error& e) {
-    a_key_ = key;
-    a_error_ = e.what();
-    a_.image = {};
-    building_ = false;
-  };
-  if (!building_ || !(next_key_ == key)) {
-    if (!(pending_ == key)) {
-      pending_ = key;
-      pending_since_ = Clock::now();
-    }
-    // While a slider is dragged at large N, keep the last picture until the settings rest.
-    // (The very first picture is started at once, also for one-shot renders.)
-    if (N > kDebounceTokens && a_key_.head >= 0 && Clock::now() - pending_since_ < std::chrono::milliseconds(300)) return;
-    try {
-      next_ = empty_block_image(N, kMaxSide);
-    } catch (const Error& e) {
-      fail(e);
-      return;
-    }
-    next_key_ = key;
-    building_ = true;
-    next_row_ = 0;
-    next_ms_ = 0;
-  }
-  // One frame's share: bands of image rows until about kBandBudgetMs have gone. The GL work
-  // already queued (the last frame's drawing, which a software rasterizer runs only when a
-  // read-back forces it) is finished first, so that the bands are sized by their own cost.
-  glFinish();
-  try {
-    const auto t0 = Clock::now();
-    double spent = 0;
-    while (next_row_ < next_.side && spent < kBandBudgetMs) {
-      const int count = std::clamp(band_rows_, 1, next_.side - next_row_);
-      const auto t = Clock::now();
-      backend.pool_matrix_rows(key.head, static_cast<Pooling>(key.pooling), next_row_, count, next_);
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-      next_row_ += count;
-      // The next band: as many rows as fit the budget at this band's pace.
-      band_rows_ = std::clamp(static_cast<int>(kBandBudgetMs * count / std::max(ms, 0.01)), 1, next_.side);
-      spent = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    }
-    next_ms_ += spent;
-  } catch (const Error& e) {
-    fail(e);
-    return;
-  }
-  if (next_row_ < next_.side) return;  // more next frame
-  a_.image = std::move(next_);
-  ++a_.version;
-  a_key_ = key;
-  a_error_.clear();
-  a_ms_ = next_ms_;
-  building_ = false;
-  a_fresh_ = true;
-  count_empty_rows(backend.setup().mask, N, a_empty_rows_, a_first_empty_);
-}
-
-void MatrixView::update_structures(HandMadeSession& backend, int conv_side) {
-  const PatchGrid& g = backend.grid();
-  const int N = g.N();
-  // fc: pure CPU math (no GL), on the scheduler; a new N replaces the job for the old one.
-  if (fc_N_ != N && fc_wanted_N_ != N) {
-    fc_wanted_N_ = N;
-    fc_error_.clear();
-    scheduler_ = &backend.scheduler();
-    scheduler_->submit<BlockImage>(
-        "matrix:fc", [N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); },
-        [this, N](std::future<BlockImage> result) {
-          try {
-            fc_.image = result.get();
-            ++fc_.version;
-            fc_N_ = N;
-          } catch (const std::exception& e) {
-            fc_error_ = e.what();
-          }
-        });
-  }
-  // conv: O(N k²), computed at the size it is drawn so that its thin band is never skipped.
-  const int cs = std::clamp(conv_side, 16, kMaxSide);
-  if (conv_cols_ != g.cols || conv_rows_ != g.rows || conv_k_ != k_ || conv_side_ != cs) {
-    conv_.image = conv_structure_image(g, k_, demo_kernel(k_, kKernelSeed), cs);
-    ++conv_.version;
-    conv_cols_ = g.cols;
-    conv_rows_ = g.rows;
-    conv_k_ = k_;
-    conv_side_ = cs;
-  }
-}
 
 // Patch p of the photo as a small image (for the hover tooltips).
 void patch_image(HandMadeSession& backend, int p, float size) {
@@ -275,6 +38,8 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
   j = std::clamp(static_cast<int>(fx * static_cast<float>(N)), 0, N - 1);
   return true;
 }
+
+}  // namespace
 
 void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float side) {
   const PatchGrid& g = backend.grid();
@@ -551,8 +316,8 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
   draw_properties(backend);
 }
 
-}  // namespace
+}  // namespace matrix_view
 
-std::unique_ptr<TeachingView> make_matrix_view() { return std::make_unique<MatrixView>(); }
+std::unique_ptr<TeachingView> make_matrix_view() { return std::make_unique<matrix_view::MatrixView>(); }
 
 }  // namespace attnlab::app

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 using namespace attnlab;
 using namespace attnlab::testing;
@@ -585,4 +586,50 @@ TEST(AppUnderXvfb, HoverBenchmarkWithAModelThatDoesNotOpenSaysSo) {
   EXPECT_EQ(app.wait_exit(std::chrono::seconds(120)), 1) << app.log();
   EXPECT_NE(app.log().find("hover benchmark: the model did not open"), std::string::npos) << app.log();
   EXPECT_FALSE(std::filesystem::exists(report));
+}
+
+// A click whose change shows only in the next frame is on screen at once, with no other event
+// (issue 28: frames are asked for, not found by comparing the document's JSON). The "patch grid"
+// checkbox acts as ImGui sees the button released, after the main map (drawn before the
+// controls) was drawn without the change, and asks no GPU work: the grid lines need the frame
+// after that. Without it the window sleeps until its idle frame, 0.5 s later.
+TEST(AppUnderXvfb, AClickIsDrawnAtOnceWithoutAnotherEvent) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  const unsigned long window = app.wait_for_window();
+  ASSERT_NE(window, 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  ASSERT_TRUE(start.at("display").at("grid").get<bool>()) << "the grid is drawn at first";
+  const auto& widgets = start.at("widgets");
+  ASSERT_TRUE(widgets.contains("grid")) << "no patch grid checkbox";
+  ASSERT_TRUE(widgets.contains("image_canvas"));
+  const auto [gx, gy] = centre_of(widgets.at("grid"));
+  app.xdotool("mousemove --window " + std::to_string(window) + " " + std::to_string(static_cast<int>(gx)) + " " +
+              std::to_string(static_cast<int>(gy)));
+  // The export's toast asks for frames while it shows (4 s): the window is idle after it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  for (int round = 0; round < 3; ++round) {  // off, on, off: each change at once
+    const auto shown = window_pixels(x.display(), window, widgets.at("image_canvas"));
+    ASSERT_FALSE(shown.empty());
+    const auto clicked = std::chrono::steady_clock::now();
+    app.xdotool("click 1");
+    double changed_ms = -1;
+    while (std::chrono::steady_clock::now() - clicked < std::chrono::seconds(3)) {
+      const auto now = window_pixels(x.display(), window, widgets.at("image_canvas"));
+      int differ = 0;
+      for (size_t i = 0; i < now.size() && i < shown.size(); ++i) differ += now[i] != shown[i];
+      if (differ > static_cast<int>(shown.size() / 50)) {
+        changed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - clicked).count();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GE(changed_ms, 0) << "round " << round << ": the grid never changed on screen";
+    EXPECT_LT(changed_ms, 350) << "round " << round << ": the change reached the screen only with the idle frame";
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  }
+  const auto [after, after_png] = app.export_view();
+  EXPECT_FALSE(after.at("display").at("grid").get<bool>()) << "off, on, off";
+  EXPECT_EQ(app.close(), 0) << app.log();
 }

@@ -178,9 +178,10 @@ TEST(ClassroomUnderXvfb, TheExportFolderIsChosenAndRemembered) {
     app.key("Return");
     app.xdotool("mousemove 40 40");
     app.key("F12");
-    const auto png = wait_for_file(slides, ".png");
-    ASSERT_FALSE(png.empty()) << "no picture in " << slides << "; log:\n" << app.log();
-    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(png).replace_extension(".json")));
+    // The sidecar is written after the picture: once it is there, both are.
+    const auto json = wait_for_file(slides, ".json");
+    ASSERT_FALSE(json.empty()) << "no sidecar in " << slides << "; log:\n" << app.log();
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(json).replace_extension(".png")));
     EXPECT_EQ(app.close(), 0) << app.log();
   }
   std::ifstream in(dir / "config" / "attnlab" / "settings.json");
