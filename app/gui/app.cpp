@@ -13,6 +13,7 @@
 #include "app/gui/vit_session.hpp"
 #include "app/gui/vit_views.hpp"
 #include "app/gui/widget_log.hpp"
+#include "core/hand_made_source.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/debug.hpp"
@@ -216,10 +217,10 @@ class App {
       const Image img = load_image(path);
       backend_.set_image(img, state_.attention);
       // Pins mark spots of a photo: on another photo they would mark whatever lies there.
-      if (!state_.pinned.empty())
-        state_.ui.pinned_note = "The " + std::to_string(state_.pinned.size()) + " pinned queries of " +
+      if (!state_.hand_made.pins.empty())
+        state_.ui.pinned_note = "The " + std::to_string(state_.hand_made.pins.size()) + " pinned queries of " +
                              state_.image_path.filename().string() + " were cleared: pins belong to the photo they were made on.";
-      state_.pinned.clear();
+      state_.hand_made.pins.clear();
       pin_anchors_.clear();
       query_anchor_.clear();
       state_.image_path = path;
@@ -236,12 +237,13 @@ class App {
   void clamp_query() {
     if (!backend_.has_image()) return;
     const auto& g = backend_.grid();
-    state_.query.col = std::clamp(state_.query.col, 0, g.cols - 1);
-    state_.query.row = std::clamp(state_.query.row, 0, g.rows - 1);
+    Cell& q = state_.hand_made.cell;
+    q.col = std::clamp(q.col, 0, g.cols - 1);
+    q.row = std::clamp(q.row, 0, g.rows - 1);
   }
 
   void sync_query() {
-    if (backend_.has_image()) backend_.set_query(backend_.grid().index(state_.query.col, state_.query.row));
+    if (backend_.has_image()) backend_.set_query(backend_.grid().index(state_.hand_made.cell.col, state_.hand_made.cell.row));
   }
 
   void take_finished_work() {
@@ -264,14 +266,14 @@ class App {
     const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
     if (const auto error = vit_.poll()) {
       state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
-      if (!vit_.run()) state_.vit_source = false;
+      if (!vit_.run()) state_.source = ShownSource::HandMade;
       opening_model_.reset();
     } else if (vit_.generation() != before) {
       if (opening_model_) {  // a new model: show it, CLS query, last layer, remember it
         state_.model_path = *opening_model_;
-        state_.vit_source = true;
-        state_.vit_layer = -1;
-        state_.vit_token = 0;
+        state_.source = ShownSource::Vit;
+        state_.vit.layer = -1;
+        state_.vit.prefix_token = 0;
         const std::string p = std::filesystem::absolute(*opening_model_).lexically_normal().string();
         std::erase(state_.recent_models, p);
         state_.recent_models.insert(state_.recent_models.begin(), p);
@@ -279,8 +281,8 @@ class App {
         opening_model_.reset();
       }
       if (const VitRun* src = vit_.run()) {
-        state_.vit_cell.col = std::clamp(state_.vit_cell.col, 0, src->grid().cols - 1);
-        state_.vit_cell.row = std::clamp(state_.vit_cell.row, 0, src->grid().rows - 1);
+        state_.vit.cell.col = std::clamp(state_.vit.cell.col, 0, src->grid().cols - 1);
+        state_.vit.cell.row = std::clamp(state_.vit.cell.row, 0, src->grid().rows - 1);
       }
     }
     if (vit_.busy()) state_.commands.redraw();
@@ -326,13 +328,13 @@ class App {
       kept.push_back(at);
       return Cell{std::clamp(at.first / g.K, 0, g.cols - 1), std::clamp(at.second / g.K, 0, g.rows - 1)};
     };
-    state_.query = move(state_.query, query_anchor_);
+    state_.hand_made.cell = move(state_.hand_made.cell, query_anchor_);
     query_anchor_.assign(kept.begin(), kept.end());
     kept.clear();
     std::vector<Cell> pinned;
-    for (const Cell& c : state_.pinned)
+    for (const Cell& c : state_.hand_made.pins)
       if (const Cell m = move(c, pin_anchors_); std::find(pinned.begin(), pinned.end(), m) == pinned.end()) pinned.push_back(m);
-    state_.pinned = std::move(pinned);
+    state_.hand_made.pins = std::move(pinned);
     pin_anchors_ = std::move(kept);
   }
 
@@ -379,8 +381,9 @@ class App {
       else if (k.key == GLFW_KEY_F5) state_.presentation = !state_.presentation;
       else if (ctrl && (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD)) state_.ui_scale = std::min(state_.ui_scale + 0.25f, 3.0f);
       else if (ctrl && (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)) state_.ui_scale = std::max(state_.ui_scale - 0.25f, 0.75f);
-      else if (!io.WantTextInput && k.key == GLFW_KEY_V) state_.vit_source = !state_.vit_source;  // the source tabs
-      else if (!io.WantTextInput && state_.vit_source && vit_.run()) vit_keys(k);
+      else if (!io.WantTextInput && k.key == GLFW_KEY_V)  // the source tabs
+        state_.source = state_.source == ShownSource::Vit ? ShownSource::HandMade : ShownSource::Vit;
+      else if (!io.WantTextInput && state_.source == ShownSource::Vit && vit_.run()) vit_keys(k);
       else if (!io.WantTextInput && backend_.has_image()) query_keys(k);
     }
   }
@@ -388,23 +391,13 @@ class App {
   // Keys that act on the query, the heads, the mask and K (not while a text field has the
   // keyboard): one key each, for a teacher in front of a class.
   void query_keys(const KeyPress& k) {
-    const auto& g = backend_.grid();
-    auto move = [&](int dc, int dr) {
-      state_.query.col = std::clamp(state_.query.col + dc, 0, g.cols - 1);
-      state_.query.row = std::clamp(state_.query.row + dr, 0, g.rows - 1);
-      state_.query_pinned = true;
-    };
+    // The query, the head and pins: the keys every source shares (source_choice.hpp).
+    if (choice_key(k.key, state_.hand_made, ChoiceShape{hand_made_source_grid(backend_.grid()), 1, kHeadCount, false}) !=
+        ChoiceKey::Ignored)
+      return;
     switch (k.key) {
-      case GLFW_KEY_LEFT: move(-1, 0); break;
-      case GLFW_KEY_RIGHT: move(1, 0); break;
-      case GLFW_KEY_UP: move(0, -1); break;
-      case GLFW_KEY_DOWN: move(0, 1); break;
       case GLFW_KEY_ESCAPE:  // leaves presentation mode, never changes the map (Esc also closes menus)
         state_.presentation = false;
-        break;
-      case GLFW_KEY_P:
-        if (std::find(state_.pinned.begin(), state_.pinned.end(), state_.query) == state_.pinned.end())
-          state_.pinned.push_back(state_.query);
         break;
       case GLFW_KEY_M: {  // the next mask kind, in the order of the controls' list (section 26.10)
         const int next = (static_cast<int>(state_.attention.mask.kind) + 1) % kMaskKindCount;
@@ -418,47 +411,26 @@ class App {
         state_.attention.patch = std::min(state_.attention.patch * 2, kMaxPatchSize);
         break;
       default:
-        if (k.key >= GLFW_KEY_1 && k.key < GLFW_KEY_1 + kHeadCount) state_.main_head = k.key - GLFW_KEY_1;
+        break;
     }
   }
 
   // Keys while the ViT is the source: layers, heads, the query, rollout and norms.
   void vit_keys(const KeyPress& k) {
     const VitRun& src = *vit_.run();
-    const int L = src.layers(), layer = vit_layer(state_, src);
-    const SourceGrid g = src.grid();
-    auto move = [&](int dc, int dr) {
-      state_.vit_cell.col = std::clamp(state_.vit_cell.col + dc, 0, g.cols - 1);
-      state_.vit_cell.row = std::clamp(state_.vit_cell.row + dr, 0, g.rows - 1);
-      state_.vit_token = -1;
-      state_.query_pinned = true;
-    };
+    // The layer, the head, the query and pins: the keys every source shares (source_choice.hpp).
+    const ChoiceKey did = choice_key(k.key, state_.vit, ChoiceShape{src.grid(), src.layers(), src.heads(), true});
+    if (did == ChoiceKey::Pinned) state_.vit_tab = 1;  // the lower panel shows the pinned queries
+    if (did != ChoiceKey::Ignored) return;
     switch (k.key) {
-      case GLFW_KEY_PAGE_UP: state_.vit_layer = std::max(layer - 1, 0); break;
-      case GLFW_KEY_PAGE_DOWN: state_.vit_layer = std::min(layer + 1, L - 1); break;
-      case GLFW_KEY_HOME: state_.vit_layer = 0; break;
-      case GLFW_KEY_END: state_.vit_layer = L - 1; break;
-      case GLFW_KEY_LEFT: move(-1, 0); break;
-      case GLFW_KEY_RIGHT: move(1, 0); break;
-      case GLFW_KEY_UP: move(0, -1); break;
-      case GLFW_KEY_DOWN: move(0, 1); break;
-      case GLFW_KEY_C: state_.vit_token = 0; break;
       case GLFW_KEY_R: state_.vit_rollout = !state_.vit_rollout; break;
       case GLFW_KEY_N: state_.vit_norms = !state_.vit_norms; break;
       case GLFW_KEY_D: state_.vit_masks = !state_.vit_masks; break;
-      case GLFW_KEY_P:
-        if (state_.vit_token < 0 &&
-            std::find(state_.vit_pinned.begin(), state_.vit_pinned.end(), state_.vit_cell) == state_.vit_pinned.end()) {
-          state_.vit_pinned.push_back(state_.vit_cell);
-          state_.vit_tab = 1;
-        }
-        break;
-      case GLFW_KEY_0: state_.vit_head = kVitHeadMean; break;
       case GLFW_KEY_ESCAPE:  // leaves presentation mode, never changes the map (Esc also closes menus)
         state_.presentation = false;
         break;
       default:
-        if (k.key >= GLFW_KEY_1 && k.key <= GLFW_KEY_9 && k.key - GLFW_KEY_1 < src.heads()) state_.vit_head = k.key - GLFW_KEY_1;
+        break;
     }
   }
 
@@ -466,10 +438,11 @@ class App {
   // chosen is the attention source the other views draw.
   void draw_source_tabs() {
     if (!ImGui::BeginTabBar("source")) return;
-    const bool force = state_.vit_source != shown_vit_tab_;
-    const ImGuiTabItemFlags heads_flags = force && !state_.vit_source ? ImGuiTabItemFlags_SetSelected : 0;
-    const ImGuiTabItemFlags vit_flags = force && state_.vit_source ? ImGuiTabItemFlags_SetSelected : 0;
-    bool vit_tab = state_.vit_source;
+    const bool vit_source = state_.source == ShownSource::Vit;
+    const bool force = vit_source != shown_vit_tab_;
+    const ImGuiTabItemFlags heads_flags = force && !vit_source ? ImGuiTabItemFlags_SetSelected : 0;
+    const ImGuiTabItemFlags vit_flags = force && vit_source ? ImGuiTabItemFlags_SetSelected : 0;
+    bool vit_tab = vit_source;
     if (ImGui::BeginTabItem("Hand-made heads", nullptr, heads_flags)) {
       vit_tab = false;
       draw_controls_panel(state_, backend_);
@@ -483,8 +456,8 @@ class App {
     }
     record_widget("tab:vit");
     ImGui::EndTabBar();
-    if (!force) state_.vit_source = vit_tab;
-    shown_vit_tab_ = state_.vit_source;
+    if (!force) state_.source = vit_tab ? ShownSource::Vit : ShownSource::HandMade;
+    shown_vit_tab_ = state_.source == ShownSource::Vit;
   }
 
   // The ViT's lower view: the distance plot, the pinned queries or the attention matrix.
@@ -563,7 +536,7 @@ class App {
       const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);
       const float lower_w = (d.x - cw) / (wide_map ? 3.0f : 1.0f);
       char key[96];
-      std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.vit_source && vit_.run() ? 1 : 0);
+      std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.source == ShownSource::Vit && vit_.run() ? 1 : 0);
       const ImGuiCond cond = layout_key_ != key ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
       layout_key_ = key;
       auto place = [&](float x, float y, float w, float h) {
@@ -577,7 +550,7 @@ class App {
       place(cw, menu_h, mid, top - menu_h);
       // The grid in the title bar, so that the map keeps the height a line of text would take.
       std::string title = "Attention map";
-      if (!(state_.vit_source && vit_.run()) && backend_.has_image()) {
+      if (!(state_.source == ShownSource::Vit && vit_.run()) && backend_.has_image()) {
         const PatchGrid& g = backend_.grid();
         title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
                  "), K = " + std::to_string(g.K);
@@ -592,11 +565,11 @@ class App {
         draw_source_tabs();
         ImGui::End();
       }
-      const bool vit = state_.vit_source && vit_.run();
+      const bool vit = state_.source == ShownSource::Vit && vit_.run();
       MapSource& source = map_source();
       if (state_.show_heads) {
         heads_at();
-        begin_panel(source.layers() > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
+        begin_panel(source.info().layers > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
         draw_heads_grid(state_, source);
         ImGui::End();
       }
@@ -655,7 +628,7 @@ class App {
   // The attention source the views draw: the loaded ViT's when its tab is chosen, else the
   // hand-made heads.
   MapSource& map_source() {
-    if (state_.vit_source && vit_.run()) return vit_map_;
+    if (state_.source == ShownSource::Vit && vit_.run()) return vit_map_;
     return hand_made_map_;
   }
 
@@ -663,14 +636,15 @@ class App {
   void draw_main_map() {
     state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
     vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
-    if (replay_ && state_.vit_source && vit_.run()) {
+    if (replay_ && state_.source == ShownSource::Vit && vit_.run()) {
       // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
       // the frame moves the query for the next one): the hover benchmark's "on screen".
       const VitRun& src = *vit_.run();
       const SourceGrid g = src.grid();
-      const int token = vit_query_token(state_, src);
+      const int token = choice_query(state_.vit, g);
+      const HeadChoice head = choice_head(state_.vit, src.heads());
       vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
-                             vit_layer(state_, src), std::min(state_.vit_head, src.heads() - 1)};
+                             choice_layer(state_.vit, src.layers()), shown_head(head)};
     }
     draw_source_map(state_, map_source(), geometry_);
   }
@@ -684,7 +658,7 @@ class App {
     if (!std::filesystem::exists(dir / "model.safetensors", ec)) return;
     ImGui::Separator();
     ImGui::TextUnformatted("With a model");
-    if (ImGui::Selectable("Fashion-MNIST ViT (a shirt)", state_.model_path == dir && state_.vit_source)) {
+    if (ImGui::Selectable("Fashion-MNIST ViT (a shirt)", state_.model_path == dir && state_.source == ShownSource::Vit)) {
       std::filesystem::path image = dir / "images";
       for (const auto& e : std::filesystem::directory_iterator(image, ec))
         if (e.path().filename().string().find("shirt") != std::string::npos &&
@@ -694,8 +668,8 @@ class App {
         }
       state_.commands.open_image(image);
       state_.commands.open_model(dir);
-      state_.vit_layer = -1;
-      state_.vit_token = 0;
+      state_.vit.layer = -1;
+      state_.vit.prefix_token = 0;
     }
     record_widget("gallery:fashion_vit");
   }
@@ -715,11 +689,13 @@ class App {
       }
       if (begin_menu("Model")) {
         if (ImGui::MenuItem("Open a checkpoint... (path in the ViT model tab)")) {
-          state_.vit_source = true;
+          state_.source = ShownSource::Vit;
           state_.show_controls = true;
         }
         record_widget("menu:Model/open");
-        menu_item("Model/use", "Show the ViT's attention", "V", &state_.vit_source);
+        bool vit_source = state_.source == ShownSource::Vit;
+        menu_item("Model/use", "Show the ViT's attention", "V", &vit_source);
+        state_.source = vit_source ? ShownSource::Vit : ShownSource::HandMade;
         if (!state_.recent_models.empty()) {
           ImGui::Separator();
           for (const std::string& p : state_.recent_models) {
@@ -893,7 +869,7 @@ class App {
     }
     if (state_.commands.take(Commands::Kind::ExportCsv)) {
       try {
-        const auto csv = state_.vit_source && vit_.run() ? export_vit_csv(state_) : export_row_csv(state_, backend_);
+        const auto csv = state_.source == ShownSource::Vit && vit_.run() ? export_vit_csv(state_) : export_row_csv(state_, backend_);
         state_.ui.status = "saved " + csv.string();
         state_.ui.status_since = std::chrono::steady_clock::now();
         std::printf("attnlab: saved %s\n", csv.string().c_str());
@@ -943,11 +919,11 @@ class App {
       else step_vit_replay();
       return;
     }
-    if (!geometry_.valid || state_.vit_source) return;
+    if (!geometry_.valid || state_.source == ShownSource::Vit) return;
     const int K = backend_.settings().patch;
     const PatchGrid& g = backend_.grid();
     if (replay_->frames() == 0)
-      replay_->set_source(ReplaySource{"hand-made", "", g.cols, g.rows, K, 1, hand_made_map_.heads(), backend_.name()});
+      replay_->set_source(ReplaySource{"hand-made", "", g.cols, g.rows, K, 1, kHeadCount, backend_.name()});
     replay_->path(g.cols, g.rows);
     if (const auto m = replay_->next()) {
       const Cell c = m->cell;
@@ -966,15 +942,15 @@ class App {
   // few hovers a layer or head step is a key press handled by vit_keys as a student's would be.
   void step_vit_replay() {
     const VitRun* src = vit_.run();
-    if (!src || vit_.busy() || !state_.vit_source || !geometry_.valid || state_.report.vit_drawn.is_null()) return;
+    if (!src || vit_.busy() || !(state_.source == ShownSource::Vit) || !geometry_.valid || state_.report.vit_drawn.is_null()) return;
     const SourceGrid g = src->grid();
     if (!vit_replay_started_) {  // the same start on every machine: last layer, heads' mean, the query following the pointer
       vit_replay_started_ = true;
-      state_.vit_layer = src->layers() - 1;
-      state_.vit_head = kVitHeadMean;
-      state_.vit_token = -1;
+      state_.vit.layer = src->layers() - 1;
+      state_.vit.head = HeadChoice{-1, HeadFusion::Mean};
+      state_.vit.prefix_token = -1;
       state_.vit_rollout = state_.vit_norms = false;
-      state_.query_pinned = false;
+      state_.vit.query_pinned = false;
       replay_->set_source(ReplaySource{"vit", vit_.file().string(), g.cols, g.rows, src->patch(), src->layers(), src->heads(),
                                        src->path()});
       return;  // drawn once with these settings before the first move
@@ -989,18 +965,18 @@ class App {
       return;
     }
     // Even steps go one layer up (PageUp; End from the first layer back to the last), odd steps
-    // to the next head (1…9, then 0: the heads' mean, then 1 again).
-    const int L = src->layers(), layer = vit_layer(state_, *src), heads = std::min(src->heads(), 9);
-    int key = 0, want_layer = layer, want_head = std::min(state_.vit_head, src->heads() - 1);
+    // to the next head (0…9, then A: the heads' mean, then 0 again).
+    const int L = src->layers(), layer = choice_layer(state_.vit, L), heads = std::min(src->heads(), 10);
+    int key = 0, want_layer = layer, want_head = shown_head(choice_head(state_.vit, src->heads()));
     if (m->step % 2 == 0) {
       key = layer > 0 ? GLFW_KEY_PAGE_UP : GLFW_KEY_END;
       want_layer = layer > 0 ? layer - 1 : L - 1;
     } else if (want_head < 0 || want_head + 1 < heads) {
       want_head = want_head < 0 ? 0 : want_head + 1;
-      key = GLFW_KEY_1 + want_head;
+      key = GLFW_KEY_0 + want_head;
     } else {
-      key = GLFW_KEY_0;
-      want_head = kVitHeadMean;
+      key = GLFW_KEY_A;
+      want_head = shown_head(HeadChoice{-1, HeadFusion::Mean});
     }
     key_queue.push_back({key, 0});
     replay_->stepped(HoverReplay::Clock::now(), want_layer, want_head);
@@ -1138,7 +1114,7 @@ int run_gui(const GuiArgs& args) {
   state.ui_scale = std::clamp(std::max(xs, ys), 1.0f, 3.0f);  // high-DPI screens start larger
   if (replay) {  // the same settings on every machine: the defaults, K = 16, the query following the mouse
     state.attention.patch = replay->config().patch;
-    state.query_pinned = false;
+    state.hand_made.query_pinned = false;
   } else {
     load_remembered(state);
   }

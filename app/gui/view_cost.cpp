@@ -233,7 +233,7 @@ class CostView final : public TeachingView {
   }
 
   void refresh(AppState& state, HandMadeSession& backend) {
-    const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     if (generation_ == backend.generation() && head_ == head) return;
     head_ = head;
     const int N = backend.grid().N();

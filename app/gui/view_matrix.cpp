@@ -150,7 +150,7 @@ void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
 }
 
 void MatrixView::update_attention(const AppState& state, HandMadeSession& backend) {
-  const Key key{backend.settings_generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
+  const Key key{backend.settings_generation(), std::clamp(state.hand_made.head.head, 0, kHeadCount - 1), pooling_};
   const int N = backend.grid().N();
   a_fresh_ = key == a_key_;
   if (a_fresh_) {
@@ -282,7 +282,7 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
 void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float side) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
-  const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+  const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
   ImGui::BeginGroup();
   ImGui::Text("A, head %d %s", head, std::string(head_name(static_cast<HeadKind>(head))).c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -345,8 +345,8 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float
     ImGui::TextDisabled("click: make token i the query");
     ImGui::EndTooltip();
     if (clicked) {
-      state.query = Cell{g.col_of(i), g.row_of(i)};
-      state.query_pinned = true;
+      state.hand_made.cell = Cell{g.col_of(i), g.row_of(i)};
+      state.hand_made.query_pinned = true;
     }
   }
   ImGui::EndGroup();
