@@ -191,7 +191,7 @@ class StepView final : public TeachingView {
     head_ = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     head_combo(state, "head", 10);
     ImGui::SameLine();
-    ImGui::TextDisabled("(the image view's main head; keys 1-6)");
+    ImGui::TextDisabled("(the image view's main head; keys 0-5)");
   }
 
   // Recomputes the breakdown when the image, settings, query or head changed.

@@ -32,6 +32,18 @@ void mask_outline(ImDrawList* dl, const std::vector<std::uint8_t>& keep, int col
     }
 }
 
+// The header's first line, what the map is: "layer 4 (0 … 5), head 1, query patch (3,4)"
+// (layers and heads from 0, as the command line and the sidecar's vit_drawn count them).
+std::string legend(const MainMap& map, const VitRun& src) {
+  const SourceGrid g = src.grid();
+  const std::string layers = " (0 … " + std::to_string(src.layers() - 1) + ")";
+  if (map.shows == "norms") return "token norms ||x|| after layer " + std::to_string(map.layer) + layers;
+  if (map.shows == "rollout")
+    return "rollout up to layer " + std::to_string(map.layer) + layers + " (" +
+           (map.head.head >= 0 ? "mean" : head_choice_label(map.head)) + "), query " + token_label(g, map.query);
+  return "layer " + std::to_string(map.layer) + layers + ", " + head_choice_label(map.head) + ", query " + token_label(g, map.query);
+}
+
 }  // namespace
 
 SourceInfo VitMapSource::info() const {
@@ -153,14 +165,7 @@ MainMap VitMapSource::main_map(const SourceChoice& choice) {
 void VitMapSource::draw_map_header(const MainMap& map) {
   const VitRun& src = *vit_.run();
   const SourceGrid g = src.grid();
-  const std::string layers = " (0 … " + std::to_string(src.layers() - 1) + ")";
-  std::string what;
-  if (map.shows == "norms") what = "token norms ||x|| after layer " + std::to_string(map.layer) + layers;
-  else if (map.shows == "rollout")
-    what = "rollout up to layer " + std::to_string(map.layer) + layers + " (" +
-           (map.head.head >= 0 ? "mean" : head_choice_label(map.head)) + "), query " + token_label(g, map.query);
-  else what = "layer " + std::to_string(map.layer) + layers + ", " + head_choice_label(map.head) + ", query " + token_label(g, map.query);
-  ImGui::TextUnformatted(what.c_str());
+  ImGui::TextUnformatted(legend(map, src).c_str());
   record_widget("map:what");
   if (map.shows == "row") {
     ImGui::SameLine();
@@ -204,6 +209,7 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
                              {"head_label", head_choice_label(map.head)},
                              {"token", map.query},
                              {"token_label", token_label(g, map.query)},
+                             {"legend", legend(map, src)},
                              {"shows", map.shows},
                              {"prefix_share", map.prefix_share},
                              {"prefix_norms", map.prefix_norms},

@@ -84,13 +84,13 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   EXPECT_EQ(cls.at("token"), 0) << "and the CLS query";
   EXPECT_EQ(cls.at("head_label"), "mean of heads");
   expect_row(cls, engine.patch_row(L - 1, HeadChoice{-1, HeadFusion::Mean}, 0));
-  EXPECT_EQ(opened.at("vit").at("source"), true);
+  EXPECT_EQ(opened.at("source"), "vit");
 
-  // Click patch (2,1) of the ViT's grid, then PgUp (one layer down) and key 2 (head 2).
+  // Click patch (2,1) of the ViT's grid, then PgUp (one layer down) and key 1 (head 1: heads count from 0).
   const float ox = cls.at("origin")[0], oy = cls.at("origin")[1], cw = cls.at("cell")[0], ch = cls.at("cell")[1];
   app.click(ox + 2.5f * cw, oy + 1.5f * ch);
   app.key("Prior");
-  app.key("2");
+  app.key("1");
   const int token = g.prefix + 1 * g.cols + 2;
   const nlohmann::json picked = export_until(app, [&](const nlohmann::json& j) {
     if (!j.contains("vit_drawn")) return false;
