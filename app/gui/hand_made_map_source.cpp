@@ -20,7 +20,10 @@ SourceInfo HandMadeMapSource::info() const {
   SourceInfo out;
   out.empty_text = "No image loaded.";
   out.ready = backend_.has_image();
-  if (out.ready) out.grid = hand_made_source_grid(backend_.grid());
+  if (out.ready) {
+    out.grid = hand_made_source_grid(backend_.grid());
+    out.query = backend_.query();
+  }
   out.layers = 1;
   out.heads = kHeadCount;
   return out;
@@ -81,9 +84,8 @@ void HandMadeMapSource::draw_head_settings() {
 // The main map: the main head's row (the previous query's numbers until the new row has
 // arrived, the map itself the engine's colormap pass for the current query).
 MainMap HandMadeMapSource::main_map(const SourceChoice& choice) {
-  const PatchGrid& g = backend_.grid();
   const int head = std::clamp(choice.head.head, 0, kHeadCount - 1);
-  const int i = g.index(std::clamp(choice.cell.col, 0, g.cols - 1), std::clamp(choice.cell.row, 0, g.rows - 1));
+  const int i = backend_.query();  // the choice's query, taken at the frame's start (info().query)
   const RowSet& rows = backend_.latest_rows();
   const auto row = rows.head(head);
   MainMap map;

@@ -54,6 +54,10 @@ struct SourceInfo {
   std::string empty_text;  ///< what the main map says while not ready ("No image loaded.")
   SourceGrid grid;         ///< the patch grid; covered_w × covered_h: the part of the photo its maps lie over
   int layers = 0, heads = 0;
+  /// The query token the source's maps are of in this frame, 0 … T − 1: its choice's, as the
+  /// source has taken it (the hand-made heads take a new query at the frame's start, so a hover
+  /// later in the frame shows in the next one).
+  int query = 0;
 };
 
 /// A head's words and colour in labels.

@@ -32,7 +32,7 @@ void draw_heads_grid(AppState& state, MapSource& source) {
   }
   const SourceGrid g = info.grid;
   SourceChoice& choice = source.choice();
-  const int L = info.layers, H = info.heads, query = choice_query(choice, g);
+  const int L = info.layers, H = info.heads, query = info.query;
   const float aspect = static_cast<float>(g.covered_h / g.covered_w);
   std::vector<Cell> outline;
   if (const auto c = query_cell(g, query)) outline.push_back(*c);

@@ -23,7 +23,7 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
     }
     ImGui::TextWrapped("Right-click patches on the map to pin them here, or pin the current query:");
   }
-  const auto current = query_cell(g, choice_query(choice, g));
+  const auto current = query_cell(g, info.query);
   ImGui::BeginDisabled(!current);
   if (ImGui::Button("pin the current query (P)") && current && std::find(pinned.begin(), pinned.end(), *current) == pinned.end())
     pinned.push_back(*current);

@@ -32,11 +32,11 @@ void mask_outline(ImDrawList* dl, const std::vector<std::uint8_t>& keep, int col
     }
 }
 
-// The header's first line, what the map is: "layer 4 (0 … 5), head 1, query patch (3,4)"
+// The header's first line, what the map is: "layer 4 (of 0-5), head 1, query patch (3,4)"
 // (layers and heads from 0, as the command line and the sidecar's vit_drawn count them).
 std::string legend(const MainMap& map, const VitRun& src) {
   const SourceGrid g = src.grid();
-  const std::string layers = " (0 … " + std::to_string(src.layers() - 1) + ")";
+  const std::string layers = " (of 0-" + std::to_string(src.layers() - 1) + ")";
   if (map.shows == "norms") return "token norms ||x|| after layer " + std::to_string(map.layer) + layers;
   if (map.shows == "rollout")
     return "rollout up to layer " + std::to_string(map.layer) + layers + " (" +
@@ -49,7 +49,8 @@ std::string legend(const MainMap& map, const VitRun& src) {
 SourceInfo VitMapSource::info() const {
   SourceInfo out;
   out.empty_text = "No model loaded: open one in the Model tab of the controls.";
-  if (const VitRun* run = vit_.run()) out = SourceInfo{true, out.empty_text, run->grid(), run->layers(), run->heads()};
+  if (const VitRun* run = vit_.run())
+    out = SourceInfo{true, out.empty_text, run->grid(), run->layers(), run->heads(), choice_query(state_.vit, run->grid())};
   return out;
 }
 

@@ -46,7 +46,7 @@ class LitPatchSource final : public MapSource {
   }
   int query() const { return choice_query(choice_, grid()); }
 
-  SourceInfo info() const override { return SourceInfo{true, "nothing", grid(), kLayers, kHeads}; }
+  SourceInfo info() const override { return SourceInfo{true, "nothing", grid(), kLayers, kHeads, query()}; }
   SourceChoice& choice() override { return choice_; }
   HeadInfo head_info(int layer, HeadChoice head) const override {
     return HeadInfo{"lit " + std::to_string(head.head), "layer " + std::to_string(layer) + " head " + std::to_string(head.head),

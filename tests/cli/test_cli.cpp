@@ -592,7 +592,7 @@ TEST(CliNumbering, RenderModelsLegendAndSidecarNameTheLayerAndHeadThatAttnlabVit
     EXPECT_EQ(sidecar.at("vit").at("layer"), layer);
     EXPECT_EQ(sidecar.at("vit").at("head"), head);
     EXPECT_EQ(d.at("head_label"), "head " + std::to_string(head));
-    EXPECT_EQ(d.at("legend"), "layer " + std::to_string(layer) + " (0 … 5), head " + std::to_string(head) + ", query patch (3,4)");
+    EXPECT_EQ(d.at("legend"), "layer " + std::to_string(layer) + " (of 0-5), head " + std::to_string(head) + ", query patch (3,4)");
     // The same row: attnlab vit's CSV, the grid's rows top first, against the values drawn.
     std::vector<float> csv;
     std::istringstream lines(printed.out);
