@@ -218,7 +218,7 @@ TEST(CliRender, FromSidecarGivesTheSamePixels) {
   EXPECT_EQ(a.rgb, b.rgb);
   const auto ja = read_json(dir / "a.json"), jb = read_json(dir / "b.json");
   EXPECT_EQ(ja.at("mask"), jb.at("mask"));
-  EXPECT_EQ(ja.at("head"), "texture");
+  EXPECT_EQ(ja.at("hand_made").at("head"), static_cast<int>(HeadKind::Texture));
 
   // Edited sidecars with values their fields cannot hold: one line each, nothing written
   // (a seed of 10^46 was a float-to-int overflow in the JSON library, found by fuzz_cli_args).
@@ -232,7 +232,7 @@ TEST(CliRender, FromSidecarGivesTheSamePixels) {
                           "'" + key + "'");
     EXPECT_FALSE(std::filesystem::exists(dir / "c.png")) << key;
   }
-  EXPECT_EQ(jb.at("head"), "texture");
+  EXPECT_EQ(jb.at("hand_made").at("head"), static_cast<int>(HeadKind::Texture));
 }
 
 TEST(CliRender, NeverOverwritesAndLeavesNothingOnErrors) {
