@@ -119,6 +119,8 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   const std::vector<float> from_csv = exported.values();
   EXPECT_NE(header.find(cls.at("sha256").get<std::string>()), std::string::npos) << header;
   EXPECT_NE(header.find("(token " + std::to_string(token) + ")"), std::string::npos) << header;
+  EXPECT_NE(header.find("# layer: " + std::to_string(L - 1) + " (from 0)\n"), std::string::npos)
+      << "the CSV counts layers from 0, as the sidecar and the command line:\n" << header;
   const auto rollout = engine.rollout_row(L - 1, HeadFusion::Mean, token);
   ASSERT_EQ(from_csv.size(), rollout.size());
   for (std::size_t j = 0; j < rollout.size(); ++j) EXPECT_NEAR(from_csv[j], rollout[j], 1e-6f) << "patch " << j;
