@@ -207,7 +207,7 @@ void draw_controls_panel(AppState& state, HandMadeSession& backend) {
 
   ImGui::Separator();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Keys: arrows move the query (a click on it again lets it follow the mouse), right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation (F5 or Esc leaves), Ctrl +/- UI scale, 1-6 choose the head, M the next mask, [ and ] halve and double K, V switches to a loaded ViT model and back, Ctrl+Q quits.");
+  ImGui::TextWrapped("Keys: arrows move the query (a click on it again lets it follow the mouse), right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation (F5 or Esc leaves), Ctrl +/- UI scale, 0-5 choose the head (heads are numbered from 0), M the next mask, [ and ] halve and double K, V switches to a loaded ViT model and back, Ctrl+Q quits.");
   ImGui::PopStyleColor();
 }
 
