@@ -464,13 +464,16 @@ class App {
   void draw_vit_lower_tabs() {
     if (!ImGui::BeginTabBar("vit_lower")) return;
     static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix", "Step by step"};
+    // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
+    // next frame, so the tab drawn now must not take the request back.
+    const bool asked = shown_vit_lower_ != state_.vit_tab;
     for (int t = 0; t < 4; ++t) {
-      const ImGuiTabItemFlags flags = t == state_.vit_tab && shown_vit_lower_ != state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
+      const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(names[t], nullptr, flags);
       record_widget(std::string("vit_tab:") + names[t]);
       if (!open) continue;
-      if (shown_vit_lower_ == state_.vit_tab) state_.vit_tab = t;  // chosen by a click
-      shown_vit_lower_ = state_.vit_tab;
+      if (!asked) state_.vit_tab = t;  // chosen by a click
+      shown_vit_lower_ = t;
       if (t == 0) draw_vit_distance_view(state_, vit_);
       else if (t == 1) draw_pinned_maps(state_, vit_map_);
       else if (t == 2) draw_vit_matrix_view(state_, vit_);

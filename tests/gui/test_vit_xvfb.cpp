@@ -101,6 +101,12 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   const float share = picked.at("vit_drawn").at("prefix_share");
   EXPECT_NEAR(share, engine.prefix_share(L - 2, HeadChoice{1, HeadFusion::Mean}, token), 1e-6f);
 
+  // P pins the patch query and shows the pinned queries' tab (the tab drawn in the frame of the
+  // key press once took the request back: the pin was made, the tab never showed).
+  app.key("p");
+  const nlohmann::json pinned = export_until(app, [](const nlohmann::json& j) { return j.at("vit").at("tab") == 1; });
+  EXPECT_EQ(pinned.at("vit").at("pins"), (nlohmann::json::array({{{"col", 2}, {"row", 1}}})));
+
   // PgDn twice stops at the last layer; R shows the rollout up to it.
   app.key("Next");
   app.key("Next");
