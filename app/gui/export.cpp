@@ -162,7 +162,8 @@ std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& bac
                     std::to_string(g.rows) + ", N = " + std::to_string(g.N()) + "\n# query: patch (" +
                     std::to_string(g.col_of(backend.query())) + "," + std::to_string(g.row_of(backend.query())) +
                     "), i = " + std::to_string(backend.query()) + "\n# head: " +
-                    std::string(head_name(static_cast<HeadKind>(state.hand_made.head.head))) + "\n# mask: " +
+                    std::string(head_name(static_cast<HeadKind>(state.hand_made.head.head))) + " (head " +
+                    std::to_string(state.hand_made.head.head) + ", from 0)\n# mask: " +
                     std::string(mask_kind_name(a.mask.kind)) + "\n# temperature: " + tau + "\n# positional codes: " +
                     std::string(pos_mode_name(a.pos.mode)) + "\n# lines: the grid's rows, top first; columns: left first\n";
   csv += grid_csv(row, g);

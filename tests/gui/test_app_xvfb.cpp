@@ -442,7 +442,7 @@ TEST(AppUnderXvfb, RowCsvHasAHeaderAndTheReferenceRow) {
   const std::string& header = exported.header;
   const auto& lines = exported.lines;
   for (const char* expected : {"# image: ", "safari.jpg", "# K: 16 px, grid 31 x 31, N = 961", "# query: patch (24,20), i = 644",
-                               "# head: colour", "# mask: none", "# temperature: 1\n", "# positional codes: none"})
+                               "# head: colour (head 0, from 0)\n", "# mask: none", "# temperature: 1\n", "# positional codes: none"})
     EXPECT_NE(header.find(expected), std::string::npos) << expected << " not in\n" << header;
   ASSERT_EQ(lines.size(), 31u);
   const Reference ref(load_image(asset("safari.jpg")), Settings{});
