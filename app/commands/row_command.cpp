@@ -22,9 +22,9 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
   const Image image = load_image(d.image_path);
   Settings settings = d.attention;
   const ModelSetup probe = make_setup(image.width, image.height, settings);  // validates K, settings
-  const int i = token_at(probe.grid, d.query.col, d.query.row);
+  const int i = token_at(probe.grid, d.hand_made.cell.col, d.hand_made.cell.row);
   settings.mask.painted = painted_indices(d.painted_cells, probe.grid);
-  const int h = d.main_head;
+  const int h = d.hand_made.head.head;
   std::unique_ptr<HeadlessContext> context;
   try {
     context = std::make_unique<HeadlessContext>();

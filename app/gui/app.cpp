@@ -126,7 +126,7 @@ void App::take_exports(int w, int h) {
   }
   if (state_.commands.take(Commands::Kind::ExportCsv)) {
     try {
-      saved(state_.vit_source && vit_.run() ? export_vit_csv(state_) : export_row_csv(state_, backend_));
+      saved(state_.source == ShownSource::Vit && vit_.run() ? export_vit_csv(state_) : export_row_csv(state_, backend_));
     } catch (const Error& e) {
       state_.show_error(e.what());
     }

@@ -3,6 +3,7 @@
 // ViT, every few hovers a layer or head step pressed as a key (the key table's, keys.cpp).
 #include "app/gui/app.hpp"
 
+#include "app/gui/source_choice.hpp"
 #include "app/gui/vit_views.hpp"
 #include "core/error.hpp"
 
@@ -53,11 +54,11 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
     else step_vit_replay();
     return;
   }
-  if (!geometry_.valid || state_.vit_source) return;
+  if (!geometry_.valid || state_.source == ShownSource::Vit) return;
   const int K = backend_.settings().patch;
   const PatchGrid& g = backend_.grid();
   if (replay_->frames() == 0)
-    replay_->set_source(ReplaySource{"hand-made", "", g.cols, g.rows, K, 1, hand_made_map_.heads(), backend_.name()});
+    replay_->set_source(ReplaySource{"hand-made", "", g.cols, g.rows, K, 1, kHeadCount, backend_.name()});
   replay_->path(g.cols, g.rows);
   if (const auto m = replay_->next()) {
     const Cell c = m->cell;
@@ -78,15 +79,15 @@ Shown App::vit_shown() const { return state_.report.vit_drawn.is_null() ? Shown{
 // few hovers a layer or head step is a key press handled by the key table (keys.cpp) as a student's would be.
 void App::step_vit_replay() {
   const VitRun* src = vit_.run();
-  if (!src || vit_.busy() || !state_.vit_source || !geometry_.valid || state_.report.vit_drawn.is_null()) return;
+  if (!src || vit_.busy() || !(state_.source == ShownSource::Vit) || !geometry_.valid || state_.report.vit_drawn.is_null()) return;
   const SourceGrid g = src->grid();
   if (!vit_replay_started_) {  // the same start on every machine: last layer, heads' mean, the query following the pointer
     vit_replay_started_ = true;
-    state_.vit_layer = src->layers() - 1;
-    state_.vit_head = kVitHeadMean;
-    state_.vit_token = -1;
+    state_.vit.layer = src->layers() - 1;
+    state_.vit.head = HeadChoice{-1, HeadFusion::Mean};
+    state_.vit.prefix_token = -1;
     state_.vit_rollout = state_.vit_norms = false;
-    state_.query_pinned = false;
+    state_.vit.query_pinned = false;
     replay_->set_source(ReplaySource{"vit", vit_.file().string(), g.cols, g.rows, src->patch(), src->layers(), src->heads(),
                                      src->path()});
     return;  // drawn once with these settings before the first move
@@ -101,18 +102,18 @@ void App::step_vit_replay() {
     return;
   }
   // Even steps go one layer up (PageUp; End from the first layer back to the last), odd steps
-  // to the next head (1…9, then 0: the heads' mean, then 1 again).
-  const int L = src->layers(), layer = vit_layer(state_, *src), heads = std::min(src->heads(), 9);
-  int key = 0, want_layer = layer, want_head = std::min(state_.vit_head, src->heads() - 1);
+  // to the next head (0…9, then A: the heads' mean, then 0 again).
+  const int L = src->layers(), layer = choice_layer(state_.vit, L), heads = std::min(src->heads(), 10);
+  int key = 0, want_layer = layer, want_head = shown_head(choice_head(state_.vit, src->heads()));
   if (m->step % 2 == 0) {
     key = layer > 0 ? GLFW_KEY_PAGE_UP : GLFW_KEY_END;
     want_layer = layer > 0 ? layer - 1 : L - 1;
   } else if (want_head < 0 || want_head + 1 < heads) {
     want_head = want_head < 0 ? 0 : want_head + 1;
-    key = GLFW_KEY_1 + want_head;
+    key = GLFW_KEY_0 + want_head;
   } else {
-    key = GLFW_KEY_0;
-    want_head = kVitHeadMean;
+    key = GLFW_KEY_A;
+    want_head = shown_head(HeadChoice{-1, HeadFusion::Mean});
   }
   key_queue_.push_back({key, 0});
   replay_->stepped(HoverReplay::Clock::now(), want_layer, want_head);

@@ -33,10 +33,10 @@ void App::open_image(const std::filesystem::path& path) {
     const Image img = load_image(path);
     backend_.set_image(img, state_.attention);
     // Pins mark spots of a photo: on another photo they would mark whatever lies there.
-    if (!state_.pinned.empty())
-      state_.ui.pinned_note = "The " + std::to_string(state_.pinned.size()) + " pinned queries of " +
+    if (!state_.hand_made.pins.empty())
+      state_.ui.pinned_note = "The " + std::to_string(state_.hand_made.pins.size()) + " pinned queries of " +
                            state_.image_path.filename().string() + " were cleared: pins belong to the photo they were made on.";
-    state_.pinned.clear();
+    state_.hand_made.pins.clear();
     pin_anchors_.clear();
     query_anchor_.clear();
     state_.image_path = path;
@@ -52,8 +52,9 @@ void App::open_image(const std::filesystem::path& path) {
 void App::clamp_query() {
   if (!backend_.has_image()) return;
   const auto& g = backend_.grid();
-  state_.query.col = std::clamp(state_.query.col, 0, g.cols - 1);
-  state_.query.row = std::clamp(state_.query.row, 0, g.rows - 1);
+  Cell& q = state_.hand_made.cell;
+  q.col = std::clamp(q.col, 0, g.cols - 1);
+  q.row = std::clamp(q.row, 0, g.rows - 1);
 }
 
 // The commands to open files, and the results of the jobs that finished since the last frame;
@@ -82,16 +83,16 @@ void App::take_finished_work() {
   const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
   if (const auto error = vit_.poll()) {
     state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
-    if (!vit_.run()) state_.vit_source = false;
+    if (!vit_.run()) state_.source = ShownSource::HandMade;
     opening_model_.reset();
     state_.commands.redraw();
   } else if (vit_.generation() != before) {
     state_.commands.redraw();  // the new maps, and the source tab chosen below, in the next frame too
     if (opening_model_) {  // a new model: show it, CLS query, last layer, remember it
       state_.model_path = *opening_model_;
-      state_.vit_source = true;
-      state_.vit_layer = -1;
-      state_.vit_token = 0;
+      state_.source = ShownSource::Vit;
+      state_.vit.layer = -1;
+      state_.vit.prefix_token = 0;
       const std::string p = std::filesystem::absolute(*opening_model_).lexically_normal().string();
       std::erase(state_.recent_models, p);
       state_.recent_models.insert(state_.recent_models.begin(), p);
@@ -99,8 +100,8 @@ void App::take_finished_work() {
       opening_model_.reset();
     }
     if (const VitRun* src = vit_.run()) {
-      state_.vit_cell.col = std::clamp(state_.vit_cell.col, 0, src->grid().cols - 1);
-      state_.vit_cell.row = std::clamp(state_.vit_cell.row, 0, src->grid().rows - 1);
+      state_.vit.cell.col = std::clamp(state_.vit.cell.col, 0, src->grid().cols - 1);
+      state_.vit.cell.row = std::clamp(state_.vit.cell.row, 0, src->grid().rows - 1);
     }
   }
   if (vit_.busy()) state_.commands.redraw();
@@ -137,17 +138,17 @@ void App::apply_settings() {
 // change, so K 16 → 32 → 64 → 32 → 16 comes back to the same patch.
 void App::keep_cells_in_place(const PatchGrid& before) {
   const PatchGrid& g = backend_.grid();
-  const RegriddedCell q = regrid_cell(before, g, state_.query.col, state_.query.row, query_anchor_);
-  state_.query = Cell{q.col, q.row};
+  const RegriddedCell q = regrid_cell(before, g, state_.hand_made.cell.col, state_.hand_made.cell.row, query_anchor_);
+  state_.hand_made.cell = Cell{q.col, q.row};
   query_anchor_ = {q.anchor};
   std::vector<Cell> pinned;
   std::vector<PixelPoint> kept;
-  for (const Cell& c : state_.pinned) {
+  for (const Cell& c : state_.hand_made.pins) {
     const RegriddedCell m = regrid_cell(before, g, c.col, c.row, pin_anchors_);
     kept.push_back(m.anchor);
     if (const Cell moved{m.col, m.row}; std::find(pinned.begin(), pinned.end(), moved) == pinned.end()) pinned.push_back(moved);
   }
-  state_.pinned = std::move(pinned);
+  state_.hand_made.pins = std::move(pinned);
   pin_anchors_ = std::move(kept);
 }
 

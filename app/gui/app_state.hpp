@@ -111,7 +111,7 @@ struct AppState : Document {
 /// inside the grid): what every view passes down to HandMadeSession and the shaders. The one
 /// place that reads the document's query for the hand-made heads.
 inline int hand_made_query(const AppState& s, const PatchGrid& grid) {
-  return grid.index(std::clamp(s.query.col, 0, grid.cols - 1), std::clamp(s.query.row, 0, grid.rows - 1));
+  return grid.index(std::clamp(s.hand_made.cell.col, 0, grid.cols - 1), std::clamp(s.hand_made.cell.row, 0, grid.rows - 1));
 }
 
 /// True while the last export's confirmation (s.status) is on screen: for 4 s after it was set.

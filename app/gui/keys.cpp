@@ -3,6 +3,8 @@
 #include "app/gui/keys.hpp"
 
 #include "app/gui/hand_made_session.hpp"
+#include "app/gui/source_choice.hpp"
+#include "core/hand_made_source.hpp"
 #include "app/gui/vit_views.hpp"
 #include "core/vit_run.hpp"
 
@@ -22,27 +24,27 @@ void export_csv(KeyContext& c, int) { c.state.commands.export_csv(); }
 void toggle_presentation(KeyContext& c, int) { c.state.presentation = !c.state.presentation; }
 void larger_ui(KeyContext& c, int) { c.state.ui_scale = std::min(c.state.ui_scale + 0.25f, 3.0f); }
 void smaller_ui(KeyContext& c, int) { c.state.ui_scale = std::max(c.state.ui_scale - 0.25f, 0.75f); }
-void toggle_source(KeyContext& c, int) { c.state.vit_source = !c.state.vit_source; }  // the source tabs
+void toggle_source(KeyContext& c, int) {  // the source tabs
+  c.state.source = c.state.source == ShownSource::Vit ? ShownSource::HandMade : ShownSource::Vit;
+}
 // Leaves presentation mode, never changes the map (Esc also closes menus).
 void leave_presentation(KeyContext& c, int) { c.state.presentation = false; }
 
-// --- the hand-made heads: the query, the heads, the mask and K, one key each for a teacher in
-// front of a class --------------------------------------------------------------------------
+// --- either source: the layer, the head, the query and pins --------------------------------------
 
-void move_query(KeyContext& c, int dc, int dr) {
-  const PatchGrid& g = c.hand_made.grid();
-  c.state.query.col = std::clamp(c.state.query.col + dc, 0, g.cols - 1);
-  c.state.query.row = std::clamp(c.state.query.row + dr, 0, g.rows - 1);
-  c.state.query_pinned = true;
+// The layer, the head, the query and pins: the same keys over whichever source is shown, on its
+// SourceChoice (source_choice.hpp: a key a source cannot take, e.g. a layer key on the hand-made
+// heads' one layer, does nothing).
+void choose(KeyContext& c, int key) {
+  const bool vit = c.state.source == ShownSource::Vit && c.vit;
+  SourceChoice& choice = vit ? c.state.vit : c.state.hand_made;
+  const ChoiceShape shape = vit ? ChoiceShape{c.vit->grid(), c.vit->layers(), c.vit->heads(), true}
+                                : ChoiceShape{hand_made_source_grid(c.hand_made.grid()), 1, kHeadCount, false};
+  if (choice_key(key, choice, shape) == ChoiceKey::Pinned && vit) c.state.vit_tab = 1;  // the lower panel shows the pins
 }
-void query_left(KeyContext& c, int) { move_query(c, -1, 0); }
-void query_right(KeyContext& c, int) { move_query(c, 1, 0); }
-void query_up(KeyContext& c, int) { move_query(c, 0, -1); }
-void query_down(KeyContext& c, int) { move_query(c, 0, 1); }
-void pin_query(KeyContext& c, int) {
-  if (std::find(c.state.pinned.begin(), c.state.pinned.end(), c.state.query) == c.state.pinned.end())
-    c.state.pinned.push_back(c.state.query);
-}
+
+// --- the hand-made heads: the mask and K, one key each for a teacher in front of a class --------
+
 // The next mask kind, in the order of the controls' list (section 26.10).
 void next_mask(KeyContext& c, int) {
   const int next = (static_cast<int>(c.state.attention.mask.kind) + 1) % kMaskKindCount;
@@ -51,42 +53,12 @@ void next_mask(KeyContext& c, int) {
 // K halved: four times the tokens N (fig. 26.2).
 void halve_patch(KeyContext& c, int) { c.state.attention.patch = std::max(c.state.attention.patch / 2, kMinPatchSize); }
 void double_patch(KeyContext& c, int) { c.state.attention.patch = std::min(c.state.attention.patch * 2, kMaxPatchSize); }
-void choose_head(KeyContext& c, int key) { c.state.main_head = key - GLFW_KEY_1; }
 
-// --- the ViT: layers, heads, the query, rollout and norms ---------------------------------------
+// --- the ViT: rollout, norms and masks ---------------------------------------------------------
 
-void move_vit_query(KeyContext& c, int dc, int dr) {
-  const SourceGrid g = c.vit->grid();
-  c.state.vit_cell.col = std::clamp(c.state.vit_cell.col + dc, 0, g.cols - 1);
-  c.state.vit_cell.row = std::clamp(c.state.vit_cell.row + dr, 0, g.rows - 1);
-  c.state.vit_token = -1;
-  c.state.query_pinned = true;
-}
-void vit_left(KeyContext& c, int) { move_vit_query(c, -1, 0); }
-void vit_right(KeyContext& c, int) { move_vit_query(c, 1, 0); }
-void vit_up(KeyContext& c, int) { move_vit_query(c, 0, -1); }
-void vit_down(KeyContext& c, int) { move_vit_query(c, 0, 1); }
-void layer_up(KeyContext& c, int) { c.state.vit_layer = std::max(vit_layer(c.state, *c.vit) - 1, 0); }
-void layer_down(KeyContext& c, int) { c.state.vit_layer = std::min(vit_layer(c.state, *c.vit) + 1, c.vit->layers() - 1); }
-void first_layer(KeyContext& c, int) { c.state.vit_layer = 0; }
-void last_layer(KeyContext& c, int) { c.state.vit_layer = c.vit->layers() - 1; }
-void cls_query(KeyContext& c, int) { c.state.vit_token = 0; }
 void toggle_rollout(KeyContext& c, int) { c.state.vit_rollout = !c.state.vit_rollout; }
 void toggle_norms(KeyContext& c, int) { c.state.vit_norms = !c.state.vit_norms; }
 void toggle_masks(KeyContext& c, int) { c.state.vit_masks = !c.state.vit_masks; }
-void pin_vit_query(KeyContext& c, int) {
-  if (c.state.vit_token < 0 &&
-      std::find(c.state.vit_pinned.begin(), c.state.vit_pinned.end(), c.state.vit_cell) == c.state.vit_pinned.end()) {
-    c.state.vit_pinned.push_back(c.state.vit_cell);
-    c.state.vit_tab = 1;
-  }
-}
-void heads_mean(KeyContext& c, int) { c.state.vit_head = kVitHeadMean; }
-void choose_vit_head(KeyContext& c, int key) {
-  if (key - GLFW_KEY_1 < c.vit->heads()) c.state.vit_head = key - GLFW_KEY_1;
-}
-
-static_assert(kHeadCount == 6, "the table writes the hand-made heads' keys as 1-6");
 
 constexpr int kCtrl = GLFW_MOD_CONTROL;
 using S = KeyScope;
@@ -101,35 +73,29 @@ const std::array kKeys = {
   KeyBinding{GLFW_KEY_MINUS,         GLFW_KEY_MINUS,        GLFW_KEY_KP_SUBTRACT,  kCtrl, S::Always,    "Ctrl -",      "smaller UI (down to 0.75)", smaller_ui},
   KeyBinding{GLFW_KEY_V,             GLFW_KEY_V,            0,                     0,     S::NotTyping, "V",           "the ViT's attention or the hand-made heads'", toggle_source},
   KeyBinding{GLFW_KEY_ESCAPE,        GLFW_KEY_ESCAPE,       0,                     0,     S::EitherMap, "Esc",         "leave presentation mode (never changes the map)", leave_presentation},
-  KeyBinding{GLFW_KEY_LEFT,          GLFW_KEY_LEFT,         0,                     0,     S::HandMade,  "Left",           "query one patch left", query_left},
-  KeyBinding{GLFW_KEY_RIGHT,         GLFW_KEY_RIGHT,        0,                     0,     S::HandMade,  "Right",           "query one patch right", query_right},
-  KeyBinding{GLFW_KEY_UP,            GLFW_KEY_UP,           0,                     0,     S::HandMade,  "Up",           "query one patch up", query_up},
-  KeyBinding{GLFW_KEY_DOWN,          GLFW_KEY_DOWN,         0,                     0,     S::HandMade,  "Down",           "query one patch down", query_down},
-  KeyBinding{GLFW_KEY_P,             GLFW_KEY_P,            0,                     0,     S::HandMade,  "P",           "pin the query", pin_query},
+  KeyBinding{GLFW_KEY_LEFT,          GLFW_KEY_LEFT,         0,                     0,     S::EitherMap, "Left",        "query one patch left", choose},
+  KeyBinding{GLFW_KEY_RIGHT,         GLFW_KEY_RIGHT,        0,                     0,     S::EitherMap, "Right",       "query one patch right", choose},
+  KeyBinding{GLFW_KEY_UP,            GLFW_KEY_UP,           0,                     0,     S::EitherMap, "Up",          "query one patch up", choose},
+  KeyBinding{GLFW_KEY_DOWN,          GLFW_KEY_DOWN,         0,                     0,     S::EitherMap, "Down",        "query one patch down", choose},
+  KeyBinding{GLFW_KEY_0,             GLFW_KEY_9,            0,                     0,     S::EitherMap, "0-9",         "the head the main map shows (heads count from 0; the hand-made heads are 0-5)", choose},
+  KeyBinding{GLFW_KEY_P,             GLFW_KEY_P,            0,                     0,     S::EitherMap, "P",           "pin the query patch", choose},
+  KeyBinding{GLFW_KEY_A,             GLFW_KEY_A,            0,                     0,     S::Vit,       "A",           "the heads' mean", choose},
+  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     0,     S::Vit,       "PageUp",      "the layer before", choose},
+  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     0,     S::Vit,       "PageDown",    "the next layer", choose},
+  KeyBinding{GLFW_KEY_HOME,          GLFW_KEY_HOME,         0,                     0,     S::Vit,       "Home",        "the first layer (layer 0)", choose},
+  KeyBinding{GLFW_KEY_END,           GLFW_KEY_END,          0,                     0,     S::Vit,       "End",         "the last layer", choose},
+  KeyBinding{GLFW_KEY_C,             GLFW_KEY_C,            0,                     0,     S::Vit,       "C",           "the CLS token as the query", choose},
   KeyBinding{GLFW_KEY_M,             GLFW_KEY_M,            0,                     0,     S::HandMade,  "M",           "the next mask", next_mask},
   KeyBinding{GLFW_KEY_LEFT_BRACKET,  GLFW_KEY_LEFT_BRACKET, 0,                     0,     S::HandMade,  "[",           "halve the patch size K", halve_patch},
   KeyBinding{GLFW_KEY_RIGHT_BRACKET, GLFW_KEY_RIGHT_BRACKET,0,                     0,     S::HandMade,  "]",           "double the patch size K", double_patch},
-  KeyBinding{GLFW_KEY_1,             GLFW_KEY_6,            0,                     0,     S::HandMade,  "1-6",         "the head the main map shows", choose_head},
-  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     0,     S::Vit,       "PageUp",      "the layer before", layer_up},
-  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     0,     S::Vit,       "PageDown",    "the next layer", layer_down},
-  KeyBinding{GLFW_KEY_HOME,          GLFW_KEY_HOME,         0,                     0,     S::Vit,       "Home",        "the first layer", first_layer},
-  KeyBinding{GLFW_KEY_END,           GLFW_KEY_END,          0,                     0,     S::Vit,       "End",         "the last layer", last_layer},
-  KeyBinding{GLFW_KEY_LEFT,          GLFW_KEY_LEFT,         0,                     0,     S::Vit,       "Left",           "query one patch left", vit_left},
-  KeyBinding{GLFW_KEY_RIGHT,         GLFW_KEY_RIGHT,        0,                     0,     S::Vit,       "Right",           "query one patch right", vit_right},
-  KeyBinding{GLFW_KEY_UP,            GLFW_KEY_UP,           0,                     0,     S::Vit,       "Up",           "query one patch up", vit_up},
-  KeyBinding{GLFW_KEY_DOWN,          GLFW_KEY_DOWN,         0,                     0,     S::Vit,       "Down",           "query one patch down", vit_down},
-  KeyBinding{GLFW_KEY_C,             GLFW_KEY_C,            0,                     0,     S::Vit,       "C",           "the CLS token as the query", cls_query},
   KeyBinding{GLFW_KEY_R,             GLFW_KEY_R,            0,                     0,     S::Vit,       "R",           "attention rollout on or off", toggle_rollout},
   KeyBinding{GLFW_KEY_N,             GLFW_KEY_N,            0,                     0,     S::Vit,       "N",           "token norms on or off", toggle_norms},
   KeyBinding{GLFW_KEY_D,             GLFW_KEY_D,            0,                     0,     S::Vit,       "D",           "DINO-style mask outlines on or off", toggle_masks},
-  KeyBinding{GLFW_KEY_P,             GLFW_KEY_P,            0,                     0,     S::Vit,       "P",           "pin the query patch", pin_vit_query},
-  KeyBinding{GLFW_KEY_0,             GLFW_KEY_0,            0,                     0,     S::Vit,       "0",           "the heads' mean", heads_mean},
-  KeyBinding{GLFW_KEY_1,             GLFW_KEY_9,            0,                     0,     S::Vit,       "1-9",         "one head (as many as the model has)", choose_vit_head},
 };
 // clang-format on
 
 bool in_scope(const KeyContext& c, KeyScope scope) {
-  const bool vit = !c.typing && c.state.vit_source && c.vit;
+  const bool vit = !c.typing && c.state.source == ShownSource::Vit && c.vit;
   const bool hand_made = !c.typing && !vit && c.hand_made.has_image();
   switch (scope) {
     case KeyScope::Always: return true;

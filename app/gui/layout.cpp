@@ -5,6 +5,7 @@
 
 #include "app/commands/options.hpp"
 
+#include "app/gui/source_choice.hpp"
 #include "app/gui/vit_views.hpp"
 #include "app/gui/widget_log.hpp"
 #include "core/files.hpp"
@@ -20,10 +21,11 @@ namespace attnlab::app {
 // chosen is the attention source the other views draw.
 void App::draw_source_tabs() {
   if (!ImGui::BeginTabBar("source")) return;
-  const bool force = state_.vit_source != shown_vit_tab_;
-  const ImGuiTabItemFlags heads_flags = force && !state_.vit_source ? ImGuiTabItemFlags_SetSelected : 0;
-  const ImGuiTabItemFlags vit_flags = force && state_.vit_source ? ImGuiTabItemFlags_SetSelected : 0;
-  bool vit_tab = state_.vit_source;
+  const bool vit_source = state_.source == ShownSource::Vit;
+  const bool force = vit_source != shown_vit_tab_;
+  const ImGuiTabItemFlags heads_flags = force && !vit_source ? ImGuiTabItemFlags_SetSelected : 0;
+  const ImGuiTabItemFlags vit_flags = force && vit_source ? ImGuiTabItemFlags_SetSelected : 0;
+  bool vit_tab = vit_source;
   if (ImGui::BeginTabItem("Hand-made heads", nullptr, heads_flags)) {
     vit_tab = false;
     draw_controls_panel(state_, backend_);
@@ -37,21 +39,24 @@ void App::draw_source_tabs() {
   }
   record_widget("tab:vit");
   ImGui::EndTabBar();
-  if (!force) state_.vit_source = vit_tab;
-  shown_vit_tab_ = state_.vit_source;
+  if (!force) state_.source = vit_tab ? ShownSource::Vit : ShownSource::HandMade;
+  shown_vit_tab_ = state_.source == ShownSource::Vit;
 }
 
 // The ViT's lower view: the distance plot, the pinned queries or the attention matrix.
 void App::draw_vit_lower_tabs() {
   if (!ImGui::BeginTabBar("vit_lower")) return;
   static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix", "Step by step"};
+  // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
+  // next frame, so the tab drawn now must not take the request back.
+  const bool asked = shown_vit_lower_ != state_.vit_tab;
   for (int t = 0; t < 4; ++t) {
-    const ImGuiTabItemFlags flags = t == state_.vit_tab && shown_vit_lower_ != state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
+    const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(names[t], nullptr, flags);
     record_widget(std::string("vit_tab:") + names[t]);
     if (!open) continue;
-    if (shown_vit_lower_ == state_.vit_tab) state_.vit_tab = t;  // chosen by a click
-    shown_vit_lower_ = state_.vit_tab;
+    if (!asked) state_.vit_tab = t;  // chosen by a click
+    shown_vit_lower_ = t;
     if (t == 0) draw_vit_distance_view(state_, vit_);
     else if (t == 1) draw_pinned_maps(state_, vit_map_);
     else if (t == 2) draw_vit_matrix_view(state_, vit_);
@@ -133,7 +138,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);
   const float lower_w = (d.x - cw) / (wide_map ? 3.0f : 1.0f);
   char key[96];
-  std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.vit_source && vit_.run() ? 1 : 0);
+  std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.source == ShownSource::Vit && vit_.run() ? 1 : 0);
   const ImGuiCond cond = layout_key_ != key ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   layout_key_ = key;
   auto place = [&](float x, float y, float w, float h) {
@@ -147,7 +152,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   place(cw, menu_h, mid, top - menu_h);
   // The grid in the title bar, so that the map keeps the height a line of text would take.
   std::string title = "Attention map";
-  if (!(state_.vit_source && vit_.run()) && backend_.has_image()) {
+  if (!(state_.source == ShownSource::Vit && vit_.run()) && backend_.has_image()) {
     const PatchGrid& g = backend_.grid();
     title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
              "), K = " + std::to_string(g.K);
@@ -162,11 +167,11 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     draw_source_tabs();
     ImGui::End();
   }
-  const bool vit = state_.vit_source && vit_.run();
+  const bool vit = state_.source == ShownSource::Vit && vit_.run();
   MapSource& source = map_source();
   if (state_.show_heads) {
     heads_at();
-    begin_panel(source.layers() > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
+    begin_panel(source.info().layers > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
     draw_heads_grid(state_, source);
     ImGui::End();
   }
@@ -223,7 +228,7 @@ void App::draw_banner(ImVec2 d, float menu_h) {
 // The attention source the views draw: the loaded ViT's when its tab is chosen, else the
 // hand-made heads.
 MapSource& App::map_source() {
-  if (state_.vit_source && vit_.run()) return vit_map_;
+  if (state_.source == ShownSource::Vit && vit_.run()) return vit_map_;
   return hand_made_map_;
 }
 
@@ -231,14 +236,15 @@ MapSource& App::map_source() {
 void App::draw_main_map() {
   state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
   vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
-  if (replay_ && state_.vit_source && vit_.run()) {
+  if (replay_ && state_.source == ShownSource::Vit && vit_.run()) {
     // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
     // the frame moves the query for the next one): the hover benchmark's "on screen".
     const VitRun& src = *vit_.run();
     const SourceGrid g = src.grid();
-    const int token = vit_query_token(state_, src);
+    const int token = choice_query(state_.vit, g);
+    const HeadChoice head = choice_head(state_.vit, src.heads());
     vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
-                           vit_layer(state_, src), std::min(state_.vit_head, src.heads() - 1)};
+                           choice_layer(state_.vit, src.layers()), shown_head(head)};
   }
   draw_source_map(state_, map_source(), geometry_);
 }
@@ -251,7 +257,7 @@ void App::draw_model_gallery() {
   if (!std::filesystem::exists(dir / "model.safetensors", ec)) return;
   ImGui::Separator();
   ImGui::TextUnformatted("With a model");
-  if (ImGui::Selectable("Fashion-MNIST ViT (a shirt)", state_.model_path == dir && state_.vit_source)) {
+  if (ImGui::Selectable("Fashion-MNIST ViT (a shirt)", state_.model_path == dir && state_.source == ShownSource::Vit)) {
     std::filesystem::path image = dir / "images";
     for (const auto& e : std::filesystem::directory_iterator(image, ec))
       if (e.path().filename().string().find("shirt") != std::string::npos &&
@@ -261,8 +267,8 @@ void App::draw_model_gallery() {
       }
     state_.commands.open_image(image);
     state_.commands.open_model(dir);
-    state_.vit_layer = -1;
-    state_.vit_token = 0;
+    state_.vit.layer = -1;
+    state_.vit.prefix_token = 0;
   }
   record_widget("gallery:fashion_vit");
 }

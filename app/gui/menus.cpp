@@ -25,11 +25,13 @@ float App::draw_menu_bar() {
     }
     if (begin_menu("Model")) {
       if (ImGui::MenuItem("Open a checkpoint... (path in the ViT model tab)")) {
-        state_.vit_source = true;
+        state_.source = ShownSource::Vit;
         state_.show_controls = true;
       }
       record_widget("menu:Model/open");
-      menu_item("Model/use", "Show the ViT's attention", "V", &state_.vit_source);
+      bool vit_source = state_.source == ShownSource::Vit;
+      menu_item("Model/use", "Show the ViT's attention", "V", &vit_source);
+      state_.source = vit_source ? ShownSource::Vit : ShownSource::HandMade;
       if (!state_.recent_models.empty()) {
         ImGui::Separator();
         for (const std::string& p : state_.recent_models) {

@@ -81,7 +81,7 @@ void write_outputs(const std::filesystem::path& out, int w, int h, const std::ve
 AppState state_from(const Document& d) {
   AppState s;
   static_cast<Document&>(s) = d;
-  s.query_pinned = true;
+  s.hand_made.query_pinned = true;
   s.image_path = std::filesystem::absolute(d.image_path);
   return s;
 }
@@ -91,7 +91,8 @@ void prepare(HandMadeSession& backend, AppState& s, const std::vector<std::array
   const Image img = load_image(s.image_path);
   const ModelSetup probe = make_setup(img.width, img.height, s.attention);
   if (!painted.empty()) s.attention.mask.painted = painted_indices(painted, probe.grid);
-  token_at(probe.grid, s.query.col, s.query.row);  // throws for a query outside the grid
+  const Cell q = s.hand_made.cell;
+  token_at(probe.grid, q.col, q.row);  // throws for a query outside the grid
   backend.set_image(img, s.attention);
 }
 
@@ -112,21 +113,23 @@ struct VitChoices {
 
 void apply_vit_choices(AppState& s, const VitChoices& c, const VitRun& src) {
   const SourceGrid g = src.grid();
-  if (!c.layer.empty()) s.vit_layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
-  if (c.head == "mean") s.vit_head = kVitHeadMean;
-  else if (c.head == "max") s.vit_head = kVitHeadMax;
-  else if (c.head == "min") s.vit_head = kVitHeadMin;
-  else if (!c.head.empty()) s.vit_head = parse_int(c.head, "--head", 0, src.heads() - 1);
-  if (c.query == "cls") s.vit_token = 0;
-  else if (c.query.starts_with("reg")) {
-    s.vit_token = parse_int(c.query.substr(3), "--query regN", 1, 1 << 20);
-    if (s.vit_token >= g.prefix) throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
+  SourceChoice& v = s.vit;  // layers, heads and registers from 0, as attnlab vit counts them
+  if (!c.layer.empty()) v.layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
+  if (c.head == "mean") v.head = HeadChoice{-1, HeadFusion::Mean};
+  else if (c.head == "max") v.head = HeadChoice{-1, HeadFusion::Max};
+  else if (c.head == "min") v.head = HeadChoice{-1, HeadFusion::Min};
+  else if (!c.head.empty()) v.head = HeadChoice{parse_int(c.head, "--head", 0, src.heads() - 1), HeadFusion::Mean};
+  if (c.query == "cls") v.prefix_token = 0;
+  else if (c.query.starts_with("reg")) {  // regN: register N, token 1 + N
+    const int r = parse_int(c.query.substr(3), "--query regN", 0, 1 << 20);
+    if (1 + r >= g.prefix) throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
+    v.prefix_token = 1 + r;
   } else if (!c.query.empty()) {
     const auto cell = parse_cell(c.query, "--query");
     if (cell[0] >= g.cols || cell[1] >= g.rows)
       throw Error("--query " + c.query + " is outside the model's " + std::to_string(g.cols) + "x" + std::to_string(g.rows) + " grid");
-    s.vit_cell = {cell[0], cell[1]};
-    s.vit_token = -1;
+    v.cell = {cell[0], cell[1]};
+    v.prefix_token = -1;
   }
 }
 
@@ -150,7 +153,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
       throw Error("the model file '" + file.string() + "' has changed since '" + from + "' was written (its SHA-256 differs)");
   }
   const Image image = load_image(state.image_path);
-  state.vit_source = true;
+  state.source = ShownSource::Vit;
   state.vit_rollout = view == "vit-rollout" || state.vit_rollout;
   state.vit_masks = view == "vit-mask" || state.vit_masks;
   state.vit_norms = view == "vit-norms" || state.vit_norms;
@@ -238,8 +241,8 @@ int run_render(const std::vector<std::string>& in) {
     if (state.image_path.empty()) throw Error("--image IMG is required");
     state.image_path = std::filesystem::absolute(state.image_path);
     state.model_path = std::filesystem::absolute(model);
-    state.vit_token = 0;
-    state.query_pinned = true;
+    state.vit.prefix_token = 0;
+    state.vit.query_pinned = true;
     return render_vit(state, view, size, out, force, choices, "", "");
   }
   if (!from.empty()) {  // everything from a sidecar written by an earlier render
@@ -252,8 +255,9 @@ int run_render(const std::vector<std::string>& in) {
     if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
     view = j["render"].value("view", view);
     size = {j["render"].value("width", size[0]), j["render"].value("height", size[1])};
-    state.query_pinned = true;
-    if (state.vit_source) {
+    state.hand_made.query_pinned = true;
+    state.vit.query_pinned = true;
+    if (state.source == ShownSource::Vit) {
       if (state.model_path.empty()) throw Error("'" + from + "' names no model");
       return render_vit(state, view, size, out, force, {}, j.value("vit_model_sha256", std::string()), from);
     }
@@ -340,11 +344,11 @@ int run_figure(const std::vector<std::string>& in) {
 
   // The query/key features image: each patch painted with the first three components of its
   // query vector — for the colour head that is the unit mean colour of fig. 26.12.
-  const HeadQKV& qkv = backend.qkv(state.main_head);
+  const HeadQKV& qkv = backend.qkv(state.hand_made.head.head);
   std::vector<std::uint8_t> feat(static_cast<size_t>(g.N()) * 4, 255);
   const int shown = std::min(3, qkv.m());
   for (int c = 0; c < shown; ++c) {
-    const float lo = state.main_head == 0 ? 0.0f : qkv.Q.col(c).minCoeff(), hi = state.main_head == 0 ? 1.0f : qkv.Q.col(c).maxCoeff();
+    const float lo = state.hand_made.head.head == 0 ? 0.0f : qkv.Q.col(c).minCoeff(), hi = state.hand_made.head.head == 0 ? 1.0f : qkv.Q.col(c).maxCoeff();
     for (int i = 0; i < g.N(); ++i)
       feat[static_cast<size_t>(i) * 4 + c] =
           static_cast<std::uint8_t>(std::lround(255.0f * std::clamp((qkv.Q(i, c) - lo) / std::max(hi - lo, 1e-12f), 0.0f, 1.0f)));
@@ -355,7 +359,7 @@ int run_figure(const std::vector<std::string>& in) {
   features.set(g.cols, g.rows, 4, feat, false);
   const HeatmapStyle style{state.colormap, state.normalization};
   std::vector<ImTextureID> maps;
-  for (const auto& q : queries) maps.push_back(backend.pinned_map(g.index(q[0], q[1]), state.main_head, style));
+  for (const auto& q : queries) maps.push_back(backend.pinned_map(g.index(q[0], q[1]), state.hand_made.head.head, style));
 
   const auto rgb = ui.render([&] {
     begin_full_window("##figure");
@@ -378,7 +382,7 @@ int run_figure(const std::vector<std::string>& in) {
     {
       const ImVec2 p = panel_at(1);
       dl->AddImage(features.im(), p, ImVec2(p.x + gw * scale, p.y + gh * scale));
-      caption(1, state.main_head == 0 ? "query/key features (unit mean colour)" : "query features (first 3 of q)");
+      caption(1, state.hand_made.head.head == 0 ? "query/key features (unit mean colour)" : "query features (first 3 of q)");
     }
     for (size_t k = 0; k < queries.size(); ++k) {
       const int slot = static_cast<int>(k) + 2;

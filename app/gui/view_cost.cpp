@@ -226,7 +226,7 @@ class CostView final : public TeachingView {
   }
 
   void refresh(AppState& state, HandMadeSession& backend) {
-    const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const RowSet& rows = backend.latest_rows(hand_made_query(state, backend.grid()));  // row rows.query (a frame late)
     if (generation_ == backend.generation() && head_ == head && query_ == rows.query) return;
     head_ = head;

@@ -44,7 +44,7 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
 void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float side) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
-  const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+  const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
   ImGui::BeginGroup();
   ImGui::Text("A, head %d %s", head, std::string(head_name(static_cast<HeadKind>(head))).c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -107,8 +107,8 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float
     ImGui::TextDisabled("click: make token i the query");
     ImGui::EndTooltip();
     if (clicked) {
-      state.query = Cell{g.col_of(i), g.row_of(i)};
-      state.query_pinned = true;
+      state.hand_made.cell = Cell{g.col_of(i), g.row_of(i)};
+      state.hand_made.query_pinned = true;
     }
   }
   ImGui::EndGroup();

@@ -24,7 +24,7 @@ void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
 }
 
 void MatrixView::update_attention(const AppState& state, HandMadeSession& backend) {
-  const Key key{backend.generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
+  const Key key{backend.generation(), std::clamp(state.hand_made.head.head, 0, kHeadCount - 1), pooling_};
   const int N = backend.grid().N();
   a_fresh_ = key == a_key_;
   if (a_fresh_) {

@@ -227,7 +227,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
       dl->AddText(ImVec2(p.x + 4, p.y + 4), IM_COL32(255, 255, 255, 255),
                   N > kAutoTokens && !requested_ ? "not computed" : "computing ...");
     }
-    if (t == 1 + state.main_head)
+    if (t == 1 + state.hand_made.head.head)
       dl->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(p.x + tile_w + 2, p.y + tile_h + 2), IM_COL32(255, 255, 255, 200), 0, 0, 1.0f);
     if (ImGui::IsItemHovered() && fresh) {
       const ImVec2 m = ImGui::GetIO().MousePos;
@@ -236,8 +236,8 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
       hovered_tile = t;
       hovered_token = g.index(c, r);
       if (clicked) {
-        state.query = Cell{c, r};
-        state.query_pinned = true;
+        state.hand_made.cell = Cell{c, r};
+        state.hand_made.query_pinned = true;
       }
     }
     ImGui::EndGroup();

@@ -97,7 +97,7 @@ class PermutationView final : public TeachingView {
       ImGui::TextWrapped("%s", refusal_.c_str());
       return;
     }
-    const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const int query = hand_made_query(state, g);
     update_rows(state, backend, head, query);
     start_output_job(backend.scheduler(), head);
@@ -246,8 +246,8 @@ class PermutationView final : public TeachingView {
     const float side = std::clamp((avail - bar_w - 4 * sp) / 4.0f, 60.0f * ui, 320.0f * ui);
     const float opacity = std::max(state.opacity, 0.5f);
     auto pick = [&](int cell) {
-      state.query = Cell{g.col_of(cell), g.row_of(cell)};
-      state.query_pinned = true;
+      state.hand_made.cell = Cell{g.col_of(cell), g.row_of(cell)};
+      state.hand_made.query_pinned = true;
     };
     ImGui::BeginGroup();
     ImGui::TextUnformatted("shuffled image");

@@ -294,7 +294,7 @@ class PositionalView final : public TeachingView {
 
   // ---- the main head's map for λ in kLambdas, concat mode
   void draw_lambda_row(AppState& state, HandMadeSession& backend, int i) {
-    const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const HeatmapStyle style{state.colormap, state.normalization};
     if (!sweep_ || sweep_gen_ != backend.generation() || sweep_head_ != head) {
       sweep_.emplace(backend.setup().heads[static_cast<size_t>(head)], backend.tokens(), backend.setup(),

@@ -181,10 +181,10 @@ class StepView final : public TeachingView {
 
  private:
   void head_selector(AppState& state) {
-    head_ = std::clamp(state.main_head, 0, kHeadCount - 1);
+    head_ = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     head_combo(state, "head", 10);
     ImGui::SameLine();
-    ImGui::TextDisabled("(the image view's main head; keys 1-6)");
+    ImGui::TextDisabled("(the image view's main head; keys 0-5)");
   }
 
   // Recomputes the breakdown when the image, settings, the query's rows or head changed: for
@@ -264,8 +264,8 @@ class StepView final : public TeachingView {
                     0, 0, 2.0f);
       if (j == b_.i) dl->AddText(ImVec2(x + 2, base + 3), IM_COL32(0, 255, 255, 255), "i");
       if (clicked) {
-        state.query = Cell{backend.grid().col_of(j), backend.grid().row_of(j)};
-        state.query_pinned = true;
+        state.hand_made.cell = Cell{backend.grid().col_of(j), backend.grid().row_of(j)};
+        state.hand_made.query_pinned = true;
       }
     }
     // The uniform weight 1/N_kept, what a flat row (tau -> infinity) would give.

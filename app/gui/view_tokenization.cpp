@@ -259,8 +259,8 @@ class TokenizationView final : public TeachingView {
       outline(col, row, IM_COL32(255, 255, 255, 160));
       ImGui::SetTooltip("patch (%d,%d), token %d", col, row, g.index(col, row));
       if (clicked) {
-        state.query = Cell{col, row};
-        state.query_pinned = true;
+        state.hand_made.cell = Cell{col, row};
+        state.hand_made.query_pinned = true;
       }
     }
   }

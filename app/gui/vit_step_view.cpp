@@ -17,16 +17,16 @@ void draw_vit_step_view(const AppState& state, VitSession& vit) {
     ImGui::TextUnformatted("No model loaded.");
     return;
   }
-  const int layer = vit_layer(state, *src), token = vit_query_token(state, *src);
-  const int chosen = std::min(state.vit_head, src->heads() - 1);
-  const int head = chosen >= 0 ? chosen : 0;
+  const int layer = choice_layer(state.vit, src->layers()), token = choice_query(state.vit, src->grid());
+  const HeadChoice chosen = choice_head(state.vit, src->heads());
+  const int head = chosen.head >= 0 ? chosen.head : 0;
   const VitHeadStep step = src->head_step(layer, head, token);
   const int T = static_cast<int>(step.weights.size());
 
-  if (chosen < 0)
-    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "The map shows the %s, which has no single softmax; worked here: head 1.",
-                       vit_head_label(chosen).c_str());
-  ImGui::Text("Layer %d, head %d, query %s (token %d of T = %d).", layer + 1, head + 1, token_label(src->grid(), token).c_str(),
+  if (chosen.head < 0)
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "The map shows the %s, which has no single softmax; worked here: head 0.",
+                       head_choice_label(chosen).c_str());
+  ImGui::Text("Layer %d, head %d, query %s (token %d of T = %d).", layer, head, token_label(src->grid(), token).c_str(),
               token, T);
 
   // 1. The query vector.

@@ -3,6 +3,7 @@
 // model panel, the main map, the layer × head grid and the mean-attention-distance plot. Each
 // is its own file; they read AppState (the document) and ask the VitSession's source for rows.
 #include "app/gui/app_state.hpp"
+#include "app/gui/source_choice.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/vit_session.hpp"
 
@@ -29,14 +30,6 @@ void draw_vit_step_view(const AppState& state, VitSession& vit);
 
 // --- shared by those views
 
-/// state.vit_head as the core's HeadChoice.
-HeadChoice vit_head_choice(int head);
-/// "head 3", "mean of heads", "max over heads", "min over heads".
-std::string vit_head_label(int head);
-/// state.vit_layer resolved (−1: last) and clamped to the source's layers.
-int vit_layer(const AppState& state, const VitRun& source);
-/// The query token: the prefix token state.vit_token, or the patch state.vit_cell (clamped).
-int vit_query_token(const AppState& state, const VitRun& source);
 /// What the main map shows: the row of A, the rollout row or the token norms, N values.
 std::vector<float> vit_main_values(const AppState& state, const VitRun& source);
 /// A texture of N values coloured with the state's colormap and normalization, cached in `slot`

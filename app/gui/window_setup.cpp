@@ -191,7 +191,7 @@ AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& rep
   state.ui_scale = std::clamp(std::max(xs, ys), 1.0f, 3.0f);  // high-DPI screens start larger
   if (replay) {  // the same settings on every machine: the defaults, K = 16, the query following the mouse
     state.attention.patch = replay->config().patch;
-    state.query_pinned = false;
+    state.hand_made.query_pinned = state.vit.query_pinned = false;
   } else {
     load_remembered(state);
   }

@@ -81,7 +81,7 @@ TEST(Keys, ActionsChangeTheDocumentAsTheTableSays) {
   state.attention.patch = 16;
   HandMadeSession hand_made;  // the CPU reference without a GL context
   hand_made.set_image(grey_photo(), state.attention);
-  state.query = {1, 1};
+  state.hand_made.cell = {1, 1};
   auto press = [&](int key, int mods = 0, bool typing = false) {
     KeyContext c{state, hand_made, nullptr, typing};
     const bool acted = press_key(c, key, mods);
@@ -91,19 +91,22 @@ TEST(Keys, ActionsChangeTheDocumentAsTheTableSays) {
   press(GLFW_KEY_RIGHT);
   press(GLFW_KEY_RIGHT);
   press(GLFW_KEY_RIGHT);
-  EXPECT_EQ(state.query, (Cell{3, 1}));
-  EXPECT_TRUE(state.query_pinned);
+  EXPECT_EQ(state.hand_made.cell, (Cell{3, 1}));
+  EXPECT_TRUE(state.hand_made.query_pinned);
   press(GLFW_KEY_DOWN);
   press(GLFW_KEY_DOWN);
-  EXPECT_EQ(state.query, (Cell{3, 2}));
-  // P pins once; 1-6 choose the head, 7 is no hand-made head.
+  EXPECT_EQ(state.hand_made.cell, (Cell{3, 2}));
+  // P pins once; 0-5 choose the head (heads count from 0: key 3 is head 3), 7 is no hand-made
+  // head: nothing changes.
   press(GLFW_KEY_P);
   press(GLFW_KEY_P);
-  ASSERT_EQ(state.pinned.size(), 1u);
+  ASSERT_EQ(state.hand_made.pins.size(), 1u);
   EXPECT_TRUE(press(GLFW_KEY_3).first);
-  EXPECT_EQ(state.main_head, 2);
-  EXPECT_FALSE(press(GLFW_KEY_7).first);
-  EXPECT_EQ(state.main_head, 2);
+  EXPECT_EQ(state.hand_made.head.head, 3);
+  press(GLFW_KEY_0);
+  EXPECT_EQ(state.hand_made.head.head, 0);
+  press(GLFW_KEY_7);
+  EXPECT_EQ(state.hand_made.head.head, 0);
   // [ and ] halve and double K within 4…128; M steps the mask.
   press(GLFW_KEY_LEFT_BRACKET);
   EXPECT_EQ(state.attention.patch, 8);
@@ -131,17 +134,17 @@ TEST(Keys, ActionsChangeTheDocumentAsTheTableSays) {
   press(GLFW_KEY_ESCAPE);
   EXPECT_FALSE(state.presentation);
   // While typing, letters and arrows are the text field's.
-  const Cell q = state.query;
+  const Cell q = state.hand_made.cell;
   EXPECT_FALSE(press(GLFW_KEY_LEFT, 0, true).first);
   EXPECT_FALSE(press(GLFW_KEY_V, 0, true).first);
-  EXPECT_EQ(state.query, q);
-  EXPECT_FALSE(state.vit_source);
+  EXPECT_EQ(state.hand_made.cell, q);
+  EXPECT_EQ(state.source, ShownSource::HandMade);
   // V asks for the ViT; with no ViT run the hand-made keys keep acting (as in the window).
   press(GLFW_KEY_V);
-  EXPECT_TRUE(state.vit_source);
+  EXPECT_EQ(state.source, ShownSource::Vit);
   EXPECT_FALSE(press(GLFW_KEY_PAGE_UP).first);
   press(GLFW_KEY_LEFT);
-  EXPECT_EQ(state.query, (Cell{q.col - 1, q.row}));
+  EXPECT_EQ(state.hand_made.cell, (Cell{q.col - 1, q.row}));
   // Ctrl Q quits; Q alone does nothing.
   EXPECT_FALSE(press(GLFW_KEY_Q).first);
   EXPECT_TRUE(press(GLFW_KEY_Q, GLFW_MOD_CONTROL).second);
