@@ -94,4 +94,51 @@ void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out) 
   }
 }
 
+FashionMnistBatches::FashionMnistBatches(const FashionMnistSplit& split, int batch, std::uint64_t seed, int pad, bool flip)
+    : split_(split), batch_(batch), pad_(pad), flip_(flip), state_(seed ^ 0x6a09e667f3bcc908ull) {
+  if (batch <= 0 || batch > split.count) throw Error("the batch size must be between 1 and " + std::to_string(split.count));
+  if (pad < 0 || pad >= split.rows) throw Error("the crop padding must be between 0 and " + std::to_string(split.rows - 1));
+  order_.resize(static_cast<std::size_t>(split.count));
+  next_ = order_.size();  // shuffle on the first call
+}
+
+std::uint64_t FashionMnistBatches::random() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void FashionMnistBatches::next(std::vector<float>& images, std::vector<int>& labels) {
+  if (next_ + static_cast<std::size_t>(batch_) > order_.size()) {
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
+    for (std::size_t i = order_.size() - 1; i > 0; --i) std::swap(order_[i], order_[random() % (i + 1)]);  // Fisher–Yates
+    next_ = 0;
+    ++epoch_;
+  }
+  const int R = split_.rows, C = split_.cols, n = R * C;
+  images.resize(static_cast<std::size_t>(batch_) * 3 * n);
+  labels.resize(static_cast<std::size_t>(batch_));
+  std::vector<std::uint8_t> crop(static_cast<std::size_t>(n));
+  for (int b = 0; b < batch_; ++b) {
+    const int index = order_[next_++];
+    labels[static_cast<std::size_t>(b)] = split_.labels[static_cast<std::size_t>(index)];
+    const std::uint8_t* px = split_.pixels.data() + static_cast<std::size_t>(index) * n;
+    const int dy = pad_ ? static_cast<int>(random() % static_cast<std::uint64_t>(2 * pad_ + 1)) - pad_ : 0;
+    const int dx = pad_ ? static_cast<int>(random() % static_cast<std::uint64_t>(2 * pad_ + 1)) - pad_ : 0;
+    const bool mirror = flip_ && (random() & 1u);
+    for (int y = 0; y < R; ++y)
+      for (int x = 0; x < C; ++x) {
+        // The crop's (x, y) is the padded image's (x + dx, y + dy); flipped, (C − 1 − x + dx, y + dy).
+        const int sy = y + dy, sx = (mirror ? C - 1 - x : x) + dx;
+        crop[static_cast<std::size_t>(y) * C + x] = sy >= 0 && sy < R && sx >= 0 && sx < C ? px[static_cast<std::size_t>(sy) * C + sx] : 0;
+      }
+    float* out = images.data() + static_cast<std::size_t>(b) * 3 * n;
+    for (int i = 0; i < n; ++i) {
+      const float v = (static_cast<float>(crop[static_cast<std::size_t>(i)]) / 255.0f - kFashionMnistMean) / kFashionMnistStd;
+      out[i] = out[n + i] = out[2 * n + i] = v;
+    }
+  }
+}
+
 }  // namespace attnlab

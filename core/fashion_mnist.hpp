@@ -49,4 +49,29 @@ FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& di
 /// kFashionMnistStd, into `out`.
 void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out);
 
+/// Training batches drawn from a split: an epoch is a permutation of its images (seeded), cut
+/// into batches in order (the last partial batch dropped); each image optionally augmented as
+/// the bundled model's train.py does it (a random crop of the image padded by `pad` pixels of
+/// background, then a horizontal flip with probability 1/2). The same seed gives the same
+/// batches.
+class FashionMnistBatches {
+ public:
+  FashionMnistBatches(const FashionMnistSplit& split, int batch, std::uint64_t seed, int pad = 2, bool flip = true);
+  /// The next batch as the model's input (batch·3·rows·cols floats, fashion_mnist_input()'s
+  /// layout) and its labels.
+  void next(std::vector<float>& images, std::vector<int>& labels);
+  int batch() const { return batch_; }
+  std::int64_t epoch() const { return epoch_; }  ///< complete passes begun so far, from 1
+
+ private:
+  const FashionMnistSplit& split_;
+  int batch_, pad_;
+  bool flip_;
+  std::uint64_t state_;
+  std::vector<int> order_;
+  std::size_t next_ = 0;
+  std::int64_t epoch_ = 0;
+  std::uint64_t random();  ///< splitmix64: the same numbers on every platform
+};
+
 }  // namespace attnlab
