@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <cblas.h>
+#include <unsupported/Eigen/SpecialFunctions>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -117,21 +118,26 @@ class Random {
 
 int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
-/// LayerNorm forward of `rows` rows of width D: y = x̂·w + b, x̂ = (x − μ)·r, r = 1/√(σ² + ε);
-/// keeps μ and r per row.
+using MatMap = Eigen::Map<Matrix>;
+using ConstMatMap = Eigen::Map<const Matrix>;
+using ArrMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrMap = Eigen::Map<const Eigen::ArrayXf>;
+using ConstRowMap = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
+
+/// LayerNorm forward of `rows` rows of width D: y = x̂·w + b, x̂ = (x − μ)·r, r = 1/√(σ² + ε)
+/// (σ² with 1/D); keeps μ and r per row.
 void ln_forward(const float* X, const float* w, const float* b, int rows, int D, float eps, float* Y, float* mu, float* rstd) {
+  const ConstMatMap x(X, rows, D);
+  MatMap y(Y, rows, D);
+  const ConstRowMap wa(w, D), ba(b, D);
+  const float inv_d = 1.0f / static_cast<float>(D);
   for (int t = 0; t < rows; ++t) {
-    const float* x = X + static_cast<std::ptrdiff_t>(t) * D;
-    double s = 0.0;
-    for (int j = 0; j < D; ++j) s += x[j];
-    const double mean = s / D;
-    double v = 0.0;
-    for (int j = 0; j < D; ++j) v += (x[j] - mean) * (x[j] - mean);
-    const float r = static_cast<float>(1.0 / std::sqrt(v / D + eps)), m = static_cast<float>(mean);
+    const float m = x.row(t).sum() * inv_d;
+    const float var = (x.row(t).array() - m).square().sum() * inv_d;
+    const float r = 1.0f / std::sqrt(var + eps);
     mu[t] = m;
     rstd[t] = r;
-    float* y = Y + static_cast<std::ptrdiff_t>(t) * D;
-    for (int j = 0; j < D; ++j) y[j] = (x[j] - m) * r * w[j] + b[j];
+    y.row(t) = (((x.row(t).array() - m) * r) * wa + ba).matrix();
   }
 }
 
@@ -139,27 +145,32 @@ void ln_forward(const float* X, const float* w, const float* b, int rows, int D,
 /// dx = r·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ w.
 void ln_backward(const float* dY, const float* X, const float* mu, const float* rstd, const float* w, int rows, int D, float* dX,
                  bool accumulate, float* gw, float* gb) {
-  std::vector<float> xhat(static_cast<std::size_t>(D)), dxhat(static_cast<std::size_t>(D));
+  const ConstMatMap x(X, rows, D), dy(dY, rows, D);
+  MatMap dx(dX, rows, D);
+  const ConstRowMap wa(w, D);
+  Eigen::Array<float, 1, Eigen::Dynamic> gwa = Eigen::Array<float, 1, Eigen::Dynamic>::Zero(D), gba = gwa, xhat(D), dxhat(D);
+  const float inv_d = 1.0f / static_cast<float>(D);
   for (int t = 0; t < rows; ++t) {
-    const float* x = X + static_cast<std::ptrdiff_t>(t) * D;
-    const float* dy = dY + static_cast<std::ptrdiff_t>(t) * D;
-    float* dx = dX + static_cast<std::ptrdiff_t>(t) * D;
-    const float m = mu[t], r = rstd[t];
-    float s1 = 0.0f, s2 = 0.0f;
-    for (int j = 0; j < D; ++j) {
-      xhat[j] = (x[j] - m) * r;
-      dxhat[j] = dy[j] * w[j];
-      gw[j] += dy[j] * xhat[j];
-      gb[j] += dy[j];
-      s1 += dxhat[j];
-      s2 += dxhat[j] * xhat[j];
-    }
-    s1 /= static_cast<float>(D);
-    s2 /= static_cast<float>(D);
-    for (int j = 0; j < D; ++j) {
-      const float g = r * (dxhat[j] - s1 - xhat[j] * s2);
-      dx[j] = accumulate ? dx[j] + g : g;
-    }
+    const float r = rstd[t];
+    xhat = (x.row(t).array() - mu[t]) * r;
+    dxhat = dy.row(t).array() * wa;
+    gwa += dy.row(t).array() * xhat;
+    gba += dy.row(t).array();
+    const float s1 = dxhat.sum() * inv_d, s2 = (dxhat * xhat).sum() * inv_d;
+    if (accumulate) dx.row(t).array() += r * (dxhat - s1 - xhat * s2);
+    else dx.row(t).array() = r * (dxhat - s1 - xhat * s2);
+  }
+  Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>(gw, D) += gwa;
+  Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>(gb, D) += gba;
+}
+
+/// Softmax of each row of a rows × cols block in place (the row's maximum subtracted first).
+void softmax_rows(float* S, int rows, int cols) {
+  MatMap s(S, rows, cols);
+  for (int i = 0; i < rows; ++i) {
+    auto row = s.row(i).array();
+    row = (row - row.maxCoeff()).exp();
+    row *= 1.0f / row.sum();
   }
 }
 
@@ -172,10 +183,7 @@ void linear_forward(const float* X, const float* W, const float* b, int rows, in
 /// The backward of linear_forward: gW += dYᵀ·X, gb += Σ rows of dY, and dX = dY·W (when dX).
 void linear_backward(const float* dY, const float* X, const float* W, int rows, int in, int out, float* gW, float* gb, float* dX) {
   gemm(true, false, out, in, rows, 1.0f, dY, out, X, in, 1.0f, gW, in);
-  for (int t = 0; t < rows; ++t) {
-    const float* d = dY + static_cast<std::ptrdiff_t>(t) * out;
-    for (int j = 0; j < out; ++j) gb[j] += d[j];
-  }
+  Eigen::Map<RowVector>(gb, out) += ConstMatMap(dY, rows, out).colwise().sum();
   if (dX) gemm(false, false, rows, in, out, 1.0f, dY, out, W, in, 0.0f, dX, in);
 }
 
@@ -377,27 +385,23 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
         float* A = w.A[l].data() + (static_cast<std::size_t>(b) * H + h) * T * T;
         const float* q = QKV + static_cast<std::size_t>(b) * T * 3 * D + h * m;
         gemm(false, true, T, T, m, scale, q, 3 * D, q + D, 3 * D, 0.0f, A, T);
-        for (int i = 0; i < T; ++i) {
-          float* a = A + static_cast<std::size_t>(i) * T;
-          const float mx = *std::max_element(a, a + T);
-          float sum = 0.0f;
-          for (int j = 0; j < T; ++j) sum += (a[j] = std::exp(a[j] - mx));
-          const float inv = 1.0f / sum;
-          for (int j = 0; j < T; ++j) a[j] *= inv;
-        }
+        softmax_rows(A, T, T);
         gemm(false, false, T, m, T, 1.0f, A, T, q + 2 * D, 3 * D, 0.0f, O + static_cast<std::size_t>(b) * T * D + h * m, D);
       }
     linear_forward(O, val(bp + "attn.proj.weight"), val(bp + "attn.proj.bias"), R, D, D, Xmid);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(R) * D; ++i) Xmid[i] += Xin[i];
+    ArrMap(Xmid, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xin, static_cast<Eigen::Index>(R) * D);
     float* Xn2 = w.Xn2[l].data();
     ln_forward(Xmid, val(bp + "norm2.weight"), val(bp + "norm2.bias"), R, D, eps, Xn2, w.mu2[l].data(), w.rs2[l].data());
     float* Hpre = w.Hpre[l].data();
     float* Hact = w.Hact[l].data();
     linear_forward(Xn2, val(bp + "mlp.fc1.weight"), val(bp + "mlp.fc1.bias"), R, D, Hd, Hpre);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(R) * Hd; ++i) Hact[i] = 0.5f * Hpre[i] * (1.0f + std::erf(Hpre[i] * kInvSqrt2));
+    {
+      const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
+      ArrMap(Hact, x.size()) = 0.5f * x * (1.0f + (x * kInvSqrt2).erf());
+    }
     float* Xout = w.X[l + 1].data();
     linear_forward(Hact, val(bp + "mlp.fc2.weight"), val(bp + "mlp.fc2.bias"), R, Hd, D, Xout);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(R) * D; ++i) Xout[i] += Xmid[i];
+    ArrMap(Xout, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xmid, static_cast<Eigen::Index>(R) * D);
   }
   // Pooling, final LayerNorm, classifier.
   const float* XL = w.X[s.depth].data();
@@ -470,9 +474,10 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
     // x_out = x_mid + fc2(gelu(fc1(LN2(x_mid)))).
     linear_backward(dX, w.Hact[l].data(), val(bp + "mlp.fc2.weight"), R, Hd, D, grd(bp + "mlp.fc2.weight"), grd(bp + "mlp.fc2.bias"), dH);
     const float* Hpre = w.Hpre[l].data();
-    for (std::size_t i = 0; i < static_cast<std::size_t>(R) * Hd; ++i) {
-      const float x = Hpre[i];
-      dH[i] *= 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+    {
+      // GELU'(x) = Φ(x) + x·φ(x).
+      const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
+      ArrMap(dH, x.size()) *= 0.5f * (1.0f + (x * kInvSqrt2).erf()) + x * kInvSqrt2Pi * (-0.5f * x.square()).exp();
     }
     linear_backward(dH, w.Xn2[l].data(), val(bp + "mlp.fc1.weight"), R, D, Hd, grd(bp + "mlp.fc1.weight"), grd(bp + "mlp.fc1.bias"), dXn);
     ln_backward(dXn, w.Xmid[l].data(), w.mu2[l].data(), w.rs2[l].data(), val(bp + "norm2.weight"), R, D, dX, true, grd(bp + "norm2.weight"),
@@ -492,12 +497,13 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
         gemm(false, true, T, T, m, 1.0f, dOh, D, q + 2 * D, 3 * D, 0.0f, dA, T);
         gemm(true, false, T, m, T, 1.0f, A, T, dOh, D, 0.0f, dq + 2 * D, 3 * D);
         // Softmax: dS = A ⊙ (dA − Σ_j A ⊙ dA), per row.
-        for (int i = 0; i < T; ++i) {
-          const float* a = A + static_cast<std::size_t>(i) * T;
-          float* d = dA + static_cast<std::size_t>(i) * T;
-          float dot = 0.0f;
-          for (int j = 0; j < T; ++j) dot += a[j] * d[j];
-          for (int j = 0; j < T; ++j) d[j] = a[j] * (d[j] - dot);
+        {
+          const ConstMatMap a(A, T, T);
+          MatMap d(dA, T, T);
+          for (int i = 0; i < T; ++i) {
+            const float dot = a.row(i).dot(d.row(i));
+            d.row(i).array() = a.row(i).array() * (d.row(i).array() - dot);
+          }
         }
         // S = scale·Q·Kᵀ: dQ = scale·dS·K, dK = scale·dSᵀ·Q.
         gemm(false, false, T, m, T, scale, dA, T, q + D, 3 * D, 0.0f, dq, 3 * D);
@@ -630,6 +636,28 @@ Matrix VitTrainer::logits(std::span<const float> images, int count) {
   for (int p = 1; p < parts; ++p) pool.emplace_back(run, p);
   run(0);
   for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::vector<Matrix> VitTrainer::layer_tokens(std::span<const float> images, int count) {
+  const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
+  if (count <= 0 || images.size() != image_size * static_cast<std::size_t>(count))
+    throw Error("the images hold " + std::to_string(images.size()) + " floats, not " + std::to_string(count) + " images");
+  const int T = shape_.T(), D = shape_.D;
+  std::vector<Matrix> out(static_cast<std::size_t>(shape_.depth + 1), Matrix(static_cast<Eigen::Index>(count) * T, D));
+  if (work_.empty()) work_.push_back(std::make_unique<Work>());
+  Work& w = *work_[0];
+  OneBlasThread blas;
+  constexpr int kChunk = 128;
+  std::vector<float> logits(static_cast<std::size_t>(kChunk) * shape_.classes);
+  for (int b0 = 0; b0 < count; b0 += kChunk) {
+    const int n = std::min(kChunk, count - b0);
+    w.reserve(shape_, n, values_.size());
+    forward_backward(w, images.data() + image_size * b0, nullptr, n, n, false, logits.data());
+    for (int l = 0; l <= shape_.depth; ++l)
+      std::copy(w.X[static_cast<std::size_t>(l)].begin(), w.X[static_cast<std::size_t>(l)].begin() + static_cast<std::ptrdiff_t>(n) * T * D,
+                out[static_cast<std::size_t>(l)].data() + static_cast<std::ptrdiff_t>(b0) * T * D);
+  }
   return out;
 }
 

@@ -142,6 +142,11 @@ class VitTrainer {
   /// The logits of a batch, B × classes (the same forward as training, nothing kept).
   Matrix logits(std::span<const float> images, int count);
 
+  /// The tokens entering block 0 and leaving each block, for `count` images: depth + 1 matrices
+  /// of (count·T) × D, image after image, T rows each (cls first): the representations whose
+  /// similarity cka_matrix() (core/cka.hpp) measures.
+  std::vector<Matrix> layer_tokens(std::span<const float> images, int count);
+
   /// The model as load_vit() would read it back: a VitModel for VitCpuRunner and the views.
   /// `mean`, `std` and `labels` go to its architecture.
   VitModel model(const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) const;
