@@ -25,7 +25,7 @@ namespace {
 /// The defaults: what learned best in 5 minutes on the project's 2-core machine (README, "Train
 /// your own ViT").
 struct TrainDefaults {
-  static constexpr int depth = 4, heads = 4, dim = 64, patch = 4, batch = 128, mlp_ratio = 2, seed = 0;
+  static constexpr int depth = 4, heads = 4, dim = 96, patch = 7, batch = 128, mlp_ratio = 2, seed = 0;
   static constexpr double lr = 2e-3, minutes = 5.0;
 };
 
@@ -41,12 +41,13 @@ std::string train_usage() {
                            (timm's names), DIR/config.json and DIR/log.csv (step, loss,
                            train_accuracy, test_accuracy, seconds; test accuracy on the
                            first 1000 test images, on all 10000 in the last row).
-                           Defaults: depth 4, 4 heads, D 64, patch 4, MLP 2·D, cls token,
+                           Defaults: depth 4, 4 heads, D 96, patch 7, MLP 2D, cls token, 
                            learned position embedding, batch 128, lr 0.002 (AdamW, weight
                            decay 0.05, warm-up then cosine, clipping at norm 1, label
-                           smoothing 0.1, random crop and flip), 5 minutes, seed 0.
-                           --minutes times the first steps and fixes the step count from
-                           them; --steps N repeats exactly. Ctrl-C stops and still writes.
+                           smoothing 0.1), no augmentation (--augment on: random crop and
+                           flip), 5 minutes, seed 0. --minutes fits the step count to the
+                           speed measured while it runs (fixed after 3/4 of the time);
+                           --steps N repeats exactly. Ctrl-C stops and still writes.
                            DIR is never overwritten without --force.
 )";
 }
@@ -63,7 +64,7 @@ struct TrainOptions {
   std::uint64_t seed = TrainDefaults::seed;
   VitPooling pool = VitPooling::Token;
   VitPosKind pos = VitPosKind::Learned;
-  bool augment = true, force = false;
+  bool augment = false, force = false;
   std::string out;
 };
 
@@ -206,7 +207,7 @@ int run_train(const std::vector<std::string>& args) {
   const int steps_per_epoch = train.count / o.batch;
   VitTrainSettings settings;
   settings.lr = o.lr;
-  settings.total_steps = o.steps.value_or(1000000);  // --minutes: fixed once the first steps are timed
+  settings.total_steps = o.steps.value_or(1000000);  // --minutes: set from the speed of the first steps
   settings.warmup_steps = o.warmup.value_or(std::min(steps_per_epoch / 2, std::max(1, settings.total_steps / 10)));
   VitTrainer trainer(shape, settings, o.seed, o.threads);
   FashionMnistBatches batches(train, o.batch, o.seed + 1, o.augment ? 2 : 0, o.augment);
@@ -219,6 +220,8 @@ int run_train(const std::vector<std::string>& args) {
   constexpr int kTimingSteps = 20, kSubset = 1000;
   const int log_every = 50;
   bool total_fixed = !timed;
+  double eval_per_image = 0.0;  // seconds, measured on the periodic evaluations
+  auto reserve = [&] { return eval_per_image * 10000 * 1.2 + 1.0; };
   const bool tty = ::isatty(STDERR_FILENO) != 0;
 
   std::ostringstream log;
@@ -236,7 +239,7 @@ int run_train(const std::vector<std::string>& args) {
       interrupted = true;
       break;
     }
-    if (timed && elapsed() >= budget) break;
+    if (timed && elapsed() >= budget - reserve()) break;  // the last evaluation fits the budget too
     batches.next(images, labels);
     const VitStepStats s = trainer.train_step(images, labels);
     ++step;
@@ -244,23 +247,25 @@ int run_train(const std::vector<std::string>& args) {
     correct += s.correct;
     seen += o.batch;
     ++since;
-    if (timed && !total_fixed && step == kTimingSteps) {
-      // Steps that fit the budget at the speed of the first ones, less the evaluations (one on
-      // 1000 test images every log_every steps, the last on all 10000: about a third of a
-      // training step's time per image each).
-      const double per_step = elapsed() / kTimingSteps, per_image = per_step / o.batch / 3.0;
-      const double left = budget - elapsed() - per_image * 10000;
-      double n = left / (per_step + per_image * kSubset / log_every);
+    if (timed && (step == kTimingSteps || (step > kTimingSteps && step % log_every == 0 && elapsed() < budget * 0.75))) {
+      // The steps that fit what is left of the budget at the speed so far (periodic evaluations
+      // included), less the last evaluation's time; fixed from three quarters of the budget on, so that the
+      // cosine ends where the run does.
+      if (eval_per_image <= 0.0) eval_per_image = elapsed() / step / o.batch / 3.0;  // a forward is about a third of a step
+      const double per_step = elapsed() / step;
+      const double n = (budget - reserve() - elapsed()) / per_step;
       VitTrainSettings st = trainer.settings();
       st.total_steps = static_cast<int>(std::max(step + 1.0, step + n));
-      if (!o.warmup) st.warmup_steps = std::min(steps_per_epoch / 2, std::max(1, st.total_steps / 10));
+      if (!o.warmup && step == kTimingSteps) st.warmup_steps = std::min(steps_per_epoch / 2, std::max(1, st.total_steps / 10));
       trainer.set_settings(st);
       total_fixed = true;
     }
     const int total = trainer.settings().total_steps;
     if (step % log_every == 0 && step < total) {
+      const double before = elapsed();
       last_test = accuracy(trainer, test, kSubset);
       const double sec = elapsed();
+      eval_per_image = (sec - before) / kSubset;
       last_loss = loss_sum / since;
       last_train = static_cast<double>(correct) / seen;
       char row[160];
@@ -279,7 +284,7 @@ int run_train(const std::vector<std::string>& args) {
       correct = seen = since = 0;
     }
   }
-  if (tty) std::fputc('\n', stderr);
+  if (tty && step >= log_every) std::fputc('\n', stderr);
   if (interrupted) std::fprintf(stderr, "attnlab train: stopped by Ctrl-C after %lld steps; writing what it learned\n", static_cast<long long>(step));
 
   // The last row: the whole test set; the training numbers of the steps since the last row
@@ -294,6 +299,9 @@ int run_train(const std::vector<std::string>& args) {
     std::snprintf(row, sizeof row, "%lld,%.5f,%.4f,%.4f,%.2f\n", static_cast<long long>(step), last_loss, last_train, final_accuracy,
                   elapsed());
     log << row;
+    std::fprintf(stderr, "[%s] step %d/%d  loss %.4f  train %.1f%%  test %.1f%% (all %d)  %.1f steps/s  %s\n", std::string(24, '#').c_str(),
+                 step, trainer.settings().total_steps, last_loss, 100.0 * last_train, 100.0 * final_accuracy, test.count,
+                 step / std::max(elapsed(), 1e-9), clock_text(elapsed()).c_str());
   }
   const std::array<float, 3> mean{kFashionMnistMean, kFashionMnistMean, kFashionMnistMean}, sd{kFashionMnistStd, kFashionMnistStd, kFashionMnistStd};
   std::vector<std::string> names(kFashionMnistLabels.begin(), kFashionMnistLabels.end());

@@ -10,8 +10,9 @@ The same step as the C++ one: timm 1.0.x's VisionTransformer written out (patch 
 softmax(q k^T / sqrt(D/H)), exact GELU, `norm`, head), F.cross_entropy with label smoothing
 0.1, backward, clip_grad_norm_(1.0), torch.optim.AdamW (timm's weight-decay groups), on a
 fixed random batch. For each model and thread count (torch.set_num_threads and OpenBLAS's
-openblas_set_num_threads both set to N): 3 warm-up steps, then best and median of 10; then each
-model's best thread count. Prints the load average before each timing: on a machine busy with
+openblas_set_num_threads both set to N): 3 warm-up steps, then best and median wall time of 10
+and the median process CPU time (every thread's; attnlab-bench's process_cpu_ms counter is the
+same measure); then each model's best thread count. Prints the load average before each timing: on a machine busy with
 other work, wall times mean little (compare with attnlab-bench run in the same sitting).
 """
 import argparse
@@ -26,9 +27,9 @@ import torch.nn.functional as F
 
 # name: (D, depth, heads, patch, MLP)
 MODELS = {
+    "D96_L4_H4_P7": (96, 4, 4, 7, 192),  # attnlab train's default
+    "D64_L6_H4_P4": (64, 6, 4, 4, 256),  # the bundled model's shape
     "D64_L4_H4_P4": (64, 4, 4, 4, 128),
-    "D64_L6_H4_P4": (64, 6, 4, 4, 256),
-    "D96_L4_H4_P7": (96, 4, 4, 7, 192),
 }
 WARMUP, RUNS = 3, 10
 
@@ -100,12 +101,13 @@ def time_model(name, threads, batch):
 
     for _ in range(WARMUP):
         step()
-    times = []
+    times, cpu = [], []
     for _ in range(RUNS):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         step()
         times.append((time.perf_counter() - t) * 1e3)
-    return min(times), statistics.median(times)
+        cpu.append((time.process_time() - c) * 1e3)
+    return min(times), statistics.median(times), statistics.median(cpu)
 
 
 def main():
@@ -121,9 +123,10 @@ def main():
             torch.set_num_threads(n)
             set_blas_threads(n)
             load = os.getloadavg()[0]
-            lo, med = time_model(name, n, args.batch)
-            print(f"TrainStep/{name}/{args.batch}  threads {n}: best {lo:.1f} ms, median {med:.1f} ms "
-                  f"({args.batch / lo * 1e3:.0f} images/s at best; load average {load:.2f})", flush=True)
+            lo, med, cpu = time_model(name, n, args.batch)
+            print(f"TrainStep/{name}/{args.batch}  threads {n}: best {lo:.1f} ms, median {med:.1f} ms, "
+                  f"process CPU {cpu:.1f} ms a step (median) ({args.batch / lo * 1e3:.0f} images/s at best; "
+                  f"load average {load:.2f})", flush=True)
             if name not in best or lo < best[name][0]:
                 best[name] = (lo, n)
     for name, (lo, n) in best.items():

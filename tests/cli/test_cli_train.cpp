@@ -170,11 +170,11 @@ TEST(CliTrain, ShapesThatCannotWorkAreOneLineNamingTheFlag) {
 
 TEST(CliTrain, CtrlCStopsAndStillWrites) {
   TempDir d;
-  // A run of 10 minutes in the background, sent SIGINT after a few seconds (the dataset is read
+  // A run of a minute in the background, sent SIGINT after 8 seconds (the dataset is read
   // in under one).
   const fs::path err = temp_dir() / "train-sigint.err";
   const std::string cmd = "env -u DISPLAY '" + std::string(ATTNLAB_BINARY) +
-                          "' train --minutes 10 --depth 1 --dim 16 --heads 2 --patch 7 --batch 16 --out '" + d.path.string() +
+                          "' train --minutes 1 --depth 1 --dim 16 --heads 2 --patch 7 --batch 16 --out '" + d.path.string() +
                           "' >/dev/null 2>'" + err.string() + "' & pid=$!; sleep 8; kill -INT $pid; wait $pid";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
