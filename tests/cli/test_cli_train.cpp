@@ -123,6 +123,27 @@ TEST(CliTrain, ATinyRunWritesACheckpointThatVitReadsWithTheTrainersPredictions) 
   }
 }
 
+// Average pooling and a fixed position embedding: timm's fc_norm instead of norm, pos_embed
+// holding the sine–cosine codes (the class token's row zeros), read back as such.
+TEST(CliTrain, AveragePoolingAndSincosCodesAreWrittenAsTimmHasThem) {
+  TempDir d;
+  const CliRun r = run_attnlab(kTiny + " --pool avg --pos sincos --out '" + d.path.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const SafetensorsFile saved = read_safetensors(d.path / "model.safetensors");
+  EXPECT_TRUE(saved.tensors.count("fc_norm.weight"));
+  EXPECT_FALSE(saved.tensors.count("norm.weight"));
+  const Tensor& pos = saved.tensors.at("pos_embed");
+  EXPECT_EQ(pos.shape, (std::vector<std::int64_t>{1, 17, 16}));
+  const Matrix codes = sincos_position_embedding(4, 4, 16);
+  for (int i = 0; i < 17 * 16; ++i) EXPECT_EQ(pos.values[static_cast<std::size_t>(i)], codes.data()[i]);  // untouched by training
+  const auto config = nlohmann::json::parse(read_file(d.path / "config.json"));
+  EXPECT_EQ(config.at("global_pool"), "avg");
+  EXPECT_EQ(config.at("model_args").at("global_pool"), "avg");
+  const CliRun info = run_attnlab("vit --model '" + d.path.string() + "' --info");
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_NE(info.out.find("(average of patches)"), std::string::npos) << info.out;
+}
+
 TEST(CliTrain, TheSameSeedGivesTheSameModelAndCurve) {
   TempDir a, b;
   ASSERT_EQ(run_attnlab(kTiny + " --out '" + a.path.string() + "'").code, 0);
