@@ -95,6 +95,8 @@ struct VitStepStats {
 /// norm or fc_norm, head). Weight decay, as timm's param_groups_weight_decay: on tensors of 2
 /// or more dimensions except cls_token and pos_embed; none on biases and LayerNorms.
 /// Images are float, (channel, y, x) order, 3 × image_rows × image_cols each, already normalized.
+/// One caller at a time: a VitTrainer is not to be used from two threads at once (its calls
+/// start and join their own threads).
 class VitTrainer {
  public:
   /// A fresh model initialized as timm does (init_weights, mode ""): Linear weights
