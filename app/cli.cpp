@@ -1,10 +1,11 @@
-// The dispatcher of the command line (README, "Command line"): row, vit, render, figure,
+// The dispatcher of the command line (README, "Command line"): row, vit, train, render, figure,
 // --help, --version. Part of the attnlab program, not of a library: it is the one place that
 // sees both the window-free commands (app/commands/) and the headless renderer (app/gui/).
 #include "app/cli.hpp"
 
 #include "app/commands/options.hpp"
 #include "app/commands/row_command.hpp"
+#include "app/commands/train_command.hpp"
 #include "app/commands/vit_command.hpp"
 #include "app/gui/render_commands.hpp"
 
@@ -49,6 +50,13 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
         return 0;
       }
       return run_vit(rest);
+    }
+    if (cmd == "train") {
+      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
+        std::fputs(usage().c_str(), stdout);
+        return 0;
+      }
+      return run_train(rest);
     }
     const bool gui_option = cmd == "--model" || cmd == "--hover-bench";
     if (cmd.starts_with("-") && !gui_option) throw Error("unknown option '" + cmd + "' (see attnlab --help)");

@@ -1,5 +1,6 @@
 #include "app/commands/options.hpp"
 
+#include "app/commands/train_command.hpp"
 #include "app/commands/vit_command.hpp"
 
 #include "core/error.hpp"
@@ -44,7 +45,7 @@ Usage:
                  --out FILE.png [--panel PX] [--force]
                            input, query/key features and one map per query in a row
                            (the layout of fig. 26.12), for slides
-)" + vit_usage() + R"(  attnlab --help | --version
+)" + vit_usage() + train_usage() + R"(  attnlab --help | --version
 
 Options of row:
   --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file

@@ -21,6 +21,9 @@ allowed=(
   "app/gui/render_commands.cpp|--head|render --model: the ViT's head, read once the model is loaded"
   "app/gui/render_commands.cpp|--query|render --model: the ViT's query; figure passes its first query as --query"
   "app/commands/options.cpp|--query|parse_query_options asks whether --query was given"
+  "app/commands/train_command.cpp|--patch|attnlab train writes no document: the trained ViT's patch size"
+  "app/commands/train_command.cpp|--pos|attnlab train: the trained ViT's position embedding (learned, sincos, none)"
+  "app/commands/train_command.cpp|--seed|attnlab train: the trainer's seed"
 )
 
 mapfile -t flags < <(grep -oE 'Flag(To)?<[^{]*>\{"--[a-z0-9-]+"' "$table" | grep -oE '"--[a-z0-9-]+"' | tr -d '"' | sort -u)

@@ -1,0 +1,54 @@
+#include "core/cka.hpp"
+
+#include "core/error.hpp"
+
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+/// X with its columns centered, in double.
+Eigen::MatrixXd centered(const Matrix& X) {
+  Eigen::MatrixXd c = X.cast<double>();
+  c.rowwise() -= c.colwise().mean();
+  return c;
+}
+
+double cka_centered(const Eigen::MatrixXd& X, const Eigen::MatrixXd& Y, double xx, double yy) {
+  if (xx <= 0.0 || yy <= 0.0) return 0.0;
+  return (Y.transpose() * X).squaredNorm() / (xx * yy);
+}
+
+}  // namespace
+
+double linear_cka(const Matrix& X, const Matrix& Y) {
+  if (X.rows() != Y.rows()) throw Error("CKA needs the same examples in both representations (" + std::to_string(X.rows()) + " and " + std::to_string(Y.rows()) + " rows)");
+  if (X.rows() < 2) throw Error("CKA needs at least 2 examples");
+  const Eigen::MatrixXd x = centered(X), y = centered(Y);
+  return cka_centered(x, y, (x.transpose() * x).norm(), (y.transpose() * y).norm());
+}
+
+Eigen::MatrixXd cka_matrix(const std::vector<Matrix>& a, const std::vector<Matrix>& b) {
+  std::vector<Eigen::MatrixXd> ca, cb;
+  std::vector<double> na, nb;
+  for (const Matrix& m : a) {
+    if (m.rows() != a.front().rows() || (!b.empty() && m.rows() != b.front().rows()))
+      throw Error("CKA needs the same examples in every representation");
+    ca.push_back(centered(m));
+    na.push_back((ca.back().transpose() * ca.back()).norm());
+  }
+  for (const Matrix& m : b) {
+    if (m.rows() != b.front().rows()) throw Error("CKA needs the same examples in every representation");
+    cb.push_back(centered(m));
+    nb.push_back((cb.back().transpose() * cb.back()).norm());
+  }
+  if (!a.empty() && a.front().rows() < 2) throw Error("CKA needs at least 2 examples");
+  Eigen::MatrixXd out(static_cast<Eigen::Index>(a.size()), static_cast<Eigen::Index>(b.size()));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = 0; j < b.size(); ++j)
+      out(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = cka_centered(ca[i], cb[j], na[i], nb[j]);
+  return out;
+}
+
+}  // namespace attnlab

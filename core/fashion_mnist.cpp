@@ -1,0 +1,144 @@
+#include "core/fashion_mnist.hpp"
+
+#include "core/error.hpp"
+
+#include <zlib.h>
+
+#include <memory>
+
+namespace attnlab {
+
+namespace {
+
+const char* const kInstall = "install it with: apt-get install dataset-fashion-mnist";
+
+struct GzClose {
+  void operator()(gzFile f) const { gzclose(f); }
+};
+
+/// Reads exactly `size` bytes, or throws naming the file.
+void read_exactly(gzFile f, const std::filesystem::path& path, std::uint8_t* out, std::size_t size, const char* what) {
+  std::size_t done = 0;
+  while (done < size) {
+    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(size - done, 1u << 30));
+    const int got = gzread(f, out + done, chunk);
+    if (got < 0) {
+      int code = 0;
+      const char* msg = gzerror(f, &code);
+      throw Error(path.string() + ": corrupt (" + (msg ? msg : "zlib error") + " while reading its " + what + "); reinstall it with: "
+                  "apt-get install --reinstall dataset-fashion-mnist");
+    }
+    if (got == 0)
+      throw Error(path.string() + ": truncated (its " + what + " ends after " + std::to_string(done) + " of " + std::to_string(size) +
+                  " bytes); reinstall it with: apt-get install --reinstall dataset-fashion-mnist");
+    done += static_cast<std::size_t>(got);
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dims, std::vector<int>& shape) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw Error(path.string() + ": missing (Fashion-MNIST comes with Debian's dataset-fashion-mnist; " + kInstall + ")");
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path.string() + ": not a regular file");
+  std::unique_ptr<gzFile_s, GzClose> f(gzopen(path.c_str(), "rb"));
+  if (!f) throw Error(path.string() + ": cannot be opened");
+  std::uint8_t head[4];
+  read_exactly(f.get(), path, head, 4, "header");
+  if (head[0] != 0 || head[1] != 0 || head[2] != 0x08 || head[3] != dims)
+    throw Error(path.string() + ": not an IDX file of unsigned bytes with " + std::to_string(dims) +
+                " dimension(s) (its first bytes are wrong); reinstall it with: apt-get install --reinstall dataset-fashion-mnist");
+  shape.assign(static_cast<std::size_t>(dims), 0);
+  std::uint64_t total = 1;
+  for (int d = 0; d < dims; ++d) {
+    std::uint8_t b[4];
+    read_exactly(f.get(), path, b, 4, "header");
+    const std::uint32_t n = (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+    total *= n;
+    if (n == 0 || total > 100'000'000ull) throw Error(path.string() + ": the IDX header's sizes are not usable (" + std::to_string(n) + ")");
+    shape[static_cast<std::size_t>(d)] = static_cast<int>(n);
+  }
+  std::vector<std::uint8_t> values(total);
+  read_exactly(f.get(), path, values.data(), values.size(), "values");
+  return values;
+}
+
+FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir) {
+  const std::string prefix = train ? "train" : "t10k";
+  const auto images_path = dir / (prefix + "-images-idx3-ubyte.gz"), labels_path = dir / (prefix + "-labels-idx1-ubyte.gz");
+  FashionMnistSplit s;
+  std::vector<int> ishape, lshape;
+  s.pixels = read_idx_gz(images_path, 3, ishape);
+  s.labels = read_idx_gz(labels_path, 1, lshape);
+  if (ishape[1] != 28 || ishape[2] != 28)
+    throw Error(images_path.string() + ": images of " + std::to_string(ishape[2]) + "×" + std::to_string(ishape[1]) + " pixels, not 28×28");
+  if (ishape[0] != lshape[0])
+    throw Error(labels_path.string() + ": " + std::to_string(lshape[0]) + " labels for " + std::to_string(ishape[0]) + " images");
+  for (const std::uint8_t y : s.labels)
+    if (y >= 10) throw Error(labels_path.string() + ": label " + std::to_string(y) + " is not one of the 10 classes");
+  s.count = ishape[0];
+  s.rows = ishape[1];
+  s.cols = ishape[2];
+  return s;
+}
+
+void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out) {
+  const std::size_t n = static_cast<std::size_t>(split.rows) * split.cols;
+  const std::uint8_t* px = split.pixels.data() + static_cast<std::size_t>(index) * n;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = (static_cast<float>(px[i]) / 255.0f - kFashionMnistMean) / kFashionMnistStd;
+    out[i] = v;
+    out[n + i] = v;
+    out[2 * n + i] = v;
+  }
+}
+
+FashionMnistBatches::FashionMnistBatches(const FashionMnistSplit& split, int batch, std::uint64_t seed, int pad, bool flip)
+    : split_(split), batch_(batch), pad_(pad), flip_(flip), state_(seed ^ 0x6a09e667f3bcc908ull) {
+  if (batch <= 0 || batch > split.count) throw Error("the batch size must be between 1 and " + std::to_string(split.count));
+  if (pad < 0 || pad >= split.rows) throw Error("the crop padding must be between 0 and " + std::to_string(split.rows - 1));
+  order_.resize(static_cast<std::size_t>(split.count));
+  next_ = order_.size();  // shuffle on the first call
+}
+
+std::uint64_t FashionMnistBatches::random() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void FashionMnistBatches::next(std::vector<float>& images, std::vector<int>& labels) {
+  if (next_ + static_cast<std::size_t>(batch_) > order_.size()) {
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
+    for (std::size_t i = order_.size() - 1; i > 0; --i) std::swap(order_[i], order_[random() % (i + 1)]);  // Fisher–Yates
+    next_ = 0;
+    ++epoch_;
+  }
+  const int R = split_.rows, C = split_.cols, n = R * C;
+  images.resize(static_cast<std::size_t>(batch_) * 3 * n);
+  labels.resize(static_cast<std::size_t>(batch_));
+  std::vector<std::uint8_t> crop(static_cast<std::size_t>(n));
+  for (int b = 0; b < batch_; ++b) {
+    const int index = order_[next_++];
+    labels[static_cast<std::size_t>(b)] = split_.labels[static_cast<std::size_t>(index)];
+    const std::uint8_t* px = split_.pixels.data() + static_cast<std::size_t>(index) * n;
+    const int dy = pad_ ? static_cast<int>(random() % static_cast<std::uint64_t>(2 * pad_ + 1)) - pad_ : 0;
+    const int dx = pad_ ? static_cast<int>(random() % static_cast<std::uint64_t>(2 * pad_ + 1)) - pad_ : 0;
+    const bool mirror = flip_ && (random() & 1u);
+    for (int y = 0; y < R; ++y)
+      for (int x = 0; x < C; ++x) {
+        // The crop's (x, y) is the padded image's (x + dx, y + dy); flipped, (C − 1 − x + dx, y + dy).
+        const int sy = y + dy, sx = (mirror ? C - 1 - x : x) + dx;
+        crop[static_cast<std::size_t>(y) * C + x] = sy >= 0 && sy < R && sx >= 0 && sx < C ? px[static_cast<std::size_t>(sy) * C + sx] : 0;
+      }
+    float* out = images.data() + static_cast<std::size_t>(b) * 3 * n;
+    for (int i = 0; i < n; ++i) {
+      const float v = (static_cast<float>(crop[static_cast<std::size_t>(i)]) / 255.0f - kFashionMnistMean) / kFashionMnistStd;
+      out[i] = out[n + i] = out[2 * n + i] = v;
+    }
+  }
+}
+
+}  // namespace attnlab

@@ -1,0 +1,179 @@
+#pragma once
+// Training a small ViT on the CPU: timm's VisionTransformer (a class token, global_pool "token"
+// or "avg", pre-norm blocks, exact GELU), its forward pass over a batch keeping what the
+// backward pass needs, the backward pass by hand (docs/MATH.md, "Training a ViT: the backward
+// pass"), cross-entropy with label smoothing, and AdamW with linear warm-up, cosine decay and
+// global-norm gradient clipping, as PyTorch's torch.optim.AdamW and clip_grad_norm_ do them.
+// Products on OpenBLAS's sgemm; the batch is split among threads, each with its own gradient
+// buffer, summed in a fixed order: the same seed and thread count give the same numbers.
+// Checked against PyTorch autograd (tests/vit/make_train_golden.py) and finite differences.
+#include "core/vit.hpp"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+
+/// Which position embedding is added to the tokens entering block 0.
+enum class VitPosKind {
+  Learned,  ///< a parameter, timm's trunc_normal(0.02) init, trained
+  Sincos,   ///< fixed 2-D sine–cosine codes (MAE's get_2d_sincos_pos_embed), not trained
+  None,     ///< zeros, not trained (stored as zeros so that timm and load_vit() read it)
+};
+const char* pos_kind_name(VitPosKind kind);  ///< "learned", "sincos", "none"
+
+/// The model trained: timm's VisionTransformer(img_size, patch_size, in_chans=3, num_classes,
+/// global_pool, embed_dim=D, depth, num_heads=heads, mlp_ratio=mlp_hidden/D, class_token=True,
+/// qkv_bias=True, no_embed_class=False): the position embedding covers [cls, patches].
+struct VitTrainShape {
+  int image_rows = 28, image_cols = 28;  ///< input pixels; both multiples of `patch`
+  int patch = 4;                         ///< P: kernel = stride of the patch embedding
+  int D = 64;                            ///< token width
+  int depth = 4;                         ///< blocks
+  int heads = 4;                         ///< H, dividing D
+  int mlp_hidden = 128;                  ///< the MLP's hidden width
+  int classes = 10;
+  VitPooling pooling = VitPooling::Token;  ///< Token: `norm` on the class token; Average: `fc_norm` on the patch tokens' mean
+  VitPosKind pos = VitPosKind::Learned;
+  float eps = 1e-6f;                     ///< LayerNorm's ε (timm's)
+
+  int grid_rows() const { return image_rows / patch; }
+  int grid_cols() const { return image_cols / patch; }
+  int N() const { return grid_rows() * grid_cols(); }  ///< patches
+  int T() const { return N() + 1; }                    ///< tokens: cls + patches
+  /// Throws Error naming what does not fit (D not divisible by heads, a patch not dividing the
+  /// image, sincos with D not a multiple of 4, non-positive sizes).
+  void check() const;
+};
+
+/// The optimizer and the loss.
+struct VitTrainSettings {
+  double lr = 2e-3;             ///< peak learning rate
+  double min_lr = 0.0;          ///< where the cosine ends
+  double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
+  double weight_decay = 0.05;   ///< decoupled (AdamW), on matrices only (see VitTrainer)
+  int warmup_steps = 100;       ///< lr rises linearly: lr·(s+1)/warmup for step s < warmup
+  int total_steps = 1000;       ///< cosine from lr at step warmup to min_lr at total_steps
+  double clip_norm = 1.0;       ///< global L2 norm the gradient is clipped to (≤ 0: never)
+  double label_smoothing = 0.1; ///< ε: targets (1−ε)·onehot + ε/C
+};
+
+/// The learning rate of (0-based) step `step`: warm-up then cosine (see VitTrainSettings).
+double vit_learning_rate(const VitTrainSettings& s, std::int64_t step);
+
+/// The 2-D sine–cosine position codes of MAE (Kaiming He et al. 2022, get_2d_sincos_pos_embed):
+/// for the patch at column x, row y and ω_k = 10000^(−k/(D/4)), k < D/4, the row is
+/// [sin(xω), cos(xω), sin(yω), cos(yω)], each D/4 wide; the class token's row is zeros.
+/// (1 + rows·cols) × D. D must be a multiple of 4.
+Matrix sincos_position_embedding(int rows, int cols, int D);
+
+/// One parameter tensor: where it lives in the flat buffers, its timm name and shape.
+struct VitParam {
+  std::string name;                   ///< timm's, e.g. "blocks.0.attn.qkv.weight"
+  std::vector<std::int64_t> shape;    ///< timm's, e.g. {192, 64}; {64, 3, 4, 4} for the patch conv
+  std::size_t offset = 0, size = 0;   ///< in VitTrainer::values() and gradients()
+  bool trained = true;                ///< false for fixed position codes (sincos, none)
+  bool decay = true;                  ///< weight decay applied (matrices, not biases/norms/cls/pos)
+};
+
+/// What one training step saw.
+struct VitStepStats {
+  double loss = 0.0;       ///< mean cross-entropy over the batch (with label smoothing)
+  int correct = 0;         ///< images whose arg-max logit was the label
+  double grad_norm = 0.0;  ///< global L2 norm of the gradient before clipping
+  double lr = 0.0;         ///< the rate the update used
+};
+
+/// A ViT being trained: its parameters, their gradients and AdamW's moments, in flat float
+/// buffers described by params() in timm's state_dict order (cls_token, pos_embed,
+/// patch_embed.proj.weight/bias, blocks.i.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2},
+/// norm or fc_norm, head). Weight decay, as timm's param_groups_weight_decay: on tensors of 2
+/// or more dimensions except cls_token and pos_embed; none on biases and LayerNorms.
+/// Images are float, (channel, y, x) order, 3 × image_rows × image_cols each, already normalized.
+/// One caller at a time: a VitTrainer is not to be used from two threads at once (its calls
+/// start and join their own threads).
+class VitTrainer {
+ public:
+  /// A fresh model initialized as timm does (init_weights, mode ""): Linear weights
+  /// trunc_normal(std 0.02, cut at ±2) with zero biases; pos_embed (learned) trunc_normal 0.02;
+  /// cls_token normal(std 1e-6); the patch conv PyTorch's default U(±1/√(3P²)) for weight and
+  /// bias; LayerNorm w = 1, b = 0. All from one std::mt19937_64 seeded by `seed`.
+  /// `threads`: how many threads share a batch (0: one per core). Throws Error for a bad shape.
+  VitTrainer(const VitTrainShape& shape, const VitTrainSettings& settings, std::uint64_t seed, int threads = 0);
+  ~VitTrainer();
+  VitTrainer(const VitTrainer&) = delete;
+  VitTrainer& operator=(const VitTrainer&) = delete;
+  VitTrainer(VitTrainer&&) noexcept;
+  VitTrainer& operator=(VitTrainer&&) noexcept;
+
+  const VitTrainShape& shape() const { return shape_; }
+  const VitTrainSettings& settings() const { return settings_; }
+  void set_settings(const VitTrainSettings& s) { settings_ = s; }
+  int threads() const { return threads_; }
+  std::int64_t step() const { return step_; }  ///< updates applied so far
+
+  const std::vector<VitParam>& params() const { return params_; }
+  /// The parameter named `name` (timm's); throws Error if there is none.
+  const VitParam& param(const std::string& name) const;
+  std::span<float> values() { return values_; }
+  std::span<const float> values() const { return values_; }
+  std::span<const float> gradients() const { return grad_; }
+  std::span<float> values_of(const VitParam& p) { return std::span<float>(values_).subspan(p.offset, p.size); }
+  std::span<const float> values_of(const VitParam& p) const { return std::span<const float>(values_).subspan(p.offset, p.size); }
+  std::span<const float> gradient_of(const VitParam& p) const { return std::span<const float>(grad_).subspan(p.offset, p.size); }
+
+  /// Forward and backward over a batch: `images` B·3·rows·cols floats, `labels` B class
+  /// indices in [0, classes). Leaves the gradient of the batch's mean loss in gradients()
+  /// (unclipped) and returns the loss and the correct count (lr and grad_norm 0). Throws Error
+  /// for sizes that do not match or a label out of range.
+  VitStepStats compute_gradients(std::span<const float> images, std::span<const int> labels);
+
+  /// Clips the gradient to settings().clip_norm (global L2 norm, as torch's clip_grad_norm_:
+  /// factor clip/(norm + 1e-6) when below 1), applies one AdamW update at the rate of step(),
+  /// and counts the step. Returns the norm before clipping and the rate used.
+  VitStepStats apply_update();
+
+  /// compute_gradients() then apply_update().
+  VitStepStats train_step(std::span<const float> images, std::span<const int> labels);
+
+  /// The logits of a batch, B × classes (the same forward as training, nothing kept).
+  Matrix logits(std::span<const float> images, int count);
+
+  /// The tokens entering block 0 and leaving each block, for `count` images: depth + 1 matrices
+  /// of (count·T) × D, image after image, T rows each (cls first): the representations whose
+  /// similarity cka_matrix() (core/cka.hpp) measures.
+  std::vector<Matrix> layer_tokens(std::span<const float> images, int count);
+
+  /// The model as load_vit() would read it back: a VitModel for VitCpuRunner and the views.
+  /// `mean`, `std` and `labels` go to its architecture.
+  VitModel model(const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) const;
+
+  /// The tensors in timm's names and shapes (F32 values), for write_safetensors().
+  SafetensorsFile tensors() const;
+
+ private:
+  struct Work;  // one thread's activations and gradient buffer
+  double forward_backward(Work& w, const float* images, const int* labels, int count, int batch_total, bool backward, float* logits_out);
+
+  VitTrainShape shape_;
+  VitTrainSettings settings_;
+  int threads_ = 1;
+  std::int64_t step_ = 0;
+  std::vector<VitParam> params_;
+  std::vector<float> values_, grad_, m_, v_;
+  std::vector<std::unique_ptr<Work>> work_;
+};
+
+/// The timm config.json of a trained model: architecture, num_classes, global_pool, model_args
+/// (embed_dim, depth, num_heads, patch_size, mlp_ratio, img_size, in_chans, class_token,
+/// global_pool, no_embed_class, pos_embed), pretrained_cfg (mean, std, input_size,
+/// num_classes), label_names, and "attnlab" with the position embedding's kind.
+std::string vit_train_config_json(const VitTrainShape& shape, const std::array<float, 3>& mean, const std::array<float, 3>& std,
+                                  const std::vector<std::string>& labels);
+
+}  // namespace attnlab

@@ -1,0 +1,126 @@
+// Fashion-MNIST's reader (core/fashion_mnist) on Debian's dataset-fashion-mnist (installed by
+// ./setup.sh --tests) and on broken copies of its files.
+#include "core/error.hpp"
+#include "core/fashion_mnist.hpp"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <numeric>
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string refusal(const fs::path& dir, bool train = true) {
+  try {
+    load_fashion_mnist(train, dir);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<char> file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_bytes(const fs::path& p, const char* data, std::size_t n) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(data, static_cast<std::streamsize>(n));
+}
+
+/// A temporary folder with copies of the test split's files, removed at the end.
+struct TempCopy {
+  fs::path dir = fs::temp_directory_path() / ("attnlab_fmnist_" + std::to_string(::getpid()));
+  TempCopy() {
+    fs::create_directories(dir);
+    for (const char* name : {"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+      fs::copy_file(fs::path(kFashionMnistDir) / name, dir / name, fs::copy_options::overwrite_existing);
+  }
+  ~TempCopy() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+TEST(FashionMnist, ReadsThePublishedSplit) {
+  const FashionMnistSplit train = load_fashion_mnist(true), test = load_fashion_mnist(false);
+  EXPECT_EQ(train.count, 60000);
+  EXPECT_EQ(test.count, 10000);
+  EXPECT_EQ(train.rows, 28);
+  EXPECT_EQ(train.cols, 28);
+  EXPECT_EQ(train.pixels.size(), 60000u * 784);
+  // Every class 6000 times in train, 1000 in test (the dataset's balance).
+  std::array<int, 10> counts{};
+  for (const auto y : train.labels) ++counts[y];
+  for (const int c : counts) EXPECT_EQ(c, 6000);
+  counts = {};
+  for (const auto y : test.labels) ++counts[y];
+  for (const int c : counts) EXPECT_EQ(c, 1000);
+  // The first training image is an ankle boot (label 9), the first test image too (published).
+  EXPECT_EQ(train.labels[0], 9);
+  EXPECT_EQ(test.labels[0], 9);
+  // The pixel mean of the training set is the normalization's mean.
+  const double mean = std::accumulate(train.pixels.begin(), train.pixels.end(), 0.0) / static_cast<double>(train.pixels.size()) / 255.0;
+  EXPECT_NEAR(mean, kFashionMnistMean, 5e-4);
+  std::vector<float> in(3 * 784);
+  fashion_mnist_input(test, 0, in.data());
+  EXPECT_FLOAT_EQ(in[0], (0.0f - kFashionMnistMean) / kFashionMnistStd);
+  for (int i = 0; i < 784; ++i) {
+    EXPECT_EQ(in[i], in[784 + i]);
+    EXPECT_EQ(in[i], in[2 * 784 + i]);
+  }
+}
+
+TEST(FashionMnist, AMissingFileSaysWhichAndHowToInstallIt) {
+  TempCopy t;
+  fs::remove(t.dir / "t10k-labels-idx1-ubyte.gz");
+  const std::string e = refusal(t.dir, false);
+  EXPECT_NE(e.find("t10k-labels-idx1-ubyte.gz: missing"), std::string::npos) << e;
+  EXPECT_NE(e.find("apt-get install dataset-fashion-mnist"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+  EXPECT_NE(refusal(t.dir, true).find("train-images-idx3-ubyte.gz: missing"), std::string::npos);
+}
+
+TEST(FashionMnist, ATruncatedFileIsRefusedNamingIt) {
+  TempCopy t;
+  const fs::path p = t.dir / "t10k-images-idx3-ubyte.gz";
+  const std::vector<char> bytes = file_bytes(p);
+  write_bytes(p, bytes.data(), bytes.size() / 2);
+  const std::string e = refusal(t.dir, false);
+  EXPECT_NE(e.find("t10k-images-idx3-ubyte.gz"), std::string::npos) << e;
+  EXPECT_TRUE(e.find("truncated") != std::string::npos || e.find("corrupt") != std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+}
+
+TEST(FashionMnist, CorruptBytesAreRefusedNamingTheFile) {
+  TempCopy t;
+  const fs::path p = t.dir / "t10k-images-idx3-ubyte.gz";
+  std::vector<char> bytes = file_bytes(p);
+  for (std::size_t i = 100; i < 2000; ++i) bytes[i] = static_cast<char>(i * 31);  // inside the deflate stream
+  write_bytes(p, bytes.data(), bytes.size());
+  const std::string e = refusal(t.dir, false);
+  EXPECT_NE(e.find("t10k-images-idx3-ubyte.gz: corrupt"), std::string::npos) << e;
+  // Not gzip and not IDX at all.
+  write_bytes(p, "hello, this is no dataset", 25);
+  const std::string e2 = refusal(t.dir, false);
+  EXPECT_NE(e2.find("not an IDX file"), std::string::npos) << e2;
+}
+
+TEST(FashionMnist, LabelsThatDisagreeWithTheImagesAreRefused) {
+  TempCopy t;
+  // A valid gzip-compressed IDX of 3 labels, for 10 000 images.
+  const unsigned char idx[] = {0, 0, 8, 1, 0, 0, 0, 3, 1, 2, 3};
+  gzFile f = gzopen((t.dir / "t10k-labels-idx1-ubyte.gz").c_str(), "wb");
+  gzwrite(f, idx, sizeof idx);
+  gzclose(f);
+  const std::string e = refusal(t.dir, false);
+  EXPECT_NE(e.find("3 labels for 10000 images"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -1,0 +1,373 @@
+// The ViT trainer (core/vit_train): its gradients against finite differences and against
+// PyTorch autograd, its AdamW steps against torch.optim.AdamW (the golden file written once by
+// tests/vit/make_train_golden.py, in float64), its determinism, its sine–cosine codes, and that
+// what it saves is what load_vit() and the CPU forward read back.
+#include "core/error.hpp"
+#include "core/safetensors_write.hpp"
+#include "core/vit_cpu.hpp"
+#include "core/vit_train.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+namespace attnlab {
+namespace {
+
+const std::filesystem::path kGolden = std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests/vit/data/train/train_golden.safetensors";
+
+/// Worst |ours − ref| / (abs_scale + |ref|) over a tensor, and where.
+struct Worst {
+  double ratio = 0.0, ours = 0.0, ref = 0.0;
+  std::size_t index = 0;
+};
+
+Worst compare(std::span<const float> ours, std::span<const float> ref, double abs_scale) {
+  Worst w;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double r = std::abs(static_cast<double>(ours[i]) - ref[i]) / (abs_scale + std::abs(static_cast<double>(ref[i])));
+    if (r > w.ratio) w = {r, ours[i], ref[i], i};
+  }
+  return w;
+}
+
+double max_abs(std::span<const float> v) {
+  double m = 0.0;
+  for (const float x : v) m = std::max(m, static_cast<double>(std::abs(x)));
+  return m;
+}
+
+struct GoldenCase {
+  std::string name;
+  VitTrainShape shape;
+  VitTrainSettings settings;
+};
+
+GoldenCase golden_case(const SafetensorsFile& file, const std::string& name) {
+  const auto c = nlohmann::json::parse(file.metadata.at(name));
+  GoldenCase g;
+  g.name = name;
+  g.shape.image_rows = g.shape.image_cols = c.at("image");
+  g.shape.patch = c.at("patch");
+  g.shape.D = c.at("D");
+  g.shape.heads = c.at("heads");
+  g.shape.depth = c.at("depth");
+  g.shape.mlp_hidden = c.at("mlp_hidden");
+  g.shape.classes = c.at("classes");
+  g.shape.eps = c.at("eps");
+  g.shape.pooling = c.at("pooling") == "token" ? VitPooling::Token : VitPooling::Average;
+  const std::string pos = c.at("pos");
+  g.shape.pos = pos == "learned" ? VitPosKind::Learned : pos == "sincos" ? VitPosKind::Sincos : VitPosKind::None;
+  VitTrainSettings& s = g.settings;
+  s.lr = c.at("lr");
+  s.min_lr = c.at("min_lr");
+  s.beta1 = c.at("beta1");
+  s.beta2 = c.at("beta2");
+  s.adam_eps = c.at("adam_eps");
+  s.weight_decay = c.at("weight_decay");
+  s.warmup_steps = c.at("warmup_steps");
+  s.total_steps = c.at("total_steps");
+  s.clip_norm = c.at("clip_norm");
+  s.label_smoothing = c.at("label_smoothing");
+  return g;
+}
+
+const std::vector<float>& tensor(const SafetensorsFile& file, const std::string& name) {
+  const auto it = file.tensors.find(name);
+  if (it == file.tensors.end()) throw Error("golden file: no tensor " + name);
+  return it->second.values;
+}
+
+// Tolerances against the float64 golden (docs in the test names' comments below):
+//   gradients: |ours − ref| / (kGradAbs·max|ref| + |ref|) ≤ kGradRel, max over the tensor.
+// The reference is exact to float64; ours runs in float32 (unit roundoff 6e-8) through two
+// blocks: a gradient entry is a sum of up to T·B = 68 products per GEMM, chained through ~20
+// GEMMs, softmaxes and LayerNorms whose backward subtracts nearly equal terms. The worst
+// ratio measured was 6e-5 (the test prints it per case); 5e-4 leaves an 8× margin while a
+// wrong term (a missing factor, a transposed product, a dropped path) gives ratios of 1e-2 and
+// more. Relative to the tensor's largest entry, since an entry that is a cancellation of large
+// terms carries the absolute error of those terms, not of itself.
+constexpr double kGradRel = 5e-4, kGradAbs = 1e-2;
+// Parameters after three AdamW steps: each step moves an entry by about lr·m̂/√v̂ ≤ lr = 1e-2;
+// an error δ in a gradient entry changes m̂/√v̂ by about δ/|g| (largest for the smallest
+// gradients), so the parameters are compared with an absolute bound of 2e-5·(1 + max|p|) (the
+// worst measured: a quarter of 1e-5·(1 + max|p|)), a five-hundredth of one step, far below the 1e-2 an optimizer mistake (a wrong bias correction,
+// decay on the wrong tensor, no clipping) moves them.
+constexpr double kParamAbs = 2e-5;
+
+TEST(VitTrainGolden, GradientsAndThreeAdamWStepsMatchPyTorch) {
+  const SafetensorsFile golden = read_safetensors(kGolden);
+  const auto cases = nlohmann::json::parse(golden.metadata.at("cases"));
+  ASSERT_EQ(cases.size(), 4u);
+  const std::vector<float>& images = tensor(golden, "images");
+  std::vector<int> labels;
+  for (const float y : tensor(golden, "labels")) labels.push_back(static_cast<int>(y));
+  for (const std::string name : cases) {
+    for (const int threads : {1, 2}) {
+      SCOPED_TRACE(name + ", threads " + std::to_string(threads));
+      const GoldenCase g = golden_case(golden, name);
+      VitTrainer trainer(g.shape, g.settings, 1, threads);
+      for (const VitParam& p : trainer.params()) {
+        const std::vector<float>& init = tensor(golden, name + "/init/" + p.name);
+        ASSERT_EQ(init.size(), p.size) << p.name;
+        if (!p.trained) {  // fixed codes: ours must already be the reference's
+          const Worst w = compare(trainer.values_of(p), init, 1e-6);
+          EXPECT_LT(w.ratio, 1e-5) << p.name << " entry " << w.index << ": " << w.ours << " vs " << w.ref;
+        }
+        std::copy(init.begin(), init.end(), trainer.values_of(p).begin());
+      }
+      // Every tensor of the golden case is one of ours.
+      std::size_t golden_tensors = 0;
+      for (const auto& [n, t] : golden.tensors) golden_tensors += n.rfind(name + "/grad/", 0) == 0;
+      EXPECT_EQ(golden_tensors, trainer.params().size());
+
+      const VitStepStats s0 = trainer.compute_gradients(images, labels);
+      EXPECT_NEAR(s0.loss, tensor(golden, name + "/loss")[0], 1e-5);
+      double worst = 0.0;
+      for (const VitParam& p : trainer.params()) {
+        const std::vector<float>& ref = tensor(golden, name + "/grad/" + p.name);
+        const Worst w = compare(trainer.gradient_of(p), ref, kGradAbs * max_abs(ref) + 1e-12);
+        worst = std::max(worst, w.ratio);
+        EXPECT_LT(w.ratio, kGradRel) << p.name << " entry " << w.index << ": " << w.ours << " vs " << w.ref;
+      }
+      std::printf("%s, %d thread(s): worst gradient ratio %.2e\n", name.c_str(), threads, worst);
+      const std::vector<float>& norms = tensor(golden, name + "/grad_norms");
+      const VitStepStats u0 = trainer.apply_update();
+      EXPECT_NEAR(u0.grad_norm, norms[0], 1e-4 * norms[0]);
+      for (int step = 1; step < 3; ++step) {
+        const VitStepStats st = trainer.train_step(images, labels);
+        EXPECT_NEAR(st.grad_norm, norms[static_cast<std::size_t>(step)], 1e-4 * norms[static_cast<std::size_t>(step)]);
+      }
+      EXPECT_EQ(trainer.step(), 3);
+      worst = 0.0;
+      for (const VitParam& p : trainer.params()) {
+        const std::vector<float>& ref = tensor(golden, name + "/step3/" + p.name);
+        // The key bias's third of qkv.bias has a gradient of exactly 0 (it adds q_i·b_k to every
+        // score of row i, which the softmax ignores): both gradients are rounding noise, 1e-17
+        // in float64 and 1e-9 in float32, which Adam divides by its own size, so these entries
+        // walk by up to lr·(noise/(noise + ε)) per step, differently in each. They are checked
+        // to stay within 3·lr of their start and to have a gradient of rounding size instead.
+        const bool qkv_bias = p.name.find("attn.qkv.bias") != std::string::npos;
+        const std::size_t D = static_cast<std::size_t>(g.shape.D);
+        double abs_err = 0.0;
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+          if (qkv_bias && i >= D && i < 2 * D) {
+            EXPECT_LE(std::abs(trainer.values_of(p)[i] - tensor(golden, name + "/init/" + p.name)[i]), 3.0 * g.settings.lr);
+            EXPECT_LT(std::abs(tensor(golden, name + "/grad/" + p.name)[i]), 1e-12);
+            continue;
+          }
+          abs_err = std::max(abs_err, std::abs(static_cast<double>(trainer.values_of(p)[i]) - ref[i]));
+        }
+        const double bound = kParamAbs * (1.0 + max_abs(ref));
+        worst = std::max(worst, abs_err / bound);
+        EXPECT_LT(abs_err, bound) << p.name;
+      }
+      std::printf("%s, %d thread(s): worst parameter error after 3 steps %.2e of its bound\n", name.c_str(), threads, worst);
+    }
+  }
+}
+
+/// A tiny model with spread-out parameters (so that no gradient is trivially small).
+VitTrainer tiny_trainer(VitPooling pooling, VitPosKind pos, int threads) {
+  VitTrainShape shape;
+  shape.image_rows = shape.image_cols = 14;
+  shape.patch = 7;
+  shape.D = 8;
+  shape.heads = 2;
+  shape.depth = 2;
+  shape.mlp_hidden = 16;
+  shape.classes = 5;
+  shape.pooling = pooling;
+  shape.pos = pos;
+  VitTrainSettings settings;
+  settings.label_smoothing = 0.1;
+  VitTrainer t(shape, settings, 7, threads);
+  std::mt19937 gen(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const VitParam& p : t.params()) {
+    if (!p.trained) continue;
+    const bool norm_weight = p.name.find("norm") != std::string::npos && p.name.find(".weight") != std::string::npos;
+    for (float& v : t.values_of(p)) v = (norm_weight ? 1.0f : 0.0f) + 0.4f * normal(gen);
+  }
+  return t;
+}
+
+std::vector<float> random_images(int count, int side, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(count) * 3 * side * side);
+  for (float& x : v) x = normal(gen);
+  return v;
+}
+
+// Central differences (h = 1e-2) of the batch-mean loss for 12 random entries of every tensor.
+// The forward runs in float32: the loss (≈ 2) carries a rounding noise of about 1e-6, i.e.
+// 5e-5 in a difference quotient over 2h, and the truncation error h²·f'''/6 is of order 1e-5;
+// hence |fd − g| ≤ 1e-3 + 2e-2·|g|. A wrong gradient term is off by its whole size.
+TEST(VitTrainGradient, MatchesFiniteDifferencesForEveryKindOfTensor) {
+  const std::vector<int> labels = {0, 3, 1, 4, 2};
+  const std::vector<float> images = random_images(5, 14, 3);
+  for (const VitPooling pooling : {VitPooling::Token, VitPooling::Average})
+    for (const VitPosKind pos : {VitPosKind::Learned, VitPosKind::Sincos}) {
+      SCOPED_TRACE(std::string(pooling == VitPooling::Token ? "token" : "avg") + ", " + pos_kind_name(pos));
+      VitTrainer t = tiny_trainer(pooling, pos, 2);
+      t.compute_gradients(images, labels);
+      const std::vector<float> grad(t.gradients().begin(), t.gradients().end());
+      std::mt19937 pick(5);
+      int checked = 0;
+      for (const VitParam& p : t.params()) {
+        if (!p.trained) continue;
+        for (int k = 0; k < 12; ++k) {
+          const std::size_t i = p.offset + std::uniform_int_distribution<std::size_t>(0, p.size - 1)(pick);
+          const float keep = t.values()[i], h = 1e-2f;
+          t.values()[i] = keep + h;
+          const double up = t.compute_gradients(images, labels).loss;
+          t.values()[i] = keep - h;
+          const double down = t.compute_gradients(images, labels).loss;
+          t.values()[i] = keep;
+          const double fd = (up - down) / (2.0 * h), g = grad[i];
+          EXPECT_LE(std::abs(fd - g), 1e-3 + 2e-2 * std::abs(g)) << p.name << " entry " << i - p.offset << ": fd " << fd << ", backward " << g;
+          ++checked;
+        }
+      }
+      EXPECT_GT(checked, 250);
+    }
+}
+
+TEST(VitTrainGradient, FixedPositionCodesGetNoGradientAndNeverMove) {
+  for (const VitPosKind pos : {VitPosKind::Sincos, VitPosKind::None}) {
+    VitTrainer t = tiny_trainer(VitPooling::Token, pos, 1);
+    const VitParam& p = t.param("pos_embed");
+    EXPECT_FALSE(p.trained);
+    const std::vector<float> before(t.values_of(p).begin(), t.values_of(p).end());
+    for (int s = 0; s < 3; ++s) t.train_step(random_images(2, 14, 9), std::vector<int>{1, 2});
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), t.values_of(p).begin()));
+    EXPECT_EQ(max_abs(t.gradient_of(p)), 0.0);
+  }
+}
+
+TEST(VitTrain, SameSeedAndThreadsGiveTheSameNumbers) {
+  VitTrainShape shape;
+  shape.image_rows = shape.image_cols = 28;
+  shape.patch = 7;
+  shape.D = 16;
+  shape.heads = 2;
+  shape.depth = 2;
+  shape.mlp_hidden = 32;
+  VitTrainSettings settings;
+  settings.warmup_steps = 2;
+  settings.total_steps = 5;
+  auto run = [&](int threads, std::uint64_t seed) {
+    VitTrainer t(shape, settings, seed, threads);
+    std::vector<double> losses;
+    for (int s = 0; s < 4; ++s)
+      losses.push_back(t.train_step(random_images(6, 28, 20 + s), std::vector<int>{0, 1, 2, 3, 4, 5}).loss);
+    return std::make_pair(losses, std::vector<float>(t.values().begin(), t.values().end()));
+  };
+  const auto a = run(2, 1), b = run(2, 1), c = run(2, 2), d = run(1, 1);
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.second, b.second);
+  EXPECT_NE(a.second, c.second);
+  // One thread sums the batch in another order: the same to rounding.
+  for (std::size_t i = 0; i < a.first.size(); ++i) EXPECT_NEAR(a.first[i], d.first[i], 1e-5);
+  EXPECT_LT(a.first.back(), a.first.front());  // it learns something even on random images
+}
+
+TEST(VitTrain, InitIsTimms) {
+  VitTrainShape shape;
+  shape.D = 64;
+  shape.depth = 2;
+  shape.mlp_hidden = 256;
+  VitTrainer t(shape, {}, 3, 1);
+  auto stddev = [&](const std::string& name) {
+    const auto v = t.values_of(t.param(name));
+    double s = 0.0, s2 = 0.0;
+    for (const float x : v) s += x, s2 += static_cast<double>(x) * x;
+    const double n = static_cast<double>(v.size());
+    return std::sqrt(s2 / n - (s / n) * (s / n));
+  };
+  EXPECT_NEAR(stddev("blocks.0.attn.qkv.weight"), 0.02, 0.001);
+  EXPECT_NEAR(stddev("pos_embed"), 0.02, 0.002);
+  EXPECT_NEAR(stddev("head.weight"), 0.02, 0.003);
+  EXPECT_LT(max_abs(t.values_of(t.param("cls_token"))), 1e-5);
+  EXPECT_EQ(max_abs(t.values_of(t.param("blocks.1.mlp.fc1.bias"))), 0.0);
+  const auto ln = t.values_of(t.param("blocks.1.norm2.weight"));
+  EXPECT_TRUE(std::all_of(ln.begin(), ln.end(), [](float x) { return x == 1.0f; }));
+  EXPECT_LE(max_abs(t.values_of(t.param("patch_embed.proj.weight"))), 1.0 / std::sqrt(48.0));
+  EXPECT_GT(max_abs(t.values_of(t.param("patch_embed.proj.weight"))), 0.9 / std::sqrt(48.0));
+  // Decay on matrices only.
+  for (const VitParam& p : t.params()) EXPECT_EQ(p.decay, p.shape.size() >= 2 && p.name != "cls_token" && p.name != "pos_embed") << p.name;
+}
+
+TEST(VitTrain, LearningRateWarmsUpThenFollowsTheCosine) {
+  VitTrainSettings s;
+  s.lr = 1.0;
+  s.min_lr = 0.0;
+  s.warmup_steps = 4;
+  s.total_steps = 14;
+  EXPECT_DOUBLE_EQ(vit_learning_rate(s, 0), 0.25);
+  EXPECT_DOUBLE_EQ(vit_learning_rate(s, 3), 1.0);
+  EXPECT_DOUBLE_EQ(vit_learning_rate(s, 4), 1.0);
+  EXPECT_NEAR(vit_learning_rate(s, 9), 0.5, 1e-12);
+  EXPECT_NEAR(vit_learning_rate(s, 14), 0.0, 1e-12);
+  EXPECT_NEAR(vit_learning_rate(s, 20), 0.0, 1e-12);
+}
+
+TEST(VitTrain, RefusesShapesThatCannotWork) {
+  auto refused = [](auto edit) {
+    VitTrainShape s;
+    edit(s);
+    try {
+      VitTrainer t(s, {}, 1, 1);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused([](VitTrainShape& s) { s.heads = 3; }).find("heads do not divide D"), std::string::npos);
+  EXPECT_NE(refused([](VitTrainShape& s) { s.patch = 5; }).find("does not divide"), std::string::npos);
+  EXPECT_NE(refused([](VitTrainShape& s) { s.D = 6, s.heads = 2, s.pos = VitPosKind::Sincos; }).find("multiple of 4"), std::string::npos);
+  EXPECT_NE(refused([](VitTrainShape& s) { s.depth = 0; }).find("depth"), std::string::npos);
+}
+
+// What the trainer saves is what load_vit() reads, and the CPU forward on the read model gives
+// the trainer's own logits (the same model, two implementations of its forward pass).
+TEST(VitTrain, SavedCheckpointLoadsAndGivesTheTrainersLogits) {
+  for (const VitPooling pooling : {VitPooling::Token, VitPooling::Average}) {
+    VitTrainer t = tiny_trainer(pooling, VitPosKind::Learned, 2);
+    const auto dir = std::filesystem::temp_directory_path() / ("attnlab_train_ckpt_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    write_safetensors(dir / "model.safetensors", t.tensors());
+    const std::array<float, 3> mean{0.5f, 0.5f, 0.5f}, sd{0.25f, 0.25f, 0.25f};
+    write_file_atomically(dir / "config.json", vit_train_config_json(t.shape(), mean, sd, {"a", "b", "c", "d", "e"}));
+    const VitModel model = load_vit(dir);
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(model.arch.pooling, pooling);
+    EXPECT_EQ(model.arch.heads, 2);
+    EXPECT_EQ(model.arch.depth, 2);
+    EXPECT_EQ(model.arch.classes, 5);
+    EXPECT_EQ(model.arch.labels[3], "d");
+    EXPECT_EQ(model.arch.pos_layout, PosLayout::AllTokens);
+    // One image through both: the runner takes an Image (pixels in [0,1]) and normalizes it.
+    Image img;
+    img.width = img.height = 14;
+    img.rgb.resize(14 * 14 * 3);
+    std::mt19937 gen(4);
+    for (float& v : img.rgb) v = std::uniform_real_distribution<float>(0.0f, 1.0f)(gen);
+    std::vector<float> chw(3 * 14 * 14);
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < 14 * 14; ++i) chw[static_cast<std::size_t>(c) * 196 + i] = (img.rgb[static_cast<std::size_t>(i) * 3 + c] - 0.5f) / 0.25f;
+    const Matrix ours = t.logits(chw, 1);
+    VitCpuRunner runner(1);
+    const VitPass pass = runner.run(model, vit_input(model, img), vit_memory_budget());
+    ASSERT_EQ(pass.logits.size(), 5u);
+    for (int c = 0; c < 5; ++c) EXPECT_NEAR(pass.logits[static_cast<std::size_t>(c)], ours(0, c), 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace attnlab
