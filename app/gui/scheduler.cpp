@@ -70,16 +70,16 @@ void Scheduler::loop() {
       ++running_;
     }
     job.run(*job.stop);  // a packaged_task: what it throws is kept for the continuation
-    std::function<void()> wake;
     {
       const std::lock_guard lock(mutex_);
       --running_;
       const auto it = wanted_.find(job.key);
       if (it != wanted_.end() && it->second.first == job.id) finished_.push_back(std::move(job));
-      wake = wake_;
+      // Woken under the lock, so that whoever sees the result (wait, drain) knows the wake was
+      // sent (glfwPostEmptyEvent: thread-safe, never calls back into the scheduler).
+      if (wake_) wake_();
     }
     result_ready_.notify_all();
-    if (wake) wake();
   }
 }
 

@@ -25,7 +25,9 @@ namespace attnlab::app {
 class Scheduler {
  public:
   /// Starts `threads` pool threads (at least 1). `wake` is called from a pool thread whenever a
-  /// result is ready (the window passes glfwPostEmptyEvent so that its event wait returns).
+  /// result is ready, under the scheduler's lock (so wait() and drain() never see a result before its
+  /// wake was sent): it must not call into the scheduler (the window passes glfwPostEmptyEvent
+  /// so that its event wait returns).
   explicit Scheduler(int threads = 2, std::function<void()> wake = {});
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
