@@ -17,4 +17,10 @@ Matrix fuse_heads(int heads, HeadFusion fusion, const std::function<Matrix(int)>
   return fused;
 }
 
+std::string token_label(const SourceGrid& grid, int token) {
+  if (token < grid.prefix) return token == 0 ? "CLS" : "register " + std::to_string(token - 1);
+  const int j = token - grid.prefix;
+  return "patch (" + std::to_string(j % grid.cols) + "," + std::to_string(j / grid.cols) + ")";
+}
+
 }  // namespace attnlab

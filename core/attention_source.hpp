@@ -22,6 +22,11 @@ struct SourceGrid {
   int T() const { return prefix + N(); }
 };
 
+/// A token in words, the same in every window, export and command line: "CLS" (token 0),
+/// "register 0" (token 1: registers count from 0, as `attnlab vit --query reg0`), "patch (4,5)"
+/// (col, row of the grid, from 0). `token` in 0 … T − 1.
+std::string token_label(const SourceGrid& grid, int token);
+
 class AttentionSource {
  public:
   virtual ~AttentionSource() = default;

@@ -28,7 +28,7 @@
   /* The token layout of TokenLayout (tokenize.comp). */                                 \
   X(TOKEN_D, TokenLayout::d)                                                             \
   X(RANDOM_DIMS, TokenLayout::kRandomDims)                                               \
-  /* What attend.comp and attend_rows.comp compute (core/gpu/engine.cpp). */             \
+  /* What attend.comp and attend_rows.comp compute (core/gpu/hand_made_gpu_engine.cpp). */             \
   X(MODE_ROW, 0)                                                                         \
   X(MODE_OUTPUT, 2)                                                                      \
   X(MODE_EXTERNAL, 3)                                                                    \

@@ -218,6 +218,7 @@ enum class HeadFusion { Mean, Max, Min };
 struct HeadChoice {
   int head = -1;                  ///< ≥ 0: that head
   HeadFusion fusion = HeadFusion::Mean;  ///< when head < 0
+  bool operator==(const HeadChoice&) const = default;
 };
 
 /// Row `query` of every head's A in layer `layer`: H × T values, head after head (eq. 26.20,

@@ -51,5 +51,5 @@ shot vit-fashion-shirt assets/fashion_vit/images/04_shirt.png 0
 shot vit-fashion-bag assets/fashion_vit/images/14_bag.png 0
 shot vit-safari-grid assets/safari.jpg 56
 shot vit-safari-rollout assets/safari.jpg 56 r
-shot vit-safari-masks assets/safari.jpg 56 1 d
+shot vit-safari-masks assets/safari.jpg 56 0 d
 shot vit-safari-norms assets/safari.jpg 56 Prior n

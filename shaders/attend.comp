@@ -25,7 +25,7 @@ layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };
 layout(std430, binding = 6) writeonly buffer AuxBuffer { float Aux[]; };   // logits (+ empty flags)
 layout(std430, binding = 7) readonly buffer QueryBuffer { float q_ext[]; };  // MODE_EXTERNAL: the query (m)
 
-layout(std140, binding = 0) uniform Params {  // AttendParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // AttendParams in core/gpu/hand_made_gpu_engine.cpp
   int u_mode, u_N, u_query, u_head, u_heads, u_cols, u_mask_kind, u_radius;
   float u_temperature;
 };

@@ -27,7 +27,7 @@ layout(binding = 4) uniform usamplerBuffer u_keep; // R32UI: per key, 1 = kept
 layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };       // the tile, row-major
 layout(std430, binding = 6) writeonly buffer SumBuffer { float row_sums[]; };  // S per tile row (0: empty row)
 
-layout(std140, binding = 0) uniform Params {  // AttendMatrixParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // AttendMatrixParams in core/gpu/hand_made_gpu_engine.cpp
   int u_N, u_row_base, u_row_count;
   int u_qk_offset, u_m, u_stride;  // in floats; offset and stride are multiples of 4
   int u_cols, u_mask_kind, u_radius;

@@ -14,7 +14,7 @@ layout(binding = 3) uniform samplerBuffer u_V;     // RGB32F: every head's V, N 
 layout(binding = 4) uniform usamplerBuffer u_keep; // R32UI: per key, 1 = kept
 layout(std430, binding = 5) writeonly buffer OutBuffer { float Out[]; };  // OUTPUT: heads × N × 3
 
-layout(std140, binding = 0) uniform Params {  // AttendRowsParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // AttendRowsParams in core/gpu/hand_made_gpu_engine.cpp
   int u_mode, u_N, u_head, u_row_base, u_row_count;
   int u_qk_offset, u_m, u_stride;  // in floats; offset and stride are multiples of 4
   int u_cols, u_mask_kind, u_radius;

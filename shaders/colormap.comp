@@ -8,7 +8,7 @@ layout(std430, binding = 1) readonly buffer Table { float lut[]; };    // 256 ×
 layout(std430, binding = 2) readonly buffer KeepBuffer { uint keep[]; };
 layout(rgba8, binding = 0) writeonly uniform image2D u_out;
 
-layout(std140, binding = 0) uniform Params {  // ColormapParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // ColormapParams in core/gpu/hand_made_gpu_engine.cpp
   int u_offset, u_count, u_cols, u_norm;
   int u_mask_kind, u_radius, u_query;  // u_query < 0: no mask
 };

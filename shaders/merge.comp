@@ -6,7 +6,7 @@ layout(std430, binding = 0) readonly buffer HeadOutputs { float T_outs[]; };
 layout(std430, binding = 1) readonly buffer MergeWeights { float W_MSA[]; };  // (k·3) × 3
 layout(std430, binding = 2) writeonly buffer Merged { float T_out[]; };      // N × 3
 
-layout(std140, binding = 0) uniform Params {  // MergeParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // MergeParams in core/gpu/hand_made_gpu_engine.cpp
   int u_N, u_heads;
 };
 

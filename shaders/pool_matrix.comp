@@ -1,5 +1,5 @@
 // The attention matrix A of one head (eq. 26.20 with τ and the mask) pooled to an S×S image for
-// the screen, without ever storing its N² weights (AttentionEngine::pool_matrix_rows). Image
+// the screen, without ever storing its N² weights (HandMadeGpuEngine::pool_matrix_rows). Image
 // pixel (r, c) stands for the b×b block of cells with rows [r·b, min(r·b + b, N)) and columns
 // [c·b, min(c·b + b, N)), as core/structure.hpp's BlockImage. One call covers a band of image
 // rows [u_first, u_first + u_count), i.e. matrix rows from u_first·b, in three passes that
@@ -26,7 +26,7 @@ layout(std430, binding = 5) buffer StatsBuffer { vec2 stats[]; };            // 
 layout(std430, binding = 6) writeonly buffer ValueBuffer { float values[]; };  // u_count × u_side
 layout(std430, binding = 7) writeonly buffer FlagBuffer { uint flags[]; };     // u_count × u_side
 
-layout(std140, binding = 0) uniform Params {  // PoolMatrixParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // PoolMatrixParams in core/gpu/hand_made_gpu_engine.cpp
   int u_pass, u_N, u_block, u_side, u_first, u_count, u_pooling;
   int u_qk_offset, u_m, u_stride;  // in floats; offset and stride are multiples of 4
   int u_cols, u_mask_kind, u_radius;

@@ -8,7 +8,7 @@ layout(std430, binding = 0) readonly buffer XBuffer { float X[]; };        // N 
 layout(std430, binding = 1) readonly buffer WBuffer { float W[]; };        // all heads' matrices
 layout(std430, binding = 2) writeonly buffer OutBuffer { float Out[]; };   // all heads' Q, K or V
 
-layout(std140, binding = 0) uniform Params {  // ProjectParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // ProjectParams in core/gpu/hand_made_gpu_engine.cpp
   int u_N, u_D, u_m, u_stride, u_w_offset, u_out_offset;
 };
 

@@ -9,7 +9,7 @@ layout(std430, binding = 0) buffer XBuffer { float X[]; };
 layout(std430, binding = 1) readonly buffer WTokBuffer { float W_tok[]; };  // R × 3K²
 layout(std430, binding = 2) readonly buffer WPosBuffer { float W_pos[]; };  // d × np
 
-layout(std140, binding = 0) uniform Params {  // TokenizeParams in core/gpu/engine.cpp
+layout(std140, binding = 0) uniform Params {  // TokenizeParams in core/gpu/hand_made_gpu_engine.cpp
   int u_N, u_cols, u_K, u_width, u_height, u_P, u_sincos, u_add;
   float u_B;
 };

@@ -5,6 +5,7 @@
 #include "core/reference.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -60,6 +61,17 @@ void read_value(const nlohmann::json& v, T& out, const std::string& key) {
     read_value(v.at("col"), out.col, key + ".col");
     read_value(v.at("row"), out.row, key + ".row");
     if (out.col < 0 || out.row < 0) throw Error("setting '" + key + "' is out of range");
+  } else if constexpr (std::is_same_v<T, HeadChoice>) {  // a head from 0, or "mean", "max", "min" over the heads
+    if (v.is_string()) {
+      const std::string f = v.get<std::string>();
+      if (f != "mean" && f != "max" && f != "min") throw Error("setting '" + key + "' must be a head (0, 1, …) or mean, max or min");
+      out = HeadChoice{-1, f == "mean" ? HeadFusion::Mean : f == "max" ? HeadFusion::Max : HeadFusion::Min};
+    } else {
+      int h = 0;
+      read_value(v, h, key);
+      if (h < 0) throw Error("setting '" + key + "' is out of range");
+      out = HeadChoice{h, HeadFusion::Mean};
+    }
   } else if constexpr (std::is_same_v<T, std::map<std::string, bool>>) {
     if (!v.is_object()) throw Error("setting '" + key + "' must be an object");
     T items;
@@ -116,8 +128,12 @@ struct FlagTo {
 constexpr unsigned kQuery = kFlagsRow | kFlagsRender;          // the hand-made heads' commands
 constexpr unsigned kPicture = kFlagsRender | kFlagsRenderModel;  // the commands that draw
 
-std::string head_field_name(const int& h) { return std::string(head_name(static_cast<HeadKind>(h))); }
-void parse_head_field(const std::string& t, int& h) { h = static_cast<int>(parse_head(t)); }
+std::string source_field_name(const ShownSource& s) { return s == ShownSource::Vit ? "vit" : "hand_made"; }
+void parse_source_field(const std::string& t, ShownSource& s) {
+  if (t == "vit") s = ShownSource::Vit;
+  else if (t == "hand_made") s = ShownSource::HandMade;
+  else throw Error("unknown source '" + t + "' (hand_made, vit)");
+}
 std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
 void parse_edge_field(const std::string& t, EdgeMode& e) { e = parse_edge_mode(t); }
 std::string mask_field_name(const MaskKind& k) { return std::string(mask_kind_name(k)); }
@@ -136,6 +152,18 @@ template <int Lo, int Hi>
 void int_flag(const std::string& t, const std::string& f, int& v) { v = parse_int(t, f, Lo, Hi); }
 void seed_flag(const std::string& t, const std::string& f, std::uint32_t& v) { v = static_cast<std::uint32_t>(parse_int(t, f, 0, 2147483647)); }
 void path_flag(const std::string& t, const std::string&, std::filesystem::path& v) { v = t; }
+// A hand-made head by its name (colour, position, …) or its number, 0 … 5.
+void hand_made_head_flag(const std::string& t, const std::string& f, HeadChoice& v) {
+  if (!t.empty() && std::isdigit(static_cast<unsigned char>(t[0]))) {
+    v = HeadChoice{parse_int(t, f, 0, kHeadCount - 1), HeadFusion::Mean};
+    return;
+  }
+  try {
+    v = HeadChoice{static_cast<int>(parse_head(t)), HeadFusion::Mean};
+  } catch (const Error& e) {
+    throw Error(f + ": " + e.what());
+  }
+}
 void cell_flag(const std::string& t, const std::string& f, Cell& v) {
   const auto cell = parse_cell(t, f);
   v = {cell[0], cell[1]};
@@ -175,10 +203,13 @@ void for_each_field(State& s, Field&& field) {
   field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery});
   field("temperature", a.temperature, Flag<float>{"--temperature", kQuery, temperature_flag});
   field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery, seed_flag});
-  field("head", named(s.main_head, head_field_name, parse_head_field), Flag<int>{"--head", kQuery});
-  field("query", s.query, Flag<Cell>{"--query", kQuery, cell_flag});
-  field("query_pinned", s.query_pinned);
-  field("pinned", s.pinned);
+  // The hand-made heads' choice (one layer; heads 0 … 5, as HeadKind): --head and --query.
+  field("hand_made.layer", s.hand_made.layer);
+  field("hand_made.head", s.hand_made.head, Flag<HeadChoice>{"--head", kQuery, hand_made_head_flag});
+  field("hand_made.token", s.hand_made.prefix_token);
+  field("hand_made.cell", s.hand_made.cell, Flag<Cell>{"--query", kQuery, cell_flag});
+  field("hand_made.query_pinned", s.hand_made.query_pinned);
+  field("hand_made.pins", s.hand_made.pins);
   field("mask.kind", named(a.mask.kind, mask_field_name, parse_mask_field), FlagTo<State>{"--mask", kQuery, s, mask_flag});
   field("mask.radius", a.mask.radius);
   field("mask.ratio", a.mask.ratio);
@@ -208,15 +239,16 @@ void for_each_field(State& s, Field&& field) {
   field("classroom.panels.diagnostics", s.show_diagnostics);
   field("views", s.open_views);
   field("tour_step", s.tour_step);
-  field("vit.source", s.vit_source);
+  field("source", named(s.source, source_field_name, parse_source_field));
   field("vit.model", s.model_path);
-  // render --model's --layer, --head and --query are the ViT's, read once the model is loaded
-  // (their ranges are the model's): app/gui/render_commands.cpp, apply_vit_choices.
-  field("vit.layer", s.vit_layer);
-  field("vit.head", s.vit_head);
-  field("vit.token", s.vit_token);
-  field("vit.cell", s.vit_cell);
-  field("vit.pinned", s.vit_pinned);
+  // The ViT's choice. render --model's --layer, --head and --query set it once the model is
+  // loaded (their ranges are the model's): app/gui/render_commands.cpp, apply_vit_choices.
+  field("vit.layer", s.vit.layer);
+  field("vit.head", s.vit.head);
+  field("vit.token", s.vit.prefix_token);
+  field("vit.cell", s.vit.cell);
+  field("vit.query_pinned", s.vit.query_pinned);
+  field("vit.pins", s.vit.pins);
   field("vit.tab", s.vit_tab);
   field("vit.rollout", s.vit_rollout);
   field("vit.masks", s.vit_masks);
@@ -235,6 +267,10 @@ nlohmann::json to_value(const T& v) {
   return v;
 }
 nlohmann::json to_value(const Cell& c) { return {{"col", c.col}, {"row", c.row}}; }
+nlohmann::json to_value(const HeadChoice& h) {
+  if (h.head >= 0) return h.head;
+  return h.fusion == HeadFusion::Max ? "max" : h.fusion == HeadFusion::Min ? "min" : "mean";
+}
 nlohmann::json to_value(const std::filesystem::path& p) { return p.string(); }
 template <class T>
 nlohmann::json to_value(const Named<T>& n) {
@@ -303,6 +339,8 @@ std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
 
 }  // namespace
 
+nlohmann::json head_choice_json(HeadChoice head) { return to_value(head); }
+
 nlohmann::json to_json(const Document& s) {
   nlohmann::json j = nlohmann::json::object();
   for_each_field(s, [&](const std::string& path, const auto& value, const auto&...) {
@@ -311,7 +349,49 @@ nlohmann::json to_json(const Document& s) {
   return j;
 }
 
-void apply_json(const nlohmann::json& j, Document& out) {
+nlohmann::json migrate_json(const nlohmann::json& in) {
+  if (!in.is_object()) return in;
+  nlohmann::json j = in;
+  // Moves the value at old path `from` to `to` (translated by `how`) unless `to` is there already.
+  auto relocate = [&](const std::string& from, const std::string& to, auto how) {
+    const auto f = pointer(from), t = pointer(to);
+    if (!j.contains(f)) return;
+    nlohmann::json v = how(j.at(f));
+    j.at(f.parent_pointer()).erase(f.back());
+    if (!j.contains(t)) j[t] = std::move(v);
+  };
+  auto same = [](const nlohmann::json& v) { return v; };
+  // Before issue 28 the hand-made heads' head was its name ("colour") at `head`, the query at
+  // `query`, the pinned queries at `pinned`; `query_pinned` was shared by both sources.
+  if (j.contains("query_pinned") && !j.contains(pointer("vit.query_pinned")) && j.contains("vit") && j["vit"].is_object())
+    j["vit"]["query_pinned"] = j["query_pinned"];
+  relocate("query_pinned", "hand_made.query_pinned", same);
+  relocate("query", "hand_made.cell", same);
+  relocate("pinned", "hand_made.pins", same);
+  relocate("head", "hand_made.head", [](const nlohmann::json& v) -> nlohmann::json {
+    if (!v.is_string()) return v;
+    try {
+      return static_cast<int>(parse_head(v.get<std::string>()));
+    } catch (const Error& e) {
+      throw Error(std::string("setting 'head': ") + e.what());
+    }
+  });
+  // `vit.source` (a bool) is `source`; `vit.head` was −1/−2/−3 for the heads' mean/max/min.
+  relocate("vit.source", "source", [](const nlohmann::json& v) -> nlohmann::json {
+    return v.is_boolean() ? nlohmann::json(v.get<bool>() ? "vit" : "hand_made") : v;
+  });
+  if (const auto h = pointer("vit.head"); j.contains(h) && j.at(h).is_number_integer() && j.at(h).get<std::int64_t>() < 0) {
+    const std::int64_t old = j.at(h).get<std::int64_t>();
+    if (old == -1) j[h] = "mean";
+    else if (old == -2) j[h] = "max";
+    else if (old == -3) j[h] = "min";
+  }
+  relocate("vit.pinned", "vit.pins", same);
+  return j;
+}
+
+void apply_json(const nlohmann::json& j_in, Document& out) {
+  const nlohmann::json j = migrate_json(j_in);
   Document s = out;
   std::string key;
   try {
@@ -337,13 +417,14 @@ void apply_json(const nlohmann::json& j, Document& out) {
     throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
   }
   validate(s.attention);
-  if (s.main_head < 0 || s.main_head >= kHeadCount) throw Error("setting 'head' is out of range");
+  const SourceChoice& h = s.hand_made;
+  if (h.layer != 0) throw Error("setting 'hand_made.layer' is out of range (the hand-made heads are one layer, 0)");
+  if (h.head.head < 0 || h.head.head >= kHeadCount) throw Error("setting 'hand_made.head' is out of range (0 … 5)");
+  if (h.prefix_token != -1) throw Error("setting 'hand_made.token' is out of range (the hand-made heads have no prefix tokens: -1)");
   if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
-  if (s.vit_layer < -1) throw Error("setting 'vit.layer' is out of range");
-  if (s.vit_head < kVitHeadMin) throw Error("setting 'vit.head' is out of range");
+  if (s.vit.layer < -1) throw Error("setting 'vit.layer' is out of range");
   if (s.vit_tab < 0 || s.vit_tab > 3) throw Error("setting 'vit.tab' is out of range");
-  if (s.vit_token < -1) throw Error("setting 'vit.token' is out of range");
-  if (s.vit_cell.col < 0 || s.vit_cell.row < 0) throw Error("setting 'vit.cell' is out of range");
+  if (s.vit.prefix_token < -1) throw Error("setting 'vit.token' is out of range");
   if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");
   if (s.vit_resize < 0 || s.vit_resize > 4096) throw Error("setting 'vit.resize' must be 0…4096 pixels");
   if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;

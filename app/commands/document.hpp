@@ -27,16 +27,29 @@ struct Cell {
   bool operator==(const Cell&) const = default;
 };
 
-/// The fused choices of Document::vit_head.
-inline constexpr int kVitHeadMean = -1, kVitHeadMax = -2, kVitHeadMin = -3;
+/// What a source's main map shows, the same struct for every source (the hand-made heads: one
+/// layer, six heads; a ViT: L layers × H heads, prefix tokens before its patches). Layers, heads,
+/// registers and patches are all counted from 0, as the checkpoint's tensor names (`blocks.0`),
+/// the command line and the sidecars count them. The window's keys act on it
+/// (app/gui/source_choice.hpp), the map views read and write it, the field table saves it.
+struct SourceChoice {
+  int layer = 0;          ///< 0 … layers − 1; -1: the last layer (what a newly opened ViT shows)
+  HeadChoice head{0, HeadFusion::Mean};  ///< head ≥ 0: that head; head < 0: its fusion over all heads
+  int prefix_token = -1;  ///< the query when ≥ 0: 0 the CLS token, 1 … the registers (register r is 1 + r); -1: the patch `cell`
+  Cell cell{0, 0};        ///< the patch query (col, row of the source's grid) when prefix_token < 0
+  bool query_pinned = false;  ///< false: the patch query follows the pointer over the map
+  std::vector<Cell> pins;     ///< patch queries compared side by side (the pinned view)
+  bool operator==(const SourceChoice&) const = default;
+};
+
+/// Which source the window's map views draw. A model being trained will be a third.
+enum class ShownSource { HandMade, Vit };
 
 struct Document {
-  // --- the attention math (core Settings) and the query
+  // --- the attention math (core Settings) and the hand-made heads' choice
   Settings attention;
-  Cell query{12, 8};
-  bool query_pinned = false;  ///< false: the query follows the mouse over the image
-  int main_head = 0;          ///< HeadKind shown in the image view
-  std::vector<Cell> pinned;   ///< queries compared side by side (pinned view)
+  /// The hand-made heads: layer 0, heads 0 … 5 (HeadKind), the query a patch.
+  SourceChoice hand_made{0, HeadChoice{0, HeadFusion::Mean}, -1, Cell{12, 8}, false, {}};
 
   // --- display
   Colormap colormap = kDefaultColormap;
@@ -57,15 +70,12 @@ struct Document {
   int tour_step = -1;  ///< index into the teaching views, -1 = no tour
 
   // --- a real ViT (the loaded checkpoint's layers and heads as the attention source)
-  bool vit_source = false;          ///< draw the loaded ViT's attention instead of the hand-made heads
+  ShownSource source = ShownSource::HandMade;  ///< the source the map views draw (the ViT once a model has run)
   std::filesystem::path model_path;  ///< the checkpoint (a .safetensors file or a model folder)
-  int vit_layer = -1;               ///< 0-based block; -1: the last one
-  int vit_head = kVitHeadMean;      ///< ≥ 0: one head; kVitHeadMean/Max/Min: fused over heads
-  int vit_token = 0;                ///< query token: 0 CLS, 1… registers; -1: the patch vit_cell
-  Cell vit_cell{0, 0};              ///< the patch query on the ViT's grid
-  std::vector<Cell> vit_pinned;     ///< patch queries compared side by side (ViT grid)
+  /// The ViT's choice: the last layer, the heads' mean and the CLS query until changed.
+  SourceChoice vit{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
   int vit_tab = 0;                  ///< the ViT's lower view: 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step
-  bool vit_rollout = false;         ///< the main map shows attention rollout up to vit_layer
+  bool vit_rollout = false;         ///< the main map shows attention rollout up to vit.layer
   bool vit_masks = false;           ///< DINO-style outlines of the patches holding vit_mass of the CLS row
   float vit_mass = 0.6f;            ///< share of the attention mass the outlines keep, 0…1
   bool vit_norms = false;           ///< the main map shows ‖x‖ of the layer's output tokens
@@ -84,12 +94,25 @@ struct Document {
   std::vector<std::array<int, 2>> painted_cells;
 };
 
+/// The choice of the source the map views draw.
+inline SourceChoice& shown_choice(Document& d) { return d.source == ShownSource::Vit ? d.vit : d.hand_made; }
+inline const SourceChoice& shown_choice(const Document& d) { return d.source == ShownSource::Vit ? d.vit : d.hand_made; }
+
+/// A head as the JSON has it: its number (from 0), or "mean", "max", "min" for a fusion of heads.
+nlohmann::json head_choice_json(HeadChoice head);
+
 /// JSON of every persistent setting (the sidecar of an export, and remembered settings).
 nlohmann::json to_json(const Document& d);
 
-/// Applies what `j` holds onto `d` (missing keys keep their values). Throws Error (with the
+/// Applies what `j` holds onto `d` (missing keys keep their values). Settings saved before issue 28
+/// (`query`, `query_pinned`, `main_head` as `head`, `pinned`, `vit.source`, `vit.head` as −1/−2/−3
+/// for mean/max/min, `vit.pinned`) are read as what they were (migrate_json). Throws Error (with the
 /// key) on a value of the wrong type or out of range; `d` is unchanged then.
 void apply_json(const nlohmann::json& j, Document& d);
+
+/// `j` with the keys of settings saved before issue 28 moved to where the document keeps them
+/// now (and their values translated); keys already in the new places win.
+nlohmann::json migrate_json(const nlohmann::json& j);
 
 /// The commands that take a field's flag (a bit each; a flag lists the commands it belongs to).
 enum FlagCommand : unsigned {

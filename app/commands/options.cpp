@@ -51,8 +51,8 @@ Options of row:
   --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file
   --patch K             patch size in pixels (default 16)
   --query COL,ROW       the query patch, column and row from 0 at the top left
-  --head NAME           colour (default, fig. 26.12), position, colour+position, texture,
-                        random, custom
+  --head NAME|H         colour (default, fig. 26.12), position, colour+position, texture,
+                        random, custom; or their numbers 0 … 5 (counted from 0)
   --mask MASK           none (default), causal (j <= i), strict (j < i), window:R,
                         random:RATIO[:SEED], painted:C,R;C,R;...
   --pos MODE            positional codes: none (default), concat (q' = [q; lambda p]), add

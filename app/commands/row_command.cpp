@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/context.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/reference.hpp"
 
 #include <cstdio>
@@ -22,9 +22,9 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
   const Image image = load_image(d.image_path);
   Settings settings = d.attention;
   const ModelSetup probe = make_setup(image.width, image.height, settings);  // validates K, settings
-  const int i = token_at(probe.grid, d.query.col, d.query.row);
+  const int i = token_at(probe.grid, d.hand_made.cell.col, d.hand_made.cell.row);
   settings.mask.painted = painted_indices(d.painted_cells, probe.grid);
-  const int h = d.main_head;
+  const int h = d.hand_made.head.head;
   std::unique_ptr<HeadlessContext> context;
   try {
     context = std::make_unique<HeadlessContext>();
@@ -32,12 +32,10 @@ std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
     std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
   }
   if (context) {
-    AttentionEngine engine;
-    engine.set_settings(settings);
-    engine.set_image(image);
-    engine.set_query(i);
-    const auto w = engine.rows().head(h);
-    if (engine.rows().empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
+    HandMadeGpuEngine engine(image, settings);
+    const RowSet& rows = engine.rows(i);
+    const auto w = rows.head(h);
+    if (rows.empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
     return {std::vector<float>(w.begin(), w.end()), engine.grid()};
   }
   const Reference ref(image, settings);

@@ -8,6 +8,7 @@ namespace attnlab::app {
 void AppState::show_error(const std::string& message) {
   ui.banner = message;
   ui.banner_since = std::chrono::steady_clock::now();
+  commands.redraw();  // the banner sizes itself over two frames (AlwaysAutoResize)
   std::fprintf(stderr, "attnlab: %s\n", message.c_str());  // also in the terminal's (or a log's) history
 }
 

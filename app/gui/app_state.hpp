@@ -5,9 +5,11 @@
 // field table); beside it, each in its own part: UI state, the command queue, the last frame's
 // report.
 #include "app/commands/document.hpp"
+#include "core/tokens.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -59,8 +61,11 @@ class Commands {
   bool empty() const { return queue_.empty(); }
   /// Takes the commands of `kind` off the queue; the latest one, or nullopt when none waits.
   std::optional<Command> take(Kind kind);
-  /// Work under way (a worker thread, a pass spread over frames, a debounce) asks for the next
-  /// frame at once instead of when the next event comes; the main loop takes it once per frame.
+  /// Whatever changed the document or a source without an input event (a finished job, an
+  /// opened file, a banner) and work under way (a worker thread, a pass spread over frames, a
+  /// debounce, a toast on screen) asks for the next frame at once instead of when the next event
+  /// comes; the main loop takes it once per frame (App::end_frame). Input events ask for their
+  /// own (App::input_arrived).
   void redraw() { redraw_ = true; }
   bool take_redraw() { return std::exchange(redraw_, false); }
   bool redraw_pending() const { return redraw_; }
@@ -97,9 +102,17 @@ struct AppState : Document {
   UiState ui;
   Commands commands;
   FrameReport report;
-  /// Shows `message` in the banner and prints it on stderr as "attnlab: <message>".
+  /// Shows `message` in the banner (asking for the next frame at once) and prints it on stderr
+  /// as "attnlab: <message>".
   void show_error(const std::string& message);
 };
+
+/// The hand-made heads' query token i on `grid`, as the document chooses it (the cell kept
+/// inside the grid): what every view passes down to HandMadeSession and the shaders. The one
+/// place that reads the document's query for the hand-made heads.
+inline int hand_made_query(const AppState& s, const PatchGrid& grid) {
+  return grid.index(std::clamp(s.hand_made.cell.col, 0, grid.cols - 1), std::clamp(s.hand_made.cell.row, 0, grid.rows - 1));
+}
 
 /// True while the last export's confirmation (s.status) is on screen: for 4 s after it was set.
 inline bool toast_showing(const AppState& s) {

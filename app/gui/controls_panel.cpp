@@ -1,4 +1,5 @@
 // The controls panel: every setting acts at once.
+#include "app/gui/keys.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/setting_widgets.hpp"
 
@@ -38,7 +39,7 @@ bool section(const char* title, ImGuiTreeNodeFlags flags = 0) {
 
 }  // namespace
 
-void draw_controls_panel(AppState& state, Backend& backend) {
+void draw_controls_panel(AppState& state, HandMadeSession& backend) {
   Settings& a = state.attention;
 
   if (section("Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -207,7 +208,9 @@ void draw_controls_panel(AppState& state, Backend& backend) {
 
   ImGui::Separator();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Keys: arrows move the query (a click on it again lets it follow the mouse), right-click pins a patch for comparison, wheel zooms, middle-drag pans, F5 presentation (F5 or Esc leaves), Ctrl +/- UI scale, 1-6 choose the head, M the next mask, [ and ] halve and double K, V switches to a loaded ViT model and back, Ctrl+Q quits.");
+  ImGui::TextWrapped("Mouse: a click on the query lets it follow the mouse again, right-click pins a patch for comparison, "
+                     "wheel zooms, middle-drag pans. Keys (the key table, also in the Keys menu): %s.",
+                     key_help(/*vit=*/false).c_str());
   ImGui::PopStyleColor();
 }
 

@@ -25,7 +25,7 @@ std::string gl_string(GLenum name) {
 // The CPU reference for the backend's image and settings (rebuilt when they change) and the
 // largest difference between its row and the engine's, every head (again when the query changes).
 struct RowCheck {
-  unsigned settings_generation = 0, generation = 0;
+  unsigned generation = 0;  // the image and settings the reference was made for
   std::unique_ptr<Reference> reference;
   double max_diff = -1;
   int query = -1;  // the query whose row was checked
@@ -34,7 +34,7 @@ struct RowCheck {
 
 }  // namespace
 
-void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession& vit) {
+void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const VitSession& vit) {
   static RowCheck check;
   ImGui::TextWrapped("Attention engine: %s", backend.name().c_str());
   if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
@@ -59,21 +59,22 @@ void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession&
     ImGui::SameLine();
   }
   ImGui::NewLine();
-  if (const VitSource* src = vit.source()) ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), vit.backend_why().c_str());
+  if (const VitRun* src = vit.run()) ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), vit.backend_why().c_str());
 
   if (backend.has_image()) {
-    if (!check.reference || check.settings_generation != backend.settings_generation()) {
+    if (!check.reference || check.generation != backend.generation()) {
       check = RowCheck{};
       try {
         check.reference = std::make_unique<Reference>(backend.image(), backend.settings());
       } catch (const std::exception& e) {
         check.error = e.what();
       }
-      check.settings_generation = backend.settings_generation();
+      check.generation = backend.generation();
     }
-    // The rows the CPU has (a new query's arrive the frame after, Backend::rows), checked
-    // against the reference's row for their own query; again once the current query's arrive.
-    if (const RowSet& rows = backend.rows(); check.reference && check.generation != backend.generation()) {
+    // The rows the CPU has (a new query's arrive the frame after, HandMadeSession::latest_rows),
+    // checked against the reference's row for their own query; again once the current query's arrive.
+    const RowSet& rows = backend.latest_rows(hand_made_query(state, backend.grid()));
+    if (check.reference && check.query != rows.query) {
       check.max_diff = 0;
       check.query = rows.query;
       for (int h = 0; h < kHeadCount; ++h) {
@@ -82,7 +83,6 @@ void draw_diagnostics_panel(AppState& state, Backend& backend, const VitSession&
         for (size_t j = 0; j < got.size(); ++j)
           check.max_diff = std::max(check.max_diff, std::abs(static_cast<double>(got[j]) - ref.weights[static_cast<Eigen::Index>(j)]));
       }
-      if (rows.query == backend.query()) check.generation = backend.generation();
     }
     char d[32];
     std::snprintf(d, sizeof d, "%.2g", check.max_diff);

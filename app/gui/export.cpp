@@ -24,19 +24,24 @@ std::string timestamp() {
   return buf;
 }
 
-nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewGeometry& view, int width, int height) {
+nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width, int height) {
   // The sidecar describes the picture, which shows what the backend computed at the start of
   // the frame. A change made during the frame (a slider being dragged, the pointer on another
   // patch, a click on another head) is applied in the next one, or not at all when it does
-  // not fit (a K larger than the image): the attention settings and the query are the
-  // backend's, the head the one the image view drew.
+  // not fit (a K larger than the image): the attention settings are the backend's, the query
+  // and the head the ones the image view drew (else the document's).
   AppState drawn = state;
+  int query = -1;
   if (backend.has_image()) {
+    const PatchGrid& g = backend.grid();
     drawn.attention = backend.settings();
-    drawn.query = {backend.grid().col_of(backend.query()), backend.grid().row_of(backend.query())};
+    const bool drawn_here = view.valid && state.report.vit_drawn.is_null() && view.query >= 0 && view.query < g.N();
+    query = drawn_here ? view.query : hand_made_query(state, g);
+    drawn.hand_made.cell = {g.col_of(query), g.row_of(query)};
   }
   // The head the hand-made map drew (a ViT's map records its own choice in vit_drawn).
-  if (view.valid && state.report.vit_drawn.is_null() && view.head >= 0 && view.head < kHeadCount) drawn.main_head = view.head;
+  if (view.valid && state.report.vit_drawn.is_null() && view.head >= 0 && view.head < kHeadCount)
+    drawn.hand_made.head = HeadChoice{view.head, HeadFusion::Mean};
   nlohmann::json j = to_json(drawn);
   j["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   j["backend"] = backend.name();
@@ -55,9 +60,10 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
   j["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
-  j["query_index"] = backend.query();
-  const RowSet& rows = backend.rows_now();  // the exported picture's own row, not one frame behind
-  const auto row = rows.head(drawn.main_head);
+  j["query_index"] = query;
+  const RowSet& rows = backend.rows_blocking(query);  // the exported picture's own row, not one frame behind
+  const int head = drawn.hand_made.head.head;
+  const auto row = rows.head(head);
   std::vector<int> order(row.size());
   std::iota(order.begin(), order.end(), 0);
   const size_t top = std::min<size_t>(5, order.size());
@@ -70,21 +76,22 @@ nlohmann::json sidecar_json(const AppState& state, Backend& backend, const ViewG
   }
   const auto [mn, mx] = std::minmax_element(row.begin(), row.end());
   std::vector<std::uint8_t> keep(row.size());
-  for (size_t k = 0; k < row.size(); ++k) keep[k] = backend.setup().mask.allowed(backend.query(), static_cast<int>(k));
+  for (size_t k = 0; k < row.size(); ++k) keep[k] = backend.setup().mask.allowed(query, static_cast<int>(k));
   const RowFlatness flat = row_flatness(row, keep);
-  j["row"] = {{"head", std::string(head_name(static_cast<HeadKind>(drawn.main_head)))},
+  j["row"] = {{"head", std::string(head_name(static_cast<HeadKind>(head)))},
+              {"head_index", head},
               {"min", *mn},
               {"max", *mx},
-              {"empty", rows.empty[drawn.main_head]},
+              {"empty", rows.empty[static_cast<std::size_t>(head)]},
               {"largest", largest},
               {"uniform", flat.uniform},
               {"max_over_min", std::isinf(flat.max_over_min) ? nlohmann::json(nullptr) : nlohmann::json(flat.max_over_min)},
               {"entropy_ratio", flat.entropy_ratio},
-              {"nearly_uniform", flat.nearly_uniform && !rows.empty[drawn.main_head]}};
+              {"nearly_uniform", flat.nearly_uniform && !rows.empty[static_cast<std::size_t>(head)]}};
   return j;
 }
 
-std::filesystem::path export_window(const AppState& state, Backend& backend, const ViewGeometry& view, int width,
+std::filesystem::path export_window(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width,
                                     int height) {
   if (width <= 0 || height <= 0) throw Error("the window has no size to export");
   // What is kept, in framebuffer pixels from the top left: the whole window, or for slides the
@@ -146,10 +153,11 @@ std::filesystem::path choose_export_dir(const std::string& typed) {
   return p;
 }
 
-std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
+std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& backend) {
   if (!backend.has_image()) throw Error("no image loaded");
   const auto& g = backend.grid();
-  const auto row = backend.rows_now().head(state.main_head);
+  const int query = hand_made_query(state, g);
+  const auto row = backend.rows_blocking(query).head(state.hand_made.head.head);
   // A '#' header with what the row belongs to, so that the numbers stand on their own.
   const Settings& a = backend.settings();
   char tau[32];
@@ -157,17 +165,18 @@ std::filesystem::path export_row_csv(const AppState& state, Backend& backend) {
   std::string csv = "# attnlab: row i of the attention matrix A, the weights a_ij over the key patches j\n# image: " +
                     state.image_path.string() + "\n# K: " + std::to_string(g.K) + " px, grid " + std::to_string(g.cols) + " x " +
                     std::to_string(g.rows) + ", N = " + std::to_string(g.N()) + "\n# query: patch (" +
-                    std::to_string(g.col_of(backend.query())) + "," + std::to_string(g.row_of(backend.query())) +
-                    "), i = " + std::to_string(backend.query()) + "\n# head: " +
-                    std::string(head_name(static_cast<HeadKind>(state.main_head))) + "\n# mask: " +
+                    std::to_string(g.col_of(query)) + "," + std::to_string(g.row_of(query)) +
+                    "), i = " + std::to_string(query) + "\n# head: " +
+                    std::string(head_name(static_cast<HeadKind>(state.hand_made.head.head))) + " (head " +
+                    std::to_string(state.hand_made.head.head) + ", from 0)\n# mask: " +
                     std::string(mask_kind_name(a.mask.kind)) + "\n# temperature: " + tau + "\n# positional codes: " +
                     std::string(pos_mode_name(a.pos.mode)) + "\n# lines: the grid's rows, top first; columns: left first\n";
   csv += grid_csv(row, g);
-  // Named after the query the row belongs to: the backend's (see sidecar_json).
-  const int col = g.col_of(backend.query()), r = g.row_of(backend.query());
+  // Named after the query the row belongs to.
+  const int col = g.col_of(query), r = g.row_of(query);
   const auto stem = next_free_stem(state.export_dir,
                                    "attnlab-row-" + std::to_string(col) + "-" + std::to_string(r) + "-" +
-                                       std::string(head_name(static_cast<HeadKind>(state.main_head))),
+                                       std::string(head_name(static_cast<HeadKind>(state.hand_made.head.head))),
                                    {".csv"});
   const std::filesystem::path path = stem.string() + ".csv";
   write_file_safely(path, csv);
@@ -187,8 +196,8 @@ std::filesystem::path export_vit_csv(const AppState& state) {
                                                         : shows == "rollout" ? "attention rollout up to the layer"
                                                                              : "attention row a_ij over the patch keys") +
                     "\n# model: " + d.at("model").get<std::string>() + "\n# sha256: " + d.at("sha256").get<std::string>() +
-                    "\n# image: " + state.image_path.string() + "\n# layer: " + std::to_string(d.at("layer").get<int>() + 1) +
-                    " (1-based)\n# head: " + d.at("head_label").get<std::string>() +
+                    "\n# image: " + state.image_path.string() + "\n# layer: " + std::to_string(d.at("layer").get<int>()) +
+                    " (from 0)\n# head: " + d.at("head_label").get<std::string>() +
                     "\n# query: " + d.at("token_label").get<std::string>() + " (token " +
                     std::to_string(d.at("token").get<int>()) + ")\n";
   if (shows != "norms")
@@ -202,7 +211,7 @@ std::filesystem::path export_vit_csv(const AppState& state) {
   csv += grid_csv(values, g);
   const std::string query = "token" + std::to_string(d.at("token").get<int>());
   const auto stem = next_free_stem(state.export_dir,
-                                   "attnlab-vit-" + shows + "-layer" + std::to_string(d.at("layer").get<int>() + 1) + "-" +
+                                   "attnlab-vit-" + shows + "-layer" + std::to_string(d.at("layer").get<int>()) + "-" +
                                        query,
                                    {".csv"});
   const std::filesystem::path path = stem.string() + ".csv";

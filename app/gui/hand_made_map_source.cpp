@@ -1,8 +1,8 @@
-// The chapter's hand-made heads as a MapSource (map_source.hpp): Backend's model, the
-// document's query, main head and pinned cells. The current query's maps are the engine's
-// colormap pass over its rows (Backend::heatmap), another query's the same pass into a texture
-// of its own (heatmap_for); the numbers the CPU shows arrive the frame after, from a fence.
-#include "app/gui/backend.hpp"
+// The chapter's hand-made heads as a MapSource (map_source.hpp): HandMadeSession's model, the
+// document's hand_made choice (query, head, pins). The current query's maps are the engine's
+// colormap pass over its rows (HandMadeSession::heatmap), another query's the same pass into a texture
+// of its own (pinned_map); the numbers the CPU shows arrive the frame after, from a fence.
+#include "app/gui/hand_made_session.hpp"
 #include "app/gui/map_source.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/widget_log.hpp"
@@ -16,44 +16,35 @@
 
 namespace attnlab::app {
 
-bool HandMadeMapSource::ready() const { return backend_.has_image(); }
-
-SourceGrid HandMadeMapSource::grid() const { return hand_made_source_grid(backend_.grid()); }
-
-int HandMadeMapSource::heads() const { return kHeadCount; }
-
-std::string HandMadeMapSource::head_label(HeadChoice head) const {
-  return std::string(head_name(static_cast<HeadKind>(std::clamp(head.head, 0, kHeadCount - 1))));
+SourceInfo HandMadeMapSource::info() const {
+  SourceInfo out;
+  out.empty_text = "No image loaded.";
+  out.ready = backend_.has_image();
+  if (out.ready) {
+    out.grid = hand_made_source_grid(backend_.grid());
+    out.query = hand_made_query(state_, backend_.grid());
+  }
+  out.layers = 1;
+  out.heads = kHeadCount;
+  return out;
 }
 
-std::string HandMadeMapSource::map_tooltip(int, int head) const {
-  return std::string(head_summary(static_cast<HeadKind>(std::clamp(head, 0, kHeadCount - 1))));
-}
-
-int HandMadeMapSource::query() const { return backend_.query(); }
-
-void HandMadeMapSource::choose(int, int head) { state_.main_head = head; }
-
-void HandMadeMapSource::choose_query(Cell cell) {
-  state_.query = cell;
-  state_.query_pinned = true;
+HeadInfo HandMadeMapSource::head_info(int layer, HeadChoice head) const {
+  const auto kind = static_cast<HeadKind>(std::clamp(head.head, 0, kHeadCount - 1));
+  return HeadInfo{std::string(head_name(kind)), std::string(head_summary(kind)), std::nullopt,
+                  layer == 0 && head.head >= 0 && head.head == state_.hand_made.head.head};
 }
 
 void HandMadeMapSource::draw_photo(ImDrawList* dl, ImVec2 origin, float scale) { app::draw_photo(dl, backend_, origin, scale); }
 
-ImTextureID HandMadeMapSource::map(int, HeadChoice head, int query) {
+SourceMap HandMadeMapSource::map(int, HeadChoice head, int query) {
   const HeatmapStyle style{state_.colormap, state_.normalization};
-  if (query == backend_.query()) return backend_.heatmap(head.head, style);
-  return backend_.heatmap_for(query, head.head, style);
-}
-
-std::optional<float> HandMadeMapSource::map_max(int, HeadChoice head, int query) {
-  if (query != backend_.query()) return backend_.heatmap_for_max(query);
+  if (query != hand_made_query(state_, backend_.grid()))
+    return SourceMap{backend_.pinned_map(query, head.head, style), backend_.pinned_map_max(query)};
   // While the pointer moves, the previous query's rows until the new ones have arrived (a frame
   // later): the number lags the map by a frame rather than blinking.
-  const RowSet& rows = backend_.rows();
-  const auto row = rows.head(head.head);
-  return row.empty() ? 0.0f : *std::max_element(row.begin(), row.end());
+  const auto row = backend_.latest_rows(query).head(head.head);
+  return SourceMap{backend_.heatmap(query, head.head, style), row.empty() ? 0.0f : *std::max_element(row.begin(), row.end())};
 }
 
 void HandMadeMapSource::keep_pinned(const std::vector<int>& queries) { backend_.keep_pinned(queries); }
@@ -93,32 +84,36 @@ void HandMadeMapSource::draw_head_settings() {
 
 // The main map: the main head's row (the previous query's numbers until the new row has
 // arrived, the map itself the engine's colormap pass for the current query).
-MainMap HandMadeMapSource::main_map() {
-  const PatchGrid& g = backend_.grid();
-  const int i = g.index(state_.query.col, state_.query.row);
-  const auto row = backend_.rows().head(state_.main_head);
+MainMap HandMadeMapSource::main_map(const SourceChoice& choice) {
+  const int head = std::clamp(choice.head.head, 0, kHeadCount - 1);
+  const int i = hand_made_query(state_, backend_.grid());
+  const RowSet& rows = backend_.latest_rows(i);
+  const auto row = rows.head(head);
   MainMap map;
+  map.layer = 0;
+  map.head = HeadChoice{head, HeadFusion::Mean};
+  map.query = i;
   map.values.assign(row.begin(), row.end());
   map.keep.resize(row.size());
   for (std::size_t j = 0; j < row.size(); ++j) map.keep[j] = backend_.setup().mask.allowed(i, static_cast<int>(j));
-  map.texture = backend_.heatmap(state_.main_head, HeatmapStyle{state_.colormap, state_.normalization});
-  flat_ = row_flatness(row, map.keep);  // the colour bar's mark here, the header's note below
-  map.uniform = flat_.uniform;
+  map.texture = backend_.heatmap(i, head, HeatmapStyle{state_.colormap, state_.normalization});
+  map.flat = row_flatness(row, map.keep);  // the colour bar's mark, and the header's note
+  map.uniform = map.flat.uniform;
+  map.row_empty = rows.empty[static_cast<std::size_t>(head)];
   return map;
 }
 
 // Status line (the query, the head), the head in one line, the presentation's legend, and an
 // honest word on a nearly uniform row.
-void HandMadeMapSource::draw_map_header(const MainMap&) {  // the row's flatness came with main_map()
+void HandMadeMapSource::draw_map_header(const MainMap& map) {
   const PatchGrid& g = backend_.grid();
-  const int i = g.index(state_.query.col, state_.query.row);
-  const RowSet& rows = backend_.rows();
-  ImGui::Text("query (%d,%d)  i = %d  %s  head: %s%s", state_.query.col, state_.query.row, i,
-              state_.query_pinned ? "[pinned]" : "[follows mouse]",
-              std::string(head_name(static_cast<HeadKind>(state_.main_head))).c_str(),
-              rows.empty[state_.main_head] ? "  (every key masked: row is 0)" : "");
+  const SourceChoice& c = state_.hand_made;
+  const auto kind = static_cast<HeadKind>(map.head.head);
+  ImGui::Text("query (%d,%d)  i = %d  %s  head %d: %s%s", g.col_of(map.query), g.row_of(map.query), map.query,
+              c.query_pinned ? "[pinned]" : "[follows mouse]", map.head.head, std::string(head_name(kind)).c_str(),
+              map.row_empty ? "  (every key masked: row is 0)" : "");
   // What the head is, in one line: beside it when it fits, on hover otherwise.
-  const std::string summary(head_summary(static_cast<HeadKind>(state_.main_head)));
+  const std::string summary(head_summary(kind));
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", summary.c_str());
   ImGui::SameLine();
   if (ImGui::CalcTextSize(summary.c_str()).x <= ImGui::GetContentRegionAvail().x) {
@@ -132,13 +127,13 @@ void HandMadeMapSource::draw_map_header(const MainMap&) {  // the row's flatness
     char tau[32];
     std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
     ImGui::Text("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu", std::string(mask_kind_name(a.mask.kind)).c_str(),
-                tau, std::string(pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(), state_.pinned.size());
+                tau, std::string(pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(), c.pins.size());
     record_widget("presentation:legend");
-    for (size_t n = 0; n < state_.pinned.size(); ++n) {  // the pins' outline colours, as a legend
+    for (size_t n = 0; n < c.pins.size(); ++n) {  // the pins' outline colours, as a legend
       ImGui::SameLine();
       pinned_swatch(n);
       ImGui::SameLine();
-      ImGui::Text("(%d,%d)", state_.pinned[n].col, state_.pinned[n].row);
+      ImGui::Text("(%d,%d)", c.pins[n].col, c.pins[n].row);
     }
   }  // N and K are in the window's title; frame times, the driver and the checks in Panels > Diagnostics
 
@@ -146,7 +141,7 @@ void HandMadeMapSource::draw_map_header(const MainMap&) {  // the row's flatness
   // colormap, so a nearly uniform row is said to be one, with the two ways to see it as it is.
   // A fixed height, flat or not (the note's height at this width), so that the map does not
   // jump while the pointer explores.
-  const RowFlatness& flat = flat_;  // of map's row (main_map)
+  const RowFlatness& flat = map.flat;
   char note[256];
   std::snprintf(note, sizeof note,
                 "Nearly uniform row: max/min = %.2f, H/log N = %.3f; every weight is close to 1/N (marked on the bar), and "
@@ -155,7 +150,7 @@ void HandMadeMapSource::draw_map_header(const MainMap&) {  // the row's flatness
   const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
   ImGui::BeginChild("flatness", ImVec2(0, note_h + ImGui::GetStyle().ItemSpacing.y + ImGui::GetFrameHeightWithSpacing()), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  if (flat.nearly_uniform && !rows.empty[state_.main_head]) {
+  if (flat.nearly_uniform && !map.row_empty) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
     ImGui::TextWrapped("%s", note);
     ImGui::PopStyleColor();
@@ -187,10 +182,10 @@ bool HandMadeMapSource::paint(Cell cell, bool down, bool erase) {
 }
 
 // The keys the mask hides from the query, darkened.
-void HandMadeMapSource::draw_overlays(ImDrawList* dl, ImVec2 origin, float scale, ImVec2) {
+void HandMadeMapSource::draw_overlays(const MainMap&, ImDrawList* dl, ImVec2 origin, float scale, ImVec2) {
   if (!state_.show_mask || state_.attention.mask.kind == MaskKind::None) return;
-  const SourceGrid g = grid();
-  dl->AddImage(backend_.mask_overlay(), origin,
+  const SourceGrid g = hand_made_source_grid(backend_.grid());
+  dl->AddImage(backend_.mask_overlay(hand_made_query(state_, backend_.grid())), origin,
                ImVec2(origin.x + static_cast<float>(g.covered_w) * scale, origin.y + static_cast<float>(g.covered_h) * scale),
                ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, 150));
 }

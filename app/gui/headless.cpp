@@ -1,5 +1,7 @@
 #include "app/gui/headless.hpp"
 
+#include "app/gui/frame.hpp"
+
 #include "core/error.hpp"
 #include "core/gpu/gl.hpp"
 
@@ -74,15 +76,7 @@ std::vector<std::uint8_t> HeadlessUi::render(const std::function<void()>& draw, 
   const auto give_up = std::chrono::steady_clock::now() + patience;
   for (int f = 0; f < frames || (busy && busy() && std::chrono::steady_clock::now() < give_up); ++f) {
     if (f >= frames) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui::NewFrame();
-    draw();
-    ImGui::Render();
-    glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
-    glViewport(0, 0, w_, h_);
-    glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    ui_frame({}, draw, FrameTarget{fbo_, w_, h_});  // the window's frame (frame.hpp), into the framebuffer object
   }
   std::vector<std::uint8_t> rgba(static_cast<size_t>(w_) * h_ * 4);
   glBindFramebuffer(GL_FRAMEBUFFER, fbo_);

@@ -41,11 +41,13 @@ struct ReplaySource {
 };
 
 /// What a frame's main map showed: the query's patch ({-1, -1} for a prefix token), the layer
-/// and the head (a ViT's fused choice as kVitHeadMean …).
+/// and the head (shown_head: a head from 0, a ViT's fusion of heads as −1 mean, −2 max, −3 min).
 struct Shown {
   Cell query{-1, -1};
   int layer = 0, head = 0;
 };
+/// A head choice as Shown's number.
+inline int shown_head(HeadChoice h) { return h.head >= 0 ? h.head : -1 - static_cast<int>(h.fusion); }
 
 /// What the replay does next: move the pointer to a patch, or step the layer or head (a key).
 struct ReplayMove {

@@ -7,7 +7,7 @@
 #include <cmath>
 
 namespace attnlab::app {
-void draw_photo(ImDrawList* dl, Backend& backend, ImVec2 origin, float scale) {
+void draw_photo(ImDrawList* dl, HandMadeSession& backend, ImVec2 origin, float scale) {
   const PatchGrid& g = backend.grid();
   const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
   const float w = std::min(W, static_cast<float>(g.cols * g.K)), h = std::min(H, static_cast<float>(g.rows * g.K));
@@ -43,7 +43,7 @@ bool draw_map_thumbnail(const char* id, const SourceGrid& grid, const std::funct
   return clicked;
 }
 
-bool map_thumbnail(const char* id, Backend& backend, ImTextureID heat, const AppState& state, ImVec2 size,
+bool map_thumbnail(const char* id, HandMadeSession& backend, ImTextureID heat, const AppState& state, ImVec2 size,
                    const std::vector<Cell>& outlines, bool selected) {
   return draw_map_thumbnail(
       id, hand_made_source_grid(backend.grid()), [&](ImDrawList* dl, ImVec2 origin, float scale) { draw_photo(dl, backend, origin, scale); },

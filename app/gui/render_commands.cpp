@@ -3,7 +3,7 @@
 
 #include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
-#include "app/gui/backend.hpp"
+#include "app/gui/hand_made_session.hpp"
 #include "app/gui/headless.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/views.hpp"
@@ -81,19 +81,19 @@ void write_outputs(const std::filesystem::path& out, int w, int h, const std::ve
 AppState state_from(const Document& d) {
   AppState s;
   static_cast<Document&>(s) = d;
-  s.query_pinned = true;
+  s.hand_made.query_pinned = true;
   s.image_path = std::filesystem::absolute(d.image_path);
   return s;
 }
 
 // Loads the image and sets up the backend for the state; the painted cells need the grid.
-void prepare(Backend& backend, AppState& s, const std::vector<std::array<int, 2>>& painted) {
+void prepare(HandMadeSession& backend, AppState& s, const std::vector<std::array<int, 2>>& painted) {
   const Image img = load_image(s.image_path);
   const ModelSetup probe = make_setup(img.width, img.height, s.attention);
   if (!painted.empty()) s.attention.mask.painted = painted_indices(painted, probe.grid);
-  token_at(probe.grid, s.query.col, s.query.row);  // throws for a query outside the grid
+  const Cell q = s.hand_made.cell;
+  token_at(probe.grid, q.col, q.row);  // throws for a query outside the grid
   backend.set_image(img, s.attention);
-  backend.set_query(backend.grid().index(s.query.col, s.query.row));
 }
 
 void begin_full_window(const char* id) {
@@ -111,23 +111,25 @@ struct VitChoices {
   std::string layer, head, query;
 };
 
-void apply_vit_choices(AppState& s, const VitChoices& c, const VitSource& src) {
+void apply_vit_choices(AppState& s, const VitChoices& c, const VitRun& src) {
   const SourceGrid g = src.grid();
-  if (!c.layer.empty()) s.vit_layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
-  if (c.head == "mean") s.vit_head = kVitHeadMean;
-  else if (c.head == "max") s.vit_head = kVitHeadMax;
-  else if (c.head == "min") s.vit_head = kVitHeadMin;
-  else if (!c.head.empty()) s.vit_head = parse_int(c.head, "--head", 0, src.heads() - 1);
-  if (c.query == "cls") s.vit_token = 0;
-  else if (c.query.starts_with("reg")) {
-    s.vit_token = parse_int(c.query.substr(3), "--query regN", 1, 1 << 20);
-    if (s.vit_token >= g.prefix) throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
+  SourceChoice& v = s.vit;  // layers, heads and registers from 0, as attnlab vit counts them
+  if (!c.layer.empty()) v.layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
+  if (c.head == "mean") v.head = HeadChoice{-1, HeadFusion::Mean};
+  else if (c.head == "max") v.head = HeadChoice{-1, HeadFusion::Max};
+  else if (c.head == "min") v.head = HeadChoice{-1, HeadFusion::Min};
+  else if (!c.head.empty()) v.head = HeadChoice{parse_int(c.head, "--head", 0, src.heads() - 1), HeadFusion::Mean};
+  if (c.query == "cls") v.prefix_token = 0;
+  else if (c.query.starts_with("reg")) {  // regN: register N, token 1 + N
+    const int r = parse_int(c.query.substr(3), "--query regN", 0, 1 << 20);
+    if (1 + r >= g.prefix) throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
+    v.prefix_token = 1 + r;
   } else if (!c.query.empty()) {
     const auto cell = parse_cell(c.query, "--query");
     if (cell[0] >= g.cols || cell[1] >= g.rows)
       throw Error("--query " + c.query + " is outside the model's " + std::to_string(g.cols) + "x" + std::to_string(g.rows) + " grid");
-    s.vit_cell = {cell[0], cell[1]};
-    s.vit_token = -1;
+    v.cell = {cell[0], cell[1]};
+    v.prefix_token = -1;
   }
 }
 
@@ -151,7 +153,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
       throw Error("the model file '" + file.string() + "' has changed since '" + from + "' was written (its SHA-256 differs)");
   }
   const Image image = load_image(state.image_path);
-  state.vit_source = true;
+  state.source = ShownSource::Vit;
   state.vit_rollout = view == "vit-rollout" || state.vit_rollout;
   state.vit_masks = view == "vit-mask" || state.vit_masks;
   state.vit_norms = view == "vit-norms" || state.vit_norms;
@@ -169,7 +171,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         scheduler.drain();
         if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
         begin_full_window("##render");
-        if (const VitSource* src = vit.source(); src && error.empty()) {
+        if (const VitRun* src = vit.run(); src && error.empty()) {
           try {
             if (settle == 2) apply_vit_choices(state, choices, *src);
             if (view == "vit-grid") draw_heads_grid(state, vit_map);
@@ -188,11 +190,11 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
       3,
       [&] {
         if (vit.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
-        return error.empty() && (vit.busy() || !vit.source() || settle > 0);
+        return error.empty() && (vit.busy() || !vit.run() || settle > 0);
       },
       std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
-  if (!vit.source()) throw Error("the model did not finish loading in 10 minutes");
+  if (!vit.run()) throw Error("the model did not finish loading in 10 minutes");
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
@@ -239,8 +241,8 @@ int run_render(const std::vector<std::string>& in) {
     if (state.image_path.empty()) throw Error("--image IMG is required");
     state.image_path = std::filesystem::absolute(state.image_path);
     state.model_path = std::filesystem::absolute(model);
-    state.vit_token = 0;
-    state.query_pinned = true;
+    state.vit.prefix_token = 0;
+    state.vit.query_pinned = true;
     return render_vit(state, view, size, out, force, choices, "", "");
   }
   if (!from.empty()) {  // everything from a sidecar written by an earlier render
@@ -253,8 +255,9 @@ int run_render(const std::vector<std::string>& in) {
     if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
     view = j["render"].value("view", view);
     size = {j["render"].value("width", size[0]), j["render"].value("height", size[1])};
-    state.query_pinned = true;
-    if (state.vit_source) {
+    state.hand_made.query_pinned = true;
+    state.vit.query_pinned = true;
+    if (state.source == ShownSource::Vit) {
       if (state.model_path.empty()) throw Error("'" + from + "' names no model");
       return render_vit(state, view, size, out, force, {}, j.value("vit_model_sha256", std::string()), from);
     }
@@ -277,7 +280,7 @@ int run_render(const std::vector<std::string>& in) {
   check_outputs(out, force);
 
   HeadlessUi ui(size[0], size[1], state.ui_scale);
-  Backend backend;
+  HandMadeSession backend;
   prepare(backend, state, painted);
   HandMadeMapSource hand_made_map(state, backend);
   auto teaching = make_teaching_views();
@@ -292,7 +295,7 @@ int run_render(const std::vector<std::string>& in) {
         else
           for (const auto& v : teaching)
             if (view == v->name()) {
-              ImGui::Text("%s (%s)", v->title(), v->source());
+              ImGui::Text("%s (%s)", v->title(), v->chapter_reference());
               v->draw(state, backend);
             }
         ImGui::End();
@@ -334,18 +337,18 @@ int run_figure(const std::vector<std::string>& in) {
   const int n = static_cast<int>(queries.size()) + 2, gap = 12, label = 28;
   const int width = n * panel + (n + 1) * gap, height = panel + label + 2 * gap;
   HeadlessUi ui(width, height, 1.0f);
-  Backend backend;
+  HandMadeSession backend;
   prepare(backend, state, d.painted_cells);
   const auto& g = backend.grid();
   for (const auto& q : queries) token_at(g, q[0], q[1]);
 
   // The query/key features image: each patch painted with the first three components of its
   // query vector — for the colour head that is the unit mean colour of fig. 26.12.
-  const HeadQKV& qkv = backend.qkv(state.main_head);
+  const HeadQKV& qkv = backend.qkv(state.hand_made.head.head);
   std::vector<std::uint8_t> feat(static_cast<size_t>(g.N()) * 4, 255);
   const int shown = std::min(3, qkv.m());
   for (int c = 0; c < shown; ++c) {
-    const float lo = state.main_head == 0 ? 0.0f : qkv.Q.col(c).minCoeff(), hi = state.main_head == 0 ? 1.0f : qkv.Q.col(c).maxCoeff();
+    const float lo = state.hand_made.head.head == 0 ? 0.0f : qkv.Q.col(c).minCoeff(), hi = state.hand_made.head.head == 0 ? 1.0f : qkv.Q.col(c).maxCoeff();
     for (int i = 0; i < g.N(); ++i)
       feat[static_cast<size_t>(i) * 4 + c] =
           static_cast<std::uint8_t>(std::lround(255.0f * std::clamp((qkv.Q(i, c) - lo) / std::max(hi - lo, 1e-12f), 0.0f, 1.0f)));
@@ -356,7 +359,7 @@ int run_figure(const std::vector<std::string>& in) {
   features.set(g.cols, g.rows, 4, feat, false);
   const HeatmapStyle style{state.colormap, state.normalization};
   std::vector<ImTextureID> maps;
-  for (const auto& q : queries) maps.push_back(backend.heatmap_for(g.index(q[0], q[1]), state.main_head, style));
+  for (const auto& q : queries) maps.push_back(backend.pinned_map(g.index(q[0], q[1]), state.hand_made.head.head, style));
 
   const auto rgb = ui.render([&] {
     begin_full_window("##figure");
@@ -379,7 +382,7 @@ int run_figure(const std::vector<std::string>& in) {
     {
       const ImVec2 p = panel_at(1);
       dl->AddImage(features.im(), p, ImVec2(p.x + gw * scale, p.y + gh * scale));
-      caption(1, state.main_head == 0 ? "query/key features (unit mean colour)" : "query features (first 3 of q)");
+      caption(1, state.hand_made.head.head == 0 ? "query/key features (unit mean colour)" : "query features (first 3 of q)");
     }
     for (size_t k = 0; k < queries.size(); ++k) {
       const int slot = static_cast<int>(k) + 2;

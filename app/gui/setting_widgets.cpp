@@ -24,13 +24,13 @@ bool temperature_slider(AppState& state, const char* label, float width_em) {
 }
 
 bool head_combo(AppState& state, const char* label, float width_em) {
-  const int current = std::clamp(state.main_head, 0, kHeadCount - 1);
+  const int current = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
   set_width(width_em);
   bool changed = false;
   if (ImGui::BeginCombo(label, std::string(head_name(static_cast<HeadKind>(current))).c_str())) {
     for (int h = 0; h < kHeadCount; ++h)
       if (ImGui::Selectable(std::string(head_name(static_cast<HeadKind>(h))).c_str(), h == current) && h != current) {
-        state.main_head = h;
+        state.hand_made.head.head = h;
         changed = true;
       }
     ImGui::EndCombo();

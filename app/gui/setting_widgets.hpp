@@ -12,7 +12,7 @@ namespace attnlab::app {
 /// `width_em` the slider's width in font heights (0: the window's default item width).
 bool temperature_slider(AppState& state, const char* label = "temperature", float width_em = 0);
 
-/// The main head (state.main_head, a HeadKind), the one the image view shows, by name.
+/// The main head (state.hand_made.head.head, a HeadKind), the one the image view shows, by name.
 bool head_combo(AppState& state, const char* label = "head", float width_em = 0);
 
 }  // namespace attnlab::app

@@ -13,16 +13,10 @@ namespace attnlab::app {
 bool source_thumbnail(const std::string& id, MapSource& source, const std::function<ImTextureID()>& heat, const AppState& state,
                       ImVec2 size, const std::vector<Cell>& outlines, bool selected) {
   const bool clicked = draw_map_thumbnail(
-      id.c_str(), source.grid(), [&](ImDrawList* dl, ImVec2 origin, float scale) { source.draw_photo(dl, origin, scale); }, heat,
+      id.c_str(), source.info().grid, [&](ImDrawList* dl, ImVec2 origin, float scale) { source.draw_photo(dl, origin, scale); }, heat,
       state, size, outlines, selected, 0.6f);
   record_widget(id);
   return clicked;
-}
-
-std::string token_label(const SourceGrid& grid, int token) {
-  if (token < grid.prefix) return token == 0 ? "CLS" : "register " + std::to_string(token);
-  const int j = token - grid.prefix;
-  return "patch (" + std::to_string(j % grid.cols) + "," + std::to_string(j / grid.cols) + ")";
 }
 
 std::optional<Cell> query_cell(const SourceGrid& grid, int token) {
@@ -31,22 +25,35 @@ std::optional<Cell> query_cell(const SourceGrid& grid, int token) {
 }
 
 void draw_heads_grid(AppState& state, MapSource& source) {
-  if (!source.ready()) {
+  const SourceInfo info = source.info();
+  if (!info.ready) {
     ImGui::TextUnformatted("Nothing to show yet.");
     return;
   }
-  const SourceGrid g = source.grid();
-  const int L = source.layers(), H = source.heads(), query = source.query();
+  const SourceGrid g = info.grid;
+  SourceChoice& choice = source.choice();
+  const int L = info.layers, H = info.heads, query = info.query;
   const float aspect = static_cast<float>(g.covered_h / g.covered_w);
   std::vector<Cell> outline;
   if (const auto c = query_cell(g, query)) outline.push_back(*c);
+  // A map of layer l's head h; returns its largest weight when it was drawn (nullopt: scrolled
+  // away, or on its way). A click makes it the main map.
   auto thumbnail = [&](int l, int h, const std::string& id, ImVec2 size) {
     const HeadChoice head{h, HeadFusion::Mean};
-    if (source_thumbnail(id, source, [&] { return source.map(l, head, query); }, state, size, outline, source.showing(l, h)))
-      source.choose(l, h);
-    if (ImGui::IsItemHovered()) {
-      if (const std::string tip = source.map_tooltip(l, h); !tip.empty()) ImGui::SetTooltip("%s", tip.c_str());
+    const HeadInfo about = source.head_info(l, head);
+    std::optional<float> max;
+    auto heat = [&] {
+      const SourceMap m = source.map(l, head, query);
+      max = m.max;
+      return m.texture;
+    };
+    if (source_thumbnail(id, source, heat, state, size, outline, about.shown)) {
+      choice.layer = l;
+      choice.head = head;
+      source.changed(ChoiceChange::MapChosen);
     }
+    if (ImGui::IsItemHovered() && !about.tooltip.empty()) ImGui::SetTooltip("%s", about.tooltip.c_str());
+    return max;
   };
 
   if (L == 1) {  // a few heads: large maps with their names and largest weights
@@ -57,11 +64,10 @@ void draw_heads_grid(AppState& state, MapSource& source) {
     for (int h = 0; h < H; ++h) {
       if (h % columns) ImGui::SameLine();
       ImGui::BeginGroup();
-      const HeadChoice head{h, HeadFusion::Mean};
-      ImGui::Text("%d %s", h, source.head_label(head).c_str());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", source.map_tooltip(0, h).c_str());
-      thumbnail(0, h, "head:" + std::to_string(h), ImVec2(side, side));
-      const auto mx = source.map_max(0, head, query);
+      const HeadInfo about = source.head_info(0, HeadChoice{h, HeadFusion::Mean});
+      ImGui::Text("%d %s", h, about.label.c_str());  // the number its digit key picks
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", about.tooltip.c_str());
+      const auto mx = thumbnail(0, h, "head:" + std::to_string(h), ImVec2(side, side));
       ImGui::TextDisabled("max a_ij %s%s", mx ? format_weight(*mx).c_str() : "...", mx && *mx == 0 ? " (all masked)" : "");
       ImGui::EndGroup();
     }
@@ -75,13 +81,13 @@ void draw_heads_grid(AppState& state, MapSource& source) {
     ImGui::Dummy(ImVec2(label_w - style.ItemSpacing.x, 0));
     for (int h = 0; h < H; ++h) {
       ImGui::SameLine(column(h));
-      const std::string label = "h" + std::to_string(h + 1);
-      if (const auto colour = source.head_colour(h)) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(*colour), "%s", label.c_str());
+      const std::string label = "h" + std::to_string(h);
+      if (const auto colour = source.head_info(0, HeadChoice{h, HeadFusion::Mean}).colour) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(*colour), "%s", label.c_str());
       else ImGui::TextUnformatted(label.c_str());
     }
     for (int l = 0; l < L; ++l) {
       ImGui::AlignTextToFramePadding();
-      ImGui::Text("L%d", l + 1);
+      ImGui::Text("L%d", l);
       for (int h = 0; h < H; ++h) {
         ImGui::SameLine(column(h));
         thumbnail(l, h, "head:" + std::to_string(l) + ":" + std::to_string(h), ImVec2(w, w * aspect));

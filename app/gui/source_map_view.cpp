@@ -21,12 +21,14 @@ void outline(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour, float thickness) 
 
 void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry) {
   geometry.valid = false;
-  if (!source.ready()) {
-    ImGui::TextUnformatted(source.empty_text().c_str());
+  const SourceInfo info = source.info();
+  if (!info.ready) {
+    ImGui::TextUnformatted(info.empty_text.c_str());
     return;
   }
-  const SourceGrid g = source.grid();
-  const MainMap map = source.main_map();
+  const SourceGrid g = info.grid;
+  SourceChoice& choice = source.choice();
+  const MainMap map = source.main_map(choice);
   source.draw_map_header(map);
   if (state.zoom != 1.0f || state.pan[0] != 0.0f || state.pan[1] != 0.0f) {  // the way back, whichever source is shown
     ImGui::TextDisabled("zoom %.2fx", static_cast<double>(state.zoom));
@@ -37,8 +39,7 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
     }
     record_widget("map:reset_zoom");
   }
-  const int query = source.query();
-  const std::optional<Cell> query_patch = query_cell(g, query);
+  const std::optional<Cell> query_patch = query_cell(g, map.query);
 
   // The canvas: everything left of the colour bar. A map narrower than the room (a tall
   // window, or a wide one at a large UI scale) is centred with its colour bar beside it.
@@ -89,18 +90,24 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
     if (c >= 0 && r >= 0 && c < g.cols && r < g.rows) under = Cell{c, r};
   }
   if (under && !io.KeyCtrl && !source.paint(*under, ImGui::IsMouseDown(ImGuiMouseButton_Left), io.KeyShift) && map.explore) {
-    if (!state.query_pinned) source.hover_query(*under);
+    // A patch query follows the pointer (a prefix token stays the query until a click).
+    if (!choice.query_pinned && choice.prefix_token < 0) choice.cell = *under;
     if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
-      if (state.query_pinned && query_patch == under) state.query_pinned = false;  // the pinned patch again: follow the pointer
-      else source.choose_query(*under);
+      if (choice.query_pinned && query_patch == under) {
+        choice.query_pinned = false;  // the pinned patch again: follow the pointer
+      } else {
+        choice.cell = *under;
+        choice.prefix_token = -1;
+        choice.query_pinned = true;
+      }
     }
     if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) {  // pin for comparison, or unpin
-      std::vector<Cell>& pinned = source.pinned();
+      std::vector<Cell>& pinned = choice.pins;
       const auto it = std::find(pinned.begin(), pinned.end(), *under);
       const bool added = it == pinned.end();
       if (added) pinned.push_back(*under);
       else pinned.erase(it);
-      source.pins_changed(added);
+      if (added) source.changed(ChoiceChange::PinAdded);
     }
   }
 
@@ -111,14 +118,14 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
   set_texture_filter(map.texture, state.bilinear);
   dl->AddImage(map.texture, to_screen(0, 0), to_screen(cw, ch), ImVec2(0, 0), ImVec2(1, 1),
                IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));
-  source.draw_overlays(dl, origin, scale, p0);
+  source.draw_overlays(map, dl, origin, scale, p0);
   if (state.show_grid && pw * scale >= 5.0f) {
     const ImU32 line = IM_COL32(255, 255, 255, 60);
     for (int c = 0; c <= g.cols; ++c) dl->AddLine(to_screen(static_cast<float>(c) * pw, 0), to_screen(static_cast<float>(c) * pw, ch), line);
     for (int r = 0; r <= g.rows; ++r) dl->AddLine(to_screen(0, static_cast<float>(r) * ph), to_screen(cw, static_cast<float>(r) * ph), line);
   }
   ImVec2 a, b;
-  const std::vector<Cell>& pinned = source.pinned();
+  const std::vector<Cell>& pinned = choice.pins;
   for (std::size_t n = 0; n < pinned.size(); ++n) {
     if (pinned[n].col >= g.cols || pinned[n].row >= g.rows) continue;
     patch_rect(pinned[n], a, b);
@@ -149,9 +156,8 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
              std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f), map.uniform);
   ImGui::EndGroup();
 
-  geometry = ViewGeometry{origin.x, origin.y, scale, true, source.head().head,
-                          map_picture(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), to_screen(0, 0), to_screen(cw, ch))};
-  source.drew_map(map, origin, scale);
+  geometry = ViewGeometry{origin.x, origin.y, scale, true, map.head.head,
+                          map_picture(p0, ImVec2(p0.x + avail.x, p0.y + avail.y), to_screen(0, 0), to_screen(cw, ch)), map.query};
 }
 
 }  // namespace attnlab::app

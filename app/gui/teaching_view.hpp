@@ -1,29 +1,42 @@
 #pragma once
 // The teaching views (issue: the chapter's remaining concepts, each as an interactive view).
 // Each view is its own file (view_*.cpp) with a class deriving from TeachingView; it reads the
-// one AppState, gets its numbers from the Backend (the GPU engine, or the CPU reference), and
+// one AppState, gets its numbers from the HandMadeSession (the GPU engine, or the CPU reference), and
 // may own GL textures (destroyed with the app, before the context goes).
 #include "app/gui/app_state.hpp"
-#include "app/gui/backend.hpp"
+#include "app/gui/hand_made_session.hpp"
 
 #include <memory>
 #include <vector>
 
 namespace attnlab::app {
 
+/// What a teaching view says of itself: the menus, the window title and the tour show it.
+struct TeachingViewText {
+  const char* name;               ///< short name on the command line (`attnlab render --view NAME`) and in AppState
+  const char* title;              ///< window title
+  const char* chapter_reference;  ///< where the idea is in the chapter, e.g. "figs. 26.8, 26.10"
+  const char* tour_text;          ///< one or two sentences of the project's own words, for the guided tour
+};
+
 class TeachingView {
  public:
+  explicit TeachingView(const TeachingViewText& text) : text_(text) {}
   virtual ~TeachingView() = default;
-  /// Short name used on the command line (`attnlab render --view NAME`) and in AppState.
-  virtual const char* name() const = 0;
-  /// Window title.
-  virtual const char* title() const = 0;
-  /// Where the idea is in the chapter, e.g. "figs. 26.8, 26.10".
-  virtual const char* source() const = 0;
-  /// One or two sentences of the project's own words, shown by the guided tour.
-  virtual const char* tour_text() const = 0;
-  /// Draws the view's contents into the current ImGui window.
-  virtual void draw(AppState& state, Backend& backend) = 0;
+  const char* name() const { return text_.name; }
+  const char* title() const { return text_.title; }
+  const char* chapter_reference() const { return text_.chapter_reference; }
+  const char* tour_text() const { return text_.tour_text; }
+  /// Draws the view into the current ImGui window: one line when no image is loaded, else its
+  /// contents (draw_contents).
+  void draw(AppState& state, HandMadeSession& backend);
+
+ protected:
+  /// The view's contents; called only with an image loaded.
+  virtual void draw_contents(AppState& state, HandMadeSession& backend) = 0;
+
+ private:
+  TeachingViewText text_;
 };
 
 // One factory per view file.

@@ -1,6 +1,16 @@
 #include "app/gui/teaching_view.hpp"
 
+#include <imgui.h>
+
 namespace attnlab::app {
+
+void TeachingView::draw(AppState& state, HandMadeSession& backend) {
+  if (!backend.has_image()) {
+    ImGui::TextUnformatted("No image loaded.");
+    return;
+  }
+  draw_contents(state, backend);
+}
 
 std::vector<std::unique_ptr<TeachingView>> make_teaching_views() {
   std::vector<std::unique_ptr<TeachingView>> v;

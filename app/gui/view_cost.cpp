@@ -84,21 +84,14 @@ constexpr int kCurvePoints = 76;  // τ from 0.001 to 100, log-spaced
 
 class CostView final : public TeachingView {
  public:
-  const char* name() const override { return "cost"; }
-  const char* title() const override { return "Cost"; }
-  const char* source() const override { return "exercises 12.1, 12.5"; }
-  const char* tour_text() const override {
-    return "Self-attention stores one weight per pair of tokens: N^2 per head, so halving the patch size "
-           "multiplies the attention weights by 16, while the Q/K/V projections stay at 3D^2 weights whatever N is "
-           "(exercise 12.1). Splitting the width D over H heads keeps the total cost of one wide head (exercise 12.5). "
-           "Lower the temperature and watch the query row's softmax saturate.";
-  }
+  CostView()
+      : TeachingView({"cost", "Cost", "exercises 12.1, 12.5",
+            "Self-attention stores one weight per pair of tokens: N^2 per head, so halving the patch size "
+            "multiplies the attention weights by 16, while the Q/K/V projections stay at 3D^2 weights whatever N is "
+            "(exercise 12.1). Splitting the width D over H heads keeps the total cost of one wide head (exercise 12.5). "
+            "Lower the temperature and watch the query row's softmax saturate."}) {}
 
-  void draw(AppState& state, Backend& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     refresh(state, backend);
     const PatchGrid& g = backend.grid();
     ImGui::TextWrapped("Now: N = %d x %d = %s tokens (patch K = %d), token width d = %d (TokenLayout), head input X = [T | P] "
@@ -116,7 +109,7 @@ class CostView final : public TeachingView {
       ImGui::TableSetColumnIndex(1);
       exercise_125(g.N());
       ImGui::Separator();
-      saturation_section(state, backend);
+      saturation_section(state);
       ImGui::EndTable();
     } else {
       ImGui::Separator();
@@ -126,7 +119,7 @@ class CostView final : public TeachingView {
       ImGui::Separator();
       exercise_125(g.N());
       ImGui::Separator();
-      saturation_section(state, backend);
+      saturation_section(state);
     }
   }
 
@@ -232,10 +225,12 @@ class CostView final : public TeachingView {
          ". What does grow with H is the number of N x N matrices A: H N^2 weights.");
   }
 
-  void refresh(AppState& state, Backend& backend) {
-    const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
-    if (generation_ == backend.generation() && head_ == head) return;
+  void refresh(AppState& state, HandMadeSession& backend) {
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
+    const RowSet& rows = backend.latest_rows(hand_made_query(state, backend.grid()));  // row rows.query (a frame late)
+    if (generation_ == backend.generation() && head_ == head && query_ == rows.query) return;
     head_ = head;
+    query_ = rows.query;
     const int N = backend.grid().N();
     m_text_.clear();
     for (int h = 0; h < kHeadCount; ++h) {
@@ -245,11 +240,10 @@ class CostView final : public TeachingView {
     report_ = cost_report(N, TokenLayout::d, m_, 3);
     x_width_ = static_cast<int>(backend.tokens().cols());
     // Saturation of every head's row, and the main head's curve over τ.
-    const RowSet& rows = backend.rows();
     keep_.assign(static_cast<size_t>(N), 1);
     kept_ = 0;
     for (int j = 0; j < N; ++j) {
-      keep_[static_cast<size_t>(j)] = backend.setup().mask.allowed(backend.query(), j) ? 1 : 0;
+      keep_[static_cast<size_t>(j)] = backend.setup().mask.allowed(query_, j) ? 1 : 0;
       kept_ += keep_[static_cast<size_t>(j)];
     }
     for (int h = 0; h < kHeadCount; ++h) sat_[h] = saturation(rows.head(h));
@@ -264,9 +258,9 @@ class CostView final : public TeachingView {
     generation_ = backend.generation();
   }
 
-  void saturation_section(AppState& state, Backend& backend) {
+  void saturation_section(AppState& state) {
     const double logN = kept_ > 0 ? std::log(static_cast<double>(kept_)) : 0.0;
-    ImGui::TextWrapped("Softmax saturation of the query row (token %d)", backend.query());
+    ImGui::TextWrapped("Softmax saturation of the query row (token %d)", query_);
     ImGui::SameLine();
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered())
@@ -364,7 +358,7 @@ class CostView final : public TeachingView {
   }
 
   unsigned generation_ = 0;
-  int head_ = -1, x_width_ = 0, kept_ = 0;
+  int head_ = -1, query_ = -1, x_width_ = 0, kept_ = 0;  // query_: the row the numbers are of
   int split_D_ = TokenLayout::d, split_H_ = kHeadCount;
   std::vector<int> m_ = std::vector<int>(kHeadCount, 0);
   std::string m_text_;

@@ -2,254 +2,14 @@
 // max of blocks of weights, never N² values in memory), with the query's
 // row outlined and the masked cells black, next to the matrices of a dense fc layer and of a
 // k×k convolution over the same tokens in raster order.
-#include "app/gui/teaching_view.hpp"
-#include "app/gui/setting_widgets.hpp"
-#include "app/gui/ui_common.hpp"
-#include "app/gui/widget_log.hpp"
-#include "core/error.hpp"
-#include "core/structure.hpp"
-
-#include <imgui.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <string>
+#include "app/gui/view_matrix.hpp"
 
 namespace attnlab::app {
+namespace matrix_view {
 namespace {
 
-constexpr int kMaxSide = 512;         // the images have at most this many pixels per side
-constexpr int kDebounceTokens = 1024; // above this, wait for a change to settle before recomputing
-constexpr double kBandBudgetMs = 25;  // pooling A: about this much work per frame, so the UI stays live
-constexpr std::uint32_t kFcSeed = 11, kKernelSeed = 5;
-
-using Clock = std::chrono::steady_clock;
-
-std::string mib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
-  return buf;
-}
-
-// A picture of a BlockImage (its texture and what it was made from).
-struct Picture {
-  BlockImage image;
-  GuiTexture texture;
-  unsigned version = 0;  // bumped when `image` changes
-  unsigned drawn = 0;    // the version the texture shows
-  HeatmapStyle style{};
-  BlockRange range = BlockRange::Whole;
-  bool valid() const { return image.side > 0; }
-  void upload(Colormap c, Normalization n, BlockRange r, float t_min = 0.0f) {
-    if (!valid()) return;
-    if (drawn == version && style == HeatmapStyle{c, n} && range == r && texture.id()) return;
-    const auto px = block_image_rgb8(image, c, n, r, t_min);
-    texture.set(image.side, image.side, 3, px, false);
-    // Drawn smaller than its size, the picture is averaged further by mipmaps (no entry is
-    // skipped); drawn larger, its pixels stay sharp squares.
-    GLint previous = 0;
-    glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
-    glBindTexture(GL_TEXTURE_2D, texture.id());
-    glGenerateMipmap(GL_TEXTURE_2D);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
-    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
-    drawn = version;
-    style = {c, n};
-    range = r;
-  }
-};
-
-class MatrixView final : public TeachingView {
- public:
-  ~MatrixView() override {
-    if (scheduler_) scheduler_->cancel_prefix("matrix:");  // its continuation would reach this view
-  }
-  const char* name() const override { return "matrix"; }
-  const char* title() const override { return "Attention matrix"; }
-  const char* source() const override { return "figs. 26.18, 26.21"; }
-  const char* tour_text() const override {
-    return "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
-           "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
-           "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
-           "band that repeats one small kernel.";
-  }
-  void draw(AppState& state, Backend& backend) override;
-
- private:
-  void update_attention(const AppState& state, Backend& backend);
-  void update_structures(Backend& backend, int conv_side);
-  void draw_attention(AppState& state, Backend& backend, float side);
-  void draw_structure(const char* id, const Picture& pic, Backend& backend, float side, bool conv);
-  void draw_properties(Backend& backend);
-  // "<what> A ... 37%" while a picture is under way.
-  std::string progress_text(const char* what) const {
-    if (!building_ || next_.side < 1) return std::string(what) + " ...";
-    return std::string(what) + " ... " + std::to_string(100 * next_row_ / next_.side) + "%";
-  }
-
-  // A of the main head, pooled to at most kMaxSide pixels (HandMadeModel::pool_matrix_rows):
-  // never N² values, on the GPU as on the CPU. The picture is built a band of image rows per
-  // frame (GL stays on this thread), about kBandBudgetMs each, while the last one stays up.
-  struct Key {  // what a picture of A depends on
-    unsigned generation = 0;  // backend.settings_generation()
-    int head = -1;
-    int pooling = 0;
-    bool operator==(const Key&) const = default;
-  };
-  Picture a_;
-  Key a_key_;                  // what a_ (or a_error_) is for
-  std::string a_error_;        // why A is not shown; empty when shown
-  bool a_fresh_ = false;       // a_ matches the current settings, head and pooling
-  int a_empty_rows_ = 0, a_first_empty_ = -1;
-  double a_ms_ = 0;            // time spent pooling a_ (all its bands)
-  // The picture under way: its key, image, rows done and the work so far.
-  Key next_key_;
-  bool building_ = false;
-  BlockImage next_;
-  int next_row_ = 0;
-  int band_rows_ = 1;          // image rows per call, adapted to kBandBudgetMs
-  double next_ms_ = 0;
-  // Debounce for large N: the key first seen and when.
-  Key pending_;
-  Clock::time_point pending_since_{};
-  // The exact row of A under the mouse (the tooltip's a_ij): row `hover_row_` of every head.
-  RowSet hover_;
-  unsigned hover_generation_ = 0;
-  int pooling_ = 0;  // Pooling: 0 mean, 1 max
-
-  // The fc and conv matrices over the same tokens.
-  Picture fc_, conv_;
-  int fc_N_ = 0;          // the N that fc_ shows
-  int fc_wanted_N_ = 0;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
-  std::string fc_error_;  // why the fc picture could not be made
-  Scheduler* scheduler_ = nullptr;  // where the fc job went: cancelled when the view goes
-  int conv_cols_ = 0, conv_rows_ = 0, conv_k_ = 0, conv_side_ = 0;
-  int k_ = 3;  // conv kernel size (odd)
-  int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,
-                   // like the attention map: a masked row with few keys would dwarf all others)
-};
-
-// Rows whose every key is masked (their weights are all 0): checked with the mask alone, O(N)
-// for the chapter's masks (a query sees itself, or the first kept key), never N².
-void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
-  count = 0;
-  first = -1;
-  int hint = -1;
-  const auto& keep = mask.key_keep();
-  for (int j = 0; j < N && hint < 0; ++j)
-    if (keep[static_cast<size_t>(j)]) hint = j;
-  for (int i = 0; i < N; ++i) {
-    bool any = mask.allowed(i, i) || (hint >= 0 && mask.allowed(i, hint));
-    for (int j = 0; j < N && !any; ++j) any = mask.allowed(i, j);
-    if (any) continue;
-    if (first < 0) first = i;
-    ++count;
-  }
-}
-
-void MatrixView::update_attention(const AppState& state, Backend& backend) {
-  const Key key{backend.settings_generation(), std::clamp(state.main_head, 0, kHeadCount - 1), pooling_};
-  const int N = backend.grid().N();
-  a_fresh_ = key == a_key_;
-  if (a_fresh_) {
-    building_ = false;
-    return;
-  }
-  // A picture that cannot be made (too large for the GPU, …): its reason instead, for this key.
-  auto fail = [&](const Error& e) {
-    a_key_ = key;
-    a_error_ = e.what();
-    a_.image = {};
-    building_ = false;
-  };
-  if (!building_ || !(next_key_ == key)) {
-    if (!(pending_ == key)) {
-      pending_ = key;
-      pending_since_ = Clock::now();
-    }
-    // While a slider is dragged at large N, keep the last picture until the settings rest.
-    // (The very first picture is started at once, also for one-shot renders.)
-    if (N > kDebounceTokens && a_key_.head >= 0 && Clock::now() - pending_since_ < std::chrono::milliseconds(300)) return;
-    try {
-      next_ = empty_block_image(N, kMaxSide);
-    } catch (const Error& e) {
-      fail(e);
-      return;
-    }
-    next_key_ = key;
-    building_ = true;
-    next_row_ = 0;
-    next_ms_ = 0;
-  }
-  // One frame's share: bands of image rows until about kBandBudgetMs have gone. The GL work
-  // already queued (the last frame's drawing, which a software rasterizer runs only when a
-  // read-back forces it) is finished first, so that the bands are sized by their own cost.
-  glFinish();
-  try {
-    const auto t0 = Clock::now();
-    double spent = 0;
-    while (next_row_ < next_.side && spent < kBandBudgetMs) {
-      const int count = std::clamp(band_rows_, 1, next_.side - next_row_);
-      const auto t = Clock::now();
-      backend.pool_matrix_rows(key.head, static_cast<Pooling>(key.pooling), next_row_, count, next_);
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-      next_row_ += count;
-      // The next band: as many rows as fit the budget at this band's pace.
-      band_rows_ = std::clamp(static_cast<int>(kBandBudgetMs * count / std::max(ms, 0.01)), 1, next_.side);
-      spent = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    }
-    next_ms_ += spent;
-  } catch (const Error& e) {
-    fail(e);
-    return;
-  }
-  if (next_row_ < next_.side) return;  // more next frame
-  a_.image = std::move(next_);
-  ++a_.version;
-  a_key_ = key;
-  a_error_.clear();
-  a_ms_ = next_ms_;
-  building_ = false;
-  a_fresh_ = true;
-  count_empty_rows(backend.setup().mask, N, a_empty_rows_, a_first_empty_);
-}
-
-void MatrixView::update_structures(Backend& backend, int conv_side) {
-  const PatchGrid& g = backend.grid();
-  const int N = g.N();
-  // fc: pure CPU math (no GL), on the scheduler; a new N replaces the job for the old one.
-  if (fc_N_ != N && fc_wanted_N_ != N) {
-    fc_wanted_N_ = N;
-    fc_error_.clear();
-    scheduler_ = &backend.scheduler();
-    scheduler_->submit<BlockImage>(
-        "matrix:fc", [N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); },
-        [this, N](std::future<BlockImage> result) {
-          try {
-            fc_.image = result.get();
-            ++fc_.version;
-            fc_N_ = N;
-          } catch (const std::exception& e) {
-            fc_error_ = e.what();
-          }
-        });
-  }
-  // conv: O(N k²), computed at the size it is drawn so that its thin band is never skipped.
-  const int cs = std::clamp(conv_side, 16, kMaxSide);
-  if (conv_cols_ != g.cols || conv_rows_ != g.rows || conv_k_ != k_ || conv_side_ != cs) {
-    conv_.image = conv_structure_image(g, k_, demo_kernel(k_, kKernelSeed), cs);
-    ++conv_.version;
-    conv_cols_ = g.cols;
-    conv_rows_ = g.rows;
-    conv_k_ = k_;
-    conv_side_ = cs;
-  }
-}
-
 // Patch p of the photo as a small image (for the hover tooltips).
-void patch_image(Backend& backend, int p, float size) {
+void patch_image(HandMadeSession& backend, int p, float size) {
   const PatchGrid& g = backend.grid();
   const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
   const float x0 = static_cast<float>(g.col_of(p) * g.K), y0 = static_cast<float>(g.row_of(p) * g.K);
@@ -279,10 +39,12 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
   return true;
 }
 
-void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
+}  // namespace
+
+void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float side) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
-  const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+  const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
   ImGui::BeginGroup();
   ImGui::Text("A, head %d %s", head, std::string(head_name(static_cast<HeadKind>(head))).c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -306,7 +68,7 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
   dl->AddImage(a_.texture.im(), p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1),
                a_fresh_ ? IM_COL32_WHITE : IM_COL32(255, 255, 255, 110));
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
-  if (a_fresh_ && img.N == N) outline_row(dl, p, side, img, backend.query());
+  if (a_fresh_ && img.N == N) outline_row(dl, p, side, img, hand_made_query(state, g));
   if (!a_fresh_)
     dl->AddText(ImVec2(p.x + 8, p.y + 8), IM_COL32(255, 255, 255, 255), progress_text("updating").c_str());
 
@@ -319,9 +81,9 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
                 IM_COL32(255, 255, 255, 255));
     // The exact a_ij from row i of A (one row pass for every head, kept while the mouse stays
     // on that row); the pixel itself is the pooled value of its block.
-    if (hover_.query != i || hover_generation_ != backend.settings_generation()) {
-      hover_ = backend.rows_for(i);
-      hover_generation_ = backend.settings_generation();
+    if (hover_.query != i || hover_generation_ != backend.generation()) {
+      hover_ = backend.rows_of(i);
+      hover_generation_ = backend.generation();
     }
     const bool allowed = backend.setup().mask.allowed(i, j);
     ImGui::BeginTooltip();
@@ -345,14 +107,15 @@ void MatrixView::draw_attention(AppState& state, Backend& backend, float side) {
     ImGui::TextDisabled("click: make token i the query");
     ImGui::EndTooltip();
     if (clicked) {
-      state.query = Cell{g.col_of(i), g.row_of(i)};
-      state.query_pinned = true;
+      state.hand_made.cell = Cell{g.col_of(i), g.row_of(i)};
+      state.hand_made.query_pinned = true;
     }
   }
   ImGui::EndGroup();
 }
 
-void MatrixView::draw_structure(const char* id, const Picture& pic, Backend& backend, float side, bool conv) {
+void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv,
+                                int query) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
   ImGui::BeginGroup();
@@ -371,7 +134,7 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, Backend& bac
   if (!current)
     dl->AddText(ImVec2(p.x + 6, p.y + 6), IM_COL32(255, 255, 255, 255), conv || fc_error_.empty() ? "computing ..." : fc_error_.c_str());
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
-  if (pic.valid() && pic.image.N == N) outline_row(dl, p, side, pic.image, backend.query());
+  if (pic.valid() && pic.image.N == N) outline_row(dl, p, side, pic.image, query);
   int i = 0, j = 0;
   if (hovered && pic.valid() && pic.image.N == N && cell_under_mouse(p, side, N, i, j)) {
     ImGui::BeginTooltip();
@@ -397,7 +160,7 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, Backend& bac
   ImGui::EndGroup();
 }
 
-void MatrixView::draw_properties(Backend& backend) {
+void MatrixView::draw_properties(HandMadeSession& backend) {
   const PatchGrid& g = backend.grid();
   const long long N = g.N();
   const long long D = backend.tokens().cols();  // width of the head input X = [T | P]
@@ -430,15 +193,12 @@ void MatrixView::draw_properties(Backend& backend) {
   ImGui::EndTable();
 }
 
-void MatrixView::draw(AppState& state, Backend& backend) {
-  if (!backend.has_image()) {
-    ImGui::TextUnformatted("No image loaded.");
-    return;
-  }
+void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
   // A waiting for a slider to rest, or fc on its worker thread: come back at once.
   if (!a_fresh_) state.commands.redraw();
   const PatchGrid& g = backend.grid();
   const int N = g.N();
+  const int query = hand_made_query(state, g);
 
   // --- controls
   head_combo(state, "head", 11);
@@ -503,7 +263,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
       std::span<const float> vals = a_.image.values;
       std::span<const std::uint8_t> kp = keep;
       if (range_ == 1 && a_.image.N == N) {
-        const size_t S = static_cast<size_t>(a_.image.side), r = static_cast<size_t>(backend.query() / a_.image.block);
+        const size_t S = static_cast<size_t>(a_.image.side), r = static_cast<size_t>(query / a_.image.block);
         vals = vals.subspan(r * S, S);
         kp = kp.subspan(r * S, S);
       }
@@ -515,13 +275,13 @@ void MatrixView::draw(AppState& state, Backend& backend) {
   }
   ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
   if (wide) {
-    draw_structure("fc", fc_, backend, side, false);
+    draw_structure("fc", fc_, backend, side, false, query);
     ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
-    draw_structure("conv", conv_, backend, side, true);
+    draw_structure("conv", conv_, backend, side, true, query);
   } else {
     ImGui::BeginGroup();
-    draw_structure("fc", fc_, backend, small, false);
-    draw_structure("conv", conv_, backend, small, true);
+    draw_structure("fc", fc_, backend, small, false, query);
+    draw_structure("conv", conv_, backend, small, true, query);
     ImGui::EndGroup();
   }
   ImGui::Unindent(12.0f);
@@ -530,7 +290,7 @@ void MatrixView::draw(AppState& state, Backend& backend) {
   if (a_.valid()) {
     ImGui::TextDisabled("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
                         "full matrix would take %s); the outlined row is query i = %d.",
-                        NN, backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), backend.query());
+                        NN, backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), query);
     const Mask& mask = backend.setup().mask;
     if (mask.kind() == MaskKind::Window) {
       ImGui::TextWrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "
@@ -556,8 +316,8 @@ void MatrixView::draw(AppState& state, Backend& backend) {
   draw_properties(backend);
 }
 
-}  // namespace
+}  // namespace matrix_view
 
-std::unique_ptr<TeachingView> make_matrix_view() { return std::make_unique<MatrixView>(); }
+std::unique_ptr<TeachingView> make_matrix_view() { return std::make_unique<matrix_view::MatrixView>(); }
 
 }  // namespace attnlab::app

@@ -33,18 +33,15 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 class OutputView final : public TeachingView {
  public:
-  const char* name() const override { return "output"; }
-  const char* title() const override { return "Output tokens"; }
-  const char* source() const override { return "eqs. 26.21, 26.28"; }
-  const char* tour_text() const override {
-    return "What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
-           "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
-           "picture; W_MSA merges them (eqs. 26.27-26.28).";
-  }
-  void draw(AppState& state, Backend& backend) override;
+  OutputView()
+      : TeachingView({"output", "Output tokens", "eqs. 26.21, 26.28",
+            "What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
+            "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
+            "picture; W_MSA merges them (eqs. 26.27-26.28)."}) {}
+  void draw_contents(AppState& state, HandMadeSession& backend) override;
 
  private:
-  void update(Backend& backend);
+  void update(HandMadeSession& backend);
   void upload(int t);
   std::string tile_label(int t) const;
   bool current(int t) const { return done_[static_cast<size_t>(t)]; }
@@ -85,10 +82,10 @@ void OutputView::upload(int t) {
   textures_[static_cast<size_t>(t)].set(cols, rows, 3, px, false);
 }
 
-void OutputView::update(Backend& backend) {
+void OutputView::update(HandMadeSession& backend) {
   const PatchGrid& g = backend.grid();
   const int N = g.N();
-  const unsigned gen = backend.settings_generation();
+  const unsigned gen = backend.generation();
   if (gen != gen_) {  // new image or settings: every picture is stale (the old ones stay, dimmed)
     gen_ = gen;
     done_.fill(false);
@@ -138,11 +135,7 @@ void OutputView::update(Backend& backend) {
   }
 }
 
-void OutputView::draw(AppState& state, Backend& backend) {
-  if (!backend.has_image()) {
-    ImGui::TextUnformatted("No image loaded.");
-    return;
-  }
+void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
   // Pictures still to make (spread over frames, or waiting for a slider to rest): come back at once.
   if (std::any_of(done_.begin(), done_.end(), [](bool d) { return !d; }) && (requested_ || backend.grid().N() <= kAutoTokens))
     state.commands.redraw();
@@ -207,7 +200,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
     tile_h = std::floor(std::max(room, 64.0f));
     tile_w = std::floor(tile_h / aspect);
   }
-  const int sel = backend.query();
+  const int sel = hand_made_query(state, g);
   int hovered_tile = -1, hovered_token = -1;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float cw = tile_w / static_cast<float>(g.cols), ch = tile_h / static_cast<float>(g.rows);
@@ -234,7 +227,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
       dl->AddText(ImVec2(p.x + 4, p.y + 4), IM_COL32(255, 255, 255, 255),
                   N > kAutoTokens && !requested_ ? "not computed" : "computing ...");
     }
-    if (t == 1 + state.main_head)
+    if (t == 1 + state.hand_made.head.head)
       dl->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(p.x + tile_w + 2, p.y + tile_h + 2), IM_COL32(255, 255, 255, 200), 0, 0, 1.0f);
     if (ImGui::IsItemHovered() && fresh) {
       const ImVec2 m = ImGui::GetIO().MousePos;
@@ -243,8 +236,8 @@ void OutputView::draw(AppState& state, Backend& backend) {
       hovered_tile = t;
       hovered_token = g.index(c, r);
       if (clicked) {
-        state.query = Cell{c, r};
-        state.query_pinned = true;
+        state.hand_made.cell = Cell{c, r};
+        state.hand_made.query_pinned = true;
       }
     }
     ImGui::EndGroup();
@@ -263,7 +256,7 @@ void OutputView::draw(AppState& state, Backend& backend) {
   // --- the numbers of the selected patch
   ImGui::Spacing();
   ImGui::Text("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
-  const auto& empty = backend.rows().empty;
+  const auto& empty = backend.latest_rows(sel).empty;
   if (ImGui::BeginTable("tout", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
     ImGui::TableSetupColumn("");
     ImGui::TableSetupColumn("colour");

@@ -65,20 +65,13 @@ class PermutationView final : public TeachingView {
     if (scheduler_) scheduler_->cancel_prefix("permutation:");  // its continuation would reach this view
   }
 
-  const char* name() const override { return "permutation"; }
-  const char* title() const override { return "Permutation"; }
-  const char* source() const override { return "section 26.8, fig. 26.15"; }
-  const char* tour_text() const override {
-    return "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
-           "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
-           "on where a patch sits, and the numbers change.";
-  }
+  PermutationView()
+      : TeachingView({"permutation", "Permutation", "section 26.8, fig. 26.15",
+            "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
+            "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
+            "on where a patch sits, and the numbers change."}) {}
 
-  void draw(AppState& state, Backend& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     ImGui::TextWrapped(
         "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
         "one and never looks at their order, so the shuffled image's map is the original map with its values carried "
@@ -104,13 +97,13 @@ class PermutationView final : public TeachingView {
       ImGui::TextWrapped("%s", refusal_.c_str());
       return;
     }
-    const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
-    const int query = std::clamp(backend.query(), 0, g.N() - 1);
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
+    const int query = hand_made_query(state, g);
     update_rows(state, backend, head, query);
     start_output_job(backend.scheduler(), head);
 
     draw_maps(state, backend, query);
-    draw_readout(backend, head);
+    draw_readout(backend, head, query);
   }
 
  private:
@@ -142,9 +135,9 @@ class PermutationView final : public TeachingView {
   }
 
   // The two CPU references, the permutation and the shuffled photo: on a new image, settings or seed.
-  void update_pair(Backend& backend) {
-    if (pair_gen_ == backend.settings_generation() && pair_seed_ == seed_) return;
-    pair_gen_ = backend.settings_generation();
+  void update_pair(HandMadeSession& backend) {
+    if (pair_gen_ == backend.generation() && pair_seed_ == seed_) return;
+    pair_gen_ = backend.generation();
     pair_seed_ = seed_;
     rows_valid_ = false;
     original_.reset();
@@ -170,7 +163,7 @@ class PermutationView final : public TeachingView {
   }
 
   // The three maps (shuffled, undone, original) on one shared scale, and the difference map.
-  void update_rows(AppState& state, Backend& backend, int head, int query) {
+  void update_rows(AppState& state, HandMadeSession& backend, int head, int query) {
     const HeatmapStyle style{state.colormap, state.normalization};
     if (rows_valid_ && rows_gen_ == backend.generation() && rows_head_ == head && rows_query_ == query &&
         rows_style_ == style)
@@ -243,7 +236,7 @@ class PermutationView final : public TeachingView {
         });
   }
 
-  void draw_maps(AppState& state, Backend& backend, int query) {
+  void draw_maps(AppState& state, HandMadeSession& backend, int query) {
     const PatchGrid& g = original_->grid();
     const int moved = inv_[static_cast<size_t>(query)];
     const float sp = ImGui::GetStyle().ItemSpacing.x;
@@ -253,8 +246,8 @@ class PermutationView final : public TeachingView {
     const float side = std::clamp((avail - bar_w - 4 * sp) / 4.0f, 60.0f * ui, 320.0f * ui);
     const float opacity = std::max(state.opacity, 0.5f);
     auto pick = [&](int cell) {
-      state.query = Cell{g.col_of(cell), g.row_of(cell)};
-      state.query_pinned = true;
+      state.hand_made.cell = Cell{g.col_of(cell), g.row_of(cell)};
+      state.hand_made.query_pinned = true;
     };
     ImGui::BeginGroup();
     ImGui::TextUnformatted("shuffled image");
@@ -288,13 +281,13 @@ class PermutationView final : public TeachingView {
     ImGui::TextDisabled("The three maps share one colour scale. Click a patch (in any map) to make it the query.");
   }
 
-  void draw_readout(Backend& backend, int head) {
+  void draw_readout(HandMadeSession& backend, int head, int query) {
     const Settings& s = backend.settings();
     const int N = original_->N();
     ImGui::Separator();
     ImGui::Text(
         "largest |difference| after undoing the shuffle: %s   (row %d of A; a uniform weight would be 1/N = %s)",
-        format_weight(diff_max_).c_str(), backend.query(), format_weight(1.0 / N).c_str());
+        format_weight(diff_max_).c_str(), query, format_weight(1.0 / N).c_str());
     if (out_diff_)
       ImGui::Text("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s", N,
                   format_weight(*out_diff_).c_str());

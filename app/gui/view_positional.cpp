@@ -31,23 +31,16 @@ std::string fmt(const char* f, double v) {
 
 class PositionalView final : public TeachingView {
  public:
-  const char* name() const override { return "positional"; }
-  const char* title() const override { return "Positional codes"; }
-  const char* source() const override { return "fig. 26.20, eqs. 26.38-26.40"; }
-  const char* tour_text() const override {
-    return "Attention by itself cannot tell where a patch is. Positional codes give every patch a vector of sines of "
-           "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
-           "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight.";
-  }
+  PositionalView()
+      : TeachingView({"positional", "Positional codes", "fig. 26.20, eqs. 26.38-26.40",
+            "Attention by itself cannot tell where a patch is. Positional codes give every patch a vector of sines of "
+            "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
+            "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight."}) {}
 
-  void draw(AppState& state, Backend& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     update_codes(backend);
     const int L = static_cast<int>(P_.cols());
-    const int i = std::clamp(backend.query(), 0, static_cast<int>(P_.rows()) - 1);
+    const int i = std::clamp(hand_made_query(state, backend.grid()), 0, static_cast<int>(P_.rows()) - 1);
     const PatchGrid& g = backend.grid();
 
     ImGui::TextWrapped(
@@ -76,8 +69,8 @@ class PositionalView final : public TeachingView {
 
  private:
   // ---- data, cached on the backend's generations
-  void update_codes(Backend& backend) {
-    if (codes_gen_ == backend.settings_generation() && P_.rows() == backend.grid().N()) return;
+  void update_codes(HandMadeSession& backend) {
+    if (codes_gen_ == backend.generation() && P_.rows() == backend.grid().N()) return;
     const Matrix& X = backend.tokens();  // [T | P] as the engine (or the reference) computed it
     spec_ = backend.settings().pos;
     const int L = static_cast<int>(X.cols()) - TokenLayout::d;
@@ -91,7 +84,7 @@ class PositionalView final : public TeachingView {
       const auto px = colormap_pixels(column, {}, Colormap::Gray, Normalization::MinMax, ValueRange{-1.0f, 1.0f});
       code_tex_[static_cast<size_t>(n)].set(g.cols, g.rows, 4, px, false);
     }
-    codes_gen_ = backend.settings_generation();
+    codes_gen_ = backend.generation();
     sim_valid_ = false;
     maps_valid_ = false;
   }
@@ -239,14 +232,15 @@ class PositionalView final : public TeachingView {
   }
 
   // ---- p_iᵀp_j over the grid
-  void draw_similarity(AppState& state, Backend& backend, int i) {
+  void draw_similarity(AppState& state, HandMadeSession& backend, int i) {
     const PatchGrid& g = backend.grid();
-    if (!sim_valid_ || sim_gen_ != backend.generation() || sim_cmap_ != state.colormap) {
+    if (!sim_valid_ || sim_gen_ != backend.generation() || sim_query_ != i || sim_cmap_ != state.colormap) {
       sim_ = code_similarity(P_, i);
       sim_range_ = normalization_range(sim_, {}, Normalization::MinMax);
       sim_tex_.set(g.cols, g.rows, 4, colormap_pixels(sim_, {}, state.colormap, Normalization::MinMax, sim_range_),
                    false);
       sim_gen_ = backend.generation();
+      sim_query_ = i;
       sim_cmap_ = state.colormap;
       sim_valid_ = true;
     }
@@ -299,18 +293,18 @@ class PositionalView final : public TeachingView {
   }
 
   // ---- the main head's map for λ in kLambdas, concat mode
-  void draw_lambda_row(AppState& state, Backend& backend, int i) {
-    const int head = std::clamp(state.main_head, 0, kHeadCount - 1);
+  void draw_lambda_row(AppState& state, HandMadeSession& backend, int i) {
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const HeatmapStyle style{state.colormap, state.normalization};
-    if (!sweep_ || sweep_gen_ != backend.settings_generation() || sweep_head_ != head) {
+    if (!sweep_ || sweep_gen_ != backend.generation() || sweep_head_ != head) {
       sweep_.emplace(backend.setup().heads[static_cast<size_t>(head)], backend.tokens(), backend.setup(),
                      backend.settings());
-      sweep_gen_ = backend.settings_generation();
+      sweep_gen_ = backend.generation();
       sweep_head_ = head;
       maps_valid_ = false;
     }
     const PatchGrid& g = backend.grid();
-    if (!maps_valid_ || maps_gen_ != backend.generation() || maps_head_ != head || !(maps_style_ == style)) {
+    if (!maps_valid_ || maps_gen_ != backend.generation() || maps_query_ != i || maps_head_ != head || !(maps_style_ == style)) {
       std::vector<std::uint8_t> keep(static_cast<size_t>(g.N()));
       for (int j = 0; j < g.N(); ++j) keep[static_cast<size_t>(j)] = backend.setup().mask.allowed(i, j);
       for (size_t n = 0; n < kLambdas.size(); ++n) {
@@ -326,6 +320,7 @@ class PositionalView final : public TeachingView {
         summary_[n] = {hi, lo, w[static_cast<size_t>(i)], r.empty};
       }
       maps_gen_ = backend.generation();
+      maps_query_ = i;
       maps_head_ = head;
       maps_style_ = style;
       maps_valid_ = true;
@@ -381,6 +376,7 @@ class PositionalView final : public TeachingView {
 
   bool sim_valid_ = false;
   unsigned sim_gen_ = 0;
+  int sim_query_ = -1;
   Colormap sim_cmap_ = Colormap::Heat;
   std::vector<float> sim_;
   ValueRange sim_range_;
@@ -391,6 +387,7 @@ class PositionalView final : public TeachingView {
   int sweep_head_ = -1;
   bool maps_valid_ = false;
   unsigned maps_gen_ = 0;
+  int maps_query_ = -1;
   int maps_head_ = -1;
   HeatmapStyle maps_style_;
   std::array<GuiTexture, kLambdas.size()> lambda_tex_;

@@ -29,26 +29,19 @@ void swatch(const char* id, const std::array<float, 3>& c, float side) {
 
 class QuestionView final : public TeachingView {
  public:
-  const char* name() const override { return "question"; }
-  const char* title() const override { return "Question token"; }
-  const char* source() const override { return "figs. 26.7, 26.8"; }
-  const char* tour_text() const override {
-    return "A query does not have to come from the image. Pick a colour: it becomes a question token whose query is "
-           "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
-           "(26.16). The chapter adds a constant 1 to every value so that the answer can also count.";
-  }
+  QuestionView()
+      : TeachingView({"question", "Question token", "figs. 26.7, 26.8",
+            "A query does not have to come from the image. Pick a colour: it becomes a question token whose query is "
+            "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
+            "(26.16). The chapter adds a constant 1 to every value so that the answer can also count."}) {}
 
-  void draw(AppState& state, Backend& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     ImGui::TextWrapped(
         "The question is a token of its own, not one of the N patches (figs. 26.7-26.8). Its input x holds the colour "
         "c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The head turns it "
         "into a query q = W_q x (eq. 26.11), scores every patch's key, s_j = q^T k_j (26.14), takes the softmax "
         "(26.15) and sums the values with those weights (26.16).");
-    draw_controls(backend);
+    draw_controls(backend, hand_made_query(state, backend.grid()));
     update(state, backend);
     ImGui::Separator();
     draw_softmax_answer(state, backend);
@@ -57,12 +50,11 @@ class QuestionView final : public TeachingView {
   }
 
  private:
-  void draw_controls(Backend& backend) {
+  void draw_controls(HandMadeSession& backend, int i) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
     ImGui::ColorEdit3("question colour c", colour_.data(), ImGuiColorEditFlags_Float);
     ImGui::SameLine();
     const PatchGrid& g = backend.grid();
-    const int i = std::clamp(backend.query(), 0, g.N() - 1);
     if (ImGui::Button("use the query patch's colour")) colour_ = patch_colour(backend, i);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("the mean colour of patch (%d,%d), the image view's query", g.col_of(i), g.row_of(i));
@@ -76,7 +68,7 @@ class QuestionView final : public TeachingView {
         "q = [c/|c|; p/2] with p = 0 for the question; custom: q = W_q c/|c| with the matrix of the heads view.");
   }
 
-  static std::array<float, 3> patch_colour(const Backend& backend, int i) {
+  static std::array<float, 3> patch_colour(const HandMadeSession& backend, int i) {
     // The mean over the patch's pixels inside the image (as core's mean_colours does). Not taken
     // from tokens(): in add mode those columns also carry the added code.
     const Image& img = backend.image();
@@ -93,9 +85,9 @@ class QuestionView final : public TeachingView {
     return out;
   }
 
-  void update(AppState& state, Backend& backend) {
+  void update(AppState& state, HandMadeSession& backend) {
     const HeatmapStyle style{state.colormap, state.normalization};
-    const bool same_row = valid_ && gen_ == backend.settings_generation() && asked_ == colour_ && asked_head_ == head_;
+    const bool same_row = valid_ && gen_ == backend.generation() && asked_ == colour_ && asked_head_ == head_;
     if (!same_row) {
       const Matrix& X = backend.tokens();
       x_ = question_token(colour_, static_cast<int>(X.cols()));
@@ -112,7 +104,7 @@ class QuestionView final : public TeachingView {
       const auto [lo, hi] = std::minmax_element(scores_.begin(), scores_.end());
       smin_ = *lo;
       smax_ = *hi;
-      gen_ = backend.settings_generation();
+      gen_ = backend.generation();
       asked_ = colour_;
       asked_head_ = head_;
       valid_ = true;
@@ -135,7 +127,7 @@ class QuestionView final : public TeachingView {
     }
   }
 
-  void draw_softmax_answer(AppState& state, Backend& backend) {
+  void draw_softmax_answer(AppState& state, HandMadeSession& backend) {
     const PatchGrid& g = backend.grid();
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.35f, 120.0f * ui, 340.0f * ui);
@@ -192,7 +184,7 @@ class QuestionView final : public TeachingView {
     ImGui::EndGroup();
   }
 
-  void draw_count(AppState& state, Backend& backend) {
+  void draw_count(AppState& state, HandMadeSession& backend) {
     ImGui::TextUnformatted("Counting, as in fig. 26.7: weight 1 on each matching patch, 0 elsewhere (no softmax)");
     ImGui::TextWrapped(
         "The chapter gives every value one extra dimension that is always 1, so that part of t_out is just the sum of "

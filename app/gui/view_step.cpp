@@ -67,7 +67,7 @@ void swatch(const float* c, float side) {
 
 // Draws patch j of the photo into the square [p, p + side): the crop's uv range on the photo
 // texture; in Pad mode the part outside the image stays black.
-void draw_patch(ImDrawList* dl, Backend& backend, int j, ImVec2 p, float side) {
+void draw_patch(ImDrawList* dl, HandMadeSession& backend, int j, ImVec2 p, float side) {
   const PatchGrid& g = backend.grid();
   const Image& img = backend.image();
   dl->AddRectFilled(p, ImVec2(p.x + side, p.y + side), IM_COL32(0, 0, 0, 255));
@@ -83,24 +83,17 @@ void draw_patch(ImDrawList* dl, Backend& backend, int j, ImVec2 p, float side) {
 
 class StepView final : public TeachingView {
  public:
-  const char* name() const override { return "step"; }
-  const char* title() const override { return "Step by step"; }
-  const char* source() const override { return "figs. 26.8, 26.10"; }
-  const char* tour_text() const override {
-    return "Follow one query through the layer: its vector q_i is compared with every key by a dot product, the "
-           "scores are divided by tau*sqrt(m), the softmax turns them into weights that sum to 1, and the weights "
-           "mix the values into the new token t_out (eqs. 26.20-26.22, figs. 26.8 and 26.10). Hover a bar to see "
-           "the arithmetic for that key.";
-  }
+  StepView()
+      : TeachingView({"step", "Step by step", "figs. 26.8, 26.10",
+            "Follow one query through the layer: its vector q_i is compared with every key by a dot product, the "
+            "scores are divided by tau*sqrt(m), the softmax turns them into weights that sum to 1, and the weights "
+            "mix the values into the new token t_out (eqs. 26.20-26.22, figs. 26.8 and 26.10). Hover a bar to see "
+            "the arithmetic for that key."}) {}
 
-  void draw(AppState& state, Backend& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
     hovered_ = -1;
     head_selector(state);
-    refresh(backend);
+    refresh(backend, hand_made_query(state, backend.grid()));
     state.report.checks["step: softmax redone from Q and K vs the engine's a_ij"] =
         "largest difference " + fmt("%.2g", max_diff_) + " (query " + std::to_string(b_.i) + ", " + backend.name() + ")";
     const PatchGrid& g = backend.grid();
@@ -188,18 +181,20 @@ class StepView final : public TeachingView {
 
  private:
   void head_selector(AppState& state) {
-    head_ = std::clamp(state.main_head, 0, kHeadCount - 1);
+    head_ = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     head_combo(state, "head", 10);
     ImGui::SameLine();
-    ImGui::TextDisabled("(the image view's main head; keys 1-6)");
+    ImGui::TextDisabled("(the image view's main head; keys 0-5)");
   }
 
-  // Recomputes the breakdown when the image, settings, query or head changed.
-  void refresh(Backend& backend) {
-    if (generation_ == backend.generation() && cached_head_ == head_) return;
+  // Recomputes the breakdown when the image, settings, the query's rows or head changed: for
+  // the query whose rows have arrived (the previous one for the frame until `query`'s come), so
+  // the engine's row and the one redone here are always the same query's.
+  void refresh(HandMadeSession& backend, int query) {
+    const RowSet& rows = backend.latest_rows(query);
+    if (generation_ == backend.generation() && cached_head_ == head_ && cached_query_ == rows.query) return;
     const HeadQKV& h = backend.qkv(head_);
-    const RowSet& rows = backend.rows();
-    b_ = step_breakdown(h.Q, h.K, h.V, backend.query(), backend.settings().temperature, backend.setup().mask);
+    b_ = step_breakdown(h.Q, h.K, h.V, rows.query, backend.settings().temperature, backend.setup().mask);
     const auto w = rows.head(head_);
     engine_w_.assign(w.begin(), w.end());
     const auto l = rows.head_logits(head_);
@@ -221,9 +216,10 @@ class StepView final : public TeachingView {
     }
     generation_ = backend.generation();
     cached_head_ = head_;
+    cached_query_ = rows.query;
   }
 
-  void bar_chart(AppState& state, Backend& backend) {
+  void bar_chart(AppState& state, HandMadeSession& backend) {
     const int n = std::min(bars_, static_cast<int>(top_.size()));
     if (n <= 0) return;
     const float avail = ImGui::GetContentRegionAvail().x;
@@ -268,8 +264,8 @@ class StepView final : public TeachingView {
                     0, 0, 2.0f);
       if (j == b_.i) dl->AddText(ImVec2(x + 2, base + 3), IM_COL32(0, 255, 255, 255), "i");
       if (clicked) {
-        state.query = Cell{backend.grid().col_of(j), backend.grid().row_of(j)};
-        state.query_pinned = true;
+        state.hand_made.cell = Cell{backend.grid().col_of(j), backend.grid().row_of(j)};
+        state.hand_made.query_pinned = true;
       }
     }
     // The uniform weight 1/N_kept, what a flat row (tau -> infinity) would give.
@@ -286,7 +282,7 @@ class StepView final : public TeachingView {
   }
 
   // The stages of fig. 26.10 for the top keys, one row per key; hovering a row details it.
-  void stage_table(Backend& backend) {
+  void stage_table(HandMadeSession& backend) {
     const PatchGrid& g = backend.grid();
     const HeadQKV& h = backend.qkv(head_);
     const int n = std::min(bars_, static_cast<int>(top_.size()));
@@ -324,7 +320,7 @@ class StepView final : public TeachingView {
     ImGui::EndTable();
   }
 
-  void key_detail(Backend& backend) {
+  void key_detail(HandMadeSession& backend) {
     const PatchGrid& g = backend.grid();
     const int j = key_;
     const auto J = static_cast<size_t>(j);
@@ -364,7 +360,7 @@ class StepView final : public TeachingView {
     ImGui::EndGroup();
   }
 
-  void weighted_sum_section(Backend& backend) {
+  void weighted_sum_section(HandMadeSession& backend) {
     const HeadQKV& h = backend.qkv(head_);
     const int v = static_cast<int>(h.V.cols());
     ImGui::TextWrapped("5. The weighted sum of values (eq. 26.21, fig. 26.8): t_out = sum_j a_ij v_j");
@@ -435,7 +431,7 @@ class StepView final : public TeachingView {
          "its Q and K (how closely the two agree: Panels > Diagnostics).");
   }
 
-  int head_ = 0, cached_head_ = -1, key_ = -1, hovered_ = -1, bars_ = 16;
+  int head_ = 0, cached_head_ = -1, cached_query_ = -1, key_ = -1, hovered_ = -1, bars_ = 16;
   bool stretch_ = false;
   unsigned generation_ = 0;
   StepBreakdown b_;

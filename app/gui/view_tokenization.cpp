@@ -62,22 +62,15 @@ void note(const std::string& text) {
 
 class TokenizationView final : public TeachingView {
  public:
-  const char* name() const override { return "tokenization"; }
-  const char* title() const override { return "Tokenization"; }
-  const char* source() const override { return "fig. 26.2, section 26.9.1"; }
-  const char* tour_text() const override {
-    return "Before attention, the photo becomes N tokens: it is cut into K x K patches, each patch is unrolled into "
-           "3K^2 numbers, and a linear map turns those numbers into a short token vector (fig. 26.2). Applying the "
-           "same map to every patch is a convolution whose kernel and stride are both K (eq. 26.32). Click a patch "
-           "to see its numbers.";
-  }
+  TokenizationView()
+      : TeachingView({"tokenization", "Tokenization", "fig. 26.2, section 26.9.1",
+            "Before attention, the photo becomes N tokens: it is cut into K x K patches, each patch is unrolled into "
+            "3K^2 numbers, and a linear map turns those numbers into a short token vector (fig. 26.2). Applying the "
+            "same map to every patch is a convolution whose kernel and stride are both K (eq. 26.32). Click a patch "
+            "to see its numbers."}) {}
 
-  void draw(AppState& state, Backend& backend) override {
-    if (!backend.has_image()) {
-      ImGui::TextUnformatted("No image loaded.");
-      return;
-    }
-    refresh(backend);
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
+    refresh(backend, hand_made_query(state, backend.grid()));
     const PatchGrid& g = backend.grid();
     const int i = i_;
     const int K = g.K;
@@ -189,10 +182,10 @@ class TokenizationView final : public TeachingView {
 
  private:
   // Rebuilds the query's numbers and textures when the image, settings or query change.
-  void refresh(Backend& backend) {
+  void refresh(HandMadeSession& backend, int query) {
     const PatchGrid& g = backend.grid();
-    if (generation_ != backend.generation()) {
-      i_ = std::clamp(backend.query(), 0, g.N() - 1);
+    if (generation_ != backend.generation() || i_ != query) {
+      i_ = query;
       const Image& img = backend.image();
       const RowVector raw = raw_token(img, g, i_);
       raw_.assign(raw.data(), raw.data() + raw.size());
@@ -215,7 +208,7 @@ class TokenizationView final : public TeachingView {
       strip_tex_.set(3 * K, K, 3, strip, false);
       generation_ = backend.generation();
     }
-    if (filters_generation_ != backend.settings_generation()) {
+    if (filters_generation_ != backend.generation()) {
       const Matrix& W = backend.setup().W_tokenize;  // R × 3K²
       const int K = g.K, R = static_cast<int>(W.rows());
       const float mx = std::max(W.cwiseAbs().maxCoeff(), 1e-12f);
@@ -227,12 +220,12 @@ class TokenizationView final : public TeachingView {
               px[((static_cast<size_t>(y) * R * K) + static_cast<size_t>(n) * K + static_cast<size_t>(x)) * 3 + static_cast<size_t>(c)] =
                   to8(0.5f + 0.5f * W(n, (y * K + x) * 3 + c) / mx);
       filters_tex_.set(R * K, K, 3, px, false);
-      filters_generation_ = backend.settings_generation();
+      filters_generation_ = backend.generation();
     }
   }
 
   // The photo in a `box` square with the patch grid and the query outlined; click picks a patch.
-  void grid_picture(AppState& state, Backend& backend, float box) {
+  void grid_picture(AppState& state, HandMadeSession& backend, float box) {
     const PatchGrid& g = backend.grid();
     const float gw = static_cast<float>(g.cols * g.K), gh = static_cast<float>(g.rows * g.K);
     const float scale = std::min(box / gw, box / gh);
@@ -266,8 +259,8 @@ class TokenizationView final : public TeachingView {
       outline(col, row, IM_COL32(255, 255, 255, 160));
       ImGui::SetTooltip("patch (%d,%d), token %d", col, row, g.index(col, row));
       if (clicked) {
-        state.query = Cell{col, row};
-        state.query_pinned = true;
+        state.hand_made.cell = Cell{col, row};
+        state.hand_made.query_pinned = true;
       }
     }
   }

@@ -7,42 +7,15 @@
 
 namespace attnlab::app {
 
-HeadChoice vit_head_choice(int head) {
-  if (head >= 0) return HeadChoice{head, HeadFusion::Mean};
-  if (head == kVitHeadMax) return HeadChoice{-1, HeadFusion::Max};
-  if (head == kVitHeadMin) return HeadChoice{-1, HeadFusion::Min};
-  return HeadChoice{-1, HeadFusion::Mean};
-}
 
-std::string vit_head_label(int head) {
-  if (head >= 0) return "head " + std::to_string(head + 1);
-  if (head == kVitHeadMax) return "max over heads";
-  if (head == kVitHeadMin) return "min over heads";
-  return "mean of heads";
-}
-
-int vit_layer(const AppState& state, const VitSource& source) {
-  const int L = source.layers();
-  return state.vit_layer < 0 || state.vit_layer >= L ? L - 1 : state.vit_layer;
-}
-
-int vit_query_token(const AppState& state, const VitSource& source) {
-  const SourceGrid g = source.grid();
-  if (state.vit_token >= 0) return std::min(state.vit_token, g.prefix - 1);
-  const int c = std::clamp(state.vit_cell.col, 0, g.cols - 1), r = std::clamp(state.vit_cell.row, 0, g.rows - 1);
-  return g.prefix + r * g.cols + c;
-}
-
-std::string vit_token_label(const VitSource& source, int token) { return token_label(source.grid(), token); }
-
-std::vector<float> vit_main_values(const AppState& state, const VitSource& source) {
-  const int layer = vit_layer(state, source);
+std::vector<float> vit_main_values(const AppState& state, const VitRun& source) {
+  const int layer = choice_layer(state.vit, source.layers());
   if (state.vit_norms) {
     const std::vector<float> norms = source.token_norms(layer);
     return std::vector<float>(norms.begin() + source.grid().prefix, norms.end());
   }
-  const int token = vit_query_token(state, source);
-  const HeadChoice head = vit_head_choice(std::min(state.vit_head, source.heads() - 1));
+  const int token = choice_query(state.vit, source.grid());
+  const HeadChoice head = choice_head(state.vit, source.heads());
   if (state.vit_rollout) return source.rollout_row(layer, head.head >= 0 ? HeadFusion::Mean : head.fusion, token);
   return source.patch_row(layer, head, token);
 }
@@ -54,7 +27,7 @@ ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::s
 
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
                             const std::function<std::vector<float>()>& values) {
-  const SourceGrid g = vit.source()->grid();
+  const SourceGrid g = vit.run()->grid();
   const std::string full = std::to_string(vit.generation()) + "|" + key + "|" + std::string(colormap_name(state.colormap)) +
                            "|" + std::string(normalization_name(state.normalization));
   return vit.textures().get(slot, full, g.cols, g.rows, [&] {

@@ -11,13 +11,13 @@
 namespace attnlab::app {
 
 void draw_vit_distance_view(AppState& state, VitSession& vit) {
-  const VitSource* src = vit.source();
+  const VitRun* src = vit.run();
   if (!src) {
     ImGui::TextUnformatted("No model loaded.");
     return;
   }
   const Matrix& d = src->distance();
-  const int L = src->layers(), H = src->heads(), layer = vit_layer(state, *src);
+  const int L = src->layers(), H = src->heads(), layer = choice_layer(state.vit, src->layers());
   ImGui::TextWrapped("Mean attention distance: for every patch query, the distance to each patch key weighted by its "
                      "attention, averaged over queries (input pixels). Low: the head looks nearby; high: across the image.");
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -51,7 +51,7 @@ void draw_vit_distance_view(AppState& state, VitSession& vit) {
     dl->AddText(ImVec2(p0.x, Y(v) - font * 0.5f), IM_COL32(200, 200, 200, 255), text);
   }
   for (int l = 0; l < L; ++l) {
-    const std::string t = std::to_string(l + 1);
+    const std::string t = std::to_string(l);
     dl->AddText(ImVec2(X(l) - ImGui::CalcTextSize(t.c_str()).x * 0.5f, bottom + 2), IM_COL32(200, 200, 200, 255), t.c_str());
   }
   dl->AddText(ImVec2((left + right) * 0.5f - ImGui::CalcTextSize("layer").x * 0.5f, bottom + font + 2), IM_COL32(200, 200, 200, 255),
@@ -78,7 +78,7 @@ void draw_vit_distance_view(AppState& state, VitSession& vit) {
       // heads spread a little around the layer's x so that equal distances stay visible
       const float x = X(l) + (static_cast<float>(h) - static_cast<float>(H - 1) * 0.5f) * r * 0.9f;
       const float y = Y(d(l, h));
-      const bool current = l == layer && h == state.vit_head;
+      const bool current = l == layer && h == state.vit.head.head;
       dl->AddCircleFilled(ImVec2(x, y), current ? r * 1.6f : r, vit_head_colour(h));
       dl->AddCircle(ImVec2(x, y), current ? r * 1.6f : r, IM_COL32(0, 0, 0, 255));
       if (ImGui::IsItemHovered() && std::hypot(io.MousePos.x - x, io.MousePos.y - y) <= r + 2) {
@@ -87,12 +87,12 @@ void draw_vit_distance_view(AppState& state, VitSession& vit) {
       }
     }
   if (hover_l >= 0) {
-    state.vit_layer = hover_l;
-    state.vit_head = hover_h;
+    state.vit.layer = hover_l;
+    state.vit.head = HeadChoice{hover_h, HeadFusion::Mean};
     state.vit_rollout = false;
     state.vit_norms = false;
     ImGui::BeginTooltip();
-    ImGui::Text("layer %d, head %d: %.1f px", hover_l + 1, hover_h + 1, d(hover_l, hover_h));
+    ImGui::Text("layer %d, head %d: %.1f px", hover_l, hover_h, d(hover_l, hover_h));
     ImGui::EndTooltip();
   }
 }

@@ -16,18 +16,20 @@ constexpr int kMaxSide = 1024;
 }  // namespace
 
 void draw_vit_matrix_view(AppState& state, VitSession& vit) {
-  const VitSource* src = vit.source();
+  const VitRun* src = vit.run();
   if (!src) return;
   const SourceGrid g = src->grid();
-  const int layer = vit_layer(state, *src), head = std::min(state.vit_head, src->heads() - 1);
+  const int layer = choice_layer(state.vit, src->layers());
+  const HeadChoice head = choice_head(state.vit, src->heads());
   const int T = g.T(), block = (T + kMaxSide - 1) / kMaxSide, side = (T + block - 1) / block;
-  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(layer) + "|" + std::to_string(head) + "|" +
+  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(layer) + "|" + std::to_string(head.head) + ":" +
+                          std::to_string(static_cast<int>(head.fusion)) + "|" +
                           std::string(colormap_name(state.colormap)) + "|" + std::string(normalization_name(state.normalization));
   static std::string kept_key;
   static std::vector<float> pooled;
   static ValueRange range;
   if (kept_key != key) {
-    const Matrix A = src->matrix(layer, vit_head_choice(head));
+    const Matrix A = src->matrix(layer, head);
     pooled.assign(static_cast<std::size_t>(side) * side, 0.0f);
     for (int i = 0; i < T; ++i)
       for (int j = 0; j < T; ++j) {
@@ -41,9 +43,9 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit) {
   const ImTextureID tex = vit.textures().get("matrix", key, side, side, [&] {
     return colormap_pixels(pooled, {}, state.colormap, state.normalization, range);
   }, false);
-  const int token = vit_query_token(state, *src);
-  ImGui::Text("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s", layer + 1,
-              vit_head_label(head).c_str(), T, g.prefix, block > 1 ? ", pooled by max" : "");
+  const int token = choice_query(state.vit, src->grid());
+  ImGui::Text("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s", layer,
+              head_choice_label(head).c_str(), T, g.prefix, block > 1 ? ", pooled by max" : "");
   const float bar = ImGui::CalcTextSize("0.0000000e-00").x + 30;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float size = std::max(std::min(avail.x - bar, avail.y), 40.0f);
@@ -62,15 +64,15 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = std::clamp(static_cast<int>((m.y - p.y) / px), 0, T - 1), j = std::clamp(static_cast<int>((m.x - p.x) / px), 0, T - 1);
     ImGui::BeginTooltip();
-    ImGui::Text("query %s, key %s", vit_token_label(*src, i).c_str(), vit_token_label(*src, j).c_str());
-    if (block == 1) ImGui::Text("a_ij = %s", format_weight(src->matrix(layer, vit_head_choice(head))(i, j)).c_str());
+    ImGui::Text("query %s, key %s", token_label(src->grid(), i).c_str(), token_label(src->grid(), j).c_str());
+    if (block == 1) ImGui::Text("a_ij = %s", format_weight(src->matrix(layer, head)(i, j)).c_str());
     ImGui::EndTooltip();
     if (ImGui::IsItemClicked()) {  // a row is a query
-      if (i < g.prefix) state.vit_token = i;
+      if (i < g.prefix) state.vit.prefix_token = i;
       else {
-        state.vit_token = -1;
-        state.vit_cell = {(i - g.prefix) % g.cols, (i - g.prefix) / g.cols};
-        state.query_pinned = true;
+        state.vit.prefix_token = -1;
+        state.vit.cell = {(i - g.prefix) % g.cols, (i - g.prefix) / g.cols};
+        state.vit.query_pinned = true;
       }
     }
   }

@@ -38,7 +38,7 @@ void open_section(AppState& state, VitSession& vit) {
   }
 }
 
-void about_section(const VitSource& src, VitSession& vit) {
+void about_section(const VitRun& src, VitSession& vit) {
   const SourceGrid g = src.grid();
   ImGui::TextWrapped("%s", vit.file().string().c_str());
   ImGui::TextDisabled("SHA-256 %s", vit.sha256().substr(0, 16).c_str());
@@ -62,32 +62,35 @@ void about_section(const VitSource& src, VitSession& vit) {
   }
 }
 
-void choice_section(AppState& state, const VitSource& src) {
+void choice_section(AppState& state, const VitRun& src) {
   const SourceGrid g = src.grid();
   ImGui::Separator();
   ImGui::TextUnformatted("What the map shows");
-  int layer = vit_layer(state, src) + 1;
-  if (ImGui::SliderInt("layer (PgUp/PgDn)", &layer, 1, src.layers())) state.vit_layer = layer - 1;
+  SourceChoice& c = state.vit;
+  int layer = choice_layer(c, src.layers());
+  if (ImGui::SliderInt("layer (PgUp/PgDn)", &layer, 0, src.layers() - 1)) c.layer = layer;
   record_widget("vit_layer");
-  const std::string current = vit_head_label(std::min(state.vit_head, src.heads() - 1));
-  if (ImGui::BeginCombo("head (1-9, 0 mean)", current.c_str())) {
-    for (int h = kVitHeadMin; h < src.heads(); ++h)
-      if (ImGui::Selectable(vit_head_label(h).c_str(), h == state.vit_head)) state.vit_head = h;
+  const HeadChoice head = choice_head(c, src.heads());
+  if (ImGui::BeginCombo("head (0-9, A mean)", head_choice_label(head).c_str())) {
+    for (const HeadFusion f : {HeadFusion::Mean, HeadFusion::Max, HeadFusion::Min})
+      if (ImGui::Selectable(head_choice_label(HeadChoice{-1, f}).c_str(), head == HeadChoice{-1, f})) c.head = HeadChoice{-1, f};
+    for (int h = 0; h < src.heads(); ++h)
+      if (ImGui::Selectable(head_choice_label(HeadChoice{h, HeadFusion::Mean}).c_str(), head.head == h)) c.head = HeadChoice{h, HeadFusion::Mean};
     ImGui::EndCombo();
   }
   record_widget("vit_head");
   ImGui::TextUnformatted("query:");
   ImGui::SameLine();
-  if (ImGui::RadioButton("CLS (C)", state.vit_token == 0)) state.vit_token = 0;
+  if (ImGui::RadioButton("CLS (C)", c.prefix_token == 0)) c.prefix_token = 0;
   record_widget("vit_query_cls");
   for (int r = 1; r < g.prefix; ++r) {
     ImGui::SameLine();
-    const std::string label = "reg " + std::to_string(r);
-    if (ImGui::RadioButton(label.c_str(), state.vit_token == r)) state.vit_token = r;
+    const std::string label = token_label(g, r);  // "register 0" is token 1
+    if (ImGui::RadioButton(label.c_str(), c.prefix_token == r)) c.prefix_token = r;
   }
   ImGui::SameLine();
-  const std::string patch = "patch (" + std::to_string(state.vit_cell.col) + "," + std::to_string(state.vit_cell.row) + ")";
-  if (ImGui::RadioButton(patch.c_str(), state.vit_token < 0)) state.vit_token = -1;
+  const std::string patch = "patch (" + std::to_string(c.cell.col) + "," + std::to_string(c.cell.row) + ")";
+  if (ImGui::RadioButton(patch.c_str(), c.prefix_token < 0)) c.prefix_token = -1;
   record_widget("vit_query_patch");
   ImGui::Checkbox("rollout up to this layer (R)", &state.vit_rollout);
   record_widget("vit_rollout");
@@ -123,7 +126,7 @@ void choice_section(AppState& state, const VitSource& src) {
 
 void draw_vit_panel(AppState& state, VitSession& vit) {
   open_section(state, vit);
-  const VitSource* src = vit.source();
+  const VitRun* src = vit.run();
   if (!src) {
     ImGui::Separator();
     ImGui::TextWrapped("No model loaded. The bundled Fashion-MNIST ViT is in the gallery; a timm, DINO or Hugging Face "

@@ -60,7 +60,7 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
     // The runner (and the GPU runner's headless context) is made on this pool thread, for this job.
     VitRunnerChoice choice = choose_vit_runner(backend);
     r.why = choice.why;
-    r.source = std::make_shared<VitSource>(r.model, image, resize, *choice.runner, vit_memory_budget(), &stop);
+    r.run = std::make_shared<VitRun>(r.model, image, resize, *choice.runner, vit_memory_budget(), &stop);
     stage->store(kDone);
     return r;
   };
@@ -77,7 +77,7 @@ void VitSession::cancel() { scheduler_.cancel("vit:run"); }
 
 void VitSession::take(Result r) {
   model_ = std::move(r.model);
-  source_ = std::move(r.source);
+  run_ = std::move(r.run);
   opened_ = std::move(r.opened);
   file_ = std::move(r.file);
   sha256_ = std::move(r.sha256);

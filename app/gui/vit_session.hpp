@@ -7,7 +7,7 @@
 #include "app/gui/ui_common.hpp"
 #include "app/gui/scheduler.hpp"
 #include "core/gpu/vit_backend.hpp"
-#include "core/vit_source.hpp"
+#include "core/vit_run.hpp"
 
 #include <atomic>
 #include <filesystem>
@@ -72,7 +72,7 @@ class VitSession {
   float progress() const;
 
   /// The source of the last finished job (null before the first).
-  const VitSource* source() const { return source_.get(); }
+  const VitRun* run() const { return run_.get(); }
   /// The checkpoint file read (the .safetensors inside a folder) and its SHA-256.
   const std::filesystem::path& file() const { return file_; }
   const std::filesystem::path& opened_path() const { return opened_; }
@@ -90,7 +90,7 @@ class VitSession {
  private:
   struct Result {
     std::shared_ptr<const VitModel> model;
-    std::shared_ptr<const VitSource> source;
+    std::shared_ptr<const VitRun> run;
     Image image;
     std::filesystem::path opened, file;
     std::string sha256, info, why;
@@ -103,7 +103,7 @@ class VitSession {
   std::shared_ptr<std::atomic<int>> stage_ = std::make_shared<std::atomic<int>>(0);
   bool loading_model_ = false;
   std::shared_ptr<const VitModel> model_;
-  std::shared_ptr<const VitSource> source_;
+  std::shared_ptr<const VitRun> run_;
   std::filesystem::path opened_, file_;
   std::string sha256_, info_, why_;
   VitBackend backend_ = VitBackend::Auto;

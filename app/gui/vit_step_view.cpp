@@ -1,5 +1,5 @@
 // One head's attention row of a real ViT worked step by step for the current query
-// (VitSource::head_step; eqs. 26.17-26.20 of the chapter as a ViT layer computes them): the
+// (VitRun::head_step; eqs. 26.17-26.20 of the chapter as a ViT layer computes them): the
 // query vector q_i, the scores s_ij = q_i . k_j / sqrt(m), the softmax with its max and Z, and
 // the keys that received the most weight, each with its score, exp(s - max) and a_ij. A fused
 // choice (mean, max, min of heads) has no single softmax: the view says so and works head 1.
@@ -12,21 +12,21 @@
 namespace attnlab::app {
 
 void draw_vit_step_view(const AppState& state, VitSession& vit) {
-  const VitSource* src = vit.source();
+  const VitRun* src = vit.run();
   if (!src) {
     ImGui::TextUnformatted("No model loaded.");
     return;
   }
-  const int layer = vit_layer(state, *src), token = vit_query_token(state, *src);
-  const int chosen = std::min(state.vit_head, src->heads() - 1);
-  const int head = chosen >= 0 ? chosen : 0;
+  const int layer = choice_layer(state.vit, src->layers()), token = choice_query(state.vit, src->grid());
+  const HeadChoice chosen = choice_head(state.vit, src->heads());
+  const int head = chosen.head >= 0 ? chosen.head : 0;
   const VitHeadStep step = src->head_step(layer, head, token);
   const int T = static_cast<int>(step.weights.size());
 
-  if (chosen < 0)
-    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "The map shows the %s, which has no single softmax; worked here: head 1.",
-                       vit_head_label(chosen).c_str());
-  ImGui::Text("Layer %d, head %d, query %s (token %d of T = %d).", layer + 1, head + 1, vit_token_label(*src, token).c_str(),
+  if (chosen.head < 0)
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "The map shows the %s, which has no single softmax; worked here: head 0.",
+                       head_choice_label(chosen).c_str());
+  ImGui::Text("Layer %d, head %d, query %s (token %d of T = %d).", layer, head, token_label(src->grid(), token).c_str(),
               token, T);
 
   // 1. The query vector.
@@ -71,7 +71,7 @@ void draw_vit_step_view(const AppState& state, VitSession& vit) {
       const auto j = static_cast<size_t>(order[static_cast<size_t>(n)]);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::Text("%s", vit_token_label(*src, static_cast<int>(j)).c_str());
+      ImGui::Text("%s", token_label(src->grid(), static_cast<int>(j)).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%.4f", static_cast<double>(step.scores[j]));
       ImGui::TableNextColumn();

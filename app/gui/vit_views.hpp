@@ -3,6 +3,7 @@
 // model panel, the main map, the layer × head grid and the mean-attention-distance plot. Each
 // is its own file; they read AppState (the document) and ask the VitSession's source for rows.
 #include "app/gui/app_state.hpp"
+#include "app/gui/source_choice.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/vit_session.hpp"
 
@@ -24,23 +25,13 @@ void draw_vit_distance_view(AppState& state, VitSession& vit);
 /// the query's row marked; large T is shown pooled by the maximum over blocks.
 void draw_vit_matrix_view(AppState& state, VitSession& vit);
 /// The current query's row of one head worked step by step: q_i, the scores, max and Z of the
-/// softmax, and the ten keys with the most weight (VitSource::head_step).
+/// softmax, and the ten keys with the most weight (VitRun::head_step).
 void draw_vit_step_view(const AppState& state, VitSession& vit);
 
 // --- shared by those views
 
-/// state.vit_head as the core's HeadChoice.
-HeadChoice vit_head_choice(int head);
-/// "head 3", "mean of heads", "max over heads", "min over heads".
-std::string vit_head_label(int head);
-/// state.vit_layer resolved (−1: last) and clamped to the source's layers.
-int vit_layer(const AppState& state, const VitSource& source);
-/// The query token: the prefix token state.vit_token, or the patch state.vit_cell (clamped).
-int vit_query_token(const AppState& state, const VitSource& source);
-/// "CLS", "register 2", "patch (4,5)".
-std::string vit_token_label(const VitSource& source, int token);
 /// What the main map shows: the row of A, the rollout row or the token norms, N values.
-std::vector<float> vit_main_values(const AppState& state, const VitSource& source);
+std::vector<float> vit_main_values(const AppState& state, const VitRun& source);
 /// A texture of N values coloured with the state's colormap and normalization, cached in `slot`
 /// under `key`.
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,

@@ -29,17 +29,11 @@ int GpuHandMade::N() const {
   return engine_.N();
 }
 
-RowSet GpuHandMade::rows(int query) {
-  engine_.set_query(query);  // throws outside the grid; a new query re-runs the row pass only
-  return engine_.rows();
-}
+RowSet GpuHandMade::rows(int query) { return engine_.rows(query); }  // throws outside the grid
 
-void GpuHandMade::prepare_rows(int query) {
-  engine_.set_query(query);
-  engine_.dispatch_rows();
-}
+void GpuHandMade::prepare_rows(int query) { engine_.dispatch_rows(query); }
 
-// AttentionEngine::rows_ready() is false with no image.
-bool GpuHandMade::rows_ready(int query) { return engine_.query() == query && engine_.rows_ready(); }
+// HandMadeGpuEngine::rows_ready() is false with no image.
+bool GpuHandMade::rows_ready(int query) { return engine_.rows_ready(query); }
 
 }  // namespace attnlab

@@ -1,7 +1,7 @@
 #pragma once
 // The GPU engine as a HandMadeModel (core/hand_made.hpp): what the app uses when its context
 // has compute shaders. Needs a current OpenGL 4.3+ context on this thread.
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/hand_made.hpp"
 
 namespace attnlab {
@@ -12,7 +12,7 @@ class GpuHandMade final : public HandMadeModel {
   GpuHandMade();
 
   /// The engine itself, for what only the GPU has: heat-map textures drawn without a read-back.
-  AttentionEngine& engine() { return engine_; }
+  HandMadeGpuEngine& engine() { return engine_; }
 
   std::string name() const override { return "GPU: " + renderer_; }
   std::string short_name() const override { return "GPU"; }
@@ -36,7 +36,7 @@ class GpuHandMade final : public HandMadeModel {
 
  private:
   std::string renderer_;
-  AttentionEngine engine_;
+  HandMadeGpuEngine engine_;
 };
 
 }  // namespace attnlab

@@ -36,10 +36,10 @@ AppState changed() {
   a.edge = EdgeMode::Pad;
   a.temperature = 0.25f;
   a.seed = 11;
-  s.main_head = 3;
-  s.query = {4, 9};
-  s.query_pinned = true;
-  s.pinned = {{1, 2}, {3, 4}};
+  s.hand_made.head = HeadChoice{3, HeadFusion::Mean};
+  s.hand_made.cell = {4, 9};
+  s.hand_made.query_pinned = true;
+  s.hand_made.pins = {{1, 2}, {3, 4}};
   a.mask = {.kind = MaskKind::Window, .radius = 4, .ratio = 0.3f, .seed = 5, .painted = {7, 8}};
   a.pos = {.mode = PosMode::Concat, .B = 3.0f, .P = 5, .sincos = true, .lambda = 2.5f};
   a.custom.W_q[1] = 0.5f;
@@ -57,13 +57,14 @@ AppState changed() {
   s.show_diagnostics = true;
   s.open_views = {{"step", true}};
   s.tour_step = 2;
-  s.vit_source = true;
+  s.source = ShownSource::Vit;
   s.model_path = "/models/dino";
-  s.vit_layer = 4;
-  s.vit_head = kVitHeadMax;
-  s.vit_token = -1;
-  s.vit_cell = {6, 7};
-  s.vit_pinned = {{2, 2}};
+  s.vit.layer = 4;
+  s.vit.head = HeadChoice{-1, HeadFusion::Max};
+  s.vit.prefix_token = -1;
+  s.vit.cell = {6, 7};
+  s.vit.query_pinned = true;
+  s.vit.pins = {{2, 2}};
   s.vit_tab = 3;
   s.vit_rollout = s.vit_masks = s.vit_norms = s.bilinear = true;
   s.vit_mass = 0.8f;
@@ -88,12 +89,16 @@ TEST(Document, EveryFieldWrittenIsReadBackUnderTheSameName) {
       continue;
     }
     ASSERT_TRUE(c.count(path)) << path;
+    if (path == "hand_made.layer" || path == "hand_made.token") continue;  // one layer, no prefix token: nothing else is valid
     EXPECT_NE(c[path], value) << path << " kept its default: the test state must change every field";
   }
   AppState restored;  // from defaults, reading the saved document
   apply_json(saved, restored);
   EXPECT_EQ(to_json(restored), saved);
-  EXPECT_EQ(restored.vit_cell, (Cell{6, 7}));
+  EXPECT_EQ(restored.vit.cell, (Cell{6, 7}));
+  EXPECT_EQ(restored.vit.head, (HeadChoice{-1, HeadFusion::Max}));
+  EXPECT_EQ(saved.at("vit").at("head"), "max");
+  EXPECT_EQ(saved.at("hand_made").at("head"), 3);
   EXPECT_EQ(restored.attention.mask.kind, MaskKind::Window);
   EXPECT_EQ(restored.colormap, Colormap::Kbgyw);
 }
@@ -141,6 +146,52 @@ std::map<std::string, nlohmann::json> leaves_of(const Document& d) {
   return out;
 }
 
+// A settings file (or sidecar) written before issue 28: the hand-made heads' query, head (by
+// name), pins and query_pinned at the top, the ViT's source as a bool, its head as -1/-2/-3
+// for mean/max/min, its pins at vit.pinned. Read, it is the same choice in the new places.
+TEST(Document, AnOldSettingsFileIsMigratedOnRead) {
+  const nlohmann::json old = nlohmann::json::parse(R"({
+    "image": "/photos/zebra.jpg", "patch": 16, "head": "texture", "query": {"col": 4, "row": 9},
+    "query_pinned": true, "pinned": [{"col": 1, "row": 2}, {"col": 3, "row": 4}],
+    "vit": {"source": true, "model": "/models/dino", "layer": 4, "head": -2, "token": -1,
+            "cell": {"col": 6, "row": 7}, "pinned": [{"col": 2, "row": 2}], "tab": 1}
+  })");
+  AppState s;
+  apply_json(old, s);
+  EXPECT_EQ(s.hand_made.head, (HeadChoice{static_cast<int>(HeadKind::Texture), HeadFusion::Mean}));
+  EXPECT_EQ(s.hand_made.cell, (Cell{4, 9}));
+  EXPECT_TRUE(s.hand_made.query_pinned);
+  EXPECT_EQ(s.hand_made.pins, (std::vector<Cell>{{1, 2}, {3, 4}}));
+  EXPECT_EQ(s.hand_made.layer, 0);
+  EXPECT_EQ(s.source, ShownSource::Vit);
+  EXPECT_EQ(s.vit.layer, 4);
+  EXPECT_EQ(s.vit.head, (HeadChoice{-1, HeadFusion::Max}));
+  EXPECT_EQ(s.vit.prefix_token, -1);
+  EXPECT_EQ(s.vit.cell, (Cell{6, 7}));
+  EXPECT_TRUE(s.vit.query_pinned) << "query_pinned was shared by both sources";
+  EXPECT_EQ(s.vit.pins, (std::vector<Cell>{{2, 2}}));
+  EXPECT_EQ(s.vit_tab, 1);
+  // The other fusions, a single head (numbered from 0 then as now), the hand-made source.
+  for (const auto& [old_head, want] : std::vector<std::pair<int, HeadChoice>>{
+           {-1, {-1, HeadFusion::Mean}}, {-3, {-1, HeadFusion::Min}}, {2, {2, HeadFusion::Mean}}}) {
+    AppState t;
+    apply_json({{"vit", {{"source", false}, {"head", old_head}}}}, t);
+    EXPECT_EQ(t.vit.head, want) << old_head;
+    EXPECT_EQ(t.source, ShownSource::HandMade);
+  }
+  // Written again, the new paths only; and an unknown old head name is refused by its name.
+  const nlohmann::json again = to_json(s);
+  EXPECT_FALSE(again.contains("query") || again.contains("pinned") || again.contains("head") || again.contains("query_pinned"));
+  EXPECT_FALSE(again.at("vit").contains("source") || again.at("vit").contains("pinned"));
+  EXPECT_EQ(again.at("source"), "vit");
+  AppState u;
+  EXPECT_THROW(apply_json({{"head", "colr"}}, u), Error);
+  // Keys already in the new places win over old ones in the same file.
+  AppState w;
+  apply_json({{"query", {{"col", 1}, {"row", 1}}}, {"hand_made", {{"cell", {{"col", 2}, {"row", 3}}}}}}, w);
+  EXPECT_EQ(w.hand_made.cell, (Cell{2, 3}));
+}
+
 TEST(DocumentFlags, EveryFlagSetsTheFieldJsonReadsAndRoundTrips) {
   const auto flags = document_flags();
   ASSERT_GE(flags.size(), 19u);
@@ -182,8 +233,8 @@ TEST(DocumentFlags, EveryFlagSetsTheFieldJsonReadsAndRoundTrips) {
   EXPECT_EQ(d.attention.mask.kind, MaskKind::Random);
   EXPECT_FLOAT_EQ(d.attention.mask.ratio, 0.25f);
   EXPECT_EQ(d.attention.mask.seed, 9u);
-  EXPECT_EQ(d.query, (Cell{4, 9}));
-  EXPECT_EQ(d.main_head, static_cast<int>(HeadKind::Texture));
+  EXPECT_EQ(d.hand_made.cell, (Cell{4, 9}));
+  EXPECT_EQ(d.hand_made.head.head, static_cast<int>(HeadKind::Texture));
   EXPECT_EQ(d.attention.seed, 11u);
   EXPECT_EQ(d.attention.pos.P, 5);
   Document p;  // painted keys wait for the grid as cells

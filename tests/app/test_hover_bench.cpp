@@ -61,7 +61,7 @@ namespace {
 std::pair<int, int> play(HoverReplay& r, int cols, int rows, std::vector<std::size_t>* step_after = nullptr) {
   r.path(cols, rows);
   int hovers = 0, steps = 0;
-  Shown shown{Cell{-1, -1}, 2, kVitHeadMean};
+  Shown shown{Cell{-1, -1}, 2, shown_head(HeadChoice{-1, HeadFusion::Mean})};
   for (int frame = 0; !r.done() && frame < 10000; ++frame) {
     if (const auto m = r.next()) {
       const auto now = HoverReplay::Clock::now();

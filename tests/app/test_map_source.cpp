@@ -35,55 +35,49 @@ class LitPatchSource final : public MapSource {
     for (std::size_t p = 0; p < blue.size(); p += 4) blue[p + 2] = 200, blue[p + 3] = 255;
     photo_.set(kCols * kPatchPx, kRows * kPatchPx, 4, blue, false);
   }
-  int layer_ = 1, head_ = 2, query_ = kPrefix + 5;  // the document's choice
-  std::vector<Cell> pinned_;
+  // The document's choice: layer 1, head 2, patch (1,1) (token kPrefix + 5), following the pointer.
+  SourceChoice choice_{1, HeadChoice{2, HeadFusion::Mean}, -1, Cell{1, 1}, true, {}};
   std::vector<std::array<int, 3>> maps_asked;  // (layer, head, query) of every map() call
-  std::vector<std::array<int, 2>> chosen;      // choose(layer, head)
-  std::vector<Cell> hovered, queries_chosen;
-  int pins_added = 0;
+  int maps_chosen = 0, pins_added = 0;         // changed(...)
   bool drew = false;
 
-  bool ready() const override { return true; }
-  SourceGrid grid() const override {
+  static SourceGrid grid() {
     return SourceGrid{.cols = kCols, .rows = kRows, .prefix = kPrefix, .covered_w = kCols * kPatchPx, .covered_h = kRows * kPatchPx};
   }
-  int layers() const override { return kLayers; }
-  int heads() const override { return kHeads; }
-  std::string head_label(HeadChoice head) const override { return "lit " + std::to_string(head.head); }
-  std::string map_tooltip(int layer, int head) const override { return "layer " + std::to_string(layer) + " head " + std::to_string(head); }
-  int layer() const override { return layer_; }
-  HeadChoice head() const override { return HeadChoice{head_, HeadFusion::Mean}; }
-  int query() const override { return query_; }
-  bool showing(int layer, int head) const override { return layer == layer_ && head == head_; }
-  std::vector<Cell>& pinned() override { return pinned_; }
-  void choose(int layer, int head) override { chosen.push_back({layer, head}); }
-  void choose_query(Cell cell) override { queries_chosen.push_back(cell); }
+  int query() const { return choice_query(choice_, grid()); }
+
+  SourceInfo info() const override { return SourceInfo{true, "nothing", grid(), kLayers, kHeads, query()}; }
+  SourceChoice& choice() override { return choice_; }
+  HeadInfo head_info(int layer, HeadChoice head) const override {
+    return HeadInfo{"lit " + std::to_string(head.head), "layer " + std::to_string(layer) + " head " + std::to_string(head.head),
+                    std::nullopt, layer == choice_.layer && head == choice_.head};
+  }
+  void changed(ChoiceChange what) override { ++(what == ChoiceChange::MapChosen ? maps_chosen : pins_added); }
   void draw_photo(ImDrawList* dl, ImVec2 origin, float scale) override {
     dl->AddImage(photo_.im(), origin, ImVec2(origin.x + kCols * kPatchPx * scale, origin.y + kRows * kPatchPx * scale));
   }
-  ImTextureID map(int layer, HeadChoice head, int query) override {
+  SourceMap map(int layer, HeadChoice head, int query) override {
     maps_asked.push_back({layer, head.head, query});
     const int lit = lit_patch(layer, head.head, query);
     std::vector<std::uint8_t> px(kCols * kRows * 4, 0);  // transparent but the lit patch, white
     for (int c = 0; c < 4; ++c) px[static_cast<std::size_t>(lit) * 4 + c] = 255;
     GuiTexture& t = textures_[std::to_string(layer) + ":" + std::to_string(head.head) + ":" + std::to_string(query)];
     t.set(kCols, kRows, 4, px, false);
-    return t.im();
+    return SourceMap{t.im(), 1.0f};
   }
-  std::optional<float> map_max(int, HeadChoice, int) override { return 1.0f; }
   void keep_pinned(const std::vector<int>&) override {}
-  std::string empty_text() const override { return "nothing"; }
-  MainMap main_map() override {
+  MainMap main_map(const SourceChoice& c) override {
     MainMap m;
+    m.layer = c.layer;
+    m.head = c.head;
+    m.query = choice_query(c, grid());
     m.values.assign(kCols * kRows, 0.0f);
-    m.values[static_cast<std::size_t>(lit_patch(layer_, head_, query_))] = 1.0f;
-    m.texture = map(layer_, head(), query_);
+    m.values[static_cast<std::size_t>(lit_patch(m.layer, m.head.head, m.query))] = 1.0f;
+    m.texture = map(m.layer, m.head, m.query).texture;
     return m;
   }
   void draw_map_header(const MainMap&) override { ImGui::TextUnformatted("a source the views have never seen"); }
-  void hover_query(Cell cell) override { hovered.push_back(cell); }
-  void pins_changed(bool added) override { pins_added += added ? 1 : -1; }
-  void drew_map(const MainMap&, ImVec2, float) override { drew = true; }
+  void draw_overlays(const MainMap&, ImDrawList*, ImVec2, float, ImVec2) override { drew = true; }
 
  private:
   GuiTexture photo_;
@@ -141,13 +135,13 @@ TEST(MapSourceViews, HeadsGridDrawsEveryLayerAndHeadOfANewSourceWhereItsRowsSay)
       ASSERT_TRUE(widget_log().rects.contains(id)) << id << " was not drawn";
       const auto rect = widget_log().rects.at(id);
       EXPECT_NEAR(rect[2] / rect[3], 4.0f / 3.0f, 0.05f) << id << ": the covered part's aspect";
-      const int on = lit_patch(l, h, source.query_), off = (on + 6) % (kCols * kRows);
+      const int on = lit_patch(l, h, source.query()), off = (on + 6) % (kCols * kRows);
       const auto a = patch_centre(rect, on), b = patch_centre(rect, off);
       EXPECT_TRUE(lit(pixel(rgb, 900, a[0], a[1]))) << id << ": the row's patch is not lit";
       EXPECT_TRUE(dark_blue(pixel(rgb, 900, b[0], b[1]))) << id << ": another patch is not the photo";
     }
-  for (const auto& [l, h, q] : source.maps_asked) EXPECT_EQ(q, source.query_) << "a map of another query than the source's";
-  EXPECT_TRUE(source.chosen.empty());
+  for (const auto& [l, h, q] : source.maps_asked) EXPECT_EQ(q, source.query()) << "a map of another query than the source's";
+  EXPECT_EQ(source.maps_chosen, 0);
 }
 
 TEST(MapSourceViews, AClickOnALayerAndHeadChoosesItInTheSource) {
@@ -163,15 +157,16 @@ TEST(MapSourceViews, AClickOnALayerAndHeadChoosesItInTheSource) {
     }
     io.MouseDown[0] = frame == 1 || frame == 2;
   });
-  ASSERT_EQ(source.chosen.size(), 1u) << "one click, one choice";
-  EXPECT_EQ(source.chosen[0], (std::array<int, 2>{0, 1}));
+  EXPECT_EQ(source.maps_chosen, 1) << "one click, one choice";
+  EXPECT_EQ(source.choice_.layer, 0);
+  EXPECT_EQ(source.choice_.head, (HeadChoice{1, HeadFusion::Mean}));
 }
 
 TEST(MapSourceViews, MainMapShowsTheSourcesRowAndThePointerReachesItsQueryAndPins) {
   HeadlessUi ui(900, 700);
   AppState state;
-  state.query_pinned = false;
   LitPatchSource source;
+  source.choice_.query_pinned = false;
   std::array<float, 4> canvas{};
   ViewGeometry geometry;
   const Cell over{2, 1};
@@ -191,14 +186,13 @@ TEST(MapSourceViews, MainMapShowsTheSourcesRowAndThePointerReachesItsQueryAndPin
   const std::array<float, 4> picture{geometry.x, geometry.y, kCols * kPatchPx * geometry.scale, kRows * kPatchPx * geometry.scale};
   EXPECT_GE(picture[0], canvas[0] - 1);
   EXPECT_LE(picture[0] + picture[2], canvas[0] + canvas[2] + 1);
-  const int on = lit_patch(source.layer_, source.head_, source.query_);
+  const int on = lit_patch(source.choice_.layer, source.choice_.head.head, source.query());
   const auto a = patch_centre(picture, on), b = patch_centre(picture, (on + 5) % (kCols * kRows));
   EXPECT_TRUE(lit(pixel(rgb, 900, a[0], a[1]))) << "the main map's lit patch";
   EXPECT_TRUE(dark_blue(pixel(rgb, 900, b[0], b[1]))) << "the photo elsewhere";
-  ASSERT_FALSE(source.hovered.empty()) << "the pointer did not reach the source's query";
-  EXPECT_EQ(source.hovered.back(), over);
-  ASSERT_EQ(source.pinned_.size(), 1u) << "the right click did not pin the patch";
-  EXPECT_EQ(source.pinned_[0], over);
+  EXPECT_EQ(source.choice_.cell, over) << "the pointer did not reach the source's query";
+  ASSERT_EQ(source.choice_.pins.size(), 1u) << "the right click did not pin the patch";
+  EXPECT_EQ(source.choice_.pins[0], over);
   EXPECT_EQ(source.pins_added, 1);
 }
 
@@ -206,7 +200,7 @@ TEST(MapSourceViews, PinnedMapsAreTheSourcesRowsOfEachPinnedPatchInItsLayerAndHe
   HeadlessUi ui(1400, 300);
   AppState state;
   LitPatchSource source;
-  source.pinned_ = {{0, 0}, {3, 2}, {9, 9}};  // the last is outside the grid: dropped
+  source.choice_.pins = {{0, 0}, {3, 2}, {9, 9}};  // the last is outside the grid: dropped
   const auto rgb = draw(ui, [&] { draw_pinned_maps(state, source); }, 6, [&](int frame) {
     ImGuiIO& io = ImGui::GetIO();
     if (frame == 0) {
@@ -216,14 +210,14 @@ TEST(MapSourceViews, PinnedMapsAreTheSourcesRowsOfEachPinnedPatchInItsLayerAndHe
     io.MouseDown[0] = frame == 1;
     if (frame == 4) io.MousePos = ImVec2(-1, -1);
   });
-  ASSERT_EQ(source.pinned_.size(), 2u) << "a pinned patch outside the grid stays";
-  for (const Cell c : source.pinned_) {
+  ASSERT_EQ(source.choice_.pins.size(), 2u) << "a pinned patch outside the grid stays";
+  for (const Cell c : source.choice_.pins) {
     const std::string id = "pinned:" + std::to_string(c.col) + "," + std::to_string(c.row);
     ASSERT_TRUE(widget_log().rects.contains(id)) << id;
-    const int token = kPrefix + c.row * kCols + c.col, on = lit_patch(source.layer_, source.head_, token);
+    const int token = kPrefix + c.row * kCols + c.col, on = lit_patch(source.choice_.layer, source.choice_.head.head, token);
     const auto a = patch_centre(widget_log().rects.at(id), on);
     EXPECT_TRUE(lit(pixel(rgb, 1400, a[0], a[1]))) << id << ": the lit patch of its own row in the source's layer and head";
   }
-  ASSERT_EQ(source.queries_chosen.size(), 1u) << "a click on a pinned map makes it the query";
-  EXPECT_EQ(source.queries_chosen[0], (Cell{3, 2}));
+  EXPECT_EQ(source.choice_.cell, (Cell{3, 2})) << "a click on a pinned map makes it the query";
+  EXPECT_TRUE(source.choice_.query_pinned);
 }

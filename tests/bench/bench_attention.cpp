@@ -7,7 +7,7 @@
 //                              `m`); the GPU engine recomputes it on every matrix() call and reads
 //                              it back. tests/bench/bench_pytorch_vit.py --only attention times
 //                              PyTorch CPU's softmax(Q Kᵀ/√m) on the same shapes. FullMatrix/Gpu's
-//                              counters, per matrix() call (AttentionEngine::last_matrix_timings,
+//                              counters, per matrix() call (HandMadeGpuEngine::last_matrix_timings,
 //                              averaged over the iterations):
 //                                kernel_ms       GPU time of the dispatches from GL_TIME_ELAPSED
 //                                                timer queries (NaN without them; llvmpipe counts
@@ -56,7 +56,7 @@
 // test can fail.
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
 #include "core/gpu/vit_engine.hpp"
@@ -126,7 +126,7 @@ const Image& image_for(int n) {
 // destroyed (engines first) before main returns.
 struct GpuState {
   HeadlessContext context;
-  std::map<int, std::unique_ptr<AttentionEngine>> engines;
+  std::map<int, std::unique_ptr<HandMadeGpuEngine>> engines;
   std::map<int, int> next_query;
   std::unique_ptr<VitGpuRunner> vit;
   std::map<int, std::unique_ptr<HandMadeModel>> pooled;  // GpuHandMade per N (PooledMatrix)
@@ -137,16 +137,16 @@ std::unique_ptr<GpuState>& gpu_state() {
   return state;
 }
 
-AttentionEngine& engine_for(int n) {
+HandMadeGpuEngine& engine_for(int n) {
   auto& gs = gpu_state();
   if (!gs) gs = std::make_unique<GpuState>();
   auto& e = gs->engines[n];
   if (!e) {
-    auto fresh = std::make_unique<AttentionEngine>();
+    auto fresh = std::make_unique<HandMadeGpuEngine>();
     fresh->set_settings(bench_settings());
     fresh->set_image(image_for(n));
     if (fresh->N() != n) throw Error("benchmark grid has " + std::to_string(fresh->N()) + " tokens, wanted " + std::to_string(n));
-    fresh->rows();  // tokenize and project once, outside the timed loops
+    fresh->rows(0);  // tokenize and project once, outside the timed loops
     e = std::move(fresh);
   }
   return *e;
@@ -194,7 +194,7 @@ void label_gpu(benchmark::State& state) { state.SetLabel(gpu_state()->context.in
 
 void row_all_heads_gpu(benchmark::State& state, int n) {
   try {
-    AttentionEngine& engine = engine_for(n);
+    HandMadeGpuEngine& engine = engine_for(n);
     label_gpu(state);
     int& query = gpu_state()->next_query[n];
     const int rows_before = engine.counts().row;
@@ -202,8 +202,7 @@ void row_all_heads_gpu(benchmark::State& state, int n) {
     const WallRate rate;
     for (auto _ : state) {
       query = (query + kQueryStep) % n;
-      engine.set_query(query);
-      const RowSet& rows = engine.rows();  // row pass for all heads + read-back
+      const RowSet& rows = engine.rows(query);  // row pass for all heads + read-back
       benchmark::DoNotOptimize(rows.weights.data());
       benchmark::ClobberMemory();
     }
@@ -241,7 +240,7 @@ void row_all_heads_eigen(benchmark::State& state, int n) {
 
 void full_matrix_gpu(benchmark::State& state, int n) {
   try {
-    AttentionEngine& engine = engine_for(n);
+    HandMadeGpuEngine& engine = engine_for(n);
     label_gpu(state);
     MatrixTimings sum;
     const double cpu_before = process_cpu_ms();
@@ -383,7 +382,7 @@ void pooled_matrix(benchmark::State& state, int n, bool gpu) {
 // pool_matrix_rows, rows 256.. of 512), at N = 16 384 (b = 32).
 void pooled_band_gpu(benchmark::State& state, int rows) {
   try {
-    AttentionEngine& engine = engine_for(16384);
+    HandMadeGpuEngine& engine = engine_for(16384);
     label_gpu(state);
     BlockImage img = empty_block_image(16384, 512);
     const WallRate rate;

@@ -4,7 +4,7 @@
 #include "core/reference.hpp"
 #include "core/safetensors.hpp"
 #include "core/vit_cpu.hpp"
-#include "core/vit_source.hpp"
+#include "core/vit_run.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 
@@ -146,7 +146,7 @@ TEST(CliRender, MapViewDrawsTheRowWhereThePatchesAre) {
   EXPECT_EQ(shot.height, 800);
   const auto j = read_json(dir / "map.json");
   EXPECT_EQ(j.at("render").at("view"), "map");
-  EXPECT_EQ(j.at("query").at("col"), 12);
+  EXPECT_EQ(j.at("hand_made").at("cell").at("col"), 12);
   const float x = j.at("image_view").at("x"), y = j.at("image_view").at("y"), scale = j.at("image_view").at("scale");
   // The query outline (cyan) runs along the query patch's border.
   const int ox = static_cast<int>(x + 250.0f * scale), oy = static_cast<int>(y + 160.0f * scale);
@@ -218,7 +218,7 @@ TEST(CliRender, FromSidecarGivesTheSamePixels) {
   EXPECT_EQ(a.rgb, b.rgb);
   const auto ja = read_json(dir / "a.json"), jb = read_json(dir / "b.json");
   EXPECT_EQ(ja.at("mask"), jb.at("mask"));
-  EXPECT_EQ(ja.at("head"), "texture");
+  EXPECT_EQ(ja.at("hand_made").at("head"), static_cast<int>(HeadKind::Texture));
 
   // Edited sidecars with values their fields cannot hold: one line each, nothing written
   // (a seed of 10^46 was a float-to-int overflow in the JSON library, found by fuzz_cli_args).
@@ -232,7 +232,7 @@ TEST(CliRender, FromSidecarGivesTheSamePixels) {
                           "'" + key + "'");
     EXPECT_FALSE(std::filesystem::exists(dir / "c.png")) << key;
   }
-  EXPECT_EQ(jb.at("head"), "texture");
+  EXPECT_EQ(jb.at("hand_made").at("head"), static_cast<int>(HeadKind::Texture));
 }
 
 TEST(CliRender, NeverOverwritesAndLeavesNothingOnErrors) {
@@ -568,6 +568,45 @@ TEST(CliVit, BundledFashionModelTopThreeMatchesPyTorch) {
   }
 }
 
+// Issue 28: one numbering from the window to the command line. `attnlab render --model M --layer
+// L --head H` draws the map whose legend (the header line above it, kept in the sidecar's
+// vit_drawn.legend) and whose sidecar (vit_drawn and the document's vit.layer, vit.head) name the
+// same L and H, and whose values are the row `attnlab vit --model M --layer L --head H` prints:
+// layers and heads from 0 in both. (Seen failing with render counting the layer from 1.)
+TEST(CliNumbering, RenderModelsLegendAndSidecarNameTheLayerAndHeadThatAttnlabVitPrints) {
+  const auto dir = temp_dir();
+  const std::string model = asset("fashion_vit").string(), image = asset("fashion_vit/images/14_bag.png").string();
+  for (const auto& [layer, head] : std::vector<std::pair<int, int>>{{4, 2}, {0, 3}}) {
+    SCOPED_TRACE("layer " + std::to_string(layer) + ", head " + std::to_string(head));
+    const std::string choice = " --model '" + model + "' --image '" + image + "' --layer " + std::to_string(layer) + " --head " +
+                               std::to_string(head) + " --query 3,4 --backend cpu";
+    const CliRun printed = run_attnlab("vit" + choice);
+    ASSERT_EQ(printed.code, 0) << printed.err;
+    const auto png = dir / ("L" + std::to_string(layer) + "H" + std::to_string(head) + ".png");
+    const CliRun drawn = run_attnlab("render" + choice + " --size 900x700 --out '" + png.string() + "'");
+    ASSERT_EQ(drawn.code, 0) << drawn.err;
+    const auto sidecar = read_json(std::filesystem::path(png).replace_extension(".json"));
+    const auto& d = sidecar.at("vit_drawn");
+    EXPECT_EQ(d.at("layer"), layer);
+    EXPECT_EQ(d.at("head"), head);
+    EXPECT_EQ(sidecar.at("vit").at("layer"), layer);
+    EXPECT_EQ(sidecar.at("vit").at("head"), head);
+    EXPECT_EQ(d.at("head_label"), "head " + std::to_string(head));
+    EXPECT_EQ(d.at("legend"), "layer " + std::to_string(layer) + " (of 0-5), head " + std::to_string(head) + ", query patch (3,4)");
+    // The same row: attnlab vit's CSV, the grid's rows top first, against the values drawn.
+    std::vector<float> csv;
+    std::istringstream lines(printed.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream cells(line);
+      for (std::string cell; std::getline(cells, cell, ',');) csv.push_back(std::stof(cell));
+    }
+    const auto values = d.at("values").get<std::vector<float>>();
+    ASSERT_EQ(values.size(), csv.size());
+    ASSERT_FALSE(values.empty());
+    for (std::size_t k = 0; k < values.size(); ++k) EXPECT_NEAR(values[k], csv[k], 1e-6f * std::max(1.0f, csv[k])) << "patch " << k;
+  }
+}
+
 // `render --model`: the ViT's views headless. The map's sidecar holds the values coloured,
 // which must be the engine's row for the layer, head and query asked; every view renders at
 // the size asked; --from redraws the same pixels, and refuses a model file that is missing or
@@ -584,7 +623,7 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   const auto drawn = j.at("vit_drawn");
   auto vit = std::make_shared<const VitModel>(load_vit(model));
   VitCpuRunner cpu;
-  const VitSource engine(vit, load_image(image), 0, cpu, vit_memory_budget());
+  const VitRun engine(vit, load_image(image), 0, cpu, vit_memory_budget());
   const int token = engine.grid().prefix + 4 * engine.grid().cols + 3;
   EXPECT_EQ(drawn.at("token"), token);
   const auto values = drawn.at("values").get<std::vector<float>>();

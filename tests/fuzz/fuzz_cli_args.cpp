@@ -45,7 +45,7 @@ void run(const std::uint8_t* data, std::size_t size) {
     if (j.is_discarded() || !j.is_object()) return;
     attnlab::app::AppState state;
     attnlab::app::apply_json(j, state);
-    check_against_image(state.attention, state.query.col, state.query.row, {});
+    check_against_image(state.attention, state.hand_made.cell.col, state.hand_made.cell.row, {});
     return;
   }
   std::vector<std::string> args;
@@ -60,7 +60,7 @@ void run(const std::uint8_t* data, std::size_t size) {
                            : attnlab::app::parse_query_options(args, attnlab::app::kFlagsRender, {"--view", "--size", "--queries"}, &extra);
   for (const auto& [name, value] : extra)
     if (name == "--queries") attnlab::parse_cells(value, "--queries");
-  check_against_image(d.attention, d.query.col, d.query.row, d.painted_cells);
+  check_against_image(d.attention, d.hand_made.cell.col, d.hand_made.cell.row, d.painted_cells);
 }
 
 }  // namespace

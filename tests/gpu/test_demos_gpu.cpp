@@ -8,7 +8,7 @@
 
 #include "core/demos.hpp"
 #include "core/gpu/context.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 
@@ -27,9 +27,7 @@ TEST_F(DemoGpu, QuestionTokenOnTheEngineMatchesTheCpu) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const RowVector x = question_token({0.55f, 0.45f, 0.3f}, static_cast<int>(ref.X().cols()));
     for (int h : {0, 2, 5}) {
@@ -50,9 +48,7 @@ TEST_F(DemoGpu, LambdaSweepFromTheEnginesTokensMatchesTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Matrix X = engine.tokens();
     for (float lambda : {0.0f, 0.5f, 2.0f, 4.0f}) {
       Settings c = s;
@@ -81,15 +77,13 @@ TEST_F(DemoGpu, ShuffledImageOnASecondEngineMovesTheRow) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine a, b;
+    HandMadeGpuEngine a, b;
     a.set_settings(s);
     a.set_image(safari());
     b.set_settings(s);
     b.set_image(shuffled);
-    a.set_query(i);
-    b.set_query(inv[static_cast<size_t>(i)]);
-    const auto back = undo_permutation(b.rows().head(0), perm);
-    const auto orig = a.rows().head(0);
+    const auto back = undo_permutation(b.rows(inv[static_cast<size_t>(i)]).head(0), perm);
+    const auto orig = a.rows(i).head(0);
     double worst = 0;
     for (int j = 0; j < g.N(); ++j)
       worst =

@@ -2,7 +2,7 @@
 #include "core/colormap.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/debug.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/reference.hpp"
 #include "gpu_fixture.hpp"
@@ -26,9 +26,8 @@ class Gpu : public GpuTest {};
 
 // Compares every head's row of the engine with the reference; returns the worst error ratio
 // (error / allowed), which must stay <= 1.
-double compare_rows(AttentionEngine& engine, const Reference& ref, int query, const std::string& what) {
-  engine.set_query(query);
-  const RowSet& rows = engine.rows();
+double compare_rows(HandMadeGpuEngine& engine, const Reference& ref, int query, const std::string& what) {
+  const RowSet& rows = engine.rows(query);
   double worst = 0;
   for (int h = 0; h < kHeadCount; ++h) {
     const RowResult expect = ref.row(h, query);
@@ -65,9 +64,7 @@ TEST_F(Gpu, TokensMatchTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = mode;
-    AttentionEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const Matrix X = engine.tokens();
     ASSERT_EQ(X.rows(), ref.X().rows());
@@ -81,7 +78,7 @@ TEST_F(Gpu, TokensMatchTheReference) {
 TEST_F(Gpu, RowsMatchForEveryHeadMaskAndPositionalModeOnTheSafari) {
   Settings s;
   s.patch = 20;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_image(safari());
   const PatchGrid g = make_grid(500, 500, 20, EdgeMode::Crop);
   double worst = 0;
@@ -108,9 +105,7 @@ TEST_F(Gpu, RowsMatchAtExtremeTemperaturesOnARandomImage) {
         s.temperature = tau;
         s.pos.mode = pos;
         s.pos.sincos = pos == PosMode::Concat;
-        AttentionEngine engine;
-        engine.set_settings(s);
-        engine.set_image(img);
+        HandMadeGpuEngine engine(img, s);
         const Reference ref(img, s);
         const std::string what = "tau " + std::to_string(tau) + " " + std::string(edge_mode_name(edge));
         for (int query : {0, 77, ref.N() - 1}) compare_rows(engine, ref, query, what);
@@ -122,9 +117,7 @@ TEST_F(Gpu, FullMatrixMatchesTheReference) {
   s.patch = 25;  // N = 400
   s.mask.kind = MaskKind::Window;
   s.mask.radius = 4;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const Reference ref(safari(), s);
   for (int h : {0, 2, 4}) {
     const Matrix A = engine.matrix(h), expect = ref.matrix(h);
@@ -140,9 +133,7 @@ TEST_F(Gpu, FullMatrixMatchesTheReference) {
 TEST_F(Gpu, FullMatrixMatchesTheReferenceForEveryMaskInSmallTiles) {
   Settings s;
   s.patch = 25;  // N = 400 = 57 × 7 + 1
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   engine.set_matrix_tile_rows(7);
   const int N = engine.N();
   ASSERT_EQ(N % 7, 1);
@@ -181,9 +172,7 @@ TEST_F(Gpu, FullMatrixHasAnAllZeroRowWhereNoKeyIsLeft) {
   Settings s;
   s.patch = 25;
   s.mask.kind = MaskKind::Strict;  // query 0 may see no key
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   engine.set_matrix_tile_rows(3);
   const Matrix A = engine.matrix(0);
   EXPECT_EQ(A.row(0).cwiseAbs().maxCoeff(), 0.0f);
@@ -195,9 +184,7 @@ TEST_F(Gpu, FullMatrixHasAnAllZeroRowWhereNoKeyIsLeft) {
 TEST_F(Gpu, FullMatrixReportsItsStageTimings) {
   Settings s;
   s.patch = 25;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   EXPECT_EQ(engine.last_matrix_timings().tiles, 0);
   EXPECT_THROW(engine.set_matrix_tile_rows(-1), Error);
   engine.set_matrix_tile_rows(100);
@@ -222,9 +209,7 @@ TEST_F(Gpu, OutputsAndMergeMatchTheReference) {
   Settings s;
   s.patch = 25;
   s.pos.mode = PosMode::Concat;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const Reference ref(safari(), s);
   for (int h = 0; h < kHeadCount; ++h) EXPECT_LT((engine.output(h) - ref.output(h)).cwiseAbs().maxCoeff(), 1e-5) << h;
   EXPECT_LT((engine.merged_output() - ref.merged_output()).cwiseAbs().maxCoeff(), 1e-5);
@@ -234,18 +219,16 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
   Settings s;
   s.patch = 20;
   s.mask.kind = MaskKind::Causal;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
-  engine.set_query(engine.grid().index(12, 8));
+  HandMadeGpuEngine engine(safari(), s);
+  const int query = engine.grid().index(12, 8);
   const Reference ref(safari(), s);
   for (int c = 0; c < kColormapCount; ++c)
     for (int n = 0; n < kNormalizationCount; ++n) {
       const HeatmapStyle style{static_cast<Colormap>(c), static_cast<Normalization>(n)};
-      const auto gpu = engine.heatmap_pixels(0, style);
-      const auto row = ref.row(0, engine.query());
+      const auto gpu = engine.heatmap_pixels(query, 0, style);
+      const auto row = ref.row(0, query);
       std::vector<std::uint8_t> keep(static_cast<size_t>(ref.N()));
-      for (int j = 0; j < ref.N(); ++j) keep[j] = ref.setup().mask.allowed(engine.query(), j);
+      for (int j = 0; j < ref.N(); ++j) keep[j] = ref.setup().mask.allowed(query, j);
       const auto cpu = apply_colormap(std::span<const float>(row.weights.data(), keep.size()), keep, style.colormap,
                                       style.normalization);
       ASSERT_EQ(gpu.size(), cpu.size());
@@ -261,32 +244,31 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
 TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
   Settings s;
   s.patch = 20;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
-  engine.rows();
+  HandMadeGpuEngine engine(safari(), s);
+  engine.rows(0);
   const PassCounts start = engine.counts();
   EXPECT_EQ(start.tokenize, 1);
   EXPECT_EQ(start.project, 1);
-  engine.set_query(100);
-  engine.rows();
+  engine.rows(100);
   EXPECT_EQ(engine.counts().tokenize, 1);
   EXPECT_EQ(engine.counts().project, 1);
   EXPECT_EQ(engine.counts().row, start.row + 1);
-  engine.rows();  // nothing changed: nothing runs
+  engine.rows(100);  // nothing changed: nothing runs
   EXPECT_EQ(engine.counts().row, start.row + 1);
+  EXPECT_EQ(engine.rows(0).query, 0);  // another query: the row pass again, for it
+  EXPECT_EQ(engine.counts().row, start.row + 2);
   s.temperature = 0.5f;
   engine.set_settings(s);
-  engine.rows();
+  engine.rows(0);
   EXPECT_EQ(engine.counts().project, 1);
   s.custom.W_k[0] = 2.0f;  // the custom head: projections again, not tokens
   engine.set_settings(s);
-  engine.rows();
+  engine.rows(0);
   EXPECT_EQ(engine.counts().tokenize, 1);
   EXPECT_EQ(engine.counts().project, 2);
   s.patch = 25;
   engine.set_settings(s);
-  engine.rows();
+  engine.rows(0);
   EXPECT_EQ(engine.counts().tokenize, 2);
   EXPECT_EQ(engine.N(), 400);
 }
@@ -294,22 +276,21 @@ TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
 TEST_F(Gpu, BadChangesKeepThePreviousState) {
   Settings s;
   s.patch = 20;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
-  engine.set_query(208);
-  const std::vector<float> before = engine.rows().weights;
+  HandMadeGpuEngine engine(safari(), s);
+  const std::vector<float> before = engine.rows(208).weights;
   Settings bad = s;
   bad.patch = 600;  // larger than the image
   EXPECT_THROW(engine.set_settings(bad), Error);
   bad = s;
   bad.temperature = -1;
   EXPECT_THROW(engine.set_settings(bad), Error);
-  EXPECT_THROW(engine.set_query(625), Error);
+  EXPECT_THROW(engine.rows(625), Error);
+  EXPECT_THROW(engine.rows(-1), Error);
+  EXPECT_THROW(engine.dispatch_rows(625), Error);
+  EXPECT_THROW(engine.heatmap(625, 0, HeatmapStyle{}), Error);
   EXPECT_THROW(engine.set_image(Image{}), Error);
   EXPECT_EQ(engine.settings().patch, 20);
-  EXPECT_EQ(engine.query(), 208);
-  EXPECT_EQ(engine.rows().weights, before);
+  EXPECT_EQ(engine.rows(208).weights, before);
 }
 
 TEST_F(Gpu, BrokenShaderReportsItsNameAndTheDriverLog) {
@@ -333,22 +314,20 @@ TEST_F(Gpu, LargeGridRowPassNeverAllocatesNxN) {
   Settings s;
   s.patch = 4;
   constexpr std::size_t N = 16384, nxn_bytes = N * N * sizeof(float), cap = nxn_bytes / 8;
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   engine.set_settings(s);
   // A first pass at a quarter of N: llvmpipe compiles the shaders at their first dispatch, and
   // with a cold shader cache that compile (with what ASan keeps of the memory it frees) grew
   // the sanitized run by over 300 MiB. The pass measured still allocates all its storage anew.
   engine.set_image(attnlab::testing::random_image(256, 256, 6));
-  engine.set_query(0);
-  (void)engine.rows();
+  (void)engine.rows(0);
   gl::reset_memory_peak();
   const std::size_t gl_before = gl::memory_use().live;
   reset_peak_resident();
   const std::size_t resident_before = resident_bytes();
   engine.set_image(img);
   ASSERT_EQ(engine.N(), static_cast<int>(N));
-  engine.set_query(8191);
-  ASSERT_EQ(engine.rows().N, static_cast<int>(N));
+  ASSERT_EQ(engine.rows(8191).N, static_cast<int>(N));
   const std::size_t gl_peak = gl::memory_use().peak - gl_before;
   const std::size_t resident_growth = peak_resident_bytes() - resident_before;
   std::printf("row path at N=%zu: GL storage peak %zu KiB, resident growth %zu KiB (cap %zu KiB)\n", N, gl_peak >> 10,
@@ -377,9 +356,7 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
     Settings s;
     s.patch = 20;
     s.pos.mode = pos;
-    AttentionEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     RowVector x = RowVector::Zero(ref.X().cols());
     x[TokenLayout::kColour + 1] = 0.8f;     // c = (0, 0.8, 0)
@@ -404,13 +381,10 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
 TEST_F(Gpu, OutputsAreComputedOncePerChange) {
   Settings s;
   s.patch = 50;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const Matrix first = engine.output(2);
   EXPECT_EQ(engine.counts().output, 1);
-  engine.set_query(5);  // the query does not change T_out
-  engine.rows();
+  engine.rows(5);  // the query does not change T_out
   engine.merged_output();
   EXPECT_EQ(engine.counts().output, kHeadCount);  // the five others, not head 2 again
   EXPECT_EQ(engine.output(2), first);

@@ -3,7 +3,7 @@
 // (core/shader_constants.hpp), and the mask rule is one text (shaders/mask_rule.glsl) that the
 // GPU and the CPU reference both compile.
 #include "core/error.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/mask.hpp"
 #include "core/shader_constants.hpp"
@@ -164,23 +164,21 @@ void main() { v[0] = float(a + b) * c; }
 }
 
 TEST_F(GlPlumbing, TransfersAreCountedAndARepeatedQueryMovesNothing) {
-  AttentionEngine engine;
+  HandMadeGpuEngine engine;
   Settings s;
   s.patch = 25;  // N = 400
   engine.set_settings(s);
   engine.set_image(safari());
-  engine.set_query(120);
-  engine.rows();  // tokens, Q, K, V and the first row pass
+  engine.rows(120);  // tokens, Q, K, V and the first row pass
   auto since = [](const gl::TransferCounts& before) { return gl::transfer_counts() - before; };
   gl::TransferCounts t0 = gl::transfer_counts();
-  engine.rows();  // the same query: nothing moves
+  engine.rows(120);  // the same query: nothing moves
   gl::TransferCounts d = since(t0);
   EXPECT_EQ(d.readbacks, 0u);
   EXPECT_EQ(d.uploads, 0u);
 
   t0 = gl::transfer_counts();
-  engine.set_query(121);
-  engine.rows();  // a new query: the rows and their logits come back, two read-backs
+  engine.rows(121);  // a new query: the rows and their logits come back, two read-backs
   d = since(t0);
   EXPECT_EQ(d.readbacks, 2u);
   EXPECT_EQ(d.readback_bytes, (6u * 400 + 6u * 400 + 6u) * 4);
@@ -188,14 +186,14 @@ TEST_F(GlPlumbing, TransfersAreCountedAndARepeatedQueryMovesNothing) {
   EXPECT_EQ(d.upload_bytes, 36u);
 
   t0 = gl::transfer_counts();
-  engine.heatmap(0, HeatmapStyle{});  // coloured on the GPU into a texture: no read-back
-  engine.heatmap(0, HeatmapStyle{});  // the same again: nothing at all
+  engine.heatmap(121, 0, HeatmapStyle{});  // coloured on the GPU into a texture: no read-back
+  engine.heatmap(121, 0, HeatmapStyle{});  // the same again: nothing at all
   d = since(t0);
   EXPECT_EQ(d.readbacks, 0u);
   EXPECT_EQ(d.uploads, 1u);
 
   t0 = gl::transfer_counts();
-  engine.heatmap_pixels(0, HeatmapStyle{});  // asking for the pixels is a read-back, and counted
+  engine.heatmap_pixels(121, 0, HeatmapStyle{});  // asking for the pixels is a read-back, and counted
   d = since(t0);
   EXPECT_EQ(d.readbacks, 1u);
   EXPECT_EQ(d.readback_bytes, 400u * 4);
@@ -209,82 +207,76 @@ TEST_F(GlPlumbing, ANewQueryIsColouredWithoutAReadBackAndItsRowFollowsItsFence) 
   s.patch = 25;  // N = 400
   s.mask.kind = MaskKind::Window;
   s.mask.radius = 3;
-  AttentionEngine engine, waiting;
-  for (AttentionEngine* e : {&engine, &waiting}) {
+  HandMadeGpuEngine engine, waiting;
+  for (HandMadeGpuEngine* e : {&engine, &waiting}) {
     e->set_settings(s);
     e->set_image(safari());
-    e->set_query(50);
-    e->rows();
+    e->rows(50);
   }
-  EXPECT_TRUE(engine.rows_ready());  // read already
+  EXPECT_TRUE(engine.rows_ready(50));  // read already
 
   gl::TransferCounts t0 = gl::transfer_counts();
-  engine.set_query(233);
-  EXPECT_FALSE(engine.rows_ready());  // nothing dispatched for this query yet
-  const gl::Texture& map = engine.heatmap(2, HeatmapStyle{});
+  EXPECT_FALSE(engine.rows_ready(233));  // nothing dispatched for this query yet
+  const gl::Texture& map = engine.heatmap(233, 2, HeatmapStyle{});
   gl::TransferCounts d = gl::transfer_counts() - t0;
   EXPECT_EQ(d.readbacks, 0u) << "colouring a new query's map read something back";
   EXPECT_EQ(map.width(), 20);
 
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!engine.rows_ready() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_TRUE(engine.rows_ready()) << "the row pass's fence never signalled";
+  while (!engine.rows_ready(233) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(engine.rows_ready(233)) << "the row pass's fence never signalled";
+  EXPECT_FALSE(engine.rows_ready(50)) << "the row buffer holds query 233 now";
   t0 = gl::transfer_counts();
-  const RowSet got = engine.rows();
+  const RowSet got = engine.rows(233);
   d = gl::transfer_counts() - t0;
   EXPECT_EQ(d.readbacks, 2u);
   EXPECT_EQ(d.fenced, 2u);
   EXPECT_EQ(d.waited(), 0u);
 
-  waiting.set_query(233);
-  const RowSet& want = waiting.rows();  // dispatched and read at once
+  const RowSet& want = waiting.rows(233);  // dispatched and read at once
   ASSERT_EQ(got.query, 233);
   EXPECT_EQ(got.weights, want.weights);
   EXPECT_EQ(got.logits, want.logits);
   EXPECT_EQ(got.empty, want.empty);
   // The same rows again: nothing moves.
   t0 = gl::transfer_counts();
-  engine.rows();
+  engine.rows(233);
   EXPECT_EQ((gl::transfer_counts() - t0).readbacks, 0u);
 }
 
 // Issue 19: a pinned query's map is made on the GPU beside the main one: the same pixels the
 // main map has for that query, its row copied on the GPU, nothing read back, and the engine's
-// own query and rows left as they were.
+// row buffer left as it was.
 TEST_F(GlPlumbing, APinnedQuerysMapIsMadeOnTheGpuAndLeavesTheMainRowAlone) {
   Settings s;
   s.patch = 25;  // N = 400, a 20 × 20 grid
   s.mask.kind = MaskKind::Causal;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
-  engine.set_query(77);
-  const RowSet main = engine.rows();
+  HandMadeGpuEngine engine(safari(), s);
+  const RowSet main = engine.rows(77);
   const HeatmapStyle style{Colormap::Fire, Normalization::Log};
   const auto counts = engine.counts();
 
   gl::Texture map;
   gl::Buffer row;
   const gl::TransferCounts t0 = gl::transfer_counts();
-  engine.heatmap_for_query(301, 4, style, map, row);
+  engine.heatmap_into(301, 4, style, map, row);
   const gl::TransferCounts d = gl::transfer_counts() - t0;
   EXPECT_EQ(d.readbacks, 0u) << "a pinned map read something back";
-  EXPECT_EQ(engine.query(), 77);
   EXPECT_EQ(engine.counts().row, counts.row + 1);
-  EXPECT_TRUE(engine.rows_ready());
-  EXPECT_EQ(engine.rows().weights, main.weights) << "the main row changed";
+  EXPECT_TRUE(engine.rows_ready(77));
+  EXPECT_EQ(engine.rows(77).weights, main.weights) << "the main row changed";
 
   std::vector<std::uint8_t> got(20 * 20 * 4);
   map.download_rgba8(got);
   std::vector<float> weights(400);
   row.download(weights.data(), weights.size() * 4);
-  engine.set_query(301);
-  const RowSet& want = engine.rows();
-  EXPECT_EQ(got, engine.heatmap_pixels(4, style));
+  const RowSet& want = engine.rows(301);
+  EXPECT_EQ(got, engine.heatmap_pixels(301, 4, style));
   const auto w = want.head(4);
   EXPECT_EQ(weights, std::vector<float>(w.begin(), w.end()));
-  EXPECT_THROW(engine.heatmap_for_query(400, 0, style, map, row), Error);
-  EXPECT_THROW(engine.heatmap_for_query(0, kHeadCount, style, map, row), Error);
+  EXPECT_THROW(engine.heatmap_into(400, 0, style, map, row), Error);
+  EXPECT_THROW(engine.heatmap_into(0, kHeadCount, style, map, row), Error);
 }
 
 TEST_F(GlPlumbing, ATimerQueryTimesADispatchOrSaysItCannot) {

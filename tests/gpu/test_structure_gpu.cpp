@@ -3,7 +3,7 @@
 // and the reduced image of A (figs. 26.18, 26.21) with the same masked blocks.
 #include "core/attention.hpp"
 #include "core/gpu/context.hpp"
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/reference.hpp"
 #include "core/structure.hpp"
 #include "gpu_fixture.hpp"
@@ -42,9 +42,7 @@ TEST_F(StructureGpu, OutputColoursMatchTheReference) {
     Settings s;
     s.patch = 20;
     s.mask.kind = kind;
-    AttentionEngine engine;
-    engine.set_settings(s);
-    engine.set_image(safari());
+    HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const std::string mask(mask_kind_name(kind));
     for (int h = 0; h < kHeadCount; ++h)
@@ -66,9 +64,7 @@ TEST_F(StructureGpu, MatrixImageMatchesTheReference) {
   Settings s;
   s.patch = 16;  // 31 × 31 = 961 tokens: reduced to 481 × 481 (2 × 2 blocks)
   s.mask.kind = MaskKind::Causal;
-  AttentionEngine engine;
-  engine.set_settings(s);
-  engine.set_image(safari());
+  HandMadeGpuEngine engine(safari(), s);
   const Reference ref(safari(), s);
   const int N = ref.N();
   const Matrix A = engine.matrix(0), expect = ref.matrix(0);

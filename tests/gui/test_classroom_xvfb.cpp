@@ -93,7 +93,7 @@ TEST(ClassroomUnderXvfb, TheDefaultColormapKeepsTheTopPatchSaturated) {
   app.click(nx, ny);
   app.xdotool("mousemove 40 40");  // the pointer (and its tooltip) off the map; the query stays
   const auto [s, png] = app.export_view();
-  ASSERT_EQ(s.at("query"), (nlohmann::json{{"col", 20}, {"row", 4}}));
+  ASSERT_EQ(s.at("hand_made").at("cell"), (nlohmann::json{{"col", 20}, {"row", 4}}));
   const Image shot = load_image(png);
   const auto& largest = s.at("row").at("largest");
   ASSERT_FALSE(largest.empty());
@@ -128,7 +128,7 @@ TEST(ClassroomUnderXvfb, MapOnlyExportIsTheMapAndItsColourBar) {
   const auto [map, map_png] = app.export_view();
   EXPECT_TRUE(map.at("export_map_only").get<bool>());
   EXPECT_EQ(map.at("export").at("scope"), "map");
-  EXPECT_EQ(map.at("query"), whole.at("query"));
+  EXPECT_EQ(map.at("hand_made").at("cell"), whole.at("hand_made").at("cell"));
   EXPECT_NE(map_png.filename().string().find("attnlab-map-"), std::string::npos) << map_png;
   const auto crop = map.at("export").at("crop");
   const int cx = crop[0].get<int>(), cy = crop[1].get<int>(), cw = crop[2].get<int>(), ch = crop[3].get<int>();
@@ -178,9 +178,10 @@ TEST(ClassroomUnderXvfb, TheExportFolderIsChosenAndRemembered) {
     app.key("Return");
     app.xdotool("mousemove 40 40");
     app.key("F12");
-    const auto png = wait_for_file(slides, ".png");
-    ASSERT_FALSE(png.empty()) << "no picture in " << slides << "; log:\n" << app.log();
-    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(png).replace_extension(".json")));
+    // The sidecar is written after the picture: once it is there, both are.
+    const auto json = wait_for_file(slides, ".json");
+    ASSERT_FALSE(json.empty()) << "no sidecar in " << slides << "; log:\n" << app.log();
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(json).replace_extension(".png")));
     EXPECT_EQ(app.close(), 0) << app.log();
   }
   std::ifstream in(dir / "config" / "attnlab" / "settings.json");

@@ -7,7 +7,7 @@
 #include "core/files.hpp"
 #include "core/image.hpp"
 #include "core/vit_cpu.hpp"
-#include "core/vit_source.hpp"
+#include "core/vit_run.hpp"
 #include "test_support.hpp"
 #include "xdnd_drop.hpp"
 #include "xvfb_session.hpp"
@@ -72,7 +72,7 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   const auto folder = vit_data("timm_f32");
   auto model = std::make_shared<const VitModel>(load_vit(folder));
   VitCpuRunner cpu;
-  const VitSource engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+  const VitRun engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
   const SourceGrid g = engine.grid();
   const int L = engine.layers();
 
@@ -84,13 +84,13 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   EXPECT_EQ(cls.at("token"), 0) << "and the CLS query";
   EXPECT_EQ(cls.at("head_label"), "mean of heads");
   expect_row(cls, engine.patch_row(L - 1, HeadChoice{-1, HeadFusion::Mean}, 0));
-  EXPECT_EQ(opened.at("vit").at("source"), true);
+  EXPECT_EQ(opened.at("source"), "vit");
 
-  // Click patch (2,1) of the ViT's grid, then PgUp (one layer down) and key 2 (head 2).
+  // Click patch (2,1) of the ViT's grid, then PgUp (one layer down) and key 1 (head 1: heads count from 0).
   const float ox = cls.at("origin")[0], oy = cls.at("origin")[1], cw = cls.at("cell")[0], ch = cls.at("cell")[1];
   app.click(ox + 2.5f * cw, oy + 1.5f * ch);
   app.key("Prior");
-  app.key("2");
+  app.key("1");
   const int token = g.prefix + 1 * g.cols + 2;
   const nlohmann::json picked = export_until(app, [&](const nlohmann::json& j) {
     if (!j.contains("vit_drawn")) return false;
@@ -100,6 +100,12 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   expect_row(picked.at("vit_drawn"), engine.patch_row(L - 2, HeadChoice{1, HeadFusion::Mean}, token));
   const float share = picked.at("vit_drawn").at("prefix_share");
   EXPECT_NEAR(share, engine.prefix_share(L - 2, HeadChoice{1, HeadFusion::Mean}, token), 1e-6f);
+
+  // P pins the patch query and shows the pinned queries' tab (the tab drawn in the frame of the
+  // key press once took the request back: the pin was made, the tab never showed).
+  app.key("p");
+  const nlohmann::json pinned = export_until(app, [](const nlohmann::json& j) { return j.at("vit").at("tab") == 1; });
+  EXPECT_EQ(pinned.at("vit").at("pins"), (nlohmann::json::array({{{"col", 2}, {"row", 1}}})));
 
   // PgDn twice stops at the last layer; R shows the rollout up to it.
   app.key("Next");
@@ -119,6 +125,8 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   const std::vector<float> from_csv = exported.values();
   EXPECT_NE(header.find(cls.at("sha256").get<std::string>()), std::string::npos) << header;
   EXPECT_NE(header.find("(token " + std::to_string(token) + ")"), std::string::npos) << header;
+  EXPECT_NE(header.find("# layer: " + std::to_string(L - 1) + " (from 0)\n"), std::string::npos)
+      << "the CSV counts layers from 0, as the sidecar and the command line:\n" << header;
   const auto rollout = engine.rollout_row(L - 1, HeadFusion::Mean, token);
   ASSERT_EQ(from_csv.size(), rollout.size());
   for (std::size_t j = 0; j < rollout.size(); ++j) EXPECT_NEAR(from_csv[j], rollout[j], 1e-6f) << "patch " << j;
@@ -154,7 +162,7 @@ TEST(AppUnderXvfb, AViTInputOverTheMemoryBudgetIsABannerAndDiagnosticsSwitchesTh
   const auto folder = vit_data("timm_f32");
   auto model = std::make_shared<const VitModel>(load_vit(folder));
   VitCpuRunner cpu;
-  const VitSource engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+  const VitRun engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
   const int L = engine.layers();
 
   ASSERT_TRUE(xdnd_drop(x.display(), window, folder, w / 2, h / 2));

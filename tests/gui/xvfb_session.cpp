@@ -4,6 +4,7 @@
 
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
+#include <X11/Xutil.h>
 
 #include <csignal>
 #include <cstdio>
@@ -235,6 +236,24 @@ ExportedCsv wait_for_csv(const std::filesystem::path& dir, const std::string& pr
     for (std::string cell; std::getline(cells, cell, ',');) out.lines.back().push_back(std::stof(cell));
   }
   if (path) *path = csv;
+  return out;
+}
+
+}  // namespace attnlab::testing
+
+namespace attnlab::testing {
+
+std::vector<unsigned long> window_pixels(const std::string& display, unsigned long window, const nlohmann::json& rect) {
+  Display* d = XOpenDisplay(display.c_str());
+  if (!d) return {};
+  const int x = rect[0].get<int>(), y = rect[1].get<int>(), w = rect[2].get<int>(), h = rect[3].get<int>();
+  std::vector<unsigned long> out;
+  if (XImage* img = XGetImage(d, window, x, y, static_cast<unsigned>(w), static_cast<unsigned>(h), AllPlanes, ZPixmap)) {
+    for (int yy = 0; yy < h; ++yy)
+      for (int xx = 0; xx < w; ++xx) out.push_back(XGetPixel(img, xx, yy) & 0xffffff);
+    XDestroyImage(img);
+  }
+  XCloseDisplay(d);
   return out;
 }
 

@@ -66,6 +66,11 @@ class AppProcess {
   int exit_status_ = -1;
 };
 
+/// The pixels of a rectangle (x, y, w, h in the window's coordinates, as the sidecar's widget
+/// rectangles) of `window` on `display`, read from the X server as a person would see them (no
+/// input reaches the app): 0xRRGGBB, row after row. Empty when they cannot be read.
+std::vector<unsigned long> window_pixels(const std::string& display, unsigned long window, const nlohmann::json& rect);
+
 /// A CSV the app exported (F9): its '#' comment lines (each ending in a newline) and the
 /// numbers of every other line, one vector per line.
 struct ExportedCsv {

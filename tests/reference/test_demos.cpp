@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <vector>
 
 #include "core/demos.hpp"
 #include "core/positional.hpp"
@@ -22,6 +23,17 @@ namespace {
 
 // The heads that read neither p nor the mask: permutation equivariant without codes (eq. 26.30).
 constexpr HeadKind kContentHeads[] = {HeadKind::Colour, HeadKind::Texture, HeadKind::Random, HeadKind::Custom};
+
+// The images and patch sizes the permutation readout is tried on: the safari photo at two
+// sizes, and random pixels (no two patches alike).
+struct PermutationCase {
+  const Image* image;
+  int K;
+};
+std::vector<PermutationCase> permutation_cases() {
+  static const Image random = attnlab::testing::random_image(240, 160, 21);
+  return {{&safari(), 50}, {&safari(), 20}, {&random, 16}};
+}
 
 }  // namespace
 
@@ -210,12 +222,7 @@ TEST(DemoPermutation, PermutePatchesMovesWholePatches) {
 // Without positional codes (and without a mask) attention moves with the patches (eq. 26.30,
 // exercise 12.3): undoing the shuffle gives back the same numbers up to float rounding.
 TEST(DemoPermutation, ReadoutIsNearZeroWithoutCodes) {
-  const Image random = attnlab::testing::random_image(240, 160, 21);
-  struct Case {
-    const Image* image;
-    int K;
-  } cases[] = {{&safari(), 50}, {&safari(), 20}, {&random, 16}};
-  for (const Case& c : cases)
+  for (const PermutationCase& c : permutation_cases())
     for (HeadKind h : kContentHeads) {
       Settings s;
       s.patch = c.K;
@@ -234,12 +241,7 @@ TEST(DemoPermutation, ReadoutIsNearZeroWithoutCodes) {
 // numbers. Threshold: weights are about 1/N; a difference of more than 10 % of 1/N is a change
 // a student can see, and thousands of times the float rounding of the no-code case.
 TEST(DemoPermutation, ReadoutIsClearlyAboveWithCodes) {
-  const Image random = attnlab::testing::random_image(240, 160, 21);
-  struct Case {
-    const Image* image;
-    int K;
-  } cases[] = {{&safari(), 50}, {&safari(), 20}, {&random, 16}};
-  for (const Case& c : cases)
+  for (const PermutationCase& c : permutation_cases())
     for (PosMode mode : {PosMode::Concat, PosMode::Add})
       for (HeadKind h : kContentHeads) {
         Settings s;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace attnlab::testing {
 
@@ -37,41 +38,39 @@ Matrix VitGolden::rollout(const std::string& fusion, int layer) const {
   return R;
 }
 
-std::vector<VitGolden> vit_goldens() {
+namespace {
+
+// Every golden file (*.json) in `data_dir`/golden, its model and image named relative to
+// `data_dir`, sorted by name. Throws when the folder does not hold `expected` of them, so that a
+// loop over the list can never pass by checking nothing (a missing or emptied folder).
+std::vector<VitGolden> read_goldens(const std::filesystem::path& data_dir, std::size_t expected) {
   std::vector<VitGolden> out;
-  for (const auto& entry : std::filesystem::directory_iterator(vit_data_dir() / "golden")) {
-    if (entry.path().extension() != ".json") continue;
-    VitGolden g;
-    g.name = entry.path().stem().string();
-    g.json = nlohmann::json::parse(read_file(entry.path()));
-    g.model_dir = vit_data_dir() / g.json.at("model").get<std::string>();
-    g.image = vit_data_dir() / g.json.at("image").get<std::string>();
-    g.args = g.json.at("args").get<std::vector<std::string>>();
-    out.push_back(std::move(g));
-  }
+  const auto dir = data_dir / "golden";
+  if (std::filesystem::is_directory(dir))
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() != ".json") continue;
+      VitGolden g;
+      g.name = entry.path().stem().string();
+      g.json = nlohmann::json::parse(read_file(entry.path()));
+      g.model_dir = data_dir / g.json.at("model").get<std::string>();
+      g.image = data_dir / g.json.at("image").get<std::string>();
+      g.args = g.json.at("args").get<std::vector<std::string>>();
+      out.push_back(std::move(g));
+    }
+  if (out.size() != expected)
+    throw std::runtime_error(dir.string() + " holds " + std::to_string(out.size()) + " golden files, not " +
+                             std::to_string(expected));
   std::sort(out.begin(), out.end(), [](const VitGolden& a, const VitGolden& b) { return a.name < b.name; });
   return out;
 }
+
+}  // namespace
+
+std::vector<VitGolden> vit_goldens() { return read_goldens(vit_data_dir(), kVitGoldens); }
 
 std::filesystem::path vit_real_data_dir() { return vit_data_dir() / "real"; }
 
-std::vector<VitGolden> vit_real_goldens() {
-  std::vector<VitGolden> out;
-  const auto dir = vit_real_data_dir() / "golden";
-  if (!std::filesystem::is_directory(dir)) return out;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".json") continue;
-    VitGolden g;
-    g.name = entry.path().stem().string();
-    g.json = nlohmann::json::parse(read_file(entry.path()));
-    g.model_dir = vit_real_data_dir() / g.json.at("model").get<std::string>();
-    g.image = vit_real_data_dir() / g.json.at("image").get<std::string>();
-    g.args = g.json.at("args").get<std::vector<std::string>>();
-    out.push_back(std::move(g));
-  }
-  std::sort(out.begin(), out.end(), [](const VitGolden& a, const VitGolden& b) { return a.name < b.name; });
-  return out;
-}
+std::vector<VitGolden> vit_real_goldens() { return read_goldens(vit_real_data_dir(), kVitRealGoldens); }
 
 namespace {
 

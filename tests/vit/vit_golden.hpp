@@ -27,8 +27,10 @@ struct VitGolden {
   Matrix rollout(const std::string& fusion, int layer) const;
 };
 
-/// Every golden file, sorted by name (24: six models × four images).
+/// Every golden file, sorted by name (24: six models × four images). Throws when the folder
+/// holds another number of them: a loop over the list cannot pass by checking nothing.
 std::vector<VitGolden> vit_goldens();
+inline constexpr std::size_t kVitGoldens = 24;
 
 /// tests/vit/data/real: the real-size checkpoints of tests/vit/make_golden_real.py.
 std::filesystem::path vit_real_data_dir();
@@ -36,7 +38,7 @@ std::filesystem::path vit_real_data_dir();
 /// Every real-size golden file (real/golden/*.json), sorted by name (2: timm patch 16 at
 /// T = 197, DINOv2 patch 8 with four registers at T = 789; head width 64). They hold selected
 /// rows, not whole matrices (see tests/vit/data/real/README.md); `attention()` and `rollout()`
-/// do not apply to them.
+/// do not apply to them. Throws, like vit_goldens(), when there are not kVitRealGoldens.
 std::vector<VitGolden> vit_real_goldens();
 inline constexpr std::size_t kVitRealGoldens = 2;
 

@@ -1,4 +1,4 @@
-#include "core/gpu/engine.hpp"
+#include "core/gpu/hand_made_gpu_engine.hpp"
 
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
@@ -92,7 +92,7 @@ bool same_projections(const Settings& a, const Settings& b) {
          a.custom.W_q == b.custom.W_q && a.custom.W_k == b.custom.W_k;
 }
 
-struct AttentionEngine::Buffers {
+struct HandMadeGpuEngine::Buffers {
   gl::Program tokenize, project, attend, attend_rows, attend_matrix, merge, colormap;
   gl::ParamBlock params;
   gl::Texture image;
@@ -101,15 +101,20 @@ struct AttentionEngine::Buffers {
   std::vector<int> qk_offset, m, stride;  // per head, in floats; rows of Q, K padded to stride
   gl::BufferTexture Q_tex, K_tex, V_tex, keep_tex;  // the same buffers through the texture path
   gl::Buffer keep, rows, aux, outputs, merged, W_MSA;
-  gl::Buffer other_rows, other_aux;  // heatmap_for_query's row pass
+  gl::Buffer other_rows, other_aux;  // heatmap_into's row pass
   std::array<gl::Buffer, kColormapCount> luts;
   std::array<gl::Texture, kHeadCount> heatmaps;
-  std::array<std::optional<HeatmapStyle>, kHeadCount> heatmap_style;  // what each texture shows now
+  struct Shown {
+    int query;
+    HeatmapStyle style;
+    bool operator==(const Shown&) const = default;
+  };
+  std::array<std::optional<Shown>, kHeadCount> heatmap_shown;  // what each texture shows now
   gl::Program pool_matrix;                       // compiled on first use (pool_matrix_rows)
   gl::Buffer pool_partial, pool_stats, pool_values, pool_flags;  // one band's partials, row statistics, pixels
 };
 
-AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
+HandMadeGpuEngine::HandMadeGpuEngine() : gpu_(std::make_unique<Buffers>()) {
   check_compute_support();
   gpu_->tokenize = gl::compile_embedded("tokenize.comp");
   gpu_->project = gl::compile_embedded("project.comp");
@@ -124,19 +129,24 @@ AttentionEngine::AttentionEngine() : gpu_(std::make_unique<Buffers>()) {
   }
 }
 
-AttentionEngine::~AttentionEngine() = default;
+HandMadeGpuEngine::HandMadeGpuEngine(const Image& image, const Settings& settings) : HandMadeGpuEngine() {
+  set_settings(settings);
+  set_image(image);
+}
 
-void AttentionEngine::rebuild_setup(const Settings& s, int width, int height) {
+HandMadeGpuEngine::~HandMadeGpuEngine() = default;
+
+void HandMadeGpuEngine::rebuild_setup(const Settings& s, int width, int height) {
   ModelSetup fresh = make_setup(width, height, s);  // throws before anything changes
   const bool grid_changed = !setup_ || setup_->grid.cols != fresh.grid.cols || setup_->grid.rows != fresh.grid.rows;
   setup_.emplace(std::move(fresh));
   if (grid_changed) {
     for (auto& t : gpu_->heatmaps) t = gl::Texture();
   }
-  for (auto& st : gpu_->heatmap_style) st.reset();
+  for (auto& st : gpu_->heatmap_shown) st.reset();
 }
 
-void AttentionEngine::set_image(const Image& image) {
+void HandMadeGpuEngine::set_image(const Image& image) {
   if (image.empty()) throw Error("the image is empty");
   GLint max_tex = 0;
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_tex);
@@ -150,13 +160,13 @@ void AttentionEngine::set_image(const Image& image) {
   gpu_->image = std::move(tex);
   image_w_ = image.width;
   image_h_ = image.height;
-  query_ = std::min(query_, N() - 1);
-  tokens_dirty_ = qkv_dirty_ = rows_dirty_ = true;
+  tokens_dirty_ = qkv_dirty_ = true;
+  rows_query_ = -1;
   outputs_fresh_.fill(false);
   upload_mask();
 }
 
-void AttentionEngine::set_settings(const Settings& s) {
+void HandMadeGpuEngine::set_settings(const Settings& s) {
   if (!has_image()) {
     validate(s);
     settings_ = s;
@@ -170,23 +180,19 @@ void AttentionEngine::set_settings(const Settings& s) {
   settings_ = s;
   if (!tokens_same) tokens_dirty_ = true;
   if (!proj_same) qkv_dirty_ = true;
-  query_ = std::clamp(query_, 0, N() - 1);
-  rows_dirty_ = true;
+  rows_query_ = -1;
   outputs_fresh_.fill(false);
   upload_mask();
-  for (auto& st : gpu_->heatmap_style) st.reset();
+  for (auto& st : gpu_->heatmap_shown) st.reset();
 }
 
-void AttentionEngine::set_query(int i) {
+void HandMadeGpuEngine::check_query(int query) const {
   if (!has_image()) throw Error("no image loaded");
-  if (i < 0 || i >= N()) throw Error("query token " + std::to_string(i) + " is outside [0," + std::to_string(N()) + ")");
-  if (i == query_) return;
-  query_ = i;
-  rows_dirty_ = true;
-  for (auto& st : gpu_->heatmap_style) st.reset();
+  if (query < 0 || query >= N())
+    throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(N()) + ")");
 }
 
-void AttentionEngine::upload_mask() {
+void HandMadeGpuEngine::upload_mask() {
   const auto& keep8 = setup_->mask.key_keep();
   std::vector<std::uint32_t> keep(keep8.begin(), keep8.end());
   if (gpu_->keep.bytes() == keep.size() * 4) {
@@ -197,7 +203,7 @@ void AttentionEngine::upload_mask() {
   }
 }
 
-void AttentionEngine::ensure_tokens() {
+void HandMadeGpuEngine::ensure_tokens() {
   if (!has_image()) throw Error("no image loaded");
   if (!tokens_dirty_) return;
   const auto& g = setup_->grid;
@@ -221,7 +227,7 @@ void AttentionEngine::ensure_tokens() {
   qkv_dirty_ = true;
 }
 
-void AttentionEngine::ensure_qkv() {
+void HandMadeGpuEngine::ensure_qkv() {
   ensure_tokens();
   if (!qkv_dirty_) return;
   const int N = this->N();
@@ -280,11 +286,11 @@ void AttentionEngine::ensure_qkv() {
   }
   ++counts_.project;
   qkv_dirty_ = false;
-  rows_dirty_ = true;
+  rows_query_ = -1;
   outputs_fresh_.fill(false);
 }
 
-void AttentionEngine::set_attend_params(int mode, int head, int query) {
+void HandMadeGpuEngine::set_attend_params(int mode, int head, int query) {
   gpu_->params.set(gpu_->attend, AttendParams{mode, N(), query, head, kHeadCount, grid().cols,
                                               static_cast<int>(settings_.mask.kind), settings_.mask.radius,
                                               settings_.temperature});
@@ -295,7 +301,7 @@ void AttentionEngine::set_attend_params(int mode, int head, int query) {
   gpu_->keep_tex.bind(4);
 }
 
-void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int row_count) {
+void HandMadeGpuEngine::set_rows_pass_params(int mode, int head, int row_base, int row_count) {
   gpu_->params.set(gpu_->attend_rows,
                    AttendRowsParams{mode, N(), head, row_base, row_count, gpu_->qk_offset[head], gpu_->m[head],
                                     gpu_->stride[head], grid().cols, static_cast<int>(settings_.mask.kind),
@@ -305,7 +311,7 @@ void AttentionEngine::set_rows_pass_params(int mode, int head, int row_base, int
   for (GLuint u = 0; u < 4; ++u) textures[u]->bind(u + 1);
 }
 
-void AttentionEngine::row_pass(int query, gl::Buffer& rows, gl::Buffer& aux) {
+void HandMadeGpuEngine::row_pass(int query, gl::Buffer& rows, gl::Buffer& aux) {
   ensure_qkv();
   const int N = this->N();
   gl::BindingGuard guard;
@@ -319,7 +325,7 @@ void AttentionEngine::row_pass(int query, gl::Buffer& rows, gl::Buffer& aux) {
   gl::dispatch(gpu_->attend, kHeadCount);
 }
 
-void AttentionEngine::colour_row(const gl::Buffer& rows, int head, int query, const HeatmapStyle& style, gl::Texture& out) {
+void HandMadeGpuEngine::colour_row(const gl::Buffer& rows, int head, int query, const HeatmapStyle& style, gl::Texture& out) {
   const auto& g = grid();
   if (!out.id() || out.width() != g.cols || out.height() != g.rows) out = gl::Texture(g.cols, g.rows, GL_RGBA8);
   gl::BindingGuard guard;
@@ -334,27 +340,28 @@ void AttentionEngine::colour_row(const gl::Buffer& rows, int head, int query, co
   ++counts_.heatmap;
 }
 
-void AttentionEngine::dispatch_rows() {
-  ensure_qkv();
-  if (!rows_dirty_) return;
-  row_pass(query_, gpu_->rows, gpu_->aux);
+void HandMadeGpuEngine::dispatch_rows(int query) {
+  check_query(query);
+  ensure_qkv();  // may mark the rows stale
+  if (rows_query_ == query) return;
+  row_pass(query, gpu_->rows, gpu_->aux);
   rows_fence_ = gl::Fence::now();
   ++counts_.row;
-  rows_dirty_ = false;
+  rows_query_ = query;
   rows_read_ = false;
 }
 
-bool AttentionEngine::rows_ready() {
-  if (!has_image() || rows_dirty_) return false;
+bool HandMadeGpuEngine::rows_ready(int query) {
+  if (!has_image() || rows_query_ != query || qkv_dirty_) return false;
   return rows_read_ || rows_fence_.signalled();
 }
 
-const RowSet& AttentionEngine::rows() {
-  dispatch_rows();
+const RowSet& HandMadeGpuEngine::rows(int query) {
+  dispatch_rows(query);
   if (rows_read_) return rows_;
   const bool done = rows_fence_.signalled();  // the copies below wait for nothing
   const int N = this->N();
-  rows_.query = query_;
+  rows_.query = query;
   rows_.N = N;
   rows_.weights.resize(static_cast<size_t>(kHeadCount) * N);
   std::vector<float> aux(static_cast<size_t>(kHeadCount) * N + kHeadCount);
@@ -367,17 +374,17 @@ const RowSet& AttentionEngine::rows() {
   return rows_;
 }
 
-Matrix AttentionEngine::head_weights_q(int head) const {
+Matrix HandMadeGpuEngine::head_weights_q(int head) const {
   return query_key_weights(setup_->heads[head].W_q, settings_.pos, static_cast<int>(setup_->P.cols()));
 }
 
-int AttentionEngine::head_m(int head) {
+int HandMadeGpuEngine::head_m(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   return gpu_->m[head];
 }
 
-std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token(int head, const RowVector& x) {
+std::pair<std::vector<float>, std::vector<float>> HandMadeGpuEngine::row_for_token(int head, const RowVector& x) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   const Matrix Wq = head_weights_q(head);
@@ -388,7 +395,7 @@ std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token
   gl::BindingGuard guard;
   gl::Buffer qbuf(static_cast<size_t>(q.size()) * 4, q.data());
   gl::Buffer out(static_cast<size_t>(kHeadCount) * N * 4), aux((static_cast<size_t>(kHeadCount) * N + kHeadCount) * 4);
-  set_attend_params(MODE_EXTERNAL, head, query_);
+  set_attend_params(MODE_EXTERNAL, head, 0);  // the query is q_ext, not a token
   gl::bind(5, out);
   gl::bind(6, aux);
   gl::bind(7, qbuf);
@@ -400,7 +407,7 @@ std::pair<std::vector<float>, std::vector<float>> AttentionEngine::row_for_token
   return {std::move(w), std::move(l)};
 }
 
-Matrix AttentionEngine::matrix(int head) {
+Matrix HandMadeGpuEngine::matrix(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   using Clock = std::chrono::steady_clock;
@@ -466,12 +473,12 @@ Matrix AttentionEngine::matrix(int head) {
   return A;
 }
 
-void AttentionEngine::set_matrix_tile_rows(int rows) {
+void HandMadeGpuEngine::set_matrix_tile_rows(int rows) {
   if (rows < 0) throw Error("a tile cannot have " + std::to_string(rows) + " rows");
   matrix_tile_rows_ = rows;
 }
 
-void AttentionEngine::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
+void HandMadeGpuEngine::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
   if (!has_image()) throw Error("no image loaded");
   check_pool_rows(N(), head, first, count, image);
   if (count == 0) return;
@@ -524,7 +531,7 @@ void AttentionEngine::pool_matrix_rows(int head, Pooling pooling, int first, int
   }
 }
 
-void AttentionEngine::ensure_output(int head) {
+void HandMadeGpuEngine::ensure_output(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   if (outputs_fresh_[head]) return;
@@ -541,7 +548,7 @@ void AttentionEngine::ensure_output(int head) {
   outputs_fresh_[head] = true;
 }
 
-Matrix AttentionEngine::output(int head) {
+Matrix HandMadeGpuEngine::output(int head) {
   ensure_output(head);
   const int N = this->N();
   Matrix out(N, 3);
@@ -549,7 +556,7 @@ Matrix AttentionEngine::output(int head) {
   return out;
 }
 
-Matrix AttentionEngine::merged_output() {
+Matrix HandMadeGpuEngine::merged_output() {
   for (int h = 0; h < kHeadCount; ++h) ensure_output(h);  // every head's T_out, computed once per change
   const int N = this->N();
   gl::BindingGuard guard;
@@ -566,7 +573,7 @@ Matrix AttentionEngine::merged_output() {
   return out;
 }
 
-Matrix AttentionEngine::tokens() {
+Matrix HandMadeGpuEngine::tokens() {
   ensure_tokens();
   const int D = TokenLayout::d + static_cast<int>(setup_->P.cols());
   Matrix X(N(), D);
@@ -574,7 +581,7 @@ Matrix AttentionEngine::tokens() {
   return X;
 }
 
-HeadQKV AttentionEngine::qkv(int head) {
+HeadQKV HandMadeGpuEngine::qkv(int head) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
   ensure_qkv();
   const int N = this->N(), m = gpu_->m[head], stride = gpu_->stride[head];
@@ -587,20 +594,21 @@ HeadQKV AttentionEngine::qkv(int head) {
   return out;
 }
 
-const gl::Texture& AttentionEngine::heatmap(int head, const HeatmapStyle& style) {
+const gl::Texture& HandMadeGpuEngine::heatmap(int query, int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  dispatch_rows();  // colours the rows where they are: nothing read back
+  check_query(query);
   auto& tex = gpu_->heatmaps[head];
-  if (gpu_->heatmap_style[head] == style && tex.id()) return tex;
-  colour_row(gpu_->rows, head, query_, style, tex);
-  gpu_->heatmap_style[head] = style;
+  const Buffers::Shown shown{query, style};
+  if (gpu_->heatmap_shown[head] == shown && tex.id()) return tex;
+  dispatch_rows(query);  // colours the rows where they are: nothing read back
+  colour_row(gpu_->rows, head, query, style, tex);
+  gpu_->heatmap_shown[head] = shown;
   return tex;
 }
 
-void AttentionEngine::heatmap_for_query(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
+void HandMadeGpuEngine::heatmap_into(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  if (!has_image()) throw Error("no image loaded");
-  if (query < 0 || query >= N()) throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(N()) + ")");
+  check_query(query);
   row_pass(query, gpu_->other_rows, gpu_->other_aux);
   ++counts_.row;
   colour_row(gpu_->other_rows, head, query, style, out);
@@ -609,8 +617,8 @@ void AttentionEngine::heatmap_for_query(int query, int head, const HeatmapStyle&
   gl::copy(gpu_->other_rows, row, static_cast<size_t>(head) * N * 4, 0, static_cast<size_t>(N) * 4);
 }
 
-std::vector<std::uint8_t> AttentionEngine::heatmap_pixels(int head, const HeatmapStyle& style) {
-  const auto& tex = heatmap(head, style);
+std::vector<std::uint8_t> HandMadeGpuEngine::heatmap_pixels(int query, int head, const HeatmapStyle& style) {
+  const auto& tex = heatmap(query, head, style);
   std::vector<std::uint8_t> px(static_cast<size_t>(tex.width()) * tex.height() * 4);
   tex.download_rgba8(px);
   return px;

@@ -1,4 +1,4 @@
-#include "core/vit_source.hpp"
+#include "core/vit_run.hpp"
 
 #include "core/error.hpp"
 
@@ -27,7 +27,7 @@ std::vector<std::uint8_t> vit_mass_mask(const std::vector<float>& row, float p) 
   return keep;
 }
 
-VitSource::VitSource(std::shared_ptr<const VitModel> model, const Image& image, int resize, VitRunner& runner,
+VitRun::VitRun(std::shared_ptr<const VitModel> model, const Image& image, int resize, VitRunner& runner,
                      std::int64_t budget, const std::atomic<bool>* stop)
     : model_(std::move(model)) {
   if (!model_) throw Error("no model");
@@ -47,18 +47,18 @@ VitSource::VitSource(std::shared_ptr<const VitModel> model, const Image& image, 
   rollout_row(layers() - 1, HeadFusion::Mean, 0);
 }
 
-std::vector<float> VitSource::patch_row(int layer, HeadChoice head, int query) const {
+std::vector<float> VitRun::patch_row(int layer, HeadChoice head, int query) const {
   return vit_patch_row(pass_, grid_.prefix, layer, head, query);
 }
 
-Matrix VitSource::matrix(int layer, HeadChoice head) const {
+Matrix VitRun::matrix(int layer, HeadChoice head) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
   if (head.head >= heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(heads() - 1));
   if (head.head >= 0) return vit_attention(pass_, layer, head.head);
   return fuse_heads(heads(), head.fusion, [&](int h) { return vit_attention(pass_, layer, h); });
 }
 
-float VitSource::prefix_share(int layer, HeadChoice head, int query) const {
+float VitRun::prefix_share(int layer, HeadChoice head, int query) const {
   const std::vector<float> rows = vit_attention_rows(pass_, layer, query);
   double share = 0.0;
   const int H = heads(), T = pass_.T;
@@ -70,7 +70,7 @@ float VitSource::prefix_share(int layer, HeadChoice head, int query) const {
   return static_cast<float>(std::clamp(share, 0.0, 1.0));
 }
 
-std::vector<float> VitSource::rollout_row(int layer, HeadFusion fusion, int query) const {
+std::vector<float> VitRun::rollout_row(int layer, HeadFusion fusion, int query) const {
   if (query < 0 || query >= grid_.T()) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(grid_.T() - 1));
   const auto key = std::make_tuple(layer, static_cast<int>(fusion), query);
   {
@@ -84,7 +84,7 @@ std::vector<float> VitSource::rollout_row(int layer, HeadFusion fusion, int quer
   return out;
 }
 
-VitHeadStep VitSource::head_step(int layer, int head, int query) const {
+VitHeadStep VitRun::head_step(int layer, int head, int query) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
   if (head < 0 || head >= heads()) throw Error("head " + std::to_string(head) + " is outside 0…" + std::to_string(heads() - 1));
   if (query < 0 || query >= grid_.T()) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(grid_.T() - 1));
@@ -109,13 +109,13 @@ VitHeadStep VitSource::head_step(int layer, int head, int query) const {
   return step;
 }
 
-std::vector<float> VitSource::token_norms(int layer) const {
+std::vector<float> VitRun::token_norms(int layer) const {
   if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
   const RowVector& n = pass_.token_norms[static_cast<std::size_t>(layer)];
   return {n.data(), n.data() + n.size()};
 }
 
-std::vector<std::pair<int, float>> VitSource::top_classes(int k) const {
+std::vector<std::pair<int, float>> VitRun::top_classes(int k) const {
   return vit_top_classes(pass_.logits, k);
 }
 

@@ -42,7 +42,7 @@ struct VitHeadStep {
   std::vector<float> weights;  ///< a_ij, T values, summing to 1
 };
 
-class VitSource final : public AttentionSource {
+class VitRun final : public AttentionSource {
  public:
   /// Runs `model` on `image`, scaled so its short side is `resize` input pixels (0: the
   /// model's trained size, vit_trained_size()) and cropped to whole patches (vit_input()).
@@ -50,7 +50,7 @@ class VitSource final : public AttentionSource {
   /// set by another thread, makes it throw Error("cancelled") between layers. Throws Error when
   /// the image is smaller than a patch or the pass would not fit the budget (one line saying
   /// what size would).
-  VitSource(std::shared_ptr<const VitModel> model, const Image& image, int resize, VitRunner& runner,
+  VitRun(std::shared_ptr<const VitModel> model, const Image& image, int resize, VitRunner& runner,
             std::int64_t budget, const std::atomic<bool>* stop = nullptr);
 
   SourceGrid grid() const override { return grid_; }

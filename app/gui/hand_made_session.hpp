@@ -2,7 +2,9 @@
 // The app's link to core: one HandMadeModel (core/hand_made.hpp), the GPU engine when the
 // window's context has compute shaders, otherwise the CPU reference (slower, same numbers),
 // chosen once in the constructor; nothing here or in a view asks which. Caches what the views
-// read, keyed by the generation it depends on, and owns the textures the views draw.
+// read, keyed by the generation it depends on, and owns the textures the views draw. The query
+// is an argument of every call that depends on it (the document chooses it: hand_made_query,
+// app_state.hpp); the session only remembers which query's rows it holds and which it asked for.
 #include "app/gui/scheduler.hpp"
 #include "app/gui/ui_common.hpp"
 #include "core/hand_made.hpp"
@@ -16,13 +18,13 @@ namespace attnlab::app {
 
 class HeatmapPainter;
 
-class Backend {
+class HandMadeSession {
  public:
   /// Uses the GPU engine if the current context allows it; else says why in fallback_reason().
-  Backend();
-  ~Backend();
-  Backend(const Backend&) = delete;
-  Backend& operator=(const Backend&) = delete;
+  HandMadeSession();
+  ~HandMadeSession();
+  HandMadeSession(const HandMadeSession&) = delete;
+  HandMadeSession& operator=(const HandMadeSession&) = delete;
 
   /// "GPU: <renderer>" or "CPU reference".
   const std::string& name() const { return name_; }
@@ -39,36 +41,32 @@ class Backend {
   void set_image(const Image& image, const Settings& settings);
   /// Applies settings; throws Error (nothing changed) if invalid for the image.
   void set_settings(const Settings& settings);
-  /// Query token i; throws Error outside the grid. The models take the query as an argument:
-  /// this is only the query the views show.
-  void set_query(int i);
 
   bool has_image() const { return image_.width > 0; }
   const Image& image() const { return image_; }
   const Settings& settings() const { return settings_; }
   const ModelSetup& setup() const { return *setup_; }
   const PatchGrid& grid() const { return setup_->grid; }
-  int query() const { return query_; }
-  /// Bumped by every change of image, settings or query: views cache on it.
+  /// Bumped by every change of image or settings (not of the query, which is an argument):
+  /// views cache on it, with the query where what they cache depends on it.
   unsigned generation() const { return generation_; }
-  /// Bumped by changes of image or settings only (not the query).
-  unsigned settings_generation() const { return settings_generation_; }
 
-  /// Row query() of A for every head, for what the CPU shows of it (numbers, tooltips, the
-  /// colour bar): after a change of the query only, the previous query's rows (rows().query says
-  /// which) while the new row is computed; begin_frame() collects it the frame after, when the
-  /// GPU has finished, so no frame waits on a read-back (the maps are coloured on the GPU).
-  /// After a change of image or settings, the new rows at once.
-  const RowSet& rows();
-  /// Row query() for every head now, waiting for the GPU if need be (exports, one-shot renders).
-  const RowSet& rows_now();
-  /// True while rows() shows an older query than query(): the window should draw another frame.
+  /// Row `query` of A for every head, for what the CPU shows of it (numbers, tooltips, the
+  /// colour bar): when the rows held are another query's (same image and settings), those
+  /// rows (latest_rows(q).query says which) while row `query` is computed; begin_frame()
+  /// collects it the frame after, when the GPU has finished, so no frame waits on a read-back
+  /// (the maps are coloured on the GPU). After a change of image or settings, the new rows at
+  /// once. Throws Error for a query outside the grid or no image.
+  const RowSet& latest_rows(int query);
+  /// Row `query` for every head now, waiting for the GPU if need be (exports, one-shot renders).
+  const RowSet& rows_blocking(int query);
+  /// True while rows asked for by latest_rows() have not arrived: the window should draw another frame.
   bool rows_pending() const;
   /// At the start of every frame, before any view: the scheduler's finished jobs (drain()) and
   /// the rows asked for in the last frame, if the GPU has them ready.
   void begin_frame();
-  /// Row `query` for every head, without changing query() (for pinned comparisons).
-  RowSet rows_for(int query);
+  /// Row `query` for every head, not kept (for pinned comparisons).
+  RowSet rows_of(int query);
   /// Milliseconds the last row pass took (including the read-back).
   double row_pass_ms() const { return row_ms_; }
 
@@ -92,23 +90,24 @@ class Backend {
   /// of tokens(). Returns weights and logits s/(τ√m'), N each, unmasked.
   std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x);
 
-  /// Texture of a head's heat map (cols × rows, masked keys transparent).
-  ImTextureID heatmap(int head, const HeatmapStyle& style);
+  /// Texture of a head's heat map of row `query` (cols × rows, masked keys transparent): the
+  /// main map's (one texture per head; another query or style paints it again).
+  ImTextureID heatmap(int query, int head, const HeatmapStyle& style);
   /// Heat map of a head's row for another query (pinned comparisons), coloured where the row
   /// is (on the GPU: nothing read back); cached per query until the image or settings change.
   /// Throws Error for a query outside the grid or no image.
-  ImTextureID heatmap_for(int query, int head, const HeatmapStyle& style);
-  /// The largest kept weight of the row heatmap_for() drew last for `query`; nullopt before,
+  ImTextureID pinned_map(int query, int head, const HeatmapStyle& style);
+  /// The largest kept weight of the row pinned_map() drew last for `query`; nullopt before,
   /// and until the GPU's copy of it has arrived (begin_frame fetches it after its fence).
-  std::optional<float> heatmap_for_max(int query) const;
+  std::optional<float> pinned_map_max(int query) const;
   /// True while a pinned map's largest weight is on its way (the window should draw again).
   bool pinned_pending() const;
   /// Forgets the pinned maps of queries not in `queries` (unpinned patches).
   void keep_pinned(const std::vector<int>& queries);
   /// The photo (image_.width × image_.height), linear filtered.
   ImTextureID photo() const { return photo_.im(); }
-  /// cols × rows: opaque black where the key is masked for the query, transparent elsewhere.
-  ImTextureID mask_overlay();
+  /// cols × rows: opaque black where the key is masked for `query`, transparent elsewhere.
+  ImTextureID mask_overlay(int query);
 
  private:
   Scheduler scheduler_;  // jobs hold no reference into the backend
@@ -117,16 +116,14 @@ class Backend {
   std::optional<ModelSetup> setup_;
   Image image_;
   Settings settings_;
-  int query_ = 0;
-  unsigned generation_ = 1, settings_generation_ = 1;
+  unsigned generation_ = 1;
   std::string name_, fallback_reason_;
-  RowSet rows_;
-  unsigned rows_generation_ = 0;  // rows_ is row query_ when this equals generation_
-  unsigned rows_settings_generation_ = 0;  // the settings rows_ was computed with
-  int requested_query_ = -1;  // the query whose rows the model is computing (prepare_rows)
+  RowSet rows_;                   // row rows_.query, computed under rows_generation_
+  unsigned rows_generation_ = 0;  // the generation rows_ was computed with
+  int requested_query_ = -1;  // the query whose rows the model is computing (prepare_rows); -1: none
   double row_ms_ = 0;
   GuiTexture photo_, mask_tex_;
-  unsigned mask_generation_ = 0;
+  std::pair<unsigned, int> mask_key_{0, -1};  // the generation and query mask_tex_ shows
   struct PinnedMap {  // what the painter's texture for a pinned query shows
     unsigned generation = 0;
     int head = -1;
@@ -141,6 +138,7 @@ class Backend {
   };
   std::map<std::string, Cached> cache_;
   std::map<int, std::pair<unsigned, HeadQKV>> qkv_cache_;
+  void check_query(int query) const;  // throws Error with no image or a query outside the grid
   template <class F>
   const Matrix& cached(const std::string& key, F&& compute);
 };

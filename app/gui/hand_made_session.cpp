@@ -1,4 +1,4 @@
-#include "app/gui/backend.hpp"
+#include "app/gui/hand_made_session.hpp"
 
 #include "core/error.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
@@ -15,8 +15,8 @@ namespace attnlab::app {
 class HeatmapPainter {
  public:
   virtual ~HeatmapPainter() = default;
-  /// The main map of `head` for `query`; `generation` changes whenever the row or the mask does.
-  /// `rows` gives row `query` of every head on the CPU (waiting if need be): only a painter
+  /// The main map of `head` for `query`; `generation` changes whenever the image or settings
+  /// do. `rows` gives row `query` of every head on the CPU (waiting if need be): only a painter
   /// that colours on the CPU calls it.
   virtual ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
                             const std::function<const RowSet&()>& rows) = 0;
@@ -50,17 +50,16 @@ void keep_only(std::map<int, T>& by_query, const std::vector<int>& keep) {
 
 class GpuPainter final : public HeatmapPainter {
  public:
-  explicit GpuPainter(AttentionEngine& engine) : engine_(engine) {}
+  explicit GpuPainter(HandMadeGpuEngine& engine) : engine_(engine) {}
   ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup&, unsigned,
                     const std::function<const RowSet&()>&) override {
-    engine_.set_query(query);  // usually already there (Backend::rows asked for this query's pass)
-    return GuiTexture::to_im(engine_.heatmap(head, style).id());
+    return GuiTexture::to_im(engine_.heatmap(query, head, style).id());  // usually the row pass latest_rows asked for
   }
 
   ImTextureID paint_pinned(int query, int head, const HeatmapStyle& style, const ModelSetup&,
                            const std::function<RowSet()>&) override {
     Pinned& p = pinned_[query];
-    engine_.heatmap_for_query(query, head, style, p.texture, p.row);  // on the GPU, nothing read back
+    engine_.heatmap_into(query, head, style, p.texture, p.row);  // on the GPU, nothing read back
     p.fence = gl::Fence::now();
     p.max.reset();
     return GuiTexture::to_im(p.texture.id());
@@ -81,7 +80,7 @@ class GpuPainter final : public HeatmapPainter {
   void keep_pinned(const std::vector<int>& keep) override { keep_only(pinned_, keep); }
 
  private:
-  AttentionEngine& engine_;
+  HandMadeGpuEngine& engine_;
   struct Pinned {
     gl::Texture texture;
     gl::Buffer row;  // the head's row of weights, for its largest value
@@ -93,16 +92,17 @@ class GpuPainter final : public HeatmapPainter {
 
 class CpuPainter final : public HeatmapPainter {
  public:
-  ImTextureID paint(int, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
+  ImTextureID paint(int query, int head, const HeatmapStyle& style, const ModelSetup& setup, unsigned generation,
                     const std::function<const RowSet&()>& exact_rows) override {
     auto& key = keys_[static_cast<size_t>(head)];
-    if (key.first != generation || !(key.second == style)) {
+    const Key want{generation, query, style};
+    if (!(key == want)) {
       const RowSet& rows = exact_rows();
       std::vector<std::uint8_t> keep(static_cast<size_t>(rows.N));
       for (int j = 0; j < rows.N; ++j) keep[static_cast<size_t>(j)] = setup.mask.allowed(rows.query, j);
       const auto px = apply_colormap(rows.head(head), keep, style.colormap, style.normalization);
       textures_[static_cast<size_t>(head)].set(setup.grid.cols, setup.grid.rows, 4, px, false);
-      key = {generation, style};
+      key = want;
     }
     return textures_[static_cast<size_t>(head)].im();
   }
@@ -127,12 +127,18 @@ class CpuPainter final : public HeatmapPainter {
  private:
   std::map<int, std::pair<GuiTexture, float>> pinned_;
   std::array<GuiTexture, kHeadCount> textures_;
-  std::array<std::pair<unsigned, HeatmapStyle>, kHeadCount> keys_{};
+  struct Key {  // what a main-map texture shows
+    unsigned generation = 0;
+    int query = -1;
+    HeatmapStyle style;
+    bool operator==(const Key&) const = default;
+  };
+  std::array<Key, kHeadCount> keys_{};
 };
 
 }  // namespace
 
-Backend::Backend() {
+HandMadeSession::HandMadeSession() {
   try {
     auto gpu = std::make_unique<GpuHandMade>();
     painter_ = std::make_unique<GpuPainter>(gpu->engine());
@@ -145,169 +151,164 @@ Backend::Backend() {
   name_ = model_->name();
 }
 
-Backend::~Backend() = default;
+HandMadeSession::~HandMadeSession() = default;
 
-void Backend::set_image(const Image& image, const Settings& settings) {
+void HandMadeSession::set_image(const Image& image, const Settings& settings) {
   ModelSetup setup = make_setup(image.width, image.height, settings);  // throws before any change
   model_->set_image(image, settings);
   setup_.emplace(std::move(setup));
   image_ = image;
   settings_ = settings;
   photo_.set_photo(image, true);
-  query_ = std::min(query_, setup_->grid.N() - 1);
   ++generation_;
-  ++settings_generation_;
+  requested_query_ = -1;  // other numbers: latest_rows reads them at once
 }
 
-void Backend::set_settings(const Settings& settings) {
+void HandMadeSession::set_settings(const Settings& settings) {
   if (!has_image()) throw Error("no image loaded");
   ModelSetup setup = make_setup(image_.width, image_.height, settings);  // throws before any change
   model_->set_settings(settings);
   setup_.emplace(std::move(setup));
   settings_ = settings;
-  query_ = std::clamp(query_, 0, setup_->grid.N() - 1);
   ++generation_;
-  ++settings_generation_;
+  requested_query_ = -1;
 }
 
-void Backend::set_query(int i) {
+void HandMadeSession::check_query(int query) const {
   if (!has_image()) throw Error("no image loaded");
-  if (i < 0 || i >= grid().N()) throw Error("query token " + std::to_string(i) + " is outside the grid");
-  if (i == query_) return;
-  query_ = i;
-  ++generation_;
+  if (query < 0 || query >= grid().N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
 }
 
-const RowSet& Backend::rows() {
-  if (!has_image()) throw Error("no image loaded");
-  if (rows_generation_ == generation_) return rows_;
-  if (rows_settings_generation_ != settings_generation_) return rows_now();  // other settings: other numbers, at once
-  if (requested_query_ != query_) {
-    model_->prepare_rows(query_);
-    requested_query_ = query_;
+const RowSet& HandMadeSession::latest_rows(int query) {
+  check_query(query);
+  if (rows_generation_ == generation_ && rows_.query == query) return rows_;
+  if (rows_generation_ != generation_) return rows_blocking(query);  // other image or settings: other numbers, at once
+  if (requested_query_ != query) {
+    model_->prepare_rows(query);
+    requested_query_ = query;
   }
   return rows_;
 }
 
-const RowSet& Backend::rows_now() {
-  if (!has_image()) throw Error("no image loaded");
-  if (rows_generation_ != generation_) {
+const RowSet& HandMadeSession::rows_blocking(int query) {
+  check_query(query);
+  if (rows_generation_ != generation_ || rows_.query != query) {
     const auto t0 = std::chrono::steady_clock::now();
-    rows_ = model_->rows(query_);
+    rows_ = model_->rows(query);
     rows_generation_ = generation_;
-    rows_settings_generation_ = settings_generation_;
-    requested_query_ = -1;
+    if (requested_query_ == query) requested_query_ = -1;  // asked for and now here
     row_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   return rows_;
 }
 
-bool Backend::rows_pending() const {
-  return has_image() && rows_generation_ != generation_ && requested_query_ == query_ &&
-         rows_settings_generation_ == settings_generation_;
+bool HandMadeSession::rows_pending() const {
+  return requested_query_ >= 0;
 }
 
-void Backend::begin_frame() {
+void HandMadeSession::begin_frame() {
   scheduler_.drain();
   painter_->collect();
   if (!rows_pending()) return;
-  if (model_->rows_ready(query_)) rows_now();  // the GPU is done: a copy, no wait
-  else model_->prepare_rows(query_);  // again, if another query's rows were asked for since (nothing when in flight)
+  const int query = requested_query_;
+  if (model_->rows_ready(query)) rows_blocking(query);  // the GPU is done: a copy, no wait
+  else model_->prepare_rows(query);  // again, if another query's rows were asked for since (nothing when in flight)
 }
 
-RowSet Backend::rows_for(int query) {
-  if (!has_image()) throw Error("no image loaded");
+RowSet HandMadeSession::rows_of(int query) {
+  check_query(query);
   return model_->rows(query);
 }
 
 template <class F>
-const Matrix& Backend::cached(const std::string& key, F&& compute) {
+const Matrix& HandMadeSession::cached(const std::string& key, F&& compute) {
   if (!has_image()) throw Error("no image loaded");
   Cached& c = cache_[key];
-  if (c.generation != settings_generation_) {
+  if (c.generation != generation_) {
     c.value = compute();
-    c.generation = settings_generation_;
+    c.generation = generation_;
   }
   return c.value;
 }
 
-const Matrix& Backend::tokens() {
+const Matrix& HandMadeSession::tokens() {
   return cached("tokens", [&] { return model_->tokens(); });
 }
 
-const HeadQKV& Backend::qkv(int head) {
+const HeadQKV& HandMadeSession::qkv(int head) {
   if (!has_image()) throw Error("no image loaded");
   auto& c = qkv_cache_[head];
-  if (c.first != settings_generation_) {
+  if (c.first != generation_) {
     c.second = model_->qkv(head);
-    c.first = settings_generation_;
+    c.first = generation_;
   }
   return c.second;
 }
 
-const Matrix& Backend::output(int head) {
+const Matrix& HandMadeSession::output(int head) {
   return cached("output" + std::to_string(head), [&] { return model_->output(head); });
 }
 
-const Matrix& Backend::merged_output() {
+const Matrix& HandMadeSession::merged_output() {
   return cached("merged", [&] { return model_->merged_output(); });
 }
 
-const Matrix& Backend::matrix(int head) {
+const Matrix& HandMadeSession::matrix(int head) {
   // One A at a time: at N = 4096 each is 64 MiB.
   std::erase_if(cache_, [&](const auto& e) { return e.first.starts_with("matrix") && e.first != "matrix" + std::to_string(head); });
   return cached("matrix" + std::to_string(head), [&] { return model_->matrix(head); });
 }
 
-void Backend::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
+void HandMadeSession::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
   if (!has_image()) throw Error("no image loaded");
   model_->pool_matrix_rows(head, pooling, first, count, image);
 }
 
-std::pair<std::vector<float>, std::vector<float>> Backend::row_for_token(int head, const RowVector& x) {
+std::pair<std::vector<float>, std::vector<float>> HandMadeSession::row_for_token(int head, const RowVector& x) {
   if (!has_image()) throw Error("no image loaded");
   return model_->row_for_token(head, x);
 }
 
-ImTextureID Backend::heatmap(int head, const HeatmapStyle& style) {
+ImTextureID HandMadeSession::heatmap(int query, int head, const HeatmapStyle& style) {
   if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
-  return painter_->paint(query_, head, style, *setup_, generation_, [this]() -> const RowSet& { return rows_now(); });
+  check_query(query);
+  return painter_->paint(query, head, style, *setup_, generation_, [&]() -> const RowSet& { return rows_blocking(query); });
 }
 
-ImTextureID Backend::heatmap_for(int query, int head, const HeatmapStyle& style) {
-  if (!has_image()) throw Error("no image loaded");
-  if (query < 0 || query >= grid().N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
+ImTextureID HandMadeSession::pinned_map(int query, int head, const HeatmapStyle& style) {
+  check_query(query);
   PinnedMap& e = pinned_maps_[query];
-  if (e.generation != settings_generation_ || e.head != head || !(e.style == style)) {
-    e.texture = painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_for(query); });
-    e.generation = settings_generation_;
+  if (e.generation != generation_ || e.head != head || !(e.style == style)) {
+    e.texture = painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_of(query); });
+    e.generation = generation_;
     e.head = head;
     e.style = style;
   }
   return e.texture;
 }
 
-std::optional<float> Backend::heatmap_for_max(int query) const { return painter_->pinned_max(query); }
+std::optional<float> HandMadeSession::pinned_map_max(int query) const { return painter_->pinned_max(query); }
 
-void Backend::keep_pinned(const std::vector<int>& queries) {
+void HandMadeSession::keep_pinned(const std::vector<int>& queries) {
   keep_only(pinned_maps_, queries);
   painter_->keep_pinned(queries);
 }
 
-bool Backend::pinned_pending() const {
+bool HandMadeSession::pinned_pending() const {
   for (const auto& [query, e] : pinned_maps_)
     if (!painter_->pinned_max(query)) return true;
   return false;
 }
 
-ImTextureID Backend::mask_overlay() {
-  if (mask_generation_ != generation_) {
+ImTextureID HandMadeSession::mask_overlay(int query) {
+  check_query(query);
+  if (mask_key_ != std::pair{generation_, query}) {
     const auto& g = grid();
     std::vector<std::uint8_t> px(static_cast<size_t>(g.N()) * 4, 0);
     for (int j = 0; j < g.N(); ++j)
-      if (!setup_->mask.allowed(query_, j)) px[static_cast<size_t>(j) * 4 + 3] = 255;
+      if (!setup_->mask.allowed(query, j)) px[static_cast<size_t>(j) * 4 + 3] = 255;
     mask_tex_.set(g.cols, g.rows, 4, px, false);
-    mask_generation_ = generation_;
+    mask_key_ = {generation_, query};
   }
   return mask_tex_.im();
 }

@@ -1,10 +1,10 @@
-// VitSource, the attention source of a real ViT: its step-by-step row (q_i, the scores, the
+// VitRun, the attention source of a real ViT: its step-by-step row (q_i, the scores, the
 // softmax) against the forward pass's attention, its patch rows and prefix share against the
 // whole row, its fused matrices against the heads', and DINO's mass mask on a row worked by hand.
 #include "core/error.hpp"
 #include "core/image.hpp"
 #include "core/vit_cpu.hpp"
-#include "core/vit_source.hpp"
+#include "core/vit_run.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -19,17 +19,17 @@ std::filesystem::path vit_data(const std::string& name) {
   return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "vit" / "data" / name;
 }
 
-VitSource source_on_safari(const std::string& checkpoint) {
+VitRun source_on_safari(const std::string& checkpoint) {
   auto model = std::make_shared<const VitModel>(load_vit(vit_data(checkpoint)));
   VitCpuRunner runner;
-  return VitSource(model, load_image(testing::asset("safari.jpg")), 0, runner, vit_memory_budget());
+  return VitRun(model, load_image(testing::asset("safari.jpg")), 0, runner, vit_memory_budget());
 }
 
-TEST(VitSource, HeadStepWorksTheForwardPassRowFromItsQueryAndKeys) {
+TEST(VitRun, HeadStepWorksTheForwardPassRowFromItsQueryAndKeys) {
   // One checkpoint without and one with registers and layer scale.
   for (const char* name : {"timm_f32", "dinov2_reg_f32"}) {
     SCOPED_TRACE(name);
-    const VitSource src = source_on_safari(name);
+    const VitRun src = source_on_safari(name);
     const int T = src.grid().T();
     for (int layer = 0; layer < src.layers(); ++layer)
       for (int head = 0; head < src.heads(); ++head)
@@ -57,8 +57,8 @@ TEST(VitSource, HeadStepWorksTheForwardPassRowFromItsQueryAndKeys) {
   }
 }
 
-TEST(VitSource, PatchRowAndPrefixShareMakeTheWholeRowAndFusionsFollowTheHeads) {
-  const VitSource src = source_on_safari("dinov2_reg_f32");
+TEST(VitRun, PatchRowAndPrefixShareMakeTheWholeRowAndFusionsFollowTheHeads) {
+  const VitRun src = source_on_safari("dinov2_reg_f32");
   const SourceGrid g = src.grid();
   ASSERT_GT(g.prefix, 1) << "a checkpoint with registers";
   const int layer = src.layers() - 1, query = g.prefix + g.N() / 3;

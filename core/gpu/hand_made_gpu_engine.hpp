@@ -2,7 +2,9 @@
 // The GPU attention engine: one object per image and settings, owning the GPU buffers. It
 // tokenizes on the GPU, projects every head's Q, K, V, and computes row i of A for all heads
 // (never N × N), the full A of a head, T_out = A V and the W_MSA merge, and heat-map textures.
-// Only what a change invalidates is recomputed: a new query re-runs the row pass only.
+// Only what a change invalidates is recomputed: a new query re-runs the row pass only. The
+// query is an argument of every call that needs one (a uniform set per dispatch), never state:
+// the engine only remembers which query's rows its row buffer holds.
 // Needs a current OpenGL 4.3+ context (HeadlessContext, or the app's window) on this thread.
 #include "core/colormap.hpp"
 #include "core/gpu/gl.hpp"
@@ -22,7 +24,7 @@ struct PassCounts {
   int tokenize = 0, project = 0, row = 0, full = 0, output = 0, heatmap = 0;
 };
 
-/// Where the last AttentionEngine::matrix() call spent its time, in milliseconds of wall time
+/// Where the last HandMadeGpuEngine::matrix() call spent its time, in milliseconds of wall time
 /// unless said otherwise. The matrix is made in tiles of rows: per tile one dispatch of
 /// attend_matrix.comp (e_ij = exp(l_ij − M_i) and S_i), then one copy into the result that also
 /// divides by S_i.
@@ -43,39 +45,41 @@ struct MatrixTimings {
   int tiles = 0;        ///< tiles (dispatches) the matrix took
 };
 
-class AttentionEngine {
+class HandMadeGpuEngine {
  public:
   /// Compiles the shaders. Throws Error if the current context has no compute shaders or a
   /// shader fails (with its name and the driver's log).
-  AttentionEngine();
-  ~AttentionEngine();
-  AttentionEngine(const AttentionEngine&) = delete;
-  AttentionEngine& operator=(const AttentionEngine&) = delete;
+  HandMadeGpuEngine();
+  /// Compiles the shaders, then set_settings(settings) and set_image(image); throws Error as they do.
+  HandMadeGpuEngine(const Image& image, const Settings& settings);
+  ~HandMadeGpuEngine();
+  HandMadeGpuEngine(const HandMadeGpuEngine&) = delete;
+  HandMadeGpuEngine& operator=(const HandMadeGpuEngine&) = delete;
 
   /// Uploads an image and re-tokenizes. Throws Error (engine unchanged) if the current patch
   /// size does not fit it or it is too large for the GPU.
   void set_image(const Image& image);
   /// Applies settings; throws Error (engine unchanged) if they are invalid for the image.
   void set_settings(const Settings& settings);
-  /// Sets the query token i in [0,N); throws Error outside the grid.
-  void set_query(int i);
 
   bool has_image() const { return image_w_ > 0; }
   const Settings& settings() const { return settings_; }
   const ModelSetup& setup() const { return *setup_; }
   const PatchGrid& grid() const { return setup_->grid; }
   int N() const { return setup_->grid.N(); }
-  int query() const { return query_; }
 
-  /// Row `query()` of A for every head (row pass if stale), read back: waits for the GPU unless
-  /// rows_ready() said it was done.
-  const RowSet& rows();
-  /// Runs the row pass for query() if stale and fences it; nothing is read back (the heat maps
-  /// colour the rows where they are). rows() then reads them.
-  void dispatch_rows();
-  /// True when rows() will not wait for the GPU: the row pass for query() has finished (its
-  /// fence signalled) or its rows are already read. False while no pass has been dispatched.
-  bool rows_ready();
+  /// Row `query` of A for every head (row pass if its buffer holds another query or is stale),
+  /// read back: waits for the GPU unless rows_ready(query) said it was done. Throws Error for a
+  /// query outside [0, N) or no image.
+  const RowSet& rows(int query);
+  /// Runs the row pass for `query` unless its buffer already holds that row, and fences it;
+  /// nothing is read back (the heat maps colour the rows where they are). rows(query) then
+  /// reads them. Throws Error like rows().
+  void dispatch_rows(int query);
+  /// True when rows(query) will not wait for the GPU: the row pass for `query` has finished
+  /// (its fence signalled) or its rows are already read. False while no pass for it has been
+  /// dispatched since the last change (or with no image).
+  bool rows_ready(int query);
   /// The full A of a head, N × N (eq. 26.20 with τ and the mask: masked weights exactly 0, a
   /// row with no key left all zeros), computed in tiles of rows (8 MiB of A each, fewer rows if
   /// set_matrix_tile_rows says so). Throws Error when N × N floats would exceed
@@ -107,17 +111,20 @@ class AttentionEngine {
   std::pair<std::vector<float>, std::vector<float>> row_for_token(int head, const RowVector& x);
   /// m' of a head (query/key length after the positional mode).
   int head_m(int head);
-  /// Heat map of a head's row over the grid: a cols × rows RGBA8 texture, masked keys
-  /// transparent. Valid until the next change of image or patch size.
-  const gl::Texture& heatmap(int head, const HeatmapStyle& style);
-  /// Reads a heat map back as RGBA8, cols × rows × 4 bytes.
-  std::vector<std::uint8_t> heatmap_pixels(int head, const HeatmapStyle& style);
-  /// Heat map of a head's row for another query than query() (a pinned query): the row pass for
-  /// `query` into buffers of its own, coloured into `out` (made or resized to cols × rows RGBA8)
-  /// and the head's row of weights copied to `row` (resized to N floats), all on the GPU:
-  /// nothing is read back, and query(), rows() and heatmap() are untouched. Throws Error for a
-  /// head or query out of range or no image.
-  void heatmap_for_query(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row);
+  /// Heat map of a head's row `query` over the grid: a cols × rows RGBA8 texture, masked keys
+  /// transparent, coloured where the row is (the row pass for `query` if its buffer holds
+  /// another; nothing read back). One texture per head, valid until the next call for that head
+  /// with another query or style, or a change of image or patch size. Throws Error for a head
+  /// or query out of range or no image.
+  const gl::Texture& heatmap(int query, int head, const HeatmapStyle& style);
+  /// Reads heatmap(query, head, style) back as RGBA8, cols × rows × 4 bytes.
+  std::vector<std::uint8_t> heatmap_pixels(int query, int head, const HeatmapStyle& style);
+  /// Heat map of a head's row `query` into the caller's texture (a pinned query: one texture
+  /// per query): the row pass for `query` into buffers of its own, coloured into `out` (made or
+  /// resized to cols × rows RGBA8) and the head's row of weights copied to `row` (resized to N
+  /// floats), all on the GPU: nothing is read back, and rows() and heatmap() are untouched.
+  /// Throws Error for a head or query out of range or no image.
+  void heatmap_into(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row);
 
   const PassCounts& counts() const { return counts_; }
   /// The largest A matrix() builds (CPU memory), in bytes: 256 MiB, i.e. N up to 8192.
@@ -139,8 +146,9 @@ class AttentionEngine {
   Settings settings_;
   std::optional<ModelSetup> setup_;
   int image_w_ = 0, image_h_ = 0;
-  int query_ = 0;
-  bool tokens_dirty_ = true, qkv_dirty_ = true, rows_dirty_ = true;
+  void check_query(int query) const;  // throws Error with no image or a query outside [0, N)
+  bool tokens_dirty_ = true, qkv_dirty_ = true;
+  int rows_query_ = -1;     // the query whose row pass gpu_->rows holds; -1: none, or stale
   bool rows_read_ = false;  // rows_ holds the last row pass's result
   gl::Fence rows_fence_;    // after the last row pass
   RowSet rows_;

@@ -1,0 +1,155 @@
+// The documents the window shows: opening an image or a model (the commands a view, a key, a
+// menu or a dropped file pushed), the finished background jobs' results, and the attention
+// settings handed to the hand-made heads (a change of K keeps the query and the pins over the
+// same spot of the photo: core/grid_math.hpp).
+#include "app/gui/app.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace attnlab::app {
+
+// Loads the first image (argument or safari). Throws Error if it cannot be loaded. If the
+// remembered settings do not fit it (e.g. a patch size larger than the image), the defaults
+// are used and a banner says why.
+void App::open_initial(const std::filesystem::path& path) {
+  const Image img = load_image(path);
+  try {
+    backend_.set_image(img, state_.attention);
+  } catch (const Error& e) {
+    state_.attention = Settings{};
+    backend_.set_image(img, state_.attention);
+    state_.show_error(std::string(e.what()) + "; using the default settings");
+  }
+  state_.image_path = path;
+  clamp_query();
+}
+
+void App::open_image(const std::filesystem::path& path) {
+  try {
+    const Image img = load_image(path);
+    backend_.set_image(img, state_.attention);
+    // Pins mark spots of a photo: on another photo they would mark whatever lies there.
+    if (!state_.hand_made.pins.empty())
+      state_.ui.pinned_note = "The " + std::to_string(state_.hand_made.pins.size()) + " pinned queries of " +
+                           state_.image_path.filename().string() + " were cleared: pins belong to the photo they were made on.";
+    state_.hand_made.pins.clear();
+    pin_anchors_.clear();
+    query_anchor_.clear();
+    state_.image_path = path;
+    clamp_query();
+    vit_.set_backend(state_.vit_backend);
+    vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
+    vit_resize_ = state_.vit_resize;
+  } catch (const Error& e) {
+    state_.show_error(e.what());  // the previous image and settings stay
+  }
+}
+
+void App::clamp_query() {
+  if (!backend_.has_image()) return;
+  const auto& g = backend_.grid();
+  Cell& q = state_.hand_made.cell;
+  q.col = std::clamp(q.col, 0, g.cols - 1);
+  q.row = std::clamp(q.row, 0, g.rows - 1);
+}
+
+// The commands to open files, and the results of the jobs that finished since the last frame;
+// whatever changes the document asks for the next frame at once, to show it.
+void App::take_finished_work() {
+  if (const auto open = state_.commands.take(Commands::Kind::OpenImage)) {
+    open_image(open->path);
+    state_.commands.redraw();
+  }
+  if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
+    const std::filesystem::path& path = open->path;
+    if (backend_.has_image()) {
+      vit_.set_backend(state_.vit_backend);
+      vit_.open(path, backend_.image(), state_.vit_resize);
+      vit_resize_ = state_.vit_resize;
+      opening_model_ = path;
+    }
+    state_.commands.redraw();
+  }
+  if (vit_.run() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy()) {
+    vit_.set_backend(state_.vit_backend);  // Diagnostics switched the runner: run again on it
+    vit_.run_on(backend_.image(), state_.vit_resize);
+    vit_resize_ = state_.vit_resize;
+  }
+  // A finished ViT job was taken by the scheduler's drain at the start of this frame.
+  const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
+  if (const auto error = vit_.poll()) {
+    state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
+    if (!vit_.run()) state_.source = ShownSource::HandMade;
+    opening_model_.reset();
+    state_.commands.redraw();
+  } else if (vit_.generation() != before) {
+    state_.commands.redraw();  // the new maps, and the source tab chosen below, in the next frame too
+    if (opening_model_) {  // a new model: show it, CLS query, last layer, remember it
+      state_.model_path = *opening_model_;
+      state_.source = ShownSource::Vit;
+      state_.vit.layer = -1;
+      state_.vit.prefix_token = 0;
+      const std::string p = std::filesystem::absolute(*opening_model_).lexically_normal().string();
+      std::erase(state_.recent_models, p);
+      state_.recent_models.insert(state_.recent_models.begin(), p);
+      if (state_.recent_models.size() > 8) state_.recent_models.resize(8);
+      opening_model_.reset();
+    }
+    if (const VitRun* src = vit_.run()) {
+      state_.vit.cell.col = std::clamp(state_.vit.cell.col, 0, src->grid().cols - 1);
+      state_.vit.cell.row = std::clamp(state_.vit.cell.row, 0, src->grid().rows - 1);
+    }
+  }
+  if (vit_.busy()) state_.commands.redraw();
+  if (!state_.ui.banner.empty() && std::chrono::steady_clock::now() - state_.ui.banner_since > std::chrono::seconds(12))
+    state_.ui.banner.clear();  // drawn without it in this frame
+}
+
+// Hands changed attention settings to the backend; settings it refuses (e.g. a K larger
+// than the image) leave a banner and the previous, working ones.
+void App::apply_settings() {
+  if (backend_.has_image() && !(state_.attention == backend_.settings())) {
+    Settings wanted = state_.attention;
+    try {
+      if (wanted.mask.kind == MaskKind::Painted) {  // painted cells may fall outside a new grid
+        const PatchGrid g = make_grid(backend_.image().width, backend_.image().height, wanted.patch, wanted.edge);
+        std::erase_if(wanted.mask.painted, [&](int j) { return j >= g.N(); });
+      }
+      const PatchGrid before = backend_.grid();
+      backend_.set_settings(wanted);
+      state_.attention = wanted;
+      if (backend_.grid().K != before.K) keep_cells_in_place(before);
+    } catch (const Error& e) {
+      state_.show_error(e.what());
+      state_.attention = backend_.settings();  // keep the previous, working settings
+    }
+    state_.commands.redraw();
+  }
+  clamp_query();
+}
+
+// After a change of K: the query and the pinned patches become the patches that hold the
+// point of the photo they stand for (core/grid_math.hpp), so they stay over the same spot (the
+// giraffe's neck stays the query as K goes from 16 to 8); the points are kept for the next
+// change, so K 16 → 32 → 64 → 32 → 16 comes back to the same patch.
+void App::keep_cells_in_place(const PatchGrid& before) {
+  const PatchGrid& g = backend_.grid();
+  const RegriddedCell q = regrid_cell(before, g, state_.hand_made.cell.col, state_.hand_made.cell.row, query_anchor_);
+  state_.hand_made.cell = Cell{q.col, q.row};
+  query_anchor_ = {q.anchor};
+  std::vector<Cell> pinned;
+  std::vector<PixelPoint> kept;
+  for (const Cell& c : state_.hand_made.pins) {
+    const RegriddedCell m = regrid_cell(before, g, c.col, c.row, pin_anchors_);
+    kept.push_back(m.anchor);
+    if (const Cell moved{m.col, m.row}; std::find(pinned.begin(), pinned.end(), moved) == pinned.end()) pinned.push_back(moved);
+  }
+  state_.hand_made.pins = std::move(pinned);
+  pin_anchors_ = std::move(kept);
+}
+
+}  // namespace attnlab::app
