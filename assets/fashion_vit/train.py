@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """Train Attention Lab's small Fashion-MNIST Vision Transformer and write it in timm's names.
 
+The shipped weights now come from the project's own trainer (`attnlab train`, see
+assets/README.md); this PyTorch script trained the first bundled model (87.32 %) and stays as
+the PyTorch model that tests/vit/make_fashion_golden.py loads the shipped weights into.
+
 Trains a small ViT (exactly timm's VisionTransformer forward: patch 4 on 28x28 -> 7x7 = 49
 patches, a CLS token, learned position embedding over [cls, patches], pre-norm blocks with
 LayerNorm eps 1e-6, exact GELU, classifier on the final-normed CLS token, global_pool='token')
