@@ -29,14 +29,14 @@ shot() {
     window=$(xdotool search --name "Attention Lab" 2>/dev/null | head -1) && [ -n "$window" ] && break
     sleep 0.5
   done
-  sleep 4  # the model loads and runs on the worker
+  sleep 8  # the model loads and runs on the worker
   xdotool mousemove --window "$window" 5 990
   for k in "$@"; do
     xdotool key --window "$window" "$k"
     sleep 0.7
   done
   xdotool key --window "$window" F12
-  for _ in $(seq 60); do
+  for _ in $(seq 120); do  # a loaded machine can take a while
     ls "$work/exports"/*.png >/dev/null 2>&1 && break
     sleep 0.5
   done
