@@ -42,6 +42,7 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
     state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
                       "): using the CPU reference, slower but correct");
   base_style_ = ImGui::GetStyle();
+  if (const char* s = std::getenv("ATTNLAB_IDLE_FRAME_S"); s && *s) idle_wait_s_ = std::clamp(std::atof(s), 0.05, 60.0);
 }
 
 App::~App() { glfwSetWindowUserPointer(window_, nullptr); }
@@ -63,10 +64,10 @@ int App::run() {
 }
 
 // Polls when the last frame asked for the next at once (or the benchmark runs); otherwise
-// sleeps until an event, a finished job (the scheduler's wake) or half a second.
+// sleeps until an event, a finished job (the scheduler's wake) or idle_wait_s_ (half a second).
 void App::wait_for_events() {
   if (redraw_ || replay_) glfwPollEvents();
-  else glfwWaitEventsTimeout(0.5);
+  else glfwWaitEventsTimeout(idle_wait_s_);
   marks_ = FrameMarks{};
   marks_.start = FrameMarks::Clock::now();
   moved_before_ = gl::transfer_counts();

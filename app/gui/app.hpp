@@ -187,6 +187,9 @@ class App {
   std::vector<KeyPress> key_queue_;
   int frames_after_input_ = 0;  // frames still to draw at once after the last input event
   bool redraw_ = true;
+  // How long the window waits for an event before drawing anyway, in seconds: 0.5, or
+  // ATTNLAB_IDLE_FRAME_S (a test that must tell a requested frame from the idle one sets it long).
+  double idle_wait_s_ = 0.5;
   // The frame under way: when it began, the GL transfers before it, when its lists were built
   // and when it was rendered.
   FrameMarks marks_;

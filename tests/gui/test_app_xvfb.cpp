@@ -593,10 +593,13 @@ TEST(AppUnderXvfb, HoverBenchmarkWithAModelThatDoesNotOpenSaysSo) {
 // checkbox acts as ImGui sees the button released, after the main map (drawn before the
 // controls) was drawn without the change, and asks no GPU work: the grid lines need the frame
 // after that. Without it the window sleeps until its idle frame, 0.5 s later.
+// Not a timing test: the idle frame comes only after 30 s here (ATTNLAB_IDLE_FRAME_S), so a
+// change on screen within 10 s was drawn by a frame the click asked for, however slow the build
+// (the sanitizers' frames take 0.4 s on a loaded machine).
 TEST(AppUnderXvfb, AClickIsDrawnAtOnceWithoutAnotherEvent) {
   Xvfb x;
   const auto dir = temp_dir();
-  AppProcess app(x, dir);
+  AppProcess app(x, dir, {}, {"ATTNLAB_IDLE_FRAME_S=30"});
   const unsigned long window = app.wait_for_window();
   ASSERT_NE(window, 0u) << app.log();
   const auto [start, start_png] = app.export_view();
@@ -615,7 +618,7 @@ TEST(AppUnderXvfb, AClickIsDrawnAtOnceWithoutAnotherEvent) {
     const auto clicked = std::chrono::steady_clock::now();
     app.xdotool("click 1");
     double changed_ms = -1;
-    while (std::chrono::steady_clock::now() - clicked < std::chrono::seconds(3)) {
+    while (std::chrono::steady_clock::now() - clicked < std::chrono::seconds(10)) {
       const auto now = window_pixels(x.display(), window, widgets.at("image_canvas"));
       int differ = 0;
       for (size_t i = 0; i < now.size() && i < shown.size(); ++i) differ += now[i] != shown[i];
@@ -625,8 +628,7 @@ TEST(AppUnderXvfb, AClickIsDrawnAtOnceWithoutAnotherEvent) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    ASSERT_GE(changed_ms, 0) << "round " << round << ": the grid never changed on screen";
-    EXPECT_LT(changed_ms, 350) << "round " << round << ": the change reached the screen only with the idle frame";
+    ASSERT_GE(changed_ms, 0) << "round " << round << ": the grid did not change on screen within 10 s (the idle frame comes after 30 s)";
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
   }
   const auto [after, after_png] = app.export_view();
