@@ -216,27 +216,31 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
   const float cell_w = static_cast<float>(g.covered_w) * scale / static_cast<float>(g.cols);
   const float cell_h = static_cast<float>(g.covered_h) * scale / static_cast<float>(g.rows);
   // What an export's sidecar says the ViT's map drew (tests click by it and compare its values).
-  (which_ == ShownSource::Train ? state_.report.train_drawn : state_.report.vit_drawn) = {
-                             {"model", which_ == ShownSource::Train ? vit_.label() : vit_.file().string()},
-                             {"sha256", vit_.sha256()},
-                             {"backend", src.path()},
-                             {"backend_why", vit_.backend_why()},
-                             {"layer", map.layer},
-                             {"head", head_choice_json(map.head)},
-                             {"head_label", head_choice_label(map.head)},
-                             {"token", map.query},
-                             {"token_label", token_label(g, map.query)},
-                             {"legend", legend(map, src)},
-                             {"shows", map.shows},
-                             {"prefix_share", map.prefix_share},
-                             {"prefix_norms", map.prefix_norms},
-                             {"flatness", {{"max_over_min", map.flat.max_over_min}, {"entropy_ratio", map.flat.entropy_ratio},
-                                           {"nearly_uniform", map.flat.nearly_uniform}, {"n", map.flat.n}}},
-                             {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", g.prefix}}},
-                             {"input", {{"width", src.input_width()}, {"height", src.input_height()}}},
-                             {"origin", {origin.x, origin.y}},
-                             {"cell", {cell_w, cell_h}},
-                             {"values", map.values}};
+  // (The model's name is made before the braces: a conditional's temporary inside them is
+  // miscompiled by GCC 12, its string read uninitialised.)
+  std::string model = vit_.file().string();
+  if (which_ == ShownSource::Train) model = vit_.label();
+  nlohmann::json& drawn = which_ == ShownSource::Train ? state_.report.train_drawn : state_.report.vit_drawn;
+  drawn = {{"model", model},
+           {"sha256", vit_.sha256()},
+           {"backend", src.path()},
+           {"backend_why", vit_.backend_why()},
+           {"layer", map.layer},
+           {"head", head_choice_json(map.head)},
+           {"head_label", head_choice_label(map.head)},
+           {"token", map.query},
+           {"token_label", token_label(g, map.query)},
+           {"legend", legend(map, src)},
+           {"shows", map.shows},
+           {"prefix_share", map.prefix_share},
+           {"prefix_norms", map.prefix_norms},
+           {"flatness", {{"max_over_min", map.flat.max_over_min}, {"entropy_ratio", map.flat.entropy_ratio},
+                         {"nearly_uniform", map.flat.nearly_uniform}, {"n", map.flat.n}}},
+           {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", g.prefix}}},
+           {"input", {{"width", src.input_width()}, {"height", src.input_height()}}},
+           {"origin", {origin.x, origin.y}},
+           {"cell", {cell_w, cell_h}},
+           {"values", map.values}};
   if (!state_.vit_masks) return;
   const int layer = map.layer;
   for (int h = 0; h < src.heads(); ++h) {
