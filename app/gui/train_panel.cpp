@@ -225,7 +225,7 @@ void draw_train_lower(AppState& state, TrainSession& train, MapSource& source) {
     ImGui::BeginGroup();
     // One line per head of the map's layer: local heads fall, global ones stay high.
     std::vector<Series> heads;
-    float dmax = 1.0f;
+    float dmax = 0.0f, dmin = 1e9f;
     const int L = train.shape().depth;
     const int layer = L > 0 ? choice_layer(state.train, L) : 0;
     for (int head = 0; head < train.shape().heads && !points.empty(); ++head) {
@@ -235,11 +235,15 @@ void draw_train_lower(AppState& state, TrainSession& train, MapSource& source) {
         s.x.push_back(static_cast<float>(p.step));
         s.y.push_back(p.distance(layer, head));
         dmax = std::max(dmax, s.y.back());
+        dmin = std::min(dmin, s.y.back());
       }
       heads.push_back(std::move(s));
     }
-    const std::string title = "mean attention distance (px), layer " + std::to_string(layer) + ", per head";
-    plot("train:distance_plot", title.c_str(), ImVec2(w, h), heads, 0.0f, dmax * 1.05f);
+    // The range of the lines, so that heads parting (local ones falling) show from the start.
+    if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
+    const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
+    const std::string title = "attention distance (px), layer " + std::to_string(layer);
+    plot("train:distance_plot", title.c_str(), ImVec2(w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
     ImGui::EndGroup();
     ImGui::EndTabItem();
   }

@@ -140,5 +140,14 @@ TEST(TrainUnderXvfb, DISABLED_TrainPictures) {
   std::filesystem::copy_file(late_png, std::filesystem::path(out) / "train-1min.png", std::filesystem::copy_options::overwrite_existing);
   std::printf("step 0: %s\nafter 1 min: %s\n", first.at("train_drawn").dump().substr(0, 600).c_str(),
               late.at("train_drawn").dump().substr(0, 600).c_str());
+  // Longer (ATTNLAB_TRAIN_PICTURE_MINUTES, whole minutes): the distance plot as the heads part.
+  const char* more = std::getenv("ATTNLAB_TRAIN_PICTURE_MINUTES");
+  if (more && std::atoi(more) > 1) {
+    std::this_thread::sleep_for(std::chrono::seconds(60 * (std::atoi(more) - 1)));
+    const auto [last, last_png] = app.export_view();
+    std::filesystem::copy_file(last_png, std::filesystem::path(out) / "train-later.png", std::filesystem::copy_options::overwrite_existing);
+    std::printf("later: %s\nwidgets: %s\n", last.at("train_drawn").dump().substr(0, 600).c_str(),
+                last.at("widgets").at("train:distance_plot").dump().c_str());
+  }
   EXPECT_EQ(app.close(), 0) << app.log();
 }
