@@ -128,11 +128,14 @@ struct FlagTo {
 constexpr unsigned kQuery = kFlagsRow | kFlagsRender;          // the hand-made heads' commands
 constexpr unsigned kPicture = kFlagsRender | kFlagsRenderModel;  // the commands that draw
 
-std::string source_field_name(const ShownSource& s) { return s == ShownSource::Vit ? "vit" : "hand_made"; }
+std::string source_field_name(const ShownSource& s) {
+  return s == ShownSource::Vit ? "vit" : s == ShownSource::Train ? "train" : "hand_made";
+}
 void parse_source_field(const std::string& t, ShownSource& s) {
   if (t == "vit") s = ShownSource::Vit;
+  else if (t == "train") s = ShownSource::Train;
   else if (t == "hand_made") s = ShownSource::HandMade;
-  else throw Error("unknown source '" + t + "' (hand_made, vit)");
+  else throw Error("unknown source '" + t + "' (hand_made, vit, train)");
 }
 std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
 void parse_edge_field(const std::string& t, EdgeMode& e) { e = parse_edge_mode(t); }
@@ -258,6 +261,13 @@ void for_each_field(State& s, Field&& field) {
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
+  // The model being trained in the window (the Train tab): its choice, as the ViT's.
+  field("train.layer", s.train.layer);
+  field("train.head", s.train.head);
+  field("train.token", s.train.prefix_token);
+  field("train.cell", s.train.cell);
+  field("train.query_pinned", s.train.query_pinned);
+  field("train.pins", s.train.pins);
   field("export_dir", s.export_dir);
   field("export_map_only", s.export_map_only);
 }
@@ -425,6 +435,8 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
   if (s.vit.layer < -1) throw Error("setting 'vit.layer' is out of range");
   if (s.vit_tab < 0 || s.vit_tab > 3) throw Error("setting 'vit.tab' is out of range");
   if (s.vit.prefix_token < -1) throw Error("setting 'vit.token' is out of range");
+  if (s.train.layer < -1) throw Error("setting 'train.layer' is out of range");
+  if (s.train.prefix_token < -1) throw Error("setting 'train.token' is out of range");
   if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");
   if (s.vit_resize < 0 || s.vit_resize > 4096) throw Error("setting 'vit.resize' must be 0…4096 pixels");
   if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;

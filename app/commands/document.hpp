@@ -42,8 +42,9 @@ struct SourceChoice {
   bool operator==(const SourceChoice&) const = default;
 };
 
-/// Which source the window's map views draw. A model being trained will be a third.
-enum class ShownSource { HandMade, Vit };
+/// Which source the window's map views draw: the hand-made heads, a loaded ViT, or the ViT
+/// being trained in the window (the Train tab).
+enum class ShownSource { HandMade, Vit, Train };
 
 struct Document {
   // --- the attention math (core Settings) and the hand-made heads' choice
@@ -84,6 +85,10 @@ struct Document {
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)
   std::vector<std::string> recent_models;  ///< most recent first (remembered between runs)
 
+  // --- the ViT being trained in the window (the Train tab; its shape and run are not saved)
+  /// Its choice: as the ViT's, the last layer, the heads' mean and the CLS query until changed.
+  SourceChoice train{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
+
   // --- images and files
   std::filesystem::path image_path;
   std::filesystem::path export_dir = ".";
@@ -95,8 +100,12 @@ struct Document {
 };
 
 /// The choice of the source the map views draw.
-inline SourceChoice& shown_choice(Document& d) { return d.source == ShownSource::Vit ? d.vit : d.hand_made; }
-inline const SourceChoice& shown_choice(const Document& d) { return d.source == ShownSource::Vit ? d.vit : d.hand_made; }
+inline SourceChoice& shown_choice(Document& d) {
+  return d.source == ShownSource::Vit ? d.vit : d.source == ShownSource::Train ? d.train : d.hand_made;
+}
+inline const SourceChoice& shown_choice(const Document& d) {
+  return d.source == ShownSource::Vit ? d.vit : d.source == ShownSource::Train ? d.train : d.hand_made;
+}
 
 /// A head as the JSON has it: its number (from 0), or "mean", "max", "min" for a fusion of heads.
 nlohmann::json head_choice_json(HeadChoice head);

@@ -1,5 +1,7 @@
 #include "app/commands/train_command.hpp"
 
+#include "app/commands/train_files.hpp"
+
 #include "core/error.hpp"
 #include "core/fashion_mnist.hpp"
 #include "core/parse.hpp"
@@ -151,25 +153,6 @@ class StopOnSigint {
   void (*before_)(int) = SIG_DFL;
 };
 
-/// Accuracy on the first `count` images of `split`, in chunks of 1000.
-double accuracy(VitTrainer& t, const FashionMnistSplit& split, int count) {
-  constexpr int kChunk = 1000;
-  std::vector<float> in;
-  int correct = 0;
-  for (int b0 = 0; b0 < count; b0 += kChunk) {
-    const int n = std::min(kChunk, count - b0);
-    in.resize(static_cast<std::size_t>(n) * 3 * 784);
-    for (int i = 0; i < n; ++i) fashion_mnist_input(split, b0 + i, in.data() + static_cast<std::size_t>(i) * 3 * 784);
-    const Matrix z = t.logits(in, n);
-    for (int i = 0; i < n; ++i) {
-      Eigen::Index best = 0;
-      z.row(i).maxCoeff(&best);
-      correct += best == split.labels[static_cast<std::size_t>(b0 + i)];
-    }
-  }
-  return static_cast<double>(correct) / count;
-}
-
 std::string clock_text(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char buf[32];
@@ -184,7 +167,7 @@ int run_train(const std::vector<std::string>& args) {
   namespace fs = std::filesystem;
   const fs::path out = o.out;
   std::error_code ec;
-  if (fs::exists(out, ec)) {
+  if (fs::exists(out, ec)) {  // refused before the data is read; prepare_checkpoint_folder() says it again below
     if (!o.force) throw Error(o.out + " exists: give --force to overwrite its model.safetensors, config.json and log.csv");
     if (!fs::is_directory(out, ec)) throw Error(o.out + " exists and is not a folder");
   }
@@ -200,9 +183,7 @@ int run_train(const std::vector<std::string>& args) {
   shape.check();
 
   const FashionMnistSplit train = load_fashion_mnist(true), test = load_fashion_mnist(false);
-  fs::create_directories(out, ec);
-  if (ec) throw Error(o.out + ": cannot be created (" + ec.message() + ")");
-  if (::access(out.c_str(), W_OK) != 0) throw Error(o.out + ": not writable");
+  prepare_checkpoint_folder(out, o.force);
 
   const int steps_per_epoch = train.count / o.batch;
   VitTrainSettings settings;
@@ -225,7 +206,7 @@ int run_train(const std::vector<std::string>& args) {
   const bool tty = ::isatty(STDERR_FILENO) != 0;
 
   std::ostringstream log;
-  log << "step,loss,train_accuracy,test_accuracy,seconds\n";
+  log << kTrainLogHeader;
   std::vector<float> images;
   std::vector<int> labels;
   double loss_sum = 0.0, last_loss = 0.0, last_train = 0.0;
@@ -263,7 +244,7 @@ int run_train(const std::vector<std::string>& args) {
     const int total = trainer.settings().total_steps;
     if (step % log_every == 0 && step < total) {
       const double before = elapsed();
-      last_test = accuracy(trainer, test, kSubset);
+      last_test = fashion_mnist_accuracy(trainer, test, kSubset);
       const double sec = elapsed();
       eval_per_image = (sec - before) / kSubset;
       last_loss = loss_sum / since;
@@ -289,7 +270,7 @@ int run_train(const std::vector<std::string>& args) {
 
   // The last row: the whole test set; the training numbers of the steps since the last row
   // (or of that row, when none came after it).
-  const double final_accuracy = accuracy(trainer, test, test.count);
+  const double final_accuracy = fashion_mnist_accuracy(trainer, test, test.count);
   if (since > 0) {
     last_loss = loss_sum / since;
     last_train = static_cast<double>(correct) / seen;
@@ -303,11 +284,7 @@ int run_train(const std::vector<std::string>& args) {
                  step, trainer.settings().total_steps, last_loss, 100.0 * last_train, 100.0 * final_accuracy, test.count,
                  step / std::max(elapsed(), 1e-9), clock_text(elapsed()).c_str());
   }
-  const std::array<float, 3> mean{kFashionMnistMean, kFashionMnistMean, kFashionMnistMean}, sd{kFashionMnistStd, kFashionMnistStd, kFashionMnistStd};
-  std::vector<std::string> names(kFashionMnistLabels.begin(), kFashionMnistLabels.end());
-  write_safetensors(out / "model.safetensors", trainer.tensors());
-  write_file_atomically(out / "config.json", vit_train_config_json(shape, mean, sd, names));
-  write_file_atomically(out / "log.csv", log.str());
+  write_train_checkpoint(out, trainer, log.str());
   const double total = elapsed();
   std::printf("test accuracy %.4f (%d of %d) after %lld steps (%.1f epochs) in %s (%.2f steps/s); wrote %s\n", final_accuracy,
               static_cast<int>(std::lround(final_accuracy * test.count)), test.count, static_cast<long long>(step),

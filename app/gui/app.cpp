@@ -105,6 +105,7 @@ void App::handle_keys() {
   keys.swap(key_queue_);
   for (const KeyPress& k : keys) {
     KeyContext c{state_, backend_, vit_.run(), ImGui::GetIO().WantTextInput};
+    c.train = train_.vit().run();
     press_key(c, k.key, k.mods);
     if (c.quit) glfwSetWindowShouldClose(window_, GLFW_TRUE);
   }

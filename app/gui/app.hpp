@@ -10,6 +10,7 @@
 #include "app/gui/hover_bench.hpp"
 #include "app/gui/map_source.hpp"
 #include "app/gui/teaching_view.hpp"
+#include "app/gui/train_session.hpp"
 #include "app/gui/views.hpp"
 #include "app/gui/vit_session.hpp"
 #include "core/gpu/gl.hpp"
@@ -160,13 +161,16 @@ class App {
   AppState state_;
   HandMadeSession backend_;
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
+  TrainSession train_{backend_.scheduler()};  // the Train tab's model, trained on the same scheduler
   // The attention sources the map views draw (map_source.hpp), over the backend and the session.
   HandMadeMapSource hand_made_map_{state_, backend_};
   VitMapSource vit_map_{state_, vit_};
+  VitMapSource train_map_{state_, train_.vit(), ShownSource::Train};  // the model being trained, as a ViT
   std::optional<std::filesystem::path> opening_model_;
   int vit_resize_ = 0;
-  unsigned seen_vit_generation_ = 0;  // vit_.generation() when take_finished_work() last looked
-  bool shown_vit_tab_ = false;
+  unsigned seen_vit_generation_ = 0;
+  unsigned seen_train_generation_ = 0;  // train_.generation() when take_finished_work() last looked  // vit_.generation() when take_finished_work() last looked
+  ShownSource shown_tab_ = ShownSource::HandMade;  // the source tab drawn last
   int shown_vit_lower_ = -1;
   std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for
   // Where each panel and floating window was in this frame and the last (x, y, w, h).

@@ -105,6 +105,25 @@ void App::take_finished_work() {
     }
   }
   if (vit_.busy()) state_.commands.redraw();
+  // The Train tab's results: a chunk's maps (taken in the drain), a save's folder or its error.
+  if (const auto error = train_.poll_error()) {
+    state_.show_error(*error);
+    state_.commands.redraw();
+  }
+  if (const auto saved = train_.poll_saved()) {
+    state_.ui.status = "Saved the checkpoint to " + saved->string();
+    state_.ui.status_since = std::chrono::steady_clock::now();
+    state_.commands.redraw();
+  }
+  if (train_.generation() != seen_train_generation_) {
+    seen_train_generation_ = train_.generation();
+    if (const VitRun* src = train_.vit().run()) {
+      state_.train.cell.col = std::clamp(state_.train.cell.col, 0, src->grid().cols - 1);
+      state_.train.cell.row = std::clamp(state_.train.cell.row, 0, src->grid().rows - 1);
+    }
+    state_.commands.redraw();
+  }
+  if (train_.running() || train_.in_flight()) state_.commands.redraw();
   if (!state_.ui.banner.empty() && std::chrono::steady_clock::now() - state_.ui.banner_since > std::chrono::seconds(12))
     state_.ui.banner.clear();  // drawn without it in this frame
 }

@@ -32,6 +32,7 @@ struct UiState {
   std::string export_dir_text;  ///< the Export section's folder field
   std::string open_path_text;  ///< the images panel's "open by path" text field
   std::string model_path_text;  ///< the model panel's "open by path" text field
+  std::string train_folder_text;  ///< the Train panel's "save checkpoint" folder field (empty: the export folder's trained-vit)
   std::string banner;  ///< an error shown at the top; empty = none
   std::chrono::steady_clock::time_point banner_since{};
   std::string status;  ///< last export etc.
@@ -93,6 +94,9 @@ struct FrameReport {
   /// token, the values coloured, where the photo was drawn), written into export sidecars;
   /// null when the hand-made heads were drawn.
   nlohmann::json vit_drawn;
+  /// The same for the ViT being trained (the Train tab), with the training step its maps are of;
+  /// null when it was not drawn.
+  nlohmann::json train_drawn;
 };
 
 /// The app's state: the document (every saved setting, through its field table), and beside

@@ -35,12 +35,12 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, con
   if (backend.has_image()) {
     const PatchGrid& g = backend.grid();
     drawn.attention = backend.settings();
-    const bool drawn_here = view.valid && state.report.vit_drawn.is_null() && view.query >= 0 && view.query < g.N();
+    const bool drawn_here = view.valid && state.report.vit_drawn.is_null() && state.report.train_drawn.is_null() && view.query >= 0 && view.query < g.N();
     query = drawn_here ? view.query : hand_made_query(state, g);
     drawn.hand_made.cell = {g.col_of(query), g.row_of(query)};
   }
   // The head the hand-made map drew (a ViT's map records its own choice in vit_drawn).
-  if (view.valid && state.report.vit_drawn.is_null() && view.head >= 0 && view.head < kHeadCount)
+  if (view.valid && state.report.vit_drawn.is_null() && state.report.train_drawn.is_null() && view.head >= 0 && view.head < kHeadCount)
     drawn.hand_made.head = HeadChoice{view.head, HeadFusion::Mean};
   nlohmann::json j = to_json(drawn);
   j["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
@@ -56,6 +56,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, con
   j["view_errors"] = state.report.view_errors;
   j["checks"] = state.report.checks;  // what the Diagnostics panel shows
   if (!state.report.vit_drawn.is_null()) j["vit_drawn"] = state.report.vit_drawn;
+  if (!state.report.train_drawn.is_null()) j["train_drawn"] = state.report.train_drawn;
   if (!backend.has_image()) return j;
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};

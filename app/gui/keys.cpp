@@ -32,15 +32,22 @@ void leave_presentation(KeyContext& c, int) { c.state.presentation = false; }
 
 // --- either source: the layer, the head, the query and pins --------------------------------------
 
+// The ViT the window shows (a loaded one, or the model being trained), null for the hand-made heads.
+const VitRun* shown_vit(const KeyContext& c) {
+  if (c.state.source == ShownSource::Vit) return c.vit;
+  if (c.state.source == ShownSource::Train) return c.train;
+  return nullptr;
+}
+
 // The layer, the head, the query and pins: the same keys over whichever source is shown, on its
 // SourceChoice (source_choice.hpp: a key a source cannot take, e.g. a layer key on the hand-made
 // heads' one layer, does nothing).
 void choose(KeyContext& c, int key) {
-  const bool vit = c.state.source == ShownSource::Vit && c.vit;
-  SourceChoice& choice = vit ? c.state.vit : c.state.hand_made;
-  const ChoiceShape shape = vit ? ChoiceShape{c.vit->grid(), c.vit->layers(), c.vit->heads(), true}
+  const VitRun* run = shown_vit(c);
+  SourceChoice& choice = run ? shown_choice(c.state) : c.state.hand_made;
+  const ChoiceShape shape = run ? ChoiceShape{run->grid(), run->layers(), run->heads(), true}
                                 : ChoiceShape{hand_made_source_grid(c.hand_made.grid()), 1, kHeadCount, false};
-  if (choice_key(key, choice, shape) == ChoiceKey::Pinned && vit) c.state.vit_tab = 1;  // the lower panel shows the pins
+  if (choice_key(key, choice, shape) == ChoiceKey::Pinned && run == c.vit) c.state.vit_tab = 1;  // the lower panel shows the pins
 }
 
 // --- the hand-made heads: the mask and K, one key each for a teacher in front of a class --------
@@ -95,7 +102,7 @@ const std::array kKeys = {
 // clang-format on
 
 bool in_scope(const KeyContext& c, KeyScope scope) {
-  const bool vit = !c.typing && c.state.source == ShownSource::Vit && c.vit;
+  const bool vit = !c.typing && shown_vit(c);
   const bool hand_made = !c.typing && !vit && c.hand_made.has_image();
   switch (scope) {
     case KeyScope::Always: return true;

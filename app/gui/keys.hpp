@@ -24,6 +24,7 @@ struct KeyContext {
   const VitRun* vit = nullptr;  ///< the ViT's finished run, when one is loaded
   bool typing = false;          ///< a text field has the keyboard
   bool quit = false;            ///< set by the action that closes the window
+  const VitRun* train = nullptr;  ///< the snapshot of the model being trained (the Train tab), once there is one
 };
 
 /// When a key acts.

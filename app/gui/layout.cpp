@@ -6,6 +6,7 @@
 #include "app/commands/options.hpp"
 
 #include "app/gui/source_choice.hpp"
+#include "app/gui/train_views.hpp"
 #include "app/gui/vit_views.hpp"
 #include "app/gui/widget_log.hpp"
 #include "core/files.hpp"
@@ -17,30 +18,35 @@
 
 namespace attnlab::app {
 
-// The left column: the hand-made heads' controls or the model panel, as two tabs; the tab
-// chosen is the attention source the other views draw.
+// The left column: the hand-made heads' controls, the model panel or the Train panel, as three
+// tabs; the tab chosen is the attention source the other views draw.
 void App::draw_source_tabs() {
   if (!ImGui::BeginTabBar("source")) return;
-  const bool vit_source = state_.source == ShownSource::Vit;
-  const bool force = vit_source != shown_vit_tab_;
-  const ImGuiTabItemFlags heads_flags = force && !vit_source ? ImGuiTabItemFlags_SetSelected : 0;
-  const ImGuiTabItemFlags vit_flags = force && vit_source ? ImGuiTabItemFlags_SetSelected : 0;
-  bool vit_tab = vit_source;
-  if (ImGui::BeginTabItem("Hand-made heads", nullptr, heads_flags)) {
-    vit_tab = false;
+  const ShownSource wanted = state_.source;
+  const bool force = wanted != shown_tab_;  // a key or a menu chose another source: show its tab
+  auto flags = [&](ShownSource s) { return force && wanted == s ? ImGuiTabItemFlags_SetSelected : 0; };
+  ShownSource tab = wanted;
+  if (ImGui::BeginTabItem("Hand-made heads", nullptr, flags(ShownSource::HandMade))) {
+    tab = ShownSource::HandMade;
     draw_controls_panel(state_, backend_);
     ImGui::EndTabItem();
   }
   record_widget("tab:heads");
-  if (ImGui::BeginTabItem("ViT model", nullptr, vit_flags)) {
-    vit_tab = true;
+  if (ImGui::BeginTabItem("ViT model", nullptr, flags(ShownSource::Vit))) {
+    tab = ShownSource::Vit;
     draw_vit_panel(state_, vit_);
     ImGui::EndTabItem();
   }
   record_widget("tab:vit");
+  if (ImGui::BeginTabItem("Train", nullptr, flags(ShownSource::Train))) {
+    tab = ShownSource::Train;
+    draw_train_panel(state_, train_);
+    ImGui::EndTabItem();
+  }
+  record_widget("tab:train");
   ImGui::EndTabBar();
-  if (!force) state_.source = vit_tab ? ShownSource::Vit : ShownSource::HandMade;
-  shown_vit_tab_ = state_.source == ShownSource::Vit;
+  if (!force) state_.source = tab;
+  shown_tab_ = state_.source;
 }
 
 // The ViT's lower view: the distance plot, the pinned queries or the attention matrix.
@@ -138,7 +144,8 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);
   const float lower_w = (d.x - cw) / (wide_map ? 3.0f : 1.0f);
   char key[96];
-  std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale, state_.source == ShownSource::Vit && vit_.run() ? 1 : 0);
+  std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale,
+                state_.source == ShownSource::Train ? 2 : state_.source == ShownSource::Vit && vit_.run() ? 1 : 0);
   const ImGuiCond cond = layout_key_ != key ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   layout_key_ = key;
   auto place = [&](float x, float y, float w, float h) {
@@ -152,7 +159,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   place(cw, menu_h, mid, top - menu_h);
   // The grid in the title bar, so that the map keeps the height a line of text would take.
   std::string title = "Attention map";
-  if (!(state_.source == ShownSource::Vit && vit_.run()) && backend_.has_image()) {
+  if (&map_source() == &hand_made_map_ && backend_.has_image()) {
     const PatchGrid& g = backend_.grid();
     title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
              "), K = " + std::to_string(g.K);
@@ -177,7 +184,10 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   }
   if (state_.show_pinned) {
     pinned_at();
-    if (vit) {  // the ViT's pinned queries share the lower row with its own views
+    if (state_.source == ShownSource::Train) {  // the curves, the distance against the step, the pins
+      begin_panel("Training: curves, attention distance, pinned queries###train_lower", "train_lower", &state_.show_pinned, fixed);
+      draw_train_lower(state_, train_, train_map_);
+    } else if (vit) {  // the ViT's pinned queries share the lower row with its own views
       begin_panel("ViT: distance, pinned queries, matrix###vit_lower", "vit_lower", &state_.show_pinned, fixed);
       draw_vit_lower_tabs();
     } else {
@@ -229,12 +239,14 @@ void App::draw_banner(ImVec2 d, float menu_h) {
 // hand-made heads.
 MapSource& App::map_source() {
   if (state_.source == ShownSource::Vit && vit_.run()) return vit_map_;
+  if (state_.source == ShownSource::Train && train_.vit().run()) return train_map_;
   return hand_made_map_;
 }
 
 // The attention map of the source chosen: the ViT's, or the hand-made heads'.
 void App::draw_main_map() {
   state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
+  state_.report.train_drawn = nullptr;
   vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
   if (replay_ && state_.source == ShownSource::Vit && vit_.run()) {
     // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
@@ -247,6 +259,13 @@ void App::draw_main_map() {
                            choice_layer(state_.vit, src.layers()), shown_head(head)};
   }
   draw_source_map(state_, map_source(), geometry_);
+  if (!state_.report.train_drawn.is_null()) {  // which step the maps are of, and how the run stands
+    state_.report.train_drawn["step"] = train_.step();
+    state_.report.train_drawn["running"] = train_.running();
+    state_.report.train_drawn["steps_per_second"] = train_.steps_per_second();
+    state_.report.train_drawn["test_accuracy"] = train_.test_accuracy();
+    state_.report.train_drawn["points"] = train_.points().size();
+  }
 }
 
 // Gallery entries that open an image with a bundled model (issue 18): the image, the

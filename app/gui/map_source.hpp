@@ -149,11 +149,15 @@ class HandMadeMapSource final : public MapSource {
 /// A loaded ViT (VitSession's VitRun): its layers and heads, the document's vit choice, maps
 /// coloured from the source's rows (the forward pass ran on the CPU) and kept in the session's
 /// textures.
+/// The same class shows the ViT being trained (the Train tab): `which` says whose choice it reads
+/// (Document::vit or ::train) and where it records what its main map drew (FrameReport's
+/// vit_drawn or train_drawn); rollout, norms and masks are the ViT panel's switches for both.
 class VitMapSource final : public MapSource {
  public:
-  VitMapSource(AppState& state, VitSession& vit) : state_(state), vit_(vit) {}
+  VitMapSource(AppState& state, VitSession& vit, ShownSource which = ShownSource::Vit) : state_(state), vit_(vit), which_(which) {}
   SourceInfo info() const override;
-  SourceChoice& choice() override { return state_.vit; }
+  SourceChoice& choice() override { return which_ == ShownSource::Train ? state_.train : state_.vit; }
+  const SourceChoice& choice() const { return which_ == ShownSource::Train ? state_.train : state_.vit; }
   HeadInfo head_info(int layer, HeadChoice head) const override;
   void draw_photo(ImDrawList* dl, ImVec2 origin, float scale) override;
   SourceMap map(int layer, HeadChoice head, int query) override;
@@ -173,6 +177,7 @@ class VitMapSource final : public MapSource {
 
   AppState& state_;
   VitSession& vit_;
+  ShownSource which_;
   unsigned rows_generation_ = 0;                             // vit_.generation() the rows below are of
   std::map<std::pair<int, int>, std::vector<float>> rows_;  // (layer, query) → H × T weights
 };

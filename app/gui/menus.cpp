@@ -30,8 +30,9 @@ float App::draw_menu_bar() {
       }
       record_widget("menu:Model/open");
       bool vit_source = state_.source == ShownSource::Vit;
+      const bool was = vit_source;
       menu_item("Model/use", "Show the ViT's attention", "V", &vit_source);
-      state_.source = vit_source ? ShownSource::Vit : ShownSource::HandMade;
+      if (vit_source != was) state_.source = vit_source ? ShownSource::Vit : ShownSource::HandMade;
       if (!state_.recent_models.empty()) {
         ImGui::Separator();
         for (const std::string& p : state_.recent_models) {

@@ -8,14 +8,14 @@
 namespace attnlab::app {
 
 
-std::vector<float> vit_main_values(const AppState& state, const VitRun& source) {
-  const int layer = choice_layer(state.vit, source.layers());
+std::vector<float> vit_main_values(const AppState& state, const SourceChoice& choice, const VitRun& source) {
+  const int layer = choice_layer(choice, source.layers());
   if (state.vit_norms) {
     const std::vector<float> norms = source.token_norms(layer);
     return std::vector<float>(norms.begin() + source.grid().prefix, norms.end());
   }
-  const int token = choice_query(state.vit, source.grid());
-  const HeadChoice head = choice_head(state.vit, source.heads());
+  const int token = choice_query(choice, source.grid());
+  const HeadChoice head = choice_head(choice, source.heads());
   if (state.vit_rollout) return source.rollout_row(layer, head.head >= 0 ? HeadFusion::Mean : head.fusion, token);
   return source.patch_row(layer, head, token);
 }

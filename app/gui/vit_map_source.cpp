@@ -48,9 +48,10 @@ std::string legend(const MainMap& map, const VitRun& src) {
 
 SourceInfo VitMapSource::info() const {
   SourceInfo out;
-  out.empty_text = "No model loaded: open one in the Model tab of the controls.";
+  out.empty_text = which_ == ShownSource::Train ? "No model trained yet: press Start in the Train tab of the controls."
+                                                 : "No model loaded: open one in the Model tab of the controls.";
   if (const VitRun* run = vit_.run())
-    out = SourceInfo{true, out.empty_text, run->grid(), run->layers(), run->heads(), choice_query(state_.vit, run->grid())};
+    out = SourceInfo{true, out.empty_text, run->grid(), run->layers(), run->heads(), choice_query(choice(), run->grid())};
   return out;
 }
 
@@ -62,7 +63,7 @@ HeadInfo VitMapSource::head_info(int layer, HeadChoice head) const {
   std::snprintf(line, sizeof line, "layer %d, head %d: mean distance %.1f px", layer, head.head, vit_.run()->distance()(layer, head.head));
   out.tooltip = line;
   out.colour = vit_head_colour(head.head);
-  const SourceChoice& c = state_.vit;
+  const SourceChoice& c = choice();
   out.shown = layer == choice_layer(c, vit_.run()->layers()) && head == c.head && !state_.vit_rollout && !state_.vit_norms;
   return out;
 }
@@ -109,7 +110,7 @@ std::vector<float> VitMapSource::cached_patch_row(int layer, HeadChoice head, in
 
 SourceMap VitMapSource::map(int layer, HeadChoice head, int query) {
   const std::string what = std::to_string(layer) + ":" + std::to_string(head.head) + ":" + std::to_string(static_cast<int>(head.fusion));
-  const std::string slot = query == choice_query(state_.vit, vit_.run()->grid()) ? "map:" + what : "pinned:" + std::to_string(query);
+  const std::string slot = query == choice_query(choice(), vit_.run()->grid()) ? "map:" + what : "pinned:" + std::to_string(query);
   // The row is computed only when the slot's texture is made again (its key changed); the
   // largest weight from the cached rows.
   SourceMap out;
@@ -135,13 +136,23 @@ MainMap VitMapSource::main_map(const SourceChoice& choice) {
   map.head = choice_head(choice, src.heads());
   map.query = choice_query(choice, src.grid());
   map.shows = state_.vit_norms ? "norms" : state_.vit_rollout ? "rollout" : "row";
-  map.values = state_.vit_norms || state_.vit_rollout ? vit_main_values(state_, src)
+  map.values = state_.vit_norms || state_.vit_rollout ? vit_main_values(state_, choice, src)
                                                      : cached_patch_row(map.layer, map.head, map.query);
   map.value_name = state_.vit_norms ? "||x||" : "a_ij";
   map.explore = !state_.vit_norms;
   const std::string key = std::to_string(map.layer) + "|" + std::to_string(map.head.head) + "|" +
                           std::to_string(static_cast<int>(map.head.fusion)) + "|" + std::to_string(map.query) + "|" + map.shows;
   map.texture = vit_map_texture(vit_, state_, "main", key, [&] { return map.values; });
+  if (map.shows == "row") {
+    // How nearly uniform the drawn row is, over the patch keys (the weights renormalized to sum
+    // 1 there): the note a model being trained shows falling as its heads focus.
+    std::vector<float> patch = map.values;
+    double sum = 0.0;
+    for (const float v : patch) sum += v;
+    if (sum > 0)
+      for (float& v : patch) v = static_cast<float>(v / sum);
+    map.flat = row_flatness(patch, {});
+  }
   if (map.shows == "row") {  // VitRun::prefix_share, from the cached rows
     const std::vector<float>& rows = attention_rows(map.layer, map.query);
     const int T = src.grid().T();
@@ -189,7 +200,11 @@ void VitMapSource::draw_map_header(const MainMap& map) {
                        static_cast<double>(sorted[sorted.size() / 2]), static_cast<double>(sorted.back()),
                        static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
   }
-  ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.file().filename().string().c_str(), src.input_width(),
+  if (map.shows == "row" && map.flat.n > 0)
+    ImGui::TextColored(map.flat.nearly_uniform ? ImVec4(1.0f, 0.8f, 0.3f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1),
+                       "%s: max/min %.3g, H/log N = %.3f (1: uniform, 0: one key)",
+                       map.flat.nearly_uniform ? "nearly uniform row" : "row", map.flat.max_over_min, map.flat.entropy_ratio);
+  ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.label().c_str(), src.input_width(),
                       src.input_height(), g.cols, g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
 }
 
@@ -201,24 +216,31 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
   const float cell_w = static_cast<float>(g.covered_w) * scale / static_cast<float>(g.cols);
   const float cell_h = static_cast<float>(g.covered_h) * scale / static_cast<float>(g.rows);
   // What an export's sidecar says the ViT's map drew (tests click by it and compare its values).
-  state_.report.vit_drawn = {{"model", vit_.file().string()},
-                             {"sha256", vit_.sha256()},
-                             {"backend", src.path()},
-                             {"backend_why", vit_.backend_why()},
-                             {"layer", map.layer},
-                             {"head", head_choice_json(map.head)},
-                             {"head_label", head_choice_label(map.head)},
-                             {"token", map.query},
-                             {"token_label", token_label(g, map.query)},
-                             {"legend", legend(map, src)},
-                             {"shows", map.shows},
-                             {"prefix_share", map.prefix_share},
-                             {"prefix_norms", map.prefix_norms},
-                             {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", g.prefix}}},
-                             {"input", {{"width", src.input_width()}, {"height", src.input_height()}}},
-                             {"origin", {origin.x, origin.y}},
-                             {"cell", {cell_w, cell_h}},
-                             {"values", map.values}};
+  // (The model's name is made before the braces: a conditional's temporary inside them is
+  // miscompiled by GCC 12, its string read uninitialised.)
+  std::string model = vit_.file().string();
+  if (which_ == ShownSource::Train) model = vit_.label();
+  nlohmann::json& drawn = which_ == ShownSource::Train ? state_.report.train_drawn : state_.report.vit_drawn;
+  drawn = {{"model", model},
+           {"sha256", vit_.sha256()},
+           {"backend", src.path()},
+           {"backend_why", vit_.backend_why()},
+           {"layer", map.layer},
+           {"head", head_choice_json(map.head)},
+           {"head_label", head_choice_label(map.head)},
+           {"token", map.query},
+           {"token_label", token_label(g, map.query)},
+           {"legend", legend(map, src)},
+           {"shows", map.shows},
+           {"prefix_share", map.prefix_share},
+           {"prefix_norms", map.prefix_norms},
+           {"flatness", {{"max_over_min", map.flat.max_over_min}, {"entropy_ratio", map.flat.entropy_ratio},
+                         {"nearly_uniform", map.flat.nearly_uniform}, {"n", map.flat.n}}},
+           {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", g.prefix}}},
+           {"input", {{"width", src.input_width()}, {"height", src.input_height()}}},
+           {"origin", {origin.x, origin.y}},
+           {"cell", {cell_w, cell_h}},
+           {"values", map.values}};
   if (!state_.vit_masks) return;
   const int layer = map.layer;
   for (int h = 0; h < src.heads(); ++h) {

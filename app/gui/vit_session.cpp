@@ -64,7 +64,7 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
     stage->store(kDone);
     return r;
   };
-  scheduler_.submit<Result>("vit:run", std::move(work), [this](std::future<Result> result) {
+  scheduler_.submit<Result>(key_, std::move(work), [this](std::future<Result> result) {
     try {
       take(result.get());
     } catch (const std::exception& e) {
@@ -73,9 +73,30 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
   });
 }
 
-void VitSession::cancel() { scheduler_.cancel("vit:run"); }
+void VitSession::cancel() { scheduler_.cancel(key_); }
+
+void VitSession::show(std::shared_ptr<const VitModel> model, std::shared_ptr<const VitRun> run, const Image& image,
+                      const std::string& label) {
+  Result r;
+  r.model = std::move(model);
+  r.run = std::move(run);
+  r.image = image;
+  r.why = "cpu: the model being trained runs on the CPU, in the training job";
+  take(std::move(r));
+  label_ = label;
+}
+
+void VitSession::clear() {
+  scheduler_.cancel(key_);
+  model_.reset();
+  run_.reset();
+  textures_.clear();
+  label_.clear();
+  ++generation_;
+}
 
 void VitSession::take(Result r) {
+  label_.clear();
   model_ = std::move(r.model);
   run_ = std::move(r.run);
   opened_ = std::move(r.opened);

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,10 @@ class MapTextures {
 
 class VitSession {
  public:
-  /// Jobs go to `scheduler` (key "vit:run"), which must outlive the session.
-  explicit VitSession(Scheduler& scheduler) : scheduler_(scheduler) {}
-  ~VitSession() { scheduler_.cancel_prefix("vit:"); }  // its continuation would reach this session
+  /// Jobs go to `scheduler` under `key` ("vit:run"; the Train panel's model "train:run"), which
+  /// must outlive the session.
+  explicit VitSession(Scheduler& scheduler, std::string key = "vit:run") : scheduler_(scheduler), key_(std::move(key)) {}
+  ~VitSession() { scheduler_.cancel(key_); }  // its continuation would reach this session
   VitSession(const VitSession&) = delete;
   VitSession& operator=(const VitSession&) = delete;
 
@@ -55,6 +57,11 @@ class VitSession {
   void open(const std::filesystem::path& path, const Image& image, int resize);
   /// Runs the loaded model on another image (or input size); nothing happens without a model.
   void run_on(const Image& image, int resize);
+  /// Shows a model that ran elsewhere (the Train panel's snapshot, run on its probe image in the
+  /// training job): `run` becomes the source at once, `label` what the map's header names it.
+  void show(std::shared_ptr<const VitModel> model, std::shared_ptr<const VitRun> run, const Image& image, const std::string& label);
+  /// Forgets the model and its source (the Train panel's reset).
+  void clear();
   /// Asks the job under way to stop; the model and maps from before stay.
   void cancel();
   /// Which runner the next jobs ask for (vit_backend.hpp); auto by default.
@@ -66,7 +73,7 @@ class VitSession {
   /// The one-line error of the last job that failed (not of one cancelled), once; the previous
   /// model stays then. A finished job's result is taken when the scheduler is drained.
   std::optional<std::string> poll() { return std::exchange(error_, std::nullopt); }
-  bool busy() const { return scheduler_.busy("vit:run"); }
+  bool busy() const { return scheduler_.busy(key_); }
   /// What the job under way is doing ("reading the checkpoint" …) and how far, 0…1.
   std::string stage() const;
   float progress() const;
@@ -78,6 +85,8 @@ class VitSession {
   const std::filesystem::path& opened_path() const { return opened_; }
   const std::string& sha256() const { return sha256_; }
   const std::string& info() const { return info_; }
+  /// What the map's header names the model: the checkpoint's file name, or show()'s label.
+  std::string label() const { return label_.empty() ? file_.filename().string() : label_; }
   /// Bumped by every finished job: textures key on it.
   unsigned generation() const { return generation_; }
 
@@ -99,6 +108,8 @@ class VitSession {
   void take(Result r);  // a finished job's result becomes the session's model and source
 
   Scheduler& scheduler_;
+  std::string key_;
+  std::string label_;
   std::optional<std::string> error_;
   std::shared_ptr<std::atomic<int>> stage_ = std::make_shared<std::atomic<int>>(0);
   bool loading_model_ = false;

@@ -30,8 +30,8 @@ void draw_vit_step_view(const AppState& state, VitSession& vit);
 
 // --- shared by those views
 
-/// What the main map shows: the row of A, the rollout row or the token norms, N values.
-std::vector<float> vit_main_values(const AppState& state, const VitRun& source);
+/// What the main map shows for `choice`: the row of A, the rollout row or the token norms, N values.
+std::vector<float> vit_main_values(const AppState& state, const SourceChoice& choice, const VitRun& source);
 /// A texture of N values coloured with the state's colormap and normalization, cached in `slot`
 /// under `key`.
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,

@@ -65,6 +65,12 @@ AppState changed() {
   s.vit.cell = {6, 7};
   s.vit.query_pinned = true;
   s.vit.pins = {{2, 2}};
+  s.train.layer = 1;  // the model being trained (the Train tab)
+  s.train.head = HeadChoice{2, HeadFusion::Mean};
+  s.train.prefix_token = -1;
+  s.train.cell = {3, 1};
+  s.train.query_pinned = true;
+  s.train.pins = {{1, 2}};
   s.vit_tab = 3;
   s.vit_rollout = s.vit_masks = s.vit_norms = s.bilinear = true;
   s.vit_mass = 0.8f;
@@ -97,6 +103,8 @@ TEST(Document, EveryFieldWrittenIsReadBackUnderTheSameName) {
   EXPECT_EQ(to_json(restored), saved);
   EXPECT_EQ(restored.vit.cell, (Cell{6, 7}));
   EXPECT_EQ(restored.vit.head, (HeadChoice{-1, HeadFusion::Max}));
+  EXPECT_EQ(restored.train.cell, (Cell{3, 1}));
+  EXPECT_EQ(restored.train.head, (HeadChoice{2, HeadFusion::Mean}));
   EXPECT_EQ(saved.at("vit").at("head"), "max");
   EXPECT_EQ(saved.at("hand_made").at("head"), 3);
   EXPECT_EQ(restored.attention.mask.kind, MaskKind::Window);
@@ -315,4 +323,15 @@ TEST(Commands, EachKindIsTakenOnceTheLatestOpenWinsAndNothingIsSaved) {
   EXPECT_FALSE(s.commands.take_redraw()) << "a redraw is asked for once per frame";
   s.commands.export_csv();
   EXPECT_EQ(to_json(s).dump().find("csv"), std::string::npos) << "a command is not a setting: the document does not save it";
+}
+
+// The Train tab's source is saved by its name, and read back.
+TEST(Document, TheTrainSourceIsSavedByName) {
+  Document d;
+  d.source = ShownSource::Train;
+  const nlohmann::json j = to_json(d);
+  EXPECT_EQ(j.at("source"), "train");
+  Document back;
+  apply_json(j, back);
+  EXPECT_EQ(back.source, ShownSource::Train);
 }

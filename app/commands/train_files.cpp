@@ -1,0 +1,57 @@
+#include "app/commands/train_files.hpp"
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/safetensors_write.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace attnlab::app {
+
+std::array<float, 3> fashion_mnist_mean3() { return {kFashionMnistMean, kFashionMnistMean, kFashionMnistMean}; }
+std::array<float, 3> fashion_mnist_std3() { return {kFashionMnistStd, kFashionMnistStd, kFashionMnistStd}; }
+std::vector<std::string> fashion_mnist_label_names() { return {kFashionMnistLabels.begin(), kFashionMnistLabels.end()}; }
+
+void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, const std::string& refusal) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!force)
+      throw Error(refusal.empty() ? dir.string() + " exists: give --force to overwrite its model.safetensors, config.json and log.csv"
+                                  : refusal);
+    if (!fs::is_directory(dir, ec)) throw Error(dir.string() + " exists and is not a folder");
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot be created (" + ec.message() + ")");
+  if (::access(dir.c_str(), W_OK) != 0) throw Error(dir.string() + ": not writable");
+}
+
+void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv) {
+  write_safetensors(dir / "model.safetensors", trainer.tensors());
+  write_file_atomically(dir / "config.json",
+                        vit_train_config_json(trainer.shape(), fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()));
+  write_file_atomically(dir / "log.csv", log_csv);
+}
+
+double fashion_mnist_accuracy(VitTrainer& trainer, const FashionMnistSplit& split, int count) {
+  constexpr int kChunk = 1000;
+  const int pixels = 3 * split.rows * split.cols;
+  std::vector<float> in;
+  int correct = 0;
+  for (int b0 = 0; b0 < count; b0 += kChunk) {
+    const int n = std::min(kChunk, count - b0);
+    in.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(pixels));
+    for (int i = 0; i < n; ++i) fashion_mnist_input(split, b0 + i, in.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(pixels));
+    const Matrix z = trainer.logits(in, n);
+    for (int i = 0; i < n; ++i) {
+      Eigen::Index best = 0;
+      z.row(i).maxCoeff(&best);
+      correct += best == split.labels[static_cast<std::size_t>(b0 + i)];
+    }
+  }
+  return count > 0 ? static_cast<double>(correct) / count : 0.0;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,283 @@
+#include "app/gui/train_session.hpp"
+
+#include "app/commands/train_files.hpp"
+#include "core/error.hpp"
+#include "core/vit_cpu.hpp"
+#include "core/vit_run.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace attnlab::app {
+
+namespace {
+
+constexpr double kChunkSeconds = 0.2;  // training per job: the maps and curves move 5 times a second
+constexpr double kEvalEvery = 2.0;     // seconds of training between test accuracies
+constexpr int kEvalImages = 500, kDistanceImages = 16;
+
+// A test image as a photo: 28 × 28 grey bytes → RGB in [0, 1] (the model copies grey to the three channels).
+Image test_image(const FashionMnistSplit& split, int index) {
+  Image img;
+  img.width = split.cols;
+  img.height = split.rows;
+  img.rgb.resize(static_cast<std::size_t>(img.width) * img.height * 3);
+  const std::uint8_t* px = split.pixels.data() + static_cast<std::size_t>(index) * split.rows * split.cols;
+  for (int i = 0; i < img.width * img.height; ++i)
+    for (int c = 0; c < 3; ++c) img.rgb[static_cast<std::size_t>(i) * 3 + c] = static_cast<float>(px[i]) / 255.0f;
+  return img;
+}
+
+std::string pooling_name(VitPooling p) { return p == VitPooling::Average ? "avg" : "cls"; }
+
+std::string label_of(const VitTrainShape& s, std::int64_t step) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "being trained: step %lld (depth %d, %d heads, D %d, patch %d, %s, %s position)",
+                static_cast<long long>(step), s.depth, s.heads, s.D, s.patch, pooling_name(s.pooling).c_str(), pos_kind_name(s.pos));
+  return buf;
+}
+
+}  // namespace
+
+TrainConfig::TrainConfig() {
+  shape.depth = 4;  // attnlab train's defaults (train_command.cpp)
+  shape.heads = 4;
+  shape.D = 96;
+  shape.patch = 7;
+  shape.mlp_hidden = 2 * shape.D;
+  // "depth=1 dim=32 heads=2 batch=32 chunk=5": the tests' tiny model, fast on any machine.
+  if (const char* env = std::getenv("ATTNLAB_TRAIN_DEFAULTS")) {
+    std::istringstream in(env);
+    std::string item;
+    while (in >> item) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = item.substr(0, eq);
+      const int v = std::atoi(item.c_str() + eq + 1);
+      if (v <= 0) continue;
+      if (key == "depth") shape.depth = v;
+      else if (key == "dim") shape.D = v;
+      else if (key == "heads") shape.heads = v;
+      else if (key == "patch") shape.patch = v;
+      else if (key == "batch") batch = v;
+      else if (key == "steps") steps = v;
+      else if (key == "chunk") chunk_steps = v;
+    }
+    shape.mlp_hidden = 2 * shape.D;
+  }
+}
+
+struct TrainSession::Data {
+  FashionMnistSplit train, test;
+};
+
+struct TrainSession::Run {
+  std::shared_ptr<const Data> data;  // before batches, which hold a reference into it
+  VitTrainer trainer;
+  FashionMnistBatches batches;
+  double seconds = 0, since_eval = 0;
+  std::vector<float> images;
+  std::vector<int> labels;
+  Run(std::shared_ptr<const Data> d, const VitTrainShape& shape, const VitTrainSettings& settings, std::uint64_t seed, int batch)
+      : data(std::move(d)), trainer(shape, settings, seed, /*threads=*/1), batches(data->train, batch, seed + 1, 0, false) {}
+};
+
+struct TrainSession::Chunk {
+  std::shared_ptr<const Data> data;
+  std::shared_ptr<Run> run;  // the first chunk's new run
+  TrainPoint point;
+  double rate = 0;
+  std::shared_ptr<const VitModel> model;
+  std::shared_ptr<const VitRun> probe_run;
+  Image probe_image;
+  std::string label;
+};
+
+TrainSession::TrainSession(Scheduler& scheduler) : scheduler_(scheduler), vit_(scheduler, "train:run") {}
+
+TrainSession::~TrainSession() {
+  scheduler_.cancel("train:chunk");  // their continuations would reach this session
+  scheduler_.cancel("train:probe");
+}
+
+int TrainSession::test_count() const { return data_ ? data_->test.count : 10000; }
+
+float TrainSession::test_accuracy() const {
+  for (auto it = points_.rbegin(); it != points_.rend(); ++it)
+    if (it->test_accuracy >= 0) return it->test_accuracy;
+  return -1;
+}
+
+void TrainSession::start() {
+  reset();
+  TrainConfig c = config_;
+  c.shape.mlp_hidden = 2 * c.shape.D;
+  c.shape.check();  // one line naming what does not fit, before any job
+  if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error("batch, steps and the learning rate must be positive");
+  config_ = c;
+  run_shape_ = c.shape;
+  running_ = true;
+  submit_chunk(true);
+}
+
+void TrainSession::resume() {
+  if (!run_ || running_ || finished()) return;
+  running_ = true;
+  if (!in_flight()) submit_chunk(false);
+}
+
+void TrainSession::reset() {
+  scheduler_.cancel("train:chunk");
+  scheduler_.cancel("train:probe");
+  run_.reset();
+  points_.clear();
+  rate_ = 0;
+  running_ = false;
+  pending_save_.reset();
+  vit_.clear();
+  ++generation_;
+}
+
+void TrainSession::submit_chunk(bool first) {
+  const TrainConfig c = config_;
+  auto work = [first, c, data = data_, run = run_, probe = probe_](const std::atomic<bool>& stop) {
+    Chunk out;
+    out.data = data;
+    if (!out.data) {  // the first start: the data set, read once (about a second)
+      auto d = std::make_shared<Data>();
+      d->train = load_fashion_mnist(true);
+      d->test = load_fashion_mnist(false);
+      out.data = std::move(d);
+    }
+    std::shared_ptr<Run> r = run;
+    if (first) {
+      VitTrainSettings s;
+      s.lr = c.lr;
+      s.total_steps = c.steps;
+      const int per_epoch = out.data->train.count / c.batch;
+      s.warmup_steps = std::min(per_epoch / 2, std::max(1, c.steps / 10));  // as attnlab train
+      r = std::make_shared<Run>(out.data, c.shape, s, static_cast<std::uint64_t>(c.seed), c.batch);
+      out.run = r;
+    }
+    VitTrainer& t = r->trainer;
+    double loss = 0;
+    int correct = 0, seen = 0, steps = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    if (!first) {
+      while (!stop.load() && t.step() < c.steps) {
+        r->batches.next(r->images, r->labels);
+        const VitStepStats st = t.train_step(r->images, r->labels);
+        loss += st.loss;
+        correct += st.correct;
+        seen += c.batch;
+        ++steps;
+        if (c.chunk_steps > 0 ? steps >= c.chunk_steps : elapsed() >= kChunkSeconds) break;
+      }
+      if (stop.load()) throw Error("cancelled");
+    }
+    const double trained = elapsed();
+    r->seconds += trained;
+    r->since_eval += trained;
+    out.rate = steps > 0 && trained > 0 ? steps / trained : 0;
+    out.point.step = t.step();
+    out.point.seconds = r->seconds;
+    out.point.loss = steps > 0 ? static_cast<float>(loss / steps) : std::log(static_cast<float>(c.shape.classes));
+    out.point.train_accuracy = seen > 0 ? static_cast<float>(correct) / static_cast<float>(seen) : 0.1f;
+    if (first || r->since_eval >= kEvalEvery || t.step() >= c.steps) {
+      out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kEvalImages));
+      r->since_eval = 0;
+    }
+    // The snapshot: the model as a checkpoint would load, on the probe and on 16 test images.
+    out.model = std::make_shared<const VitModel>(t.model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()));
+    VitCpuRunner cpu(1);
+    out.probe_image = test_image(out.data->test, std::clamp(probe, 0, out.data->test.count - 1));
+    out.probe_run = std::make_shared<const VitRun>(out.model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
+    Matrix distance = Matrix::Zero(c.shape.depth, c.shape.heads);
+    for (int i = 0; i < kDistanceImages; ++i) distance += VitRun(out.model, test_image(out.data->test, i), 0, cpu, vit_memory_budget(), &stop).distance();
+    out.point.distance = distance / static_cast<float>(kDistanceImages);
+    out.label = label_of(c.shape, t.step());
+    return out;
+  };
+  scheduler_.submit<Chunk>("train:chunk", std::move(work), [this](std::future<Chunk> result) {
+    try {
+      take(result.get());
+    } catch (const std::exception& e) {
+      error_ = std::string("training stopped: ") + e.what();
+      running_ = false;
+    }
+  });
+}
+
+void TrainSession::take(Chunk c) {
+  data_ = c.data;
+  if (c.run) run_ = c.run;
+  if (!run_) return;
+  points_.push_back(std::move(c.point));
+  if (c.rate > 0) rate_ = c.rate;
+  vit_.show(c.model, c.probe_run, c.probe_image, c.label);
+  ++generation_;
+  if (pending_save_) write(*std::exchange(pending_save_, std::nullopt));  // the trainer is free between chunks
+  if (finished()) running_ = false;
+  if (running_) submit_chunk(false);
+}
+
+void TrainSession::set_probe(int index) {
+  probe_ = index;
+  const VitRun* shown = vit_.run();
+  if (!shown || !data_) return;
+  auto model = shown->model_ptr();
+  const std::string label = vit_.label();
+  auto work = [model, data = data_, index](const std::atomic<bool>& stop) {
+    Chunk out;
+    VitCpuRunner cpu(1);
+    out.probe_image = test_image(data->test, std::clamp(index, 0, data->test.count - 1));
+    out.probe_run = std::make_shared<const VitRun>(model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
+    return out;
+  };
+  scheduler_.submit<Chunk>("train:probe", std::move(work), [this, model, label](std::future<Chunk> result) {
+    try {
+      Chunk c = result.get();
+      if (vit_.run() && vit_.run()->model_ptr() == model) vit_.show(model, c.probe_run, c.probe_image, label);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  });
+}
+
+void TrainSession::save(const std::filesystem::path& dir) {
+  if (!run_) {
+    error_ = "nothing trained yet: press Start first";
+    return;
+  }
+  if (in_flight()) pending_save_ = dir;  // at the end of the chunk under way
+  else write(dir);
+}
+
+void TrainSession::write(const std::filesystem::path& dir) {
+  try {
+    prepare_checkpoint_folder(dir, false, dir.string() + " exists: choose another folder (a checkpoint is never written over)");
+    write_train_checkpoint(dir, run_->trainer, log_csv());
+    saved_ = dir;
+    last_saved_ = dir;
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+std::string TrainSession::log_csv() const {
+  std::string out = kTrainLogHeader;
+  float test = 0;
+  for (const TrainPoint& p : points_) {
+    if (p.test_accuracy >= 0) test = p.test_accuracy;
+    char row[160];
+    std::snprintf(row, sizeof row, "%lld,%.5f,%.4f,%.4f,%.2f\n", static_cast<long long>(p.step), static_cast<double>(p.loss),
+                  static_cast<double>(p.train_accuracy), static_cast<double>(test), p.seconds);
+    out += row;
+  }
+  return out;
+}
+
+}  // namespace attnlab::app
