@@ -201,6 +201,15 @@ template <class State, class Field>
 void for_each_field(State& s, Field&& field) {
   auto& a = s.attention;
   auto named = [](auto& v, auto name, auto parse) { return Named<std::remove_reference_t<decltype(v)>>{v, name, parse}; };
+  // A source's choice with no flags of its own, under `prefix` ("vit", "train").
+  auto choice_fields = [&](const std::string& prefix, auto& c) {
+    field(prefix + ".layer", c.layer);
+    field(prefix + ".head", c.head);
+    field(prefix + ".token", c.prefix_token);
+    field(prefix + ".cell", c.cell);
+    field(prefix + ".query_pinned", c.query_pinned);
+    field(prefix + ".pins", c.pins);
+  };
   field("image", s.image_path, Flag<std::filesystem::path>{"--image", kQuery | kFlagsRenderModel, path_flag});
   field("patch", a.patch, Flag<int>{"--patch", kQuery, int_flag<1, 1 << 20>});
   field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery});
@@ -246,12 +255,7 @@ void for_each_field(State& s, Field&& field) {
   field("vit.model", s.model_path);
   // The ViT's choice. render --model's --layer, --head and --query set it once the model is
   // loaded (their ranges are the model's): app/gui/render_commands.cpp, apply_vit_choices.
-  field("vit.layer", s.vit.layer);
-  field("vit.head", s.vit.head);
-  field("vit.token", s.vit.prefix_token);
-  field("vit.cell", s.vit.cell);
-  field("vit.query_pinned", s.vit.query_pinned);
-  field("vit.pins", s.vit.pins);
+  choice_fields("vit", s.vit);
   field("vit.tab", s.vit_tab);
   field("vit.rollout", s.vit_rollout);
   field("vit.masks", s.vit_masks);
@@ -262,12 +266,7 @@ void for_each_field(State& s, Field&& field) {
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
   // The model being trained in the window (the Train tab): its choice, as the ViT's.
-  field("train.layer", s.train.layer);
-  field("train.head", s.train.head);
-  field("train.token", s.train.prefix_token);
-  field("train.cell", s.train.cell);
-  field("train.query_pinned", s.train.query_pinned);
-  field("train.pins", s.train.pins);
+  choice_fields("train", s.train);
   field("export_dir", s.export_dir);
   field("export_map_only", s.export_map_only);
 }
