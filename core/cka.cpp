@@ -30,19 +30,23 @@ double linear_cka(const Matrix& X, const Matrix& Y) {
 }
 
 Eigen::MatrixXd cka_matrix(const std::vector<Matrix>& a, const std::vector<Matrix>& b) {
-  std::vector<Eigen::MatrixXd> ca, cb;
-  std::vector<double> na, nb;
+  const bool same = &a == &b;  // one model's layers against themselves: each centred once
+  std::vector<Eigen::MatrixXd> ca, cb_own;
+  std::vector<double> na, nb_own;
   for (const Matrix& m : a) {
     if (m.rows() != a.front().rows() || (!b.empty() && m.rows() != b.front().rows()))
       throw Error("CKA needs the same examples in every representation");
     ca.push_back(centered(m));
     na.push_back((ca.back().transpose() * ca.back()).norm());
   }
-  for (const Matrix& m : b) {
-    if (m.rows() != b.front().rows()) throw Error("CKA needs the same examples in every representation");
-    cb.push_back(centered(m));
-    nb.push_back((cb.back().transpose() * cb.back()).norm());
-  }
+  if (!same)
+    for (const Matrix& m : b) {
+      if (m.rows() != b.front().rows()) throw Error("CKA needs the same examples in every representation");
+      cb_own.push_back(centered(m));
+      nb_own.push_back((cb_own.back().transpose() * cb_own.back()).norm());
+    }
+  const std::vector<Eigen::MatrixXd>& cb = same ? ca : cb_own;
+  const std::vector<double>& nb = same ? na : nb_own;
   if (!a.empty() && a.front().rows() < 2) throw Error("CKA needs at least 2 examples");
   Eigen::MatrixXd out(static_cast<Eigen::Index>(a.size()), static_cast<Eigen::Index>(b.size()));
   for (std::size_t i = 0; i < a.size(); ++i)

@@ -19,7 +19,8 @@ double linear_cka(const Matrix& X, const Matrix& Y);
 
 /// The CKA between every pair of representations in `a` and in `b` (all with the same rows):
 /// a.size() × b.size(). With a == b, the layer × layer matrix (symmetric, ones on the
-/// diagonal). Each representation is centered once.
+/// diagonal). Each representation is centered once (once in all when `a` and `b` are the same
+/// object).
 Eigen::MatrixXd cka_matrix(const std::vector<Matrix>& a, const std::vector<Matrix>& b);
 
 }  // namespace attnlab

@@ -94,6 +94,18 @@ void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out) 
   }
 }
 
+Image fashion_mnist_image(const FashionMnistSplit& split, int index) {
+  if (index < 0 || index >= split.count) throw Error("image " + std::to_string(index) + " is outside the split's " + std::to_string(split.count));
+  Image img;
+  img.width = split.cols;
+  img.height = split.rows;
+  img.rgb.resize(static_cast<std::size_t>(img.width) * img.height * 3);
+  const std::uint8_t* px = split.pixels.data() + static_cast<std::size_t>(index) * split.rows * split.cols;
+  for (int i = 0; i < img.width * img.height; ++i)
+    for (int c = 0; c < 3; ++c) img.rgb[static_cast<std::size_t>(i) * 3 + c] = static_cast<float>(px[i]) / 255.0f;
+  return img;
+}
+
 FashionMnistBatches::FashionMnistBatches(const FashionMnistSplit& split, int batch, std::uint64_t seed, int pad, bool flip)
     : split_(split), batch_(batch), pad_(pad), flip_(flip), state_(seed ^ 0x6a09e667f3bcc908ull) {
   if (batch <= 0 || batch > split.count) throw Error("the batch size must be between 1 and " + std::to_string(split.count));

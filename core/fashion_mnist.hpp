@@ -6,6 +6,8 @@
 //
 // IDX: a big-endian header — two zero bytes, the element type (0x08: unsigned byte), the number
 // of dimensions d — then d big-endian 32-bit sizes, then the values, row-major.
+#include "core/image.hpp"
+
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -48,6 +50,11 @@ FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& di
 /// value (byte/255) copied to the three channels and normalized as (x − kFashionMnistMean) /
 /// kFashionMnistStd, into `out`.
 void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out);
+
+/// Image `index` of `split` as a photo (cols × rows pixels, the grey value byte/255 in R, G and
+/// B): what the app shows and vit_input() normalizes, for a model with the Fashion-MNIST mean
+/// and std, into fashion_mnist_input()'s values.
+Image fashion_mnist_image(const FashionMnistSplit& split, int index);
 
 /// Training batches drawn from a split: an epoch is a permutation of its images (seeded), cut
 /// into batches in order (the last partial batch dropped); each image optionally augmented as

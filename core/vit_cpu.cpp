@@ -120,6 +120,11 @@ int default_threads() {
 VitCpuRunner::VitCpuRunner(int threads) : threads_(threads > 0 ? threads : default_threads()) {}
 
 VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
+  return run(model, input, budget, stop, VitTokenSink());
+}
+
+VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop,
+                          const VitTokenSink& tokens) {
   const VitArchitecture& a = model.arch;
   vit_check_budget(a, input, budget);
   auto check = [&] {
@@ -134,6 +139,7 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
   parallel_rows(N, threads, [&](int first, int count) { linear_rows(input.patches, model.W_patch, model.b_patch, patch_tokens, first, count, none); });
   Matrix X = vit_initial_tokens(model, patch_tokens, vit_position_embedding(model, rows, cols));
   patch_tokens = Matrix();
+  if (tokens) tokens(0, X);
   const int T = static_cast<int>(X.rows());
   const float scale = 1.0f / std::sqrt(static_cast<float>(m));
   const PatchDistances distances(cols, rows, a.patch);
@@ -195,6 +201,7 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
       });
     });
     pass.token_norms[l] = X.rowwise().norm().transpose();
+    if (tokens) tokens(static_cast<int>(l) + 1, X);
   }
   pass.distance = (distance / std::max(1, N)).cast<float>();
   if (a.classes > 0) {

@@ -5,6 +5,7 @@
 // (gpu/vit_engine.hpp) is tested against. Formulas: docs/MATH.md, "A learned ViT".
 #include "core/vit.hpp"
 
+#include <functional>
 #include <vector>
 
 namespace attnlab {
@@ -15,6 +16,12 @@ Matrix layer_norm(const Matrix& X, const RowVector& w, const RowVector& b, float
 /// The exact GELU, x·Φ(x) = x/2 · (1 + erf(x/√2)), elementwise.
 Matrix gelu(const Matrix& X);
 
+/// Receives the residual stream of a forward pass as the CPU path computes it: `index` 0 the
+/// tokens entering block 0 (vit_initial_tokens()), `index` l + 1 the tokens leaving block l
+/// (before the final LayerNorm); X is T × D, rows [cls, registers…, patches]. Called on the
+/// thread that runs the pass, in order of depth; X is only valid during the call.
+using VitTokenSink = std::function<void(int index, const Matrix& X)>;
+
 /// The forward pass on the CPU.
 class VitCpuRunner final : public VitRunner {
  public:
@@ -23,6 +30,10 @@ class VitCpuRunner final : public VitRunner {
   const char* path() const override { return "cpu"; }
   VitPass run(const VitModel& model, const VitInput& input, std::int64_t budget,
               const std::atomic<bool>* stop = nullptr) override;
+  /// The same pass, also handing `tokens` (when set) the tokens at every depth: the
+  /// representations whose similarity core/vit_similarity.hpp measures.
+  VitPass run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop,
+              const VitTokenSink& tokens);
   int threads() const { return threads_; }
 
  private:
