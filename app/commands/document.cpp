@@ -137,6 +137,12 @@ void parse_source_field(const std::string& t, ShownSource& s) {
   else if (t == "hand_made") s = ShownSource::HandMade;
   else throw Error("unknown source '" + t + "' (hand_made, vit, train)");
 }
+std::string cka_examples_field_name(const CkaExamples& e) { return e == CkaExamples::Photo ? "photo" : "fashion"; }
+void parse_cka_examples_field(const std::string& t, CkaExamples& e) {
+  if (t == "fashion") e = CkaExamples::FashionTest;
+  else if (t == "photo") e = CkaExamples::Photo;
+  else throw Error("unknown CKA examples '" + t + "' (fashion, photo)");
+}
 std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
 void parse_edge_field(const std::string& t, EdgeMode& e) { e = parse_edge_mode(t); }
 std::string mask_field_name(const MaskKind& k) { return std::string(mask_kind_name(k)); }
@@ -265,6 +271,9 @@ void for_each_field(State& s, Field&& field) {
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
+  field("cka.examples", named(s.cka_examples, cka_examples_field_name, parse_cka_examples_field),
+        Flag<CkaExamples>{"--cka-examples", kFlagsRenderModel});
+  field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel, int_flag<2, 10000>});
   // The model being trained in the window (the Train tab): its choice, as the ViT's.
   choice_fields("train", s.train);
   field("export_dir", s.export_dir);
@@ -432,12 +441,13 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
   if (h.prefix_token != -1) throw Error("setting 'hand_made.token' is out of range (the hand-made heads have no prefix tokens: -1)");
   if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
   if (s.vit.layer < -1) throw Error("setting 'vit.layer' is out of range");
-  if (s.vit_tab < 0 || s.vit_tab > 3) throw Error("setting 'vit.tab' is out of range");
+  if (s.vit_tab < 0 || s.vit_tab > 4) throw Error("setting 'vit.tab' is out of range");
   if (s.vit.prefix_token < -1) throw Error("setting 'vit.token' is out of range");
   if (s.train.layer < -1) throw Error("setting 'train.layer' is out of range");
   if (s.train.prefix_token < -1) throw Error("setting 'train.token' is out of range");
   if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");
   if (s.vit_resize < 0 || s.vit_resize > 4096) throw Error("setting 'vit.resize' must be 0…4096 pixels");
+  if (s.cka_count < 2 || s.cka_count > 10000) throw Error("setting 'cka.count' must be 2…10000 images");
   if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;
   if (!(s.zoom >= 0.1f && s.zoom <= 64.0f)) s.zoom = 1.0f;
   out = std::move(s);

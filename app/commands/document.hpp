@@ -42,6 +42,11 @@ struct SourceChoice {
   bool operator==(const SourceChoice&) const = default;
 };
 
+/// The examples over which the CKA view compares layers (docs/MATH.md, "Representational
+/// similarity (CKA)"): Fashion-MNIST test images (the first `cka_count` of the t10k split), or
+/// the photo the source runs on, its tokens as the examples.
+enum class CkaExamples { FashionTest, Photo };
+
 /// Which source the window's map views draw: the hand-made heads, a loaded ViT, or the ViT
 /// being trained in the window (the Train tab).
 enum class ShownSource { HandMade, Vit, Train };
@@ -75,7 +80,7 @@ struct Document {
   std::filesystem::path model_path;  ///< the checkpoint (a .safetensors file or a model folder)
   /// The ViT's choice: the last layer, the heads' mean and the CLS query until changed.
   SourceChoice vit{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
-  int vit_tab = 0;                  ///< the ViT's lower view: 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step
+  int vit_tab = 0;                  ///< the ViT's lower view: 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step, 4 similarity (CKA)
   bool vit_rollout = false;         ///< the main map shows attention rollout up to vit.layer
   bool vit_masks = false;           ///< DINO-style outlines of the patches holding vit_mass of the CLS row
   float vit_mass = 0.6f;            ///< share of the attention mass the outlines keep, 0…1
@@ -84,6 +89,10 @@ struct Document {
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)
   std::vector<std::string> recent_models;  ///< most recent first (remembered between runs)
+
+  // --- the CKA view (representational similarity between layers), for the ViT and the Train tab
+  CkaExamples cka_examples = CkaExamples::FashionTest;  ///< what the examples are
+  int cka_count = 500;              ///< Fashion-MNIST test images used (the first ones of the split), 2…10000
 
   // --- the ViT being trained in the window (the Train tab; its shape and run are not saved)
   /// Its choice: as the ViT's, the last layer, the heads' mean and the CLS query until changed.

@@ -32,13 +32,16 @@ Usage:
                            sidecar FILE.json of every setting (default: the app's first
                            picture, the bundled safari photo, K = 16, query 12,8)
   attnlab render --model PATH --image IMG [--view map|vit-grid|vit-distance|vit-rollout|
-                 vit-mask|vit-norms|vit-matrix] [--layer L] [--head H|mean|max|min]
+                 vit-mask|vit-norms|vit-matrix|vit-cka] [--layer L] [--head H|mean|max|min]
                  [--query cls|regN|COL,ROW] [--resize S] [--mass PERCENT] [--bilinear]
+                 [--cka-examples fashion|photo] [--cka-count N]
                  [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;
                            default: last layer, heads' mean, CLS; S: the input's short
                            side, default the model's trained size; --mass: the share
-                           of the CLS row the masks keep, default 60)
+                           of the CLS row the masks keep, default 60; vit-cka: the
+                           layers' similarity over N Fashion-MNIST test images,
+                           default 500, or the tokens of IMG)
   attnlab render --from FILE.json --out FILE.png [--force]
                            draw again what a sidecar describes
   attnlab figure --image IMG --patch K --queries "C1,R1;C2,R2;..." [options]

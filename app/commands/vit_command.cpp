@@ -1,10 +1,12 @@
 #include "app/commands/vit_command.hpp"
 
 #include "core/error.hpp"
+#include "core/fashion_mnist.hpp"
 #include "core/files.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/vit_backend.hpp"
 #include "core/parse.hpp"
+#include "core/vit_similarity.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -36,15 +38,26 @@ std::string vit_usage() {
                            (llvmpipe) or without OpenGL 4.3. An input whose pass would
                            not fit the memory budget (a quarter of the RAM, or
                            ATTNLAB_MEMORY_BUDGET_MB) is refused, naming a size that fits.
+  attnlab vit --model PATH --cka [--against PATH2] [--cka-examples fashion|photo]
+              [--cka-count N] [--image IMG] [--resize S] [--heads N] [--eps E]
+                           representational similarity: the linear CKA between every
+                           layer's tokens (input: the tokens entering block 0; L0 …:
+                           leaving each block) and every other's, over N Fashion-MNIST
+                           test images (default 500, scaled to the model's input size)
+                           or the tokens of IMG (photo), every token one example; with
+                           --against, PATH's layers (rows) against PATH2's (columns)
+                           over the same examples. CSV with a header line.
 )";
 }
 
 namespace {
 
 struct VitOptions {
-  std::string model, image, head = "mean", query = "cls", rollout;
+  std::string model, image, head = "mean", query = "cls", rollout, against;
   std::optional<int> layer, top;
-  bool distance = false, info = false;
+  bool distance = false, info = false, cka = false;
+  bool cka_photo = false;
+  int cka_count = 500;
   VitBackend backend = VitBackend::Auto;
   VitLoadOptions load;
   int resize = 0;
@@ -74,12 +87,20 @@ VitOptions parse(const std::vector<std::string>& args) {
     } else if (a == "--resize") o.resize = parse_int(value(), "--resize", 1, 8192);
     else if (a == "--backend") o.backend = parse_vit_backend(value());
     else if (a == "--info") o.info = true;
+    else if (a == "--cka") o.cka = true;
+    else if (a == "--against") o.against = value();
+    else if (a == "--cka-examples") {
+      const std::string e = value();
+      if (e != "fashion" && e != "photo") throw Error("--cka-examples must be fashion or photo, got '" + e + "'");
+      o.cka_photo = e == "photo";
+    } else if (a == "--cka-count") o.cka_count = parse_int(value(), "--cka-count", 2, 10000);
     else throw Error("unknown option '" + a + "' of attnlab vit (see attnlab --help)");
   }
   if (o.model.empty()) throw Error("--model PATH is required (a .safetensors file or a folder holding model.safetensors)");
-  if (o.image.empty() && !o.info) throw Error("--image IMG is required");
-  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout.empty() ? 0 : 1) + (o.info ? 1 : 0);
-  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout at a time");
+  if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error("--image IMG is required");
+  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout.empty() ? 0 : 1) + (o.info ? 1 : 0) + (o.cka ? 1 : 0);
+  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --cka at a time");
+  if (!o.cka && !o.against.empty()) throw Error("--against goes with --cka");
   return o;
 }
 
@@ -117,11 +138,40 @@ void print(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
+/// --cka: the layer × layer CKA of the model, or against a second one, as CSV.
+int run_cka(const VitOptions& o, const VitModel& model) {
+  std::optional<VitModel> other;
+  if (!o.against.empty()) other = load_vit(o.against, o.load);
+  const VitModel& b = other ? *other : model;
+  std::vector<Image> images;
+  if (o.cka_photo) {
+    images.push_back(load_image(o.image));
+  } else {
+    const FashionMnistSplit test = load_fashion_mnist(false);
+    for (int i = 0; i < std::min(o.cka_count, test.count); ++i) images.push_back(fashion_mnist_image(test, i));
+  }
+  // The photo at --resize (0: the model's trained size, as the app runs it); the Fashion-MNIST
+  // images at the model's trained size.
+  const VitCka m = vit_cka(model, b, images, o.cka_photo ? o.resize : 0, vit_memory_budget());
+  const auto rows = vit_cka_labels(model.arch.depth), cols = vit_cka_labels(b.arch.depth);
+  std::string out = "layer";
+  for (const std::string& c : cols) out += "," + c;
+  out += "\n";
+  for (Eigen::Index i = 0; i < m.cka.rows(); ++i) {
+    out += rows[static_cast<std::size_t>(i)];
+    for (Eigen::Index j = 0; j < m.cka.cols(); ++j) out += "," + format_float(static_cast<float>(m.cka(i, j)));
+    out += "\n";
+  }
+  print(out);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int run_vit(const std::vector<std::string>& args) {
   const VitOptions o = parse(args);
   const VitModel model = load_vit(o.model, o.load);
+  if (o.cka) return run_cka(o, model);
   const VitArchitecture& arch = model.arch;
   if (o.info && o.image.empty()) {
     print(vit_info(model));

@@ -5,6 +5,7 @@
 // menu bar, tour.cpp the teaching views and the guided tour, keys.cpp the key table,
 // app_replay.cpp the hover benchmark. Only app/gui's own files include this header.
 #include "app/gui/app_state.hpp"
+#include "app/gui/cka_view.hpp"
 #include "app/gui/frame.hpp"
 #include "app/gui/hand_made_session.hpp"
 #include "app/gui/hover_bench.hpp"
@@ -162,6 +163,9 @@ class App {
   HandMadeSession backend_;
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
   TrainSession train_{backend_.scheduler()};  // the Train tab's model, trained on the same scheduler
+  // The similarity (CKA) views of the loaded ViT and of the model being trained, jobs on the same scheduler.
+  CkaJob vit_cka_{backend_.scheduler(), "cka:vit"};
+  CkaJob train_cka_{backend_.scheduler(), "cka:train"};
   // The attention sources the map views draw (map_source.hpp), over the backend and the session.
   HandMadeMapSource hand_made_map_{state_, backend_};
   VitMapSource vit_map_{state_, vit_};

@@ -97,6 +97,9 @@ struct FrameReport {
   /// The same for the ViT being trained (the Train tab), with the training step its maps are of;
   /// null when it was not drawn.
   nlohmann::json train_drawn;
+  /// The CKA matrix the similarity view drew (labels, values, models, examples; cka_view.hpp);
+  /// null when it was not drawn.
+  nlohmann::json cka_drawn;
 };
 
 /// The app's state: the document (every saved setting, through its field table), and beside

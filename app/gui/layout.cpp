@@ -49,14 +49,15 @@ void App::draw_source_tabs() {
   shown_tab_ = state_.source;
 }
 
-// The ViT's lower view: the distance plot, the pinned queries or the attention matrix.
+// The ViT's lower view: the distance plot, the pinned queries, the attention matrix, one row
+// step by step, or the layers' similarity (CKA).
 void App::draw_vit_lower_tabs() {
   if (!ImGui::BeginTabBar("vit_lower")) return;
-  static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix", "Step by step"};
+  static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix", "Step by step", "Similarity (CKA)"};
   // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
   // next frame, so the tab drawn now must not take the request back.
   const bool asked = shown_vit_lower_ != state_.vit_tab;
-  for (int t = 0; t < 4; ++t) {
+  for (int t = 0; t < 5; ++t) {
     const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(names[t], nullptr, flags);
     record_widget(std::string("vit_tab:") + names[t]);
@@ -66,7 +67,8 @@ void App::draw_vit_lower_tabs() {
     if (t == 0) draw_vit_distance_view(state_, vit_);
     else if (t == 1) draw_pinned_maps(state_, vit_map_);
     else if (t == 2) draw_vit_matrix_view(state_, vit_);
-    else draw_vit_step_view(state_, vit_);
+    else if (t == 3) draw_vit_step_view(state_, vit_);
+    else draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true);
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
@@ -93,6 +95,7 @@ void App::draw_toast(ImVec2 d) {
 // panels and the teaching views; then the banner and the export toast over them.
 void App::draw_windows() {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
+  state_.report.cka_drawn = nullptr;  // until the similarity view draws
   last_panel_rects_ = std::move(panel_rects_);
   panel_rects_.clear();
   float menu_h = 0;
@@ -186,7 +189,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     pinned_at();
     if (state_.source == ShownSource::Train) {  // the curves, the distance against the step, the pins
       begin_panel("Training: curves, attention distance, pinned queries###train_lower", "train_lower", &state_.show_pinned, fixed);
-      draw_train_lower(state_, train_, train_map_);
+      draw_train_lower(state_, train_, train_map_, train_cka_);
     } else if (vit) {  // the ViT's pinned queries share the lower row with its own views
       begin_panel("ViT: distance, pinned queries, matrix###vit_lower", "vit_lower", &state_.show_pinned, fixed);
       draw_vit_lower_tabs();

@@ -3,6 +3,7 @@
 
 #include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
+#include "app/gui/cka_view.hpp"
 #include "app/gui/hand_made_session.hpp"
 #include "app/gui/headless.hpp"
 #include "app/gui/teaching_view.hpp"
@@ -104,7 +105,7 @@ void begin_full_window(const char* id) {
 
 // The ViT views `render --model` draws; "map" is the main map of the loaded ViT.
 const std::vector<std::string> kVitViews = {"map",      "vit-grid",  "vit-distance", "vit-rollout",
-                                            "vit-mask", "vit-norms", "vit-matrix"};
+                                            "vit-mask", "vit-norms", "vit-matrix",   "vit-cka"};
 
 // The ViT's choices from the command line, checked against the model once it is loaded.
 struct VitChoices {
@@ -160,6 +161,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   HeadlessUi ui(size[0], size[1], state.ui_scale);
   Scheduler scheduler(1);
   VitSession vit(scheduler);
+  CkaJob cka(scheduler, "cka:vit");  // after the session: gone before it
   VitMapSource vit_map(state, vit);
   vit.set_backend(state.vit_backend);
   vit.open(state.model_path, image, state.vit_resize);
@@ -170,6 +172,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
       [&] {
         scheduler.drain();
         if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
+        state.report.cka_drawn = nullptr;
         begin_full_window("##render");
         if (const VitRun* src = vit.run(); src && error.empty()) {
           try {
@@ -177,7 +180,12 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
             if (view == "vit-grid") draw_heads_grid(state, vit_map);
             else if (view == "vit-distance") draw_vit_distance_view(state, vit);
             else if (view == "vit-matrix") draw_vit_matrix_view(state, vit);
+            else if (view == "vit-cka") draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true);
             else draw_source_map(state, vit_map, geometry);
+            // The similarity view's matrix is a job of its own: frames go on until it is drawn.
+            if (view == "vit-cka" && !cka.failed_key().empty()) error = "cannot compute the CKA: " + cka.error();
+            else if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false)))
+              settle = 3;
           } catch (const Error& e) {
             error = e.what();
           }
@@ -189,7 +197,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
       },
       3,
       [&] {
-        if (vit.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
+        if (vit.busy() || cka.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
         return error.empty() && (vit.busy() || !vit.run() || settle > 0);
       },
       std::chrono::minutes(10));
@@ -202,6 +210,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   sidecar["vit_model_file"] = vit.file().string();
   sidecar["vit_model_sha256"] = vit.sha256();
   if (!state.report.vit_drawn.is_null()) sidecar["vit_drawn"] = state.report.vit_drawn;
+  if (!state.report.cka_drawn.is_null()) sidecar["cka_drawn"] = state.report.cka_drawn;
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;

@@ -192,7 +192,7 @@ void draw_train_panel(AppState& state, TrainSession& train) {
   save_section(state, train);
 }
 
-void draw_train_lower(AppState& state, TrainSession& train, MapSource& source) {
+void draw_train_lower(AppState& state, TrainSession& train, MapSource& source, CkaJob& cka) {
   if (!ImGui::BeginTabBar("train_lower")) return;
   if (ImGui::BeginTabItem("Curves and distance")) {
     const auto& points = train.points();
@@ -254,6 +254,11 @@ void draw_train_lower(AppState& state, TrainSession& train, MapSource& source) {
     ImGui::EndTabItem();
   }
   record_widget("train_tab:pinned");
+  if (ImGui::BeginTabItem("Similarity (CKA)")) {  // computed again on request while training runs
+    draw_cka_view(state, cka, cka_request(train.vit(), 0), /*auto_start=*/!train.running());
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:cka");
   ImGui::EndTabBar();
 }
 

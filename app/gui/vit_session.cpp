@@ -90,6 +90,7 @@ void VitSession::clear() {
   scheduler_.cancel(key_);
   model_.reset();
   run_.reset();
+  image_.reset();
   textures_.clear();
   label_.clear();
   ++generation_;
@@ -106,6 +107,7 @@ void VitSession::take(Result r) {
   why_ = std::move(r.why);
   // a small image (Fashion-MNIST's 28 × 28) is shown as its pixels, not blurred
   photo_.set_photo(r.image, std::max(r.image.width, r.image.height) >= 128);
+  image_ = std::make_shared<const Image>(std::move(r.image));
   textures_.clear();
   ++generation_;
 }

@@ -90,6 +90,9 @@ class VitSession {
   /// Bumped by every finished job: textures key on it.
   unsigned generation() const { return generation_; }
 
+  /// The image the current source ran on, as it was given (null before the first job): the CKA
+  /// view's photo examples.
+  const std::shared_ptr<const Image>& image() const { return image_; }
   /// The photo the current source ran on (its whole image, linear filtered).
   ImTextureID photo() const { return photo_.im(); }
   int photo_width() const { return photo_.width(); }
@@ -115,6 +118,7 @@ class VitSession {
   bool loading_model_ = false;
   std::shared_ptr<const VitModel> model_;
   std::shared_ptr<const VitRun> run_;
+  std::shared_ptr<const Image> image_;
   std::filesystem::path opened_, file_;
   std::string sha256_, info_, why_;
   VitBackend backend_ = VitBackend::Auto;

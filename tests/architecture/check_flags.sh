@@ -18,6 +18,8 @@ allowed=(
   "app/commands/vit_command.cpp|--query|attnlab vit: the ViT's query, checked against the model"
   "app/commands/vit_command.cpp|--resize|attnlab vit: its own input size"
   "app/commands/vit_command.cpp|--backend|attnlab vit writes no document: its own runner choice (parse_vit_backend, the same names)"
+  "app/commands/vit_command.cpp|--cka-examples|attnlab vit --cka writes no document: its own examples (the same names)"
+  "app/commands/vit_command.cpp|--cka-count|attnlab vit --cka writes no document: its own count of images"
   "app/gui/render_commands.cpp|--head|render --model: the ViT's head, read once the model is loaded"
   "app/gui/render_commands.cpp|--query|render --model: the ViT's query; figure passes its first query as --query"
   "app/commands/options.cpp|--query|parse_query_options asks whether --query was given"

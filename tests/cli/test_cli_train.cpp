@@ -1,9 +1,14 @@
 // `attnlab train` as a user runs it: a short training writes a checkpoint that `attnlab vit`
 // reads and whose predictions are the trainer's own; the same seed gives the same files; bad
-// flags, an existing folder and Ctrl-C. Needs Debian's dataset-fashion-mnist (setup.sh --tests).
+// flags, an existing folder and Ctrl-C. The layers' similarity (`attnlab vit --cka`, `render
+// --view vit-cka`) against PyTorch's and core's numbers, one model and two. Needs Debian's
+// dataset-fashion-mnist (setup.sh --tests).
+#include "core/fashion_mnist.hpp"
 #include "core/image.hpp"
 #include "core/safetensors.hpp"
+#include "core/safetensors_write.hpp"
 #include "core/vit.hpp"
+#include "core/vit_similarity.hpp"
 #include "core/vit_train.hpp"
 #include "test_support.hpp"
 
@@ -204,4 +209,150 @@ TEST(CliTrain, CtrlCStopsAndStillWrites) {
   EXPECT_TRUE(fs::exists(d.path / "model.safetensors"));
   EXPECT_TRUE(fs::exists(d.path / "config.json"));
   EXPECT_GE(lines(read_file(d.path / "log.csv")).size(), 2u);
+}
+
+namespace {
+
+/// `attnlab vit --cka`'s CSV: the header's labels (after "layer"), each row's label and values.
+struct CkaCsv {
+  std::vector<std::string> cols, rows;
+  Eigen::MatrixXd m;
+};
+
+CkaCsv parse_cka_csv(const std::string& text) {
+  CkaCsv c;
+  const auto ls = lines(text);
+  if (ls.empty()) return c;
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> v;
+    std::istringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) v.push_back(cell);
+    return v;
+  };
+  const auto head = cells(ls[0]);
+  EXPECT_EQ(head.at(0), "layer");
+  c.cols.assign(head.begin() + 1, head.end());
+  c.m.resize(static_cast<Eigen::Index>(ls.size() - 1), static_cast<Eigen::Index>(c.cols.size()));
+  for (std::size_t i = 1; i < ls.size(); ++i) {
+    const auto v = cells(ls[i]);
+    EXPECT_EQ(v.size(), c.cols.size() + 1) << ls[i];
+    c.rows.push_back(v.at(0));
+    for (std::size_t j = 1; j < v.size() && j <= c.cols.size(); ++j)
+      c.m(static_cast<Eigen::Index>(i - 1), static_cast<Eigen::Index>(j - 1)) = std::stod(v[j]);
+  }
+  return c;
+}
+
+std::vector<Image> fashion_test_images(int count) {
+  const FashionMnistSplit split = load_fashion_mnist(false);
+  std::vector<Image> out;
+  for (int i = 0; i < count; ++i) out.push_back(fashion_mnist_image(split, i));
+  return out;
+}
+
+const std::vector<std::string> kSevenLabels = {"input", "L0", "L1", "L2", "L3", "L4", "L5"};
+
+std::string fashion_model_arg() { return "'" + asset("fashion_vit").string() + "'"; }
+
+/// A copy of the bundled model in `dir` (model.safetensors and config.json), with the last
+/// block's MLP output weights multiplied by `scale_fc2`.
+fs::path fashion_copy(const fs::path& dir, float scale_fc2) {
+  fs::create_directories(dir);
+  SafetensorsFile f = read_safetensors(asset("fashion_vit/model.safetensors"));
+  for (float& v : f.tensors.at("blocks.5.mlp.fc2.weight").values) v *= scale_fc2;
+  write_safetensors(dir / "model.safetensors", f);
+  fs::copy_file(asset("fashion_vit/config.json"), dir / "config.json");
+  return dir;
+}
+
+}  // namespace
+
+// The bundled model over the first 500 test images, against tests/vit/make_cka_vit_golden.py
+// (PyTorch's tokens, numpy in float64). The CSV prints each value as the shortest float32
+// string (6e-8 at most); the matrices agree to 2e-8 before (test VitCka.Fashion…); 1e-6.
+TEST(CliCka, TheBundledModelOverFiveHundredTestImagesIsPyTorchsMatrix) {
+  const CliRun r = run_attnlab("vit --model " + fashion_model_arg() + " --cka");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const CkaCsv c = parse_cka_csv(r.out);
+  EXPECT_EQ(c.cols, kSevenLabels);
+  EXPECT_EQ(c.rows, kSevenLabels);
+  std::ifstream in(fs::path(ATTNLAB_SOURCE_DIR) / "tests/vit/data/fashion/cka_golden.json");
+  const auto golden = nlohmann::json::parse(in).at("cka_500");
+  ASSERT_EQ(c.m.rows(), 7);
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 7; ++j) EXPECT_NEAR(c.m(i, j), golden[i][j].get<double>(), 1e-6) << i << "," << j;
+}
+
+// --against: model A's layers (rows) against model B's (columns) over the same examples, as
+// core computes them. B is A with its last block's MLP output halved: up to L4 the tokens are
+// A's (CKA 1), at L5 they are not. A copy of A against A has ones on the diagonal and is the
+// one-model matrix.
+TEST(CliCka, ASecondModelIsComparedLayerByLayerOverTheSameExamples) {
+  TempDir d;
+  const fs::path b = fashion_copy(d.path / "b", 0.5f), same = fashion_copy(d.path / "same", 1.0f);
+  const CliRun r = run_attnlab("vit --model " + fashion_model_arg() + " --cka --cka-count 50 --against '" + b.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const CkaCsv c = parse_cka_csv(r.out);
+  EXPECT_EQ(c.rows, kSevenLabels);
+  EXPECT_EQ(c.cols, kSevenLabels);
+  const VitModel ma = load_vit(asset("fashion_vit")), mb = load_vit(b);
+  const Eigen::MatrixXd want = vit_cka(ma, mb, fashion_test_images(50), 0, vit_memory_budget()).cka;
+  ASSERT_EQ(c.m.rows(), 7);
+  EXPECT_LE((c.m - want).cwiseAbs().maxCoeff(), 1e-6);  // the CSV's float32 strings
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(c.m(i, i), 1.0, 1e-6) << i;
+  EXPECT_LT(c.m(6, 6), 0.9999) << "the last block differs";
+
+  const CliRun self = run_attnlab("vit --model " + fashion_model_arg() + " --cka --cka-count 50 --against '" + same.string() + "'");
+  const CliRun one = run_attnlab("vit --model " + fashion_model_arg() + " --cka --cka-count 50");
+  ASSERT_EQ(self.code, 0) << self.err;
+  ASSERT_EQ(one.code, 0) << one.err;
+  const CkaCsv cs = parse_cka_csv(self.out), co = parse_cka_csv(one.out);
+  for (int i = 0; i < 7; ++i) EXPECT_NEAR(cs.m(i, i), 1.0, 1e-6) << i;
+  EXPECT_LE((cs.m - co.m).cwiseAbs().maxCoeff(), 1e-6);
+}
+
+// The view drawn headless records what it drew: the sidecar's matrix is core's vit_cka on the
+// same images (one thread, as the view runs it: the same operations; JSON keeps doubles).
+TEST(CliCka, TheRenderedViewRecordsCoresNumbersForTestImagesAndThePhoto) {
+  TempDir d;
+  fs::create_directories(d.path);
+  const fs::path image = asset("fashion_vit/images/14_bag.png");
+  const std::string base = "render --model " + fashion_model_arg() + " --image '" + image.string() + "' --view vit-cka --size 900x600";
+  const CliRun r = run_attnlab(base + " --cka-count 50 --out '" + (d.path / "tests.png").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const CliRun p = run_attnlab(base + " --cka-examples photo --out '" + (d.path / "photo.png").string() + "'");
+  ASSERT_EQ(p.code, 0) << p.err;
+  const VitModel model = load_vit(asset("fashion_vit"));
+  const std::vector<Image> photo = {load_image(image)};
+  for (const auto& [file, want, tokens] : {std::tuple{"tests.json", vit_cka(model, model, fashion_test_images(50), 0, vit_memory_budget(), 1), 2500},
+                                           std::tuple{"photo.json", vit_cka(model, model, photo, 0, vit_memory_budget(), 1), 50}}) {
+    SCOPED_TRACE(file);
+    std::ifstream in(d.path / file);
+    const auto j = nlohmann::json::parse(in);
+    const auto& drawn = j.at("cka_drawn");
+    EXPECT_TRUE(drawn.at("current").get<bool>());
+    EXPECT_EQ(drawn.at("rows").get<std::vector<std::string>>(), kSevenLabels);
+    EXPECT_EQ(drawn.at("tokens"), tokens);
+    EXPECT_EQ(want.examples, tokens);
+    for (int i = 0; i < 7; ++i)
+      for (int k = 0; k < 7; ++k) EXPECT_NEAR(drawn.at("cka")[i][k].get<double>(), want.cka(i, k), 1e-12) << i << "," << k;
+  }
+}
+
+TEST(CliCka, BadArgumentsAreOneLineAndExitTwo) {
+  const std::string a = "vit --model " + fashion_model_arg();
+  const std::string other = "'" + (fs::path(ATTNLAB_SOURCE_DIR) / "tests/vit/data/timm_f32").string() + "'";
+  expect_one_line_error(run_attnlab(a + " --cka --cka-count 5 --against " + other), "50 tokens per image and model B 17");
+  expect_one_line_error(run_attnlab(a + " --cka --cka-examples photo"), "--image");
+  expect_one_line_error(run_attnlab(a + " --cka --cka-examples pictures"), "--cka-examples");
+  expect_one_line_error(run_attnlab(a + " --cka --cka-count 1"), "--cka-count");
+  expect_one_line_error(run_attnlab(a + " --against " + other + " --image x.png"), "--against goes with --cka");
+  expect_one_line_error(run_attnlab(a + " --cka --distance"), "one of");
+  expect_one_line_error(run_attnlab(a + " --cka", "ATTNLAB_MEMORY_BUDGET_MB=1 "), "images fit");
+  TempDir d;
+  fs::create_directories(d.path);
+  expect_one_line_error(run_attnlab("render --model " + fashion_model_arg() + " --image '" + asset("safari.jpg").string() +
+                                    "' --view vit-cka --cka-count 0 --out '" + (d.path / "x.png").string() + "'"),
+                        "--cka-count");
+  EXPECT_FALSE(fs::exists(d.path / "x.png"));
 }
