@@ -19,3 +19,16 @@ vit_shot vit-safari-grid assets/safari.jpg 56
 vit_shot vit-safari-rollout assets/safari.jpg 56 r
 vit_shot vit-safari-masks assets/safari.jpg 56 0 d
 vit_shot vit-safari-norms assets/safari.jpg 56 Prior n
+# The layers' similarity (CKA) in the window's lower panel (vit.tab 4), once its job has run.
+shot vit-fashion-cka-window '{"vit": {"resize": 0, "tab": 4}}' 15 assets/fashion_vit/images/04_shirt.png --model assets/fashion_vit --
+# The same view drawn headless, larger: over 500 Fashion-MNIST test images, and over the
+# tokens of the safari photo at 56 px (14 x 14 patches + cls) through the same model.
+cka_render() {
+  local name=$1
+  shift
+  "$bin" render --model assets/fashion_vit --view vit-cka --size 900x640 --out "docs/$name.png" --force "$@" >/dev/null
+  rm -f "docs/$name.json"
+  echo "docs/$name.png"
+}
+cka_render vit-fashion-cka --image assets/fashion_vit/images/04_shirt.png
+cka_render vit-safari-cka --image assets/safari.jpg --resize 56 --cka-examples photo

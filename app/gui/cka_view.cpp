@@ -136,7 +136,7 @@ void examples_choice(AppState& state) {
   if (ImGui::RadioButton("the tokens of this photo", state.cka_examples == CkaExamples::Photo)) state.cka_examples = CkaExamples::Photo;
   record_widget("cka_examples_photo");
   ImGui::SameLine();
-  help_marker("Every token of every image is one example: the rows of a layer's representation are the tokens "
+  help_marker("Linear CKA (Kornblith et al. 2019) between every pair of layers. Every token of every image is one example: the rows of a layer's representation are the tokens "
               "(cls, registers, patches) of the images, each a D-vector. Fashion-MNIST images are scaled to the model's "
               "input size as the app shows them; the photo is taken at the size the model ran it. docs/MATH.md, "
               "\"Representational similarity (CKA)\".");
@@ -227,9 +227,8 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
     ImGui::TextUnformatted("No model loaded.");
     return;
   }
-  ImGui::TextWrapped("Linear CKA (Kornblith et al. 2019; docs/MATH.md): how alike two layers' representations of the same "
-                     "examples are, from 0 (unrelated) to 1 (the same up to a rotation and a scale). Look for bright blocks: "
-                     "runs of layers that compute nearly the same representation.");
+  ImGui::TextWrapped("Linear CKA (docs/MATH.md): 1 = two layers represent the examples alike (up to a rotation and a "
+                     "scale), 0 = unrelated. Bright blocks: layers doing nearly the same.");
   examples_choice(state);
   CkaRequest req = request;
   req.examples = state.cka_examples;
@@ -248,7 +247,7 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
     record_widget("cka_cancel");
     state.commands.redraw();  // the bar moves and the result shows without an event
   } else if (!have) {
-    if (ImGui::Button("Compute for this model##cka")) job.start(req);
+    if (ImGui::Button(r ? "Compute again for the model as it is now##cka" : "Compute##cka")) job.start(req);
     record_widget("cka_compute");
     if (job.failed_key() == key) {
       ImGui::SameLine();
