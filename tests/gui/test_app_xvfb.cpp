@@ -135,12 +135,6 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
 
 namespace {
 
-// Clicks the centre of a control recorded in a sidecar's "widgets".
-void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
-  const auto r = sidecar.at("widgets").at(widget);
-  app.click(r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f);
-}
-
 // Opens a file through the "open by path" field: clear, click the field, type, click Open.
 // (Clicks and typed characters are queued by the app, so a busy machine cannot lose them.)
 void open_by_path(AppProcess& app, const nlohmann::json& sidecar, const std::string& path) {

@@ -11,8 +11,6 @@
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 
-#include <functional>
-#include <thread>
 
 using namespace attnlab;
 using namespace attnlab::testing;
@@ -20,23 +18,6 @@ using namespace attnlab::testing;
 namespace {
 
 const char* const kFashionTest = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
-
-nlohmann::json export_until(AppProcess& app, const std::function<bool(const nlohmann::json&)>& ready, int tries = 120) {
-  nlohmann::json j;
-  for (int n = 0; n < tries; ++n) {
-    j = app.export_view(std::chrono::seconds(30), true).first;
-    if (ready(j)) return j;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  ADD_FAILURE() << "the app never showed what was expected; last sidecar: " << j.dump().substr(0, 3000);
-  return j;
-}
-
-void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
-  ASSERT_TRUE(sidecar.at("widgets").contains(widget)) << widget << " was not drawn";
-  const auto [x, y] = centre_of(sidecar.at("widgets").at(widget));
-  app.click(x, y);
-}
 
 bool cka_shown(const nlohmann::json& j, const std::string& examples_start) {
   return j.contains("cka_drawn") && j.at("cka_drawn").at("current").get<bool>() &&

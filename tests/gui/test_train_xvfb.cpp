@@ -18,23 +18,6 @@ using namespace attnlab::testing;
 
 namespace {
 
-nlohmann::json export_until(AppProcess& app, const std::function<bool(const nlohmann::json&)>& ready, int tries = 120) {
-  nlohmann::json j;
-  for (int n = 0; n < tries; ++n) {
-    j = app.export_view(std::chrono::seconds(30), true).first;
-    if (ready(j)) return j;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  ADD_FAILURE() << "the app never showed what was expected; last sidecar: " << j.dump().substr(0, 3000);
-  return j;
-}
-
-void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
-  ASSERT_TRUE(sidecar.at("widgets").contains(widget)) << widget << " was not drawn";
-  const auto [x, y] = centre_of(sidecar.at("widgets").at(widget));
-  app.click(x, y);
-}
-
 double entropy_ratio(const nlohmann::json& j) { return j.at("train_drawn").at("flatness").at("entropy_ratio").get<double>(); }
 std::int64_t step_of(const nlohmann::json& j) { return j.at("train_drawn").at("step").get<std::int64_t>(); }
 

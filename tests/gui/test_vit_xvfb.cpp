@@ -25,24 +25,6 @@ std::filesystem::path vit_data(const std::string& name) {
   return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "vit" / "data" / name;
 }
 
-// Exports until the sidecar satisfies `ready` (the model loads and runs on a worker).
-nlohmann::json export_until(AppProcess& app, const std::function<bool(const nlohmann::json&)>& ready) {
-  nlohmann::json j;
-  for (int n = 0; n < 60; ++n) {
-    j = app.export_view(std::chrono::seconds(30), true).first;
-    if (ready(j)) return j;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  ADD_FAILURE() << "the app never showed what was expected; last sidecar: " << j.dump().substr(0, 2000);
-  return j;
-}
-
-// Clicks the centre of a control recorded in a sidecar's "widgets".
-void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
-  const auto r = sidecar.at("widgets").at(widget);
-  app.click(r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f);
-}
-
 // Clicks the text field of an InputInt recorded in a sidecar's "widgets" (the recorded group
 // holds the field, its −/+ buttons and its label: the field is at its left).
 void click_number_field(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {

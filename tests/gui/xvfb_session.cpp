@@ -257,4 +257,24 @@ std::vector<unsigned long> window_pixels(const std::string& display, unsigned lo
   return out;
 }
 
+nlohmann::json export_until(AppProcess& app, const std::function<bool(const nlohmann::json&)>& ready, int tries) {
+  nlohmann::json j;
+  for (int n = 0; n < tries; ++n) {
+    j = app.export_view(std::chrono::seconds(30), true).first;
+    if (ready(j)) return j;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ADD_FAILURE() << "the app never showed what was expected; last sidecar: " << j.dump().substr(0, 3000);
+  return j;
+}
+
+void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
+  if (!sidecar.contains("widgets") || !sidecar.at("widgets").contains(widget)) {
+    ADD_FAILURE() << widget << " was not drawn";
+    return;
+  }
+  const auto [x, y] = centre_of(sidecar.at("widgets").at(widget));
+  app.click(x, y);
+}
+
 }  // namespace attnlab::testing

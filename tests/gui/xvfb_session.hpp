@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,5 +103,14 @@ inline Geometry geometry_of(const nlohmann::json& j) {
 inline std::pair<float, float> centre_of(const nlohmann::json& r) {
   return {r[0].get<float>() + r[2].get<float>() * 0.5f, r[1].get<float>() + r[3].get<float>() * 0.5f};
 }
+
+/// Exports (F12, tapped) until the sidecar satisfies `ready`, half a second apart, at most
+/// `tries` times (work on the app's scheduler: a model loading, training, a CKA matrix); adds a
+/// test failure with the last sidecar when it never does, and returns the last sidecar.
+nlohmann::json export_until(AppProcess& app, const std::function<bool(const nlohmann::json&)>& ready, int tries = 120);
+
+/// Clicks the centre of a control recorded in a sidecar's "widgets"; a test failure (and no
+/// click) when it was not drawn.
+void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget);
 
 }  // namespace attnlab::testing
