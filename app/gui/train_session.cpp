@@ -19,16 +19,7 @@ constexpr double kEvalEvery = 2.0;     // seconds of training between test accur
 constexpr int kEvalImages = 500, kDistanceImages = 16;
 
 // A test image as a photo: 28 × 28 grey bytes → RGB in [0, 1] (the model copies grey to the three channels).
-Image test_image(const FashionMnistSplit& split, int index) {
-  Image img;
-  img.width = split.cols;
-  img.height = split.rows;
-  img.rgb.resize(static_cast<std::size_t>(img.width) * img.height * 3);
-  const std::uint8_t* px = split.pixels.data() + static_cast<std::size_t>(index) * split.rows * split.cols;
-  for (int i = 0; i < img.width * img.height; ++i)
-    for (int c = 0; c < 3; ++c) img.rgb[static_cast<std::size_t>(i) * 3 + c] = static_cast<float>(px[i]) / 255.0f;
-  return img;
-}
+Image test_image(const FashionMnistSplit& split, int index) { return fashion_mnist_image(split, index); }
 
 std::string pooling_name(VitPooling p) { return p == VitPooling::Average ? "avg" : "cls"; }
 
