@@ -71,7 +71,9 @@ AppState changed() {
   s.train.cell = {3, 1};
   s.train.query_pinned = true;
   s.train.pins = {{1, 2}};
-  s.vit_tab = 3;
+  s.vit_tab = 4;
+  s.cka_examples = CkaExamples::Photo;  // the similarity view's examples
+  s.cka_count = 120;
   s.vit_rollout = s.vit_masks = s.vit_norms = s.bilinear = true;
   s.vit_mass = 0.8f;
   s.vit_resize = 448;
@@ -141,6 +143,7 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--pos", "concat"},              {"--base", "3"},        {"--power", "5"},          {"--sincos", ""},
     {"--lambda", "2.5"},              {"--colormap", "kbgyw"}, {"--normalization", "log"}, {"--opacity", "0.4"},
     {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"}, {"--backend", "cpu"},
+    {"--cka-examples", "photo"},      {"--cka-count", "120"},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {
