@@ -107,6 +107,7 @@ void CkaJob::start(const CkaRequest& r) {
     } catch (const std::exception& e) {
       failed_key_ = key;
       error_ = e.what();
+      new_error_ = error_;
     }
   });
 }
@@ -230,6 +231,7 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
   ImGui::TextWrapped("Linear CKA (docs/MATH.md): 1 = two layers represent the examples alike (up to a rotation and a "
                      "scale), 0 = unrelated. Bright blocks: layers doing nearly the same.");
   examples_choice(state);
+  if (const auto e = job.poll_error()) state.show_error("layers' similarity: " + *e);
   CkaRequest req = request;
   req.examples = state.cka_examples;
   req.count = state.cka_count;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnlab::app {
@@ -71,11 +72,14 @@ class CkaJob {
   /// The key of the last request that failed (not cancelled) and its one-line error.
   const std::string& failed_key() const { return failed_key_; }
   const std::string& error() const { return error_; }
+  /// The error of the last failed job, once (for the banner).
+  std::optional<std::string> poll_error() { return std::exchange(new_error_, std::nullopt); }
 
  private:
   Scheduler& scheduler_;
   std::string key_;
   std::string running_key_, failed_key_, error_;
+  std::optional<std::string> new_error_;
   std::shared_ptr<std::atomic<int>> done_ = std::make_shared<std::atomic<int>>(0), total_ = std::make_shared<std::atomic<int>>(1);
   std::optional<CkaResult> result_;
   std::shared_ptr<const Image> photo_;  // the result's photo, kept so that no other image takes its address (its key)
@@ -90,7 +94,8 @@ CkaRequest cka_request(const VitSession& session, int resize);
 /// Draws the CKA view of `request` (no model: a line saying so): one line on what CKA is and
 /// what to look for, the choice of examples (the document's cka.examples and cka.count), the
 /// heatmap of the job's result with rows and columns labelled, values in the cells where they
-/// fit and a colour bar 0…1, hovering a cell names its pair; progress and Cancel while it runs.
+/// fit and a colour bar 0…1, hovering a cell names its pair; progress and Cancel while it runs;
+/// a job that fails (over the memory budget, no data set) is a banner, the last matrix stays.
 /// `auto_start`: a request without its result starts at once (the loaded model); otherwise
 /// only the first one does, and a button computes the current model again (the model being
 /// trained changes every chunk). Records what it drew in state.report.cka_drawn.

@@ -322,6 +322,10 @@ TEST(CliCka, TheRenderedViewRecordsCoresNumbersForTestImagesAndThePhoto) {
   ASSERT_EQ(r.code, 0) << r.err;
   const CliRun p = run_attnlab(base + " --cka-examples photo --out '" + (d.path / "photo.png").string() + "'");
   ASSERT_EQ(p.code, 0) << p.err;
+  // The sidecar holds the examples (cka.examples, cka.count): --from draws the same picture.
+  const CliRun again = run_attnlab("render --from '" + (d.path / "tests.json").string() + "' --out '" + (d.path / "again.png").string() + "'");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(read_file(d.path / "again.png"), read_file(d.path / "tests.png"));
   const VitModel model = load_vit(asset("fashion_vit"));
   const std::vector<Image> photo = {load_image(image)};
   for (const auto& [file, want, tokens] : {std::tuple{"tests.json", vit_cka(model, model, fashion_test_images(50), 0, vit_memory_budget(), 1), 2500},

@@ -111,3 +111,31 @@ TEST(CkaUnderXvfb, TheModelBeingTrainedHasItsOwnSimilarityTab) {
     }
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// Over the memory budget (1 MiB here: 500 images' tokens need 134 MB) the job is refused with a
+// banner of one line naming how many images fit: (1 MiB − the pass's 318 000 bytes) over
+// 50 tokens × 64 × 7 representations × 12 bytes = 268 800 per image: 2. The photo's 50 tokens
+// fit and are drawn.
+TEST(CkaUnderXvfb, OverTheMemoryBudgetIsABannerAndThePhotosTokensStillFit) {
+  if (!std::filesystem::exists(kFashionTest)) GTEST_SKIP() << "dataset-fashion-mnist is not installed (./setup.sh installs it)";
+  Xvfb x;
+  const auto dir = temp_dir();
+  std::filesystem::create_directories(dir / "config" / "attnlab");
+  write_file(dir / "config" / "attnlab" / "settings.json", R"({"vit": {"tab": 4}})");
+  AppProcess app(x, dir, {asset("fashion_vit/images/04_shirt.png").string(), "--model", asset("fashion_vit").string()},
+                 {"ATTNLAB_MEMORY_BUDGET_MB=1"});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const nlohmann::json refused = export_until(app, [](const nlohmann::json& j) {
+    return j.at("banner").get<std::string>().find("memory budget") != std::string::npos;
+  });
+  const std::string banner = refused.at("banner");
+  EXPECT_NE(banner.find("CKA"), std::string::npos) << banner;
+  EXPECT_NE(banner.find("at most 2 images fit"), std::string::npos) << banner;
+  EXPECT_EQ(std::count(banner.begin(), banner.end(), '\n'), 0) << banner;
+  EXPECT_FALSE(refused.contains("cka_drawn")) << "nothing was computed";
+  click_widget(app, refused, "cka_examples_photo");
+  const nlohmann::json photo = export_until(app, [](const nlohmann::json& j) { return cka_shown(j, "the tokens of the photo"); });
+  EXPECT_EQ(photo.at("cka_drawn").at("tokens"), 50);
+  EXPECT_TRUE(app.alive());
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
