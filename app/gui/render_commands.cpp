@@ -172,6 +172,8 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
       [&] {
         scheduler.drain();
         if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
+        // Taken here, before the view would show it as a banner: one line, from the command.
+        if (const auto e = cka.poll_error()) error = "cannot compute the layers' similarity (CKA): " + *e;
         state.report.cka_drawn = nullptr;
         begin_full_window("##render");
         if (const VitRun* src = vit.run(); src && error.empty()) {
@@ -183,8 +185,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
             else if (view == "vit-cka") draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true);
             else draw_source_map(state, vit_map, geometry);
             // The similarity view's matrix is a job of its own: frames go on until it is drawn.
-            if (view == "vit-cka" && !cka.failed_key().empty()) error = "cannot compute the CKA: " + cka.error();
-            else if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false)))
+            if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false)))
               settle = 3;
           } catch (const Error& e) {
             error = e.what();

@@ -358,5 +358,9 @@ TEST(CliCka, BadArgumentsAreOneLineAndExitTwo) {
   expect_one_line_error(run_attnlab("render --model " + fashion_model_arg() + " --image '" + asset("safari.jpg").string() +
                                     "' --view vit-cka --cka-count 0 --out '" + (d.path / "x.png").string() + "'"),
                         "--cka-count");
+  expect_one_line_error(run_attnlab("render --model " + fashion_model_arg() + " --image '" + asset("safari.jpg").string() +
+                                        "' --view vit-cka --out '" + (d.path / "x.png").string() + "'",
+                                    "ATTNLAB_MEMORY_BUDGET_MB=1 "),
+                        "at most 2 images fit");
   EXPECT_FALSE(fs::exists(d.path / "x.png"));
 }
