@@ -388,9 +388,21 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   } else {
     take_norm(taker, norm_name, D, model.norm_w, model.norm_b);
   }
-  // The classifier, where there is one (HF's sits outside the "vit." prefix).
+  // The classifier, where there is one (HF's sits outside the "vit." prefix). timm's
+  // global_pool "" pools nothing: its head maps every token (here: masked-patch reconstruction,
+  // 3P² pixels per token), which is no classifier; it is read past, and its width noted.
+  const json config = parse_config(config_json, what + " (config.json)");
   const std::string head_name = hf ? "classifier" : prefix + "head";
-  if (taker.has(head_name + ".weight")) {
+  const auto gp = config.find("global_pool");
+  const bool token_head = !hf && gp != config.end() && gp->is_string() && gp->get<std::string>().empty();
+  if (token_head && taker.has(head_name + ".weight")) {
+    const Tensor& hw = file.tensors.at(head_name + ".weight");
+    if (hw.shape.size() == 2 && hw.shape[0] > 0 && hw.shape[0] <= 1000000) arch.token_head = static_cast<int>(hw.shape[0]);
+    taker.ignore(head_name + ".weight");
+    taker.ignore(head_name + ".bias");
+    model.W_head = Matrix(0, D);
+    model.b_head = RowVector(0);
+  } else if (taker.has(head_name + ".weight")) {
     const Tensor& hw = file.tensors.at(head_name + ".weight");
     if (hw.shape.size() != 2 || hw.shape[1] != D || hw.shape[0] <= 0 || hw.shape[0] > 1000000)
       throw Error(what + ": tensor '" + head_name + ".weight' has shape " + shape_text(hw.shape) + ", expected [classes, " +
@@ -405,7 +417,6 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   arch.parameters = taker.used_elements();
 
   // What only the config files can say: heads, ε, mean/std, labels, pooling.
-  const json config = parse_config(config_json, what + " (config.json)");
   const json pre = parse_config(preprocessor_json, what + " (preprocessor_config.json)");
   const std::string cfg_what = what + " (config.json)";
   std::optional<float> heads_cfg, eps_cfg;
@@ -418,8 +429,7 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
       eps_cfg = read_number(*ma, "norm_eps", cfg_what);
     }
     if (!heads_cfg) heads_cfg = read_number(config, "num_heads", cfg_what);
-    if (const auto gp = config.find("global_pool"); gp != config.end() && gp->is_string() && *gp == "avg")
-      arch.pooling = VitPooling::Average;
+    if (gp != config.end() && gp->is_string() && *gp == "avg") arch.pooling = VitPooling::Average;
   }
   if (options.heads) {
     arch.heads = *options.heads;
@@ -921,8 +931,9 @@ std::string vit_info(const VitModel& model) {
     << "mean: " << a.mean[0] << "," << a.mean[1] << "," << a.mean[2] << "\n"
     << "std: " << a.std[0] << "," << a.std[1] << "," << a.std[2] << "\n"
     << "classes: " << a.classes << (a.classes ? (a.pooling == VitPooling::Token ? " (cls token)" : " (average of patches)") : "")
-    << "\n"
-    << "parameters: " << a.parameters << "\n"
+    << "\n";
+  if (a.token_head > 0) s << "token head: " << a.token_head << " outputs per token (global_pool \"\": masked-patch reconstruction), not read\n";
+  s << "parameters: " << a.parameters << "\n"
     << "dtype: " << dtype_name(a.dtype) << "\n";
   return s.str();
 }

@@ -55,6 +55,7 @@ struct VitArchitecture {
   float eps = 1e-6f;    ///< LayerNorm's ε
   std::array<float, 3> mean{0.485f, 0.456f, 0.406f}, std{0.229f, 0.224f, 0.225f};  ///< per RGB channel
   int classes = 0;      ///< classifier outputs (0: no classifier)
+  int token_head = 0;   ///< outputs of a head applied to every token (timm's global_pool "", e.g. masked-patch reconstruction: 3P²); not read, no classifier
   VitPooling pooling = VitPooling::Token;
   std::vector<std::string> labels;  ///< class names, `classes` of them (may be "class N")
   TensorDType dtype = TensorDType::F32;  ///< of the patch embedding's weight

@@ -3,11 +3,15 @@
 #include "core/error.hpp"
 
 #include <cblas.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 #include <unsupported/Eigen/SpecialFunctions>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <thread>
@@ -23,6 +27,10 @@ const char* pos_kind_name(VitPosKind kind) {
   return "?";
 }
 
+const char* task_name(VitTask task) {
+  return task == VitTask::MaskedPatches ? "masked-patches" : "classify";
+}
+
 void VitTrainShape::check() const {
   auto positive = [](int v, const char* what) {
     if (v <= 0) throw Error(std::string(what) + " must be positive, not " + std::to_string(v));
@@ -34,7 +42,9 @@ void VitTrainShape::check() const {
   positive(depth, "the depth");
   positive(heads, "the number of heads");
   positive(mlp_hidden, "the MLP width");
-  positive(classes, "the number of classes");
+  if (task == VitTask::Classify) positive(classes, "the number of classes");
+  if (task == VitTask::MaskedPatches && !(mask_ratio > 0.0f && mask_ratio < 1.0f))
+    throw Error("the mask ratio must be between 0 and 1 (exclusive), not " + std::to_string(mask_ratio));
   if (image_rows != image_cols) throw Error("the images must be square (" + std::to_string(image_cols) + "×" + std::to_string(image_rows) + " given)");
   if (image_rows % patch != 0)
     throw Error("the patch size " + std::to_string(patch) + " does not divide the image side " + std::to_string(image_rows));
@@ -89,6 +99,25 @@ class OneBlasThread {
 
  private:
   int before_;
+};
+
+/// Subnormal floats flushed to zero for a scope, on this thread (x86's MXCSR flags FTZ and DAZ,
+/// as torch.set_flush_denormal(True)): the masked keys' weights, exp(−∞) in the vectorized exp,
+/// and gradients that decay towards 0 would otherwise be subnormal, and arithmetic on them costs
+/// a hundred times a normal number's. Nothing a model learns lives below 1e-38.
+class FlushSubnormals {
+ public:
+#if defined(__SSE2__)
+  FlushSubnormals() : before_(_mm_getcsr()) { _mm_setcsr(before_ | 0x8040u); }
+  ~FlushSubnormals() { _mm_setcsr(before_); }
+#else
+  FlushSubnormals() = default;
+#endif
+  FlushSubnormals(const FlushSubnormals&) = delete;
+  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
+
+ private:
+  [[maybe_unused]] unsigned before_ = 0;
 };
 
 /// Random numbers that do not depend on the standard library's distributions (which differ
@@ -187,6 +216,12 @@ void linear_backward(const float* dY, const float* X, const float* W, int rows, 
   if (dX) gemm(false, false, rows, in, out, 1.0f, dY, out, W, in, 0.0f, dX, in);
 }
 
+/// timm's name of the final LayerNorm: `fc_norm` after average pooling, `norm` otherwise
+/// (masked-patch reconstruction pools nothing: `norm` on every token).
+std::string final_norm_name(const VitTrainShape& s) {
+  return s.task == VitTask::Classify && s.pooling == VitPooling::Average ? "fc_norm" : "norm";
+}
+
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
@@ -227,19 +262,21 @@ struct VitTrainer::Work {
     layers(rs1, L, R);
     layers(mu2, L, R);
     layers(rs2, L, R);
+    // Classify normalizes one pooled row per image, MaskedPatches every token's row.
+    const std::size_t normed = s.task == VitTask::MaskedPatches ? R : static_cast<std::size_t>(n);
     pooled.assign(static_cast<std::size_t>(n) * D, 0.0f);
-    Z.assign(pooled.size(), 0.0f);
-    pmu.assign(static_cast<std::size_t>(n), 0.0f);
-    prs.assign(static_cast<std::size_t>(n), 0.0f);
-    logits.assign(static_cast<std::size_t>(n) * s.classes, 0.0f);
+    Z.assign(normed * D, 0.0f);
+    pmu.assign(normed, 0.0f);
+    prs.assign(normed, 0.0f);
+    logits.assign(normed * s.outputs(), 0.0f);
     dX.assign(R * D, 0.0f);
     dXn.assign(R * D, 0.0f);
     dQKV.assign(R * 3 * D, 0.0f);
     dO.assign(R * D, 0.0f);
     dH.assign(R * Hd, 0.0f);
     dA.assign(T * T, 0.0f);
-    dZ.assign(static_cast<std::size_t>(n) * D, 0.0f);
-    dpooled.assign(dZ.size(), 0.0f);
+    dZ.assign(normed * D, 0.0f);
+    dpooled.assign(static_cast<std::size_t>(n) * D, 0.0f);
   }
 };
 
@@ -283,11 +320,11 @@ VitTrainer::VitTrainer(const VitTrainShape& shape, const VitTrainSettings& setti
     add(b + "mlp.fc2.weight", {D, Hd}, true);
     add(b + "mlp.fc2.bias", {D}, false);
   }
-  const std::string norm = shape_.pooling == VitPooling::Token ? "norm" : "fc_norm";
+  const std::string norm = final_norm_name(shape_);
   add(norm + ".weight", {D}, false);
   add(norm + ".bias", {D}, false);
-  add("head.weight", {shape_.classes, D}, true);
-  add("head.bias", {shape_.classes}, false);
+  add("head.weight", {shape_.outputs(), D}, true);
+  add("head.bias", {shape_.outputs()}, false);
   values_.assign(offset, 0.0f);
   grad_.assign(offset, 0.0f);
   m_.assign(offset, 0.0f);
@@ -334,10 +371,10 @@ const VitParam& VitTrainer::param(const std::string& name) const {
   throw Error("the model has no parameter '" + name + "'");
 }
 
-double VitTrainer::forward_backward(Work& w, const float* images, const int* labels, int n, int batch_total, bool backward,
-                                    float* logits_out) {
+double VitTrainer::forward_backward(Work& w, const float* images, const int* labels, const std::uint8_t* masked, int n, double loss_scale,
+                                    bool backward, float* out) {
   const VitTrainShape& s = shape_;
-  const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), P = s.patch, Hd = s.mlp_hidden, C = s.classes;
+  const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), P = s.patch, Hd = s.mlp_hidden, C = s.outputs();
   const int K = 3 * P * P, R = n * T, side = s.image_cols, gc = s.grid_cols();
   const float eps = s.eps, scale = 1.0f / std::sqrt(static_cast<float>(m));
   auto val = [&](const std::string& name) { return values_.data() + param(name).offset; };
@@ -366,10 +403,25 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
     for (int b = 0; b < n; ++b)
       for (int t = 0; t < T; ++t) {
         float* x = X0 + (static_cast<std::size_t>(b) * T + t) * D;
+        if (t > 0 && masked && masked[static_cast<std::size_t>(b) * N + t - 1]) {  // a masked patch: its position code alone
+          std::copy(pos + t * D, pos + (t + 1) * D, x);
+          continue;
+        }
         const float* src = t == 0 ? cls : E.data() + (static_cast<std::size_t>(b) * N + t - 1) * D;
         for (int j = 0; j < D; ++j) x[j] = src[j] + pos[t * D + j];
       }
   }
+  // The random mask of section 26.10 on the keys: a masked patch's column of the scores is −∞
+  // before the softmax (the class token's key is never masked), and its weight is set to exactly 0
+  // after it: the vectorized exp turns −∞ into a subnormal float, not 0, and subnormals in the
+  // products that follow cost a hundred times a normal number.
+  auto mask_keys = [&](float* S, int b, float value) {
+    if (!masked) return;
+    const std::uint8_t* mb = masked + static_cast<std::size_t>(b) * N;
+    for (int p = 0; p < N; ++p)
+      if (mb[p])
+        for (int i = 0; i < T; ++i) S[static_cast<std::size_t>(i) * T + 1 + p] = value;
+  };
   // Blocks.
   for (int l = 0; l < s.depth; ++l) {
     const std::string bp = "blocks." + std::to_string(l) + ".";
@@ -385,7 +437,9 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
         float* A = w.A[l].data() + (static_cast<std::size_t>(b) * H + h) * T * T;
         const float* q = QKV + static_cast<std::size_t>(b) * T * 3 * D + h * m;
         gemm(false, true, T, T, m, scale, q, 3 * D, q + D, 3 * D, 0.0f, A, T);
+        mask_keys(A, b, -std::numeric_limits<float>::infinity());
         softmax_rows(A, T, T);
+        mask_keys(A, b, 0.0f);
         gemm(false, false, T, m, T, 1.0f, A, T, q + 2 * D, 3 * D, 0.0f, O + static_cast<std::size_t>(b) * T * D + h * m, D);
       }
     linear_forward(O, val(bp + "attn.proj.weight"), val(bp + "attn.proj.bias"), R, D, D, Xmid);
@@ -403,10 +457,41 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
     linear_forward(Hact, val(bp + "mlp.fc2.weight"), val(bp + "mlp.fc2.bias"), R, Hd, D, Xout);
     ArrMap(Xout, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xmid, static_cast<Eigen::Index>(R) * D);
   }
-  // Pooling, final LayerNorm, classifier.
   const float* XL = w.X[s.depth].data();
+  const std::string norm = final_norm_name(s);
+  float* dX = w.dX.data();
+  if (s.task == VitTask::MaskedPatches) {
+    // Every token's output normed and through the head: 3P² predicted pixels per token.
+    ln_forward(XL, val(norm + ".weight"), val(norm + ".bias"), R, D, eps, w.Z.data(), w.pmu.data(), w.prs.data());
+    float* pred = w.logits.data();
+    linear_forward(w.Z.data(), val("head.weight"), val("head.bias"), R, D, C, pred);
+    if (out) std::copy(pred, pred + static_cast<std::size_t>(R) * C, out);
+    if (!masked) return 0.0;
+    // Squared error over the masked patches' pixels; dpred = 2·(pred − x)·loss_scale there, 0 elsewhere.
+    double loss = 0.0;
+    for (int b = 0; b < n; ++b)
+      for (int t = 0; t < T; ++t) {
+        float* row = pred + (static_cast<std::size_t>(b) * T + t) * C;
+        if (t == 0 || !masked[static_cast<std::size_t>(b) * N + t - 1]) {
+          std::fill(row, row + C, 0.0f);
+          continue;
+        }
+        const float* target = w.patches.data() + (static_cast<std::size_t>(b) * N + t - 1) * K;
+        for (int k = 0; k < C; ++k) {
+          const double e = static_cast<double>(row[k]) - target[k];
+          loss += e * e;
+          row[k] = static_cast<float>(2.0 * e * loss_scale);
+        }
+      }
+    if (!backward) return loss;
+    linear_backward(pred, w.Z.data(), val("head.weight"), R, D, C, grd("head.weight"), grd("head.bias"), w.dZ.data());
+    ln_backward(w.dZ.data(), XL, w.pmu.data(), w.prs.data(), val(norm + ".weight"), R, D, dX, false, grd(norm + ".weight"),
+                grd(norm + ".bias"));
+    backward_blocks(w, masked, n);
+    return loss;
+  }
+  // Pooling, final LayerNorm, classifier.
   const bool token = s.pooling == VitPooling::Token;
-  const std::string norm = token ? "norm" : "fc_norm";
   for (int b = 0; b < n; ++b) {
     float* pooled = w.pooled.data() + static_cast<std::size_t>(b) * D;
     const float* xb = XL + static_cast<std::size_t>(b) * T * D;
@@ -423,10 +508,10 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
   ln_forward(w.pooled.data(), val(norm + ".weight"), val(norm + ".bias"), n, D, eps, w.Z.data(), w.pmu.data(), w.prs.data());
   float* logits = w.logits.data();
   linear_forward(w.Z.data(), val("head.weight"), val("head.bias"), n, D, C, logits);
-  if (logits_out) std::copy(logits, logits + static_cast<std::size_t>(n) * C, logits_out);
+  if (out) std::copy(logits, logits + static_cast<std::size_t>(n) * C, out);
   if (!labels) return 0.0;
 
-  // Cross-entropy with label smoothing; dlogits = (p − q)/B in place of the logits.
+  // Cross-entropy with label smoothing; dlogits = (p − q)·loss_scale (1/B) in place of the logits.
   const double ls = settings_.label_smoothing;
   double loss = 0.0;
   w.correct = 0;
@@ -443,7 +528,7 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
       const double q = (c == y ? 1.0 - ls : 0.0) + ls / C;
       const double logp = z[c] - lse;
       loss -= q * logp;
-      z[c] = static_cast<float>((std::exp(logp) - q) / batch_total);
+      z[c] = static_cast<float>((std::exp(logp) - q) * loss_scale);
     }
   }
   if (!backward) return loss;
@@ -452,7 +537,6 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
   linear_backward(logits, w.Z.data(), val("head.weight"), n, D, C, grd("head.weight"), grd("head.bias"), w.dZ.data());
   ln_backward(w.dZ.data(), w.pooled.data(), w.pmu.data(), w.prs.data(), val(norm + ".weight"), n, D, w.dpooled.data(), false,
               grd(norm + ".weight"), grd(norm + ".bias"));
-  float* dX = w.dX.data();
   std::fill(dX, dX + static_cast<std::size_t>(R) * D, 0.0f);
   for (int b = 0; b < n; ++b) {
     const float* dp = w.dpooled.data() + static_cast<std::size_t>(b) * D;
@@ -464,6 +548,18 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
         for (int j = 0; j < D; ++j) dxb[static_cast<std::size_t>(t) * D + j] = dp[j] / static_cast<float>(N);
     }
   }
+  backward_blocks(w, nullptr, n);
+  return loss;
+}
+
+void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
+  const VitTrainShape& s = shape_;
+  const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), P = s.patch, Hd = s.mlp_hidden;
+  const int K = 3 * P * P, R = n * T;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(m));
+  auto val = [&](const std::string& name) { return values_.data() + param(name).offset; };
+  auto grd = [&](const std::string& name) { return w.grad.data() + param(name).offset; };
+  float* dX = w.dX.data();
   // Blocks, last to first; dX holds the gradient of the block's output, then of its input.
   float* dXn = w.dXn.data();
   float* dQKV = w.dQKV.data();
@@ -523,13 +619,12 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
       const float* d = dX + (static_cast<std::size_t>(b) * T + t) * D;
       if (t == 0)
         for (int j = 0; j < D; ++j) gcls[j] += d[j];
-      else
+      else if (!masked || !masked[static_cast<std::size_t>(b) * N + t - 1])  // a masked patch's embedding was not used
         std::copy(d, d + D, dE.data() + (static_cast<std::size_t>(b) * N + t - 1) * D);
       if (gpos)
         for (int j = 0; j < D; ++j) gpos[t * D + j] += d[j];
     }
   linear_backward(dE.data(), w.patches.data(), nullptr, n * N, K, D, grd("patch_embed.proj.weight"), grd("patch_embed.proj.bias"), nullptr);
-  return loss;
 }
 
 namespace {
@@ -538,24 +633,54 @@ int part_begin(int count, int parts, int p) { return static_cast<int>(static_cas
 }  // namespace
 
 VitStepStats VitTrainer::compute_gradients(std::span<const float> images, std::span<const int> labels) {
-  const int B = static_cast<int>(labels.size());
+  if (shape_.task != VitTask::Classify) throw Error("this model reconstructs masked patches: it has no labels to learn");
+  for (const int y : labels)
+    if (y < 0 || y >= shape_.classes) throw Error("label " + std::to_string(y) + " is outside [0, " + std::to_string(shape_.classes) + ")");
+  return compute(images, labels.data(), nullptr, static_cast<int>(labels.size()));
+}
+
+VitStepStats VitTrainer::compute_gradients_masked(std::span<const float> images, std::span<const std::uint8_t> masked) {
+  if (shape_.task != VitTask::MaskedPatches) throw Error("this model classifies: it has no masked patches to reconstruct");
+  const int N = shape_.N();
+  if (masked.size() % static_cast<std::size_t>(N) != 0)
+    throw Error("the mask holds " + std::to_string(masked.size()) + " bytes, no whole number of images of " + std::to_string(N) + " patches");
+  return compute(images, nullptr, masked.data(), static_cast<int>(masked.size() / static_cast<std::size_t>(N)));
+}
+
+namespace {
+/// Masked patches in `masked` (count·N bytes); throws when an image has none (its loss would be empty).
+std::int64_t count_masked(const std::uint8_t* masked, int count, int N) {
+  std::int64_t total = 0;
+  for (int b = 0; b < count; ++b) {
+    const auto in_image = std::count_if(masked + static_cast<std::size_t>(b) * N, masked + static_cast<std::size_t>(b + 1) * N,
+                                        [](std::uint8_t v) { return v != 0; });
+    if (in_image == 0) throw Error("image " + std::to_string(b) + " of the batch has no masked patch to reconstruct");
+    total += in_image;
+  }
+  return total;
+}
+}  // namespace
+
+VitStepStats VitTrainer::compute(std::span<const float> images, const int* labels, const std::uint8_t* masked, int B) {
   const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
   if (B <= 0) throw Error("a training batch needs at least one image");
   if (images.size() != image_size * B)
     throw Error("the batch holds " + std::to_string(images.size()) + " floats, not " + std::to_string(B) + " images of " +
                 std::to_string(image_size));
-  for (const int y : labels)
-    if (y < 0 || y >= shape_.classes) throw Error("label " + std::to_string(y) + " is outside [0, " + std::to_string(shape_.classes) + ")");
+  // The loss is a mean: over the images (cross-entropy), or over the masked patches' pixel values.
+  const double loss_count = masked ? static_cast<double>(count_masked(masked, B, shape_.N())) * shape_.outputs() : B;
   const int parts = std::min(threads_, B);
   while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
   OneBlasThread blas;
   auto run = [&](int p) {
+    FlushSubnormals ftz;
     Work& w = *work_[static_cast<std::size_t>(p)];
     const int b0 = part_begin(B, parts, p), b1 = part_begin(B, parts, p + 1);
     w.reserve(shape_, b1 - b0, values_.size());
     std::fill(w.grad.begin(), w.grad.end(), 0.0f);
     w.correct = 0;
-    w.loss = forward_backward(w, images.data() + image_size * b0, labels.data() + b0, b1 - b0, B, true, nullptr);
+    w.loss = forward_backward(w, images.data() + image_size * b0, labels ? labels + b0 : nullptr,
+                              masked ? masked + static_cast<std::size_t>(b0) * shape_.N() : nullptr, b1 - b0, 1.0 / loss_count, true, nullptr);
   };
   std::vector<std::thread> pool;
   for (int p = 1; p < parts; ++p) pool.emplace_back(run, p);
@@ -572,7 +697,7 @@ VitStepStats VitTrainer::compute_gradients(std::span<const float> images, std::s
     loss += work_[static_cast<std::size_t>(p)]->loss;
     stats.correct += work_[static_cast<std::size_t>(p)]->correct;
   }
-  stats.loss = loss / B;
+  stats.loss = loss / loss_count;
   return stats;
 }
 
@@ -614,10 +739,50 @@ VitStepStats VitTrainer::train_step(std::span<const float> images, std::span<con
   return stats;
 }
 
+VitStepStats VitTrainer::train_step_masked(std::span<const float> images, std::span<const std::uint8_t> masked) {
+  VitStepStats stats = compute_gradients_masked(images, masked);
+  const VitStepStats update = apply_update();
+  stats.grad_norm = update.grad_norm;
+  stats.lr = update.lr;
+  return stats;
+}
+
+Matrix VitTrainer::reconstruct(std::span<const float> images, std::span<const std::uint8_t> masked, int count, double* loss) {
+  if (shape_.task != VitTask::MaskedPatches) throw Error("this model classifies: it reconstructs no patches");
+  const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
+  const int N = shape_.N(), T = shape_.T(), C = shape_.outputs();
+  if (count <= 0 || images.size() != image_size * static_cast<std::size_t>(count) || masked.size() != static_cast<std::size_t>(count) * N)
+    throw Error("reconstruct: " + std::to_string(images.size()) + " floats and " + std::to_string(masked.size()) + " mask bytes are not " +
+                std::to_string(count) + " images");
+  const double loss_count = static_cast<double>(count_masked(masked.data(), count, N)) * C;
+  if (work_.empty()) work_.push_back(std::make_unique<Work>());
+  Work& w = *work_[0];
+  OneBlasThread blas;
+  FlushSubnormals ftz;
+  Matrix out(static_cast<Eigen::Index>(count) * N, C);
+  std::vector<float> rows;
+  double sum = 0.0;
+  constexpr int kChunk = 64;  // images per forward: bounds the kept activations
+  for (int b0 = 0; b0 < count; b0 += kChunk) {
+    const int n = std::min(kChunk, count - b0);
+    w.reserve(shape_, n, values_.size());
+    rows.resize(static_cast<std::size_t>(n) * T * C);
+    // The head's rows are copied out before the loss turns them into its gradient.
+    sum += forward_backward(w, images.data() + image_size * b0, nullptr, masked.data() + static_cast<std::size_t>(b0) * N, n, 1.0, false,
+                            rows.data());
+    for (int b = 0; b < n; ++b)
+      for (int p = 0; p < N; ++p)
+        std::copy_n(rows.data() + (static_cast<std::size_t>(b) * T + 1 + p) * C, C, out.data() + (static_cast<std::size_t>(b0 + b) * N + p) * C);
+  }
+  if (loss) *loss = sum / loss_count;
+  return out;
+}
+
 Matrix VitTrainer::logits(std::span<const float> images, int count) {
   const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
   if (count < 0 || images.size() != image_size * static_cast<std::size_t>(count))
     throw Error("the images hold " + std::to_string(images.size()) + " floats, not " + std::to_string(count) + " images");
+  if (shape_.task != VitTask::Classify) throw Error("this model reconstructs masked patches: it has no class logits");
   Matrix out(count, shape_.classes);
   if (count == 0) return out;
   constexpr int kChunk = 128;  // images per forward on one thread: bounds the kept activations
@@ -625,11 +790,12 @@ Matrix VitTrainer::logits(std::span<const float> images, int count) {
   while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
   OneBlasThread blas;
   auto run = [&](int p) {
+    FlushSubnormals ftz;
     Work& w = *work_[static_cast<std::size_t>(p)];
     for (int c = p; c < chunks; c += parts) {
       const int b0 = c * kChunk, b1 = std::min(count, b0 + kChunk);
       w.reserve(shape_, b1 - b0, values_.size());
-      forward_backward(w, images.data() + image_size * b0, nullptr, b1 - b0, count, false, out.data() + static_cast<std::size_t>(b0) * shape_.classes);
+      forward_backward(w, images.data() + image_size * b0, nullptr, nullptr, b1 - b0, 1.0, false, out.data() + static_cast<std::size_t>(b0) * shape_.classes);
     }
   };
   std::vector<std::thread> pool;
@@ -648,12 +814,12 @@ std::vector<Matrix> VitTrainer::layer_tokens(std::span<const float> images, int 
   if (work_.empty()) work_.push_back(std::make_unique<Work>());
   Work& w = *work_[0];
   OneBlasThread blas;
+  FlushSubnormals ftz;
   constexpr int kChunk = 128;
-  std::vector<float> logits(static_cast<std::size_t>(kChunk) * shape_.classes);
   for (int b0 = 0; b0 < count; b0 += kChunk) {
     const int n = std::min(kChunk, count - b0);
     w.reserve(shape_, n, values_.size());
-    forward_backward(w, images.data() + image_size * b0, nullptr, n, n, false, logits.data());
+    forward_backward(w, images.data() + image_size * b0, nullptr, nullptr, n, 1.0, false, nullptr);
     for (int l = 0; l <= shape_.depth; ++l)
       std::copy(w.X[static_cast<std::size_t>(l)].begin(), w.X[static_cast<std::size_t>(l)].begin() + static_cast<std::ptrdiff_t>(n) * T * D,
                 out[static_cast<std::size_t>(l)].data() + static_cast<std::ptrdiff_t>(b0) * T * D);
@@ -682,14 +848,16 @@ VitModel VitTrainer::model(const std::array<float, 3>& mean, const std::array<fl
 std::string vit_train_config_json(const VitTrainShape& shape, const std::array<float, 3>& mean, const std::array<float, 3>& std,
                                   const std::vector<std::string>& labels) {
   using nlohmann::json;
-  const bool token = shape.pooling == VitPooling::Token;
-  const char* pool = token ? "token" : "avg";
+  // Masked-patch reconstruction: timm's global_pool "" (no pooling: the head maps every token to
+  // its 3P² pixels); no class names.
+  const bool masked = shape.task == VitTask::MaskedPatches;
+  const char* pool = masked ? "" : shape.pooling == VitPooling::Token ? "token" : "avg";
   json names = json::array();
-  for (int c = 0; c < shape.classes; ++c)
+  for (int c = 0; c < shape.classes && !masked; ++c)
     names.push_back(c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c));
   json config = {
       {"architecture", "vit_attnlab_trained"},
-      {"num_classes", shape.classes},
+      {"num_classes", shape.outputs()},
       {"num_features", shape.D},
       {"global_pool", pool},
       {"model_args",
@@ -704,15 +872,16 @@ std::string vit_train_config_json(const VitTrainShape& shape, const std::array<f
         {"class_token", true},
         {"no_embed_class", false},
         {"global_pool", pool},
-        {"num_classes", shape.classes}}},
+        {"num_classes", shape.outputs()}}},
       {"pretrained_cfg",
        {{"mean", {mean[0], mean[1], mean[2]}},
         {"std", {std[0], std[1], std[2]}},
         {"input_size", {3, shape.image_rows, shape.image_cols}},
-        {"num_classes", shape.classes}}},
+        {"num_classes", shape.outputs()}}},
       {"label_names", names},
-      {"attnlab", {{"pos_embed", pos_kind_name(shape.pos)}, {"norm_eps", shape.eps}}},
+      {"attnlab", {{"pos_embed", pos_kind_name(shape.pos)}, {"norm_eps", shape.eps}, {"task", task_name(shape.task)}}},
   };
+  if (masked) config["attnlab"]["mask_ratio"] = shape.mask_ratio;
   return config.dump(2) + "\n";
 }
 

@@ -27,6 +27,23 @@ enum class VitPosKind {
 };
 const char* pos_kind_name(VitPosKind kind);  ///< "learned", "sincos", "none"
 
+/// What the model learns to do.
+enum class VitTask {
+  /// One class per image: the pooled token (cls or the patches' mean) through the final norm and
+  /// `head` (classes outputs); cross-entropy with label smoothing.
+  Classify,
+  /// Masked-patch reconstruction (as MAE's pre-training, He et al. 2022): in every image a share of
+  /// the patches is masked. A masked patch's token enters block 0 as its position code alone (the
+  /// model never sees its pixels), and in every layer no token attends to it: the chapter's random
+  /// mask (section 26.10) drops it as a key, so a_ij = 0 for every masked j. Every patch token's
+  /// output goes through the final norm (`norm`) and `head` (3P² outputs: the patch's pixels, as
+  /// the input is normalized); the loss is the mean squared error over the masked patches' pixels.
+  /// The visible tokens see only visible tokens, as MAE's encoder; the masked ones ask from their
+  /// position, as its decoder's mask tokens do.
+  MaskedPatches,
+};
+const char* task_name(VitTask task);  ///< "classify", "masked-patches"
+
 /// The model trained: timm's VisionTransformer(img_size, patch_size, in_chans=3, num_classes,
 /// global_pool, embed_dim=D, depth, num_heads=heads, mlp_ratio=mlp_hidden/D, class_token=True,
 /// qkv_bias=True, no_embed_class=False): the position embedding covers [cls, patches].
@@ -41,11 +58,15 @@ struct VitTrainShape {
   VitPooling pooling = VitPooling::Token;  ///< Token: `norm` on the class token; Average: `fc_norm` on the patch tokens' mean
   VitPosKind pos = VitPosKind::Learned;
   float eps = 1e-6f;                     ///< LayerNorm's ε (timm's)
+  VitTask task = VitTask::Classify;      ///< MaskedPatches: `classes` and `pooling` are not used
+  float mask_ratio = 0.75f;              ///< MaskedPatches: the share of each image's patches its data masks (recorded in config.json)
 
   int grid_rows() const { return image_rows / patch; }
   int grid_cols() const { return image_cols / patch; }
   int N() const { return grid_rows() * grid_cols(); }  ///< patches
   int T() const { return N() + 1; }                    ///< tokens: cls + patches
+  /// The head's outputs: `classes`, or 3P² pixels per patch token for MaskedPatches.
+  int outputs() const { return task == VitTask::MaskedPatches ? 3 * patch * patch : classes; }
   /// Throws Error naming what does not fit (D not divisible by heads, a patch not dividing the
   /// image, sincos with D not a multiple of 4, non-positive sizes).
   void check() const;
@@ -60,7 +81,7 @@ struct VitTrainSettings {
   int warmup_steps = 100;       ///< lr rises linearly: lr·(s+1)/warmup for step s < warmup
   int total_steps = 1000;       ///< cosine from lr at step warmup to min_lr at total_steps
   double clip_norm = 1.0;       ///< global L2 norm the gradient is clipped to (≤ 0: never)
-  double label_smoothing = 0.1; ///< ε: targets (1−ε)·onehot + ε/C
+  double label_smoothing = 0.1; ///< ε: targets (1−ε)·onehot + ε/C (Classify)
 };
 
 /// The learning rate of (0-based) step `step`: warm-up then cosine (see VitTrainSettings).
@@ -83,8 +104,8 @@ struct VitParam {
 
 /// What one training step saw.
 struct VitStepStats {
-  double loss = 0.0;       ///< mean cross-entropy over the batch (with label smoothing)
-  int correct = 0;         ///< images whose arg-max logit was the label
+  double loss = 0.0;       ///< mean cross-entropy over the batch (with label smoothing); MaskedPatches: mean squared error per masked pixel value
+  int correct = 0;         ///< images whose arg-max logit was the label (Classify)
   double grad_norm = 0.0;  ///< global L2 norm of the gradient before clipping
   double lr = 0.0;         ///< the rate the update used
 };
@@ -92,7 +113,8 @@ struct VitStepStats {
 /// A ViT being trained: its parameters, their gradients and AdamW's moments, in flat float
 /// buffers described by params() in timm's state_dict order (cls_token, pos_embed,
 /// patch_embed.proj.weight/bias, blocks.i.{norm1, attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2},
-/// norm or fc_norm, head). Weight decay, as timm's param_groups_weight_decay: on tensors of 2
+/// norm or fc_norm, head; for MaskedPatches `norm` and a head of 3P² × D, timm's
+/// VisionTransformer with global_pool "" and num_classes 3P², which applies its head to every token). Weight decay, as timm's param_groups_weight_decay: on tensors of 2
 /// or more dimensions except cls_token and pos_embed; none on biases and LayerNorms.
 /// Images are float, (channel, y, x) order, 3 × image_rows × image_cols each, already normalized.
 /// One caller at a time: a VitTrainer is not to be used from two threads at once (its calls
@@ -141,7 +163,21 @@ class VitTrainer {
   /// compute_gradients() then apply_update().
   VitStepStats train_step(std::span<const float> images, std::span<const int> labels);
 
-  /// The logits of a batch, B × classes (the same forward as training, nothing kept).
+  /// MaskedPatches: forward and backward over a batch of B images with `masked` B·N bytes (1: patch
+  /// p of image b, raster order, is masked; at least one per image); the gradient of the mean
+  /// squared error over the masked patches' pixel values (their normalized input values, in the
+  /// patch embedding's (channel, y, x) order). Returns the loss. Throws Error for sizes that do not
+  /// match, an image with no masked patch, or a trainer made for Classify.
+  VitStepStats compute_gradients_masked(std::span<const float> images, std::span<const std::uint8_t> masked);
+  /// compute_gradients_masked() then apply_update().
+  VitStepStats train_step_masked(std::span<const float> images, std::span<const std::uint8_t> masked);
+  /// MaskedPatches: the head's predicted pixels of every patch of `count` images masked by `masked`,
+  /// (count·N) × 3P² (image after image, patches in raster order; the visible patches' rows are
+  /// predicted too, though the loss never asks for them), and the loss of the batch into `loss`
+  /// when given. Nothing kept, no gradient.
+  Matrix reconstruct(std::span<const float> images, std::span<const std::uint8_t> masked, int count, double* loss = nullptr);
+
+  /// The logits of a batch, B × classes (the same forward as training, nothing kept). Classify only.
   Matrix logits(std::span<const float> images, int count);
 
   /// The tokens entering block 0 and leaving each block, for `count` images: depth + 1 matrices
@@ -158,7 +194,16 @@ class VitTrainer {
 
  private:
   struct Work;  // one thread's activations and gradient buffer
-  double forward_backward(Work& w, const float* images, const int* labels, int count, int batch_total, bool backward, float* logits_out);
+  /// The forward pass of `count` images (masked: MaskedPatches' count·N mask bytes, or null), and
+  /// with `labels` (Classify) or `masked`, the summed loss, whose gradient times `loss_scale` is
+  /// added to w.grad when `backward`. `out`: the head's outputs (count × classes, or
+  /// count·T × 3P² for MaskedPatches, the class token's rows included).
+  double forward_backward(Work& w, const float* images, const int* labels, const std::uint8_t* masked, int count, double loss_scale,
+                          bool backward, float* out);
+  /// From dX (w.dX: the gradient of the last block's output) back through the blocks, the
+  /// position embedding and the patch embedding into w.grad; `masked` as in forward_backward().
+  void backward_blocks(Work& w, const std::uint8_t* masked, int n);
+  VitStepStats compute(std::span<const float> images, const int* labels, const std::uint8_t* masked, int B);
 
   VitTrainShape shape_;
   VitTrainSettings settings_;

@@ -28,11 +28,15 @@ void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, con
   if (::access(dir.c_str(), W_OK) != 0) throw Error(dir.string() + ": not writable");
 }
 
-void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv) {
+void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv,
+                            const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) {
   write_safetensors(dir / "model.safetensors", trainer.tensors());
-  write_file_atomically(dir / "config.json",
-                        vit_train_config_json(trainer.shape(), fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()));
+  write_file_atomically(dir / "config.json", vit_train_config_json(trainer.shape(), mean, std, labels));
   write_file_atomically(dir / "log.csv", log_csv);
+}
+
+void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv) {
+  write_train_checkpoint(dir, trainer, log_csv, fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names());
 }
 
 double fashion_mnist_accuracy(VitTrainer& trainer, const FashionMnistSplit& split, int count) {

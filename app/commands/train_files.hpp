@@ -26,9 +26,16 @@ std::vector<std::string> fashion_mnist_label_names();
 /// when it is not empty), or exists and is not a folder; created, and checked writable.
 void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, const std::string& refusal = "");
 
+/// The first line of log.csv for masked-patch reconstruction: the training batches' loss and
+/// the loss on a fixed set of crops with fixed masks (the same every evaluation).
+inline constexpr const char* kMaskedLogHeader = "step,loss,fixed_crops_loss,seconds\n";
+
 /// Writes dir/model.safetensors (VitTrainer::tensors()), dir/config.json
-/// (vit_train_config_json with Fashion-MNIST's normalization and labels) and dir/log.csv
+/// (vit_train_config_json with the input's normalization and the class names) and dir/log.csv
 /// (`log_csv`, its header included), each atomically. Throws Error when one cannot be written.
+void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv,
+                            const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels);
+/// The same with Fashion-MNIST's normalization and labels.
 void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv);
 
 /// The share of the first `count` images of `split` whose arg-max logit is their label

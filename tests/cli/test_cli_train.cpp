@@ -194,6 +194,52 @@ TEST(CliTrain, ShapesThatCannotWorkAreOneLineNamingTheFlag) {
   EXPECT_FALSE(fs::exists(d.path));  // nothing written
 }
 
+// The masked-patch task on the safari photo: a tiny run's checkpoint is timm's VisionTransformer
+// with a head on every token (global_pool ""), opens in `attnlab vit` with no classifier, and its
+// log holds the fixed crops' loss; the same seed gives the same bytes.
+TEST(CliTrain, AMaskedPatchRunOnThePhotoWritesAViTWithATokenHead) {
+  TempDir a, b;
+  const std::string tiny = "train --task masked --steps 12 --depth 1 --dim 16 --heads 2 --crop 32 --patch 8 --batch 8 --seed 2 --image '" +
+                           asset("safari.jpg").string() + "'";
+  const CliRun r = run_attnlab(tiny + " --out '" + a.path.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fixed crops loss"), std::string::npos) << r.out;
+  const SafetensorsFile saved = read_safetensors(a.path / "model.safetensors");
+  EXPECT_EQ(saved.tensors.at("head.weight").shape, (std::vector<std::int64_t>{3 * 8 * 8, 16}));
+  EXPECT_TRUE(saved.tensors.count("norm.weight"));
+  EXPECT_EQ(saved.tensors.at("pos_embed").shape, (std::vector<std::int64_t>{1, 17, 16}));  // sine-cosine by default
+  const Matrix codes = sincos_position_embedding(4, 4, 16);
+  for (int i = 0; i < 17 * 16; ++i) EXPECT_EQ(saved.tensors.at("pos_embed").values[static_cast<std::size_t>(i)], codes.data()[i]);
+  const auto config = nlohmann::json::parse(read_file(a.path / "config.json"));
+  EXPECT_EQ(config.at("global_pool"), "");
+  EXPECT_EQ(config.at("attnlab").at("task"), "masked-patches");
+  EXPECT_FLOAT_EQ(config.at("attnlab").at("mask_ratio").get<float>(), 0.75f);
+  const auto log = lines(read_file(a.path / "log.csv"));
+  ASSERT_GE(log.size(), 2u);
+  EXPECT_EQ(log[0], "step,loss,fixed_crops_loss,seconds");
+  EXPECT_EQ(log.back().substr(0, 3), "12,");
+  const CliRun info = run_attnlab("vit --model '" + a.path.string() + "' --image '" + asset("safari.jpg").string() + "' --resize 32 --info");
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_NE(info.out.find("classes: 0"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("token head: 192"), std::string::npos) << info.out;
+  ASSERT_EQ(run_attnlab(tiny + " --out '" + b.path.string() + "'").code, 0);
+  EXPECT_EQ(read_file(a.path / "model.safetensors"), read_file(b.path / "model.safetensors"));
+}
+
+TEST(CliTrain, EachTasksOptionsAreRefusedForTheOther) {
+  TempDir d;
+  const std::string out = " --out '" + d.path.string() + "'";
+  expect_one_line_error(run_attnlab("train --task masked --pool avg" + out), "--pool");
+  expect_one_line_error(run_attnlab("train --task masked --augment on" + out), "--augment");
+  expect_one_line_error(run_attnlab("train --crop 32" + out), "--crop");
+  expect_one_line_error(run_attnlab("train --mask-ratio 0.5" + out), "--mask-ratio");
+  expect_one_line_error(run_attnlab("train --task masked --mask-ratio 1" + out), "--mask-ratio");
+  expect_one_line_error(run_attnlab("train --task masked --crop 60 --patch 8" + out), "--patch");
+  expect_one_line_error(run_attnlab("train --task mae" + out), "--task");
+  expect_one_line_error(run_attnlab("train --task masked --image /nonexistent/photo.jpg --steps 2" + out), "photo.jpg");
+  EXPECT_FALSE(fs::exists(d.path));  // nothing written
+}
+
 TEST(CliTrain, CtrlCStopsAndStillWrites) {
   TempDir d;
   // A run of a minute in the background, sent SIGINT after 8 seconds (the dataset is read

@@ -8,10 +8,16 @@ timm/models/vision_transformer.py: PatchEmbed's Conv2d, cls_token prepended, pos
 [cls, patches] (no_embed_class=False), pre-norm Blocks with LayerNorm eps 1e-6, Attention with
 qkv Linear and q·D_h^-0.5 @ k^T softmax, Mlp with exact GELU; global_pool "token" → `norm` on
 token 0, "avg" → the patch tokens' mean then `fc_norm`), F.cross_entropy with
-label_smoothing, torch.nn.utils.clip_grad_norm_, torch.optim.AdamW with timm's weight-decay
+label_smoothing (or, for masked-patch reconstruction, the mean squared error over the masked
+patches' pixels), torch.nn.utils.clip_grad_norm_, torch.optim.AdamW with timm's weight-decay
 groups (no decay on 1-D tensors, cls_token, pos_embed), and a linear warm-up then cosine rate
 set per step. Nothing is shared with the C++ code: the patches come from F.conv2d, the
 sine–cosine codes from numpy (MAE's get_2d_sincos_pos_embed, written out below).
+
+Masked-patch reconstruction (task "masked", VitTask::MaskedPatches): a masked patch's token is its
+position code alone, its key is dropped in every layer (its scores set to -inf before the softmax,
+torch's masked_fill), `norm` on every token and `head` (3P^2 x D) on each patch token predicts its
+pixels; the targets are the input's own patches, cut by reshape/permute (not by the C++ code's loop).
 
 Everything runs in float64 and is rounded to float32 only when written, so the C++ test
 measures its own float32 arithmetic against an exact reference. The initial parameters are
@@ -23,7 +29,8 @@ gradient is well away from zero); they are part of the file, and the C++ test lo
 Writes tests/vit/data/train/train_golden.safetensors with, per case C:
   C/init/NAME, C/grad/NAME (gradient of the batch-mean loss at init), C/step3/NAME (after three
   AdamW steps on the same batch), C/loss (1,), C/grad_norms (3,) (before clipping),
-and "images" (4, 3, 28, 28), "labels" (4,) shared by all cases; "__metadata__" holds each
+and "images" (4, 3, 28, 28), "labels" (4,), "masks" (4, 16) (1: masked; 4 to 12 per image) shared
+by all cases; "__metadata__" holds each
 case's settings as JSON under its name, and "cases" the list.
 """
 import json
@@ -49,6 +56,8 @@ CASES = {
     "avg_sincos": dict(pooling="avg", pos="sincos"),
     "token_none": dict(pooling="token", pos="none"),
     "avg_learned": dict(pooling="avg", pos="learned"),
+    "masked_learned": dict(pooling="token", pos="learned", task="masked"),
+    "masked_sincos": dict(pooling="token", pos="sincos", task="masked"),
 }
 B = 4
 
@@ -97,32 +106,45 @@ def make_params(c, gen):
         p[b + "mlp.fc1.bias"] = rnd(Hd, std=0.1)
         p[b + "mlp.fc2.weight"] = rnd(D, Hd, std=0.18)
         p[b + "mlp.fc2.bias"] = rnd(D, std=0.1)
-    norm = "norm" if c["pooling"] == "token" else "fc_norm"
+    masked = c.get("task") == "masked"
+    norm = "norm" if c["pooling"] == "token" or masked else "fc_norm"
     p[norm + ".weight"] = 1 + rnd(D, std=0.1)
     p[norm + ".bias"] = rnd(D, std=0.1)
-    p["head.weight"] = rnd(C, D, std=0.3)
-    p["head.bias"] = rnd(C, std=0.1)
+    outputs = 3 * P * P if masked else C
+    p["head.weight"] = rnd(outputs, D, std=0.3)
+    p["head.bias"] = rnd(outputs, std=0.1)
     return p
 
 
-def forward(p, x, c):
+def forward(p, x, c, mask=None):
+    """Classify: the logits. With `mask` (B, N bool; task "masked"): the final normed tokens."""
     D, H, P = c["D"], c["heads"], c["patch"]
     m = D // H
     e = F.conv2d(x, p["patch_embed.proj.weight"], p["patch_embed.proj.bias"], stride=P)
     e = e.flatten(2).transpose(1, 2)
+    if mask is not None:
+        e = torch.where(mask[..., None], torch.zeros_like(e), e)
     X = torch.cat([p["cls_token"].expand(x.shape[0], -1, -1), e], dim=1) + p["pos_embed"]
     Bn, T, _ = X.shape
+    key_masked = None
+    if mask is not None:
+        key_masked = torch.cat([torch.zeros(Bn, 1, dtype=torch.bool), mask], dim=1)[:, None, None, :]
     for l in range(c["depth"]):
         b = f"blocks.{l}."
         h = F.layer_norm(X, (D,), p[b + "norm1.weight"], p[b + "norm1.bias"], eps=c["eps"])
         qkv = F.linear(h, p[b + "attn.qkv.weight"], p[b + "attn.qkv.bias"]).reshape(Bn, T, 3, H, m).permute(2, 0, 3, 1, 4)
         q, k, v = qkv.unbind(0)
-        a = ((q * m ** -0.5) @ k.transpose(-2, -1)).softmax(dim=-1)
+        s = (q * m ** -0.5) @ k.transpose(-2, -1)
+        if key_masked is not None:
+            s = s.masked_fill(key_masked, float("-inf"))
+        a = s.softmax(dim=-1)
         o = (a @ v).transpose(1, 2).reshape(Bn, T, D)
         X = X + F.linear(o, p[b + "attn.proj.weight"], p[b + "attn.proj.bias"])
         h = F.layer_norm(X, (D,), p[b + "norm2.weight"], p[b + "norm2.bias"], eps=c["eps"])
         X = X + F.linear(F.gelu(F.linear(h, p[b + "mlp.fc1.weight"], p[b + "mlp.fc1.bias"])),
                          p[b + "mlp.fc2.weight"], p[b + "mlp.fc2.bias"])
+    if mask is not None:
+        return F.layer_norm(X, (D,), p["norm.weight"], p["norm.bias"], eps=c["eps"])
     if c["pooling"] == "token":
         z = F.layer_norm(X[:, 0], (D,), p["norm.weight"], p["norm.bias"], eps=c["eps"])
     else:
@@ -137,7 +159,16 @@ def lr_at(c, step):
     return c["min_lr"] + (c["lr"] - c["min_lr"]) * 0.5 * (1 + math.cos(math.pi * t))
 
 
-def run_case(name, c, images, labels, gen):
+def masked_patch_loss(p, images, c, mask):
+    """Mean squared error of the head's pixels against the masked patches' own, over their values."""
+    P, g = c["patch"], c["image"] // c["patch"]
+    z = forward(p, images, c, mask)
+    pred = F.linear(z[:, 1:], p["head.weight"], p["head.bias"])
+    target = images.reshape(images.shape[0], 3, g, P, g, P).permute(0, 2, 4, 1, 3, 5).reshape(images.shape[0], g * g, 3 * P * P)
+    return ((pred - target) ** 2)[mask].mean()
+
+
+def run_case(name, c, images, labels, masks, gen):
     init = make_params(c, gen)
     params = {k: v.clone().requires_grad_(k != "pos_embed" or c["pos"] == "learned") for k, v in init.items()}
     trained = [k for k in params if params[k].requires_grad]
@@ -149,7 +180,10 @@ def run_case(name, c, images, labels, gen):
     out, norms, loss0 = {}, [], None
     for step in range(3):
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(forward(params, images, c), labels, label_smoothing=c["label_smoothing"])
+        if c.get("task") == "masked":
+            loss = masked_patch_loss(params, images, c, masks)
+        else:
+            loss = F.cross_entropy(forward(params, images, c), labels, label_smoothing=c["label_smoothing"])
         loss.backward()
         if step == 0:
             loss0 = loss.item()
@@ -173,11 +207,17 @@ def main():
     gen = torch.Generator().manual_seed(29)
     images = torch.randn(B, 3, BASE["image"], BASE["image"], generator=gen)
     labels = torch.tensor([3, 7, 0, 9])
-    named = {"images": images, "labels": labels.double()}
+    # The masks from a generator of their own, so that the classification cases keep their numbers.
+    N = (BASE["image"] // BASE["patch"]) ** 2
+    mgen = torch.Generator().manual_seed(7)
+    masks = torch.zeros(B, N, dtype=torch.bool)
+    for b in range(B):
+        masks[b, torch.randperm(N, generator=mgen)[:4 + 2 * b + (b % 2)]] = True
+    named = {"images": images, "labels": labels.double(), "masks": masks.double()}
     meta = {"format": "pt", "cases": json.dumps(list(CASES))}
     for name, extra in CASES.items():
         c = dict(BASE, **extra)
-        named.update(run_case(name, c, images, labels, gen))
+        named.update(run_case(name, c, images, labels, masks, gen))
         meta[name] = json.dumps(c)
     path = os.path.join(HERE, "data", "train", "train_golden.safetensors")
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <random>
 
 namespace attnlab {
@@ -62,6 +63,7 @@ GoldenCase golden_case(const SafetensorsFile& file, const std::string& name) {
   g.shape.pooling = c.at("pooling") == "token" ? VitPooling::Token : VitPooling::Average;
   const std::string pos = c.at("pos");
   g.shape.pos = pos == "learned" ? VitPosKind::Learned : pos == "sincos" ? VitPosKind::Sincos : VitPosKind::None;
+  g.shape.task = c.value("task", "classify") == "masked" ? VitTask::MaskedPatches : VitTask::Classify;
   VitTrainSettings& s = g.settings;
   s.lr = c.at("lr");
   s.min_lr = c.at("min_lr");
@@ -102,10 +104,12 @@ constexpr double kParamAbs = 2e-5;
 TEST(VitTrainGolden, GradientsAndThreeAdamWStepsMatchPyTorch) {
   const SafetensorsFile golden = read_safetensors(kGolden);
   const auto cases = nlohmann::json::parse(golden.metadata.at("cases"));
-  ASSERT_EQ(cases.size(), 4u);
+  ASSERT_EQ(cases.size(), 6u);
   const std::vector<float>& images = tensor(golden, "images");
   std::vector<int> labels;
   for (const float y : tensor(golden, "labels")) labels.push_back(static_cast<int>(y));
+  std::vector<std::uint8_t> masks;
+  for (const float m : tensor(golden, "masks")) masks.push_back(m != 0.0f ? 1 : 0);
   for (const std::string name : cases) {
     for (const int threads : {1, 2}) {
       SCOPED_TRACE(name + ", threads " + std::to_string(threads));
@@ -125,7 +129,8 @@ TEST(VitTrainGolden, GradientsAndThreeAdamWStepsMatchPyTorch) {
       for (const auto& [n, t] : golden.tensors) golden_tensors += n.rfind(name + "/grad/", 0) == 0;
       EXPECT_EQ(golden_tensors, trainer.params().size());
 
-      const VitStepStats s0 = trainer.compute_gradients(images, labels);
+      const bool masked = g.shape.task == VitTask::MaskedPatches;
+      const VitStepStats s0 = masked ? trainer.compute_gradients_masked(images, masks) : trainer.compute_gradients(images, labels);
       EXPECT_NEAR(s0.loss, tensor(golden, name + "/loss")[0], 1e-5);
       double worst = 0.0;
       for (const VitParam& p : trainer.params()) {
@@ -139,7 +144,7 @@ TEST(VitTrainGolden, GradientsAndThreeAdamWStepsMatchPyTorch) {
       const VitStepStats u0 = trainer.apply_update();
       EXPECT_NEAR(u0.grad_norm, norms[0], 1e-4 * norms[0]);
       for (int step = 1; step < 3; ++step) {
-        const VitStepStats st = trainer.train_step(images, labels);
+        const VitStepStats st = masked ? trainer.train_step_masked(images, masks) : trainer.train_step(images, labels);
         EXPECT_NEAR(st.grad_norm, norms[static_cast<std::size_t>(step)], 1e-4 * norms[static_cast<std::size_t>(step)]);
       }
       EXPECT_EQ(trainer.step(), 3);
@@ -172,7 +177,7 @@ TEST(VitTrainGolden, GradientsAndThreeAdamWStepsMatchPyTorch) {
 }
 
 /// A tiny model with spread-out parameters (so that no gradient is trivially small).
-VitTrainer tiny_trainer(VitPooling pooling, VitPosKind pos, int threads) {
+VitTrainer tiny_trainer(VitPooling pooling, VitPosKind pos, int threads, VitTask task = VitTask::Classify) {
   VitTrainShape shape;
   shape.image_rows = shape.image_cols = 14;
   shape.patch = 7;
@@ -183,6 +188,7 @@ VitTrainer tiny_trainer(VitPooling pooling, VitPosKind pos, int threads) {
   shape.classes = 5;
   shape.pooling = pooling;
   shape.pos = pos;
+  shape.task = task;
   VitTrainSettings settings;
   settings.label_smoothing = 0.1;
   VitTrainer t(shape, settings, 7, threads);
@@ -236,6 +242,84 @@ TEST(VitTrainGradient, MatchesFiniteDifferencesForEveryKindOfTensor) {
       }
       EXPECT_GT(checked, 250);
     }
+}
+
+// The same for masked-patch reconstruction: 5 images of 2 × 2 patches, one to three masked each
+// (the loss ≈ 1–3 and the same float32 noise, so the same bound).
+TEST(VitTrainGradient, MaskedPatchReconstructionMatchesFiniteDifferences) {
+  const std::vector<float> images = random_images(5, 14, 4);
+  const std::vector<std::uint8_t> masked = {1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 1, 1, 1};
+  for (const VitPosKind pos : {VitPosKind::Learned, VitPosKind::Sincos}) {
+    SCOPED_TRACE(pos_kind_name(pos));
+    VitTrainer t = tiny_trainer(VitPooling::Token, pos, 2, VitTask::MaskedPatches);
+    EXPECT_EQ(t.param("head.weight").shape, (std::vector<std::int64_t>{3 * 7 * 7, 8}));
+    t.compute_gradients_masked(images, masked);
+    const std::vector<float> grad(t.gradients().begin(), t.gradients().end());
+    std::mt19937 pick(6);
+    int checked = 0;
+    for (const VitParam& p : t.params()) {
+      if (!p.trained) continue;
+      for (int k = 0; k < 12; ++k) {
+        const std::size_t i = p.offset + std::uniform_int_distribution<std::size_t>(0, p.size - 1)(pick);
+        const float keep = t.values()[i], h = 1e-2f;
+        t.values()[i] = keep + h;
+        const double up = t.compute_gradients_masked(images, masked).loss;
+        t.values()[i] = keep - h;
+        const double down = t.compute_gradients_masked(images, masked).loss;
+        t.values()[i] = keep;
+        const double fd = (up - down) / (2.0 * h), g = grad[i];
+        EXPECT_LE(std::abs(fd - g), 1e-3 + 2e-2 * std::abs(g)) << p.name << " entry " << i - p.offset << ": fd " << fd << ", backward " << g;
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, 250);
+  }
+}
+
+// The model never sees a masked patch: its pixels change nothing (not the loss's other terms,
+// not any prediction), while a visible patch's pixels change the predictions of the masked ones.
+TEST(VitTrain, AMaskedPatchsPixelsReachNothing) {
+  VitTrainer t = tiny_trainer(VitPooling::Token, VitPosKind::Learned, 1, VitTask::MaskedPatches);
+  const std::vector<std::uint8_t> masked = {0, 1, 0, 1};  // patches (1,0) and (1,1): the right column
+  std::vector<float> images = random_images(1, 14, 8);
+  const Matrix before = t.reconstruct(images, masked, 1);
+  std::vector<float> changed = images;
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < 14; ++y)
+      for (int x = 7; x < 14; ++x) changed[(static_cast<std::size_t>(c) * 14 + y) * 14 + x] += 3.0f;  // the masked right half
+  const Matrix after = t.reconstruct(changed, masked, 1);
+  EXPECT_EQ(before, after);
+  changed = images;
+  changed[0] += 3.0f;  // a pixel of patch 0, visible
+  const Matrix moved = t.reconstruct(changed, masked, 1);
+  EXPECT_GT((moved.row(1) - before.row(1)).cwiseAbs().maxCoeff(), 1e-4f);
+  EXPECT_GT((moved.row(3) - before.row(3)).cwiseAbs().maxCoeff(), 1e-4f);
+  // reconstruct()'s loss is compute_gradients_masked()'s.
+  double loss = 0.0;
+  t.reconstruct(images, masked, 1, &loss);
+  EXPECT_NEAR(loss, t.compute_gradients_masked(images, masked).loss, 1e-6 * loss);
+}
+
+void expect_error_containing(const std::function<void()>& f, const std::string& part) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    return;
+  }
+  ADD_FAILURE() << "no error; expected one saying '" << part << "'";
+}
+
+TEST(VitTrain, MaskedPatchRefusals) {
+  VitTrainer t = tiny_trainer(VitPooling::Token, VitPosKind::Learned, 1, VitTask::MaskedPatches);
+  const std::vector<float> images = random_images(2, 14, 8);
+  expect_error_containing([&] { t.compute_gradients_masked(images, std::vector<std::uint8_t>{1, 0, 0, 0, 0, 0, 0, 0}); },
+                          "image 1 of the batch has no masked patch");
+  expect_error_containing([&] { t.compute_gradients_masked(images, std::vector<std::uint8_t>{1, 0, 0}); }, "no whole number of images");
+  expect_error_containing([&] { t.compute_gradients(images, std::vector<int>{0, 1}); }, "reconstructs masked patches");
+  expect_error_containing([&] { t.logits(images, 2); }, "no class logits");
+  VitTrainer c = tiny_trainer(VitPooling::Token, VitPosKind::Learned, 1);
+  expect_error_containing([&] { c.compute_gradients_masked(images, std::vector<std::uint8_t>(8, 1)); }, "this model classifies");
 }
 
 TEST(VitTrainGradient, FixedPositionCodesGetNoGradientAndNeverMove) {
@@ -367,6 +451,38 @@ TEST(VitTrain, SavedCheckpointLoadsAndGivesTheTrainersLogits) {
     ASSERT_EQ(pass.logits.size(), 5u);
     for (int c = 0; c < 5; ++c) EXPECT_NEAR(pass.logits[static_cast<std::size_t>(c)], ours(0, c), 1e-4);
   }
+}
+
+// A masked-patch model saves as timm's VisionTransformer with global_pool "" (a head on every
+// token): it loads as a ViT with no classifier, its per-token head noted, and runs the same
+// blocks as the trainer (the norms of the last block's tokens agree).
+TEST(VitTrain, AMaskedPatchCheckpointLoadsAsAViTWithoutAClassifier) {
+  VitTrainer t = tiny_trainer(VitPooling::Token, VitPosKind::Sincos, 1, VitTask::MaskedPatches);
+  const std::array<float, 3> mean{0.4f, 0.5f, 0.3f}, sd{0.2f, 0.25f, 0.3f};
+  const std::string config = vit_train_config_json(t.shape(), mean, sd, {});
+  const auto json = nlohmann::json::parse(config);
+  EXPECT_EQ(json.at("global_pool"), "");
+  EXPECT_EQ(json.at("num_classes"), 147);
+  EXPECT_EQ(json.at("attnlab").at("task"), "masked-patches");
+  const VitModel model = vit_from_tensors(t.tensors(), config, "", {}, "test");
+  EXPECT_EQ(model.arch.classes, 0);
+  EXPECT_EQ(model.arch.token_head, 147);
+  EXPECT_NE(vit_info(model).find("token head: 147"), std::string::npos);
+  Image img;
+  img.width = img.height = 14;
+  img.rgb.resize(14 * 14 * 3);
+  std::mt19937 gen(5);
+  for (float& v : img.rgb) v = std::uniform_real_distribution<float>(0.0f, 1.0f)(gen);
+  std::vector<float> chw(3 * 14 * 14);
+  for (int c = 0; c < 3; ++c)
+    for (int i = 0; i < 14 * 14; ++i)
+      chw[static_cast<std::size_t>(c) * 196 + i] = (img.rgb[static_cast<std::size_t>(i) * 3 + c] - mean[static_cast<std::size_t>(c)]) / sd[static_cast<std::size_t>(c)];
+  const std::vector<Matrix> tokens = t.layer_tokens(chw, 1);
+  VitCpuRunner runner(1);
+  const VitPass pass = runner.run(model, vit_input(model, img), vit_memory_budget());
+  EXPECT_TRUE(pass.logits.empty());
+  ASSERT_EQ(pass.token_norms.size(), 2u);
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(pass.token_norms[1][i], tokens[2].row(i).norm(), 1e-4 * tokens[2].row(i).norm()) << "token " << i;
 }
 
 }  // namespace

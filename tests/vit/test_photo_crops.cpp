@@ -1,0 +1,106 @@
+// The masked-patch task's data (core/photo_crops): crops of one photo, their masks, the whole
+// photo as a probe; seeded and checked against what they must be.
+#include "core/error.hpp"
+#include "core/photo_crops.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+namespace {
+
+TEST(PhotoCrops, MasksHoldTheRatiosShareAndCropsAreNormalizedWithThePhotosStatistics) {
+  const Image& photo = testing::safari();
+  PhotoCrops crops(photo, 64, 8, 0.75f, 3);
+  EXPECT_EQ(crops.N(), 64);
+  EXPECT_EQ(crops.masked_per_image(), 48);
+  // The photo's own mean and std per channel, recomputed here.
+  for (int c = 0; c < 3; ++c) {
+    double sum = 0.0, sq = 0.0;
+    for (int y = 0; y < photo.height; ++y)
+      for (int x = 0; x < photo.width; ++x) sum += photo.at(x, y, c), sq += static_cast<double>(photo.at(x, y, c)) * photo.at(x, y, c);
+    const double n = static_cast<double>(photo.width) * photo.height, m = sum / n;
+    EXPECT_NEAR(crops.mean()[static_cast<std::size_t>(c)], m, 1e-5);
+    EXPECT_NEAR(crops.std()[static_cast<std::size_t>(c)], std::sqrt(sq / n - m * m), 1e-4);
+  }
+  std::vector<float> images;
+  std::vector<std::uint8_t> masked;
+  crops.next(32, images, masked);
+  ASSERT_EQ(images.size(), 32u * 3 * 64 * 64);
+  ASSERT_EQ(masked.size(), 32u * 64);
+  std::vector<int> per_patch(64, 0);
+  for (int b = 0; b < 32; ++b) {
+    int count = 0;
+    for (int p = 0; p < 64; ++p) count += masked[static_cast<std::size_t>(b) * 64 + p], per_patch[static_cast<std::size_t>(p)] += masked[static_cast<std::size_t>(b) * 64 + p];
+    EXPECT_EQ(count, 48);
+  }
+  // Not the same mask every time: every patch is masked in some crop and visible in another.
+  for (const int n : per_patch) EXPECT_TRUE(n > 0 && n < 32);
+  // Crops are scaled pixels of the photo: back in [0, 1] after undoing the normalization, and
+  // their mean over many crops near the photo's (0 after normalizing).
+  double mean0 = 0.0;
+  for (int b = 0; b < 32; ++b)
+    for (int i = 0; i < 64 * 64; ++i) {
+      const float v = images[static_cast<std::size_t>(b) * 3 * 4096 + i];
+      const float pixel = v * crops.std()[0] + crops.mean()[0];
+      EXPECT_GE(pixel, -1e-5f);
+      EXPECT_LE(pixel, 1.0f + 1e-5f);
+      mean0 += v;
+    }
+  EXPECT_LT(std::abs(mean0 / (32.0 * 4096)), 0.5);
+}
+
+TEST(PhotoCrops, TheSameSeedGivesTheSameCropsAndTheWholePhotoIsItsCentreSquare) {
+  const Image& photo = testing::safari();
+  PhotoCrops a(photo, 32, 4, 0.5f, 9), b(photo, 32, 4, 0.5f, 9), c(photo, 32, 4, 0.5f, 10);
+  std::vector<float> ia, ib, ic;
+  std::vector<std::uint8_t> ma, mb, mc;
+  a.next(4, ia, ma);
+  b.next(4, ib, mb);
+  c.next(4, ic, mc);
+  EXPECT_EQ(ia, ib);
+  EXPECT_EQ(ma, mb);
+  EXPECT_NE(ia, ic);
+  EXPECT_EQ(a.mask(5), b.mask(5));
+  EXPECT_NE(a.mask(5), a.mask(6));
+  // The safari photo is square (500 × 500): the whole photo scaled to 32 px; each output pixel
+  // is near the mean of its 15.6-pixel block.
+  const Image whole = a.whole();
+  ASSERT_EQ(whole.width, 32);
+  ASSERT_EQ(whole.height, 32);
+  double worst = 0.0;
+  for (int y = 2; y < 30; y += 7)
+    for (int x = 2; x < 30; x += 7) {
+      double sum = 0.0;
+      int n = 0;
+      for (int py = static_cast<int>(y * 500.0 / 32); py < static_cast<int>((y + 1) * 500.0 / 32); ++py)
+        for (int px = static_cast<int>(x * 500.0 / 32); px < static_cast<int>((x + 1) * 500.0 / 32); ++px) sum += photo.at(px, py, 1), ++n;
+      worst = std::max(worst, std::abs(whole.at(x, y, 1) - sum / n));
+    }
+  EXPECT_LT(worst, 0.12);  // a smooth filter over neighbours, not a box: close, not equal
+  std::vector<float> input(3 * 32 * 32);
+  a.input(whole, input.data());
+  EXPECT_NEAR(input[0], (whole.at(0, 0, 0) - a.mean()[0]) / a.std()[0], 1e-6);
+  EXPECT_NEAR(input[2 * 1024 + 5 * 32 + 7], (whole.at(7, 5, 2) - a.mean()[2]) / a.std()[2], 1e-6);
+}
+
+TEST(PhotoCrops, RefusesWhatCannotWork) {
+  const Image& photo = testing::safari();
+  EXPECT_THROW(PhotoCrops(photo, 30, 8, 0.5f, 1), Error);  // 8 does not divide 30
+  EXPECT_THROW(PhotoCrops(photo, 8, 8, 0.5f, 1), Error);   // one patch
+  EXPECT_THROW(PhotoCrops(photo, 32, 8, 1.0f, 1), Error);
+  EXPECT_THROW(PhotoCrops(Image{}, 32, 8, 0.5f, 1), Error);
+  PhotoCrops crops(photo, 16, 8, 0.01f, 1);  // rounds to at least one masked patch
+  EXPECT_EQ(crops.masked_per_image(), 1);
+  Image small;
+  small.width = small.height = 8;
+  small.rgb.assign(8 * 8 * 3, 0.5f);
+  std::vector<float> out(3 * 16 * 16);
+  EXPECT_THROW(crops.input(small, out.data()), Error);
+}
+
+}  // namespace
+}  // namespace attnlab
