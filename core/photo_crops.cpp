@@ -118,4 +118,25 @@ std::vector<std::uint8_t> PhotoCrops::mask(std::uint64_t seed) const {
   return out;
 }
 
+MaskedPatchPictures masked_patch_pictures(const PhotoCrops& crops, const Image& crop, std::span<const std::uint8_t> mask,
+                                          const Matrix& predicted) {
+  const int side = crops.side(), P = crops.patch(), g = side / P, N = crops.N();
+  if (crop.width != side || crop.height != side || mask.size() != static_cast<std::size_t>(N) || predicted.rows() != N ||
+      predicted.cols() != 3 * P * P)
+    throw Error("the reconstruction's sizes do not match a " + std::to_string(side) + "-pixel crop of " + std::to_string(N) + " patches");
+  MaskedPatchPictures out{crop, crop, crop};
+  for (int p = 0; p < N; ++p) {
+    if (!mask[static_cast<std::size_t>(p)]) continue;
+    for (int c = 0; c < 3; ++c)
+      for (int y = 0; y < P; ++y)
+        for (int x = 0; x < P; ++x) {
+          const int px = (p % g) * P + x, py = (p / g) * P + y;
+          const float v = predicted(p, (c * P + y) * P + x) * crops.std()[static_cast<std::size_t>(c)] + crops.mean()[static_cast<std::size_t>(c)];
+          out.reconstructed.at(px, py, c) = std::clamp(v, 0.0f, 1.0f);
+          out.masked.at(px, py, c) = 0.5f;
+        }
+  }
+  return out;
+}
+
 }  // namespace attnlab

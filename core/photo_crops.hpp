@@ -8,9 +8,11 @@
 // per-channel mean and standard deviation. The whole photo, scaled so that its short side is
 // `side` and centre-cropped, is one such crop (of scale 1): the probe the app's maps are of.
 #include "core/image.hpp"
+#include "core/types.hpp"
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace attnlab {
@@ -47,5 +49,19 @@ class PhotoCrops {
   std::array<float, 3> mean_{}, std_{};
   std::uint64_t state_;
 };
+
+/// One crop as the masked-patch model sees it and gives it back, side × side RGB in [0, 1]:
+/// `masked` the crop with its masked patches grey (0.5), `reconstructed` its visible patches
+/// as they are and the masked ones as predicted, `original` the crop.
+struct MaskedPatchPictures {
+  Image masked, reconstructed, original;
+};
+
+/// The pictures of `crop` (side × side, RGB in [0, 1]) under `mask` (N bytes, raster order)
+/// from `predicted`, N × 3P² rows of VitTrainer::reconstruct (each a patch's pixels in
+/// (channel, y, x) order, normalized as `crops` normalizes): un-normalized and clamped to
+/// [0, 1]. Throws Error when the sizes do not match `crops`.
+MaskedPatchPictures masked_patch_pictures(const PhotoCrops& crops, const Image& crop, std::span<const std::uint8_t> mask,
+                                          const Matrix& predicted);
 
 }  // namespace attnlab

@@ -102,5 +102,35 @@ TEST(PhotoCrops, RefusesWhatCannotWork) {
   EXPECT_THROW(crops.input(small, out.data()), Error);
 }
 
+// With the true patches as the prediction, the reconstruction is the crop again; the masked
+// picture is grey exactly where the mask says, and the crop elsewhere.
+TEST(PhotoCrops, ReconstructionPicturesPutThePredictedPixelsInTheMaskedPatches) {
+  const Image& photo = testing::safari();
+  PhotoCrops crops(photo, 16, 8, 0.5f, 4);
+  const Image crop = crops.whole();
+  std::vector<float> input(3 * 16 * 16);
+  crops.input(crop, input.data());
+  Matrix truth(4, 3 * 64);
+  for (int p = 0; p < 4; ++p)
+    for (int c = 0; c < 3; ++c)
+      for (int y = 0; y < 8; ++y)
+        for (int x = 0; x < 8; ++x) truth(p, (c * 8 + y) * 8 + x) = input[static_cast<std::size_t>(c) * 256 + ((p / 2) * 8 + y) * 16 + (p % 2) * 8 + x];
+  const std::vector<std::uint8_t> mask = {0, 1, 1, 0};
+  const MaskedPatchPictures pics = masked_patch_pictures(crops, crop, mask, truth);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < crop.rgb.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(pics.reconstructed.rgb[i] - crop.rgb[i])));
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_EQ(pics.original.rgb, crop.rgb);
+  EXPECT_EQ(pics.masked.at(12, 3, 1), 0.5f);   // patch 1: (1, 0), masked
+  EXPECT_EQ(pics.masked.at(3, 12, 0), 0.5f);   // patch 2: (0, 1), masked
+  EXPECT_EQ(pics.masked.at(3, 3, 2), crop.at(3, 3, 2));      // patch 0, visible
+  EXPECT_EQ(pics.masked.at(12, 12, 0), crop.at(12, 12, 0));  // patch 3, visible
+  // A prediction of zeros is the photo's mean colour in the masked patches (then clamped).
+  const MaskedPatchPictures mean = masked_patch_pictures(crops, crop, mask, Matrix::Zero(4, 192));
+  EXPECT_NEAR(mean.reconstructed.at(12, 3, 0), crops.mean()[0], 1e-6);
+  EXPECT_EQ(mean.reconstructed.at(3, 3, 0), crop.at(3, 3, 0));
+  EXPECT_THROW(masked_patch_pictures(crops, crop, std::vector<std::uint8_t>{1, 0}, truth), Error);
+}
+
 }  // namespace
 }  // namespace attnlab
