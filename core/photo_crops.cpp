@@ -139,4 +139,27 @@ MaskedPatchPictures masked_patch_pictures(const PhotoCrops& crops, const Image& 
   return out;
 }
 
+MaskedPatchData::MaskedPatchData(const Image& photo, const VitTrainShape& shape, std::uint64_t seed, int fixed)
+    : crops_(photo, shape.image_cols, shape.patch, shape.mask_ratio, seed), fixed_(fixed), probe_(crops_.whole()) {
+  PhotoCrops(photo, shape.image_cols, shape.patch, shape.mask_ratio, seed + 1000003).next(fixed_, fixed_images_, fixed_masks_);
+  probe_input_.resize(3ull * crops_.side() * crops_.side());
+  crops_.input(probe_, probe_input_.data());
+  probe_mask_ = crops_.mask(1);
+}
+
+VitStepStats MaskedPatchData::train_step(VitTrainer& trainer, int batch) {
+  crops_.next(batch, images_, masks_);
+  return trainer.train_step_masked(images_, masks_);
+}
+
+double MaskedPatchData::fixed_loss(VitTrainer& trainer) const {
+  double loss = 0.0;
+  trainer.reconstruct(fixed_images_, fixed_masks_, fixed_, &loss);
+  return loss;
+}
+
+MaskedPatchPictures MaskedPatchData::probe_pictures(VitTrainer& trainer) const {
+  return masked_patch_pictures(crops_, probe_, probe_mask_, trainer.reconstruct(probe_input_, probe_mask_, 1));
+}
+
 }  // namespace attnlab

@@ -9,6 +9,7 @@
 // `side` and centre-cropped, is one such crop (of scale 1): the probe the app's maps are of.
 #include "core/image.hpp"
 #include "core/types.hpp"
+#include "core/vit_train.hpp"
 
 #include <array>
 #include <cstdint>
@@ -63,5 +64,36 @@ struct MaskedPatchPictures {
 /// [0, 1]. Throws Error when the sizes do not match `crops`.
 MaskedPatchPictures masked_patch_pictures(const PhotoCrops& crops, const Image& crop, std::span<const std::uint8_t> mask,
                                           const Matrix& predicted);
+
+/// What training on masked patches of one photo needs (VitTask::MaskedPatches), shared by
+/// `attnlab train --task masked` and the window's Train tab: the random crops, a fixed set of
+/// crops and masks to measure the loss on (drawn once from a seed of their own: the same at every
+/// evaluation, so the curve shows the model, not the draw), and the whole photo as the probe with
+/// a fixed mask for the reconstruction pictures.
+class MaskedPatchData {
+ public:
+  /// The crops of `photo` for a model of `shape` (image_cols the crop side, patch, mask_ratio),
+  /// seeded by `seed`; `fixed` crops for the loss. Throws Error as PhotoCrops does.
+  MaskedPatchData(const Image& photo, const VitTrainShape& shape, std::uint64_t seed, int fixed = 128);
+
+  const PhotoCrops& crops() const { return crops_; }
+  /// The next `batch` crops through one training step (VitTrainer::train_step_masked).
+  VitStepStats train_step(VitTrainer& trainer, int batch);
+  /// The mean squared error over the fixed crops' masked pixels (VitTrainer::reconstruct).
+  double fixed_loss(VitTrainer& trainer) const;
+  /// The whole photo at the crop size (PhotoCrops::whole): what the app's maps are of.
+  const Image& probe() const { return probe_; }
+  /// The probe under its fixed mask (seed 1): masked, reconstructed by `trainer`, original.
+  MaskedPatchPictures probe_pictures(VitTrainer& trainer) const;
+
+ private:
+  PhotoCrops crops_;
+  std::vector<float> fixed_images_, images_;
+  std::vector<std::uint8_t> fixed_masks_, masks_;
+  int fixed_;
+  Image probe_;
+  std::vector<float> probe_input_;
+  std::vector<std::uint8_t> probe_mask_;
+};
 
 }  // namespace attnlab

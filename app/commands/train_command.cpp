@@ -257,27 +257,14 @@ TrainData fashion_data(const TrainOptions& o, std::shared_ptr<FashionMnistSplit>
   return d;
 }
 
-TrainData masked_data(const TrainOptions& o, const Image& photo) {
-  auto crops = std::make_shared<PhotoCrops>(photo, *o.crop, *o.patch, *o.mask_ratio, o.seed + 1);
-  // The fixed crops: drawn once from their own seed, the same for every evaluation.
-  auto fixed_images = std::make_shared<std::vector<float>>();
-  auto fixed_masks = std::make_shared<std::vector<std::uint8_t>>();
-  PhotoCrops(photo, *o.crop, *o.patch, *o.mask_ratio, o.seed + 1000003).next(kFixedCrops, *fixed_images, *fixed_masks);
-  auto images = std::make_shared<std::vector<float>>();
-  auto masks = std::make_shared<std::vector<std::uint8_t>>();
+TrainData masked_data(const TrainOptions& o, const Image& photo, const VitTrainShape& shape) {
+  auto data = std::make_shared<MaskedPatchData>(photo, shape, o.seed + 1, kFixedCrops);
   TrainData d;
   const int batch = *o.batch;
-  d.step = [crops, images, masks, batch](VitTrainer& t) {
-    crops->next(batch, *images, *masks);
-    return t.train_step_masked(*images, *masks);
-  };
-  d.evaluate = [fixed_images, fixed_masks](VitTrainer& t, bool) {
-    double loss = 0.0;
-    t.reconstruct(*fixed_images, *fixed_masks, kFixedCrops, &loss);
-    return loss;
-  };
-  d.mean = crops->mean();
-  d.std = crops->std();
+  d.step = [data, batch](VitTrainer& t) { return data->train_step(t, batch); };
+  d.evaluate = [data](VitTrainer& t, bool) { return data->fixed_loss(t); };
+  d.mean = data->crops().mean();
+  d.std = data->crops().std();
   return d;
 }
 
@@ -313,7 +300,7 @@ int run_train(const std::vector<std::string>& args) {
   TrainData data;
   if (masked) {
     const fs::path image = o.image ? fs::path(*o.image) : assets_dir() / "safari.jpg";
-    data = masked_data(o, load_image(image));
+    data = masked_data(o, load_image(image), shape);
   } else {
     data = fashion_data(o, std::make_shared<FashionMnistSplit>(load_fashion_mnist(true)),
                         std::make_shared<FashionMnistSplit>(load_fashion_mnist(false)));

@@ -132,5 +132,35 @@ TEST(PhotoCrops, ReconstructionPicturesPutThePredictedPixelsInTheMaskedPatches) 
   EXPECT_THROW(masked_patch_pictures(crops, crop, std::vector<std::uint8_t>{1, 0}, truth), Error);
 }
 
+// The task's data as the CLI and the Train tab use it: the fixed crops' loss is the same at every
+// evaluation (the curve shows the model, not the draw) and falls as a tiny model trains; the
+// probe is the whole photo and its pictures are the crop's size.
+TEST(MaskedPatchData, TheFixedLossIsStableAndFallsAsATinyModelTrains) {
+  VitTrainShape shape;
+  shape.task = VitTask::MaskedPatches;
+  shape.image_rows = shape.image_cols = 32;
+  shape.patch = 8;
+  shape.D = 32;
+  shape.heads = 2;
+  shape.depth = 1;
+  shape.mlp_hidden = 64;
+  shape.pos = VitPosKind::Sincos;
+  VitTrainSettings settings;
+  settings.lr = 3e-3;
+  settings.warmup_steps = 5;
+  settings.total_steps = 60;
+  VitTrainer trainer(shape, settings, 1, 1);
+  MaskedPatchData data(testing::safari(), shape, 2, 32);
+  const double before = data.fixed_loss(trainer);
+  EXPECT_EQ(before, data.fixed_loss(trainer));
+  for (int s = 0; s < 60; ++s) data.train_step(trainer, 16);
+  const double after = data.fixed_loss(trainer);
+  EXPECT_LT(after, 0.9 * before) << before << " → " << after;
+  const MaskedPatchPictures pics = data.probe_pictures(trainer);
+  EXPECT_EQ(pics.reconstructed.width, 32);
+  EXPECT_EQ(pics.original.rgb, data.probe().rgb);
+  EXPECT_EQ(data.probe().rgb, data.crops().whole().rgb);
+}
+
 }  // namespace
 }  // namespace attnlab
