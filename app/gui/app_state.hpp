@@ -97,6 +97,9 @@ struct FrameReport {
   /// The same for the ViT being trained (the Train tab), with the training step its maps are of;
   /// null when it was not drawn.
   nlohmann::json train_drawn;
+  /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
+  /// accuracy, the map's layer, head, query and values); null when it was not drawn.
+  nlohmann::json train_compared;
 };
 
 /// The app's state: the document (every saved setting, through its field table), and beside
