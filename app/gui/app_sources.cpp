@@ -135,7 +135,9 @@ void App::take_train_results() {
         }
       state_.commands.redraw();
     }
-    if (run.running() || run.in_flight()) state_.commands.redraw();
+    // No frame is asked for while a run trains: each chunk's end wakes the window (the
+    // scheduler's wake) and its new maps ask for the next one above, so the CPU between chunks
+    // is the training's.
   }
 }
 

@@ -20,9 +20,9 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
   MapSource* sources[2] = {&a, &b};
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing();
-  // Square maps under three lines of label; the plots share what is left of the width.
-  const float side = std::max(std::min(avail.y - 3 * line - 4, avail.x * 0.2f), 40.0f);
-  const float plot_w = std::max((avail.x - 2 * side - 3 * gap) / 2, 80.0f);
+  // Four columns: the two maps (square, under their labels) and the two plots.
+  const float column = std::max((avail.x - 3 * gap) / 4, 60.0f);
+  const float side = std::max(std::min(avail.y - 5 * line - 4, column), 40.0f);
   const float plot_h = std::max(avail.y - line - 6, 60.0f);
   nlohmann::json compared = nlohmann::json::array();
   for (int r = 0; r < 2; ++r) {
@@ -33,13 +33,17 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
     const float test = run.test_accuracy();
     char head[96];
     if (run.started())
-      std::snprintf(head, sizeof head, "run %s: step %lld, test %.1f %%", run.name().c_str(), static_cast<long long>(run.step()),
+      std::snprintf(head, sizeof head, "run %s, step %lld\ntest accuracy %.1f %%", run.name().c_str(), static_cast<long long>(run.step()),
                     test >= 0 ? 100.0 * test : 0.0);
     else
-      std::snprintf(head, sizeof head, "run %s: not started", run.name().c_str());
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kRunColours[r]), "%s", head);
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);
-    ImGui::TextDisabled("%s", run.switches().c_str());
+      std::snprintf(head, sizeof head, "run %s\nnot started", run.name().c_str());
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + column);
+    ImGui::PushStyleColor(ImGuiCol_Text, kRunColours[r]);
+    ImGui::TextWrapped("%s", head);
+    ImGui::PopStyleColor();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", run.switches().c_str());
+    ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     const std::string id = r ? "train:compare_b" : "train:compare_a";
     const float top = ImGui::GetCursorPosY();
@@ -63,8 +67,10 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
       ImGui::Dummy(ImVec2(side, side));
       record_widget(id);
     }
-    // The labels above may wrap to fewer lines in one run than the other: the maps end level.
+    // The labels above may wrap to fewer lines in one run than the other: the maps end level,
+    // and the column keeps its width.
     ImGui::SetCursorPosY(std::max(ImGui::GetCursorPosY(), top + side));
+    ImGui::Dummy(ImVec2(column, 0));
     ImGui::EndGroup();
   }
   state.report.train_compared = compared;
@@ -80,12 +86,11 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
   }
   ImGui::SameLine();
   ImGui::BeginGroup();
-  step_plot("train:compare_loss", "loss, runs A and B", ImVec2(plot_w, plot_h), {loss[0], loss[1]}, 0.0f, loss_hi);
+  step_plot("train:compare_loss", "loss, runs A and B", ImVec2(column, plot_h), {loss[0], loss[1]}, 0.0f, loss_hi);
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
-  step_plot("train:compare_accuracy", "test accuracy (500 images), runs A and B", ImVec2(plot_w, plot_h), {accuracy[0], accuracy[1]},
-            0.0f, 1.0f);
+  step_plot("train:compare_accuracy", "test accuracy, A and B", ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, 1.0f);
   ImGui::EndGroup();
 }
 

@@ -85,10 +85,14 @@ void shape_section(TrainSession& train, const TrainSession& other) {
   if (ImGui::Button(copy.c_str())) c = other.config();
   record_widget("train:copy");
   const float w = ImGui::GetFontSize() * 7;
-  int pool = c.shape.pooling == VitPooling::Average ? 1 : 0;
-  ImGui::SetNextItemWidth(w * 1.4f);
-  if (ImGui::Combo("pooling", &pool, kPoolNames, 2)) c.shape.pooling = pool ? VitPooling::Average : VitPooling::Token;
-  record_widget("train:pool");
+  // The lecture's switch, one click: what the classifier reads.
+  ImGui::TextUnformatted("pooling");
+  for (int pool = 0; pool < 2; ++pool) {
+    ImGui::SameLine();
+    const VitPooling p = pool ? VitPooling::Average : VitPooling::Token;
+    if (ImGui::RadioButton(kPoolNames[pool], c.shape.pooling == p)) c.shape.pooling = p;
+    record_widget(pool ? "train:pool_avg" : "train:pool_cls");
+  }
   int pos = static_cast<int>(c.shape.pos);
   ImGui::SetNextItemWidth(w * 1.4f);
   if (ImGui::Combo("position", &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
@@ -155,10 +159,9 @@ void run_section(AppState& state, TrainSession& train) {
       ImGui::Text("train %.1f %%   test %.1f %% (500 images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0);
     }
     ImGui::TextDisabled("%s", train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
-                              : train.running()      ? "training on 1 thread of the scheduler"
+                              : train.running()      ? "training on the scheduler's low-priority thread"
                               : train.finished()     ? "finished"
                                                      : "paused");
-    if (train.running() || train.in_flight()) state.commands.redraw();
   }
 }
 
@@ -183,8 +186,8 @@ void runs_section(AppState& state, const TrainRuns& runs) {
                         test >= 0 ? 100.0 * test : 0.0, run.running() ? "" : run.finished() ? " (finished)" : " (paused)");
   }
   if (runs.a.running() && runs.b.running())
-    ImGui::TextWrapped("A and B take turns, one chunk of about 0.2 s each, on one thread of the scheduler: each trains at "
-                       "about half its speed alone, and the window keeps the other core.");
+    ImGui::TextWrapped("A and B take turns, one chunk of about 0.2 s each, on one low-priority thread of the scheduler: each "
+                       "trains at about half its speed alone, and the window's frames always come first.");
 }
 
 // The probe both runs' maps are of (the document's): a test image, or the photo the window has
@@ -204,6 +207,11 @@ void probe_section(AppState& state, TrainSession& train) {
   if (ImGui::RadioButton(photo.c_str(), state.train_probe_photo)) state.train_probe_photo = true;
   record_widget("train:probe_photo");
   if (const VitRun* run = train.vit().run()) {
+    // What the model sees: the probe as the input (a test image, or the photo made as the data are).
+    const float side = ImGui::GetFontSize() * 3;
+    ImGui::Image(train.vit().photo(), ImVec2(side, side));
+    record_widget("train:probe_image");
+    ImGui::SameLine();
     const auto top = run->top_classes(1);
     if (!top.empty()) {
       const auto& labels = run->model().arch.labels;
@@ -255,7 +263,8 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
   if (!ImGui::BeginTabBar("train_lower")) return;
   const TrainSession& train = runs[state.train_run];
   MapSource& source = state.train_run == 1 ? b : a;
-  if (ImGui::BeginTabItem("Curves and distance")) {
+  const std::string curves_tab = "Curves and distance, run " + train.name() + "###curves";
+  if (ImGui::BeginTabItem(curves_tab.c_str())) {
     const auto& points = train.points();
     const ImU32 colours[3] = {IM_COL32(255, 160, 60, 255), IM_COL32(80, 160, 255, 255), IM_COL32(90, 220, 120, 255)};
     const RunCurves curves = run_curves(points, "", colours);
@@ -263,12 +272,11 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f);
     const float w = (avail - 2 * gap) / 3;
     ImGui::BeginGroup();
-    const std::string run = "run " + train.name() + ": ";
-    step_plot("train:loss_plot", (run + "loss (cross-entropy)").c_str(), ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
+    step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    step_plot("train:accuracy_plot", (run + "accuracy").c_str(), ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
+    step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -291,7 +299,7 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     // The range of the lines, so that heads parting (local ones falling) show from the start.
     if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
     const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
-    const std::string title = run + "attention distance (px), layer " + std::to_string(layer);
+    const std::string title = "attention distance (px), layer " + std::to_string(layer);
     step_plot("train:distance_plot", title.c_str(), ImVec2(w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
     ImGui::EndGroup();
     ImGui::EndTabItem();

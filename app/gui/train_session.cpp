@@ -115,6 +115,7 @@ struct TrainSession::Chunk {
   std::shared_ptr<const VitRun> probe_run;
   Image probe_image;
   std::string probe_name;  // what the probe is (TrainProbe::name)
+  unsigned probe_serial = 0;  // which of the session's probes it is
   std::string label;
 };
 
@@ -212,7 +213,7 @@ void TrainSession::submit_chunk(bool first) {
   lane_.ask(this, [this, first] {
     const TrainConfig c = config_;
     const std::string label_run = name_;
-    auto work = [first, c, label_run, data = data_, run = run_, probe = probe_](const std::atomic<bool>& stop) {
+    auto work = [first, c, label_run, data = data_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
       Chunk out;
       out.data = data ? data : shared_data();
       std::shared_ptr<Run> r = run;
@@ -241,6 +242,7 @@ void TrainSession::submit_chunk(bool first) {
       VitCpuRunner cpu(1);
       out.probe_image = probe_image(out.data->test, probe);
       out.probe_name = probe.name;
+      out.probe_serial = serial;
       out.probe_run = std::make_shared<const VitRun>(out.model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
       Matrix distance = Matrix::Zero(c.shape.depth, c.shape.heads);
       for (int i = 0; i < kDistanceImages; ++i)
@@ -257,7 +259,7 @@ void TrainSession::submit_chunk(bool first) {
         error_ = "training run " + name_ + " stopped: " + e.what();
         running_ = false;
       }
-    });
+    }, Scheduler::Priority::Background);  // the scheduler's low-priority thread: the window's frames come first
   });
 }
 
@@ -271,6 +273,8 @@ void TrainSession::take(Chunk c) {
   vit_.show(c.model, c.probe_run, c.probe_image, c.label);
   shown_probe_ = c.probe_name;
   ++generation_;
+  // The probe changed while the chunk ran (it took the one of its start): its snapshot again on the new one.
+  if (c.probe_serial != probe_serial_) run_probe();
   if (pending_save_) write(*std::exchange(pending_save_, std::nullopt));  // the trainer is free between chunks
   if (finished()) running_ = false;
   if (running_) submit_chunk(false);
@@ -278,6 +282,11 @@ void TrainSession::take(Chunk c) {
 
 void TrainSession::set_probe(TrainProbe probe) {
   probe_ = std::move(probe);
+  ++probe_serial_;
+  run_probe();
+}
+
+void TrainSession::run_probe() {
   const VitRun* shown = vit_.run();
   if (!shown || !data_) return;  // the next chunk's snapshot is on it
   auto model = shown->model_ptr();

@@ -9,8 +9,9 @@
 // stops asking; the window stays live. The trainer is used by one thread at a time: a chunk's
 // job, or the main thread between chunks (saving).
 // The tab has two runs, A and B (TrainRuns), each a TrainSession: their chunks take turns
-// through one TrainLane, so one training thread runs at a time, whichever run it is, and the
-// scheduler's other thread and the UI keep the second core.
+// through one TrainLane, so one chunk trains at a time, whichever run it is, on the scheduler's
+// low-priority thread (Scheduler::Priority::Background, nice 19): the window's frames and the
+// pool's jobs come first, and the training takes the CPU they leave.
 #include "app/gui/scheduler.hpp"
 #include "app/gui/train_lane.hpp"
 #include "app/gui/vit_session.hpp"
@@ -127,6 +128,7 @@ class TrainSession {
   struct Chunk;
   void submit_chunk(bool first);
   void take(Chunk c);
+  void run_probe();  // the shown snapshot on probe_, on the pool
   void write(const std::filesystem::path& dir);
   std::string key(const char* job) const;
 
@@ -141,6 +143,7 @@ class TrainSession {
   double rate_ = 0;
   bool running_ = false;
   TrainProbe probe_;
+  unsigned probe_serial_ = 0;  // bumped by set_probe: a chunk that began before is run again on the new probe
   std::string shown_probe_;
   std::optional<std::filesystem::path> pending_save_, saved_;
   std::filesystem::path last_saved_;
