@@ -66,7 +66,7 @@ int App::run() {
 // Polls when the last frame asked for the next at once (or the benchmark runs); otherwise
 // sleeps until an event, a finished job (the scheduler's wake) or idle_wait_s_ (half a second).
 void App::wait_for_events() {
-  if (redraw_ || replay_) glfwPollEvents();
+  if (redraw_ || (replay_ && !replay_idle_)) glfwPollEvents();
   else glfwWaitEventsTimeout(idle_wait_s_);
   marks_ = FrameMarks{};
   marks_.start = FrameMarks::Clock::now();
@@ -180,6 +180,14 @@ int run_gui(const GuiArgs& args) {
       const long v = std::strtol(n, &end, 10);
       if (*end != '\0' || v < 1 || v > 100000) throw Error(std::string("ATTNLAB_HOVER_BENCH_HOVERS must be a count of hovers, not '") + n + "'");
       config.hovers = static_cast<int>(v);
+    }
+    // --train: how long the model trains before the replay, so that the curves are as long as a
+    // lesson's (the window draws only when a chunk ends meanwhile).
+    if (const char* s = std::getenv("ATTNLAB_HOVER_BENCH_TRAIN_S"); s && *s) {
+      char* end = nullptr;
+      const double v = std::strtod(s, &end);
+      if (*end != '\0' || !(v >= 0 && v <= 86400)) throw Error(std::string("ATTNLAB_HOVER_BENCH_TRAIN_S must be seconds, not '") + s + "'");
+      config.train_first_s = v;
     }
     replay.emplace(std::move(config));
   }

@@ -211,6 +211,8 @@ class App {
   std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
   int replay_code_ = 0;
   bool vit_replay_started_ = false;  // the ViT replay's start settings applied
+  std::chrono::steady_clock::time_point train_started_;  // --train: when the replay started the model's training
+  bool replay_idle_ = false;  // --train: the replay waits for the model to train; the window waits for events meanwhile
   Shown vit_map_shown_;              // what the ViT's main map was made of in this frame
 };
 

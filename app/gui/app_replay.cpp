@@ -55,10 +55,15 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
       state_.source = ShownSource::Train;
       state_.train_run = 0;
       train_.a.start();
+      train_started_ = HoverReplay::Clock::now();
     } else if (!train_.a.running() && !train_.a.finished()) {
       stop(1, "hover benchmark: the model stopped training" + (state_.ui.banner.empty() ? std::string() : " (" + state_.ui.banner + ")"));
-    } else if (train_.a.step() > 0) {
-      step_vit_replay(train_.a.vit());
+    } else {
+      // Until the replay begins the window waits for events as it does with nobody at it: a
+      // frame when a chunk ends, so that the training has the CPU a lesson would give it.
+      replay_idle_ = train_.a.step() == 0 ||
+                     std::chrono::duration<double>(HoverReplay::Clock::now() - train_started_).count() < replay_->config().train_first_s;
+      if (!replay_idle_) step_vit_replay(train_.a.vit());
     }
     return;
   }

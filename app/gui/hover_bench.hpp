@@ -31,6 +31,7 @@ struct HoverBenchConfig {
   std::uint32_t seed = 19;  ///< the path's random walk (std::mt19937, its raw output only)
   bool vit = false;  ///< over a ViT's patch grid (`--model`, or `--train`), not the hand-made heads' map
   bool train = false;  ///< the ViT is the Train tab's model, training during the replay (`--train`)
+  double train_first_s = 0;  ///< --train: seconds of training before the replay begins (ATTNLAB_HOVER_BENCH_TRAIN_S; 0: after the first chunk)
   int step_every = 10;  ///< ViT: a layer/head step after every step_every-th hover but the last (0: none)
 };
 

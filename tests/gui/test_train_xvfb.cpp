@@ -38,6 +38,27 @@ void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::str
   app.click(x, y);
 }
 
+// Opens the Train tab and presses Start: run A trains. Returns the sidecar the panel was seen in.
+nlohmann::json start_run_a(AppProcess& app) {
+  click_widget(app, app.export_view().first, "tab:train");
+  const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
+  click_widget(app, panel, "train:start");
+  return panel;
+}
+
+// Shows run B, takes run A's settings (one click), average pooling (another) and presses Start.
+// Returns the sidecar run B's panel was seen in.
+nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& sidecar) {
+  click_widget(app, sidecar, "train:run_b");
+  const nlohmann::json b = export_until(app, [](const nlohmann::json& j) {
+    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy") && j.at("widgets").contains("train:start");
+  });
+  click_widget(app, b, "train:copy");
+  click_widget(app, b, "train:pool_avg");
+  click_widget(app, b, "train:start");
+  return b;
+}
+
 double entropy_ratio(const nlohmann::json& j) { return j.at("train_drawn").at("flatness").at("entropy_ratio").get<double>(); }
 std::int64_t step_of(const nlohmann::json& j) { return j.at("train_drawn").at("step").get<std::int64_t>(); }
 
@@ -127,23 +148,15 @@ TEST(TrainUnderXvfb, TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow) {
   const auto dir = temp_dir();
   AppProcess app(x, dir, {}, {"ATTNLAB_TRAIN_DEFAULTS=depth=1 dim=32 heads=2 batch=32 steps=100000"});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
-  click_widget(app, app.export_view().first, "tab:train");
-  const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
+  const nlohmann::json panel = start_run_a(app);
   EXPECT_EQ(panel.at("train").at("run"), "a") << "run A is shown first";
-  click_widget(app, panel, "train:start");
   const nlohmann::json a_started = export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
   EXPECT_EQ(a_started.at("train_drawn").at("run"), "A");
   EXPECT_NE(a_started.at("train_drawn").at("switches").get<std::string>().find("cls"), std::string::npos);
 
   // Run B: A's settings, then average pooling: two clicks, then Start.
-  click_widget(app, a_started, "train:run_b");
-  const nlohmann::json b_panel = export_until(app, [](const nlohmann::json& j) {
-    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy") && j.at("widgets").contains("train:start");
-  });
+  const nlohmann::json b_panel = start_run_b_averaging(app, a_started);
   EXPECT_FALSE(b_panel.contains("train_drawn")) << "run B has nothing to draw before its Start";
-  click_widget(app, b_panel, "train:copy");
-  click_widget(app, b_panel, "train:pool_avg");
-  click_widget(app, b_panel, "train:start");
   const nlohmann::json b_started = export_until(app, [](const nlohmann::json& j) {
     return j.contains("train_drawn") && j.at("train_drawn").at("run") == "B";
   });
@@ -245,8 +258,9 @@ std::string load_average() {
 }
 
 // Exports the window, copies the PNG to `out`/`name` and prints what the maps were of.
-nlohmann::json picture(AppProcess& app, const std::filesystem::path& out, const std::string& name) {
-  const auto [j, png] = app.export_view(std::chrono::seconds(60));
+std::pair<nlohmann::json, std::filesystem::path> picture(AppProcess& app, const std::filesystem::path& out, const std::string& name) {
+  auto exported = app.export_view(std::chrono::seconds(60));
+  const auto& [j, png] = exported;
   std::filesystem::copy_file(png, out / name, std::filesystem::copy_options::overwrite_existing);
   std::printf("%s (load average %s):\n", name.c_str(), load_average().c_str());
   for (const char* key : {"train_drawn", "train_compared"})
@@ -259,7 +273,7 @@ nlohmann::json picture(AppProcess& app, const std::filesystem::path& out, const 
       std::printf("  %s: %s\n", key, brief.dump().substr(0, 1500).c_str());
     }
   std::fflush(stdout);
-  return j;
+  return exported;
 }
 
 // The rectangle `rect` (window coordinates, a sidecar's) of the exported picture `png`, as its own PNG.
@@ -289,17 +303,14 @@ TEST(TrainUnderXvfb, DISABLED_TrainPictures) {
     const auto dir = temp_dir();
     AppProcess app(x, dir);
     ASSERT_NE(app.wait_for_window(), 0u) << app.log();
-    click_widget(app, app.export_view().first, "tab:train");
-    const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
-    click_widget(app, panel, "train:start");
+    start_run_a(app);
     export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
     const auto started = std::chrono::steady_clock::now();
     picture(app, out, "train-step0.png");
     std::this_thread::sleep_until(started + std::chrono::seconds(60));
     picture(app, out, "train-1min.png");
     std::this_thread::sleep_until(started + std::chrono::milliseconds(static_cast<long>(minutes * 60000)));
-    const auto [late, late_png] = app.export_view(std::chrono::seconds(60));
-    picture(app, out, "train-5min.png");
+    const auto [late, late_png] = picture(app, out, "train-5min.png");
     // The distance plot on its own, with its title above it.
     const auto& plot = late.at("widgets").at("train:distance_plot");
     const float title = 24;
@@ -313,23 +324,14 @@ TEST(TrainUnderXvfb, DISABLED_TrainPictures) {
     const auto dir = temp_dir();
     AppProcess app(x, dir);
     ASSERT_NE(app.wait_for_window(), 0u) << app.log();
-    click_widget(app, app.export_view().first, "tab:train");
-    const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
-    click_widget(app, panel, "train:start");
-    click_widget(app, panel, "train:run_b");
-    const nlohmann::json b = export_until(app, [](const nlohmann::json& j) {
-      return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy");
-    });
-    click_widget(app, b, "train:copy");
-    click_widget(app, b, "train:pool_avg");
-    click_widget(app, b, "train:start");
+    start_run_b_averaging(app, start_run_a(app));
     const nlohmann::json both = export_until(app, [](const nlohmann::json& j) {
       return j.contains("train_drawn") && j.at("train_drawn").at("run") == "B";
     });
     const auto started = std::chrono::steady_clock::now();
     click_widget(app, both, "train_tab:runs");
     std::this_thread::sleep_until(started + std::chrono::milliseconds(static_cast<long>(runs_minutes * 60000)));
-    const nlohmann::json runs = picture(app, out, "train-runs.png");
+    const nlohmann::json runs = picture(app, out, "train-runs.png").first;
     click_widget(app, runs, "train:probe_photo");
     export_until(app, [](const nlohmann::json& j) {
       return j.contains("train_compared") && j.at("train_compared").size() == 2 && j.at("train_compared")[0].at("probe") == "photo safari.jpg" &&
