@@ -269,6 +269,7 @@ void App::draw_main_map() {
     d["probe"] = run.shown_probe();
     d["step"] = run.step();
     d["running"] = run.running();
+    d["in_flight"] = run.in_flight();  // a chunk under way (after Pause, until it ends) or waiting for its turn
     d["steps_per_second"] = run.steps_per_second();
     d["test_accuracy"] = run.test_accuracy();
     d["points"] = run.points().size();

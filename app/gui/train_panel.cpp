@@ -177,6 +177,7 @@ void run_section(AppState& state, TrainSession& train) {
     }
     ImGui::TextDisabled("%s", train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
                               : train.running()      ? "training on the scheduler's low-priority thread"
+                              : train.in_flight()    ? "pausing: the chunk under way ends first"
                               : train.finished()     ? "finished"
                                                      : "paused");
   }

@@ -154,6 +154,11 @@ void TrainSession::start() {
   submit_chunk(true);
 }
 
+void TrainSession::pause() {
+  running_ = false;
+  if (lane_.waiting(this)) lane_.release(this);  // not yet submitted: no chunk to wait for
+}
+
 void TrainSession::resume() {
   if (!run_ || running_ || finished()) return;
   running_ = true;

@@ -72,7 +72,8 @@ class TrainSession {
   /// Starts a new run with config() (step 0's snapshot first); throws Error for a shape that
   /// cannot work. Reads the data set on the job's thread the first time.
   void start();
-  void pause() { running_ = false; }
+  /// Stops asking for chunks: a turn still waiting on the lane is given up, a chunk under way ends first.
+  void pause();
   void resume();
   /// Forgets the run, its curves and its maps.
   void reset();

@@ -101,7 +101,8 @@ TEST(TrainUnderXvfb, TrainFromThePanelPauseSaveAndOpenAsViT) {
   // Pause: the step holds.
   click_widget(app, later, "train:pause");
   const nlohmann::json paused = export_until(app, [](const nlohmann::json& j) {
-    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() && j.at("widgets").contains("train:resume");
+    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() &&
+           !j.at("train_drawn").at("in_flight").get<bool>() && j.at("widgets").contains("train:resume");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const nlohmann::json still = export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
@@ -204,7 +205,8 @@ TEST(TrainUnderXvfb, TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow) {
   // F9 on run B, paused (its map holds still): the CSV is the map drawn, with a header naming it.
   click_widget(app, photo, "train:pause");
   const nlohmann::json paused = export_until(app, [](const nlohmann::json& j) {
-    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() && j.at("widgets").contains("train:resume");
+    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() &&
+           !j.at("train_drawn").at("in_flight").get<bool>() && j.at("widgets").contains("train:resume");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the chunk under way at the click has ended
   const nlohmann::json still = export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
@@ -234,6 +236,38 @@ TEST(TrainUnderXvfb, TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow) {
   EXPECT_EQ(back.at("train_drawn").at("probe"), "photo safari.jpg");
   EXPECT_TRUE(app.alive());
   EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+// `attnlab --hover-bench OUT.json --train`: the benchmark starts run A itself, waits for its first
+// trained chunk, replays its path over the model being trained (the query following the
+// pointer, a layer or head step every 10 hovers) and reports the training steps made meanwhile.
+// No time is asserted, nor a number of steps (the training thread yields to the frames).
+TEST(TrainUnderXvfb, HoverBenchmarkReplaysOverTheModelBeingTrained) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed (./setup.sh installs it)";
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto report = dir / "hover_train.json";
+  {
+    AppProcess app(x, dir, {"--hover-bench", report.string(), "--train"},
+                   {"ATTNLAB_HOVER_BENCH_HOVERS=31", "ATTNLAB_TRAIN_DEFAULTS=depth=1 dim=32 heads=2 batch=32 steps=100000"});
+    ASSERT_EQ(app.wait_exit(std::chrono::seconds(300)), 0) << app.log();
+    EXPECT_NE(app.log().find("hover benchmark: 31 hovers over the model being trained (4 x 4 patches, 1 layers x 2 heads) with 3 "
+                             "layer/head steps, training"),
+              std::string::npos)
+        << app.log();
+  }
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("source").at("kind"), "train");
+  EXPECT_NE(j.at("source").at("model").get<std::string>().find("depth 1, 2 heads, D 32, patch 7, cls"), std::string::npos);
+  EXPECT_EQ(j.at("query_to_screen_ms_all").size(), 31u) << "a hover never reached the screen";
+  EXPECT_EQ(j.at("layer_head_steps"), 3);
+  const auto& t = j.at("training");
+  EXPECT_GE(t.at("step_at_start").get<std::int64_t>(), 1) << "the replay begins after a trained chunk";
+  EXPECT_GE(t.at("step_at_end").get<std::int64_t>(), t.at("step_at_start").get<std::int64_t>());
+  EXPECT_EQ(t.at("steps").get<std::int64_t>(), t.at("step_at_end").get<std::int64_t>() - t.at("step_at_start").get<std::int64_t>());
+  EXPECT_GT(t.at("seconds").get<double>(), 0.0);
 }
 
 // The README's pictures (docs/train-*.png), made by docs/train_pictures.sh: the default model
