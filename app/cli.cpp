@@ -58,10 +58,10 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
       }
       return run_train(rest);
     }
-    const bool gui_option = cmd == "--model" || cmd == "--hover-bench";
+    const bool gui_option = cmd == "--model" || cmd == "--hover-bench" || cmd == "--train";
     if (cmd.starts_with("-") && !gui_option) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
     if (args.size() == 1 && !gui_option) return std::nullopt;  // attnlab IMAGE: the GUI
-    if (std::find_if(args.begin(), args.end(), [](const std::string& a) { return a == "--model" || a == "--hover-bench"; }) !=
+    if (std::find_if(args.begin(), args.end(), [](const std::string& a) { return a == "--model" || a == "--hover-bench" || a == "--train"; }) !=
         args.end()) {
       parse_gui_args(args);  // throws on anything else
       return std::nullopt;

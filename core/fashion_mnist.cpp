@@ -2,8 +2,11 @@
 
 #include "core/error.hpp"
 
+#include <stb_image_resize.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 namespace attnlab {
@@ -95,7 +98,8 @@ void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out) 
 }
 
 Image fashion_mnist_image(const FashionMnistSplit& split, int index) {
-  if (index < 0 || index >= split.count) throw Error("image " + std::to_string(index) + " is outside the split's " + std::to_string(split.count));
+  if (index < 0 || index >= split.count)
+    throw Error("image " + std::to_string(index) + " is outside the split (0 … " + std::to_string(split.count - 1) + ")");
   Image img;
   img.width = split.cols;
   img.height = split.rows;
@@ -104,6 +108,31 @@ Image fashion_mnist_image(const FashionMnistSplit& split, int index) {
   for (int i = 0; i < img.width * img.height; ++i)
     for (int c = 0; c < 3; ++c) img.rgb[static_cast<std::size_t>(i) * 3 + c] = static_cast<float>(px[i]) / 255.0f;
   return img;
+}
+
+Image fashion_mnist_style(const Image& photo, int rows, int cols) {
+  if (photo.empty()) throw Error("no photo to make a Fashion-MNIST-style image of");
+  if (rows < 1 || cols < 1) throw Error("a Fashion-MNIST-style image needs at least one pixel");
+  // The largest centred square, as grey.
+  const int side = std::min(photo.width, photo.height);
+  const int x0 = (photo.width - side) / 2, y0 = (photo.height - side) / 2;
+  std::vector<float> grey(static_cast<std::size_t>(side) * side);
+  for (int y = 0; y < side; ++y)
+    for (int x = 0; x < side; ++x)
+      grey[static_cast<std::size_t>(y) * side + x] =
+          0.299f * photo.at(x0 + x, y0 + y, 0) + 0.587f * photo.at(x0 + x, y0 + y, 1) + 0.114f * photo.at(x0 + x, y0 + y, 2);
+  std::vector<float> small(static_cast<std::size_t>(rows) * cols);
+  if (!stbir_resize_float(grey.data(), side, side, 0, small.data(), cols, rows, 0, 1))
+    throw Error("could not scale the photo to " + std::to_string(cols) + " x " + std::to_string(rows));
+  Image out;
+  out.width = cols;
+  out.height = rows;
+  out.rgb.resize(small.size() * 3);
+  for (std::size_t i = 0; i < small.size(); ++i) {
+    const float byte = std::round(std::clamp(small[i], 0.0f, 1.0f) * 255.0f);  // a byte, as the data set's pixels
+    for (int c = 0; c < 3; ++c) out.rgb[i * 3 + static_cast<std::size_t>(c)] = byte / 255.0f;
+  }
+  return out;
 }
 
 FashionMnistBatches::FashionMnistBatches(const FashionMnistSplit& split, int batch, std::uint64_t seed, int pad, bool flip)

@@ -27,6 +27,9 @@ inline const std::array<const char*, 10> kFashionMnistLabels = {"T-shirt/top", "
 /// model's train.py has them; the input normalization of every model trained here.
 inline constexpr float kFashionMnistMean = 0.2860f, kFashionMnistStd = 0.3530f;
 
+/// Images in the published test split (the Train tab's probe slider; the files are checked on reading).
+inline constexpr int kFashionMnistTestCount = 10000;
+
 /// One split: `count` images of rows × cols bytes, image after image, and their labels.
 struct FashionMnistSplit {
   int count = 0, rows = 0, cols = 0;
@@ -51,10 +54,16 @@ FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& di
 /// kFashionMnistStd, into `out`.
 void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out);
 
-/// Image `index` of `split` as a photo (cols × rows pixels, the grey value byte/255 in R, G and
-/// B): what the app shows and vit_input() normalizes, for a model with the Fashion-MNIST mean
-/// and std, into fashion_mnist_input()'s values.
+/// Image `index` of `split` as a photo (rows × cols, RGB in [0, 1]: the grey byte/255 in the three
+/// channels), e.g. the probe the Train tab's maps are of. Throws Error for an index outside the split.
 Image fashion_mnist_image(const FashionMnistSplit& split, int index);
+
+/// A photo made as the training data is, to show a model trained on Fashion-MNIST: the largest
+/// centred square of it, scaled to rows × cols (stb_image_resize's default filter), each pixel's
+/// grey value (Rec. 601 luma, 0.299 R + 0.587 G + 0.114 B) rounded to a byte as the data's are,
+/// /255, copied to the three channels. No inversion: a photo's dark background stays dark and
+/// its sky bright, which is what the model sees. Throws Error for an empty photo or sizes < 1.
+Image fashion_mnist_style(const Image& photo, int rows = 28, int cols = 28);
 
 /// Training batches drawn from a split: an epoch is a permutation of its images (seeded), cut
 /// into batches in order (the last partial batch dropped); each image optionally augmented as

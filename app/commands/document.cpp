@@ -1,6 +1,7 @@
 #include "app/commands/document.hpp"
 
 #include "core/error.hpp"
+#include "core/fashion_mnist.hpp"
 #include "core/parse.hpp"
 #include "core/reference.hpp"
 
@@ -143,6 +144,12 @@ void parse_cka_examples_field(const std::string& t, CkaExamples& e) {
   else if (t == "photo") e = CkaExamples::Photo;
   else throw Error("unknown CKA examples '" + t + "' (fashion, photo)");
 }
+std::string run_field_name(const int& run) { return run == 1 ? "b" : "a"; }
+void parse_run_field(const std::string& t, int& run) {
+  if (t == "a") run = 0;
+  else if (t == "b") run = 1;
+  else throw Error("unknown run '" + t + "' (a, b)");
+}
 std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
 void parse_edge_field(const std::string& t, EdgeMode& e) { e = parse_edge_mode(t); }
 std::string mask_field_name(const MaskKind& k) { return std::string(mask_kind_name(k)); }
@@ -276,6 +283,9 @@ void for_each_field(State& s, Field&& field) {
   field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel, int_flag<2, 10000>});
   // The model being trained in the window (the Train tab): its choice, as the ViT's.
   choice_fields("train", s.train);
+  field("train.run", named(s.train_run, run_field_name, parse_run_field));
+  field("train.probe", s.train_probe);
+  field("train.probe_photo", s.train_probe_photo);
   field("export_dir", s.export_dir);
   field("export_map_only", s.export_map_only);
 }
@@ -445,6 +455,8 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
   if (s.vit.prefix_token < -1) throw Error("setting 'vit.token' is out of range");
   if (s.train.layer < -1) throw Error("setting 'train.layer' is out of range");
   if (s.train.prefix_token < -1) throw Error("setting 'train.token' is out of range");
+  if (s.train_probe < 0 || s.train_probe >= kFashionMnistTestCount)
+    throw Error("setting 'train.probe' is out of range (a test image, 0 … " + std::to_string(kFashionMnistTestCount - 1) + ")");
   if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");
   if (s.vit_resize < 0 || s.vit_resize > 4096) throw Error("setting 'vit.resize' must be 0…4096 pixels");
   if (s.cka_count < 2 || s.cka_count > 10000) throw Error("setting 'cka.count' must be 2…10000 images");

@@ -96,7 +96,11 @@ struct Document {
 
   // --- the ViT being trained in the window (the Train tab; its shape and run are not saved)
   /// Its choice: as the ViT's, the last layer, the heads' mean and the CLS query until changed.
+  /// The same choice for both runs (the side-by-side view compares them on it).
   SourceChoice train{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
+  int train_run = 0;               ///< which run the map views show: 0 run A, 1 run B ("a", "b" in the JSON)
+  int train_probe = 0;             ///< the probe both runs' maps are of: Fashion-MNIST test image 0 … 9999
+  bool train_probe_photo = false;  ///< the probe is the photo the window has open, made as the data are, instead
 
   // --- images and files
   std::filesystem::path image_path;

@@ -17,10 +17,11 @@ Usage:
   attnlab [IMAGE] [--model PATH]
                            open the app on IMAGE (default: the bundled safari photo); with
                            --model, a ViT checkpoint (.safetensors or its folder) too
-  attnlab [IMAGE] --hover-bench OUT.json [--model PATH]
+  attnlab [IMAGE] --hover-bench OUT.json [--model PATH | --train]
                            the interactive benchmark: the window replays 300 hovers at
                            K = 16 (with --model: over the ViT's grid, a layer or head
-                           step after every tenth), writes frame times and
+                           step after every tenth; with --train: the same over the Train
+                           tab's default model while it trains), writes frame times and
                            query-to-screen times to OUT.json (never replaced), prints
                            one line and closes
   attnlab row --image IMG --patch K --query COL,ROW [options]
@@ -121,6 +122,8 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args) {
       if (n + 1 >= args.size()) throw Error("--hover-bench needs the path of its JSON report");
       if (!out.hover_bench.empty()) throw Error("--hover-bench given twice");
       out.hover_bench = args[++n];
+    } else if (args[n] == "--train") {
+      out.train = true;
     } else if (args[n].starts_with("-")) {
       throw Error("unknown option '" + args[n] + "' (see attnlab --help)");
     } else if (out.image.empty()) {
@@ -129,6 +132,8 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args) {
       throw Error("one image at a time: '" + args[n] + "' is one too many (see attnlab --help)");
     }
   }
+  if (out.train && out.hover_bench.empty()) throw Error("--train goes with --hover-bench OUT.json (see attnlab --help)");
+  if (out.train && !out.model.empty()) throw Error("--train replays over the model being trained: no --model with it");
   return out;
 }
 

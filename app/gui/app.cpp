@@ -66,7 +66,7 @@ int App::run() {
 // Polls when the last frame asked for the next at once (or the benchmark runs); otherwise
 // sleeps until an event, a finished job (the scheduler's wake) or idle_wait_s_ (half a second).
 void App::wait_for_events() {
-  if (redraw_ || replay_) glfwPollEvents();
+  if (redraw_ || (replay_ && !replay_idle_)) glfwPollEvents();
   else glfwWaitEventsTimeout(idle_wait_s_);
   marks_ = FrameMarks{};
   marks_.start = FrameMarks::Clock::now();
@@ -96,6 +96,7 @@ void App::draw_views() {
   apply_settings();
   widget_log().clear();
   state_.report.view_errors.clear();
+  state_.report.train_compared = nullptr;  // until the runs' side-by-side view draws
   draw_windows();
 }
 
@@ -105,7 +106,7 @@ void App::handle_keys() {
   keys.swap(key_queue_);
   for (const KeyPress& k : keys) {
     KeyContext c{state_, backend_, vit_.run(), ImGui::GetIO().WantTextInput};
-    c.train = train_.vit().run();
+    c.train = shown_train_run();
     press_key(c, k.key, k.mods);
     if (c.quit) glfwSetWindowShouldClose(window_, GLFW_TRUE);
   }
@@ -128,7 +129,9 @@ void App::take_exports(int w, int h) {
   }
   if (state_.commands.take(Commands::Kind::ExportCsv)) {
     try {
-      saved(state_.source == ShownSource::Vit && vit_.run() ? export_vit_csv(state_) : export_row_csv(state_, backend_));
+      if (state_.source == ShownSource::Vit && vit_.run()) saved(export_vit_csv(state_));
+      else if (state_.source == ShownSource::Train && shown_train_run()) saved(export_train_csv(state_));
+      else saved(export_row_csv(state_, backend_));
     } catch (const Error& e) {
       state_.show_error(e.what());
     }
@@ -169,13 +172,22 @@ int run_gui(const GuiArgs& args) {
   std::optional<HoverReplay> replay;
   if (!args.hover_bench.empty()) {
     HoverBenchConfig config{args.hover_bench};
-    config.vit = !model.empty();  // over the model's patch grid once it has run
+    config.vit = !model.empty() || args.train;  // over the model's patch grid once it has run
+    config.train = args.train;              // the Train tab's model, while it trains
     // Fewer hovers for the tests (the benchmark's numbers are at the default, 300).
     if (const char* n = std::getenv("ATTNLAB_HOVER_BENCH_HOVERS"); n && *n) {
       char* end = nullptr;
       const long v = std::strtol(n, &end, 10);
       if (*end != '\0' || v < 1 || v > 100000) throw Error(std::string("ATTNLAB_HOVER_BENCH_HOVERS must be a count of hovers, not '") + n + "'");
       config.hovers = static_cast<int>(v);
+    }
+    // --train: how long the model trains before the replay, so that the curves are as long as a
+    // lesson's (the window draws only when a chunk ends meanwhile).
+    if (const char* s = std::getenv("ATTNLAB_HOVER_BENCH_TRAIN_S"); s && *s) {
+      char* end = nullptr;
+      const double v = std::strtod(s, &end);
+      if (*end != '\0' || !(v >= 0 && v <= 86400)) throw Error(std::string("ATTNLAB_HOVER_BENCH_TRAIN_S must be seconds, not '") + s + "'");
+      config.train_first_s = v;
     }
     replay.emplace(std::move(config));
   }

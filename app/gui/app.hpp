@@ -115,6 +115,12 @@ class App {
   void open_image(const std::filesystem::path& path);
   void clamp_query();
   void take_finished_work();
+  void take_train_results();
+  void give_train_probe();
+  // The run the Train tab shows (Document::train_run), its map source, and its snapshot (null before one).
+  TrainSession& shown_train() { return train_[state_.train_run]; }
+  VitMapSource& shown_train_map() { return state_.train_run == 1 ? train_map_b_ : train_map_a_; }
+  const VitRun* shown_train_run() { return shown_train().vit().run(); }
   void apply_settings();
   void keep_cells_in_place(const PatchGrid& before);
 
@@ -155,25 +161,27 @@ class App {
   // The hover benchmark (app_replay.cpp).
   void step_replay(const gl::TransferCounts& moved, FrameMarks marks);
   Shown vit_shown() const;
-  void step_vit_replay();
+  void step_vit_replay(VitSession& session);
   void report_frames();
 
   GLFWwindow* window_;
   AppState state_;
   HandMadeSession backend_;
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
-  TrainSession train_{backend_.scheduler()};  // the Train tab's model, trained on the same scheduler
+  TrainRuns train_{backend_.scheduler()};  // the Train tab's runs A and B, trained on the same scheduler
   // The similarity (CKA) views of the loaded ViT and of the model being trained, jobs on the same scheduler.
   CkaJob vit_cka_{backend_.scheduler(), "cka:vit"};
   CkaJob train_cka_{backend_.scheduler(), "cka:train"};
-  // The attention sources the map views draw (map_source.hpp), over the backend and the session.
+  // The attention sources the map views draw (map_source.hpp), over the backend and the sessions.
   HandMadeMapSource hand_made_map_{state_, backend_};
   VitMapSource vit_map_{state_, vit_};
-  VitMapSource train_map_{state_, train_.vit(), ShownSource::Train};  // the model being trained, as a ViT
+  // The models being trained, as ViTs: run A's and run B's (Document::train_run picks the one shown).
+  VitMapSource train_map_a_{state_, train_.a.vit(), ShownSource::Train}, train_map_b_{state_, train_.b.vit(), ShownSource::Train};
   std::optional<std::filesystem::path> opening_model_;
   int vit_resize_ = 0;
-  unsigned seen_vit_generation_ = 0;
-  unsigned seen_train_generation_ = 0;  // train_.generation() when take_finished_work() last looked  // vit_.generation() when take_finished_work() last looked
+  unsigned seen_vit_generation_ = 0;  // vit_.generation() when take_finished_work() last looked
+  std::array<unsigned, 2> seen_train_generation_{};  // the runs' generation() when it last looked
+  std::string given_probe_;  // the probe last handed to the runs ("test:17", "photo:PATH")
   ShownSource shown_tab_ = ShownSource::HandMade;  // the source tab drawn last
   int shown_vit_lower_ = -1;
   std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for
@@ -207,6 +215,8 @@ class App {
   std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
   int replay_code_ = 0;
   bool vit_replay_started_ = false;  // the ViT replay's start settings applied
+  std::chrono::steady_clock::time_point train_started_;  // --train: when the replay started the model's training
+  bool replay_idle_ = false;  // --train: the replay waits for the model to train; the window waits for events meanwhile
   Shown vit_map_shown_;              // what the ViT's main map was made of in this frame
 };
 

@@ -20,7 +20,8 @@ namespace attnlab::app {
 void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
   glFinish();  // the frame's pixels are done, not only queued
   marks.end = HoverReplay::Clock::now();
-  const bool over_vit = replay_->config().vit;
+  const bool over_vit = replay_->config().vit, over_train = replay_->config().train;
+  if (over_train) replay_->trained(train_.a.step());
   if (over_vit) {
     replay_->frame(marks, moved, vit_shown());
   } else {
@@ -48,10 +49,28 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
     stop(1, "hover benchmark: the hovers do not reach the map (is a window over it?)");
     return;
   }
+  if (over_train) {
+    // Run A with its default shape, shown; the replay begins once it has trained a chunk.
+    if (!train_.a.started()) {
+      state_.source = ShownSource::Train;
+      state_.train_run = 0;
+      train_.a.start();
+      train_started_ = HoverReplay::Clock::now();
+    } else if (!train_.a.running() && !train_.a.finished()) {
+      stop(1, "hover benchmark: the model stopped training" + (state_.ui.banner.empty() ? std::string() : " (" + state_.ui.banner + ")"));
+    } else {
+      // Until the replay begins the window waits for events as it does with nobody at it: a
+      // frame when a chunk ends, so that the training has the CPU a lesson would give it.
+      replay_idle_ = train_.a.step() == 0 ||
+                     std::chrono::duration<double>(HoverReplay::Clock::now() - train_started_).count() < replay_->config().train_first_s;
+      if (!replay_idle_) step_vit_replay(train_.a.vit());
+    }
+    return;
+  }
   if (over_vit) {
     if (!vit_.run() && !vit_.busy() && !opening_model_ && !state_.commands.pending(Commands::Kind::OpenModel))
       stop(1, "hover benchmark: the model did not open" + (state_.ui.banner.empty() ? std::string() : " (" + state_.ui.banner + ")"));
-    else step_vit_replay();
+    else step_vit_replay(vit_);
     return;
   }
   if (!geometry_.valid || state_.source == ShownSource::Vit) return;
@@ -71,25 +90,33 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
 
 // What the ViT's main map drew this frame (draw_main_map): the query's patch, the layer and
 // the head; nothing while another view or source is shown.
-Shown App::vit_shown() const { return state_.report.vit_drawn.is_null() ? Shown{Cell{-1, -1}, -2, -100} : vit_map_shown_; }
+Shown App::vit_shown() const {
+  const nlohmann::json& drawn = replay_ && replay_->config().train ? state_.report.train_drawn : state_.report.vit_drawn;
+  return drawn.is_null() ? Shown{Cell{-1, -1}, -2, -100} : vit_map_shown_;
+}
 
 
-// The ViT replay: once the model's first forward pass is shown, the query follows the
-// pointer over the model's patch grid (the main map's cells, VitRun::grid()), and every
-// few hovers a layer or head step is a key press handled by the key table (keys.cpp) as a student's would be.
-void App::step_vit_replay() {
-  const VitRun* src = vit_.run();
-  if (!src || vit_.busy() || !(state_.source == ShownSource::Vit) || !geometry_.valid || state_.report.vit_drawn.is_null()) return;
+// The ViT replay, over a loaded ViT or (--train) the model being trained (`session`): once the
+// model's first forward pass is shown, the query follows the pointer over the model's patch grid
+// (the main map's cells, VitRun::grid()), and every few hovers a layer or head step is a key
+// press handled by the key table (keys.cpp) as a student's would be.
+void App::step_vit_replay(VitSession& session) {
+  const bool train = replay_->config().train;
+  const VitRun* src = session.run();
+  const nlohmann::json& drawn = train ? state_.report.train_drawn : state_.report.vit_drawn;
+  if (!src || session.busy() || state_.source != (train ? ShownSource::Train : ShownSource::Vit) || !geometry_.valid || drawn.is_null())
+    return;
   const SourceGrid g = src->grid();
+  SourceChoice& choice = shown_choice(state_);
   if (!vit_replay_started_) {  // the same start on every machine: last layer, heads' mean, the query following the pointer
     vit_replay_started_ = true;
-    state_.vit.layer = src->layers() - 1;
-    state_.vit.head = HeadChoice{-1, HeadFusion::Mean};
-    state_.vit.prefix_token = -1;
+    choice.layer = src->layers() - 1;
+    choice.head = HeadChoice{-1, HeadFusion::Mean};
+    choice.prefix_token = -1;
     state_.vit_rollout = state_.vit_norms = false;
-    state_.vit.query_pinned = false;
-    replay_->set_source(ReplaySource{"vit", vit_.file().string(), g.cols, g.rows, src->patch(), src->layers(), src->heads(),
-                                     src->path()});
+    choice.query_pinned = false;
+    replay_->set_source(ReplaySource{train ? "train" : "vit", train ? "being trained (run A): " + train_.a.switches() : session.file().string(), g.cols, g.rows,
+                                     src->patch(), src->layers(), src->heads(), src->path()});
     return;  // drawn once with these settings before the first move
   }
   replay_->path(g.cols, g.rows);
@@ -103,8 +130,8 @@ void App::step_vit_replay() {
   }
   // Even steps go one layer up (PageUp; End from the first layer back to the last), odd steps
   // to the next head (0…9, then A: the heads' mean, then 0 again).
-  const int L = src->layers(), layer = choice_layer(state_.vit, L), heads = std::min(src->heads(), 10);
-  int key = 0, want_layer = layer, want_head = shown_head(choice_head(state_.vit, src->heads()));
+  const int L = src->layers(), layer = choice_layer(choice, L), heads = std::min(src->heads(), 10);
+  int key = 0, want_layer = layer, want_head = shown_head(choice_head(choice, src->heads()));
   if (m->step % 2 == 0) {
     key = layer > 0 ? GLFW_KEY_PAGE_UP : GLFW_KEY_END;
     want_layer = layer > 0 ? layer - 1 : L - 1;

@@ -5,6 +5,7 @@
 #include "app/gui/app.hpp"
 
 #include "core/error.hpp"
+#include "core/fashion_mnist.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -105,27 +106,60 @@ void App::take_finished_work() {
     }
   }
   if (vit_.busy()) state_.commands.redraw();
-  // The Train tab's results: a chunk's maps (taken in the drain), a save's folder or its error.
-  if (const auto error = train_.poll_error()) {
-    state_.show_error(*error);
-    state_.commands.redraw();
-  }
-  if (const auto saved = train_.poll_saved()) {
-    state_.ui.status = "Saved the checkpoint to " + saved->string();
-    state_.ui.status_since = std::chrono::steady_clock::now();
-    state_.commands.redraw();
-  }
-  if (train_.generation() != seen_train_generation_) {
-    seen_train_generation_ = train_.generation();
-    if (const VitRun* src = train_.vit().run()) {
-      state_.train.cell.col = std::clamp(state_.train.cell.col, 0, src->grid().cols - 1);
-      state_.train.cell.row = std::clamp(state_.train.cell.row, 0, src->grid().rows - 1);
-    }
-    state_.commands.redraw();
-  }
-  if (train_.running() || train_.in_flight()) state_.commands.redraw();
+  take_train_results();
   if (!state_.ui.banner.empty() && std::chrono::steady_clock::now() - state_.ui.banner_since > std::chrono::seconds(12))
     state_.ui.banner.clear();  // drawn without it in this frame
+}
+
+// The Train tab's results, of both runs: a chunk's maps (taken in the drain), a save's folder
+// or its error; and the probe the document asks for, handed to both.
+void App::take_train_results() {
+  give_train_probe();
+  for (int r = 0; r < 2; ++r) {
+    TrainSession& run = train_[r];
+    if (const auto error = run.poll_error()) {
+      state_.show_error(*error);
+      state_.commands.redraw();
+    }
+    if (const auto saved = run.poll_saved()) {
+      state_.ui.status = "Saved run " + run.name() + "'s checkpoint to " + saved->string();
+      state_.ui.status_since = std::chrono::steady_clock::now();
+      state_.commands.redraw();
+    }
+    if (run.generation() != seen_train_generation_[static_cast<std::size_t>(r)]) {
+      seen_train_generation_[static_cast<std::size_t>(r)] = run.generation();
+      if (r == state_.train_run)
+        if (const VitRun* src = run.vit().run()) {
+          state_.train.cell.col = std::clamp(state_.train.cell.col, 0, src->grid().cols - 1);
+          state_.train.cell.row = std::clamp(state_.train.cell.row, 0, src->grid().rows - 1);
+        }
+      state_.commands.redraw();
+    }
+    // No frame is asked for while a run trains: each chunk's end wakes the window (the
+    // scheduler's wake) and its new maps ask for the next one above, so the CPU between chunks
+    // is the training's.
+  }
+}
+
+// The probe both runs' maps are of, from the document: a Fashion-MNIST test image, or the photo
+// the window has open made as the training data are (again when another photo opens).
+void App::give_train_probe() {
+  const bool photo = state_.train_probe_photo && backend_.has_image();
+  const std::string key = photo ? "photo:" + state_.image_path.string() : "test:" + std::to_string(state_.train_probe);
+  if (key == given_probe_) return;
+  given_probe_ = key;
+  TrainProbe probe;
+  if (photo) {
+    const VitTrainShape input;  // the data's 28 × 28, whatever the runs' shapes
+    probe.photo = std::make_shared<const Image>(fashion_mnist_style(backend_.image(), input.image_rows, input.image_cols));
+    probe.name = "photo " + state_.image_path.filename().string();
+  } else {
+    probe.test_index = std::clamp(state_.train_probe, 0, kFashionMnistTestCount - 1);
+    probe.name = "test image " + std::to_string(probe.test_index);
+  }
+  train_.a.set_probe(probe);
+  train_.b.set_probe(std::move(probe));
+  state_.commands.redraw();
 }
 
 // Hands changed attention settings to the backend; settings it refuses (e.g. a K larger

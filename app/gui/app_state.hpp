@@ -33,6 +33,7 @@ struct UiState {
   std::string open_path_text;  ///< the images panel's "open by path" text field
   std::string model_path_text;  ///< the model panel's "open by path" text field
   std::string train_folder_text;  ///< the Train panel's "save checkpoint" folder field (empty: the export folder's trained-vit)
+  bool train_cka_runs = false;    ///< the Train tab's CKA view compares run A's layers with run B's (else the shown run's with its own)
   std::string banner;  ///< an error shown at the top; empty = none
   std::chrono::steady_clock::time_point banner_since{};
   std::string status;  ///< last export etc.
@@ -100,6 +101,9 @@ struct FrameReport {
   /// The CKA matrix the similarity view drew (labels, values, models, examples; cka_view.hpp);
   /// null when it was not drawn.
   nlohmann::json cka_drawn;
+  /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
+  /// accuracy, the map's layer, head, query and values); null when it was not drawn.
+  nlohmann::json train_compared;
 };
 
 /// The app's state: the document (every saved setting, through its field table), and beside

@@ -8,6 +8,7 @@
 #include "core/gpu/gl.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -58,6 +59,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, con
   if (!state.report.cka_drawn.is_null()) j["cka_drawn"] = state.report.cka_drawn;  // the similarity view's matrix
   if (!state.report.vit_drawn.is_null()) j["vit_drawn"] = state.report.vit_drawn;
   if (!state.report.train_drawn.is_null()) j["train_drawn"] = state.report.train_drawn;
+  if (!state.report.train_compared.is_null()) j["train_compared"] = state.report.train_compared;
   if (!backend.has_image()) return j;
   const auto& g = backend.grid();
   j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
@@ -185,9 +187,13 @@ std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& bac
   return path;
 }
 
-std::filesystem::path export_vit_csv(const AppState& state) {
-  const auto& d = state.report.vit_drawn;
-  if (!d.is_object() || !d.contains("values")) throw Error("no ViT map drawn yet");
+namespace {
+
+// A ViT's map drawn last (a sidecar's vit_drawn or train_drawn: a layer's row, its rollout or the
+// token norms over the patch grid) as CSV in the grid's layout, after '#' lines: `about` (the
+// model and what it ran on), then the layer, head, query and what the values are. Named
+// <stem>-<shows>-layer<L>-token<T>.csv.
+std::filesystem::path map_csv(const AppState& state, const nlohmann::json& d, const std::string& about, const std::string& stem) {
   const auto values = d.at("values").get<std::vector<float>>();
   PatchGrid g;
   g.cols = d.at("grid").at("cols").get<int>();
@@ -197,8 +203,7 @@ std::filesystem::path export_vit_csv(const AppState& state) {
   std::string csv = "# attnlab ViT map: " + std::string(shows == "norms"     ? "token norms ||x_i|| of the layer's output"
                                                         : shows == "rollout" ? "attention rollout up to the layer"
                                                                              : "attention row a_ij over the patch keys") +
-                    "\n# model: " + d.at("model").get<std::string>() + "\n# sha256: " + d.at("sha256").get<std::string>() +
-                    "\n# image: " + state.image_path.string() + "\n# layer: " + std::to_string(d.at("layer").get<int>()) +
+                    "\n" + about + "# layer: " + std::to_string(d.at("layer").get<int>()) +
                     " (from 0)\n# head: " + d.at("head_label").get<std::string>() +
                     "\n# query: " + d.at("token_label").get<std::string>() + " (token " +
                     std::to_string(d.at("token").get<int>()) + ")\n";
@@ -212,13 +217,33 @@ std::filesystem::path export_vit_csv(const AppState& state) {
   csv += "# grid: " + std::to_string(g.cols) + " columns x " + std::to_string(g.rows) + " rows, row-major\n";
   csv += grid_csv(values, g);
   const std::string query = "token" + std::to_string(d.at("token").get<int>());
-  const auto stem = next_free_stem(state.export_dir,
-                                   "attnlab-vit-" + shows + "-layer" + std::to_string(d.at("layer").get<int>()) + "-" +
-                                       query,
-                                   {".csv"});
-  const std::filesystem::path path = stem.string() + ".csv";
+  const auto path_stem = next_free_stem(state.export_dir, stem + "-" + shows + "-layer" + std::to_string(d.at("layer").get<int>()) + "-" + query, {".csv"});
+  const std::filesystem::path path = path_stem.string() + ".csv";
   write_file_safely(path, csv);
   return path;
+}
+
+}  // namespace
+
+std::filesystem::path export_vit_csv(const AppState& state) {
+  const auto& d = state.report.vit_drawn;
+  if (!d.is_object() || !d.contains("values")) throw Error("no ViT map drawn yet");
+  const std::string about = "# model: " + d.at("model").get<std::string>() + "\n# sha256: " + d.at("sha256").get<std::string>() +
+                            "\n# image: " + state.image_path.string() + "\n";
+  return map_csv(state, d, about, "attnlab-vit");
+}
+
+std::filesystem::path export_train_csv(const AppState& state) {
+  const auto& d = state.report.train_drawn;
+  if (!d.is_object() || !d.contains("values") || !d.contains("run")) throw Error("no map of the model being trained drawn yet");
+  const std::string run = d.at("run").get<std::string>();
+  const std::string about = "# model: " + d.at("model").get<std::string>() + "\n# being trained: run " + run + ", step " +
+                            std::to_string(d.at("step").get<std::int64_t>()) + "\n# switches: " +
+                            d.at("switches").get<std::string>() + "\n# probe: " + d.at("probe").get<std::string>() +
+                            " (28 x 28 grey, as the Fashion-MNIST data)\n";
+  std::string lower = run;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return map_csv(state, d, about, "attnlab-train-" + lower);
 }
 
 }  // namespace attnlab::app

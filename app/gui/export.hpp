@@ -35,6 +35,12 @@ std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& bac
 /// when no ViT map has been drawn.
 std::filesystem::path export_vit_csv(const AppState& state);
 
+/// The same for the model being trained (state.report.train_drawn, the Train tab's shown run):
+/// its '#' lines name it "being trained", with the run, the step, the run's switches and the
+/// probe instead of a file, its SHA-256 and the photo. attnlab-train-<run>-<shows>-layer<L>-token<T>.csv.
+/// Throws Error when no map of it has been drawn.
+std::filesystem::path export_train_csv(const AppState& state);
+
 /// The folder exports go to, from what a user typed: an existing folder, or a new one made in
 /// an existing folder. Returns it absolute. Throws Error with a one-line reason (a file of that
 /// name, a missing parent, no permission) and creates nothing then.

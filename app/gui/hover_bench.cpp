@@ -80,6 +80,7 @@ void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved
     submit_ms_.push_back(ms_between(marks.drawn, marks.rendered));
     swap_ms_.push_back(ms_between(marks.rendered, end));
     cpu_ms_ = process_cpu_ms() - cpu_ms_start_;
+    train_last_ = train_step_;
     frame_readbacks_.push_back(static_cast<int>(moved.readbacks));
     frame_waited_.push_back(static_cast<int>(moved.waited()));
     frame_uploads_.push_back(static_cast<int>(moved.uploads));
@@ -109,9 +110,14 @@ std::optional<ReplayMove> HoverReplay::next() {
   started_ = true;
   waiting_ = true;
   target_ = path_[index_++];
-  if (index_ == 1) cpu_ms_start_ = process_cpu_ms();
+  if (index_ == 1) {
+    cpu_ms_start_ = process_cpu_ms();
+    train_first_ = train_step_;
+  }
   return ReplayMove{ReplayMove::Kind::Hover, target_, 0};
 }
+
+void HoverReplay::trained(std::int64_t step) { train_step_ = step; }
 
 void HoverReplay::stepped(Clock::time_point when, int layer, int head) {
   moved_at_ = when;
@@ -128,7 +134,7 @@ std::string HoverReplay::finish(const std::string& renderer) const {
   j["renderer"] = renderer;
   j["source"] = {{"kind", source_.kind}, {"grid", {{"cols", source_.cols}, {"rows", source_.rows}}}, {"layers", source_.layers},
                  {"heads", source_.heads}, {"runner", source_.runner}};
-  if (source_.kind == "vit") j["source"]["model"] = source_.model;
+  if (source_.kind != "hand-made") j["source"]["model"] = source_.model;  // the checkpoint, or the run being trained
   j["hovers"] = config_.hovers;
   j["hovers_shown"] = latency_ms_.size();
   j["patch"] = config_.vit ? source_.patch : config_.patch;
@@ -158,11 +164,24 @@ std::string HoverReplay::finish(const std::string& renderer) const {
                     {"bytes", readback_bytes_},
                     {"waited_max_per_frame", max_waited}};
   j["uploads"] = {{"total", std::accumulate(frame_uploads_.begin(), frame_uploads_.end(), 0)}, {"bytes", upload_bytes_}};
+  // --train: the training steps made while the replay ran, over its wall time (the frames' sum).
+  const double wall_s = std::accumulate(frame_ms_.begin(), frame_ms_.end(), 0.0) / 1e3;
+  const std::int64_t trained = train_last_ - train_first_;
+  const double train_rate = wall_s > 0 ? static_cast<double>(trained) / wall_s : 0.0;
+  if (config_.train)
+    j["training"] = {{"step_at_start", train_first_}, {"step_at_end", train_last_}, {"steps", trained},
+                     {"seconds", wall_s}, {"steps_per_second", train_rate}};
   j["frame_ms_all"] = frame_ms_;
   j["query_to_screen_ms_all"] = latency_ms_;
   write_file_safely(config_.out, j.dump(1) + "\n", /*overwrite=*/false);
   char what[400];
-  if (config_.vit)
+  if (config_.train)
+    std::snprintf(what, sizeof what,
+                  "%d hovers over the model being trained (%d x %d patches, %d layers x %d heads) with %zu layer/head steps, "
+                  "training %lld steps in %.1f s (%.1f steps/s)",
+                  config_.hovers, source_.cols, source_.rows, source_.layers, source_.heads, step_ms_.size(),
+                  static_cast<long long>(trained), wall_s, train_rate);
+  else if (config_.vit)
     std::snprintf(what, sizeof what, "%d hovers over the ViT %s (%d x %d patches, %d layers x %d heads, %s path) with %zu layer/head steps",
                   config_.hovers, std::filesystem::path(source_.model).filename().string().c_str(), source_.cols, source_.rows,
                   source_.layers, source_.heads, source_.runner.c_str(), step_ms_.size());

@@ -8,6 +8,9 @@
 // With a ViT (`--model PATH`) the same kind of path runs over the model's patch grid once its
 // first forward pass is done, and every `step_every` hovers a layer/head step happens as a key
 // press would make it (PageUp/End, 1…9, 0 for the heads' mean); those frames count too.
+// With `--train` the same runs over the Train tab's model (run A, the default shape) while it
+// trains on the scheduler, from its first trained chunk on; the report adds how many training
+// steps were made during the replay, and how fast.
 #include "app/gui/app_state.hpp"
 #include "core/gpu/gl.hpp"
 
@@ -26,13 +29,15 @@ struct HoverBenchConfig {
   int hovers = 300;
   int patch = 16;  ///< K, pixels
   std::uint32_t seed = 19;  ///< the path's random walk (std::mt19937, its raw output only)
-  bool vit = false;  ///< over a loaded ViT's patch grid (`--model`), not the hand-made heads' map
+  bool vit = false;  ///< over a ViT's patch grid (`--model`, or `--train`), not the hand-made heads' map
+  bool train = false;  ///< the ViT is the Train tab's model, training during the replay (`--train`)
+  double train_first_s = 0;  ///< --train: seconds of training before the replay begins (ATTNLAB_HOVER_BENCH_TRAIN_S; 0: after the first chunk)
   int step_every = 10;  ///< ViT: a layer/head step after every step_every-th hover but the last (0: none)
 };
 
 /// What the replay ran over, for its report.
 struct ReplaySource {
-  std::string kind = "hand-made";  ///< "hand-made" or "vit"
+  std::string kind = "hand-made";  ///< "hand-made", "vit" or "train" (the model being trained)
   std::string model;               ///< vit: the checkpoint file read
   int cols = 0, rows = 0;          ///< the patch grid the path walks
   int patch = 0;                   ///< pixels per patch (K; a ViT's P, input pixels)
@@ -105,6 +110,10 @@ class HoverReplay {
   /// The key of the step next() gave was pressed at `when`; the map should then show `layer`, `head`.
   void stepped(Clock::time_point when, int layer, int head);
   bool done() const { return started_ && index_ >= path_.size() && !waiting_; }
+  /// The step the model being trained has reached (`--train`), told before each frame(): the
+  /// replay keeps the step at its first move and at its last frame, for the report's
+  /// training steps per second over the replay's wall time.
+  void trained(std::int64_t step);
   /// Frames drawn while the replay ran (a stuck app never ends it otherwise).
   std::size_t frames() const { return frame_ms_.size(); }
 
@@ -124,6 +133,7 @@ class HoverReplay {
   std::vector<double> frame_ms_, latency_ms_, step_ms_;
   std::vector<double> events_ms_, views_ms_, submit_ms_, swap_ms_;  // the stages of each frame
   double cpu_ms_start_ = 0, cpu_ms_ = 0;  // the process's CPU time (every thread, llvmpipe's too)
+  std::int64_t train_step_ = -1, train_first_ = -1, train_last_ = -1;  // the training step: now, at the first move, at the last frame
   std::vector<int> frame_readbacks_, frame_waited_, frame_uploads_;
   std::int64_t readback_bytes_ = 0, upload_bytes_ = 0;
 };

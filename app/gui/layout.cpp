@@ -188,8 +188,8 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   if (state_.show_pinned) {
     pinned_at();
     if (state_.source == ShownSource::Train) {  // the curves, the distance against the step, the pins
-      begin_panel("Training: curves, attention distance, pinned queries###train_lower", "train_lower", &state_.show_pinned, fixed);
-      draw_train_lower(state_, train_, train_map_, train_cka_);
+      begin_panel("Training: curves, attention distance, runs A and B, pinned queries, similarity###train_lower", "train_lower", &state_.show_pinned, fixed);
+      draw_train_lower(state_, train_, train_map_a_, train_map_b_, train_cka_);
     } else if (vit) {  // the ViT's pinned queries share the lower row with its own views
       begin_panel("ViT: distance, pinned queries, matrix###vit_lower", "vit_lower", &state_.show_pinned, fixed);
       draw_vit_lower_tabs();
@@ -242,7 +242,7 @@ void App::draw_banner(ImVec2 d, float menu_h) {
 // hand-made heads.
 MapSource& App::map_source() {
   if (state_.source == ShownSource::Vit && vit_.run()) return vit_map_;
-  if (state_.source == ShownSource::Train && train_.vit().run()) return train_map_;
+  if (state_.source == ShownSource::Train && shown_train_run()) return shown_train_map();
   return hand_made_map_;
 }
 
@@ -251,23 +251,31 @@ void App::draw_main_map() {
   state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
   state_.report.train_drawn = nullptr;
   vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
-  if (replay_ && state_.source == ShownSource::Vit && vit_.run()) {
+  const VitRun* shown_vit = state_.source == ShownSource::Vit ? vit_.run() : state_.source == ShownSource::Train ? shown_train_run() : nullptr;
+  if (replay_ && shown_vit) {
     // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
     // the frame moves the query for the next one): the hover benchmark's "on screen".
-    const VitRun& src = *vit_.run();
+    const VitRun& src = *shown_vit;
+    const SourceChoice& choice = shown_choice(state_);
     const SourceGrid g = src.grid();
-    const int token = choice_query(state_.vit, g);
-    const HeadChoice head = choice_head(state_.vit, src.heads());
+    const int token = choice_query(choice, g);
+    const HeadChoice head = choice_head(choice, src.heads());
     vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
-                           choice_layer(state_.vit, src.layers()), shown_head(head)};
+                           choice_layer(choice, src.layers()), shown_head(head)};
   }
   draw_source_map(state_, map_source(), geometry_);
-  if (!state_.report.train_drawn.is_null()) {  // which step the maps are of, and how the run stands
-    state_.report.train_drawn["step"] = train_.step();
-    state_.report.train_drawn["running"] = train_.running();
-    state_.report.train_drawn["steps_per_second"] = train_.steps_per_second();
-    state_.report.train_drawn["test_accuracy"] = train_.test_accuracy();
-    state_.report.train_drawn["points"] = train_.points().size();
+  if (!state_.report.train_drawn.is_null()) {  // which run and step the maps are of, on what, and how the run stands
+    const TrainSession& run = shown_train();
+    nlohmann::json& d = state_.report.train_drawn;
+    d["run"] = run.name();
+    d["switches"] = run.switches();
+    d["probe"] = run.shown_probe();
+    d["step"] = run.step();
+    d["running"] = run.running();
+    d["in_flight"] = run.in_flight();  // a chunk under way (after Pause, until it ends) or waiting for its turn
+    d["steps_per_second"] = run.steps_per_second();
+    d["test_accuracy"] = run.test_accuracy();
+    d["points"] = run.points().size();
   }
 }
 

@@ -1,11 +1,15 @@
 #include "app/gui/scheduler.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace attnlab::app {
 
 Scheduler::Scheduler(int threads, std::function<void()> wake) : wake_(std::move(wake)) {
-  for (int t = 0; t < std::max(threads, 1); ++t) threads_.emplace_back([this] { loop(); });
+  for (int t = 0; t < std::max(threads, 1); ++t) threads_.emplace_back([this] { loop(false); });
 }
 
 Scheduler::~Scheduler() {
@@ -14,6 +18,7 @@ Scheduler::~Scheduler() {
     quitting_ = true;
     for (auto& [key, job] : wanted_) job.second->store(true);
     queue_.clear();
+    background_queue_.clear();
   }
   work_ready_.notify_all();
   threads_.clear();  // joins: each running job was asked to stop
@@ -24,15 +29,21 @@ void Scheduler::set_wake(std::function<void()> wake) {
   wake_ = std::move(wake);
 }
 
-void Scheduler::enqueue(const std::string& key, std::function<void(const std::atomic<bool>&)> run, std::function<void()> done) {
+void Scheduler::enqueue(const std::string& key, std::function<void(const std::atomic<bool>&)> run, std::function<void()> done,
+                        Priority priority) {
   {
     const std::lock_guard lock(mutex_);
     cancel_locked(key);
     Job job{key, ++next_id_, std::move(run), std::move(done), std::make_shared<std::atomic<bool>>(false)};
     wanted_[key] = {job.id, job.stop};
-    queue_.push_back(std::move(job));
+    if (priority == Priority::Background) {
+      background_queue_.push_back(std::move(job));
+      if (!std::exchange(background_started_, true)) threads_.emplace_back([this] { loop(true); });
+    } else {
+      queue_.push_back(std::move(job));
+    }
   }
-  work_ready_.notify_one();
+  work_ready_.notify_all();  // the pool's threads and the background thread wait on the same condition
 }
 
 void Scheduler::cancel_locked(const std::string& key) {
@@ -42,6 +53,7 @@ void Scheduler::cancel_locked(const std::string& key) {
   const std::uint64_t id = it->second.first;
   wanted_.erase(it);
   std::erase_if(queue_, [&](const Job& j) { return j.id == id; });
+  std::erase_if(background_queue_, [&](const Job& j) { return j.id == id; });
   std::erase_if(finished_, [&](const Job& j) { return j.id == id; });
 }
 
@@ -58,15 +70,20 @@ void Scheduler::cancel_prefix(const std::string& prefix) {
   for (const auto& key : keys) cancel_locked(key);
 }
 
-void Scheduler::loop() {
+void Scheduler::loop(bool background) {
+  // The background thread takes the lowest priority (a thread's own nice value on Linux): the
+  // window's frames and the pool's jobs come first. It can never be raised again, hence a thread
+  // of its own. Refused (e.g. by a sandbox), it runs at the usual priority.
+  if (background) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  std::deque<Job>& queue = background ? background_queue_ : queue_;
   for (;;) {
     Job job;
     {
       std::unique_lock lock(mutex_);
-      work_ready_.wait(lock, [&] { return quitting_ || !queue_.empty(); });
+      work_ready_.wait(lock, [&] { return quitting_ || !queue.empty(); });
       if (quitting_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      job = std::move(queue.front());
+      queue.pop_front();
       ++running_;
     }
     job.run(*job.stop);  // a packaged_task: what it throws is kept for the continuation

@@ -6,6 +6,10 @@
 // wins). A job's work runs on a pool thread and must not touch ImGui, GL or the view; its
 // continuation runs on the main thread in drain(), with the result. Nothing is detached: the
 // destructor stops every job and joins the threads.
+// Long work nobody waits for (the Train tab's training chunks) is submitted as Background: it
+// runs on a thread of its own, started on the first such job, at the lowest priority (nice 19),
+// so that it takes only the CPU the window and the pool's jobs leave, and never holds a pool
+// thread a view's job is waiting for.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,6 +28,9 @@ namespace attnlab::app {
 
 class Scheduler {
  public:
+  /// Normal: the pool's threads. Background: the one low-priority thread (nice 19), in order.
+  enum class Priority { Normal, Background };
+
   /// Starts `threads` pool threads (at least 1). `wake` is called from a pool thread whenever a
   /// result is ready, under the scheduler's lock (so wait() and drain() never see a result before its
   /// wake was sent): it must not call into the scheduler (the window passes glfwPostEmptyEvent
@@ -39,12 +46,13 @@ class Scheduler {
   /// Runs `work(stop)` on a pool thread, then `done(result)` on the main thread in drain(), with
   /// `result` a ready std::future<T> whose get() returns the value or rethrows what work threw.
   /// Any job still queued or running under `key` is cancelled first (its done never runs).
+  /// `priority` Background: on the low-priority thread instead of the pool.
   template <class T, class Work, class Done>
-  void submit(const std::string& key, Work work, Done done) {
+  void submit(const std::string& key, Work work, Done done, Priority priority = Priority::Normal) {
     auto task = std::make_shared<std::packaged_task<T(const std::atomic<bool>&)>>(std::move(work));
     auto future = std::make_shared<std::future<T>>(task->get_future());
     enqueue(key, [task](const std::atomic<bool>& stop) { (*task)(stop); },
-            [future, done = std::move(done)]() mutable { done(std::move(*future)); });
+            [future, done = std::move(done)]() mutable { done(std::move(*future)); }, priority);
   }
 
   /// Cancels the job under `key`, if any: dropped if queued, asked to stop if running, its
@@ -73,19 +81,21 @@ class Scheduler {
     std::function<void()> done;
     std::shared_ptr<std::atomic<bool>> stop;
   };
-  void enqueue(const std::string& key, std::function<void(const std::atomic<bool>&)> run, std::function<void()> done);
+  void enqueue(const std::string& key, std::function<void(const std::atomic<bool>&)> run, std::function<void()> done,
+               Priority priority);
   void cancel_locked(const std::string& key);
-  void loop();
+  void loop(bool background);
 
   mutable std::mutex mutex_;
   mutable std::condition_variable work_ready_, result_ready_;
-  std::deque<Job> queue_;
+  std::deque<Job> queue_, background_queue_;
   std::map<std::string, std::pair<std::uint64_t, std::shared_ptr<std::atomic<bool>>>> wanted_;  // key → latest job
   std::deque<Job> finished_;
   int running_ = 0;
   std::uint64_t next_id_ = 0;
   bool quitting_ = false;
   std::function<void()> wake_;
+  bool background_started_ = false;
   std::vector<std::jthread> threads_;  // declared last: joined first
 };
 

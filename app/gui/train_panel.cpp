@@ -1,11 +1,13 @@
-// The Train tab: a small ViT trained on Fashion-MNIST in the window (TrainSession, on the
-// scheduler), its controls, curves and the mean attention distance of its heads against the
-// training step. Its maps are the map views' (VitMapSource over the session's snapshot).
+// The Train tab: small ViTs trained on Fashion-MNIST in the window (runs A and B, TrainSessions
+// taking turns on the scheduler), their controls, curves and the mean attention distance of
+// their heads against the training step. Their maps are the map views' (VitMapSource over each
+// session's snapshot).
 #include "app/gui/train_views.hpp"
 
 #include "app/gui/vit_views.hpp"
 #include "app/gui/widget_log.hpp"
 #include "core/error.hpp"
+#include "core/fashion_mnist.hpp"
 
 #include <imgui_stdlib.h>
 
@@ -14,17 +16,8 @@
 #include <cstdio>
 
 namespace attnlab::app {
-namespace {
 
-struct Series {
-  std::vector<float> x, y;
-  ImU32 colour;
-  std::string label;
-};
-
-// Lines over the step axis in a box of `size` at the cursor: the y range [lo, hi] written at
-// the left, the steps under it, each series' label in its colour at the top.
-void plot(const std::string& id, const char* title, ImVec2 size, const std::vector<Series>& series, float lo, float hi) {
+void step_plot(const std::string& id, const char* title, ImVec2 size, const std::vector<PlotSeries>& series, float lo, float hi) {
   ImGui::TextUnformatted(title);
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(id.c_str(), size);
@@ -34,7 +27,7 @@ void plot(const std::string& id, const char* title, ImVec2 size, const std::vect
   dl->AddRectFilled(p0, p1, IM_COL32(25, 25, 30, 255));
   dl->AddRect(p0, p1, IM_COL32(90, 90, 100, 255));
   float x_max = 1;
-  for (const Series& s : series)
+  for (const PlotSeries& s : series)
     if (!s.x.empty()) x_max = std::max(x_max, s.x.back());
   const float left = 4, bottom = ImGui::GetFontSize() + 2;
   auto at = [&](float x, float y) {
@@ -50,8 +43,25 @@ void plot(const std::string& id, const char* title, ImVec2 size, const std::vect
   dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(buf).x - 4, p1.y - bottom + 1), IM_COL32(150, 150, 150, 255), buf);
   dl->AddText(ImVec2(p0.x + 4, p1.y - bottom + 1), IM_COL32(150, 150, 150, 255), "0");
   float lx = p0.x + 48;
-  for (const Series& s : series) {
-    for (std::size_t i = 1; i < s.x.size(); ++i) dl->AddLine(at(s.x[i - 1], s.y[i - 1]), at(s.x[i], s.y[i]), s.colour, 1.5f);
+  std::vector<ImVec2> line;
+  for (const PlotSeries& s : series) {
+    // One polyline, at most two points (the lowest and the highest, in their order) per pixel
+    // column: a run's curves grow by 5 points a second, and drawn a segment per point they made
+    // handing ImGui's lists to OpenGL 3.4 ms a frame after 5 minutes (2.5 ms so; hover
+    // benchmark, --train, ATTNLAB_HOVER_BENCH_TRAIN_S=300).
+    line.clear();
+    for (std::size_t i = 0; i < s.x.size();) {
+      const ImVec2 first = at(s.x[i], s.y[i]);
+      std::size_t low = i, high = i, j = i + 1;
+      for (; j < s.x.size() && std::floor(at(s.x[j], s.y[j]).x) == std::floor(first.x); ++j) {
+        if (s.y[j] < s.y[low]) low = j;
+        if (s.y[j] > s.y[high]) high = j;
+      }
+      line.push_back(at(s.x[std::min(low, high)], s.y[std::min(low, high)]));
+      if (low != high) line.push_back(at(s.x[std::max(low, high)], s.y[std::max(low, high)]));
+      i = j;
+    }
+    if (line.size() > 1) dl->AddPolyline(line.data(), static_cast<int>(line.size()), s.colour, ImDrawFlags_None, 1.5f);
     if (s.x.size() == 1) dl->AddCircleFilled(at(s.x[0], s.y[0]), 2.5f, s.colour);
     if (!s.label.empty()) {
       dl->AddText(ImVec2(lx, p0.y + 2), s.colour, s.label.c_str());
@@ -60,18 +70,46 @@ void plot(const std::string& id, const char* title, ImVec2 size, const std::vect
   }
 }
 
+RunCurves run_curves(const std::vector<TrainPoint>& points, const std::string& prefix, const ImU32 (&colours)[3]) {
+  RunCurves c{{{}, {}, colours[0], prefix + "loss"}, {{}, {}, colours[1], prefix + "train"}, {{}, {}, colours[2], prefix + "test"}};
+  for (const TrainPoint& p : points) {
+    const auto x = static_cast<float>(p.step);
+    c.loss.x.push_back(x);
+    c.loss.y.push_back(p.loss);
+    c.loss_hi = std::max(c.loss_hi, p.loss);
+    c.train.x.push_back(x);
+    c.train.y.push_back(p.train_accuracy);
+    if (p.test_accuracy >= 0) {
+      c.test.x.push_back(x);
+      c.test.y.push_back(p.test_accuracy);
+    }
+  }
+  return c;
+}
+
+namespace {
+
 const char* const kPoolNames[] = {"cls token", "average of patches"};
 const char* const kPosNames[] = {"learned", "sine-cosine (fixed)", "none"};
 constexpr int kPatches[] = {2, 4, 7, 14};
 
-void shape_section(TrainSession& train) {
+// The shown run's shape and switches, fixed once it has started; before, one click takes the
+// other run's (then change one switch to compare).
+void shape_section(TrainSession& train, const TrainSession& other) {
   TrainConfig& c = train.config();
   ImGui::BeginDisabled(train.started());
+  const std::string copy = "Copy run " + other.name() + "'s settings";
+  if (ImGui::Button(copy.c_str())) c = other.config();
+  record_widget("train:copy");
   const float w = ImGui::GetFontSize() * 7;
-  int pool = c.shape.pooling == VitPooling::Average ? 1 : 0;
-  ImGui::SetNextItemWidth(w * 1.4f);
-  if (ImGui::Combo("pooling", &pool, kPoolNames, 2)) c.shape.pooling = pool ? VitPooling::Average : VitPooling::Token;
-  record_widget("train:pool");
+  // The lecture's switch, one click: what the classifier reads.
+  ImGui::TextUnformatted("pooling");
+  for (int pool = 0; pool < 2; ++pool) {
+    ImGui::SameLine();
+    const VitPooling p = pool ? VitPooling::Average : VitPooling::Token;
+    if (ImGui::RadioButton(kPoolNames[pool], c.shape.pooling == p)) c.shape.pooling = p;
+    record_widget(pool ? "train:pool_avg" : "train:pool_cls");
+  }
   int pos = static_cast<int>(c.shape.pos);
   ImGui::SetNextItemWidth(w * 1.4f);
   if (ImGui::Combo("position", &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
@@ -137,23 +175,67 @@ void run_section(AppState& state, TrainSession& train) {
       ImGui::Text("%.1f steps/s   loss %.3f", train.steps_per_second(), static_cast<double>(p.loss));
       ImGui::Text("train %.1f %%   test %.1f %% (500 images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0);
     }
-    ImGui::TextDisabled("%s", train.running() ? "training on 1 thread of the scheduler" : train.finished() ? "finished" : "paused");
-    if (train.running() || train.in_flight()) state.commands.redraw();
+    ImGui::TextDisabled("%s", train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
+                              : train.running()      ? "training on the scheduler's low-priority thread"
+                              : train.in_flight()    ? "pausing: the chunk under way ends first"
+                              : train.finished()     ? "finished"
+                                                     : "paused");
   }
 }
 
+// Which run the maps show, each with how far it is, and how the two share the training thread.
+void runs_section(AppState& state, const TrainRuns& runs) {
+  ImGui::TextUnformatted("The maps show");
+  for (int r = 0; r < 2; ++r) {
+    ImGui::SameLine();
+    const std::string label = "run " + runs[r].name();
+    if (ImGui::RadioButton(label.c_str(), state.train_run == r)) state.train_run = r;
+    record_widget(r ? "train:run_b" : "train:run_a");
+  }
+  for (int r = 0; r < 2; ++r) {
+    const TrainSession& run = runs[r];
+    if (!run.started()) {
+      ImGui::TextDisabled("%s: not started", run.name().c_str());
+      continue;
+    }
+    const float test = run.test_accuracy();
+    ImGui::TextDisabled("%s: %s pooling, step %lld, test %.1f %%%s", run.name().c_str(),
+                        run.shape().pooling == VitPooling::Average ? "avg" : "cls", static_cast<long long>(run.step()),
+                        test >= 0 ? 100.0 * test : 0.0, run.running() ? "" : run.finished() ? " (finished)" : " (paused)");
+  }
+  if (runs.a.running() && runs.b.running())
+    ImGui::TextWrapped("A and B take turns, one chunk of about 0.2 s each, on one low-priority thread of the scheduler: each "
+                       "trains at about half its speed alone, and the window's frames always come first.");
+}
+
+// The probe both runs' maps are of (the document's): a test image, or the photo the window has
+// open, made as the data are (28 x 28 grey); what the shown run predicts for it.
 void probe_section(AppState& state, TrainSession& train) {
-  int probe = train.probe();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::SliderInt("probe (test image)", &probe, 0, train.test_count() - 1)) train.set_probe(probe);
+  ImGui::TextUnformatted("Probe (both runs' maps are of it)");
+  if (ImGui::RadioButton("test image", !state.train_probe_photo)) state.train_probe_photo = false;
+  record_widget("train:probe_test");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  ImGui::BeginDisabled(state.train_probe_photo);
+  ImGui::SliderInt("##probe", &state.train_probe, 0, kFashionMnistTestCount - 1);
+  state.train_probe = std::clamp(state.train_probe, 0, kFashionMnistTestCount - 1);  // Ctrl+click types any number
   record_widget("train:probe");
+  ImGui::EndDisabled();
+  const std::string photo = "the photo, " + state.image_path.filename().string() + " (28 x 28 grey)";
+  if (ImGui::RadioButton(photo.c_str(), state.train_probe_photo)) state.train_probe_photo = true;
+  record_widget("train:probe_photo");
   if (const VitRun* run = train.vit().run()) {
+    // What the model sees: the probe as the input (a test image, or the photo made as the data are).
+    const float side = ImGui::GetFontSize() * 3;
+    ImGui::Image(train.vit().photo(), ImVec2(side, side));
+    record_widget("train:probe_image");
+    ImGui::SameLine();
     const auto top = run->top_classes(1);
     if (!top.empty()) {
       const auto& labels = run->model().arch.labels;
       const int c = top[0].first;
-      ImGui::TextDisabled("predicts %s (%.0f %%)", c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].c_str() : "?",
-                          100.0 * top[0].second);
+      ImGui::TextDisabled("run %s predicts %s (%.0f %%)", train.name().c_str(),
+                          c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].c_str() : "?", 100.0 * top[0].second);
     }
   }
   ImGui::Checkbox("rollout (R)", &state.vit_rollout);
@@ -180,10 +262,13 @@ void save_section(AppState& state, TrainSession& train) {
 
 }  // namespace
 
-void draw_train_panel(AppState& state, TrainSession& train) {
-  ImGui::TextWrapped("Train a small ViT on Fashion-MNIST here and watch its attention change. The maps show the model "
-                     "being trained on the probe image.");
-  if (ImGui::CollapsingHeader("Model and run", ImGuiTreeNodeFlags_DefaultOpen)) shape_section(train);
+void draw_train_panel(AppState& state, TrainRuns& runs) {
+  ImGui::TextWrapped("Train small ViTs on Fashion-MNIST here and watch their attention change: run A, and run B to "
+                     "compare (e.g. cls against average pooling). The maps show the chosen run on the probe image.");
+  runs_section(state, runs);
+  TrainSession& train = runs[state.train_run];
+  const std::string header = "Model and run " + train.name() + "###train_model";
+  if (ImGui::CollapsingHeader(header.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) shape_section(train, runs[1 - state.train_run]);
   ImGui::Separator();
   run_section(state, train);
   ImGui::Separator();
@@ -192,44 +277,63 @@ void draw_train_panel(AppState& state, TrainSession& train) {
   save_section(state, train);
 }
 
-void draw_train_lower(AppState& state, TrainSession& train, MapSource& source, CkaJob& cka) {
+namespace {
+
+// The Train tab's similarity view: the shown run's layers against themselves, or run A's against
+// run B's over the same examples (the deck's CKA slide: do two models learn alike?), once both
+// have a snapshot.
+void draw_train_cka(AppState& state, TrainRuns& runs, TrainSession& shown, CkaJob& cka) {
+  const bool both = runs.a.vit().run() && runs.b.vit().run();
+  ImGui::BeginDisabled(!both);
+  if (ImGui::RadioButton("one run's layers", !state.ui.train_cka_runs)) state.ui.train_cka_runs = false;
+  record_widget("train:cka_one");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("run A's layers (rows) against run B's (columns)", state.ui.train_cka_runs)) state.ui.train_cka_runs = true;
+  record_widget("train:cka_runs");
+  ImGui::EndDisabled();
+  if (!both) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(start both runs to compare them)");
+  }
+  CkaRequest request = cka_request(state.ui.train_cka_runs && both ? runs.a.vit() : shown.vit(), 0);
+  if (state.ui.train_cka_runs && both) {
+    const CkaRequest other = cka_request(runs.b.vit(), 0);
+    request.b = other.a;
+    request.b_name = other.a_name;
+  }
+  draw_cka_view(state, cka, request, /*auto_start=*/!runs.a.running() && !runs.b.running());
+}
+
+}  // namespace
+
+void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka) {
   if (!ImGui::BeginTabBar("train_lower")) return;
-  if (ImGui::BeginTabItem("Curves and distance")) {
+  TrainSession& train = runs[state.train_run];
+  MapSource& source = state.train_run == 1 ? b : a;
+  const std::string curves_tab = "Curves and distance, run " + train.name() + "###curves";
+  if (ImGui::BeginTabItem(curves_tab.c_str())) {
     const auto& points = train.points();
-    Series loss{{}, {}, IM_COL32(255, 160, 60, 255), "loss"};
-    Series tr{{}, {}, IM_COL32(80, 160, 255, 255), "train"}, te{{}, {}, IM_COL32(90, 220, 120, 255), "test"};
-    float loss_hi = 0.5f;
-    for (const TrainPoint& p : points) {
-      const auto x = static_cast<float>(p.step);
-      loss.x.push_back(x);
-      loss.y.push_back(p.loss);
-      loss_hi = std::max(loss_hi, p.loss);
-      tr.x.push_back(x);
-      tr.y.push_back(p.train_accuracy);
-      if (p.test_accuracy >= 0) {
-        te.x.push_back(x);
-        te.y.push_back(p.test_accuracy);
-      }
-    }
+    const ImU32 colours[3] = {IM_COL32(255, 160, 60, 255), IM_COL32(80, 160, 255, 255), IM_COL32(90, 220, 120, 255)};
+    const RunCurves curves = run_curves(points, "", colours);
     const float avail = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
     const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f);
     const float w = (avail - 2 * gap) / 3;
     ImGui::BeginGroup();
-    plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {loss}, 0.0f, loss_hi);
+    step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {tr, te}, 0.0f, 1.0f);
+    step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     // One line per head of the map's layer: local heads fall, global ones stay high.
-    std::vector<Series> heads;
+    std::vector<PlotSeries> heads;
     float dmax = 0.0f, dmin = 1e9f;
     const int L = train.shape().depth;
     const int layer = L > 0 ? choice_layer(state.train, L) : 0;
     for (int head = 0; head < train.shape().heads && !points.empty(); ++head) {
-      Series s{{}, {}, vit_head_colour(head), std::to_string(head)};
+      PlotSeries s{{}, {}, vit_head_colour(head), std::to_string(head)};
       for (const TrainPoint& p : points) {
         if (p.distance.rows() <= layer || p.distance.cols() <= head) continue;
         s.x.push_back(static_cast<float>(p.step));
@@ -243,11 +347,16 @@ void draw_train_lower(AppState& state, TrainSession& train, MapSource& source, C
     if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
     const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
     const std::string title = "attention distance (px), layer " + std::to_string(layer);
-    plot("train:distance_plot", title.c_str(), ImVec2(w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
+    step_plot("train:distance_plot", title.c_str(), ImVec2(w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
     ImGui::EndGroup();
     ImGui::EndTabItem();
   }
   record_widget("train_tab:curves");
+  if (ImGui::BeginTabItem("Runs A and B")) {
+    draw_train_comparison(state, runs, a, b);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:runs");
   if (ImGui::BeginTabItem("Pinned queries")) {
     if (source.info().ready) draw_pinned_maps(state, source);
     else ImGui::TextDisabled("No model trained yet.");
@@ -255,7 +364,7 @@ void draw_train_lower(AppState& state, TrainSession& train, MapSource& source, C
   }
   record_widget("train_tab:pinned");
   if (ImGui::BeginTabItem("Similarity (CKA)")) {  // computed again on request while training runs
-    draw_cka_view(state, cka, cka_request(train.vit(), 0), /*auto_start=*/!train.running());
+    draw_train_cka(state, runs, train, cka);
     ImGui::EndTabItem();
   }
   record_widget("train_tab:cka");

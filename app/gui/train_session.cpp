@@ -6,8 +6,11 @@
 #include "core/vit_run.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
 
 namespace attnlab::app {
@@ -18,16 +21,18 @@ constexpr double kChunkSeconds = 0.2;  // training per job: the maps and curves 
 constexpr double kEvalEvery = 2.0;     // seconds of training between test accuracies
 constexpr int kEvalImages = 500, kDistanceImages = 16;
 
-// A test image as a photo: 28 × 28 grey bytes → RGB in [0, 1] (the model copies grey to the three channels).
-Image test_image(const FashionMnistSplit& split, int index) { return fashion_mnist_image(split, index); }
-
 std::string pooling_name(VitPooling p) { return p == VitPooling::Average ? "avg" : "cls"; }
 
-std::string label_of(const VitTrainShape& s, std::int64_t step) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "being trained: step %lld (depth %d, %d heads, D %d, patch %d, %s, %s position)",
-                static_cast<long long>(step), s.depth, s.heads, s.D, s.patch, pooling_name(s.pooling).c_str(), pos_kind_name(s.pos));
+std::string switches_of(const VitTrainShape& s) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "depth %d, %d heads, D %d, patch %d, %s, %s position", s.depth, s.heads, s.D, s.patch,
+                pooling_name(s.pooling).c_str(), pos_kind_name(s.pos));
   return buf;
+}
+
+// What the map's header and the sidecar name the snapshot.
+std::string label_of(const std::string& run, const VitTrainShape& s, std::int64_t step) {
+  return "being trained (run " + run + "): step " + std::to_string(step) + " (" + switches_of(s) + ")";
 }
 
 }  // namespace
@@ -60,9 +65,35 @@ TrainConfig::TrainConfig() {
   }
 }
 
+// --- The data set and the probe (kept apart from the training, which another task will share).
+
 struct TrainSession::Data {
   FashionMnistSplit train, test;
 };
+
+namespace {
+
+// The data set, read once (about a second) on the first chunk's thread and shared by the runs
+// while any holds it.
+std::shared_ptr<const TrainSession::Data> shared_data() {
+  static std::mutex mutex;
+  static std::weak_ptr<const TrainSession::Data> cached;
+  const std::lock_guard lock(mutex);
+  if (auto d = cached.lock()) return d;
+  auto d = std::make_shared<TrainSession::Data>();
+  d->train = load_fashion_mnist(true);
+  d->test = load_fashion_mnist(false);
+  cached = d;
+  return d;
+}
+
+// The probe as the model's photo: the photo made as the data are, or the test image.
+Image probe_image(const FashionMnistSplit& test, const TrainProbe& probe) {
+  if (probe.photo) return *probe.photo;
+  return fashion_mnist_image(test, std::clamp(probe.test_index, 0, test.count - 1));
+}
+
+}  // namespace
 
 struct TrainSession::Run {
   std::shared_ptr<const Data> data;  // before batches, which hold a reference into it
@@ -83,17 +114,27 @@ struct TrainSession::Chunk {
   std::shared_ptr<const VitModel> model;
   std::shared_ptr<const VitRun> probe_run;
   Image probe_image;
+  std::string probe_name;  // what the probe is (TrainProbe::name)
+  unsigned probe_serial = 0;  // which of the session's probes it is
   std::string label;
 };
 
-TrainSession::TrainSession(Scheduler& scheduler) : scheduler_(scheduler), vit_(scheduler, "train:run") {}
+TrainSession::TrainSession(Scheduler& scheduler, TrainLane& lane, std::string name)
+    : scheduler_(scheduler), lane_(lane), name_(std::move(name)), vit_(scheduler, key("run")) {}
 
 TrainSession::~TrainSession() {
-  scheduler_.cancel("train:chunk");  // their continuations would reach this session
-  scheduler_.cancel("train:probe");
+  scheduler_.cancel(key("chunk"));  // their continuations would reach this session
+  scheduler_.cancel(key("probe"));
+  lane_.release(this);
 }
 
-int TrainSession::test_count() const { return data_ ? data_->test.count : 10000; }
+std::string TrainSession::key(const char* job) const {
+  std::string run = name_;
+  std::transform(run.begin(), run.end(), run.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return "train:" + run + ":" + job;
+}
+
+std::string TrainSession::switches() const { return switches_of(run_ ? run_shape_ : config_.shape); }
 
 float TrainSession::test_accuracy() const {
   for (auto it = points_.rbegin(); it != points_.rend(); ++it)
@@ -113,6 +154,11 @@ void TrainSession::start() {
   submit_chunk(true);
 }
 
+void TrainSession::pause() {
+  running_ = false;
+  if (lane_.waiting(this)) lane_.release(this);  // not yet submitted: no chunk to wait for
+}
+
 void TrainSession::resume() {
   if (!run_ || running_ || finished()) return;
   running_ = true;
@@ -120,87 +166,108 @@ void TrainSession::resume() {
 }
 
 void TrainSession::reset() {
-  scheduler_.cancel("train:chunk");
-  scheduler_.cancel("train:probe");
+  scheduler_.cancel(key("chunk"));
+  scheduler_.cancel(key("probe"));
+  lane_.release(this);  // the other run's turn, if it waits
   run_.reset();
   points_.clear();
   rate_ = 0;
   running_ = false;
   pending_save_.reset();
   vit_.clear();
+  shown_probe_.clear();
   ++generation_;
 }
 
+// --- Training: a chunk of steps, then the snapshot on the probe.
+
+namespace {
+
+// The chunk's steps: until about kChunkSeconds (or config.chunk_steps steps) have passed, the
+// schedule has ended or `stop` is set. Fills the point's loss and train accuracy; returns the
+// steps per second.
+double train_steps(TrainSession::Run& r, const TrainConfig& c, const std::atomic<bool>& stop, TrainPoint& point) {
+  VitTrainer& t = r.trainer;
+  double loss = 0;
+  int correct = 0, seen = 0, steps = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  while (!stop.load() && t.step() < c.steps) {
+    r.batches.next(r.images, r.labels);
+    const VitStepStats st = t.train_step(r.images, r.labels);
+    loss += st.loss;
+    correct += st.correct;
+    seen += c.batch;
+    ++steps;
+    if (c.chunk_steps > 0 ? steps >= c.chunk_steps : elapsed() >= kChunkSeconds) break;
+  }
+  const double trained = elapsed();
+  r.seconds += trained;
+  r.since_eval += trained;
+  if (steps > 0) {
+    point.loss = static_cast<float>(loss / steps);
+    point.train_accuracy = static_cast<float>(correct) / static_cast<float>(seen);
+  }
+  return steps > 0 && trained > 0 ? steps / trained : 0;
+}
+
+}  // namespace
+
 void TrainSession::submit_chunk(bool first) {
-  const TrainConfig c = config_;
-  auto work = [first, c, data = data_, run = run_, probe = probe_](const std::atomic<bool>& stop) {
-    Chunk out;
-    out.data = data;
-    if (!out.data) {  // the first start: the data set, read once (about a second)
-      auto d = std::make_shared<Data>();
-      d->train = load_fashion_mnist(true);
-      d->test = load_fashion_mnist(false);
-      out.data = std::move(d);
-    }
-    std::shared_ptr<Run> r = run;
-    if (first) {
-      VitTrainSettings s;
-      s.lr = c.lr;
-      s.total_steps = c.steps;
-      const int per_epoch = out.data->train.count / c.batch;
-      s.warmup_steps = std::min(per_epoch / 2, std::max(1, c.steps / 10));  // as attnlab train
-      r = std::make_shared<Run>(out.data, c.shape, s, static_cast<std::uint64_t>(c.seed), c.batch);
-      out.run = r;
-    }
-    VitTrainer& t = r->trainer;
-    double loss = 0;
-    int correct = 0, seen = 0, steps = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-    if (!first) {
-      while (!stop.load() && t.step() < c.steps) {
-        r->batches.next(r->images, r->labels);
-        const VitStepStats st = t.train_step(r->images, r->labels);
-        loss += st.loss;
-        correct += st.correct;
-        seen += c.batch;
-        ++steps;
-        if (c.chunk_steps > 0 ? steps >= c.chunk_steps : elapsed() >= kChunkSeconds) break;
+  // The chunk waits for its turn on the lane; what it trains is read when it is submitted.
+  lane_.ask(this, [this, first] {
+    const TrainConfig c = config_;
+    const std::string label_run = name_;
+    auto work = [first, c, label_run, data = data_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
+      Chunk out;
+      out.data = data ? data : shared_data();
+      std::shared_ptr<Run> r = run;
+      if (first) {
+        VitTrainSettings s;
+        s.lr = c.lr;
+        s.total_steps = c.steps;
+        const int per_epoch = out.data->train.count / c.batch;
+        s.warmup_steps = std::min(per_epoch / 2, std::max(1, c.steps / 10));  // as attnlab train
+        r = std::make_shared<Run>(out.data, c.shape, s, static_cast<std::uint64_t>(c.seed), c.batch);
+        out.run = r;
       }
+      VitTrainer& t = r->trainer;
+      out.point.loss = std::log(static_cast<float>(c.shape.classes));  // step 0: the uniform guess's loss
+      out.point.train_accuracy = 0.1f;
+      if (!first) out.rate = train_steps(*r, c, stop, out.point);
       if (stop.load()) throw Error("cancelled");
-    }
-    const double trained = elapsed();
-    r->seconds += trained;
-    r->since_eval += trained;
-    out.rate = steps > 0 && trained > 0 ? steps / trained : 0;
-    out.point.step = t.step();
-    out.point.seconds = r->seconds;
-    out.point.loss = steps > 0 ? static_cast<float>(loss / steps) : std::log(static_cast<float>(c.shape.classes));
-    out.point.train_accuracy = seen > 0 ? static_cast<float>(correct) / static_cast<float>(seen) : 0.1f;
-    if (first || r->since_eval >= kEvalEvery || t.step() >= c.steps) {
-      out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kEvalImages));
-      r->since_eval = 0;
-    }
-    // The snapshot: the model as a checkpoint would load, on the probe and on 16 test images.
-    out.model = std::make_shared<const VitModel>(t.model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()));
-    VitCpuRunner cpu(1);
-    out.probe_image = test_image(out.data->test, std::clamp(probe, 0, out.data->test.count - 1));
-    out.probe_run = std::make_shared<const VitRun>(out.model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
-    Matrix distance = Matrix::Zero(c.shape.depth, c.shape.heads);
-    for (int i = 0; i < kDistanceImages; ++i) distance += VitRun(out.model, test_image(out.data->test, i), 0, cpu, vit_memory_budget(), &stop).distance();
-    out.point.distance = distance / static_cast<float>(kDistanceImages);
-    out.label = label_of(c.shape, t.step());
-    return out;
-  };
-  scheduler_.submit<Chunk>("train:chunk", std::move(work), [this](std::future<Chunk> result) {
-    try {
-      take(result.get());
-    } catch (const std::exception& e) {
-      error_ = std::string("training stopped: ") + e.what();
-      running_ = false;
-    }
+      out.point.step = t.step();
+      out.point.seconds = r->seconds;
+      if (first || r->since_eval >= kEvalEvery || t.step() >= c.steps) {
+        out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kEvalImages));
+        r->since_eval = 0;
+      }
+      // The snapshot: the model as a checkpoint would load, on the probe and on 16 test images.
+      out.model = std::make_shared<const VitModel>(t.model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()));
+      VitCpuRunner cpu(1);
+      out.probe_image = probe_image(out.data->test, probe);
+      out.probe_name = probe.name;
+      out.probe_serial = serial;
+      out.probe_run = std::make_shared<const VitRun>(out.model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
+      Matrix distance = Matrix::Zero(c.shape.depth, c.shape.heads);
+      for (int i = 0; i < kDistanceImages; ++i)
+        distance += VitRun(out.model, fashion_mnist_image(out.data->test, i), 0, cpu, vit_memory_budget(), &stop).distance();
+      out.point.distance = distance / static_cast<float>(kDistanceImages);
+      out.label = label_of(label_run, c.shape, t.step());
+      return out;
+    };
+    scheduler_.submit<Chunk>(key("chunk"), std::move(work), [this](std::future<Chunk> result) {
+      lane_.release(this);  // the other run's turn: it may ask again below, behind it
+      try {
+        take(result.get());
+      } catch (const std::exception& e) {
+        error_ = "training run " + name_ + " stopped: " + e.what();
+        running_ = false;
+      }
+    }, Scheduler::Priority::Background);  // the scheduler's low-priority thread: the window's frames come first
   });
 }
+
 
 void TrainSession::take(Chunk c) {
   data_ = c.data;
@@ -209,29 +276,42 @@ void TrainSession::take(Chunk c) {
   points_.push_back(std::move(c.point));
   if (c.rate > 0) rate_ = c.rate;
   vit_.show(c.model, c.probe_run, c.probe_image, c.label);
+  shown_probe_ = c.probe_name;
   ++generation_;
+  // The probe changed while the chunk ran (it took the one of its start): its snapshot again on the new one.
+  if (c.probe_serial != probe_serial_) run_probe();
   if (pending_save_) write(*std::exchange(pending_save_, std::nullopt));  // the trainer is free between chunks
   if (finished()) running_ = false;
   if (running_) submit_chunk(false);
 }
 
-void TrainSession::set_probe(int index) {
-  probe_ = index;
+void TrainSession::set_probe(TrainProbe probe) {
+  probe_ = std::move(probe);
+  ++probe_serial_;
+  run_probe();
+}
+
+void TrainSession::run_probe() {
   const VitRun* shown = vit_.run();
-  if (!shown || !data_) return;
+  if (!shown || !data_) return;  // the next chunk's snapshot is on it
   auto model = shown->model_ptr();
   const std::string label = vit_.label();
-  auto work = [model, data = data_, index](const std::atomic<bool>& stop) {
+  auto work = [model, data = data_, probe = probe_](const std::atomic<bool>& stop) {
     Chunk out;
     VitCpuRunner cpu(1);
-    out.probe_image = test_image(data->test, std::clamp(index, 0, data->test.count - 1));
+    out.probe_image = probe_image(data->test, probe);
+    out.probe_name = probe.name;
     out.probe_run = std::make_shared<const VitRun>(model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
     return out;
   };
-  scheduler_.submit<Chunk>("train:probe", std::move(work), [this, model, label](std::future<Chunk> result) {
+  scheduler_.submit<Chunk>(key("probe"), std::move(work), [this, model, label](std::future<Chunk> result) {
     try {
       Chunk c = result.get();
-      if (vit_.run() && vit_.run()->model_ptr() == model) vit_.show(model, c.probe_run, c.probe_image, label);
+      if (vit_.run() && vit_.run()->model_ptr() == model) {
+        vit_.show(model, c.probe_run, c.probe_image, label);
+        shown_probe_ = c.probe_name;
+        ++generation_;
+      }
     } catch (const std::exception& e) {
       error_ = e.what();
     }

@@ -2,13 +2,18 @@
 // A ViT trained in the window (the Train tab, issue 29 item 4): the trainer (core/vit_train.hpp)
 // runs on the app's scheduler in chunks of about 0.2 s of steps, never in a frame. Each chunk's
 // job ends with a snapshot of the model (VitTrainer::model) run on the probe image (a
-// Fashion-MNIST test image) with the CPU runner, and the mean attention distance of every head
-// over 16 test images; its continuation (main thread) shows the snapshot through a VitSession,
-// so the map views draw the model being trained as any ViT (VitMapSource), appends the curves
-// and submits the next chunk. Pause stops submitting; the window stays live. The trainer is
-// used by one thread at a time: a chunk's job, or the main thread between chunks (saving).
-// One training thread: the scheduler's other thread and the UI keep the second core.
+// Fashion-MNIST test image, or the window's photo made as the data are) with the CPU runner,
+// and the mean attention distance of every head over 16 test images; its continuation (main
+// thread) shows the snapshot through a VitSession, so the map views draw the model being
+// trained as any ViT (VitMapSource), appends the curves and asks for the next chunk. Pause
+// stops asking; the window stays live. The trainer is used by one thread at a time: a chunk's
+// job, or the main thread between chunks (saving).
+// The tab has two runs, A and B (TrainRuns), each a TrainSession: their chunks take turns
+// through one TrainLane, so one chunk trains at a time, whichever run it is, on the scheduler's
+// low-priority thread (Scheduler::Priority::Background, nice 19): the window's frames and the
+// pool's jobs come first, and the training takes the CPU they leave.
 #include "app/gui/scheduler.hpp"
+#include "app/gui/train_lane.hpp"
 #include "app/gui/vit_session.hpp"
 #include "core/fashion_mnist.hpp"
 #include "core/vit_train.hpp"
@@ -35,6 +40,15 @@ struct TrainConfig {
   TrainConfig();
 };
 
+/// What a run's maps are of: a Fashion-MNIST test image, or a photo made as the data are
+/// (fashion_mnist_style: 28 × 28 grey copied to RGB). The Train tab's runs share one
+/// (Document::train_probe, ::train_probe_photo; the App hands it to both).
+struct TrainProbe {
+  int test_index = 0;                  ///< the test image, 0 … 9999, when there is no photo
+  std::shared_ptr<const Image> photo;  ///< the photo made as the data are, or null
+  std::string name = "test image 0";   ///< what the sidecar and the CSV call it ("photo safari.jpg")
+};
+
 /// One point of the curves.
 struct TrainPoint {
   std::int64_t step = 0;
@@ -46,24 +60,32 @@ struct TrainPoint {
 
 class TrainSession {
  public:
-  /// Jobs under "train:chunk" and "train:probe" on `scheduler`, which must outlive the session.
-  explicit TrainSession(Scheduler& scheduler);
+  /// Jobs under "train:<name>:chunk" and "train:<name>:probe" on `scheduler`; chunks run in
+  /// turns on `lane` ("A": keys "train:a:…"). Both must outlive the session.
+  TrainSession(Scheduler& scheduler, TrainLane& lane, std::string name = "A");
   ~TrainSession();
   TrainSession(const TrainSession&) = delete;
   TrainSession& operator=(const TrainSession&) = delete;
 
   TrainConfig& config() { return config_; }
+  const TrainConfig& config() const { return config_; }
   /// Starts a new run with config() (step 0's snapshot first); throws Error for a shape that
   /// cannot work. Reads the data set on the job's thread the first time.
   void start();
-  void pause() { running_ = false; }
+  /// Stops asking for chunks: a turn still waiting on the lane is given up, a chunk under way ends first.
+  void pause();
   void resume();
   /// Forgets the run, its curves and its maps.
   void reset();
 
-  bool started() const { return run_ != nullptr || scheduler_.busy("train:chunk"); }
+  /// "A" or "B".
+  const std::string& name() const { return name_; }
+  bool started() const { return run_ != nullptr || in_flight(); }
   bool running() const { return running_; }
-  bool in_flight() const { return scheduler_.busy("train:chunk"); }
+  /// A chunk of this run is running, or waiting for its turn on the lane.
+  bool in_flight() const { return lane_.asking(this); }
+  /// Waiting for the other run's chunk to end.
+  bool waiting_turn() const { return lane_.waiting(this); }
   bool finished() const { return step() >= config_.steps; }
   std::int64_t step() const { return points_.empty() ? 0 : points_.back().step; }
   double steps_per_second() const { return rate_; }
@@ -72,11 +94,15 @@ class TrainSession {
   float test_accuracy() const;
   /// The shape of the run (config() may have changed since Start).
   const VitTrainShape& shape() const { return run_shape_; }
+  /// The run's switches in words: "depth 4, 4 heads, D 96, patch 7, cls, learned position"
+  /// (config()'s before Start).
+  std::string switches() const;
 
-  /// Which test image the maps are of; a change runs the snapshot on it.
-  int probe() const { return probe_; }
-  void set_probe(int index);
-  int test_count() const;
+  /// What the maps are of; a change runs the shown snapshot on it (the next chunks too).
+  const TrainProbe& probe() const { return probe_; }
+  void set_probe(TrainProbe probe);
+  /// The name of the probe the shown snapshot ran on (empty before one).
+  const std::string& shown_probe() const { return shown_probe_; }
 
   /// Writes the checkpoint (the same files as `attnlab train --out`) to `dir`, refused with one
   /// line when `dir` exists; while a chunk runs, at the end of it. The error of the last save,
@@ -94,15 +120,22 @@ class TrainSession {
   /// log.csv's text so far.
   std::string log_csv() const;
 
- private:
+  // The data set (read once, shared by the runs) and a run's trainer and batches: the chunk's
+  // functions in train_session.cpp take them.
   struct Data;
   struct Run;
+
+ private:
   struct Chunk;
   void submit_chunk(bool first);
   void take(Chunk c);
+  void run_probe();  // the shown snapshot on probe_, on the pool
   void write(const std::filesystem::path& dir);
+  std::string key(const char* job) const;
 
   Scheduler& scheduler_;
+  TrainLane& lane_;
+  std::string name_;
   TrainConfig config_;
   VitTrainShape run_shape_;
   std::shared_ptr<const Data> data_;
@@ -110,12 +143,24 @@ class TrainSession {
   std::vector<TrainPoint> points_;
   double rate_ = 0;
   bool running_ = false;
-  int probe_ = 0;
+  TrainProbe probe_;
+  unsigned probe_serial_ = 0;  // bumped by set_probe: a chunk that began before is run again on the new probe
+  std::string shown_probe_;
   std::optional<std::filesystem::path> pending_save_, saved_;
   std::filesystem::path last_saved_;
   std::optional<std::string> error_;
   unsigned generation_ = 0;
   VitSession vit_;
+};
+
+/// The Train tab's two runs (e.g. CLS against average pooling on the same probe), taking turns
+/// chunk by chunk on one lane. Run A is index 0, run B 1 (Document::train_run).
+struct TrainRuns {
+  TrainLane lane;  // before the sessions: they release it when they go
+  TrainSession a, b;
+  explicit TrainRuns(Scheduler& scheduler) : a(scheduler, lane, "A"), b(scheduler, lane, "B") {}
+  TrainSession& operator[](int run) { return run == 1 ? b : a; }
+  const TrainSession& operator[](int run) const { return run == 1 ? b : a; }
 };
 
 }  // namespace attnlab::app

@@ -45,7 +45,7 @@ class MapTextures {
 
 class VitSession {
  public:
-  /// Jobs go to `scheduler` under `key` ("vit:run"; the Train panel's model "train:run"), which
+  /// Jobs go to `scheduler` under `key` ("vit:run"; the Train tab's runs "train:a:run", "train:b:run"), which
   /// must outlive the session.
   explicit VitSession(Scheduler& scheduler, std::string key = "vit:run") : scheduler_(scheduler), key_(std::move(key)) {}
   ~VitSession() { scheduler_.cancel(key_); }  // its continuation would reach this session

@@ -74,6 +74,9 @@ AppState changed() {
   s.vit_tab = 4;
   s.cka_examples = CkaExamples::Photo;  // the similarity view's examples
   s.cka_count = 120;
+  s.train_run = 1;  // run B
+  s.train_probe = 17;
+  s.train_probe_photo = true;
   s.vit_rollout = s.vit_masks = s.vit_norms = s.bilinear = true;
   s.vit_mass = 0.8f;
   s.vit_resize = 448;
@@ -107,6 +110,9 @@ TEST(Document, EveryFieldWrittenIsReadBackUnderTheSameName) {
   EXPECT_EQ(restored.vit.head, (HeadChoice{-1, HeadFusion::Max}));
   EXPECT_EQ(restored.train.cell, (Cell{3, 1}));
   EXPECT_EQ(restored.train.head, (HeadChoice{2, HeadFusion::Mean}));
+  EXPECT_EQ(saved.at("train").at("run"), "b");
+  EXPECT_EQ(restored.train_run, 1);
+  EXPECT_EQ(restored.train_probe, 17);
   EXPECT_EQ(saved.at("vit").at("head"), "max");
   EXPECT_EQ(saved.at("hand_made").at("head"), 3);
   EXPECT_EQ(restored.attention.mask.kind, MaskKind::Window);
@@ -119,8 +125,9 @@ TEST(Document, ABadValueIsRefusedWithItsNameAndNothingChanges) {
       {{"mask", {{"radius", "wide"}}}},     {{"edge", "diagonal"}},
       {{"display", {{"colormap", "rainbow"}}}}, {{"vit", {{"cell", {{"col", 1}}}}}},
       {{"temperature", -2.0}},              {{"patch", 1e40}},
+      {{"train", {{"run", "c"}}}},          {{"train", {{"probe", 10000}}}},
   };
-  const char* names[] = {"mask.radius", "edge", "rainbow", "vit.cell", "temperature", "patch"};
+  const char* names[] = {"mask.radius", "edge", "rainbow", "vit.cell", "temperature", "patch", "train.run", "train.probe"};
   for (size_t n = 0; n < std::size(bad); ++n) {
     AppState s = before;
     try {

@@ -114,3 +114,67 @@ TEST(HoverBench, AViTReplayStepsTheLayerOrHeadAfterEveryTenthHoverButTheLast) {
   EXPECT_EQ(play(heads, 6, 4), (std::pair{31, 0}));
   std::filesystem::remove_all(dir);
 }
+
+// --train: the report counts the training steps made between the first move and the last frame,
+// over the replay's wall time (the frames' times summed), and names the source "train".
+TEST(HoverBench, AReplayWhileTrainingReportsTheStepsTrainedOverItsWallTime) {
+  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_hover_train_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  HoverBenchConfig c{dir / "train.json"};
+  c.hovers = 21;
+  c.vit = true;
+  c.train = true;
+  HoverReplay r(c);
+  r.set_source(ReplaySource{"train", "being trained (run A): depth 1", 4, 4, 7, 1, 2, "cpu"});
+  r.path(4, 4);
+  // Frames 20 ms apart; the model trains one step every second frame, from step 100 on.
+  const auto t0 = HoverReplay::Clock::now();
+  std::int64_t step = 100;
+  Shown shown{Cell{-1, -1}, 0, shown_head(HeadChoice{-1, HeadFusion::Mean})};
+  int frame = 0;
+  for (; !r.done() && frame < 1000; ++frame) {
+    const auto now = t0 + std::chrono::milliseconds(20 * frame);
+    if (frame % 2 == 1) ++step;
+    r.trained(step);
+    r.frame(FrameMarks{now, now, now, now}, gl::TransferCounts{}, shown);
+    if (const auto m = r.next()) {
+      if (m->kind == ReplayMove::Kind::Hover) {
+        r.moved(now);
+        shown.query = m->cell;
+      } else {
+        r.stepped(now, 0, shown.head + 1);
+        shown.head += 1;
+      }
+    }
+  }
+  ASSERT_TRUE(r.done());
+  const std::string line = r.finish("test");
+  std::ifstream in(dir / "train.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("source").at("kind"), "train");
+  EXPECT_EQ(j.at("source").at("model"), "being trained (run A): depth 1");
+  const auto& t = j.at("training");
+  // The first move is given after frame 0 (step 100); the frames counted are 1 … frame-1.
+  const int counted = frame - 1;
+  EXPECT_EQ(j.at("frames"), counted);
+  EXPECT_EQ(t.at("step_at_start"), 100);
+  EXPECT_EQ(t.at("step_at_end"), step);
+  EXPECT_EQ(t.at("steps"), step - 100);
+  EXPECT_NEAR(t.at("seconds").get<double>(), counted * 0.020, 1e-6);
+  EXPECT_NEAR(t.at("steps_per_second").get<double>(), static_cast<double>(step - 100) / (counted * 0.020), 1e-6);
+  EXPECT_NEAR(t.at("steps_per_second").get<double>(), 25.0, 1.5) << "a step every 40 ms";
+  EXPECT_NE(line.find("hovers over the model being trained (4 x 4 patches, 1 layers x 2 heads)"), std::string::npos) << line;
+  EXPECT_NE(line.find("steps/s"), std::string::npos) << line;
+
+  // Without --train the report has no training block.
+  HoverBenchConfig v{dir / "vit.json"};
+  v.hovers = 3;
+  v.vit = true;
+  HoverReplay plain(v);
+  plain.set_source(ReplaySource{"vit", "/m/model.safetensors", 4, 4, 7, 1, 2, "cpu"});
+  EXPECT_EQ(play(plain, 4, 4), (std::pair{3, 0}));
+  plain.finish("test");
+  std::ifstream vin(dir / "vit.json");
+  EXPECT_FALSE(nlohmann::json::parse(vin).contains("training"));
+  std::filesystem::remove_all(dir);
+}

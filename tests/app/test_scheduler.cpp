@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace attnlab::app;
 using namespace std::chrono_literals;
@@ -121,3 +125,47 @@ TEST(Scheduler, WaitWakesWhenAResultIsReadyAndCallsWake) {
 }
 
 }  // namespace
+
+// The Train tab's chunks are Background jobs: they run on a thread of their own at the lowest
+// priority (nice 19), so a long one never holds the pool's thread a view's job waits for, and
+// the pool's threads keep the process's priority.
+TEST(Scheduler, BackgroundJobsRunOnALowPriorityThreadBesideThePool) {
+  Scheduler s(1);  // one pool thread: a background job on it would hold it
+  std::atomic<bool> release{false};
+  std::atomic<int> background_nice{-100}, pool_nice{-100};
+  std::thread::id background_thread, pool_thread;
+  bool background_done = false, pool_done = false;
+  s.submit<int>("train:a:chunk", [&](const std::atomic<bool>& stop) {
+    background_thread = std::this_thread::get_id();
+    errno = 0;
+    background_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    while (!release && !stop) std::this_thread::sleep_for(1ms);
+    return 1;
+  }, [&](std::future<int> r) { background_done = r.get() == 1; }, Scheduler::Priority::Background);
+  s.submit<int>("view", [&](const std::atomic<bool>&) {
+    pool_thread = std::this_thread::get_id();
+    pool_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    return 2;
+  }, [&](std::future<int> r) { pool_done = r.get() == 2; });
+  // The view's job finishes while the background job still runs.
+  ASSERT_TRUE(drain_until(s, [&] { return pool_done; }));
+  EXPECT_FALSE(background_done);
+  EXPECT_TRUE(s.busy("train:a:chunk"));
+  release = true;
+  ASSERT_TRUE(drain_until(s, [&] { return background_done; }));
+  EXPECT_NE(background_thread, pool_thread);
+  EXPECT_EQ(background_nice.load(), 19);
+  EXPECT_EQ(pool_nice.load(), getpriority(PRIO_PROCESS, 0)) << "the pool keeps the process's priority";
+  // Cancelled while queued behind another background job: never run.
+  std::atomic<bool> hold{false};
+  int ran = 0;
+  s.submit<int>("bg:1", [&](const std::atomic<bool>&) { while (!hold) std::this_thread::sleep_for(1ms); return 0; },
+                [&](std::future<int>) { ++ran; }, Scheduler::Priority::Background);
+  s.submit<int>("bg:2", [&](const std::atomic<bool>&) { return 0; }, [&](std::future<int>) { ran += 10; }, Scheduler::Priority::Background);
+  s.cancel("bg:2");
+  hold = true;
+  ASSERT_TRUE(drain_until(s, [&] { return ran > 0; }));
+  s.wait(200ms);
+  s.drain();
+  EXPECT_EQ(ran, 1);
+}

@@ -26,6 +26,7 @@ allowed=(
   "app/commands/train_command.cpp|--patch|attnlab train writes no document: the trained ViT's patch size"
   "app/commands/train_command.cpp|--pos|attnlab train: the trained ViT's position embedding (learned, sincos, none)"
   "app/commands/train_command.cpp|--seed|attnlab train: the trainer's seed"
+  "app/commands/train_command.cpp|--image|attnlab train --task masked: the photo its crops are cut from"
 )
 
 mapfile -t flags < <(grep -oE 'Flag(To)?<[^{]*>\{"--[a-z0-9-]+"' "$table" | grep -oE '"--[a-z0-9-]+"' | tr -d '"' | sort -u)

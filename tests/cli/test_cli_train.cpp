@@ -240,6 +240,15 @@ TEST(CliTrain, EachTasksOptionsAreRefusedForTheOther) {
   EXPECT_FALSE(fs::exists(d.path));  // nothing written
 }
 
+// The window's --train (the hover benchmark over the Train tab's model) goes with --hover-bench
+// only, and not with --model: one line, exit 2, before any window opens.
+TEST(CliTrain, TheWindowsTrainReplayNeedsHoverBenchAndNoModel) {
+  TempDir d;
+  expect_one_line_error(run_attnlab("--train"), "--hover-bench");
+  expect_one_line_error(run_attnlab("--hover-bench '" + (d.path / "h.json").string() + "' --train --model m"), "--model");
+  EXPECT_FALSE(fs::exists(d.path / "h.json"));
+}
+
 TEST(CliTrain, CtrlCStopsAndStillWrites) {
   TempDir d;
   // A run of a minute in the background, sent SIGINT after 8 seconds (the dataset is read

@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "core/files.hpp"
+#include "core/image.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -17,6 +20,27 @@ using namespace attnlab;
 using namespace attnlab::testing;
 
 namespace {
+
+// Opens the Train tab and presses Start: run A trains. Returns the sidecar the panel was seen in.
+nlohmann::json start_run_a(AppProcess& app) {
+  click_widget(app, app.export_view().first, "tab:train");
+  const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
+  click_widget(app, panel, "train:start");
+  return panel;
+}
+
+// Shows run B, takes run A's settings (one click), average pooling (another) and presses Start.
+// Returns the sidecar run B's panel was seen in.
+nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& sidecar) {
+  click_widget(app, sidecar, "train:run_b");
+  const nlohmann::json b = export_until(app, [](const nlohmann::json& j) {
+    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy") && j.at("widgets").contains("train:start");
+  });
+  click_widget(app, b, "train:copy");
+  click_widget(app, b, "train:pool_avg");
+  click_widget(app, b, "train:start");
+  return b;
+}
 
 double entropy_ratio(const nlohmann::json& j) { return j.at("train_drawn").at("flatness").at("entropy_ratio").get<double>(); }
 std::int64_t step_of(const nlohmann::json& j) { return j.at("train_drawn").at("step").get<std::int64_t>(); }
@@ -60,7 +84,8 @@ TEST(TrainUnderXvfb, TrainFromThePanelPauseSaveAndOpenAsViT) {
   // Pause: the step holds.
   click_widget(app, later, "train:pause");
   const nlohmann::json paused = export_until(app, [](const nlohmann::json& j) {
-    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() && j.at("widgets").contains("train:resume");
+    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() &&
+           !j.at("train_drawn").at("in_flight").get<bool>() && j.at("widgets").contains("train:resume");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const nlohmann::json still = export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
@@ -95,42 +120,241 @@ TEST(TrainUnderXvfb, TrainFromThePanelPauseSaveAndOpenAsViT) {
   EXPECT_EQ(app.close(), 0) << app.log();
 }
 
-// The README's pictures (docs/train-*.png): the default model trained from the panel, the
-// window exported at step 0 and after a minute. Run by hand:
-//   ATTNLAB_TRAIN_PICTURES=/tmp/pics build/tests/test_app --gtest_also_run_disabled_tests --gtest_filter='*TrainPictures*'
-TEST(TrainUnderXvfb, DISABLED_TrainPictures) {
-  const char* out = std::getenv("ATTNLAB_TRAIN_PICTURES");
-  if (!out) GTEST_SKIP() << "set ATTNLAB_TRAIN_PICTURES to a folder";
+// Issue 29, item 4: two runs side by side on the same probe. Run A (cls pooling) starts; run B
+// takes A's settings with one click, average pooling with another, and starts; the runs take turns
+// on one training thread, both advance, and the lower panel's "Runs A and B" tab draws both runs'
+// maps for the same choice. The photo as the probe: both runs' maps are then of the safari photo
+// (28 x 28 grey). F9 on the Train source writes the shown run's map with a header naming it.
+TEST(TrainUnderXvfb, TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed (./setup.sh installs it)";
   Xvfb x;
   const auto dir = temp_dir();
-  AppProcess app(x, dir);
+  AppProcess app(x, dir, {}, {"ATTNLAB_TRAIN_DEFAULTS=depth=1 dim=32 heads=2 batch=32 steps=100000"});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
-  const auto start = app.export_view().first;
-  click_widget(app, start, "tab:train");
-  const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
-  click_widget(app, panel, "train:start");
-  const auto [first, first_png] = [&] {
-    for (;;) {
-      auto e = app.export_view(std::chrono::seconds(30), true);
-      if (e.first.contains("train_drawn")) return e;
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    }
-  }();
-  std::filesystem::create_directories(out);
-  std::filesystem::copy_file(first_png, std::filesystem::path(out) / "train-step0.png", std::filesystem::copy_options::overwrite_existing);
-  std::this_thread::sleep_for(std::chrono::seconds(60));
-  const auto [late, late_png] = app.export_view();
-  std::filesystem::copy_file(late_png, std::filesystem::path(out) / "train-1min.png", std::filesystem::copy_options::overwrite_existing);
-  std::printf("step 0: %s\nafter 1 min: %s\n", first.at("train_drawn").dump().substr(0, 600).c_str(),
-              late.at("train_drawn").dump().substr(0, 600).c_str());
-  // Longer (ATTNLAB_TRAIN_PICTURE_MINUTES, whole minutes): the distance plot as the heads part.
-  const char* more = std::getenv("ATTNLAB_TRAIN_PICTURE_MINUTES");
-  if (more && std::atoi(more) > 1) {
-    std::this_thread::sleep_for(std::chrono::seconds(60 * (std::atoi(more) - 1)));
-    const auto [last, last_png] = app.export_view();
-    std::filesystem::copy_file(last_png, std::filesystem::path(out) / "train-later.png", std::filesystem::copy_options::overwrite_existing);
-    std::printf("later: %s\nwidgets: %s\n", last.at("train_drawn").dump().substr(0, 600).c_str(),
-                last.at("widgets").at("train:distance_plot").dump().c_str());
+  const nlohmann::json panel = start_run_a(app);
+  EXPECT_EQ(panel.at("train").at("run"), "a") << "run A is shown first";
+  const nlohmann::json a_started = export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
+  EXPECT_EQ(a_started.at("train_drawn").at("run"), "A");
+  EXPECT_NE(a_started.at("train_drawn").at("switches").get<std::string>().find("cls"), std::string::npos);
+
+  // Run B: A's settings, then average pooling: two clicks, then Start.
+  const nlohmann::json b_panel = start_run_b_averaging(app, a_started);
+  EXPECT_FALSE(b_panel.contains("train_drawn")) << "run B has nothing to draw before its Start";
+  const nlohmann::json b_started = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("train_drawn") && j.at("train_drawn").at("run") == "B";
+  });
+  const std::string b_switches = b_started.at("train_drawn").at("switches");
+  EXPECT_NE(b_switches.find("avg"), std::string::npos) << b_switches;
+  EXPECT_NE(b_switches.find("depth 1, 2 heads, D 32"), std::string::npos) << "A's settings: " << b_switches;
+
+  // Both runs side by side: the same choice (the last layer, the heads' mean, CLS), both advancing.
+  click_widget(app, b_started, "train_tab:runs");
+  auto runs_at = [](const nlohmann::json& j, std::int64_t a_step, std::int64_t b_step) {
+    if (!j.contains("train_compared") || j.at("train_compared").size() != 2) return false;
+    const auto& c = j.at("train_compared");
+    return c[0].at("step").get<std::int64_t>() >= a_step && c[1].at("step").get<std::int64_t>() >= b_step;
+  };
+  const nlohmann::json side = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, 20, 20); }, 240);
+  const auto& c = side.at("train_compared");
+  EXPECT_EQ(c[0].at("run"), "A");
+  EXPECT_EQ(c[1].at("run"), "B");
+  EXPECT_EQ(c[0].at("pooling"), "cls");
+  EXPECT_EQ(c[1].at("pooling"), "avg");
+  for (const auto& run : c) {
+    EXPECT_EQ(run.at("layer"), 0);
+    EXPECT_EQ(run.at("token"), 0) << "the CLS query for both";
+    EXPECT_EQ(run.at("head"), "mean");
+    EXPECT_EQ(run.at("values").size(), 16u) << "4 x 4 patches";
+    EXPECT_EQ(run.at("probe"), "test image 0");
   }
+  EXPECT_NE(c[0].at("values"), c[1].at("values")) << "two models, two maps";
+  for (const char* w : {"train:compare_a", "train:compare_b", "train:compare_loss", "train:compare_accuracy"})
+    EXPECT_TRUE(side.at("widgets").contains(w)) << w;
+  // They take turns: both keep advancing.
+  const auto a0 = c[0].at("step").get<std::int64_t>(), b0 = c[1].at("step").get<std::int64_t>();
+  export_until(app, [&](const nlohmann::json& j) { return runs_at(j, a0 + 20, b0 + 20); }, 240);
+
+  // The photo as the probe: both runs' maps are of it.
+  click_widget(app, side, "train:probe_photo");
+  const nlohmann::json photo = export_until(app, [](const nlohmann::json& j) {
+    if (!j.contains("train_drawn") || !j.contains("train_compared") || j.at("train_compared").size() != 2) return false;
+    return j.at("train_drawn").at("probe") == "photo safari.jpg" && j.at("train_compared")[0].at("probe") == "photo safari.jpg" &&
+           j.at("train_compared")[1].at("probe") == "photo safari.jpg";
+  });
+  EXPECT_TRUE(photo.at("train").at("probe_photo").get<bool>());
+  EXPECT_EQ(photo.at("train_drawn").at("input"), (nlohmann::json{{"width", 28}, {"height", 28}})) << "made as the data are";
+
+  // F9 on run B, paused (its map holds still): the CSV is the map drawn, with a header naming it.
+  click_widget(app, photo, "train:pause");
+  const nlohmann::json paused = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() &&
+           !j.at("train_drawn").at("in_flight").get<bool>() && j.at("widgets").contains("train:resume");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the chunk under way at the click has ended
+  const nlohmann::json still = export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
+  EXPECT_EQ(step_of(still), step_of(paused)) << "no step while paused";
+  app.key("F9");
+  std::filesystem::path csv_path;
+  const ExportedCsv csv = wait_for_csv(app.export_dir(), "attnlab-train-b-row-layer0-token0", &csv_path);
+  const auto& drawn = still.at("train_drawn");
+  for (const std::string& line : std::vector<std::string>{"# attnlab ViT map: attention row a_ij over the patch keys\n",
+                                 "# model: being trained (run B): step " + std::to_string(drawn.at("step").get<std::int64_t>()),
+                                 "# being trained: run B, step " + std::to_string(drawn.at("step").get<std::int64_t>()) + "\n",
+                                 "# switches: " + b_switches + "\n", "# probe: photo safari.jpg", "# layer: 0 (from 0)\n",
+                                 "# head: mean of heads\n", "# query: CLS (token 0)\n"})
+    EXPECT_NE(csv.header.find(line), std::string::npos) << line << " not in\n" << csv.header;
+  EXPECT_EQ(csv.header.find("sha256"), std::string::npos) << "no file behind the model being trained";
+  const auto values = csv.values();
+  const auto shown = drawn.at("values").get<std::vector<float>>();
+  ASSERT_EQ(values.size(), shown.size());
+  for (std::size_t k = 0; k < values.size(); ++k) EXPECT_NEAR(values[k], shown[k], 1e-5f) << k;
+
+  // Back to run A: the maps show it again, still training.
+  click_widget(app, still, "train:run_a");
+  const nlohmann::json back = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("train_drawn") && j.at("train_drawn").at("run") == "A";
+  });
+  EXPECT_TRUE(back.at("train_drawn").at("running").get<bool>());
+  EXPECT_EQ(back.at("train_drawn").at("probe"), "photo safari.jpg");
+  EXPECT_TRUE(app.alive());
   EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+// `attnlab --hover-bench OUT.json --train`: the benchmark starts run A itself, waits for its first
+// trained chunk, replays its path over the model being trained (the query following the
+// pointer, a layer or head step every 10 hovers) and reports the training steps made meanwhile.
+// No time is asserted, nor a number of steps (the training thread yields to the frames).
+TEST(TrainUnderXvfb, HoverBenchmarkReplaysOverTheModelBeingTrained) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed (./setup.sh installs it)";
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto report = dir / "hover_train.json";
+  {
+    AppProcess app(x, dir, {"--hover-bench", report.string(), "--train"},
+                   {"ATTNLAB_HOVER_BENCH_HOVERS=31", "ATTNLAB_TRAIN_DEFAULTS=depth=1 dim=32 heads=2 batch=32 steps=100000"});
+    ASSERT_EQ(app.wait_exit(std::chrono::seconds(300)), 0) << app.log();
+    EXPECT_NE(app.log().find("hover benchmark: 31 hovers over the model being trained (4 x 4 patches, 1 layers x 2 heads) with 3 "
+                             "layer/head steps, training"),
+              std::string::npos)
+        << app.log();
+  }
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("source").at("kind"), "train");
+  EXPECT_NE(j.at("source").at("model").get<std::string>().find("depth 1, 2 heads, D 32, patch 7, cls"), std::string::npos);
+  EXPECT_EQ(j.at("query_to_screen_ms_all").size(), 31u) << "a hover never reached the screen";
+  EXPECT_EQ(j.at("layer_head_steps"), 3);
+  const auto& t = j.at("training");
+  EXPECT_GE(t.at("step_at_start").get<std::int64_t>(), 1) << "the replay begins after a trained chunk";
+  EXPECT_GE(t.at("step_at_end").get<std::int64_t>(), t.at("step_at_start").get<std::int64_t>());
+  EXPECT_EQ(t.at("steps").get<std::int64_t>(), t.at("step_at_end").get<std::int64_t>() - t.at("step_at_start").get<std::int64_t>());
+  EXPECT_GT(t.at("seconds").get<double>(), 0.0);
+}
+
+// The README's pictures (docs/train-*.png), made by docs/train_pictures.sh: the default model
+// trained from the panel. First run A alone: the window at step 0, after 1 minute and after
+// ATTNLAB_TRAIN_PICTURE_MINUTES (default 5), and the lower panel's distance-vs-step plot cut out
+// then; then a new window with run A (cls) and run B (its settings copied, average pooling)
+// trained together for ATTNLAB_TRAIN_RUNS_MINUTES (default 3): the "Runs A and B" tab, then the
+// safari photo as the probe. Each picture's sidecar summary and the machine's load go to stdout.
+//   ATTNLAB_TRAIN_PICTURES=/tmp/pics build/tests/test_app --gtest_also_run_disabled_tests --gtest_filter='*TrainPictures*'
+namespace {
+
+double minutes_from(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v && std::atof(v) > 0 ? std::atof(v) : fallback;
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+// Exports the window, copies the PNG to `out`/`name` and prints what the maps were of.
+std::pair<nlohmann::json, std::filesystem::path> picture(AppProcess& app, const std::filesystem::path& out, const std::string& name) {
+  auto exported = app.export_view(std::chrono::seconds(60));
+  const auto& [j, png] = exported;
+  std::filesystem::copy_file(png, out / name, std::filesystem::copy_options::overwrite_existing);
+  std::printf("%s (load average %s):\n", name.c_str(), load_average().c_str());
+  for (const char* key : {"train_drawn", "train_compared"})
+    if (j.contains(key)) {
+      nlohmann::json brief = j.at(key);  // without the maps' values
+      if (brief.is_array())
+        for (auto& run : brief) run.erase("values");
+      else
+        brief.erase("values");
+      std::printf("  %s: %s\n", key, brief.dump().substr(0, 1500).c_str());
+    }
+  std::fflush(stdout);
+  return exported;
+}
+
+// The rectangle `rect` (window coordinates, a sidecar's) of the exported picture `png`, as its own PNG.
+void crop(const std::filesystem::path& png, const nlohmann::json& rect, const std::filesystem::path& to) {
+  const Image img = load_image(png);
+  const int x0 = std::max(0, static_cast<int>(rect[0].get<float>())), y0 = std::max(0, static_cast<int>(rect[1].get<float>()));
+  const int w = std::min(img.width - x0, static_cast<int>(rect[2].get<float>())), h = std::min(img.height - y0, static_cast<int>(rect[3].get<float>()));
+  std::vector<std::uint8_t> px(static_cast<std::size_t>(w) * h * 3);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c)
+        px[(static_cast<std::size_t>(y) * w + x) * 3 + c] = static_cast<std::uint8_t>(std::lround(img.at(x0 + x, y0 + y, c) * 255.0f));
+  std::filesystem::remove(to);
+  write_png(to, w, h, 3, px);
+}
+
+}  // namespace
+
+TEST(TrainUnderXvfb, DISABLED_TrainPictures) {
+  const char* where = std::getenv("ATTNLAB_TRAIN_PICTURES");
+  if (!where) GTEST_SKIP() << "set ATTNLAB_TRAIN_PICTURES to a folder";
+  const std::filesystem::path out(where);
+  std::filesystem::create_directories(out);
+  const double minutes = minutes_from("ATTNLAB_TRAIN_PICTURE_MINUTES", 5), runs_minutes = minutes_from("ATTNLAB_TRAIN_RUNS_MINUTES", 3);
+  Xvfb x(1600, 1000);
+  {
+    const auto dir = temp_dir();
+    AppProcess app(x, dir);
+    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    start_run_a(app);
+    export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
+    const auto started = std::chrono::steady_clock::now();
+    picture(app, out, "train-step0.png");
+    std::this_thread::sleep_until(started + std::chrono::seconds(60));
+    picture(app, out, "train-1min.png");
+    std::this_thread::sleep_until(started + std::chrono::milliseconds(static_cast<long>(minutes * 60000)));
+    const auto [late, late_png] = picture(app, out, "train-5min.png");
+    // The distance plot on its own, with its title above it.
+    const auto& plot = late.at("widgets").at("train:distance_plot");
+    const float title = 24;
+    crop(late_png, nlohmann::json{plot[0].get<float>() - 6, plot[1].get<float>() - title, plot[2].get<float>() + 12, plot[3].get<float>() + title + 6},
+         out / "train-distance.png");
+    std::printf("distance plot: %s\n", plot.dump().c_str());
+    std::fflush(stdout);
+    EXPECT_EQ(app.close(), 0) << app.log();
+  }
+  {
+    const auto dir = temp_dir();
+    AppProcess app(x, dir);
+    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    start_run_b_averaging(app, start_run_a(app));
+    const nlohmann::json both = export_until(app, [](const nlohmann::json& j) {
+      return j.contains("train_drawn") && j.at("train_drawn").at("run") == "B";
+    });
+    const auto started = std::chrono::steady_clock::now();
+    click_widget(app, both, "train_tab:runs");
+    std::this_thread::sleep_until(started + std::chrono::milliseconds(static_cast<long>(runs_minutes * 60000)));
+    const nlohmann::json runs = picture(app, out, "train-runs.png").first;
+    click_widget(app, runs, "train:probe_photo");
+    export_until(app, [](const nlohmann::json& j) {
+      return j.contains("train_compared") && j.at("train_compared").size() == 2 && j.at("train_compared")[0].at("probe") == "photo safari.jpg" &&
+             j.at("train_compared")[1].at("probe") == "photo safari.jpg";
+    });
+    picture(app, out, "train-photo.png");
+    EXPECT_EQ(app.close(), 0) << app.log();
+  }
 }

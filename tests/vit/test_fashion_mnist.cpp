@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <fstream>
 #include <numeric>
 
@@ -120,6 +121,63 @@ TEST(FashionMnist, LabelsThatDisagreeWithTheImagesAreRefused) {
   gzclose(f);
   const std::string e = refusal(t.dir, false);
   EXPECT_NE(e.find("3 labels for 10000 images"), std::string::npos) << e;
+}
+
+// The Train tab's photo probe: made as the data are, a centred square scaled to 28 x 28, grey in
+// bytes copied to the three channels.
+TEST(FashionMnist, APhotoIsMadeAsTheDataAreCentredSquareGreyBytes) {
+  // 60 x 30: a red left third, a blue right third (cut off by the square), a white square in the middle.
+  Image photo;
+  photo.width = 60;
+  photo.height = 30;
+  photo.rgb.assign(60 * 30 * 3, 0.0f);
+  for (int y = 0; y < 30; ++y)
+    for (int x = 0; x < 60; ++x) {
+      if (x < 15) photo.at(x, y, 0) = 1.0f;                       // red, outside the centred square
+      else if (x >= 45) photo.at(x, y, 2) = 1.0f;                 // blue, outside too
+      else if (x >= 25 && x < 35 && y >= 10 && y < 20)            // white, in the middle of the square
+        for (int c = 0; c < 3; ++c) photo.at(x, y, c) = 1.0f;
+      else for (int c = 0; c < 3; ++c) photo.at(x, y, c) = 0.5f;  // grey around it
+    }
+  const Image out = fashion_mnist_style(photo);
+  ASSERT_EQ(out.width, 28);
+  ASSERT_EQ(out.height, 28);
+  ASSERT_EQ(out.rgb.size(), 28u * 28u * 3u);
+  for (int y = 0; y < 28; ++y)
+    for (int x = 0; x < 28; ++x) {
+      const float v = out.at(x, y, 0);
+      EXPECT_EQ(out.at(x, y, 1), v);
+      EXPECT_EQ(out.at(x, y, 2), v);
+      EXPECT_NEAR(v * 255.0f, std::round(v * 255.0f), 1e-3f) << "a byte / 255, as the data";
+    }
+  EXPECT_NEAR(out.at(14, 14, 0), 1.0f, 0.01f) << "the white square in the middle";
+  EXPECT_NEAR(out.at(1, 1, 0), 0.5f, 0.01f) << "grey at the square's corner: the red third is cropped away";
+  EXPECT_NEAR(out.at(26, 26, 0), 0.5f, 0.01f) << "and the blue one";
+  // Luma, not the mean of the channels: pure green is 0.587.
+  Image green;
+  green.width = green.height = 10;
+  green.rgb.assign(300, 0.0f);
+  for (int i = 0; i < 100; ++i) green.rgb[static_cast<std::size_t>(i) * 3 + 1] = 1.0f;
+  EXPECT_NEAR(fashion_mnist_style(green, 5, 5).at(2, 2, 0), std::round(0.587f * 255) / 255, 1e-4f);
+  EXPECT_THROW(fashion_mnist_style(Image{}), Error);
+  EXPECT_THROW(fashion_mnist_style(green, 0, 28), Error);
+}
+
+TEST(FashionMnist, ATestImageAsAPhotoIsItsBytesInTheThreeChannels) {
+  FashionMnistSplit split;
+  split.count = 2;
+  split.rows = 2;
+  split.cols = 3;
+  split.pixels = {0, 51, 102, 153, 204, 255, 255, 0, 0, 0, 0, 0};
+  split.labels = {1, 2};
+  const Image img = fashion_mnist_image(split, 0);
+  EXPECT_EQ(img.width, 3);
+  EXPECT_EQ(img.height, 2);
+  EXPECT_FLOAT_EQ(img.at(1, 0, 2), 0.2f);
+  EXPECT_FLOAT_EQ(img.at(2, 1, 0), 1.0f);
+  EXPECT_FLOAT_EQ(fashion_mnist_image(split, 1).at(0, 0, 1), 1.0f);
+  EXPECT_THROW(fashion_mnist_image(split, 2), Error);
+  EXPECT_THROW(fashion_mnist_image(split, -1), Error);
 }
 
 }  // namespace

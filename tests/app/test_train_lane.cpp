@@ -1,0 +1,107 @@
+// The Train tab's lane (app/gui/train_lane.hpp): two runs that ask for a turn after each chunk
+// never train at once on the scheduler's two threads, and take turns chunk by chunk; a run that
+// leaves (reset) gives its turn to the one waiting and loses its own waiting turn.
+#include "app/gui/scheduler.hpp"
+#include "app/gui/train_lane.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace attnlab::app;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A run as TrainSession drives the lane: each turn submits a chunk (a job of a few ms that
+// counts how many chunks run at once); its continuation releases the lane, then asks again
+// until `chunks` are done.
+struct FakeRun {
+  std::string name;
+  int chunks = 0, done = 0;
+  TrainLane* lane = nullptr;
+  Scheduler* scheduler = nullptr;
+  std::atomic<int>* running = nullptr;
+  std::atomic<int>* most = nullptr;
+  std::vector<std::string>* order = nullptr;
+
+  void ask() {
+    lane->ask(this, [this] {
+      scheduler->submit<int>("train:" + name + ":chunk", [this](const std::atomic<bool>&) {
+        const int now = ++*running;
+        int seen = most->load();
+        while (now > seen && !most->compare_exchange_weak(seen, now)) {}
+        std::this_thread::sleep_for(5ms);
+        --*running;
+        return 0;
+      }, [this](std::future<int> r) {
+        r.get();
+        lane->release(this);
+        order->push_back(name);
+        if (++done < chunks) ask();
+      });
+    });
+  }
+};
+
+bool drain_until(Scheduler& s, const std::function<bool()>& done) {
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (!done() && std::chrono::steady_clock::now() < give_up) {
+    s.wait(50ms);
+    s.drain();
+  }
+  return done();
+}
+
+}  // namespace
+
+TEST(TrainLane, TwoRunsNeverTrainAtOnceAndTakeTurnsChunkByChunk) {
+  Scheduler scheduler(2);  // two threads: without the lane both chunks would run together
+  TrainLane lane;
+  std::atomic<int> running{0}, most{0};
+  std::vector<std::string> order;
+  FakeRun a{"a", 6, 0, &lane, &scheduler, &running, &most, &order};
+  FakeRun b{"b", 6, 0, &lane, &scheduler, &running, &most, &order};
+  a.ask();
+  b.ask();
+  EXPECT_EQ(lane.holder(), &a);
+  EXPECT_TRUE(lane.waiting(&b));
+  EXPECT_TRUE(lane.asking(&a));
+  EXPECT_FALSE(lane.waiting(&a));
+  ASSERT_TRUE(drain_until(scheduler, [&] { return a.done == 6 && b.done == 6; }));
+  EXPECT_EQ(most.load(), 1) << "two chunks ran at once";
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b"}));
+  EXPECT_EQ(lane.holder(), nullptr);
+  EXPECT_FALSE(lane.asking(&a));
+  EXPECT_FALSE(lane.asking(&b));
+}
+
+TEST(TrainLane, ARunThatLeavesGivesItsTurnAndDropsTheOneItWaitedFor) {
+  TrainLane lane;
+  int x = 0, y = 0, z = 0;
+  std::vector<int> submitted;
+  lane.ask(&x, [&] { submitted.push_back(1); });
+  lane.ask(&y, [&] { submitted.push_back(2); });
+  lane.ask(&z, [&] { submitted.push_back(3); });
+  EXPECT_EQ(submitted, (std::vector<int>{1}));
+  lane.release(&y);  // y leaves while waiting: its turn is gone, x keeps the lane
+  EXPECT_EQ(lane.holder(), &x);
+  EXPECT_FALSE(lane.asking(&y));
+  lane.release(&x);  // x's chunk ended (or x was reset): the next waiting turn is z's
+  EXPECT_EQ(submitted, (std::vector<int>{1, 3}));
+  EXPECT_EQ(lane.holder(), &z);
+  // Asking twice while waiting keeps one turn, with the later function.
+  lane.ask(&x, [&] { submitted.push_back(10); });
+  lane.ask(&x, [&] { submitted.push_back(11); });
+  lane.release(&z);
+  EXPECT_EQ(submitted, (std::vector<int>{1, 3, 11}));
+  lane.release(&x);
+  EXPECT_EQ(lane.holder(), nullptr);
+  lane.release(&y);  // not in the lane: nothing happens
+  EXPECT_EQ(lane.holder(), nullptr);
+}
