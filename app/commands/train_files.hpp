@@ -12,6 +12,20 @@
 
 namespace attnlab::app {
 
+/// attnlab train's defaults, and the Train tab's: what learned best in 5 minutes on the project's
+/// 2-core machine (README, "Train your own ViT").
+struct TrainDefaults {
+  static constexpr int depth = 4, heads = 4, dim = 96, patch = 7, batch = 128, mlp_ratio = 2, seed = 0;
+  static constexpr double lr = 2e-3, minutes = 5.0;
+};
+
+/// The masked-patch task's defaults (README, "A second task: masked patches of the photo").
+struct MaskedDefaults {
+  static constexpr int depth = 4, heads = 4, dim = 64, patch = 8, batch = 64, crop = 64;
+  static constexpr double lr = 1.5e-3;
+  static constexpr float mask_ratio = 0.75f;
+};
+
 /// The first line of log.csv.
 inline constexpr const char* kTrainLogHeader = "step,loss,train_accuracy,test_accuracy,seconds\n";
 

@@ -182,6 +182,7 @@ class App {
   unsigned seen_vit_generation_ = 0;  // vit_.generation() when take_finished_work() last looked
   std::array<unsigned, 2> seen_train_generation_{};  // the runs' generation() when it last looked
   std::string given_probe_;  // the probe last handed to the runs ("test:17", "photo:PATH")
+  std::string given_photo_;  // the photo last handed to the runs for masked patches (its path)
   ShownSource shown_tab_ = ShownSource::HandMade;  // the source tab drawn last
   int shown_vit_lower_ = -1;
   std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for

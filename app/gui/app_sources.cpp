@@ -144,6 +144,13 @@ void App::take_train_results() {
 // The probe both runs' maps are of, from the document: a Fashion-MNIST test image, or the photo
 // the window has open made as the training data are (again when another photo opens).
 void App::give_train_probe() {
+  // The photo a masked-patch run cuts its crops from, when it starts: the window's.
+  if (backend_.has_image() && state_.image_path.string() != given_photo_) {
+    given_photo_ = state_.image_path.string();
+    auto shared = std::make_shared<const Image>(backend_.image());
+    train_.a.set_photo(shared, state_.image_path.filename().string());
+    train_.b.set_photo(std::move(shared), state_.image_path.filename().string());
+  }
   const bool photo = state_.train_probe_photo && backend_.has_image();
   const std::string key = photo ? "photo:" + state_.image_path.string() : "test:" + std::to_string(state_.train_probe);
   if (key == given_probe_) return;

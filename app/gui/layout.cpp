@@ -275,6 +275,8 @@ void App::draw_main_map() {
     d["in_flight"] = run.in_flight();  // a chunk under way (after Pause, until it ends) or waiting for its turn
     d["steps_per_second"] = run.steps_per_second();
     d["test_accuracy"] = run.test_accuracy();
+    d["task"] = task_name(run.shape().task);
+    d["fixed_loss"] = run.fixed_loss();  // masked patches: the loss on the fixed crops (−1 before one, and when classifying)
     d["points"] = run.points().size();
   }
 }

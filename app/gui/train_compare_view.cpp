@@ -31,8 +31,12 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
     if (r) ImGui::SameLine();
     ImGui::BeginGroup();
     const float test = run.test_accuracy();
+    const bool masked = run.task() == VitTask::MaskedPatches;
     char head[96];
-    if (run.started())
+    if (run.started() && masked)
+      std::snprintf(head, sizeof head, "run %s, step %lld\nfixed-crops loss %.4f", run.name().c_str(), static_cast<long long>(run.step()),
+                    static_cast<double>(std::max(run.fixed_loss(), 0.0f)));
+    else if (run.started())
       std::snprintf(head, sizeof head, "run %s, step %lld\ntest accuracy %.1f %%", run.name().c_str(), static_cast<long long>(run.step()),
                     test >= 0 ? 100.0 * test : 0.0);
     else
@@ -56,7 +60,9 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
                           {"step", run.step()},
                           {"switches", run.switches()},
                           {"pooling", run.shape().pooling == VitPooling::Average ? "avg" : "cls"},
+                          {"task", task_name(run.shape().task)},
                           {"test_accuracy", test},
+                          {"fixed_loss", run.fixed_loss()},
                           {"probe", run.shown_probe()},
                           {"layer", map.layer},
                           {"head", head_choice_json(map.head)},
@@ -75,13 +81,15 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
   }
   state.report.train_compared = compared;
   // Both runs' curves on the same axes.
+  // The second plot: test accuracy, or the fixed crops' loss when both runs reconstruct masked patches.
+  const bool both_masked = runs.a.task() == VitTask::MaskedPatches && runs.b.task() == VitTask::MaskedPatches;
   PlotSeries loss[2], accuracy[2];
   float loss_hi = 0.5f;
   for (int r = 0; r < 2; ++r) {
     const ImU32 colours[3] = {kRunColours[r], kRunColours[r], kRunColours[r]};
     RunCurves c = run_curves(runs[r].points(), runs[r].name() + " ", colours);
     loss[r] = std::move(c.loss);
-    accuracy[r] = std::move(c.test);
+    accuracy[r] = std::move(both_masked ? c.fixed : c.test);
     loss_hi = std::max(loss_hi, c.loss_hi);
   }
   ImGui::SameLine();
@@ -90,7 +98,10 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
-  step_plot("train:compare_accuracy", "test accuracy, A and B", ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, 1.0f);
+  if (both_masked)
+    step_plot("train:compare_accuracy", "fixed-crops loss, A and B", ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, loss_hi);
+  else
+    step_plot("train:compare_accuracy", "test accuracy, A and B", ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, 1.0f);
   ImGui::EndGroup();
 }
 

@@ -71,17 +71,25 @@ void step_plot(const std::string& id, const char* title, ImVec2 size, const std:
 }
 
 RunCurves run_curves(const std::vector<TrainPoint>& points, const std::string& prefix, const ImU32 (&colours)[3]) {
-  RunCurves c{{{}, {}, colours[0], prefix + "loss"}, {{}, {}, colours[1], prefix + "train"}, {{}, {}, colours[2], prefix + "test"}};
+  RunCurves c{{{}, {}, colours[0], prefix + "loss"}, {{}, {}, colours[1], prefix + "train"}, {{}, {}, colours[2], prefix + "test"},
+              {{}, {}, colours[2], prefix + "fixed crops"}};
   for (const TrainPoint& p : points) {
     const auto x = static_cast<float>(p.step);
     c.loss.x.push_back(x);
     c.loss.y.push_back(p.loss);
     c.loss_hi = std::max(c.loss_hi, p.loss);
-    c.train.x.push_back(x);
-    c.train.y.push_back(p.train_accuracy);
+    if (p.train_accuracy >= 0) {
+      c.train.x.push_back(x);
+      c.train.y.push_back(p.train_accuracy);
+    }
     if (p.test_accuracy >= 0) {
       c.test.x.push_back(x);
       c.test.y.push_back(p.test_accuracy);
+    }
+    if (p.fixed_loss >= 0) {
+      c.fixed.x.push_back(x);
+      c.fixed.y.push_back(p.fixed_loss);
+      c.loss_hi = std::max(c.loss_hi, p.fixed_loss);
     }
   }
   return c;
@@ -102,23 +110,27 @@ void shape_section(TrainSession& train, const TrainSession& other) {
   if (ImGui::Button(copy.c_str())) c = other.config();
   record_widget("train:copy");
   const float w = ImGui::GetFontSize() * 7;
-  // The lecture's switch, one click: what the classifier reads.
-  ImGui::TextUnformatted("pooling");
-  for (int pool = 0; pool < 2; ++pool) {
-    ImGui::SameLine();
-    const VitPooling p = pool ? VitPooling::Average : VitPooling::Token;
-    if (ImGui::RadioButton(kPoolNames[pool], c.shape.pooling == p)) c.shape.pooling = p;
-    record_widget(pool ? "train:pool_avg" : "train:pool_cls");
+  if (task_switch(c)) {
+    masked_switches(c, w * 1.4f);
+  } else {
+    // The lecture's switch, one click: what the classifier reads.
+    ImGui::TextUnformatted("pooling");
+    for (int pool = 0; pool < 2; ++pool) {
+      ImGui::SameLine();
+      const VitPooling p = pool ? VitPooling::Average : VitPooling::Token;
+      if (ImGui::RadioButton(kPoolNames[pool], c.shape.pooling == p)) c.shape.pooling = p;
+      record_widget(pool ? "train:pool_avg" : "train:pool_cls");
+    }
+    int patch = static_cast<int>(std::find(std::begin(kPatches), std::end(kPatches), c.shape.patch) - std::begin(kPatches));
+    const char* const patch_names[] = {"2 (14 x 14 patches)", "4 (7 x 7)", "7 (4 x 4)", "14 (2 x 2)"};
+    ImGui::SetNextItemWidth(w * 1.4f);
+    if (ImGui::Combo("patch", &patch, patch_names, 4)) c.shape.patch = kPatches[patch];
+    record_widget("train:patch");
   }
   int pos = static_cast<int>(c.shape.pos);
   ImGui::SetNextItemWidth(w * 1.4f);
   if (ImGui::Combo("position", &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
   record_widget("train:pos");
-  int patch = static_cast<int>(std::find(std::begin(kPatches), std::end(kPatches), c.shape.patch) - std::begin(kPatches));
-  const char* const patch_names[] = {"2 (14 x 14 patches)", "4 (7 x 7)", "7 (4 x 4)", "14 (2 x 2)"};
-  ImGui::SetNextItemWidth(w * 1.4f);
-  if (ImGui::Combo("patch", &patch, patch_names, 4)) c.shape.patch = kPatches[patch];
-  record_widget("train:patch");
   auto number = [&](const char* label, const char* id, int& v, int lo, int hi, int step) {
     ImGui::SetNextItemWidth(w);
     if (ImGui::InputInt(label, &v, step, step * 4)) v = std::clamp(v, lo, hi);
@@ -167,13 +179,18 @@ void run_section(AppState& state, TrainSession& train) {
     std::snprintf(bar, sizeof bar, "step %lld of %d", static_cast<long long>(train.step()), c.steps);
     ImGui::ProgressBar(static_cast<float>(train.step()) / static_cast<float>(c.steps), ImVec2(-1, 0), bar);
     record_widget("train:progress");
+    const bool masked = train.task() == VitTask::MaskedPatches;
     if (train.points().empty()) {
-      ImGui::TextDisabled("reading Fashion-MNIST and making the model...");
+      ImGui::TextDisabled("%s", masked ? "cutting the crops and making the model..." : "reading Fashion-MNIST and making the model...");
     } else {
       const TrainPoint& p = train.points().back();
-      const float test = train.test_accuracy();
       ImGui::Text("%.1f steps/s   loss %.3f", train.steps_per_second(), static_cast<double>(p.loss));
-      ImGui::Text("train %.1f %%   test %.1f %% (500 images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0);
+      if (masked) {
+        ImGui::Text("loss on 64 fixed crops %.4f", static_cast<double>(std::max(train.fixed_loss(), 0.0f)));
+      } else {
+        const float test = train.test_accuracy();
+        ImGui::Text("train %.1f %%   test %.1f %% (500 images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0);
+      }
     }
     ImGui::TextDisabled("%s", train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
                               : train.running()      ? "training on the scheduler's low-priority thread"
@@ -198,10 +215,16 @@ void runs_section(AppState& state, const TrainRuns& runs) {
       ImGui::TextDisabled("%s: not started", run.name().c_str());
       continue;
     }
+    const char* state_text = run.running() ? "" : run.finished() ? " (finished)" : " (paused)";
+    if (run.task() == VitTask::MaskedPatches) {
+      ImGui::TextDisabled("%s: masked patches, step %lld, fixed-crops loss %.4f%s", run.name().c_str(), static_cast<long long>(run.step()),
+                          static_cast<double>(std::max(run.fixed_loss(), 0.0f)), state_text);
+      continue;
+    }
     const float test = run.test_accuracy();
     ImGui::TextDisabled("%s: %s pooling, step %lld, test %.1f %%%s", run.name().c_str(),
                         run.shape().pooling == VitPooling::Average ? "avg" : "cls", static_cast<long long>(run.step()),
-                        test >= 0 ? 100.0 * test : 0.0, run.running() ? "" : run.finished() ? " (finished)" : " (paused)");
+                        test >= 0 ? 100.0 * test : 0.0, state_text);
   }
   if (runs.a.running() && runs.b.running())
     ImGui::TextWrapped("A and B take turns, one chunk of about 0.2 s each, on one low-priority thread of the scheduler: each "
@@ -211,6 +234,19 @@ void runs_section(AppState& state, const TrainRuns& runs) {
 // The probe both runs' maps are of (the document's): a test image, or the photo the window has
 // open, made as the data are (28 x 28 grey); what the shown run predicts for it.
 void probe_section(AppState& state, TrainSession& train) {
+  if (train.task() == VitTask::MaskedPatches) {
+    // A masked-patch run's maps are of the photo it learns from, whole, at the crops' size.
+    ImGui::TextWrapped("Run %s's maps are of the photo it trains on, whole, at %d x %d pixels (a crop of all of it).",
+                       train.name().c_str(), train.shape().image_cols, train.shape().image_rows);
+    if (train.vit().run()) {
+      const float side = ImGui::GetFontSize() * 3;
+      ImGui::Image(train.vit().photo(), ImVec2(side, side));
+      record_widget("train:probe_image");
+    }
+    ImGui::Checkbox("rollout (R)", &state.vit_rollout);
+    record_widget("train:rollout");
+    return;
+  }
   ImGui::TextUnformatted("Probe (both runs' maps are of it)");
   if (ImGui::RadioButton("test image", !state.train_probe_photo)) state.train_probe_photo = false;
   record_widget("train:probe_test");
@@ -263,8 +299,9 @@ void save_section(AppState& state, TrainSession& train) {
 }  // namespace
 
 void draw_train_panel(AppState& state, TrainRuns& runs) {
-  ImGui::TextWrapped("Train small ViTs on Fashion-MNIST here and watch their attention change: run A, and run B to "
-                     "compare (e.g. cls against average pooling). The maps show the chosen run on the probe image.");
+  ImGui::TextWrapped("Train small ViTs here, on Fashion-MNIST's classes or on masked patches of the photo, and watch their "
+                     "attention change: run A, and run B to compare (e.g. cls against average pooling). The maps show the chosen "
+                     "run on its probe image.");
   runs_section(state, runs);
   TrainSession& train = runs[state.train_run];
   const std::string header = "Model and run " + train.name() + "###train_model";
@@ -318,12 +355,15 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     const float avail = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
     const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f);
     const float w = (avail - 2 * gap) / 3;
+    const bool masked = train.task() == VitTask::MaskedPatches;
     ImGui::BeginGroup();
-    step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
+    if (masked) step_plot("train:loss_plot", "loss (mean squared error)", ImVec2(w, h), {curves.loss, curves.fixed}, 0.0f, curves.loss_hi);
+    else step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
+    if (masked) draw_reconstruction(train, ImVec2(w, h));
+    else step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();

@@ -20,13 +20,18 @@ namespace {
 constexpr double kChunkSeconds = 0.2;  // training per job: the maps and curves move 5 times a second
 constexpr double kEvalEvery = 2.0;     // seconds of training between test accuracies
 constexpr int kEvalImages = 500, kDistanceImages = 16;
+constexpr int kFixedCrops = 64;  // masked patches: the crops the loss is measured on, every kEvalEvery
 
 std::string pooling_name(VitPooling p) { return p == VitPooling::Average ? "avg" : "cls"; }
 
 std::string switches_of(const VitTrainShape& s) {
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "depth %d, %d heads, D %d, patch %d, %s, %s position", s.depth, s.heads, s.D, s.patch,
-                pooling_name(s.pooling).c_str(), pos_kind_name(s.pos));
+  char buf[160];
+  if (s.task == VitTask::MaskedPatches)
+    std::snprintf(buf, sizeof buf, "masked patches (%.0f %%), crop %d, depth %d, %d heads, D %d, patch %d, %s position",
+                  100.0 * s.mask_ratio, s.image_cols, s.depth, s.heads, s.D, s.patch, pos_kind_name(s.pos));
+  else
+    std::snprintf(buf, sizeof buf, "depth %d, %d heads, D %d, patch %d, %s, %s position", s.depth, s.heads, s.D, s.patch,
+                  pooling_name(s.pooling).c_str(), pos_kind_name(s.pos));
   return buf;
 }
 
@@ -37,12 +42,21 @@ std::string label_of(const std::string& run, const VitTrainShape& s, std::int64_
 
 }  // namespace
 
-TrainConfig::TrainConfig() {
-  shape.depth = 4;  // attnlab train's defaults (train_command.cpp)
-  shape.heads = 4;
-  shape.D = 96;
-  shape.patch = 7;
-  shape.mlp_hidden = 2 * shape.D;
+TrainConfig::TrainConfig() { set_task(VitTask::Classify); }
+
+void TrainConfig::set_task(VitTask task) {
+  const bool masked = task == VitTask::MaskedPatches;
+  shape = VitTrainShape{};
+  shape.task = task;
+  shape.depth = masked ? MaskedDefaults::depth : TrainDefaults::depth;  // attnlab train's (train_files.hpp)
+  shape.heads = masked ? MaskedDefaults::heads : TrainDefaults::heads;
+  shape.D = masked ? MaskedDefaults::dim : TrainDefaults::dim;
+  shape.patch = masked ? MaskedDefaults::patch : TrainDefaults::patch;
+  shape.image_rows = shape.image_cols = masked ? MaskedDefaults::crop : 28;
+  shape.pos = masked ? VitPosKind::Sincos : VitPosKind::Learned;
+  shape.mask_ratio = MaskedDefaults::mask_ratio;
+  batch = masked ? MaskedDefaults::batch : TrainDefaults::batch;
+  lr = masked ? MaskedDefaults::lr : TrainDefaults::lr;
   // "depth=1 dim=32 heads=2 batch=32 chunk=5": the tests' tiny model, fast on any machine.
   if (const char* env = std::getenv("ATTNLAB_TRAIN_DEFAULTS")) {
     std::istringstream in(env);
@@ -56,13 +70,13 @@ TrainConfig::TrainConfig() {
       if (key == "depth") shape.depth = v;
       else if (key == "dim") shape.D = v;
       else if (key == "heads") shape.heads = v;
-      else if (key == "patch") shape.patch = v;
+      else if (key == "patch" && !masked) shape.patch = v;
       else if (key == "batch") batch = v;
       else if (key == "steps") steps = v;
       else if (key == "chunk") chunk_steps = v;
     }
-    shape.mlp_hidden = 2 * shape.D;
   }
+  shape.mlp_hidden = TrainDefaults::mlp_ratio * shape.D;
 }
 
 // --- The data set and the probe (kept apart from the training, which another task will share).
@@ -96,18 +110,29 @@ Image probe_image(const FashionMnistSplit& test, const TrainProbe& probe) {
 }  // namespace
 
 struct TrainSession::Run {
-  std::shared_ptr<const Data> data;  // before batches, which hold a reference into it
+  std::shared_ptr<const Data> data;  // before batches, which hold a reference into it (classification)
   VitTrainer trainer;
-  FashionMnistBatches batches;
+  std::optional<FashionMnistBatches> batches;  // classification: Fashion-MNIST's training split
+  std::optional<MaskedPatchData> masked;       // masked patches: crops of the photo
   double seconds = 0, since_eval = 0;
   std::vector<float> images;
   std::vector<int> labels;
-  Run(std::shared_ptr<const Data> d, const VitTrainShape& shape, const VitTrainSettings& settings, std::uint64_t seed, int batch)
-      : data(std::move(d)), trainer(shape, settings, seed, /*threads=*/1), batches(data->train, batch, seed + 1, 0, false) {}
+  Run(std::shared_ptr<const Data> d, const TrainConfig& c, const VitTrainSettings& settings)
+      : data(std::move(d)), trainer(c.shape, settings, static_cast<std::uint64_t>(c.seed), /*threads=*/1) {
+    const auto seed = static_cast<std::uint64_t>(c.seed) + 1;
+    if (c.shape.task == VitTask::MaskedPatches) masked.emplace(*c.photo, c.shape, seed, kFixedCrops);
+    else batches.emplace(data->train, c.batch, seed, 0, false);
+  }
+  /// The snapshot as a checkpoint would load it, with the data's normalization.
+  VitModel model() const {
+    if (masked) return trainer.model(masked->crops().mean(), masked->crops().std(), {});
+    return trainer.model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names());
+  }
 };
 
 struct TrainSession::Chunk {
   std::shared_ptr<const Data> data;
+  std::shared_ptr<const MaskedPatchPictures> pictures;  // masked patches: the probe reconstructed
   std::shared_ptr<Run> run;  // the first chunk's new run
   TrainPoint point;
   double rate = 0;
@@ -136,6 +161,23 @@ std::string TrainSession::key(const char* job) const {
 
 std::string TrainSession::switches() const { return switches_of(run_ ? run_shape_ : config_.shape); }
 
+ImTextureID TrainSession::picture_texture(int which) {
+  if (!pictures_) return ImTextureID{};
+  if (uploaded_serial_ != pictures_serial_) {
+    picture_textures_[0].set_photo(pictures_->masked, false);
+    picture_textures_[1].set_photo(pictures_->reconstructed, false);
+    picture_textures_[2].set_photo(pictures_->original, false);
+    uploaded_serial_ = pictures_serial_;
+  }
+  return picture_textures_[static_cast<std::size_t>(std::clamp(which, 0, 2))].im();
+}
+
+float TrainSession::fixed_loss() const {
+  for (auto it = points_.rbegin(); it != points_.rend(); ++it)
+    if (it->fixed_loss >= 0) return it->fixed_loss;
+  return -1;
+}
+
 float TrainSession::test_accuracy() const {
   for (auto it = points_.rbegin(); it != points_.rend(); ++it)
     if (it->test_accuracy >= 0) return it->test_accuracy;
@@ -145,8 +187,12 @@ float TrainSession::test_accuracy() const {
 void TrainSession::start() {
   reset();
   TrainConfig c = config_;
-  c.shape.mlp_hidden = 2 * c.shape.D;
+  c.shape.mlp_hidden = TrainDefaults::mlp_ratio * c.shape.D;
   c.shape.check();  // one line naming what does not fit, before any job
+  if (c.shape.task == VitTask::MaskedPatches) {
+    if (!c.photo || c.photo->empty()) throw Error("no photo is open to cut the training crops from");
+    if (c.shape.grid_cols() < 2) throw Error("a crop of one patch a side leaves nothing to reconstruct it from");
+  }
   if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error("batch, steps and the learning rate must be positive");
   config_ = c;
   run_shape_ = c.shape;
@@ -176,6 +222,7 @@ void TrainSession::reset() {
   pending_save_.reset();
   vit_.clear();
   shown_probe_.clear();
+  pictures_.reset();
   ++generation_;
 }
 
@@ -193,8 +240,13 @@ double train_steps(TrainSession::Run& r, const TrainConfig& c, const std::atomic
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   while (!stop.load() && t.step() < c.steps) {
-    r.batches.next(r.images, r.labels);
-    const VitStepStats st = t.train_step(r.images, r.labels);
+    VitStepStats st;
+    if (r.masked) {
+      st = r.masked->train_step(t, c.batch);
+    } else {
+      r.batches->next(r.images, r.labels);
+      st = t.train_step(r.images, r.labels);
+    }
     loss += st.loss;
     correct += st.correct;
     seen += c.batch;
@@ -206,7 +258,7 @@ double train_steps(TrainSession::Run& r, const TrainConfig& c, const std::atomic
   r.since_eval += trained;
   if (steps > 0) {
     point.loss = static_cast<float>(loss / steps);
-    point.train_accuracy = static_cast<float>(correct) / static_cast<float>(seen);
+    point.train_accuracy = r.masked ? -1.0f : static_cast<float>(correct) / static_cast<float>(seen);
   }
   return steps > 0 && trained > 0 ? steps / trained : 0;
 }
@@ -220,39 +272,48 @@ void TrainSession::submit_chunk(bool first) {
     const std::string label_run = name_;
     auto work = [first, c, label_run, data = data_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
       Chunk out;
-      out.data = data ? data : shared_data();
+      const bool masked = c.shape.task == VitTask::MaskedPatches;
+      out.data = data || masked ? data : shared_data();  // masked patches need no data set
       std::shared_ptr<Run> r = run;
       if (first) {
         VitTrainSettings s;
         s.lr = c.lr;
         s.total_steps = c.steps;
-        const int per_epoch = out.data->train.count / c.batch;
-        s.warmup_steps = std::min(per_epoch / 2, std::max(1, c.steps / 10));  // as attnlab train
-        r = std::make_shared<Run>(out.data, c.shape, s, static_cast<std::uint64_t>(c.seed), c.batch);
+        const int half_epoch = masked ? c.steps : out.data->train.count / c.batch / 2;
+        s.warmup_steps = std::min(half_epoch, std::max(1, c.steps / 10));  // as attnlab train
+        r = std::make_shared<Run>(out.data, c, s);
         out.run = r;
       }
       VitTrainer& t = r->trainer;
       out.point.loss = std::log(static_cast<float>(c.shape.classes));  // step 0: the uniform guess's loss
-      out.point.train_accuracy = 0.1f;
+      out.point.train_accuracy = masked ? -1.0f : 0.1f;
       if (!first) out.rate = train_steps(*r, c, stop, out.point);
       if (stop.load()) throw Error("cancelled");
       out.point.step = t.step();
       out.point.seconds = r->seconds;
       if (first || r->since_eval >= kEvalEvery || t.step() >= c.steps) {
-        out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kEvalImages));
+        if (masked) out.point.fixed_loss = static_cast<float>(r->masked->fixed_loss(t));
+        else out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kEvalImages));
         r->since_eval = 0;
       }
-      // The snapshot: the model as a checkpoint would load, on the probe and on 16 test images.
-      out.model = std::make_shared<const VitModel>(t.model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()));
+      if (first && masked) out.point.loss = out.point.fixed_loss;  // step 0: the untrained model's loss
+      // The snapshot: the model as a checkpoint would load, on the probe, and its mean attention
+      // distance over 16 test images (masked patches: over the probe, the whole photo).
+      out.model = std::make_shared<const VitModel>(r->model());
       VitCpuRunner cpu(1);
-      out.probe_image = probe_image(out.data->test, probe);
-      out.probe_name = probe.name;
+      out.probe_image = masked ? r->masked->probe() : probe_image(out.data->test, probe);
+      out.probe_name = masked ? "the whole photo, " + c.photo_name : probe.name;
       out.probe_serial = serial;
       out.probe_run = std::make_shared<const VitRun>(out.model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
-      Matrix distance = Matrix::Zero(c.shape.depth, c.shape.heads);
-      for (int i = 0; i < kDistanceImages; ++i)
-        distance += VitRun(out.model, fashion_mnist_image(out.data->test, i), 0, cpu, vit_memory_budget(), &stop).distance();
-      out.point.distance = distance / static_cast<float>(kDistanceImages);
+      if (masked) {
+        out.point.distance = out.probe_run->distance();
+        out.pictures = std::make_shared<const MaskedPatchPictures>(r->masked->probe_pictures(t));
+      } else {
+        Matrix distance = Matrix::Zero(c.shape.depth, c.shape.heads);
+        for (int i = 0; i < kDistanceImages; ++i)
+          distance += VitRun(out.model, fashion_mnist_image(out.data->test, i), 0, cpu, vit_memory_budget(), &stop).distance();
+        out.point.distance = distance / static_cast<float>(kDistanceImages);
+      }
       out.label = label_of(label_run, c.shape, t.step());
       return out;
     };
@@ -277,6 +338,10 @@ void TrainSession::take(Chunk c) {
   if (c.rate > 0) rate_ = c.rate;
   vit_.show(c.model, c.probe_run, c.probe_image, c.label);
   shown_probe_ = c.probe_name;
+  if (c.pictures) {
+    pictures_ = std::move(c.pictures);
+    ++pictures_serial_;
+  }
   ++generation_;
   // The probe changed while the chunk ran (it took the one of its start): its snapshot again on the new one.
   if (c.probe_serial != probe_serial_) run_probe();
@@ -293,7 +358,7 @@ void TrainSession::set_probe(TrainProbe probe) {
 
 void TrainSession::run_probe() {
   const VitRun* shown = vit_.run();
-  if (!shown || !data_) return;  // the next chunk's snapshot is on it
+  if (!shown || !data_ || task() == VitTask::MaskedPatches) return;  // the next chunk's snapshot is on it; the photo is a masked run's own probe
   auto model = shown->model_ptr();
   const std::string label = vit_.label();
   auto work = [model, data = data_, probe = probe_](const std::atomic<bool>& stop) {
@@ -330,7 +395,8 @@ void TrainSession::save(const std::filesystem::path& dir) {
 void TrainSession::write(const std::filesystem::path& dir) {
   try {
     prepare_checkpoint_folder(dir, false, dir.string() + " exists: choose another folder (a checkpoint is never written over)");
-    write_train_checkpoint(dir, run_->trainer, log_csv());
+    const VitModel& shown = vit_.run()->model();  // the normalization and the class names the snapshots have
+    write_train_checkpoint(dir, run_->trainer, log_csv(), shown.arch.mean, shown.arch.std, shown.arch.labels);
     saved_ = dir;
     last_saved_ = dir;
   } catch (const std::exception& e) {
@@ -339,13 +405,19 @@ void TrainSession::write(const std::filesystem::path& dir) {
 }
 
 std::string TrainSession::log_csv() const {
-  std::string out = kTrainLogHeader;
-  float test = 0;
+  const bool masked = task() == VitTask::MaskedPatches;
+  std::string out = masked ? kMaskedLogHeader : kTrainLogHeader;
+  float test = 0, fixed = 0;
   for (const TrainPoint& p : points_) {
     if (p.test_accuracy >= 0) test = p.test_accuracy;
+    if (p.fixed_loss >= 0) fixed = p.fixed_loss;
     char row[160];
-    std::snprintf(row, sizeof row, "%lld,%.5f,%.4f,%.4f,%.2f\n", static_cast<long long>(p.step), static_cast<double>(p.loss),
-                  static_cast<double>(p.train_accuracy), static_cast<double>(test), p.seconds);
+    if (masked)
+      std::snprintf(row, sizeof row, "%lld,%.5f,%.5f,%.2f\n", static_cast<long long>(p.step), static_cast<double>(p.loss),
+                    static_cast<double>(fixed), p.seconds);
+    else
+      std::snprintf(row, sizeof row, "%lld,%.5f,%.4f,%.4f,%.2f\n", static_cast<long long>(p.step), static_cast<double>(p.loss),
+                    static_cast<double>(p.train_accuracy), static_cast<double>(test), p.seconds);
     out += row;
   }
   return out;

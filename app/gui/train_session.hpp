@@ -14,10 +14,13 @@
 // pool's jobs come first, and the training takes the CPU they leave.
 #include "app/gui/scheduler.hpp"
 #include "app/gui/train_lane.hpp"
+#include "app/gui/ui_common.hpp"
 #include "app/gui/vit_session.hpp"
 #include "core/fashion_mnist.hpp"
+#include "core/photo_crops.hpp"
 #include "core/vit_train.hpp"
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -31,13 +34,22 @@ namespace attnlab::app {
 /// run. The defaults are `attnlab train`'s model; ATTNLAB_TRAIN_DEFAULTS ("depth=1 dim=32
 /// heads=2 batch=32 chunk=5", the tests' tiny model) changes them.
 struct TrainConfig {
-  VitTrainShape shape;
+  VitTrainShape shape;     ///< shape.task: classify Fashion-MNIST, or reconstruct masked patches of a photo
   int batch = 128;
   double lr = 2e-3;
   int steps = 3000;        ///< the schedule's length (warm-up, then cosine to 0); training stops there
   int seed = 0;
   int chunk_steps = 0;     ///< steps per job; 0: as many as fit in about 0.2 s
+  /// MaskedPatches: the photo the crops are cut from (the window's, handed over at Start) and its
+  /// file name.
+  std::shared_ptr<const Image> photo;
+  std::string photo_name;
   TrainConfig();
+  /// Switches the task and takes its defaults (`attnlab train`'s for it: classify D 96, patch 7
+  /// on 28 × 28 images, batch 128, lr 0.002, learned positions; masked patches D 64, patch 8 on
+  /// 64 × 64 crops, batch 64, lr 0.0015, sine–cosine positions, 75 % masked; both depth 4, 4 heads),
+  /// then ATTNLAB_TRAIN_DEFAULTS.
+  void set_task(VitTask task);
 };
 
 /// What a run's maps are of: a Fashion-MNIST test image, or a photo made as the data are
@@ -53,7 +65,8 @@ struct TrainProbe {
 struct TrainPoint {
   std::int64_t step = 0;
   float loss = 0, train_accuracy = 0;  ///< over the chunk's batches
-  float test_accuracy = -1;            ///< on 500 test images, every ~2 s of training; −1 between
+  float test_accuracy = -1;            ///< on 500 test images, every ~2 s of training; −1 between (and for masked patches)
+  float fixed_loss = -1;               ///< masked patches: the loss on 64 fixed crops and masks, every ~2 s; −1 between
   double seconds = 0;                  ///< training time so far
   Matrix distance;                     ///< layers × heads, mean attention distance (input pixels) over 16 test images
 };
@@ -90,14 +103,30 @@ class TrainSession {
   std::int64_t step() const { return points_.empty() ? 0 : points_.back().step; }
   double steps_per_second() const { return rate_; }
   const std::vector<TrainPoint>& points() const { return points_; }
-  /// The last test accuracy measured (−1 before one).
+  /// The last test accuracy measured (−1 before one, and for masked patches).
   float test_accuracy() const;
+  /// Masked patches: the last loss on the fixed crops (−1 before one, and for classification).
+  float fixed_loss() const;
+  /// The task of the run (config()'s before Start).
+  VitTask task() const { return (run_ ? run_shape_ : config_.shape).task; }
+  /// Masked patches: the probe (the whole photo) under its fixed mask, as the last snapshot
+  /// reconstructs it (null before one, and for classification); bumped with each.
+  const MaskedPatchPictures* pictures() const { return pictures_.get(); }
+  /// pictures() as textures for the window (0: masked, 1: reconstructed, 2: original), made
+  /// again on first use after each change (main thread: GL). 0 before there are pictures.
+  ImTextureID picture_texture(int which);
   /// The shape of the run (config() may have changed since Start).
   const VitTrainShape& shape() const { return run_shape_; }
   /// The run's switches in words: "depth 4, 4 heads, D 96, patch 7, cls, learned position"
   /// (config()'s before Start).
   std::string switches() const;
 
+  /// The photo a masked-patch run will cut its crops from (config().photo), handed over by the
+  /// window when its photo changes; a run under way keeps the one it started with.
+  void set_photo(std::shared_ptr<const Image> photo, std::string name) {
+    config_.photo = std::move(photo);
+    config_.photo_name = std::move(name);
+  }
   /// What the maps are of; a change runs the shown snapshot on it (the next chunks too).
   const TrainProbe& probe() const { return probe_; }
   void set_probe(TrainProbe probe);
@@ -144,6 +173,9 @@ class TrainSession {
   double rate_ = 0;
   bool running_ = false;
   TrainProbe probe_;
+  std::shared_ptr<const MaskedPatchPictures> pictures_;
+  std::array<GuiTexture, 3> picture_textures_;
+  unsigned pictures_serial_ = 0, uploaded_serial_ = 0;  // bumped with each pictures_; the one the textures hold
   unsigned probe_serial_ = 0;  // bumped by set_probe: a chunk that began before is run again on the new probe
   std::string shown_probe_;
   std::optional<std::filesystem::path> pending_save_, saved_;

@@ -43,12 +43,24 @@ struct PlotSeries {
 void step_plot(const std::string& id, const char* title, ImVec2 size, const std::vector<PlotSeries>& series, float lo, float hi);
 
 /// A run's curves as plot lines: the loss, the train accuracy and the test accuracy (where
-/// measured) against the step, in `colours` (loss, train, test), labelled `prefix` + "loss",
-/// "train", "test"; `loss_hi` the largest loss (at least 0.5).
+/// measured), and masked patches' loss on the fixed crops, against the step, in `colours` (loss,
+/// train, test and fixed), labelled `prefix` + "loss", "train", "test", "fixed crops";
+/// `loss_hi` the largest loss (at least 0.5).
 struct RunCurves {
-  PlotSeries loss, train, test;
+  PlotSeries loss, train, test, fixed;
   float loss_hi = 0.5f;
 };
 RunCurves run_curves(const std::vector<TrainPoint>& points, const std::string& prefix, const ImU32 (&colours)[3]);
+
+// The masked-patch task's pieces (train_masked_view.cpp).
+/// The task's two radio buttons (classify Fashion-MNIST, masked patches of the photo); a switch
+/// takes the task's defaults (TrainConfig::set_task). Returns whether the task is masked patches.
+bool task_switch(TrainConfig& c);
+/// Masked patches' own switches, `width` pixels wide: the crops' side, the patch sizes that cut
+/// it into at least 2 × 2, and the share of patches masked (10 to 90 %).
+void masked_switches(TrainConfig& c, float width);
+/// The reconstruction of the run's probe (the whole photo) under its fixed mask, three pictures
+/// in `size` (masked, filled in by the model, original), and the fixed crops' loss.
+void draw_reconstruction(TrainSession& run, ImVec2 size);
 
 }  // namespace attnlab::app

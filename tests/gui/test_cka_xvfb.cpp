@@ -97,7 +97,7 @@ TEST(CkaUnderXvfb, TheModelBeingTrainedHasItsOwnSimilarityTab) {
   const nlohmann::json shown = export_until(app, [](const nlohmann::json& j) { return cka_shown(j, "500 Fashion-MNIST"); });
   const auto& d = shown.at("cka_drawn");
   EXPECT_EQ(d.at("rows"), nlohmann::json({"input", "L0", "L1"}));
-  EXPECT_EQ(d.at("model_a").get<std::string>().rfind("being trained: step ", 0), 0u) << d.at("model_a");
+  EXPECT_EQ(d.at("model_a").get<std::string>().rfind("being trained (run A): step ", 0), 0u) << d.at("model_a");
   EXPECT_EQ(d.at("tokens"), 500 * 17);  // patch 7: 16 patches and the class token
   const auto& m = d.at("cka");
   for (std::size_t i = 0; i < 3; ++i)
@@ -109,6 +109,40 @@ TEST(CkaUnderXvfb, TheModelBeingTrainedHasItsOwnSimilarityTab) {
         EXPECT_NEAR(m[i][j].get<double>(), 1.0, 1e-12);
       }
     }
+  // Run B (run A's settings, average pooling), trained a little and paused: the tab compares run
+  // A's layers (rows) with run B's (columns) over the same examples.
+  click_widget(app, shown, "train:run_b");
+  const nlohmann::json b_panel = export_until(app, [](const nlohmann::json& j) {
+    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy") && j.at("widgets").contains("train:pool_avg");
+  });
+  click_widget(app, b_panel, "train:copy");
+  click_widget(app, b_panel, "train:pool_avg");
+  click_widget(app, b_panel, "train:start");
+  const nlohmann::json b_trained = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("train_drawn") && j.at("train_drawn").at("run") == "B" && j.at("train_drawn").at("step").get<int>() >= 20 &&
+           j.at("widgets").contains("train:pause");
+  });
+  click_widget(app, b_trained, "train:pause");
+  const nlohmann::json b_paused = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("train_drawn") && !j.at("train_drawn").at("running").get<bool>() && !j.at("train_drawn").at("in_flight").get<bool>() &&
+           j.at("widgets").contains("train:cka_runs");
+  });
+  click_widget(app, b_paused, "train:cka_runs");
+  const nlohmann::json across = export_until(app, [](const nlohmann::json& j) {
+    return cka_shown(j, "500 Fashion-MNIST") && j.at("cka_drawn").at("model_b").get<std::string>().rfind("being trained (run B)", 0) == 0;
+  });
+  const auto& ab = across.at("cka_drawn");
+  EXPECT_EQ(ab.at("model_a").get<std::string>().rfind("being trained (run A)", 0), 0u) << ab.at("model_a");
+  EXPECT_EQ(ab.at("cols"), nlohmann::json({"input", "L0", "L1"}));
+  double off_one = 0.0;  // two models: their matching layers are alike, not the same
+  for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t j = 0; j < 3; ++j) {
+      EXPECT_GE(ab.at("cka")[i][j].get<double>(), 0.0);
+      EXPECT_LE(ab.at("cka")[i][j].get<double>(), 1.0 + 1e-12);
+    }
+    off_one = std::max(off_one, 1.0 - ab.at("cka")[i][i].get<double>());
+  }
+  EXPECT_GT(off_one, 1e-4);
   EXPECT_EQ(app.close(), 0) << app.log();
 }
 
