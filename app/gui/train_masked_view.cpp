@@ -67,10 +67,14 @@ void masked_switches(TrainConfig& c, float width) {
 }
 
 void draw_reconstruction(TrainSession& run, ImVec2 size) {
-  ImGui::TextUnformatted("the photo, masked / as the model fills it in / as it is");
+  // Text wrapped to the column, pictures as large as the rest of it allows.
+  const float x0 = ImGui::GetCursorPosX(), top = ImGui::GetCursorPosY();
+  ImGui::PushTextWrapPos(x0 + size.x);
+  ImGui::TextWrapped("masked / filled in by the model / the photo");
   const MaskedPatchPictures* pics = run.pictures();
-  const float gap = ImGui::GetStyle().ItemSpacing.x;
-  const float side = std::max(std::min((size.x - 2 * gap) / 3, size.y - ImGui::GetTextLineHeightWithSpacing()), 16.0f);
+  const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing();
+  const float room = size.y - (ImGui::GetCursorPosY() - top) - 2 * line;
+  const float side = std::max(std::min((size.x - 2 * gap) / 3, room), 16.0f);
   for (int i = 0; i < 3; ++i) {
     if (i) ImGui::SameLine();
     if (pics) ImGui::Image(run.picture_texture(i), ImVec2(side, side));
@@ -78,7 +82,9 @@ void draw_reconstruction(TrainSession& run, ImVec2 size) {
     record_widget(i == 0 ? "train:recon_masked" : i == 1 ? "train:recon_filled" : "train:recon_original");
   }
   const float loss = run.fixed_loss();
-  if (loss >= 0) ImGui::TextDisabled("loss on 64 fixed crops: %.4f (0: every masked pixel right)", static_cast<double>(loss));
+  if (loss >= 0) ImGui::TextDisabled("loss on 64 fixed crops %.4f (0: every masked pixel right)", static_cast<double>(loss));
+  ImGui::PopTextWrapPos();
+  ImGui::Dummy(ImVec2(size.x, 0));  // the column keeps its width
 }
 
 }  // namespace attnlab::app

@@ -42,7 +42,7 @@ void step_plot(const std::string& id, const char* title, ImVec2 size, const std:
   std::snprintf(buf, sizeof buf, "step %.0f", static_cast<double>(x_max));
   dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(buf).x - 4, p1.y - bottom + 1), IM_COL32(150, 150, 150, 255), buf);
   dl->AddText(ImVec2(p0.x + 4, p1.y - bottom + 1), IM_COL32(150, 150, 150, 255), "0");
-  float lx = p0.x + 48;
+  float lx = p0.x + std::max(48.0f, ImGui::CalcTextSize(buf).x + 12);
   std::vector<ImVec2> line;
   for (const PlotSeries& s : series) {
     // One polyline, at most two points (the lowest and the highest, in their order) per pixel
@@ -354,15 +354,16 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     const RunCurves curves = run_curves(points, "", colours);
     const float avail = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
     const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f);
-    const float w = (avail - 2 * gap) / 3;
+    // Three columns; masked patches give the middle one, the reconstruction's three pictures, more room.
     const bool masked = train.task() == VitTask::MaskedPatches;
+    const float w = (avail - 2 * gap) / 3, middle = masked ? (avail - 2 * gap) * 0.42f : w, side_w = masked ? (avail - 2 * gap) * 0.29f : w;
     ImGui::BeginGroup();
-    if (masked) step_plot("train:loss_plot", "loss (mean squared error)", ImVec2(w, h), {curves.loss, curves.fixed}, 0.0f, curves.loss_hi);
+    if (masked) step_plot("train:loss_plot", "loss (mean squared error)", ImVec2(side_w, h), {curves.loss, curves.fixed}, 0.0f, curves.loss_hi);
     else step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    if (masked) draw_reconstruction(train, ImVec2(w, h));
+    if (masked) draw_reconstruction(train, ImVec2(middle, h + ImGui::GetTextLineHeightWithSpacing()));
     else step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
     ImGui::EndGroup();
     ImGui::SameLine();
@@ -387,7 +388,7 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
     const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
     const std::string title = "attention distance (px), layer " + std::to_string(layer);
-    step_plot("train:distance_plot", title.c_str(), ImVec2(w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
+    step_plot("train:distance_plot", title.c_str(), ImVec2(side_w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
     ImGui::EndGroup();
     ImGui::EndTabItem();
   }
