@@ -180,8 +180,8 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
           try {
             if (settle == 2) apply_vit_choices(state, choices, *src);
             if (view == "vit-grid") draw_heads_grid(state, vit_map);
-            else if (view == "vit-distance") draw_vit_distance_view(state, vit);
-            else if (view == "vit-matrix") draw_vit_matrix_view(state, vit);
+            else if (view == "vit-distance") draw_vit_distance_view(state, vit, state.vit);
+            else if (view == "vit-matrix") draw_vit_matrix_view(state, vit, state.vit);
             else if (view == "vit-cka") draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true);
             else draw_source_map(state, vit_map, geometry);
             // The similarity view's matrix is a job of its own: frames go on until it is drawn.

@@ -404,6 +404,22 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     ImGui::EndTabItem();
   }
   record_widget("train_tab:pinned");
+  // The loaded ViT's own views, on the shown run's latest snapshot.
+  if (ImGui::BeginTabItem("Distance")) {
+    draw_vit_distance_view(state, train.vit(), state.train);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:distance");
+  if (ImGui::BeginTabItem("Matrix")) {
+    draw_vit_matrix_view(state, train.vit(), state.train);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:matrix");
+  if (ImGui::BeginTabItem("Step by step")) {
+    draw_vit_step_view(state, train.vit(), state.train);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:step");
   if (ImGui::BeginTabItem("Similarity (CKA)")) {  // computed again on request while training runs
     draw_train_cka(state, runs, train, cka);
     ImGui::EndTabItem();

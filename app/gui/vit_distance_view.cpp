@@ -5,19 +5,20 @@
 #include "app/gui/widget_log.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
 namespace attnlab::app {
 
-void draw_vit_distance_view(AppState& state, VitSession& vit) {
+void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choice) {
   const VitRun* src = vit.run();
   if (!src) {
     ImGui::TextUnformatted("No model loaded.");
     return;
   }
   const Matrix& d = src->distance();
-  const int L = src->layers(), H = src->heads(), layer = choice_layer(state.vit, src->layers());
+  const int L = src->layers(), H = src->heads(), layer = choice_layer(choice, src->layers());
   ImGui::TextWrapped("Mean attention distance: for every patch query, the distance to each patch key weighted by its "
                      "attention, averaged over queries (input pixels). Low: the head looks nearby; high: across the image.");
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -57,15 +58,15 @@ void draw_vit_distance_view(AppState& state, VitSession& vit) {
   dl->AddText(ImVec2((left + right) * 0.5f - ImGui::CalcTextSize("layer").x * 0.5f, bottom + font + 2), IM_COL32(200, 200, 200, 255),
               "layer");
   // A uniform head's distance on this grid, for reference: what "looks everywhere" means here.
-  // Computed once per source (N² terms).
-  static unsigned uniform_generation = 0;
+  // Computed once per grid and patch size (N² terms), whichever source draws it.
+  static std::array<int, 3> uniform_grid{};
   static double uniform = 0;
-  if (uniform_generation != vit.generation()) {
+  if (const std::array<int, 3> grid{g.cols, g.rows, src->patch()}; uniform_grid != grid) {
     uniform = 0;
     for (int i = 0; i < g.N(); ++i)
       for (int j = 0; j < g.N(); ++j) uniform += std::hypot(i % g.cols - j % g.cols, i / g.cols - j / g.cols);
     uniform *= src->patch() / (static_cast<double>(g.N()) * g.N());
-    uniform_generation = vit.generation();
+    uniform_grid = grid;
   }
   dl->AddLine(ImVec2(left, Y(uniform)), ImVec2(right, Y(uniform)), IM_COL32(255, 255, 255, 120), 1.0f);
   dl->AddText(ImVec2(left + 4, Y(uniform) - font - 1), IM_COL32(200, 200, 200, 255), "uniform attention");
@@ -78,7 +79,7 @@ void draw_vit_distance_view(AppState& state, VitSession& vit) {
       // heads spread a little around the layer's x so that equal distances stay visible
       const float x = X(l) + (static_cast<float>(h) - static_cast<float>(H - 1) * 0.5f) * r * 0.9f;
       const float y = Y(d(l, h));
-      const bool current = l == layer && h == state.vit.head.head;
+      const bool current = l == layer && h == choice.head.head;
       dl->AddCircleFilled(ImVec2(x, y), current ? r * 1.6f : r, vit_head_colour(h));
       dl->AddCircle(ImVec2(x, y), current ? r * 1.6f : r, IM_COL32(0, 0, 0, 255));
       if (ImGui::IsItemHovered() && std::hypot(io.MousePos.x - x, io.MousePos.y - y) <= r + 2) {
@@ -87,8 +88,8 @@ void draw_vit_distance_view(AppState& state, VitSession& vit) {
       }
     }
   if (hover_l >= 0) {
-    state.vit.layer = hover_l;
-    state.vit.head = HeadChoice{hover_h, HeadFusion::Mean};
+    choice.layer = hover_l;
+    choice.head = HeadChoice{hover_h, HeadFusion::Mean};
     state.vit_rollout = false;
     state.vit_norms = false;
     ImGui::BeginTooltip();

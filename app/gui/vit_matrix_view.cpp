@@ -15,14 +15,14 @@ namespace {
 constexpr int kMaxSide = 1024;
 }  // namespace
 
-void draw_vit_matrix_view(AppState& state, VitSession& vit) {
+void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice) {
   const VitRun* src = vit.run();
   if (!src) return;
   const SourceGrid g = src->grid();
-  const int layer = choice_layer(state.vit, src->layers());
-  const HeadChoice head = choice_head(state.vit, src->heads());
+  const int layer = choice_layer(choice, src->layers());
+  const HeadChoice head = choice_head(choice, src->heads());
   const int T = g.T(), block = (T + kMaxSide - 1) / kMaxSide, side = (T + block - 1) / block;
-  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(layer) + "|" + std::to_string(head.head) + ":" +
+  const std::string key = std::to_string(src->model().id) + "|" + std::to_string(vit.generation()) + "|" + std::to_string(layer) + "|" + std::to_string(head.head) + ":" +
                           std::to_string(static_cast<int>(head.fusion)) + "|" +
                           std::string(colormap_name(state.colormap)) + "|" + std::string(normalization_name(state.normalization));
   static std::string kept_key;
@@ -43,7 +43,7 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit) {
   const ImTextureID tex = vit.textures().get("matrix", key, side, side, [&] {
     return colormap_pixels(pooled, {}, state.colormap, state.normalization, range);
   }, false);
-  const int token = choice_query(state.vit, src->grid());
+  const int token = choice_query(choice, src->grid());
   ImGui::Text("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s", layer,
               head_choice_label(head).c_str(), T, g.prefix, block > 1 ? ", pooled by max" : "");
   const float bar = ImGui::CalcTextSize("0.0000000e-00").x + 30;
@@ -68,11 +68,11 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit) {
     if (block == 1) ImGui::Text("a_ij = %s", format_weight(src->matrix(layer, head)(i, j)).c_str());
     ImGui::EndTooltip();
     if (ImGui::IsItemClicked()) {  // a row is a query
-      if (i < g.prefix) state.vit.prefix_token = i;
+      if (i < g.prefix) choice.prefix_token = i;
       else {
-        state.vit.prefix_token = -1;
-        state.vit.cell = {(i - g.prefix) % g.cols, (i - g.prefix) / g.cols};
-        state.vit.query_pinned = true;
+        choice.prefix_token = -1;
+        choice.cell = {(i - g.prefix) % g.cols, (i - g.prefix) / g.cols};
+        choice.query_pinned = true;
       }
     }
   }

@@ -11,14 +11,14 @@
 
 namespace attnlab::app {
 
-void draw_vit_step_view(const AppState& state, VitSession& vit) {
+void draw_vit_step_view(const AppState& state, VitSession& vit, const SourceChoice& choice) {
   const VitRun* src = vit.run();
   if (!src) {
     ImGui::TextUnformatted("No model loaded.");
     return;
   }
-  const int layer = choice_layer(state.vit, src->layers()), token = choice_query(state.vit, src->grid());
-  const HeadChoice chosen = choice_head(state.vit, src->heads());
+  const int layer = choice_layer(choice, src->layers()), token = choice_query(choice, src->grid());
+  const HeadChoice chosen = choice_head(choice, src->heads());
   const int head = chosen.head >= 0 ? chosen.head : 0;
   const VitHeadStep step = src->head_step(layer, head, token);
   const int T = static_cast<int>(step.weights.size());

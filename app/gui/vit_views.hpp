@@ -17,16 +17,18 @@ namespace attnlab::app {
 /// SHA-256), its prediction (top 5), and the choices: layer, head, query token, rollout,
 /// token norms, DINO-style masks, upsampling, input size.
 void draw_vit_panel(AppState& state, VitSession& vit);
+// Each view draws `vit` (the loaded ViT's session, or a Train run's) for `choice`, that source's
+// choice in the document (Document::vit, Document::train).
 /// Mean attention distance (input pixels) per layer and head, the ViT paper's fig. 7; hovering
 /// a dot selects its layer and head.
-void draw_vit_distance_view(AppState& state, VitSession& vit);
+void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choice);
 
 /// The whole A of the current layer and head as an image, prefix tokens first and set apart,
 /// the query's row marked; large T is shown pooled by the maximum over blocks.
-void draw_vit_matrix_view(AppState& state, VitSession& vit);
+void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice);
 /// The current query's row of one head worked step by step: q_i, the scores, max and Z of the
 /// softmax, and the ten keys with the most weight (VitRun::head_step).
-void draw_vit_step_view(const AppState& state, VitSession& vit);
+void draw_vit_step_view(const AppState& state, VitSession& vit, const SourceChoice& choice);
 
 // --- shared by those views
 

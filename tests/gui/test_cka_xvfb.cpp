@@ -82,9 +82,7 @@ TEST(CkaUnderXvfb, TheModelBeingTrainedHasItsOwnSimilarityTab) {
   const auto dir = temp_dir();
   AppProcess app(x, dir, {}, {"ATTNLAB_TRAIN_DEFAULTS=depth=2 dim=32 heads=2 batch=32 steps=100000"});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
-  click_widget(app, app.export_view().first, "tab:train");
-  const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
-  click_widget(app, panel, "train:start");
+  start_run_a(app);
   const nlohmann::json trained = export_until(app, [](const nlohmann::json& j) {
     return j.contains("train_drawn") && j.at("train_drawn").at("step").get<int>() >= 20 && j.at("widgets").contains("train:pause");
   });
@@ -111,13 +109,7 @@ TEST(CkaUnderXvfb, TheModelBeingTrainedHasItsOwnSimilarityTab) {
     }
   // Run B (run A's settings, average pooling), trained a little and paused: the tab compares run
   // A's layers (rows) with run B's (columns) over the same examples.
-  click_widget(app, shown, "train:run_b");
-  const nlohmann::json b_panel = export_until(app, [](const nlohmann::json& j) {
-    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy") && j.at("widgets").contains("train:pool_avg");
-  });
-  click_widget(app, b_panel, "train:copy");
-  click_widget(app, b_panel, "train:pool_avg");
-  click_widget(app, b_panel, "train:start");
+  start_run_b_averaging(app, shown);
   const nlohmann::json b_trained = export_until(app, [](const nlohmann::json& j) {
     return j.contains("train_drawn") && j.at("train_drawn").at("run") == "B" && j.at("train_drawn").at("step").get<int>() >= 20 &&
            j.at("widgets").contains("train:pause");

@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <filesystem>
+
 using namespace attnlab;
 using namespace attnlab::testing;
 
@@ -22,7 +25,9 @@ std::int64_t step_of(const nlohmann::json& j) { return j.at("train_drawn").at("s
 TEST(TrainUnderXvfb, MaskedPatchesOfThePhotoLearnSaveAndOpenAsViT) {
   Xvfb x;
   const auto dir = temp_dir();
-  AppProcess app(x, dir, {}, {"ATTNLAB_TRAIN_DEFAULTS=depth=1 dim=32 heads=2 batch=16 steps=100000"});
+  // A schedule of 600 steps: its warm-up (a tenth) is over by step 60, so the loss falls within
+  // the first hundred steps, also in the sanitized tree's slow Debug build.
+  AppProcess app(x, dir, {}, {"ATTNLAB_TRAIN_DEFAULTS=depth=1 dim=32 heads=2 batch=16 steps=600"});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   click_widget(app, app.export_view().first, "tab:train");
   const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:task_masked"); });
@@ -50,7 +55,20 @@ TEST(TrainUnderXvfb, MaskedPatchesOfThePhotoLearnSaveAndOpenAsViT) {
   }, 240);
   EXPECT_LT(fixed_loss(later), loss0);
 
-  click_widget(app, later, "train:pause");
+  // The loaded ViT's distance view, on this run's snapshot (the lower panel's Distance tab).
+  click_widget(app, later, "train_tab:distance");
+  const auto [with_distance, png] = [&] {
+    for (int n = 0; n < 60; ++n) {
+      auto e = app.export_view(std::chrono::seconds(30), true);
+      if (e.first.at("widgets").contains("vit_distance")) return e;
+    }
+    return app.export_view();
+  }();
+  EXPECT_TRUE(with_distance.at("widgets").contains("vit_distance")) << "the distance view of the run being trained";
+  if (const char* shots = std::getenv("ATTNLAB_TEST_SHOTS")) std::filesystem::copy_file(png, std::filesystem::path(shots) / "masked-distance.png",
+                                                                                       std::filesystem::copy_options::overwrite_existing);
+
+  click_widget(app, with_distance, "train:pause");
   const nlohmann::json paused = export_until(app, [](const nlohmann::json& j) {
     return j.contains("train_drawn") && !j.at("train_drawn").at("in_flight").get<bool>() && j.at("widgets").contains("train:resume");
   });

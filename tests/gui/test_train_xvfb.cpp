@@ -21,27 +21,6 @@ using namespace attnlab::testing;
 
 namespace {
 
-// Opens the Train tab and presses Start: run A trains. Returns the sidecar the panel was seen in.
-nlohmann::json start_run_a(AppProcess& app) {
-  click_widget(app, app.export_view().first, "tab:train");
-  const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
-  click_widget(app, panel, "train:start");
-  return panel;
-}
-
-// Shows run B, takes run A's settings (one click), average pooling (another) and presses Start.
-// Returns the sidecar run B's panel was seen in.
-nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& sidecar) {
-  click_widget(app, sidecar, "train:run_b");
-  const nlohmann::json b = export_until(app, [](const nlohmann::json& j) {
-    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy") && j.at("widgets").contains("train:start");
-  });
-  click_widget(app, b, "train:copy");
-  click_widget(app, b, "train:pool_avg");
-  click_widget(app, b, "train:start");
-  return b;
-}
-
 double entropy_ratio(const nlohmann::json& j) { return j.at("train_drawn").at("flatness").at("entropy_ratio").get<double>(); }
 std::int64_t step_of(const nlohmann::json& j) { return j.at("train_drawn").at("step").get<std::int64_t>(); }
 

@@ -277,4 +277,22 @@ void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::str
   app.click(x, y);
 }
 
+nlohmann::json start_run_a(AppProcess& app) {
+  click_widget(app, app.export_view().first, "tab:train");
+  const nlohmann::json panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:start"); });
+  click_widget(app, panel, "train:start");
+  return panel;
+}
+
+nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& sidecar) {
+  click_widget(app, sidecar, "train:run_b");
+  const nlohmann::json b = export_until(app, [](const nlohmann::json& j) {
+    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:copy") && j.at("widgets").contains("train:start");
+  });
+  click_widget(app, b, "train:copy");
+  click_widget(app, b, "train:pool_avg");
+  click_widget(app, b, "train:start");
+  return b;
+}
+
 }  // namespace attnlab::testing

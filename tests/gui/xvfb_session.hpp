@@ -113,4 +113,11 @@ nlohmann::json export_until(AppProcess& app, const std::function<bool(const nloh
 /// click) when it was not drawn.
 void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget);
 
+/// The Train tab: opens it and presses Start, so run A trains. Returns the sidecar the panel was
+/// seen in.
+nlohmann::json start_run_a(AppProcess& app);
+/// The Train tab: shows run B, takes run A's settings (one click), average pooling (another) and
+/// presses Start. Returns the sidecar run B's panel was seen in.
+nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& sidecar);
+
 }  // namespace attnlab::testing

@@ -214,6 +214,31 @@ std::vector<float> random_images(int count, int side, unsigned seed) {
 // The forward runs in float32: the loss (≈ 2) carries a rounding noise of about 1e-6, i.e.
 // 5e-5 in a difference quotient over 2h, and the truncation error h²·f'''/6 is of order 1e-5;
 // hence |fd − g| ≤ 1e-3 + 2e-2·|g|. A wrong gradient term is off by its whole size.
+// Checks 12 random entries of every trained tensor of `t`: the gradient `loss()` leaves (called
+// once first, at the current values) against central differences of the loss it returns.
+void expect_finite_differences(VitTrainer& t, const std::function<double()>& loss, unsigned seed) {
+  loss();
+  const std::vector<float> grad(t.gradients().begin(), t.gradients().end());
+  std::mt19937 pick(seed);
+  int checked = 0;
+  for (const VitParam& p : t.params()) {
+    if (!p.trained) continue;
+    for (int k = 0; k < 12; ++k) {
+      const std::size_t i = p.offset + std::uniform_int_distribution<std::size_t>(0, p.size - 1)(pick);
+      const float keep = t.values()[i], h = 1e-2f;
+      t.values()[i] = keep + h;
+      const double up = loss();
+      t.values()[i] = keep - h;
+      const double down = loss();
+      t.values()[i] = keep;
+      const double fd = (up - down) / (2.0 * h), g = grad[i];
+      EXPECT_LE(std::abs(fd - g), 1e-3 + 2e-2 * std::abs(g)) << p.name << " entry " << i - p.offset << ": fd " << fd << ", backward " << g;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 250);
+}
+
 TEST(VitTrainGradient, MatchesFiniteDifferencesForEveryKindOfTensor) {
   const std::vector<int> labels = {0, 3, 1, 4, 2};
   const std::vector<float> images = random_images(5, 14, 3);
@@ -221,26 +246,7 @@ TEST(VitTrainGradient, MatchesFiniteDifferencesForEveryKindOfTensor) {
     for (const VitPosKind pos : {VitPosKind::Learned, VitPosKind::Sincos}) {
       SCOPED_TRACE(std::string(pooling == VitPooling::Token ? "token" : "avg") + ", " + pos_kind_name(pos));
       VitTrainer t = tiny_trainer(pooling, pos, 2);
-      t.compute_gradients(images, labels);
-      const std::vector<float> grad(t.gradients().begin(), t.gradients().end());
-      std::mt19937 pick(5);
-      int checked = 0;
-      for (const VitParam& p : t.params()) {
-        if (!p.trained) continue;
-        for (int k = 0; k < 12; ++k) {
-          const std::size_t i = p.offset + std::uniform_int_distribution<std::size_t>(0, p.size - 1)(pick);
-          const float keep = t.values()[i], h = 1e-2f;
-          t.values()[i] = keep + h;
-          const double up = t.compute_gradients(images, labels).loss;
-          t.values()[i] = keep - h;
-          const double down = t.compute_gradients(images, labels).loss;
-          t.values()[i] = keep;
-          const double fd = (up - down) / (2.0 * h), g = grad[i];
-          EXPECT_LE(std::abs(fd - g), 1e-3 + 2e-2 * std::abs(g)) << p.name << " entry " << i - p.offset << ": fd " << fd << ", backward " << g;
-          ++checked;
-        }
-      }
-      EXPECT_GT(checked, 250);
+      expect_finite_differences(t, [&] { return t.compute_gradients(images, labels).loss; }, 5);
     }
 }
 
@@ -253,26 +259,7 @@ TEST(VitTrainGradient, MaskedPatchReconstructionMatchesFiniteDifferences) {
     SCOPED_TRACE(pos_kind_name(pos));
     VitTrainer t = tiny_trainer(VitPooling::Token, pos, 2, VitTask::MaskedPatches);
     EXPECT_EQ(t.param("head.weight").shape, (std::vector<std::int64_t>{3 * 7 * 7, 8}));
-    t.compute_gradients_masked(images, masked);
-    const std::vector<float> grad(t.gradients().begin(), t.gradients().end());
-    std::mt19937 pick(6);
-    int checked = 0;
-    for (const VitParam& p : t.params()) {
-      if (!p.trained) continue;
-      for (int k = 0; k < 12; ++k) {
-        const std::size_t i = p.offset + std::uniform_int_distribution<std::size_t>(0, p.size - 1)(pick);
-        const float keep = t.values()[i], h = 1e-2f;
-        t.values()[i] = keep + h;
-        const double up = t.compute_gradients_masked(images, masked).loss;
-        t.values()[i] = keep - h;
-        const double down = t.compute_gradients_masked(images, masked).loss;
-        t.values()[i] = keep;
-        const double fd = (up - down) / (2.0 * h), g = grad[i];
-        EXPECT_LE(std::abs(fd - g), 1e-3 + 2e-2 * std::abs(g)) << p.name << " entry " << i - p.offset << ": fd " << fd << ", backward " << g;
-        ++checked;
-      }
-    }
-    EXPECT_GT(checked, 250);
+    expect_finite_differences(t, [&] { return t.compute_gradients_masked(images, masked).loss; }, 6);
   }
 }
 
