@@ -67,7 +67,7 @@ void App::draw_vit_lower_tabs() {
     if (t == 0) draw_vit_distance_view(state_, vit_, state_.vit);
     else if (t == 1) draw_pinned_maps(state_, vit_map_);
     else if (t == 2) draw_vit_matrix_view(state_, vit_, state_.vit);
-    else if (t == 3) draw_vit_step_view(state_, vit_, state_.vit);
+    else if (t == 3) draw_vit_step_view(vit_, state_.vit);
     else draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true);
     ImGui::EndTabItem();
   }

@@ -416,7 +416,7 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
   }
   record_widget("train_tab:matrix");
   if (ImGui::BeginTabItem("Step by step")) {
-    draw_vit_step_view(state, train.vit(), state.train);
+    draw_vit_step_view(train.vit(), state.train);
     ImGui::EndTabItem();
   }
   record_widget("train_tab:step");

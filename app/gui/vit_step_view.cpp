@@ -11,7 +11,7 @@
 
 namespace attnlab::app {
 
-void draw_vit_step_view(const AppState& state, VitSession& vit, const SourceChoice& choice) {
+void draw_vit_step_view(VitSession& vit, const SourceChoice& choice) {
   const VitRun* src = vit.run();
   if (!src) {
     ImGui::TextUnformatted("No model loaded.");

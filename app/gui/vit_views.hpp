@@ -28,7 +28,7 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
 void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice);
 /// The current query's row of one head worked step by step: q_i, the scores, max and Z of the
 /// softmax, and the ten keys with the most weight (VitRun::head_step).
-void draw_vit_step_view(const AppState& state, VitSession& vit, const SourceChoice& choice);
+void draw_vit_step_view(VitSession& vit, const SourceChoice& choice);
 
 // --- shared by those views
 
