@@ -6,6 +6,7 @@
 #include "core/files.hpp"
 #include "core/image.hpp"
 #include "core/gpu/gl.hpp"
+#include "core/vit_train.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -240,7 +241,8 @@ std::filesystem::path export_train_csv(const AppState& state) {
   const std::string about = "# model: " + d.at("model").get<std::string>() + "\n# being trained: run " + run + ", step " +
                             std::to_string(d.at("step").get<std::int64_t>()) + "\n# switches: " +
                             d.at("switches").get<std::string>() + "\n# probe: " + d.at("probe").get<std::string>() +
-                            " (28 x 28 grey, as the Fashion-MNIST data)\n";
+                            // a classifier's probe is made as its data (a masked-patch run's names its own size)
+                            (d.at("task") == task_name(VitTask::Classify) ? " (28 x 28 grey, as the Fashion-MNIST data)" : "") + "\n";
   std::string lower = run;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return map_csv(state, d, about, "attnlab-train-" + lower);

@@ -302,7 +302,9 @@ void TrainSession::submit_chunk(bool first) {
       out.model = std::make_shared<const VitModel>(r->model());
       VitCpuRunner cpu(1);
       out.probe_image = masked ? r->masked->probe() : probe_image(out.data->test, probe);
-      out.probe_name = masked ? "the whole photo, " + c.photo_name : probe.name;
+      out.probe_name = masked ? "the whole photo, " + c.photo_name + ", at " + std::to_string(c.shape.image_cols) + " x " +
+                                    std::to_string(c.shape.image_rows) + " pixels"
+                              : probe.name;
       out.probe_serial = serial;
       out.probe_run = std::make_shared<const VitRun>(out.model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
       if (masked) {

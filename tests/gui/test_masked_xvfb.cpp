@@ -44,7 +44,7 @@ TEST(TrainUnderXvfb, MaskedPatchesOfThePhotoLearnSaveAndOpenAsViT) {
   const auto& d0 = first.at("train_drawn");
   EXPECT_EQ(d0.at("task"), "masked-patches");
   EXPECT_EQ(d0.at("grid").at("cols"), 8) << "64-pixel crops of 8-pixel patches";
-  EXPECT_NE(d0.at("probe").get<std::string>().find("the whole photo, safari.jpg"), std::string::npos) << d0.at("probe");
+  EXPECT_EQ(d0.at("probe"), "the whole photo, safari.jpg, at 64 x 64 pixels");
   EXPECT_EQ(d0.at("test_accuracy"), -1.0);
   const double loss0 = fixed_loss(first);
   const std::int64_t step0 = step_of(first);
@@ -72,6 +72,12 @@ TEST(TrainUnderXvfb, MaskedPatchesOfThePhotoLearnSaveAndOpenAsViT) {
   const nlohmann::json paused = export_until(app, [](const nlohmann::json& j) {
     return j.contains("train_drawn") && !j.at("train_drawn").at("in_flight").get<bool>() && j.at("widgets").contains("train:resume");
   });
+  // F9: the shown run's map as CSV, its probe named with its own size (not the classifier's 28 x 28 grey).
+  app.key("F9");
+  const ExportedCsv csv = wait_for_csv(app.export_dir(), "attnlab-train-a-row-layer0-token0");
+  EXPECT_NE(csv.header.find("# probe: the whole photo, safari.jpg, at 64 x 64 pixels\n"), std::string::npos) << csv.header;
+  EXPECT_EQ(csv.header.find("28 x 28"), std::string::npos) << csv.header;
+  EXPECT_EQ(csv.values().size(), 64u) << "the 8 x 8 patches' row";
   const auto folder = app.export_dir() / "trained-vit";
   click_widget(app, paused, "train:save");
   const nlohmann::json saved = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:open"); });
