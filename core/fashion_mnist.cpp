@@ -1,6 +1,7 @@
 #include "core/fashion_mnist.hpp"
 
 #include "core/error.hpp"
+#include "core/splitmix.hpp"
 
 #include <stb_image_resize.h>
 #include <zlib.h>
@@ -143,17 +144,12 @@ FashionMnistBatches::FashionMnistBatches(const FashionMnistSplit& split, int bat
   next_ = order_.size();  // shuffle on the first call
 }
 
-std::uint64_t FashionMnistBatches::random() {
-  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+std::uint64_t FashionMnistBatches::random() { return splitmix64(state_); }
 
 void FashionMnistBatches::next(std::vector<float>& images, std::vector<int>& labels) {
   if (next_ + static_cast<std::size_t>(batch_) > order_.size()) {
     for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
-    for (std::size_t i = order_.size() - 1; i > 0; --i) std::swap(order_[i], order_[random() % (i + 1)]);  // Fisher–Yates
+    splitmix64_shuffle(order_.begin(), order_.size(), state_);
     next_ = 0;
     ++epoch_;
   }

@@ -1,6 +1,7 @@
 #include "core/photo_crops.hpp"
 
 #include "core/error.hpp"
+#include "core/splitmix.hpp"
 
 #include <stb_image_resize.h>
 
@@ -11,15 +12,6 @@
 namespace attnlab {
 
 namespace {
-
-/// splitmix64: the same numbers on every platform (as FashionMnistBatches).
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-double uniform(std::uint64_t& state) { return static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53; }  // [0, 1)
 
 /// The (w × h) region at (x0, y0) of `photo`, scaled to side × side (stb_image_resize's default filter).
 Image scaled_region(const Image& photo, int x0, int y0, int w, int h, int side) {
@@ -60,7 +52,7 @@ void PhotoCrops::draw_mask(std::uint64_t& state, std::uint8_t* out) const {
   // A random permutation's first `masked_` patches (Fisher–Yates).
   std::vector<int> order(static_cast<std::size_t>(N()));
   std::iota(order.begin(), order.end(), 0);
-  for (int i = N() - 1; i > 0; --i) std::swap(order[static_cast<std::size_t>(i)], order[splitmix(state) % static_cast<std::uint64_t>(i + 1)]);
+  splitmix64_shuffle(order.begin(), order.size(), state);
   std::fill(out, out + N(), std::uint8_t{0});
   for (int i = 0; i < masked_; ++i) out[order[static_cast<std::size_t>(i)]] = 1;
 }
@@ -75,18 +67,18 @@ void PhotoCrops::next(int count, std::vector<float>& images, std::vector<std::ui
     // in [3/4, 4/3]; the centre square of the short side if none fits.
     int w = std::min(photo_.width, photo_.height), h = w, x0 = (photo_.width - w) / 2, y0 = (photo_.height - h) / 2;
     for (int attempt = 0; attempt < 10; ++attempt) {
-      const double target = area * (0.2 + 0.8 * uniform(state_));
-      const double ratio = std::exp(std::log(3.0 / 4.0) + (std::log(4.0 / 3.0) - std::log(3.0 / 4.0)) * uniform(state_));
+      const double target = area * (0.2 + 0.8 * splitmix64_uniform(state_));
+      const double ratio = std::exp(std::log(3.0 / 4.0) + (std::log(4.0 / 3.0) - std::log(3.0 / 4.0)) * splitmix64_uniform(state_));
       const int cw = static_cast<int>(std::lround(std::sqrt(target * ratio))), ch = static_cast<int>(std::lround(std::sqrt(target / ratio)));
       if (cw < 1 || ch < 1 || cw > photo_.width || ch > photo_.height) continue;
       w = cw;
       h = ch;
-      x0 = static_cast<int>(splitmix(state_) % static_cast<std::uint64_t>(photo_.width - w + 1));
-      y0 = static_cast<int>(splitmix(state_) % static_cast<std::uint64_t>(photo_.height - h + 1));
+      x0 = static_cast<int>(splitmix64(state_) % static_cast<std::uint64_t>(photo_.width - w + 1));
+      y0 = static_cast<int>(splitmix64(state_) % static_cast<std::uint64_t>(photo_.height - h + 1));
       break;
     }
     Image crop = scaled_region(photo_, x0, y0, w, h, side_);
-    if (uniform(state_) < 0.5)
+    if (splitmix64_uniform(state_) < 0.5)
       for (int y = 0; y < side_; ++y)
         for (int x = 0; x < side_ / 2; ++x)
           for (int c = 0; c < 3; ++c) std::swap(crop.at(x, y, c), crop.at(side_ - 1 - x, y, c));

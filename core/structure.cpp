@@ -1,6 +1,7 @@
 #include "core/structure.hpp"
 
 #include "core/error.hpp"
+#include "core/splitmix.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,13 +14,8 @@ void check_kernel_size(int k) {
   if (k < 1 || k % 2 == 0) throw Error("the convolution kernel size k must be odd and >= 1, got " + std::to_string(k));
 }
 
-// splitmix64: a fixed, platform-independent mixing of 64 bits.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// splitmix64's first number from state x: a fixed, platform-independent mixing of 64 bits.
+std::uint64_t mix(std::uint64_t x) { return splitmix64(x); }
 
 // [0.35, 1] from the top 24 bits of a hash.
 float weight_from_hash(std::uint64_t h) {
