@@ -68,7 +68,7 @@ struct TrainOptions {
   std::optional<double> lr;
   std::optional<int> steps;
   std::optional<double> minutes;
-  std::uint64_t seed = TrainDefaults::seed;
+  std::uint64_t seed = kDefaultSeed;
   std::optional<VitPooling> pool;
   std::optional<VitPosKind> pos;
   std::optional<bool> augment;
@@ -104,7 +104,7 @@ TrainOptions parse(const std::vector<std::string>& args) {
     } else if (a == "--depth") o.depth = parse_int(value(), "--depth", 1, 64);
     else if (a == "--heads") o.heads = parse_int(value(), "--heads", 1, 4096);
     else if (a == "--dim") o.dim = parse_int(value(), "--dim", 1, 4096);
-    else if (a == "--patch") o.patch = parse_int(value(), "--patch", 1, 28);
+    else if (a == "--patch") o.patch = parse_int(value(), "--patch", 1, 512);  // checked against the images' side below
     else if (a == "--mlp") o.mlp = parse_int(value(), "--mlp", 1, 16384);
     else if (a == "--pool") {
       const std::string p = value();
@@ -154,19 +154,20 @@ TrainOptions parse(const std::vector<std::string>& args) {
   if (!masked && (o.image || o.crop || o.mask_ratio))
     throw Error(std::string(o.image ? "--image" : o.crop ? "--crop" : "--mask-ratio") + " is for --task masked");
   // The task's defaults where nothing was given.
-  o.depth = o.depth.value_or(masked ? MaskedDefaults::depth : TrainDefaults::depth);
-  o.heads = o.heads.value_or(masked ? MaskedDefaults::heads : TrainDefaults::heads);
-  o.dim = o.dim.value_or(masked ? MaskedDefaults::dim : TrainDefaults::dim);
-  o.patch = o.patch.value_or(masked ? MaskedDefaults::patch : TrainDefaults::patch);
-  o.batch = o.batch.value_or(masked ? MaskedDefaults::batch : TrainDefaults::batch);
-  o.lr = o.lr.value_or(masked ? MaskedDefaults::lr : TrainDefaults::lr);
-  o.pos = o.pos.value_or(masked ? VitPosKind::Sincos : VitPosKind::Learned);
+  const TaskDefaults& d = task_defaults(o.task);
+  o.depth = o.depth.value_or(d.depth);
+  o.heads = o.heads.value_or(d.heads);
+  o.dim = o.dim.value_or(d.dim);
+  o.patch = o.patch.value_or(d.patch);
+  o.batch = o.batch.value_or(d.batch);
+  o.lr = o.lr.value_or(d.lr);
+  o.pos = o.pos.value_or(d.pos);
   if (*o.dim % *o.heads != 0) throw Error("--heads " + std::to_string(*o.heads) + " does not divide --dim " + std::to_string(*o.dim));
   if (masked) {
-    o.crop = o.crop.value_or(MaskedDefaults::crop);
+    o.crop = o.crop.value_or(d.side);
     if (*o.crop % *o.patch != 0 || *o.crop / *o.patch < 2)
       throw Error("--patch " + std::to_string(*o.patch) + " must divide --crop " + std::to_string(*o.crop) + " into at least 2 patches a side");
-  } else if (28 % *o.patch != 0) {
+  } else if (d.side % *o.patch != 0) {
     throw Error("--patch " + std::to_string(*o.patch) + " does not divide the 28-pixel images (1, 2, 4, 7, 14 or 28)");
   }
   if (*o.pos == VitPosKind::Sincos && *o.dim % 4 != 0)
@@ -206,10 +207,12 @@ namespace {
 
 /// What the training loop asks of its data: Fashion-MNIST's classes, or masked patches of one
 /// photo. `evaluate(final)`: the test accuracy (1000 images; all 10 000 when final) or the loss
-/// on the fixed crops; `final_cost`: how many periodic evaluations the final one costs.
+/// on the fixed crops; `eval_images`: the images of a periodic evaluation; `final_cost`: how
+/// many periodic evaluations the final one costs.
 struct TrainData {
   std::function<VitStepStats(VitTrainer&)> step;
   std::function<double(VitTrainer&, bool final)> evaluate;
+  int eval_images = 0;
   double final_cost = 1.0;
   int steps_per_epoch = 0;  ///< 0: crops are drawn without end (no epochs)
   int final_count = 0;      ///< the test images of the final evaluation (classify)
@@ -230,6 +233,7 @@ TrainData fashion_data(const TrainOptions& o, std::shared_ptr<FashionMnistSplit>
     return t.train_step(*images, *labels);
   };
   d.evaluate = [test](VitTrainer& t, bool final) { return fashion_mnist_accuracy(t, *test, final ? test->count : kSubset); };
+  d.eval_images = kSubset;
   d.final_cost = static_cast<double>(test->count) / kSubset;
   d.final_count = test->count;
   d.steps_per_epoch = train->count / *o.batch;
@@ -245,6 +249,7 @@ TrainData masked_data(const TrainOptions& o, const Image& photo, const VitTrainS
   const int batch = *o.batch;
   d.step = [data, batch](VitTrainer& t) { return data->train_step(t, batch); };
   d.evaluate = [data](VitTrainer& t, bool) { return data->fixed_loss(t); };
+  d.eval_images = kFixedCrops;
   d.mean = data->crops().mean();
   d.std = data->crops().std();
   return d;
@@ -269,11 +274,11 @@ int run_train(const std::vector<std::string>& args) {
   shape.depth = *o.depth;
   shape.heads = *o.heads;
   shape.patch = *o.patch;
-  shape.mlp_hidden = o.mlp > 0 ? o.mlp : TrainDefaults::mlp_ratio * *o.dim;
+  shape.mlp_hidden = o.mlp > 0 ? o.mlp : kDefaultMlpRatio * *o.dim;
   shape.pooling = o.pool.value_or(VitPooling::Token);
   shape.pos = *o.pos;
   if (masked) {
-    o.mask_ratio = o.mask_ratio.value_or(MaskedDefaults::mask_ratio);
+    o.mask_ratio = o.mask_ratio.value_or(kDefaultMaskRatio);
     shape.image_rows = shape.image_cols = *o.crop;
     shape.mask_ratio = *o.mask_ratio;
   }
@@ -292,15 +297,13 @@ int run_train(const std::vector<std::string>& args) {
   VitTrainSettings settings;
   settings.lr = *o.lr;
   settings.total_steps = o.steps.value_or(1000000);  // --minutes: set from the speed of the first steps
-  const int warmup_cap = data.steps_per_epoch > 0 ? data.steps_per_epoch / 2 : 1000000;
-  auto default_warmup = [&](int total) { return std::min(warmup_cap, std::max(1, total / 10)); };
-  settings.warmup_steps = o.warmup.value_or(default_warmup(settings.total_steps));
+  settings.warmup_steps = o.warmup.value_or(default_warmup_steps(settings.total_steps, data.steps_per_epoch));
   VitTrainer trainer(shape, settings, o.seed, o.threads);
 
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
-  const double budget = o.minutes.value_or(o.steps ? 0.0 : TrainDefaults::minutes) * 60.0;
+  const double budget = o.minutes.value_or(o.steps ? 0.0 : kDefaultMinutes) * 60.0;
   const bool timed = !o.steps;
   constexpr int kTimingSteps = 20;
   const int log_every = 50;
@@ -310,14 +313,8 @@ int run_train(const std::vector<std::string>& args) {
   const bool tty = ::isatty(STDERR_FILENO) != 0;
 
   std::ostringstream log;
-  log << (masked ? kMaskedLogHeader : kTrainLogHeader);
-  // One row of log.csv and of the progress line: the training numbers since the last row and the evaluation.
-  auto log_row = [&](int step, double loss, double train, double eval, double sec) {
-    char row[160];
-    if (masked) std::snprintf(row, sizeof row, "%lld,%.5f,%.5f,%.2f\n", static_cast<long long>(step), loss, eval, sec);
-    else std::snprintf(row, sizeof row, "%lld,%.5f,%.4f,%.4f,%.2f\n", static_cast<long long>(step), loss, train, eval, sec);
-    log << row;
-  };
+  log << train_log_header(o.task);
+  // The progress line's numbers: the training numbers since the last row and the evaluation.
   auto numbers = [&](double loss, double train, double eval, const char* eval_note) {
     char text[160];
     if (masked) std::snprintf(text, sizeof text, "loss %.4f  fixed crops %.4f", loss, eval);
@@ -345,12 +342,12 @@ int run_train(const std::vector<std::string>& args) {
       // The steps that fit what is left of the budget at the speed so far (periodic evaluations
       // included), less the last evaluation's time; fixed from three quarters of the budget on, so that the
       // cosine ends where the run does.
-      if (eval_seconds <= 0.0) eval_seconds = elapsed() / step / 3.0 * (masked ? kFixedCrops : 1000.0) / *o.batch;  // a forward is about a third of a step
+      if (eval_seconds <= 0.0) eval_seconds = elapsed() / step / 3.0 * data.eval_images / *o.batch;  // a forward is about a third of a step
       const double per_step = elapsed() / step;
       const double n = (budget - reserve() - elapsed()) / per_step;
       VitTrainSettings st = trainer.settings();
       st.total_steps = static_cast<int>(std::max(step + 1.0, step + n));
-      if (!o.warmup && step == kTimingSteps) st.warmup_steps = default_warmup(st.total_steps);
+      if (!o.warmup && step == kTimingSteps) st.warmup_steps = default_warmup_steps(st.total_steps, data.steps_per_epoch);
       trainer.set_settings(st);
       total_fixed = true;
     }
@@ -362,7 +359,7 @@ int run_train(const std::vector<std::string>& args) {
       eval_seconds = sec - before;
       last_loss = loss_sum / since;
       last_train = static_cast<double>(correct) / seen;
-      log_row(step, last_loss, last_train, eval, sec);
+      log << train_log_row(o.task, step, last_loss, last_train, eval, sec);
       const double rate = static_cast<double>(step) / sec;
       const double left = total_fixed ? static_cast<double>(total - step) / std::max(rate, 1e-9) : budget - sec;
       const int width = 24, filled = total_fixed ? static_cast<int>(static_cast<std::int64_t>(width) * step / total) : 0;
@@ -385,7 +382,7 @@ int run_train(const std::vector<std::string>& args) {
     last_loss = loss_sum / since;
     last_train = static_cast<double>(correct) / seen;
   }
-  log_row(step, last_loss, last_train, final_eval, elapsed());
+  log << train_log_row(o.task, step, last_loss, last_train, final_eval, elapsed());
   const std::string all = masked ? "" : " (all " + std::to_string(data.final_count) + ")";
   std::fprintf(stderr, "[%s] step %d/%d  %s  %.1f steps/s  %s\n", std::string(24, '#').c_str(), step, trainer.settings().total_steps,
                numbers(last_loss, last_train, final_eval, all.c_str()).c_str(), step / std::max(elapsed(), 1e-9), clock_text(elapsed()).c_str());

@@ -7,8 +7,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace attnlab::app {
+
+int default_warmup_steps(int total_steps, int steps_per_epoch) {
+  const int tenth = std::max(1, total_steps / 10);
+  return steps_per_epoch > 0 ? std::min(steps_per_epoch / 2, tenth) : tenth;
+}
+
+const char* train_log_header(VitTask task) {
+  return task == VitTask::MaskedPatches ? "step,loss,fixed_crops_loss,seconds\n" : "step,loss,train_accuracy,test_accuracy,seconds\n";
+}
+
+std::string train_log_row(VitTask task, std::int64_t step, double loss, double train_accuracy, double evaluation, double seconds) {
+  char row[160];
+  if (task == VitTask::MaskedPatches)
+    std::snprintf(row, sizeof row, "%lld,%.5f,%.5f,%.2f\n", static_cast<long long>(step), loss, evaluation, seconds);
+  else
+    std::snprintf(row, sizeof row, "%lld,%.5f,%.4f,%.4f,%.2f\n", static_cast<long long>(step), loss, train_accuracy, evaluation, seconds);
+  return row;
+}
 
 std::array<float, 3> fashion_mnist_mean3() { return {kFashionMnistMean, kFashionMnistMean, kFashionMnistMean}; }
 std::array<float, 3> fashion_mnist_std3() { return {kFashionMnistStd, kFashionMnistStd, kFashionMnistStd}; }

@@ -12,22 +12,34 @@
 
 namespace attnlab::app {
 
-/// attnlab train's defaults, and the Train tab's: what learned best in 5 minutes on the project's
-/// 2-core machine (README, "Train your own ViT").
-struct TrainDefaults {
-  static constexpr int depth = 4, heads = 4, dim = 96, patch = 7, batch = 128, mlp_ratio = 2, seed = 0;
-  static constexpr double lr = 2e-3, minutes = 5.0;
+/// A task's defaults, attnlab train's and the Train tab's: what learned best in 5 minutes on the
+/// project's 2-core machine (README, "Train your own ViT" and "Masked patches of the photo").
+struct TaskDefaults {
+  int depth, heads, dim, patch, batch;
+  int side;  ///< the images' side in pixels: Fashion-MNIST's 28, or the photo's crops'
+  double lr;
+  VitPosKind pos;
 };
+inline constexpr TaskDefaults kClassifyDefaults{4, 4, 96, 7, 128, 28, 2e-3, VitPosKind::Learned};
+inline constexpr TaskDefaults kMaskedDefaults{4, 4, 64, 8, 64, 64, 1.5e-3, VitPosKind::Sincos};
+constexpr const TaskDefaults& task_defaults(VitTask task) { return task == VitTask::MaskedPatches ? kMaskedDefaults : kClassifyDefaults; }
+/// Both tasks': the MLP's width over D, the seed, a timed run's minutes, the masked share of patches.
+inline constexpr int kDefaultMlpRatio = 2, kDefaultSeed = 0;
+inline constexpr double kDefaultMinutes = 5.0;
+inline constexpr float kDefaultMaskRatio = 0.75f;
 
-/// The masked-patch task's defaults (README, "A second task: masked patches of the photo").
-struct MaskedDefaults {
-  static constexpr int depth = 4, heads = 4, dim = 64, patch = 8, batch = 64, crop = 64;
-  static constexpr double lr = 1.5e-3;
-  static constexpr float mask_ratio = 0.75f;
-};
+/// The warm-up of a schedule of `total_steps`: a tenth of it (at least 1), at most half an epoch
+/// of `steps_per_epoch` (0: the data has no epochs, as the photo's crops).
+int default_warmup_steps(int total_steps, int steps_per_epoch);
 
-/// The first line of log.csv.
-inline constexpr const char* kTrainLogHeader = "step,loss,train_accuracy,test_accuracy,seconds\n";
+/// The first line of log.csv: "step,loss,train_accuracy,test_accuracy,seconds" (Classify), or
+/// "step,loss,fixed_crops_loss,seconds" (MaskedPatches: the training batches' loss and the loss
+/// on a fixed set of crops with fixed masks, the same every evaluation), with its newline.
+const char* train_log_header(VitTask task);
+/// One row of log.csv under that header: the step, the batches' mean loss since the last row,
+/// their train accuracy (Classify only) and the last evaluation (test accuracy, or the fixed
+/// crops' loss), the training seconds so far.
+std::string train_log_row(VitTask task, std::int64_t step, double loss, double train_accuracy, double evaluation, double seconds);
 
 /// Fashion-MNIST's normalization on the three channels (grey copied to each), and its labels:
 /// what config.json and VitTrainer::model() are given.
@@ -39,10 +51,6 @@ std::vector<std::string> fashion_mnist_label_names();
 /// false ("DIR exists: give --force …" from the command line; the window says `refusal` instead
 /// when it is not empty), or exists and is not a folder; created, and checked writable.
 void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, const std::string& refusal = "");
-
-/// The first line of log.csv for masked-patch reconstruction: the training batches' loss and
-/// the loss on a fixed set of crops with fixed masks (the same every evaluation).
-inline constexpr const char* kMaskedLogHeader = "step,loss,fixed_crops_loss,seconds\n";
 
 /// Writes dir/model.safetensors (VitTrainer::tensors()), dir/config.json
 /// (vit_train_config_json with the input's normalization and the class names) and dir/log.csv

@@ -46,17 +46,18 @@ TrainConfig::TrainConfig() { set_task(VitTask::Classify); }
 
 void TrainConfig::set_task(VitTask task) {
   const bool masked = task == VitTask::MaskedPatches;
+  const TaskDefaults& d = task_defaults(task);  // attnlab train's (train_files.hpp)
   shape = VitTrainShape{};
   shape.task = task;
-  shape.depth = masked ? MaskedDefaults::depth : TrainDefaults::depth;  // attnlab train's (train_files.hpp)
-  shape.heads = masked ? MaskedDefaults::heads : TrainDefaults::heads;
-  shape.D = masked ? MaskedDefaults::dim : TrainDefaults::dim;
-  shape.patch = masked ? MaskedDefaults::patch : TrainDefaults::patch;
-  shape.image_rows = shape.image_cols = masked ? MaskedDefaults::crop : 28;
-  shape.pos = masked ? VitPosKind::Sincos : VitPosKind::Learned;
-  shape.mask_ratio = MaskedDefaults::mask_ratio;
-  batch = masked ? MaskedDefaults::batch : TrainDefaults::batch;
-  lr = masked ? MaskedDefaults::lr : TrainDefaults::lr;
+  shape.depth = d.depth;
+  shape.heads = d.heads;
+  shape.D = d.dim;
+  shape.patch = d.patch;
+  shape.image_rows = shape.image_cols = d.side;
+  shape.pos = d.pos;
+  shape.mask_ratio = kDefaultMaskRatio;
+  batch = d.batch;
+  lr = d.lr;
   // "depth=1 dim=32 heads=2 batch=32 chunk=5": the tests' tiny model, fast on any machine.
   if (const char* env = std::getenv("ATTNLAB_TRAIN_DEFAULTS")) {
     std::istringstream in(env);
@@ -76,7 +77,7 @@ void TrainConfig::set_task(VitTask task) {
       else if (key == "chunk") chunk_steps = v;
     }
   }
-  shape.mlp_hidden = TrainDefaults::mlp_ratio * shape.D;
+  shape.mlp_hidden = kDefaultMlpRatio * shape.D;
 }
 
 // --- The data set and the probe (kept apart from the training, which another task will share).
@@ -187,7 +188,7 @@ float TrainSession::test_accuracy() const {
 void TrainSession::start() {
   reset();
   TrainConfig c = config_;
-  c.shape.mlp_hidden = TrainDefaults::mlp_ratio * c.shape.D;
+  c.shape.mlp_hidden = kDefaultMlpRatio * c.shape.D;
   c.shape.check();  // one line naming what does not fit, before any job
   if (c.shape.task == VitTask::MaskedPatches) {
     if (!c.photo || c.photo->empty()) throw Error("no photo is open to cut the training crops from");
@@ -279,8 +280,7 @@ void TrainSession::submit_chunk(bool first) {
         VitTrainSettings s;
         s.lr = c.lr;
         s.total_steps = c.steps;
-        const int half_epoch = masked ? c.steps : out.data->train.count / c.batch / 2;
-        s.warmup_steps = std::min(half_epoch, std::max(1, c.steps / 10));  // as attnlab train
+        s.warmup_steps = default_warmup_steps(c.steps, masked ? 0 : out.data->train.count / c.batch);  // as attnlab train
         r = std::make_shared<Run>(out.data, c, s);
         out.run = r;
       }
@@ -407,20 +407,13 @@ void TrainSession::write(const std::filesystem::path& dir) {
 }
 
 std::string TrainSession::log_csv() const {
-  const bool masked = task() == VitTask::MaskedPatches;
-  std::string out = masked ? kMaskedLogHeader : kTrainLogHeader;
-  float test = 0, fixed = 0;
+  const VitTask t = task();
+  std::string out = train_log_header(t);
+  float evaluation = 0;  // the last test accuracy, or the fixed crops' loss
   for (const TrainPoint& p : points_) {
-    if (p.test_accuracy >= 0) test = p.test_accuracy;
-    if (p.fixed_loss >= 0) fixed = p.fixed_loss;
-    char row[160];
-    if (masked)
-      std::snprintf(row, sizeof row, "%lld,%.5f,%.5f,%.2f\n", static_cast<long long>(p.step), static_cast<double>(p.loss),
-                    static_cast<double>(fixed), p.seconds);
-    else
-      std::snprintf(row, sizeof row, "%lld,%.5f,%.4f,%.4f,%.2f\n", static_cast<long long>(p.step), static_cast<double>(p.loss),
-                    static_cast<double>(p.train_accuracy), static_cast<double>(test), p.seconds);
-    out += row;
+    const float measured = t == VitTask::MaskedPatches ? p.fixed_loss : p.test_accuracy;
+    if (measured >= 0) evaluation = measured;
+    out += train_log_row(t, p.step, p.loss, p.train_accuracy, evaluation, p.seconds);
   }
   return out;
 }
