@@ -27,6 +27,8 @@ const char* pos_kind_name(VitPosKind kind) {
   return "?";
 }
 
+const char* pooling_name(VitPooling pooling) { return pooling == VitPooling::Average ? "avg" : "cls"; }
+
 const char* task_name(VitTask task) {
   return task == VitTask::MaskedPatches ? "masked-patches" : "classify";
 }

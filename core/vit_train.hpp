@@ -26,6 +26,7 @@ enum class VitPosKind {
   None,     ///< zeros, not trained (stored as zeros so that timm and load_vit() read it)
 };
 const char* pos_kind_name(VitPosKind kind);  ///< "learned", "sincos", "none"
+const char* pooling_name(VitPooling pooling);  ///< "cls" (timm's global_pool "token"), "avg"
 
 /// What the model learns to do.
 enum class VitTask {

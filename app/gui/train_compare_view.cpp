@@ -59,7 +59,7 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
       compared.push_back({{"run", run.name()},
                           {"step", run.step()},
                           {"switches", run.switches()},
-                          {"pooling", run.shape().pooling == VitPooling::Average ? "avg" : "cls"},
+                          {"pooling", pooling_name(run.shape().pooling)},
                           {"task", task_name(run.shape().task)},
                           {"test_accuracy", test},
                           {"fixed_loss", run.fixed_loss()},

@@ -82,7 +82,7 @@ void draw_reconstruction(TrainSession& run, ImVec2 size) {
     record_widget(i == 0 ? "train:recon_masked" : i == 1 ? "train:recon_filled" : "train:recon_original");
   }
   const float loss = run.fixed_loss();
-  if (loss >= 0) ImGui::TextDisabled("loss on 64 fixed crops %.4f (0: every masked pixel right)", static_cast<double>(loss));
+  if (loss >= 0) ImGui::TextDisabled("loss on %d fixed crops %.4f (0: every masked pixel right)", kTrainFixedCrops, static_cast<double>(loss));
   ImGui::PopTextWrapPos();
   ImGui::Dummy(ImVec2(size.x, 0));  // the column keeps its width
 }

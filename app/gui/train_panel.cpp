@@ -186,10 +186,10 @@ void run_section(AppState& state, TrainSession& train) {
       const TrainPoint& p = train.points().back();
       ImGui::Text("%.1f steps/s   loss %.3f", train.steps_per_second(), static_cast<double>(p.loss));
       if (masked) {
-        ImGui::Text("loss on 64 fixed crops %.4f", static_cast<double>(std::max(train.fixed_loss(), 0.0f)));
+        ImGui::Text("loss on %d fixed crops %.4f", kTrainFixedCrops, static_cast<double>(std::max(train.fixed_loss(), 0.0f)));
       } else {
         const float test = train.test_accuracy();
-        ImGui::Text("train %.1f %%   test %.1f %% (500 images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0);
+        ImGui::Text("train %.1f %%   test %.1f %% (%d images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0, kTrainEvalImages);
       }
     }
     ImGui::TextDisabled("%s", train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
@@ -223,7 +223,7 @@ void runs_section(AppState& state, const TrainRuns& runs) {
     }
     const float test = run.test_accuracy();
     ImGui::TextDisabled("%s: %s pooling, step %lld, test %.1f %%%s", run.name().c_str(),
-                        run.shape().pooling == VitPooling::Average ? "avg" : "cls", static_cast<long long>(run.step()),
+                        pooling_name(run.shape().pooling), static_cast<long long>(run.step()),
                         test >= 0 ? 100.0 * test : 0.0, state_text);
   }
   if (runs.a.running() && runs.b.running())
@@ -234,40 +234,34 @@ void runs_section(AppState& state, const TrainRuns& runs) {
 // The probe both runs' maps are of (the document's): a test image, or the photo the window has
 // open, made as the data are (28 x 28 grey); what the shown run predicts for it.
 void probe_section(AppState& state, TrainSession& train) {
-  if (train.task() == VitTask::MaskedPatches) {
+  const bool masked = train.task() == VitTask::MaskedPatches;
+  if (masked) {
     // A masked-patch run's maps are of the photo it learns from, whole, at the crops' size.
     ImGui::TextWrapped("Run %s's maps are of the photo it trains on, whole, at %d x %d pixels (a crop of all of it).",
                        train.name().c_str(), train.shape().image_cols, train.shape().image_rows);
-    if (train.vit().run()) {
-      const float side = ImGui::GetFontSize() * 3;
-      ImGui::Image(train.vit().photo(), ImVec2(side, side));
-      record_widget("train:probe_image");
-    }
-    ImGui::Checkbox("rollout (R)", &state.vit_rollout);
-    record_widget("train:rollout");
-    return;
+  } else {
+    ImGui::TextUnformatted("Probe (both runs' maps are of it)");
+    if (ImGui::RadioButton("test image", !state.train_probe_photo)) state.train_probe_photo = false;
+    record_widget("train:probe_test");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+    ImGui::BeginDisabled(state.train_probe_photo);
+    ImGui::SliderInt("##probe", &state.train_probe, 0, kFashionMnistTestCount - 1);
+    state.train_probe = std::clamp(state.train_probe, 0, kFashionMnistTestCount - 1);  // Ctrl+click types any number
+    record_widget("train:probe");
+    ImGui::EndDisabled();
+    const std::string photo = "the photo, " + state.image_path.filename().string() + " (28 x 28 grey)";
+    if (ImGui::RadioButton(photo.c_str(), state.train_probe_photo)) state.train_probe_photo = true;
+    record_widget("train:probe_photo");
   }
-  ImGui::TextUnformatted("Probe (both runs' maps are of it)");
-  if (ImGui::RadioButton("test image", !state.train_probe_photo)) state.train_probe_photo = false;
-  record_widget("train:probe_test");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
-  ImGui::BeginDisabled(state.train_probe_photo);
-  ImGui::SliderInt("##probe", &state.train_probe, 0, kFashionMnistTestCount - 1);
-  state.train_probe = std::clamp(state.train_probe, 0, kFashionMnistTestCount - 1);  // Ctrl+click types any number
-  record_widget("train:probe");
-  ImGui::EndDisabled();
-  const std::string photo = "the photo, " + state.image_path.filename().string() + " (28 x 28 grey)";
-  if (ImGui::RadioButton(photo.c_str(), state.train_probe_photo)) state.train_probe_photo = true;
-  record_widget("train:probe_photo");
   if (const VitRun* run = train.vit().run()) {
-    // What the model sees: the probe as the input (a test image, or the photo made as the data are).
+    // What the model sees: the probe as the input (a test image, the photo made as the data are, or the whole photo).
     const float side = ImGui::GetFontSize() * 3;
     ImGui::Image(train.vit().photo(), ImVec2(side, side));
     record_widget("train:probe_image");
-    ImGui::SameLine();
-    const auto top = run->top_classes(1);
+    const auto top = run->top_classes(1);  // none from a masked-patch model: it has no classifier
     if (!top.empty()) {
+      ImGui::SameLine();
       const auto& labels = run->model().arch.labels;
       const int c = top[0].first;
       ImGui::TextDisabled("run %s predicts %s (%.0f %%)", train.name().c_str(),

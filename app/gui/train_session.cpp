@@ -19,10 +19,7 @@ namespace {
 
 constexpr double kChunkSeconds = 0.2;  // training per job: the maps and curves move 5 times a second
 constexpr double kEvalEvery = 2.0;     // seconds of training between test accuracies
-constexpr int kEvalImages = 500, kDistanceImages = 16;
-constexpr int kFixedCrops = 64;  // masked patches: the crops the loss is measured on, every kEvalEvery
-
-std::string pooling_name(VitPooling p) { return p == VitPooling::Average ? "avg" : "cls"; }
+constexpr int kDistanceImages = 16;
 
 std::string switches_of(const VitTrainShape& s) {
   char buf[160];
@@ -31,7 +28,7 @@ std::string switches_of(const VitTrainShape& s) {
                   100.0 * s.mask_ratio, s.image_cols, s.depth, s.heads, s.D, s.patch, pos_kind_name(s.pos));
   else
     std::snprintf(buf, sizeof buf, "depth %d, %d heads, D %d, patch %d, %s, %s position", s.depth, s.heads, s.D, s.patch,
-                  pooling_name(s.pooling).c_str(), pos_kind_name(s.pos));
+                  pooling_name(s.pooling), pos_kind_name(s.pos));
   return buf;
 }
 
@@ -121,7 +118,7 @@ struct TrainSession::Run {
   Run(std::shared_ptr<const Data> d, const TrainConfig& c, const VitTrainSettings& settings)
       : data(std::move(d)), trainer(c.shape, settings, static_cast<std::uint64_t>(c.seed), /*threads=*/1) {
     const auto seed = static_cast<std::uint64_t>(c.seed) + 1;
-    if (c.shape.task == VitTask::MaskedPatches) masked.emplace(*c.photo, c.shape, seed, kFixedCrops);
+    if (c.shape.task == VitTask::MaskedPatches) masked.emplace(*c.photo, c.shape, seed, kTrainFixedCrops);
     else batches.emplace(data->train, c.batch, seed, 0, false);
   }
   /// The snapshot as a checkpoint would load it, with the data's normalization.
@@ -293,7 +290,7 @@ void TrainSession::submit_chunk(bool first) {
       out.point.seconds = r->seconds;
       if (first || r->since_eval >= kEvalEvery || t.step() >= c.steps) {
         if (masked) out.point.fixed_loss = static_cast<float>(r->masked->fixed_loss(t));
-        else out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kEvalImages));
+        else out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kTrainEvalImages));
         r->since_eval = 0;
       }
       if (first && masked) out.point.loss = out.point.fixed_loss;  // step 0: the untrained model's loss

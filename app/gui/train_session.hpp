@@ -61,12 +61,16 @@ struct TrainProbe {
   std::string name = "test image 0";   ///< what the sidecar and the CSV call it ("photo safari.jpg")
 };
 
+/// What a run is measured on every ~2 s of training: the first 500 Fashion-MNIST test images
+/// (test accuracy), or 64 fixed crops of the photo with fixed masks (masked patches' loss).
+inline constexpr int kTrainEvalImages = 500, kTrainFixedCrops = 64;
+
 /// One point of the curves.
 struct TrainPoint {
   std::int64_t step = 0;
   float loss = 0, train_accuracy = 0;  ///< over the chunk's batches
-  float test_accuracy = -1;            ///< on 500 test images, every ~2 s of training; −1 between (and for masked patches)
-  float fixed_loss = -1;               ///< masked patches: the loss on 64 fixed crops and masks, every ~2 s; −1 between
+  float test_accuracy = -1;            ///< on kTrainEvalImages test images, every ~2 s of training; −1 between (and for masked patches)
+  float fixed_loss = -1;               ///< masked patches: the loss on kTrainFixedCrops fixed crops and masks, every ~2 s; −1 between
   double seconds = 0;                  ///< training time so far
   Matrix distance;                     ///< layers × heads, mean attention distance (input pixels) over 16 test images
 };
