@@ -405,6 +405,24 @@ TEST(VitTrain, RefusesShapesThatCannotWork) {
   EXPECT_NE(refused([](VitTrainShape& s) { s.depth = 0; }).find("depth"), std::string::npos);
 }
 
+// A 14 × 14 photo of uniform random pixels (seeded) and the trainer's input of it: (channel, y, x)
+// floats normalized by `mean` and `sd`, as vit_input() normalizes the photo for the loaded model.
+struct PhotoAndInput {
+  Image photo;
+  std::vector<float> chw;
+};
+PhotoAndInput random_photo_and_input(unsigned seed, const std::array<float, 3>& mean, const std::array<float, 3>& sd) {
+  PhotoAndInput out;
+  out.photo.width = out.photo.height = 14;
+  out.photo.rgb.resize(14 * 14 * 3);
+  std::mt19937 gen(seed);
+  for (float& v : out.photo.rgb) v = std::uniform_real_distribution<float>(0.0f, 1.0f)(gen);
+  out.chw.resize(3 * 14 * 14);
+  for (std::size_t c = 0; c < 3; ++c)
+    for (std::size_t i = 0; i < 14 * 14; ++i) out.chw[c * 196 + i] = (out.photo.rgb[i * 3 + c] - mean[c]) / sd[c];
+  return out;
+}
+
 // What the trainer saves is what load_vit() reads, and the CPU forward on the read model gives
 // the trainer's own logits (the same model, two implementations of its forward pass).
 TEST(VitTrain, SavedCheckpointLoadsAndGivesTheTrainersLogits) {
@@ -424,14 +442,7 @@ TEST(VitTrain, SavedCheckpointLoadsAndGivesTheTrainersLogits) {
     EXPECT_EQ(model.arch.labels[3], "d");
     EXPECT_EQ(model.arch.pos_layout, PosLayout::AllTokens);
     // One image through both: the runner takes an Image (pixels in [0,1]) and normalizes it.
-    Image img;
-    img.width = img.height = 14;
-    img.rgb.resize(14 * 14 * 3);
-    std::mt19937 gen(4);
-    for (float& v : img.rgb) v = std::uniform_real_distribution<float>(0.0f, 1.0f)(gen);
-    std::vector<float> chw(3 * 14 * 14);
-    for (int c = 0; c < 3; ++c)
-      for (int i = 0; i < 14 * 14; ++i) chw[static_cast<std::size_t>(c) * 196 + i] = (img.rgb[static_cast<std::size_t>(i) * 3 + c] - 0.5f) / 0.25f;
+    const auto [img, chw] = random_photo_and_input(4, mean, sd);
     const Matrix ours = t.logits(chw, 1);
     VitCpuRunner runner(1);
     const VitPass pass = runner.run(model, vit_input(model, img), vit_memory_budget());
@@ -455,15 +466,7 @@ TEST(VitTrain, AMaskedPatchCheckpointLoadsAsAViTWithoutAClassifier) {
   EXPECT_EQ(model.arch.classes, 0);
   EXPECT_EQ(model.arch.token_head, 147);
   EXPECT_NE(vit_info(model).find("token head: 147"), std::string::npos);
-  Image img;
-  img.width = img.height = 14;
-  img.rgb.resize(14 * 14 * 3);
-  std::mt19937 gen(5);
-  for (float& v : img.rgb) v = std::uniform_real_distribution<float>(0.0f, 1.0f)(gen);
-  std::vector<float> chw(3 * 14 * 14);
-  for (int c = 0; c < 3; ++c)
-    for (int i = 0; i < 14 * 14; ++i)
-      chw[static_cast<std::size_t>(c) * 196 + i] = (img.rgb[static_cast<std::size_t>(i) * 3 + c] - mean[static_cast<std::size_t>(c)]) / sd[static_cast<std::size_t>(c)];
+  const auto [img, chw] = random_photo_and_input(5, mean, sd);
   const std::vector<Matrix> tokens = t.layer_tokens(chw, 1);
   VitCpuRunner runner(1);
   const VitPass pass = runner.run(model, vit_input(model, img), vit_memory_budget());
