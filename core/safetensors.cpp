@@ -487,12 +487,15 @@ SafetensorsFile parse_safetensors(std::span<const std::uint8_t> bytes, const std
   return file;
 }
 
-SafetensorsFile open_safetensors(const std::filesystem::path& path) {
+namespace {
+
+// The file at `path` opened for reading (pread), its size noted now.
+std::shared_ptr<FileSource> open_file(const std::filesystem::path& path, const char* kind) {
   const std::string what = path.string();
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw Error(what + ": no such file");
-  if (std::filesystem::is_directory(status)) throw Error(what + ": it is a directory, not a safetensors file");
+  if (std::filesystem::is_directory(status)) throw Error(what + ": it is a directory, not " + kind);
   if (!std::filesystem::is_regular_file(status)) throw Error(what + ": not a regular file");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(what + ": cannot open it for reading (" + std::strerror(errno) + ")");
@@ -502,10 +505,27 @@ SafetensorsFile open_safetensors(const std::filesystem::path& path) {
     ::close(fd);
     throw Error(what + ": not a regular file");
   }
-  const auto source = std::make_shared<FileSource>(fd, what, static_cast<std::uint64_t>(st.st_size));
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return std::make_shared<FileSource>(fd, what, static_cast<std::uint64_t>(st.st_size));
+}
+
+}  // namespace
+
+std::shared_ptr<SafetensorsSource> open_file_source(const std::filesystem::path& path) { return open_file(path, "a checkpoint file"); }
+
+std::shared_ptr<SafetensorsSource> memory_source(std::span<const std::uint8_t> bytes, const std::string& what) {
+  return std::make_shared<MemorySource>(bytes, what);
+}
+
+void convert_to_float(TensorDType dtype, const std::uint8_t* p, std::size_t count, float* out) {
+  convert(dtype, p, count * dtype_size(dtype), out);
+}
+
+SafetensorsFile open_safetensors(const std::filesystem::path& path) {
+  const std::string what = path.string();
+  const auto source = open_file(path, "a safetensors file");
   const std::uint64_t size = source->size();
   if (size < 8) too_short(size, what);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::uint8_t first8[8];
   source->view(0, 8, first8);
   const std::uint64_t header_size = header_length(first8, size, what);

@@ -105,4 +105,18 @@ SafetensorsFile open_safetensors(const std::filesystem::path& path);
 /// result keeps the file closed (source is null). Throws as open_safetensors() and read().
 SafetensorsFile read_safetensors(const std::filesystem::path& path);
 
+/// The bytes of the file at `path` as a source for SafetensorsFile::source (kept open, read
+/// with pread()), for other readers of checkpoints whose tensors hold their values and whose
+/// file is only hashed by read() (core/pytorch_checkpoint.hpp). Throws attnlab::Error with one
+/// line as open_safetensors() does for a missing path, a directory, a file that is not regular
+/// or cannot be opened.
+std::shared_ptr<SafetensorsSource> open_file_source(const std::filesystem::path& path);
+
+/// `bytes` (which must outlive the source) as a source, named `what` in errors.
+std::shared_ptr<SafetensorsSource> memory_source(std::span<const std::uint8_t> bytes, const std::string& what);
+
+/// `count` little-endian elements of `dtype` at `p` converted to float32 at `out` (F16 and BF16
+/// exactly, F32 as is).
+void convert_to_float(TensorDType dtype, const std::uint8_t* p, std::size_t count, float* out);
+
 }  // namespace attnlab

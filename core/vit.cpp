@@ -2,6 +2,7 @@
 
 #include "core/attention_source.hpp"
 #include "core/error.hpp"
+#include "core/pytorch_checkpoint.hpp"
 
 #include <cblas.h>
 #include <nlohmann/json.hpp>
@@ -491,17 +492,39 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   return model;
 }
 
+namespace {
+
+// Whether `file` is a PyTorch checkpoint: by its first bytes (a zip archive, or a legacy torch
+// pickle or tar, which open_pytorch() refuses with its own message), and for files that are
+// neither, by the extensions torch.save's files get (.pth, .pt, .bin), so that those are told
+// what they are not rather than read as a safetensors header.
+bool is_pytorch_file(const std::filesystem::path& file) {
+  std::vector<std::uint8_t> first(512);
+  std::ifstream in(file, std::ios::binary);
+  in.read(reinterpret_cast<char*>(first.data()), static_cast<std::streamsize>(first.size()));
+  first.resize(static_cast<std::size_t>(in.gcount()));
+  if (is_zip_magic(first) || is_legacy_torch_magic(first)) return true;
+  const std::string ext = file.extension().string();
+  return ext == ".pth" || ext == ".pt" || ext == ".bin";
+}
+
+}  // namespace
+
 VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options) {
   std::error_code ec;
   std::filesystem::path file = path;
   if (std::filesystem::is_directory(path, ec)) {
     file = path / "model.safetensors";
+    if (!std::filesystem::is_regular_file(file, ec)) file = path / "pytorch_model.bin";
     if (!std::filesystem::is_regular_file(file, ec))
-      throw Error(path.string() + ": a folder without model.safetensors (give the .safetensors file, or a folder holding "
-                                  "model.safetensors and config.json)");
+      throw Error(path.string() + ": a folder without model.safetensors or pytorch_model.bin (give the checkpoint file, or a "
+                                  "folder holding one of them and config.json)");
   }
   const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
-  SafetensorsFile tensors = open_safetensors(file);  // the header only; the weights at the end of vit_from_tensors
+  // A safetensors file: the header only, the weights at the end of vit_from_tensors. A PyTorch
+  // checkpoint: every tensor read now (core/pytorch_checkpoint.hpp), the file hashed at the end.
+  SafetensorsFile tensors = std::filesystem::is_regular_file(file, ec) && is_pytorch_file(file) ? open_pytorch(file)
+                                                                                              : open_safetensors(file);
   VitModel model = vit_from_tensors(std::move(tensors), read_text_file(dir / "config.json"),
                                     read_text_file(dir / "preprocessor_config.json"), options, file.string());
   model.file = file;

@@ -102,15 +102,22 @@ struct VitLoadOptions {
   std::optional<float> eps;    ///< --eps
 };
 
-/// Loads a checkpoint: a .safetensors file, or a folder holding model.safetensors. A
+/// Loads a checkpoint: a .safetensors file, a PyTorch checkpoint (.pth, .pt, .bin: a zip
+/// archive as torch.save writes since torch 1.6, told by its first bytes; read by
+/// open_pytorch(), core/pytorch_checkpoint.hpp, which picks DINO's teacher and drops `module.`
+/// and `backbone.` prefixes), or a folder holding model.safetensors (or, without it,
+/// pytorch_model.bin). A
 /// config.json beside it (HF: num_attention_heads, layer_norm_eps, id2label; timm:
 /// model_args.num_heads, pretrained_cfg.mean/std, label_names, global_pool) and a
 /// preprocessor_config.json (HF: image_mean, image_std) are read where present; options
 /// override them; without either, H = D/64 and ε = 1e-6 (timm's). The header is read and
 /// everything checked first; then the weights, in one pass over the file that converts them
 /// into the model's matrices and hashes the file (model.sha256): no second copy of the file in
-/// memory, no second read. Throws Error with one line for everything open_safetensors() and
-/// SafetensorsFile::read() refuse (a file truncated while it is read included), a file that is
+/// memory, no second read (a PyTorch checkpoint's tensors are read and converted to float32
+/// first, then copied; its file is hashed in a pass of its own: model.sha256 is the SHA-256 of
+/// its bytes all the same). Throws Error with one line for everything open_safetensors() and
+/// SafetensorsFile::read() refuse (a file truncated while it is read included), everything
+/// open_pytorch() refuses for a PyTorch checkpoint, a file that is
 /// not a ViT (naming tensors it has), missing tensors (named) or unknown ones (named), shapes
 /// that do not fit together (named), heads that do not divide D, and a bad config file.
 VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options = {});
