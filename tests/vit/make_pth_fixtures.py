@@ -15,7 +15,7 @@ runs this script):
   dino_f16/checkpoint.pth      timm_reg_ls_f16's tensors in DINO's release format:
                                {"teacher": {"backbone.NAME": ..., "head.mlp.0.weight": ...},
                                 "student": {"module.backbone.NAME": ...}, "epoch": 3}, F16
-                               (teacher and student share their storages).
+                               (the student a single tensor, so that only the teacher loads).
   hf_bf16/pytorch_model.bin    hf_model_bf16's tensors, BF16, Hugging Face names, with its
                                config.json and no model.safetensors.
   hostile/*.pth                files the reader must refuse with one line (see HOSTILE below).
@@ -89,7 +89,9 @@ def dino_f16():
     g = torch.Generator().manual_seed(3)
     teacher["head.mlp.0.weight"] = torch.randn(8, 64, generator=g).half()  # DINO's projection head
     teacher["head.last_layer.weight_g"] = torch.ones(16, 1).half()
-    student = collections.OrderedDict(("module." + k, v) for k, v in teacher.items())
+    # DINO's student is DistributedDataParallel's (module.); here only a part of it, so that
+    # picking it instead of the teacher fails.
+    student = collections.OrderedDict([("module.backbone.cls_token", torch.zeros_like(sd["cls_token"]))])
     save({"student": student, "teacher": teacher, "epoch": 3}, os.path.join(OUT, "dino_f16", "checkpoint.pth"))
 
 
