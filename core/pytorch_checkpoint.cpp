@@ -6,8 +6,6 @@
 // compared with a short list, never looked up.
 #include "core/pytorch_checkpoint.hpp"
 
-#include "core/error.hpp"
-
 #include <zip.h>
 
 #include <algorithm>
@@ -22,12 +20,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace attnlab {
 namespace {
 
-std::string quote(const std::string& s) {
-  return "'" + (s.size() > 80 ? s.substr(0, 80) + "…" : s) + "'";
-}
+std::string quote(const std::string& s) { return "'" + (s.size() > 80 ? s.substr(0, 80) + "…" : s) + "'"; }
 
 std::string hex_byte(std::uint8_t b) {
   char text[8];
@@ -45,12 +43,18 @@ struct StorageType {
 };
 
 constexpr StorageType kStorageTypes[] = {
-    {"FloatStorage", "F32", 4, TensorDType::F32},     {"HalfStorage", "F16", 2, TensorDType::F16},
-    {"BFloat16Storage", "BF16", 2, TensorDType::BF16}, {"DoubleStorage", "F64", 8, std::nullopt},
-    {"LongStorage", "I64", 8, std::nullopt},          {"IntStorage", "I32", 4, std::nullopt},
-    {"ShortStorage", "I16", 2, std::nullopt},         {"CharStorage", "I8", 1, std::nullopt},
-    {"ByteStorage", "U8", 1, std::nullopt},           {"BoolStorage", "BOOL", 1, std::nullopt},
-    {"ComplexFloatStorage", "C64", 8, std::nullopt},  {"ComplexDoubleStorage", "C128", 16, std::nullopt},
+    {"FloatStorage", "F32", 4, TensorDType::F32},
+    {"HalfStorage", "F16", 2, TensorDType::F16},
+    {"BFloat16Storage", "BF16", 2, TensorDType::BF16},
+    {"DoubleStorage", "F64", 8, std::nullopt},
+    {"LongStorage", "I64", 8, std::nullopt},
+    {"IntStorage", "I32", 4, std::nullopt},
+    {"ShortStorage", "I16", 2, std::nullopt},
+    {"CharStorage", "I8", 1, std::nullopt},
+    {"ByteStorage", "U8", 1, std::nullopt},
+    {"BoolStorage", "BOOL", 1, std::nullopt},
+    {"ComplexFloatStorage", "C64", 8, std::nullopt},
+    {"ComplexDoubleStorage", "C128", 16, std::nullopt},
 };
 
 // ---- The objects a pickle builds ----
@@ -59,17 +63,28 @@ enum class Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storag
 
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::None: return "None";
-    case Kind::Bool: return "a bool";
-    case Kind::Int: return "an int";
-    case Kind::Float: return "a float";
-    case Kind::Str: return "a string";
-    case Kind::Tuple: return "a tuple";
-    case Kind::List: return "a list";
-    case Kind::Dict: return "a dict";
-    case Kind::Global: return "a global";
-    case Kind::Storage: return "a storage";
-    case Kind::Tensor: return "a tensor";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return "a bool";
+    case Kind::Int:
+      return "an int";
+    case Kind::Float:
+      return "a float";
+    case Kind::Str:
+      return "a string";
+    case Kind::Tuple:
+      return "a tuple";
+    case Kind::List:
+      return "a list";
+    case Kind::Dict:
+      return "a dict";
+    case Kind::Global:
+      return "a global";
+    case Kind::Storage:
+      return "a storage";
+    case Kind::Tensor:
+      return "a tensor";
   }
   return "?";
 }
@@ -103,10 +118,10 @@ struct Value {
   int depth = 0;  // containers within it, as they were inserted
   std::int64_t i = 0;
   double f = 0;
-  std::string s;                 // Str; Global: its dotted name
-  Callable callable{};           // Global
+  std::string s;                              // Str; Global: its dotted name
+  Callable callable{};                        // Global
   const StorageType* storage_type = nullptr;  // Global torch.<T>Storage
-  std::vector<Value*> items;     // Tuple, List
+  std::vector<Value*> items;                  // Tuple, List
   std::unique_ptr<DictData> dict;
   std::unique_ptr<StorageRef> storage;
   std::unique_ptr<TensorRef> tensor;
@@ -115,11 +130,16 @@ struct Value {
 // A dict key's identity: the pickles torch writes key dicts by strings and ints only.
 std::optional<std::string> hash_key(const Value& v) {
   switch (v.kind) {
-    case Kind::Str: return "s" + v.s;
-    case Kind::Int: return "i" + std::to_string(v.i);
-    case Kind::Bool: return "i" + std::to_string(v.i);  // True == 1 as Python's dict keys
-    case Kind::None: return std::string("n");
-    default: return std::nullopt;
+    case Kind::Str:
+      return "s" + v.s;
+    case Kind::Int:
+      return "i" + std::to_string(v.i);
+    case Kind::Bool:
+      return "i" + std::to_string(v.i);  // True == 1 as Python's dict keys
+    case Kind::None:
+      return std::string("n");
+    default:
+      return std::nullopt;
   }
 }
 
@@ -139,7 +159,8 @@ class Unpickler {
       switch (op) {
         case 0x80: {  // PROTO
           const std::uint8_t proto = byte();
-          if (proto < 2 || proto > 5) fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
+          if (proto < 2 || proto > 5)
+            fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
           break;
         }
         case 0x95: {  // FRAME: a length, then that many bytes of opcodes (only a hint)
@@ -147,25 +168,51 @@ class Unpickler {
           if (n > p_.size() - pos_) fail("a FRAME longer than the rest of the pickle");
           break;
         }
-        case '}': push(make(Kind::Dict)); break;   // EMPTY_DICT
-        case ']': push(make(Kind::List)); break;   // EMPTY_LIST
-        case ')': push(make(Kind::Tuple)); break;  // EMPTY_TUPLE
-        case '(':                                   // MARK
+        case '}':
+          push(make(Kind::Dict));
+          break;  // EMPTY_DICT
+        case ']':
+          push(make(Kind::List));
+          break;  // EMPTY_LIST
+        case ')':
+          push(make(Kind::Tuple));
+          break;   // EMPTY_TUPLE
+        case '(':  // MARK
           if (marks_.size() >= kMaxPickleMarks)
             fail("more than " + std::to_string(kMaxPickleMarks) + " MARKs open at once (nesting too deep)");
           marks_.push_back(stack_.size());
           break;
-        case 'X': push_string(le(4)); break;       // BINUNICODE
-        case 0x8c: push_string(byte()); break;     // SHORT_BINUNICODE
-        case 0x8d: push_string(le(8)); break;      // BINUNICODE8
-        case 'U': push_string(byte()); break;      // SHORT_BINSTRING (read as text, as torch's location strings)
-        case 'T': push_string(le(4)); break;       // BINSTRING
-        case 'q': memo_put(byte()); break;         // BINPUT
-        case 'r': memo_put(le(4)); break;          // LONG_BINPUT
-        case 0x94: memo_put(memo_.size()); break;  // MEMOIZE
-        case 'h': memo_get(byte()); break;         // BINGET
-        case 'j': memo_get(le(4)); break;          // LONG_BINGET
-        case 'c': {                                 // GLOBAL: "module\nname\n"
+        case 'X':
+          push_string(le(4));
+          break;  // BINUNICODE
+        case 0x8c:
+          push_string(byte());
+          break;  // SHORT_BINUNICODE
+        case 0x8d:
+          push_string(le(8));
+          break;  // BINUNICODE8
+        case 'U':
+          push_string(byte());
+          break;  // SHORT_BINSTRING (read as text, as torch's location strings)
+        case 'T':
+          push_string(le(4));
+          break;  // BINSTRING
+        case 'q':
+          memo_put(byte());
+          break;  // BINPUT
+        case 'r':
+          memo_put(le(4));
+          break;  // LONG_BINPUT
+        case 0x94:
+          memo_put(memo_.size());
+          break;  // MEMOIZE
+        case 'h':
+          memo_get(byte());
+          break;  // BINGET
+        case 'j':
+          memo_get(le(4));
+          break;     // LONG_BINGET
+        case 'c': {  // GLOBAL: "module\nname\n"
           const std::string module = line();
           const std::string name = line();
           push(global(module, name));
@@ -174,12 +221,15 @@ class Unpickler {
         case 0x93: {  // STACK_GLOBAL
           Value* name = pop();
           Value* module = pop();
-          if (module->kind != Kind::Str || name->kind != Kind::Str) fail("STACK_GLOBAL with names that are not strings");
+          if (module->kind != Kind::Str || name->kind != Kind::Str)
+            fail("STACK_GLOBAL with names that are not strings");
           push(global(module->s, name->s));
           break;
         }
-        case 'Q': persistent_load(); break;  // BINPERSID
-        case 't': {                          // TUPLE
+        case 'Q':
+          persistent_load();
+          break;     // BINPERSID
+        case 't': {  // TUPLE
           Value* t = make(Kind::Tuple);
           for (Value* v : pop_mark()) insert(*t, v);
           push(t);
@@ -196,11 +246,14 @@ class Unpickler {
           push(t);
           break;
         }
-        case 'R': reduce(); break;  // REDUCE
-        case 0x81: {                // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
+        case 'R':
+          reduce();
+          break;      // REDUCE
+        case 0x81: {  // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
           pop();
           const Value* cls = pop();
-          fail("the pickle creates an object of " + (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
+          fail("the pickle creates an object of " +
+               (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
                " (NEWOBJ), which a checkpoint of weights does not need; nothing was run");
         }
         case 's': {  // SETITEM
@@ -227,10 +280,16 @@ class Unpickler {
           for (Value* v : items) append(l, v);
           break;
         }
-        case 'J': push_int(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4)))); break;  // BININT
-        case 'K': push_int(byte()); break;                                                         // BININT1
-        case 'M': push_int(static_cast<std::int64_t>(le(2))); break;                               // BININT2
-        case 0x8a: {                                                                               // LONG1
+        case 'J':
+          push_int(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4))));
+          break;  // BININT
+        case 'K':
+          push_int(byte());
+          break;  // BININT1
+        case 'M':
+          push_int(static_cast<std::int64_t>(le(2)));
+          break;      // BININT2
+        case 0x8a: {  // LONG1
           const std::size_t n = byte();
           if (n > 8) fail("an integer of " + std::to_string(n) + " bytes (LONG1), over 64 bits");
           need(n);
@@ -251,13 +310,22 @@ class Unpickler {
           push(v);
           break;
         }
-        case 0x88: push_bool(true); break;   // NEWTRUE
-        case 0x89: push_bool(false); break;  // NEWFALSE
-        case 'N': push(make(Kind::None)); break;
-        case 'b': build(); break;  // BUILD
-        case '.': {                // STOP
+        case 0x88:
+          push_bool(true);
+          break;  // NEWTRUE
+        case 0x89:
+          push_bool(false);
+          break;  // NEWFALSE
+        case 'N':
+          push(make(Kind::None));
+          break;
+        case 'b':
+          build();
+          break;     // BUILD
+        case '.': {  // STOP
           if (!marks_.empty()) fail("a MARK left open at STOP");
-          if (stack_.size() != 1) fail("STOP with " + std::to_string(stack_.size()) + " objects on the stack instead of 1");
+          if (stack_.size() != 1)
+            fail("STOP with " + std::to_string(stack_.size()) + " objects on the stack instead of 1");
           return stack_.back();
         }
         default:
@@ -295,9 +363,12 @@ class Unpickler {
 
   // -- the stack
   std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
-  [[noreturn]] void underflow() const { fail("the pickle takes more objects from its stack than it put there (corrupt data.pkl)"); }
+  [[noreturn]] void underflow() const {
+    fail("the pickle takes more objects from its stack than it put there (corrupt data.pkl)");
+  }
   void push(Value* v) {
-    if (stack_.size() >= kMaxPickleStack) fail("more than " + std::to_string(kMaxPickleStack) + " objects on the pickle's stack");
+    if (stack_.size() >= kMaxPickleStack)
+      fail("more than " + std::to_string(kMaxPickleStack) + " objects on the pickle's stack");
     stack_.push_back(v);
   }
   Value* pop() {
@@ -364,19 +435,24 @@ class Unpickler {
       fail("containers nested more than " + std::to_string(kMaxPickleNesting) + " deep (a state dict needs 2 or 3)");
     DictData& dd = *d->dict;
     const auto [it, fresh] = dd.index.emplace(*key, dd.entries.size());
-    if (fresh) dd.entries.emplace_back(k, v);
-    else dd.entries[it->second].second = v;  // Python's d[k] = v
+    if (fresh)
+      dd.entries.emplace_back(k, v);
+    else
+      dd.entries[it->second].second = v;  // Python's d[k] = v
   }
 
   // -- the memo: a pickler numbers what it memoizes 0, 1, 2, ..., so no index can pass the
   // number of bytes of the pickle (each memoization takes at least one).
   void memo_put(std::uint64_t i) {
-    if (i > p_.size()) fail("memo index " + std::to_string(i) + " is past what a pickle of " + std::to_string(p_.size()) + " bytes can hold");
+    if (i > p_.size())
+      fail("memo index " + std::to_string(i) + " is past what a pickle of " + std::to_string(p_.size()) +
+           " bytes can hold");
     memo_[i] = top();
   }
   void memo_get(std::uint64_t i) {
     const auto it = memo_.find(i);
-    if (it == memo_.end()) fail("memo index " + std::to_string(i) + " is read before it was written (corrupt data.pkl)");
+    if (it == memo_.end())
+      fail("memo index " + std::to_string(i) + " is read before it was written (corrupt data.pkl)");
     push(it->second);
   }
 
@@ -385,9 +461,12 @@ class Unpickler {
     const std::string full = module + "." + name;
     Value* v = make(Kind::Global);
     v->s = full;
-    if (full == "collections.OrderedDict") v->callable = Callable::OrderedDict;
-    else if (full == "torch._utils._rebuild_tensor_v2") v->callable = Callable::RebuildTensorV2;
-    else if (full == "torch._utils._rebuild_parameter") v->callable = Callable::RebuildParameter;
+    if (full == "collections.OrderedDict")
+      v->callable = Callable::OrderedDict;
+    else if (full == "torch._utils._rebuild_tensor_v2")
+      v->callable = Callable::RebuildTensorV2;
+    else if (full == "torch._utils._rebuild_parameter")
+      v->callable = Callable::RebuildParameter;
     else {
       for (const StorageType& t : kStorageTypes)
         if (module == "torch" && name == t.torch_name) {
@@ -405,7 +484,8 @@ class Unpickler {
   void reduce() {
     Value* args = pop();
     Value* func = pop();
-    if (func->kind != Kind::Global) fail("REDUCE calls " + std::string(kind_name(func->kind)) + ", not an allowed global");
+    if (func->kind != Kind::Global)
+      fail("REDUCE calls " + std::string(kind_name(func->kind)) + ", not an allowed global");
     if (args->kind != Kind::Tuple) fail("REDUCE of " + quote(func->s) + " with arguments that are not a tuple");
     const auto& a = args->items;
     switch (func->callable) {
@@ -419,15 +499,18 @@ class Unpickler {
       case Callable::RebuildTensorV2: {
         // torch/_utils.py: _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
         // backward_hooks, metadata=None)
-        if (a.size() != 6 && a.size() != 7) fail("_rebuild_tensor_v2 with " + std::to_string(a.size()) + " arguments, not 6 or 7");
-        if (a[0]->kind != Kind::Storage) fail("_rebuild_tensor_v2 of " + std::string(kind_name(a[0]->kind)) + ", not a storage");
+        if (a.size() != 6 && a.size() != 7)
+          fail("_rebuild_tensor_v2 with " + std::to_string(a.size()) + " arguments, not 6 or 7");
+        if (a[0]->kind != Kind::Storage)
+          fail("_rebuild_tensor_v2 of " + std::string(kind_name(a[0]->kind)) + ", not a storage");
         if (a[1]->kind != Kind::Int) fail("_rebuild_tensor_v2 with a storage offset that is not an int");
         if (a[2]->kind != Kind::Tuple || a[3]->kind != Kind::Tuple)
           fail("_rebuild_tensor_v2 with a size or stride that is not a tuple");
         if (a[2]->items.size() != a[3]->items.size())
           fail("_rebuild_tensor_v2 with " + std::to_string(a[2]->items.size()) + " sizes but " +
                std::to_string(a[3]->items.size()) + " strides");
-        if (a[2]->items.size() > kMaxTensorDims) fail("a tensor of more than " + std::to_string(kMaxTensorDims) + " dimensions");
+        if (a[2]->items.size() > kMaxTensorDims)
+          fail("a tensor of more than " + std::to_string(kMaxTensorDims) + " dimensions");
         if (a[4]->kind != Kind::Bool) fail("_rebuild_tensor_v2 with requires_grad that is not a bool");
         if (a[5]->kind != Kind::Dict || !a[5]->dict->entries.empty())
           fail("_rebuild_tensor_v2 with backward hooks (a checkpoint's tensors have none)");
@@ -453,17 +536,20 @@ class Unpickler {
         push(a[0]);
         return;
       }
-      case Callable::Storage: fail("the pickle calls " + quote(func->s) + " (a storage is only named by a persistent id)");
+      case Callable::Storage:
+        fail("the pickle calls " + quote(func->s) + " (a storage is only named by a persistent id)");
     }
   }
 
   // torch/serialization.py, _load's persistent_load: ('storage', storage_type, key, location, numel).
   void persistent_load() {
     const Value* pid = pop();
-    if (pid->kind != Kind::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Kind::Str || pid->items[0]->s != "storage")
+    if (pid->kind != Kind::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Kind::Str ||
+        pid->items[0]->s != "storage")
       fail("a persistent id other than ('storage', type, key, location, numel), which torch.load refuses too");
     const auto& a = pid->items;
-    if (a[1]->kind != Kind::Global || a[1]->callable != Callable::Storage) fail("a storage whose type is not torch.<T>Storage");
+    if (a[1]->kind != Kind::Global || a[1]->callable != Callable::Storage)
+      fail("a storage whose type is not torch.<T>Storage");
     if (a[2]->kind != Kind::Str || a[3]->kind != Kind::Str || a[4]->kind != Kind::Int)
       fail("a storage's key, location or size of the wrong type");
     if (a[4]->i < 0) fail("storage " + quote(a[2]->s) + " has a negative size");
@@ -477,7 +563,8 @@ class Unpickler {
     Value* inst = top();
     // torch: BUILD is for Tensor (legacy), Parameter and OrderedDict; state dicts carry
     // OrderedDict's `_metadata` (module versions) this way, which is not needed here.
-    if (inst->kind == Kind::Dict && inst->dict->ordered && (state->kind == Kind::Dict || state->kind == Kind::None)) return;
+    if (inst->kind == Kind::Dict && inst->dict->ordered && (state->kind == Kind::Dict || state->kind == Kind::None))
+      return;
     fail("BUILD on " + std::string(kind_name(inst->kind)) + " (only an OrderedDict's state is accepted)");
   }
 
@@ -511,14 +598,16 @@ std::string zip_error_text(int code) {
 
 class Archive {
  public:
-  Archive(ZipPtr zip, std::uint64_t archive_size, const std::string& what) : zip_(std::move(zip)), size_(archive_size), what_(what) {
+  Archive(ZipPtr zip, std::uint64_t archive_size, const std::string& what)
+      : zip_(std::move(zip)), size_(archive_size), what_(what) {
     const zip_int64_t n = zip_get_num_entries(zip_.get(), 0);
     if (n <= 0) fail("an empty zip archive, not a PyTorch checkpoint");
     const char* first = zip_get_name(zip_.get(), 0, ZIP_FL_ENC_RAW);
     const std::string name = first ? first : "";
     const auto slash = name.find('/');
     if (slash == std::string::npos || slash == 0)
-      fail("a zip archive whose first entry " + quote(name) + " is in no folder: not a PyTorch checkpoint (torch.save writes ARCHIVE/data.pkl)");
+      fail("a zip archive whose first entry " + quote(name) +
+           " is in no folder: not a PyTorch checkpoint (torch.save writes ARCHIVE/data.pkl)");
     prefix_ = name.substr(0, slash + 1);  // as torch's reader: the first entry's folder
   }
 
@@ -534,13 +623,14 @@ class Archive {
     zip_stat_init(&st);
     if (zip_stat_index(zip_.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
       fail("cannot read the zip entry " + quote(name) + " (" + zip_strerror(zip_.get()) + ")");
-    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE) fail("the zip entry " + quote(name) + " is encrypted");
+    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
+      fail("the zip entry " + quote(name) + " is encrypted");
     if (!(st.valid & ZIP_STAT_COMP_METHOD) || st.comp_method != ZIP_CM_STORE)
       fail("the zip entry " + quote(name) +
            " is compressed; torch.save stores its entries uncompressed (re-save it with torch.save)");
     if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE) || st.size != st.comp_size || st.size > size_)
-      fail("the zip entry " + quote(name) + " declares " + std::to_string(st.size) + " bytes, more than the archive's " +
-           std::to_string(size_) + " (a corrupt zip)");
+      fail("the zip entry " + quote(name) + " declares " + std::to_string(st.size) +
+           " bytes, more than the archive's " + std::to_string(size_) + " (a corrupt zip)");
     return std::make_pair(static_cast<zip_uint64_t>(i), static_cast<std::uint64_t>(st.size));
   }
 
@@ -554,7 +644,9 @@ class Archive {
     while (got < n) {
       const zip_int64_t r = zip_fread(f.get(), bytes.data() + got, n - got);
       if (r < 0) fail("cannot read the zip entry " + quote(name) + " (" + zip_file_strerror(f.get()) + ")");
-      if (r == 0) fail("the zip entry " + quote(name) + " ends after " + std::to_string(got) + " of its " + std::to_string(n) + " bytes");
+      if (r == 0)
+        fail("the zip entry " + quote(name) + " ends after " + std::to_string(got) + " of its " + std::to_string(n) +
+             " bytes");
       got += static_cast<std::uint64_t>(r);
     }
     std::uint8_t extra;  // the end: libzip checks the CRC here
@@ -589,7 +681,8 @@ std::vector<std::pair<std::string, const Value*>> state_dict(const Value* root, 
   }
   std::vector<std::pair<std::string, const Value*>> tensors;
   for (const auto& [k, v] : dict->dict->entries) {
-    if (k->kind != Kind::Str) u.fail("the state dict has a key that is " + std::string(kind_name(k->kind)) + ", not a tensor's name");
+    if (k->kind != Kind::Str)
+      u.fail("the state dict has a key that is " + std::string(kind_name(k->kind)) + ", not a tensor's name");
     if (v->kind != Kind::Tensor)
       u.fail("the state dict's entry " + quote(k->s) + " is " + kind_name(v->kind) + ", not a tensor");
     tensors.emplace_back(k->s, v);
@@ -623,13 +716,15 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
     const auto bytes = archive.read(bo->first, bo->second, "byteorder");
     const std::string order(bytes.begin(), bytes.end());
     if (order != "little")
-      archive.fail("the checkpoint was written " + (order == "big" ? std::string("big-endian") : "in byte order " + quote(order)) +
+      archive.fail("the checkpoint was written " +
+                   (order == "big" ? std::string("big-endian") : "in byte order " + quote(order)) +
                    "; only little-endian files are read");
   }
   const auto pkl = archive.find("data.pkl");
   if (!pkl) archive.fail("a zip archive without " + archive.prefix() + "data.pkl: not a PyTorch checkpoint");
   if (pkl->second > kMaxPickleBytes)
-    archive.fail("data.pkl is " + std::to_string(pkl->second) + " bytes, over the limit of " + std::to_string(kMaxPickleBytes));
+    archive.fail("data.pkl is " + std::to_string(pkl->second) + " bytes, over the limit of " +
+                 std::to_string(kMaxPickleBytes));
   const std::vector<std::uint8_t> pickle = archive.read(pkl->first, pkl->second, "data.pkl");
   Unpickler unpickler(pickle, what);
   const Value* root = unpickler.load();
@@ -650,7 +745,8 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
     const StorageRef& s = *t.storage->storage;
     const std::string tn = "tensor " + quote(name);
     if (!s.type->supported)
-      archive.fail(tn + " has dtype " + s.type->dtype + " (torch." + s.type->torch_name + "), which is not supported (F32, F16, BF16 are)");
+      archive.fail(tn + " has dtype " + s.type->dtype + " (torch." + s.type->torch_name +
+                   "), which is not supported (F32, F16, BF16 are)");
     const auto [it, fresh] = storages.emplace(s.key, &s);
     if (!fresh && (it->second->type != s.type || it->second->numel != s.numel))
       archive.fail("storage " + quote(s.key) + " is named with two different types or sizes");
@@ -666,7 +762,8 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
       if (!n) archive.fail(tn + " has a shape whose element count overflows 64 bits");
       numel = *n;
       const auto reach = mul(t.size[d] - 1, t.stride[d]);
-      if (!reach || __builtin_add_overflow(last, *reach, &last)) archive.fail(tn + " has strides that reach past 64 bits");
+      if (!reach || __builtin_add_overflow(last, *reach, &last))
+        archive.fail(tn + " has strides that reach past 64 bits");
     }
     if (empty) numel = 0;
     if (numel > 0 && last >= s.numel)
@@ -674,7 +771,8 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
                    std::to_string(s.numel));
     // Views of one storage could repeat it without end (stride 0, many tensors): the values
     // are bounded by the file's size.
-    if (static_cast<std::uint64_t>(numel) > archive_size || (total_floats += static_cast<std::uint64_t>(numel)) > archive_size)
+    if (static_cast<std::uint64_t>(numel) > archive_size ||
+        (total_floats += static_cast<std::uint64_t>(numel)) > archive_size)
       archive.fail("the tensors' values would take more than 4 times the file's " + std::to_string(archive_size) +
                    " bytes (views repeating one storage)");
     plans.push_back({name, &t, &s, numel});
@@ -686,7 +784,8 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
     t.dtype = *p.s->type->supported;
     t.shape = p.t->size;
   }
-  if (file.tensors.size() != plans.size()) archive.fail("two tensors of the state dict have the same name once prefixes are dropped");
+  if (file.tensors.size() != plans.size())
+    archive.fail("two tensors of the state dict have the same name once prefixes are dropped");
 
   // Storage by storage, each read once: its tensors' values converted from it.
   for (const auto& [key, s] : storages) {
@@ -696,8 +795,9 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
     const auto entry = archive.find(record);
     if (!entry) archive.fail("storage " + quote(key) + " has no zip entry " + archive.prefix() + record);
     if (!bytes_needed || static_cast<std::uint64_t>(*bytes_needed) != entry->second)
-      archive.fail("storage " + quote(key) + " holds " + std::to_string(entry->second) + " bytes but its pickle declares " +
-                   std::to_string(s->numel) + " elements of " + std::to_string(element) + " bytes");
+      archive.fail("storage " + quote(key) + " holds " + std::to_string(entry->second) +
+                   " bytes but its pickle declares " + std::to_string(s->numel) + " elements of " +
+                   std::to_string(element) + " bytes");
     const std::vector<std::uint8_t> data = archive.read(entry->first, entry->second, record);
     const TensorDType dtype = *s->type->supported;
     for (const Plan& p : plans) {
@@ -705,15 +805,18 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
       std::vector<float> values(static_cast<std::size_t>(p.numel));
       const TensorRef& t = *p.t;
       const std::size_t dims = t.size.size();
-      // Contiguous (row-major strides): one conversion; otherwise element by element.
+      // Contiguous (row-major strides): one conversion; otherwise element by element. (The
+      // products of trailing sizes fit: they divide numel, checked above.)
       bool contiguous = true;
-      for (std::int64_t d = static_cast<std::int64_t>(dims) - 1, expect = 1; d >= 0; --d) {
+      for (std::int64_t d = static_cast<std::int64_t>(dims) - 1, expect = 1; d >= 0 && p.numel > 0; --d) {
         if (t.size[d] != 1 && t.stride[d] != expect) contiguous = false;
         expect *= t.size[d];
       }
       if (p.numel == 0) {
+        // nothing to read
       } else if (contiguous) {
-        convert_to_float(dtype, data.data() + static_cast<std::size_t>(t.offset) * element, values.size(), values.data());
+        convert_to_float(dtype, data.data() + static_cast<std::size_t>(t.offset) * element, values.size(),
+                         values.data());
       } else {
         std::vector<std::int64_t> index(dims, 0);
         for (std::size_t k = 0; k < values.size(); ++k) {
@@ -735,8 +838,10 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
 
 [[noreturn]] void not_zip(std::span<const std::uint8_t> first, const std::string& what) {
   if (is_legacy_torch_magic(first))
-    throw Error(what + ": a PyTorch file in the legacy format (before torch 1.6), which is not read: re-save it with torch >= 1.6 "
-                       "(torch.save(torch.load(path), new_path))");
+    throw Error(
+        what +
+        ": a PyTorch file in the legacy format (before torch 1.6), which is not read: re-save it with torch >= 1.6 "
+        "(torch.save(torch.load(path), new_path))");
   throw Error(what + ": not a PyTorch checkpoint (no zip archive, which torch.save writes since torch 1.6)");
 }
 
@@ -751,7 +856,8 @@ bool is_zip_magic(std::span<const std::uint8_t> first) {
 }
 
 bool is_legacy_torch_magic(std::span<const std::uint8_t> first) {
-  if (first.size() >= 2 && first[0] == 0x80 && first[1] >= 2 && first[1] <= 5) return true;  // a pickle: torch's magic number first
+  if (first.size() >= 2 && first[0] == 0x80 && first[1] >= 2 && first[1] <= 5)
+    return true;  // a pickle: torch's magic number first
   static constexpr char kTar[] = "ustar";
   return first.size() >= 262 && std::memcmp(first.data() + 257, kTar, 5) == 0;
 }

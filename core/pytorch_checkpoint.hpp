@@ -13,12 +13,12 @@
 // torch.load(weights_only=True) accepts (torch/_weights_only_unpickler.py: dicts, OrderedDicts,
 // lists, tuples, ints, floats, strings, bools, None, tensors, parameters) and refuses every
 // other global (os.system, builtins.eval, ...) by name, running no code.
-#include "core/safetensors.hpp"
-
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
+
+#include "core/safetensors.hpp"
 
 namespace attnlab {
 
@@ -31,10 +31,10 @@ bool is_legacy_torch_magic(std::span<const std::uint8_t> first);
 
 /// Limits of the unpickler (data.pkl is a few kB for a ViT's state dict).
 inline constexpr std::uint64_t kMaxPickleBytes = 64ull << 20;  ///< data.pkl's size
-inline constexpr std::size_t kMaxPickleStack = 1u << 20;        ///< objects on the stack
-inline constexpr std::size_t kMaxPickleMarks = 256;             ///< MARKs open at once
-inline constexpr int kMaxPickleNesting = 64;                    ///< containers within containers
-inline constexpr std::size_t kMaxTensorDims = 16;               ///< a tensor's dimensions
+inline constexpr std::size_t kMaxPickleStack = 1u << 20;       ///< objects on the stack
+inline constexpr std::size_t kMaxPickleMarks = 256;            ///< MARKs open at once
+inline constexpr int kMaxPickleNesting = 64;                   ///< containers within containers
+inline constexpr std::size_t kMaxTensorDims = 16;              ///< a tensor's dimensions
 
 /// Reads a PyTorch zip checkpoint held in memory into the same SafetensorsFile the safetensors
 /// reader gives, so that vit_from_tensors() reads it like any checkpoint. `what` names it in

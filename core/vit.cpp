@@ -510,16 +510,18 @@ bool is_pytorch_file(const std::filesystem::path& file) {
 
 }  // namespace
 
+std::filesystem::path checkpoint_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return path;
+  for (const char* name : {"model.safetensors", "pytorch_model.bin"})
+    if (std::filesystem::is_regular_file(path / name, ec)) return path / name;
+  throw Error(path.string() + ": a folder without model.safetensors or pytorch_model.bin (give the checkpoint file, or a "
+                              "folder holding one of them and config.json)");
+}
+
 VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options) {
   std::error_code ec;
-  std::filesystem::path file = path;
-  if (std::filesystem::is_directory(path, ec)) {
-    file = path / "model.safetensors";
-    if (!std::filesystem::is_regular_file(file, ec)) file = path / "pytorch_model.bin";
-    if (!std::filesystem::is_regular_file(file, ec))
-      throw Error(path.string() + ": a folder without model.safetensors or pytorch_model.bin (give the checkpoint file, or a "
-                                  "folder holding one of them and config.json)");
-  }
+  const std::filesystem::path file = checkpoint_file(path);
   const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   // A safetensors file: the header only, the weights at the end of vit_from_tensors. A PyTorch
   // checkpoint: every tensor read now (core/pytorch_checkpoint.hpp), the file hashed at the end.

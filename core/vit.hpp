@@ -122,6 +122,11 @@ struct VitLoadOptions {
 /// that do not fit together (named), heads that do not divide D, and a bad config file.
 VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options = {});
 
+/// The file load_vit() reads for `path`: `path` itself unless it is a folder; in a folder its
+/// model.safetensors, or without one its pytorch_model.bin (Hugging Face's two names). Throws
+/// Error with one line for a folder holding neither.
+std::filesystem::path checkpoint_file(const std::filesystem::path& path);
+
 /// The same from tensors holding their values or from a file opened by open_safetensors() or
 /// index_safetensors() (read by file.read() once everything is checked; model.sha256 is its
 /// hash, "" when every tensor held its values), with the config files' contents as JSON text

@@ -16,7 +16,7 @@ std::string usage() {
 Usage:
   attnlab [IMAGE] [--model PATH]
                            open the app on IMAGE (default: the bundled safari photo); with
-                           --model, a ViT checkpoint (.safetensors or its folder) too
+                           --model, a ViT checkpoint (.safetensors, .pth or a folder) too
   attnlab [IMAGE] --hover-bench OUT.json [--model PATH | --train]
                            the interactive benchmark: the window replays 300 hovers at
                            K = 16 (with --model: over the ViT's grid, a layer or head
@@ -115,7 +115,7 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args) {
   GuiArgs out;
   for (std::size_t n = 0; n < args.size(); ++n) {
     if (args[n] == "--model") {
-      if (n + 1 >= args.size()) throw Error("--model needs a path (a .safetensors file or its folder)");
+      if (n + 1 >= args.size()) throw Error("--model needs a path (a .safetensors or .pth file, or its folder)");
       if (!out.model.empty()) throw Error("--model given twice");
       out.model = args[++n];
     } else if (args[n] == "--hover-bench") {

@@ -21,7 +21,8 @@ std::string vit_usage() {
               [--query cls|regN|COL,ROW] [--rollout mean|max|min] [--distance] [--top K]
               [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
                            a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
-                           .safetensors, or a folder with model.safetensors and
+                           .safetensors; a PyTorch .pth, .pt or pytorch_model.bin; or a
+                           folder with model.safetensors or pytorch_model.bin and
                            config.json) on IMG: the query's row of A in a layer for a
                            head or the heads' mean/max/min, over the patches (prefix
                            keys left out), as CSV in the grid's layout. Layers and
@@ -96,7 +97,7 @@ VitOptions parse(const std::vector<std::string>& args) {
     } else if (a == "--cka-count") o.cka_count = parse_int(value(), "--cka-count", 2, 10000);
     else throw Error("unknown option '" + a + "' of attnlab vit (see attnlab --help)");
   }
-  if (o.model.empty()) throw Error("--model PATH is required (a .safetensors file or a folder holding model.safetensors)");
+  if (o.model.empty()) throw Error("--model PATH is required (a .safetensors or .pth file, or a folder holding model.safetensors or pytorch_model.bin)");
   if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error("--image IMG is required");
   const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout.empty() ? 0 : 1) + (o.info ? 1 : 0) + (o.cka ? 1 : 0);
   if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --cka at a time");

@@ -149,7 +149,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   if (!std::filesystem::exists(state.model_path, ec))
     throw Error("the model '" + state.model_path.string() + "'" + (from.empty() ? "" : " named in '" + from + "'") + " does not exist");
   if (!expected_sha.empty()) {
-    const auto file = std::filesystem::is_directory(state.model_path, ec) ? state.model_path / "model.safetensors" : state.model_path;
+    const auto file = checkpoint_file(state.model_path);
     if (file_sha256(file) != expected_sha)
       throw Error("the model file '" + file.string() + "' has changed since '" + from + "' was written (its SHA-256 differs)");
   }

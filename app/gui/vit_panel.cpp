@@ -13,7 +13,7 @@ namespace attnlab::app {
 namespace {
 
 void open_section(AppState& state, VitSession& vit) {
-  ImGui::TextUnformatted("Open a checkpoint (.safetensors or its folder; or drop it on the window)");
+  ImGui::TextUnformatted("Open a checkpoint (.safetensors, .pth or its folder; or drop it on the window)");
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open").x - ImGui::GetStyle().ItemSpacing.x - ImGui::GetStyle().FramePadding.x * 2);
   const bool enter = ImGui::InputText("##model_path", &state.ui.model_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   record_widget("model_path");

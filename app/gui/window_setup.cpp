@@ -26,10 +26,12 @@ namespace {
 // The App of a window, or null while none is attached (App's constructor and destructor set it).
 App* app_of(GLFWwindow* window) { return static_cast<App*>(glfwGetWindowUserPointer(window)); }
 
-// A checkpoint (a .safetensors file, or a folder) opens as the ViT; anything else as an image.
+// A checkpoint (a .safetensors file, a PyTorch .pth, .pt or .bin, or a folder) opens as the
+// ViT; anything else as an image.
 bool is_model_path(const std::filesystem::path& p) {
   std::error_code ec;
-  return p.extension() == ".safetensors" || std::filesystem::is_directory(p, ec);
+  const auto ext = p.extension();
+  return ext == ".safetensors" || ext == ".pth" || ext == ".pt" || ext == ".bin" || std::filesystem::is_directory(p, ec);
 }
 
 // The input callbacks: each tells the App that input arrived (a frame follows, and one more to

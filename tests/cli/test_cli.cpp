@@ -359,6 +359,34 @@ TEST(CliVit, InfoSaysTheArchitecture) {
     EXPECT_NE(hf.out.find(line), std::string::npos) << line << " in\n" << hf.out;
 }
 
+// Issue 36, item 4: a PyTorch checkpoint (.pth, a folder with pytorch_model.bin, DINO's
+// release format) gives the same rows as its safetensors twin on the safari photo; a hostile
+// one is one line and exit 2, nothing run.
+TEST(CliVit, PytorchCheckpointsGiveTheRowsOfTheirSafetensorsTwins) {
+  const auto pth = vit_data_dir() / "pth";
+  struct Case {
+    std::filesystem::path torch_file, twin;
+    const char* options;
+  };
+  for (const Case& c : {Case{pth / "timm_f32" / "timm_f32.pth", vit_data_dir() / "timm_f32", ""},
+                        Case{pth / "dino_f16" / "checkpoint.pth", vit_data_dir() / "timm_reg_ls_f16", " --heads 4"},
+                        Case{pth / "hf_bf16", vit_data_dir() / "hf_model_bf16", ""}}) {
+    SCOPED_TRACE(c.torch_file.string());
+    for (const std::string readout : {"", " --layer 0 --head 1 --query 2,3", " --rollout mean", " --distance"}) {
+      const std::string args = " --image " + safari_arg() + " --resize 48 --backend cpu" + std::string(c.options) + readout;
+      const CliRun a = run_attnlab("vit --model " + quoted(c.torch_file) + args);
+      const CliRun b = run_attnlab("vit --model " + quoted(c.twin) + args);
+      ASSERT_EQ(a.code, 0) << a.err;
+      ASSERT_EQ(b.code, 0) << b.err;
+      EXPECT_FALSE(a.out.empty());
+      EXPECT_EQ(a.out, b.out) << readout;
+    }
+  }
+  const auto hostile = pth / "hostile" / "os_system.pth";
+  const CliRun r = run_attnlab("vit --model " + quoted(hostile) + " --image " + safari_arg());
+  expect_one_line_error(r, hostile.string() + ": the pickle names the global 'os.system'");
+}
+
 TEST(CliVit, RowsRolloutDistanceAndTopMatchPyTorchOnGpuAndCpu) {
   for (const char* name : {"timm_f32__safari_61x45", "timm_reg_ls_f16__safari_48x48", "hf_cls_f32__safari_48x48",
                            "dinov2_reg_f32__safari_32x32", "hf_model_bf16__safari_61x45", "timm_reg_bf16__safari_61x45"}) {

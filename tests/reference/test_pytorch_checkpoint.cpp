@@ -3,13 +3,6 @@
 // their safetensors twins, and load_vit opens them (files and a folder with pytorch_model.bin,
 // DINO's release format); hostile files are refused with one line naming the file. Fixtures:
 // tests/vit/data/pth, made by tests/vit/make_pth_fixtures.py.
-#include "core/error.hpp"
-#include "core/pytorch_checkpoint.hpp"
-#include "core/safetensors.hpp"
-#include "core/vit.hpp"
-#include "test_support.hpp"
-#include "vit/vit_golden.hpp"
-
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -17,6 +10,13 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "core/error.hpp"
+#include "core/pytorch_checkpoint.hpp"
+#include "core/safetensors.hpp"
+#include "core/vit.hpp"
+#include "test_support.hpp"
+#include "vit/vit_golden.hpp"
 
 using namespace attnlab;
 
@@ -35,7 +35,8 @@ void expect_same_tensors(const SafetensorsFile& a, const SafetensorsFile& b) {
     EXPECT_EQ(it->second.dtype, t.dtype);
     ASSERT_EQ(it->second.values.size(), t.values.size());
     for (std::size_t k = 0; k < t.values.size(); ++k)
-      ASSERT_EQ(std::bit_cast<std::uint32_t>(it->second.values[k]), std::bit_cast<std::uint32_t>(t.values[k])) << "element " << k;
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(it->second.values[k]), std::bit_cast<std::uint32_t>(t.values[k]))
+          << "element " << k;
   }
 }
 
@@ -98,7 +99,8 @@ TEST(PytorchCheckpoint, LoadVitOpensPthFilesAndFoldersLikeTheirTwins) {
   EXPECT_EQ(timm.sha256.size(), 64u);
 
   const VitLoadOptions four{.heads = 4, .eps = std::nullopt};
-  expect_same_model(load_vit(pth_dir() / "dino_f16" / "checkpoint.pth", four), load_vit(data / "timm_reg_ls_f16", four));
+  expect_same_model(load_vit(pth_dir() / "dino_f16" / "checkpoint.pth", four),
+                    load_vit(data / "timm_reg_ls_f16", four));
   const VitModel hf = load_vit(pth_dir() / "hf_bf16");  // the folder: pytorch_model.bin
   EXPECT_EQ(hf.file.filename(), "pytorch_model.bin");
   EXPECT_EQ(hf.arch.naming, VitNaming::HuggingFace);
@@ -140,8 +142,10 @@ TEST(PytorchCheckpoint, HostileFilesAreRefusedWithOneLine) {
     for (const bool from_memory : {false, true}) {
       const std::vector<std::uint8_t> bytes = bytes_of(path);
       try {
-        if (from_memory) index_pytorch(bytes, path.string());
-        else load_vit(path);  // through the loader: picked by its magic or extension
+        if (from_memory)
+          index_pytorch(bytes, path.string());
+        else
+          load_vit(path);  // through the loader: picked by its magic or extension
         ADD_FAILURE() << "no error; expected one containing '" << c.part << "'";
       } catch (const Error& e) {
         const std::string msg = e.what();
@@ -156,7 +160,8 @@ TEST(PytorchCheckpoint, HostileFilesAreRefusedWithOneLine) {
 // The same checks on a zip file with the wrong extension: decided by the magic, not the name.
 TEST(PytorchCheckpoint, TheFilesFirstBytesDecideNotItsName) {
   const auto copy = attnlab::testing::temp_dir() / "renamed.safetensors";
-  std::filesystem::copy_file(pth_dir() / "timm_f32" / "timm_f32.pth", copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(pth_dir() / "timm_f32" / "timm_f32.pth", copy,
+                             std::filesystem::copy_options::overwrite_existing);
   const VitModel m = load_vit(copy, VitLoadOptions{.heads = 4, .eps = std::nullopt});
   EXPECT_EQ(m.arch.classes, 5);
   const auto empty = attnlab::testing::temp_dir() / "empty_folder";
@@ -165,6 +170,7 @@ TEST(PytorchCheckpoint, TheFilesFirstBytesDecideNotItsName) {
     load_vit(empty);
     ADD_FAILURE() << "an empty folder loaded";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("a folder without model.safetensors or pytorch_model.bin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a folder without model.safetensors or pytorch_model.bin"), std::string::npos)
+        << e.what();
   }
 }
