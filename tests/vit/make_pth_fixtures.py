@@ -20,6 +20,8 @@ runs this script):
                                config.json and no model.safetensors.
   hostile/*.pth                files the reader must refuse with one line (see HOSTILE below).
 
+and tests/fuzz/corpus/pytorch/*.pkl: each zip's data.pkl alone, seeds of fuzz_pytorch.
+
     /usr/bin/python3 tests/vit/make_pth_fixtures.py     # from the repository root; torch 1.13
 
 The safetensors files are read by make_golden.py's own parser (numpy only), so the twins hold
@@ -196,11 +198,30 @@ def hostile():
     open(os.path.join(folder, "legacy.pth"), "wb").write(buf.getvalue())
 
 
+def fuzz_seeds():
+    """Each fixture's data.pkl alone: fuzz_pytorch wraps an input that is no zip as data.pkl."""
+    folder = os.path.join(HERE, "..", "fuzz", "corpus", "pytorch")
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)
+    os.makedirs(folder)
+    for d, _, files in sorted(os.walk(OUT)):
+        for f in sorted(files):
+            path = os.path.join(d, f)
+            if not zipfile.is_zipfile(path):
+                continue
+            with zipfile.ZipFile(path) as z:
+                pkl = [n for n in z.namelist() if n.endswith("/data.pkl")]
+                if pkl:
+                    name = os.path.relpath(path, OUT).replace(os.sep, "__")
+                    open(os.path.join(folder, name + ".pkl"), "wb").write(z.read(pkl[0]))
+
+
 def main():
     timm_f32()
     dino_f16()
     hf_bf16()
     hostile()
+    fuzz_seeds()
     # Each twin loads in torch with the safetensors file's values.
     for path, name, pick in [("timm_f32/timm_f32.pth", "timm_f32", None),
                              ("dino_f16/checkpoint.pth", "timm_reg_ls_f16", "teacher"),
