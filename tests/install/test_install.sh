@@ -93,7 +93,7 @@ dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./||' >"$work/deb-contents"
 for f in "${expected[@]}"; do grep -qx "usr/$f" "$work/deb-contents" || fail "the package does not hold /usr/$f"; done
 grep -qx "usr/share/doc/attnlab/changelog.gz" "$work/deb-contents" || fail "the package has no changelog"
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libc6 libstdc++6 libglfw3 libepoxy0 libnettle8 libgl1-mesa-dri; do
+for lib in libc6 libstdc++6 libglfw3 libepoxy0 libnettle8 libzip4 libgl1-mesa-dri; do
   [[ $depends == *"$lib"* ]] || fail "the package's Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
 lintian --fail-on error --suppress-tags-from-file /dev/null "$deb" >"$work/lintian.log" 2>&1 ||
