@@ -739,6 +739,7 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
   };
   std::vector<Plan> plans;
   std::map<std::string, const StorageRef*> storages;
+  std::map<std::string, std::vector<std::size_t>> users;  // the plans of each storage
   std::uint64_t total_floats = 0;
   for (const auto& [name, v] : tensors) {
     const TensorRef& t = *v->tensor;
@@ -775,6 +776,7 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
         (total_floats += static_cast<std::uint64_t>(numel)) > archive_size)
       archive.fail("the tensors' values would take more than 4 times the file's " + std::to_string(archive_size) +
                    " bytes (views repeating one storage)");
+    users[s.key].push_back(plans.size());
     plans.push_back({name, &t, &s, numel});
   }
 
@@ -800,8 +802,8 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
                    std::to_string(element) + " bytes");
     const std::vector<std::uint8_t> data = archive.read(entry->first, entry->second, record);
     const TensorDType dtype = *s->type->supported;
-    for (const Plan& p : plans) {
-      if (p.s->key != key) continue;
+    for (const std::size_t u : users[key]) {
+      const Plan& p = plans[u];
       std::vector<float> values(static_cast<std::size_t>(p.numel));
       const TensorRef& t = *p.t;
       const std::size_t dims = t.size.size();
