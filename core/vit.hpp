@@ -83,7 +83,7 @@ struct VitBlock {
 struct VitModel {
   VitArchitecture arch;
   std::uint64_t id = 0;        ///< unique to this load in this process, for caches of its weights
-  std::filesystem::path file;  ///< the .safetensors file read
+  std::filesystem::path file;  ///< the checkpoint file read (.safetensors, or a PyTorch .pth/.pt/.bin)
   std::string sha256;          ///< SHA-256 of its bytes as read by the load (64 lowercase hex digits; "" when built from values in memory)
   Matrix W_patch;              ///< D × 3P²: the conv kernel flattened in (channel, y, x) order
   RowVector b_patch;           ///< D
