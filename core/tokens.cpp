@@ -14,6 +14,9 @@ namespace attnlab {
 PatchGrid make_grid(int width, int height, int K, EdgeMode edge) {
   if (K < 1) throw Error("patch size K must be at least 1 pixel, got " + std::to_string(K));
   if (width < 1 || height < 1) throw Error("the image is empty");
+  if (K > kMaxPatch)
+    throw Error("patch size K=" + std::to_string(K) + " is more than the largest accepted, " +
+                std::to_string(kMaxPatch) + " (a token's 3·K² values are counted in 32 bits on the GPU)");
   PatchGrid g;
   g.K = K;
   g.image_width = width;

@@ -14,6 +14,10 @@ namespace attnlab {
 /// Largest number of tokens N accepted (the row path is specified up to 16 384; a little room).
 inline constexpr int kMaxTokens = 65536;
 
+/// Largest patch size K accepted: 3·K² (a raw token's values) must fit a 32-bit int, as the
+/// shaders count it. (The memory budget refuses far smaller K on most machines.)
+inline constexpr int kMaxPatch = 26754;
+
 /// The grid of K×K patches over a W×H image. Tokens are numbered in raster order:
 /// i = row·cols + col, row 0 at the top (docs/MATH.md, "Pixels, patches, tokens"). Patch (col,row) covers pixels
 /// x ∈ [col·K, col·K+K), y ∈ [row·K, row·K+K); in Pad mode pixels outside the image are 0.
@@ -30,8 +34,8 @@ struct PatchGrid {
   bool contains(int col, int row) const { return col >= 0 && row >= 0 && col < cols && row < rows; }
 };
 
-/// Makes the grid. Throws Error when K < 1, when K is larger than the image in Crop mode (no
-/// whole patch fits), or when N would exceed kMaxTokens.
+/// Makes the grid. Throws Error when K < 1 or K > kMaxPatch, when K is larger than the image in
+/// Crop mode (no whole patch fits), or when N would exceed kMaxTokens.
 PatchGrid make_grid(int width, int height, int K, EdgeMode edge);
 
 /// Token index of (col,row), or Error naming the grid size when it is outside.

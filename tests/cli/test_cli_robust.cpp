@@ -120,10 +120,14 @@ TEST(CliBudget, AHugePaddedPatchIsRefusedInOneLineWithinTheBudget) {
   const int fits = std::atoi(r.err.c_str() + at + 15);
   ASSERT_GT(fits, 16);
   ASSERT_LT(fits, 3000);
-  // K so large that 3·K·K overflows an int (K ≥ 26 755), under the default budget too.
-  expect_one_line_error(run_attnlab("row --image " + safari + " --patch 30000 --edge pad --query 0,0"),
-                        "memory budget");
-  expect_one_line_error(run_attnlab("row --image " + safari + " --patch 1048576 --edge pad --query 0,0"),
+  // K so large that 3·K·K overflows an int (K ≥ 26 755), even under a budget that would hold it.
+  for (const char* K : {"26755", "1048576"}) {
+    const Run big = run_attnlab("row --image " + safari + " --patch " + K + " --edge pad --query 0,0",
+                                "export ATTNLAB_MEMORY_BUDGET_MB=1000000000");
+    expect_one_line_error(big, "the largest accepted, 26754");
+    EXPECT_LT(big.peak_bytes, 256 * kMiB);
+  }
+  expect_one_line_error(run_attnlab("row --image " + safari + " --patch 20000 --edge pad --query 0,0"),
                         "memory budget");
 }
 
@@ -175,6 +179,24 @@ TEST(CliBudget, AHostileCheckpointIsRefusedBeforeAnythingIsAllocated) {
   const Run r2 = run_attnlab("vit --info --model " + quoted(file));
   expect_one_line_error(r2, "missing");
   EXPECT_LT(r2.peak_bytes, 64 * kMiB);
+  std::filesystem::remove_all(dir);
+}
+
+// A 6 MB header whose one tensor has 3 million dimensions of 1: parsed, it would take some
+// 100 MB (a JSON value per number, then the shape); refused from its length first.
+TEST(CliBudget, AHugeHeaderIsRefusedBeforeItIsParsed) {
+  const auto dir = temp_dir();
+  std::string shape = "[";
+  for (int i = 0; i < 3'000'000; ++i) shape += i ? ",1" : "1";
+  shape += "]";
+  const std::string h = R"({"patch_embed.proj.weight":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,4]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>((h.size() >> (8 * i)) & 0xff);
+  write_file(dir / "wide.safetensors", bytes + h + std::string(4, '\0'));
+  const Run r =
+      run_attnlab("vit --info --model " + quoted(dir / "wide.safetensors"), "export ATTNLAB_MEMORY_BUDGET_MB=1");
+  expect_one_line_error(r, "memory budget");
+  EXPECT_LT(r.peak_bytes, 64 * kMiB);
   std::filesystem::remove_all(dir);
 }
 
