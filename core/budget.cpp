@@ -1,12 +1,12 @@
 #include "core/budget.hpp"
 
-#include <unistd.h>
+#include "core/error.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
 
-#include "core/error.hpp"
+#include <unistd.h>
 
 namespace attnlab {
 

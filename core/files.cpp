@@ -1,19 +1,20 @@
 #include "core/files.hpp"
 
-#include <fcntl.h>
+#include "core/error.hpp"
+
 #include <nettle/sha2.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <vector>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <vector>
-
-#include "core/error.hpp"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace attnlab {
 

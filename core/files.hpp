@@ -1,11 +1,11 @@
 #pragma once
 // Writing export files safely: never over an existing file unless asked, never half-written.
+#include "core/tokens.hpp"
+
 #include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "core/tokens.hpp"
 
 namespace attnlab {
 

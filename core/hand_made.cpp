@@ -1,10 +1,10 @@
 #include "core/hand_made.hpp"
 
-#include <algorithm>
-
 #include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/heads.hpp"
+
+#include <algorithm>
 
 namespace attnlab {
 

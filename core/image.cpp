@@ -1,10 +1,11 @@
 #include "core/image.hpp"
 
-#include <fcntl.h>
+#include "core/budget.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+
 #include <stb_image.h>
 #include <stb_image_write.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cerrno>
@@ -14,9 +15,9 @@
 #include <memory>
 #include <system_error>
 
-#include "core/budget.hpp"
-#include "core/error.hpp"
-#include "core/files.hpp"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace attnlab {
 namespace {

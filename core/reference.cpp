@@ -1,10 +1,10 @@
 #include "core/reference.hpp"
 
-#include <cmath>
-
 #include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
+
+#include <cmath>
 
 namespace attnlab {
 

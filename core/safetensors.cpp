@@ -1,9 +1,10 @@
 #include "core/safetensors.hpp"
 
-#include <fcntl.h>
+#include "core/budget.hpp"
+#include "core/error.hpp"
+
 #include <nettle/sha2.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -11,13 +12,13 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <system_error>
 #include <tuple>
 
-#include "core/budget.hpp"
-#include "core/error.hpp"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace attnlab {
 namespace {

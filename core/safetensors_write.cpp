@@ -1,12 +1,13 @@
 #include "core/safetensors_write.hpp"
 
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <nlohmann/json.hpp>
-
-#include "core/error.hpp"
-#include "core/files.hpp"
 
 namespace attnlab {
 

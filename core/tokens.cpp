@@ -1,13 +1,13 @@
 #include "core/tokens.hpp"
 
+#include "core/budget.hpp"
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <random>
-
-#include "core/budget.hpp"
-#include "core/error.hpp"
 
 namespace attnlab {
 

@@ -1,13 +1,13 @@
 #pragma once
 // The patch grid and tokenization (fig. 26.2, section 26.9.1, eq. 26.32).
-#include <array>
-#include <cstddef>
-#include <cstdint>
-
 #include "core/budget.hpp"
 #include "core/image.hpp"
 #include "core/settings.hpp"
 #include "core/types.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
 
 namespace attnlab {
 

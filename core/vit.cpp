@@ -1,8 +1,12 @@
 #include "core/vit.hpp"
 
+#include "core/attention_source.hpp"
+#include "core/budget.hpp"
+#include "core/error.hpp"
+
 #include <cblas.h>
+#include <nlohmann/json.hpp>
 #include <stb_image_resize.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,14 +16,11 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 #include <sstream>
 
-#include "core/attention_source.hpp"
-#include "core/budget.hpp"
-#include "core/error.hpp"
+#include <unistd.h>
 
 namespace attnlab {
 

@@ -1,11 +1,11 @@
 #include "core/gpu/hand_made_gpu_engine.hpp"
 
-#include <algorithm>
-
 #include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
 #include "core/shader_constants.hpp"
+
+#include <algorithm>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif

@@ -1,16 +1,17 @@
 // Issue 38: a checkpoint save that fails leaves nothing, and a retry works; the files are never
 // written through a fixed temporary name that a link could redirect.
-#include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <fstream>
-
 #include "app/commands/train_files.hpp"
 #include "core/error.hpp"
 #include "core/safetensors_write.hpp"
 #include "core/vit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace attnlab;
 using namespace attnlab::app;

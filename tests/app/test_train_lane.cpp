@@ -1,6 +1,9 @@
 // The Train tab's lane (app/gui/train_lane.hpp): two runs that ask for a turn after each chunk
 // never train at once on the scheduler's two threads, and take turns chunk by chunk; a run that
 // leaves (reset) gives its turn to the one waiting and loses its own waiting turn.
+#include "app/gui/scheduler.hpp"
+#include "app/gui/train_lane.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,9 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "app/gui/scheduler.hpp"
-#include "app/gui/train_lane.hpp"
 
 using namespace attnlab::app;
 using namespace std::chrono_literals;

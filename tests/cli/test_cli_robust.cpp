@@ -1,19 +1,20 @@
 // Issue 38, as a new user would meet it: hostile sizes refused in one line within a memory
 // budget (measured on the real binary: its peak resident memory from wait4()), and export pairs
 // replaced together or not at all.
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
-#include "test_support.hpp"
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace attnlab;
 using namespace attnlab::testing;
