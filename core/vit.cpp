@@ -363,9 +363,9 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
     throw Error(what + ": " + std::to_string(indices.size()) + " blocks is more than a ViT has");
   for (int i = 0; const int idx : indices) {
     if (idx != i)
-      throw Error(what + ": block " + std::to_string(i) + " is missing ('" + block_prefix + std::to_string(i) +
-                  ".…'), but block " + std::to_string(idx) +
-                  " is there: blocks are numbered 0, 1, 2, … with none left out");
+      throw Error(what + ": block " + std::to_string(i) + " is missing (no '" + block_prefix + std::to_string(i) +
+                  (hf ? ".layernorm_before.weight'" : ".norm1.weight'") + " nor the rest of its tensors), but block " +
+                  std::to_string(idx) + " is there: blocks are numbered 0, 1, 2, … with none left out");
     ++i;
   }
   arch.depth = static_cast<int>(indices.size());
