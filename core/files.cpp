@@ -61,6 +61,7 @@ struct Pending {
   std::filesystem::path path;
   std::string tmp;     // the temporary beside it ("" once moved or removed)
   std::string backup;  // a link to the file it replaced ("" when it replaced none)
+  bool backup_moved = false;  // the backup is the old file itself, moved aside (no hard links here)
   bool moved = false;
 };
 
@@ -124,7 +125,10 @@ void roll_back(std::vector<Pending>& files) {
       it->backup.clear();
     }
     if (!it->tmp.empty()) ::unlink(it->tmp.c_str());
-    if (!it->backup.empty()) ::unlink(it->backup.c_str());
+    if (!it->backup.empty()) {
+      if (it->backup_moved) ::rename(it->backup.c_str(), it->path.c_str());  // the old file back in place
+      else ::unlink(it->backup.c_str());
+    }
   }
 }
 
@@ -160,7 +164,7 @@ void write_files_together(std::span<const FileToWrite> files, bool overwrite) {
   pending.reserve(files.size());
   try {
     for (const FileToWrite& f : targets) {
-      pending.push_back({f.path, "", "", false});
+      pending.push_back({f.path, "", "", false, false});
       pending.back().tmp = write_temporary(f.path, f.bytes);
     }
   } catch (...) {
@@ -175,10 +179,19 @@ void write_files_together(std::span<const FileToWrite> files, bool overwrite) {
       struct stat st;
       if (::lstat(p.path.c_str(), &st) == 0) {
         const std::string backup = backup_name(p.path);
-        if (::link(p.path.c_str(), backup.c_str()) == 0)
+        if (::link(p.path.c_str(), backup.c_str()) == 0) {
           p.backup = backup;
-        else
+        } else if (errno == EPERM || errno == EOPNOTSUPP || errno == EMLINK || errno == ENOSYS) {
+          // A file system without hard links (FAT on a USB stick): the old file moved aside.
+          if (::rename(p.path.c_str(), backup.c_str()) == 0) {
+            p.backup = backup;
+            p.backup_moved = true;
+          } else {
+            err = errno;
+          }
+        } else {
           err = errno;
+        }
       }
       if (!err && ::rename(p.tmp.c_str(), p.path.c_str()) != 0) err = errno;
       if (!err) p.tmp.clear();

@@ -40,11 +40,11 @@ std::string shell_quoted(const std::filesystem::path& p) { return "'" + p.string
 // Runs attnlab with `args` (shell-quoted) after the shell statements `setup` (e.g.
 // "export ATTNLAB_MEMORY_BUDGET_MB=512"), no DISPLAY, as one process (the shell execs it) whose
 // peak resident memory wait4() reports.
-CliResult run_attnlab(const std::string& args, const std::string& setup = "") {
+CliResult run_attnlab(const std::string& args, const std::string& setup = "", const std::string& wrapper = "") {
   const auto dir = std::filesystem::temp_directory_path() / ("attnlab-robust-run-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out = dir / "stdout", err = dir / "stderr";
-  const std::string cmd = "unset DISPLAY; export EGL_LOG_LEVEL=fatal; " + (setup.empty() ? ":" : setup) + "; exec " +
+  const std::string cmd = "unset DISPLAY; export EGL_LOG_LEVEL=fatal; " + (setup.empty() ? ":" : setup) + "; exec " + wrapper + " " +
                           shell_quoted(binary()) + " " + args + " >" + shell_quoted(out) + " 2>" + shell_quoted(err);
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
@@ -242,5 +242,30 @@ TEST(CliExport, ForceWithAnUnwritableSidecarKeepsTheOldPair) {
   struct stat st {};
   ASSERT_EQ(::stat(png.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
+  std::filesystem::remove_all(dir);
+}
+
+// The second move of a pair fails after the first succeeded: the first is put back. Set up in a
+// sticky folder (as /tmp is) where the unprivileged user 'nobody' owns slide.png but not
+// slide.json: replacing slide.png works, moving root's slide.json aside is refused. Needs root
+// (to hand the files to 'nobody').
+TEST(CliExport, WhenTheSecondMoveFailsTheFirstIsPutBack) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the files to 'nobody'";
+  const auto dir = temp_dir() / "sticky";
+  std::filesystem::create_directories(dir);
+  const auto png = dir / "slide.png", json = dir / "slide.json";
+  const std::string render = "render --image " + shell_quoted(asset("safari.jpg")) +
+                             " --patch 50 --query 1,1 --size 320x240 --out " + shell_quoted(png);
+  ASSERT_EQ(run_attnlab(render).code, 0);
+  const std::string old_png = read_file(png), old_json = read_file(json);
+  ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+  ASSERT_EQ(::chown(png.c_str(), 65534, 65534), 0);
+  const CliResult r = run_attnlab(render + " --query 2,2 --force", "", "setpriv --reuid=65534 --regid=65534 --clear-groups");
+  expect_one_line_error(r, "slide.json");
+  EXPECT_EQ(read_file(png), old_png) << "the first file was not put back";
+  EXPECT_EQ(read_file(json), old_json);
+  int hidden = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) hidden += e.path().filename().string()[0] == '.';
+  EXPECT_EQ(hidden, 0) << "a temporary or a backup was left";
   std::filesystem::remove_all(dir);
 }
