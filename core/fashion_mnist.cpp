@@ -81,6 +81,10 @@ FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& di
     throw Error(labels_path.string() + ": " + std::to_string(lshape[0]) + " labels for " + std::to_string(ishape[0]) + " images");
   for (const std::uint8_t y : s.labels)
     if (y >= 10) throw Error(labels_path.string() + ": label " + std::to_string(y) + " is not one of the 10 classes");
+  if (!train && ishape[0] < kFashionMnistEvalImages)
+    throw Error(images_path.string() + ": " + std::to_string(ishape[0]) + " images, fewer than the " +
+                std::to_string(kFashionMnistEvalImages) +
+                " the evaluations read (a short or partial file); reinstall it with: " + kInstall);
   s.count = ishape[0];
   s.rows = ishape[1];
   s.cols = ishape[2];
@@ -88,6 +92,9 @@ FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& di
 }
 
 void fashion_mnist_input(const FashionMnistSplit& split, int index, float* out) {
+  if (index < 0 || index >= split.count)
+    throw Error("image " + std::to_string(index) + " is outside the split (0 … " + std::to_string(split.count - 1) +
+                ")");
   const std::size_t n = static_cast<std::size_t>(split.rows) * split.cols;
   const std::uint8_t* px = split.pixels.data() + static_cast<std::size_t>(index) * n;
   for (std::size_t i = 0; i < n; ++i) {

@@ -30,6 +30,10 @@ inline constexpr float kFashionMnistMean = 0.2860f, kFashionMnistStd = 0.3530f;
 /// Images in the published test split (the Train tab's probe slider; the files are checked on reading).
 inline constexpr int kFashionMnistTestCount = 10000;
 
+/// The most test images an evaluation reads (attnlab train's periodic subset; the Train tab reads
+/// 500): a test split with fewer is refused on reading, never indexed past its end.
+inline constexpr int kFashionMnistEvalImages = 1000;
+
 /// One split: `count` images of rows × cols bytes, image after image, and their labels.
 struct FashionMnistSplit {
   int count = 0, rows = 0, cols = 0;
@@ -46,7 +50,8 @@ std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dim
 
 /// The training split (train = true: train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz) or
 /// the test split (t10k-…) from `dir`. Throws Error as read_idx_gz(), and when the two files
-/// disagree on the count, a label is 10 or more, or the images are not 28 × 28.
+/// disagree on the count, a label is 10 or more, the images are not 28 × 28, or the test split
+/// has fewer than kFashionMnistEvalImages images.
 FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir = kFashionMnistDir);
 
 /// Image `index` of `split` as the model's input: 3 × rows × cols floats (channel, y, x), the grey

@@ -5,17 +5,40 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace attnlab {
 
 /// Writes `bytes` to `path` through a temporary file in the same folder, then links it into
 /// place: an existing file is never replaced unless `overwrite`, and a failure (missing or
 /// read-only folder, full disk) leaves nothing behind. Throws Error naming the path and reason.
+/// The file gets mode 0666 less the umask and is synced to the disk before it is moved in.
 void write_file_safely(const std::filesystem::path& path, std::span<const char> bytes, bool overwrite = false);
+
+/// One file of a set written together by write_files_together().
+struct FileToWrite {
+  std::filesystem::path path;
+  std::span<const char> bytes;
+};
+
+/// Writes every file of `files` (e.g. a PNG and its JSON sidecar) together or not at all: every
+/// check first (a name taken without `overwrite`, a folder or other non-file of that name, a
+/// missing folder); then each file's bytes to a temporary beside it, written and synced (mode
+/// 0666 less the umask); then each moved into place in one step (a rename over the old file
+/// with `overwrite`, a link that fails on a taken name without); if a move fails, the files
+/// moved so far are removed and the files they replaced put back. Throws Error naming the path
+/// and the reason; the old files are then as they were.
+void write_files_together(std::span<const FileToWrite> files, bool overwrite = false);
 
 inline void write_file_safely(const std::filesystem::path& path, const std::string& text, bool overwrite = false) {
   write_file_safely(path, std::span<const char>(text.data(), text.size()), overwrite);
 }
+
+/// Makes the folder `dir`, which must not exist, holding `files` (their paths relative to it,
+/// plain names) in one step: a temporary folder beside it, each file written and synced into
+/// it, then the folder renamed to `dir`. A failure leaves nothing (and a retry can succeed);
+/// a `dir` that appeared meanwhile is not touched. Throws Error naming `dir` and the reason.
+void write_new_folder(const std::filesystem::path& dir, std::span<const FileToWrite> files);
 
 /// The first of `stem.ext`, `stem-2.ext`, `stem-3.ext`… in `dir` for which no file with any of
 /// `extensions` exists yet (so a PNG and its JSON sidecar share a name). Returns the path

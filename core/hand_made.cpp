@@ -1,5 +1,6 @@
 #include "core/hand_made.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/heads.hpp"
 
@@ -50,6 +51,8 @@ class ReferenceModel final : public HandMadeModel {
     const size_t bytes = static_cast<size_t>(ref.N()) * ref.N() * 4;
     if (bytes > max_matrix_bytes())
       throw Error("the full attention matrix needs " + std::to_string(bytes >> 20) + " MiB; choose a larger patch size");
+    check_memory(bytes, std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+                 "the full attention matrix of " + std::to_string(ref.N()) + " tokens", "choose a larger patch size");
     return ref.matrix(checked(head));
   }
   int N() const override { return current().N(); }

@@ -1,5 +1,6 @@
 #include "core/image.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 
@@ -13,6 +14,10 @@
 #include <iterator>
 #include <memory>
 #include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace attnlab {
 namespace {
@@ -49,6 +54,10 @@ Image load_image_from_memory(std::span<const std::uint8_t> bytes, const std::str
     throw Error("cannot load " + what + ": " + std::to_string(w) + "x" + std::to_string(h) +
                 " pixels is more than the limit of " + std::to_string(kMaxImagePixels) +
                 " pixels; resize it first");
+  // The floats kept (3 per pixel) and stb's decoded pixels (up to 4 channels of 16 bits) at once.
+  check_memory(checked_product({static_cast<std::size_t>(pixels), 3 * sizeof(float) + 4 * 2}),
+               std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+               "decoding " + what + " (" + std::to_string(w) + "x" + std::to_string(h) + " pixels)", "resize it first");
   if (jpeg_truncated(bytes))
     throw Error("cannot load " + what + ": the JPEG is truncated (no end-of-image marker)");
 
@@ -89,10 +98,35 @@ Image load_image(const std::filesystem::path& path) {
     throw Error("cannot load " + describe(path) + ": no such file");
   if (std::filesystem::is_directory(status))
     throw Error("cannot load " + describe(path) + ": it is a directory, not an image file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot load " + describe(path) + ": cannot open it for reading (" + std::strerror(errno) + ")");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error("cannot load " + describe(path) + ": read error");
+  // Opened without blocking (a FIFO would wait for a writer), then its type and size checked on
+  // the open file before a byte is read: only a regular file, and no more than can be decoded.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw Error("cannot load " + describe(path) + ": cannot open it for reading (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw Error("cannot load " + describe(path) + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw Error("cannot load " + describe(path) +
+                ": not a regular file (a pipe, a device or a socket), so not an image file");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw Error("cannot load " + describe(path) + ": the file is larger than 2 GiB");
+  check_memory(static_cast<std::size_t>(size), std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+               "reading " + describe(path));
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("cannot load " + describe(path) + ": read error (" + std::strerror(errno) + ")");
+    if (n == 0) break;  // shortened meanwhile: decoded as far as it goes (and refused if cut)
+    got += static_cast<std::size_t>(n);
+  }
+  bytes.resize(got);
   return load_image_from_memory(bytes, describe(path));
 }
 
@@ -104,12 +138,11 @@ Image image_from_rgb8(int width, int height, std::span<const std::uint8_t> rgb8)
   return img;
 }
 
-void write_png(const std::filesystem::path& path, int width, int height, int channels,
-               std::span<const std::uint8_t> pixels, bool overwrite) {
-  const std::string where = describe(path);
+std::vector<std::uint8_t> encode_png(int width, int height, int channels, std::span<const std::uint8_t> pixels,
+                                     const std::string& what) {
   if (width <= 0 || height <= 0 || channels < 1 || channels > 4 ||
       pixels.size() != static_cast<size_t>(width) * height * channels)
-    throw Error("cannot write " + where + ": pixel buffer does not match the image size");
+    throw Error("cannot write " + what + ": pixel buffer does not match the image size");
   std::vector<std::uint8_t> encoded;
   auto sink = [](void* ctx, void* data, int size) {
     auto* out = static_cast<std::vector<std::uint8_t>*>(ctx);
@@ -117,8 +150,13 @@ void write_png(const std::filesystem::path& path, int width, int height, int cha
     out->insert(out->end(), p, p + size);
   };
   if (!stbi_write_png_to_func(sink, &encoded, width, height, channels, pixels.data(), width * channels))
-    throw Error("cannot write " + where + ": PNG encoding failed");
+    throw Error("cannot write " + what + ": PNG encoding failed");
+  return encoded;
+}
 
+void write_png(const std::filesystem::path& path, int width, int height, int channels,
+               std::span<const std::uint8_t> pixels, bool overwrite) {
+  const std::vector<std::uint8_t> encoded = encode_png(width, height, channels, pixels, describe(path));
   write_file_safely(path, std::span<const char>(reinterpret_cast<const char*>(encoded.data()), encoded.size()),
                     overwrite);
 }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace attnlab {
@@ -36,6 +37,11 @@ Image load_image_from_memory(std::span<const std::uint8_t> bytes, const std::str
 
 /// Builds an image from 8-bit interleaved RGB (e.g. a GPU read-back), 3*width*height bytes.
 Image image_from_rgb8(int width, int height, std::span<const std::uint8_t> rgb8);
+
+/// 8-bit RGB(A) pixels encoded as PNG bytes (for a file written with others:
+/// write_files_together()). Throws Error naming `what` for a buffer of the wrong size.
+std::vector<std::uint8_t> encode_png(int width, int height, int channels, std::span<const std::uint8_t> pixels,
+                                     const std::string& what);
 
 /// Writes 8-bit RGB(A) pixels as PNG. Refuses to overwrite an existing file unless `overwrite`;
 /// writes through write_file_safely(), so a failure leaves nothing.

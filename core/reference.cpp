@@ -1,5 +1,6 @@
 #include "core/reference.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
@@ -24,6 +25,7 @@ void validate(const Settings& s) {
 ModelSetup make_setup(int image_width, int image_height, const Settings& s) {
   validate(s);
   PatchGrid grid = make_grid(image_width, image_height, s.patch, s.edge);
+  check_hand_made_budget(grid, memory_budget());  // before W_tokenize (16 × 3K²) is made
   Matrix P = positional_codes(grid, s.pos);
   Mask mask(s.mask, grid);
   return ModelSetup{grid,

@@ -1,5 +1,6 @@
 #include "core/safetensors.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 
 #include <nettle/sha2.h>
@@ -219,6 +220,11 @@ std::uint64_t header_length(const std::uint8_t* first8, std::uint64_t file_size,
   if (header_size > file_size - 8)
     throw Error(what + ": the header length is " + std::to_string(header_size) + " bytes, past the end of the file (" +
                 std::to_string(file_size - 8) + " bytes follow it): the file is truncated or not a safetensors file");
+  // Parsed, a JSON value per number, list and name: up to about 32 bytes per byte of text (e.g.
+  // "[1,2,3]" → three 16-byte values in a list), checked before it is read.
+  check_memory(checked_product({static_cast<std::size_t>(header_size), 32}),
+               std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+               what + ": reading its " + std::to_string(header_size) + "-byte header");
   return header_size;
 }
 

@@ -1,13 +1,13 @@
 #include "core/safetensors_write.hpp"
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 namespace attnlab {
 
@@ -40,35 +40,14 @@ std::vector<std::uint8_t> safetensors_bytes(const SafetensorsFile& file) {
   return out;
 }
 
-namespace {
-void write_bytes(const std::filesystem::path& path, const char* data, std::size_t size) {
-  std::filesystem::path tmp = path;
-  tmp += ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path.string() + ": cannot be written (" + std::strerror(errno) + ")");
-    out.write(data, static_cast<std::streamsize>(size));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw Error(path.string() + ": writing failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(path.string() + ": cannot be written (" + ec.message() + ")");
-  }
-}
-}  // namespace
-
 void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file) {
   const std::vector<std::uint8_t> bytes = safetensors_bytes(file);
-  write_bytes(path, reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  write_file_safely(path, std::span<const char>(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                    /*overwrite=*/true);
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) { write_bytes(path, text.data(), text.size()); }
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  write_file_safely(path, text, /*overwrite=*/true);
+}
 
 }  // namespace attnlab

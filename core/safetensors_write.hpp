@@ -14,12 +14,13 @@ namespace attnlab {
 /// "__metadata__". Throws Error when a tensor does not hold its values.
 std::vector<std::uint8_t> safetensors_bytes(const SafetensorsFile& file);
 
-/// Writes safetensors_bytes(file) to `path` through a temporary file beside it, renamed over
-/// `path` once complete (a reader never sees half a file). Throws Error with one line naming
-/// the path when it cannot be written.
+/// Writes safetensors_bytes(file) to `path` through write_file_safely() (overwrite): a new
+/// temporary beside it (never a fixed name a link could redirect), synced, renamed over `path`
+/// once complete (a reader never sees half a file). Throws Error with one line naming the path
+/// when it cannot be written.
 void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file);
 
-/// Writes `text` to `path` the same way (temporary file, then rename). Throws Error naming the path.
+/// Writes `text` to `path` the same way (new temporary, synced, then rename). Throws Error naming the path.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace attnlab

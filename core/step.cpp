@@ -163,13 +163,13 @@ std::vector<Saturation> saturation_curve(std::span<const float> logits, std::spa
 RowVector raw_token(const Image& img, const PatchGrid& grid, int i) {
   if (i < 0 || i >= grid.N()) throw Error("patch index " + std::to_string(i) + " is outside [0," + std::to_string(grid.N()) + ")");
   const int K = grid.K;
-  RowVector x = RowVector::Zero(3 * K * K);
+  RowVector x = RowVector::Zero(3 * Eigen::Index{K} * K);
   const int x0 = grid.col_of(i) * K, y0 = grid.row_of(i) * K;
   for (int py = 0; py < K; ++py)
     for (int px = 0; px < K; ++px) {
       const int xx = x0 + px, yy = y0 + py;
       if (xx >= img.width || yy >= img.height) continue;  // padding stays 0
-      for (int c = 0; c < 3; ++c) x[(py * K + px) * 3 + c] = img.at(xx, yy, c);
+      for (int c = 0; c < 3; ++c) x[(Eigen::Index{py} * K + px) * 3 + c] = img.at(xx, yy, c);
     }
   return x;
 }

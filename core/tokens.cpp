@@ -1,8 +1,11 @@
 #include "core/tokens.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
 
@@ -11,6 +14,9 @@ namespace attnlab {
 PatchGrid make_grid(int width, int height, int K, EdgeMode edge) {
   if (K < 1) throw Error("patch size K must be at least 1 pixel, got " + std::to_string(K));
   if (width < 1 || height < 1) throw Error("the image is empty");
+  if (K > kMaxPatch)
+    throw Error("patch size K=" + std::to_string(K) + " is more than the largest accepted, " +
+                std::to_string(kMaxPatch) + " (a token's 3·K² values are counted in 32 bits on the GPU)");
   PatchGrid g;
   g.K = K;
   g.image_width = width;
@@ -40,16 +46,60 @@ int token_at(const PatchGrid& grid, int col, int row) {
   return grid.index(col, row);
 }
 
+std::size_t hand_made_bytes(const PatchGrid& grid) {
+  const std::size_t K = static_cast<std::size_t>(std::max(grid.K, 0)),
+                    N = static_cast<std::size_t>(std::max(grid.N(), 0));
+  const std::size_t raw = checked_product({3, K, K});  // 3K² values per raw token
+  std::size_t floats = 0;
+  // W_tokenize (R × 3K²): the matrix, the copy staged for the GPU, the GPU's buffer.
+  floats = checked_sum(floats, checked_product({3, TokenLayout::kRandomDims, raw}));
+  floats = checked_sum(floats, checked_product({N, raw}));  // the raw tokens, N × 3K² (CPU reference)
+  // The padded picture: cols·K × rows·K RGB (the padding included).
+  floats = checked_sum(floats, checked_product({static_cast<std::size_t>(std::max(grid.cols, 0)), K,
+                                                static_cast<std::size_t>(std::max(grid.rows, 0)), K, 3}));
+  floats = checked_sum(floats, checked_product({N, 256}));  // tokens, codes, every head's q, k, v, rows, outputs
+  return checked_product({floats, sizeof(float)});
+}
+
+void check_hand_made_budget(const PatchGrid& grid, std::uint64_t budget) {
+  budget = std::max<std::uint64_t>(budget, kAlwaysAllowedBytes);
+  const std::size_t need = hand_made_bytes(grid);
+  if (need <= budget) return;
+  // The largest K (same image, same edge mode) that fits: the need grows with K but for the
+  // grid's steps, so a bisection, then down to one that fits.
+  auto bytes_at = [&](int k) {
+    PatchGrid g = grid;
+    g.K = k;
+    g.cols = grid.edge == EdgeMode::Crop ? grid.image_width / k : (grid.image_width + k - 1) / k;
+    g.rows = grid.edge == EdgeMode::Crop ? grid.image_height / k : (grid.image_height + k - 1) / k;
+    return static_cast<long long>(g.cols) * g.rows > kMaxTokens ? std::numeric_limits<std::size_t>::max()
+                                                                : hand_made_bytes(g);
+  };
+  int lo = 0, hi = grid.K;  // bytes_at(hi) is over the budget
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (bytes_at(mid) <= budget ? lo : hi) = mid;
+  }
+  while (lo > 0 && bytes_at(lo) > budget) --lo;
+  check_memory(
+      need, budget,
+      "patch size K=" + std::to_string(grid.K) + (grid.edge == EdgeMode::Pad ? " (padded)" : "") + " gives " +
+          std::to_string(grid.N()) + " token(s) of " +
+          mib_text(checked_product({3, static_cast<std::size_t>(grid.K), static_cast<std::size_t>(grid.K), 4})) +
+          " each, which",
+      lo > 0 ? "choose K up to " + std::to_string(lo) : "no patch size fits");
+}
+
 Matrix raw_tokens(const Image& img, const PatchGrid& grid) {
   const int K = grid.K;
-  Matrix R = Matrix::Zero(grid.N(), 3 * K * K);
+  Matrix R = Matrix::Zero(grid.N(), 3 * Eigen::Index{K} * K);
   for (int i = 0; i < grid.N(); ++i) {
     const int x0 = grid.col_of(i) * K, y0 = grid.row_of(i) * K;
     for (int py = 0; py < K; ++py)
       for (int px = 0; px < K; ++px) {
         const int x = x0 + px, y = y0 + py;
         if (x >= img.width || y >= img.height) continue;  // padding stays 0
-        for (int c = 0; c < 3; ++c) R(i, (py * K + px) * 3 + c) = img.at(x, y, c);
+        for (int c = 0; c < 3; ++c) R(i, (Eigen::Index{py} * K + px) * 3 + c) = img.at(x, y, c);
       }
   }
   return R;
@@ -110,7 +160,7 @@ Matrix texture_features(const Image& img, const PatchGrid& grid) {
   return G;
 }
 
-Matrix seeded_gaussian(int rows, int cols, std::uint32_t seed, float scale) {
+Matrix seeded_gaussian(Eigen::Index rows, Eigen::Index cols, std::uint32_t seed, float scale) {
   std::mt19937 gen(seed);
   auto uniform = [&] { return (static_cast<double>(gen()) + 0.5) / 4294967296.0; };  // (0,1)
   Matrix W(rows, cols);
@@ -122,7 +172,7 @@ Matrix seeded_gaussian(int rows, int cols, std::uint32_t seed, float scale) {
 }
 
 Matrix tokenize_projection(int K, int R, std::uint32_t seed) {
-  const int in = 3 * K * K;
+  const Eigen::Index in = 3 * Eigen::Index{K} * K;
   return seeded_gaussian(R, in, seed, static_cast<float>(1.0 / std::sqrt(static_cast<double>(in))));
 }
 

@@ -1,15 +1,22 @@
 #pragma once
 // The patch grid and tokenization (fig. 26.2, section 26.9.1, eq. 26.32).
+#include "core/budget.hpp"
 #include "core/image.hpp"
 #include "core/settings.hpp"
 #include "core/types.hpp"
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 
 namespace attnlab {
 
 /// Largest number of tokens N accepted (the row path is specified up to 16 384; a little room).
 inline constexpr int kMaxTokens = 65536;
+
+/// Largest patch size K accepted: 3·K² (a raw token's values) must fit a 32-bit int, as the
+/// shaders count it. (The memory budget refuses far smaller K on most machines.)
+inline constexpr int kMaxPatch = 26754;
 
 /// The grid of K×K patches over a W×H image. Tokens are numbered in raster order:
 /// i = row·cols + col, row 0 at the top (docs/MATH.md, "Pixels, patches, tokens"). Patch (col,row) covers pixels
@@ -27,12 +34,23 @@ struct PatchGrid {
   bool contains(int col, int row) const { return col >= 0 && row >= 0 && col < cols && row < rows; }
 };
 
-/// Makes the grid. Throws Error when K < 1, when K is larger than the image in Crop mode (no
-/// whole patch fits), or when N would exceed kMaxTokens.
+/// Makes the grid. Throws Error when K < 1 or K > kMaxPatch, when K is larger than the image in
+/// Crop mode (no whole patch fits), or when N would exceed kMaxTokens.
 PatchGrid make_grid(int width, int height, int K, EdgeMode edge);
 
 /// Token index of (col,row), or Error naming the grid size when it is outside.
 int token_at(const PatchGrid& grid, int col, int row);
+
+/// Bytes the hand-made pipeline allocates for `grid` at its peak, in size_t with checked
+/// multiplication (SIZE_MAX when it overflows): W_tokenize (16 × 3K², three copies: CPU, staged,
+/// GPU), the raw tokens (N × 3K²), the padded picture (cols·K × rows·K × 3) and N × 256 floats
+/// of tokens, codes and per-head vectors. The matrix view (N × N) is checked where it is made.
+std::size_t hand_made_bytes(const PatchGrid& grid);
+
+/// Refuses a grid whose hand_made_bytes() exceed `budget` (at least kAlwaysAllowedBytes), before
+/// anything is allocated: throws Error, one line naming K, the MiB needed, the budget and the
+/// largest K that fits this image.
+void check_hand_made_budget(const PatchGrid& grid, std::uint64_t budget);
 
 /// Raw tokens: N × 3K², each row the patch's pixels vectorized in raster order with channels
 /// interleaved (r,g,b of pixel (0,0), then pixel (1,0), …). Values in [0,1].
@@ -55,7 +73,7 @@ Matrix texture_features(const Image& img, const PatchGrid& grid);
 
 /// A seeded Gaussian matrix rows×cols with entries N(0, scale²) (std::mt19937 + Box–Muller
 /// implemented here, so the numbers are the same on every platform).
-Matrix seeded_gaussian(int rows, int cols, std::uint32_t seed, float scale);
+Matrix seeded_gaussian(Eigen::Index rows, Eigen::Index cols, std::uint32_t seed, float scale);
 
 /// W_tokenize for the random projection tokens: R × 3K², entries N(0, 1/(3K²)).
 Matrix tokenize_projection(int K, int R, std::uint32_t seed);

@@ -1,6 +1,7 @@
 #include "core/vit.hpp"
 
 #include "core/attention_source.hpp"
+#include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/pytorch_checkpoint.hpp"
 
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -78,6 +80,28 @@ class TensorTaker {
   }
   const std::string& what() const { return what_; }
 
+  /// Schedules an allocation of `floats` floats, made by `make` (which may schedule reads) only
+  /// once every check passed: make_allocations(). Sizes in size_t, checked (SIZE_MAX on overflow).
+  void allocate(std::size_t floats, std::function<void()> make) {
+    planned_ = checked_sum(planned_, checked_product({floats, sizeof(float)}));
+    allocations_.push_back(std::move(make));
+  }
+  /// Bytes every scheduled allocation will take together.
+  std::size_t planned_bytes() const { return planned_; }
+  /// Bytes of the tensors the model uses as stored in the file.
+  std::size_t stored_bytes() const {
+    std::size_t n = 0;
+    for (const auto& name : used_) {
+      const Tensor& t = file_.tensors.at(name);
+      n = checked_sum(n, checked_product({static_cast<std::size_t>(t.numel()), t.dtype == TensorDType::F32 ? 4u : 2u}));
+    }
+    return n;
+  }
+  void make_allocations() {
+    for (auto& make : allocations_) make();
+    allocations_.clear();
+  }
+
   /// Schedules `t`'s values (t.numel() floats) to be read into `out` by read_scheduled().
   void read_into(const Tensor& t, float* out) { reads_.push_back({&t, out}); }
   /// Reads every scheduled tensor in one pass over the file; its SHA-256 ("" without a file).
@@ -89,6 +113,8 @@ class TensorTaker {
   std::set<std::string> used_, ignored_;
   std::vector<std::string> missing_;
   std::vector<TensorRead> reads_;
+  std::vector<std::function<void()>> allocations_;
+  std::size_t planned_ = 0;
 };
 
 /// Checks a tensor's shape; throws naming it with the shape expected and found.
@@ -99,15 +125,25 @@ void expect_shape(const TensorTaker& taker, const std::string& name, const Tenso
                 shape_text(shape));
 }
 
-// `m` sized rows × cols (= t.numel(), its shape checked) and `t` scheduled to be read into it.
-// Nothing is allocated for a tensor the file lacks, nothing read before every check passed.
+// `m` to be sized rows × cols (= t.numel(), its shape checked) and `t` read into it. Nothing is
+// allocated before every tensor was found and checked and the sum fits the budget, nothing read
+// before every check passed (make_allocations(), read_scheduled()).
 void take_matrix(TensorTaker& taker, const Tensor& t, Matrix& m, Eigen::Index rows, Eigen::Index cols) {
-  m.resize(rows, cols);
-  taker.read_into(t, m.data());
+  taker.allocate(checked_product({static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)}),
+                 [&taker, &t, &m, rows, cols] {
+                   m.resize(rows, cols);
+                   taker.read_into(t, m.data());
+                 });
 }
 void take_row(TensorTaker& taker, const Tensor& t, RowVector& v) {
-  v.resize(static_cast<Eigen::Index>(t.numel()));
-  taker.read_into(t, v.data());
+  taker.allocate(static_cast<std::size_t>(t.numel()), [&taker, &t, &v] {
+    v.resize(static_cast<Eigen::Index>(t.numel()));
+    taker.read_into(t, v.data());
+  });
+}
+// `v` to be n copies of `value` (a bias or scale the file leaves out), scheduled like take_row.
+void take_constant(TensorTaker& taker, std::int64_t n, float value, RowVector& v) {
+  taker.allocate(static_cast<std::size_t>(n), [&v, n, value] { v = RowVector::Constant(n, value); });
 }
 
 /// A Linear layer: weight out × in, optional bias (zeros when absent and allowed).
@@ -124,7 +160,7 @@ void take_linear(TensorTaker& taker, const std::string& name, std::int64_t out, 
     expect_shape(taker, name + ".bias", *bt, {out});
     take_row(taker, *bt, b);
   } else {
-    b = RowVector::Zero(out);
+    take_constant(taker, out, 0.0f, b);
   }
 }
 
@@ -132,7 +168,7 @@ void take_vector(TensorTaker& taker, const std::string& name, std::int64_t n, Ro
                  float absent = 0.0f) {
   const Tensor* t = taker.get(name, optional);
   if (!t) {
-    v = RowVector::Constant(n, absent);
+    take_constant(taker, n, absent, v);
     return;
   }
   expect_shape(taker, name, *t, {n});
@@ -323,8 +359,17 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   const std::string block_prefix = hf ? prefix + "encoder.layer." : prefix + "blocks.";
   const auto indices = block_indices(file, block_prefix);
   if (indices.empty()) throw Error(what + ": the checkpoint has no transformer blocks ('" + block_prefix + "0.…')");
-  arch.depth = *indices.rbegin() + 1;
-  if (arch.depth > 1000) throw Error(what + ": " + std::to_string(arch.depth) + " blocks is more than a ViT has");
+  // Depth from the blocks that exist: 0 … n−1, none left out (block 999 alone is no 1000 blocks).
+  if (indices.size() > 1000)
+    throw Error(what + ": " + std::to_string(indices.size()) + " blocks is more than a ViT has");
+  for (int i = 0; const int idx : indices) {
+    if (idx != i)
+      throw Error(what + ": block " + std::to_string(i) + " is missing (no '" + block_prefix + std::to_string(i) +
+                  (hf ? ".layernorm_before.weight'" : ".norm1.weight'") + " nor the rest of its tensors), but block " +
+                  std::to_string(idx) + " is there: blocks are numbered 0, 1, 2, … with none left out");
+    ++i;
+  }
+  arch.depth = static_cast<int>(indices.size());
   // The MLP width from block 0's first layer.
   {
     const std::string fc1 = block_prefix + "0." + (hf ? "intermediate.dense.weight" : "mlp.fc1.weight");
@@ -343,7 +388,7 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
       take_norm(taker, p + "layernorm_before", D, b.ln1_w, b.ln1_b);
       // Query, key and value read straight into their rows of W_qkv and parts of b_qkv.
       const Tensor* w[3];
-      b.b_qkv = RowVector::Zero(3 * D);
+      take_constant(taker, 3 * D, 0.0f, b.b_qkv);
       for (int k = 0; k < 3; ++k) {
         const std::string name = p + "attention.attention." + (k == 0 ? "query" : k == 1 ? "key" : "value");
         w[k] = taker.get(name + ".weight");
@@ -352,18 +397,23 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
         if (w[k]) expect_shape(taker, name + ".weight", *w[k], {D, D});
         if (bias) {
           expect_shape(taker, name + ".bias", *bias, {D});
-          taker.read_into(*bias, b.b_qkv.data() + k * D);
+          taker.allocate(0, [&taker, bias, &b, k, D] { taker.read_into(*bias, b.b_qkv.data() + k * D); });
         }
       }
       if (w[0] && w[1] && w[2]) {
-        b.W_qkv.resize(3 * D, D);
-        for (int k = 0; k < 3; ++k) taker.read_into(*w[k], b.W_qkv.data() + k * D * D);
+        taker.allocate(checked_product({3, static_cast<std::size_t>(D), static_cast<std::size_t>(D)}),
+                       [&taker, &b, w0 = w[0], w1 = w[1], w2 = w[2], D] {
+                         b.W_qkv.resize(3 * D, D);
+                         const Tensor* parts[3] = {w0, w1, w2};
+                         for (int k = 0; k < 3; ++k) taker.read_into(*parts[k], b.W_qkv.data() + k * D * D);
+                       });
       }
       take_linear(taker, p + "attention.output.dense", D, D, b.W_proj, b.b_proj);
       take_norm(taker, p + "layernorm_after", D, b.ln2_w, b.ln2_b);
       take_linear(taker, p + "intermediate.dense", Hd, D, b.W_fc1, b.b_fc1);
       take_linear(taker, p + "output.dense", D, Hd, b.W_fc2, b.b_fc2);
-      b.ls1 = b.ls2 = RowVector::Ones(D);
+      take_constant(taker, D, 1.0f, b.ls1);
+      take_constant(taker, D, 1.0f, b.ls2);
     } else {
       take_norm(taker, p + "norm1", D, b.ln1_w, b.ln1_b);
       bool has_bias = false;
@@ -415,6 +465,15 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
     model.b_head = RowVector(0);
   }
   taker.check_complete();
+  // Every tensor found and its shape checked: what the weights will take, against the budget
+  // and against the file (floats from F16/BF16 double, the biases and scales a file may leave
+  // out add a little; more than that is a header that does not describe its file).
+  const std::size_t need = taker.planned_bytes(), stored = taker.stored_bytes();
+  if (need > checked_sum(checked_product({stored, 4}), std::size_t{1} << 20))
+    throw Error(what + ": the model would need " + mib_text(need) + " in memory, more than its " +
+                std::to_string(stored) + " bytes of tensors can hold: the checkpoint is inconsistent");
+  check_memory(need, std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes), what + ": the model's weights");
+  taker.make_allocations();
   arch.parameters = taker.used_elements();
 
   // What only the config files can say: heads, ε, mean/std, labels, pooling.
@@ -750,16 +809,7 @@ std::int64_t vit_pass_bytes(const VitArchitecture& arch, int T) {
   return (kept + working) * static_cast<std::int64_t>(sizeof(float));
 }
 
-std::int64_t vit_memory_budget() {
-  if (const char* env = std::getenv("ATTNLAB_MEMORY_BUDGET_MB")) {
-    char* end = nullptr;
-    const long long mb = std::strtoll(env, &end, 10);
-    if (end != env && *end == '\0' && mb > 0) return mb << 20;
-  }
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const std::int64_t physical = pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : (std::int64_t{4} << 30);
-  return std::max<std::int64_t>(physical / 4, std::int64_t{256} << 20);
-}
+std::int64_t vit_memory_budget() { return static_cast<std::int64_t>(memory_budget()); }
 
 void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget) {
   const int T = arch.prefix() + input.N();

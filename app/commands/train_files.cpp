@@ -41,17 +41,34 @@ void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, con
       throw Error(refusal.empty() ? dir.string() + " exists: give --force to overwrite its model.safetensors, config.json and log.csv"
                                   : refusal);
     if (!fs::is_directory(dir, ec)) throw Error(dir.string() + " exists and is not a folder");
+    if (::access(dir.c_str(), W_OK) != 0) throw Error(dir.string() + ": not writable");
+    return;
   }
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(dir.string() + ": cannot be created (" + ec.message() + ")");
-  if (::access(dir.c_str(), W_OK) != 0) throw Error(dir.string() + ": not writable");
+  // The folder itself is made by write_train_checkpoint, whole, in one step; here its parent.
+  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
+  if (ec) throw Error(parent.string() + ": cannot be created (" + ec.message() + ")");
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw Error(parent.string() + ": not writable, so " + dir.string() + " cannot be made");
 }
 
 void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv,
                             const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) {
-  write_safetensors(dir / "model.safetensors", trainer.tensors());
-  write_file_atomically(dir / "config.json", vit_train_config_json(trainer.shape(), mean, std, labels));
-  write_file_atomically(dir / "log.csv", log_csv);
+  const std::vector<std::uint8_t> model = safetensors_bytes(trainer.tensors());
+  const std::string config = vit_train_config_json(trainer.shape(), mean, std, labels);
+  const FileToWrite files[] = {
+      {"model.safetensors", std::span<const char>(reinterpret_cast<const char*>(model.data()), model.size())},
+      {"config.json", std::span<const char>(config.data(), config.size())},
+      {"log.csv", std::span<const char>(log_csv.data(), log_csv.size())}};
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    write_new_folder(dir, files);  // a new folder appears whole or not at all
+    return;
+  }
+  // An existing folder (--force): the three files replaced together or not at all; others kept.
+  FileToWrite inside[3];
+  for (int i = 0; i < 3; ++i) inside[i] = {dir / files[i].path, files[i].bytes};
+  write_files_together(inside, /*overwrite=*/true);
 }
 
 void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv) {
@@ -59,6 +76,9 @@ void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& 
 }
 
 double fashion_mnist_accuracy(VitTrainer& trainer, const FashionMnistSplit& split, int count) {
+  if (count < 0 || count > split.count)
+    throw Error("the evaluation reads " + std::to_string(count) + " images, but the split has only " +
+                std::to_string(split.count));
   constexpr int kChunk = 1000;
   const int pixels = 3 * split.rows * split.cols;
   std::vector<float> in;

@@ -49,12 +49,15 @@ std::vector<std::string> fashion_mnist_label_names();
 
 /// Makes `dir` ready for a checkpoint: refused (Error, one line) when it exists and `force` is
 /// false ("DIR exists: give --force …" from the command line; the window says `refusal` instead
-/// when it is not empty), or exists and is not a folder; created, and checked writable.
+/// when it is not empty), or exists and is not a folder. An existing folder is checked writable;
+/// a new one is not made here (write_train_checkpoint() makes it whole), only its parent.
 void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, const std::string& refusal = "");
 
 /// Writes dir/model.safetensors (VitTrainer::tensors()), dir/config.json
 /// (vit_train_config_json with the input's normalization and the class names) and dir/log.csv
-/// (`log_csv`, its header included), each atomically. Throws Error when one cannot be written.
+/// (`log_csv`, its header included): a new folder in one step (write_new_folder(): a failed save
+/// leaves nothing, and a retry works), or in an existing one (--force) the three files replaced
+/// together or not at all (write_files_together()). Throws Error when they cannot be written.
 void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv,
                             const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels);
 /// The same with Fashion-MNIST's normalization and labels.

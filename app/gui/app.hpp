@@ -62,10 +62,14 @@ struct WindowSession {
 void open_window(WindowSession& session, bool benchmark);
 
 /// The state the window starts with: the UI scale from the screen's content scale, the
-/// remembered settings (not for the benchmark: its own fixed ones) and ATTNLAB_EXPORT_DIR.
+/// remembered settings (not for the benchmark: its own fixed ones) and ATTNLAB_EXPORT_DIR. A
+/// settings.json that cannot be read is named in the banner and kept (ui.settings_kept).
+/// `window` may be null (scale 1).
 AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& replay);
 
-/// Writes the settings to remember (config_dir()/settings.json); a failure is a line on stderr.
+/// Writes the settings to remember (config_dir()/settings.json; settings.new.json beside it when
+/// the file read at start could not be read: that one is never written over); a failure is a
+/// line on stderr.
 void save_remembered(const AppState& state);
 
 /// The gallery's photos in assets/, safari first.

@@ -39,6 +39,9 @@ struct UiState {
   std::string status;  ///< last export etc.
   std::chrono::steady_clock::time_point status_since{};  ///< when status was set (a toast shows it for 4 s)
   std::string pinned_note;  ///< why the pinned queries were cleared (a new photo), shown while there are none
+  /// The remembered settings file when it could not be read at start: kept as it is, never
+  /// written over; the settings are saved beside it instead (save_remembered()).
+  std::filesystem::path settings_kept;
 };
 
 /// The command queue: what a view, a key, a menu or a dropped file asks the main loop to do. A

@@ -130,14 +130,12 @@ std::filesystem::path export_window(const AppState& state, HandMadeSession& back
   nlohmann::json sidecar = sidecar_json(state, backend, view, width, height);
   sidecar["export"] = {{"scope", map_only ? "map" : "window"}, {"crop", {x0, y0, w, h}}};
   const std::string text = sidecar.dump(2) + "\n";
-  write_png(png, w, h, 3, rgb);
-  try {
-    write_file_safely(json, text);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(png, ec);  // a PNG without its settings is not an export
-    throw;
-  }
+  // Both or neither: a PNG without its settings is not an export.
+  const std::vector<std::uint8_t> encoded = encode_png(w, h, 3, rgb, "'" + png.string() + "'");
+  const FileToWrite pair[] = {
+      {png, std::span<const char>(reinterpret_cast<const char*>(encoded.data()), encoded.size())},
+      {json, std::span<const char>(text.data(), text.size())}};
+  write_files_together(pair);
   return png;
 }
 

@@ -65,17 +65,15 @@ void check_outputs(const std::filesystem::path& out, bool force) {
       throw Error("'" + p.string() + "' exists; nothing was written (use --force to replace it)");
 }
 
-// Writes the PNG and its sidecar; if the second fails the first is removed again.
+// Writes the PNG and its sidecar together or not at all (write_files_together()): with --force
+// a sidecar that cannot be written leaves the old PNG and JSON as they were.
 void write_outputs(const std::filesystem::path& out, int w, int h, const std::vector<std::uint8_t>& rgb,
                    const nlohmann::json& sidecar, bool force) {
-  write_png(out, w, h, 3, rgb, force);
-  try {
-    write_file_safely(sidecar_of(out), sidecar.dump(2) + "\n", force);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(out, ec);
-    throw;
-  }
+  const std::vector<std::uint8_t> png = encode_png(w, h, 3, rgb, "'" + out.string() + "'");
+  const std::string json = sidecar.dump(2) + "\n";
+  const FileToWrite pair[] = {{out, std::span<const char>(reinterpret_cast<const char*>(png.data()), png.size())},
+                              {sidecar_of(out), std::span<const char>(json.data(), json.size())}};
+  write_files_together(pair, force);
 }
 
 // The document the command line gives, as the app's state (query pinned, image absolute).

@@ -1,6 +1,7 @@
 #include "app/gui/train_lane.hpp"
 
 #include <algorithm>
+#include <exception>
 
 namespace attnlab::app {
 
@@ -25,11 +26,22 @@ bool TrainLane::waiting(Owner who) const {
 }
 
 void TrainLane::give_next() {
-  if (queue_.empty()) return;
-  auto [who, submit] = std::move(queue_.front());
-  queue_.pop_front();
-  holder_ = who;
-  submit();
+  // A turn whose submit() throws (the scheduler refused the job) does not keep the lane: it is
+  // freed for the next turn, and the first such error is passed on once a turn runs or none is left.
+  std::exception_ptr failed;
+  while (!queue_.empty()) {
+    auto [who, submit] = std::move(queue_.front());
+    queue_.pop_front();
+    holder_ = who;
+    try {
+      submit();
+      break;
+    } catch (...) {
+      holder_ = nullptr;
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace attnlab::app

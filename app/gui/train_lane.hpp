@@ -17,7 +17,8 @@ class TrainLane {
 
   /// Asks for `who`'s next turn: `submit` runs now if the lane is free, else when the turns
   /// asked for before have been released. One waiting turn per owner (a second ask replaces
-  /// the first's function and keeps its place).
+  /// the first's function and keeps its place). A `submit` that throws leaves the lane free (the
+  /// next turn is given) and its exception is passed on.
   void ask(Owner who, std::function<void()> submit);
   /// `who` is done with the lane: its waiting turn is dropped, and if it holds the lane (its
   /// chunk ended or was cancelled) the next turn is given. Does nothing for an owner not in it.

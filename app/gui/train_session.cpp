@@ -323,6 +323,9 @@ void TrainSession::submit_chunk(bool first) {
       } catch (const std::exception& e) {
         error_ = "training run " + name_ + " stopped: " + e.what();
         running_ = false;
+        // The save asked for during the chunk is not made (the trainer may be half a step on):
+        // said in the same line, and Save is free again.
+        if (pending_save_) *error_ += "; " + std::exchange(pending_save_, std::nullopt)->string() + " was not saved";
       }
     }, Scheduler::Priority::Background);  // the scheduler's low-priority thread: the window's frames come first
   });

@@ -94,8 +94,15 @@ namespace {
 // Remembered settings (everything but the image and the query).
 void load_remembered(AppState& state) {
   const auto path = config_dir() / "settings.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
   std::ifstream in(path);
-  if (!in) return;
+  if (!in) {
+    state.ui.settings_kept = path;
+    state.show_error("cannot read the remembered settings in " + path.string() +
+                     " (kept as it is; this session's go to " + (config_dir() / "settings.new.json").string() + ")");
+    return;
+  }
   try {
     nlohmann::json j = nlohmann::json::parse(in);
     j.erase("image");
@@ -107,7 +114,9 @@ void load_remembered(AppState& state) {
     }
     apply_json(j, state);
   } catch (const std::exception& e) {
-    state.show_error("ignored the remembered settings in " + path.string() + ": " + e.what());
+    state.ui.settings_kept = path;  // never written over: it may be the user's own edit
+    state.show_error("ignored the remembered settings in " + path.string() + ": " + e.what() +
+                     " (kept as it is; this session's go to " + (config_dir() / "settings.new.json").string() + ")");
   }
 }
 
@@ -117,6 +126,14 @@ void save_remembered(const AppState& state) {
   std::error_code ec;
   std::filesystem::create_directories(config_dir(), ec);
   try {
+    if (!state.ui.settings_kept.empty()) {
+      // The file read at start was not valid: kept for its owner; the settings go beside it.
+      const auto beside = config_dir() / "settings.new.json";
+      write_file_safely(beside, to_json(state).dump(2) + "\n", /*overwrite=*/true);
+      std::fprintf(stderr, "attnlab: %s could not be read and is kept as it is; the settings were saved to %s\n",
+                   state.ui.settings_kept.string().c_str(), beside.string().c_str());
+      return;
+    }
     write_file_safely(config_dir() / "settings.json", to_json(state).dump(2) + "\n", /*overwrite=*/true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnlab: could not remember the settings: %s\n", e.what());
@@ -189,7 +206,7 @@ void open_window(WindowSession& session, bool benchmark) {
 AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& replay) {
   AppState state;
   float xs = 1, ys = 1;
-  glfwGetWindowContentScale(window, &xs, &ys);
+  if (window) glfwGetWindowContentScale(window, &xs, &ys);  // none: the tests' headless state
   state.ui_scale = std::clamp(std::max(xs, ys), 1.0f, 3.0f);  // high-DPI screens start larger
   if (replay) {  // the same settings on every machine: the defaults, K = 16, the query following the mouse
     state.attention.patch = replay->config().patch;

@@ -1,5 +1,6 @@
 #include "core/gpu/hand_made_gpu_engine.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/gpu/context.hpp"
 #include "core/shader_constants.hpp"
@@ -418,6 +419,8 @@ Matrix HandMadeGpuEngine::matrix(int head) {
   if (total > max_matrix_bytes())
     throw Error("the full attention matrix of " + std::to_string(N) + " tokens needs " + std::to_string(total >> 20) +
                 " MiB, more than the limit of " + std::to_string(max_matrix_bytes() >> 20) + " MiB; choose a larger patch size");
+  check_memory(total, std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+               "the full attention matrix of " + std::to_string(N) + " tokens", "choose a larger patch size");
   const size_t row_bytes = static_cast<size_t>(N) * sizeof(float);
   int tile_rows = static_cast<int>(std::max<size_t>(1, std::min(kMatrixTileBytes, gl::max_storage_block_bytes()) / row_bytes));
   if (matrix_tile_rows_ > 0) tile_rows = std::min(tile_rows, matrix_tile_rows_);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,4 +105,24 @@ TEST(TrainLane, ARunThatLeavesGivesItsTurnAndDropsTheOneItWaitedFor) {
   EXPECT_EQ(lane.holder(), nullptr);
   lane.release(&y);  // not in the lane: nothing happens
   EXPECT_EQ(lane.holder(), nullptr);
+}
+
+// Issue 38: a turn whose submit() throws (before: the lane stayed held by it for ever, so no run
+// could train again) frees the lane, passes the error on, and the next turn is given.
+TEST(TrainLane, ASubmitThatThrowsLeavesTheLaneFree) {
+  TrainLane lane;
+  int a = 0, b = 0, ran = 0;
+  EXPECT_THROW(lane.ask(&a, [] { throw std::runtime_error("refused"); }), std::runtime_error);
+  EXPECT_EQ(lane.holder(), nullptr);
+  EXPECT_FALSE(lane.asking(&a));
+  lane.ask(&b, [&] { ++ran; });
+  EXPECT_EQ(lane.holder(), &b);
+  EXPECT_EQ(ran, 1);
+  // Waiting behind b: when b releases, a's throwing turn is skipped and the next one runs.
+  int c = 0;
+  lane.ask(&a, [] { throw std::runtime_error("refused again"); });
+  lane.ask(&c, [&] { ++ran; });
+  EXPECT_THROW(lane.release(&b), std::runtime_error);
+  EXPECT_EQ(lane.holder(), &c);
+  EXPECT_EQ(ran, 2);
 }

@@ -123,6 +123,34 @@ TEST(FashionMnist, LabelsThatDisagreeWithTheImagesAreRefused) {
   EXPECT_NE(e.find("3 labels for 10000 images"), std::string::npos) << e;
 }
 
+// Issue 38: a test split shorter than the evaluations read (here 100 images and labels, a valid
+// file) was read without complaint, and the Train tab's 500-image accuracy then read past its
+// end. Now refused on reading, in one line naming the file.
+TEST(FashionMnist, ATestSplitShorterThanTheEvaluationsIsRefused) {
+  TempCopy t;
+  const int n = 100;
+  std::vector<unsigned char> images = {0, 0, 8, 3, 0, 0, 0, static_cast<unsigned char>(n), 0, 0, 0, 28, 0, 0, 0, 28};
+  images.resize(images.size() + static_cast<std::size_t>(n) * 28 * 28, 7);
+  std::vector<unsigned char> labels = {0, 0, 8, 1, 0, 0, 0, static_cast<unsigned char>(n)};
+  labels.resize(labels.size() + n, 3);
+  for (const auto& [name, bytes] :
+       {std::pair{"t10k-images-idx3-ubyte.gz", &images}, std::pair{"t10k-labels-idx1-ubyte.gz", &labels}}) {
+    gzFile f = gzopen((t.dir / name).c_str(), "wb");
+    gzwrite(f, bytes->data(), static_cast<unsigned>(bytes->size()));
+    gzclose(f);
+  }
+  const std::string e = refusal(t.dir, false);
+  EXPECT_NE(e.find("t10k-images-idx3-ubyte.gz: 100 images, fewer than the 1000"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  // And an index past a split's end is an Error, not a read outside it.
+  FashionMnistSplit small;
+  small.count = 2;
+  small.rows = small.cols = 28;
+  small.pixels.assign(2 * 28 * 28, 0);
+  std::vector<float> out(3 * 28 * 28);
+  EXPECT_THROW(fashion_mnist_input(small, 2, out.data()), Error);
+}
+
 // The Train tab's photo probe: made as the data are, a centred square scaled to 28 x 28, grey in
 // bytes copied to the three channels.
 TEST(FashionMnist, APhotoIsMadeAsTheDataAreCentredSquareGreyBytes) {
