@@ -20,6 +20,8 @@ packages=(
   cmake g++ make pkg-config ccache
   libimgui-dev libglfw3-dev libeigen3-dev libstb-dev libepoxy-dev nlohmann-json3-dev nettle-dev
   libopenblas-pthread-dev zlib1g-dev
+  # downloads from the Hugging Face Hub (core/hub.cpp)
+  libcurl4-openssl-dev
   # Fashion-MNIST for `attnlab train` (core/fashion_mnist.cpp reads its gzip-compressed IDX files)
   dataset-fashion-mnist
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
