@@ -717,9 +717,12 @@ fs::path pull_model(const RepoRef& repo, const HubConfig& config, const PullOpti
       });
     }
     const fs::path p = download_file(repo, file, config, options.transfer, options.on_progress);
-    snapshot = p.parent_path();
-    for (auto it = fs::path(file).begin(); std::next(it) != fs::path(file).end(); ++it)
-      snapshot = snapshot->parent_path();
+    fs::path folder = p;  // snapshots/<commit>/<file>: one level up per part of the file's name
+    for (const auto& part : fs::path(file).lexically_normal()) {
+      (void)part;
+      folder = folder.parent_path();
+    }
+    snapshot = folder;
   };
   auto finish = [&] {
     if (options.transfer) options.transfer->update([](TransferStatus& s) { s.finished = true; });
