@@ -277,6 +277,8 @@ class EntryNotFound : public Error {
   throw Error("the hub refused " + where + "/" + filename + status);
 }
 
+void write_ref(const fs::path& repo_dir, const std::string& revision, const std::string& commit);
+
 struct Metadata {
   std::string commit, etag, location;
   std::uint64_t size = 0;
@@ -312,6 +314,20 @@ Metadata head_metadata(const HubConfig& c, const RepoRef& repo, const std::strin
         continue;
       }
     } else if (r.status >= 400) {
+      // hf_hub_download on EntryNotFoundError: .no_exist/<commit>/<file> remembers the absence
+      // (try_to_load_from_cache reads it), and refs/<revision> the commit.
+      const std::string commit = r.header("x-repo-commit");
+      if (r.status == 404 && r.header("x-error-code") == "EntryNotFound" && is_commit(commit)) {
+        std::error_code ec;
+        const fs::path dir = repo_folder(c, repo.repo_id);
+        const fs::path marker = dir / ".no_exist" / commit / relative_name(filename);
+        fs::create_directories(marker.parent_path(), ec);
+        std::ofstream touch(marker, std::ios::binary | std::ios::app);
+        try {
+          write_ref(dir, repo.revision, commit);
+        } catch (const Error&) {
+        }
+      }
       throw_status(r, repo, filename);
     }
     Metadata m;
