@@ -277,6 +277,8 @@ class EntryNotFound : public Error {
   throw Error("the hub refused " + where + "/" + filename + status);
 }
 
+void write_ref(const fs::path& repo_dir, const std::string& revision, const std::string& commit);
+
 struct Metadata {
   std::string commit, etag, location;
   std::uint64_t size = 0;
@@ -312,6 +314,20 @@ Metadata head_metadata(const HubConfig& c, const RepoRef& repo, const std::strin
         continue;
       }
     } else if (r.status >= 400) {
+      // hf_hub_download on EntryNotFoundError: .no_exist/<commit>/<file> remembers the absence
+      // (try_to_load_from_cache reads it), and refs/<revision> the commit.
+      const std::string commit = r.header("x-repo-commit");
+      if (r.status == 404 && r.header("x-error-code") == "EntryNotFound" && is_commit(commit)) {
+        std::error_code ec;
+        const fs::path dir = repo_folder(c, repo.repo_id);
+        const fs::path marker = dir / ".no_exist" / commit / relative_name(filename);
+        fs::create_directories(marker.parent_path(), ec);
+        std::ofstream touch(marker, std::ios::binary | std::ios::app);
+        try {
+          write_ref(dir, repo.revision, commit);
+        } catch (const Error&) {
+        }
+      }
       throw_status(r, repo, filename);
     }
     Metadata m;
@@ -717,9 +733,12 @@ fs::path pull_model(const RepoRef& repo, const HubConfig& config, const PullOpti
       });
     }
     const fs::path p = download_file(repo, file, config, options.transfer, options.on_progress);
-    snapshot = p.parent_path();
-    for (auto it = fs::path(file).begin(); std::next(it) != fs::path(file).end(); ++it)
-      snapshot = snapshot->parent_path();
+    fs::path folder = p;  // snapshots/<commit>/<file>: one level up per part of the file's name
+    for (const auto& part : fs::path(file).lexically_normal()) {
+      (void)part;
+      folder = folder.parent_path();
+    }
+    snapshot = folder;
   };
   auto finish = [&] {
     if (options.transfer) options.transfer->update([](TransferStatus& s) { s.finished = true; });
