@@ -17,9 +17,8 @@ void draw_progress(AppState& state, HubSession& hub) {
   const hub::TransferStatus s = hub.status();
   const float fraction =
       s.bytes_total ? static_cast<float>(static_cast<double>(s.bytes_done) / static_cast<double>(s.bytes_total)) : 0.0f;
-  std::string label = s.file.empty() ? "asking the hub..." : hub::format_status(s);
-  if (s.file_count > 1)
-    label = "file " + std::to_string(s.file_index + 1) + " of " + std::to_string(s.file_count) + ": " + label;
+  const std::string label =
+      s.file.empty() ? "asking the hub..." : hub::format_status(s);  // "[2/3] model.safetensors 12 MB / 87 MB, ..."
   ImGui::TextUnformatted(("Downloading " + hub.pulling()).c_str());
   const float cancel_w = ImGui::CalcTextSize("Cancel").x + ImGui::GetStyle().FramePadding.x * 2;
   ImGui::ProgressBar(fraction, ImVec2(-cancel_w - ImGui::GetStyle().ItemSpacing.x, 0), label.c_str());
@@ -47,7 +46,7 @@ void draw_hub_gallery(AppState& state, HubSession& hub) {
   if (!ImGui::BeginTable("hub_gallery", 3,
                          ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH))
     return;
-  ImGui::TableSetupColumn("model", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("model", ImGuiTableColumnFlags_WidthStretch, 1.4f);
   ImGui::TableSetupColumn("what it shows", ImGuiTableColumnFlags_WidthStretch, 2.0f);
   ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed,
                           ImGui::CalcTextSize("Download").x + ImGui::GetStyle().FramePadding.x * 2);

@@ -29,7 +29,7 @@ void open_section(AppState& state, VitSession& vit) {
     record_widget("model_cancel");
     state.commands.redraw();  // the bar moves and the result shows without an event
   }
-  if (ImGui::Button("Gallery: DINO, DINOv2, DeiT, ViT from the Hugging Face Hub...")) state.ui.show_hub_gallery = true;
+  if (ImGui::Button("Gallery (Hugging Face Hub)...")) state.ui.show_hub_gallery = true;
   record_widget("model_gallery");
   if (!state.recent_models.empty() && ImGui::TreeNode("Recent models")) {
     for (const std::string& p : state.recent_models) {

@@ -88,6 +88,7 @@ TEST(AppUnderXvfb, TheGalleryDownloadsWithProgressAndCancelResumesAndOpensTheMod
   EXPECT_EQ(opened.at("vit_drawn").at("sha256"), sha);
   EXPECT_EQ(opened.at("source"), "vit");
   EXPECT_FALSE(opened.at("widgets").contains("window:hub_gallery")) << "the gallery closes on the model it opened";
+  EXPECT_EQ(opened.at("banner"), "") << "the cancelled try's error is over once the model opened";
   bool resumed = false;
   for (const auto& r : hub.requests())
     if (r.at("server") == "cdn" && r.at("method") == "GET" && r.at("range").is_string()) resumed = true;
