@@ -22,6 +22,8 @@ packages=(
   libopenblas-pthread-dev zlib1g-dev
   # PyTorch checkpoints (.pth, pytorch_model.bin) are zip archives (core/pytorch_checkpoint.cpp)
   libzip-dev
+  # downloads from the Hugging Face Hub (core/hub.cpp)
+  libcurl4-openssl-dev
   # Fashion-MNIST for `attnlab train` (core/fashion_mnist.cpp reads its gzip-compressed IDX files)
   dataset-fashion-mnist
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri

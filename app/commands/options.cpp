@@ -1,5 +1,6 @@
 #include "app/commands/options.hpp"
 
+#include "app/commands/models_command.hpp"
 #include "app/commands/train_command.hpp"
 #include "app/commands/vit_command.hpp"
 
@@ -16,7 +17,8 @@ std::string usage() {
 Usage:
   attnlab [IMAGE] [--model PATH]
                            open the app on IMAGE (default: the bundled safari photo); with
-                           --model, a ViT checkpoint (.safetensors, .pth or a folder) too
+                           --model, a ViT checkpoint (.safetensors, .pth or a folder, or
+                           hf:ORG/NAME[@REVISION] from the Hugging Face cache) too
   attnlab [IMAGE] --hover-bench OUT.json [--model PATH | --train]
                            the interactive benchmark: the window replays 300 hovers at
                            K = 16 (with --model: over the ViT's grid, a layer or head
@@ -49,7 +51,7 @@ Usage:
                  --out FILE.png [--panel PX] [--force]
                            input, query/key features and one map per query in a row
                            (the layout of fig. 26.12), for slides
-)" + vit_usage() + train_usage() + R"(  attnlab --help | --version
+)" + vit_usage() + train_usage() + models_usage() + R"(  attnlab --help | --version
 
 Options of row:
   --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file
@@ -117,7 +119,7 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args) {
     if (args[n] == "--model") {
       if (n + 1 >= args.size()) throw Error("--model needs a path (a .safetensors or .pth file, or its folder)");
       if (!out.model.empty()) throw Error("--model given twice");
-      out.model = args[++n];
+      out.model = model_argument_path(args[++n]).string();  // hf:ORG/NAME[@REV]: the cached snapshot
     } else if (args[n] == "--hover-bench") {
       if (n + 1 >= args.size()) throw Error("--hover-bench needs the path of its JSON report");
       if (!out.hover_bench.empty()) throw Error("--hover-bench given twice");

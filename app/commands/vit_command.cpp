@@ -1,5 +1,6 @@
 #include "app/commands/vit_command.hpp"
 
+#include "app/commands/models_command.hpp"
 #include "core/error.hpp"
 #include "core/fashion_mnist.hpp"
 #include "core/files.hpp"
@@ -21,10 +22,12 @@ std::string vit_usage() {
               [--query cls|regN|COL,ROW] [--rollout mean|max|min] [--distance] [--top K]
               [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
                            a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
-                           .safetensors; a PyTorch .pth, .pt or pytorch_model.bin; or a
+                           .safetensors; a PyTorch .pth, .pt or pytorch_model.bin; a
                            folder with model.safetensors or pytorch_model.bin and
-                           config.json) on IMG: the query's row of A in a layer for a
-                           head or the heads' mean/max/min, over the patches (prefix
+                           config.json; or hf:ORG/NAME[@REVISION] from the Hugging Face
+                           cache, downloaded first when missing) on IMG: the query's
+                           row of A in a layer for a head or the heads' mean/max/min,
+                           over the patches (prefix
                            keys left out), as CSV in the grid's layout. Layers and
                            heads from 0; default: last layer, heads' mean, query cls.
                            --rollout: the query's row of the attention rollout up to
@@ -72,7 +75,7 @@ VitOptions parse(const std::vector<std::string>& args) {
       if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
       return args[++n];
     };
-    if (a == "--model") o.model = value();
+    if (a == "--model") o.model = model_argument_path(value()).string();
     else if (a == "--image") o.image = value();
     else if (a == "--layer") o.layer = parse_int(value(), "--layer", 0, 100000);
     else if (a == "--head") o.head = value();
@@ -89,7 +92,7 @@ VitOptions parse(const std::vector<std::string>& args) {
     else if (a == "--backend") o.backend = parse_vit_backend(value());
     else if (a == "--info") o.info = true;
     else if (a == "--cka") o.cka = true;
-    else if (a == "--against") o.against = value();
+    else if (a == "--against") o.against = model_argument_path(value()).string();
     else if (a == "--cka-examples") {
       const std::string e = value();
       if (e != "fashion" && e != "photo") throw Error("--cka-examples must be fashion or photo, got '" + e + "'");

@@ -9,6 +9,7 @@
 #include "app/gui/frame.hpp"
 #include "app/gui/hand_made_session.hpp"
 #include "app/gui/hover_bench.hpp"
+#include "app/gui/hub_session.hpp"
 #include "app/gui/map_source.hpp"
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/train_session.hpp"
@@ -160,6 +161,7 @@ class App {
   // The teaching views and the guided tour (tour.cpp).
   void set_tour_step(int step);
   void draw_teaching_windows(float menu_h);
+  void draw_hub_window(float menu_h);
   void draw_tour_box();
 
   // The hover benchmark (app_replay.cpp).
@@ -172,6 +174,7 @@ class App {
   AppState state_;
   HandMadeSession backend_;
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
+  HubSession hub_{backend_.scheduler()};  // the gallery's downloads (Model → Gallery)
   TrainRuns train_{backend_.scheduler()};  // the Train tab's runs A and B, trained on the same scheduler
   // The similarity (CKA) views of the loaded ViT and of the model being trained, jobs on the same scheduler.
   CkaJob vit_cka_{backend_.scheduler(), "cka:vit"};

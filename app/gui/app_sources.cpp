@@ -65,6 +65,13 @@ void App::take_finished_work() {
     open_image(open->path);
     state_.commands.redraw();
   }
+  // A gallery download that finished opens its snapshot like any checkpoint; one that failed says why.
+  if (const auto pulled = hub_.take_finished()) {
+    state_.commands.open_model(*pulled);
+    state_.ui.show_hub_gallery = false;  // the map it opens on is under the window
+    if (state_.ui.banner.starts_with("cannot download")) state_.ui.banner.clear();  // an earlier try's error is over
+  }
+  if (const auto error = hub_.take_error()) state_.show_error(*error);
   if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
     const std::filesystem::path& path = open->path;
     if (backend_.has_image()) {

@@ -105,9 +105,26 @@ void App::draw_windows() {
     menu_h = draw_menu_bar();
     draw_panels(d, menu_h);
     draw_teaching_windows(menu_h);
+    draw_hub_window(menu_h);
   }
   if (!state_.ui.banner.empty()) draw_banner(d, menu_h);
   draw_toast(d);
+}
+
+// Model → Gallery: a window over the panels, centred, inside the screen at any size and scale.
+void App::draw_hub_window(float menu_h) {
+  if (!state_.ui.show_hub_gallery) return;
+  const ImVec2 d = ImGui::GetIO().DisplaySize;
+  const ImVec2 size(std::min(d.x - 20, 58 * ImGui::GetFontSize()), std::min(d.y - menu_h - 20, 36 * ImGui::GetFontSize()));
+  ImGui::SetNextWindowPos(ImVec2((d.x - size.x) * 0.5f, menu_h + 10), ImGuiCond_Appearing);
+  ImGui::SetNextWindowSize(size, ImGuiCond_Appearing);
+  ImGui::SetNextWindowBgAlpha(1.0f);
+  if (ImGui::Begin("Model gallery (Hugging Face Hub)###hub_gallery", &state_.ui.show_hub_gallery, ImGuiWindowFlags_NoCollapse)) {
+    record_window("hub_gallery");
+    if (ImGui::IsWindowAppearing()) hub_.refresh();  // models another program put in the cache meanwhile
+    draw_hub_gallery(state_, hub_);
+  }
+  ImGui::End();
 }
 
 // Presentation mode: the map over the whole window, and how to leave.

@@ -29,6 +29,8 @@ float App::draw_menu_bar() {
         state_.show_controls = true;
       }
       record_widget("menu:Model/open");
+      if (ImGui::MenuItem("Gallery (Hugging Face Hub)...")) state_.ui.show_hub_gallery = true;
+      record_widget("menu:Model/gallery");
       bool vit_source = state_.source == ShownSource::Vit;
       const bool was = vit_source;
       menu_item("Model/use", "Show the ViT's attention", "V", &vit_source);

@@ -1,6 +1,7 @@
 #include "app/gui/render_commands.hpp"
 #include "app/gui/map_source.hpp"
 
+#include "app/commands/models_command.hpp"
 #include "app/commands/options.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/cka_view.hpp"
@@ -248,7 +249,7 @@ int run_render(const std::vector<std::string>& in) {
     }
     if (state.image_path.empty()) throw Error("--image IMG is required");
     state.image_path = std::filesystem::absolute(state.image_path);
-    state.model_path = std::filesystem::absolute(model);
+    state.model_path = std::filesystem::absolute(model_argument_path(model));  // hf:ORG/NAME[@REV] too
     state.vit.prefix_token = 0;
     state.vit.query_pinned = true;
     return render_vit(state, view, size, out, force, choices, "", "");

@@ -29,6 +29,8 @@ void open_section(AppState& state, VitSession& vit) {
     record_widget("model_cancel");
     state.commands.redraw();  // the bar moves and the result shows without an event
   }
+  if (ImGui::Button("Gallery (Hugging Face Hub)...")) state.ui.show_hub_gallery = true;
+  record_widget("model_gallery");
   if (!state.recent_models.empty() && ImGui::TreeNode("Recent models")) {
     for (const std::string& p : state.recent_models) {
       if (ImGui::Selectable(p.c_str(), p == state.model_path.string())) state.commands.open_model(p);
@@ -129,8 +131,10 @@ void draw_vit_panel(AppState& state, VitSession& vit) {
   const VitRun* src = vit.run();
   if (!src) {
     ImGui::Separator();
-    ImGui::TextWrapped("No model loaded. The bundled Fashion-MNIST ViT is in the gallery; a timm, DINO or Hugging Face "
-                       "ViT checkpoint can be opened above (README, section Real ViTs).");
+    ImGui::TextWrapped("No model loaded. The bundled Fashion-MNIST ViT is in the Images panel's gallery; DINO, DINOv2, DeiT "
+                       "and ViT download from the Hugging Face Hub through the Gallery button (or Model → Gallery); any "
+                       "timm, DINO or Hugging Face checkpoint (.safetensors, .pth, .bin or its folder) opens above (README, "
+                       "section Models).");
     return;
   }
   ImGui::Separator();
