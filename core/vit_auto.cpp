@@ -1,16 +1,15 @@
 #include "core/vit_auto.hpp"
 
-#include "core/error.hpp"
-#include "core/files.hpp"
-#include "core/user_config.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <istream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/user_config.hpp"
 
 namespace attnlab {
 namespace {
@@ -66,14 +65,16 @@ std::string cpu_model_name() {
 
 std::string vit_auto_summary(const VitAutoTiming& t) {
   const std::string cpu = t.cpu_ms >= 0 ? "cpu " + ms_text(t.cpu_ms) : "cpu not timed";
-  const std::string gpu = t.gpu_ms >= 0 ? "gpu " + ms_text(t.gpu_ms) : "gpu not timed" + (t.note.empty() ? "" : " (" + t.note + ")");
+  const std::string gpu =
+      t.gpu_ms >= 0 ? "gpu " + ms_text(t.gpu_ms) : "gpu not timed" + (t.note.empty() ? "" : " (" + t.note + ")");
   if (t.remembered) return "auto: remembered " + t.choice + " (" + cpu + ", " + gpu + ", measured " + t.measured + ")";
   return "auto: " + cpu + ", " + gpu + " \u2192 " + t.choice;
 }
 
 std::string vit_auto_key(const std::string& renderer, const std::string& cpu, const VitArchitecture& a, int tokens) {
-  return renderer + " | " + cpu + " | L" + std::to_string(a.depth) + " D" + std::to_string(a.D) + " H" + std::to_string(a.heads) +
-         " MLP" + std::to_string(a.mlp_hidden) + " P" + std::to_string(a.patch) + " T" + std::to_string(tokens);
+  return renderer + " | " + cpu + " | L" + std::to_string(a.depth) + " D" + std::to_string(a.D) + " H" +
+         std::to_string(a.heads) + " MLP" + std::to_string(a.mlp_hidden) + " P" + std::to_string(a.patch) + " T" +
+         std::to_string(tokens);
 }
 
 VitAutoStore::VitAutoStore() : file_(user_config_dir() / "vit_backend.json") {}
@@ -114,7 +115,8 @@ VitAutoRunner::VitAutoRunner(std::unique_ptr<VitRunner> cpu, std::unique_ptr<Vit
 
 VitAutoRunner::~VitAutoRunner() = default;
 
-VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
+VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget,
+                           const std::atomic<bool>* stop) {
   auto timed = [&](VitRunner& runner, std::int64_t bytes, double& ms) {
     const double start = clock_();
     VitPass pass = runner.run(model, input, bytes, stop);

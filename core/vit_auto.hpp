@@ -5,14 +5,14 @@
 // machine and model take the faster path at once. On a software rasterizer the GPU engine is
 // not timed: it runs the compute shaders on the CPU, several times slower than the CPU path
 // (README, "Real ViTs"), so auto takes the CPU path without asking.
-#include "core/vit.hpp"
-
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "core/vit.hpp"
 
 namespace attnlab {
 

@@ -41,10 +41,11 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const Vit
   if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
   ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
                      gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
-  ImGui::Text("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
-              format_number(state.report.row_pass_ms, 3).c_str());
+  // Wrapped: the panel may be a third of a 1024 px screen.
+  ImGui::TextWrapped("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
+                     format_number(state.report.row_pass_ms, 3).c_str());
   auto kib = [](std::uint64_t b) { return format_number(static_cast<double>(b) / 1024.0, 3); };
-  ImGui::Text("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
+  ImGui::TextWrapped("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
               static_cast<unsigned long long>(state.report.frame_readbacks), kib(state.report.frame_readback_bytes).c_str(),
               static_cast<unsigned long long>(state.report.frame_readbacks_waited), static_cast<unsigned long long>(state.report.frame_uploads),
               kib(state.report.frame_upload_bytes).c_str());

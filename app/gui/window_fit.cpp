@@ -32,7 +32,8 @@ ScreenRect fit_window(const std::vector<ScreenRect>& work_areas, const std::opti
   const ScreenRect* area = &work_areas.front();
   if (known) {
     const ScreenRect with_frame{remembered->x - frame.left, remembered->y - frame.top,
-                                remembered->width + frame.left + frame.right, remembered->height + frame.top + frame.bottom};
+                                remembered->width + frame.left + frame.right,
+                                remembered->height + frame.top + frame.bottom};
     long long best = 0;
     for (const ScreenRect& a : work_areas)
       if (const long long o = overlap(a, with_frame); o > best) {

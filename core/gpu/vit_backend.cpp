@@ -11,8 +11,8 @@ namespace {
 // Auto without a GPU to time: the CPU path (timed for the record), `note` saying why.
 VitRunnerChoice auto_cpu_only(const std::string& note) {
   VitRunnerChoice choice;
-  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), nullptr, std::string(), note, cpu_model_name(),
-                                                VitAutoStore());
+  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), nullptr, std::string(), note,
+                                                cpu_model_name(), VitAutoStore());
   choice.auto_runner = runner.get();
   choice.runner = std::move(runner);
   choice.why = "auto: " + note + "; the CPU path is faster";
@@ -50,8 +50,8 @@ VitRunnerChoice choose_vit_runner(VitBackend requested) {
     return choice;
   }
   // A hardware GPU: both paths, the faster by measuring (remembered per renderer, CPU and shape).
-  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), std::make_unique<VitGpuRunner>(), renderer,
-                                                std::string(), cpu_model_name(), VitAutoStore());
+  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), std::make_unique<VitGpuRunner>(),
+                                                renderer, std::string(), cpu_model_name(), VitAutoStore());
   choice.auto_runner = runner.get();
   choice.runner = std::move(runner);
   choice.why = "auto: a hardware GPU (" + renderer + "), the faster path by measuring";

@@ -1,12 +1,12 @@
 // Issue 37: where the window opens. A first start fits the primary monitor's work area (a
 // 1024 × 768 projector, a 1366 × 768 laptop less its task bar); a remembered window comes back
 // where it was, or on screen when its monitor is gone or smaller.
-#include "app/gui/window_fit.hpp"
-
 #include <gtest/gtest.h>
 
-using attnlab::app::FrameMargins;
+#include "app/gui/window_fit.hpp"
+
 using attnlab::app::fit_window;
+using attnlab::app::FrameMargins;
 using attnlab::app::ScreenRect;
 
 namespace {

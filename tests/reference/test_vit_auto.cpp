@@ -2,23 +2,24 @@
 // (each fake pass advances it by its path's cost), auto keeps the faster path, remembers the
 // choice per (renderer, CPU, model shape) and reuses it without measuring again; without a GPU
 // to time it is the CPU path. The CPU's name comes from /proc/cpuinfo's "model name".
-#include "core/vit_auto.hpp"
-
-#include "test_support.hpp"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "core/vit_auto.hpp"
+#include "test_support.hpp"
+
 using namespace attnlab;
+using attnlab::testing::temp_dir;
 
 namespace {
 
 // A runner that costs `ms` on the fake clock and counts its passes.
 class FakeRunner final : public VitRunner {
  public:
-  FakeRunner(const char* path, double ms, double& clock, int& passes) : path_(path), ms_(ms), clock_(clock), passes_(passes) {}
+  FakeRunner(const char* path, double ms, double& clock, int& passes)
+      : path_(path), ms_(ms), clock_(clock), passes_(passes) {}
   const char* path() const override { return path_; }
   VitPass run(const VitModel&, const VitInput& input, std::int64_t, const std::atomic<bool>*) override {
     clock_ += ms_;
@@ -52,8 +53,8 @@ struct Bench {
   }
   VitAutoRunner runner(double cpu_ms, double gpu_ms, const std::string& renderer = "Fake GPU 1000") {
     return VitAutoRunner(std::make_unique<FakeRunner>("cpu", cpu_ms, clock, cpu_passes),
-                         std::make_unique<FakeRunner>("gpu", gpu_ms, clock, gpu_passes), renderer, "", "Fake CPU @ 3 GHz",
-                         VitAutoStore(store), [this] { return clock; });
+                         std::make_unique<FakeRunner>("gpu", gpu_ms, clock, gpu_passes), renderer, "",
+                         "Fake CPU @ 3 GHz", VitAutoStore(store), [this] { return clock; });
   }
 };
 
@@ -135,12 +136,14 @@ TEST(VitAuto, AStoreThatCannotBeReadRemembersNothing) {
   VitAutoRunner runner = b.runner(300, 40);
   EXPECT_EQ(runner.run(b.model, b.input, 1 << 30).path, "gpu");
   EXPECT_EQ(runner.measurements(), 1);  // measured, and the file rewritten whole
-  EXPECT_TRUE(VitAutoStore(b.store).find(vit_auto_key("Fake GPU 1000", "Fake CPU @ 3 GHz", b.model.arch, 197)).has_value());
+  EXPECT_TRUE(
+      VitAutoStore(b.store).find(vit_auto_key("Fake GPU 1000", "Fake CPU @ 3 GHz", b.model.arch, 197)).has_value());
 }
 
 TEST(VitAuto, TheCpuNameIsProcCpuinfosModelName) {
-  std::istringstream info("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n"
-                          "processor\t: 1\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n");
+  std::istringstream info(
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n"
+      "processor\t: 1\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n");
   EXPECT_EQ(cpu_model_name_from(info), "AMD EPYC 7B13 64-Core Processor");
   std::istringstream arm("processor\t: 0\nBogoMIPS\t: 48.00\n");
   EXPECT_EQ(cpu_model_name_from(arm), "unknown CPU");
