@@ -55,13 +55,14 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const Vit
   // the first pass of each (the CPU path on a software rasterizer), or either by choice;
   // changing it runs the loaded model again.
   ImGui::TextUnformatted("ViT forward pass:");
-  ImGui::SameLine();
   for (const VitBackend b : {VitBackend::Auto, VitBackend::Gpu, VitBackend::Cpu}) {
+    // On the same line while it fits (a narrow panel: the next line).
+    const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(vit_backend_name(b)).x;
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
     if (ImGui::RadioButton(vit_backend_name(b), state.vit_backend == b)) state.vit_backend = b;
     record_widget(std::string("diagnostics:vit_backend:") + vit_backend_name(b));
-    ImGui::SameLine();
   }
-  ImGui::NewLine();
   if (const VitRun* src = vit.run()) {
     // Auto's both times and its choice ("auto: cpu 71 ms, gpu 286 ms -> cpu"); the UI font has
     // no arrow.

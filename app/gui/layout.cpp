@@ -153,8 +153,13 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   // changes (the panels can still be moved by hand in between): controls on the left, the
   // map as large as the rest allows, the heads right of it, pinned queries and images
   // below. At a large UI scale the heads go to the lower row, so that the map keeps its size.
-  const float cw = std::min(360.0f * state_.ui_scale, d.x * 0.3f);
+  // Every panel stays inside the window at any size (a 1024 × 768 projector too); what does not
+  // fit in one scrolls.
   const bool wide_map = state_.ui_scale >= 1.5f;
+  // A small screen at a large scale (a 1024 px projector at 2: 512 px of UI) gives the controls
+  // two fifths: the map is as tall as the room allows there, so it keeps its size.
+  const bool cramped = wide_map && d.x / state_.ui_scale < 700.0f;
+  const float cw = std::min(360.0f * state_.ui_scale, d.x * (cramped ? 0.4f : 0.3f));
   const float right = wide_map ? 0.0f : std::min(560.0f * state_.ui_scale, d.x * 0.35f);
   const float mid = std::max(d.x - cw - right, 200.0f);
   const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);
