@@ -48,8 +48,10 @@ ScreenRect fit_window(const std::vector<ScreenRect>& work_areas, const std::opti
   ScreenRect r;
   r.width = std::min(known ? remembered->width : default_w, room_w);
   r.height = std::min(known ? remembered->height : default_h, room_h);
-  const int x = known ? remembered->x : area->x + frame.left + (room_w - r.width) / 2;
-  const int y = known ? remembered->y : area->y + frame.top + (room_h - r.height) / 2;
+  // A first start at the work area's top left (where X put the window before, and where
+  // scripts driving it with absolute pointer positions expect it).
+  const int x = known ? remembered->x : area->x + frame.left;
+  const int y = known ? remembered->y : area->y + frame.top;
   r.x = place_inside(x, r.width, frame.left, frame.right, area->x, area->width);
   r.y = place_inside(y, r.height, frame.top, frame.bottom, area->y, area->height);
   return r;

@@ -28,7 +28,7 @@ inline constexpr int kDefaultWindowWidth = 1600, kDefaultWindowHeight = 1000;
 /// (empty: none could be read, and the window opens at `remembered` or the default size at
 /// (0, 0)). `remembered`: where it was closed, content rectangle. Without one (a first start)
 /// it is the default size times `content_scale`, shrunk to the primary work area less the frame,
-/// centred there. With one, on the monitor it overlaps most (the primary when it overlaps none),
+/// at its top left. With one, on the monitor it overlaps most (the primary when it overlaps none),
 /// shrunk to that work area and moved the least so that it and its frame lie inside.
 ScreenRect fit_window(const std::vector<ScreenRect>& work_areas, const std::optional<ScreenRect>& remembered,
                       FrameMargins frame = {}, float content_scale = 1.0f);

@@ -33,9 +33,11 @@ TEST(WindowFit, AFirstStartFitsASmallScreen) {
   expect_inside(r, laptop, frame);
 }
 
-TEST(WindowFit, AFirstStartOnALargeScreenIsTheDesignSizeCentred) {
+TEST(WindowFit, AFirstStartOnALargeScreenIsTheDesignSizeAtTheTopLeft) {
   const ScreenRect r = fit_window({{0, 0, 1920, 1080}}, std::nullopt);
-  EXPECT_EQ(r, (ScreenRect{160, 40, 1600, 1000}));
+  EXPECT_EQ(r, (ScreenRect{0, 0, 1600, 1000}));
+  // Below a task bar at the top, inside a title bar.
+  EXPECT_EQ(fit_window({{0, 32, 1920, 1048}}, std::nullopt, {1, 24, 1, 1}), (ScreenRect{1, 56, 1600, 1000}));
   // A high-DPI monitor: the design size times its content scale, still inside.
   const ScreenRect hidpi = fit_window({{0, 0, 3840, 2160}}, std::nullopt, {}, 2.0f);
   EXPECT_EQ(hidpi.width, 3200);
