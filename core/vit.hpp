@@ -198,8 +198,9 @@ std::int64_t vit_memory_budget();
 /// largest --resize (short side in pixels) that would fit.
 void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget);
 
-/// Which runner does the forward pass (core/gpu/vit_backend.hpp chooses): auto takes the GPU
-/// engine on a hardware GPU and the CPU path on a software rasterizer or without OpenGL 4.3.
+/// Which runner does the forward pass (core/gpu/vit_backend.hpp chooses): auto takes the faster
+/// of the GPU engine and the CPU path as measured on a hardware GPU (core/vit_auto.hpp,
+/// remembered), and the CPU path on a software rasterizer or without OpenGL 4.3.
 enum class VitBackend { Auto, Gpu, Cpu };
 
 /// "auto", "gpu" or "cpu"; throws Error naming `flag` otherwise.

@@ -37,9 +37,11 @@ std::string vit_usage() {
                            (with --image: runs the pass and says which path ran, why,
                            and how long it took). --resize S scales the short side to
                            S pixels first; width and height are cropped to whole
-                           patches. --backend: auto (default) takes the GPU engine on
-                           a hardware GPU and the CPU path on a software rasterizer
-                           (llvmpipe) or without OpenGL 4.3. An input whose pass would
+                           patches. --backend: auto (default) times the GPU engine and
+                           the CPU path on a hardware GPU and keeps the faster (once
+                           per renderer, CPU and model shape, remembered), and takes
+                           the CPU path on a software rasterizer (llvmpipe) or without
+                           OpenGL 4.3. An input whose pass would
                            not fit the memory budget (a quarter of the RAM, or
                            ATTNLAB_MEMORY_BUDGET_MB) is refused, naming a size that fits.
   attnlab vit --model PATH --cka [--against PATH2] [--cka-examples fashion|photo]
@@ -192,12 +194,13 @@ int run_vit(const std::vector<std::string>& args) {
   const HeadFusion rollout_fusion = rollout ? parse_fusion(o.rollout, "--rollout") : HeadFusion::Mean;
   if (o.top && arch.classes == 0) throw Error("--top: this checkpoint has no classifier");
 
-  // The GPU engine on a hardware GPU, the CPU path on a software rasterizer (vit_backend.hpp).
+  // Auto: the faster path by measuring on a hardware GPU (remembered), the CPU path on a
+  // software rasterizer (vit_backend.hpp, vit_auto.hpp).
   VitRunnerChoice choice = choose_vit_runner(o.backend);
-  const std::string why = choice.why;
   const auto start = std::chrono::steady_clock::now();
   const VitPass pass = choice.runner->run(model, input, budget);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const std::string why = choice.after_run();  // auto: both paths' times and the choice
   choice = VitRunnerChoice();  // the GPU objects go while their context is still current
 
   std::string out;

@@ -58,7 +58,7 @@ int App::run() {
     end_frame();
   }
   if (replay_) return replay_code_;
-  save_remembered(state_);
+  save_remembered(state_, window_);
   report_frames();
   return 0;
 }

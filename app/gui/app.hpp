@@ -56,7 +56,9 @@ struct WindowSession {
   ~WindowSession();
 };
 
-/// Initializes GLFW, opens the 1600 × 1000 window (OpenGL 4.3, or ATTNLAB_GL_VERSION, else 3.3),
+/// Initializes GLFW, opens the window where it fits (window_fit.hpp: 1600 × 1000 times the
+/// monitor's content scale at most, inside the primary monitor's work area, or where the last run
+/// left it, put back on screen) with OpenGL 4.3 (or ATTNLAB_GL_VERSION, else 3.3),
 /// sets up ImGui on it with the app's font and style and installs the App's input callbacks
 /// (before ImGui's backend, which chains to them). `benchmark`: no vsync, no remembered layout.
 /// Throws Error when no window can be opened.
@@ -69,9 +71,9 @@ void open_window(WindowSession& session, bool benchmark);
 AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& replay);
 
 /// Writes the settings to remember (config_dir()/settings.json; settings.new.json beside it when
-/// the file read at start could not be read: that one is never written over); a failure is a
-/// line on stderr.
-void save_remembered(const AppState& state);
+/// the file read at start could not be read: that one is never written over), with the window's
+/// position and size ("window_placement") when `window` is given; a failure is a line on stderr.
+void save_remembered(const AppState& state, GLFWwindow* window = nullptr);
 
 /// The gallery's photos in assets/, safari first.
 std::vector<std::filesystem::path> find_gallery();

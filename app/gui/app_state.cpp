@@ -1,5 +1,7 @@
 #include "app/gui/app_state.hpp"
 
+#include "core/user_config.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -28,10 +30,6 @@ std::optional<Commands::Command> Commands::take(Kind kind) {
   return latest;
 }
 
-std::filesystem::path config_dir() {
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::filesystem::path(x) / "attnlab";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".config" / "attnlab";
-  return std::filesystem::temp_directory_path() / "attnlab-config";
-}
+std::filesystem::path config_dir() { return user_config_dir(); }
 
 }  // namespace attnlab::app

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 
 namespace attnlab::app {
 namespace {
@@ -40,26 +41,36 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const Vit
   if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
   ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
                      gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
-  ImGui::Text("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
-              format_number(state.report.row_pass_ms, 3).c_str());
+  // Wrapped: the panel may be a third of a 1024 px screen.
+  ImGui::TextWrapped("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
+                     format_number(state.report.row_pass_ms, 3).c_str());
   auto kib = [](std::uint64_t b) { return format_number(static_cast<double>(b) / 1024.0, 3); };
-  ImGui::Text("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
+  ImGui::TextWrapped("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
               static_cast<unsigned long long>(state.report.frame_readbacks), kib(state.report.frame_readback_bytes).c_str(),
               static_cast<unsigned long long>(state.report.frame_readbacks_waited), static_cast<unsigned long long>(state.report.frame_uploads),
               kib(state.report.frame_upload_bytes).c_str());
   record_widget("diagnostics:transfers");
   record_widget("diagnostics:timing");
-  // A ViT's forward pass: the GPU engine on a hardware GPU, the CPU path on a software
-  // rasterizer (auto), or either by choice; changing it runs the loaded model again.
+  // A ViT's forward pass: auto, the faster of the GPU engine and the CPU path as measured on
+  // the first pass of each (the CPU path on a software rasterizer), or either by choice;
+  // changing it runs the loaded model again.
   ImGui::TextUnformatted("ViT forward pass:");
-  ImGui::SameLine();
   for (const VitBackend b : {VitBackend::Auto, VitBackend::Gpu, VitBackend::Cpu}) {
+    // On the same line while it fits (a narrow panel: the next line).
+    const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(vit_backend_name(b)).x;
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
     if (ImGui::RadioButton(vit_backend_name(b), state.vit_backend == b)) state.vit_backend = b;
     record_widget(std::string("diagnostics:vit_backend:") + vit_backend_name(b));
-    ImGui::SameLine();
   }
-  ImGui::NewLine();
-  if (const VitRun* src = vit.run()) ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), vit.backend_why().c_str());
+  if (const VitRun* src = vit.run()) {
+    // Auto's both times and its choice ("auto: cpu 71 ms, gpu 286 ms -> cpu"); the UI font has
+    // no arrow.
+    std::string why = vit.backend_why();
+    for (std::size_t at; (at = why.find("\u2192")) != std::string::npos;) why.replace(at, 3, "->");
+    ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), why.c_str());
+    record_widget("diagnostics:vit_backend_why");
+  }
 
   if (backend.has_image()) {
     if (!check.reference || check.generation != backend.generation()) {

@@ -52,13 +52,17 @@ void HandMadeMapSource::keep_pinned(const std::vector<int>& queries) { backend_.
 // The custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24); its two 3 × 3 matrices, edited here.
 void HandMadeMapSource::draw_head_settings() {
   ImGui::Separator();
-  ImGui::TextUnformatted("custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24), c = unit mean colour");
+  ImGui::TextWrapped("custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24), c = unit mean colour");
+  // Two matrices side by side where the panel is wide enough, one under the other where not
+  // (a narrow panel: a small screen, a large UI scale); never wider than the panel.
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float width = std::min(ImGui::GetFontSize() * 10, avail);
   auto edit = [&](const char* label, std::array<float, 9>& W) {
     ImGui::PushID(label);
     ImGui::Text("%s", label);
     for (int r = 0; r < 3; ++r) {
       ImGui::PushID(r);
-      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+      ImGui::SetNextItemWidth(width);
       ImGui::DragFloat3("", &W[static_cast<size_t>(r) * 3], 0.02f, -4.0f, 4.0f, "%.2f");
       record_widget(std::string(label) + ":" + std::to_string(r));
       ImGui::PopID();
@@ -68,7 +72,7 @@ void HandMadeMapSource::draw_head_settings() {
   ImGui::BeginGroup();
   edit("W_q", state_.attention.custom.W_q);
   ImGui::EndGroup();
-  ImGui::SameLine();
+  if (avail >= 2 * width + ImGui::GetStyle().ItemSpacing.x) ImGui::SameLine();
   ImGui::BeginGroup();
   edit("W_k", state_.attention.custom.W_k);
   ImGui::EndGroup();

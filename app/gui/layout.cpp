@@ -26,24 +26,35 @@ void App::draw_source_tabs() {
   const bool force = wanted != shown_tab_;  // a key or a menu chose another source: show its tab
   auto flags = [&](ShownSource s) { return force && wanted == s ? ImGuiTabItemFlags_SetSelected : 0; };
   ShownSource tab = wanted;
-  if (ImGui::BeginTabItem("Hand-made heads", nullptr, flags(ShownSource::HandMade))) {
+  // The controls leave room for their labels on their right however narrow the column (a
+  // 1024 px projector's), instead of ImGui's 65 % of the window that cut them off.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float label = ImGui::CalcTextSize("patch size K (?)").x + style.ItemInnerSpacing.x + style.ItemSpacing.x;
+  ImGui::PushItemWidth(std::max(avail - label, avail * 0.5f));
+  // Each tab's rectangle is recorded as soon as it is drawn, before its contents.
+  const bool heads = ImGui::BeginTabItem("Hand-made heads", nullptr, flags(ShownSource::HandMade));
+  record_widget("tab:heads");
+  if (heads) {
     tab = ShownSource::HandMade;
     draw_controls_panel(state_, backend_);
     ImGui::EndTabItem();
   }
-  record_widget("tab:heads");
-  if (ImGui::BeginTabItem("ViT model", nullptr, flags(ShownSource::Vit))) {
+  const bool vit = ImGui::BeginTabItem("ViT model", nullptr, flags(ShownSource::Vit));
+  record_widget("tab:vit");
+  if (vit) {
     tab = ShownSource::Vit;
     draw_vit_panel(state_, vit_);
     ImGui::EndTabItem();
   }
-  record_widget("tab:vit");
-  if (ImGui::BeginTabItem("Train", nullptr, flags(ShownSource::Train))) {
+  const bool train = ImGui::BeginTabItem("Train", nullptr, flags(ShownSource::Train));
+  record_widget("tab:train");
+  if (train) {
     tab = ShownSource::Train;
     draw_train_panel(state_, train_);
     ImGui::EndTabItem();
   }
-  record_widget("tab:train");
+  ImGui::PopItemWidth();
   ImGui::EndTabBar();
   if (!force) state_.source = tab;
   shown_tab_ = state_.source;
@@ -82,11 +93,13 @@ void App::draw_toast(ImVec2 d) {
     widget_log().overlays_left_out.push_back("toast");
     return;
   }
-  const ImVec2 size = ImGui::CalcTextSize(state_.ui.status.c_str());
+  // Wrapped inside the window (a long export path on a 1024 px screen).
+  const float wrap = std::max(d.x - 36.0f, 100.0f);
+  const ImVec2 size = ImGui::CalcTextSize(state_.ui.status.c_str(), nullptr, false, wrap);
   const ImVec2 at(12, d.y - size.y - 12);
   ImDrawList* fg = ImGui::GetForegroundDrawList();
   fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(at.x + size.x + 6, at.y + size.y + 4), IM_COL32(20, 90, 40, 235), 4.0f);
-  fg->AddText(at, IM_COL32(255, 255, 255, 255), state_.ui.status.c_str());
+  fg->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, IM_COL32(255, 255, 255, 255), state_.ui.status.c_str(), nullptr, wrap);
   widget_log().rects["toast"] = {at.x, at.y, size.x, size.y};
   state_.commands.redraw();  // until it has gone
 }
@@ -157,8 +170,13 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   // changes (the panels can still be moved by hand in between): controls on the left, the
   // map as large as the rest allows, the heads right of it, pinned queries and images
   // below. At a large UI scale the heads go to the lower row, so that the map keeps its size.
-  const float cw = std::min(360.0f * state_.ui_scale, d.x * 0.3f);
+  // Every panel stays inside the window at any size (a 1024 × 768 projector too); what does not
+  // fit in one scrolls.
   const bool wide_map = state_.ui_scale >= 1.5f;
+  // A small screen at a large scale (a 1024 px projector at 2: 512 px of UI) gives the controls
+  // two fifths: the map is as tall as the room allows there, so it keeps its size.
+  const bool cramped = wide_map && d.x / state_.ui_scale < 700.0f;
+  const float cw = std::min(360.0f * state_.ui_scale, d.x * (cramped ? 0.4f : 0.3f));
   const float right = wide_map ? 0.0f : std::min(560.0f * state_.ui_scale, d.x * 0.35f);
   const float mid = std::max(d.x - cw - right, 200.0f);
   const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);

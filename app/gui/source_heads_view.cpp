@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace attnlab::app {
 
@@ -58,17 +59,27 @@ void draw_heads_grid(AppState& state, MapSource& source) {
 
   if (L == 1) {  // a few heads: large maps with their names and largest weights
     const float avail = ImGui::GetContentRegionAvail().x;
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
     const int columns = avail > ui_px(260) ? 3 : 2;
-    const float side =
-        std::max((avail - ImGui::GetStyle().ItemSpacing.x * static_cast<float>(columns)) / static_cast<float>(columns), 60.0f);
+    const float side = std::max((avail - spacing * static_cast<float>(columns)) / static_cast<float>(columns), 60.0f);
+    // A column's texts are cut to its width (a narrow panel: a 1024 px screen, a large UI
+    // scale), so that the third column stays inside the panel; the whole text is the tooltip.
+    auto fitted = [&](std::string text) {
+      if (ImGui::CalcTextSize(text.c_str()).x <= side) return text;
+      while (text.size() > 1 && ImGui::CalcTextSize((text + "..").c_str()).x > side) text.pop_back();
+      return text + "..";
+    };
     for (int h = 0; h < H; ++h) {
       if (h % columns) ImGui::SameLine();
       ImGui::BeginGroup();
       const HeadInfo about = source.head_info(0, HeadChoice{h, HeadFusion::Mean});
-      ImGui::Text("%d %s", h, about.label.c_str());  // the number its digit key picks
+      ImGui::TextUnformatted(fitted(std::to_string(h) + " " + about.label).c_str());  // the number its digit key picks
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", about.tooltip.c_str());
       const auto mx = thumbnail(0, h, "head:" + std::to_string(h), ImVec2(side, side));
-      ImGui::TextDisabled("max a_ij %s%s", mx ? format_weight(*mx).c_str() : "...", mx && *mx == 0 ? " (all masked)" : "");
+      const std::string weight = mx ? format_weight(*mx) : "...";
+      const std::string masked = mx && *mx == 0 ? " (all masked)" : "";
+      const std::string caption = "max a_ij " + weight + masked;
+      ImGui::TextDisabled("%s", ImGui::CalcTextSize(caption.c_str()).x <= side ? caption.c_str() : fitted("max " + weight + masked).c_str());
       ImGui::EndGroup();
     }
   } else {  // many: a layers × heads table of small maps

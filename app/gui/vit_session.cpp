@@ -59,8 +59,8 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
     stage->store(kRunning);
     // The runner (and the GPU runner's headless context) is made on this pool thread, for this job.
     VitRunnerChoice choice = choose_vit_runner(backend);
-    r.why = choice.why;
     r.run = std::make_shared<VitRun>(r.model, image, resize, *choice.runner, vit_memory_budget(), &stop);
+    r.why = choice.after_run();  // auto: both paths' times and the choice (Diagnostics)
     stage->store(kDone);
     return r;
   };

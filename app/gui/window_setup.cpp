@@ -6,6 +6,7 @@
 #include "app/commands/options.hpp"
 
 #include "app/gui/headless.hpp"
+#include "app/gui/window_fit.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/gpu/debug.hpp"
@@ -19,6 +20,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <vector>
 
 namespace attnlab::app {
 namespace {
@@ -106,6 +109,7 @@ void load_remembered(AppState& state) {
   try {
     nlohmann::json j = nlohmann::json::parse(in);
     j.erase("image");
+    j.erase("window_placement");  // open_window's
     j.erase("query");
     j.erase("pinned");
     if (j.contains("vit") && j["vit"].is_object()) {  // the model is reopened only by asking
@@ -122,23 +126,79 @@ void load_remembered(AppState& state) {
 
 }  // namespace
 
-void save_remembered(const AppState& state) {
+void save_remembered(const AppState& state, GLFWwindow* window) {
   std::error_code ec;
   std::filesystem::create_directories(config_dir(), ec);
+  nlohmann::json j = to_json(state);
+  // Where the window was, unless it was minimized or maximized (then its size says nothing).
+  if (window && !glfwGetWindowAttrib(window, GLFW_ICONIFIED) && !glfwGetWindowAttrib(window, GLFW_MAXIMIZED)) {
+    ScreenRect r;
+    glfwGetWindowPos(window, &r.x, &r.y);
+    glfwGetWindowSize(window, &r.width, &r.height);
+    if (r.width > 0 && r.height > 0) j["window_placement"] = {{"x", r.x}, {"y", r.y}, {"width", r.width}, {"height", r.height}};
+  }
   try {
     if (!state.ui.settings_kept.empty()) {
       // The file read at start was not valid: kept for its owner; the settings go beside it.
       const auto beside = config_dir() / "settings.new.json";
-      write_file_safely(beside, to_json(state).dump(2) + "\n", /*overwrite=*/true);
-      std::fprintf(stderr, "attnlab: %s could not be read and is kept as it is; the settings were saved to %s\n",
+      write_file_safely(beside, j.dump(2) + "
+", /*overwrite=*/true);
+      std::fprintf(stderr, "attnlab: %s could not be read and is kept as it is; the settings were saved to %s
+",
                    state.ui.settings_kept.string().c_str(), beside.string().c_str());
       return;
     }
-    write_file_safely(config_dir() / "settings.json", to_json(state).dump(2) + "\n", /*overwrite=*/true);
+    write_file_safely(config_dir() / "settings.json", j.dump(2) + "
+", /*overwrite=*/true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnlab: could not remember the settings: %s\n", e.what());
   }
 }
+
+namespace {
+
+// The window's rectangle as the last run left it (settings.json's "window_placement"), if any.
+std::optional<ScreenRect> remembered_placement() {
+  std::ifstream in(config_dir() / "settings.json");
+  if (!in) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("window_placement")) return std::nullopt;
+  try {
+    const auto& p = j.at("window_placement");
+    return ScreenRect{p.at("x").get<int>(), p.at("y").get<int>(), p.at("width").get<int>(), p.at("height").get<int>()};
+  } catch (const std::exception&) {
+    return std::nullopt;  // a placement not understood: a first start's
+  }
+}
+
+// The monitors' work areas (the screen less task bars and docks), the primary first.
+std::vector<ScreenRect> work_areas() {
+  std::vector<ScreenRect> out;
+  int count = 0;
+  GLFWmonitor** monitors = glfwGetMonitors(&count);
+  GLFWmonitor* primary = glfwGetPrimaryMonitor();
+  if (primary) {
+    ScreenRect r;
+    glfwGetMonitorWorkarea(primary, &r.x, &r.y, &r.width, &r.height);
+    if (r.width > 0 && r.height > 0) out.push_back(r);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (monitors[i] == primary) continue;
+    ScreenRect r;
+    glfwGetMonitorWorkarea(monitors[i], &r.x, &r.y, &r.width, &r.height);
+    if (r.width > 0 && r.height > 0) out.push_back(r);
+  }
+  return out;
+}
+
+// The primary monitor's content scale (2 on a high-DPI screen), 1 when unknown.
+float primary_content_scale() {
+  float xs = 1, ys = 1;
+  if (GLFWmonitor* m = glfwGetPrimaryMonitor()) glfwGetMonitorContentScale(m, &xs, &ys);
+  return std::max(xs, ys);
+}
+
+}  // namespace
 
 WindowSession::~WindowSession() {
   if (imgui_gl) ImGui_ImplOpenGL3_Shutdown();
@@ -152,15 +212,21 @@ void open_window(WindowSession& session, bool benchmark) {
   if (!glfwInit())
     throw Error("cannot open a window (" + glfw_error_text() +
                 "); is there a display? The command line works without one: attnlab --help");
-  auto make_window = [](int major, int minor) {
+  // Where it opens: inside a monitor's work area (fit_window); the benchmark at its fixed size
+  // when the screen has room. Made hidden, then moved and shown once the frame is known.
+  const std::vector<ScreenRect> areas = work_areas();
+  const std::optional<ScreenRect> remembered = benchmark ? std::nullopt : remembered_placement();
+  const float content_scale = benchmark ? 1.0f : primary_content_scale();
+  ScreenRect placement = fit_window(areas, remembered, {}, content_scale);
+  auto make_window = [&placement](int major, int minor) {
     glfwDefaultWindowHints();
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, major);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, minor);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-    glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+    glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
     glfwWindowHint(GLFW_OPENGL_DEBUG_CONTEXT, kGlDebugBuild ? GLFW_TRUE : GLFW_FALSE);
-    return glfwCreateWindow(1600, 1000, "Attention Lab", nullptr, nullptr);
+    return glfwCreateWindow(placement.width, placement.height, "Attention Lab", nullptr, nullptr);
   };
   int major = 4, minor = 3;
   if (const char* v = std::getenv("ATTNLAB_GL_VERSION"); v && std::sscanf(v, "%d.%d", &major, &minor) != 2) {
@@ -174,6 +240,13 @@ void open_window(WindowSession& session, bool benchmark) {
   }
   if (!window) throw Error("cannot open an OpenGL 3.3 window (" + glfw_error_text() + ")");
   session.window = window;
+  // The frame (title bar, borders) is known now: the window and its frame inside the work area.
+  FrameMargins frame;
+  glfwGetWindowFrameSize(window, &frame.left, &frame.top, &frame.right, &frame.bottom);
+  placement = fit_window(areas, remembered, frame, content_scale);
+  glfwSetWindowSize(window, placement.width, placement.height);
+  if (!areas.empty()) glfwSetWindowPos(window, placement.x, placement.y);
+  glfwShowWindow(window);
   glfwMakeContextCurrent(window);
   glfwSwapInterval(benchmark ? 0 : 1);  // the benchmark times frames, not the display's refresh
   if (kGlDebugBuild) install_gl_debug_callback();

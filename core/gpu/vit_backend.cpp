@@ -2,10 +2,26 @@
 
 #include "core/error.hpp"
 #include "core/gpu/vit_engine.hpp"
+#include "core/vit_auto.hpp"
 #include "core/vit_cpu.hpp"
 
-
 namespace attnlab {
+namespace {
+
+// Auto without a GPU to time: the CPU path (timed for the record), `note` saying why.
+VitRunnerChoice auto_cpu_only(const std::string& note) {
+  VitRunnerChoice choice;
+  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), nullptr, std::string(), note,
+                                                cpu_model_name(), VitAutoStore());
+  choice.auto_runner = runner.get();
+  choice.runner = std::move(runner);
+  choice.why = "auto: " + note + "; the CPU path is faster";
+  return choice;
+}
+
+}  // namespace
+
+std::string VitRunnerChoice::after_run() const { return auto_runner ? vit_auto_summary(auto_runner->timing()) : why; }
 
 VitRunnerChoice choose_vit_runner(VitBackend requested) {
   VitRunnerChoice choice;
@@ -15,28 +31,30 @@ VitRunnerChoice choose_vit_runner(VitBackend requested) {
     return choice;
   }
   // No GPU among EGL's devices: a context would be Mesa's llvmpipe, so auto need not make one.
-  if (requested == VitBackend::Auto && hardware_egl_devices() == 0) {
-    choice.runner = std::make_unique<VitCpuRunner>();
-    choice.why = "auto: no hardware GPU among EGL's devices (OpenGL would be a software rasterizer); the CPU path is faster";
-    return choice;
-  }
+  if (requested == VitBackend::Auto && hardware_egl_devices() == 0)
+    return auto_cpu_only("no hardware GPU among EGL's devices, OpenGL would be a software rasterizer");
   try {
     choice.context = std::make_unique<HeadlessContext>();
   } catch (const Error& e) {
     if (requested == VitBackend::Gpu) throw Error(std::string("--backend gpu: ") + e.what());
-    choice.runner = std::make_unique<VitCpuRunner>();
-    choice.why = std::string("auto: no OpenGL 4.3 context (") + e.what() + "); the CPU path";
-    return choice;
+    return auto_cpu_only(std::string("no OpenGL 4.3 context: ") + e.what());
   }
   const std::string renderer = choice.context->info().renderer;
   if (requested == VitBackend::Auto && is_software_renderer(renderer)) {
     choice.context.reset();
-    choice.runner = std::make_unique<VitCpuRunner>();
-    choice.why = "auto: " + renderer + " is a software rasterizer; the CPU path is faster";
+    return auto_cpu_only(renderer + " is a software rasterizer");
+  }
+  if (requested == VitBackend::Gpu) {
+    choice.runner = std::make_unique<VitGpuRunner>();
+    choice.why = "gpu: asked for (" + renderer + ")";
     return choice;
   }
-  choice.runner = std::make_unique<VitGpuRunner>();
-  choice.why = std::string(requested == VitBackend::Gpu ? "gpu: asked for" : "auto: a hardware GPU") + " (" + renderer + ")";
+  // A hardware GPU: both paths, the faster by measuring (remembered per renderer, CPU and shape).
+  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), std::make_unique<VitGpuRunner>(),
+                                                renderer, std::string(), cpu_model_name(), VitAutoStore());
+  choice.auto_runner = runner.get();
+  choice.runner = std::move(runner);
+  choice.why = "auto: a hardware GPU (" + renderer + "), the faster path by measuring";
   return choice;
 }
 

@@ -460,19 +460,35 @@ TEST(CliVit, RowsRolloutDistanceAndTopMatchPyTorchOnGpuAndCpu) {
   }
 }
 
-TEST(CliVit, AutoTakesTheCpuPathOnASoftwareRasterizerAndTheGpuOnHardwareAndSaysWhy) {
+// Issue 37: auto measures. On a software rasterizer (this machine's llvmpipe) or without
+// OpenGL 4.3 the GPU is not timed and the CPU path runs, its time printed; on a hardware GPU
+// both first passes are timed, the faster runs, and the next run reads the choice back from
+// the settings folder (vit_backend.json) instead of measuring again.
+TEST(CliVit, AutoTakesTheCpuPathOnASoftwareRasterizerAndMeasuresOnHardwareAndSaysWhy) {
   const std::string base = "vit --model " + quoted(vit_data_dir() / "timm_f32") + " --image " + quoted(vit_data_dir() / "safari_48x48.png");
+  const auto config = temp_dir() / "config";
+  const std::string env = "export XDG_CONFIG_HOME=" + quoted(config);
   for (const std::string flag : {"", " --backend auto"}) {
-    const CliRun r = run_attnlab(base + flag + " --info");
+    const CliRun r = run_attnlab(base + flag + " --info", env);
     ASSERT_EQ(r.code, 0) << r.err;
     const auto at = r.out.find("\nbackend: ");
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
     // The reason names the renderer; a software one (this machine's llvmpipe) runs the CPU path.
-    if (line.find("software rasterizer") != std::string::npos || line.find("no OpenGL") != std::string::npos)
-      EXPECT_EQ(line.rfind("backend: cpu (auto: ", 0), 0u) << line;
-    else
-      EXPECT_EQ(line.rfind("backend: gpu (auto: a hardware GPU", 0), 0u) << line;
+    if (line.find("software rasterizer") != std::string::npos || line.find("no OpenGL") != std::string::npos) {
+      EXPECT_EQ(line.rfind("backend: cpu (auto: cpu ", 0), 0u) << line;
+      EXPECT_NE(line.find(" ms, gpu not timed ("), std::string::npos) << line;
+      EXPECT_EQ(line.substr(line.size() - 8), "\u2192 cpu)") << line;
+      EXPECT_FALSE(std::filesystem::exists(config / "attnlab" / "vit_backend.json")) << "nothing measured, nothing remembered";
+    } else if (flag.empty()) {  // measured: "auto: cpu 12 ms, gpu 3.1 ms → gpu"
+      float cpu_ms = 0, gpu_ms = 0;
+      char chosen[4] = {};
+      ASSERT_EQ(std::sscanf(line.c_str(), "backend: %3s (auto: cpu %f ms, gpu %f ms", chosen, &cpu_ms, &gpu_ms), 3) << line;
+      EXPECT_EQ(std::string(chosen), gpu_ms < cpu_ms ? "gpu" : "cpu") << line;
+      EXPECT_TRUE(std::filesystem::exists(config / "attnlab" / "vit_backend.json"));
+    } else {  // the same shape again: read back
+      EXPECT_NE(line.find("(auto: remembered "), std::string::npos) << line;
+    }
     EXPECT_NE(r.out.find("\nforward: "), std::string::npos) << r.out;
   }
   expect_one_line_error(run_attnlab(base + " --backend vulkan"), "--backend must be auto, gpu or cpu");

@@ -1,0 +1,13 @@
+#include "core/user_config.hpp"
+
+#include <cstdlib>
+
+namespace attnlab {
+
+std::filesystem::path user_config_dir() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::filesystem::path(x) / "attnlab";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".config" / "attnlab";
+  return std::filesystem::temp_directory_path() / "attnlab-config";
+}
+
+}  // namespace attnlab
