@@ -20,6 +20,8 @@ packages=(
   cmake g++ make pkg-config ccache
   libimgui-dev libglfw3-dev libeigen3-dev libstb-dev libepoxy-dev nlohmann-json3-dev nettle-dev
   libopenblas-pthread-dev zlib1g-dev
+  # video in and out (core/video.cpp): FFmpeg's libraries
+  libavformat-dev libavcodec-dev libavdevice-dev libavfilter-dev libswscale-dev libavutil-dev
   # Fashion-MNIST for `attnlab train` (core/fashion_mnist.cpp reads its gzip-compressed IDX files)
   dataset-fashion-mnist
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
@@ -27,6 +29,8 @@ packages=(
 if ((tests)); then
   packages+=(
     git python3 libgtest-dev libbenchmark-dev
+    # the video tests make their clips and check the outputs with ffmpeg and ffprobe
+    ffmpeg
     # what the tests use to run the real app headless: a virtual X server and real input
     xvfb xauth xdotool
     # the sanitized build and the fuzzers (tests/sanitized_suite.sh): clang with its runtimes,
