@@ -98,11 +98,12 @@ struct VideoReader::Impl {
     const AVCodec* codec = nullptr;
     stream = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (stream == AVERROR_STREAM_NOT_FOUND) fail("it has no video stream");
-    const AVCodecParameters* par = fmt->streams[stream]->codecpar;
-    if (stream == AVERROR_DECODER_NOT_FOUND || !codec) {
+    if (stream == AVERROR_DECODER_NOT_FOUND || (stream >= 0 && !codec)) {
       // The stream exists but its codec is unknown to this FFmpeg: name the stream's tag.
-      for (unsigned s = 0; s < fmt->nb_streams; ++s)
+      const AVCodecParameters* par = nullptr;
+      for (unsigned s = 0; s < fmt->nb_streams && !par; ++s)
         if (fmt->streams[s]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) par = fmt->streams[s]->codecpar;
+      if (!par) fail("it has no video stream");
       const char* name = avcodec_get_name(par->codec_id);
       char tag[AV_FOURCC_MAX_STRING_SIZE] = {};
       av_fourcc_make_string(tag, par->codec_tag);
@@ -110,6 +111,7 @@ struct VideoReader::Impl {
            ") cannot be decoded by this FFmpeg");
     }
     if (stream < 0) fail("cannot find a video stream (" + av_error(stream) + ")");
+    const AVCodecParameters* par = fmt->streams[stream]->codecpar;
     check_size(par->width, par->height, "its picture");
     dec = avcodec_alloc_context3(codec);
     if (!dec) fail("out of memory opening the decoder");
@@ -223,7 +225,7 @@ VideoReader VideoReader::open_file(const std::filesystem::path& path, std::int64
   if (std::filesystem::is_directory(path, ec)) impl->fail("is a folder, not a video file");
   if (std::filesystem::file_size(path, ec) == 0 && !ec) impl->fail("the file is empty (0 bytes)");
   if (const int rc = avformat_open_input(&impl->fmt, path.c_str(), nullptr, nullptr); rc < 0)
-    impl->fail("not a video file FFmpeg can read (" + av_error(rc) + ")");
+    impl->fail("not a video file FFmpeg can read, or its header is damaged (" + av_error(rc) + ")");
   impl->open_stream();
   return VideoReader(std::move(impl));
 }
@@ -358,7 +360,7 @@ struct VideoWriter::Impl {
       enc->color_range = AVCOL_RANGE_MPEG;
       if (encoder_name == "libx264") {
         av_opt_set(enc->priv_data, "preset", "fast", 0);
-        av_opt_set(enc->priv_data, "crf", "18", 0);
+        av_opt_set(enc->priv_data, "crf", "12", 0);  // near-transparent: maps have sharp patch edges
       } else {
         enc->flags |= AV_CODEC_FLAG_QSCALE;
         enc->global_quality = FF_QP2LAMBDA * 3;

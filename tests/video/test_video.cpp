@@ -21,7 +21,7 @@ using namespace attnlab::testing;
 
 namespace {
 
-struct Run {
+struct Ran {
   int code;
   std::string out, err;
 };
@@ -29,32 +29,32 @@ struct Run {
 std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
 // Runs a shell command line, capturing stdout and stderr.
-Run shell(const std::string& command) {
+Ran shell(const std::string& command) {
   const auto dir = std::filesystem::temp_directory_path();
   const auto out = dir / ("attnlab-video-out-" + std::to_string(::getpid()));
   const auto err = dir / ("attnlab-video-err-" + std::to_string(::getpid()));
   const int status = std::system((command + " >" + q(out) + " 2>" + q(err)).c_str());
-  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+  Ran r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
   std::filesystem::remove(out);
   std::filesystem::remove(err);
   return r;
 }
 
-Run attnlab(const std::string& args) {
+Ran attnlab(const std::string& args) {
   return shell("env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args);
 }
 
 void ffmpeg(const std::string& args) {
-  const Run r = shell("ffmpeg -nostdin -hide_banner -v error -y " + args);
+  const Ran r = shell("ffmpeg -nostdin -hide_banner -v error -y " + args);
   ASSERT_EQ(r.code, 0) << "ffmpeg " << args << "\n"
                        << r.err << "\n(the video tests need the ffmpeg command: ./setup.sh --tests)";
 }
 
 // ffprobe's count of decoded frames and the container's duration in seconds.
 std::pair<int, double> probe(const std::filesystem::path& video) {
-  const Run frames = shell(
+  const Ran frames = shell(
       "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 " + q(video));
-  const Run duration = shell("ffprobe -v error -show_entries format=duration -of csv=p=0 " + q(video));
+  const Ran duration = shell("ffprobe -v error -show_entries format=duration -of csv=p=0 " + q(video));
   EXPECT_EQ(frames.code, 0) << frames.err;
   EXPECT_EQ(duration.code, 0) << duration.err;
   return {std::atoi(frames.out.c_str()), std::atof(duration.out.c_str())};
@@ -79,7 +79,7 @@ nlohmann::json read_json(const std::filesystem::path& p) {
   return nlohmann::json::parse(in);
 }
 
-void expect_one_line_error(const Run& r, const std::string& part) {
+void expect_one_line_error(const Ran& r, const std::string& part) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
@@ -141,7 +141,7 @@ TEST_F(Video, ReaderYieldsEveryFrameAsFfmpegDecodesIt) {
 
 TEST_F(Video, VideoFramesAreTheStillRendersOfTheFrames) {
   const auto out = dir / "pan-out.mp4";
-  const Run r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + choice());
+  const Ran r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + choice());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("attnlab video: ["), std::string::npos) << "a progress line: " << r.err;
   const auto [frames, duration] = probe(out);
@@ -159,7 +159,7 @@ TEST_F(Video, VideoFramesAreTheStillRendersOfTheFrames) {
   for (int k : {2, 12}) {
     const auto frame = extract(pan, k, dir / ("pan-" + std::to_string(k) + ".png"));
     const auto still = dir / ("pan-still-" + std::to_string(k) + ".png");
-    const Run s = attnlab("render --model " + model() + " --image " + q(frame) + " --view overlay" + choice() +
+    const Ran s = attnlab("render --model " + model() + " --image " + q(frame) + " --view overlay" + choice() +
                           " --out " + q(still));
     ASSERT_EQ(s.code, 0) << s.err;
     stills.push_back(load_image(still));
@@ -175,7 +175,7 @@ TEST_F(Video, VideoFramesAreTheStillRendersOfTheFrames) {
 
 TEST_F(Video, SceneChangeFollowsTheNewScene) {
   const auto out = dir / "scene-out.mp4";
-  const Run r = attnlab("video --model " + model() + " --in " + q(scene) + " --out " + q(out) + choice());
+  const Ran r = attnlab("video --model " + model() + " --in " + q(scene) + " --out " + q(out) + choice());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(probe(out).first, 20);
   const auto before = dir / "scene-still-5.png", after = dir / "scene-still-15.png";
@@ -194,7 +194,7 @@ TEST_F(Video, SceneChangeFollowsTheNewScene) {
 
 TEST_F(Video, GifAtAChosenRateWithPalette) {
   const auto out = dir / "pan.gif";
-  const Run r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --fps 5" + choice());
+  const Ran r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --fps 5" + choice());
   ASSERT_EQ(r.code, 0) << r.err;
   const auto [frames, duration] = probe(out);
   EXPECT_EQ(frames, 8);  // 0, 0.2 … 1.4 s
@@ -222,7 +222,7 @@ TEST_F(Video, GifSweepFramesAreTheStills) {
   const auto out = dir / "sweep.gif";
   const auto image = asset("safari.jpg");
   const std::string common = " --resize 64 --head mean --query 6,6";
-  const Run r =
+  const Ran r =
       attnlab("render --model " + model() + " --image " + q(image) + " --sweep layer" + common + " --out " + q(out));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(probe(out).first, 6);  // the bundled model's 6 layers
@@ -243,11 +243,12 @@ TEST_F(Video, GifSweepFramesAreTheStills) {
     EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]), 6.0)
         << "layer " << l;
     // Each frame is nearest to its own layer's still.
-    for (int o = 0; o < 6; ++o)
-      if (o != l)
-        EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]),
-                  mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(o)]))
-            << "frame " << l << " against layer " << o;
+    for (int o = 0; o < 6; ++o) {
+      if (o == l) continue;
+      EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]),
+                mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(o)]))
+          << "frame " << l << " against layer " << o;
+    }
   }
 }
 
@@ -291,7 +292,7 @@ TEST_F(Video, NeverOverwritesWithoutForce) {
 TEST_F(Video, HostileFilesGiveOneLine) {
   const auto out = dir / "hostile.mp4";
   auto refused = [&](const std::filesystem::path& in, const std::string& part, const std::string& env = "") {
-    const Run r = shell(env + " env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) +
+    const Ran r = shell(env + " env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) +
                         "' video --model " + model() + " --in " + q(in) + " --out " + q(out) + choice());
     expect_one_line_error(r, part);
     EXPECT_FALSE(std::filesystem::exists(out)) << in;
