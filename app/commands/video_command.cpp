@@ -21,7 +21,7 @@
 namespace attnlab::app {
 
 std::string video_usage() {
-  return R"(  attnlab video --model PATH --in VIDEO --out FILE.mp4|FILE.gif [--view map|rollout|norms]
+  return R"(  attnlab video --model PATH --in VIDEO|--camera DEVICE --out FILE.mp4|FILE.gif [--view map|rollout|norms]
               [--layer L] [--head H|mean|max|min] [--query cls|regN|COL,ROW]
               [--fps F] [--max-seconds S] [--resize S] [--bilinear] [--colormap NAME]
               [--normalization N] [--opacity A] [--backend auto|gpu|cpu] [--force]
@@ -32,7 +32,10 @@ std::string video_usage() {
                            with a sidecar FILE.json; a progress line on stderr. --fps:
                            frames per second written (default the video's; frames are
                            dropped to it, never made up); --max-seconds: stop after S
-                           seconds of video (default 600 for MP4, 30 for GIF)
+                           seconds of video (default 600 for MP4, 30 for GIF, 10 for a
+                           camera); --camera DEVICE: a camera (v4l2 on Linux) instead
+  attnlab video --list-cameras
+                           the cameras FFmpeg finds, one a line, or "no camera found"
 )";
 }
 
@@ -270,7 +273,15 @@ int run_video(const std::vector<std::string>& in) {
   std::vector<std::string> args = in;
   const bool force = take_flag(args, "--force");
   const std::filesystem::path out = take_option(args, "--out");
+  if (take_flag(args, "--list-cameras")) {
+    if (!args.empty()) throw Error("--list-cameras takes no other option, got '" + args[0] + "'");
+    const std::vector<CameraInfo> cameras = list_cameras();
+    if (cameras.empty()) std::printf("no camera found\n");
+    for (const CameraInfo& c : cameras) std::printf("%s\t%s\n", c.device.c_str(), c.name.c_str());
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
   const std::string input = take_option(args, "--in");
+  const std::string camera = take_option(args, "--camera");
   const std::string model = take_option(args, "--model");
   Document d;
   OverlayChoices choices;
@@ -295,7 +306,8 @@ int run_video(const std::vector<std::string>& in) {
   if (!d.image_path.empty())
     throw Error("attnlab video reads --in VIDEO, not an image (for a still: attnlab render --model … --view overlay)");
   if (model.empty()) throw Error("--model PATH is required");
-  if (input.empty()) throw Error("--in VIDEO is required");
+  if (input.empty() == camera.empty())
+    throw Error("give one of --in VIDEO and --camera DEVICE (attnlab video --list-cameras lists them)");
   check_outputs(out, force, {".mp4", ".gif"});
   const bool gif = video_encoder_for(out) == "gif";
   const double fps = fps_text.empty() ? 0.0 : parse_float(fps_text, "--fps", 0.1f, 120.0f);
@@ -305,7 +317,10 @@ int run_video(const std::vector<std::string>& in) {
   d.source = ShownSource::Vit;
 
   Overlayer overlayer(d, choices);  // the model first: a bad one is refused before the video is read
-  VideoReader reader = VideoReader::open_file(input, video_max_pixels(overlayer.budget()));
+  // A camera and a file differ only in the opening (core/video.hpp).
+  VideoReader reader = camera.empty() ? VideoReader::open_file(input, video_max_pixels(overlayer.budget()))
+                                      : VideoReader::open_camera(camera, video_max_pixels(overlayer.budget()));
+  const std::string source = camera.empty() ? "'" + input + "'" : "the camera '" + camera + "'";
   const VideoInfo info = reader.info();
   const double rate = fps > 0 ? fps : info.fps > 0 ? std::min(info.fps, 120.0) : 25.0;
   Progress progress(std::min(info.duration > 0 ? info.duration : max_seconds, max_seconds));
@@ -327,7 +342,7 @@ int run_video(const std::vector<std::string>& in) {
       writer.emplace(out, w, h, rate, force);
       sidecar = overlayer.sidecar(run, r);
     } else if (w != width || h != height) {
-      throw Error("'" + input + "': the picture changes size at frame " + std::to_string(frame->index) + " (" +
+      throw Error(source + ": the picture changes size at frame " + std::to_string(frame->index) + " (" +
                   std::to_string(w) + "x" + std::to_string(h) + " after " + std::to_string(width) + "x" +
                   std::to_string(height) + "); nothing was written");
     }
@@ -336,10 +351,11 @@ int run_video(const std::vector<std::string>& in) {
     last_time = frame->time;
     progress.frame(written, last_time);
   }
-  if (!writer) throw Error("'" + input + "': no frame before --max-seconds; nothing was written");
+  if (!writer) throw Error(source + ": no frame before --max-seconds; nothing was written");
   writer->finish();
   progress.frame(written, last_time, true);
-  sidecar["video"] = {{"in", std::filesystem::absolute(input).string()},
+  sidecar["video"] = {{"in", camera.empty() ? std::filesystem::absolute(input).string() : camera},
+                      {"camera", !camera.empty()},
                       {"out", out.filename().string()},
                       {"encoder", writer->encoder()},
                       {"frames", written},

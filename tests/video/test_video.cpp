@@ -342,6 +342,39 @@ TEST_F(Video, BadArgumentsGiveOneLine) {
   EXPECT_FALSE(std::filesystem::exists(dir / "x.mp4"));
 }
 
+TEST_F(Video, NoCameraFoundIsNotAnError) {
+  // This machine has no video device.
+  const Ran list = attnlab("video --list-cameras");
+  EXPECT_EQ(list.code, 0) << list.err;
+  EXPECT_TRUE(list.out == "no camera found\n" || list.out.find("/dev/video") != std::string::npos) << list.out;
+  expect_one_line_error(attnlab("video --model " + model() + " --camera /dev/video-none --out " + q(dir / "cam.mp4")),
+                        "the camera '/dev/video-none'");
+  expect_one_line_error(
+      attnlab("video --model " + model() + " --camera /dev/video-none --in " + q(pan) + " --out " + q(dir / "cam.mp4")),
+      "one of --in VIDEO and --camera DEVICE");
+  EXPECT_FALSE(std::filesystem::exists(dir / "cam.mp4"));
+}
+
+TEST_F(Video, TruncatedAfterItsHeaderGivesWhatDecodes) {
+  // attnlab's MP4s keep their index first (+faststart): cut after 9 of 15 frames' data, the
+  // frames before the cut still come out; cut inside the first frame, one line.
+  const auto whole = dir / "whole.mp4";
+  ASSERT_EQ(attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(whole) + choice()).code, 0);
+  const std::string bytes = read_file(whole);
+  write_file(dir / "cut.mp4", bytes.substr(0, bytes.size() * 2 / 3));
+  const auto out = dir / "cut-out.mp4";
+  const Ran r = attnlab("video --model " + model() + " --in " + q(dir / "cut.mp4") + " --out " + q(out) + choice());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const int frames = probe(out).first;
+  EXPECT_GT(frames, 3);
+  EXPECT_LT(frames, 15);
+  write_file(dir / "stub.mp4", bytes.substr(0, 3000));
+  expect_one_line_error(attnlab("video --model " + model() + " --in " + q(dir / "stub.mp4") + " --out " +
+                                q(dir / "stub-out.mp4") + choice()),
+                        "stub.mp4");
+  EXPECT_FALSE(std::filesystem::exists(dir / "stub-out.mp4"));
+}
+
 TEST_F(Video, NoCameraIsAnEmptyList) {
   // This machine has no video device: none found, and no error.
   std::vector<CameraInfo> cameras;
