@@ -24,6 +24,8 @@ packages=(
   libzip-dev
   # downloads from the Hugging Face Hub (core/hub.cpp)
   libcurl4-openssl-dev
+  # video in and out (core/video.cpp): FFmpeg's libraries
+  libavformat-dev libavcodec-dev libavdevice-dev libavfilter-dev libswscale-dev libavutil-dev
   # Fashion-MNIST for `attnlab train` (core/fashion_mnist.cpp reads its gzip-compressed IDX files)
   dataset-fashion-mnist
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
@@ -31,6 +33,8 @@ packages=(
 if ((tests)); then
   packages+=(
     git python3 libgtest-dev libbenchmark-dev
+    # the video tests make their clips and check the outputs with ffmpeg and ffprobe
+    ffmpeg
     # what the tests use to run the real app headless: a virtual X server and real input
     xvfb xauth xdotool
     # the sanitized build and the fuzzers (tests/sanitized_suite.sh): clang with its runtimes,

@@ -1,4 +1,4 @@
-// The dispatcher of the command line (README, "Command line"): row, vit, train, models, render, figure,
+// The dispatcher of the command line (README, "Command line"): row, vit, train, models, video, render, figure,
 // --help, --version. Part of the attnlab program, not of a library: it is the one place that
 // sees both the window-free commands (app/commands/) and the headless renderer (app/gui/).
 #include "app/cli.hpp"
@@ -7,6 +7,7 @@
 #include "app/commands/options.hpp"
 #include "app/commands/row_command.hpp"
 #include "app/commands/train_command.hpp"
+#include "app/commands/video_command.hpp"
 #include "app/commands/vit_command.hpp"
 #include "app/gui/render_commands.hpp"
 
@@ -58,6 +59,13 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
         return 0;
       }
       return run_models(rest);
+    }
+    if (cmd == "video") {
+      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
+        std::fputs(usage().c_str(), stdout);
+        return 0;
+      }
+      return run_video(rest);
     }
     if (cmd == "train") {
       if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {

@@ -256,6 +256,31 @@ void write_new_folder(const std::filesystem::path& dir, std::span<const FileToWr
   sync_folder(parent);
 }
 
+std::filesystem::path temp_file_beside(const std::filesystem::path& path, bool overwrite) {
+  const std::string where = "'" + path.string() + "'";
+  std::error_code ec;
+  if (!overwrite && std::filesystem::exists(path, ec))
+    throw Error("cannot write " + where + ": the file exists (choose another name; nothing was overwritten)");
+  auto parent = path.parent_path();
+  if (parent.empty()) parent = ".";
+  if (!std::filesystem::is_directory(parent, ec))
+    throw Error("cannot write " + where + ": the folder '" + parent.string() + "' does not exist");
+  std::string tmp = (parent / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw Error("cannot write " + where + ": " + write_failure(errno));
+  ::fchmod(fd, 0644);
+  ::close(fd);
+  return tmp;
+}
+
+void publish_file(const std::filesystem::path& temp, const std::filesystem::path& path, bool overwrite) {
+  const std::string where = "'" + path.string() + "'";
+  const int rc = overwrite ? ::rename(temp.c_str(), path.c_str()) : ::link(temp.c_str(), path.c_str());
+  const int err = errno;
+  ::unlink(temp.c_str());
+  if (rc != 0) throw Error("cannot write " + where + ": " + write_failure(err));
+}
+
 std::string grid_csv(std::span<const float> values, const PatchGrid& grid) {
   std::string out;
   char buf[32];

@@ -40,6 +40,17 @@ inline void write_file_safely(const std::filesystem::path& path, const std::stri
 /// a `dir` that appeared meanwhile is not touched. Throws Error naming `dir` and the reason.
 void write_new_folder(const std::filesystem::path& dir, std::span<const FileToWrite> files);
 
+/// A new empty temporary file beside `path` (same folder, hidden name `.NAME.XXXXXX`), for a
+/// writer that cannot hand write_file_safely() its bytes at once (a video encoder): write it,
+/// then publish_file(). Checks first that the folder exists and, unless `overwrite`, that `path`
+/// does not. Throws Error naming `path` and the reason.
+std::filesystem::path temp_file_beside(const std::filesystem::path& path, bool overwrite = false);
+
+/// Moves a finished temporary (temp_file_beside()) into place whole: link() when `path` must not
+/// be replaced (a file that appeared meanwhile is never overwritten), rename() with `overwrite`.
+/// The temporary is removed either way. Throws Error naming `path` and the reason.
+void publish_file(const std::filesystem::path& temp, const std::filesystem::path& path, bool overwrite = false);
+
 /// The first of `stem.ext`, `stem-2.ext`, `stem-3.ext`… in `dir` for which no file with any of
 /// `extensions` exists yet (so a PNG and its JSON sidecar share a name). Returns the path
 /// without extension.

@@ -592,23 +592,30 @@ VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& optio
   return model;
 }
 
+Image vit_scaled_image(const Image& image, int resize) {
+  if (resize <= 0 || std::min(image.width, image.height) == resize) return image;
+  Image scaled;
+  // The short side becomes `resize`, the long one keeps the aspect ratio (rounded).
+  const bool portrait = image.width <= image.height;
+  const double f = static_cast<double>(resize) / (portrait ? image.width : image.height);
+  scaled.width = portrait ? resize : std::max(1, static_cast<int>(std::lround(image.width * f)));
+  scaled.height = portrait ? std::max(1, static_cast<int>(std::lround(image.height * f))) : resize;
+  if (static_cast<std::int64_t>(scaled.width) * scaled.height > kMaxImagePixels)
+    throw Error("--resize " + std::to_string(resize) + " makes the image larger than the largest accepted");
+  scaled.rgb.resize(static_cast<std::size_t>(scaled.width) * scaled.height * 3);
+  if (!stbir_resize_float(image.rgb.data(), image.width, image.height, 0, scaled.rgb.data(), scaled.width, scaled.height, 0, 3))
+    throw Error("the image could not be resized");
+  for (float& v : scaled.rgb) v = std::clamp(v, 0.0f, 1.0f);
+  return scaled;
+}
+
 VitInput vit_input(const VitModel& model, const Image& image, int resize) {
   const int P = model.arch.patch;
   if (resize < 0) throw Error("--resize must be a positive number of pixels");
   const Image* src = &image;
   Image scaled;
   if (resize > 0 && std::min(image.width, image.height) != resize) {
-    // The short side becomes `resize`, the long one keeps the aspect ratio (rounded).
-    const bool portrait = image.width <= image.height;
-    const double f = static_cast<double>(resize) / (portrait ? image.width : image.height);
-    scaled.width = portrait ? resize : std::max(1, static_cast<int>(std::lround(image.width * f)));
-    scaled.height = portrait ? std::max(1, static_cast<int>(std::lround(image.height * f))) : resize;
-    if (static_cast<std::int64_t>(scaled.width) * scaled.height > kMaxImagePixels)
-      throw Error("--resize " + std::to_string(resize) + " makes the image larger than the largest accepted");
-    scaled.rgb.resize(static_cast<std::size_t>(scaled.width) * scaled.height * 3);
-    if (!stbir_resize_float(image.rgb.data(), image.width, image.height, 0, scaled.rgb.data(), scaled.width, scaled.height, 0, 3))
-      throw Error("the image could not be resized");
-    for (float& v : scaled.rgb) v = std::clamp(v, 0.0f, 1.0f);
+    scaled = vit_scaled_image(image, resize);
     src = &scaled;
   }
   VitInput in;

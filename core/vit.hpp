@@ -143,6 +143,12 @@ struct VitInput {
   int N() const { return cols * rows; }
 };
 
+/// The image scaled so its short side is `resize` pixels, the long one keeping the aspect ratio
+/// (rounded; stb_image_resize's default filter, values clamped to [0,1]); the image itself when
+/// `resize` is 0 or already its short side. What vit_input() patchifies before its crop. Throws
+/// Error when the result would exceed kMaxImagePixels.
+Image vit_scaled_image(const Image& image, int resize);
+
 /// Prepares an image: optionally scales it so its short side is `resize` pixels (0: as it is;
 /// stb_image_resize's default filter), crops width and height down to multiples of P (the
 /// right and bottom remainder), normalizes every channel as (x − mean)/std. Throws Error when

@@ -2,6 +2,7 @@
 
 #include "app/commands/models_command.hpp"
 #include "app/commands/train_command.hpp"
+#include "app/commands/video_command.hpp"
 #include "app/commands/vit_command.hpp"
 
 #include "core/error.hpp"
@@ -45,13 +46,24 @@ Usage:
                            of the CLS row the masks keep, default 60; vit-cka: the
                            layers' similarity over N Fashion-MNIST test images,
                            default 500, or the tokens of IMG)
+  attnlab render --model PATH --image IMG --view overlay [--layer L] [--head H]
+                 [--query Q] [--resize S] [--bilinear] --out FILE.png [--force]
+                           the map over the model's input picture at its own size, no
+                           window: exactly one frame of attnlab video (below)
+  attnlab render --model PATH --image IMG --sweep layer|head|query-row|tau
+                 [--sweep-values T1,T2,...] [--fps F] [--view map|rollout|norms]
+                 [--layer L] [--head H] [--query Q] --out FILE.gif|FILE.mp4 [--force]
+                           an animation of overlaid stills, one frame per layer 0…L−1,
+                           head 0…H−1, column of the query's row (query-row), or
+                           softmax temperature tau (default 0.25,0.5,1,2,4; tau = 1 is
+                           the model); --fps default 2; sidecar FILE.json
   attnlab render --from FILE.json --out FILE.png [--force]
                            draw again what a sidecar describes
   attnlab figure --image IMG --patch K --queries "C1,R1;C2,R2;..." [options]
                  --out FILE.png [--panel PX] [--force]
                            input, query/key features and one map per query in a row
                            (the layout of fig. 26.12), for slides
-)" + vit_usage() + train_usage() + models_usage() + R"(  attnlab --help | --version
+)" + vit_usage() + video_usage() + train_usage() + models_usage() + R"(  attnlab --help | --version
 
 Options of row:
   --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file

@@ -3,6 +3,7 @@
 
 #include "app/commands/models_command.hpp"
 #include "app/commands/options.hpp"
+#include "app/commands/video_command.hpp"
 #include "app/gui/app_state.hpp"
 #include "app/gui/cka_view.hpp"
 #include "app/gui/hand_made_session.hpp"
@@ -239,17 +240,35 @@ int run_render(const std::vector<std::string>& in) {
     // table; the ViT's layer, head and query once the model is loaded (their ranges are its).
     VitChoices choices;
     std::vector<std::pair<std::string, std::string>> extra;
-    parse_document_flags(args, kFlagsRenderModel, state, {"--layer", "--head", "--query", "--view", "--size"}, &extra, " for render --model");
+    SweepRequest sweep;
+    bool view_given = false, fps_given = false, size_given = false;
+    parse_document_flags(args, kFlagsRenderModel, state, {"--layer", "--head", "--query", "--view", "--size", "--sweep", "--sweep-values", "--fps"},
+                         &extra, " for render --model");
     for (const auto& [k, v] : extra) {
       if (k == "--layer") choices.layer = v;
       else if (k == "--head") choices.head = v;
       else if (k == "--query") choices.query = v;
-      else if (k == "--view") view = v;
-      else if (k == "--size") size = parse_size(v);
+      else if (k == "--view") view = v, view_given = true;
+      else if (k == "--size") size = parse_size(v), size_given = true;
+      else if (k == "--sweep") sweep.kind = v;
+      else if (k == "--sweep-values") sweep.values = v;
+      else if (k == "--fps") sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f), fps_given = true;
     }
     if (state.image_path.empty()) throw Error("--image IMG is required");
     state.image_path = std::filesystem::absolute(state.image_path);
     state.model_path = std::filesystem::absolute(model_argument_path(model));  // hf:ORG/NAME[@REV] too
+    // The overlaid still and the sweeps: drawn without a window (app/commands/video_command.cpp).
+    if (!sweep.kind.empty() || view == "overlay") {
+      if (size_given) throw Error("--size goes with the window's views: an overlay is the model's input picture at its own size");
+      OverlayChoices overlay{choices.layer, choices.head, choices.query, view == "overlay" || !view_given ? "map" : view};
+      state.source = ShownSource::Vit;
+      if (sweep.kind.empty()) {
+        if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+        return run_overlay_still(state, overlay, out, force);
+      }
+      return run_overlay_sweep(state, overlay, sweep, out, force);
+    }
+    if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
     state.vit.prefix_token = 0;
     state.vit.query_pinned = true;
     return render_vit(state, view, size, out, force, choices, "", "");

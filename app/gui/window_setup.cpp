@@ -141,15 +141,13 @@ void save_remembered(const AppState& state, GLFWwindow* window) {
     if (!state.ui.settings_kept.empty()) {
       // The file read at start was not valid: kept for its owner; the settings go beside it.
       const auto beside = config_dir() / "settings.new.json";
-      write_file_safely(beside, j.dump(2) + "
-", /*overwrite=*/true);
+      write_file_safely(beside, j.dump(2) + "\n", /*overwrite=*/true);
       std::fprintf(stderr, "attnlab: %s could not be read and is kept as it is; the settings were saved to %s
 ",
                    state.ui.settings_kept.string().c_str(), beside.string().c_str());
       return;
     }
-    write_file_safely(config_dir() / "settings.json", j.dump(2) + "
-", /*overwrite=*/true);
+    write_file_safely(config_dir() / "settings.json", j.dump(2) + "\n", /*overwrite=*/true);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnlab: could not remember the settings: %s\n", e.what());
   }

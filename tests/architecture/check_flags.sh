@@ -22,6 +22,8 @@ allowed=(
   "app/commands/vit_command.cpp|--cka-count|attnlab vit --cka writes no document: its own count of images"
   "app/gui/render_commands.cpp|--head|render --model: the ViT's head, read once the model is loaded"
   "app/gui/render_commands.cpp|--query|render --model: the ViT's query; figure passes its first query as --query"
+  "app/commands/video_command.cpp|--head|attnlab video: the ViT's head, checked against the model"
+  "app/commands/video_command.cpp|--query|attnlab video: the ViT's query, checked against the model's grid"
   "app/commands/options.cpp|--query|parse_query_options asks whether --query was given"
   "app/commands/train_command.cpp|--patch|attnlab train writes no document: the trained ViT's patch size"
   "app/commands/train_command.cpp|--pos|attnlab train: the trained ViT's position embedding (learned, sincos, none)"

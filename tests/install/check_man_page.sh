@@ -12,7 +12,7 @@ count=$(wc -l <<<"$flags")
 ((count >= 30)) || { echo "check_man_page: only $count flags found in --help; is the usage text read right?" >&2; exit 1; }
 missing=()
 for f in $flags; do grep -q -- "$f\b" <<<"$text" || missing+=("$f"); done
-for c in row render figure vit train models; do
+for c in row render figure vit train models video; do
   grep -q "^  attnlab $c " <<<"$usage" || { echo "check_man_page: --help no longer names the command $c" >&2; exit 1; }
   grep -q "attnlab $c\b" <<<"$text" || missing+=("attnlab $c")
 done

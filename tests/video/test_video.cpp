@@ -1,0 +1,458 @@
+// Video in and out (issue 40): core/video.hpp's reader and writer, `attnlab video` and
+// `render --model … --view overlay | --sweep`, checked against FFmpeg's own command-line tools.
+// The clips are made here with the ffmpeg command from the safari photo: a slow pan and zoom,
+// and a scene change (safari, then the dog). The camera cannot be tested on this machine (no
+// video device): it shares every step but the opening with the file path tested here.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/image.hpp"
+#include "core/video.hpp"
+#include "test_support.hpp"
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+namespace {
+
+struct Ran {
+  int code;
+  std::string out, err;
+};
+
+std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+// Runs a shell command line, capturing stdout and stderr.
+Ran shell(const std::string& command) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("attnlab-video-out-" + std::to_string(::getpid()));
+  const auto err = dir / ("attnlab-video-err-" + std::to_string(::getpid()));
+  const int status = std::system((command + " >" + q(out) + " 2>" + q(err)).c_str());
+  Ran r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+Ran attnlab(const std::string& args) {
+  return shell("env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args);
+}
+
+void ffmpeg(const std::string& args) {
+  const Ran r = shell("ffmpeg -nostdin -hide_banner -v error -y " + args);
+  ASSERT_EQ(r.code, 0) << "ffmpeg " << args << "\n"
+                       << r.err << "\n(the video tests need the ffmpeg command: ./setup.sh --tests)";
+}
+
+// ffprobe's count of decoded frames and the container's duration in seconds.
+std::pair<int, double> probe(const std::filesystem::path& video) {
+  const Ran frames = shell(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 " + q(video));
+  const Ran duration = shell("ffprobe -v error -show_entries format=duration -of csv=p=0 " + q(video));
+  EXPECT_EQ(frames.code, 0) << frames.err;
+  EXPECT_EQ(duration.code, 0) << duration.err;
+  return {std::atoi(frames.out.c_str()), std::atof(duration.out.c_str())};
+}
+
+// Frame k (from 0, in decoding order) of a video as a PNG, extracted by ffmpeg.
+std::filesystem::path extract(const std::filesystem::path& video, int k, const std::filesystem::path& png) {
+  ffmpeg("-i " + q(video) + " -vf 'select=eq(n\\," + std::to_string(k) + ")' -vsync 0 -frames:v 1 " + q(png));
+  return png;
+}
+
+// Mean |a − b| over all channels, in grey levels (0…255); infinite when the sizes differ.
+double mean_difference(const Image& a, const Image& b) {
+  if (a.width != b.width || a.height != b.height) return INFINITY;
+  double sum = 0;
+  for (std::size_t i = 0; i < a.rgb.size(); ++i) sum += std::abs(a.rgb[i] - b.rgb[i]);
+  return 255.0 * sum / static_cast<double>(a.rgb.size());
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+void expect_one_line_error(const Ran& r, const std::string& part) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
+}
+
+// The clips and the model, made once for the whole program.
+class Video : public ::testing::Test {
+ protected:
+  static inline std::filesystem::path dir, pan, scene;
+  static void SetUpTestSuite() {
+    dir = std::filesystem::temp_directory_path() / ("attnlab-video-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    pan = dir / "pan.mp4";
+    scene = dir / "scene.mp4";
+    // 1.5 s at 10 frames/s, 192 × 128: a slow zoom in while the window pans right and down.
+    ffmpeg("-loop 1 -framerate 10 -i " + q(asset("safari.jpg")) +
+           " -vf \"zoompan=z='1+0.01*on':x='on*6':y='on*3':d=1:s=192x128:fps=10\" -frames:v 15 -c:v libx264 -pix_fmt "
+           "yuv420p " +
+           q(pan));
+    // 2 s: the safari photo for 1 s, then the dog for 1 s.
+    ffmpeg("-loop 1 -framerate 10 -t 1 -i " + q(asset("safari.jpg")) + " -loop 1 -framerate 10 -t 1 -i " +
+           q(asset("dog.jpg")) +
+           " -filter_complex '[0]scale=192:128,setsar=1[a];[1]scale=192:128,setsar=1[b];[a][b]concat=n=2:v=1[v]' -map "
+           "'[v]'"
+           " -c:v libx264 -pix_fmt yuv420p " +
+           q(scene));
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir); }
+  static std::string model() { return q(asset("fashion_vit")); }
+  // The ViT's settings every video and still here shares (the bundled model, 96-pixel input).
+  static std::string choice() { return " --resize 96 --layer 3 --head 1 --query 5,5"; }
+};
+
+TEST_F(Video, ReaderYieldsEveryFrameAsFfmpegDecodesIt) {
+  VideoReader reader = VideoReader::open_file(pan, video_max_pixels(1LL << 30));
+  EXPECT_EQ(reader.info().width, 192);
+  EXPECT_EQ(reader.info().height, 128);
+  EXPECT_NEAR(reader.info().fps, 10.0, 1e-6);
+  EXPECT_NEAR(reader.info().duration, 1.5, 0.05);
+  EXPECT_EQ(reader.info().codec, "h264");
+  std::vector<Image> frames;
+  double last = -1;
+  while (auto f = reader.next()) {
+    EXPECT_EQ(f->index, static_cast<std::int64_t>(frames.size()));
+    EXPECT_GT(f->time, last);
+    last = f->time;
+    frames.push_back(std::move(f->image));
+  }
+  ASSERT_EQ(frames.size(), 15u);
+  EXPECT_NEAR(last, 1.4, 1e-6);
+  for (int k : {0, 9}) {
+    const Image png = load_image(extract(pan, k, dir / ("reader-" + std::to_string(k) + ".png")));
+    EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(k)], png), 1.5) << "frame " << k;
+  }
+  // The pan moves: consecutive frames differ, so the comparison above can tell frames apart.
+  EXPECT_GT(mean_difference(frames[0], frames[9]), 5.0);
+}
+
+TEST_F(Video, VideoFramesAreTheStillRendersOfTheFrames) {
+  const auto out = dir / "pan-out.mp4";
+  const Ran r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + choice());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("attnlab video: ["), std::string::npos) << "a progress line: " << r.err;
+  const auto [frames, duration] = probe(out);
+  EXPECT_EQ(frames, 15);
+  EXPECT_NEAR(duration, 1.5, 0.11);
+  const nlohmann::json side = read_json(dir / "pan-out.json");
+  EXPECT_EQ(side["video"]["frames"], 15);
+  EXPECT_EQ(side["overlay"]["layer"], 3);
+  EXPECT_EQ(side["overlay"]["head"], "1");
+  EXPECT_EQ(side["overlay"]["query"], "5,5");
+  EXPECT_EQ(side["video"]["width"], 144);  // 192 × 128 scaled to a 96-pixel short side
+  EXPECT_EQ(side["video"]["height"], 96);
+
+  std::vector<Image> stills;
+  for (int k : {2, 12}) {
+    const auto frame = extract(pan, k, dir / ("pan-" + std::to_string(k) + ".png"));
+    const auto still = dir / ("pan-still-" + std::to_string(k) + ".png");
+    const Ran s = attnlab("render --model " + model() + " --image " + q(frame) + " --view overlay" + choice() +
+                          " --out " + q(still));
+    ASSERT_EQ(s.code, 0) << s.err;
+    stills.push_back(load_image(still));
+  }
+  const Image v2 = load_image(extract(out, 2, dir / "out-2.png"));
+  const Image v12 = load_image(extract(out, 12, dir / "out-12.png"));
+  EXPECT_LT(mean_difference(v2, stills[0]), 3.0);
+  EXPECT_LT(mean_difference(v12, stills[1]), 3.0);
+  // Not the other frame's still: the map and the picture move.
+  EXPECT_GT(mean_difference(v2, stills[1]), 6.0);
+  EXPECT_GT(mean_difference(v12, stills[0]), 6.0);
+}
+
+TEST_F(Video, SceneChangeFollowsTheNewScene) {
+  const auto out = dir / "scene-out.mp4";
+  const Ran r = attnlab("video --model " + model() + " --in " + q(scene) + " --out " + q(out) + choice());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(probe(out).first, 20);
+  // The last frame of the safari and the first of the dog: each output frame is its own frame's
+  // still, so the cut falls between the same two frames.
+  std::vector<Image> stills, outs;
+  for (int k : {9, 10}) {
+    const auto still = dir / ("scene-still-" + std::to_string(k) + ".png");
+    const auto frame = extract(scene, k, dir / ("scene-" + std::to_string(k) + ".png"));
+    ASSERT_EQ(attnlab("render --model " + model() + " --image " + q(frame) + " --view overlay" + choice() + " --out " +
+                      q(still))
+                  .code,
+              0);
+    stills.push_back(load_image(still));
+    outs.push_back(load_image(extract(out, k, dir / ("scene-out-" + std::to_string(k) + ".png"))));
+  }
+  EXPECT_LT(mean_difference(outs[0], stills[0]), 3.0);
+  EXPECT_LT(mean_difference(outs[1], stills[1]), 3.0);
+  EXPECT_GT(mean_difference(outs[0], stills[1]), 10.0);
+  EXPECT_GT(mean_difference(outs[1], stills[0]), 10.0);
+}
+
+TEST_F(Video, GifAtAChosenRateWithPalette) {
+  const auto out = dir / "pan.gif";
+  const Ran r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --fps 5" + choice());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto [frames, duration] = probe(out);
+  EXPECT_EQ(frames, 8);  // 0, 0.2 … 1.4 s
+  EXPECT_NEAR(duration, 1.6, 0.11);
+  EXPECT_EQ(read_json(dir / "pan.json")["video"]["encoder"], "gif");
+  // Frame 3 of the GIF is source frame 6 (0.6 s).
+  const auto still = dir / "gif-still-6.png";
+  ASSERT_EQ(attnlab("render --model " + model() + " --image " + q(extract(pan, 6, dir / "gif-6.png")) +
+                    " --view overlay" + choice() + " --out " + q(still))
+                .code,
+            0);
+  EXPECT_LT(mean_difference(load_image(extract(out, 3, dir / "gif-out-3.png")), load_image(still)), 6.0);
+}
+
+TEST_F(Video, MaxSecondsStopsEarly) {
+  const auto out = dir / "short.mp4";
+  ASSERT_EQ(
+      attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --max-seconds 0.5" + choice())
+          .code,
+      0);
+  EXPECT_EQ(probe(out).first, 5);
+}
+
+TEST_F(Video, GifSweepFramesAreTheStills) {
+  const auto out = dir / "sweep.gif";
+  const auto image = asset("safari.jpg");
+  const std::string common = " --resize 64 --head mean --query 6,6";
+  const Ran r =
+      attnlab("render --model " + model() + " --image " + q(image) + " --sweep layer" + common + " --out " + q(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(probe(out).first, 6);  // the bundled model's 6 layers
+  const nlohmann::json side = read_json(dir / "sweep.json");
+  EXPECT_EQ(side["sweep"]["kind"], "layer");
+  EXPECT_EQ(side["sweep"]["values"].size(), 6u);
+  std::vector<Image> stills, frames;
+  for (int l = 0; l < 6; ++l) {
+    const auto still = dir / ("sweep-still-" + std::to_string(l) + ".png");
+    ASSERT_EQ(attnlab("render --model " + model() + " --image " + q(image) + " --view overlay --layer " +
+                      std::to_string(l) + common + " --out " + q(still))
+                  .code,
+              0);
+    stills.push_back(load_image(still));
+    frames.push_back(load_image(extract(out, l, dir / ("sweep-frame-" + std::to_string(l) + ".png"))));
+  }
+  for (int l = 0; l < 6; ++l) {
+    EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]), 6.0)
+        << "layer " << l;
+    // Each frame is nearest to its own layer's still.
+    for (int o = 0; o < 6; ++o) {
+      if (o == l) continue;
+      EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]),
+                mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(o)]))
+          << "frame " << l << " against layer " << o;
+    }
+  }
+}
+
+TEST_F(Video, TauSweepAtOneIsTheModel) {
+  const auto out = dir / "tau.gif";
+  const auto image = asset("safari.jpg");
+  const std::string common = " --resize 64 --layer 2 --head 0 --query 6,6";
+  ASSERT_EQ(attnlab("render --model " + model() + " --image " + q(image) + " --sweep tau --sweep-values 0.2,1,5" +
+                    common + " --out " + q(out))
+                .code,
+            0);
+  EXPECT_EQ(probe(out).first, 3);
+  const auto still = dir / "tau-still.png";
+  ASSERT_EQ(
+      attnlab("render --model " + model() + " --image " + q(image) + " --view overlay" + common + " --out " + q(still))
+          .code,
+      0);
+  const Image s = load_image(still);
+  EXPECT_LT(mean_difference(load_image(extract(out, 1, dir / "tau-1.png")), s), 6.0);
+  EXPECT_GT(mean_difference(load_image(extract(out, 0, dir / "tau-0.png")), s), 6.0);
+}
+
+TEST_F(Video, NeverOverwritesWithoutForce) {
+  const auto out = dir / "once.mp4";
+  ASSERT_EQ(
+      attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --max-seconds 0.3" + choice())
+          .code,
+      0);
+  const auto size = std::filesystem::file_size(out);
+  expect_one_line_error(attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + choice()),
+                        "exists");
+  EXPECT_EQ(std::filesystem::file_size(out), size);
+  ASSERT_EQ(attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --force" + choice()).code,
+            0);
+  EXPECT_EQ(probe(out).first, 15);
+  // No temporary left beside it.
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_FALSE(e.path().filename().string().starts_with(".once")) << e.path();
+}
+
+TEST_F(Video, HostileFilesGiveOneLine) {
+  const auto out = dir / "hostile.mp4";
+  auto refused = [&](const std::filesystem::path& in, const std::string& part, const std::string& env = "") {
+    const Ran r = shell(env + " env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) +
+                        "' video --model " + model() + " --in " + q(in) + " --out " + q(out) + choice());
+    expect_one_line_error(r, part);
+    EXPECT_FALSE(std::filesystem::exists(out)) << in;
+  };
+  write_file(dir / "empty.mp4", "");
+  refused(dir / "empty.mp4", "empty");
+  refused(dir / "missing.mp4", "no such file");
+  const std::string bytes = read_file(pan);
+  write_file(dir / "truncated.mp4", bytes.substr(0, bytes.size() / 2));
+  refused(dir / "truncated.mp4", "truncated.mp4");
+  write_file(dir / "noise.mp4", std::string(5000, '\x5a'));
+  refused(dir / "noise.mp4", "not a video file");
+  // An AVI whose codec tag this FFmpeg does not know.
+  ffmpeg("-i " + q(pan) + " -c:v mpeg4 -f avi " + q(dir / "good.avi"));
+  std::string avi = read_file(dir / "good.avi");
+  for (auto at = avi.find("FMP4"); at != std::string::npos; at = avi.find("FMP4")) avi.replace(at, 4, "ZZZZ");
+  write_file(dir / "unknown.avi", avi);
+  refused(dir / "unknown.avi", "cannot be decoded");
+  // Headers claiming huge pictures: FFmpeg's own limit, then the memory budget's.
+  write_file(dir / "huge.y4m", "YUV4MPEG2 W100000 H100000 F25:1 Ip A1:1 C420jpeg\nFRAME\nabcdef");
+  refused(dir / "huge.y4m", "huge.y4m");
+  write_file(dir / "big.y4m", "YUV4MPEG2 W16000 H16000 F25:1 Ip A1:1 C420jpeg\nFRAME\nabcdef");
+  refused(dir / "big.y4m", "16000x16000 pixels, more than");
+  write_file(dir / "budget.y4m", "YUV4MPEG2 W4000 H4000 F25:1 Ip A1:1 C420jpeg\nFRAME\nabcdef");
+  refused(dir / "budget.y4m", "ATTNLAB_MEMORY_BUDGET_MB", "ATTNLAB_MEMORY_BUDGET_MB=64");
+  // Sound only.
+  ffmpeg("-f lavfi -i sine=d=1 " + q(dir / "sound.m4a"));
+  refused(dir / "sound.m4a", "no video stream");
+}
+
+TEST_F(Video, BadArgumentsGiveOneLine) {
+  expect_one_line_error(attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(dir / "x.avi")),
+                        ".mp4 or .gif");
+  expect_one_line_error(attnlab("video --in " + q(pan) + " --out " + q(dir / "x.mp4")), "--model");
+  expect_one_line_error(
+      attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(dir / "x.mp4") + " --layer 9"), "--layer");
+  expect_one_line_error(
+      attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(dir / "x.mp4") + " --view nope"), "nope");
+  expect_one_line_error(attnlab("render --model " + model() + " --image " + q(asset("safari.jpg")) +
+                                " --sweep nope --out " + q(dir / "x.gif")),
+                        "--sweep");
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.mp4"));
+}
+
+TEST_F(Video, NoCameraFoundIsNotAnError) {
+  // This machine has no video device.
+  const Ran list = attnlab("video --list-cameras");
+  EXPECT_EQ(list.code, 0) << list.err;
+  EXPECT_TRUE(list.out == "no camera found\n" || list.out.find("/dev/video") != std::string::npos) << list.out;
+  expect_one_line_error(attnlab("video --model " + model() + " --camera /dev/video-none --out " + q(dir / "cam.mp4")),
+                        "the camera '/dev/video-none'");
+  expect_one_line_error(
+      attnlab("video --model " + model() + " --camera /dev/video-none --in " + q(pan) + " --out " + q(dir / "cam.mp4")),
+      "one of --in VIDEO and --camera DEVICE");
+  EXPECT_FALSE(std::filesystem::exists(dir / "cam.mp4"));
+}
+
+TEST_F(Video, TruncatedAfterItsHeaderGivesWhatDecodes) {
+  // attnlab's MP4s keep their index first (+faststart): cut after 9 of 15 frames' data, the
+  // frames before the cut still come out; cut inside the first frame, one line.
+  const auto whole = dir / "whole.mp4";
+  ASSERT_EQ(attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(whole) + choice()).code, 0);
+  const std::string bytes = read_file(whole);
+  write_file(dir / "cut.mp4", bytes.substr(0, bytes.size() * 2 / 3));
+  const auto out = dir / "cut-out.mp4";
+  const Ran r = attnlab("video --model " + model() + " --in " + q(dir / "cut.mp4") + " --out " + q(out) + choice());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const int frames = probe(out).first;
+  EXPECT_GT(frames, 3);
+  EXPECT_LT(frames, 15);
+  write_file(dir / "stub.mp4", bytes.substr(0, 3000));
+  expect_one_line_error(attnlab("video --model " + model() + " --in " + q(dir / "stub.mp4") + " --out " +
+                                q(dir / "stub-out.mp4") + choice()),
+                        "stub.mp4");
+  EXPECT_FALSE(std::filesystem::exists(dir / "stub-out.mp4"));
+}
+
+TEST_F(Video, DamagedBytesNeverCrashTheReader) {
+  // 60 copies of the clip, each with 16 bytes overwritten at seeded places (the first 40 in its
+  // first 4 KiB, where the header and the index are; the rest anywhere), and 20 cut at a seeded
+  // length: every one either decodes or throws one Error line, never crashes or hangs.
+  const std::string bytes = read_file(pan);
+  int refused = 0, read = 0;
+  for (unsigned seed = 1; seed <= 80; ++seed) {
+    std::string damaged = bytes;
+    std::uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+    auto next = [&] {
+      x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+      return x * 0x2545F4914F6CDD1Dull;
+    };
+    if (seed <= 60) {
+      const std::size_t span = seed <= 40 ? std::min<std::size_t>(4096, damaged.size()) : damaged.size();
+      for (int k = 0; k < 16; ++k) damaged[next() % span] = static_cast<char>(next() & 0xff);
+    } else {
+      damaged.resize(next() % damaged.size());
+    }
+    const auto file = dir / ("damaged-" + std::to_string(seed) + ".mp4");
+    write_file(file, damaged);
+    try {
+      VideoReader reader = VideoReader::open_file(file, video_max_pixels(1LL << 30));
+      int frames = 0;
+      while (auto f = reader.next()) {
+        EXPECT_GT(f->image.width, 0);
+        ASSERT_LT(++frames, 1000) << "seed " << seed;
+      }
+      ++read;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      ++refused;
+    }
+    std::filesystem::remove(file);
+  }
+  EXPECT_EQ(refused + read, 80);
+  std::printf("damaged clips: %d read, %d refused\n", read, refused);
+}
+
+TEST_F(Video, NoCameraIsAnEmptyList) {
+  // This machine has no video device: none found, and no error.
+  std::vector<CameraInfo> cameras;
+  EXPECT_NO_THROW(cameras = list_cameras());
+  for (const auto& c : cameras) EXPECT_FALSE(c.device.empty());
+  // Opening one that is not there is one line.
+  try {
+    VideoReader::open_camera("/dev/video-none", 1 << 20);
+    FAIL() << "opened a missing camera";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the camera '/dev/video-none'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Video, WriterRoundTripsFrames) {
+  // A writer's MP4, read back by the reader: the same pictures within H.264's loss.
+  const auto out = dir / "roundtrip.mp4";
+  const Image a = random_image(64, 48, 1);
+  Image b = a;
+  for (float& v : b.rgb) v = 1.0f - v;
+  {
+    VideoWriter w(out, 64, 48, 4, false);
+    for (int i = 0; i < 4; ++i) w.write(image_to_rgb8(i % 2 ? b : a));
+    w.finish();
+    EXPECT_THROW(VideoWriter(out, 64, 48, 4, false), Error);  // exists
+  }
+  VideoReader r = VideoReader::open_file(out, 1 << 20);
+  int n = 0;
+  while (auto f = r.next()) {
+    EXPECT_LT(mean_difference(f->image, n % 2 ? b : a), mean_difference(f->image, n % 2 ? a : b)) << n;
+    ++n;
+  }
+  EXPECT_EQ(n, 4);
+  // Abandoned before finish(): nothing is left.
+  {
+    VideoWriter w(dir / "abandoned.gif", 64, 48, 4, false);
+    w.write(image_to_rgb8(a));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "abandoned.gif"));
+}
+
+}  // namespace
