@@ -101,16 +101,22 @@ void VitAutoStore::remember(const std::string& key, const VitAutoTiming& t) cons
   write_file_safely(file_, j.dump(2) + "\n", /*overwrite=*/true);
 }
 
-VitAutoRunner::VitAutoRunner(std::unique_ptr<VitRunner> cpu, std::unique_ptr<VitRunner> gpu, std::string renderer,
+VitAutoRunner::VitAutoRunner(std::unique_ptr<VitRunner> cpu, MakeRunner make_gpu, std::string renderer,
                              std::string gpu_note, std::string cpu_model, VitAutoStore store, Clock clock)
     : cpu_(std::move(cpu)),
-      gpu_(std::move(gpu)),
+      make_gpu_(std::move(make_gpu)),
       renderer_(std::move(renderer)),
       gpu_note_(std::move(gpu_note)),
       cpu_model_(std::move(cpu_model)),
       store_(std::move(store)),
       clock_(clock ? std::move(clock) : Clock(steady_ms)) {
   if (!cpu_) throw Error("auto: no CPU path");
+}
+
+VitRunner& VitAutoRunner::gpu() {
+  if (!gpu_) gpu_ = make_gpu_();
+  if (!gpu_) throw Error("auto: no GPU runner");
+  return *gpu_;
 }
 
 VitAutoRunner::~VitAutoRunner() = default;
@@ -125,7 +131,7 @@ VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::in
   };
   timing_ = VitAutoTiming{};
   timing_.measured = today_utc();
-  if (!gpu_) {  // nothing to compare: the CPU path, timed for the record
+  if (!make_gpu_) {  // nothing to compare: the CPU path, timed for the record
     timing_.note = gpu_note_;
     timing_.choice = "cpu";
     chosen_ = cpu_.get();
@@ -134,7 +140,7 @@ VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::in
   const std::string key = vit_auto_key(renderer_, cpu_model_, model.arch, model.arch.prefix() + input.N());
   if (std::optional<VitAutoTiming> known = store_.find(key)) {
     timing_ = *known;
-    chosen_ = known->choice == "gpu" ? gpu_.get() : cpu_.get();
+    chosen_ = known->choice == "gpu" ? &gpu() : cpu_.get();
     return chosen_->run(model, input, budget, stop);
   }
   // Both, the CPU's pass kept while the GPU's runs within what is left of the budget.
@@ -143,7 +149,7 @@ VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::in
   if (stop && stop->load()) throw Error("cancelled");
   VitPass gpu_pass;
   try {
-    gpu_pass = timed(*gpu_, std::max<std::int64_t>(budget - cpu_pass.bytes(), 0), timing_.gpu_ms);
+    gpu_pass = timed(gpu(), std::max<std::int64_t>(budget - cpu_pass.bytes(), 0), timing_.gpu_ms);
   } catch (const Error& e) {
     if (stop && stop->load()) throw;
     timing_.gpu_ms = -1;
@@ -154,7 +160,7 @@ VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::in
   }
   const bool gpu_faster = timing_.gpu_ms < timing_.cpu_ms;
   timing_.choice = gpu_faster ? "gpu" : "cpu";
-  chosen_ = gpu_faster ? gpu_.get() : cpu_.get();
+  chosen_ = gpu_faster ? gpu_.get() : cpu_.get();  // gpu_ made by the measurement
   try {
     store_.remember(key, timing_);
   } catch (const std::exception& e) {

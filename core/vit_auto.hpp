@@ -67,9 +67,13 @@ class VitAutoRunner final : public VitRunner {
  public:
   /// Milliseconds on some steady clock (tests give a fake one).
   using Clock = std::function<double()>;
-  /// `gpu` null: `gpu_note` says why. `renderer`: GL_RENDERER of the GPU runner's context.
-  VitAutoRunner(std::unique_ptr<VitRunner> cpu, std::unique_ptr<VitRunner> gpu, std::string renderer,
-                std::string gpu_note, std::string cpu_model, VitAutoStore store, Clock clock = {});
+  /// Makes the GPU runner (compiling its shaders) when it is first needed: not at all when the
+  /// settings remember the CPU path for this shape.
+  using MakeRunner = std::function<std::unique_ptr<VitRunner>()>;
+  /// `make_gpu` empty: no GPU to time, `gpu_note` says why. `renderer`: GL_RENDERER of the
+  /// context the GPU runner will use (current on the thread that runs).
+  VitAutoRunner(std::unique_ptr<VitRunner> cpu, MakeRunner make_gpu, std::string renderer, std::string gpu_note,
+                std::string cpu_model, VitAutoStore store, Clock clock = {});
   ~VitAutoRunner() override;
   /// The path chosen by the last run ("cpu" before one).
   const char* path() const override { return chosen_ ? chosen_->path() : "cpu"; }
@@ -86,7 +90,10 @@ class VitAutoRunner final : public VitRunner {
   int measurements() const { return measurements_; }
 
  private:
+  VitRunner& gpu();  ///< made by make_gpu_ on first use
+
   std::unique_ptr<VitRunner> cpu_, gpu_;
+  MakeRunner make_gpu_;
   std::string renderer_, gpu_note_, cpu_model_;
   VitAutoStore store_;
   Clock clock_;

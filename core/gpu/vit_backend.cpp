@@ -50,8 +50,10 @@ VitRunnerChoice choose_vit_runner(VitBackend requested) {
     return choice;
   }
   // A hardware GPU: both paths, the faster by measuring (remembered per renderer, CPU and shape).
-  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), std::make_unique<VitGpuRunner>(),
-                                                renderer, std::string(), cpu_model_name(), VitAutoStore());
+  // The GPU runner (its shaders) is made only when measured, or remembered as the faster.
+  auto make_gpu = [] { return std::unique_ptr<VitRunner>(std::make_unique<VitGpuRunner>()); };
+  auto runner = std::make_unique<VitAutoRunner>(std::make_unique<VitCpuRunner>(), make_gpu, renderer, std::string(),
+                                                cpu_model_name(), VitAutoStore());
   choice.auto_runner = runner.get();
   choice.runner = std::move(runner);
   choice.why = "auto: a hardware GPU (" + renderer + "), the faster path by measuring";

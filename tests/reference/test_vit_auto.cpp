@@ -51,9 +51,13 @@ struct Bench {
     model.arch.patch = 16;
     input.cols = input.rows = 14;
   }
+  int gpu_runners = 0;  // GPU runners made (each would compile its shaders)
   VitAutoRunner runner(double cpu_ms, double gpu_ms, const std::string& renderer = "Fake GPU 1000") {
-    return VitAutoRunner(std::make_unique<FakeRunner>("cpu", cpu_ms, clock, cpu_passes),
-                         std::make_unique<FakeRunner>("gpu", gpu_ms, clock, gpu_passes), renderer, "",
+    auto make_gpu = [this, gpu_ms] {
+      ++gpu_runners;
+      return std::unique_ptr<VitRunner>(std::make_unique<FakeRunner>("gpu", gpu_ms, clock, gpu_passes));
+    };
+    return VitAutoRunner(std::make_unique<FakeRunner>("cpu", cpu_ms, clock, cpu_passes), make_gpu, renderer, "",
                          "Fake CPU @ 3 GHz", VitAutoStore(store), [this] { return clock; });
   }
 };
@@ -97,6 +101,12 @@ TEST(VitAuto, AFastCpuPathIsKeptAndEachRendererAndShapeIsMeasuredOnce) {
   VitAutoRunner first = b.runner(/*cpu_ms=*/71, /*gpu_ms=*/286);
   EXPECT_EQ(first.run(b.model, b.input, 1 << 30).path, "cpu");
   EXPECT_EQ(vit_auto_summary(first.timing()), "auto: cpu 71 ms, gpu 286 ms \u2192 cpu");
+  EXPECT_EQ(b.gpu_runners, 1);
+  // Remembered as the CPU's: the next run makes no GPU runner at all (no shaders compiled).
+  VitAutoRunner remembered = b.runner(71, 286);
+  EXPECT_EQ(remembered.run(b.model, b.input, 1 << 30).path, "cpu");
+  EXPECT_EQ(remembered.measurements(), 0);
+  EXPECT_EQ(b.gpu_runners, 1);
   // Another input size (another T) is another shape: measured again.
   VitInput larger = b.input;
   larger.cols = larger.rows = 28;
@@ -120,7 +130,7 @@ TEST(VitAuto, AFastCpuPathIsKeptAndEachRendererAndShapeIsMeasuredOnce) {
 
 TEST(VitAuto, WithoutAGpuToTimeItIsTheCpuPathAndNothingIsRemembered) {
   Bench b;
-  VitAutoRunner runner(std::make_unique<FakeRunner>("cpu", 71, b.clock, b.cpu_passes), nullptr, "",
+  VitAutoRunner runner(std::make_unique<FakeRunner>("cpu", 71, b.clock, b.cpu_passes), VitAutoRunner::MakeRunner(), "",
                        "llvmpipe (LLVM 15.0.6, 256 bits) is a software rasterizer", "Fake CPU", VitAutoStore(b.store),
                        [&b] { return b.clock; });
   EXPECT_EQ(runner.run(b.model, b.input, 1 << 30).path, "cpu");
