@@ -751,7 +751,12 @@ fs::path pull_model(const RepoRef& repo, const HubConfig& config, const PullOpti
       try {
         fetch("model.safetensors", 1);
       } catch (const EntryNotFound&) {
-        fetch("pytorch_model.bin", 1);
+        try {
+          fetch("pytorch_model.bin", 1);
+        } catch (const EntryNotFound&) {
+          throw Error("'" + repo.text() +
+                      "' has neither model.safetensors nor pytorch_model.bin: not a model attnlab can open");
+        }
       } catch (const Error& e) {
         // Offline, a repository cached with only pytorch_model.bin.
         if (!config.offline || !try_to_load_from_cache(repo, "pytorch_model.bin", config)) throw;

@@ -410,7 +410,7 @@ TEST_F(FakeHub, HostileServerLeavesNothingThatLooksComplete) {
   };
   const std::vector<Case> cases = {
       {{{"*", "404"}}, "has no file 'config.json'"},
-      {{{"model.safetensors", "404"}}, "has no file 'pytorch_model.bin'"},
+      {{{"model.safetensors", "404"}}, "neither model.safetensors nor pytorch_model.bin"},
       {{{"*", "401"}}, "not found, or is private"},
       {{{"*", "403"}}, "gated or private"},
       {{{"model.safetensors", "500"}}, "HTTP 500"},
