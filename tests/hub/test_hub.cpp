@@ -307,6 +307,12 @@ TEST_F(FakeHub, PythonsCacheIsFoundOffline) {
       run("vit --model hf:" + kDino + " --image " + quote((kVitData / "safari_48x48.png").string()) + " --info",
           "HF_HUB_OFFLINE=1");
   EXPECT_EQ(info.code, 0) << info.err;
+  const CliRun render =
+      run("render --model hf:" + kDino + " --image " + quote((kVitData / "safari_48x48.png").string()) + " --out " +
+              quote((dir_ / "render.png").string()),
+          "HF_HUB_OFFLINE=1");
+  EXPECT_EQ(render.code, 0) << render.err;
+  EXPECT_TRUE(fs::exists(dir_ / "render.png"));
   EXPECT_TRUE(requests().empty()) << "offline, yet the server was asked";
   // Offline and not cached: one line, no request.
   expect_one_line_error(run("vit --model hf:timm/not_here --image " + quote((kVitData / "safari_48x48.png").string()),
@@ -404,7 +410,7 @@ TEST_F(FakeHub, HostileServerLeavesNothingThatLooksComplete) {
   };
   const std::vector<Case> cases = {
       {{{"*", "404"}}, "has no file 'config.json'"},
-      {{{"model.safetensors", "404"}}, "has no file 'pytorch_model.bin'"},
+      {{{"model.safetensors", "404"}}, "neither model.safetensors nor pytorch_model.bin"},
       {{{"*", "401"}}, "not found, or is private"},
       {{{"*", "403"}}, "gated or private"},
       {{{"model.safetensors", "500"}}, "HTTP 500"},
