@@ -668,6 +668,8 @@ std::optional<fs::path> try_to_load_from_cache(const RepoRef& repo, const std::s
 fs::path download_file(const RepoRef& repo, const std::string& filename, const HubConfig& config, Transfer* transfer,
                        const std::function<void(const TransferStatus&)>& on_progress) {
   const fs::path name = relative_name(filename);
+  Transfer local;  // without a caller's Transfer, on_progress still gets whole statuses
+  if (!transfer) transfer = &local;
   if (transfer) {
     transfer->update([&](TransferStatus& s) {
       s.repo_id = repo.repo_id;
@@ -720,7 +722,10 @@ fs::path download_file(const RepoRef& repo, const std::string& filename, const H
   return pointer;
 }
 
-fs::path pull_model(const RepoRef& repo, const HubConfig& config, const PullOptions& options) {
+fs::path pull_model(const RepoRef& repo, const HubConfig& config, const PullOptions& given) {
+  Transfer local;  // without a caller's Transfer, on_progress still gets the file's index and count
+  PullOptions options = given;
+  if (!options.transfer) options.transfer = &local;
   const bool defaults = options.files.empty();
   const int count = defaults ? 3 : static_cast<int>(options.files.size());
   std::optional<fs::path> snapshot;
@@ -751,7 +756,12 @@ fs::path pull_model(const RepoRef& repo, const HubConfig& config, const PullOpti
       try {
         fetch("model.safetensors", 1);
       } catch (const EntryNotFound&) {
-        fetch("pytorch_model.bin", 1);
+        try {
+          fetch("pytorch_model.bin", 1);
+        } catch (const EntryNotFound&) {
+          throw Error("'" + repo.text() +
+                      "' has neither model.safetensors nor pytorch_model.bin: not a model attnlab can open");
+        }
       } catch (const Error& e) {
         // Offline, a repository cached with only pytorch_model.bin.
         if (!config.offline || !try_to_load_from_cache(repo, "pytorch_model.bin", config)) throw;

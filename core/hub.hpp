@@ -86,7 +86,8 @@ class Transfer {
     std::lock_guard lock(mutex_);
     return status_;
   }
-  /// Asks the download to stop; it throws Cancelled within a fraction of a second, even while the
+  /// Asks the download to stop; it throws Cancelled within about a second (libcurl's progress
+  /// callback runs at least once a second), even while the
   /// server stalls.
   void cancel() { cancel_.store(true); }
   bool cancelled() const { return cancel_.load(); }

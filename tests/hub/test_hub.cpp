@@ -14,6 +14,7 @@
 
 #include "core/files.hpp"
 #include "core/hub.hpp"
+#include "fake_hub_process.hpp"
 #include "test_support.hpp"
 
 using namespace attnlab;
@@ -41,39 +42,11 @@ class FakeHub : public ::testing::Test {
     dir_ = temp_dir();
     root_ = dir_ / "repos";
     cache_ = dir_ / "cache";
-    log_ = dir_ / "requests.jsonl";
-    fs::create_directories(root_);
-    int in[2], out[2];
-    ASSERT_EQ(::pipe(in), 0);
-    ASSERT_EQ(::pipe(out), 0);
-    pid_ = ::fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      ::close(in[1]);
-      ::close(out[0]);
-      const std::string script = (kHubDir / "fake_hub.py").string();
-      ::execlp("python3", "python3", script.c_str(), "--root", root_.c_str(), "--log", log_.c_str(), "--lifetime",
-               "280", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    stdin_ = in[1];
-    std::string line;
-    char ch;
-    while (::read(out[0], &ch, 1) == 1 && ch != '\n') line += ch;
-    ::close(out[0]);
-    std::istringstream(line) >> hub_port_ >> cdn_port_;
-    ASSERT_GT(hub_port_, 0) << "the fake hub did not start: '" << line << "'";
+    hub_ = std::make_unique<FakeHubProcess>(root_, dir_ / "requests.jsonl");
   }
-  void TearDown() override {
-    if (stdin_ >= 0) ::close(stdin_);  // the server stops when its stdin closes
-    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
-  }
+  void TearDown() override { hub_.reset(); }
 
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(hub_port_); }
+  std::string endpoint() const { return hub_->endpoint(); }
 
   hub::HubConfig config() const {
     hub::HubConfig c;
@@ -87,23 +60,12 @@ class FakeHub : public ::testing::Test {
   // A repository served from `source` (a folder of files), misbehaving as `behaviour` says.
   void add_repo(const std::string& repo_id, const fs::path& source,
                 const nlohmann::json& behaviour = nlohmann::json::object()) {
-    const fs::path d = root_ / repo_id;
-    fs::create_directories(d);
-    for (const auto& e : fs::directory_iterator(source))
-      if (e.is_regular_file()) fs::copy_file(e.path(), d / e.path().filename(), fs::copy_options::overwrite_existing);
-    set_behaviour(repo_id, behaviour);
+    hub_->add_repo(repo_id, source, behaviour);
   }
   void set_behaviour(const std::string& repo_id, const nlohmann::json& behaviour) {
-    write_file(root_ / repo_id / ".behaviour.json", behaviour.dump());
+    hub_->set_behaviour(repo_id, behaviour);
   }
-
-  std::vector<nlohmann::json> requests() const {
-    std::vector<nlohmann::json> out;
-    std::ifstream f(log_);
-    for (std::string line; std::getline(f, line);)
-      if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-    return out;
-  }
+  std::vector<nlohmann::json> requests() const { return hub_->requests(); }
   int count(const std::string& server, const std::string& method) const {
     int n = 0;
     for (const auto& r : requests())
@@ -153,10 +115,8 @@ class FakeHub : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_, root_, cache_, log_;
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  int hub_port_ = 0, cdn_port_ = 0;
+  fs::path dir_, root_, cache_;
+  std::unique_ptr<FakeHubProcess> hub_;
 };
 
 // Exit code 2 and one error line, the last on stderr (the progress lines of the files fetched
@@ -307,6 +267,12 @@ TEST_F(FakeHub, PythonsCacheIsFoundOffline) {
       run("vit --model hf:" + kDino + " --image " + quote((kVitData / "safari_48x48.png").string()) + " --info",
           "HF_HUB_OFFLINE=1");
   EXPECT_EQ(info.code, 0) << info.err;
+  const CliRun render =
+      run("render --model hf:" + kDino + " --image " + quote((kVitData / "safari_48x48.png").string()) + " --out " +
+              quote((dir_ / "render.png").string()),
+          "HF_HUB_OFFLINE=1");
+  EXPECT_EQ(render.code, 0) << render.err;
+  EXPECT_TRUE(fs::exists(dir_ / "render.png"));
   EXPECT_TRUE(requests().empty()) << "offline, yet the server was asked";
   // Offline and not cached: one line, no request.
   expect_one_line_error(run("vit --model hf:timm/not_here --image " + quote((kVitData / "safari_48x48.png").string()),
@@ -404,7 +370,7 @@ TEST_F(FakeHub, HostileServerLeavesNothingThatLooksComplete) {
   };
   const std::vector<Case> cases = {
       {{{"*", "404"}}, "has no file 'config.json'"},
-      {{{"model.safetensors", "404"}}, "has no file 'pytorch_model.bin'"},
+      {{{"model.safetensors", "404"}}, "neither model.safetensors nor pytorch_model.bin"},
       {{{"*", "401"}}, "not found, or is private"},
       {{{"*", "403"}}, "gated or private"},
       {{{"model.safetensors", "500"}}, "HTTP 500"},
