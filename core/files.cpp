@@ -59,8 +59,8 @@ std::filesystem::path folder_of(const std::filesystem::path& path) {
 // One file of a set being written: its temporary (written, synced), and how it was moved in.
 struct Pending {
   std::filesystem::path path;
-  std::string tmp;     // the temporary beside it ("" once moved or removed)
-  std::string backup;  // a link to the file it replaced ("" when it replaced none)
+  std::string tmp;            // the temporary beside it ("" once moved or removed)
+  std::string backup;         // a link to the file it replaced ("" when it replaced none)
   bool backup_moved = false;  // the backup is the old file itself, moved aside (no hard links here)
   bool moved = false;
 };
@@ -126,8 +126,10 @@ void roll_back(std::vector<Pending>& files) {
     }
     if (!it->tmp.empty()) ::unlink(it->tmp.c_str());
     if (!it->backup.empty()) {
-      if (it->backup_moved) ::rename(it->backup.c_str(), it->path.c_str());  // the old file back in place
-      else ::unlink(it->backup.c_str());
+      if (it->backup_moved)
+        ::rename(it->backup.c_str(), it->path.c_str());  // the old file back in place
+      else
+        ::unlink(it->backup.c_str());
     }
   }
 }

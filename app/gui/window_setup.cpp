@@ -277,7 +277,7 @@ void open_window(WindowSession& session, bool benchmark) {
 AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& replay) {
   AppState state;
   float xs = 1, ys = 1;
-  if (window) glfwGetWindowContentScale(window, &xs, &ys);  // none: the tests' headless state
+  if (window) glfwGetWindowContentScale(window, &xs, &ys);    // none: the tests' headless state
   state.ui_scale = std::clamp(std::max(xs, ys), 1.0f, 3.0f);  // high-DPI screens start larger
   if (replay) {  // the same settings on every machine: the defaults, K = 16, the query following the mouse
     state.attention.patch = replay->config().patch;

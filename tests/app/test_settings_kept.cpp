@@ -49,7 +49,9 @@ TEST(SettingsKept, AnInvalidSettingsFileIsNeverWrittenOver) {
   EXPECT_TRUE(fs::exists(home / "attnlab" / "settings.json"));
   EXPECT_FALSE(fs::exists(home / "attnlab" / "settings.new.json"));
 
-  if (old) ::setenv("XDG_CONFIG_HOME", saved_env.c_str(), 1);
-  else ::unsetenv("XDG_CONFIG_HOME");
+  if (old)
+    ::setenv("XDG_CONFIG_HOME", saved_env.c_str(), 1);
+  else
+    ::unsetenv("XDG_CONFIG_HOME");
   fs::remove_all(home);
 }

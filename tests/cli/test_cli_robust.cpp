@@ -44,8 +44,9 @@ CliResult run_attnlab(const std::string& args, const std::string& setup = "", co
   const auto dir = std::filesystem::temp_directory_path() / ("attnlab-robust-run-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out = dir / "stdout", err = dir / "stderr";
-  const std::string cmd = "unset DISPLAY; export EGL_LOG_LEVEL=fatal; " + (setup.empty() ? ":" : setup) + "; exec " + wrapper + " " +
-                          shell_quoted(binary()) + " " + args + " >" + shell_quoted(out) + " 2>" + shell_quoted(err);
+  const std::string cmd = "unset DISPLAY; export EGL_LOG_LEVEL=fatal; " + (setup.empty() ? ":" : setup) + "; exec " +
+                          wrapper + " " + shell_quoted(binary()) + " " + args + " >" + shell_quoted(out) + " 2>" +
+                          shell_quoted(err);
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -110,7 +111,7 @@ void write_safetensors(const std::filesystem::path& path, const nlohmann::json& 
 TEST(CliBudget, AHugePaddedPatchIsRefusedInOneLineWithinTheBudget) {
   const std::string safari = shell_quoted(asset("safari.jpg"));
   const CliResult r = run_attnlab("row --image " + safari + " --patch 3000 --edge pad --query 0,0",
-                            "export ATTNLAB_MEMORY_BUDGET_MB=1024");
+                                  "export ATTNLAB_MEMORY_BUDGET_MB=1024");
   expect_one_line_error(r, "memory budget");
   EXPECT_NE(r.err.find("choose K up to "), std::string::npos) << r.err;
   EXPECT_LT(r.peak_bytes, 256 * kMiB);
@@ -124,7 +125,7 @@ TEST(CliBudget, AHugePaddedPatchIsRefusedInOneLineWithinTheBudget) {
   // K so large that 3·K·K overflows an int (K ≥ 26 755), even under a budget that would hold it.
   for (const char* K : {"26755", "1048576"}) {
     const CliResult big = run_attnlab("row --image " + safari + " --patch " + K + " --edge pad --query 0,0",
-                                "export ATTNLAB_MEMORY_BUDGET_MB=1000000000");
+                                      "export ATTNLAB_MEMORY_BUDGET_MB=1000000000");
     expect_one_line_error(big, "the largest accepted, 26754");
     EXPECT_LT(big.peak_bytes, 256 * kMiB);
   }
@@ -137,15 +138,16 @@ TEST(CliBudget, AHugePaddedPatchFromASidecarIsRefused) {
   const auto dir = temp_dir();
   const auto png = dir / "small.png";
   const CliResult made = run_attnlab("render --image " + shell_quoted(asset("safari.jpg")) +
-                               " --patch 50 --query 1,1 --size 320x240 --out " + shell_quoted(png));
+                                     " --patch 50 --query 1,1 --size 320x240 --out " + shell_quoted(png));
   ASSERT_EQ(made.code, 0) << made.err;
   std::ifstream in(dir / "small.json");
   nlohmann::json j = nlohmann::json::parse(in);
   ASSERT_GE(set_everywhere(j, "patch", 3000), 1);
   ASSERT_GE(set_everywhere(j, "edge", "pad"), 1);
   write_file(dir / "hostile.json", j.dump(2));
-  const CliResult r = run_attnlab("render --from " + shell_quoted(dir / "hostile.json") + " --out " + shell_quoted(dir / "out.png"),
-                            "export ATTNLAB_MEMORY_BUDGET_MB=1024");
+  const CliResult r =
+      run_attnlab("render --from " + shell_quoted(dir / "hostile.json") + " --out " + shell_quoted(dir / "out.png"),
+                  "export ATTNLAB_MEMORY_BUDGET_MB=1024");
   expect_one_line_error(r, "memory budget");
   EXPECT_LT(r.peak_bytes, 256 * kMiB);
   EXPECT_FALSE(std::filesystem::exists(dir / "out.png"));
@@ -203,9 +205,9 @@ TEST(CliBudget, AHugeHeaderIsRefusedBeforeItIsParsed) {
 
 // A real (tiny) model within a tiny budget still loads: the budget has a floor for small work.
 TEST(CliBudget, ASmallModelLoadsUnderATinyBudget) {
-  const CliResult r =
-      run_attnlab("vit --info --model " + shell_quoted(std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests/vit/data/timm_f32"),
-                  "export ATTNLAB_MEMORY_BUDGET_MB=1");
+  const CliResult r = run_attnlab(
+      "vit --info --model " + shell_quoted(std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests/vit/data/timm_f32"),
+      "export ATTNLAB_MEMORY_BUDGET_MB=1");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("depth: "), std::string::npos) << r.out;
 }
@@ -215,8 +217,8 @@ TEST(CliBudget, ASmallModelLoadsUnderATinyBudget) {
 TEST(CliExport, ForceWithAnUnwritableSidecarKeepsTheOldPair) {
   const auto dir = temp_dir();
   const auto png = dir / "slide.png", json = dir / "slide.json";
-  const std::string render =
-      "render --image " + shell_quoted(asset("safari.jpg")) + " --patch 50 --query 1,1 --size 320x240 --out " + shell_quoted(png);
+  const std::string render = "render --image " + shell_quoted(asset("safari.jpg")) +
+                             " --patch 50 --query 1,1 --size 320x240 --out " + shell_quoted(png);
   ASSERT_EQ(run_attnlab(render).code, 0);
   const std::string old_png = read_file(png);
   ASSERT_FALSE(old_png.empty());
@@ -260,7 +262,8 @@ TEST(CliExport, WhenTheSecondMoveFailsTheFirstIsPutBack) {
   const std::string old_png = read_file(png), old_json = read_file(json);
   ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
   ASSERT_EQ(::chown(png.c_str(), 65534, 65534), 0);
-  const CliResult r = run_attnlab(render + " --query 2,2 --force", "", "setpriv --reuid=65534 --regid=65534 --clear-groups");
+  const CliResult r =
+      run_attnlab(render + " --query 2,2 --force", "", "setpriv --reuid=65534 --regid=65534 --clear-groups");
   expect_one_line_error(r, "slide.json");
   EXPECT_EQ(read_file(png), old_png) << "the first file was not put back";
   EXPECT_EQ(read_file(json), old_json);
