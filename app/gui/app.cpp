@@ -38,6 +38,7 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
   glfwSetWindowUserPointer(window_, this);  // the input callbacks find the App here (window_setup.cpp)
   state_.report.backend_name = backend_.name();
   backend_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
+  video_.set_wake([] { glfwPostEmptyEvent(); });  // a decoded video frame too
   if (!backend_.fallback_reason().empty())
     state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
                       "): using the CPU reference, slower but correct");
@@ -45,7 +46,10 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
   if (const char* s = std::getenv("ATTNLAB_IDLE_FRAME_S"); s && *s) idle_wait_s_ = std::clamp(std::atof(s), 0.05, 60.0);
 }
 
-App::~App() { glfwSetWindowUserPointer(window_, nullptr); }
+App::~App() {
+  video_.close();  // its thread wakes the window: stopped first
+  glfwSetWindowUserPointer(window_, nullptr);
+}
 
 int App::run() {
   while (!glfwWindowShouldClose(window_)) {

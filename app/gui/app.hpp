@@ -14,6 +14,7 @@
 #include "app/gui/teaching_view.hpp"
 #include "app/gui/train_session.hpp"
 #include "app/gui/views.hpp"
+#include "app/gui/video_player.hpp"
 #include "app/gui/vit_session.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/grid_math.hpp"
@@ -122,6 +123,8 @@ class App {
   void open_image(const std::filesystem::path& path);
   void clamp_query();
   void take_finished_work();
+  /// Images → Open video: the newest frame becomes the image when the sources are ready.
+  void step_video();
   void take_train_results();
   void give_train_probe();
   // The run the Train tab shows (Document::train_run), its map source, and its snapshot (null before one).
@@ -177,6 +180,7 @@ class App {
   HandMadeSession backend_;
   VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
   HubSession hub_{backend_.scheduler()};  // the gallery's downloads (Model → Gallery)
+  VideoPlayer video_;
   TrainRuns train_{backend_.scheduler()};  // the Train tab's runs A and B, trained on the same scheduler
   // The similarity (CKA) views of the loaded ViT and of the model being trained, jobs on the same scheduler.
   CkaJob vit_cka_{backend_.scheduler(), "cka:vit"};

@@ -6,6 +6,8 @@
 
 #include "core/error.hpp"
 #include "core/fashion_mnist.hpp"
+#include "core/video.hpp"
+#include "core/vit.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -41,12 +43,43 @@ void App::open_image(const std::filesystem::path& path) {
     pin_anchors_.clear();
     query_anchor_.clear();
     state_.image_path = path;
+    video_.close();  // an image opened while a video plays ends the video
+    state_.ui.video_open = false;
     clamp_query();
     vit_.set_backend(state_.vit_backend);
     vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
     vit_resize_ = state_.vit_resize;
   } catch (const Error& e) {
     state_.show_error(e.what());  // the previous image and settings stay
+  }
+}
+
+void App::step_video() {
+  state_.ui.video_open = video_.is_open();
+  if (!video_.is_open()) return;
+  if (const auto error = video_.poll_error()) state_.show_error(*error);
+  state_.ui.video_paused = video_.paused();
+  state_.ui.video_status = video_.status();
+  if (video_.paused() || video_.ended()) return;
+  // Newest frame wins: a frame is taken only when the ViT's job on the last one is done; the
+  // ones decoded meanwhile were dropped by the player.
+  if (vit_.busy()) return;
+  auto frame = video_.take();  // the player's thread wakes the loop when the next one is decoded
+  if (!frame) return;
+  state_.commands.redraw();
+  try {
+    backend_.set_image(frame->image, state_.attention);
+  } catch (const Error& e) {
+    state_.show_error(e.what());
+    video_.set_paused(true);
+    return;
+  }
+  state_.image_path = video_.path();
+  clamp_query();
+  if (vit_.run()) {
+    vit_.set_backend(state_.vit_backend);
+    vit_.run_on(backend_.image(), state_.vit_resize);
+    vit_resize_ = state_.vit_resize;
   }
 }
 
@@ -72,6 +105,19 @@ void App::take_finished_work() {
     if (state_.ui.banner.starts_with("cannot download")) state_.ui.banner.clear();  // an earlier try's error is over
   }
   if (const auto error = hub_.take_error()) state_.show_error(*error);
+  if (const auto open = state_.commands.take(Commands::Kind::OpenVideo)) {
+    try {
+      video_.open(open->path, video_max_pixels(vit_memory_budget()));
+    } catch (const Error& e) {
+      state_.show_error(e.what());  // the previous image (or video) stays
+    }
+    state_.commands.redraw();
+  }
+  if (state_.commands.take(Commands::Kind::PauseVideo) && video_.is_open()) {
+    video_.set_paused(!video_.paused());
+    state_.commands.redraw();
+  }
+  step_video();
   if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
     const std::filesystem::path& path = open->path;
     if (backend_.has_image()) {

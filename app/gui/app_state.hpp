@@ -43,6 +43,8 @@ struct UiState {
   /// The remembered settings file when it could not be read at start: kept as it is, never
   /// written over; the settings are saved beside it instead (save_remembered()).
   std::filesystem::path settings_kept;
+  bool video_open = false, video_paused = false;  ///< Images → Open video: a video plays (app/gui/video_player.hpp)
+  std::string video_status;  ///< its line: frame, time, frames per second shown, dropped
 };
 
 /// The command queue: what a view, a key, a menu or a dropped file asks the main loop to do. A
@@ -51,13 +53,15 @@ struct UiState {
 /// the frame just drawn). Of several opens of one kind the latest wins.
 class Commands {
  public:
-  enum class Kind { OpenImage, OpenModel, ExportPng, ExportCsv };
+  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv };
   struct Command {
     Kind kind;
     std::filesystem::path path;  ///< the file to open (OpenImage, OpenModel)
   };
   void open_image(const std::filesystem::path& p) { push({Kind::OpenImage, p}); }
   void open_model(const std::filesystem::path& p) { push({Kind::OpenModel, p}); }
+  void open_video(const std::filesystem::path& p) { push({Kind::OpenVideo, p}); }
+  void pause_video() { push({Kind::PauseVideo, {}}); }  ///< Pause, or Play when paused
   void export_png() { push({Kind::ExportPng, {}}); }
   void export_csv() { push({Kind::ExportCsv, {}}); }
   /// True while a command of `kind` waits (an export waits for the frame's end: its toast and

@@ -16,8 +16,8 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   }
   ImGui::Separator();
   ImGui::TextUnformatted("Open a file (or drop one on the window)");
-  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open Clear").x - ImGui::GetStyle().ItemSpacing.x * 2 -
-                          ImGui::GetStyle().FramePadding.x * 4);
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open Open video Clear").x - ImGui::GetStyle().ItemSpacing.x * 3 -
+                          ImGui::GetStyle().FramePadding.x * 6);
   const bool enter = ImGui::InputText("##path", &state.ui.open_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   record_widget("open_path");
   ImGui::SameLine();
@@ -25,9 +25,19 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   record_widget("open_button");
   if ((open || enter) && !state.ui.open_path_text.empty()) state.commands.open_image(state.ui.open_path_text);
   ImGui::SameLine();
+  // A video (MP4, WebM, MKV, MOV, animated GIF…) played through the sources, newest frame wins.
+  if (ImGui::Button("Open video") && !state.ui.open_path_text.empty()) state.commands.open_video(state.ui.open_path_text);
+  record_widget("open_video_button");
+  ImGui::SameLine();
   if (ImGui::Button("Clear")) state.ui.open_path_text.clear();
   record_widget("clear_button");
   ImGui::TextDisabled("current: %s", state.image_path.string().c_str());
+  if (state.ui.video_open) {
+    if (ImGui::Button(state.ui.video_paused ? "Play" : "Pause")) state.commands.pause_video();
+    record_widget("video_pause");
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", state.ui.video_status.c_str());
+  }
 }
 
 }  // namespace attnlab::app
