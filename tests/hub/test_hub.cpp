@@ -282,16 +282,23 @@ TEST_F(FakeHub, PythonsCacheIsFoundOffline) {
   EXPECT_TRUE(requests().empty());
 }
 
+// An older repository with only pytorch_model.bin (a Hugging Face ViT in BF16, written by
+// torch.save): the pull falls back to it, and `vit --model hf:` reads it through the PyTorch
+// checkpoint reader with the rows of its safetensors twin.
 TEST_F(FakeHub, PytorchOnlyRepositoryFallsBackToPytorchModelBin) {
-  const fs::path src = dir_ / "pt";
-  fs::create_directories(src);
-  fs::copy_file(kVitData / "timm_f32/config.json", src / "config.json");
-  fs::copy_file(kVitData / "timm_f32/model.safetensors", src / "pytorch_model.bin");  // the bytes do not matter here
-  add_repo("org/old", src);
+  add_repo("org/old", kVitData / "pth" / "hf_bf16");
   const CliRun pull = run("models pull org/old");
   ASSERT_EQ(pull.code, 0) << pull.err;
   EXPECT_TRUE(fs::exists(fs::path(first_line(pull.out)) / "pytorch_model.bin"));
   EXPECT_TRUE(fs::exists(repo_dir("org/old") / ".no_exist"));  // model.safetensors remembered as absent
+  const std::string image = quote((kVitData / "safari_61x45.png").string());
+  const CliRun by_hub = run("vit --model hf:org/old --image " + image + " --backend cpu --layer 0 --head 1");
+  const CliRun twin = run("vit --model " + quote((kVitData / "hf_model_bf16").string()) + " --image " + image +
+                          " --backend cpu --layer 0 --head 1");
+  ASSERT_EQ(by_hub.code, 0) << by_hub.err;
+  ASSERT_EQ(twin.code, 0) << twin.err;
+  EXPECT_EQ(by_hub.out, twin.out);
+  EXPECT_NE(by_hub.out.find(','), std::string::npos) << by_hub.out;
 }
 
 TEST_F(FakeHub, PullAtACommitAndARenamedRepository) {
