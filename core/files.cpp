@@ -223,8 +223,9 @@ void write_file_safely(const std::filesystem::path& path, std::span<const char> 
   write_files_together(std::span<const FileToWrite>(&one, 1), overwrite);
 }
 
-void write_new_folder(const std::filesystem::path& dir, std::span<const FileToWrite> files) {
+void write_new_folder(const std::filesystem::path& given, std::span<const FileToWrite> files) {
   namespace fs = std::filesystem;
+  const fs::path dir = given.has_filename() ? given : given.parent_path();  // "runs/a/" is "runs/a"
   const std::string where = "'" + dir.string() + "'";
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dir, ec)))

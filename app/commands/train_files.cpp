@@ -33,8 +33,9 @@ std::array<float, 3> fashion_mnist_mean3() { return {kFashionMnistMean, kFashion
 std::array<float, 3> fashion_mnist_std3() { return {kFashionMnistStd, kFashionMnistStd, kFashionMnistStd}; }
 std::vector<std::string> fashion_mnist_label_names() { return {kFashionMnistLabels.begin(), kFashionMnistLabels.end()}; }
 
-void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, const std::string& refusal) {
+void prepare_checkpoint_folder(const std::filesystem::path& given, bool force, const std::string& refusal) {
   namespace fs = std::filesystem;
+  const fs::path dir = given.has_filename() ? given : given.parent_path();  // "runs/a/" is "runs/a"
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!force)
@@ -52,8 +53,9 @@ void prepare_checkpoint_folder(const std::filesystem::path& dir, bool force, con
     throw Error(parent.string() + ": not writable, so " + dir.string() + " cannot be made");
 }
 
-void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv,
+void write_train_checkpoint(const std::filesystem::path& given, const VitTrainer& trainer, const std::string& log_csv,
                             const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) {
+  const std::filesystem::path dir = given.has_filename() ? given : given.parent_path();  // "runs/a/" is "runs/a"
   const std::vector<std::uint8_t> model = safetensors_bytes(trainer.tensors());
   const std::string config = vit_train_config_json(trainer.shape(), mean, std, labels);
   const FileToWrite files[] = {

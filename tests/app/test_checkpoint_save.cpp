@@ -80,6 +80,12 @@ TEST(CheckpointSave, AFailedSaveLeavesNothingAndARetryWorks) {
   ASSERT_NO_THROW(prepare_checkpoint_folder(dir, true));
   ASSERT_NO_THROW(write_train_checkpoint(dir, trainer, "step\n1\n", mean, sd, labels));
   EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  // A folder named with a trailing separator is made whole too.
+  const fs::path slash = parent / "run2" / "";
+  ASSERT_NO_THROW(prepare_checkpoint_folder(slash, false, refusal));
+  EXPECT_FALSE(fs::exists(parent / "run2")) << "made before the save";
+  ASSERT_NO_THROW(write_train_checkpoint(slash, trainer, "step\n", mean, sd, labels));
+  EXPECT_TRUE(fs::exists(parent / "run2" / "model.safetensors"));
   fs::remove_all(parent);
 }
 
