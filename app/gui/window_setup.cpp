@@ -142,8 +142,7 @@ void save_remembered(const AppState& state, GLFWwindow* window) {
       // The file read at start was not valid: kept for its owner; the settings go beside it.
       const auto beside = config_dir() / "settings.new.json";
       write_file_safely(beside, j.dump(2) + "\n", /*overwrite=*/true);
-      std::fprintf(stderr, "attnlab: %s could not be read and is kept as it is; the settings were saved to %s
-",
+      std::fprintf(stderr, "attnlab: %s could not be read and is kept as it is; the settings were saved to %s\n",
                    state.ui.settings_kept.string().c_str(), beside.string().c_str());
       return;
     }
