@@ -118,3 +118,18 @@ void play_pause_play(bool with_model) {
 TEST(VideoUnderXvfb, PlaysPausesExportsAndPlaysOn) { play_pause_play(false); }
 
 TEST(VideoUnderXvfb, PlaysThroughTheBundledViT) { play_pause_play(true); }
+
+TEST(VideoUnderXvfb, NoCameraFoundIsSaidNotAnError) {
+  // This machine has no video device: the panel says so, no banner.
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  click_widget(app, start, "look_for_cameras");
+  const nlohmann::json looked =
+      export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("no_camera_found"); });
+  EXPECT_EQ(looked.value("banner", std::string()), "");
+  EXPECT_TRUE(looked.at("image").get<std::string>().ends_with("safari.jpg"));
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
