@@ -32,7 +32,8 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   if ((open || enter) && !state.ui.open_path_text.empty()) state.commands.open_image(state.ui.open_path_text);
   ImGui::SameLine();
   // A video (MP4, WebM, MKV, MOV, animated GIF…) played through the sources, newest frame wins.
-  if (ImGui::Button("Open video") && !state.ui.open_path_text.empty()) state.commands.open_video(state.ui.open_path_text);
+  if (ImGui::Button("Open video") && !state.ui.open_path_text.empty())
+    state.commands.open_video(state.ui.open_path_text);
   record_widget("open_video_button");
   ImGui::SameLine();
   if (ImGui::Button("Clear")) state.ui.open_path_text.clear();
