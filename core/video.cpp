@@ -173,10 +173,20 @@ struct VideoReader::Impl {
                       src_format == AV_PIX_FMT_YUVJ422P || src_format == AV_PIX_FMT_YUVJ444P;
     sws_setColorspaceDetails(sws, sws_getCoefficients(space), full ? 1 : 0, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0,
                              1 << 16, 1 << 16);
-    std::vector<std::uint8_t> rgb8(static_cast<std::size_t>(w) * h * 3);
-    std::uint8_t* dst[4] = {rgb8.data(), nullptr, nullptr, nullptr};
-    const int dst_stride[4] = {w * 3, 0, 0, 0};
+    // swscale's vector code writes whole blocks: past the end of a row (a frame 1 pixel wide
+    // overran a tight buffer; found by tests/fuzz/fuzz_video.cpp), so its destination is
+    // FFmpeg's own padded, aligned buffer, copied out row by row.
+    const int stride = FFALIGN(w * 3, 64);
+    const std::size_t bytes = static_cast<std::size_t>(stride) * (static_cast<std::size_t>(h) + 1) + 256;
+    std::unique_ptr<std::uint8_t, void (*)(void*)> padded(static_cast<std::uint8_t*>(av_mallocz(bytes)), av_free);
+    if (!padded) fail("out of memory converting a frame");
+    std::uint8_t* dst[4] = {padded.get(), nullptr, nullptr, nullptr};
+    const int dst_stride[4] = {stride, 0, 0, 0};
     sws_scale(sws, frame->data, frame->linesize, 0, h, dst, dst_stride);
+    std::vector<std::uint8_t> rgb8(static_cast<std::size_t>(w) * h * 3);
+    for (int y = 0; y < h; ++y)
+      std::copy_n(padded.get() + static_cast<std::size_t>(y) * stride, static_cast<std::size_t>(w) * 3,
+                  rgb8.begin() + static_cast<std::ptrdiff_t>(y) * w * 3);
     VideoFrame out;
     out.image = image_from_rgb8(w, h, rgb8);
     out.index = index++;
@@ -303,6 +313,7 @@ struct VideoWriter::Impl {
   SwsContext* sws = nullptr;
   AVFrame* frame = nullptr;  // what the encoder (MP4) or the filter graph (GIF) takes
   AVFrame* filtered = nullptr;
+  AVFrame* rgb = nullptr;  // MP4: the caller's RGB in a padded buffer for swscale
   AVPacket* packet = nullptr;
   AVFilterGraph* graph = nullptr;
   AVFilterContext* source = nullptr;
@@ -315,6 +326,7 @@ struct VideoWriter::Impl {
     sws_freeContext(sws);
     av_frame_free(&frame);
     av_frame_free(&filtered);
+    av_frame_free(&rgb);
     av_packet_free(&packet);
     avcodec_free_context(&enc);
     if (oc) {
@@ -473,8 +485,18 @@ struct VideoWriter::Impl {
       check(rc, "making the GIF's palette");
       drain_graph();
     } else {
+      // swscale reads whole blocks too: the frame goes through FFmpeg's padded buffer first.
+      if (!rgb) {
+        rgb = av_frame_alloc();
+        if (!rgb) fail("out of memory");
+        rgb->format = AV_PIX_FMT_RGB24;
+        rgb->width = out_w;
+        rgb->height = out_h;
+        check(av_frame_get_buffer(rgb, 0), "allocating a frame");
+      }
+      av_image_copy(rgb->data, rgb->linesize, src, src_stride, AV_PIX_FMT_RGB24, out_w, out_h);
       check(av_frame_make_writable(frame), "allocating a frame");
-      sws_scale(sws, src, src_stride, 0, out_h, frame->data, frame->linesize);
+      sws_scale(sws, rgb->data, rgb->linesize, 0, out_h, frame->data, frame->linesize);
       frame->pts = pts++;
       encode(frame);
     }

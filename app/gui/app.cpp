@@ -38,7 +38,7 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
   glfwSetWindowUserPointer(window_, this);  // the input callbacks find the App here (window_setup.cpp)
   state_.report.backend_name = backend_.name();
   backend_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
-  video_.set_wake([] { glfwPostEmptyEvent(); });  // a decoded video frame too
+  video_.set_wake([] { glfwPostEmptyEvent(); });                // a decoded video frame too
   if (!backend_.fallback_reason().empty())
     state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
                       "): using the CPU reference, slower but correct");

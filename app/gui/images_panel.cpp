@@ -1,9 +1,15 @@
-// Images: the bundled gallery (safari first), open any PNG/JPEG/BMP/TGA by path; files dropped
-// on the window arrive through AppState::commands too.
+// Images: the bundled gallery (safari first), open any PNG/JPEG/BMP/TGA by path, or a video
+// (Open video) or a camera (Look for cameras), played as the image; files dropped on the window
+// arrive through AppState::commands too.
 #include "app/gui/views.hpp"
 #include "app/gui/widget_log.hpp"
 
+#include "core/video.hpp"
+
 #include <imgui_stdlib.h>
+
+#include <optional>
+#include <vector>
 
 namespace attnlab::app {
 
@@ -26,12 +32,28 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   if ((open || enter) && !state.ui.open_path_text.empty()) state.commands.open_image(state.ui.open_path_text);
   ImGui::SameLine();
   // A video (MP4, WebM, MKV, MOV, animated GIF…) played through the sources, newest frame wins.
-  if (ImGui::Button("Open video") && !state.ui.open_path_text.empty()) state.commands.open_video(state.ui.open_path_text);
+  if (ImGui::Button("Open video") && !state.ui.open_path_text.empty())
+    state.commands.open_video(state.ui.open_path_text);
   record_widget("open_video_button");
   ImGui::SameLine();
   if (ImGui::Button("Clear")) state.ui.open_path_text.clear();
   record_widget("clear_button");
   ImGui::TextDisabled("current: %s", state.image_path.string().c_str());
+  // Cameras (libavdevice: v4l2 on Linux), looked for when asked (opening each device takes a
+  // moment): none found is said, not an error. The list is the panel's own, kept between frames.
+  static std::optional<std::vector<CameraInfo>> cameras;
+  if (ImGui::Button("Look for cameras")) cameras = list_cameras();
+  record_widget("look_for_cameras");
+  if (cameras && cameras->empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("no camera found");
+    record_widget("no_camera_found");
+  }
+  if (cameras)
+    for (const CameraInfo& c : *cameras) {
+      if (ImGui::Selectable((c.name + " (" + c.device + ")").c_str())) state.commands.open_video("camera:" + c.device);
+      record_widget("camera:" + c.device);
+    }
   if (state.ui.video_open) {
     if (ImGui::Button(state.ui.video_paused ? "Play" : "Pause")) state.commands.pause_video();
     record_widget("video_pause");

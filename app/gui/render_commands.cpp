@@ -242,17 +242,25 @@ int run_render(const std::vector<std::string>& in) {
     std::vector<std::pair<std::string, std::string>> extra;
     SweepRequest sweep;
     bool view_given = false, fps_given = false, size_given = false;
-    parse_document_flags(args, kFlagsRenderModel, state, {"--layer", "--head", "--query", "--view", "--size", "--sweep", "--sweep-values", "--fps"},
-                         &extra, " for render --model");
+    parse_document_flags(args, kFlagsRenderModel, state,
+                         {"--layer", "--head", "--query", "--view", "--size", "--sweep", "--sweep-values", "--fps"}, &extra,
+                         " for render --model");
     for (const auto& [k, v] : extra) {
       if (k == "--layer") choices.layer = v;
       else if (k == "--head") choices.head = v;
       else if (k == "--query") choices.query = v;
-      else if (k == "--view") view = v, view_given = true;
-      else if (k == "--size") size = parse_size(v), size_given = true;
       else if (k == "--sweep") sweep.kind = v;
       else if (k == "--sweep-values") sweep.values = v;
-      else if (k == "--fps") sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f), fps_given = true;
+      else if (k == "--view") {
+        view = v;
+        view_given = true;
+      } else if (k == "--size") {
+        size = parse_size(v);
+        size_given = true;
+      } else if (k == "--fps") {
+        sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
+        fps_given = true;
+      }
     }
     if (state.image_path.empty()) throw Error("--image IMG is required");
     state.image_path = std::filesystem::absolute(state.image_path);

@@ -8,7 +8,11 @@
 namespace attnlab::app {
 
 void VideoPlayer::open(const std::filesystem::path& path, std::int64_t max_pixels) {
-  VideoReader reader = VideoReader::open_file(path, max_pixels);  // throws before anything changes
+  // "camera:DEVICE" (the Images panel's cameras): the same player, only the opening differs.
+  const std::string text = path.string();
+  VideoReader reader = text.starts_with("camera:")
+                           ? VideoReader::open_camera(text.substr(7), max_pixels)
+                           : VideoReader::open_file(path, max_pixels);  // throws before anything changes
   close();
   reader_.emplace(std::move(reader));
   path_ = path;

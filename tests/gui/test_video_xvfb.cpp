@@ -51,7 +51,9 @@ void open_video_by_path(AppProcess& app, const nlohmann::json& sidecar, const st
 
 }  // namespace
 
-TEST(VideoUnderXvfb, PlaysPausesExportsAndPlaysOn) {
+// Plays the clip in the real window (with the bundled ViT loaded when `with_model`), checks the
+// picture moves, Pause freezes it, Play goes on.
+void play_pause_play(bool with_model) {
   Xvfb x;
   const auto dir = temp_dir();
   const auto clip = dir / "pan.mp4";
@@ -65,9 +67,13 @@ TEST(VideoUnderXvfb, PlaysPausesExportsAndPlaysOn) {
   ASSERT_EQ(std::system(make.c_str()), 0) << "the video tests need the ffmpeg command (./setup.sh --tests)";
   write_file(dir / "notes.mp4", "These are lecture notes, not a video.\n");
 
-  AppProcess app(x, dir);
+  AppProcess app(
+      x, dir,
+      with_model ? std::vector<std::string>{"--model", asset("fashion_vit").string()} : std::vector<std::string>{});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
-  const auto [start, start_png] = app.export_view();
+  const nlohmann::json start = with_model
+                                   ? export_until(app, [](const nlohmann::json& j) { return j.contains("vit_drawn"); })
+                                   : app.export_view().first;
 
   // Not a video: a banner, the photo stays.
   open_video_by_path(app, start, (dir / "notes.mp4").string());
@@ -106,5 +112,24 @@ TEST(VideoUnderXvfb, PlaysPausesExportsAndPlaysOn) {
   auto [c, c_png] = app.export_view();
   EXPECT_GT(mean_difference(photo_part(p2_png, p2), photo_part(c_png, c)), 1.0) << "Play did not go on";
 
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+TEST(VideoUnderXvfb, PlaysPausesExportsAndPlaysOn) { play_pause_play(false); }
+
+TEST(VideoUnderXvfb, PlaysThroughTheBundledViT) { play_pause_play(true); }
+
+TEST(VideoUnderXvfb, NoCameraFoundIsSaidNotAnError) {
+  // This machine has no video device: the panel says so, no banner.
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  click_widget(app, start, "look_for_cameras");
+  const nlohmann::json looked =
+      export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("no_camera_found"); });
+  EXPECT_EQ(looked.value("banner", std::string()), "");
+  EXPECT_TRUE(looked.at("image").get<std::string>().ends_with("safari.jpg"));
   EXPECT_EQ(app.close(), 0) << app.log();
 }

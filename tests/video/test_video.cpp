@@ -414,6 +414,24 @@ TEST_F(Video, DamagedBytesNeverCrashTheReader) {
   std::printf("damaged clips: %d read, %d refused\n", read, refused);
 }
 
+TEST_F(Video, TheFuzzersFindingsAreReadOrRefused) {
+  // tests/fuzz/regressions/video: Y4M files one pixel wide, whose conversion to RGB overran a
+  // tight buffer (swscale writes whole blocks) and corrupted the heap.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(ATTNLAB_SOURCE_DIR) /
+                                                           "tests/fuzz/regressions/video")) {
+    ++files;
+    try {
+      VideoReader reader = VideoReader::open_file(e.path(), video_max_pixels(1LL << 30));
+      while (auto f = reader.next())
+        EXPECT_EQ(f->image.rgb.size(), static_cast<std::size_t>(f->image.width) * f->image.height * 3);
+    } catch (const Error& err) {
+      EXPECT_EQ(std::string(err.what()).find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_GE(files, 2);
+}
+
 TEST_F(Video, NoCameraIsAnEmptyList) {
   // This machine has no video device: none found, and no error.
   std::vector<CameraInfo> cameras;
