@@ -532,14 +532,9 @@ void write_ref(const fs::path& repo_dir, const std::string& revision, const std:
   if (auto old = read_text(ref); old && trim(*old) == commit) return;
   std::error_code ec;
   fs::create_directories(ref.parent_path(), ec);
-  const fs::path tmp = ref.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << commit;
-    if (!f) throw Error("cannot write '" + ref.string() + "'");
-  }
-  fs::rename(tmp, ref, ec);
-  if (ec) throw Error("cannot write '" + ref.string() + "': " + ec.message());
+  // A temporary of its own (two pulls of one repository write the same ref at once), renamed
+  // over the old ref: a reader sees the old commit or the new one, never a part.
+  write_file_safely(ref, commit, /*overwrite=*/true);
 }
 
 std::optional<std::string> cached_commit(const fs::path& repo_dir, const std::string& revision) {

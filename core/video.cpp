@@ -38,6 +38,17 @@ void quiet_ffmpeg() {
 
 std::string size_text(std::int64_t w, std::int64_t h) { return std::to_string(w) + "x" + std::to_string(h); }
 
+// libavdevice's camera input on this system: DirectShow, AVFoundation or Video4Linux2.
+const char* camera_driver() {
+#if defined(_WIN32)
+  return "dshow";
+#elif defined(__APPLE__)
+  return "avfoundation";
+#else
+  return "v4l2";
+#endif
+}
+
 }  // namespace
 
 std::int64_t video_max_pixels(std::int64_t budget) {
@@ -246,13 +257,7 @@ VideoReader VideoReader::open_camera(const std::string& device, std::int64_t max
   auto impl = std::make_unique<Impl>();
   impl->what = "the camera '" + device + "'";
   impl->max_pixels = max_pixels;
-#if defined(_WIN32)
-  const char* driver = "dshow";
-#elif defined(__APPLE__)
-  const char* driver = "avfoundation";
-#else
-  const char* driver = "v4l2";
-#endif
+  const char* driver = camera_driver();
   const AVInputFormat* input = av_find_input_format(driver);
   if (!input) impl->fail(std::string("this FFmpeg has no ") + driver + " camera input");
   if (const int rc = avformat_open_input(&impl->fmt, device.c_str(), input, nullptr); rc < 0)
@@ -265,13 +270,7 @@ std::vector<CameraInfo> list_cameras() {
   quiet_ffmpeg();
   avdevice_register_all();
   std::vector<CameraInfo> out;
-#if defined(_WIN32)
-  const char* driver = "dshow";
-#elif defined(__APPLE__)
-  const char* driver = "avfoundation";
-#else
-  const char* driver = "v4l2";
-#endif
+  const char* driver = camera_driver();
   const AVInputFormat* input = av_find_input_format(driver);
   if (!input) return out;
   AVDeviceInfoList* list = nullptr;

@@ -125,6 +125,15 @@ Document parse_query_options(const std::vector<std::string>& args, FlagCommand c
   return d;
 }
 
+std::string take_option(std::vector<std::string>& args, const std::string& name) {
+  const auto it = std::find(args.begin(), args.end(), name);
+  if (it == args.end()) return {};
+  if (it + 1 == args.end()) throw Error("option " + name + " needs a value");
+  std::string v = *(it + 1);
+  args.erase(it, it + 2);
+  return v;
+}
+
 GuiArgs parse_gui_args(const std::vector<std::string>& args) {
   GuiArgs out;
   for (std::size_t n = 0; n < args.size(); ++n) {

@@ -41,6 +41,10 @@ struct GuiArgs {
 };
 GuiArgs parse_gui_args(const std::vector<std::string>& args);
 
+/// Removes `NAME VALUE` from `args` and returns VALUE; "" when NAME is absent. Throws Error
+/// "option NAME needs a value" when NAME is the last argument. (render's and video's options.)
+std::string take_option(std::vector<std::string>& args, const std::string& name);
+
 /// The usage text of the whole program.
 std::string usage();
 

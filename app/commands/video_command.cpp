@@ -1,5 +1,7 @@
 #include "app/commands/video_command.hpp"
 
+#include "app/commands/options.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,15 +43,6 @@ std::string video_usage() {
 
 namespace {
 
-// Removes `--name value` from args; the value, or empty when absent.
-std::string take_option(std::vector<std::string>& args, const std::string& name) {
-  const auto it = std::find(args.begin(), args.end(), name);
-  if (it == args.end()) return {};
-  if (it + 1 == args.end()) throw Error("option " + name + " needs a value");
-  std::string v = *(it + 1);
-  args.erase(it, it + 2);
-  return v;
-}
 
 bool take_flag(std::vector<std::string>& args, const std::string& flag) {
   const auto it = std::find(args.begin(), args.end(), flag);

@@ -32,15 +32,6 @@ bool take_flag(std::vector<std::string>& args, const std::string& flag) {
   return true;
 }
 
-// Removes `--name value` from args; the value, or empty when absent.
-std::string take_option(std::vector<std::string>& args, const std::string& name) {
-  const auto it = std::find(args.begin(), args.end(), name);
-  if (it == args.end()) return {};
-  if (it + 1 == args.end()) throw Error("option " + name + " needs a value");
-  std::string v = *(it + 1);
-  args.erase(it, it + 2);
-  return v;
-}
 
 std::array<int, 2> parse_size(const std::string& text) {
   const auto x = text.find('x');

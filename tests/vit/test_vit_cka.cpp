@@ -185,7 +185,11 @@ TEST(VitCka, FashionModelMatchesPyTorchsTokensThroughTheHsicForm) {
 }
 
 // The two-model form: model A's layers against model B's over the same images is cka_matrix of
-// both trainers' own tokens (6e-10 apart, measured, from tokens 1e-7 apart: bound 1e-8); a second copy of one model (another object, another load id)
+// both trainers' own tokens. The two are float32 forward passes through different code (the CPU
+// runner's OpenBLAS products, the trainer's own), tokens about 1e-7 apart: their CKA differs by
+// what float32 rounding gives, which depends on the BLAS kernel OpenBLAS picks at run time
+// (6e-10 on an Intel machine, 2.8e-8 on an AMD EPYC with OPENBLAS_CORETYPE=Haswell, both
+// measured); bound 1e-6, a few float32 epsilons (1.2e-7). A second copy of one model (another object, another load id)
 // against itself gives ones on the diagonal and the one-model matrix.
 TEST(VitCka, TwoModelsAreComparedLayerByLayerOverTheSameExamples) {
   Trained a(11, 7, 4), b(12, 7, 4);
@@ -197,7 +201,7 @@ TEST(VitCka, TwoModelsAreComparedLayerByLayerOverTheSameExamples) {
   const Eigen::MatrixXd want = cka_matrix(a.trainer.layer_tokens(a.input, 4), b.trainer.layer_tokens(b.input, 4));
   ASSERT_EQ(ab.cka.rows(), 4);
   ASSERT_EQ(ab.cka.cols(), 4);
-  EXPECT_LE((ab.cka - want).cwiseAbs().maxCoeff(), 1e-8);
+  EXPECT_LE((ab.cka - want).cwiseAbs().maxCoeff(), 1e-6);
   EXPECT_LT(ab.cka.diagonal().minCoeff(), 0.999);  // two seeds: not the same representations
   const Eigen::MatrixXd self = vit_cka(ma, ma2, a.photos, 0, vit_memory_budget()).cka;
   const Eigen::MatrixXd one = vit_cka(ma, ma, a.photos, 0, vit_memory_budget()).cka;
