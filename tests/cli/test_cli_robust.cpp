@@ -75,6 +75,28 @@ void expect_one_line_error(const CliResult& r, const std::string& part) {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNLAB_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNLAB_TEST_ASAN 1
+#endif
+
+// The peak resident memory a refusal may reach: issue 38's 64 MB for the program as it ships.
+// Under AddressSanitizer (the sanitized suite runs these tests too) the runtime and its shadow
+// pages alone take some 80 MB, so there the bound is the same 64 MiB over what this binary
+// reaches refusing a missing checkpoint at once (measured in the same run).
+std::size_t refusal_peak_limit() {
+#ifdef ATTNLAB_TEST_ASAN
+  static const std::size_t baseline = run_attnlab("vit --info --model /nonexistent/model.safetensors").peak_bytes;
+  return baseline + 64 * kMiB;
+#else
+  return 64 * kMiB;
+#endif
+}
+
 // Sets every "key" entry of a JSON document (at any depth) to `value`; how many it set.
 int set_everywhere(nlohmann::json& j, const std::string& key, const nlohmann::json& value) {
   int n = 0;
@@ -170,7 +192,7 @@ TEST(CliBudget, AHostileCheckpointIsRefusedBeforeAnythingIsAllocated) {
   EXPECT_LT(std::filesystem::file_size(file), 400u * 1000);
   const CliResult r = run_attnlab("vit --info --model " + shell_quoted(file));
   expect_one_line_error(r, "block 0 is missing");
-  EXPECT_LT(r.peak_bytes, 64 * kMiB);
+  EXPECT_LT(r.peak_bytes, refusal_peak_limit());
 
   // Blocks 0 … 999 all there by name, each a zero-length norm1 only: its shape is named before
   // anything is allocated (before: 1 000 blocks' biases and scales of 65 536 floats each).
@@ -181,7 +203,7 @@ TEST(CliBudget, AHostileCheckpointIsRefusedBeforeAnythingIsAllocated) {
   write_safetensors(file, all, patch_bytes);
   const CliResult r2 = run_attnlab("vit --info --model " + shell_quoted(file));
   expect_one_line_error(r2, "'blocks.0.norm1.weight' has shape [0], expected [65536]");
-  EXPECT_LT(r2.peak_bytes, 64 * kMiB);
+  EXPECT_LT(r2.peak_bytes, refusal_peak_limit());
   std::filesystem::remove_all(dir);
 }
 
@@ -199,7 +221,7 @@ TEST(CliBudget, AHugeHeaderIsRefusedBeforeItIsParsed) {
   const CliResult r =
       run_attnlab("vit --info --model " + shell_quoted(dir / "wide.safetensors"), "export ATTNLAB_MEMORY_BUDGET_MB=1");
   expect_one_line_error(r, "memory budget");
-  EXPECT_LT(r.peak_bytes, 64 * kMiB);
+  EXPECT_LT(r.peak_bytes, refusal_peak_limit());
   std::filesystem::remove_all(dir);
 }
 
