@@ -128,8 +128,10 @@ void App::draw_windows() {
 void App::draw_hub_window(float menu_h) {
   if (!state_.ui.show_hub_gallery) return;
   const ImVec2 d = ImGui::GetIO().DisplaySize;
-  const ImVec2 size(std::min(d.x - 20, 58 * ImGui::GetFontSize()), std::min(d.y - menu_h - 20, 36 * ImGui::GetFontSize()));
-  ImGui::SetNextWindowPos(ImVec2((d.x - size.x) * 0.5f, menu_h + 10), ImGuiCond_Appearing);
+  // Below the banner's line (a failed download's error shows there), so its title bar stays clear.
+  const float top = menu_h + 3 * ImGui::GetFontSize();
+  const ImVec2 size(std::min(d.x - 20, 58 * ImGui::GetFontSize()), std::min(d.y - top - 10, 36 * ImGui::GetFontSize()));
+  ImGui::SetNextWindowPos(ImVec2((d.x - size.x) * 0.5f, top), ImGuiCond_Appearing);
   ImGui::SetNextWindowSize(size, ImGuiCond_Appearing);
   ImGui::SetNextWindowBgAlpha(1.0f);
   if (ImGui::Begin("Model gallery (Hugging Face Hub)###hub_gallery", &state_.ui.show_hub_gallery, ImGuiWindowFlags_NoCollapse)) {
