@@ -134,6 +134,13 @@ std::string take_option(std::vector<std::string>& args, const std::string& name)
   return v;
 }
 
+bool take_flag(std::vector<std::string>& args, const std::string& flag) {
+  const auto it = std::find(args.begin(), args.end(), flag);
+  if (it == args.end()) return false;
+  args.erase(it);
+  return true;
+}
+
 GuiArgs parse_gui_args(const std::vector<std::string>& args) {
   GuiArgs out;
   for (std::size_t n = 0; n < args.size(); ++n) {

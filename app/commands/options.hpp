@@ -45,6 +45,9 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args);
 /// "option NAME needs a value" when NAME is the last argument. (render's and video's options.)
 std::string take_option(std::vector<std::string>& args, const std::string& name);
 
+/// Removes the flag `flag` (it takes no value) from `args`; true when it was there.
+bool take_flag(std::vector<std::string>& args, const std::string& flag);
+
 /// The usage text of the whole program.
 std::string usage();
 

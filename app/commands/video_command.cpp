@@ -44,12 +44,6 @@ std::string video_usage() {
 namespace {
 
 
-bool take_flag(std::vector<std::string>& args, const std::string& flag) {
-  const auto it = std::find(args.begin(), args.end(), flag);
-  if (it == args.end()) return false;
-  args.erase(it);
-  return true;
-}
 
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> out;

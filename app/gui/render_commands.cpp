@@ -24,13 +24,6 @@
 namespace attnlab::app {
 namespace {
 
-// Removes a flag (no value) from args; true if it was there.
-bool take_flag(std::vector<std::string>& args, const std::string& flag) {
-  const auto it = std::find(args.begin(), args.end(), flag);
-  if (it == args.end()) return false;
-  args.erase(it);
-  return true;
-}
 
 
 std::array<int, 2> parse_size(const std::string& text) {
