@@ -3,9 +3,7 @@
 
 namespace attnlab::app {
 
-HubSession::HubSession(Scheduler& scheduler) : scheduler_(scheduler), config_(hub::HubConfig::from_environment()) {
-  refresh();
-}
+HubSession::HubSession(Scheduler& scheduler) : scheduler_(scheduler), config_(hub::HubConfig::from_environment()) {}
 
 HubSession::~HubSession() {
   if (transfer_) transfer_->cancel();  // the transfer ends within a fraction of a second, even on a stalled server
