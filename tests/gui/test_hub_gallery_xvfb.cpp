@@ -53,7 +53,7 @@ TEST(AppUnderXvfb, TheGalleryDownloadsWithProgressAndCancelResumesAndOpensTheMod
   const fs::path cache = dir / "cache";
   AppProcess app(x, dir, {},
                  {"HF_ENDPOINT=" + hub.endpoint(), "HF_HUB_CACHE=" + cache.string(),
-                  "HF_HOME=" + (dir / "hf_home").string(), "ATTNLAB_HUB_STALL_SECONDS=120"});
+                  "HF_HOME=" + (dir / "hf_home").string(), "ATTNLAB_HUB_STALL_SECONDS=120", "HF_HUB_OFFLINE=0"});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
 
   // The gallery lists the model, not in the cache; Download starts; the bar shows while it stalls.

@@ -97,7 +97,13 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
   std::vector<std::string> argv = {ATTNLAB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> vars = {"DISPLAY=" + display_, "XDG_CONFIG_HOME=" + (dir / "config").string(),
-                                    "ATTNLAB_EXPORT_DIR=" + exports_.string(), "EGL_LOG_LEVEL=fatal"};
+                                    "ATTNLAB_EXPORT_DIR=" + exports_.string(), "EGL_LOG_LEVEL=fatal",
+                                    // The Hugging Face cache of this test's own, offline: no click on a
+                                    // Download button (the soak clicks every control) reaches for a
+                                    // host off this machine. A test of the hub gives its own (later
+                                    // entries win).
+                                    "HF_HUB_OFFLINE=1", "HF_HUB_CACHE=" + (dir / "hf_cache").string(),
+                                    "HF_HOME=" + (dir / "hf_home").string()};
   vars.insert(vars.end(), env.begin(), env.end());
   pid_ = spawn(argv, vars, (dir / "app.log").string());
 }

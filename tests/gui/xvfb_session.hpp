@@ -29,7 +29,8 @@ class AppProcess {
  public:
   /// Starts build/bin/attnlab with `args`, DISPLAY, XDG_CONFIG_HOME=<dir>/config and
   /// ATTNLAB_EXPORT_DIR=<dir>/exports; stdout and stderr go to <dir>/app.log.
-  /// `env` adds NAME=value variables (e.g. MESA_GL_VERSION_OVERRIDE=3.3).
+  /// `env` adds NAME=value variables (e.g. MESA_GL_VERSION_OVERRIDE=3.3), after the defaults (the
+  /// Hugging Face cache in <dir>, HF_HUB_OFFLINE=1), which they override.
   AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args = {},
              const std::vector<std::string>& env = {});
   ~AppProcess();
