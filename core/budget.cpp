@@ -1,12 +1,13 @@
 #include "core/budget.hpp"
 
+#include "core/platform.hpp"
+
 #include "core/error.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
 
-#include <unistd.h>
 
 namespace attnlab {
 
@@ -16,10 +17,8 @@ std::uint64_t memory_budget() {
     const long long mb = std::strtoll(env, &end, 10);
     if (end != env && *end == '\0' && mb > 0 && mb < (1ll << 43)) return static_cast<std::uint64_t>(mb) << 20;
   }
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const std::uint64_t physical = pages > 0 && page > 0
-                                     ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-                                     : (std::uint64_t{4} << 30);
+  const std::uint64_t known = platform::physical_memory();
+  const std::uint64_t physical = known > 0 ? known : (std::uint64_t{4} << 30);
   return std::max<std::uint64_t>(physical / 4, std::uint64_t{256} << 20);
 }
 

@@ -1,6 +1,7 @@
 #include "core/fashion_mnist.hpp"
 
 #include "core/error.hpp"
+#include "core/platform.hpp"
 #include "core/splitmix.hpp"
 
 #include <stb_image_resize.h>
@@ -46,8 +47,15 @@ std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dim
   if (!std::filesystem::exists(path, ec))
     throw Error(path.string() + ": missing (Fashion-MNIST comes with Debian's dataset-fashion-mnist; " + kInstall + ")");
   if (!std::filesystem::is_regular_file(path, ec)) throw Error(path.string() + ": not a regular file");
-  std::unique_ptr<gzFile_s, GzClose> f(gzopen(path.c_str(), "rb"));
-  if (!f) throw Error(path.string() + ": cannot be opened");
+  // Opened by the platform layer (a wide-character name on Windows), then handed to zlib.
+  int fd = -1;
+  std::uint64_t size = 0;
+  if (platform::open_regular_for_reading(path, fd, size) != 0) throw Error(path.string() + ": cannot be opened");
+  std::unique_ptr<gzFile_s, GzClose> f(gzdopen(fd, "rb"));
+  if (!f) {
+    platform::close_file(fd);
+    throw Error(path.string() + ": cannot be opened");
+  }
   std::uint8_t head[4];
   read_exactly(f.get(), path, head, 4, "header");
   if (head[0] != 0 || head[1] != 0 || head[2] != 0x08 || head[3] != dims)

@@ -3,6 +3,7 @@
 #include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/platform.hpp"
 
 #include <stb_image.h>
 #include <stb_image_write.h>
@@ -15,14 +16,11 @@
 #include <memory>
 #include <system_error>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace attnlab {
 namespace {
 
-std::string describe(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string describe(const std::filesystem::path& p) { return "'" + platform::utf8(p) + "'"; }
 
 // stb_image decodes a JPEG cut short without complaint (it fills the rest with grey), so a
 // missing end-of-image marker is checked here: a JPEG must end with FF D9, perhaps followed by
@@ -100,19 +98,18 @@ Image load_image(const std::filesystem::path& path) {
     throw Error("cannot load " + describe(path) + ": it is a directory, not an image file");
   // Opened without blocking (a FIFO would wait for a writer), then its type and size checked on
   // the open file before a byte is read: only a regular file, and no more than can be decoded.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    throw Error("cannot load " + describe(path) + ": cannot open it for reading (" + std::strerror(errno) + ")");
+  int fd = -1;
+  std::uint64_t size = 0;
+  if (const int err = platform::open_regular_for_reading(path, fd, size)) {
+    if (err == platform::ENOTREG_FILE)
+      throw Error("cannot load " + describe(path) +
+                  ": not a regular file (a pipe, a device or a socket), so not an image file");
+    throw Error("cannot load " + describe(path) + ": cannot open it for reading (" + std::strerror(err) + ")");
+  }
   struct Closer {
     int fd;
-    ~Closer() { ::close(fd); }
+    ~Closer() { platform::close_file(fd); }
   } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) throw Error("cannot load " + describe(path) + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw Error("cannot load " + describe(path) +
-                ": not a regular file (a pipe, a device or a socket), so not an image file");
-  const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw Error("cannot load " + describe(path) + ": the file is larger than 2 GiB");
   check_memory(static_cast<std::size_t>(size), std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
@@ -120,7 +117,7 @@ Image load_image(const std::filesystem::path& path) {
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   std::size_t got = 0;
   while (got < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    const long long n = platform::read_some(fd, bytes.data() + got, bytes.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error("cannot load " + describe(path) + ": read error (" + std::strerror(errno) + ")");
     if (n == 0) break;  // shortened meanwhile: decoded as far as it goes (and refused if cut)

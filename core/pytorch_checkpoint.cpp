@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/platform.hpp"
 
 namespace attnlab {
 namespace {
@@ -895,7 +896,8 @@ SafetensorsFile open_pytorch(const std::filesystem::path& path) {
   }
   if (!is_zip_magic(first)) not_zip(first, what);
   int code = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  // libzip takes UTF-8 names on Windows too.
+  zip_t* z = zip_open(platform::utf8(path).c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
   if (!z) bad_zip(code, what);
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);

@@ -2,6 +2,7 @@
 
 #include "core/budget.hpp"
 #include "core/error.hpp"
+#include "core/platform.hpp"
 
 #include <nettle/sha2.h>
 #include <nlohmann/json.hpp>
@@ -16,9 +17,6 @@
 #include <system_error>
 #include <tuple>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace attnlab {
 namespace {
@@ -276,11 +274,11 @@ class MemorySource final : public SafetensorsSource {
 class FileSource final : public SafetensorsSource {
  public:
   FileSource(int fd, const std::string& what, std::uint64_t size) : SafetensorsSource(what, size), fd_(fd) {}
-  ~FileSource() override { ::close(fd_); }
+  ~FileSource() override { platform::close_file(fd_); }
   const std::uint8_t* view(std::uint64_t offset, std::size_t n, std::uint8_t* scratch) const override {
     std::size_t got = 0;
     while (got < n) {
-      const ssize_t r = ::pread(fd_, scratch + got, n - got, static_cast<off_t>(offset + got));
+      const long long r = platform::read_at(fd_, scratch + got, n - got, offset + got);
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) throw Error(what() + ": read error at byte " + std::to_string(offset + got) + " (" + std::strerror(errno) + ")");
       if (r == 0)
@@ -497,22 +495,19 @@ namespace {
 
 // The file at `path` opened for reading (pread), its size noted now.
 std::shared_ptr<FileSource> open_file(const std::filesystem::path& path, const char* kind) {
-  const std::string what = path.string();
+  const std::string what = platform::utf8(path);
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw Error(what + ": no such file");
   if (std::filesystem::is_directory(status)) throw Error(what + ": it is a directory, not " + kind);
   if (!std::filesystem::is_regular_file(status)) throw Error(what + ": not a regular file");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(what + ": cannot open it for reading (" + std::strerror(errno) + ")");
+  int fd = -1;
+  std::uint64_t size = 0;
   // Owned by the source from here on: closed when the last copy of the file goes.
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(what + ": not a regular file");
-  }
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  return std::make_shared<FileSource>(fd, what, static_cast<std::uint64_t>(st.st_size));
+  if (const int err = platform::open_regular_for_reading(path, fd, size))
+    throw Error(what + (err == platform::ENOTREG_FILE ? std::string(": not a regular file")
+                                                      : ": cannot open it for reading (" + std::string(std::strerror(err)) + ")"));
+  return std::make_shared<FileSource>(fd, what, size);
 }
 
 }  // namespace
@@ -528,7 +523,7 @@ void convert_to_float(TensorDType dtype, const std::uint8_t* p, std::size_t coun
 }
 
 SafetensorsFile open_safetensors(const std::filesystem::path& path) {
-  const std::string what = path.string();
+  const std::string what = platform::utf8(path);
   const auto source = open_file(path, "a safetensors file");
   const std::uint64_t size = source->size();
   if (size < 8) too_short(size, what);

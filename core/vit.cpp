@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "core/pytorch_checkpoint.hpp"
 
-#include <cblas.h>
+#include "core/blas.hpp"
 #include <nlohmann/json.hpp>
 #include <stb_image_resize.h>
 
@@ -869,7 +869,7 @@ void vit_attention_block(const VitPass& pass, int layer, int head, int first, in
   const int D = static_cast<int>(Q.cols());
   out.resize(count, pass.T);
   if (count == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, pass.T, pass.m, scale,
+  blas::sgemm(false, true, count, pass.T, pass.m, scale,
               Q.data() + static_cast<std::ptrdiff_t>(first) * D + static_cast<std::ptrdiff_t>(head) * pass.m, D,
               K.data() + static_cast<std::ptrdiff_t>(head) * pass.m, D, 0.0f, out.data(), pass.T);
   vit_softmax_rows(out);

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/platform.hpp"
 #include "core/user_config.hpp"
 
 namespace attnlab {
@@ -28,8 +29,7 @@ std::string ms_text(double ms) {
 
 std::string today_utc() {
   const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
+  const std::tm tm = platform::utc_time(now);
   char b[16];
   std::strftime(b, sizeof b, "%Y-%m-%d", &tm);
   return b;

@@ -2,7 +2,7 @@
 
 #include "core/error.hpp"
 
-#include <cblas.h>
+#include "core/blas.hpp"
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include <algorithm>
@@ -78,27 +78,13 @@ void parallel_rows(int rows, int threads, const Part& part) {
   });
 }
 
-/// OpenBLAS's own threads, set for a scope: the CPU path splits the work among its threads
-/// itself, each calling a one-threaded sgemm (OpenBLAS's idle threads would otherwise spin on
-/// the cores the attention loop uses).
-class BlasThreads {
- public:
-  explicit BlasThreads(int n) : before_(openblas_get_num_threads()) { openblas_set_num_threads(n); }
-  ~BlasThreads() { openblas_set_num_threads(before_); }
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
-
- private:
-  int before_;
-};
-
 /// Rows [first, first + count) of out = X·Wᵀ + b, then `epilogue` on those rows.
 template <class Epilogue>
 void linear_rows(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& out, int first, int count, const Epilogue& epilogue) {
   const int in = static_cast<int>(X.cols()), outs = static_cast<int>(W.rows());
   auto rows = out.middleRows(first, count);
   rows.rowwise() = b;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, outs, in, 1.0f, X.data() + static_cast<std::ptrdiff_t>(first) * in, in,
+  blas::sgemm(false, true, count, outs, in, 1.0f, X.data() + static_cast<std::ptrdiff_t>(first) * in, in,
               W.data(), in, 1.0f, out.data() + static_cast<std::ptrdiff_t>(first) * outs, outs);
   epilogue(rows, first);
 }
@@ -132,7 +118,9 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
   };
   const int H = a.heads, D = a.D, m = D / H, pre = a.prefix(), N = input.N(), cols = input.cols, rows = input.rows;
   const int threads = threads_;
-  BlasThreads blas(1);
+  // The work is split among this path's own threads, each calling a one-threaded sgemm
+  // (OpenBLAS's idle threads would otherwise spin on the cores the attention loop uses).
+  blas::ThreadsForScope blas_threads(1);
   auto none = [](auto&&, int) {};
   // Patch embedding (a conv with kernel = stride = P, as a product), prefix tokens, positions.
   Matrix patch_tokens(N, D);
@@ -172,14 +160,14 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
       const int first = blk * kQueryBlock, count = std::min(kQueryBlock, T - first);
       Matrix& S = scores[static_cast<std::size_t>(worker)];
       for (int h = 0; h < H; ++h) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, count, T, m, scale, QKV.data() + static_cast<std::ptrdiff_t>(first) * 3 * D + h * m,
+        blas::sgemm(false, true, count, T, m, scale, QKV.data() + static_cast<std::ptrdiff_t>(first) * 3 * D + h * m,
                     3 * D, QKV.data() + D + h * m, 3 * D, 0.0f, S.data(), T);
         auto rows_of_A = S.topRows(count);
         vit_softmax_rows(rows_of_A);
         double dist = 0.0;
         for (int i = std::max(0, pre - first); i < count; ++i) dist += distances.weighted_sum(first + i - pre, S.row(i).data() + pre);
         dist_sums[static_cast<std::size_t>(worker)](h) += dist;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, count, m, T, 1.0f, S.data(), T, QKV.data() + 2 * D + h * m, 3 * D, 0.0f,
+        blas::sgemm(false, false, count, m, T, 1.0f, S.data(), T, QKV.data() + 2 * D + h * m, 3 * D, 0.0f,
                     O.data() + static_cast<std::ptrdiff_t>(first) * D + h * m, D);
       }
     });

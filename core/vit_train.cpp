@@ -2,7 +2,7 @@
 
 #include "core/error.hpp"
 
-#include <cblas.h>
+#include "core/blas.hpp"
 #if defined(__SSE2__)
 #include <xmmintrin.h>
 #endif
@@ -88,19 +88,16 @@ namespace {
 /// C (m × n, row-major, leading dimension ldc) = alpha·op(A)·op(B) + beta·C, one sgemm.
 void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
           int ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  blas::sgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/// OpenBLAS's own threads set to one for a scope: the trainer splits the batch among its threads.
+/// The BLAS library's own threads set to one for a scope: the trainer splits the batch among its threads.
 class OneBlasThread {
  public:
-  OneBlasThread() : before_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
-  ~OneBlasThread() { openblas_set_num_threads(before_); }
-  OneBlasThread(const OneBlasThread&) = delete;
-  OneBlasThread& operator=(const OneBlasThread&) = delete;
+  OneBlasThread() : scope_(1) {}
 
  private:
-  int before_;
+  blas::ThreadsForScope scope_;
 };
 
 /// Subnormal floats flushed to zero for a scope, on this thread (x86's MXCSR flags FTZ and DAZ,

@@ -6,6 +6,7 @@
 #include "app/commands/vit_command.hpp"
 
 #include "core/error.hpp"
+#include "core/platform.hpp"
 
 #include <algorithm>
 #include <system_error>
@@ -99,8 +100,8 @@ on stderr, exit code 2, nothing written.
 
 std::filesystem::path assets_dir() {
   std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
+  const auto exe = platform::executable_path();
+  if (!exe.empty()) {
     // Installed (cmake --install, the .deb): PREFIX/bin/attnlab beside PREFIX/share/attnlab.
     const auto installed = exe.parent_path().parent_path() / ATTNLAB_INSTALL_DATADIR;
     if (std::filesystem::exists(installed / "safari.jpg", ec)) return installed;

@@ -2,9 +2,9 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/platform.hpp"
 #include "core/safetensors_write.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -42,14 +42,14 @@ void prepare_checkpoint_folder(const std::filesystem::path& given, bool force, c
       throw Error(refusal.empty() ? dir.string() + " exists: give --force to overwrite its model.safetensors, config.json and log.csv"
                                   : refusal);
     if (!fs::is_directory(dir, ec)) throw Error(dir.string() + " exists and is not a folder");
-    if (::access(dir.c_str(), W_OK) != 0) throw Error(dir.string() + ": not writable");
+    if (!platform::folder_is_writable(dir)) throw Error(dir.string() + ": not writable");
     return;
   }
   // The folder itself is made by write_train_checkpoint, whole, in one step; here its parent.
   const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
   fs::create_directories(parent, ec);
   if (ec) throw Error(parent.string() + ": cannot be created (" + ec.message() + ")");
-  if (::access(parent.c_str(), W_OK) != 0)
+  if (!platform::folder_is_writable(parent))
     throw Error(parent.string() + ": not writable, so " + dir.string() + " cannot be made");
 }
 

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/image.hpp"
+#include "core/platform.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/vit_train.hpp"
 
@@ -19,8 +20,7 @@ namespace attnlab::app {
 
 std::string timestamp() {
   const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
+  const std::tm tm = platform::local_time(t);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   return buf;

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/platform.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,6 @@
 #include <numeric>
 #include <random>
 
-#include <sys/resource.h>
 
 namespace attnlab::app {
 
@@ -63,12 +63,7 @@ double ms_between(FrameMarks::Clock::time_point a, FrameMarks::Clock::time_point
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 // CPU time of the whole process so far (all threads: Mesa's rasterizer and shader threads too).
-double process_cpu_ms() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) * 1e-3; };
-  return ms(u.ru_utime) + ms(u.ru_stime);
-}
+double process_cpu_ms() { return platform::process_cpu_ms(); }
 }  // namespace
 
 void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Shown& drawn) {

@@ -1,10 +1,10 @@
 #include "app/gui/scheduler.hpp"
 
+#include "core/platform.hpp"
+
 #include <algorithm>
 #include <utility>
 
-#include <sys/resource.h>
-#include <unistd.h>
 
 namespace attnlab::app {
 
@@ -74,7 +74,7 @@ void Scheduler::loop(bool background) {
   // The background thread takes the lowest priority (a thread's own nice value on Linux): the
   // window's frames and the pool's jobs come first. It can never be raised again, hence a thread
   // of its own. Refused (e.g. by a sandbox), it runs at the usual priority.
-  if (background) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  if (background) platform::lower_this_thread_priority();
   std::deque<Job>& queue = background ? background_queue_ : queue_;
   for (;;) {
     Job job;

@@ -1,5 +1,6 @@
 #pragma once
-// A headless OpenGL context through EGL (no window, no X server), for the CLI, the tests and
+// A headless OpenGL context (EGL on Linux, no window, no X server; a hidden window through WGL on
+// Windows), for the CLI, the tests and
 // the benchmark. Core assumes some context is current; the app makes its own with GLFW.
 #include "core/gpu/debug.hpp"
 

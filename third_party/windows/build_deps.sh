@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Fetches the Windows build's dependencies as Debian source packages (`apt-get source`, from a
+# deb-src line for the same Debian archive as the machine's) and cross-builds them with
+# MinGW-w64 into build-windows/deps/prefix. Each package is built once: a stamp file
+# prefix/.built-<package> skips it next time. Nothing here is committed but this script.
+#   third_party/windows/build_deps.sh [build-windows]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="$(mkdir -p "${1:-$root/build-windows}" && cd "${1:-$root/build-windows}" && pwd)/deps"
+src="$out/src" prefix="$out/prefix"
+mkdir -p "$src" "$prefix"
+jobs="$(nproc)"
+host=x86_64-w64-mingw32
+toolchain="$here/mingw-w64.cmake"
+export ATTNLAB_WINDOWS_DEPS="$prefix"
+log="$out/build.log"
+
+# The source of Debian package $1, unpacked under $src; prints its folder. Only the upstream
+# tarball (.orig) is needed: Debian's own packaging (debian/) is not used to cross-build.
+fetch() {
+  local pkg="$1" dir
+  dir="$(find "$src" -maxdepth 1 -mindepth 1 -type d -name "$2" | head -1)"
+  if [[ -z $dir ]]; then
+    # apt-get source stops on any missing piece (a mirror without the .debian.tar), after the
+    # .orig tarball came: keep going from that tarball.
+    (cd "$src" && apt-get source --download-only -qq "$pkg" >>"$log" 2>&1) || true
+    local orig
+    orig="$(ls "$src"/"${pkg}"_*.orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -1)"
+    [[ -n $orig ]] || { echo "build_deps: could not fetch Debian's source of $pkg (see $log; is there a deb-src line?)" >&2; exit 1; }
+    tar -C "$src" -xf "$orig"
+    dir="$(find "$src" -maxdepth 1 -mindepth 1 -type d -name "$2" | head -1)"
+  fi
+  echo "$dir"
+}
+built() { [[ -f $prefix/.built-$1 ]]; }
+stamp() { touch "$prefix/.built-$1"; echo "build_deps: $1 built"; }
+cmake_dep() { # name source-dir cmake-args...
+  local name="$1" dir="$2"; shift 2
+  cmake -S "$dir" -B "$out/build/$name" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=OFF "$@" >>"$log" 2>&1
+  cmake --build "$out/build/$name" -j"$jobs" >>"$log" 2>&1
+  cmake --install "$out/build/$name" >>"$log" 2>&1
+}
+
+# Header-only libraries: Eigen, nlohmann-json (installed as their CMake packages).
+built eigen3 || { cmake_dep eigen "$(fetch eigen3 'eigen-*')" -DBUILD_TESTING=OFF -DEIGEN_BUILD_DOC=OFF; stamp eigen3; }
+built nlohmann-json3 || { cmake_dep json "$(fetch nlohmann-json3 'json-*')" -DJSON_BuildTests=OFF; stamp nlohmann-json3; }
+# zlib comes built from Debian (libz-mingw-w64-dev) in /usr/x86_64-w64-mingw32.
+built glfw3 || { cmake_dep glfw "$(fetch glfw3 'glfw-*')" -DGLFW_BUILD_DOCS=OFF -DGLFW_BUILD_EXAMPLES=OFF -DGLFW_BUILD_TESTS=OFF; stamp glfw3; }
+built googletest || { cmake_dep googletest "$(fetch googletest 'googletest-*')" -Dgtest_force_shared_crt=OFF; stamp googletest; }
+built libzip || {
+  cmake_dep libzip "$(fetch libzip 'libzip-*')" -DENABLE_BZIP2=OFF -DENABLE_LZMA=OFF -DENABLE_ZSTD=OFF \
+    -DENABLE_GNUTLS=OFF -DENABLE_OPENSSL=OFF -DENABLE_MBEDTLS=OFF -DENABLE_COMMONCRYPTO=OFF \
+    -DENABLE_WINDOWS_CRYPTO=OFF -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF
+  stamp libzip
+}
+# libcurl with Windows' own TLS (Schannel) and certificate store; HTTP(S) only.
+built curl || {
+  cmake_dep curl "$(fetch curl 'curl-*')" -DCURL_USE_SCHANNEL=ON -DCURL_USE_OPENSSL=OFF -DHTTP_ONLY=ON \
+    -DCURL_DISABLE_LDAP=ON -DUSE_LIBIDN2=OFF -DCURL_USE_LIBSSH2=OFF -DCURL_USE_LIBPSL=OFF -DCURL_ZLIB=OFF \
+    -DCURL_BROTLI=OFF -DCURL_ZSTD=OFF -DUSE_NGHTTP2=OFF -DBUILD_CURL_EXE=OFF -DBUILD_TESTING=OFF -DENABLE_MANUAL=OFF
+  stamp curl
+}
+# libepoxy (the OpenGL function loader, through WGL): meson, with a cross file for MinGW.
+built libepoxy || {
+  dir="$(fetch libepoxy 'libepoxy-*')"
+  cat >"$out/meson-cross.txt" <<CROSS
+[binaries]
+c = '$host-gcc-posix'
+cpp = '$host-g++-posix'
+ar = '$host-ar'
+strip = '$host-strip'
+windres = '$host-windres'
+[host_machine]
+system = 'windows'
+cpu_family = 'x86_64'
+cpu = 'x86_64'
+endian = 'little'
+CROSS
+  rm -rf "$out/build/epoxy"
+  meson setup "$out/build/epoxy" "$dir" --cross-file "$out/meson-cross.txt" --prefix "$prefix" --libdir lib \
+    --default-library static --buildtype release -Degl=no -Dglx=no -Dx11=false -Dtests=false >>"$log" 2>&1
+  ninja -C "$out/build/epoxy" install >>"$log" 2>&1
+  stamp libepoxy
+}
+# Nettle, for SHA-256 (libnettle only: no public-key half, no GMP).
+built nettle || {
+  dir="$(fetch nettle 'nettle-*')"
+  rm -rf "$out/build/nettle"; mkdir -p "$out/build/nettle"
+  (cd "$out/build/nettle" && "$dir/configure" --host=$host CC=$host-gcc-posix --prefix="$prefix" --libdir="$prefix/lib" \
+     --disable-shared --disable-public-key --disable-documentation --disable-openssl >>"$log" 2>&1 \
+   && make -j"$jobs" libnettle.a >>"$log" 2>&1 && make install-headers install-static install-pkgconfig >>"$log" 2>&1) \
+   || { echo "build_deps: nettle failed (see $log)" >&2; exit 1; }
+  stamp nettle
+}
+# Dear ImGui and stb, as Debian's binary packages build them (imgui_stb/CMakeLists.txt).
+built imgui-stb || {
+  cmake_dep imgui_stb "$here/imgui_stb" -DIMGUI_SOURCE="$(fetch imgui 'imgui-*')" -DSTB_SOURCE="$(fetch libstb 'libstb-*')"
+  stamp imgui-stb
+}
+echo "build_deps: all in $prefix"
