@@ -59,7 +59,10 @@ std::string vit_usage() {
 namespace {
 
 struct VitOptions {
-  std::string model, image, head = "mean", query = "cls", rollout, against;
+  // Paths as paths: on Windows path::string() gives UTF-8 while path(std::string) reads the
+  // code page, so a round trip through std::string would garble a name like "mödel".
+  std::filesystem::path model, against;
+  std::string image, head = "mean", query = "cls", rollout;
   std::optional<int> layer, top;
   bool distance = false, info = false, cka = false;
   bool cka_photo = false;
@@ -77,7 +80,7 @@ VitOptions parse(const std::vector<std::string>& args) {
       if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
       return args[++n];
     };
-    if (a == "--model") o.model = model_argument_path(value()).string();
+    if (a == "--model") o.model = model_argument_path(value());
     else if (a == "--image") o.image = value();
     else if (a == "--layer") o.layer = parse_int(value(), "--layer", 0, 100000);
     else if (a == "--head") o.head = value();
@@ -94,7 +97,7 @@ VitOptions parse(const std::vector<std::string>& args) {
     else if (a == "--backend") o.backend = parse_vit_backend(value());
     else if (a == "--info") o.info = true;
     else if (a == "--cka") o.cka = true;
-    else if (a == "--against") o.against = model_argument_path(value()).string();
+    else if (a == "--against") o.against = model_argument_path(value());
     else if (a == "--cka-examples") {
       const std::string e = value();
       if (e != "fashion" && e != "photo") throw Error("--cka-examples must be fashion or photo, got '" + e + "'");

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The Windows build under Wine (CTest label `windows`, issue 37): the .exe's outputs against the
+# Linux build's, its one-line errors, a path with a space and a non-ASCII letter, the installer's
+# silent install, run and uninstall. Wine passes WGL to the host's Mesa, so the .exe's compute
+# shaders run on llvmpipe as the Linux build's do.
+#   test_windows.sh BUILD_WINDOWS LINUX_ATTNLAB SOURCE_DIR
+set -uo pipefail
+win_build="$1" linux="$2" src="$3"
+exe="$win_build/bin/attnlab.exe"
+here="$(cd "$(dirname "$0")" && pwd)"
+[[ -x $exe ]] || { echo "FAIL: $exe is missing: run ./setup.sh --windows"; exit 1; }
+work="$(mktemp -d)"
+trap 'wineserver -k >/dev/null 2>&1; [[ -n ${xvfb:-} ]] && kill "$xvfb" 2>/dev/null; rm -rf "$work"' EXIT
+export WINEPREFIX="$work/wine" WINEDEBUG=-all WINEARCH=win64
+# A display of its own (the hidden window of the headless context needs one).
+for n in $(seq 140 190); do
+  [[ -e /tmp/.X$n-lock ]] && continue
+  Xvfb ":$n" -screen 0 1366x768x24 -nolisten tcp >/dev/null 2>&1 &
+  xvfb=$!
+  sleep 1
+  kill -0 "$xvfb" 2>/dev/null && { export DISPLAY=":$n"; break; }
+done
+[[ -n ${DISPLAY:-} ]] || { echo "FAIL: no Xvfb display"; exit 1; }
+wineboot -i >/dev/null 2>&1; wineserver -w
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+win() { timeout 300 wine "$exe" "$@"; }
+# Windows writes text with CR LF; compare the text without the CRs.
+crlf() { tr -d '\r'; }
+
+# 1. No DLL beyond Windows' own.
+dlls="$(x86_64-w64-mingw32-objdump -p "$exe" | awk '/DLL Name/ {print tolower($3)}' | sort -u | tr '\n' ' ')"
+extra=""
+for d in $dlls; do
+  case "$d" in
+    advapi32.dll|bcrypt.dll|crypt32.dll|gdi32.dll|kernel32.dll|msvcrt.dll|shell32.dll|user32.dll|ws2_32.dll|ole32.dll|opengl32.dll|secur32.dll|comdlg32.dll) ;;
+    *) extra+="$d " ;;
+  esac
+done
+[[ -z $extra ]] && pass "the .exe needs only Windows' own DLLs ($dlls)" || fail "the .exe needs $extra"
+
+# 2. A row of A: the same numbers as the Linux build's (both on llvmpipe's compute shaders).
+img="$src/assets/safari.jpg"
+win row --image "$img" --patch 32 --query 5,3 2>"$work/row.err" | crlf >"$work/row-win.csv"
+"$linux" row --image "$img" --patch 32 --query 5,3 >"$work/row-linux.csv" 2>/dev/null
+if grep -q "GPU unavailable" "$work/row.err"; then fail "row: the .exe fell back to the CPU: $(cat "$work/row.err")"; fi
+worst="$(python3 - "$work/row-win.csv" "$work/row-linux.csv" <<'PY'
+import sys
+a = [[float(x) for x in l.split(",")] for l in open(sys.argv[1]) if l.strip()]
+b = [[float(x) for x in l.split(",")] for l in open(sys.argv[2]) if l.strip()]
+if len(a) != len(b) or any(len(r) != len(s) for r, s in zip(a, b)) or not a:
+    print("shape"); sys.exit()
+print(max(abs(x - y) for r, s in zip(a, b) for x, y in zip(r, s)))
+PY
+)"
+if [[ $worst != shape ]] && python3 -c "import sys; sys.exit(0 if float('$worst') <= 1e-7 else 1)"; then
+  pass "row equals the Linux build's (largest difference $worst)"
+else
+  fail "row differs from the Linux build's: $worst"
+fi
+
+# 3. A picture of the map view: within 3 grey levels of the Linux build's.
+win render --image "$img" --patch 32 --query 5,3 --view map --size 640x480 --out "$work/map-win.png" >/dev/null 2>"$work/render.err"
+"$linux" render --image "$img" --patch 32 --query 5,3 --view map --size 640x480 --out "$work/map-linux.png" >/dev/null 2>&1
+if [[ -f $work/map-win.png && -f $work/map-win.json ]]; then
+  d="$(python3 "$here/png_diff.py" "$work/map-win.png" "$work/map-linux.png")"
+  [[ $d =~ ^[0-9]+$ && $d -le 3 ]] && pass "render --view map within $d grey levels of the Linux build's" || fail "render --view map differs: $d"
+else
+  fail "render --view map wrote no picture and sidecar: $(cat "$work/render.err")"
+fi
+
+# 4. The bundled ViT's attention row on both paths: the Linux build's numbers.
+vimg="$(ls "$src"/assets/fashion_vit/images/* | head -1)"
+for backend in cpu gpu; do
+  win vit --model "$src/assets/fashion_vit" --image "$vimg" --layer 5 --backend "$backend" 2>/dev/null | crlf >"$work/vit-win.csv"
+  "$linux" vit --model "$src/assets/fashion_vit" --image "$vimg" --layer 5 --backend "$backend" >"$work/vit-linux.csv" 2>/dev/null
+  w="$(python3 - "$work/vit-win.csv" "$work/vit-linux.csv" <<'PY'
+import sys
+a = [[float(x) for x in l.split(",")] for l in open(sys.argv[1]) if l.strip()]
+b = [[float(x) for x in l.split(",")] for l in open(sys.argv[2]) if l.strip()]
+print("shape" if not a or len(a) != len(b) else max(abs(x - y) for r, s in zip(a, b) for x, y in zip(r, s)))
+PY
+)"
+  # The CPU path's products are Eigen's on Windows and OpenBLAS's on Linux: float rounding apart.
+  if [[ $w != shape ]] && python3 -c "import sys; sys.exit(0 if float('$w') <= 1e-5 else 1)"; then
+    pass "vit --backend $backend equals the Linux build's within $w"
+  else
+    fail "vit --backend $backend differs from the Linux build's: $w"
+  fi
+done
+
+# 5. Bad input: one line, exit status 2.
+one_line() { # what, expected-fragment, command...
+  local what="$1" want="$2"; shift 2
+  win "$@" >/dev/null 2>"$work/err"; local rc=$?
+  local lines; lines="$(crlf <"$work/err" | grep -c .)"
+  if [[ $rc -eq 2 && $lines -eq 1 ]] && grep -q "$want" "$work/err"; then pass "$what: one line: $(crlf <"$work/err")"
+  else fail "$what: exit $rc, $lines line(s): $(cat "$work/err")"; fi
+}
+printf 'not a picture' >"$work/bad.jpg"
+printf 'junk' >"$work/bad.safetensors"
+one_line "a bad image" "not an image" row --image "$work/bad.jpg" --patch 32 --query 1,1
+one_line "a bad checkpoint" "too short" vit --model "$work/bad.safetensors" --image "$img"
+
+# 6. A folder and file names with a space and a non-ASCII letter: an image, a model, an export.
+odd="$work/Bilder ö"
+mkdir -p "$odd/mödel"
+cp "$img" "$odd/safari ö.jpg"
+cp "$src"/assets/fashion_vit/config.json "$src"/assets/fashion_vit/model.safetensors "$odd/mödel/"
+win render --image "$odd/safari ö.jpg" --view map --out "$odd/map ö.png" >/dev/null 2>"$work/err"
+if [[ -f "$odd/map ö.png" ]] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['image'].endswith('safari ö.jpg') else 1)" "$odd/map ö.json"; then
+  pass "an image and an export in 'Bilder ö'"
+else
+  fail "an image and an export in 'Bilder ö': $(cat "$work/err")"
+fi
+if win vit --model "$odd/mödel" --image "$vimg" --layer 5 --backend gpu 2>"$work/err" | crlf | cmp -s - "$work/vit-win.csv"; then
+  pass "a model in 'Bilder ö/mödel'"
+else
+  fail "a model in 'Bilder ö/mödel': $(cat "$work/err")"
+fi
+
+# 7. The installer: silent install, the installed program renders from another folder, silent
+# uninstall leaves nothing behind.
+installer="$(ls "$win_build"/attnlab-*-win64.exe 2>/dev/null | head -1)"
+if [[ -z $installer ]]; then
+  fail "no installer in $win_build (cpack -G NSIS)"
+else
+  # Its default folder, as a user would take it (a fresh Wine prefix: nothing installed before).
+  target="C:\\Program Files\\Attention Lab"
+  unix_target="$WINEPREFIX/drive_c/Program Files/Attention Lab"
+  timeout 300 wine "$installer" /S "/D=$target"; wineserver -w
+  mkdir -p "$work/elsewhere"
+  if [[ -f $unix_target/bin/attnlab.exe && -f $unix_target/share/attnlab/safari.jpg ]] \
+     && (cd "$work/elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" render --view map --out installed.png >/dev/null 2>&1) \
+     && [[ -f $work/elsewhere/installed.png ]] \
+     && grep -q 'Program Files.*Attention Lab' "$work/elsewhere/installed.json"; then
+    pass "the installer installs silently and the installed program renders the bundled photo from another folder"
+  else
+    fail "the silent install or the installed program: $(ls "$unix_target" 2>&1 | tr '\n' ' ')"
+  fi
+  menu="$(find "$WINEPREFIX/drive_c" -path '*Start Menu*' -name 'Attention Lab.lnk' | head -1)"
+  [[ -n $menu ]] && pass "a Start-menu entry" || fail "no Start-menu entry"
+  timeout 300 wine "$target\\Uninstall.exe" /S; wineserver -w
+  for _ in $(seq 20); do [[ -e $unix_target ]] || break; sleep 0.5; done
+  left="$(find "$unix_target" "$(dirname "${menu:-/nonexistent}")" 2>/dev/null | head -3 | tr '\n' ' ')"
+  [[ -z $left ]] && pass "the silent uninstall leaves nothing behind" || fail "left after uninstalling: $left"
+fi
+
+echo "$failures failure(s)"
+exit $((failures > 0))
