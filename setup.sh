@@ -27,6 +27,8 @@ packages=(
   cmake g++ make pkg-config ccache
   libimgui-dev libglfw3-dev libeigen3-dev libstb-dev libepoxy-dev nlohmann-json3-dev nettle-dev
   libopenblas-pthread-dev zlib1g-dev
+  # the desktop's Open dialog (app/platform/file_dialog_gtk.cpp): GTK 3's native file chooser
+  libgtk-3-dev
   # PyTorch checkpoints (.pth, pytorch_model.bin) are zip archives (core/pytorch_checkpoint.cpp)
   libzip-dev
   # downloads from the Hugging Face Hub (core/hub.cpp)

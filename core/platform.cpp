@@ -39,6 +39,24 @@ std::filesystem::path home_folder() {
 #endif
 }
 
+std::filesystem::path roaming_app_data_folder() {
+#ifdef _WIN32
+  if (const wchar_t* p = _wgetenv(L"APPDATA"); p && *p) return std::filesystem::path(p);
+#endif
+  return {};
+}
+
+std::vector<std::filesystem::path> ui_font_files() {
+  std::vector<std::filesystem::path> out;
+#ifdef _WIN32
+  std::filesystem::path fonts = "C:\\Windows\\Fonts";
+  if (const wchar_t* w = _wgetenv(L"WINDIR"); w && *w) fonts = std::filesystem::path(w) / "Fonts";
+  for (const char* name : {"segoeui.ttf", "arial.ttf", "tahoma.ttf"}) out.push_back(fonts / name);
+#endif
+  out.emplace_back("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
+  return out;
+}
+
 std::filesystem::path executable_path() {
 #ifdef _WIN32
   std::wstring buffer(32768, L'\0');

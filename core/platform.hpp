@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace attnlab::platform {
 
@@ -33,6 +34,15 @@ class FileLock {
   intptr_t handle_ = -1;
   bool locked_ = false;
 };
+
+/// Where per-user settings live: %APPDATA% on Windows (empty elsewhere: the XDG rules apply
+/// there, core/user_config.cpp).
+std::filesystem::path roaming_app_data_folder();
+
+/// TrueType fonts for the user interface, the first existing one used: DejaVu Sans on Linux
+/// (Debian's fonts-dejavu-core); Segoe UI, then Arial, Tahoma in %WINDIR%\Fonts on Windows,
+/// then DejaVu Sans (a Wine prefix on Linux sees the host's).
+std::vector<std::filesystem::path> ui_font_files();
 
 /// The running program's own file (/proc/self/exe; GetModuleFileNameW); empty when unknown.
 std::filesystem::path executable_path();

@@ -123,6 +123,7 @@ class App {
   void open_image(const std::filesystem::path& path);
   void clamp_query();
   void take_finished_work();
+  void take_file_dialog();
   /// Images → Open video: the newest frame becomes the image when the sources are ready.
   void step_video();
   void take_train_results();

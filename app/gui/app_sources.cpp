@@ -3,9 +3,11 @@
 // settings handed to the hand-made heads (a change of K keeps the query and the pins over the
 // same spot of the photo: core/grid_math.hpp).
 #include "app/gui/app.hpp"
+#include "app/gui/export.hpp"
 
 #include "core/error.hpp"
 #include "core/fashion_mnist.hpp"
+#include "core/platform.hpp"
 #include "core/video.hpp"
 #include "core/vit.hpp"
 
@@ -94,6 +96,7 @@ void App::clamp_query() {
 // The commands to open files, and the results of the jobs that finished since the last frame;
 // whatever changes the document asks for the next frame at once, to show it.
 void App::take_finished_work() {
+  take_file_dialog();
   if (const auto open = state_.commands.take(Commands::Kind::OpenImage)) {
     open_image(open->path);
     state_.commands.redraw();
@@ -263,6 +266,41 @@ void App::keep_cells_in_place(const PatchGrid& before) {
   }
   state_.hand_made.pins = std::move(pinned);
   pin_anchors_ = std::move(kept);
+}
+
+// The Open dialog a key, a menu or a button asked for, shown here, before the frame and outside
+// ImGui's: a chosen image or checkpoint becomes an open command of this same frame, a chosen
+// folder the export folder; Cancel changes nothing; no dialog at all says why in the banner.
+void App::take_file_dialog() {
+  const auto asked = state_.commands.take(Commands::Kind::AskForFile);
+  if (!asked) return;
+  const FileDialogKind kind = asked->asked;
+  std::filesystem::path start = kind == FileDialogKind::ExportFolder ? state_.export_dir
+                                : kind == FileDialogKind::Image      ? state_.image_path.parent_path()
+                                                                     : state_.model_path.parent_path();
+  try {
+    const auto chosen = show_file_dialog(kind, start);
+    if (chosen) {
+      switch (kind) {
+        case FileDialogKind::Image: state_.commands.open_image(*chosen); break;
+        case FileDialogKind::ModelFile:
+        case FileDialogKind::ModelFolder:
+          state_.source = ShownSource::Vit;
+          state_.commands.open_model(*chosen);
+          break;
+        case FileDialogKind::ExportFolder:
+          state_.export_dir = choose_export_dir(platform::utf8(*chosen));
+          state_.ui.export_dir_text = platform::utf8(state_.export_dir);
+          state_.ui.status = "pictures and CSV go to " + platform::utf8(state_.export_dir);
+          state_.ui.status_since = std::chrono::steady_clock::now();
+          break;
+      }
+    }
+  } catch (const Error& e) {
+    state_.show_error(e.what());  // what was open stays
+  }
+  state_.commands.redraw();
+  input_arrived();  // the dialog took the events meanwhile: the next frames come at once
 }
 
 }  // namespace attnlab::app

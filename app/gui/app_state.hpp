@@ -5,6 +5,7 @@
 // field table); beside it, each in its own part: UI state, the command queue, the last frame's
 // report.
 #include "app/commands/document.hpp"
+#include "app/platform/file_dialog.hpp"
 #include "core/tokens.hpp"
 
 #include <nlohmann/json.hpp>
@@ -53,15 +54,19 @@ struct UiState {
 /// the frame just drawn). Of several opens of one kind the latest wins.
 class Commands {
  public:
-  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv };
+  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv, AskForFile };
   struct Command {
     Kind kind;
     std::filesystem::path path;  ///< the file to open (OpenImage, OpenModel)
+    FileDialogKind asked = FileDialogKind::Image;  ///< AskForFile: which Open dialog
   };
   void open_image(const std::filesystem::path& p) { push({Kind::OpenImage, p}); }
   void open_model(const std::filesystem::path& p) { push({Kind::OpenModel, p}); }
   void open_video(const std::filesystem::path& p) { push({Kind::OpenVideo, p}); }
   void pause_video() { push({Kind::PauseVideo, {}}); }  ///< Pause, or Play when paused
+  /// The desktop's Open dialog (app/platform/file_dialog.hpp), shown before the next frame; what
+  /// is chosen is opened (or becomes the export folder), Cancel changes nothing.
+  void ask_for_file(FileDialogKind kind) { push({Kind::AskForFile, {}, kind}); }
   void export_png() { push({Kind::ExportPng, {}}); }
   void export_csv() { push({Kind::ExportCsv, {}}); }
   /// True while a command of `kind` waits (an export waits for the frame's end: its toast and

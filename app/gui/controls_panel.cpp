@@ -186,7 +186,8 @@ void draw_controls_panel(AppState& state, HandMadeSession& backend) {
     record_widget("save_csv");
     // The folder, chosen by typing its path (a click selects the old one; Enter or "use");
     // remembered between runs.
-    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("use").x - ImGui::GetStyle().FramePadding.x * 2 - ImGui::GetStyle().ItemSpacing.x);
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("useChoose...").x - ImGui::GetStyle().FramePadding.x * 4 -
+                            ImGui::GetStyle().ItemSpacing.x * 2);
     const bool enter = ImGui::InputText("##export_dir", &state.ui.export_dir_text,
                                         ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
     record_widget("export_dir");
@@ -203,6 +204,9 @@ void draw_controls_panel(AppState& state, HandMadeSession& backend) {
       }
     }
     record_widget("export_dir_use");
+    ImGui::SameLine();
+    if (ImGui::Button("Choose...")) state.commands.ask_for_file(FileDialogKind::ExportFolder);
+    record_widget("export_dir_choose");
     ImGui::TextDisabled("folder (remembered): %s", state.export_dir.string().c_str());
   }
 

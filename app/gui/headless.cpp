@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/gpu/gl.hpp"
+#include "core/platform.hpp"
 
 #include <backends/imgui_impl_opengl3.h>
 #include <epoxy/gl.h>
@@ -16,14 +17,21 @@
 namespace attnlab::app {
 
 namespace {
-constexpr const char* kUiFont = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+// The interface's font: the first of the platform's candidates that exists (empty: ImGui's own).
+std::string ui_font() {
+  std::error_code ec;
+  for (const auto& f : platform::ui_font_files())
+    if (std::filesystem::exists(f, ec)) return platform::utf8(f);
+  return {};
+}
 }
 
 bool load_ui_font(float px) {
-  if (!std::filesystem::exists(kUiFont)) return false;
+  const std::string font = ui_font();
+  if (font.empty()) return false;
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  return io.Fonts->AddFontFromFileTTF(kUiFont, px) != nullptr;
+  return io.Fonts->AddFontFromFileTTF(font.c_str(), px) != nullptr;
 }
 
 float setup_app_style(float ui_scale) {
@@ -31,7 +39,8 @@ float setup_app_style(float ui_scale) {
   ImGuiIO& io = ImGui::GetIO();
   ImGui::StyleColorsDark();
   float font_scale = 1.0f;
-  if (std::filesystem::exists(kUiFont) && io.Fonts->AddFontFromFileTTF(kUiFont, kBaseFontPx * kLoadScale)) font_scale = 1.0f / kLoadScale;
+  if (const std::string font = ui_font(); !font.empty() && io.Fonts->AddFontFromFileTTF(font.c_str(), kBaseFontPx * kLoadScale))
+    font_scale = 1.0f / kLoadScale;
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
   io.FontGlobalScale = ui_scale * font_scale;
   return font_scale;

@@ -22,13 +22,16 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   }
   ImGui::Separator();
   ImGui::TextUnformatted("Open a file (or drop one on the window)");
-  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open Open video Clear").x - ImGui::GetStyle().ItemSpacing.x * 3 -
-                          ImGui::GetStyle().FramePadding.x * 6);
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Browse... Open Open video Clear").x - ImGui::GetStyle().ItemSpacing.x * 4 -
+                          ImGui::GetStyle().FramePadding.x * 8);
   const bool enter = ImGui::InputText("##path", &state.ui.open_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   record_widget("open_path");
   ImGui::SameLine();
   const bool open = ImGui::Button("Open");
   record_widget("open_button");
+  ImGui::SameLine();
+  if (ImGui::Button("Browse...")) state.commands.ask_for_file(FileDialogKind::Image);  // Ctrl+O
+  record_widget("browse_button");
   if ((open || enter) && !state.ui.open_path_text.empty()) state.commands.open_image(state.ui.open_path_text);
   ImGui::SameLine();
   // A video (MP4, WebM, MKV, MOV, animated GIF…) played through the sources, newest frame wins.

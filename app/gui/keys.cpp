@@ -67,12 +67,16 @@ void toggle_rollout(KeyContext& c, int) { c.state.vit_rollout = !c.state.vit_rol
 void toggle_norms(KeyContext& c, int) { c.state.vit_norms = !c.state.vit_norms; }
 void toggle_masks(KeyContext& c, int) { c.state.vit_masks = !c.state.vit_masks; }
 
+// The desktop's Open dialog, shown before the next frame (App::take_file_dialog).
+void open_image_dialog(KeyContext& c, int) { c.state.commands.ask_for_file(FileDialogKind::Image); }
+
 constexpr int kCtrl = GLFW_MOD_CONTROL;
 using S = KeyScope;
 // clang-format off
 const std::array kKeys = {
   //          key                     last                  keypad                 mods   scope        keys           what
   KeyBinding{GLFW_KEY_Q,             GLFW_KEY_Q,            0,                     kCtrl, S::Always,    "Ctrl Q",      "quit", quit},
+  KeyBinding{GLFW_KEY_O,             GLFW_KEY_O,            0,                     kCtrl, S::Always,    "Ctrl O",      "open an image with the desktop's Open dialog", open_image_dialog},
   KeyBinding{GLFW_KEY_F12,           GLFW_KEY_F12,          0,                     0,     S::Always,    "F12",         "save the window (or the map only) as PNG with a sidecar JSON", export_png},
   KeyBinding{GLFW_KEY_F9,            GLFW_KEY_F9,           0,                     0,     S::Always,    "F9",          "save the query's row as CSV", export_csv},
   KeyBinding{GLFW_KEY_F5,            GLFW_KEY_F5,           0,                     0,     S::Always,    "F5",          "presentation mode on or off", toggle_presentation},

@@ -24,11 +24,17 @@ float App::draw_menu_bar() {
       ImGui::EndMenu();
     }
     if (begin_menu("Model")) {
-      if (ImGui::MenuItem("Open a checkpoint... (path in the ViT model tab)")) {
+      if (ImGui::MenuItem("Open a checkpoint file...")) state_.commands.ask_for_file(FileDialogKind::ModelFile);
+      record_widget("menu:Model/open");
+      if (ImGui::MenuItem("Open a checkpoint folder...")) state_.commands.ask_for_file(FileDialogKind::ModelFolder);
+      record_widget("menu:Model/open_folder");
+      if (ImGui::MenuItem("Type a checkpoint's path (ViT model tab)")) {
         state_.source = ShownSource::Vit;
         state_.show_controls = true;
       }
-      record_widget("menu:Model/open");
+      record_widget("menu:Model/type_path");
+      if (ImGui::MenuItem("Open an image...", "Ctrl O")) state_.commands.ask_for_file(FileDialogKind::Image);
+      record_widget("menu:Model/open_image");
       if (ImGui::MenuItem("Gallery (Hugging Face Hub)...")) state_.ui.show_hub_gallery = true;
       record_widget("menu:Model/gallery");
       bool vit_source = state_.source == ShownSource::Vit;

@@ -33,17 +33,6 @@ float saturation(const std::array<float, 3>& c) {
   return hi > 0 ? (hi - lo) / hi : 0.0f;
 }
 
-// The first file with this extension that appears in `folder` within 30 s.
-std::filesystem::path wait_for_file(const std::filesystem::path& folder, const std::string& ext) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < end) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(folder, ec))
-      if (e.path().extension() == ext) return e.path();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return {};
-}
 
 }  // namespace
 

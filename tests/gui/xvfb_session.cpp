@@ -103,7 +103,10 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
                                     // host off this machine. A test of the hub gives its own (later
                                     // entries win).
                                     "HF_HUB_OFFLINE=1", "HF_HUB_CACHE=" + (dir / "hf_cache").string(),
-                                    "HF_HOME=" + (dir / "hf_home").string()};
+                                    "HF_HOME=" + (dir / "hf_home").string(),
+                                    // No modal Open dialog from a random click (the soak): the file
+                                    // dialog's tests turn it on. GTK without an accessibility bus.
+                                    "ATTNLAB_FILE_DIALOG=none", "NO_AT_BRIDGE=1"};
   vars.insert(vars.end(), env.begin(), env.end());
   pid_ = spawn(argv, vars, (dir / "app.log").string());
 }
@@ -299,6 +302,18 @@ nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& side
   click_widget(app, b, "train:pool_avg");
   click_widget(app, b, "train:start");
   return b;
+}
+
+// The first file with this extension that appears in `folder` within 30 s.
+std::filesystem::path wait_for_file(const std::filesystem::path& folder, const std::string& ext) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < end) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(folder, ec))
+      if (e.path().extension() == ext) return e.path();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return {};
 }
 
 }  // namespace attnlab::testing

@@ -5,7 +5,7 @@
 # shaders run on llvmpipe as the Linux build's do.
 #   test_windows.sh BUILD_WINDOWS LINUX_ATTNLAB SOURCE_DIR
 set -uo pipefail
-win_build="$1" linux="$2" src="$3"
+win_build="$(realpath "$1")" linux="$(realpath "$2")" src="$(realpath "$3")"
 exe="$win_build/bin/attnlab.exe"
 here="$(cd "$(dirname "$0")" && pwd)"
 [[ -x $exe ]] || { echo "FAIL: $exe is missing: run ./setup.sh --windows"; exit 1; }
@@ -120,7 +120,78 @@ else
   fail "a model in 'Bilder ö/mödel': $(cat "$work/err")"
 fi
 
-# 7. The installer: silent install, the installed program renders from another folder, silent
+# 7. The real window under Wine, driven by xdotool: F12 exports, a click on patch (5,3) of the
+# map pins it, Ctrl+O opens Windows' Open dialog (IFileOpenDialog) where a typed path opens,
+# Ctrl+Q closes the program.
+gui="$work/gui"
+mkdir -p "$gui/exports" "$gui/config"
+(cd "$gui" && ATTNLAB_EXPORT_DIR="$gui/exports" XDG_CONFIG_HOME="$gui/config" ATTNLAB_FILE_DIALOG=win \
+   timeout 600 wine "$exe" >"$gui/app.log" 2>&1; echo $? >"$gui/exit") &
+window=""
+for _ in $(seq 120); do
+  window="$(xdotool search --onlyvisible --name 'Attention Lab' 2>/dev/null | head -1)"
+  [[ -n $window ]] && break
+  sleep 0.5
+done
+# The newest sidecar in the export folder after F12, waited for (up to 60 s).
+export_once() {
+  local before; before="$(ls "$gui/exports"/*.json 2>/dev/null | wc -l)"
+  xdotool mousemove --window "$window" 5 300 key --window "$window" F12
+  for _ in $(seq 120); do
+    local now; now="$(ls "$gui/exports"/*.json 2>/dev/null | wc -l)"
+    (( now > before )) && { ls -t "$gui/exports"/*.json | head -1; return; }
+    sleep 0.5
+  done
+}
+if [[ -z $window ]]; then
+  fail "the window did not open under Wine: $(cat "$gui/app.log")"
+else
+  sleep 3  # the first maps
+  first="$(export_once)"
+  if [[ -z $first ]]; then
+    fail "F12 wrote no export: $(cat "$gui/app.log")"
+  else
+    read -r px py <<<"$(python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1])); v, k = d['image_view'], d['grid']['K']
+print(int(v['x'] + (5 * k + k / 2) * v['scale']), int(v['y'] + (3 * k + k / 2) * v['scale']))" "$first")"
+    xdotool mousemove --window "$window" "$px" "$py" click 1
+    sleep 1
+    clicked="$(export_once)"
+    if [[ -n $clicked ]] && python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['hand_made']['cell']
+sys.exit(0 if (c['col'], c['row']) == (5, 3) else 1)" "$clicked"; then
+      pass "the window under Wine: a click on patch (5,3) is the query in F12's sidecar"
+    else
+      fail "the click on patch (5,3) is not in the sidecar: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('hand_made'))" "${clicked:-/dev/null}" 2>&1)"
+    fi
+    xdotool key --window "$window" ctrl+o
+    dialog=""
+    for _ in $(seq 60); do
+      dialog="$(xdotool search --onlyvisible --name 'Open an image' 2>/dev/null | head -1)"
+      [[ -n $dialog ]] && break
+      sleep 0.5
+    done
+    if [[ -z $dialog ]]; then
+      fail "Ctrl+O opened no Open dialog under Wine"
+    else
+      xdotool windowfocus --sync "$dialog"
+      xdotool type --delay 30 "Z:${src//\//\\}\\assets\\dog.jpg"
+      xdotool key Return
+      sleep 3
+      opened="$(export_once)"
+      if [[ -n $opened ]] && grep -q 'dog.jpg' "$opened"; then pass "Ctrl+O: Windows' Open dialog, a typed path opens"
+      else fail "the image chosen in the Open dialog did not open: ${opened:-no export}"; fi
+    fi
+  fi
+  xdotool key --window "$window" ctrl+q
+  for _ in $(seq 60); do [[ -f $gui/exit ]] && break; sleep 0.5; done
+  [[ -f $gui/exit && $(cat "$gui/exit") == 0 ]] && pass "Ctrl+Q closes the program (exit 0)" \
+    || fail "Ctrl+Q: the program did not exit 0 ($(cat "$gui/exit" 2>/dev/null || echo 'still running'))"
+fi
+
+# 8. The installer: silent install, the installed program renders from another folder, silent
 # uninstall leaves nothing behind.
 installer="$(ls "$win_build"/attnlab-*-win64.exe 2>/dev/null | head -1)"
 if [[ -z $installer ]]; then

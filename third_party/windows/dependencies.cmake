@@ -45,6 +45,10 @@ add_library(attnlab::libzip ALIAS attnlab_libzip)
 add_library(attnlab_curl INTERFACE)
 target_link_libraries(attnlab_curl INTERFACE CURL::libcurl)
 add_library(attnlab::curl ALIAS attnlab_curl)
+# The Open dialog (IFileOpenDialog, COM): Windows' own libraries.
+add_library(attnlab_file_dialog INTERFACE)
+target_link_libraries(attnlab_file_dialog INTERFACE ole32 shell32 uuid)
+add_library(attnlab::file_dialog ALIAS attnlab_file_dialog)
 # The CPU path's matrix products: Eigen's own (core/blas.cpp), see README "Windows".
 add_library(attnlab_blas INTERFACE)
 add_library(attnlab::blas ALIAS attnlab_blas)

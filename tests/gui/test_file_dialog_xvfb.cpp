@@ -1,0 +1,121 @@
+// The desktop's Open dialog (issue 37): Ctrl+O and the buttons open GTK's file chooser (a real
+// window of its own on the X server), a path typed into it with xdotool opens, Cancel changes
+// nothing, and the export folder is chosen the same way. The Windows half (IFileOpenDialog)
+// is app/platform/file_dialog_win32.cpp.
+#include "test_support.hpp"
+#include "xvfb_session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+using namespace attnlab::testing;
+
+namespace {
+
+std::string capture(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  return out;
+}
+
+// The dialog's window, found by its title (app/platform/file_dialog.hpp); 0 when it has not
+// appeared (or, with `gone`, has not gone) within 20 s.
+bool wait_for_dialog(const Xvfb& x, const std::string& title, bool gone = false) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < end) {
+    const bool shown = !capture("DISPLAY=" + x.display() + " xdotool search --onlyvisible --name '" + title + "' 2>/dev/null").empty();
+    if (shown != gone) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+// Keys to the dialog's window (given the keyboard focus first, as a click on it would).
+void keys_to_dialog(const AppProcess& app, const Xvfb& x, const std::string& title, const std::string& xdotool_args) {
+  const std::string id = capture("DISPLAY=" + x.display() + " xdotool search --onlyvisible --name '" + title + "' 2>/dev/null | head -1");
+  app.xdotool("windowfocus --sync " + id);
+  app.xdotool(xdotool_args);
+}
+
+// Types a path into GTK's chooser: Ctrl+L opens its location field, Return accepts.
+void type_into_dialog(const AppProcess& app, const Xvfb& x, const std::string& title, const std::string& path) {
+  keys_to_dialog(app, x, title, "key ctrl+l");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  keys_to_dialog(app, x, title, "type --delay 20 '" + path + "'");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  keys_to_dialog(app, x, title, "key Return");
+}
+
+}  // namespace
+
+TEST(FileDialogUnderXvfb, CtrlOOpensTheDialogATypedPathOpensAndCancelChangesNothing) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto pictures = dir / "Bilder ö";
+  std::filesystem::create_directories(pictures);
+  std::filesystem::copy_file(asset("dog.jpg"), pictures / "dog ö.jpg");
+  AppProcess app(x, dir, {}, {"ATTNLAB_FILE_DIALOG=gtk"});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+
+  app.key("ctrl+o");
+  ASSERT_TRUE(wait_for_dialog(x, "Open an image")) << "no Open dialog after Ctrl+O; log:\n" << app.log();
+  type_into_dialog(app, x, "Open an image", (pictures / "dog ö.jpg").string());
+  ASSERT_TRUE(wait_for_dialog(x, "Open an image", true)) << "the dialog stayed open";
+  const auto opened = export_until(app, [](const nlohmann::json& j) {
+    return j.at("image").get<std::string>().ends_with("dog ö.jpg");
+  });
+  EXPECT_TRUE(opened.at("image").get<std::string>().ends_with("Bilder ö/dog ö.jpg")) << opened.at("image");
+
+  // Cancel (Escape): the image stays, no banner.
+  app.key("ctrl+o");
+  ASSERT_TRUE(wait_for_dialog(x, "Open an image"));
+  keys_to_dialog(app, x, "Open an image", "key Escape");
+  ASSERT_TRUE(wait_for_dialog(x, "Open an image", true)) << "Escape did not close the dialog";
+  const auto [after, after_png] = app.export_view();
+  EXPECT_EQ(after.at("image"), opened.at("image"));
+  EXPECT_EQ(after.at("banner").get<std::string>(), "") << after.at("banner");
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+TEST(FileDialogUnderXvfb, TheExportFolderIsChosenInTheDialog) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto slides = dir / "slides";
+  std::filesystem::create_directories(slides);
+  AppProcess app(x, dir, {}, {"ATTNLAB_FILE_DIALOG=gtk"});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  ASSERT_TRUE(start.at("widgets").contains("export_dir_choose")) << "no Choose... button beside the export folder";
+  const auto [bx, by] = centre_of(start.at("widgets").at("export_dir_choose"));
+  app.click(bx, by);
+  ASSERT_TRUE(wait_for_dialog(x, "Choose the export folder")) << app.log();
+  type_into_dialog(app, x, "Choose the export folder", slides.string() + "/");
+  ASSERT_TRUE(wait_for_dialog(x, "Choose the export folder", true));
+  // The next F12 goes to the chosen folder.
+  app.xdotool("mousemove 40 40");
+  app.key("F12");
+  const auto json = wait_for_file(slides, ".json");
+  EXPECT_FALSE(json.empty()) << "no export in the chosen folder; log:\n" << app.log();
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+// With dialogs off (the other window tests), Ctrl+O says so in one line and nothing changes.
+TEST(FileDialogUnderXvfb, WithoutADialogCtrlOSaysWhyInOneLine) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const auto [start, start_png] = app.export_view();
+  app.key("ctrl+o");
+  const auto after = export_until(app, [](const nlohmann::json& j) { return !j.at("banner").get<std::string>().empty(); });
+  EXPECT_NE(after.at("banner").get<std::string>().find("file dialogs are off"), std::string::npos) << after.at("banner");
+  EXPECT_EQ(after.at("image"), start.at("image"));
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
