@@ -42,6 +42,17 @@ void read_exactly(gzFile f, const std::filesystem::path& path, std::uint8_t* out
 
 }  // namespace
 
+std::filesystem::path fashion_mnist_dir() {
+  std::error_code ec;
+  if (std::filesystem::is_directory(kFashionMnistDir, ec)) return kFashionMnistDir;
+  const auto exe = platform::executable_path();
+  if (!exe.empty()) {
+    const auto bundled = exe.parent_path().parent_path() / "share" / "attnlab" / "fashion-mnist";
+    if (std::filesystem::is_directory(bundled, ec)) return bundled;
+  }
+  return kFashionMnistDir;
+}
+
 std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dims, std::vector<int>& shape) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))

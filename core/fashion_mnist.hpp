@@ -19,6 +19,12 @@ namespace attnlab {
 /// Where Debian's dataset-fashion-mnist puts the files.
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
+/// The folder the files are read from: kFashionMnistDir where Debian's package put them, else
+/// share/attnlab/fashion-mnist beside the program's bin/ (the Windows installer bundles the
+/// four files there, packaging/windows/installer.cmake); kFashionMnistDir when neither exists
+/// (its errors then say how to install it).
+std::filesystem::path fashion_mnist_dir();
+
 /// The ten classes, in label order.
 inline const std::array<const char*, 10> kFashionMnistLabels = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                                                 "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
@@ -52,7 +58,7 @@ std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dim
 /// the test split (t10k-…) from `dir`. Throws Error as read_idx_gz(), and when the two files
 /// disagree on the count, a label is 10 or more, the images are not 28 × 28, or the test split
 /// has fewer than kFashionMnistEvalImages images.
-FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir = kFashionMnistDir);
+FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir = fashion_mnist_dir());
 
 /// Image `index` of `split` as the model's input: 3 × rows × cols floats (channel, y, x), the grey
 /// value (byte/255) copied to the three channels and normalized as (x − kFashionMnistMean) /

@@ -10,6 +10,16 @@ install(FILES ${PROJECT_SOURCE_DIR}/assets/safari.jpg ${PROJECT_SOURCE_DIR}/asse
         DESTINATION share/attnlab)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/assets/fashion_vit DESTINATION share/attnlab PATTERN "*.py" EXCLUDE)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION share/doc/attnlab)
+# Fashion-MNIST for `attnlab train`, the Train tab and CKA (core/fashion_mnist.cpp looks in
+# share/attnlab/fashion-mnist when Debian's folder is not there): the four files of Debian's
+# dataset-fashion-mnist (MIT, its copyright file beside them), when the building machine has it.
+set(fashion_mnist /usr/share/datasets/fashion-mnist)
+if(EXISTS ${fashion_mnist}/train-images-idx3-ubyte.gz)
+  install(FILES ${fashion_mnist}/train-images-idx3-ubyte.gz ${fashion_mnist}/train-labels-idx1-ubyte.gz
+                ${fashion_mnist}/t10k-images-idx3-ubyte.gz ${fashion_mnist}/t10k-labels-idx1-ubyte.gz
+                /usr/share/doc/dataset-fashion-mnist/copyright
+          DESTINATION share/attnlab/fashion-mnist)
+endif()
 
 set(CPACK_PACKAGE_NAME attnlab)
 set(CPACK_PACKAGE_VENDOR "The Attention Lab developers")

@@ -201,15 +201,27 @@ else
   target="C:\\Program Files\\Attention Lab"
   unix_target="$WINEPREFIX/drive_c/Program Files/Attention Lab"
   timeout 300 wine "$installer" /S "/D=$target"; wineserver -w
-  mkdir -p "$work/elsewhere"
+  # The installed program on its own: Wine's Z: drive (this machine's / : the source tree, the
+  # build trees, Debian's Fashion-MNIST) hidden, run from a folder of the user's on C:.
+  mv "$WINEPREFIX/dosdevices/z:" "$WINEPREFIX/dosdevices/z-hidden"
+  elsewhere="$WINEPREFIX/drive_c/users/elsewhere"
+  mkdir -p "$elsewhere"
   if [[ -f $unix_target/bin/attnlab.exe && -f $unix_target/share/attnlab/safari.jpg ]] \
-     && (cd "$work/elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" render --view map --out installed.png >/dev/null 2>&1) \
-     && [[ -f $work/elsewhere/installed.png ]] \
-     && grep -q 'Program Files.*Attention Lab' "$work/elsewhere/installed.json"; then
+     && (cd "$elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" render --view map --out installed.png >/dev/null 2>&1) \
+     && [[ -f $elsewhere/installed.png ]] \
+     && grep -q 'Program Files.*Attention Lab' "$elsewhere/installed.json"; then
     pass "the installer installs silently and the installed program renders the bundled photo from another folder"
   else
     fail "the silent install or the installed program: $(ls "$unix_target" 2>&1 | tr '\n' ' ')"
   fi
+  # `attnlab train` reads the Fashion-MNIST the installer bundles.
+  if (cd "$elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" train --steps 5 --out run >"$work/train.log" 2>&1) \
+     && [[ -f $elsewhere/run/model.safetensors ]]; then
+    pass "the installed program trains on the bundled Fashion-MNIST"
+  else
+    fail "the installed program's train: $(tail -2 "$work/train.log")"
+  fi
+  mv "$WINEPREFIX/dosdevices/z-hidden" "$WINEPREFIX/dosdevices/z:"
   menu="$(find "$WINEPREFIX/drive_c" -path '*Start Menu*' -name 'Attention Lab.lnk' | head -1)"
   [[ -n $menu ]] && pass "a Start-menu entry" || fail "no Start-menu entry"
   timeout 300 wine "$target\\Uninstall.exe" /S; wineserver -w
