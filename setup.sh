@@ -111,12 +111,11 @@ fi
 
 if ((windows)); then
   # The dependencies (built once, cached in build-windows/deps), then the program and its
-  # installer with the same sources (third_party/windows/mingw-w64.cmake). Warnings are not
-  # errors here yet: the cross build's warnings have not been gone through.
+  # installer with the same sources (third_party/windows/mingw-w64.cmake).
   bash third_party/windows/build_deps.sh build-windows
   export ATTNLAB_WINDOWS_DEPS="$PWD/build-windows/deps/prefix"
   cmake -S . -B build-windows -G Ninja -DCMAKE_TOOLCHAIN_FILE=third_party/windows/mingw-w64.cmake \
-    -DCMAKE_BUILD_TYPE=Release -DATTNLAB_WERROR=OFF -DATTNLAB_TESTS=OFF >/dev/null
+    -DCMAKE_BUILD_TYPE=Release -DATTNLAB_WERROR="$werror" -DATTNLAB_TESTS=OFF >/dev/null
   cmake --build build-windows --target attnlab
   (cd build-windows && cpack -G "NSIS;ZIP" >/dev/null)
   echo "setup: built build-windows/bin/attnlab.exe and $(cd build-windows && ls attnlab-*-win64.exe attnlab-*-win64.zip | tr '\n' ' ')"

@@ -89,7 +89,8 @@ void remove_file(const std::filesystem::path& path);
 /// Makes a folder's entries durable (fsync of the folder on POSIX; nothing to do on Windows).
 void sync_folder(const std::filesystem::path& folder);
 /// Opens a file for reading without blocking (a FIFO would wait for a writer), then checks on
-/// the open file that it is a regular file and reads its size. Returns 0, an errno value, or
+/// the open file that it is a regular file and reads its size; on Linux the kernel is told it
+/// will be read front to back (posix_fadvise SEQUENTIAL, as checkpoints and images are). Returns 0, an errno value, or
 /// ENOTREG_FILE when it is not a regular file (a pipe, a device, a socket; `fd` closed then).
 constexpr int ENOTREG_FILE = -1;
 int open_regular_for_reading(const std::filesystem::path& path, int& fd, std::uint64_t& size);

@@ -1,7 +1,7 @@
 #pragma once
-// A headless OpenGL context (EGL on Linux, no window, no X server; a hidden window through WGL on
-// Windows), for the CLI, the tests and
-// the benchmark. Core assumes some context is current; the app makes its own with GLFW.
+// A headless OpenGL context for the CLI, the tests and the benchmark: EGL on Linux (no window,
+// no X server; context_egl.cpp), a hidden window through WGL on Windows (context_wgl.cpp).
+// Core assumes some context is current; the app makes its own with GLFW.
 #include "core/gpu/debug.hpp"
 
 #include <memory>
