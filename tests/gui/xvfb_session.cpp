@@ -106,7 +106,8 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
                                     "HF_HOME=" + (dir / "hf_home").string(),
                                     // No modal Open dialog from a random click (the soak): the file
                                     // dialog's tests turn it on. GTK without an accessibility bus.
-                                    "ATTNLAB_FILE_DIALOG=none", "NO_AT_BRIDGE=1"};
+                                    // GTK's settings in memory (no dconf, no D-Bus session here).
+                                    "ATTNLAB_FILE_DIALOG=none", "NO_AT_BRIDGE=1", "GSETTINGS_BACKEND=memory"};
   vars.insert(vars.end(), env.begin(), env.end());
   pid_ = spawn(argv, vars, (dir / "app.log").string());
 }
