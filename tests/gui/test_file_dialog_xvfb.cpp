@@ -8,29 +8,18 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
 using namespace attnlab::testing;
 
 namespace {
 
-std::string capture(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    ::pclose(p);
-  }
-  return out;
-}
-
 // The dialog's window, found by its title (app/platform/file_dialog.hpp); 0 when it has not
 // appeared (or, with `gone`, has not gone) within 20 s.
 bool wait_for_dialog(const Xvfb& x, const std::string& title, bool gone = false) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < end) {
-    const bool shown = !capture("DISPLAY=" + x.display() + " xdotool search --onlyvisible --name '" + title + "' 2>/dev/null").empty();
+    const bool shown = !run_capture("DISPLAY=" + x.display() + " xdotool search --onlyvisible --name '" + title + "' 2>/dev/null").empty();
     if (shown != gone) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -39,7 +28,7 @@ bool wait_for_dialog(const Xvfb& x, const std::string& title, bool gone = false)
 
 // Keys to the dialog's window (given the keyboard focus first, as a click on it would).
 void keys_to_dialog(const AppProcess& app, const Xvfb& x, const std::string& title, const std::string& xdotool_args) {
-  const std::string id = capture("DISPLAY=" + x.display() + " xdotool search --onlyvisible --name '" + title + "' 2>/dev/null | head -1");
+  const std::string id = run_capture("DISPLAY=" + x.display() + " xdotool search --onlyvisible --name '" + title + "' 2>/dev/null | head -1");
   app.xdotool("windowfocus --sync " + id);
   app.xdotool(xdotool_args);
 }

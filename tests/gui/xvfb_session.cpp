@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 namespace attnlab::testing {
-namespace {
 
 std::string run_capture(const std::string& cmd) {
   std::string out;
@@ -29,6 +28,8 @@ std::string run_capture(const std::string& cmd) {
   }
   return out;
 }
+
+namespace {
 
 int spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log) {
   const int pid = ::fork();

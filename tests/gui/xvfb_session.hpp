@@ -121,6 +121,9 @@ nlohmann::json start_run_a(AppProcess& app);
 /// presses Start. Returns the sidecar run B's panel was seen in.
 nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& sidecar);
 
+/// What a shell command prints on its standard output (popen).
+std::string run_capture(const std::string& cmd);
+
 /// The first file with this extension that appears in `folder` within 30 s (empty: none did).
 std::filesystem::path wait_for_file(const std::filesystem::path& folder, const std::string& ext);
 

@@ -127,12 +127,17 @@ gui="$work/gui"
 mkdir -p "$gui/exports" "$gui/config"
 (cd "$gui" && ATTNLAB_EXPORT_DIR="$gui/exports" XDG_CONFIG_HOME="$gui/config" ATTNLAB_FILE_DIALOG=win \
    timeout 600 wine "$exe" >"$gui/app.log" 2>&1; echo $? >"$gui/exit") &
-window=""
-for _ in $(seq 120); do
-  window="$(xdotool search --onlyvisible --name 'Attention Lab' 2>/dev/null | head -1)"
-  [[ -n $window ]] && break
-  sleep 0.5
-done
+# The id of the first visible window named $1, waited for up to $2 half-seconds (empty: none).
+wait_for_window() {
+  local id=""
+  for _ in $(seq "$2"); do
+    id="$(xdotool search --onlyvisible --name "$1" 2>/dev/null | head -1)"
+    [[ -n $id ]] && break
+    sleep 0.5
+  done
+  echo "$id"
+}
+window="$(wait_for_window 'Attention Lab' 120)"
 # The newest sidecar in the export folder after F12, waited for (up to 60 s).
 export_once() {
   local before; before="$(ls "$gui/exports"/*.json 2>/dev/null | wc -l)"
@@ -167,12 +172,7 @@ sys.exit(0 if (c['col'], c['row']) == (5, 3) else 1)" "$clicked"; then
       fail "the click on patch (5,3) is not in the sidecar: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('hand_made'))" "${clicked:-/dev/null}" 2>&1)"
     fi
     xdotool key --window "$window" ctrl+o
-    dialog=""
-    for _ in $(seq 60); do
-      dialog="$(xdotool search --onlyvisible --name 'Open an image' 2>/dev/null | head -1)"
-      [[ -n $dialog ]] && break
-      sleep 0.5
-    done
+    dialog="$(wait_for_window 'Open an image' 60)"
     if [[ -z $dialog ]]; then
       fail "Ctrl+O opened no Open dialog under Wine"
     else
