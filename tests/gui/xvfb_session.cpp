@@ -107,8 +107,10 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
                                     "HF_HOME=" + (dir / "hf_home").string(),
                                     // No modal Open dialog from a random click (the soak): the file
                                     // dialog's tests turn it on. GTK without an accessibility bus.
-                                    // GTK's settings in memory (no dconf, no D-Bus session here).
-                                    "ATTNLAB_FILE_DIALOG=none", "NO_AT_BRIDGE=1", "GSETTINGS_BACKEND=memory"};
+                                    // GTK's settings in memory (no dconf, no D-Bus session here), its
+                                    // list of recent files in the test's folder, not the user's.
+                                    "ATTNLAB_FILE_DIALOG=none", "NO_AT_BRIDGE=1", "GSETTINGS_BACKEND=memory",
+                                    "XDG_DATA_HOME=" + (dir / "data").string()};
   vars.insert(vars.end(), env.begin(), env.end());
   pid_ = spawn(argv, vars, (dir / "app.log").string());
 }
