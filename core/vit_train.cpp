@@ -85,20 +85,6 @@ Matrix sincos_position_embedding(int rows, int cols, int D) {
 
 namespace {
 
-/// C (m × n, row-major, leading dimension ldc) = alpha·op(A)·op(B) + beta·C, one sgemm.
-void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
-          int ldc) {
-  blas::sgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-/// The BLAS library's own threads set to one for a scope: the trainer splits the batch among its threads.
-class OneBlasThread {
- public:
-  OneBlasThread() : scope_(1) {}
-
- private:
-  blas::ThreadsForScope scope_;
-};
 
 /// Subnormal floats flushed to zero for a scope, on this thread (x86's MXCSR flags FTZ and DAZ,
 /// as torch.set_flush_denormal(True)): the masked keys' weights, exp(−∞) in the vectorized exp,
@@ -205,14 +191,14 @@ void softmax_rows(float* S, int rows, int cols) {
 /// Y (rows × out) = X (rows × in) · Wᵀ + b.
 void linear_forward(const float* X, const float* W, const float* b, int rows, int in, int out, float* Y) {
   for (int t = 0; t < rows; ++t) std::copy(b, b + out, Y + static_cast<std::ptrdiff_t>(t) * out);
-  gemm(false, true, rows, out, in, 1.0f, X, in, W, in, 1.0f, Y, out);
+  blas::sgemm(false, true, rows, out, in, 1.0f, X, in, W, in, 1.0f, Y, out);
 }
 
 /// The backward of linear_forward: gW += dYᵀ·X, gb += Σ rows of dY, and dX = dY·W (when dX).
 void linear_backward(const float* dY, const float* X, const float* W, int rows, int in, int out, float* gW, float* gb, float* dX) {
-  gemm(true, false, out, in, rows, 1.0f, dY, out, X, in, 1.0f, gW, in);
+  blas::sgemm(true, false, out, in, rows, 1.0f, dY, out, X, in, 1.0f, gW, in);
   Eigen::Map<RowVector>(gb, out) += ConstMatMap(dY, rows, out).colwise().sum();
-  if (dX) gemm(false, false, rows, in, out, 1.0f, dY, out, W, in, 0.0f, dX, in);
+  if (dX) blas::sgemm(false, false, rows, in, out, 1.0f, dY, out, W, in, 0.0f, dX, in);
 }
 
 /// timm's name of the final LayerNorm: `fc_norm` after average pooling, `norm` otherwise
@@ -435,11 +421,11 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
       for (int h = 0; h < H; ++h) {
         float* A = w.A[l].data() + (static_cast<std::size_t>(b) * H + h) * T * T;
         const float* q = QKV + static_cast<std::size_t>(b) * T * 3 * D + h * m;
-        gemm(false, true, T, T, m, scale, q, 3 * D, q + D, 3 * D, 0.0f, A, T);
+        blas::sgemm(false, true, T, T, m, scale, q, 3 * D, q + D, 3 * D, 0.0f, A, T);
         mask_keys(A, b, -std::numeric_limits<float>::infinity());
         softmax_rows(A, T, T);
         mask_keys(A, b, 0.0f);
-        gemm(false, false, T, m, T, 1.0f, A, T, q + 2 * D, 3 * D, 0.0f, O + static_cast<std::size_t>(b) * T * D + h * m, D);
+        blas::sgemm(false, false, T, m, T, 1.0f, A, T, q + 2 * D, 3 * D, 0.0f, O + static_cast<std::size_t>(b) * T * D + h * m, D);
       }
     linear_forward(O, val(bp + "attn.proj.weight"), val(bp + "attn.proj.bias"), R, D, D, Xmid);
     ArrMap(Xmid, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xin, static_cast<Eigen::Index>(R) * D);
@@ -589,8 +575,8 @@ void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
         const float* dOh = dO + r0 * D + h * m;
         float* dq = dQKV + r0 * 3 * D + h * m;
         // dA = dO·Vᵀ, dV = Aᵀ·dO.
-        gemm(false, true, T, T, m, 1.0f, dOh, D, q + 2 * D, 3 * D, 0.0f, dA, T);
-        gemm(true, false, T, m, T, 1.0f, A, T, dOh, D, 0.0f, dq + 2 * D, 3 * D);
+        blas::sgemm(false, true, T, T, m, 1.0f, dOh, D, q + 2 * D, 3 * D, 0.0f, dA, T);
+        blas::sgemm(true, false, T, m, T, 1.0f, A, T, dOh, D, 0.0f, dq + 2 * D, 3 * D);
         // Softmax: dS = A ⊙ (dA − Σ_j A ⊙ dA), per row.
         {
           const ConstMatMap a(A, T, T);
@@ -601,8 +587,8 @@ void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
           }
         }
         // S = scale·Q·Kᵀ: dQ = scale·dS·K, dK = scale·dSᵀ·Q.
-        gemm(false, false, T, m, T, scale, dA, T, q + D, 3 * D, 0.0f, dq, 3 * D);
-        gemm(true, false, T, m, T, scale, dA, T, q, 3 * D, 0.0f, dq + D, 3 * D);
+        blas::sgemm(false, false, T, m, T, scale, dA, T, q + D, 3 * D, 0.0f, dq, 3 * D);
+        blas::sgemm(true, false, T, m, T, scale, dA, T, q, 3 * D, 0.0f, dq + D, 3 * D);
       }
     linear_backward(dQKV, w.Xn1[l].data(), val(bp + "attn.qkv.weight"), R, D, 3 * D, grd(bp + "attn.qkv.weight"), grd(bp + "attn.qkv.bias"),
                     dXn);
@@ -670,7 +656,7 @@ VitStepStats VitTrainer::compute(std::span<const float> images, const int* label
   const double loss_count = masked ? static_cast<double>(count_masked(masked, B, shape_.N())) * shape_.outputs() : B;
   const int parts = std::min(threads_, B);
   while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
-  OneBlasThread blas;
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   auto run = [&](int p) {
     FlushSubnormals ftz;
     Work& w = *work_[static_cast<std::size_t>(p)];
@@ -756,7 +742,7 @@ Matrix VitTrainer::reconstruct(std::span<const float> images, std::span<const st
   const double loss_count = static_cast<double>(count_masked(masked.data(), count, N)) * C;
   if (work_.empty()) work_.push_back(std::make_unique<Work>());
   Work& w = *work_[0];
-  OneBlasThread blas;
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   FlushSubnormals ftz;
   Matrix out(static_cast<Eigen::Index>(count) * N, C);
   std::vector<float> rows;
@@ -787,7 +773,7 @@ Matrix VitTrainer::logits(std::span<const float> images, int count) {
   constexpr int kChunk = 128;  // images per forward on one thread: bounds the kept activations
   const int chunks = (count + kChunk - 1) / kChunk, parts = std::min(threads_, chunks);
   while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
-  OneBlasThread blas;
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   auto run = [&](int p) {
     FlushSubnormals ftz;
     Work& w = *work_[static_cast<std::size_t>(p)];
@@ -812,7 +798,7 @@ std::vector<Matrix> VitTrainer::layer_tokens(std::span<const float> images, int 
   std::vector<Matrix> out(static_cast<std::size_t>(shape_.depth + 1), Matrix(static_cast<Eigen::Index>(count) * T, D));
   if (work_.empty()) work_.push_back(std::make_unique<Work>());
   Work& w = *work_[0];
-  OneBlasThread blas;
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   FlushSubnormals ftz;
   constexpr int kChunk = 128;
   for (int b0 = 0; b0 < count; b0 += kChunk) {

@@ -62,8 +62,6 @@ namespace {
 double ms_between(FrameMarks::Clock::time_point a, FrameMarks::Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
-// CPU time of the whole process so far (all threads: Mesa's rasterizer and shader threads too).
-double process_cpu_ms() { return platform::process_cpu_ms(); }
 }  // namespace
 
 void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved, const Shown& drawn) {
@@ -74,7 +72,7 @@ void HoverReplay::frame(const FrameMarks& marks, const gl::TransferCounts& moved
     views_ms_.push_back(ms_between(marks.start, marks.drawn));
     submit_ms_.push_back(ms_between(marks.drawn, marks.rendered));
     swap_ms_.push_back(ms_between(marks.rendered, end));
-    cpu_ms_ = process_cpu_ms() - cpu_ms_start_;
+    cpu_ms_ = platform::process_cpu_ms() - cpu_ms_start_;  // all threads, Mesa's too
     train_last_ = train_step_;
     frame_readbacks_.push_back(static_cast<int>(moved.readbacks));
     frame_waited_.push_back(static_cast<int>(moved.waited()));
@@ -106,7 +104,7 @@ std::optional<ReplayMove> HoverReplay::next() {
   waiting_ = true;
   target_ = path_[index_++];
   if (index_ == 1) {
-    cpu_ms_start_ = process_cpu_ms();
+    cpu_ms_start_ = platform::process_cpu_ms();
     train_first_ = train_step_;
   }
   return ReplayMove{ReplayMove::Kind::Hover, target_, 0};
