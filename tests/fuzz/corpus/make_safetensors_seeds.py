@@ -88,7 +88,32 @@ def tiny_vit(hf, dtype):
     return safetensors(tensors, metadata={"format": "pt"})
 
 
+SEPARATOR = b"\n--next-file--\n"  # fuzz_safetensors: config.json, [preprocessor_config.json,] model.safetensors
+
+
+def with_configs(model, *configs):
+    """The input fuzz_safetensors splits into config files and the model (load_vit on a folder)."""
+    return SEPARATOR.join([json.dumps(c).encode() for c in configs] + [model])
+
+
 SEEDS = {
+    "config_timm.input": with_configs(
+        tiny_vit(False, "F16"),
+        {"architecture": "vit_tiny", "num_classes": 3, "global_pool": "token", "label_names": ["a", "b", "c"],
+         "model_args": {"num_heads": 2, "embed_dim": 4, "depth": 2},
+         "pretrained_cfg": {"mean": [0.5, 0.5, 0.5], "std": [0.25, 0.25, 0.25]}}),
+    "config_timm_avg.input": with_configs(tiny_vit(False, "F16"), {"num_heads": 4, "global_pool": "avg"}),
+    "config_hf.input": with_configs(
+        tiny_vit(True, "F32"),
+        {"model_type": "vit", "num_attention_heads": 1, "layer_norm_eps": 1e-12, "id2label": {"0": "x", "1": "y", "2": "z"}},
+        {"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}),
+    # Refused configs, one branch each: heads that do not divide D = 4, no whole number of
+    # heads, a config that is no JSON, an ε of the wrong type, a mean of two values.
+    "config_heads_3.input": with_configs(tiny_vit(False, "F16"), {"num_heads": 3}),
+    "config_heads_half.input": with_configs(tiny_vit(True, "F32"), {"num_attention_heads": 1.5}),
+    "config_not_json.input": SEPARATOR.join([b"{\"num_heads\": ", tiny_vit(False, "F16")]),
+    "config_eps_string.input": with_configs(tiny_vit(True, "F32"), {"num_attention_heads": 2, "layer_norm_eps": "small"}),
+    "config_mean_short.input": with_configs(tiny_vit(False, "F16"), {"num_heads": 2, "pretrained_cfg": {"mean": [0.5, 0.5]}}),
     "vit_timm_f16.safetensors": tiny_vit(False, "F16"),
     "vit_hf_f32.safetensors": tiny_vit(True, "F32"),
     "f32_2x3.safetensors": safetensors([("weight", "F32", [2, 3], f32(1.0, -2.5, 0.5, 3.25, -0.0, 1e-40))]),
