@@ -18,6 +18,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 
@@ -273,8 +274,22 @@ int run_render(const std::vector<std::string>& in) {
     if (j.is_discarded() || !j.is_object()) throw Error("'" + from + "' is not a JSON settings file");
     apply_json(j, state);
     if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
-    view = j["render"].value("view", view);
-    size = {j["render"].value("width", size[0]), j["render"].value("height", size[1])};
+    // The render entry and the model's hash as render writes them; any other type is refused
+    // in one line (value() would throw nlohmann's type_error; fuzz_render_from found it).
+    const nlohmann::json& render = j["render"];
+    if (!render.is_object()) throw Error("'" + from + "': its \"render\" entry is not an object");
+    if (const auto v = render.find("view"); v != render.end()) {
+      if (!v->is_string()) throw Error("'" + from + "': its render view is not a name");
+      view = v->get<std::string>();
+    }
+    for (const int side : {0, 1})
+      if (const auto v = render.find(side == 0 ? "width" : "height"); v != render.end()) {
+        if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 1000000)
+          throw Error("'" + from + "': its render " + (side == 0 ? "width" : "height") + " is not a number of pixels");
+        size[static_cast<std::size_t>(side)] = static_cast<int>(v->get<std::int64_t>());
+      }
+    if (const auto sha = j.find("vit_model_sha256"); sha != j.end() && !sha->is_string())
+      throw Error("'" + from + "': its vit_model_sha256 is not a SHA-256");
     state.hand_made.query_pinned = true;
     state.vit.query_pinned = true;
     if (state.source == ShownSource::Vit) {

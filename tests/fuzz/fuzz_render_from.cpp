@@ -1,0 +1,98 @@
+// libFuzzer target: `attnlab render --from SIDECAR.json --out OUT.png --force` end to end with a
+// hostile sidecar: run_render (app/gui/render_commands.hpp), the code the command runs, reads the
+// fuzzed JSON from a file, restores every setting from it (apply_json), draws the view without a
+// window (EGL) and writes the PNG and its sidecar into a folder of the process's own. The input
+// is the sidecar's bytes; when it is a JSON object, its "image" (a string) is pointed at a small
+// 40 × 30 picture written by the harness and its "vit"."model" (a non-empty string) at the
+// bundled Fashion-MNIST ViT, so that the settings, not a missing file, decide what happens. The
+// memory budget is 256 MiB (ATTNLAB_MEMORY_BUDGET_MB): large sizes are refused, not allocated.
+// A sidecar is either drawn or refused with one attnlab::Error of one line; anything else (a
+// crash, a sanitizer report, another exception, a hang past -timeout) is a finding. Seeds:
+// tests/fuzz/corpus/render_from (sidecars written by attnlab render); findings are kept in
+// tests/fuzz/regressions/render_from and replayed by the fuzz_render_from_replay test.
+#include "app/gui/render_commands.hpp"
+#include "core/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void broken(const std::string& what) {
+  std::fprintf(stderr, "fuzz_render_from: %s\n", what.c_str());
+  std::abort();
+}
+
+const fs::path& folder() {
+  static const fs::path dir = [] {
+    const fs::path d = fs::temp_directory_path() / ("attnlab-fuzz-render-from-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(folder(), ec);
+    });
+    return d;
+  }();
+  return dir;
+}
+
+// A 40 × 30 binary PPM: a gradient with a bright square, so that every view has something to show.
+fs::path small_image() {
+  const fs::path path = folder() / "small.ppm";
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << "P6\n40 30\n255\n";
+  for (int y = 0; y < 30; ++y)
+    for (int x = 0; x < 40; ++x) {
+      const bool square = x >= 10 && x < 20 && y >= 8 && y < 18;
+      const unsigned char rgb[3] = {static_cast<unsigned char>(square ? 250 : x * 6), static_cast<unsigned char>(y * 8),
+                                    static_cast<unsigned char>(square ? 40 : 200 - x * 4)};
+      f.write(reinterpret_cast<const char*>(rgb), 3);
+    }
+  if (!f) broken("cannot write " + path.string());
+  return path;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  setenv("ATTNLAB_MEMORY_BUDGET_MB", "256", 1);
+  setenv("ATTNLAB_THREADS", "2", 1);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const fs::path image = small_image();
+  const fs::path sidecar = folder() / "sidecar.json", out = folder() / "out.png";
+  std::string text(reinterpret_cast<const char*>(data), size);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object()) {
+    if (const auto it = j.find("image"); it != j.end() && it->is_string()) *it = image.string();
+    if (const auto vit = j.find("vit"); vit != j.end() && vit->is_object())
+      if (const auto model = vit->find("model"); model != vit->end() && model->is_string() && !model->get<std::string>().empty())
+        *model = (fs::path(ATTNLAB_FUZZ_ASSETS) / "fashion_vit").string();
+    text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  {
+    std::ofstream f(sidecar, std::ios::binary | std::ios::trunc);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!f) broken("cannot write " + sidecar.string());
+  }
+  try {
+    attnlab::app::run_render({"--from", sidecar.string(), "--out", out.string(), "--force"});
+  } catch (const attnlab::Error& e) {
+    const std::string message = e.what();
+    if (message.empty() || message.find('\n') != std::string::npos) broken("an error that is not one line: " + message);
+    if (std::getenv("ATTNLAB_FUZZ_VERBOSE")) std::fprintf(stderr, "refused: %s\n", message.c_str());
+  }
+  return 0;
+}
