@@ -44,6 +44,10 @@ const fs::path& folder() {
   static const fs::path dir = [] {
     const fs::path d = fs::temp_directory_path() / ("attnlab-fuzz-idx-" + std::to_string(::getpid()));
     fs::create_directories(d);
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(folder(), ec);
+    });
     return d;
   }();
   return dir;
