@@ -101,6 +101,7 @@ if ((tests)); then
   # The sanitized tree (clang, ASan + UBSan, the fuzzers) is built here, outside the time-out of
   # the CTest entry that runs it (sanitized_suite): a cold compiler cache must not push it over.
   bash tests/sanitized_suite.sh --build-only build/sanitize
+  bash tests/thread_sanitized_suite.sh --build-only build/tsan  # the same for thread_sanitized_suite
 elif ((!windows)); then
   # A tree configured with the tests before keeps them (this only builds less).
   with_tests=OFF

@@ -1,19 +1,29 @@
 // The Train tab's lane (app/gui/train_lane.hpp): two runs that ask for a turn after each chunk
 // never train at once on the scheduler's two threads, and take turns chunk by chunk; a run that
-// leaves (reset) gives its turn to the one waiting and loses its own waiting turn.
+// leaves (reset) gives its turn to the one waiting and loses its own waiting turn. The same with
+// the real TrainSession: two runs training on the scheduler while the probe, a save and a reset
+// come from the main thread (tests/thread_sanitized_suite.sh runs it under ThreadSanitizer).
+#include "app/gui/headless.hpp"
 #include "app/gui/scheduler.hpp"
 #include "app/gui/train_lane.hpp"
+#include "app/gui/train_session.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
+using namespace attnlab;
 using namespace attnlab::app;
 using namespace std::chrono_literals;
 
@@ -50,8 +60,8 @@ struct FakeRun {
   }
 };
 
-bool drain_until(Scheduler& s, const std::function<bool()>& done) {
-  const auto give_up = std::chrono::steady_clock::now() + 20s;
+bool drain_until(Scheduler& s, const std::function<bool()>& done, std::chrono::seconds patience = 20s) {
+  const auto give_up = std::chrono::steady_clock::now() + patience;
   while (!done() && std::chrono::steady_clock::now() < give_up) {
     s.wait(50ms);
     s.drain();
@@ -125,4 +135,61 @@ TEST(TrainLane, ASubmitThatThrowsLeavesTheLaneFree) {
   EXPECT_THROW(lane.release(&b), std::runtime_error);
   EXPECT_EQ(lane.holder(), &c);
   EXPECT_EQ(ran, 2);
+}
+
+// Issue 38: the lane as the Train tab drives it, with the real TrainSession: runs A and B train a
+// tiny model in turns on the scheduler's background thread while the main thread changes the
+// probe (its snapshot is run again on the pool beside the training), saves A during a chunk (at
+// its end), and resets and restarts B during one (the old chunk, told to stop, may still run).
+// Then a run is destroyed with its chunk under way. Everything the jobs and the main thread share
+// goes through the scheduler; ThreadSanitizer (thread_sanitized_suite) checks that it does.
+TEST(TrainSession, TwoRealRunsTakeTurnsWhileTheProbeASaveAndAResetComeFromTheMainThread) {
+  HeadlessUi ui(64, 64);  // a current context: a snapshot shown makes the VitSession's textures
+  Scheduler scheduler(2);
+  const auto dir = std::filesystem::temp_directory_path() / ("attnlab-train-lane-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    TrainRuns runs(scheduler);
+    for (TrainSession* s : {&runs.a, &runs.b}) {
+      TrainConfig& c = s->config();
+      c.shape.depth = 1;
+      c.shape.D = 32;
+      c.shape.heads = 2;
+      c.batch = 32;
+      c.steps = 40;
+      c.chunk_steps = 5;
+    }
+    runs.b.config().shape.pooling = VitPooling::Average;
+    runs.a.start();
+    runs.b.start();
+    EXPECT_TRUE(runs.a.in_flight());
+    EXPECT_TRUE(runs.b.waiting_turn());
+
+    ASSERT_TRUE(drain_until(scheduler, [&] { return runs.a.step() >= 5 && runs.b.step() >= 5; }, 120s));
+    for (TrainSession* s : {&runs.a, &runs.b}) s->set_probe(TrainProbe{3, nullptr, "test image 3"});
+    runs.a.save(dir / "a");
+    ASSERT_TRUE(drain_until(scheduler, [&] { return !runs.a.save_pending(); }, 120s));
+    EXPECT_EQ(runs.a.poll_error(), std::nullopt);
+    EXPECT_EQ(runs.a.poll_saved(), dir / "a");
+
+    ASSERT_TRUE(drain_until(scheduler, [&] { return (runs.b.in_flight() && !runs.b.waiting_turn()) || runs.b.finished(); }, 120s));
+    runs.b.reset();  // its chunk may be running: asked to stop, its result dropped
+    EXPECT_FALSE(runs.b.started());
+    runs.b.start();
+    ASSERT_TRUE(drain_until(scheduler, [&] { return runs.a.finished() && runs.b.finished() && !runs.a.in_flight() && !runs.b.in_flight(); }, 120s));
+    for (TrainSession* s : {&runs.a, &runs.b}) {
+      EXPECT_EQ(s->poll_error(), std::nullopt) << s->name();
+      EXPECT_EQ(s->step(), 40) << s->name();
+      EXPECT_EQ(s->shown_probe(), "test image 3") << s->name();
+      ASSERT_NE(s->vit().run(), nullptr) << s->name();
+      EXPECT_FALSE(s->running()) << s->name();
+    }
+    EXPECT_EQ(runs.lane.holder(), nullptr);
+
+    runs.a.config().steps = 1000;
+    runs.a.start();
+    ASSERT_TRUE(drain_until(scheduler, [&] { return runs.a.step() >= 5; }, 120s));
+  }  // destroyed with A's chunk under way: cancelled, its continuation never reaches the session
+  scheduler.drain();
+  std::filesystem::remove_all(dir);
 }

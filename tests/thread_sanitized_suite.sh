@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The tests that start threads, under ThreadSanitizer (issue 38): the scheduler, the Train tab's
+# lane with the real TrainSession, the headless sessions, and the real window under Xvfb training
+# a model, showing its similarity (CKA) tab and a ViT's rows, with the app itself built with TSan.
+# Builds with clang (-DATTNLAB_SANITIZE_THREAD=ON) into the folder given (default build/tsan), only
+# the executables those tests need, and runs that subset of its CTest. Any race or lock-order
+# report fails the test that caused it (halt_on_error). Mesa's uninstrumented libraries are
+# suppressed by library name (tests/sanitizers/tsan.supp), never our own code.
+#   usage: tests/thread_sanitized_suite.sh [--no-build | --build-only] [BUILD_DIR] [-- CTEST_ARGS...]
+#   --no-build runs only the CTest part on a tree built before, in the same environment (for
+#   reruns: e.g. `tests/thread_sanitized_suite.sh --no-build -- -R Scheduler`).
+#   --build-only builds the tree and stops: `./setup.sh --tests` does this, so that a cold
+#   compiler cache is spent outside the CTest entry's time-out, whose own build is then a check
+#   that nothing changed.
+set -euo pipefail
+src="$(cd "$(dirname "$0")/.." && pwd)"
+build=1 run=1
+if [[ ${1:-} == --no-build ]]; then
+  build=0
+  shift
+elif [[ ${1:-} == --build-only ]]; then
+  run=0
+  shift
+fi
+out="$src/build/tsan"
+if [[ $# -gt 0 && $1 != -- ]]; then
+  out="$1"
+  shift
+fi
+[[ ${1:-} == -- ]] && shift
+mkdir -p "$out" && out="$(cd "$out" && pwd)"
+werror=OFF
+[[ -n ${CI:-} ]] && werror=ON
+
+if ((build)); then
+  launcher=()
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$src}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S "$src" -B "$out" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DATTNLAB_SANITIZE_THREAD=ON -DATTNLAB_WERROR="$werror" "${launcher[@]}" >/dev/null
+  # Only what the chosen tests run (the app: the window tests start it), to keep a cold build short.
+  cmake --build "$out" -j"$(nproc)" --target attnlab test_app_core test_app attnlab_keep_libraries_loaded
+fi
+((run)) || exit 0
+
+# halt_on_error: the first report ends the process with exitcode 66, so the test fails even where
+# the race happened in the app the window test started (its exit status is checked there).
+# second_deadlock_stack: a lock-order report shows where both locks were taken.
+# report_signal_unsafe=0: GLFW's and Xlib's handlers are not ours.
+# dlclose() does nothing (tests/sanitizers/keep_libraries_loaded.cpp): TSan ends a process that
+# unloads a library named by a called_from_lib suppression (Mesa's driver, at eglTerminate).
+export LD_PRELOAD="$out/lib/libattnlab_keep_libraries_loaded.so"
+export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:report_signal_unsafe=0:history_size=4:suppressions=$src/tests/sanitizers/tsan.supp:print_suppressions=0"
+# In-process (test_app_core): the scheduler, the lane, real TrainSessions, and the headless
+# sessions and views whose work runs on the scheduler or in the GPU engine.
+# The real window (test_app, the app TSan-built): two runs training side by side on the photo's
+# probe; a model training with its similarity (CKA) tab; a dropped ViT's rows (VitSession).
+subset='^(Scheduler|TrainLane|TrainSession|HandMadeSession|MapSourceViews)\.'
+subset+='|^TrainUnderXvfb\.TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow$'
+subset+='|^CkaUnderXvfb\.TheModelBeingTrainedHasItsOwnSimilarityTab$'
+subset+='|^AppUnderXvfb\.DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead$'
+ctest --test-dir "$out" --output-on-failure -j"$(nproc)" -R "$subset" "$@"
