@@ -63,6 +63,8 @@ std::size_t hand_made_bytes(const PatchGrid& grid) {
 
 void check_hand_made_budget(const PatchGrid& grid, std::uint64_t budget) {
   budget = std::max<std::uint64_t>(budget, kAlwaysAllowedBytes);
+  const bool ceiling = budget > kHandMadeLimitBytes;  // the pipeline's own limit is the tighter one
+  budget = std::min(budget, kHandMadeLimitBytes);
   const std::size_t need = hand_made_bytes(grid);
   if (need <= budget) return;
   // The largest K (same image, same edge mode) that fits: the need grows with K but for the
@@ -81,13 +83,15 @@ void check_hand_made_budget(const PatchGrid& grid, std::uint64_t budget) {
     (bytes_at(mid) <= budget ? lo : hi) = mid;
   }
   while (lo > 0 && bytes_at(lo) > budget) --lo;
-  check_memory(
-      need, budget,
+  const std::string what =
       "patch size K=" + std::to_string(grid.K) + (grid.edge == EdgeMode::Pad ? " (padded)" : "") + " gives " +
-          std::to_string(grid.N()) + " token(s) of " +
-          mib_text(checked_product({3, static_cast<std::size_t>(grid.K), static_cast<std::size_t>(grid.K), 4})) +
-          " each, which",
-      lo > 0 ? "choose K up to " + std::to_string(lo) : "no patch size fits");
+      std::to_string(grid.N()) + " token(s) of " +
+      mib_text(checked_product({3, static_cast<std::size_t>(grid.K), static_cast<std::size_t>(grid.K), 4})) + " each, which";
+  const std::string hint = lo > 0 ? "choose K up to " + std::to_string(lo) : "no patch size fits";
+  if (ceiling)
+    throw Error(what + " would need " + mib_text(need) + ", over the hand-made pipeline's limit of " +
+                mib_text(kHandMadeLimitBytes) + "; " + hint);
+  check_memory(need, budget, what, hint);
 }
 
 Matrix raw_tokens(const Image& img, const PatchGrid& grid) {

@@ -47,8 +47,16 @@ int token_at(const PatchGrid& grid, int col, int row);
 /// of tokens, codes and per-head vectors. The matrix view (N × N) is checked where it is made.
 std::size_t hand_made_bytes(const PatchGrid& grid);
 
-/// Refuses a grid whose hand_made_bytes() exceed `budget` (at least kAlwaysAllowedBytes), before
-/// anything is allocated: throws Error, one line naming K, the MiB needed, the budget and the
+/// The hand-made pipeline's own ceiling, in bytes, under the memory budget: it is rebuilt on every
+/// slider move and drawn at interactive speed, and a patch larger than the photo shows nothing
+/// new. W_tokenize alone (3 copies of 16 × 3K² floats) passes 512 MiB at K ≈ 960, which takes
+/// some 5 s to make on one core; K = 3000 padded needed 5.3 GB and 50 s before issue 38, under a
+/// default budget (a quarter of RAM) that held it.
+inline constexpr std::uint64_t kHandMadeLimitBytes = std::uint64_t{512} << 20;
+
+/// Refuses a grid whose hand_made_bytes() exceed min(`budget` (at least kAlwaysAllowedBytes),
+/// kHandMadeLimitBytes), before anything is allocated: throws Error, one line naming K, the MiB
+/// needed, the limit that refused it (the memory budget or the pipeline's own ceiling) and the
 /// largest K that fits this image.
 void check_hand_made_budget(const PatchGrid& grid, std::uint64_t budget);
 

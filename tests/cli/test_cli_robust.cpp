@@ -133,7 +133,7 @@ void write_safetensors(const std::filesystem::path& path, const nlohmann::json& 
 TEST(CliBudget, AHugePaddedPatchIsRefusedInOneLineWithinTheBudget) {
   const std::string safari = shell_quoted(asset("safari.jpg"));
   const CliResult r = run_attnlab("row --image " + safari + " --patch 3000 --edge pad --query 0,0",
-                                  "export ATTNLAB_MEMORY_BUDGET_MB=1024");
+                                  "export ATTNLAB_MEMORY_BUDGET_MB=256");
   expect_one_line_error(r, "memory budget");
   EXPECT_NE(r.err.find("choose K up to "), std::string::npos) << r.err;
   EXPECT_LT(r.peak_bytes, 256 * kMiB);
@@ -152,7 +152,31 @@ TEST(CliBudget, AHugePaddedPatchIsRefusedInOneLineWithinTheBudget) {
     EXPECT_LT(big.peak_bytes, 256 * kMiB);
   }
   expect_one_line_error(run_attnlab("row --image " + safari + " --patch 20000 --edge pad --query 0,0"),
-                        "memory budget");
+                        "choose K up to");
+}
+
+// The same K under the default budget (a quarter of RAM: 6 GiB on a 24 GiB machine, which held
+// K = 3000's 5.3 GB for 50 s until the pipeline got its own 512 MiB ceiling), and under a budget
+// set far above it: refused in one line, and the K it names runs.
+TEST(CliBudget, AHugePaddedPatchIsRefusedUnderTheDefaultBudget) {
+  const std::string safari = shell_quoted(asset("safari.jpg"));
+  for (const std::string setup : {"unset ATTNLAB_MEMORY_BUDGET_MB", "export ATTNLAB_MEMORY_BUDGET_MB=100000"}) {
+    const CliResult r = run_attnlab("row --image " + safari + " --patch 3000 --edge pad --query 0,0", setup);
+    expect_one_line_error(r, "choose K up to ");
+    EXPECT_NE(r.err.find("hand-made pipeline's limit of 512 MiB"), std::string::npos) << setup << ": " << r.err;
+    EXPECT_LT(r.peak_bytes, 256 * kMiB) << setup;
+    EXPECT_LT(r.seconds, 20.0) << setup;
+    const auto at = r.err.find("choose K up to ");
+    ASSERT_NE(at, std::string::npos);
+    const int fits = std::atoi(r.err.c_str() + at + 15);
+    ASSERT_GT(fits, 500) << r.err;  // every K up to the photo's side runs
+    ASSERT_LT(fits, 3000) << r.err;
+    if (setup.starts_with("unset")) {  // once: it makes 0.5 GiB of W_tokenize
+      const CliResult ok = run_attnlab("row --image " + safari + " --patch " + std::to_string(fits) + " --edge pad --query 0,0", setup);
+      EXPECT_EQ(ok.code, 0) << ok.err;
+      EXPECT_LT(ok.peak_bytes, 768 * kMiB) << "K=" << fits;
+    }
+  }
 }
 
 // The same K from a sidecar (render --from): refused the same way, nothing written.
@@ -169,7 +193,7 @@ TEST(CliBudget, AHugePaddedPatchFromASidecarIsRefused) {
   write_file(dir / "hostile.json", j.dump(2));
   const CliResult r =
       run_attnlab("render --from " + shell_quoted(dir / "hostile.json") + " --out " + shell_quoted(dir / "out.png"),
-                  "export ATTNLAB_MEMORY_BUDGET_MB=1024");
+                  "export ATTNLAB_MEMORY_BUDGET_MB=256");
   expect_one_line_error(r, "memory budget");
   EXPECT_LT(r.peak_bytes, 256 * kMiB);
   EXPECT_FALSE(std::filesystem::exists(dir / "out.png"));
