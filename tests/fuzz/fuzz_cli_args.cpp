@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -86,7 +87,13 @@ class InFolder {
 void check_against_image(const attnlab::Settings& settings, int col, int row,
                          const std::vector<std::array<int, 2>>& painted) {
   attnlab::Settings s = settings;
+  // Any K: refused by the budget check (make_setup) or quick. The largest K the 256 MiB budget
+  // accepts here (668, padded) takes about 2 s under the sanitizers; an accepted K that takes 10
+  // s means a budget check is missing (K = 2000 padded takes 20 s and 2.3 GiB without it).
+  const auto start = std::chrono::steady_clock::now();
   const attnlab::ModelSetup setup = attnlab::make_setup(40, 30, s);
+  if (std::chrono::steady_clock::now() - start > std::chrono::seconds(10))
+    broken(("patch size K=" + std::to_string(s.patch) + " was accepted and took more than 10 s").c_str());
   attnlab::token_at(setup.grid, col, row);
   s.mask.painted = attnlab::painted_indices(painted, setup.grid);
 }

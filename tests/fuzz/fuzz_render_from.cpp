@@ -6,6 +6,9 @@
 // 40 × 30 picture written by the harness and its "vit"."model" (a non-empty string) at the
 // bundled Fashion-MNIST ViT, so that the settings, not a missing file, decide what happens. The
 // memory budget is 256 MiB (ATTNLAB_MEMORY_BUDGET_MB): large sizes are refused, not allocated.
+// A custom mutator makes three mutations in four on the JSON itself (a value replaced by one of
+// another type or size, a key removed, a value copied elsewhere), the rest byte-wise: a sidecar
+// that is valid JSON with a field of the wrong type is what a hand-edited file looks like.
 // A sidecar is either drawn or refused with one attnlab::Error of one line; anything else (a
 // crash, a sanitizer report, another exception, a hang past -timeout) is a finding. Seeds:
 // tests/fuzz/corpus/render_from (sidecars written by attnlab render); findings are kept in
@@ -19,6 +22,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +69,71 @@ fs::path small_image() {
   return path;
 }
 
+// Every value below `j` (objects' members and arrays' elements), with its parent.
+void collect(nlohmann::json& j, std::vector<std::pair<nlohmann::json*, nlohmann::json*>>& out) {
+  if (j.is_object())
+    for (auto& [key, value] : j.items()) {
+      out.emplace_back(&value, &j);
+      collect(value, out);
+    }
+  else if (j.is_array())
+    for (auto& value : j) {
+      out.emplace_back(&value, &j);
+      collect(value, out);
+    }
+}
+
 }  // namespace
+
+extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max_size);
+
+extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned int seed) {
+  std::minstd_rand rng(seed);
+  if (rng() % 4 != 0) {
+    nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+    std::vector<std::pair<nlohmann::json*, nlohmann::json*>> nodes;
+    if (!j.is_discarded()) collect(j, nodes);
+    if (!nodes.empty()) {
+      auto [node, parent] = nodes[rng() % nodes.size()];
+      const nlohmann::json other = *nodes[rng() % nodes.size()].first;
+      switch (rng() % 12) {
+        case 0: *node = nullptr; break;
+        case 1: *node = (rng() & 1) != 0; break;
+        case 2: *node = static_cast<std::int64_t>(rng() % 20) - 2; break;
+        case 3: {
+          static const double kNumbers[] = {1e30, -1e30, 2147483648.0, 8193.0, 15.0, 0.5, -0.0, 1e-300};
+          *node = kNumbers[rng() % 8];
+          break;
+        }
+        case 4: *node = std::numeric_limits<std::uint64_t>::max() - rng() % 3; break;
+        case 5: *node = (rng() & 1) != 0 ? std::string() : std::string("x\ny"); break;
+        case 6: *node = nlohmann::json::array(); break;
+        case 7: *node = nlohmann::json::object(); break;
+        case 8: *node = other; break;
+        case 9:
+          if (node->is_number()) *node = node->get<double>() * ((rng() & 1) != 0 ? 1000.0 : -1.0);
+          else *node = other;
+          break;
+        default:  // a member or element removed
+          if (parent->is_object()) {
+            for (auto it = parent->begin(); it != parent->end(); ++it)
+              if (&*it == node) {
+                parent->erase(it);
+                break;
+              }
+          } else if (parent->is_array() && !parent->empty()) {
+            parent->erase(parent->begin() + static_cast<std::ptrdiff_t>(rng() % parent->size()));
+          }
+      }
+      const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (out.size() <= max_size) {
+        std::memcpy(data, out.data(), out.size());
+        return out.size();
+      }
+    }
+  }
+  return LLVMFuzzerMutate(data, size, max_size);
+}
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("ATTNLAB_MEMORY_BUDGET_MB", "256", 1);
