@@ -1,5 +1,6 @@
 #include "core/vit_train.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 
 #include "core/blas.hpp"
@@ -264,6 +265,68 @@ struct VitTrainer::Work {
     dpooled.assign(static_cast<std::size_t>(n) * D, 0.0f);
   }
 };
+
+namespace {
+
+// The floats VitTrainer's constructor gives its parameters (the sizes of params_, summed).
+std::size_t train_param_floats(const VitTrainShape& s) {
+  const std::size_t D = static_cast<std::size_t>(s.D), Hd = static_cast<std::size_t>(s.mlp_hidden),
+                    P = static_cast<std::size_t>(s.patch), T = static_cast<std::size_t>(s.T()),
+                    C = static_cast<std::size_t>(s.outputs()), L = static_cast<std::size_t>(s.depth);
+  std::size_t n = checked_sum(D, checked_product({T, D}));                   // cls_token, pos_embed
+  n = checked_sum(n, checked_sum(checked_product({D, 3, P, P}), D));         // the patch embedding
+  const std::size_t block = checked_sum(checked_product({4, D, D}), checked_product({2, D, Hd}));  // qkv, proj, fc1, fc2
+  n = checked_sum(n, checked_product({L, checked_sum(block, checked_sum(checked_product({9, D}), Hd))}));  // + biases, norms
+  return checked_sum(n, checked_sum(checked_product({2, D}), checked_product({checked_sum(C, 1), D})));  // norm, head
+}
+
+// The floats Work::reserve() gives one thread for `n` images (its gradient not counted).
+std::size_t train_work_floats(const VitTrainShape& s, std::size_t n) {
+  const std::size_t T = static_cast<std::size_t>(s.T()), D = static_cast<std::size_t>(s.D), Hd = static_cast<std::size_t>(s.mlp_hidden),
+                    L = static_cast<std::size_t>(s.depth), H = static_cast<std::size_t>(s.heads), R = checked_product({n, T}),
+                    normed = s.task == VitTask::MaskedPatches ? R : n;
+  std::size_t f = checked_product({n, static_cast<std::size_t>(s.N()), 3, static_cast<std::size_t>(s.patch), static_cast<std::size_t>(s.patch)});
+  f = checked_sum(f, checked_product({L + 1, R, D}));                 // X
+  f = checked_sum(f, checked_product({L, R, D, 7}));                  // Xmid, Xn1, Xn2, O, QKV (3)
+  f = checked_sum(f, checked_product({L, R, Hd, 2}));                 // Hpre, Hact
+  f = checked_sum(f, checked_product({L, n, H, T, T}));               // A
+  f = checked_sum(f, checked_product({L, R, 4}));                     // mu1, rs1, mu2, rs2
+  f = checked_sum(f, checked_product({R, D, 6}));                     // dX, dXn, dO, dQKV (3)
+  f = checked_sum(f, checked_product({R, Hd}));                       // dH
+  f = checked_sum(f, checked_product({T, T}));                        // dA
+  f = checked_sum(f, checked_product({normed, checked_sum(checked_product({2, D}), checked_sum(2, static_cast<std::size_t>(s.outputs())))}));
+  return checked_sum(f, checked_product({n, D, 2}));                  // pooled, dpooled
+}
+
+constexpr int kTrainEvalChunk = 128;  // images an evaluation's forward holds at once (logits(), layer_tokens())
+
+}  // namespace
+
+std::size_t vit_train_bytes(const VitTrainShape& shape, int batch, int threads) {
+  const std::size_t t = static_cast<std::size_t>(std::max(1, threads > 0 ? threads : default_threads()));
+  const std::size_t b = static_cast<std::size_t>(std::max(batch, 1));
+  const std::size_t per_thread = std::max<std::size_t>((b + t - 1) / t, kTrainEvalChunk);
+  const std::size_t P = train_param_floats(shape);
+  const std::size_t floats = checked_sum(checked_product({5, P}), checked_product({t, checked_sum(P, train_work_floats(shape, per_thread))}));
+  return checked_product({floats, sizeof(float)});
+}
+
+void vit_check_train_budget(const VitTrainShape& shape, int batch, int threads, std::uint64_t budget) {
+  const std::size_t need = vit_train_bytes(shape, batch, threads);
+  if (need <= budget) return;
+  // The per-thread share is at least an evaluation chunk: batches up to that cost the same.
+  int lo = 0, hi = std::max(batch, 1);
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (vit_train_bytes(shape, mid, threads) <= budget ? lo : hi) = mid;
+  }
+  const std::string model = "training a ViT of D=" + std::to_string(shape.D) + ", depth " + std::to_string(shape.depth) + ", MLP " +
+                            std::to_string(shape.mlp_hidden) + " on " + std::to_string(shape.T()) + " tokens, batch " +
+                            std::to_string(batch);
+  check_memory(need, budget, model,
+               lo > 0 ? "a batch of up to " + std::to_string(lo) + " fits"
+                      : "no batch fits: choose a smaller D, depth or MLP width");
+}
 
 VitTrainer::~VitTrainer() = default;
 VitTrainer::VitTrainer(VitTrainer&&) noexcept = default;

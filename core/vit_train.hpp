@@ -215,6 +215,19 @@ class VitTrainer {
   std::vector<std::unique_ptr<Work>> work_;
 };
 
+/// Bytes a VitTrainer of `shape` holds while it trains on batches of `batch` images on `threads`
+/// threads (0: one per core) and evaluates: the parameters, their gradient and AdamW's two moments
+/// (4 × P floats), the model handed to the views (P), and per thread its own gradient (P) and the
+/// activations of VitTrainer's Work for its share of a batch, or the 128 images an evaluation
+/// chunk holds when that is more. size_t with checked products (SIZE_MAX when it overflows).
+std::size_t vit_train_bytes(const VitTrainShape& shape, int batch, int threads);
+
+/// Refuses training that would need more than `budget` bytes (vit_train_bytes()), before anything
+/// is allocated: Error, one line naming the model, the MiB needed, the budget and the largest
+/// batch that fits, or that no batch does (a smaller D, depth or MLP width is needed). The
+/// memory budget is core/budget.hpp's (issue 38); `shape` must have passed check().
+void vit_check_train_budget(const VitTrainShape& shape, int batch, int threads, std::uint64_t budget);
+
 /// The timm config.json of a trained model: architecture, num_classes, global_pool, model_args
 /// (embed_dim, depth, num_heads, patch_size, mlp_ratio, img_size, in_chans, class_token,
 /// global_pool, no_embed_class, pos_embed), pretrained_cfg (mean, std, input_size,

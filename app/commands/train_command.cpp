@@ -3,6 +3,7 @@
 #include "app/commands/options.hpp"
 #include "app/commands/train_files.hpp"
 
+#include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/fashion_mnist.hpp"
 #include "core/image.hpp"
@@ -283,6 +284,9 @@ int run_train(const std::vector<std::string>& args) {
     shape.mask_ratio = *o.mask_ratio;
   }
   shape.check();
+  // Before the data are read or the folder made: a model or batch too large for the memory
+  // budget is refused in one line (issue 38).
+  vit_check_train_budget(shape, *o.batch, o.threads, memory_budget());
 
   TrainData data;
   if (masked) {

@@ -1,6 +1,7 @@
 #include "app/gui/train_session.hpp"
 
 #include "app/commands/train_files.hpp"
+#include "core/budget.hpp"
 #include "core/error.hpp"
 #include "core/vit_cpu.hpp"
 #include "core/vit_run.hpp"
@@ -192,6 +193,7 @@ void TrainSession::start() {
     if (c.shape.grid_cols() < 2) throw Error("a crop of one patch a side leaves nothing to reconstruct it from");
   }
   if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error("batch, steps and the learning rate must be positive");
+  vit_check_train_budget(c.shape, c.batch, /*threads=*/1, memory_budget());  // one thread: Run's trainer
   config_ = c;
   run_shape_ = c.shape;
   running_ = true;

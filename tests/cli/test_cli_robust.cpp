@@ -260,6 +260,23 @@ TEST(CliBudget, ASmallModelLoadsUnderATinyBudget) {
 
 // render --out slide.png --force when slide.json cannot be written (a folder of that name):
 // before issue 38 the old slide.png was deleted; now the pair is replaced together or not at all.
+// Training a model far over the budget (D 4096, depth 64, MLP 16384: 13 billion parameters, 400 GiB
+// with AdamW's moments) or a batch over it: one line before the data are read or the folder made,
+// naming the batch that fits.
+TEST(CliBudget, TrainingOverTheBudgetIsRefusedBeforeAnythingIsMade) {
+  const auto dir = temp_dir();
+  const auto out = dir / "run";
+  const CliResult huge = run_attnlab("train --dim 4096 --mlp 16384 --depth 64 --heads 4 --steps 1 --out " + shell_quoted(out));
+  expect_one_line_error(huge, "no batch fits");
+  EXPECT_LT(huge.peak_bytes, refusal_peak_limit());
+  const CliResult batch = run_attnlab("train --dim 512 --depth 12 --heads 8 --batch 4096 --steps 1 --out " + shell_quoted(out),
+                                      "export ATTNLAB_MEMORY_BUDGET_MB=8192");
+  expect_one_line_error(batch, "a batch of up to ");
+  EXPECT_LT(batch.peak_bytes, refusal_peak_limit());
+  EXPECT_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliExport, ForceWithAnUnwritableSidecarKeepsTheOldPair) {
   const auto dir = temp_dir();
   const auto png = dir / "slide.png", json = dir / "slide.json";

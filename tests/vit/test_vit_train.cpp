@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <malloc.h>
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -34,6 +36,17 @@ Worst compare(std::span<const float> ours, std::span<const float> ref, double ab
     if (r > w.ratio) w = {r, ours[i], ref[i], i};
   }
   return w;
+}
+
+// The parameter floats of a shape, counted from a trainer's own list.
+std::size_t t_params(const VitTrainShape& s) {
+  const VitTrainer t(s, {}, 1, 1);
+  return t.values().size();
+}
+
+// layer_tokens()'s output for `count` images: depth + 1 matrices of count·T × D floats.
+std::size_t layer_tokens_bytes(const VitTrainShape& s, std::size_t count) {
+  return static_cast<std::size_t>(s.depth + 1) * count * static_cast<std::size_t>(s.T()) * static_cast<std::size_t>(s.D) * sizeof(float);
 }
 
 double max_abs(std::span<const float> v) {
@@ -403,6 +416,67 @@ TEST(VitTrain, RefusesShapesThatCannotWork) {
   EXPECT_NE(refused([](VitTrainShape& s) { s.patch = 5; }).find("does not divide"), std::string::npos);
   EXPECT_NE(refused([](VitTrainShape& s) { s.D = 6, s.heads = 2, s.pos = VitPosKind::Sincos; }).find("multiple of 4"), std::string::npos);
   EXPECT_NE(refused([](VitTrainShape& s) { s.depth = 0; }).find("depth"), std::string::npos);
+}
+
+// The training budget's estimate (vit_train_bytes) against what a trainer really takes from the
+// heap: one thread (the main arena only, which mallinfo2 reports), a training step of a batch of 64
+// and an evaluation of 128 images (the chunk the estimate counts). The estimate holds at least what
+// was allocated (a smaller one would let a budget pass training that then goes over it) and is not
+// far above it (the model handed to the views, counted but not made here, is its only extra).
+TEST(VitTrainBudget, TheEstimateHoldsWhatATrainerAllocates) {
+  for (const VitTask task : {VitTask::Classify, VitTask::MaskedPatches}) {
+    VitTrainShape s;
+    s.D = 96, s.depth = 3, s.heads = 4, s.mlp_hidden = 192, s.patch = 4, s.task = task;
+    const std::size_t image = 3 * 28 * 28;
+    std::vector<float> images(image * 128, 0.25f);
+    std::vector<int> labels(64, 3);
+    std::vector<std::uint8_t> masked(static_cast<std::size_t>(64) * s.N(), 0);
+    for (std::size_t i = 0; i < masked.size(); i += 3) masked[i] = 1;
+    const auto heap = [] { const struct mallinfo2 m = mallinfo2(); return m.uordblks + m.hblkhd; };  // + mmap()ed blocks
+    const std::size_t before = heap();
+    std::size_t grown = 0;
+    {
+      VitTrainer t(s, {}, 1, /*threads=*/1);
+      if (task == VitTask::Classify) {
+        t.train_step(std::span<const float>(images).first(image * 64), labels);
+        t.logits(images, 128);
+      } else {
+        t.train_step_masked(std::span<const float>(images).first(image * 64), masked);
+        t.layer_tokens(images, 128);  // 128 images in one chunk; its output is not the trainer's
+      }
+      grown = heap() - before;
+    }
+    const std::size_t estimate = vit_train_bytes(s, 64, 1);
+    const std::size_t params = t_params(s) * sizeof(float);
+    EXPECT_GE(estimate, grown - (task == VitTask::MaskedPatches ? layer_tokens_bytes(s, 128) : 0)) << task_name(task);
+    EXPECT_LE(estimate, grown + params + grown / 5) << task_name(task);
+  }
+}
+
+// A model or a batch too large is refused before anything is made: one line, the batch that fits.
+TEST(VitTrainBudget, RefusalNamesTheBatchThatFits) {
+  VitTrainShape s;
+  s.D = 512, s.depth = 12, s.heads = 8, s.mlp_hidden = 1024;
+  EXPECT_NO_THROW(vit_check_train_budget(VitTrainShape{}, 128, 2, std::uint64_t{256} << 20));  // the default model
+  try {
+    vit_check_train_budget(s, 4096, 2, std::uint64_t{8} << 30);
+    ADD_FAILURE() << "a 4096-image batch of a D=512 ViT passed an 8 GiB budget";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    const auto at = m.find("a batch of up to ");
+    ASSERT_NE(at, std::string::npos) << m;
+    const int fits = std::atoi(m.c_str() + at + 17);
+    EXPECT_LE(vit_train_bytes(s, fits, 2), std::size_t{8} << 30) << m;
+    EXPECT_GT(vit_train_bytes(s, fits + 1, 2), std::size_t{8} << 30) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+  }
+  s.D = 4096, s.depth = 64, s.mlp_hidden = 16384;
+  try {
+    vit_check_train_budget(s, 1, 1, std::uint64_t{6} << 30);
+    ADD_FAILURE() << "a 13-billion-parameter ViT passed a 6 GiB budget";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no batch fits"), std::string::npos) << e.what();
+  }
 }
 
 // A 14 × 14 photo of uniform random pixels (seeded) and the trainer's input of it: (channel, y, x)
