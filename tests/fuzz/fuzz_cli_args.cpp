@@ -112,7 +112,8 @@ void run_command(int mode, std::vector<std::string> args) {
       if (args[n] == "--out") {
         if (args[n + 1].empty() || args[n + 1] == ".") return;
         std::ofstream(args[n + 1]) << "not a folder";
-        if (!fs::is_regular_file(args[n + 1])) return;
+        std::error_code ec;
+        if (!fs::is_regular_file(args[n + 1], ec)) return;  // a name no file can have (too long, …)
       }
     attnlab::app::run_train(args);
   } else if (mode == 5) {
