@@ -46,17 +46,18 @@ fi
 # halt_on_error: the first report ends the process with exitcode 66, so the test fails even where
 # the race happened in the app the window test started (its exit status is checked there).
 # second_deadlock_stack: a lock-order report shows where both locks were taken.
-# report_signal_unsafe=0: GLFW's and Xlib's handlers are not ours.
 # dlclose() does nothing (tests/sanitizers/keep_libraries_loaded.cpp): TSan ends a process that
 # unloads a library named by a called_from_lib suppression (Mesa's driver, at eglTerminate).
 export LD_PRELOAD="$out/lib/libattnlab_keep_libraries_loaded.so"
-export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:report_signal_unsafe=0:history_size=4:suppressions=$src/tests/sanitizers/tsan.supp:print_suppressions=0"
-# In-process (test_app_core): the scheduler, the lane, real TrainSessions, and the headless
+export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:history_size=4:suppressions=$src/tests/sanitizers/tsan.supp:print_suppressions=0"
+# In-process (test_app_core): the scheduler, the lane, two real TrainSessions, and the headless
 # sessions and views whose work runs on the scheduler or in the GPU engine.
-# The real window (test_app, the app TSan-built): two runs training side by side on the photo's
-# probe; a model training with its similarity (CKA) tab; a dropped ViT's rows (VitSession).
+# The real window (test_app, the app TSan-built): runs A and B trained from the Train panel (the
+# lane, the background thread) and the similarity (CKA) tab of A and of A against B computed on
+# the pool; a dropped ViT's rows (VitSession). (TrainUnderXvfb's two runs side by side, an export
+# sequence five times slower under TSan, timed out once on a loaded machine: TrainSession's
+# in-process test covers the same.)
 subset='^(Scheduler|TrainLane|TrainSession|HandMadeSession|MapSourceViews)\.'
-subset+='|^TrainUnderXvfb\.TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow$'
 subset+='|^CkaUnderXvfb\.TheModelBeingTrainedHasItsOwnSimilarityTab$'
 subset+='|^AppUnderXvfb\.DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead$'
 ctest --test-dir "$out" --output-on-failure -j"$(nproc)" -R "$subset" "$@"
