@@ -9,6 +9,7 @@
 // rotation and a scale. docs/MATH.md, "Representational similarity (CKA)".
 #include "core/types.hpp"
 
+#include <atomic>
 #include <vector>
 
 namespace attnlab {
@@ -21,6 +22,8 @@ double linear_cka(const Matrix& X, const Matrix& Y);
 /// a.size() × b.size(). With a == b, the layer × layer matrix (symmetric, ones on the
 /// diagonal). Each representation is centered once (once in all when `a` and `b` are the same
 /// object).
-Eigen::MatrixXd cka_matrix(const std::vector<Matrix>& a, const std::vector<Matrix>& b);
+/// `stop` (may be null) is looked at before each layer's centring and each pair: when set, throws
+/// Error("cancelled") (a 7 × 7 matrix over 25 000 tokens takes half a second).
+Eigen::MatrixXd cka_matrix(const std::vector<Matrix>& a, const std::vector<Matrix>& b, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace attnlab

@@ -21,11 +21,14 @@ struct GzClose {
   void operator()(gzFile f) const { gzclose(f); }
 };
 
-/// Reads exactly `size` bytes, or throws naming the file.
-void read_exactly(gzFile f, const std::filesystem::path& path, std::uint8_t* out, std::size_t size, const char* what) {
+/// Reads exactly `size` bytes, or throws naming the file; in 4 MiB pieces, `stop` (may be null)
+/// looked at before each.
+void read_exactly(gzFile f, const std::filesystem::path& path, std::uint8_t* out, std::size_t size, const char* what,
+                  const std::atomic<bool>* stop = nullptr) {
   std::size_t done = 0;
   while (done < size) {
-    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(size - done, 1u << 30));
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(size - done, 4u << 20));
     const int got = gzread(f, out + done, chunk);
     if (got < 0) {
       int code = 0;
@@ -53,7 +56,7 @@ std::filesystem::path fashion_mnist_dir() {
   return kFashionMnistDir;
 }
 
-std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dims, std::vector<int>& shape) {
+std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dims, std::vector<int>& shape, const std::atomic<bool>* stop) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw Error(path.string() + ": missing (Fashion-MNIST comes with Debian's dataset-fashion-mnist; " + kInstall + ")");
@@ -83,17 +86,17 @@ std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dim
     shape[static_cast<std::size_t>(d)] = static_cast<int>(n);
   }
   std::vector<std::uint8_t> values(total);
-  read_exactly(f.get(), path, values.data(), values.size(), "values");
+  read_exactly(f.get(), path, values.data(), values.size(), "values", stop);
   return values;
 }
 
-FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir) {
+FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir, const std::atomic<bool>* stop) {
   const std::string prefix = train ? "train" : "t10k";
   const auto images_path = dir / (prefix + "-images-idx3-ubyte.gz"), labels_path = dir / (prefix + "-labels-idx1-ubyte.gz");
   FashionMnistSplit s;
   std::vector<int> ishape, lshape;
-  s.pixels = read_idx_gz(images_path, 3, ishape);
-  s.labels = read_idx_gz(labels_path, 1, lshape);
+  s.pixels = read_idx_gz(images_path, 3, ishape, stop);
+  s.labels = read_idx_gz(labels_path, 1, lshape, stop);
   if (ishape[1] != 28 || ishape[2] != 28)
     throw Error(images_path.string() + ": images of " + std::to_string(ishape[2]) + "×" + std::to_string(ishape[1]) + " pixels, not 28×28");
   if (ishape[0] != lshape[0])

@@ -8,6 +8,7 @@
 // of dimensions d — then d big-endian 32-bit sizes, then the values, row-major.
 #include "core/image.hpp"
 
+#include <atomic>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -51,14 +52,17 @@ struct FashionMnistSplit {
 /// (3: images, 1: labels): the sizes into `shape`, the values returned. Throws Error with one
 /// line naming the file for: a missing file (saying `apt-get install dataset-fashion-mnist`), one
 /// that cannot be opened or decompressed, a header that is not IDX of unsigned bytes with `dims`
-/// dimensions, sizes over 100 million values, and data shorter than the header says.
-std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dims, std::vector<int>& shape);
+/// dimensions, sizes over 100 million values, and data shorter than the header says. `stop` (may
+/// be null) is looked at before each 4 MiB of values: when set, throws Error("cancelled").
+std::vector<std::uint8_t> read_idx_gz(const std::filesystem::path& path, int dims, std::vector<int>& shape,
+                                      const std::atomic<bool>* stop = nullptr);
 
 /// The training split (train = true: train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz) or
 /// the test split (t10k-…) from `dir`. Throws Error as read_idx_gz(), and when the two files
 /// disagree on the count, a label is 10 or more, the images are not 28 × 28, or the test split
-/// has fewer than kFashionMnistEvalImages images.
-FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir = fashion_mnist_dir());
+/// has fewer than kFashionMnistEvalImages images; Error("cancelled") when `stop` is set while reading.
+FashionMnistSplit load_fashion_mnist(bool train, const std::filesystem::path& dir = fashion_mnist_dir(),
+                                     const std::atomic<bool>* stop = nullptr);
 
 /// Image `index` of `split` as the model's input: 3 × rows × cols floats (channel, y, x), the grey
 /// value (byte/255) copied to the three channels and normalized as (x − kFashionMnistMean) /

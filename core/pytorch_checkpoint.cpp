@@ -710,7 +710,7 @@ std::optional<std::int64_t> mul(std::int64_t a, std::int64_t b) {
 }
 
 SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared_ptr<SafetensorsSource> source,
-                             const std::string& what) {
+                             const std::string& what, const std::atomic<bool>* stop = nullptr) {
   const Archive archive(std::move(zip), archive_size, what);
   if (const auto bo = archive.find("byteorder")) {
     if (bo->second > 16) archive.fail("a byteorder record of " + std::to_string(bo->second) + " bytes");
@@ -792,6 +792,7 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
 
   // Storage by storage, each read once: its tensors' values converted from it.
   for (const auto& [key, s] : storages) {
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
     const std::size_t element = s->type->element;
     const auto bytes_needed = mul(s->numel, static_cast<std::int64_t>(element));
     const std::string record = "data/" + key;
@@ -885,7 +886,7 @@ SafetensorsFile index_pytorch(std::span<const std::uint8_t> bytes, const std::st
   return read_archive(ZipPtr(z), bytes.size(), memory_source(bytes, what), what);
 }
 
-SafetensorsFile open_pytorch(const std::filesystem::path& path) {
+SafetensorsFile open_pytorch(const std::filesystem::path& path, const std::atomic<bool>* stop) {
   const std::string what = path.string();
   auto source = open_file_source(path);  // the checks of a missing path, a directory, ...
   std::vector<std::uint8_t> first(512);
@@ -905,7 +906,7 @@ SafetensorsFile open_pytorch(const std::filesystem::path& path) {
     zip_discard(z);
     throw Error(what + ": cannot read its size");
   }
-  return read_archive(ZipPtr(z), size, std::move(source), what);
+  return read_archive(ZipPtr(z), size, std::move(source), what, stop);
 }
 
 }  // namespace attnlab

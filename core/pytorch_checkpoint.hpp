@@ -13,6 +13,7 @@
 // torch.load(weights_only=True) accepts (torch/_weights_only_unpickler.py: dicts, OrderedDicts,
 // lists, tuples, ints, floats, strings, bools, None, tensors, parameters) and refuses every
 // other global (os.system, builtins.eval, ...) by name, running no code.
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -67,7 +68,8 @@ SafetensorsFile index_pytorch(std::span<const std::uint8_t> bytes, const std::st
 
 /// The same for the file at `path` (read by libzip; its source reopened for the hash, so
 /// model.sha256 is the SHA-256 of the file's bytes). Throws as index_pytorch() and, with one
-/// line, for a missing path, a directory or a file that cannot be read.
-SafetensorsFile open_pytorch(const std::filesystem::path& path);
+/// line, for a missing path, a directory or a file that cannot be read. `stop` (may be null) is
+/// looked at before each storage is read: when set, throws Error("cancelled").
+SafetensorsFile open_pytorch(const std::filesystem::path& path, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace attnlab

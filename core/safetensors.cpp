@@ -419,7 +419,7 @@ void read_all_values(SafetensorsFile& file) {
 
 }  // namespace
 
-std::string SafetensorsFile::read(std::span<const TensorRead> reads) const {
+std::string SafetensorsFile::read(std::span<const TensorRead> reads, const std::atomic<bool>* stop) const {
   std::vector<const TensorRead*> pending;
   for (const TensorRead& r : reads) {
     if (r.tensor->has_values()) std::copy(r.tensor->values.begin(), r.tensor->values.end(), r.out);
@@ -437,8 +437,12 @@ std::string SafetensorsFile::read(std::span<const TensorRead> reads) const {
   Sha256 hash;
   std::vector<std::uint8_t> buffer(kPiece);
   std::uint64_t pos = 0;
+  auto check_stop = [stop] {
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+  };
   auto hash_up_to = [&](std::uint64_t end) {
     while (pos < end) {
+      check_stop();
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, end - pos));
       hash.update(src.view(pos, n, buffer.data()), n);
       pos += n;
@@ -454,6 +458,7 @@ std::string SafetensorsFile::read(std::span<const TensorRead> reads) const {
       throw Error(src.what() + ": a tensor's bytes overlap another's or lie outside the file");
     hash_up_to(t.offset);
     for (std::uint64_t done = 0; done < bytes;) {
+      check_stop();
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, bytes - done));
       float* out = pending[i]->out + done / element;
       if (t.dtype == TensorDType::F32 && std::endian::native == std::endian::little) {

@@ -9,6 +9,7 @@
 // once (parse_safetensors, read_safetensors) or, after the header alone was read and checked
 // (open_safetensors), straight into the caller's memory in one pass over the file that also
 // hashes it (SafetensorsFile::read: what load_vit does).
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -64,8 +65,9 @@ struct SafetensorsFile {
   /// Without a source returns "". A tensor may be read more than once (several outputs).
   /// Throws attnlab::Error with one line naming the file when it is shorter than when it was
   /// opened (truncated meanwhile: "…ended after N of M bytes…") or cannot be read; the outputs
-  /// are then partly written.
-  std::string read(std::span<const TensorRead> reads) const;
+  /// are then partly written. `stop` (may be null) is looked at before each 1 MiB piece: when
+  /// set, throws Error("cancelled") (closing the window during a 350 MB ViT-B load, issue 38).
+  std::string read(std::span<const TensorRead> reads, const std::atomic<bool>* stop = nullptr) const;
 };
 
 /// Largest JSON header accepted, in bytes.

@@ -105,7 +105,7 @@ class TensorTaker {
   /// Schedules `t`'s values (t.numel() floats) to be read into `out` by read_scheduled().
   void read_into(const Tensor& t, float* out) { reads_.push_back({&t, out}); }
   /// Reads every scheduled tensor in one pass over the file; its SHA-256 ("" without a file).
-  std::string read_scheduled() const { return file_.read(reads_); }
+  std::string read_scheduled(const std::atomic<bool>* stop) const { return file_.read(reads_, stop); }
 
  private:
   SafetensorsFile& file_;
@@ -547,7 +547,7 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   }
   // Everything checked: now the weights, in one pass over the file, into the matrices above
   // (which must not move or be resized before this).
-  model.sha256 = taker.read_scheduled();
+  model.sha256 = taker.read_scheduled(options.stop);
   return model;
 }
 
@@ -584,7 +584,7 @@ VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& optio
   const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   // A safetensors file: the header only, the weights at the end of vit_from_tensors. A PyTorch
   // checkpoint: every tensor read now (core/pytorch_checkpoint.hpp), the file hashed at the end.
-  SafetensorsFile tensors = std::filesystem::is_regular_file(file, ec) && is_pytorch_file(file) ? open_pytorch(file)
+  SafetensorsFile tensors = std::filesystem::is_regular_file(file, ec) && is_pytorch_file(file) ? open_pytorch(file, options.stop)
                                                                                               : open_safetensors(file);
   VitModel model = vit_from_tensors(std::move(tensors), read_text_file(dir / "config.json"),
                                     read_text_file(dir / "preprocessor_config.json"), options, file.string());

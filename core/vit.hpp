@@ -100,6 +100,9 @@ struct VitModel {
 struct VitLoadOptions {
   std::optional<int> heads;    ///< --heads
   std::optional<float> eps;    ///< --eps
+  /// Looked at while the weights are read (each 1 MiB piece, each PyTorch storage); when set,
+  /// loading throws Error("cancelled"). Null: never. The app's load job passes its stop flag.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Loads a checkpoint: a .safetensors file, a PyTorch checkpoint (.pth, .pt, .bin: a zip

@@ -110,7 +110,7 @@ VitCka vit_cka(const VitModel& a, const VitModel& b, std::span<const Image> imag
   if (stop && stop->load()) throw Error("cancelled");
   VitCka out;
   out.examples = ca.rows;
-  out.cka = cka_matrix(ca.reps, same ? ca.reps : cb.reps);
+  out.cka = cka_matrix(ca.reps, same ? ca.reps : cb.reps, stop);
   return out;
 }
 

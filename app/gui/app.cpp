@@ -61,6 +61,7 @@ int App::run() {
     swap();
     end_frame();
   }
+  backend_.scheduler().stop_all();  // the jobs stop while the window is torn down
   if (replay_) return replay_code_;
   save_remembered(state_, window_);
   report_frames();

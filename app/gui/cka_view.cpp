@@ -72,7 +72,7 @@ void CkaJob::start(const CkaRequest& r) {
       out.photo = r.photo;
     } else {
       std::shared_ptr<const FashionMnistSplit> split = test;
-      if (!split) split = out.test = std::make_shared<const FashionMnistSplit>(load_fashion_mnist(false));
+      if (!split) split = out.test = std::make_shared<const FashionMnistSplit>(load_fashion_mnist(false, fashion_mnist_dir(), &stop));
       const int n = std::min(r.count, split->count);
       images.reserve(static_cast<std::size_t>(n));
       for (int i = 0; i < n; ++i) images.push_back(fashion_mnist_image(*split, i));

@@ -13,6 +13,11 @@ Scheduler::Scheduler(int threads, std::function<void()> wake) : wake_(std::move(
 }
 
 Scheduler::~Scheduler() {
+  stop_all();
+  threads_.clear();  // joins: each running job was asked to stop
+}
+
+void Scheduler::stop_all() {
   {
     const std::lock_guard lock(mutex_);
     quitting_ = true;
@@ -21,7 +26,6 @@ Scheduler::~Scheduler() {
     background_queue_.clear();
   }
   work_ready_.notify_all();
-  threads_.clear();  // joins: each running job was asked to stop
 }
 
 void Scheduler::set_wake(std::function<void()> wake) {

@@ -65,6 +65,11 @@ class Scheduler {
   /// they finished. Returns how many ran. Main thread, once per frame.
   int drain();
 
+  /// Asks every running job to stop and drops the queued ones, without waiting: the window
+  /// calls it as soon as it is closed, so the jobs stop while the rest is torn down (issue 38:
+  /// closed within 1 s). Nothing runs after it; the destructor then joins. Main thread.
+  void stop_all();
+
   /// A job is queued, running, or finished with its continuation not yet run.
   bool busy() const;
   /// The same for the one job under `key`.

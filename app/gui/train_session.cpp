@@ -88,14 +88,14 @@ namespace {
 
 // The data set, read once (about a second) on the first chunk's thread and shared by the runs
 // while any holds it.
-std::shared_ptr<const TrainSession::Data> shared_data() {
+std::shared_ptr<const TrainSession::Data> shared_data(const std::atomic<bool>& stop) {
   static std::mutex mutex;
   static std::weak_ptr<const TrainSession::Data> cached;
   const std::lock_guard lock(mutex);
   if (auto d = cached.lock()) return d;
   auto d = std::make_shared<TrainSession::Data>();
-  d->train = load_fashion_mnist(true);
-  d->test = load_fashion_mnist(false);
+  d->train = load_fashion_mnist(true, fashion_mnist_dir(), &stop);  // a close stops it within 4 MiB
+  d->test = load_fashion_mnist(false, fashion_mnist_dir(), &stop);
   cached = d;
   return d;
 }
@@ -273,7 +273,7 @@ void TrainSession::submit_chunk(bool first) {
     auto work = [first, c, label_run, data = data_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
       Chunk out;
       const bool masked = c.shape.task == VitTask::MaskedPatches;
-      out.data = data || masked ? data : shared_data();  // masked patches need no data set
+      out.data = data || masked ? data : shared_data(stop);  // masked patches need no data set
       std::shared_ptr<Run> r = run;
       if (first) {
         VitTrainSettings s;

@@ -47,7 +47,9 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
     };
     if (path) {
       stage->store(kReading);  // the file's SHA-256 is computed in the same pass
-      auto model = std::make_shared<VitModel>(load_vit(*path));
+      VitLoadOptions options;
+      options.stop = &stop;  // a close stops the read within 1 MiB
+      auto model = std::make_shared<VitModel>(load_vit(*path, options));
       check();
       r.sha256 = model->sha256;
       r.file = model->file;
