@@ -612,6 +612,10 @@ Image vit_scaled_image(const Image& image, int resize) {
 VitInput vit_input(const VitModel& model, const Image& image, int resize) {
   const int P = model.arch.patch;
   if (resize < 0) throw Error("--resize must be a positive number of pixels");
+  // A picture with no pixels (an empty probe photo): stb's resampler asserts on it.
+  if (image.width <= 0 || image.height <= 0 ||
+      image.rgb.size() != static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height) * 3)
+    throw Error("the image has no pixels (" + std::to_string(image.width) + "x" + std::to_string(image.height) + ")");
   const Image* src = &image;
   Image scaled;
   if (resize > 0 && std::min(image.width, image.height) != resize) {

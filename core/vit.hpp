@@ -155,7 +155,7 @@ Image vit_scaled_image(const Image& image, int resize);
 /// Prepares an image: optionally scales it so its short side is `resize` pixels (0: as it is;
 /// stb_image_resize's default filter), crops width and height down to multiples of P (the
 /// right and bottom remainder), normalizes every channel as (x − mean)/std. Throws Error when
-/// the image is smaller than one patch or `resize` is negative.
+/// the image has no pixels, is smaller than one patch, or `resize` is negative.
 VitInput vit_input(const VitModel& model, const Image& image, int resize = 0);
 
 /// The position embedding for a grid of `rows` × `cols` patches, laid out as the model's pos

@@ -193,3 +193,52 @@ TEST(TrainSession, TwoRealRunsTakeTurnsWhileTheProbeASaveAndAResetComeFromTheMai
   scheduler.drain();
   std::filesystem::remove_all(dir);
 }
+
+// Issue 38: a chunk that fails drops the save asked for during it, says so in the same line as
+// the failure, leaves the lane free and Save free: the next save writes. The failure: the
+// snapshot of the chunk runs on a probe photo with no pixels (set while the run was paused).
+TEST(TrainSession, AFailedChunkDropsItsPendingSaveInOneLineAndSaveIsFreeAgain) {
+  HeadlessUi ui(64, 64);
+  Scheduler scheduler(2);
+  const auto dir = std::filesystem::temp_directory_path() / ("attnlab-failed-chunk-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    TrainRuns runs(scheduler);
+    TrainSession& a = runs.a;
+    TrainConfig& c = a.config();
+    c.shape.depth = 1;
+    c.shape.D = 32;
+    c.shape.heads = 2;
+    c.batch = 32;
+    c.steps = 100000;
+    c.chunk_steps = 5;
+    a.start();
+    ASSERT_TRUE(drain_until(scheduler, [&] { return a.step() >= 5; }, 120s));
+    a.pause();
+    ASSERT_TRUE(drain_until(scheduler, [&] { return !a.in_flight() && !scheduler.busy(); }, 120s));
+    a.set_probe(TrainProbe{0, std::make_shared<const Image>(), "a photo with no pixels"});
+    ASSERT_TRUE(drain_until(scheduler, [&] { return !scheduler.busy(); }, 120s));
+    (void)a.poll_error();  // the probe's own job may say it cannot run on it
+    a.config().chunk_steps = 200;  // long enough for the save to be asked during it
+    a.resume();
+    ASSERT_TRUE(a.in_flight());
+    a.save(dir / "a");
+    EXPECT_TRUE(a.save_pending());
+    ASSERT_TRUE(drain_until(scheduler, [&] { return !a.in_flight(); }, 120s));
+    const std::optional<std::string> error = a.poll_error();
+    ASSERT_TRUE(error.has_value()) << "the chunk did not fail";
+    EXPECT_NE(error->find("training run A stopped: "), std::string::npos) << *error;
+    EXPECT_NE(error->find((dir / "a").string() + " was not saved"), std::string::npos) << *error;
+    EXPECT_EQ(error->find('\n'), std::string::npos) << *error;
+    EXPECT_FALSE(a.save_pending());
+    EXPECT_FALSE(a.running());
+    EXPECT_FALSE(std::filesystem::exists(dir / "a"));
+    EXPECT_EQ(runs.lane.holder(), nullptr);
+    a.save(dir / "a");  // no chunk in flight: written at once
+    EXPECT_EQ(a.poll_error(), std::nullopt);
+    EXPECT_EQ(a.poll_saved(), dir / "a");
+    EXPECT_TRUE(std::filesystem::exists(dir / "a" / "model.safetensors"));
+  }
+  scheduler.drain();
+  std::filesystem::remove_all(dir);
+}
