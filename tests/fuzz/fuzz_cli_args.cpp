@@ -12,6 +12,7 @@
 // missing, so that every command parses and checks its options and then stops at its first
 // file, never training, downloading or writing. Every rejection must be one attnlab::Error with
 // one line; anything else is a finding.
+#include "tests/fuzz/fuzz_support.hpp"
 #include "app/commands/models_command.hpp"
 #include "app/commands/options.hpp"
 #include "app/commands/train_command.hpp"
@@ -44,18 +45,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path& folder() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("attnlab-fuzz-cli-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(folder(), ec);
-    });
-    return d;
-  }();
-  return dir;
-}
+const fs::path& folder() { return attnlab::fuzz::temp_folder("cli"); }
 
 // Runs a command in the empty folder (relative names resolve there), emptied again after.
 class InFolder {

@@ -12,6 +12,7 @@
 // one line naming the file; anything else (a crash, a sanitizer report, another exception, a
 // broken promise) is a finding. Seeds: tests/fuzz/corpus/idx (made by make_idx_seeds.py);
 // findings are kept in tests/fuzz/regressions/idx and replayed by the fuzz_idx_replay test.
+#include "tests/fuzz/fuzz_support.hpp"
 #include "core/error.hpp"
 #include "core/fashion_mnist.hpp"
 
@@ -40,18 +41,7 @@ constexpr std::string_view kSeparator = "\n--next-file--\n";
   std::abort();
 }
 
-const fs::path& folder() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("attnlab-fuzz-idx-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(folder(), ec);
-    });
-    return d;
-  }();
-  return dir;
-}
+const fs::path& folder() { return attnlab::fuzz::temp_folder("idx"); }
 
 void write_file(const fs::path& path, std::span<const std::uint8_t> bytes, bool gzip) {
   if (gzip) {

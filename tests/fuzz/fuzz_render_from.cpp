@@ -13,6 +13,7 @@
 // crash, a sanitizer report, another exception, a hang past -timeout) is a finding. Seeds:
 // tests/fuzz/corpus/render_from (sidecars written by attnlab render); findings are kept in
 // tests/fuzz/regressions/render_from and replayed by the fuzz_render_from_replay test.
+#include "tests/fuzz/fuzz_support.hpp"
 #include "app/gui/render_commands.hpp"
 #include "core/error.hpp"
 
@@ -40,18 +41,7 @@ namespace fs = std::filesystem;
   std::abort();
 }
 
-const fs::path& folder() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("attnlab-fuzz-render-from-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(folder(), ec);
-    });
-    return d;
-  }();
-  return dir;
-}
+const fs::path& folder() { return attnlab::fuzz::temp_folder("render-from"); }
 
 // A 40 × 30 binary PPM: a gradient with a bright square, so that every view has something to show.
 fs::path small_image() {

@@ -12,6 +12,7 @@
 // tests/fuzz/corpus/safetensors (made by make_safetensors_seeds.py), dictionary
 // tests/fuzz/safetensors.dict; findings are kept in tests/fuzz/regressions/safetensors and
 // replayed by the fuzz_safetensors_replay test.
+#include "tests/fuzz/fuzz_support.hpp"
 #include "core/error.hpp"
 #include "core/safetensors.hpp"
 #include "core/vit.hpp"
@@ -46,18 +47,7 @@ void check_error(const attnlab::Error& e, const std::string& name) {
   if (message.find(name) == std::string::npos) broken("an error that does not name the checkpoint: " + message);
 }
 
-const fs::path& folder() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("attnlab-fuzz-safetensors-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(folder(), ec);
-    });
-    return d;
-  }();
-  return dir;
-}
+const fs::path& folder() { return attnlab::fuzz::temp_folder("safetensors"); }
 
 void write_file(const fs::path& path, std::span<const std::uint8_t> bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
