@@ -1,21 +1,33 @@
 #pragma once
 // What the libFuzzer targets share: the temporary folder of this fuzzing process, made on first
 // use and removed at exit (the targets that run commands or the loaders on files write there).
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <system_error>
 
+#include <signal.h>
 #include <unistd.h>
 
 namespace attnlab::fuzz {
 
 /// <temp>/attnlab-fuzz-<name>-<pid>: made on the first call, removed with what it holds at exit.
-/// `name` must be the same on every call of a process.
+/// libFuzzer ends most runs with _Exit (atexit handlers never run), so the first call also removes
+/// the folders of this target whose process is gone. `name` must be the same on every call.
 inline const std::filesystem::path& temp_folder(const char* name) {
   static const std::filesystem::path dir = [name] {
-    const std::filesystem::path d =
-        std::filesystem::temp_directory_path() / ("attnlab-fuzz-" + std::string(name) + "-" + std::to_string(::getpid()));
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path();
+    const std::string prefix = "attnlab-fuzz-" + std::string(name) + "-";
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) {
+      const std::string file = e.path().filename().string();
+      if (file.rfind(prefix, 0) != 0 || file.size() == prefix.size()) continue;
+      const std::string pid = file.substr(prefix.size());
+      if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+      if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) std::filesystem::remove_all(e.path(), ec);
+    }
+    const std::filesystem::path d = tmp / (prefix + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
     std::atexit([] {
       std::error_code ec;
