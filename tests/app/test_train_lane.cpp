@@ -60,6 +60,17 @@ struct FakeRun {
   }
 };
 
+// A model small enough to train in milliseconds a step: one block, D 32, two heads, batches of
+// 32, chunks of 5 steps, `steps` in all.
+void make_tiny(TrainConfig& c, int steps) {
+  c.shape.depth = 1;
+  c.shape.D = 32;
+  c.shape.heads = 2;
+  c.batch = 32;
+  c.steps = steps;
+  c.chunk_steps = 5;
+}
+
 bool drain_until(Scheduler& s, const std::function<bool()>& done, std::chrono::seconds patience = 20s) {
   const auto give_up = std::chrono::steady_clock::now() + patience;
   while (!done() && std::chrono::steady_clock::now() < give_up) {
@@ -150,15 +161,7 @@ TEST(TrainSession, TwoRealRunsTakeTurnsWhileTheProbeASaveAndAResetComeFromTheMai
   std::filesystem::remove_all(dir);
   {
     TrainRuns runs(scheduler);
-    for (TrainSession* s : {&runs.a, &runs.b}) {
-      TrainConfig& c = s->config();
-      c.shape.depth = 1;
-      c.shape.D = 32;
-      c.shape.heads = 2;
-      c.batch = 32;
-      c.steps = 40;
-      c.chunk_steps = 5;
-    }
+    for (TrainSession* s : {&runs.a, &runs.b}) make_tiny(s->config(), 40);
     runs.b.config().shape.pooling = VitPooling::Average;
     runs.a.start();
     runs.b.start();
@@ -205,13 +208,7 @@ TEST(TrainSession, AFailedChunkDropsItsPendingSaveInOneLineAndSaveIsFreeAgain) {
   {
     TrainRuns runs(scheduler);
     TrainSession& a = runs.a;
-    TrainConfig& c = a.config();
-    c.shape.depth = 1;
-    c.shape.D = 32;
-    c.shape.heads = 2;
-    c.batch = 32;
-    c.steps = 100000;
-    c.chunk_steps = 5;
+    make_tiny(a.config(), 100000);
     a.start();
     ASSERT_TRUE(drain_until(scheduler, [&] { return a.step() >= 5; }, 120s));
     a.pause();
