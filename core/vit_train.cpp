@@ -277,7 +277,7 @@ std::size_t train_param_floats(const VitTrainShape& s) {
   n = checked_sum(n, checked_sum(checked_product({D, 3, P, P}), D));         // the patch embedding
   const std::size_t block = checked_sum(checked_product({4, D, D}), checked_product({2, D, Hd}));  // qkv, proj, fc1, fc2
   n = checked_sum(n, checked_product({L, checked_sum(block, checked_sum(checked_product({9, D}), Hd))}));  // + biases, norms
-  return checked_sum(n, checked_sum(checked_product({2, D}), checked_product({checked_sum(C, 1), D})));  // norm, head
+  return checked_sum(n, checked_sum(checked_product({2, D}), checked_sum(checked_product({C, D}), C)));  // norm, head C × D + C
 }
 
 // The floats Work::reserve() gives one thread for `n` images (its gradient not counted).
