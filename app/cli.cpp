@@ -9,9 +9,9 @@
 #include "app/commands/train_command.hpp"
 #include "app/commands/video_command.hpp"
 #include "app/commands/vit_command.hpp"
-#include "app/gui/render_commands.hpp"
+#include "app/gui/output/render_commands.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,7 @@
 #pragma once
 // The headless command line (README, "Command line"): `attnlab row …`, `vit …`, `render …`,
 // `figure …`, `--help`, `--version`. The commands themselves are in app/commands/ (row, vit,
-// the shared options) and app/gui/render_commands (render, figure); this only dispatches.
+// the shared options) and app/gui/output/render_commands (render, figure); this only dispatches.
 // Every bad argument or file is one line on stderr and exit code 2; nothing is written.
 #include <optional>
 #include <string>

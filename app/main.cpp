@@ -1,7 +1,7 @@
 // attnlab: the command line when a command is given, otherwise the app's window.
 #include "app/cli.hpp"
 #include "app/commands/options.hpp"
-#include "app/gui/gui.hpp"
+#include "app/gui/shell/gui.hpp"
 
 #include <cstdio>
 #include <exception>

@@ -1,9 +1,9 @@
 #include "app/commands/document.hpp"
 
-#include "core/error.hpp"
-#include "core/fashion_mnist.hpp"
-#include "core/parse.hpp"
-#include "core/reference.hpp"
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/base/parse.hpp"
+#include "core/hand_made/reference.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -267,7 +267,7 @@ void for_each_field(State& s, Field&& field) {
   field("source", named(s.source, source_field_name, parse_source_field));
   field("vit.model", s.model_path);
   // The ViT's choice. render --model's --layer, --head and --query set it once the model is
-  // loaded (their ranges are the model's): app/gui/render_commands.cpp, apply_vit_choices.
+  // loaded (their ranges are the model's): app/gui/output/render_commands.cpp, apply_vit_choices.
   choice_fields("vit", s.vit);
   field("vit.tab", s.vit_tab);
   field("vit.rollout", s.vit_rollout);

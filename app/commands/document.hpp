@@ -3,11 +3,11 @@
 // remembers between runs), with ONE field table (document.cpp, for_each_field) that gives each
 // setting its JSON path, its command-line flag and the commands that take it, and how a flag's
 // text is parsed. to_json, apply_json and parse_document_flags all go through that table; the
-// defaults are the members' initializers below (and Settings' in core/settings.hpp).
+// defaults are the members' initializers below (and Settings' in core/base/settings.hpp).
 // No window: this is attnlab_commands; the app's AppState (app/gui) is a Document plus its UI state.
-#include "core/colormap.hpp"
-#include "core/settings.hpp"
-#include "core/vit.hpp"
+#include "core/base/colormap.hpp"
+#include "core/base/settings.hpp"
+#include "core/vit/vit.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,7 +31,7 @@ struct Cell {
 /// layer, six heads; a ViT: L layers × H heads, prefix tokens before its patches). Layers, heads,
 /// registers and patches are all counted from 0, as the checkpoint's tensor names (`blocks.0`),
 /// the command line and the sidecars count them. The window's keys act on it
-/// (app/gui/source_choice.hpp), the map views read and write it, the field table saves it.
+/// (app/gui/state/source_choice.hpp), the map views read and write it, the field table saves it.
 struct SourceChoice {
   int layer = 0;          ///< 0 … layers − 1; -1: the last layer (what a newly opened ViT shows)
   HeadChoice head{0, HeadFusion::Mean};  ///< head ≥ 0: that head; head < 0: its fusion over all heads

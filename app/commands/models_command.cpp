@@ -8,8 +8,8 @@
 #include <cstdio>
 
 #include "app/commands/options.hpp"
-#include "core/error.hpp"
-#include "core/hub.hpp"
+#include "core/base/error.hpp"
+#include "core/io/hub.hpp"
 
 namespace attnlab::app {
 namespace {

@@ -5,8 +5,8 @@
 #include "app/commands/video_command.hpp"
 #include "app/commands/vit_command.hpp"
 
-#include "core/error.hpp"
-#include "core/platform.hpp"
+#include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 
 #include <algorithm>
 #include <system_error>

@@ -2,11 +2,11 @@
 
 #include "app/commands/options.hpp"
 
-#include "core/error.hpp"
-#include "core/files.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
-#include "core/reference.hpp"
+#include "core/hand_made/reference.hpp"
 
 #include <cstdio>
 #include <memory>

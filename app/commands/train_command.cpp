@@ -3,14 +3,14 @@
 #include "app/commands/options.hpp"
 #include "app/commands/train_files.hpp"
 
-#include "core/budget.hpp"
-#include "core/error.hpp"
-#include "core/fashion_mnist.hpp"
-#include "core/image.hpp"
-#include "core/photo_crops.hpp"
-#include "core/parse.hpp"
-#include "core/safetensors_write.hpp"
-#include "core/vit_train.hpp"
+#include "core/base/budget.hpp"
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/io/image.hpp"
+#include "core/vit/photo_crops.hpp"
+#include "core/base/parse.hpp"
+#include "core/io/safetensors_write.hpp"
+#include "core/vit/vit_train.hpp"
 
 #include <unistd.h>
 

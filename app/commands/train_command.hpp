@@ -1,6 +1,6 @@
 #pragma once
 // `attnlab train`: trains a small ViT on Fashion-MNIST with the project's own trainer
-// (core/vit_train.hpp) and writes a timm checkpoint, its config.json and the training log.
+// (core/vit/vit_train.hpp) and writes a timm checkpoint, its config.json and the training log.
 #include <string>
 #include <vector>
 

@@ -1,9 +1,9 @@
 #include "app/commands/train_files.hpp"
 
-#include "core/error.hpp"
-#include "core/files.hpp"
-#include "core/platform.hpp"
-#include "core/safetensors_write.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
+#include "core/base/platform.hpp"
+#include "core/io/safetensors_write.hpp"
 
 
 #include <algorithm>

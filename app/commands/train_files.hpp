@@ -2,8 +2,8 @@
 // What `attnlab train` and the window's Train panel share: the folder a checkpoint goes to (never
 // overwritten without asking), the files written there (model.safetensors in timm's names,
 // config.json, log.csv) and the accuracy of a model on Fashion-MNIST images.
-#include "core/fashion_mnist.hpp"
-#include "core/vit_train.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/vit/vit_train.hpp"
 
 #include <array>
 #include <filesystem>

@@ -12,13 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "core/error.hpp"
-#include "core/files.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
 #include "core/gpu/vit_backend.hpp"
-#include "core/overlay.hpp"
-#include "core/parse.hpp"
-#include "core/video.hpp"
-#include "core/vit_run.hpp"
+#include "core/io/overlay.hpp"
+#include "core/base/parse.hpp"
+#include "core/io/video.hpp"
+#include "core/vit/vit_run.hpp"
 
 namespace attnlab::app {
 
@@ -304,7 +304,7 @@ int run_video(const std::vector<std::string>& in) {
   d.source = ShownSource::Vit;
 
   Overlayer overlayer(d, choices);  // the model first: a bad one is refused before the video is read
-  // A camera and a file differ only in the opening (core/video.hpp).
+  // A camera and a file differ only in the opening (core/io/video.hpp).
   VideoReader reader = camera.empty() ? VideoReader::open_file(input, video_max_pixels(overlayer.budget()))
                                       : VideoReader::open_camera(camera, video_max_pixels(overlayer.budget()));
   const std::string source = camera.empty() ? "'" + input + "'" : "the camera '" + camera + "'";

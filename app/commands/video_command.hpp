@@ -2,7 +2,7 @@
 // `attnlab video` and the overlaid stills and sweeps of `render --model` (issue 40): a ViT's map
 // drawn over each frame of a video, or over one image for a range of layers, heads, queries or
 // temperatures, written as MP4 or GIF with a sidecar JSON. No window: the map is coloured and
-// blended on the CPU (core/overlay.hpp), so the same picture comes out of every path.
+// blended on the CPU (core/io/overlay.hpp), so the same picture comes out of every path.
 #include <filesystem>
 #include <string>
 #include <vector>

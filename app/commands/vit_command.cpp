@@ -1,13 +1,13 @@
 #include "app/commands/vit_command.hpp"
 
 #include "app/commands/models_command.hpp"
-#include "core/error.hpp"
-#include "core/fashion_mnist.hpp"
-#include "core/files.hpp"
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/io/files.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/vit_backend.hpp"
-#include "core/parse.hpp"
-#include "core/vit_similarity.hpp"
+#include "core/base/parse.hpp"
+#include "core/vit/vit_similarity.hpp"
 
 #include <chrono>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // What both platforms' dialogs share: titles and the switch that turns dialogs off.
 #include "app/platform/file_dialog.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <cstdlib>
 #include <string>

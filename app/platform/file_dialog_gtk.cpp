@@ -3,7 +3,7 @@
 // own, beside GLFW's. The window does not redraw while the dialog is open.
 #include "app/platform/file_dialog.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <gtk/gtk.h>
 

@@ -3,7 +3,7 @@
 // std::filesystem::path.
 #include "app/platform/file_dialog.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <windows.h>
 #include <shobjidl.h>

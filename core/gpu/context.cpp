@@ -1,6 +1,6 @@
 #include "core/gpu/context.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <epoxy/gl.h>
 

@@ -2,7 +2,7 @@
 // surfaceless platform (llvmpipe). core/gpu/context_wgl.cpp is the Windows counterpart.
 #include "core/gpu/context.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <epoxy/egl.h>
 #include <epoxy/gl.h>

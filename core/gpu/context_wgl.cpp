@@ -4,7 +4,7 @@
 // core/gpu/context_egl.cpp is the Linux counterpart.
 #include "core/gpu/context.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <windows.h>
 

@@ -1,8 +1,8 @@
 #include "core/gpu/gl.hpp"
 
 #include "attnlab/embedded_shaders.hpp"
-#include "core/error.hpp"
-#include "core/shader_constants.hpp"
+#include "core/base/error.hpp"
+#include "core/hand_made/shader_constants.hpp"
 
 #include <algorithm>
 #include <atomic>

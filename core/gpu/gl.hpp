@@ -222,7 +222,7 @@ inline constexpr std::string_view kShaderPrelude = "#version 430 core\n";
 Program compile_compute(std::string_view name, std::string_view source);
 
 /// What goes between the #version line and every shader's own text: the shared constants
-/// (core/shader_constants.hpp), `defines`, shaders/mask_rule.glsl, shaders/common.glsl, and a
+/// (core/hand_made/shader_constants.hpp), `defines`, shaders/mask_rule.glsl, shaders/common.glsl, and a
 /// `#line 1` so the driver's log counts the shader's own lines.
 std::string shader_prelude(std::string_view defines = {});
 

@@ -1,6 +1,6 @@
 #include "core/gpu/hand_made_gpu.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/gpu/context.hpp"
 
 namespace attnlab {

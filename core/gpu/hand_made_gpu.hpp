@@ -1,8 +1,8 @@
 #pragma once
-// The GPU engine as a HandMadeModel (core/hand_made.hpp): what the app uses when its context
+// The GPU engine as a HandMadeModel (core/hand_made/hand_made.hpp): what the app uses when its context
 // has compute shaders. Needs a current OpenGL 4.3+ context on this thread.
 #include "core/gpu/hand_made_gpu_engine.hpp"
-#include "core/hand_made.hpp"
+#include "core/hand_made/hand_made.hpp"
 
 namespace attnlab {
 

@@ -1,9 +1,9 @@
 #include "core/gpu/hand_made_gpu_engine.hpp"
 
-#include "core/budget.hpp"
-#include "core/error.hpp"
+#include "core/base/budget.hpp"
+#include "core/base/error.hpp"
 #include "core/gpu/context.hpp"
-#include "core/shader_constants.hpp"
+#include "core/hand_made/shader_constants.hpp"
 
 #include <algorithm>
 #ifdef __linux__

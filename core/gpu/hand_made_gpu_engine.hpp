@@ -6,10 +6,10 @@
 // query is an argument of every call that needs one (a uniform set per dispatch), never state:
 // the engine only remembers which query's rows its row buffer holds.
 // Needs a current OpenGL 4.3+ context (HeadlessContext, or the app's window) on this thread.
-#include "core/colormap.hpp"
+#include "core/base/colormap.hpp"
 #include "core/gpu/gl.hpp"
-#include "core/hand_made.hpp"
-#include "core/reference.hpp"
+#include "core/hand_made/hand_made.hpp"
+#include "core/hand_made/reference.hpp"
 
 #include <array>
 #include <memory>

@@ -1,9 +1,9 @@
 #include "core/gpu/vit_backend.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/gpu/vit_engine.hpp"
-#include "core/vit_auto.hpp"
-#include "core/vit_cpu.hpp"
+#include "core/vit/vit_auto.hpp"
+#include "core/vit/vit_cpu.hpp"
 
 namespace attnlab {
 namespace {

@@ -1,13 +1,13 @@
 #pragma once
 // Which runner does a ViT's forward pass. Auto: on a hardware GPU, whichever of the GPU engine
-// and the CPU path measured faster on the first pass of each (core/vit_auto.hpp, remembered per
+// and the CPU path measured faster on the first pass of each (core/vit/vit_auto.hpp, remembered per
 // renderer, CPU and model shape); the CPU path on a software rasterizer (llvmpipe, softpipe,
 // SwiftShader run compute shaders on the CPU, several times slower than the CPU path's OpenBLAS
 // products) or where no OpenGL 4.3 context can be made. One choice for `attnlab vit`,
 // `render --model`, the app and the benchmark.
 #include "core/gpu/context.hpp"
-#include "core/vit.hpp"
-#include "core/vit_auto.hpp"
+#include "core/vit/vit.hpp"
+#include "core/vit/vit_auto.hpp"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 #include "core/gpu/vit_engine.hpp"
 
-#include "core/error.hpp"
-#include "core/shader_constants.hpp"
+#include "core/base/error.hpp"
+#include "core/hand_made/shader_constants.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 #pragma once
 // A ViT's forward pass on the GPU (OpenGL compute shaders vit_*.comp), one for one with the
-// CPU path (core/vit_cpu.hpp): register-tiled GEMMs for the patch embedding, q/k/v, the
+// CPU path (core/vit/vit_cpu.hpp): register-tiled GEMMs for the patch embedding, q/k/v, the
 // projection and the MLP (bias, GELU, residual with layer scale in their epilogue); LayerNorm
 // (with the token norms); attention fused per head and query (softmax(q kᵀ/√(D/H)) taken
 // online over blocks of keys, then A·V, never a T × T buffer), which also sums the mean
@@ -10,7 +10,7 @@
 // chunks of rows bound with glBindBufferRange. Needs a current OpenGL 4.3+ context on this
 // thread.
 #include "core/gpu/gl.hpp"
-#include "core/vit.hpp"
+#include "core/vit/vit.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,0 +1,323 @@
+// Attention matrix (figs. 26.18, 26.21): A of the main head as an image pooled on the GPU (mean or
+// max of blocks of weights, never N² values in memory), with the query's
+// row outlined and the masked cells black, next to the matrices of a dense fc layer and of a
+// k×k convolution over the same tokens in raster order.
+#include "app/gui/chapter/view_matrix.hpp"
+
+namespace attnlab::app {
+namespace matrix_view {
+namespace {
+
+// Patch p of the photo as a small image (for the hover tooltips).
+void patch_image(HandMadeSession& backend, int p, float size) {
+  const PatchGrid& g = backend.grid();
+  const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
+  const float x0 = static_cast<float>(g.col_of(p) * g.K), y0 = static_cast<float>(g.row_of(p) * g.K);
+  ImGui::Image(backend.photo(), ImVec2(size, size), ImVec2(x0 / W, y0 / H),
+               ImVec2((x0 + static_cast<float>(g.K)) / W, (y0 + static_cast<float>(g.K)) / H));
+}
+
+// Outline of the query's row (and a marker on the left) over a square image at p.
+void outline_row(ImDrawList* dl, ImVec2 p, float side, const BlockImage& img, int query) {
+  const float px = side / static_cast<float>(img.side);
+  const float y0 = p.y + static_cast<float>(query / img.block) * px;
+  const float y1 = y0 + std::max(px, 1.0f);
+  dl->AddRect(ImVec2(p.x - 1, y0 - 1), ImVec2(p.x + side + 1, y1 + 1), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
+  const float m = std::max(5.0f, px);
+  const float yc = (y0 + y1) * 0.5f;
+  dl->AddTriangleFilled(ImVec2(p.x - 3 - m, yc - m * 0.6f), ImVec2(p.x - 3, yc), ImVec2(p.x - 3 - m, yc + m * 0.6f),
+                        IM_COL32(0, 255, 255, 255));
+}
+
+// The matrix cell (i, j) under the mouse over a square image of `side` pixels at p.
+bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const float fx = (m.x - p.x) / side, fy = (m.y - p.y) / side;
+  if (!(fx >= 0 && fx < 1 && fy >= 0 && fy < 1)) return false;
+  i = std::clamp(static_cast<int>(fy * static_cast<float>(N)), 0, N - 1);
+  j = std::clamp(static_cast<int>(fx * static_cast<float>(N)), 0, N - 1);
+  return true;
+}
+
+}  // namespace
+
+void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float side) {
+  const PatchGrid& g = backend.grid();
+  const int N = g.N();
+  const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
+  ImGui::BeginGroup();
+  ImGui::Text("A, head %d %s", head, std::string(head_name(static_cast<HeadKind>(head))).c_str());
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (!a_.valid()) {
+    ImGui::Dummy(ImVec2(side, side));
+    dl->AddRectFilled(p, ImVec2(p.x + side, p.y + side), IM_COL32(40, 40, 44, 255));
+    dl->AddRect(p, ImVec2(p.x + side, p.y + side), IM_COL32(120, 120, 120, 255));
+    const std::string msg = !a_error_.empty() ? a_error_ : progress_text("computing A");
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(p.x + 8, p.y + 8), ImGui::GetColorU32(ImGuiCol_Text),
+                msg.c_str(), nullptr, side - 16);
+    ImGui::EndGroup();
+    return;
+  }
+  const BlockRange range = range_ == 1 ? BlockRange::EachRow : BlockRange::Whole;
+  a_.upload(state.colormap, state.normalization, range);
+  const BlockImage& img = a_.image;
+  const bool clicked = ImGui::InvisibleButton("A", ImVec2(side, side));
+  const bool hovered = ImGui::IsItemHovered();
+  record_widget("matrix_A");
+  dl->AddImage(a_.texture.im(), p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1),
+               a_fresh_ ? IM_COL32_WHITE : IM_COL32(255, 255, 255, 110));
+  dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
+  if (a_fresh_ && img.N == N) outline_row(dl, p, side, img, hand_made_query(state, g));
+  if (!a_fresh_)
+    dl->AddText(ImVec2(p.x + 8, p.y + 8), IM_COL32(255, 255, 255, 255), progress_text("updating").c_str());
+
+  int i = 0, j = 0;
+  if (hovered && a_fresh_ && img.N == N && cell_under_mouse(p, side, N, i, j)) {
+    const float px = side / static_cast<float>(img.side);
+    const int r = i / img.block, c = j / img.block;
+    dl->AddRect(ImVec2(p.x + static_cast<float>(c) * px, p.y + static_cast<float>(r) * px),
+                ImVec2(p.x + static_cast<float>(c + 1) * px, p.y + static_cast<float>(r + 1) * px),
+                IM_COL32(255, 255, 255, 255));
+    // The exact a_ij from row i of A (one row pass for every head, kept while the mouse stays
+    // on that row); the pixel itself is the pooled value of its block.
+    if (hover_.query != i || hover_generation_ != backend.generation()) {
+      hover_ = backend.rows_of(i);
+      hover_generation_ = backend.generation();
+    }
+    const bool allowed = backend.setup().mask.allowed(i, j);
+    ImGui::BeginTooltip();
+    ImGui::Text("query i = %d, patch (col %d, row %d)", i, g.col_of(i), g.row_of(i));
+    ImGui::Text("key   j = %d, patch (col %d, row %d)", j, g.col_of(j), g.row_of(j));
+    const float thumb = ImGui::GetTextLineHeight() * 3;
+    patch_image(backend, i, thumb);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("i attends to j:");
+    ImGui::SameLine();
+    patch_image(backend, j, thumb);
+    if (allowed)
+      ImGui::Text("a_ij = %s", format_weight(hover_.head(head)[static_cast<size_t>(j)]).c_str());
+    else
+      ImGui::Text("a_ij = 0 (masked: key j is hidden from query i)");
+    if (img.block > 1) {
+      ImGui::Text("this pixel: rows %d-%d x columns %d-%d, %s %s%s", img.first(r), img.last(r) - 1, img.first(c),
+                  img.last(c) - 1, pooling_name(static_cast<Pooling>(a_key_.pooling)),
+                  format_weight(img.value(r, c)).c_str(), img.empty(r, c) ? " (all masked)" : "");
+    }
+    ImGui::TextDisabled("click: make token i the query");
+    ImGui::EndTooltip();
+    if (clicked) {
+      state.hand_made.cell = Cell{g.col_of(i), g.row_of(i)};
+      state.hand_made.query_pinned = true;
+    }
+  }
+  ImGui::EndGroup();
+}
+
+void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv,
+                                int query) {
+  const PatchGrid& g = backend.grid();
+  const int N = g.N();
+  ImGui::BeginGroup();
+  if (conv)
+    ImGui::Text("conv %dx%d: banded, shared", k_, k_);
+  else
+    ImGui::TextUnformatted("fc: dense, fixed");
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImGui::InvisibleButton(id, ImVec2(side, side));
+  const bool hovered = ImGui::IsItemHovered();
+  const bool current = pic.valid() && pic.image.N == N;
+  if (pic.valid() && pic.texture.id())
+    dl->AddImage(pic.texture.im(), p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1),
+                 current ? IM_COL32_WHITE : IM_COL32(255, 255, 255, 90));
+  if (!current)
+    dl->AddText(ImVec2(p.x + 6, p.y + 6), IM_COL32(255, 255, 255, 255), conv || fc_error_.empty() ? "computing ..." : fc_error_.c_str());
+  dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
+  if (pic.valid() && pic.image.N == N) outline_row(dl, p, side, pic.image, query);
+  int i = 0, j = 0;
+  if (hovered && pic.valid() && pic.image.N == N && cell_under_mouse(p, side, N, i, j)) {
+    ImGui::BeginTooltip();
+    ImGui::Text("output token i = %d (col %d, row %d), input token j = %d (col %d, row %d)", i, g.col_of(i), g.row_of(i), j,
+                g.col_of(j), g.row_of(j));
+    if (conv) {
+      const int tap = conv_tap(g, k_, i, j);
+      if (tap < 0)
+        ImGui::TextUnformatted("0: patch j is outside the kernel window around patch i");
+      else
+        ImGui::Text("kernel tap (row %+d, col %+d): the same weight on every pair of tokens at this offset", tap / k_ - k_ / 2,
+                    tap % k_ - k_ / 2);
+    } else {
+      ImGui::Text("weight %.3f (a stand-in value): every pair of tokens has its own weight", static_cast<double>(fc_weight(i, j, kFcSeed)));
+    }
+    if (pic.image.block > 1) {
+      const int r = i / pic.image.block, c = j / pic.image.block;
+      ImGui::Text("this pixel averages %d x %d entries%s", pic.image.last(r) - pic.image.first(r),
+                  pic.image.last(c) - pic.image.first(c), pic.image.empty(r, c) ? ", all zero" : "");
+    }
+    ImGui::EndTooltip();
+  }
+  ImGui::EndGroup();
+}
+
+void MatrixView::draw_properties(HandMadeSession& backend) {
+  const PatchGrid& g = backend.grid();
+  const long long N = g.N();
+  const long long D = backend.tokens().cols();  // width of the head input X = [T | P]
+  const Head& h = backend.setup().heads[static_cast<size_t>(std::clamp(a_key_.head, 0, kHeadCount - 1))];
+  const long long head_params = h.W_q.size() + h.W_k.size() + h.W_v.size();
+  const long long conv_nz = conv_nonzeros(g, k_);
+  if (!ImGui::BeginTable("props", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) return;
+  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("attention A", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+  ImGui::TableSetupColumn("fc", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("conv", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableHeadersRow();
+  auto row = [](const std::string& what, const std::string& a, const std::string& f, const std::string& c) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", what.c_str());
+    for (const std::string* s : {&a, &f, &c}) {
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", s->c_str());
+    }
+  };
+  const auto n = [](long long v) { return std::to_string(v); };
+  row("entries that can be non-zero", n(N * N) + " (N^2), minus the masked ones", n(N * N) + " (N^2)",
+      n(conv_nz) + " (about k^2 N)");
+  row("changes with the image?", "yes: computed from Q and K of this input (eq. 26.20)", "no: learned once, fixed",
+      "no: learned once, fixed");
+  row("learned numbers (D = " + n(D) + ": width of the head input [T | P])", n(head_params) + " in W_q, W_k, W_v of this head; none in A itself",
+      n(D * D * N * N) + " (D^2 N^2, exercise 12.1)", n(static_cast<long long>(k_) * k_ * D * D) + " (k^2 D^2, shared by all tokens)");
+  row("which inputs reach token i", "every unmasked token", "every token", "only the k x k patches around it");
+  ImGui::EndTable();
+}
+
+void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
+  // A waiting for a slider to rest, or fc on its worker thread: come back at once.
+  if (!a_fresh_) state.commands.redraw();
+  const PatchGrid& g = backend.grid();
+  const int N = g.N();
+  const int query = hand_made_query(state, g);
+
+  // --- controls
+  head_combo(state, "head", 11);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  ImGui::Combo("colours", &range_, "whole matrix\0each row\0");
+  record_widget("matrix_range");
+  help_marker("whole matrix: one colour scale for all of A (the colour bar). each row: every query's row is stretched "
+              "between its own smallest and largest weight, as the attention map does; useful when a mask leaves some "
+              "rows with few keys and therefore large weights. The colormap and the normalization are the app's.");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  ImGui::Combo("pooling", &pooling_, "mean\0max\0");
+  record_widget("matrix_pooling");
+  help_marker("When A has more rows than the picture has pixels, each pixel stands for a b x b block of weights: "
+              "mean shows their average (the true share of the block, so large blocks look dim), max the largest "
+              "weight in the block (a strong key stays visible however small the block's share). Masked weights count "
+              "as 0. With one weight per pixel both are a_ij itself.");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  if (ImGui::SliderInt("conv kernel k", &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
+  help_marker("Size of the convolution's window in patches (odd). Its matrix has a band of k rows of k entries.");
+
+  update_attention(state, backend);
+
+  const long long NN = static_cast<long long>(N) * N;
+  ImGui::Text("N = %d tokens (%d x %d patches of %d px), so every matrix here is %d x %d = %lld entries.", N, g.cols, g.rows,
+              g.K, N, N, NN);
+  const int b = block_size(N, kMaxSide);
+  if (b > 1)
+    ImGui::TextWrapped("Too many entries for the screen: A and fc are reduced to %d x %d pixels, each the %s (A) or the "
+                       "mean (fc) of a %d x %d block of entries; conv is reduced to the size it is drawn. A block is black "
+                       "only when every entry in it is masked (or zero).",
+                       (N + b - 1) / b, (N + b - 1) / b, pooling_name(static_cast<Pooling>(pooling_)), b, b);
+  else
+    ImGui::TextUnformatted("A and fc are shown exactly, one pixel per entry. Black = masked (weight exactly 0) or zero.");
+
+  // --- the three matrices: side by side when the window is wide, else A large with fc and conv
+  // stacked beside it
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float bar_w = ui_px(12) + ImGui::CalcTextSize("0.000000e-00").x;
+  const float avail = ImGui::GetContentRegionAvail().x - 12.0f - 3 * st.ItemSpacing.x - bar_w - 8.0f;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float by_height = ImGui::GetContentRegionAvail().y - line * 9;
+  const bool wide = avail / 3.0f >= 360.0f;
+  const float side = std::floor(std::clamp(std::min(wide ? avail / 3.0f : avail / 1.5f, by_height), 96.0f, 1024.0f));
+  const float small = wide ? side : std::floor(std::max((side - line - st.ItemSpacing.y) / 2.0f, 48.0f));
+  update_structures(backend, static_cast<int>(wide ? side : small));
+  // Structure pictures: every non-zero block at least 40% up the colormap, zero blocks black.
+  fc_.upload(state.colormap, Normalization::Absolute, BlockRange::Whole, 0.4f);
+  conv_.upload(state.colormap, Normalization::Absolute, BlockRange::Whole, 0.4f);
+  ImGui::Indent(12.0f);  // room for the query-row marker
+  draw_attention(state, backend, side);
+  ImGui::SameLine();
+  {
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(range_ == 1 ? "row i" : "all of A");
+    if (a_.valid()) {
+      // The colour bar: the whole matrix's range, or the query row's when each row has its own.
+      std::vector<std::uint8_t> keep(a_.image.all_zero.size());
+      for (size_t t = 0; t < keep.size(); ++t) keep[t] = a_.image.all_zero[t] ? 0 : 1;
+      std::span<const float> vals = a_.image.values;
+      std::span<const std::uint8_t> kp = keep;
+      if (range_ == 1 && a_.image.N == N) {
+        const size_t S = static_cast<size_t>(a_.image.side), r = static_cast<size_t>(query / a_.image.block);
+        vals = vals.subspan(r * S, S);
+        kp = kp.subspan(r * S, S);
+      }
+      colour_bar(state.colormap, state.normalization, normalization_range(vals, kp, state.normalization), side);
+    } else {
+      ImGui::Dummy(ImVec2(bar_w, side));
+    }
+    ImGui::EndGroup();
+  }
+  ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
+  if (wide) {
+    draw_structure("fc", fc_, backend, side, false, query);
+    ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
+    draw_structure("conv", conv_, backend, side, true, query);
+  } else {
+    ImGui::BeginGroup();
+    draw_structure("fc", fc_, backend, small, false, query);
+    draw_structure("conv", conv_, backend, small, true, query);
+    ImGui::EndGroup();
+  }
+  ImGui::Unindent(12.0f);
+
+  // --- what the pictures say
+  if (a_.valid()) {
+    ImGui::TextDisabled("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
+                        "full matrix would take %s); the outlined row is query i = %d.",
+                        NN, backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), query);
+    const Mask& mask = backend.setup().mask;
+    if (mask.kind() == MaskKind::Window) {
+      ImGui::TextWrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "
+                         "the conv's banded pattern; its values still come from the image.",
+                         mask.radius(), 2 * mask.radius() + 1, 2 * mask.radius() + 1);
+      if (2 * mask.radius() + 1 <= 15 && k_ != 2 * mask.radius() + 1 &&
+          ImGui::SmallButton(("set the conv kernel to k = " + std::to_string(2 * mask.radius() + 1) + " to compare").c_str()))
+        k_ = 2 * mask.radius() + 1;
+    }
+    if (a_empty_rows_ > 0)
+      ImGui::TextWrapped("%d row(s) have no key left (first: row %d): the mask hides every key from that query, so its "
+                         "weights are all 0 and the row is black.",
+                         a_empty_rows_, a_first_empty_);
+  }
+  ImGui::TextWrapped("Row i of each matrix says how much output token i takes from every input token j. A (eq. 26.20) "
+                     "is filled almost everywhere and is recomputed from Q and K for each image; masks turn cells off "
+                     "(fig. 26.18; the causal mask keeps j <= i, the lower triangle). The fc layer (eq. 26.6) is just as "
+                     "dense but its weights are fixed, whatever the image. The convolution only links neighbouring "
+                     "patches: in raster order its entries sit on k groups of k adjacent diagonals (one group per kernel "
+                     "row, the groups one grid row apart), and along each diagonal one kernel weight repeats (a "
+                     "block-Toeplitz matrix, fig. 26.21). Stand-in values "
+                     "are drawn for fc and conv, as no trained weights ship.");
+  draw_properties(backend);
+}
+
+}  // namespace matrix_view
+
+std::unique_ptr<TeachingView> make_matrix_view() { return std::make_unique<matrix_view::MatrixView>(); }
+
+}  // namespace attnlab::app

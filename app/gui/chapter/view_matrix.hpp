@@ -1,0 +1,134 @@
+#pragma once
+// The attention-matrix view's parts (view_matrix.cpp draws it, view_matrix_build.cpp builds its
+// pictures): A of the main head pooled a band of rows per frame, the fc and conv matrices. Only
+// those two files include this header.
+#include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/state/setting_widgets.hpp"
+#include "app/gui/state/ui_common.hpp"
+#include "app/gui/state/widget_log.hpp"
+#include "core/base/error.hpp"
+#include "core/hand_made/structure.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace attnlab::app::matrix_view {
+
+constexpr int kMaxSide = 512;         // the images have at most this many pixels per side
+constexpr int kDebounceTokens = 1024; // above this, wait for a change to settle before recomputing
+constexpr double kBandBudgetMs = 25;  // pooling A: about this much work per frame, so the UI stays live
+constexpr std::uint32_t kFcSeed = 11, kKernelSeed = 5;
+
+using Clock = std::chrono::steady_clock;
+
+inline std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+// A picture of a BlockImage (its texture and what it was made from).
+struct Picture {
+  BlockImage image;
+  GuiTexture texture;
+  unsigned version = 0;  // bumped when `image` changes
+  unsigned drawn = 0;    // the version the texture shows
+  HeatmapStyle style{};
+  BlockRange range = BlockRange::Whole;
+  bool valid() const { return image.side > 0; }
+  void upload(Colormap c, Normalization n, BlockRange r, float t_min = 0.0f) {
+    if (!valid()) return;
+    if (drawn == version && style == HeatmapStyle{c, n} && range == r && texture.id()) return;
+    const auto px = block_image_rgb8(image, c, n, r, t_min);
+    texture.set(image.side, image.side, 3, px, false);
+    // Drawn smaller than its size, the picture is averaged further by mipmaps (no entry is
+    // skipped); drawn larger, its pixels stay sharp squares.
+    GLint previous = 0;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+    glBindTexture(GL_TEXTURE_2D, texture.id());
+    glGenerateMipmap(GL_TEXTURE_2D);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+    drawn = version;
+    style = {c, n};
+    range = r;
+  }
+};
+
+class MatrixView final : public TeachingView {
+ public:
+  ~MatrixView() override {
+    if (scheduler_) scheduler_->cancel_prefix("matrix:");  // its continuation would reach this view
+  }
+  MatrixView()
+      : TeachingView({"matrix", "Attention matrix", "figs. 26.18, 26.21",
+            "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
+            "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
+            "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
+            "band that repeats one small kernel."}) {}
+  void draw_contents(AppState& state, HandMadeSession& backend) override;
+
+ private:
+  void update_attention(const AppState& state, HandMadeSession& backend);
+  void update_structures(HandMadeSession& backend, int conv_side);
+  void draw_attention(AppState& state, HandMadeSession& backend, float side);
+  void draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv, int query);
+  void draw_properties(HandMadeSession& backend);
+  // "<what> A ... 37%" while a picture is under way.
+  std::string progress_text(const char* what) const {
+    if (!building_ || next_.side < 1) return std::string(what) + " ...";
+    return std::string(what) + " ... " + std::to_string(100 * next_row_ / next_.side) + "%";
+  }
+
+  // A of the main head, pooled to at most kMaxSide pixels (HandMadeModel::pool_matrix_rows):
+  // never N² values, on the GPU as on the CPU. The picture is built a band of image rows per
+  // frame (GL stays on this thread), about kBandBudgetMs each, while the last one stays up.
+  struct Key {  // what a picture of A depends on
+    unsigned generation = 0;  // backend.generation()
+    int head = -1;
+    int pooling = 0;
+    bool operator==(const Key&) const = default;
+  };
+  Picture a_;
+  Key a_key_;                  // what a_ (or a_error_) is for
+  std::string a_error_;        // why A is not shown; empty when shown
+  bool a_fresh_ = false;       // a_ matches the current settings, head and pooling
+  int a_empty_rows_ = 0, a_first_empty_ = -1;
+  double a_ms_ = 0;            // time spent pooling a_ (all its bands)
+  // The picture under way: its key, image, rows done and the work so far.
+  Key next_key_;
+  bool building_ = false;
+  BlockImage next_;
+  int next_row_ = 0;
+  int band_rows_ = 1;          // image rows per call, adapted to kBandBudgetMs
+  double next_ms_ = 0;
+  // Debounce for large N: the key first seen and when.
+  Key pending_;
+  Clock::time_point pending_since_{};
+  // The exact row of A under the mouse (the tooltip's a_ij): row `hover_row_` of every head.
+  RowSet hover_;
+  unsigned hover_generation_ = 0;
+  int pooling_ = 0;  // Pooling: 0 mean, 1 max
+
+  // The fc and conv matrices over the same tokens.
+  Picture fc_, conv_;
+  int fc_N_ = 0;          // the N that fc_ shows
+  int fc_wanted_N_ = 0;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
+  std::string fc_error_;  // why the fc picture could not be made
+  Scheduler* scheduler_ = nullptr;  // where the fc job went: cancelled when the view goes
+  int conv_cols_ = 0, conv_rows_ = 0, conv_k_ = 0, conv_side_ = 0;
+  int k_ = 3;  // conv kernel size (odd)
+  int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,
+                   // like the attention map: a masked row with few keys would dwarf all others)
+};
+
+// Rows whose every key is masked (their weights are all 0): checked with the mask alone, O(N)
+// for the chapter's masks (a query sees itself, or the first kept key), never N².
+void count_empty_rows(const Mask& mask, int N, int& count, int& first);
+
+}  // namespace attnlab::app::matrix_view

@@ -1,0 +1,360 @@
+// Permutation (section 26.8, eqs. 26.29–26.31, fig. 26.15, exercise 12.3): shuffle the
+// patches with a seeded permutation, run the same settings on the shuffled image, and compare
+// the query's map after undoing the shuffle with the original map.
+//
+// Both images run on the CPU reference (core Reference, Eigen), so the difference shown is the
+// one core's tests check and is not mixed with GPU rounding. Rows are cheap (N m' each); the
+// output tokens T_out of both images cost N² m' each, so they run on the scheduler (a pool thread) and the
+// readout says "computing" meanwhile. Grids with N > kMaxDemoTokens are refused with a message.
+#include <imgui.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/state/setting_widgets.hpp"
+#include "app/gui/maps/map_pictures.hpp"
+#include "core/hand_made/demos.hpp"
+
+namespace attnlab::app {
+namespace {
+
+constexpr int kMaxDemoTokens = 4096;  // two CPU references and 2 N² m' for T_out stay well under a second
+
+// The photo (or the shuffled photo) with a heat map over it and the query outlined; returns the
+// patch under the mouse if it was clicked.
+std::optional<int> map_panel(const char* id, ImTextureID photo, ImTextureID heat, const PatchGrid& g, int outline,
+                             float side, float opacity) {
+  const float grid_w = static_cast<float>(g.cols * g.K), grid_h = static_cast<float>(g.rows * g.K);
+  const float scale = side / std::max(grid_w, grid_h);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const bool clicked = ImGui::InvisibleButton(id, ImVec2(grid_w * scale, grid_h * scale));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
+  dl->AddRectFilled(at(0, 0), at(grid_w, grid_h), IM_COL32(0, 0, 0, 255));
+  if (photo) {  // only the part under the grid (crop drops the rest; pad leaves a black margin)
+    const float w = std::min(static_cast<float>(g.image_width), grid_w),
+                h = std::min(static_cast<float>(g.image_height), grid_h);
+    dl->AddImage(photo, at(0, 0), at(w, h), ImVec2(0, 0),
+                 ImVec2(w / static_cast<float>(g.image_width), h / static_cast<float>(g.image_height)));
+  }
+  dl->AddImage(heat, at(0, 0), at(grid_w, grid_h), ImVec2(0, 0), ImVec2(1, 1),
+               IM_COL32(255, 255, 255, static_cast<int>(std::clamp(opacity, 0.0f, 1.0f) * 255)));
+  if (outline >= 0) {
+    const float K = static_cast<float>(g.K);
+    const ImVec2 a = at(static_cast<float>(g.col_of(outline)) * K, static_cast<float>(g.row_of(outline)) * K);
+    const ImVec2 b(std::max(a.x + K * scale, a.x + 3), std::max(a.y + K * scale, a.y + 3));
+    dl->AddRect(a, b, IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
+  }
+  if (!clicked) return std::nullopt;
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const int c = std::clamp(static_cast<int>((m.x - p.x) / (scale * static_cast<float>(g.K))), 0, g.cols - 1);
+  const int r = std::clamp(static_cast<int>((m.y - p.y) / (scale * static_cast<float>(g.K))), 0, g.rows - 1);
+  return g.index(c, r);
+}
+
+class PermutationView final : public TeachingView {
+ public:
+  ~PermutationView() override {
+    if (scheduler_) scheduler_->cancel_prefix("permutation:");  // its continuation would reach this view
+  }
+
+  PermutationView()
+      : TeachingView({"permutation", "Permutation", "section 26.8, fig. 26.15",
+            "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
+            "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
+            "on where a patch sits, and the numbers change."}) {}
+
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
+    ImGui::TextWrapped(
+        "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
+        "one and never looks at their order, so the shuffled image's map is the original map with its values carried "
+        "along by their patches. Put back in place, it should match the original exactly - unless something in the "
+        "scores depends on the place: positional codes (section 26.11) or a mask.");
+    draw_controls(state);
+    ImGui::Separator();
+
+    const PatchGrid& g = backend.grid();
+    if (g.N() > kMaxDemoTokens) {
+      int K = g.K;
+      while (K < std::min(g.image_width, g.image_height) &&
+             static_cast<long long>(g.image_width / K) * (g.image_height / K) > kMaxDemoTokens)
+        ++K;
+      ImGui::TextWrapped(
+          "This demo runs the CPU reference on two images; with N = %d tokens that is too slow for a live view. "
+          "Choose a patch size of at least %d pixels (N <= %d).",
+          g.N(), K, kMaxDemoTokens);
+      return;
+    }
+    update_pair(backend);
+    if (!refusal_.empty()) {
+      ImGui::TextWrapped("%s", refusal_.c_str());
+      return;
+    }
+    const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
+    const int query = hand_made_query(state, g);
+    update_rows(state, backend, head, query);
+    start_output_job(backend.scheduler(), head);
+
+    draw_maps(state, backend, query);
+    draw_readout(backend, head, query);
+  }
+
+ private:
+  void draw_controls(AppState& state) {
+    const float w = ImGui::GetFontSize() * 6;
+    ImGui::TextUnformatted("seed");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("##seed", &seed_)) seed_ = std::max(seed_, 0);
+    ImGui::SameLine();
+    if (ImGui::Button("shuffle again")) seed_ = seed_ < 1 << 30 ? seed_ + 1 : 0;
+    ImGui::SameLine();
+    ImGui::TextUnformatted("   codes:");
+    ImGui::SameLine();
+    int mode = static_cast<int>(state.attention.pos.mode);
+    ImGui::RadioButton("none", &mode, static_cast<int>(PosMode::None));
+    ImGui::SameLine();
+    ImGui::RadioButton("concat", &mode, static_cast<int>(PosMode::Concat));
+    ImGui::SameLine();
+    ImGui::RadioButton("add", &mode, static_cast<int>(PosMode::Add));
+    state.attention.pos.mode = static_cast<PosMode>(mode);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("   head:");
+    ImGui::SameLine();
+    head_combo(state, "##head", 9);
+    help_marker(
+        "The main head (the image view's). The position and colour+position heads read the code p "
+        "themselves, so they depend on the place even with the codes switched off.");
+  }
+
+  // The two CPU references, the permutation and the shuffled photo: on a new image, settings or seed.
+  void update_pair(HandMadeSession& backend) {
+    if (pair_gen_ == backend.generation() && pair_seed_ == seed_) return;
+    pair_gen_ = backend.generation();
+    pair_seed_ = seed_;
+    rows_valid_ = false;
+    original_.reset();
+    shuffled_.reset();
+    refusal_.clear();
+    try {
+      const Image& image = backend.image();
+      auto original = std::make_shared<const Reference>(image, backend.settings());
+      perm_ = seeded_permutation(original->N(), static_cast<std::uint32_t>(seed_));
+      inv_ = inverse_permutation(perm_);
+      Image mixed = permute_patches(image, original->grid(), perm_);
+      shuffled_ = std::make_shared<const Reference>(mixed, backend.settings());
+      original_ = std::move(original);
+      std::vector<std::uint8_t> px(mixed.rgb.size());
+      for (size_t n = 0; n < px.size(); ++n)
+        px[n] = static_cast<std::uint8_t>(std::lround(std::clamp(mixed.rgb[n], 0.0f, 1.0f) * 255.0f));
+      shuffled_photo_.set(mixed.width, mixed.height, 3, px, true);
+    } catch (const Error& e) {
+      refusal_ = e.what();
+      original_.reset();
+      shuffled_.reset();
+    }
+  }
+
+  // The three maps (shuffled, undone, original) on one shared scale, and the difference map.
+  void update_rows(AppState& state, HandMadeSession& backend, int head, int query) {
+    const HeatmapStyle style{state.colormap, state.normalization};
+    if (rows_valid_ && rows_gen_ == backend.generation() && rows_head_ == head && rows_query_ == query &&
+        rows_style_ == style)
+      return;
+    const PatchGrid& g = original_->grid();
+    const int N = g.N();
+    const int moved = inv_[static_cast<size_t>(query)];
+    const RowResult a = original_->row(head, query);
+    const RowResult b = shuffled_->row(head, moved);
+    const std::span<const float> wa(a.weights.data(), static_cast<size_t>(N)),
+        wb(b.weights.data(), static_cast<size_t>(N));
+    const std::vector<float> back = undo_permutation(wb, perm_);
+    std::vector<std::uint8_t> keep_a(static_cast<size_t>(N)), keep_b(static_cast<size_t>(N));
+    const Mask& mask = original_->setup().mask;
+    for (int j = 0; j < N; ++j) {
+      keep_a[static_cast<size_t>(j)] = mask.allowed(query, j);
+      keep_b[static_cast<size_t>(j)] = mask.allowed(moved, j);
+    }
+    const std::vector<std::uint8_t> keep_back = [&] {  // the shuffled image's keep flags, put back
+      std::vector<std::uint8_t> k(static_cast<size_t>(N));
+      for (int m = 0; m < N; ++m)
+        k[static_cast<size_t>(perm_[static_cast<size_t>(m)])] = keep_b[static_cast<size_t>(m)];
+      return k;
+    }();
+    // One range over the original and the moved-back values: equal numbers get equal colours.
+    const ValueRange ra = normalization_range(wa, keep_a, style.normalization);
+    const ValueRange rb = normalization_range(back, keep_back, style.normalization);
+    auto none = [](ValueRange r) { return r.lo == 0 && r.hi == 0; };  // nothing kept
+    range_ = none(ra) ? rb : none(rb) ? ra : ValueRange{std::min(ra.lo, rb.lo), std::max(ra.hi, rb.hi)};
+    tex_shuffled_.set(g.cols, g.rows, 4, colormap_pixels(wb, keep_b, style.colormap, style.normalization, range_),
+                      false);
+    tex_undone_.set(g.cols, g.rows, 4, colormap_pixels(back, keep_back, style.colormap, style.normalization, range_),
+                    false);
+    tex_original_.set(g.cols, g.rows, 4, colormap_pixels(wa, keep_a, style.colormap, style.normalization, range_),
+                      false);
+    std::vector<float> diff(static_cast<size_t>(N));
+    for (int j = 0; j < N; ++j)
+      diff[static_cast<size_t>(j)] = std::abs(back[static_cast<size_t>(j)] - wa[static_cast<size_t>(j)]);
+    diff_max_ = row_difference(*original_, *shuffled_, perm_, head, query);  // the tested readout
+    const ValueRange rd{0.0f, std::max(diff_max_, 1e-12f)};
+    tex_diff_.set(g.cols, g.rows, 4, colormap_pixels(diff, {}, style.colormap, Normalization::Absolute, rd), false);
+    empty_ = a.empty || b.empty;
+    rows_gen_ = backend.generation();
+    rows_head_ = head;
+    rows_query_ = query;
+    rows_style_ = style;
+    rows_valid_ = true;
+  }
+
+  // ---- T_out on the scheduler: a new question (image, settings, seed, head) replaces the old job
+  void start_output_job(Scheduler& scheduler, int head) {
+    if (out_gen_ == pair_gen_ && out_seed_ == pair_seed_ && out_head_ == head) return;
+    out_gen_ = pair_gen_;
+    out_seed_ = pair_seed_;
+    out_head_ = head;
+    out_diff_.reset();
+    out_error_.clear();
+    scheduler_ = &scheduler;
+    scheduler.submit<std::optional<float>>(
+        "permutation:output",
+        [a = original_, b = shuffled_, perm = perm_, head](const std::atomic<bool>& stop) {
+          return output_difference(*a, *b, perm, head, &stop);
+        },
+        [this](std::future<std::optional<float>> result) {
+          try {
+            if (const auto v = result.get()) out_diff_ = *v;
+          } catch (const std::exception& e) {
+            out_error_ = e.what();
+          }
+        });
+  }
+
+  void draw_maps(AppState& state, HandMadeSession& backend, int query) {
+    const PatchGrid& g = original_->grid();
+    const int moved = inv_[static_cast<size_t>(query)];
+    const float sp = ImGui::GetStyle().ItemSpacing.x;
+    const float ui = ImGui::GetFontSize() / 13.0f;
+    const float bar_w = 18.0f * ui + 6 + ImGui::CalcTextSize("0.000000e-00").x;
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float side = std::clamp((avail - bar_w - 4 * sp) / 4.0f, 60.0f * ui, 320.0f * ui);
+    const float opacity = std::max(state.opacity, 0.5f);
+    auto pick = [&](int cell) {
+      state.hand_made.cell = Cell{g.col_of(cell), g.row_of(cell)};
+      state.hand_made.query_pinned = true;
+    };
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("shuffled image");
+    if (auto hit = map_panel("shuffled", shuffled_photo_.im(), tex_shuffled_.im(), g, moved, side, opacity))
+      pick(perm_[static_cast<size_t>(*hit)]);  // the patch sitting there comes from perm[hit]
+    ImGui::TextDisabled("query now at (%d,%d)", g.col_of(moved), g.row_of(moved));
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("shuffle undone");
+    if (auto hit = map_panel("undone", backend.photo(), tex_undone_.im(), g, query, side, opacity)) pick(*hit);
+    ImGui::TextDisabled("weights put back in place");
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("original");
+    if (auto hit = map_panel("original", backend.photo(), tex_original_.im(), g, query, side, opacity)) pick(*hit);
+    ImGui::TextDisabled("query (%d,%d)", g.col_of(query), g.row_of(query));
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(" ");
+    colour_bar(state.colormap, state.normalization, range_, side);
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("|undone - original|");
+    map_panel("difference", nullptr, tex_diff_.im(), g, query, side, 1.0f);
+    ImGui::TextDisabled("black = 0, brightest = %s", format_weight(diff_max_).c_str());
+    ImGui::EndGroup();
+    ImGui::TextDisabled("The three maps share one colour scale. Click a patch (in any map) to make it the query.");
+  }
+
+  void draw_readout(HandMadeSession& backend, int head, int query) {
+    const Settings& s = backend.settings();
+    const int N = original_->N();
+    ImGui::Separator();
+    ImGui::Text(
+        "largest |difference| after undoing the shuffle: %s   (row %d of A; a uniform weight would be 1/N = %s)",
+        format_weight(diff_max_).c_str(), query, format_weight(1.0 / N).c_str());
+    if (out_diff_)
+      ImGui::Text("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s", N,
+                  format_weight(*out_diff_).c_str());
+    else if (!out_error_.empty())
+      ImGui::Text("output tokens T_out: %s", out_error_.c_str());
+    else
+      ImGui::TextDisabled("largest |difference| of the output tokens T_out after undoing: computing...");
+    if (empty_) ImGui::TextDisabled("(every key is masked for this query in one of the images)");
+
+    const bool codes = s.pos.mode != PosMode::None;
+    const bool masked = s.mask.kind != MaskKind::None;
+    const bool reads_p =
+        head == static_cast<int>(HeadKind::Position) || head == static_cast<int>(HeadKind::ColourPosition);
+    ImGui::Spacing();
+    if (!codes && !masked && !reads_p) {
+      ImGui::TextWrapped(
+          "Zero up to float rounding: every score s_ij depends only on the contents of patches i and j, so shuffling "
+          "the tokens shuffles the rows and columns of A the same way and T_out moves along with them "
+          "(eqs. 26.29-26.31: the whole transformer is permutation equivariant). Switch on codes to break this.");
+    } else {
+      std::string why;
+      if (codes)
+        why += s.pos.mode == PosMode::Concat
+                   ? "The codes appended to q and k belong to the place, not to the patch: a moved patch gets the code "
+                     "of its new place, so its scores change (lambda^2 p_i^T p_j, eq. 26.40). "
+                   : "The codes added to the tokens belong to the place, not to the patch: a moved patch is a "
+                     "different token at its new place, so its query, key and value change. ";
+      if (masked)
+        why +=
+            "The mask decides by index which keys a query may see, so it does not move with the patches (the "
+            "chapter's note next to section 26.11). ";
+      if (reads_p)
+        why += "This head reads the positional code p itself, so it depends on the place even without codes. ";
+      why += "The difference is the information about the layout that attention alone would not have.";
+      ImGui::TextWrapped("%s", why.c_str());
+    }
+    ImGui::TextDisabled("Computed with the CPU reference (Eigen) on both images; seed %d shuffles %d patches.",
+                        pair_seed_, N);
+  }
+
+  int seed_ = 1;
+  // the pair of references
+  unsigned pair_gen_ = 0;
+  int pair_seed_ = -1;
+  std::shared_ptr<const Reference> original_, shuffled_;
+  std::vector<int> perm_, inv_;
+  std::string refusal_;
+  GuiTexture shuffled_photo_;
+  // the rows and maps
+  bool rows_valid_ = false;
+  unsigned rows_gen_ = 0;
+  int rows_head_ = -1, rows_query_ = -1;
+  HeatmapStyle rows_style_;
+  GuiTexture tex_shuffled_, tex_undone_, tex_original_, tex_diff_;
+  ValueRange range_;
+  float diff_max_ = 0;
+  bool empty_ = false;
+  // T_out
+  unsigned out_gen_ = 0;
+  int out_seed_ = -1, out_head_ = -1;
+  std::optional<float> out_diff_;
+  std::string out_error_;
+  Scheduler* scheduler_ = nullptr;  // where the T_out job went
+};
+
+}  // namespace
+
+std::unique_ptr<TeachingView> make_permutation_view() { return std::make_unique<PermutationView>(); }
+
+}  // namespace attnlab::app

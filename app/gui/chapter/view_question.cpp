@@ -1,0 +1,288 @@
+// Question token (figs. 26.7, 26.8, eqs. 26.11–26.16): a colour the user picks becomes a query
+// from outside the image. Its head input x (core question_token) goes through the backend's
+// row_for_token (GPU or CPU), giving where it attends; the output token t_out = Σ a_j v_j and the
+// chapter's extra constant dimension (the "count") come from core output_with_count.
+#include <imgui.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/maps/map_pictures.hpp"
+#include "core/hand_made/demos.hpp"
+
+namespace attnlab::app {
+namespace {
+
+// The heads whose query reads the colour part of x (the others would see only zeros).
+constexpr std::array<HeadKind, 3> kColourHeads{HeadKind::Colour, HeadKind::ColourPosition, HeadKind::Custom};
+
+void swatch(const char* id, const std::array<float, 3>& c, float side) {
+  ImGui::ColorButton(
+      id, ImVec4(std::clamp(c[0], 0.0f, 1.0f), std::clamp(c[1], 0.0f, 1.0f), std::clamp(c[2], 0.0f, 1.0f), 1),
+      ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoDragDrop, ImVec2(side, side));
+}
+
+class QuestionView final : public TeachingView {
+ public:
+  QuestionView()
+      : TeachingView({"question", "Question token", "figs. 26.7, 26.8",
+            "A query does not have to come from the image. Pick a colour: it becomes a question token whose query is "
+            "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
+            "(26.16). The chapter adds a constant 1 to every value so that the answer can also count."}) {}
+
+  void draw_contents(AppState& state, HandMadeSession& backend) override {
+    ImGui::TextWrapped(
+        "The question is a token of its own, not one of the N patches (figs. 26.7-26.8). Its input x holds the colour "
+        "c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The head turns it "
+        "into a query q = W_q x (eq. 26.11), scores every patch's key, s_j = q^T k_j (26.14), takes the softmax "
+        "(26.15) and sums the values with those weights (26.16).");
+    draw_controls(backend, hand_made_query(state, backend.grid()));
+    update(state, backend);
+    ImGui::Separator();
+    draw_softmax_answer(state, backend);
+    ImGui::Separator();
+    draw_count(state, backend);
+  }
+
+ private:
+  void draw_controls(HandMadeSession& backend, int i) {
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+    ImGui::ColorEdit3("question colour c", colour_.data(), ImGuiColorEditFlags_Float);
+    ImGui::SameLine();
+    const PatchGrid& g = backend.grid();
+    if (ImGui::Button("use the query patch's colour")) colour_ = patch_colour(backend, i);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("the mean colour of patch (%d,%d), the image view's query", g.col_of(i), g.row_of(i));
+    ImGui::TextUnformatted("head:");
+    for (HeadKind h : kColourHeads) {
+      ImGui::SameLine();
+      ImGui::RadioButton(std::string(head_name(h)).c_str(), &head_, static_cast<int>(h));
+    }
+    help_marker(
+        "Only these heads read the colour part of x. colour: q = c/|c| (fig. 26.12); colour+position: "
+        "q = [c/|c|; p/2] with p = 0 for the question; custom: q = W_q c/|c| with the matrix of the heads view.");
+  }
+
+  static std::array<float, 3> patch_colour(const HandMadeSession& backend, int i) {
+    // The mean over the patch's pixels inside the image (as core's mean_colours does). Not taken
+    // from tokens(): in add mode those columns also carry the added code.
+    const Image& img = backend.image();
+    const PatchGrid& g = backend.grid();
+    double sum[3] = {0, 0, 0};
+    int count = 0;
+    for (int y = g.row_of(i) * g.K; y < std::min((g.row_of(i) + 1) * g.K, img.height); ++y)
+      for (int x = g.col_of(i) * g.K; x < std::min((g.col_of(i) + 1) * g.K, img.width); ++x) {
+        for (int c = 0; c < 3; ++c) sum[c] += img.at(x, y, c);
+        ++count;
+      }
+    std::array<float, 3> out{};
+    for (int c = 0; c < 3; ++c) out[static_cast<size_t>(c)] = count ? static_cast<float>(sum[c] / count) : 0.0f;
+    return out;
+  }
+
+  void update(AppState& state, HandMadeSession& backend) {
+    const HeatmapStyle style{state.colormap, state.normalization};
+    const bool same_row = valid_ && gen_ == backend.generation() && asked_ == colour_ && asked_head_ == head_;
+    if (!same_row) {
+      const Matrix& X = backend.tokens();
+      x_ = question_token(colour_, static_cast<int>(X.cols()));
+      auto [w, logits] = backend.row_for_token(head_, x_);
+      weights_ = std::move(w);
+      const HeadQKV& qkv = backend.qkv(head_);
+      const float to_score = backend.settings().temperature * std::sqrt(static_cast<float>(qkv.m()));
+      scores_.resize(logits.size());
+      for (size_t j = 0; j < logits.size(); ++j) scores_[j] = logits[j] * to_score;  // s_j = q^T k_j
+      const Matrix Wq = query_key_weights(backend.setup().heads[static_cast<size_t>(head_)].W_q, backend.settings().pos,
+                                          static_cast<int>(backend.setup().P.cols()));
+      q_ = x_ * Wq.transpose();
+      soft_ = output_with_count(weights_, qkv.V);
+      const auto [lo, hi] = std::minmax_element(scores_.begin(), scores_.end());
+      smin_ = *lo;
+      smax_ = *hi;
+      gen_ = backend.generation();
+      asked_ = colour_;
+      asked_head_ = head_;
+      valid_ = true;
+      tex_valid_ = false;
+    }
+    const float threshold = smax_ - delta_;
+    if (!tex_valid_ || !(style_ == style) || threshold != threshold_) {
+      const PatchGrid& g = backend.grid();
+      soft_tex_.set(g.cols, g.rows, 4, apply_colormap(weights_, {}, style.colormap, style.normalization), false);
+      range_ = normalization_range(weights_, {}, style.normalization);
+      hard_ = match_weights(scores_, threshold);
+      hard_answer_ = output_with_count(hard_, backend.qkv(head_).V);
+      std::vector<std::uint8_t> px(static_cast<size_t>(g.N()) * 4, 0);
+      for (size_t j = 0; j < hard_.size(); ++j)
+        if (hard_[j] == 0.0f) px[j * 4 + 3] = 255;  // unmatched: darkened; matched: the photo shows
+      hard_tex_.set(g.cols, g.rows, 4, px, false);
+      style_ = style;
+      threshold_ = threshold;
+      tex_valid_ = true;
+    }
+  }
+
+  void draw_softmax_answer(AppState& state, HandMadeSession& backend) {
+    const PatchGrid& g = backend.grid();
+    const float ui = ImGui::GetFontSize() / 13.0f;
+    const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.35f, 120.0f * ui, 340.0f * ui);
+    ImGui::BeginGroup();
+    ImGui::Text("where the question attends: a_j (%s head)",
+                std::string(head_name(static_cast<HeadKind>(head_))).c_str());
+    map_thumbnail("question_map", backend, soft_tex_.im(), state, ImVec2(side, side), {}, false);
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted(" ");
+    colour_bar(state.colormap, state.normalization, range_,
+               side * static_cast<float>(g.rows) / static_cast<float>(std::max(g.rows, g.cols)));
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(0.0f);
+    std::string q = "q = W_q x = [";
+    for (Eigen::Index n = 0; n < std::min<Eigen::Index>(q_.size(), 6); ++n) q += (n ? ", " : "") + format_short(q_[n]);
+    q += q_.size() > 6 ? ", ... ]  (" + std::to_string(q_.size()) + " values; the code part is 0)" : "]";
+    ImGui::TextUnformatted(q.c_str());
+    const auto best = std::max_element(weights_.begin(), weights_.end());
+    const int jb = static_cast<int>(best - weights_.begin());
+    ImGui::Text("largest weight %s at patch (%d,%d); 1/N = %s", format_weight(*best).c_str(), g.col_of(jb),
+                g.row_of(jb), format_weight(1.0 / g.N()).c_str());
+    ImGui::Spacing();
+    ImGui::TextUnformatted("the output token t_out = sum_j a_j [v_j; 1]:");
+    swatch("##tout", soft_.colour, ImGui::GetFrameHeight() * 2);
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::Text("colour part  sum_j a_j v_j = (%.4f, %.4f, %.4f)", static_cast<double>(soft_.colour[0]),
+                static_cast<double>(soft_.colour[1]), static_cast<double>(soft_.colour[2]));
+    ImGui::Text("count part   sum_j a_j * 1 = %.6f", static_cast<double>(soft_.count));
+    ImGui::EndGroup();
+    ImGui::TextDisabled(
+        "v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s",
+        backend.settings().pos.mode == PosMode::Add ? "; in add mode it also carries the added code" : "");
+    ImGui::Spacing();
+    ImGui::TextWrapped(
+        "The colour part is an average of the patches' colours, pulled towards the ones that match the question. "
+        "The count part always reads 1: the softmax makes the weights add up to 1, so a softmax answer is an "
+        "average and cannot say how many patches matched.");
+    if (backend.settings().pos.mode == PosMode::Concat)
+      ImGui::TextWrapped(
+          "Concat mode: the question has no place, so its code is 0 and lambda p_j adds nothing to its "
+          "scores.");
+    else if (backend.settings().pos.mode == PosMode::Add)
+      ImGui::TextWrapped(
+          "Add mode: the keys carry their place mixed into every feature, so the scores also vary with "
+          "the place.");
+    if (backend.settings().mask.kind != MaskKind::None)
+      ImGui::TextDisabled("The mask is not used: it is defined between image tokens, and the question is not one.");
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+  }
+
+  void draw_count(AppState& state, HandMadeSession& backend) {
+    ImGui::TextUnformatted("Counting, as in fig. 26.7: weight 1 on each matching patch, 0 elsewhere (no softmax)");
+    ImGui::TextWrapped(
+        "The chapter gives every value one extra dimension that is always 1, so that part of t_out is just the sum of "
+        "the weights. In its hand-made example (figs. 26.7-26.8 leave the softmax out) a counting question puts weight "
+        "1 on every patch it is about: the sum is how many there are. A colour question puts 1/n on each of n "
+        "patches: the colour part is their average and the count part reads 1. Here a patch 'matches' when its score "
+        "s_j = q^T k_j is within delta of the best score.");
+    const float range = std::max(smax_ - smin_, 2e-6f);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+    ImGui::SliderFloat("delta", &delta_, 1e-6f, range, "%.6f", ImGuiSliderFlags_Logarithmic);
+    delta_ = std::clamp(delta_, 0.0f, range);
+    help_marker(
+        "Logarithmic: the scores crowd near the top. For the colour head s_j is the cosine between the "
+        "question's colour and the patch's, so delta = 0.002 means 'within about 3.6 degrees of the best match'.");
+    if (!tex_valid_ || threshold_ != smax_ - delta_) update(state, backend);
+    const PatchGrid& g = backend.grid();
+    const int n = static_cast<int>(std::lround(hard_answer_.count));
+    ImGui::SameLine();
+    ImGui::Text("match if s_j >= %.6f: %d of %d patches", static_cast<double>(threshold_), n, g.N());
+
+    const float ui = ImGui::GetFontSize() / 13.0f;
+    const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.3f, 120.0f * ui, 300.0f * ui);
+    ImGui::BeginGroup();
+    map_thumbnail("question_matches", backend, hard_tex_.im(), state, ImVec2(side, side), {}, false);
+    ImGui::TextDisabled("matching patches bright, the rest darkened");
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    std::array<float, 3> mean{};
+    if (n > 0)
+      for (size_t c = 0; c < 3; ++c) mean[c] = hard_answer_.colour[c] / static_cast<float>(n);
+    const float sw = ImGui::GetFrameHeight();
+    if (ImGui::BeginTable("answers", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+      ImGui::TableSetupColumn("weights a_j");
+      ImGui::TableSetupColumn("count part: sum a_j * 1");
+      ImGui::TableSetupColumn("colour part: sum a_j v_j");
+      ImGui::TableSetupColumn("colour");
+      ImGui::TableHeadersRow();
+      auto row = [&](const char* what, const std::string& count, const std::array<float, 3>& c, const char* id,
+                     bool show) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(what);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(count.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("(%.4f, %.4f, %.4f)", static_cast<double>(c[0]), static_cast<double>(c[1]),
+                    static_cast<double>(c[2]));
+        ImGui::TableNextColumn();
+        if (show) swatch(id, c, sw);
+      };
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(soft_.count));
+      row("softmax (eq. 26.15)", buf, soft_.colour, "##s", true);
+      row("1 on matches (count)", std::to_string(n), hard_answer_.colour, "##h", false);
+      row(n > 0 ? "1/n on matches (colour)" : "1/n: no match", n > 0 ? "1" : "0", mean, "##m", n > 0);
+      ImGui::EndTable();
+    }
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextWrapped(
+        "With weights of 1 the colour part is a sum of %d colours (no colour to show); divided by the count it is the "
+        "average of the last row. The constant dimension counts only when the weights are not normalized: after the "
+        "softmax of eq. 26.15 it always reads 1.",
+        n);
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+  }
+
+  static std::string format_short(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(v));
+    return buf;
+  }
+
+  std::array<float, 3> colour_{0.80f, 0.62f, 0.36f};  // a giraffe-like tan
+  int head_ = static_cast<int>(HeadKind::Colour);
+  float delta_ = 0.002f;  // a patch matches when s_j >= (largest score) - delta_
+
+  bool valid_ = false;
+  unsigned gen_ = 0;
+  std::array<float, 3> asked_{};
+  int asked_head_ = -1;
+  RowVector x_, q_;
+  std::vector<float> weights_, scores_;
+  float smin_ = 0, smax_ = 0;
+  QuestionAnswer soft_;
+
+  bool tex_valid_ = false;
+  HeatmapStyle style_;
+  float threshold_ = 0;
+  GuiTexture soft_tex_, hard_tex_;
+  ValueRange range_;
+  std::vector<float> hard_;
+  QuestionAnswer hard_answer_;
+};
+
+}  // namespace
+
+std::unique_ptr<TeachingView> make_question_view() { return std::make_unique<QuestionView>(); }
+
+}  // namespace attnlab::app

@@ -1,0 +1,66 @@
+#pragma once
+// The app's views and panels. Each lives in its own file, reads the one AppState, draws, and
+// writes the user's changes back into it; the main loop (app.cpp) applies them to the backend.
+#include "app/gui/state/app_state.hpp"
+#include "app/gui/sessions/hand_made_session.hpp"
+#include "core/vit/attention_source.hpp"
+
+#include <imgui.h>
+
+#include <array>
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+namespace attnlab::app {
+
+class VitSession;
+
+/// Where the main map view drew the photo: screen position of pixel (0,0) and screen pixels per
+/// photo pixel. Recorded in export sidecars so tests can click on a patch. `head` is the head
+/// whose map it drew, −1 for heads fused (a click in the heads view later in the frame changes
+/// the main head).
+struct ViewGeometry {
+  float x = 0, y = 0, scale = 0;
+  bool valid = false;
+  int head = 0;
+  /// What a "map only" export keeps (x, y, w, h in window pixels): the map as drawn inside its
+  /// canvas, and its colour bar.
+  std::array<float, 4> picture{};
+  /// The query token the main map drew (in its source's numbering), -1 before one is drawn.
+  int query = -1;
+};
+
+/// The picture of a map view for a "map only" export: the map's drawn rectangle [map0, map1]
+/// clipped to its canvas [canvas0, canvas1], joined with the last item (the colour bar's group,
+/// just ended).
+std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1);
+
+/// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
+void draw_controls_panel(AppState& state, HandMadeSession& backend);
+/// Developer readouts away from the map: driver and versions, frame and row-pass times, the
+/// engine's row against the CPU reference (fills state.report.checks), the views' own checks,
+/// and which runner does a ViT's forward pass (auto, gpu, cpu: state.vit_backend) and why.
+void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const VitSession& vit);
+/// The bundled gallery, open by path; dropped files arrive as commands (AppState::commands).
+void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
+
+/// Draws the part of the photo the patch grid covers (in crop mode the pixels past the last
+/// whole patch are left out), pixel (0,0) at `origin`, `scale` screen pixels per image pixel;
+/// the grid's cells past the image (pad mode) black.
+void draw_photo(ImDrawList* dl, HandMadeSession& backend, ImVec2 origin, float scale);
+
+/// Draws the map `heat()` over a photo (`photo(dl, origin, scale)` draws the covered part of
+/// `grid`) into a box of `size` at the cursor, keeping the covered part's aspect; `outlines`
+/// around those patches, a frame when `selected`, the map at least `min_opacity` opaque. `heat`
+/// is not called when the box is scrolled away. Returns true when clicked. The one thumbnail of
+/// every view: the map views' (source_thumbnail) and the chapter's (map_thumbnail).
+bool draw_map_thumbnail(const char* id, const SourceGrid& grid, const std::function<void(ImDrawList*, ImVec2, float)>& photo,
+                        const std::function<ImTextureID()>& heat, const AppState& state, ImVec2 size,
+                        const std::vector<Cell>& outlines, bool selected, float min_opacity);
+/// Draws a head's map for a query over the photo into a `size` box at the cursor (thumbnails).
+/// Returns true when clicked.
+bool map_thumbnail(const char* id, HandMadeSession& backend, ImTextureID heat, const AppState& state, ImVec2 size,
+                   const std::vector<Cell>& outlines, bool selected);
+
+}  // namespace attnlab::app

@@ -1,0 +1,249 @@
+#include "app/gui/output/export.hpp"
+#include "app/gui/state/widget_log.hpp"
+
+#include "core/hand_made/attention.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
+#include "core/io/image.hpp"
+#include "core/base/platform.hpp"
+#include "core/gpu/gl.hpp"
+#include "core/vit/vit_train.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <numeric>
+
+namespace attnlab::app {
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  const std::tm tm = platform::local_time(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width, int height) {
+  // The sidecar describes the picture, which shows what the backend computed at the start of
+  // the frame. A change made during the frame (a slider being dragged, the pointer on another
+  // patch, a click on another head) is applied in the next one, or not at all when it does
+  // not fit (a K larger than the image): the attention settings are the backend's, the query
+  // and the head the ones the image view drew (else the document's).
+  AppState drawn = state;
+  int query = -1;
+  if (backend.has_image()) {
+    const PatchGrid& g = backend.grid();
+    drawn.attention = backend.settings();
+    const bool drawn_here = view.valid && state.report.vit_drawn.is_null() && state.report.train_drawn.is_null() && view.query >= 0 && view.query < g.N();
+    query = drawn_here ? view.query : hand_made_query(state, g);
+    drawn.hand_made.cell = {g.col_of(query), g.row_of(query)};
+  }
+  // The head the hand-made map drew (a ViT's map records its own choice in vit_drawn).
+  if (view.valid && state.report.vit_drawn.is_null() && state.report.train_drawn.is_null() && view.head >= 0 && view.head < kHeadCount)
+    drawn.hand_made.head = HeadChoice{view.head, HeadFusion::Mean};
+  nlohmann::json j = to_json(drawn);
+  j["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  j["backend"] = backend.name();
+  j["window"] = {{"width", width}, {"height", height}};
+  if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
+  j["banner"] = state.ui.banner;
+  j["pinned_note"] = state.ui.pinned_note;
+  // The confirmation of the previous export, shown on screen but not in this picture.
+  j["toast"] = toast_showing(state) ? state.ui.status : "";
+  j["overlays_left_out"] = widget_log().overlays_left_out;
+  j["widgets"] = widget_log().rects;
+  j["view_errors"] = state.report.view_errors;
+  j["checks"] = state.report.checks;  // what the Diagnostics panel shows
+  if (!state.report.cka_drawn.is_null()) j["cka_drawn"] = state.report.cka_drawn;  // the similarity view's matrix
+  if (!state.report.vit_drawn.is_null()) j["vit_drawn"] = state.report.vit_drawn;
+  if (!state.report.train_drawn.is_null()) j["train_drawn"] = state.report.train_drawn;
+  if (!state.report.train_compared.is_null()) j["train_compared"] = state.report.train_compared;
+  if (!backend.has_image()) return j;
+  const auto& g = backend.grid();
+  j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
+  j["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
+  j["query_index"] = query;
+  const RowSet& rows = backend.rows_blocking(query);  // the exported picture's own row, not one frame behind
+  const int head = drawn.hand_made.head.head;
+  const auto row = rows.head(head);
+  std::vector<int> order(row.size());
+  std::iota(order.begin(), order.end(), 0);
+  const size_t top = std::min<size_t>(5, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                    [&](int a, int b) { return row[static_cast<size_t>(a)] > row[static_cast<size_t>(b)]; });
+  nlohmann::json largest = nlohmann::json::array();
+  for (size_t n = 0; n < top; ++n) {
+    const int k = order[n];
+    largest.push_back({{"col", g.col_of(k)}, {"row", g.row_of(k)}, {"weight", row[static_cast<size_t>(k)]}});
+  }
+  const auto [mn, mx] = std::minmax_element(row.begin(), row.end());
+  std::vector<std::uint8_t> keep(row.size());
+  for (size_t k = 0; k < row.size(); ++k) keep[k] = backend.setup().mask.allowed(query, static_cast<int>(k));
+  const RowFlatness flat = row_flatness(row, keep);
+  j["row"] = {{"head", std::string(head_name(static_cast<HeadKind>(head)))},
+              {"head_index", head},
+              {"min", *mn},
+              {"max", *mx},
+              {"empty", rows.empty[static_cast<std::size_t>(head)]},
+              {"largest", largest},
+              {"uniform", flat.uniform},
+              {"max_over_min", std::isinf(flat.max_over_min) ? nlohmann::json(nullptr) : nlohmann::json(flat.max_over_min)},
+              {"entropy_ratio", flat.entropy_ratio},
+              {"nearly_uniform", flat.nearly_uniform && !rows.empty[static_cast<std::size_t>(head)]}};
+  return j;
+}
+
+std::filesystem::path export_window(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width,
+                                    int height) {
+  if (width <= 0 || height <= 0) throw Error("the window has no size to export");
+  // What is kept, in framebuffer pixels from the top left: the whole window, or for slides the
+  // map and its colour bar (the main view's picture).
+  int x0 = 0, y0 = 0, w = width, h = height;
+  const bool map_only = state.export_map_only && view.valid && view.picture[2] > 0 && view.picture[3] > 0;
+  if (map_only) {
+    const float fx = static_cast<float>(width) / std::max(ImGui::GetIO().DisplaySize.x, 1.0f);
+    const float fy = static_cast<float>(height) / std::max(ImGui::GetIO().DisplaySize.y, 1.0f);
+    x0 = std::clamp(static_cast<int>(view.picture[0] * fx), 0, width - 1);
+    y0 = std::clamp(static_cast<int>(view.picture[1] * fy), 0, height - 1);
+    w = std::clamp(static_cast<int>(std::ceil(view.picture[2] * fx)), 1, width - x0);
+    h = std::clamp(static_cast<int>(std::ceil(view.picture[3] * fy)), 1, height - y0);
+  }
+  std::vector<std::uint8_t> px(static_cast<size_t>(w) * h * 4);
+  GLint align = 0;
+  glGetIntegerv(GL_PACK_ALIGNMENT, &align);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(x0, height - y0 - h, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  gl::count_readback(px.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, align);
+  std::vector<std::uint8_t> rgb(static_cast<size_t>(w) * h * 3);  // flip rows: GL starts at the bottom
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c)
+        rgb[(static_cast<size_t>(y) * w + x) * 3 + c] = px[(static_cast<size_t>(h - 1 - y) * w + x) * 4 + c];
+  const auto stem = next_free_stem(state.export_dir, std::string(map_only ? "attnlab-map-" : "attnlab-") + timestamp(),
+                                   {".png", ".json"});
+  const std::filesystem::path png = stem.string() + ".png", json = stem.string() + ".json";
+  nlohmann::json sidecar = sidecar_json(state, backend, view, width, height);
+  sidecar["export"] = {{"scope", map_only ? "map" : "window"}, {"crop", {x0, y0, w, h}}};
+  const std::string text = sidecar.dump(2) + "\n";
+  // Both or neither: a PNG without its settings is not an export.
+  const std::vector<std::uint8_t> encoded = encode_png(w, h, 3, rgb, "'" + png.string() + "'");
+  const FileToWrite pair[] = {
+      {png, std::span<const char>(reinterpret_cast<const char*>(encoded.data()), encoded.size())},
+      {json, std::span<const char>(text.data(), text.size())}};
+  write_files_together(pair);
+  return png;
+}
+
+std::filesystem::path choose_export_dir(const std::string& typed) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p = fs::absolute(fs::path(typed), ec).lexically_normal();
+  if (ec) throw Error("cannot use '" + typed + "' as the export folder: " + ec.message());
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec)) throw Error("cannot export into '" + p.string() + "': it is a file, not a folder");
+    return p;
+  }
+  const fs::path parent = p.has_filename() ? p.parent_path() : p.parent_path().parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw Error("cannot export into '" + p.string() + "': its parent folder " + parent.string() + " does not exist");
+  if (!fs::create_directory(p, ec) || ec)
+    throw Error("cannot make the export folder '" + p.string() + "': " + (ec ? ec.message() : std::string("not made")));
+  return p;
+}
+
+std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& backend) {
+  if (!backend.has_image()) throw Error("no image loaded");
+  const auto& g = backend.grid();
+  const int query = hand_made_query(state, g);
+  const auto row = backend.rows_blocking(query).head(state.hand_made.head.head);
+  // A '#' header with what the row belongs to, so that the numbers stand on their own.
+  const Settings& a = backend.settings();
+  char tau[32];
+  std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
+  std::string csv = "# attnlab: row i of the attention matrix A, the weights a_ij over the key patches j\n# image: " +
+                    state.image_path.string() + "\n# K: " + std::to_string(g.K) + " px, grid " + std::to_string(g.cols) + " x " +
+                    std::to_string(g.rows) + ", N = " + std::to_string(g.N()) + "\n# query: patch (" +
+                    std::to_string(g.col_of(query)) + "," + std::to_string(g.row_of(query)) +
+                    "), i = " + std::to_string(query) + "\n# head: " +
+                    std::string(head_name(static_cast<HeadKind>(state.hand_made.head.head))) + " (head " +
+                    std::to_string(state.hand_made.head.head) + ", from 0)\n# mask: " +
+                    std::string(mask_kind_name(a.mask.kind)) + "\n# temperature: " + tau + "\n# positional codes: " +
+                    std::string(pos_mode_name(a.pos.mode)) + "\n# lines: the grid's rows, top first; columns: left first\n";
+  csv += grid_csv(row, g);
+  // Named after the query the row belongs to.
+  const int col = g.col_of(query), r = g.row_of(query);
+  const auto stem = next_free_stem(state.export_dir,
+                                   "attnlab-row-" + std::to_string(col) + "-" + std::to_string(r) + "-" +
+                                       std::string(head_name(static_cast<HeadKind>(state.hand_made.head.head))),
+                                   {".csv"});
+  const std::filesystem::path path = stem.string() + ".csv";
+  write_file_safely(path, csv);
+  return path;
+}
+
+namespace {
+
+// A ViT's map drawn last (a sidecar's vit_drawn or train_drawn: a layer's row, its rollout or the
+// token norms over the patch grid) as CSV in the grid's layout, after '#' lines: `about` (the
+// model and what it ran on), then the layer, head, query and what the values are. Named
+// <stem>-<shows>-layer<L>-token<T>.csv.
+std::filesystem::path map_csv(const AppState& state, const nlohmann::json& d, const std::string& about, const std::string& stem) {
+  const auto values = d.at("values").get<std::vector<float>>();
+  PatchGrid g;
+  g.cols = d.at("grid").at("cols").get<int>();
+  g.rows = d.at("grid").at("rows").get<int>();
+  if (static_cast<int>(values.size()) != g.N()) throw Error("the ViT map drawn does not fit its grid");
+  const std::string shows = d.at("shows").get<std::string>();
+  std::string csv = "# attnlab ViT map: " + std::string(shows == "norms"     ? "token norms ||x_i|| of the layer's output"
+                                                        : shows == "rollout" ? "attention rollout up to the layer"
+                                                                             : "attention row a_ij over the patch keys") +
+                    "\n" + about + "# layer: " + std::to_string(d.at("layer").get<int>()) +
+                    " (from 0)\n# head: " + d.at("head_label").get<std::string>() +
+                    "\n# query: " + d.at("token_label").get<std::string>() + " (token " +
+                    std::to_string(d.at("token").get<int>()) + ")\n";
+  if (shows != "norms")
+    csv += "# share of the row on prefix tokens (not below): " + std::to_string(d.at("prefix_share").get<double>()) + "\n";
+  if (shows == "norms" && d.contains("prefix_norms")) {
+    csv += "# norms of the prefix tokens (CLS first, then registers; not below):";
+    for (const float v : d.at("prefix_norms").get<std::vector<float>>()) csv += " " + std::to_string(v);
+    csv += "\n";
+  }
+  csv += "# grid: " + std::to_string(g.cols) + " columns x " + std::to_string(g.rows) + " rows, row-major\n";
+  csv += grid_csv(values, g);
+  const std::string query = "token" + std::to_string(d.at("token").get<int>());
+  const auto path_stem = next_free_stem(state.export_dir, stem + "-" + shows + "-layer" + std::to_string(d.at("layer").get<int>()) + "-" + query, {".csv"});
+  const std::filesystem::path path = path_stem.string() + ".csv";
+  write_file_safely(path, csv);
+  return path;
+}
+
+}  // namespace
+
+std::filesystem::path export_vit_csv(const AppState& state) {
+  const auto& d = state.report.vit_drawn;
+  if (!d.is_object() || !d.contains("values")) throw Error("no ViT map drawn yet");
+  const std::string about = "# model: " + d.at("model").get<std::string>() + "\n# sha256: " + d.at("sha256").get<std::string>() +
+                            "\n# image: " + state.image_path.string() + "\n";
+  return map_csv(state, d, about, "attnlab-vit");
+}
+
+std::filesystem::path export_train_csv(const AppState& state) {
+  const auto& d = state.report.train_drawn;
+  if (!d.is_object() || !d.contains("values") || !d.contains("run")) throw Error("no map of the model being trained drawn yet");
+  const std::string run = d.at("run").get<std::string>();
+  const std::string about = "# model: " + d.at("model").get<std::string>() + "\n# being trained: run " + run + ", step " +
+                            std::to_string(d.at("step").get<std::int64_t>()) + "\n# switches: " +
+                            d.at("switches").get<std::string>() + "\n# probe: " + d.at("probe").get<std::string>() +
+                            // a classifier's probe is made as its data (a masked-patch run's names its own size)
+                            (d.at("task") == task_name(VitTask::Classify) ? " (28 x 28 grey, as the Fashion-MNIST data)" : "") + "\n";
+  std::string lower = run;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return map_csv(state, d, about, "attnlab-train-" + lower);
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,446 @@
+#include "app/gui/output/render_commands.hpp"
+#include "app/gui/maps/map_source.hpp"
+
+#include "app/commands/models_command.hpp"
+#include "app/commands/options.hpp"
+#include "app/commands/video_command.hpp"
+#include "app/gui/state/app_state.hpp"
+#include "app/gui/train/cka_view.hpp"
+#include "app/gui/sessions/hand_made_session.hpp"
+#include "app/gui/window/headless.hpp"
+#include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/vit/vit_views.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
+#include "core/base/parse.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+
+namespace attnlab::app {
+namespace {
+
+
+
+std::array<int, 2> parse_size(const std::string& text) {
+  const auto x = text.find('x');
+  if (x == std::string::npos) throw Error("--size must be WIDTHxHEIGHT in pixels, got '" + text + "'");
+  return {parse_int(std::string_view(text).substr(0, x), "--size width", 16, 8192),
+          parse_int(std::string_view(text).substr(x + 1), "--size height", 16, 8192)};
+}
+
+std::filesystem::path sidecar_of(const std::filesystem::path& png) {
+  auto j = png;
+  j.replace_extension(".json");
+  return j;
+}
+
+// The output pair must be free (or --force), and the folder must exist: checked before any work.
+void check_outputs(const std::filesystem::path& out, bool force) {
+  if (out.empty()) throw Error("--out FILE.png is required");
+  if (out.extension() != ".png") throw Error("--out must name a .png file, got '" + out.string() + "'");
+  std::error_code ec;
+  const auto dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
+  if (!std::filesystem::is_directory(dir, ec)) throw Error("cannot write '" + out.string() + "': the folder '" + dir.string() + "' does not exist");
+  for (const auto& p : {out, sidecar_of(out)})
+    if (!force && std::filesystem::exists(p, ec))
+      throw Error("'" + p.string() + "' exists; nothing was written (use --force to replace it)");
+}
+
+// Writes the PNG and its sidecar together or not at all (write_files_together()): with --force
+// a sidecar that cannot be written leaves the old PNG and JSON as they were.
+void write_outputs(const std::filesystem::path& out, int w, int h, const std::vector<std::uint8_t>& rgb,
+                   const nlohmann::json& sidecar, bool force) {
+  const std::vector<std::uint8_t> png = encode_png(w, h, 3, rgb, "'" + out.string() + "'");
+  const std::string json = sidecar.dump(2) + "\n";
+  const FileToWrite pair[] = {{out, std::span<const char>(reinterpret_cast<const char*>(png.data()), png.size())},
+                              {sidecar_of(out), std::span<const char>(json.data(), json.size())}};
+  write_files_together(pair, force);
+}
+
+// The document the command line gives, as the app's state (query pinned, image absolute).
+AppState state_from(const Document& d) {
+  AppState s;
+  static_cast<Document&>(s) = d;
+  s.hand_made.query_pinned = true;
+  s.image_path = std::filesystem::absolute(d.image_path);
+  return s;
+}
+
+// Loads the image and sets up the backend for the state; the painted cells need the grid.
+void prepare(HandMadeSession& backend, AppState& s, const std::vector<std::array<int, 2>>& painted) {
+  const Image img = load_image(s.image_path);
+  const ModelSetup probe = make_setup(img.width, img.height, s.attention);
+  if (!painted.empty()) s.attention.mask.painted = painted_indices(painted, probe.grid);
+  const Cell q = s.hand_made.cell;
+  token_at(probe.grid, q.col, q.row);  // throws for a query outside the grid
+  backend.set_image(img, s.attention);
+}
+
+void begin_full_window(const char* id) {
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+  ImGui::Begin(id, nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
+}
+
+// The ViT views `render --model` draws; "map" is the main map of the loaded ViT.
+const std::vector<std::string> kVitViews = {"map",      "vit-grid",  "vit-distance", "vit-rollout",
+                                            "vit-mask", "vit-norms", "vit-matrix",   "vit-cka"};
+
+// The ViT's choices from the command line, checked against the model once it is loaded.
+struct VitChoices {
+  std::string layer, head, query;
+};
+
+void apply_vit_choices(AppState& s, const VitChoices& c, const VitRun& src) {
+  const SourceGrid g = src.grid();
+  SourceChoice& v = s.vit;  // layers, heads and registers from 0, as attnlab vit counts them
+  if (!c.layer.empty()) v.layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
+  if (c.head == "mean") v.head = HeadChoice{-1, HeadFusion::Mean};
+  else if (c.head == "max") v.head = HeadChoice{-1, HeadFusion::Max};
+  else if (c.head == "min") v.head = HeadChoice{-1, HeadFusion::Min};
+  else if (!c.head.empty()) v.head = HeadChoice{parse_int(c.head, "--head", 0, src.heads() - 1), HeadFusion::Mean};
+  if (c.query == "cls") v.prefix_token = 0;
+  else if (c.query.starts_with("reg")) {  // regN: register N, token 1 + N
+    const int r = parse_int(c.query.substr(3), "--query regN", 0, 1 << 20);
+    if (1 + r >= g.prefix) throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
+    v.prefix_token = 1 + r;
+  } else if (!c.query.empty()) {
+    const auto cell = parse_cell(c.query, "--query");
+    if (cell[0] >= g.cols || cell[1] >= g.rows)
+      throw Error("--query " + c.query + " is outside the model's " + std::to_string(g.cols) + "x" + std::to_string(g.rows) + " grid");
+    v.cell = {cell[0], cell[1]};
+    v.prefix_token = -1;
+  }
+}
+
+// Draws a ViT view headless: the model loads and runs on the scheduler while frames
+// go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
+// must match the model file's.
+int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
+               const VitChoices& choices, const std::string& expected_sha, const std::string& from) {
+  if (std::find(kVitViews.begin(), kVitViews.end(), view) == kVitViews.end()) {
+    std::string all;
+    for (const auto& n : kVitViews) all += (all.empty() ? "" : ", ") + n;
+    throw Error("unknown view '" + view + "' with --model (expected " + all + ")");
+  }
+  check_outputs(out, force);
+  std::error_code ec;
+  if (!std::filesystem::exists(state.model_path, ec))
+    throw Error("the model '" + state.model_path.string() + "'" + (from.empty() ? "" : " named in '" + from + "'") + " does not exist");
+  if (!expected_sha.empty()) {
+    const auto file = checkpoint_file(state.model_path);
+    if (file_sha256(file) != expected_sha)
+      throw Error("the model file '" + file.string() + "' has changed since '" + from + "' was written (its SHA-256 differs)");
+  }
+  const Image image = load_image(state.image_path);
+  state.source = ShownSource::Vit;
+  state.vit_rollout = view == "vit-rollout" || state.vit_rollout;
+  state.vit_masks = view == "vit-mask" || state.vit_masks;
+  state.vit_norms = view == "vit-norms" || state.vit_norms;
+  HeadlessUi ui(size[0], size[1], state.ui_scale);
+  Scheduler scheduler(1);
+  VitSession vit(scheduler);
+  CkaJob cka(scheduler, "cka:vit");  // after the session: gone before it
+  VitMapSource vit_map(state, vit);
+  vit.set_backend(state.vit_backend);
+  vit.open(state.model_path, image, state.vit_resize);
+  std::string error;
+  int settle = 2;  // frames drawn with the result before the picture, so the layout is final
+  ViewGeometry geometry;
+  const auto rgb = ui.render(
+      [&] {
+        scheduler.drain();
+        if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
+        // Taken here, before the view would show it as a banner: one line, from the command.
+        if (const auto e = cka.poll_error()) error = "cannot compute the layers' similarity (CKA): " + *e;
+        state.report.cka_drawn = nullptr;
+        begin_full_window("##render");
+        if (const VitRun* src = vit.run(); src && error.empty()) {
+          try {
+            if (settle == 2) apply_vit_choices(state, choices, *src);
+            if (view == "vit-grid") draw_heads_grid(state, vit_map);
+            else if (view == "vit-distance") draw_vit_distance_view(state, vit, state.vit);
+            else if (view == "vit-matrix") draw_vit_matrix_view(state, vit, state.vit);
+            else if (view == "vit-cka") draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true);
+            else draw_source_map(state, vit_map, geometry);
+            // The similarity view's matrix is a job of its own: frames go on until it is drawn.
+            if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false)))
+              settle = 3;
+          } catch (const Error& e) {
+            error = e.what();
+          }
+          --settle;
+        } else {
+          ImGui::TextUnformatted("loading the model...");
+        }
+        ImGui::End();
+      },
+      3,
+      [&] {
+        if (vit.busy() || cka.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
+        return error.empty() && (vit.busy() || !vit.run() || settle > 0);
+      },
+      std::chrono::minutes(10));
+  if (!error.empty()) throw Error(error);
+  if (!vit.run()) throw Error("the model did not finish loading in 10 minutes");
+  nlohmann::json sidecar = to_json(state);
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}};
+  sidecar["vit_model_file"] = vit.file().string();
+  sidecar["vit_model_sha256"] = vit.sha256();
+  if (!state.report.vit_drawn.is_null()) sidecar["vit_drawn"] = state.report.vit_drawn;
+  if (!state.report.cka_drawn.is_null()) sidecar["cka_drawn"] = state.report.cka_drawn;
+  write_outputs(out, size[0], size[1], rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> render_view_names() {
+  std::vector<std::string> names = {"map", "heads"};
+  for (const auto& v : make_teaching_views()) names.emplace_back(v->name());
+  return names;
+}
+
+int run_render(const std::vector<std::string>& in) {
+  std::vector<std::string> args = in;
+  const bool force = take_flag(args, "--force");
+  const std::filesystem::path out = take_option(args, "--out");
+  const std::string from = take_option(args, "--from");
+  std::string view = "map";
+  std::array<int, 2> size = {1200, 900};
+  AppState state;
+  std::vector<std::array<int, 2>> painted;
+  if (const std::string model = take_option(args, "--model"); !model.empty()) {  // a real ViT's views
+    if (!from.empty()) throw Error("--from FILE.json takes only --out and --force");
+    // The document's flags (image, display, --resize, --mass, --bilinear) through its field
+    // table; the ViT's layer, head and query once the model is loaded (their ranges are its).
+    VitChoices choices;
+    std::vector<std::pair<std::string, std::string>> extra;
+    SweepRequest sweep;
+    bool view_given = false, fps_given = false, size_given = false;
+    parse_document_flags(args, kFlagsRenderModel, state,
+                         {"--layer", "--head", "--query", "--view", "--size", "--sweep", "--sweep-values", "--fps"}, &extra,
+                         " for render --model");
+    for (const auto& [k, v] : extra) {
+      if (k == "--layer") choices.layer = v;
+      else if (k == "--head") choices.head = v;
+      else if (k == "--query") choices.query = v;
+      else if (k == "--sweep") sweep.kind = v;
+      else if (k == "--sweep-values") sweep.values = v;
+      else if (k == "--view") {
+        view = v;
+        view_given = true;
+      } else if (k == "--size") {
+        size = parse_size(v);
+        size_given = true;
+      } else if (k == "--fps") {
+        sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
+        fps_given = true;
+      }
+    }
+    if (state.image_path.empty()) throw Error("--image IMG is required");
+    state.image_path = std::filesystem::absolute(state.image_path);
+    state.model_path = std::filesystem::absolute(model_argument_path(model));  // hf:ORG/NAME[@REV] too
+    // The overlaid still and the sweeps: drawn without a window (app/commands/video_command.cpp).
+    if (!sweep.kind.empty() || view == "overlay") {
+      if (size_given) throw Error("--size goes with the window's views: an overlay is the model's input picture at its own size");
+      OverlayChoices overlay{choices.layer, choices.head, choices.query, view == "overlay" || !view_given ? "map" : view};
+      state.source = ShownSource::Vit;
+      if (sweep.kind.empty()) {
+        if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+        return run_overlay_still(state, overlay, out, force);
+      }
+      return run_overlay_sweep(state, overlay, sweep, out, force);
+    }
+    if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+    state.vit.prefix_token = 0;
+    state.vit.query_pinned = true;
+    return render_vit(state, view, size, out, force, choices, "", "");
+  }
+  if (!from.empty()) {  // everything from a sidecar written by an earlier render
+    if (!args.empty()) throw Error("--from FILE.json takes only --out and --force, got '" + args[0] + "'");
+    std::ifstream f(from);
+    if (!f) throw Error("cannot read '" + from + "'");
+    const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw Error("'" + from + "' is not a JSON settings file");
+    apply_json(j, state);
+    if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
+    // The render entry and the model's hash as render writes them; any other type is refused
+    // in one line (value() would throw nlohmann's type_error; fuzz_render_from found it).
+    const nlohmann::json& render = j["render"];
+    if (!render.is_object()) throw Error("'" + from + "': its \"render\" entry is not an object");
+    if (const auto v = render.find("view"); v != render.end()) {
+      if (!v->is_string()) throw Error("'" + from + "': its render view is not a name");
+      view = v->get<std::string>();
+    }
+    for (const int side : {0, 1})
+      if (const auto v = render.find(side == 0 ? "width" : "height"); v != render.end()) {
+        if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 1000000)
+          throw Error("'" + from + "': its render " + (side == 0 ? "width" : "height") + " is not a number of pixels");
+        size[static_cast<std::size_t>(side)] = static_cast<int>(v->get<std::int64_t>());
+      }
+    if (const auto sha = j.find("vit_model_sha256"); sha != j.end() && !sha->is_string())
+      throw Error("'" + from + "': its vit_model_sha256 is not a SHA-256");
+    state.hand_made.query_pinned = true;
+    state.vit.query_pinned = true;
+    if (state.source == ShownSource::Vit) {
+      if (state.model_path.empty()) throw Error("'" + from + "' names no model");
+      return render_vit(state, view, size, out, force, {}, j.value("vit_model_sha256", std::string()), from);
+    }
+  } else {
+    std::vector<std::pair<std::string, std::string>> extra;
+    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size"}, &extra, QueryDefaults::kLikeTheApp);
+    state = state_from(d);
+    painted = d.painted_cells;
+    for (const auto& [k, v] : extra) {
+      if (k == "--view") view = v;
+      if (k == "--size") size = parse_size(v);
+    }
+  }
+  const auto names = render_view_names();
+  if (std::find(names.begin(), names.end(), view) == names.end()) {
+    std::string all;
+    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+    throw Error("unknown view '" + view + "' (expected " + all + ")");
+  }
+  check_outputs(out, force);
+
+  HeadlessUi ui(size[0], size[1], state.ui_scale);
+  HandMadeSession backend;
+  prepare(backend, state, painted);
+  HandMadeMapSource hand_made_map(state, backend);
+  auto teaching = make_teaching_views();
+  ViewGeometry geometry;
+  const auto rgb = ui.render(
+      [&] {
+        state.commands.take_redraw();  // a view with work under way asks again
+        backend.begin_frame();
+        begin_full_window("##render");
+        if (view == "map") draw_source_map(state, hand_made_map, geometry);
+        else if (view == "heads") draw_heads_grid(state, hand_made_map);
+        else
+          for (const auto& v : teaching)
+            if (view == v->name()) {
+              ImGui::Text("%s (%s)", v->title(), v->chapter_reference());
+              v->draw(state, backend);
+            }
+        ImGui::End();
+      },
+      3, [&] {
+        // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
+        if (backend.scheduler().busy()) backend.scheduler().wait(std::chrono::milliseconds(200));
+        return state.commands.redraw_pending() || backend.scheduler().busy() || backend.rows_pending() || backend.pinned_pending();
+      });
+  nlohmann::json sidecar = to_json(state);
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["backend"] = backend.name();
+  // False only when a view's work outlasted the renderer's patience (the picture says "computing").
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", !state.commands.redraw_pending()}};
+  if (geometry.valid) sidecar["image_view"] = {{"x", geometry.x}, {"y", geometry.y}, {"scale", geometry.scale}};
+  sidecar["grid"] = {{"cols", backend.grid().cols}, {"rows", backend.grid().rows}, {"N", backend.grid().N()}, {"K", backend.grid().K}};
+  write_outputs(out, size[0], size[1], rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
+int run_figure(const std::vector<std::string>& in) {
+  std::vector<std::string> args = in;
+  const bool force = take_flag(args, "--force");
+  const std::filesystem::path out = take_option(args, "--out");
+  const std::string queries_text = take_option(args, "--queries");
+  if (queries_text.empty()) throw Error("--queries \"C1,R1;C2,R2;...\" is required");
+  const auto queries = parse_cells(queries_text, "--queries");
+  if (queries.empty() || queries.size() > 8) throw Error("--queries takes 1 to 8 patches");
+  args.insert(args.end(), {"--query", std::to_string(queries[0][0]) + "," + std::to_string(queries[0][1])});
+  std::vector<std::pair<std::string, std::string>> extra;
+  const Document d = parse_query_options(args, kFlagsRender, {"--panel"}, &extra);
+  AppState state = state_from(d);
+  int panel = 320;
+  for (const auto& [k, v] : extra)
+    if (k == "--panel") panel = parse_int(v, "--panel", 64, 2048);
+  check_outputs(out, force);
+
+  const int n = static_cast<int>(queries.size()) + 2, gap = 12, label = 28;
+  const int width = n * panel + (n + 1) * gap, height = panel + label + 2 * gap;
+  HeadlessUi ui(width, height, 1.0f);
+  HandMadeSession backend;
+  prepare(backend, state, d.painted_cells);
+  const auto& g = backend.grid();
+  for (const auto& q : queries) token_at(g, q[0], q[1]);
+
+  // The query/key features image: each patch painted with the first three components of its
+  // query vector — for the colour head that is the unit mean colour of fig. 26.12.
+  const HeadQKV& qkv = backend.qkv(state.hand_made.head.head);
+  std::vector<std::uint8_t> feat(static_cast<size_t>(g.N()) * 4, 255);
+  const int shown = std::min(3, qkv.m());
+  for (int c = 0; c < shown; ++c) {
+    const float lo = state.hand_made.head.head == 0 ? 0.0f : qkv.Q.col(c).minCoeff(), hi = state.hand_made.head.head == 0 ? 1.0f : qkv.Q.col(c).maxCoeff();
+    for (int i = 0; i < g.N(); ++i)
+      feat[static_cast<size_t>(i) * 4 + c] =
+          static_cast<std::uint8_t>(std::lround(255.0f * std::clamp((qkv.Q(i, c) - lo) / std::max(hi - lo, 1e-12f), 0.0f, 1.0f)));
+  }
+  for (int c = shown; c < 3; ++c)
+    for (int i = 0; i < g.N(); ++i) feat[static_cast<size_t>(i) * 4 + c] = 0;
+  GuiTexture features;
+  features.set(g.cols, g.rows, 4, feat, false);
+  const HeatmapStyle style{state.colormap, state.normalization};
+  std::vector<ImTextureID> maps;
+  for (const auto& q : queries) maps.push_back(backend.pinned_map(g.index(q[0], q[1]), state.hand_made.head.head, style));
+
+  const auto rgb = ui.render([&] {
+    begin_full_window("##figure");
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float gw = static_cast<float>(g.cols * g.K), gh = static_cast<float>(g.rows * g.K);
+    const float scale = static_cast<float>(panel) / std::max(gw, gh);
+    auto panel_at = [&](int k) { return ImVec2(static_cast<float>(gap + k * (panel + gap)), static_cast<float>(gap)); };
+    auto caption = [&](int k, const std::string& text) {
+      const ImVec2 p = panel_at(k);
+      const float tw = ImGui::CalcTextSize(text.c_str()).x;
+      dl->AddText(ImVec2(p.x + (static_cast<float>(panel) - tw) * 0.5f, p.y + static_cast<float>(panel) + 6), IM_COL32(255, 255, 255, 255), text.c_str());
+    };
+    auto photo = [&](int k) {
+      const ImVec2 p = panel_at(k);
+      dl->AddImage(backend.photo(), p,
+                   ImVec2(p.x + static_cast<float>(backend.image().width) * scale, p.y + static_cast<float>(backend.image().height) * scale));
+    };
+    photo(0);
+    caption(0, "input");
+    {
+      const ImVec2 p = panel_at(1);
+      dl->AddImage(features.im(), p, ImVec2(p.x + gw * scale, p.y + gh * scale));
+      caption(1, state.hand_made.head.head == 0 ? "query/key features (unit mean colour)" : "query features (first 3 of q)");
+    }
+    for (size_t k = 0; k < queries.size(); ++k) {
+      const int slot = static_cast<int>(k) + 2;
+      const ImVec2 p = panel_at(slot);
+      draw_photo(dl, backend, p, scale);
+      dl->AddImage(maps[k], p, ImVec2(p.x + gw * scale, p.y + gh * scale), ImVec2(0, 0), ImVec2(1, 1),
+                   IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));
+      const float x0 = p.x + static_cast<float>(queries[k][0] * g.K) * scale, y0 = p.y + static_cast<float>(queries[k][1] * g.K) * scale;
+      const float side = static_cast<float>(g.K) * scale;
+      dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x0 + side + 1, y0 + side + 1), IM_COL32(0, 0, 0, 255), 0, 0, 4.0f);
+      dl->AddRect(ImVec2(x0, y0), ImVec2(x0 + side, y0 + side), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
+      caption(slot, "query (" + std::to_string(queries[k][0]) + "," + std::to_string(queries[k][1]) + ")");
+    }
+    ImGui::End();
+  });
+  nlohmann::json sidecar = to_json(state);
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["backend"] = backend.name();
+  sidecar["figure"] = {{"queries", queries}, {"panel", panel}, {"gap", gap}, {"width", width}, {"height", height}};
+  sidecar["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
+  write_outputs(out, width, height, rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,113 @@
+// The Diagnostics panel: what a developer or a curious student wants to know and a class does
+// not need on the map. The OpenGL driver and versions, the frame and row-pass times, the
+// engine's row checked live against the CPU reference (Eigen), and what the teaching views
+// checked against their own arithmetic.
+#include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/sessions/vit_session.hpp"
+#include "app/gui/state/widget_log.hpp"
+
+#include "core/hand_made/reference.hpp"
+
+#include <epoxy/gl.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace attnlab::app {
+namespace {
+
+std::string gl_string(GLenum name) {
+  const auto* s = reinterpret_cast<const char*>(glGetString(name));
+  return s ? s : "?";
+}
+
+// The CPU reference for the backend's image and settings (rebuilt when they change) and the
+// largest difference between its row and the engine's, every head (again when the query changes).
+struct RowCheck {
+  unsigned generation = 0;  // the image and settings the reference was made for
+  std::unique_ptr<Reference> reference;
+  double max_diff = -1;
+  int query = -1;  // the query whose row was checked
+  std::string error;
+};
+
+}  // namespace
+
+void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const VitSession& vit) {
+  static RowCheck check;
+  ImGui::TextWrapped("Attention engine: %s", backend.name().c_str());
+  if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
+  ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
+                     gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
+  // Wrapped: the panel may be a third of a 1024 px screen.
+  ImGui::TextWrapped("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
+                     format_number(state.report.row_pass_ms, 3).c_str());
+  auto kib = [](std::uint64_t b) { return format_number(static_cast<double>(b) / 1024.0, 3); };
+  ImGui::TextWrapped("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
+              static_cast<unsigned long long>(state.report.frame_readbacks), kib(state.report.frame_readback_bytes).c_str(),
+              static_cast<unsigned long long>(state.report.frame_readbacks_waited), static_cast<unsigned long long>(state.report.frame_uploads),
+              kib(state.report.frame_upload_bytes).c_str());
+  record_widget("diagnostics:transfers");
+  record_widget("diagnostics:timing");
+  // A ViT's forward pass: auto, the faster of the GPU engine and the CPU path as measured on
+  // the first pass of each (the CPU path on a software rasterizer), or either by choice;
+  // changing it runs the loaded model again.
+  ImGui::TextUnformatted("ViT forward pass:");
+  for (const VitBackend b : {VitBackend::Auto, VitBackend::Gpu, VitBackend::Cpu}) {
+    // On the same line while it fits (a narrow panel: the next line).
+    const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(vit_backend_name(b)).x;
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+    if (ImGui::RadioButton(vit_backend_name(b), state.vit_backend == b)) state.vit_backend = b;
+    record_widget(std::string("diagnostics:vit_backend:") + vit_backend_name(b));
+  }
+  if (const VitRun* src = vit.run()) {
+    // Auto's both times and its choice ("auto: cpu 71 ms, gpu 286 ms -> cpu"); the UI font has
+    // no arrow.
+    std::string why = vit.backend_why();
+    for (std::size_t at; (at = why.find("\u2192")) != std::string::npos;) why.replace(at, 3, "->");
+    ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), why.c_str());
+    record_widget("diagnostics:vit_backend_why");
+  }
+
+  if (backend.has_image()) {
+    if (!check.reference || check.generation != backend.generation()) {
+      check = RowCheck{};
+      try {
+        check.reference = std::make_unique<Reference>(backend.image(), backend.settings());
+      } catch (const std::exception& e) {
+        check.error = e.what();
+      }
+      check.generation = backend.generation();
+    }
+    // The rows the CPU has (a new query's arrive the frame after, HandMadeSession::latest_rows),
+    // checked against the reference's row for their own query; again once the current query's arrive.
+    const RowSet& rows = backend.latest_rows(hand_made_query(state, backend.grid()));
+    if (check.reference && check.query != rows.query) {
+      check.max_diff = 0;
+      check.query = rows.query;
+      for (int h = 0; h < kHeadCount; ++h) {
+        const RowResult ref = check.reference->row(h, rows.query);
+        const auto got = rows.head(h);
+        for (size_t j = 0; j < got.size(); ++j)
+          check.max_diff = std::max(check.max_diff, std::abs(static_cast<double>(got[j]) - ref.weights[static_cast<Eigen::Index>(j)]));
+      }
+    }
+    char d[32];
+    std::snprintf(d, sizeof d, "%.2g", check.max_diff);
+    state.report.checks["engine: the query's row, every head, vs the CPU reference (Eigen)"] =
+        check.error.empty() ? "largest difference " + std::string(d) + " (query " + std::to_string(check.query) + ")"
+                            : "not checked: " + check.error;
+  }
+  ImGui::Separator();
+  ImGui::TextUnformatted("Checks (largest absolute difference in any weight)");
+  for (const auto& [name, result] : state.report.checks) {
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s: %s", name.c_str(), result.c_str());
+  }
+  record_widget("diagnostics:checks");
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,68 @@
+// Images: the bundled gallery (safari first), open any PNG/JPEG/BMP/TGA by path, or a video
+// (Open video) or a camera (Look for cameras), played as the image; files dropped on the window
+// arrive through AppState::commands too.
+#include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/state/widget_log.hpp"
+
+#include "core/io/video.hpp"
+
+#include <imgui_stdlib.h>
+
+#include <optional>
+#include <vector>
+
+namespace attnlab::app {
+
+void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery) {
+  ImGui::TextUnformatted("Gallery");
+  for (const auto& p : gallery) {
+    const bool current = p == state.image_path;
+    if (ImGui::Selectable(p.filename().string().c_str(), current)) state.commands.open_image(p);
+    record_widget("gallery:" + p.filename().string());
+  }
+  ImGui::Separator();
+  ImGui::TextUnformatted("Open a file (or drop one on the window)");
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Browse... Open Open video Clear").x - ImGui::GetStyle().ItemSpacing.x * 4 -
+                          ImGui::GetStyle().FramePadding.x * 8);
+  const bool enter = ImGui::InputText("##path", &state.ui.open_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
+  record_widget("open_path");
+  ImGui::SameLine();
+  const bool open = ImGui::Button("Open");
+  record_widget("open_button");
+  ImGui::SameLine();
+  if (ImGui::Button("Browse...")) state.commands.ask_for_file(FileDialogKind::Image);  // Ctrl+O
+  record_widget("browse_button");
+  if ((open || enter) && !state.ui.open_path_text.empty()) state.commands.open_image(state.ui.open_path_text);
+  ImGui::SameLine();
+  // A video (MP4, WebM, MKV, MOV, animated GIF…) played through the sources, newest frame wins.
+  if (ImGui::Button("Open video") && !state.ui.open_path_text.empty())
+    state.commands.open_video(state.ui.open_path_text);
+  record_widget("open_video_button");
+  ImGui::SameLine();
+  if (ImGui::Button("Clear")) state.ui.open_path_text.clear();
+  record_widget("clear_button");
+  ImGui::TextDisabled("current: %s", state.image_path.string().c_str());
+  // Cameras (libavdevice: v4l2 on Linux), looked for when asked (opening each device takes a
+  // moment): none found is said, not an error. The list is the panel's own, kept between frames.
+  static std::optional<std::vector<CameraInfo>> cameras;
+  if (ImGui::Button("Look for cameras")) cameras = list_cameras();
+  record_widget("look_for_cameras");
+  if (cameras && cameras->empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("no camera found");
+    record_widget("no_camera_found");
+  }
+  if (cameras)
+    for (const CameraInfo& c : *cameras) {
+      if (ImGui::Selectable((c.name + " (" + c.device + ")").c_str())) state.commands.open_video("camera:" + c.device);
+      record_widget("camera:" + c.device);
+    }
+  if (state.ui.video_open) {
+    if (ImGui::Button(state.ui.video_paused ? "Play" : "Pause")) state.commands.pause_video();
+    record_widget("video_pause");
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", state.ui.video_status.c_str());
+  }
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,423 @@
+#include "app/gui/sessions/train_session.hpp"
+
+#include "app/commands/train_files.hpp"
+#include "core/base/budget.hpp"
+#include "core/base/error.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "core/vit/vit_run.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+namespace attnlab::app {
+
+namespace {
+
+constexpr double kChunkSeconds = 0.2;  // training per job: the maps and curves move 5 times a second
+constexpr double kEvalEvery = 2.0;     // seconds of training between test accuracies
+constexpr int kDistanceImages = 16;
+
+std::string switches_of(const VitTrainShape& s) {
+  char buf[160];
+  if (s.task == VitTask::MaskedPatches)
+    std::snprintf(buf, sizeof buf, "masked patches (%.0f %%), crop %d, depth %d, %d heads, D %d, patch %d, %s position",
+                  100.0 * s.mask_ratio, s.image_cols, s.depth, s.heads, s.D, s.patch, pos_kind_name(s.pos));
+  else
+    std::snprintf(buf, sizeof buf, "depth %d, %d heads, D %d, patch %d, %s, %s position", s.depth, s.heads, s.D, s.patch,
+                  pooling_name(s.pooling), pos_kind_name(s.pos));
+  return buf;
+}
+
+// What the map's header and the sidecar name the snapshot.
+std::string label_of(const std::string& run, const VitTrainShape& s, std::int64_t step) {
+  return "being trained (run " + run + "): step " + std::to_string(step) + " (" + switches_of(s) + ")";
+}
+
+}  // namespace
+
+TrainConfig::TrainConfig() { set_task(VitTask::Classify); }
+
+void TrainConfig::set_task(VitTask task) {
+  const bool masked = task == VitTask::MaskedPatches;
+  const TaskDefaults& d = task_defaults(task);  // attnlab train's (train_files.hpp)
+  shape = VitTrainShape{};
+  shape.task = task;
+  shape.depth = d.depth;
+  shape.heads = d.heads;
+  shape.D = d.dim;
+  shape.patch = d.patch;
+  shape.image_rows = shape.image_cols = d.side;
+  shape.pos = d.pos;
+  shape.mask_ratio = kDefaultMaskRatio;
+  batch = d.batch;
+  lr = d.lr;
+  // "depth=1 dim=32 heads=2 batch=32 chunk=5": the tests' tiny model, fast on any machine.
+  if (const char* env = std::getenv("ATTNLAB_TRAIN_DEFAULTS")) {
+    std::istringstream in(env);
+    std::string item;
+    while (in >> item) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = item.substr(0, eq);
+      const int v = std::atoi(item.c_str() + eq + 1);
+      if (v <= 0) continue;
+      if (key == "depth") shape.depth = v;
+      else if (key == "dim") shape.D = v;
+      else if (key == "heads") shape.heads = v;
+      else if (key == "patch" && !masked) shape.patch = v;
+      else if (key == "batch") batch = v;
+      else if (key == "steps") steps = v;
+      else if (key == "chunk") chunk_steps = v;
+    }
+  }
+  shape.mlp_hidden = kDefaultMlpRatio * shape.D;
+}
+
+// --- The data set and the probe (kept apart from the training, which another task will share).
+
+struct TrainSession::Data {
+  FashionMnistSplit train, test;
+};
+
+namespace {
+
+// The data set, read once (about a second) on the first chunk's thread and shared by the runs
+// while any holds it.
+std::shared_ptr<const TrainSession::Data> shared_data(const std::atomic<bool>& stop) {
+  static std::mutex mutex;
+  static std::weak_ptr<const TrainSession::Data> cached;
+  const std::lock_guard lock(mutex);
+  if (auto d = cached.lock()) return d;
+  auto d = std::make_shared<TrainSession::Data>();
+  d->train = load_fashion_mnist(true, fashion_mnist_dir(), &stop);  // a close stops it within 4 MiB
+  d->test = load_fashion_mnist(false, fashion_mnist_dir(), &stop);
+  cached = d;
+  return d;
+}
+
+// The probe as the model's photo: the photo made as the data are, or the test image.
+Image probe_image(const FashionMnistSplit& test, const TrainProbe& probe) {
+  if (probe.photo) return *probe.photo;
+  return fashion_mnist_image(test, std::clamp(probe.test_index, 0, test.count - 1));
+}
+
+}  // namespace
+
+struct TrainSession::Run {
+  std::shared_ptr<const Data> data;  // before batches, which hold a reference into it (classification)
+  VitTrainer trainer;
+  std::optional<FashionMnistBatches> batches;  // classification: Fashion-MNIST's training split
+  std::optional<MaskedPatchData> masked;       // masked patches: crops of the photo
+  double seconds = 0, since_eval = 0;
+  std::vector<float> images;
+  std::vector<int> labels;
+  Run(std::shared_ptr<const Data> d, const TrainConfig& c, const VitTrainSettings& settings)
+      : data(std::move(d)), trainer(c.shape, settings, static_cast<std::uint64_t>(c.seed), /*threads=*/1) {
+    const auto seed = static_cast<std::uint64_t>(c.seed) + 1;
+    if (c.shape.task == VitTask::MaskedPatches) masked.emplace(*c.photo, c.shape, seed, kTrainFixedCrops);
+    else batches.emplace(data->train, c.batch, seed, 0, false);
+  }
+  /// The snapshot as a checkpoint would load it, with the data's normalization.
+  VitModel model() const {
+    if (masked) return trainer.model(masked->crops().mean(), masked->crops().std(), {});
+    return trainer.model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names());
+  }
+};
+
+struct TrainSession::Chunk {
+  std::shared_ptr<const Data> data;
+  std::shared_ptr<const MaskedPatchPictures> pictures;  // masked patches: the probe reconstructed
+  std::shared_ptr<Run> run;  // the first chunk's new run
+  TrainPoint point;
+  double rate = 0;
+  std::shared_ptr<const VitModel> model;
+  std::shared_ptr<const VitRun> probe_run;
+  Image probe_image;
+  std::string probe_name;  // what the probe is (TrainProbe::name)
+  unsigned probe_serial = 0;  // which of the session's probes it is
+  std::string label;
+};
+
+TrainSession::TrainSession(Scheduler& scheduler, TrainLane& lane, std::string name)
+    : scheduler_(scheduler), lane_(lane), name_(std::move(name)), vit_(scheduler, key("run")) {}
+
+TrainSession::~TrainSession() {
+  scheduler_.cancel(key("chunk"));  // their continuations would reach this session
+  scheduler_.cancel(key("probe"));
+  lane_.release(this);
+}
+
+std::string TrainSession::key(const char* job) const {
+  std::string run = name_;
+  std::transform(run.begin(), run.end(), run.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return "train:" + run + ":" + job;
+}
+
+std::string TrainSession::switches() const { return switches_of(run_ ? run_shape_ : config_.shape); }
+
+ImTextureID TrainSession::picture_texture(int which) {
+  if (!pictures_) return ImTextureID{};
+  if (uploaded_serial_ != pictures_serial_) {
+    picture_textures_[0].set_photo(pictures_->masked, false);
+    picture_textures_[1].set_photo(pictures_->reconstructed, false);
+    picture_textures_[2].set_photo(pictures_->original, false);
+    uploaded_serial_ = pictures_serial_;
+  }
+  return picture_textures_[static_cast<std::size_t>(std::clamp(which, 0, 2))].im();
+}
+
+float TrainSession::fixed_loss() const {
+  for (auto it = points_.rbegin(); it != points_.rend(); ++it)
+    if (it->fixed_loss >= 0) return it->fixed_loss;
+  return -1;
+}
+
+float TrainSession::test_accuracy() const {
+  for (auto it = points_.rbegin(); it != points_.rend(); ++it)
+    if (it->test_accuracy >= 0) return it->test_accuracy;
+  return -1;
+}
+
+void TrainSession::start() {
+  reset();
+  TrainConfig c = config_;
+  c.shape.mlp_hidden = kDefaultMlpRatio * c.shape.D;
+  c.shape.check();  // one line naming what does not fit, before any job
+  if (c.shape.task == VitTask::MaskedPatches) {
+    if (!c.photo || c.photo->empty()) throw Error("no photo is open to cut the training crops from");
+    if (c.shape.grid_cols() < 2) throw Error("a crop of one patch a side leaves nothing to reconstruct it from");
+  }
+  if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error("batch, steps and the learning rate must be positive");
+  vit_check_train_budget(c.shape, c.batch, /*threads=*/1, memory_budget());  // one thread: Run's trainer
+  config_ = c;
+  run_shape_ = c.shape;
+  running_ = true;
+  submit_chunk(true);
+}
+
+void TrainSession::pause() {
+  running_ = false;
+  if (lane_.waiting(this)) lane_.release(this);  // not yet submitted: no chunk to wait for
+}
+
+void TrainSession::resume() {
+  if (!run_ || running_ || finished()) return;
+  running_ = true;
+  if (!in_flight()) submit_chunk(false);
+}
+
+void TrainSession::reset() {
+  scheduler_.cancel(key("chunk"));
+  scheduler_.cancel(key("probe"));
+  lane_.release(this);  // the other run's turn, if it waits
+  run_.reset();
+  points_.clear();
+  rate_ = 0;
+  running_ = false;
+  pending_save_.reset();
+  vit_.clear();
+  shown_probe_.clear();
+  pictures_.reset();
+  ++generation_;
+}
+
+// --- Training: a chunk of steps, then the snapshot on the probe.
+
+namespace {
+
+// The chunk's steps: until about kChunkSeconds (or config.chunk_steps steps) have passed, the
+// schedule has ended or `stop` is set. Fills the point's loss and train accuracy; returns the
+// steps per second.
+double train_steps(TrainSession::Run& r, const TrainConfig& c, const std::atomic<bool>& stop, TrainPoint& point) {
+  VitTrainer& t = r.trainer;
+  double loss = 0;
+  int correct = 0, seen = 0, steps = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  while (!stop.load() && t.step() < c.steps) {
+    VitStepStats st;
+    if (r.masked) {
+      st = r.masked->train_step(t, c.batch);
+    } else {
+      r.batches->next(r.images, r.labels);
+      st = t.train_step(r.images, r.labels);
+    }
+    loss += st.loss;
+    correct += st.correct;
+    seen += c.batch;
+    ++steps;
+    if (c.chunk_steps > 0 ? steps >= c.chunk_steps : elapsed() >= kChunkSeconds) break;
+  }
+  const double trained = elapsed();
+  r.seconds += trained;
+  r.since_eval += trained;
+  if (steps > 0) {
+    point.loss = static_cast<float>(loss / steps);
+    point.train_accuracy = r.masked ? -1.0f : static_cast<float>(correct) / static_cast<float>(seen);
+  }
+  return steps > 0 && trained > 0 ? steps / trained : 0;
+}
+
+}  // namespace
+
+void TrainSession::submit_chunk(bool first) {
+  // The chunk waits for its turn on the lane; what it trains is read when it is submitted.
+  lane_.ask(this, [this, first] {
+    const TrainConfig c = config_;
+    const std::string label_run = name_;
+    auto work = [first, c, label_run, data = data_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
+      Chunk out;
+      const bool masked = c.shape.task == VitTask::MaskedPatches;
+      out.data = data || masked ? data : shared_data(stop);  // masked patches need no data set
+      std::shared_ptr<Run> r = run;
+      if (first) {
+        VitTrainSettings s;
+        s.lr = c.lr;
+        s.total_steps = c.steps;
+        s.warmup_steps = default_warmup_steps(c.steps, masked ? 0 : out.data->train.count / c.batch);  // as attnlab train
+        r = std::make_shared<Run>(out.data, c, s);
+        out.run = r;
+      }
+      VitTrainer& t = r->trainer;
+      out.point.loss = std::log(static_cast<float>(c.shape.classes));  // step 0: the uniform guess's loss
+      out.point.train_accuracy = masked ? -1.0f : 0.1f;
+      if (!first) out.rate = train_steps(*r, c, stop, out.point);
+      if (stop.load()) throw Error("cancelled");
+      out.point.step = t.step();
+      out.point.seconds = r->seconds;
+      if (first || r->since_eval >= kEvalEvery || t.step() >= c.steps) {
+        if (masked) out.point.fixed_loss = static_cast<float>(r->masked->fixed_loss(t));
+        else out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kTrainEvalImages));
+        r->since_eval = 0;
+      }
+      if (first && masked) out.point.loss = out.point.fixed_loss;  // step 0: the untrained model's loss
+      // The snapshot: the model as a checkpoint would load, on the probe, and its mean attention
+      // distance over 16 test images (masked patches: over the probe, the whole photo).
+      out.model = std::make_shared<const VitModel>(r->model());
+      VitCpuRunner cpu(1);
+      out.probe_image = masked ? r->masked->probe() : probe_image(out.data->test, probe);
+      out.probe_name = masked ? "the whole photo, " + c.photo_name + ", at " + std::to_string(c.shape.image_cols) + " x " +
+                                    std::to_string(c.shape.image_rows) + " pixels"
+                              : probe.name;
+      out.probe_serial = serial;
+      out.probe_run = std::make_shared<const VitRun>(out.model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
+      if (masked) {
+        out.point.distance = out.probe_run->distance();
+        out.pictures = std::make_shared<const MaskedPatchPictures>(r->masked->probe_pictures(t));
+      } else {
+        Matrix distance = Matrix::Zero(c.shape.depth, c.shape.heads);
+        for (int i = 0; i < kDistanceImages; ++i)
+          distance += VitRun(out.model, fashion_mnist_image(out.data->test, i), 0, cpu, vit_memory_budget(), &stop).distance();
+        out.point.distance = distance / static_cast<float>(kDistanceImages);
+      }
+      out.label = label_of(label_run, c.shape, t.step());
+      return out;
+    };
+    scheduler_.submit<Chunk>(key("chunk"), std::move(work), [this](std::future<Chunk> result) {
+      lane_.release(this);  // the other run's turn: it may ask again below, behind it
+      try {
+        take(result.get());
+      } catch (const std::exception& e) {
+        error_ = "training run " + name_ + " stopped: " + e.what();
+        running_ = false;
+        // The save asked for during the chunk is not made (the trainer may be half a step on):
+        // said in the same line, and Save is free again.
+        if (pending_save_) *error_ += "; " + std::exchange(pending_save_, std::nullopt)->string() + " was not saved";
+      }
+    }, Scheduler::Priority::Background);  // the scheduler's low-priority thread: the window's frames come first
+  });
+}
+
+
+void TrainSession::take(Chunk c) {
+  data_ = c.data;
+  if (c.run) run_ = c.run;
+  if (!run_) return;
+  points_.push_back(std::move(c.point));
+  if (c.rate > 0) rate_ = c.rate;
+  vit_.show(c.model, c.probe_run, c.probe_image, c.label);
+  shown_probe_ = c.probe_name;
+  if (c.pictures) {
+    pictures_ = std::move(c.pictures);
+    ++pictures_serial_;
+  }
+  ++generation_;
+  // The probe changed while the chunk ran (it took the one of its start): its snapshot again on the new one.
+  if (c.probe_serial != probe_serial_) run_probe();
+  if (pending_save_) write(*std::exchange(pending_save_, std::nullopt));  // the trainer is free between chunks
+  if (finished()) running_ = false;
+  if (running_) submit_chunk(false);
+}
+
+void TrainSession::set_probe(TrainProbe probe) {
+  probe_ = std::move(probe);
+  ++probe_serial_;
+  run_probe();
+}
+
+void TrainSession::run_probe() {
+  const VitRun* shown = vit_.run();
+  if (!shown || !data_ || task() == VitTask::MaskedPatches) return;  // the next chunk's snapshot is on it; the photo is a masked run's own probe
+  auto model = shown->model_ptr();
+  const std::string label = vit_.label();
+  auto work = [model, data = data_, probe = probe_](const std::atomic<bool>& stop) {
+    Chunk out;
+    VitCpuRunner cpu(1);
+    out.probe_image = probe_image(data->test, probe);
+    out.probe_name = probe.name;
+    out.probe_run = std::make_shared<const VitRun>(model, out.probe_image, 0, cpu, vit_memory_budget(), &stop);
+    return out;
+  };
+  scheduler_.submit<Chunk>(key("probe"), std::move(work), [this, model, label](std::future<Chunk> result) {
+    try {
+      Chunk c = result.get();
+      if (vit_.run() && vit_.run()->model_ptr() == model) {
+        vit_.show(model, c.probe_run, c.probe_image, label);
+        shown_probe_ = c.probe_name;
+        ++generation_;
+      }
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  });
+}
+
+void TrainSession::save(const std::filesystem::path& dir) {
+  if (!run_) {
+    error_ = "nothing trained yet: press Start first";
+    return;
+  }
+  if (in_flight()) pending_save_ = dir;  // at the end of the chunk under way
+  else write(dir);
+}
+
+void TrainSession::write(const std::filesystem::path& dir) {
+  try {
+    prepare_checkpoint_folder(dir, false, dir.string() + " exists: choose another folder (a checkpoint is never written over)");
+    const VitModel& shown = vit_.run()->model();  // the normalization and the class names the snapshots have
+    write_train_checkpoint(dir, run_->trainer, log_csv(), shown.arch.mean, shown.arch.std, shown.arch.labels);
+    saved_ = dir;
+    last_saved_ = dir;
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+std::string TrainSession::log_csv() const {
+  const VitTask t = task();
+  std::string out = train_log_header(t);
+  float evaluation = 0;  // the last test accuracy, or the fixed crops' loss
+  for (const TrainPoint& p : points_) {
+    const float measured = t == VitTask::MaskedPatches ? p.fixed_loss : p.test_accuracy;
+    if (measured >= 0) evaluation = measured;
+    out += train_log_row(t, p.step, p.loss, p.train_accuracy, evaluation, p.seconds);
+  }
+  return out;
+}
+
+}  // namespace attnlab::app

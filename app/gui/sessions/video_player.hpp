@@ -1,0 +1,69 @@
+#pragma once
+// Images → Open video (issue 40): a video file played into the app. A thread decodes the frames
+// at the video's own pace into one slot; the main loop takes the newest when the sources are
+// ready for another picture (the ViT's job on the scheduler done), so frames are dropped, never
+// queued, and the picture never lags behind. Pause freezes the frame shown, which is then an
+// ordinary image (explored, exported); Play goes on from there.
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/io/video.hpp"
+
+namespace attnlab::app {
+
+class VideoPlayer {
+ public:
+  VideoPlayer() = default;
+  VideoPlayer(const VideoPlayer&) = delete;
+  VideoPlayer& operator=(const VideoPlayer&) = delete;
+  ~VideoPlayer() { close(); }
+
+  /// Opens `path` (on this thread, so a bad file throws Error at once, one line) and starts
+  /// playing it; a video playing before is closed first.
+  void open(const std::filesystem::path& path, std::int64_t max_pixels);
+  void close();
+  bool is_open() const { return thread_.joinable(); }
+  const std::filesystem::path& path() const { return path_; }
+
+  /// Called from the decoding thread after each new frame (the app: glfwPostEmptyEvent, which
+  /// ends the main loop's wait for events), so nothing polls while the video plays.
+  void set_wake(std::function<void()> wake) { wake_fn_ = std::move(wake); }
+
+  void set_paused(bool paused);
+  bool paused() const;
+  /// True once the last frame was decoded (or the stream failed: error()).
+  bool ended() const;
+  /// The decoder's one-line error, once.
+  std::optional<std::string> poll_error();
+
+  /// The newest decoded frame not yet taken (older ones were dropped), if any.
+  std::optional<VideoFrame> take();
+  /// One line for the panel: "frame 23 at 2.3 s, 9.8 frames/s shown, 4 dropped".
+  std::string status() const;
+
+ private:
+  void loop();
+
+  std::filesystem::path path_;
+  std::optional<VideoReader> reader_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::function<void()> wake_fn_;
+  std::optional<VideoFrame> latest_;
+  bool stop_ = false, paused_ = false, ended_ = false;
+  std::optional<std::string> error_;
+  std::chrono::steady_clock::time_point start_{}, paused_at_{};
+  std::int64_t shown_ = 0, dropped_ = 0, last_index_ = -1;
+  double last_time_ = 0, shown_fps_ = 0;
+  std::chrono::steady_clock::time_point fps_since_{};
+  std::int64_t fps_count_ = 0;
+};
+
+}  // namespace attnlab::app

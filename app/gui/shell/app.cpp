@@ -1,0 +1,220 @@
+// The app's main loop (docs/ARCHITECTURE.md, "The main loop"), top to bottom, one named step
+// each: wait for events → begin the frame (finished jobs, opened files, the UI scale) → the views
+// (keys, settings, the windows) → render → exports → swap → end the frame (timings, the hover
+// benchmark, whether the next frame comes at once). The frame itself (ImGui's new frame, the
+// views, render) is ui_frame (frame.hpp), the one `attnlab render` runs too. One AppState holds
+// every setting; the parts of the App are in files of their own (app.hpp lists them).
+#include "app/gui/shell/app.hpp"
+
+#include "app/commands/options.hpp"
+
+#include "app/gui/output/export.hpp"
+#include "app/gui/window/frame.hpp"
+#include "app/gui/shell/gui.hpp"
+#include "app/gui/shell/keys.hpp"
+#include "app/gui/vit/vit_views.hpp"
+#include "app/gui/state/widget_log.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
+
+#include <epoxy/gl.h>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+namespace attnlab::app {
+
+App::App(GLFWwindow* window, AppState state, const std::string& context_note, std::optional<HoverReplay> replay)
+    : window_(window),
+      state_(std::move(state)),
+      gallery_(find_gallery()),
+      teaching_(make_teaching_views()),
+      replay_(std::move(replay)) {
+  glfwSetWindowUserPointer(window_, this);  // the input callbacks find the App here (window_setup.cpp)
+  state_.report.backend_name = backend_.name();
+  backend_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
+  video_.set_wake([] { glfwPostEmptyEvent(); });                // a decoded video frame too
+  if (!backend_.fallback_reason().empty())
+    state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
+                      "): using the CPU reference, slower but correct");
+  base_style_ = ImGui::GetStyle();
+  if (const char* s = std::getenv("ATTNLAB_IDLE_FRAME_S"); s && *s) idle_wait_s_ = std::clamp(std::atof(s), 0.05, 60.0);
+}
+
+App::~App() {
+  video_.close();  // its thread wakes the window: stopped first
+  glfwSetWindowUserPointer(window_, nullptr);
+}
+
+int App::run() {
+  while (!glfwWindowShouldClose(window_)) {
+    wait_for_events();
+    begin_frame();
+    const FrameTarget window = window_target();
+    marks_.drawn = ui_frame(ImGui_ImplGlfw_NewFrame, [this] { draw_views(); }, window);  // views → render
+    take_exports(window.width, window.height);
+    swap();
+    end_frame();
+  }
+  backend_.scheduler().stop_all();  // the jobs stop while the window is torn down
+  if (replay_) return replay_code_;
+  save_remembered(state_, window_);
+  report_frames();
+  return 0;
+}
+
+// Polls when the last frame asked for the next at once (or the benchmark runs); otherwise
+// sleeps until an event, a finished job (the scheduler's wake) or idle_wait_s_ (half a second).
+void App::wait_for_events() {
+  if (redraw_ || (replay_ && !replay_idle_)) glfwPollEvents();
+  else glfwWaitEventsTimeout(idle_wait_s_);
+  marks_ = FrameMarks{};
+  marks_.start = FrameMarks::Clock::now();
+  moved_before_ = gl::transfer_counts();
+}
+
+// The window's framebuffer, cleared to the colour the panels' backgrounds would give.
+FrameTarget App::window_target() const {
+  FrameTarget t{0, 0, 0, panel_clear_colour()};
+  glfwGetFramebufferSize(window_, &t.width, &t.height);
+  return t;
+}
+
+// Before anything is drawn, on this thread: the rows the GPU finished since the last frame,
+// the finished background jobs' results and the files asked for, the UI scale.
+void App::begin_frame() {
+  backend_.begin_frame();
+  take_finished_work();
+  apply_ui_scale();
+}
+
+// The views, inside ImGui's frame: the keys queued since the last frame, then the settings the
+// last frame's controls and this frame's keys changed (drawn, and exported by an F12 among the
+// keys, in this frame), then the windows.
+void App::draw_views() {
+  handle_keys();
+  apply_settings();
+  widget_log().clear();
+  state_.report.view_errors.clear();
+  state_.report.train_compared = nullptr;  // until the runs' side-by-side view draws
+  draw_windows();
+}
+
+// Each queued key press through the key table (keys.cpp).
+void App::handle_keys() {
+  std::vector<KeyPress> keys;
+  keys.swap(key_queue_);
+  for (const KeyPress& k : keys) {
+    KeyContext c{state_, backend_, vit_.run(), ImGui::GetIO().WantTextInput};
+    c.train = shown_train_run();
+    press_key(c, k.key, k.mods);
+    if (c.quit) glfwSetWindowShouldClose(window_, GLFW_TRUE);
+  }
+}
+
+// F12 and F9, from the frame just rendered (before the swap).
+void App::take_exports(int w, int h) {
+  auto saved = [&](const std::filesystem::path& file) {
+    state_.ui.status = "saved " + file.string();
+    state_.ui.status_since = std::chrono::steady_clock::now();
+    std::printf("attnlab: saved %s\n", file.string().c_str());
+    std::fflush(stdout);
+  };
+  if (state_.commands.take(Commands::Kind::ExportPng)) {
+    try {
+      saved(export_window(state_, backend_, geometry_, w, h));
+    } catch (const Error& e) {
+      state_.show_error(e.what());
+    }
+  }
+  if (state_.commands.take(Commands::Kind::ExportCsv)) {
+    try {
+      if (state_.source == ShownSource::Vit && vit_.run()) saved(export_vit_csv(state_));
+      else if (state_.source == ShownSource::Train && shown_train_run()) saved(export_train_csv(state_));
+      else saved(export_row_csv(state_, backend_));
+    } catch (const Error& e) {
+      state_.show_error(e.what());
+    }
+  }
+  marks_.rendered = FrameMarks::Clock::now();
+}
+
+void App::swap() { glfwSwapBuffers(window_); }
+
+// After the swap: the frame's report (Diagnostics), the hover benchmark's step, and whether the
+// next frame comes at once — asked for by whatever changed the document or a source without
+// input (Commands::redraw), by input in the last frames (to show what it changed), by a held
+// button, waiting commands or keys, or by rows the GPU has not finished.
+void App::end_frame() {
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - marks_.start).count();
+  state_.report.last_frame_ms = static_cast<float>(ms);
+  state_.report.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
+  const gl::TransferCounts moved = gl::transfer_counts() - moved_before_;
+  state_.report.frame_readbacks = moved.readbacks;
+  state_.report.frame_readbacks_waited = moved.waited();
+  state_.report.frame_readback_bytes = moved.readback_bytes;
+  state_.report.frame_uploads = moved.uploads;
+  state_.report.frame_upload_bytes = moved.upload_bytes;
+  if (replay_) step_replay(moved, marks_);
+  const bool asked = state_.commands.take_redraw();  // taken every frame, whatever else wants one
+  const bool input = frames_after_input_ > 0;
+  if (input) --frames_after_input_;
+  redraw_ = asked || input || ImGui::IsAnyMouseDown() || !state_.commands.empty() || !key_queue_.empty() ||
+            backend_.rows_pending() || backend_.pinned_pending();
+  if (redraw_ || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
+  last_generation_ = backend_.generation();
+}
+
+int run_gui(const GuiArgs& args) {
+  const std::string& image = args.image;
+  const std::string& model = args.model;
+  // The hover benchmark's report is checked before a window opens (an existing file, no folder).
+  std::optional<HoverReplay> replay;
+  if (!args.hover_bench.empty()) {
+    HoverBenchConfig config{args.hover_bench};
+    config.vit = !model.empty() || args.train;  // over the model's patch grid once it has run
+    config.train = args.train;              // the Train tab's model, while it trains
+    // Fewer hovers for the tests (the benchmark's numbers are at the default, 300).
+    if (const char* n = std::getenv("ATTNLAB_HOVER_BENCH_HOVERS"); n && *n) {
+      char* end = nullptr;
+      const long v = std::strtol(n, &end, 10);
+      if (*end != '\0' || v < 1 || v > 100000) throw Error(std::string("ATTNLAB_HOVER_BENCH_HOVERS must be a count of hovers, not '") + n + "'");
+      config.hovers = static_cast<int>(v);
+    }
+    // --train: how long the model trains before the replay, so that the curves are as long as a
+    // lesson's (the window draws only when a chunk ends meanwhile).
+    if (const char* s = std::getenv("ATTNLAB_HOVER_BENCH_TRAIN_S"); s && *s) {
+      char* end = nullptr;
+      const double v = std::strtod(s, &end);
+      if (*end != '\0' || !(v >= 0 && v <= 86400)) throw Error(std::string("ATTNLAB_HOVER_BENCH_TRAIN_S must be seconds, not '") + s + "'");
+      config.train_first_s = v;
+    }
+    replay.emplace(std::move(config));
+  }
+  WindowSession session;
+  open_window(session, replay.has_value());
+  AppState state = initial_state(session.window, replay);
+  int code = 0;
+  {
+    App app(session.window, std::move(state), session.context_note, std::move(replay));
+    app.set_font_scale(session.font_scale);
+    const auto safari = assets_dir() / "safari.jpg";
+    try {
+      app.open_initial(image.empty() ? safari : std::filesystem::path(image));
+    } catch (const Error& e) {
+      if (image.empty()) throw;
+      app.show_error(std::string(e.what()) + "; showing the safari photo instead");
+      app.open_initial(safari);
+    }
+    if (!model.empty()) app.open_model(model);
+    code = app.run();
+  }
+  return code;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,238 @@
+#pragma once
+// The window's app (docs/ARCHITECTURE.md, "The main loop"): one App per window, its members
+// defined in a file per part — app.cpp the loop, app_sources.cpp opening files and running the
+// ViT, window_setup.cpp the window, fonts and UI scale, layout.cpp the panels, menus.cpp the
+// menu bar, tour.cpp the teaching views and the guided tour, keys.cpp the key table,
+// app_replay.cpp the hover benchmark. Only app/gui's own files include this header.
+#include "app/gui/state/app_state.hpp"
+#include "app/gui/train/cka_view.hpp"
+#include "app/gui/window/frame.hpp"
+#include "app/gui/sessions/hand_made_session.hpp"
+#include "app/gui/output/hover_bench.hpp"
+#include "app/gui/sessions/hub_session.hpp"
+#include "app/gui/maps/map_source.hpp"
+#include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/sessions/train_session.hpp"
+#include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/sessions/video_player.hpp"
+#include "app/gui/sessions/vit_session.hpp"
+#include "core/gpu/gl.hpp"
+#include "core/hand_made/grid_math.hpp"
+
+#include <imgui.h>
+
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct GLFWwindow;
+
+namespace attnlab::app {
+
+/// A key press queued by the GLFW key callback (ImGui 1.86 sees only whether a key is down at
+/// the start of a frame, so a press and release between two frames would be lost).
+struct KeyPress {
+  int key, mods;
+};
+
+// --- window_setup.cpp ------------------------------------------------------------------------
+
+/// GLFW, the window with its context and ImGui's backends, released in this fixed order on every
+/// way out of run_gui (a thrown error too). The App, with its views' worker threads and GL
+/// objects, is gone before: it lives in an inner scope while the context is current.
+struct WindowSession {
+  GLFWwindow* window = nullptr;
+  bool imgui = false, imgui_glfw = false, imgui_gl = false;
+  std::string ini;           ///< ImGui's layout file, saved when its context is destroyed
+  std::string context_note;  ///< why the OpenGL version asked for could not be had (empty: it was)
+  float font_scale = 1;      ///< setup_app_style's factor per unit of UI scale
+  WindowSession() = default;
+  WindowSession(const WindowSession&) = delete;
+  WindowSession& operator=(const WindowSession&) = delete;
+  ~WindowSession();
+};
+
+/// Initializes GLFW, opens the window where it fits (window_fit.hpp: 1600 × 1000 times the
+/// monitor's content scale at most, inside the primary monitor's work area, or where the last run
+/// left it, put back on screen) with OpenGL 4.3 (or ATTNLAB_GL_VERSION, else 3.3),
+/// sets up ImGui on it with the app's font and style and installs the App's input callbacks
+/// (before ImGui's backend, which chains to them). `benchmark`: no vsync, no remembered layout.
+/// Throws Error when no window can be opened.
+void open_window(WindowSession& session, bool benchmark);
+
+/// The state the window starts with: the UI scale from the screen's content scale, the
+/// remembered settings (not for the benchmark: its own fixed ones) and ATTNLAB_EXPORT_DIR. A
+/// settings.json that cannot be read is named in the banner and kept (ui.settings_kept).
+/// `window` may be null (scale 1).
+AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& replay);
+
+/// Writes the settings to remember (config_dir()/settings.json; settings.new.json beside it when
+/// the file read at start could not be read: that one is never written over), with the window's
+/// position and size ("window_placement") when `window` is given; a failure is a line on stderr.
+void save_remembered(const AppState& state, GLFWwindow* window = nullptr);
+
+/// The gallery's photos in assets/, safari first.
+std::vector<std::filesystem::path> find_gallery();
+
+// --- The app ---------------------------------------------------------------------------------
+
+class App {
+ public:
+  App(GLFWwindow* window, AppState state, const std::string& context_note, std::optional<HoverReplay> replay = std::nullopt);
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  /// The main loop, until the window closes; the exit code.
+  int run();
+
+  /// Loads the first image (argument or safari). Throws Error if it cannot be loaded. If the
+  /// remembered settings do not fit it (e.g. a patch size larger than the image), the defaults
+  /// are used and a banner says why.
+  void open_initial(const std::filesystem::path& path);
+  void set_font_scale(float s) { font_scale_ = s; }
+  void open_model(const std::filesystem::path& path) { state_.commands.open_model(path); }
+  void show_error(const std::string& message) { state_.show_error(message); }
+
+  // What the GLFW callbacks hand over (window_setup.cpp: they find the App through the window's
+  // user pointer).
+  void dropped(const std::filesystem::path& path);
+  void key_pressed(int key, int mods) { key_queue_.push_back({key, mods}); }
+  /// An input event (pointer, button, wheel, key, text, focus, resize): a frame follows it, and
+  /// two more to show what it changed. Two: a press and its release polled together reach ImGui
+  /// over two frames (the press in the first, the release — when a button acts — in the
+  /// second), and what the release changed is drawn in the third.
+  void input_arrived() { frames_after_input_ = 2; }
+
+ private:
+  // The frame's steps, in the order App::run calls them (app.cpp).
+  void wait_for_events();
+  void begin_frame();
+  FrameTarget window_target() const;
+  void draw_views();
+  void take_exports(int w, int h);
+  void swap();
+  void end_frame();
+
+  // Opening files, running the ViT, settings (app_sources.cpp).
+  void open_image(const std::filesystem::path& path);
+  void clamp_query();
+  void take_finished_work();
+  void take_file_dialog();
+  /// Images → Open video: the newest frame becomes the image when the sources are ready.
+  void step_video();
+  void take_train_results();
+  void give_train_probe();
+  // The run the Train tab shows (Document::train_run), its map source, and its snapshot (null before one).
+  TrainSession& shown_train() { return train_[state_.train_run]; }
+  VitMapSource& shown_train_map() { return state_.train_run == 1 ? train_map_b_ : train_map_a_; }
+  const VitRun* shown_train_run() { return shown_train().vit().run(); }
+  void apply_settings();
+  void keep_cells_in_place(const PatchGrid& before);
+
+  // Window setup (window_setup.cpp).
+  void apply_ui_scale();
+
+  // Keys (keys.cpp holds the table).
+  void handle_keys();
+
+  // Layout (layout.cpp).
+  void draw_windows();
+  void draw_source_tabs();
+  void draw_vit_lower_tabs();
+  void draw_toast(ImVec2 d);
+  void draw_banner(ImVec2 d, float menu_h);
+  void draw_presentation(ImVec2 d);
+  void draw_panels(ImVec2 d, float menu_h);
+  MapSource& map_source();
+  void draw_main_map();
+  void draw_model_gallery();
+  void record_window(const std::string& name);
+  void begin_panel(const std::string& title, const std::string& name, bool* open, ImGuiWindowFlags flags, bool background = false);
+  // The colour a panel's background gives over the window's own clear colour: what the window
+  // is cleared to, so that tiled panels need no background of their own (begin_panel).
+  static std::array<float, 3> panel_clear_colour();
+
+  // Menus (menus.cpp).
+  float draw_menu_bar();
+  bool begin_menu(const char* label);
+  void menu_item(const std::string& name, const char* label, const char* shortcut, bool* selected);
+  void draw_key_list();
+
+  // The teaching views and the guided tour (tour.cpp).
+  void set_tour_step(int step);
+  void draw_teaching_windows(float menu_h);
+  void draw_hub_window(float menu_h);
+  void draw_tour_box();
+
+  // The hover benchmark (app_replay.cpp).
+  void step_replay(const gl::TransferCounts& moved, FrameMarks marks);
+  Shown vit_shown() const;
+  void step_vit_replay(VitSession& session);
+  void report_frames();
+
+  GLFWwindow* window_;
+  AppState state_;
+  HandMadeSession backend_;
+  VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
+  HubSession hub_{backend_.scheduler()};  // the gallery's downloads (Model → Gallery)
+  VideoPlayer video_;
+  TrainRuns train_{backend_.scheduler()};  // the Train tab's runs A and B, trained on the same scheduler
+  // The similarity (CKA) views of the loaded ViT and of the model being trained, jobs on the same scheduler.
+  CkaJob vit_cka_{backend_.scheduler(), "cka:vit"};
+  CkaJob train_cka_{backend_.scheduler(), "cka:train"};
+  // The attention sources the map views draw (map_source.hpp), over the backend and the sessions.
+  HandMadeMapSource hand_made_map_{state_, backend_};
+  VitMapSource vit_map_{state_, vit_};
+  // The models being trained, as ViTs: run A's and run B's (Document::train_run picks the one shown).
+  VitMapSource train_map_a_{state_, train_.a.vit(), ShownSource::Train}, train_map_b_{state_, train_.b.vit(), ShownSource::Train};
+  std::optional<std::filesystem::path> opening_model_;
+  int vit_resize_ = 0;
+  unsigned seen_vit_generation_ = 0;  // vit_.generation() when take_finished_work() last looked
+  std::array<unsigned, 2> seen_train_generation_{};  // the runs' generation() when it last looked
+  std::string given_probe_;  // the probe last handed to the runs ("test:17", "photo:PATH")
+  std::string given_photo_;  // the photo last handed to the runs for masked patches (its path)
+  ShownSource shown_tab_ = ShownSource::HandMade;  // the source tab drawn last
+  int shown_vit_lower_ = -1;
+  std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for
+  // Where each panel and floating window was in this frame and the last (x, y, w, h).
+  std::map<std::string, std::array<float, 4>> panel_rects_, last_panel_rects_;
+  float tour_h_ = 160;  // the guided tour box's height in the last frame (pixels)
+  // The photo's points that the query and the pinned patches stand for across changes of K
+  // (keep_cells_in_place, core/hand_made/grid_math.hpp).
+  std::vector<PixelPoint> query_anchor_, pin_anchors_;
+  std::vector<std::filesystem::path> gallery_;
+  std::vector<std::unique_ptr<TeachingView>> teaching_;
+  ViewGeometry geometry_;
+  ImGuiStyle base_style_;
+  float applied_scale_ = -1, font_scale_ = 1;
+  bool font_rebuilt_ = false;  // the UI font rasterized at the applied scale (load_ui_font)
+  bool applied_presentation_ = false;
+  // The loop's own: keys queued by the callback, input seen since the last frame, whether the
+  // next frame comes at once (else on the next event, a finished job or after 0.5 s).
+  std::vector<KeyPress> key_queue_;
+  int frames_after_input_ = 0;  // frames still to draw at once after the last input event
+  bool redraw_ = true;
+  // How long the window waits for an event before drawing anyway, in seconds: 0.5, or
+  // ATTNLAB_IDLE_FRAME_S (a test that must tell a requested frame from the idle one sets it long).
+  double idle_wait_s_ = 0.5;
+  // The frame under way: when it began, the GL transfers before it, when its lists were built
+  // and when it was rendered.
+  FrameMarks marks_;
+  gl::TransferCounts moved_before_;
+  unsigned last_generation_ = 0;
+  std::vector<double> frame_ms_;
+  std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
+  int replay_code_ = 0;
+  bool vit_replay_started_ = false;  // the ViT replay's start settings applied
+  std::chrono::steady_clock::time_point train_started_;  // --train: when the replay started the model's training
+  bool replay_idle_ = false;  // --train: the replay waits for the model to train; the window waits for events meanwhile
+  Shown vit_map_shown_;              // what the ViT's main map was made of in this frame
+};
+
+}  // namespace attnlab::app

@@ -1,0 +1,306 @@
+// The documents the window shows: opening an image or a model (the commands a view, a key, a
+// menu or a dropped file pushed), the finished background jobs' results, and the attention
+// settings handed to the hand-made heads (a change of K keeps the query and the pins over the
+// same spot of the photo: core/hand_made/grid_math.hpp).
+#include "app/gui/shell/app.hpp"
+#include "app/gui/output/export.hpp"
+
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/base/platform.hpp"
+#include "core/io/video.hpp"
+#include "core/vit/vit.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace attnlab::app {
+
+// Loads the first image (argument or safari). Throws Error if it cannot be loaded. If the
+// remembered settings do not fit it (e.g. a patch size larger than the image), the defaults
+// are used and a banner says why.
+void App::open_initial(const std::filesystem::path& path) {
+  const Image img = load_image(path);
+  try {
+    backend_.set_image(img, state_.attention);
+  } catch (const Error& e) {
+    state_.attention = Settings{};
+    backend_.set_image(img, state_.attention);
+    state_.show_error(std::string(e.what()) + "; using the default settings");
+  }
+  state_.image_path = path;
+  clamp_query();
+}
+
+void App::open_image(const std::filesystem::path& path) {
+  try {
+    const Image img = load_image(path);
+    backend_.set_image(img, state_.attention);
+    // Pins mark spots of a photo: on another photo they would mark whatever lies there.
+    if (!state_.hand_made.pins.empty())
+      state_.ui.pinned_note = "The " + std::to_string(state_.hand_made.pins.size()) + " pinned queries of " +
+                           state_.image_path.filename().string() + " were cleared: pins belong to the photo they were made on.";
+    state_.hand_made.pins.clear();
+    pin_anchors_.clear();
+    query_anchor_.clear();
+    state_.image_path = path;
+    video_.close();  // an image opened while a video plays ends the video
+    state_.ui.video_open = false;
+    clamp_query();
+    vit_.set_backend(state_.vit_backend);
+    vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
+    vit_resize_ = state_.vit_resize;
+  } catch (const Error& e) {
+    state_.show_error(e.what());  // the previous image and settings stay
+  }
+}
+
+void App::step_video() {
+  state_.ui.video_open = video_.is_open();
+  if (!video_.is_open()) return;
+  if (const auto error = video_.poll_error()) state_.show_error(*error);
+  state_.ui.video_paused = video_.paused();
+  state_.ui.video_status = video_.status();
+  if (video_.paused() || video_.ended()) return;
+  // Newest frame wins: a frame is taken only when the ViT's job on the last one is done; the
+  // ones decoded meanwhile were dropped by the player.
+  if (vit_.busy()) return;
+  auto frame = video_.take();  // the player's thread wakes the loop when the next one is decoded
+  if (!frame) return;
+  state_.commands.redraw();
+  try {
+    backend_.set_image(frame->image, state_.attention);
+  } catch (const Error& e) {
+    state_.show_error(e.what());
+    video_.set_paused(true);
+    return;
+  }
+  state_.image_path = video_.path();
+  clamp_query();
+  if (vit_.run()) {
+    vit_.set_backend(state_.vit_backend);
+    vit_.run_on(backend_.image(), state_.vit_resize);
+    vit_resize_ = state_.vit_resize;
+  }
+}
+
+void App::clamp_query() {
+  if (!backend_.has_image()) return;
+  const auto& g = backend_.grid();
+  Cell& q = state_.hand_made.cell;
+  q.col = std::clamp(q.col, 0, g.cols - 1);
+  q.row = std::clamp(q.row, 0, g.rows - 1);
+}
+
+// The commands to open files, and the results of the jobs that finished since the last frame;
+// whatever changes the document asks for the next frame at once, to show it.
+void App::take_finished_work() {
+  take_file_dialog();
+  if (const auto open = state_.commands.take(Commands::Kind::OpenImage)) {
+    open_image(open->path);
+    state_.commands.redraw();
+  }
+  // A gallery download that finished opens its snapshot like any checkpoint; one that failed says why.
+  if (const auto pulled = hub_.take_finished()) {
+    state_.commands.open_model(*pulled);
+    state_.ui.show_hub_gallery = false;  // the map it opens on is under the window
+    if (state_.ui.banner.starts_with("cannot download")) state_.ui.banner.clear();  // an earlier try's error is over
+  }
+  if (const auto error = hub_.take_error()) state_.show_error(*error);
+  if (const auto open = state_.commands.take(Commands::Kind::OpenVideo)) {
+    try {
+      video_.open(open->path, video_max_pixels(vit_memory_budget()));
+    } catch (const Error& e) {
+      state_.show_error(e.what());  // the previous image (or video) stays
+    }
+    state_.commands.redraw();
+  }
+  if (state_.commands.take(Commands::Kind::PauseVideo) && video_.is_open()) {
+    video_.set_paused(!video_.paused());
+    state_.commands.redraw();
+  }
+  step_video();
+  if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
+    const std::filesystem::path& path = open->path;
+    if (backend_.has_image()) {
+      vit_.set_backend(state_.vit_backend);
+      vit_.open(path, backend_.image(), state_.vit_resize);
+      vit_resize_ = state_.vit_resize;
+      opening_model_ = path;
+    }
+    state_.commands.redraw();
+  }
+  if (vit_.run() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy()) {
+    vit_.set_backend(state_.vit_backend);  // Diagnostics switched the runner: run again on it
+    vit_.run_on(backend_.image(), state_.vit_resize);
+    vit_resize_ = state_.vit_resize;
+  }
+  // A finished ViT job was taken by the scheduler's drain at the start of this frame.
+  const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
+  if (const auto error = vit_.poll()) {
+    state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
+    if (!vit_.run()) state_.source = ShownSource::HandMade;
+    opening_model_.reset();
+    state_.commands.redraw();
+  } else if (vit_.generation() != before) {
+    state_.commands.redraw();  // the new maps, and the source tab chosen below, in the next frame too
+    if (opening_model_) {  // a new model: show it, CLS query, last layer, remember it
+      state_.model_path = *opening_model_;
+      state_.source = ShownSource::Vit;
+      state_.vit.layer = -1;
+      state_.vit.prefix_token = 0;
+      const std::string p = std::filesystem::absolute(*opening_model_).lexically_normal().string();
+      std::erase(state_.recent_models, p);
+      state_.recent_models.insert(state_.recent_models.begin(), p);
+      if (state_.recent_models.size() > 8) state_.recent_models.resize(8);
+      opening_model_.reset();
+    }
+    if (const VitRun* src = vit_.run()) {
+      state_.vit.cell.col = std::clamp(state_.vit.cell.col, 0, src->grid().cols - 1);
+      state_.vit.cell.row = std::clamp(state_.vit.cell.row, 0, src->grid().rows - 1);
+    }
+  }
+  if (vit_.busy()) state_.commands.redraw();
+  take_train_results();
+  if (!state_.ui.banner.empty() && std::chrono::steady_clock::now() - state_.ui.banner_since > std::chrono::seconds(12))
+    state_.ui.banner.clear();  // drawn without it in this frame
+}
+
+// The Train tab's results, of both runs: a chunk's maps (taken in the drain), a save's folder
+// or its error; and the probe the document asks for, handed to both.
+void App::take_train_results() {
+  give_train_probe();
+  for (int r = 0; r < 2; ++r) {
+    TrainSession& run = train_[r];
+    if (const auto error = run.poll_error()) {
+      state_.show_error(*error);
+      state_.commands.redraw();
+    }
+    if (const auto saved = run.poll_saved()) {
+      state_.ui.status = "Saved run " + run.name() + "'s checkpoint to " + saved->string();
+      state_.ui.status_since = std::chrono::steady_clock::now();
+      state_.commands.redraw();
+    }
+    if (run.generation() != seen_train_generation_[static_cast<std::size_t>(r)]) {
+      seen_train_generation_[static_cast<std::size_t>(r)] = run.generation();
+      if (r == state_.train_run)
+        if (const VitRun* src = run.vit().run()) {
+          state_.train.cell.col = std::clamp(state_.train.cell.col, 0, src->grid().cols - 1);
+          state_.train.cell.row = std::clamp(state_.train.cell.row, 0, src->grid().rows - 1);
+        }
+      state_.commands.redraw();
+    }
+    // No frame is asked for while a run trains: each chunk's end wakes the window (the
+    // scheduler's wake) and its new maps ask for the next one above, so the CPU between chunks
+    // is the training's.
+  }
+}
+
+// The probe both runs' maps are of, from the document: a Fashion-MNIST test image, or the photo
+// the window has open made as the training data are (again when another photo opens).
+void App::give_train_probe() {
+  // The photo a masked-patch run cuts its crops from, when it starts: the window's.
+  if (backend_.has_image() && state_.image_path.string() != given_photo_) {
+    given_photo_ = state_.image_path.string();
+    auto shared = std::make_shared<const Image>(backend_.image());
+    train_.a.set_photo(shared, state_.image_path.filename().string());
+    train_.b.set_photo(std::move(shared), state_.image_path.filename().string());
+  }
+  const bool photo = state_.train_probe_photo && backend_.has_image();
+  const std::string key = photo ? "photo:" + state_.image_path.string() : "test:" + std::to_string(state_.train_probe);
+  if (key == given_probe_) return;
+  given_probe_ = key;
+  TrainProbe probe;
+  if (photo) {
+    const VitTrainShape input;  // the data's 28 × 28, whatever the runs' shapes
+    probe.photo = std::make_shared<const Image>(fashion_mnist_style(backend_.image(), input.image_rows, input.image_cols));
+    probe.name = "photo " + state_.image_path.filename().string();
+  } else {
+    probe.test_index = std::clamp(state_.train_probe, 0, kFashionMnistTestCount - 1);
+    probe.name = "test image " + std::to_string(probe.test_index);
+  }
+  train_.a.set_probe(probe);
+  train_.b.set_probe(std::move(probe));
+  state_.commands.redraw();
+}
+
+// Hands changed attention settings to the backend; settings it refuses (e.g. a K larger
+// than the image) leave a banner and the previous, working ones.
+void App::apply_settings() {
+  if (backend_.has_image() && !(state_.attention == backend_.settings())) {
+    Settings wanted = state_.attention;
+    try {
+      if (wanted.mask.kind == MaskKind::Painted) {  // painted cells may fall outside a new grid
+        const PatchGrid g = make_grid(backend_.image().width, backend_.image().height, wanted.patch, wanted.edge);
+        std::erase_if(wanted.mask.painted, [&](int j) { return j >= g.N(); });
+      }
+      const PatchGrid before = backend_.grid();
+      backend_.set_settings(wanted);
+      state_.attention = wanted;
+      if (backend_.grid().K != before.K) keep_cells_in_place(before);
+    } catch (const Error& e) {
+      state_.show_error(e.what());
+      state_.attention = backend_.settings();  // keep the previous, working settings
+    }
+    state_.commands.redraw();
+  }
+  clamp_query();
+}
+
+// After a change of K: the query and the pinned patches become the patches that hold the
+// point of the photo they stand for (core/hand_made/grid_math.hpp), so they stay over the same spot (the
+// giraffe's neck stays the query as K goes from 16 to 8); the points are kept for the next
+// change, so K 16 → 32 → 64 → 32 → 16 comes back to the same patch.
+void App::keep_cells_in_place(const PatchGrid& before) {
+  const PatchGrid& g = backend_.grid();
+  const RegriddedCell q = regrid_cell(before, g, state_.hand_made.cell.col, state_.hand_made.cell.row, query_anchor_);
+  state_.hand_made.cell = Cell{q.col, q.row};
+  query_anchor_ = {q.anchor};
+  std::vector<Cell> pinned;
+  std::vector<PixelPoint> kept;
+  for (const Cell& c : state_.hand_made.pins) {
+    const RegriddedCell m = regrid_cell(before, g, c.col, c.row, pin_anchors_);
+    kept.push_back(m.anchor);
+    if (const Cell moved{m.col, m.row}; std::find(pinned.begin(), pinned.end(), moved) == pinned.end()) pinned.push_back(moved);
+  }
+  state_.hand_made.pins = std::move(pinned);
+  pin_anchors_ = std::move(kept);
+}
+
+// The Open dialog a key, a menu or a button asked for, shown here, before the frame and outside
+// ImGui's: a chosen image or checkpoint becomes an open command of this same frame, a chosen
+// folder the export folder; Cancel changes nothing; no dialog at all says why in the banner.
+void App::take_file_dialog() {
+  const auto asked = state_.commands.take(Commands::Kind::AskForFile);
+  if (!asked) return;
+  const FileDialogKind kind = asked->asked;
+  std::filesystem::path start = kind == FileDialogKind::ExportFolder ? state_.export_dir
+                                : kind == FileDialogKind::Image      ? state_.image_path.parent_path()
+                                                                     : state_.model_path.parent_path();
+  try {
+    const auto chosen = show_file_dialog(kind, start);
+    if (chosen) {
+      switch (kind) {
+        case FileDialogKind::Image: state_.commands.open_image(*chosen); break;
+        case FileDialogKind::ModelFile:
+        case FileDialogKind::ModelFolder:
+          state_.source = ShownSource::Vit;
+          state_.commands.open_model(*chosen);
+          break;
+        case FileDialogKind::ExportFolder:
+          state_.export_dir = choose_export_dir(platform::utf8(*chosen));
+          state_.ui.export_dir_text = platform::utf8(state_.export_dir);
+          state_.ui.status = "pictures and CSV go to " + platform::utf8(state_.export_dir);
+          state_.ui.status_since = std::chrono::steady_clock::now();
+          break;
+      }
+    }
+  } catch (const Error& e) {
+    state_.show_error(e.what());  // what was open stays
+  }
+  state_.commands.redraw();
+  input_arrived();  // the dialog took the events meanwhile: the next frames come at once
+}
+
+}  // namespace attnlab::app

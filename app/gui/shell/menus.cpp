@@ -1,0 +1,122 @@
+// The main menu bar: panels, the model, the chapter's views, the tour, export and the keys (made
+// from the key table, keys.cpp). Each item is recorded for the real-window tests (widget_log.hpp).
+#include "app/gui/shell/app.hpp"
+
+#include "app/gui/shell/keys.hpp"
+#include "app/gui/state/widget_log.hpp"
+
+#include <imgui.h>
+
+namespace attnlab::app {
+
+// The main menu: panels, the model, teaching views, the guided tour, export, keys. Returns its
+// height.
+float App::draw_menu_bar() {
+  float h = 0;
+  if (ImGui::BeginMainMenuBar()) {
+    if (begin_menu("Panels")) {
+      menu_item("Panels/Controls", "Controls", nullptr, &state_.show_controls);
+      menu_item("Panels/Heads", "Heads", nullptr, &state_.show_heads);
+      menu_item("Panels/Pinned queries", "Pinned queries", nullptr, &state_.show_pinned);
+      menu_item("Panels/Images", "Images", nullptr, &state_.show_images);
+      menu_item("Panels/Diagnostics", "Diagnostics (driver, timings, checks)", nullptr, &state_.show_diagnostics);
+      menu_item("Panels/Presentation mode", "Presentation mode", "F5", &state_.presentation);
+      ImGui::EndMenu();
+    }
+    if (begin_menu("Model")) {
+      if (ImGui::MenuItem("Open a checkpoint file...")) state_.commands.ask_for_file(FileDialogKind::ModelFile);
+      record_widget("menu:Model/open");
+      if (ImGui::MenuItem("Open a checkpoint folder...")) state_.commands.ask_for_file(FileDialogKind::ModelFolder);
+      record_widget("menu:Model/open_folder");
+      if (ImGui::MenuItem("Type a checkpoint's path (ViT model tab)")) {
+        state_.source = ShownSource::Vit;
+        state_.show_controls = true;
+      }
+      record_widget("menu:Model/type_path");
+      if (ImGui::MenuItem("Open an image...", "Ctrl O")) state_.commands.ask_for_file(FileDialogKind::Image);
+      record_widget("menu:Model/open_image");
+      if (ImGui::MenuItem("Gallery (Hugging Face Hub)...")) state_.ui.show_hub_gallery = true;
+      record_widget("menu:Model/gallery");
+      bool vit_source = state_.source == ShownSource::Vit;
+      const bool was = vit_source;
+      menu_item("Model/use", "Show the ViT's attention", "V", &vit_source);
+      if (vit_source != was) state_.source = vit_source ? ShownSource::Vit : ShownSource::HandMade;
+      if (!state_.recent_models.empty()) {
+        ImGui::Separator();
+        for (const std::string& p : state_.recent_models) {
+          if (ImGui::MenuItem(p.c_str())) state_.commands.open_model(p);
+          record_widget("menu:Model/recent:" + p);
+        }
+      }
+      ImGui::EndMenu();
+    }
+    if (begin_menu("Chapter")) {
+      for (const auto& v : teaching_) {
+        bool& open = state_.open_views[v->name()];
+        const bool was = open;
+        menu_item("Chapter/" + std::string(v->name()), v->title(), v->chapter_reference(), &open);
+        if (open && !was)  // one chapter view at a time: the class follows one thing
+          for (auto& [name, other] : state_.open_views)
+            if (name != v->name()) other = false;
+      }
+      ImGui::EndMenu();
+    }
+    if (begin_menu("Tour")) {
+      if (ImGui::MenuItem("Start the guided tour")) set_tour_step(0);
+      record_widget("menu:Tour/start");
+      if (ImGui::MenuItem("End the tour", nullptr, false, state_.tour_step >= 0)) set_tour_step(-1);
+      record_widget("menu:Tour/end");
+      ImGui::EndMenu();
+    }
+    if (begin_menu("Export")) {
+      if (ImGui::MenuItem(state_.export_map_only ? "Map as PNG + settings" : "Window as PNG + settings", "F12"))
+        state_.commands.export_png();
+      menu_item("Export/map only", "F12 saves the map only (for slides)", nullptr, &state_.export_map_only);
+      if (ImGui::MenuItem("Row as CSV", "F9")) state_.commands.export_csv();
+      record_widget("menu:Export/csv");
+      ImGui::EndMenu();
+    }
+    if (begin_menu("Keys")) {  // the key table (keys.cpp), as the README lists it
+      draw_key_list();
+      ImGui::EndMenu();
+    }
+    h = ImGui::GetWindowSize().y;
+    ImGui::EndMainMenuBar();
+  }
+  return h;
+}
+
+
+// A menu of the main menu bar. Its title is recorded from the cursor before BeginMenu: once
+// the menu is open, ImGui's last item is the menu's own window, not the title.
+bool App::begin_menu(const char* label) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  widget_log().rects[std::string("menu:") + label] = {
+      p.x, p.y, ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x, ImGui::GetFrameHeight()};
+  return ImGui::BeginMenu(label);
+}
+
+
+// A toggle in an open menu, recorded as "menu:<name>".
+void App::menu_item(const std::string& name, const char* label, const char* shortcut, bool* selected) {
+  ImGui::MenuItem(label, shortcut, selected);
+  record_widget("menu:" + name);
+}
+
+
+// The keys, from the table: what each does and when, a line each.
+void App::draw_key_list() {
+  if (!ImGui::BeginTable("keys", 3, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
+  for (const KeyBinding& b : key_table()) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b.keys);
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", scope_name(b.scope));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b.what);
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,35 @@
+#include "app/gui/state/app_state.hpp"
+
+#include "core/io/user_config.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace attnlab::app {
+
+void AppState::show_error(const std::string& message) {
+  ui.banner = message;
+  ui.banner_since = std::chrono::steady_clock::now();
+  commands.redraw();  // the banner sizes itself over two frames (AlwaysAutoResize)
+  std::fprintf(stderr, "attnlab: %s\n", message.c_str());  // also in the terminal's (or a log's) history
+}
+
+bool Commands::pending(Kind kind) const {
+  for (const Command& c : queue_)
+    if (c.kind == kind) return true;
+  return false;
+}
+
+std::optional<Commands::Command> Commands::take(Kind kind) {
+  std::optional<Command> latest;
+  std::erase_if(queue_, [&](Command& c) {
+    if (c.kind != kind) return false;
+    latest = std::move(c);
+    return true;
+  });
+  return latest;
+}
+
+std::filesystem::path config_dir() { return user_config_dir(); }
+
+}  // namespace attnlab::app

@@ -1,0 +1,149 @@
+#pragma once
+// AppState: the document and what the window keeps beside it. Views read it and write the
+// user's changes into it; the main loop hands it to the backend. Its saved part is the Document
+// (app/commands/document.hpp: to_json, apply_json and the command line's flags, through one
+// field table); beside it, each in its own part: UI state, the command queue, the last frame's
+// report.
+#include "app/commands/document.hpp"
+#include "app/platform/file_dialog.hpp"
+#include "core/hand_made/tokens.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <utility>
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+/// The patch sizes K the app offers (slider, `[` and `]`), in pixels.
+inline constexpr int kMinPatchSize = 4, kMaxPatchSize = 128;
+
+/// What the window keeps beside the document for the person using it, none of it saved: text
+/// being typed, the red banner, the export toast, a note on the pinned view.
+struct UiState {
+  bool paint_mode = false;  ///< left-drag paints the painted mask instead of moving the query
+  std::string export_dir_text;  ///< the Export section's folder field
+  std::string open_path_text;  ///< the images panel's "open by path" text field
+  std::string model_path_text;  ///< the model panel's "open by path" text field
+  std::string train_folder_text;  ///< the Train panel's "save checkpoint" folder field (empty: the export folder's trained-vit)
+  bool show_hub_gallery = false;  ///< the Model → Gallery window (models from the Hugging Face Hub) is open
+  bool train_cka_runs = false;    ///< the Train tab's CKA view compares run A's layers with run B's (else the shown run's with its own)
+  std::string banner;  ///< an error shown at the top; empty = none
+  std::chrono::steady_clock::time_point banner_since{};
+  std::string status;  ///< last export etc.
+  std::chrono::steady_clock::time_point status_since{};  ///< when status was set (a toast shows it for 4 s)
+  std::string pinned_note;  ///< why the pinned queries were cleared (a new photo), shown while there are none
+  /// The remembered settings file when it could not be read at start: kept as it is, never
+  /// written over; the settings are saved beside it instead (save_remembered()).
+  std::filesystem::path settings_kept;
+  bool video_open = false, video_paused = false;  ///< Images → Open video: a video plays (app/gui/sessions/video_player.hpp)
+  std::string video_status;  ///< its line: frame, time, frames per second shown, dropped
+};
+
+/// The command queue: what a view, a key, a menu or a dropped file asks the main loop to do. A
+/// view never opens a file or exports itself; it pushes a command, and the main loop takes each
+/// kind at its point in the frame (opens before the views, exports after them, so an export is
+/// the frame just drawn). Of several opens of one kind the latest wins.
+class Commands {
+ public:
+  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv, AskForFile };
+  struct Command {
+    Kind kind;
+    std::filesystem::path path;  ///< the file to open (OpenImage, OpenModel)
+    FileDialogKind asked = FileDialogKind::Image;  ///< AskForFile: which Open dialog
+  };
+  void open_image(const std::filesystem::path& p) { push({Kind::OpenImage, p}); }
+  void open_model(const std::filesystem::path& p) { push({Kind::OpenModel, p}); }
+  void open_video(const std::filesystem::path& p) { push({Kind::OpenVideo, p}); }
+  void pause_video() { push({Kind::PauseVideo, {}}); }  ///< Pause, or Play when paused
+  /// The desktop's Open dialog (app/platform/file_dialog.hpp), shown before the next frame; what
+  /// is chosen is opened (or becomes the export folder), Cancel changes nothing.
+  void ask_for_file(FileDialogKind kind) { push({Kind::AskForFile, {}, kind}); }
+  void export_png() { push({Kind::ExportPng, {}}); }
+  void export_csv() { push({Kind::ExportCsv, {}}); }
+  /// True while a command of `kind` waits (an export waits for the frame's end: its toast and
+  /// hints are not drawn into the picture).
+  bool pending(Kind kind) const;
+  /// True when no command waits.
+  bool empty() const { return queue_.empty(); }
+  /// Takes the commands of `kind` off the queue; the latest one, or nullopt when none waits.
+  std::optional<Command> take(Kind kind);
+  /// Whatever changed the document or a source without an input event (a finished job, an
+  /// opened file, a banner) and work under way (a worker thread, a pass spread over frames, a
+  /// debounce, a toast on screen) asks for the next frame at once instead of when the next event
+  /// comes; the main loop takes it once per frame (App::end_frame). Input events ask for their
+  /// own (App::input_arrived).
+  void redraw() { redraw_ = true; }
+  bool take_redraw() { return std::exchange(redraw_, false); }
+  bool redraw_pending() const { return redraw_; }
+
+ private:
+  void push(Command c) { queue_.push_back(std::move(c)); }
+  std::vector<Command> queue_;
+  bool redraw_ = false;
+};
+
+/// What the last frame measured and drew: shown in Diagnostics, written into export sidecars.
+struct FrameReport {
+  float last_frame_ms = 0, row_pass_ms = 0;
+  /// What the last frame moved between the CPU and the GPU (gl::transfer_counts over the frame).
+  std::uint64_t frame_readbacks = 0, frame_readback_bytes = 0, frame_uploads = 0, frame_upload_bytes = 0;
+  std::uint64_t frame_readbacks_waited = 0;  ///< of frame_readbacks, those that waited for the GPU (no fence had signalled)
+  std::string backend_name;  ///< "GPU: llvmpipe …" or "CPU reference (…)"
+  /// Teaching views that could not draw in the last frame, with the reason (shown in their
+  /// window, written into export sidecars).
+  std::map<std::string, std::string> view_errors;
+  /// What the views checked against their own arithmetic (the step view's softmax, the
+  /// tokenization's W_tokenize x_i), a line each, shown in the Diagnostics panel: name → result.
+  std::map<std::string, std::string> checks;
+  /// What the ViT's main map drew in the last frame (model and its SHA-256, layer, head, query
+  /// token, the values coloured, where the photo was drawn), written into export sidecars;
+  /// null when the hand-made heads were drawn.
+  nlohmann::json vit_drawn;
+  /// The same for the ViT being trained (the Train tab), with the training step its maps are of;
+  /// null when it was not drawn.
+  nlohmann::json train_drawn;
+  /// The CKA matrix the similarity view drew (labels, values, models, examples; cka_view.hpp);
+  /// null when it was not drawn.
+  nlohmann::json cka_drawn;
+  /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
+  /// accuracy, the map's layer, head, query and values); null when it was not drawn.
+  nlohmann::json train_compared;
+};
+
+/// The app's state: the document (every saved setting, through its field table), and beside
+/// it the window's UI state, the command queue and the last frame's report, none of them saved.
+/// Where the widgets were drawn is the test seam's (widget_log.hpp), not here.
+struct AppState : Document {
+  UiState ui;
+  Commands commands;
+  FrameReport report;
+  /// Shows `message` in the banner (asking for the next frame at once) and prints it on stderr
+  /// as "attnlab: <message>".
+  void show_error(const std::string& message);
+};
+
+/// The hand-made heads' query token i on `grid`, as the document chooses it (the cell kept
+/// inside the grid): what every view passes down to HandMadeSession and the shaders. The one
+/// place that reads the document's query for the hand-made heads.
+inline int hand_made_query(const AppState& s, const PatchGrid& grid) {
+  return grid.index(std::clamp(s.hand_made.cell.col, 0, grid.cols - 1), std::clamp(s.hand_made.cell.row, 0, grid.rows - 1));
+}
+
+/// True while the last export's confirmation (s.status) is on screen: for 4 s after it was set.
+inline bool toast_showing(const AppState& s) {
+  return !s.ui.status.empty() && std::chrono::steady_clock::now() - s.ui.status_since <= std::chrono::seconds(4);
+}
+/// Where settings and the ImGui layout are remembered: $XDG_CONFIG_HOME/attnlab or
+/// ~/.config/attnlab (created on demand).
+std::filesystem::path config_dir();
+
+}  // namespace attnlab::app

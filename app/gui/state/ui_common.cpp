@@ -1,0 +1,145 @@
+#include "app/gui/state/ui_common.hpp"
+#include "core/gpu/gl.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <cmath>
+#include <cstdio>
+
+namespace attnlab::app {
+
+GuiTexture::~GuiTexture() {
+  if (id_) glDeleteTextures(1, &id_);
+}
+
+void set_texture_filter(ImTextureID texture, bool smooth) {
+  const auto id = static_cast<GLuint>(reinterpret_cast<std::intptr_t>(texture));
+  if (id == 0) return;
+  GLint previous = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+  glBindTexture(GL_TEXTURE_2D, id);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, smooth ? GL_LINEAR : GL_NEAREST);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+}
+
+void GuiTexture::set(int width, int height, int channels, std::span<const std::uint8_t> pixels, bool smooth) {
+  GLint previous = 0, align = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
+  glGetIntegerv(GL_UNPACK_ALIGNMENT, &align);
+  if (!id_) glGenTextures(1, &id_);
+  glBindTexture(GL_TEXTURE_2D, id_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  const GLenum format = channels == 4 ? GL_RGBA : GL_RGB;
+  glTexImage2D(GL_TEXTURE_2D, 0, channels == 4 ? GL_RGBA8 : GL_RGB8, width, height, 0, format, GL_UNSIGNED_BYTE,
+               pixels.data());
+  gl::count_upload(pixels.size());
+  const GLint filter = smooth ? GL_LINEAR : GL_NEAREST;
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, align);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous));
+  w_ = width;
+  h_ = height;
+}
+
+void GuiTexture::set_photo(const Image& image, bool smooth) {
+  const size_t texels = image.rgb.size() / 3;
+  std::vector<std::uint8_t> px(texels * 4, 255);
+  for (size_t t = 0; t < texels; ++t)
+    for (size_t c = 0; c < 3; ++c)
+      px[t * 4 + c] = static_cast<std::uint8_t>(std::lround(std::clamp(image.rgb[t * 3 + c], 0.0f, 1.0f) * 255.0f));
+  set(image.width, image.height, 4, px, smooth);
+}
+
+ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha) {
+  return IM_COL32(r, g, b, static_cast<int>(std::lround(alpha * 255.0f)));
+}
+
+std::string format_number(double v, int digits) {
+  char buf[48];
+  const double a = std::abs(v);
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  if (a == 0) return "0";
+  if (a < 1e-6 || a >= 1e6) {  // only far outside what a weight, score or colour is
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    return buf;
+  }
+  const int decimals = std::max(digits - 1 - static_cast<int>(std::floor(std::log10(a))), 0);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string format_weight(double w) { return format_number(w, 4); }
+
+void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ui_px(9);
+  constexpr int kSteps = 64;
+  for (int k = 0; k < kSteps; ++k) {  // top = 1, bottom = 0
+    const float t0 = 1.0f - static_cast<float>(k) / kSteps, t1 = 1.0f - static_cast<float>(k + 1) / kSteps;
+    const auto a = colormap_rgb8(c, t0), b = colormap_rgb8(c, t1);
+    const float y0 = p.y + height * static_cast<float>(k) / kSteps, y1 = p.y + height * static_cast<float>(k + 1) / kSteps;
+    dl->AddRectFilledMultiColor(ImVec2(p.x, y0), ImVec2(p.x + w, y1), rgb(a[0], a[1], a[2]), rgb(a[0], a[1], a[2]),
+                                rgb(b[0], b[1], b[2]), rgb(b[0], b[1], b[2]));
+  }
+  dl->AddRect(p, ImVec2(p.x + w, p.y + height), IM_COL32(200, 200, 200, 255));
+  auto value_at = [&](float t) {
+    const double v = range.lo + (range.hi - range.lo) * t;
+    return n == Normalization::Log ? std::exp(v) : v;
+  };
+  const float text_h = ImGui::GetTextLineHeight();
+  // Where 1/N sits on the bar, if it does.
+  std::optional<float> uniform_y;
+  if (uniform > 0 && range.hi > range.lo) {
+    const double v = n == Normalization::Log ? std::log(uniform) : uniform;
+    const double t = (v - range.lo) / (range.hi - range.lo);
+    if (t >= 0 && t <= 1) uniform_y = p.y + height * static_cast<float>(1.0 - t);
+  }
+  for (float t : {1.0f, 0.5f, 0.0f}) {
+    const float y = std::clamp(p.y + height * (1.0f - t) - text_h * 0.5f, p.y, p.y + height - text_h);
+    if (uniform_y && std::abs(y + text_h * 0.5f - *uniform_y) < text_h) continue;  // the 1/N label goes there
+    const std::string label = format_weight(value_at(t));
+    dl->AddText(ImVec2(p.x + w + 6, y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+  }
+  if (uniform_y) {
+    const ImU32 mark = IM_COL32(90, 220, 255, 255);
+    dl->AddLine(ImVec2(p.x - 5, *uniform_y), ImVec2(p.x + w + 4, *uniform_y), mark, 2.0f);
+    const std::string label = "1/N";
+    dl->AddText(ImVec2(p.x + w + 6, std::clamp(*uniform_y - text_h * 0.5f, p.y, p.y + height - text_h)), mark, label.c_str());
+  }
+  ImGui::Dummy(ImVec2(w + 6 + ImGui::CalcTextSize("0.0000000e-00").x, height));
+}
+
+ImU32 pinned_colour(std::size_t n) {
+  constexpr ImU32 colours[] = {IM_COL32(255, 0, 255, 255), IM_COL32(255, 255, 0, 255), IM_COL32(0, 255, 0, 255),
+                               IM_COL32(255, 128, 0, 255)};
+  return colours[n % 4];
+}
+
+void pinned_swatch(std::size_t n) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float box = ImGui::GetTextLineHeight();
+  ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + box - 1, p.y + box - 1), pinned_colour(n), 0, 0, 2.0f);
+  ImGui::Dummy(ImVec2(box, box));
+}
+
+float colour_bar_space() {
+  return ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x + ImGui::GetStyle().ItemSpacing.x * 2;
+}
+
+void help_marker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,425 @@
+// The Train tab: small ViTs trained on Fashion-MNIST in the window (runs A and B, TrainSessions
+// taking turns on the scheduler), their controls, curves and the mean attention distance of
+// their heads against the training step. Their maps are the map views' (VitMapSource over each
+// session's snapshot).
+#include "app/gui/train/train_views.hpp"
+
+#include "app/gui/vit/vit_views.hpp"
+#include "app/gui/state/widget_log.hpp"
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnlab::app {
+
+void step_plot(const std::string& id, const char* title, ImVec2 size, const std::vector<PlotSeries>& series, float lo, float hi) {
+  ImGui::TextUnformatted(title);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id.c_str(), size);
+  record_widget(id);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p1(p0.x + size.x, p0.y + size.y);
+  dl->AddRectFilled(p0, p1, IM_COL32(25, 25, 30, 255));
+  dl->AddRect(p0, p1, IM_COL32(90, 90, 100, 255));
+  float x_max = 1;
+  for (const PlotSeries& s : series)
+    if (!s.x.empty()) x_max = std::max(x_max, s.x.back());
+  const float left = 4, bottom = ImGui::GetFontSize() + 2;
+  auto at = [&](float x, float y) {
+    const float t = std::clamp((y - lo) / std::max(hi - lo, 1e-6f), 0.0f, 1.0f);
+    return ImVec2(p0.x + left + (size.x - 2 * left) * x / x_max, p1.y - bottom - (size.y - bottom - 4) * t);
+  };
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(hi));
+  dl->AddText(ImVec2(p0.x + 3, p0.y + 2), IM_COL32(150, 150, 150, 255), buf);
+  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(lo));
+  dl->AddText(ImVec2(p0.x + 3, p1.y - bottom - ImGui::GetFontSize()), IM_COL32(150, 150, 150, 255), buf);
+  std::snprintf(buf, sizeof buf, "step %.0f", static_cast<double>(x_max));
+  dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(buf).x - 4, p1.y - bottom + 1), IM_COL32(150, 150, 150, 255), buf);
+  dl->AddText(ImVec2(p0.x + 4, p1.y - bottom + 1), IM_COL32(150, 150, 150, 255), "0");
+  float lx = p0.x + std::max(48.0f, ImGui::CalcTextSize(buf).x + 12);
+  std::vector<ImVec2> line;
+  for (const PlotSeries& s : series) {
+    // One polyline, at most two points (the lowest and the highest, in their order) per pixel
+    // column: a run's curves grow by 5 points a second, and drawn a segment per point they made
+    // handing ImGui's lists to OpenGL 3.4 ms a frame after 5 minutes (2.5 ms so; hover
+    // benchmark, --train, ATTNLAB_HOVER_BENCH_TRAIN_S=300).
+    line.clear();
+    for (std::size_t i = 0; i < s.x.size();) {
+      const ImVec2 first = at(s.x[i], s.y[i]);
+      std::size_t low = i, high = i, j = i + 1;
+      for (; j < s.x.size() && std::floor(at(s.x[j], s.y[j]).x) == std::floor(first.x); ++j) {
+        if (s.y[j] < s.y[low]) low = j;
+        if (s.y[j] > s.y[high]) high = j;
+      }
+      line.push_back(at(s.x[std::min(low, high)], s.y[std::min(low, high)]));
+      if (low != high) line.push_back(at(s.x[std::max(low, high)], s.y[std::max(low, high)]));
+      i = j;
+    }
+    if (line.size() > 1) dl->AddPolyline(line.data(), static_cast<int>(line.size()), s.colour, ImDrawFlags_None, 1.5f);
+    if (s.x.size() == 1) dl->AddCircleFilled(at(s.x[0], s.y[0]), 2.5f, s.colour);
+    if (!s.label.empty()) {
+      dl->AddText(ImVec2(lx, p0.y + 2), s.colour, s.label.c_str());
+      lx += ImGui::CalcTextSize(s.label.c_str()).x + 8;
+    }
+  }
+}
+
+RunCurves run_curves(const std::vector<TrainPoint>& points, const std::string& prefix, const ImU32 (&colours)[3]) {
+  RunCurves c{{{}, {}, colours[0], prefix + "loss"}, {{}, {}, colours[1], prefix + "train"}, {{}, {}, colours[2], prefix + "test"},
+              {{}, {}, colours[2], prefix + "fixed crops"}};
+  for (const TrainPoint& p : points) {
+    const auto x = static_cast<float>(p.step);
+    c.loss.x.push_back(x);
+    c.loss.y.push_back(p.loss);
+    c.loss_hi = std::max(c.loss_hi, p.loss);
+    if (p.train_accuracy >= 0) {
+      c.train.x.push_back(x);
+      c.train.y.push_back(p.train_accuracy);
+    }
+    if (p.test_accuracy >= 0) {
+      c.test.x.push_back(x);
+      c.test.y.push_back(p.test_accuracy);
+    }
+    if (p.fixed_loss >= 0) {
+      c.fixed.x.push_back(x);
+      c.fixed.y.push_back(p.fixed_loss);
+      c.loss_hi = std::max(c.loss_hi, p.fixed_loss);
+    }
+  }
+  return c;
+}
+
+namespace {
+
+const char* const kPoolNames[] = {"cls token", "average of patches"};
+const char* const kPosNames[] = {"learned", "sine-cosine (fixed)", "none"};
+constexpr int kPatches[] = {2, 4, 7, 14};
+
+// The shown run's shape and switches, fixed once it has started; before, one click takes the
+// other run's (then change one switch to compare).
+void shape_section(TrainSession& train, const TrainSession& other) {
+  TrainConfig& c = train.config();
+  ImGui::BeginDisabled(train.started());
+  const std::string copy = "Copy run " + other.name() + "'s settings";
+  if (ImGui::Button(copy.c_str())) c = other.config();
+  record_widget("train:copy");
+  const float w = ImGui::GetFontSize() * 7;
+  if (task_switch(c)) {
+    masked_switches(c, w * 1.4f);
+  } else {
+    // The lecture's switch, one click: what the classifier reads.
+    ImGui::TextUnformatted("pooling");
+    for (int pool = 0; pool < 2; ++pool) {
+      ImGui::SameLine();
+      const VitPooling p = pool ? VitPooling::Average : VitPooling::Token;
+      if (ImGui::RadioButton(kPoolNames[pool], c.shape.pooling == p)) c.shape.pooling = p;
+      record_widget(pool ? "train:pool_avg" : "train:pool_cls");
+    }
+    int patch = static_cast<int>(std::find(std::begin(kPatches), std::end(kPatches), c.shape.patch) - std::begin(kPatches));
+    const char* const patch_names[] = {"2 (14 x 14 patches)", "4 (7 x 7)", "7 (4 x 4)", "14 (2 x 2)"};
+    ImGui::SetNextItemWidth(w * 1.4f);
+    if (ImGui::Combo("patch", &patch, patch_names, 4)) c.shape.patch = kPatches[patch];
+    record_widget("train:patch");
+  }
+  int pos = static_cast<int>(c.shape.pos);
+  ImGui::SetNextItemWidth(w * 1.4f);
+  if (ImGui::Combo("position", &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
+  record_widget("train:pos");
+  auto number = [&](const char* label, const char* id, int& v, int lo, int hi, int step) {
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt(label, &v, step, step * 4)) v = std::clamp(v, lo, hi);
+    record_widget(id);
+  };
+  number("depth (blocks)", "train:depth", c.shape.depth, 1, 12, 1);
+  number("heads", "train:heads", c.shape.heads, 1, 16, 1);
+  number("D (token width)", "train:dim", c.shape.D, 4, 512, 8);
+  number("batch", "train:batch", c.batch, 1, 1024, 16);
+  number("steps (schedule)", "train:steps", c.steps, 1, 1000000, 500);
+  number("seed", "train:seed", c.seed, 0, 1000000, 1);
+  ImGui::SetNextItemWidth(w);
+  float lr = static_cast<float>(c.lr);
+  if (ImGui::InputFloat("learning rate", &lr, 0.0005f, 0.002f, "%.4f")) c.lr = std::clamp(lr, 1e-6f, 1.0f);
+  record_widget("train:lr");
+  ImGui::EndDisabled();
+}
+
+void run_section(AppState& state, TrainSession& train) {
+  if (!train.started()) {
+    if (ImGui::Button("Start")) {
+      try {
+        train.start();
+      } catch (const Error& e) {
+        state.show_error(std::string("cannot train this model: ") + e.what());
+      }
+    }
+    record_widget("train:start");
+  } else if (train.running()) {
+    if (ImGui::Button("Pause")) train.pause();
+    record_widget("train:pause");
+  } else {
+    ImGui::BeginDisabled(train.finished());
+    if (ImGui::Button("Resume")) train.resume();
+    record_widget("train:resume");
+    ImGui::EndDisabled();
+  }
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!train.started());
+  if (ImGui::Button("Reset")) train.reset();
+  record_widget("train:reset");
+  ImGui::EndDisabled();
+  if (train.started()) {
+    const TrainConfig& c = train.config();
+    char bar[96];
+    std::snprintf(bar, sizeof bar, "step %lld of %d", static_cast<long long>(train.step()), c.steps);
+    ImGui::ProgressBar(static_cast<float>(train.step()) / static_cast<float>(c.steps), ImVec2(-1, 0), bar);
+    record_widget("train:progress");
+    const bool masked = train.task() == VitTask::MaskedPatches;
+    if (train.points().empty()) {
+      ImGui::TextDisabled("%s", masked ? "cutting the crops and making the model..." : "reading Fashion-MNIST and making the model...");
+    } else {
+      const TrainPoint& p = train.points().back();
+      ImGui::Text("%.1f steps/s   loss %.3f", train.steps_per_second(), static_cast<double>(p.loss));
+      if (masked) {
+        ImGui::Text("loss on %d fixed crops %.4f", kTrainFixedCrops, static_cast<double>(std::max(train.fixed_loss(), 0.0f)));
+      } else {
+        const float test = train.test_accuracy();
+        ImGui::Text("train %.1f %%   test %.1f %% (%d images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0, kTrainEvalImages);
+      }
+    }
+    ImGui::TextDisabled("%s", train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
+                              : train.running()      ? "training on the scheduler's low-priority thread"
+                              : train.in_flight()    ? "pausing: the chunk under way ends first"
+                              : train.finished()     ? "finished"
+                                                     : "paused");
+  }
+}
+
+// Which run the maps show, each with how far it is, and how the two share the training thread.
+void runs_section(AppState& state, const TrainRuns& runs) {
+  ImGui::TextUnformatted("The maps show");
+  for (int r = 0; r < 2; ++r) {
+    ImGui::SameLine();
+    const std::string label = "run " + runs[r].name();
+    if (ImGui::RadioButton(label.c_str(), state.train_run == r)) state.train_run = r;
+    record_widget(r ? "train:run_b" : "train:run_a");
+  }
+  for (int r = 0; r < 2; ++r) {
+    const TrainSession& run = runs[r];
+    if (!run.started()) {
+      ImGui::TextDisabled("%s: not started", run.name().c_str());
+      continue;
+    }
+    const char* state_text = run.running() ? "" : run.finished() ? " (finished)" : " (paused)";
+    if (run.task() == VitTask::MaskedPatches) {
+      ImGui::TextDisabled("%s: masked patches, step %lld, fixed-crops loss %.4f%s", run.name().c_str(), static_cast<long long>(run.step()),
+                          static_cast<double>(std::max(run.fixed_loss(), 0.0f)), state_text);
+      continue;
+    }
+    const float test = run.test_accuracy();
+    ImGui::TextDisabled("%s: %s pooling, step %lld, test %.1f %%%s", run.name().c_str(),
+                        pooling_name(run.shape().pooling), static_cast<long long>(run.step()),
+                        test >= 0 ? 100.0 * test : 0.0, state_text);
+  }
+  if (runs.a.running() && runs.b.running())
+    ImGui::TextWrapped("A and B take turns, one chunk of about 0.2 s each, on one low-priority thread of the scheduler: each "
+                       "trains at about half its speed alone, and the window's frames always come first.");
+}
+
+// The probe both runs' maps are of (the document's): a test image, or the photo the window has
+// open, made as the data are (28 x 28 grey); what the shown run predicts for it.
+void probe_section(AppState& state, TrainSession& train) {
+  const bool masked = train.task() == VitTask::MaskedPatches;
+  if (masked) {
+    // A masked-patch run's maps are of the photo it learns from, whole, at the crops' size.
+    ImGui::TextWrapped("Run %s's maps are of the photo it trains on, whole, at %d x %d pixels (a crop of all of it).",
+                       train.name().c_str(), train.shape().image_cols, train.shape().image_rows);
+  } else {
+    ImGui::TextUnformatted("Probe (both runs' maps are of it)");
+    if (ImGui::RadioButton("test image", !state.train_probe_photo)) state.train_probe_photo = false;
+    record_widget("train:probe_test");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+    ImGui::BeginDisabled(state.train_probe_photo);
+    ImGui::SliderInt("##probe", &state.train_probe, 0, kFashionMnistTestCount - 1);
+    state.train_probe = std::clamp(state.train_probe, 0, kFashionMnistTestCount - 1);  // Ctrl+click types any number
+    record_widget("train:probe");
+    ImGui::EndDisabled();
+    const std::string photo = "the photo, " + state.image_path.filename().string() + " (28 x 28 grey)";
+    if (ImGui::RadioButton(photo.c_str(), state.train_probe_photo)) state.train_probe_photo = true;
+    record_widget("train:probe_photo");
+  }
+  if (const VitRun* run = train.vit().run()) {
+    // What the model sees: the probe as the input (a test image, the photo made as the data are, or the whole photo).
+    const float side = ImGui::GetFontSize() * 3;
+    ImGui::Image(train.vit().photo(), ImVec2(side, side));
+    record_widget("train:probe_image");
+    const auto top = run->top_classes(1);  // none from a masked-patch model: it has no classifier
+    if (!top.empty()) {
+      ImGui::SameLine();
+      const auto& labels = run->model().arch.labels;
+      const int c = top[0].first;
+      ImGui::TextDisabled("run %s predicts %s (%.0f %%)", train.name().c_str(),
+                          c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].c_str() : "?", 100.0 * top[0].second);
+    }
+  }
+  ImGui::Checkbox("rollout (R)", &state.vit_rollout);
+  record_widget("train:rollout");
+}
+
+void save_section(AppState& state, TrainSession& train) {
+  if (state.ui.train_folder_text.empty()) state.ui.train_folder_text = (state.export_dir / "trained-vit").string();
+  ImGui::TextUnformatted("Save checkpoint to (a new folder; never written over)");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputText("##train_folder", &state.ui.train_folder_text);
+  record_widget("train:folder");
+  ImGui::BeginDisabled(!train.started() || train.save_pending());
+  if (ImGui::Button("Save checkpoint")) train.save(state.ui.train_folder_text);
+  record_widget("train:save");
+  ImGui::EndDisabled();
+  if (!train.last_saved().empty()) {
+    ImGui::SameLine();
+    if (ImGui::Button("Open as ViT")) state.commands.open_model(train.last_saved());
+    record_widget("train:open");
+    ImGui::TextDisabled("saved: %s", train.last_saved().string().c_str());
+  }
+}
+
+}  // namespace
+
+void draw_train_panel(AppState& state, TrainRuns& runs) {
+  ImGui::TextWrapped("Train small ViTs here, on Fashion-MNIST's classes or on masked patches of the photo, and watch their "
+                     "attention change: run A, and run B to compare (e.g. cls against average pooling). The maps show the chosen "
+                     "run on its probe image.");
+  runs_section(state, runs);
+  TrainSession& train = runs[state.train_run];
+  const std::string header = "Model and run " + train.name() + "###train_model";
+  if (ImGui::CollapsingHeader(header.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) shape_section(train, runs[1 - state.train_run]);
+  ImGui::Separator();
+  run_section(state, train);
+  ImGui::Separator();
+  probe_section(state, train);
+  ImGui::Separator();
+  save_section(state, train);
+}
+
+namespace {
+
+// The Train tab's similarity view: the shown run's layers against themselves, or run A's against
+// run B's over the same examples (the deck's CKA slide: do two models learn alike?), once both
+// have a snapshot.
+void draw_train_cka(AppState& state, TrainRuns& runs, TrainSession& shown, CkaJob& cka) {
+  const bool both = runs.a.vit().run() && runs.b.vit().run();
+  ImGui::BeginDisabled(!both);
+  if (ImGui::RadioButton("one run's layers", !state.ui.train_cka_runs)) state.ui.train_cka_runs = false;
+  record_widget("train:cka_one");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("run A's layers (rows) against run B's (columns)", state.ui.train_cka_runs)) state.ui.train_cka_runs = true;
+  record_widget("train:cka_runs");
+  ImGui::EndDisabled();
+  if (!both) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(start both runs to compare them)");
+  }
+  CkaRequest request = cka_request(state.ui.train_cka_runs && both ? runs.a.vit() : shown.vit(), 0);
+  if (state.ui.train_cka_runs && both) {
+    const CkaRequest other = cka_request(runs.b.vit(), 0);
+    request.b = other.a;
+    request.b_name = other.a_name;
+  }
+  draw_cka_view(state, cka, request, /*auto_start=*/!runs.a.running() && !runs.b.running());
+}
+
+}  // namespace
+
+void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka) {
+  if (!ImGui::BeginTabBar("train_lower")) return;
+  TrainSession& train = runs[state.train_run];
+  MapSource& source = state.train_run == 1 ? b : a;
+  const std::string curves_tab = "Curves and distance, run " + train.name() + "###curves";
+  if (ImGui::BeginTabItem(curves_tab.c_str())) {
+    const auto& points = train.points();
+    const ImU32 colours[3] = {IM_COL32(255, 160, 60, 255), IM_COL32(80, 160, 255, 255), IM_COL32(90, 220, 120, 255)};
+    const RunCurves curves = run_curves(points, "", colours);
+    const float avail = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
+    const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f);
+    // Three columns; masked patches give the middle one, the reconstruction's three pictures, more room.
+    const bool masked = train.task() == VitTask::MaskedPatches;
+    const float w = (avail - 2 * gap) / 3, middle = masked ? (avail - 2 * gap) * 0.42f : w, side_w = masked ? (avail - 2 * gap) * 0.29f : w;
+    ImGui::BeginGroup();
+    if (masked) step_plot("train:loss_plot", "loss (mean squared error)", ImVec2(side_w, h), {curves.loss, curves.fixed}, 0.0f, curves.loss_hi);
+    else step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    if (masked) draw_reconstruction(train, ImVec2(middle, h + ImGui::GetTextLineHeightWithSpacing()));
+    else step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
+    ImGui::EndGroup();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    // One line per head of the map's layer: local heads fall, global ones stay high.
+    std::vector<PlotSeries> heads;
+    float dmax = 0.0f, dmin = 1e9f;
+    const int L = train.shape().depth;
+    const int layer = L > 0 ? choice_layer(state.train, L) : 0;
+    for (int head = 0; head < train.shape().heads && !points.empty(); ++head) {
+      PlotSeries s{{}, {}, vit_head_colour(head), std::to_string(head)};
+      for (const TrainPoint& p : points) {
+        if (p.distance.rows() <= layer || p.distance.cols() <= head) continue;
+        s.x.push_back(static_cast<float>(p.step));
+        s.y.push_back(p.distance(layer, head));
+        dmax = std::max(dmax, s.y.back());
+        dmin = std::min(dmin, s.y.back());
+      }
+      heads.push_back(std::move(s));
+    }
+    // The range of the lines, so that heads parting (local ones falling) show from the start.
+    if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
+    const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
+    const std::string title = "attention distance (px), layer " + std::to_string(layer);
+    step_plot("train:distance_plot", title.c_str(), ImVec2(side_w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
+    ImGui::EndGroup();
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:curves");
+  if (ImGui::BeginTabItem("Runs A and B")) {
+    draw_train_comparison(state, runs, a, b);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:runs");
+  if (ImGui::BeginTabItem("Pinned queries")) {
+    if (source.info().ready) draw_pinned_maps(state, source);
+    else ImGui::TextDisabled("No model trained yet.");
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:pinned");
+  // The loaded ViT's own views, on the shown run's latest snapshot.
+  if (ImGui::BeginTabItem("Distance")) {
+    draw_vit_distance_view(state, train.vit(), state.train);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:distance");
+  if (ImGui::BeginTabItem("Matrix")) {
+    draw_vit_matrix_view(state, train.vit(), state.train);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:matrix");
+  if (ImGui::BeginTabItem("Step by step")) {
+    draw_vit_step_view(train.vit(), state.train);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:step");
+  if (ImGui::BeginTabItem("Similarity (CKA)")) {  // computed again on request while training runs
+    draw_train_cka(state, runs, train, cka);
+    ImGui::EndTabItem();
+  }
+  record_widget("train_tab:cka");
+  ImGui::EndTabBar();
+}
+
+}  // namespace attnlab::app

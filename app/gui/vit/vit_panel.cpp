@@ -1,0 +1,145 @@
+// The model panel: open a ViT checkpoint (by path, from the recent list, or dropped on the
+// window), see what it is and what it predicts, and choose what its maps show.
+#include "app/gui/vit/vit_views.hpp"
+#include "app/gui/state/widget_log.hpp"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace attnlab::app {
+namespace {
+
+void open_section(AppState& state, VitSession& vit) {
+  ImGui::TextUnformatted("Open a checkpoint (.safetensors, .pth or its folder; or drop it on the window)");
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open").x - ImGui::GetStyle().ItemSpacing.x - ImGui::GetStyle().FramePadding.x * 2);
+  const bool enter = ImGui::InputText("##model_path", &state.ui.model_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
+  record_widget("model_path");
+  ImGui::SameLine();
+  const bool open = ImGui::Button("Open##model");
+  record_widget("model_open");
+  if ((open || enter) && !state.ui.model_path_text.empty()) state.commands.open_model(state.ui.model_path_text);
+  if (vit.busy()) {
+    ImGui::ProgressBar(vit.progress(), ImVec2(-ImGui::CalcTextSize("Cancel").x - ImGui::GetStyle().FramePadding.x * 4, 0),
+                       vit.stage().c_str());
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel##model")) vit.cancel();
+    record_widget("model_cancel");
+    state.commands.redraw();  // the bar moves and the result shows without an event
+  }
+  if (ImGui::Button("Gallery (Hugging Face Hub)...")) state.ui.show_hub_gallery = true;
+  record_widget("model_gallery");
+  if (!state.recent_models.empty() && ImGui::TreeNode("Recent models")) {
+    for (const std::string& p : state.recent_models) {
+      if (ImGui::Selectable(p.c_str(), p == state.model_path.string())) state.commands.open_model(p);
+      record_widget("recent:" + p);
+    }
+    ImGui::TreePop();
+  }
+}
+
+void about_section(const VitRun& src, VitSession& vit) {
+  const SourceGrid g = src.grid();
+  ImGui::TextWrapped("%s", vit.file().string().c_str());
+  ImGui::TextDisabled("SHA-256 %s", vit.sha256().substr(0, 16).c_str());
+  ImGui::Text("input %d x %d pixels, grid %d x %d = %d patches, T = %d tokens", src.input_width(), src.input_height(), g.cols,
+              g.rows, g.N(), g.T());
+  if (ImGui::TreeNode("Architecture (attnlab vit --info)")) {
+    ImGui::TextUnformatted(vit.info().c_str());
+    ImGui::TreePop();
+  }
+  const auto top = src.top_classes(5);
+  if (!top.empty()) {
+    ImGui::Separator();
+    ImGui::TextUnformatted("Prediction (top 5)");
+    const auto& labels = src.model().arch.labels;
+    for (const auto& [c, p] : top) {
+      const std::string name = c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
+      ImGui::ProgressBar(p, ImVec2(ImGui::GetFontSize() * 6, 0), "");
+      ImGui::SameLine();
+      ImGui::Text("%5.1f %%  %s", 100.0 * p, name.c_str());
+    }
+  }
+}
+
+void choice_section(AppState& state, const VitRun& src) {
+  const SourceGrid g = src.grid();
+  ImGui::Separator();
+  ImGui::TextUnformatted("What the map shows");
+  SourceChoice& c = state.vit;
+  int layer = choice_layer(c, src.layers());
+  if (ImGui::SliderInt("layer (PgUp/PgDn)", &layer, 0, src.layers() - 1)) c.layer = layer;
+  record_widget("vit_layer");
+  const HeadChoice head = choice_head(c, src.heads());
+  if (ImGui::BeginCombo("head (0-9, A mean)", head_choice_label(head).c_str())) {
+    for (const HeadFusion f : {HeadFusion::Mean, HeadFusion::Max, HeadFusion::Min})
+      if (ImGui::Selectable(head_choice_label(HeadChoice{-1, f}).c_str(), head == HeadChoice{-1, f})) c.head = HeadChoice{-1, f};
+    for (int h = 0; h < src.heads(); ++h)
+      if (ImGui::Selectable(head_choice_label(HeadChoice{h, HeadFusion::Mean}).c_str(), head.head == h)) c.head = HeadChoice{h, HeadFusion::Mean};
+    ImGui::EndCombo();
+  }
+  record_widget("vit_head");
+  ImGui::TextUnformatted("query:");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("CLS (C)", c.prefix_token == 0)) c.prefix_token = 0;
+  record_widget("vit_query_cls");
+  for (int r = 1; r < g.prefix; ++r) {
+    ImGui::SameLine();
+    const std::string label = token_label(g, r);  // "register 0" is token 1
+    if (ImGui::RadioButton(label.c_str(), c.prefix_token == r)) c.prefix_token = r;
+  }
+  ImGui::SameLine();
+  const std::string patch = "patch (" + std::to_string(c.cell.col) + "," + std::to_string(c.cell.row) + ")";
+  if (ImGui::RadioButton(patch.c_str(), c.prefix_token < 0)) c.prefix_token = -1;
+  record_widget("vit_query_patch");
+  ImGui::Checkbox("rollout up to this layer (R)", &state.vit_rollout);
+  record_widget("vit_rollout");
+  help_marker("Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as (A + I)/2, "
+              "rows renormalized, and the layers multiplied from the first to this one. A mean head fuses by the mean, "
+              "max and min by those. See docs/MATH.md.");
+  ImGui::Checkbox("token norms ||x|| of this layer (N)", &state.vit_norms);
+  record_widget("vit_norms");
+  help_marker("The length of every output token of this layer, over the image. Trained ViTs without registers grow a few "
+              "tokens of very large norm in background patches and use them as scratch space (Darcet et al. 2024).");
+  ImGui::Checkbox("DINO masks", &state.vit_masks);
+  record_widget("vit_masks");
+  ImGui::SameLine();
+  float percent = state.vit_mass * 100.0f;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::SliderFloat("% of the CLS row's mass", &percent, 5.0f, 95.0f, "%.0f")) state.vit_mass = percent / 100.0f;
+  record_widget("vit_mass");
+  help_marker("Per head, an outline around the fewest patches that hold this share of the CLS token's attention over "
+              "the patches in this layer, as DINO (Caron et al. 2021) draws them.");
+  ImGui::Checkbox("bilinear upsampling", &state.bilinear);
+  record_widget("bilinear");
+  help_marker("Off: every patch is one block of colour, which is what the model computed. On: smoothed between patch "
+              "centres, prettier but it invents detail finer than a patch.");
+  int resize = state.vit_resize;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  if (ImGui::InputInt("input short side (px, 0: model's)", &resize, src.patch(), src.patch() * 4,
+                      ImGuiInputTextFlags_EnterReturnsTrue))
+    state.vit_resize = std::clamp(resize, 0, 4096);
+  record_widget("vit_resize");
+}
+
+}  // namespace
+
+void draw_vit_panel(AppState& state, VitSession& vit) {
+  open_section(state, vit);
+  const VitRun* src = vit.run();
+  if (!src) {
+    ImGui::Separator();
+    ImGui::TextWrapped("No model loaded. The bundled Fashion-MNIST ViT is in the Images panel's gallery; DINO, DINOv2, DeiT "
+                       "and ViT download from the Hugging Face Hub through the Gallery button (or Model → Gallery); any "
+                       "timm, DINO or Hugging Face checkpoint (.safetensors, .pth, .bin or its folder) opens above (README, "
+                       "section Models).");
+    return;
+  }
+  ImGui::Separator();
+  about_section(*src, vit);
+  choice_section(state, *src);
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,31 @@
+#pragma once
+// The CPU path's one matrix product, sgemm, behind one seam: OpenBLAS's cblas_sgemm on Linux
+// (Debian's libopenblas-pthread-dev, runtime CPU dispatch), Eigen's own product in the Windows
+// build (README "Windows" says why). Used by core/vit/vit_cpu.cpp, core/vit/vit.cpp, core/vit/vit_train.cpp.
+
+namespace attnlab::blas {
+
+/// C = alpha·op(A)·op(B) + beta·C, all row-major float32 (BLAS's sgemm with CblasRowMajor):
+/// op(A) is m × k (A is k × m when trans_a), op(B) is k × n (B is n × k when trans_b), C is
+/// m × n; lda, ldb, ldc are the row strides in floats. beta = 0 ignores C's old contents.
+void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb,
+           float beta, float* C, int ldc);
+
+/// The BLAS library's own threads set to `n` for a scope (the CPU path splits its work among
+/// its own threads, each calling a one-threaded sgemm); a no-op where the product is Eigen's,
+/// which is single-threaded here.
+class ThreadsForScope {
+ public:
+  explicit ThreadsForScope(int n);
+  ~ThreadsForScope();
+  ThreadsForScope(const ThreadsForScope&) = delete;
+  ThreadsForScope& operator=(const ThreadsForScope&) = delete;
+
+ private:
+  int before_ = 0;
+};
+
+/// "OpenBLAS" or "Eigen": which library does the products (for --info and Diagnostics).
+const char* library_name();
+
+}  // namespace attnlab::blas

@@ -1,0 +1,161 @@
+#include "core/io/image.hpp"
+
+#include "core/base/budget.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
+#include "core/base/platform.hpp"
+
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <system_error>
+
+
+namespace attnlab {
+namespace {
+
+std::string describe(const std::filesystem::path& p) { return "'" + platform::utf8(p) + "'"; }
+
+// stb_image decodes a JPEG cut short without complaint (it fills the rest with grey), so a
+// missing end-of-image marker is checked here: a JPEG must end with FF D9, perhaps followed by
+// padding that some cameras append.
+bool jpeg_truncated(std::span<const std::uint8_t> b) {
+  if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return false;  // not a JPEG
+  for (size_t i = b.size() - 1; i >= 1; --i) {
+    if (b[i - 1] == 0xFF && b[i] == 0xD9) return false;
+    if (b.size() - i > 4096) break;  // only look at the tail
+  }
+  return true;
+}
+
+}  // namespace
+
+Image load_image_from_memory(std::span<const std::uint8_t> bytes, const std::string& what) {
+  if (bytes.empty()) throw Error("cannot load " + what + ": the file is empty (0 bytes)");
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw Error("cannot load " + what + ": the file is larger than 2 GiB");
+  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
+  const int len = static_cast<int>(bytes.size());
+  int w = 0, h = 0, comp = 0;
+  if (!stbi_info_from_memory(data, len, &w, &h, &comp))
+    throw Error("cannot load " + what +
+                ": not an image stb_image can read (PNG, JPEG, BMP, TGA, GIF, PSD, PNM)");
+  if (w <= 0 || h <= 0) throw Error("cannot load " + what + ": the image has zero width or height");
+  const std::int64_t pixels = static_cast<std::int64_t>(w) * h;
+  if (pixels > kMaxImagePixels)
+    throw Error("cannot load " + what + ": " + std::to_string(w) + "x" + std::to_string(h) +
+                " pixels is more than the limit of " + std::to_string(kMaxImagePixels) +
+                " pixels; resize it first");
+  // The floats kept (3 per pixel) and stb's decoded pixels (up to 4 channels of 16 bits) at once.
+  check_memory(checked_product({static_cast<std::size_t>(pixels), 3 * sizeof(float) + 4 * 2}),
+               std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+               "decoding " + what + " (" + std::to_string(w) + "x" + std::to_string(h) + " pixels)", "resize it first");
+  if (jpeg_truncated(bytes))
+    throw Error("cannot load " + what + ": the JPEG is truncated (no end-of-image marker)");
+
+  Image img;
+  img.width = w;
+  img.height = h;
+  img.rgb.resize(static_cast<size_t>(pixels) * 3);
+  int gw = 0, gh = 0, gc = 0;
+  // Decoded with the file's own channel count, then expanded here: grey is replicated, alpha
+  // dropped. (stb's own conversion to 3 channels loses half of a 16-bit PNM.)
+  auto convert = [&](const auto* px, float max) {
+    if (!px) throw Error("cannot load " + what + ": corrupt or truncated image (" + stbi_failure_reason() + ")");
+    if (gc < 1 || gc > 4) throw Error("cannot load " + what + ": unsupported channel count");
+    if (gw != w || gh != h) throw Error("cannot load " + what + ": the decoded size differs from the header");
+    for (size_t p = 0; p < static_cast<size_t>(pixels); ++p)
+      for (int c = 0; c < 3; ++c)
+        img.rgb[p * 3 + c] = static_cast<float>(px[p * gc + (gc >= 3 ? c : 0)]) / max;
+  };
+  if (stbi_is_16_bit_from_memory(data, len)) {
+    std::unique_ptr<stbi_us, void (*)(void*)> px(stbi_load_16_from_memory(data, len, &gw, &gh, &gc, 0), stbi_image_free);
+    // 16-bit PNM stores the high byte first; this stb_image hands the bytes over as they lie in
+    // memory, so on a little-endian machine they are swapped back here.
+    const bool pnm = bytes.size() > 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6');
+    if (px && pnm && std::endian::native == std::endian::little)
+      for (size_t n = 0; n < static_cast<size_t>(gw) * gh * gc; ++n) px.get()[n] = static_cast<stbi_us>(px.get()[n] << 8 | px.get()[n] >> 8);
+    convert(px.get(), 65535.0f);
+  } else {
+    std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load_from_memory(data, len, &gw, &gh, &gc, 0), stbi_image_free);
+    convert(px.get(), 255.0f);
+  }
+  return img;
+}
+
+Image load_image(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw Error("cannot load " + describe(path) + ": no such file");
+  if (std::filesystem::is_directory(status))
+    throw Error("cannot load " + describe(path) + ": it is a directory, not an image file");
+  // Opened without blocking (a FIFO would wait for a writer), then its type and size checked on
+  // the open file before a byte is read: only a regular file, and no more than can be decoded.
+  int fd = -1;
+  std::uint64_t size = 0;
+  if (const int err = platform::open_regular_for_reading(path, fd, size)) {
+    if (err == platform::ENOTREG_FILE)
+      throw Error("cannot load " + describe(path) +
+                  ": not a regular file (a pipe, a device or a socket), so not an image file");
+    throw Error("cannot load " + describe(path) + ": cannot open it for reading (" + std::strerror(err) + ")");
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { platform::close_file(fd); }
+  } closer{fd};
+  if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw Error("cannot load " + describe(path) + ": the file is larger than 2 GiB");
+  check_memory(static_cast<std::size_t>(size), std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+               "reading " + describe(path));
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const long long n = platform::read_some(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("cannot load " + describe(path) + ": read error (" + std::strerror(errno) + ")");
+    if (n == 0) break;  // shortened meanwhile: decoded as far as it goes (and refused if cut)
+    got += static_cast<std::size_t>(n);
+  }
+  bytes.resize(got);
+  return load_image_from_memory(bytes, describe(path));
+}
+
+Image image_from_rgb8(int width, int height, std::span<const std::uint8_t> rgb8) {
+  if (width <= 0 || height <= 0 || rgb8.size() != static_cast<size_t>(width) * height * 3)
+    throw Error("image_from_rgb8: size does not match " + std::to_string(width) + "x" + std::to_string(height));
+  Image img{width, height, std::vector<float>(rgb8.size())};
+  for (size_t i = 0; i < rgb8.size(); ++i) img.rgb[i] = static_cast<float>(rgb8[i]) / 255.0f;
+  return img;
+}
+
+std::vector<std::uint8_t> encode_png(int width, int height, int channels, std::span<const std::uint8_t> pixels,
+                                     const std::string& what) {
+  if (width <= 0 || height <= 0 || channels < 1 || channels > 4 ||
+      pixels.size() != static_cast<size_t>(width) * height * channels)
+    throw Error("cannot write " + what + ": pixel buffer does not match the image size");
+  std::vector<std::uint8_t> encoded;
+  auto sink = [](void* ctx, void* data, int size) {
+    auto* out = static_cast<std::vector<std::uint8_t>*>(ctx);
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    out->insert(out->end(), p, p + size);
+  };
+  if (!stbi_write_png_to_func(sink, &encoded, width, height, channels, pixels.data(), width * channels))
+    throw Error("cannot write " + what + ": PNG encoding failed");
+  return encoded;
+}
+
+void write_png(const std::filesystem::path& path, int width, int height, int channels,
+               std::span<const std::uint8_t> pixels, bool overwrite) {
+  const std::vector<std::uint8_t> encoded = encode_png(width, height, channels, pixels, describe(path));
+  write_file_safely(path, std::span<const char>(reinterpret_cast<const char*>(encoded.data()), encoded.size()),
+                    overwrite);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,912 @@
+// PyTorch zip checkpoints read without Python. What is accepted follows PyTorch's own reader:
+// torch/serialization.py (_load: the archive's layout, persistent_load of ('storage', type,
+// key, location, numel), the byteorder record) and torch/_weights_only_unpickler.py (the
+// globals, opcodes, BUILD and persistent ids that torch.load(weights_only=True) accepts). The
+// zip is libzip's; the pickle subset below is ours and runs no code: a global is a name
+// compared with a short list, never looked up.
+#include "core/io/pytorch_checkpoint.hpp"
+
+#include <zip.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/base/error.hpp"
+#include "core/base/platform.hpp"
+
+namespace attnlab {
+namespace {
+
+std::string quote(const std::string& s) { return "'" + (s.size() > 80 ? s.substr(0, 80) + "…" : s) + "'"; }
+
+std::string hex_byte(std::uint8_t b) {
+  char text[8];
+  std::snprintf(text, sizeof text, "0x%02x", b);
+  return text;
+}
+
+// ---- The storages' element types (torch/storage.py: torch.<T>Storage and their dtypes) ----
+
+struct StorageType {
+  const char* torch_name;  // "FloatStorage"
+  const char* dtype;       // safetensors' name of the dtype
+  std::size_t element;     // bytes
+  std::optional<TensorDType> supported;
+};
+
+constexpr StorageType kStorageTypes[] = {
+    {"FloatStorage", "F32", 4, TensorDType::F32},
+    {"HalfStorage", "F16", 2, TensorDType::F16},
+    {"BFloat16Storage", "BF16", 2, TensorDType::BF16},
+    {"DoubleStorage", "F64", 8, std::nullopt},
+    {"LongStorage", "I64", 8, std::nullopt},
+    {"IntStorage", "I32", 4, std::nullopt},
+    {"ShortStorage", "I16", 2, std::nullopt},
+    {"CharStorage", "I8", 1, std::nullopt},
+    {"ByteStorage", "U8", 1, std::nullopt},
+    {"BoolStorage", "BOOL", 1, std::nullopt},
+    {"ComplexFloatStorage", "C64", 8, std::nullopt},
+    {"ComplexDoubleStorage", "C128", 16, std::nullopt},
+};
+
+// ---- The objects a pickle builds ----
+
+enum class Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return "a bool";
+    case Kind::Int:
+      return "an int";
+    case Kind::Float:
+      return "a float";
+    case Kind::Str:
+      return "a string";
+    case Kind::Tuple:
+      return "a tuple";
+    case Kind::List:
+      return "a list";
+    case Kind::Dict:
+      return "a dict";
+    case Kind::Global:
+      return "a global";
+    case Kind::Storage:
+      return "a storage";
+    case Kind::Tensor:
+      return "a tensor";
+  }
+  return "?";
+}
+
+// The globals accepted (torch/_weights_only_unpickler.py, _get_allowed_globals(), the part a
+// state dict of float tensors needs).
+enum class Callable { OrderedDict, RebuildTensorV2, RebuildParameter, Storage };
+
+struct Value;
+
+struct DictData {
+  bool ordered = false;  // collections.OrderedDict (BUILD allowed on it, as torch does)
+  std::vector<std::pair<Value*, Value*>> entries;
+  std::unordered_map<std::string, std::size_t> index;  // by hash_key() of the key
+};
+
+struct StorageRef {
+  const StorageType* type = nullptr;
+  std::string key;
+  std::int64_t numel = 0;
+};
+
+struct TensorRef {
+  const Value* storage = nullptr;
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> size, stride;
+};
+
+struct Value {
+  Kind kind = Kind::None;
+  int depth = 0;  // containers within it, as they were inserted
+  std::int64_t i = 0;
+  double f = 0;
+  std::string s;                              // Str; Global: its dotted name
+  Callable callable{};                        // Global
+  const StorageType* storage_type = nullptr;  // Global torch.<T>Storage
+  std::vector<Value*> items;                  // Tuple, List
+  std::unique_ptr<DictData> dict;
+  std::unique_ptr<StorageRef> storage;
+  std::unique_ptr<TensorRef> tensor;
+};
+
+// A dict key's identity: the pickles torch writes key dicts by strings and ints only.
+std::optional<std::string> hash_key(const Value& v) {
+  switch (v.kind) {
+    case Kind::Str:
+      return "s" + v.s;
+    case Kind::Int:
+      return "i" + std::to_string(v.i);
+    case Kind::Bool:
+      return "i" + std::to_string(v.i);  // True == 1 as Python's dict keys
+    case Kind::None:
+      return std::string("n");
+    default:
+      return std::nullopt;
+  }
+}
+
+constexpr std::size_t kMaxValues = 1u << 20;
+
+// ---- The unpickler (pickle protocol 2 as torch.save writes it, and the protocol 4 framing
+// opcodes), after torch/_weights_only_unpickler.py's Unpickler.load ----
+
+class Unpickler {
+ public:
+  Unpickler(std::span<const std::uint8_t> data, const std::string& what) : p_(data), what_(what) {}
+
+  Value* load() {
+    while (true) {
+      if (pos_ >= p_.size()) fail("the pickle ends before its STOP opcode (data.pkl is truncated)");
+      const std::uint8_t op = p_[pos_++];
+      switch (op) {
+        case 0x80: {  // PROTO
+          const std::uint8_t proto = byte();
+          if (proto < 2 || proto > 5)
+            fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
+          break;
+        }
+        case 0x95: {  // FRAME: a length, then that many bytes of opcodes (only a hint)
+          const std::uint64_t n = le(8);
+          if (n > p_.size() - pos_) fail("a FRAME longer than the rest of the pickle");
+          break;
+        }
+        case '}':
+          push(make(Kind::Dict));
+          break;  // EMPTY_DICT
+        case ']':
+          push(make(Kind::List));
+          break;  // EMPTY_LIST
+        case ')':
+          push(make(Kind::Tuple));
+          break;   // EMPTY_TUPLE
+        case '(':  // MARK
+          if (marks_.size() >= kMaxPickleMarks)
+            fail("more than " + std::to_string(kMaxPickleMarks) + " MARKs open at once (nesting too deep)");
+          marks_.push_back(stack_.size());
+          break;
+        case 'X':
+          push_string(le(4));
+          break;  // BINUNICODE
+        case 0x8c:
+          push_string(byte());
+          break;  // SHORT_BINUNICODE
+        case 0x8d:
+          push_string(le(8));
+          break;  // BINUNICODE8
+        case 'U':
+          push_string(byte());
+          break;  // SHORT_BINSTRING (read as text, as torch's location strings)
+        case 'T':
+          push_string(le(4));
+          break;  // BINSTRING
+        case 'q':
+          memo_put(byte());
+          break;  // BINPUT
+        case 'r':
+          memo_put(le(4));
+          break;  // LONG_BINPUT
+        case 0x94:
+          memo_put(memo_.size());
+          break;  // MEMOIZE
+        case 'h':
+          memo_get(byte());
+          break;  // BINGET
+        case 'j':
+          memo_get(le(4));
+          break;     // LONG_BINGET
+        case 'c': {  // GLOBAL: "module\nname\n"
+          const std::string module = line();
+          const std::string name = line();
+          push(global(module, name));
+          break;
+        }
+        case 0x93: {  // STACK_GLOBAL
+          Value* name = pop();
+          Value* module = pop();
+          if (module->kind != Kind::Str || name->kind != Kind::Str)
+            fail("STACK_GLOBAL with names that are not strings");
+          push(global(module->s, name->s));
+          break;
+        }
+        case 'Q':
+          persistent_load();
+          break;     // BINPERSID
+        case 't': {  // TUPLE
+          Value* t = make(Kind::Tuple);
+          for (Value* v : pop_mark()) insert(*t, v);
+          push(t);
+          break;
+        }
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1, TUPLE2, TUPLE3
+          const std::size_t n = op - 0x84u;
+          if (stack_.size() < n || stack_.size() - n < floor()) underflow();
+          Value* t = make(Kind::Tuple);
+          for (std::size_t k = stack_.size() - n; k < stack_.size(); ++k) insert(*t, stack_[k]);
+          stack_.resize(stack_.size() - n);
+          push(t);
+          break;
+        }
+        case 'R':
+          reduce();
+          break;      // REDUCE
+        case 0x81: {  // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
+          pop();
+          const Value* cls = pop();
+          fail("the pickle creates an object of " +
+               (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
+               " (NEWOBJ), which a checkpoint of weights does not need; nothing was run");
+        }
+        case 's': {  // SETITEM
+          Value* v = pop();
+          Value* k = pop();
+          set_item(top(), k, v);
+          break;
+        }
+        case 'u': {  // SETITEMS
+          const std::vector<Value*> items = pop_mark();
+          if (items.size() % 2) fail("SETITEMS with an odd number of items");
+          Value* d = top();
+          for (std::size_t k = 0; k < items.size(); k += 2) set_item(d, items[k], items[k + 1]);
+          break;
+        }
+        case 'a': {  // APPEND
+          Value* v = pop();
+          append(top(), v);
+          break;
+        }
+        case 'e': {  // APPENDS
+          const std::vector<Value*> items = pop_mark();
+          Value* l = top();
+          for (Value* v : items) append(l, v);
+          break;
+        }
+        case 'J':
+          push_int(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4))));
+          break;  // BININT
+        case 'K':
+          push_int(byte());
+          break;  // BININT1
+        case 'M':
+          push_int(static_cast<std::int64_t>(le(2)));
+          break;      // BININT2
+        case 0x8a: {  // LONG1
+          const std::size_t n = byte();
+          if (n > 8) fail("an integer of " + std::to_string(n) + " bytes (LONG1), over 64 bits");
+          need(n);
+          std::uint64_t u = 0;
+          for (std::size_t k = 0; k < n; ++k) u |= std::uint64_t{p_[pos_ + k]} << (8 * k);
+          if (n > 0 && n < 8 && (p_[pos_ + n - 1] & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+          pos_ += n;
+          push_int(static_cast<std::int64_t>(u));
+          break;
+        }
+        case 'G': {  // BINFLOAT: big-endian double
+          need(8);
+          std::uint64_t u = 0;
+          for (int k = 0; k < 8; ++k) u = (u << 8) | p_[pos_ + k];
+          pos_ += 8;
+          Value* v = make(Kind::Float);
+          v->f = std::bit_cast<double>(u);
+          push(v);
+          break;
+        }
+        case 0x88:
+          push_bool(true);
+          break;  // NEWTRUE
+        case 0x89:
+          push_bool(false);
+          break;  // NEWFALSE
+        case 'N':
+          push(make(Kind::None));
+          break;
+        case 'b':
+          build();
+          break;     // BUILD
+        case '.': {  // STOP
+          if (!marks_.empty()) fail("a MARK left open at STOP");
+          if (stack_.size() != 1)
+            fail("STOP with " + std::to_string(stack_.size()) + " objects on the stack instead of 1");
+          return stack_.back();
+        }
+        default:
+          fail("opcode " + hex_byte(op) + " at byte " + std::to_string(pos_ - 1) +
+               " of data.pkl is not one torch.save writes (only pickle protocol 2's data opcodes are read)");
+      }
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& problem) const { throw Error(what_ + ": " + problem); }
+
+ private:
+  // -- reading
+  void need(std::uint64_t n) const {
+    if (n > p_.size() - pos_) fail("the pickle ends inside an opcode's argument (data.pkl is truncated)");
+  }
+  std::uint8_t byte() {
+    need(1);
+    return p_[pos_++];
+  }
+  std::uint64_t le(int n) {
+    need(static_cast<std::uint64_t>(n));
+    std::uint64_t u = 0;
+    for (int k = 0; k < n; ++k) u |= std::uint64_t{p_[pos_ + k]} << (8 * k);
+    pos_ += static_cast<std::size_t>(n);
+    return u;
+  }
+  std::string line() {
+    const auto* begin = p_.data() + pos_;
+    const auto* end = std::find(begin, p_.data() + p_.size(), std::uint8_t{'\n'});
+    if (end == p_.data() + p_.size()) fail("the pickle ends inside a GLOBAL's name (data.pkl is truncated)");
+    pos_ += static_cast<std::size_t>(end - begin) + 1;
+    return std::string(begin, end);
+  }
+
+  // -- the stack
+  std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
+  [[noreturn]] void underflow() const {
+    fail("the pickle takes more objects from its stack than it put there (corrupt data.pkl)");
+  }
+  void push(Value* v) {
+    if (stack_.size() >= kMaxPickleStack)
+      fail("more than " + std::to_string(kMaxPickleStack) + " objects on the pickle's stack");
+    stack_.push_back(v);
+  }
+  Value* pop() {
+    if (stack_.size() <= floor()) underflow();
+    Value* v = stack_.back();
+    stack_.pop_back();
+    return v;
+  }
+  Value* top() const {
+    if (stack_.size() <= floor()) underflow();
+    return stack_.back();
+  }
+  std::vector<Value*> pop_mark() {
+    if (marks_.empty()) fail("an opcode that needs a MARK without one (corrupt data.pkl)");
+    const std::size_t m = marks_.back();
+    marks_.pop_back();
+    std::vector<Value*> items(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
+    stack_.resize(m);
+    return items;
+  }
+
+  // -- objects
+  Value* make(Kind k) {
+    if (values_.size() >= kMaxValues) fail("the pickle makes more than " + std::to_string(kMaxValues) + " objects");
+    Value& v = values_.emplace_back();
+    v.kind = k;
+    if (k == Kind::Dict) v.dict = std::make_unique<DictData>();
+    return &v;
+  }
+  void push_string(std::uint64_t n) {
+    need(n);  // never longer than the bytes that hold it
+    Value* v = make(Kind::Str);
+    v->s.assign(reinterpret_cast<const char*>(p_.data() + pos_), static_cast<std::size_t>(n));
+    pos_ += static_cast<std::size_t>(n);
+    push(v);
+  }
+  void push_int(std::int64_t i) {
+    Value* v = make(Kind::Int);
+    v->i = i;
+    push(v);
+  }
+  void push_bool(bool b) {
+    Value* v = make(Kind::Bool);
+    v->i = b;
+    push(v);
+  }
+  // `item` goes into the container `c`: its depth checked.
+  void insert(Value& c, Value* item) {
+    c.depth = std::max(c.depth, item->depth + 1);
+    if (c.depth > kMaxPickleNesting)
+      fail("containers nested more than " + std::to_string(kMaxPickleNesting) + " deep (a state dict needs 2 or 3)");
+    c.items.push_back(item);
+  }
+  void append(Value* list, Value* v) {
+    if (list->kind != Kind::List) fail("APPEND to " + std::string(kind_name(list->kind)) + ", not a list");
+    insert(*list, v);
+  }
+  void set_item(Value* d, Value* k, Value* v) {
+    if (d->kind != Kind::Dict) fail("SETITEM on " + std::string(kind_name(d->kind)) + ", not a dict");
+    const auto key = hash_key(*k);
+    if (!key) fail("a dict key that is " + std::string(kind_name(k->kind)) + " (keys are strings or ints)");
+    d->depth = std::max({d->depth, k->depth + 1, v->depth + 1});
+    if (d->depth > kMaxPickleNesting)
+      fail("containers nested more than " + std::to_string(kMaxPickleNesting) + " deep (a state dict needs 2 or 3)");
+    DictData& dd = *d->dict;
+    const auto [it, fresh] = dd.index.emplace(*key, dd.entries.size());
+    if (fresh)
+      dd.entries.emplace_back(k, v);
+    else
+      dd.entries[it->second].second = v;  // Python's d[k] = v
+  }
+
+  // -- the memo: a pickler numbers what it memoizes 0, 1, 2, ..., so no index can pass the
+  // number of bytes of the pickle (each memoization takes at least one).
+  void memo_put(std::uint64_t i) {
+    if (i > p_.size())
+      fail("memo index " + std::to_string(i) + " is past what a pickle of " + std::to_string(p_.size()) +
+           " bytes can hold");
+    memo_[i] = top();
+  }
+  void memo_get(std::uint64_t i) {
+    const auto it = memo_.find(i);
+    if (it == memo_.end())
+      fail("memo index " + std::to_string(i) + " is read before it was written (corrupt data.pkl)");
+    push(it->second);
+  }
+
+  // -- globals, calls
+  Value* global(const std::string& module, const std::string& name) {
+    const std::string full = module + "." + name;
+    Value* v = make(Kind::Global);
+    v->s = full;
+    if (full == "collections.OrderedDict")
+      v->callable = Callable::OrderedDict;
+    else if (full == "torch._utils._rebuild_tensor_v2")
+      v->callable = Callable::RebuildTensorV2;
+    else if (full == "torch._utils._rebuild_parameter")
+      v->callable = Callable::RebuildParameter;
+    else {
+      for (const StorageType& t : kStorageTypes)
+        if (module == "torch" && name == t.torch_name) {
+          v->callable = Callable::Storage;
+          v->storage_type = &t;
+          return v;
+        }
+      fail("the pickle names the global " + quote(full) +
+           ", which torch.load(weights_only=True) refuses too: only tensors, dicts, lists, tuples, numbers, strings "
+           "are read (nothing in the file was run)");
+    }
+    return v;
+  }
+
+  void reduce() {
+    Value* args = pop();
+    Value* func = pop();
+    if (func->kind != Kind::Global)
+      fail("REDUCE calls " + std::string(kind_name(func->kind)) + ", not an allowed global");
+    if (args->kind != Kind::Tuple) fail("REDUCE of " + quote(func->s) + " with arguments that are not a tuple");
+    const auto& a = args->items;
+    switch (func->callable) {
+      case Callable::OrderedDict: {
+        if (!a.empty()) fail("collections.OrderedDict called with arguments (torch writes OrderedDict())");
+        Value* d = make(Kind::Dict);
+        d->dict->ordered = true;
+        push(d);
+        return;
+      }
+      case Callable::RebuildTensorV2: {
+        // torch/_utils.py: _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
+        // backward_hooks, metadata=None)
+        if (a.size() != 6 && a.size() != 7)
+          fail("_rebuild_tensor_v2 with " + std::to_string(a.size()) + " arguments, not 6 or 7");
+        if (a[0]->kind != Kind::Storage)
+          fail("_rebuild_tensor_v2 of " + std::string(kind_name(a[0]->kind)) + ", not a storage");
+        if (a[1]->kind != Kind::Int) fail("_rebuild_tensor_v2 with a storage offset that is not an int");
+        if (a[2]->kind != Kind::Tuple || a[3]->kind != Kind::Tuple)
+          fail("_rebuild_tensor_v2 with a size or stride that is not a tuple");
+        if (a[2]->items.size() != a[3]->items.size())
+          fail("_rebuild_tensor_v2 with " + std::to_string(a[2]->items.size()) + " sizes but " +
+               std::to_string(a[3]->items.size()) + " strides");
+        if (a[2]->items.size() > kMaxTensorDims)
+          fail("a tensor of more than " + std::to_string(kMaxTensorDims) + " dimensions");
+        if (a[4]->kind != Kind::Bool) fail("_rebuild_tensor_v2 with requires_grad that is not a bool");
+        if (a[5]->kind != Kind::Dict || !a[5]->dict->entries.empty())
+          fail("_rebuild_tensor_v2 with backward hooks (a checkpoint's tensors have none)");
+        Value* t = make(Kind::Tensor);
+        t->tensor = std::make_unique<TensorRef>();
+        t->tensor->storage = a[0];
+        t->tensor->offset = a[1]->i;
+        for (std::size_t d = 0; d < a[2]->items.size(); ++d) {
+          const Value* sz = a[2]->items[d];
+          const Value* st = a[3]->items[d];
+          if (sz->kind != Kind::Int || st->kind != Kind::Int) fail("a tensor's size or stride that is not an int");
+          t->tensor->size.push_back(sz->i);
+          t->tensor->stride.push_back(st->i);
+        }
+        push(t);
+        return;
+      }
+      case Callable::RebuildParameter: {
+        // torch/_utils.py: _rebuild_parameter(data, requires_grad, backward_hooks)
+        if (a.size() != 3 || a[0]->kind != Kind::Tensor || a[1]->kind != Kind::Bool || a[2]->kind != Kind::Dict ||
+            !a[2]->dict->entries.empty())
+          fail("_rebuild_parameter with arguments other than (tensor, bool, {})");
+        push(a[0]);
+        return;
+      }
+      case Callable::Storage:
+        fail("the pickle calls " + quote(func->s) + " (a storage is only named by a persistent id)");
+    }
+  }
+
+  // torch/serialization.py, _load's persistent_load: ('storage', storage_type, key, location, numel).
+  void persistent_load() {
+    const Value* pid = pop();
+    if (pid->kind != Kind::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Kind::Str ||
+        pid->items[0]->s != "storage")
+      fail("a persistent id other than ('storage', type, key, location, numel), which torch.load refuses too");
+    const auto& a = pid->items;
+    if (a[1]->kind != Kind::Global || a[1]->callable != Callable::Storage)
+      fail("a storage whose type is not torch.<T>Storage");
+    if (a[2]->kind != Kind::Str || a[3]->kind != Kind::Str || a[4]->kind != Kind::Int)
+      fail("a storage's key, location or size of the wrong type");
+    if (a[4]->i < 0) fail("storage " + quote(a[2]->s) + " has a negative size");
+    Value* v = make(Kind::Storage);
+    v->storage = std::make_unique<StorageRef>(StorageRef{a[1]->storage_type, a[2]->s, a[4]->i});
+    push(v);
+  }
+
+  void build() {
+    const Value* state = pop();
+    Value* inst = top();
+    // torch: BUILD is for Tensor (legacy), Parameter and OrderedDict; state dicts carry
+    // OrderedDict's `_metadata` (module versions) this way, which is not needed here.
+    if (inst->kind == Kind::Dict && inst->dict->ordered && (state->kind == Kind::Dict || state->kind == Kind::None))
+      return;
+    fail("BUILD on " + std::string(kind_name(inst->kind)) + " (only an OrderedDict's state is accepted)");
+  }
+
+  std::span<const std::uint8_t> p_;
+  std::size_t pos_ = 0;
+  const std::string& what_;
+  std::deque<Value> values_;
+  std::vector<Value*> stack_;
+  std::vector<std::size_t> marks_;
+  std::unordered_map<std::uint64_t, Value*> memo_;
+};
+
+// ---- The zip archive (libzip) ----
+
+struct ZipCloser {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+struct ZipFileCloser {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+using ZipPtr = std::unique_ptr<zip_t, ZipCloser>;
+using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
+
+std::string zip_error_text(int code) {
+  zip_error_t e;
+  zip_error_init_with_code(&e, code);
+  std::string text = zip_error_strerror(&e);
+  zip_error_fini(&e);
+  return text;
+}
+
+class Archive {
+ public:
+  Archive(ZipPtr zip, std::uint64_t archive_size, const std::string& what)
+      : zip_(std::move(zip)), size_(archive_size), what_(what) {
+    const zip_int64_t n = zip_get_num_entries(zip_.get(), 0);
+    if (n <= 0) fail("an empty zip archive, not a PyTorch checkpoint");
+    const char* first = zip_get_name(zip_.get(), 0, ZIP_FL_ENC_RAW);
+    const std::string name = first ? first : "";
+    const auto slash = name.find('/');
+    if (slash == std::string::npos || slash == 0)
+      fail("a zip archive whose first entry " + quote(name) +
+           " is in no folder: not a PyTorch checkpoint (torch.save writes ARCHIVE/data.pkl)");
+    prefix_ = name.substr(0, slash + 1);  // as torch's reader: the first entry's folder
+  }
+
+  [[noreturn]] void fail(const std::string& problem) const { throw Error(what_ + ": " + problem); }
+  const std::string& prefix() const { return prefix_; }
+
+  // The index and size of ARCHIVE/`record`, stored uncompressed and unencrypted; nullopt when absent.
+  std::optional<std::pair<zip_uint64_t, std::uint64_t>> find(const std::string& record) const {
+    const std::string name = prefix_ + record;
+    const zip_int64_t i = zip_name_locate(zip_.get(), name.c_str(), ZIP_FL_ENC_RAW);
+    if (i < 0) return std::nullopt;
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip_.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
+      fail("cannot read the zip entry " + quote(name) + " (" + zip_strerror(zip_.get()) + ")");
+    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
+      fail("the zip entry " + quote(name) + " is encrypted");
+    if (!(st.valid & ZIP_STAT_COMP_METHOD) || st.comp_method != ZIP_CM_STORE)
+      fail("the zip entry " + quote(name) +
+           " is compressed; torch.save stores its entries uncompressed (re-save it with torch.save)");
+    if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE) || st.size != st.comp_size || st.size > size_)
+      fail("the zip entry " + quote(name) + " declares " + std::to_string(st.size) +
+           " bytes, more than the archive's " + std::to_string(size_) + " (a corrupt zip)");
+    return std::make_pair(static_cast<zip_uint64_t>(i), static_cast<std::uint64_t>(st.size));
+  }
+
+  // All `n` bytes of entry `index` (its CRC checked by libzip at the end).
+  std::vector<std::uint8_t> read(zip_uint64_t index, std::uint64_t n, const std::string& record) const {
+    const std::string name = prefix_ + record;
+    ZipFilePtr f(zip_fopen_index(zip_.get(), index, 0));
+    if (!f) fail("cannot open the zip entry " + quote(name) + " (" + zip_strerror(zip_.get()) + ")");
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n));  // n <= the archive's size (find())
+    std::uint64_t got = 0;
+    while (got < n) {
+      const zip_int64_t r = zip_fread(f.get(), bytes.data() + got, n - got);
+      if (r < 0) fail("cannot read the zip entry " + quote(name) + " (" + zip_file_strerror(f.get()) + ")");
+      if (r == 0)
+        fail("the zip entry " + quote(name) + " ends after " + std::to_string(got) + " of its " + std::to_string(n) +
+             " bytes");
+      got += static_cast<std::uint64_t>(r);
+    }
+    std::uint8_t extra;  // the end: libzip checks the CRC here
+    const zip_int64_t r = zip_fread(f.get(), &extra, 1);
+    if (r < 0) fail("the zip entry " + quote(name) + " is corrupt (" + zip_file_strerror(f.get()) + ")");
+    if (r > 0) fail("the zip entry " + quote(name) + " holds more bytes than it declares");
+    return bytes;
+  }
+
+ private:
+  ZipPtr zip_;
+  std::uint64_t size_;
+  const std::string& what_;
+  std::string prefix_;
+};
+
+// ---- From the saved object to named tensors ----
+
+// The state dict within the saved object (see index_pytorch()), prefixes dropped.
+std::vector<std::pair<std::string, const Value*>> state_dict(const Value* root, const Unpickler& u) {
+  if (root->kind != Kind::Dict)
+    u.fail("the checkpoint holds " + std::string(kind_name(root->kind)) + ", not a dict of tensors (a state dict)");
+  const Value* dict = root;
+  // DINO's release files: {"teacher": {...}, "student": {...}, "epoch": ...}; others wrap the
+  // state dict in "model" or "state_dict".
+  for (const char* wrapper : {"teacher", "model", "state_dict", "student"}) {
+    const auto it = root->dict->index.find(std::string("s") + wrapper);
+    if (it != root->dict->index.end() && root->dict->entries[it->second].second->kind == Kind::Dict) {
+      dict = root->dict->entries[it->second].second;
+      break;
+    }
+  }
+  std::vector<std::pair<std::string, const Value*>> tensors;
+  for (const auto& [k, v] : dict->dict->entries) {
+    if (k->kind != Kind::Str)
+      u.fail("the state dict has a key that is " + std::string(kind_name(k->kind)) + ", not a tensor's name");
+    if (v->kind != Kind::Tensor)
+      u.fail("the state dict's entry " + quote(k->s) + " is " + kind_name(v->kind) + ", not a tensor");
+    tensors.emplace_back(k->s, v);
+  }
+  if (tensors.empty()) u.fail("the checkpoint holds no tensors");
+  auto all_start = [&](const std::string& p) {
+    return std::all_of(tensors.begin(), tensors.end(), [&](const auto& t) { return t.first.rfind(p, 0) == 0; });
+  };
+  if (all_start("module.")) {
+    for (auto& t : tensors) t.first.erase(0, 7);
+  }
+  if (std::any_of(tensors.begin(), tensors.end(), [](const auto& t) { return t.first.rfind("backbone.", 0) == 0; })) {
+    std::erase_if(tensors, [](const auto& t) { return t.first.rfind("backbone.", 0) != 0; });
+    for (auto& t : tensors) t.first.erase(0, 9);
+  }
+  return tensors;
+}
+
+// a × b, or nullopt past int64.
+std::optional<std::int64_t> mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared_ptr<SafetensorsSource> source,
+                             const std::string& what, const std::atomic<bool>* stop = nullptr) {
+  const Archive archive(std::move(zip), archive_size, what);
+  if (const auto bo = archive.find("byteorder")) {
+    if (bo->second > 16) archive.fail("a byteorder record of " + std::to_string(bo->second) + " bytes");
+    const auto bytes = archive.read(bo->first, bo->second, "byteorder");
+    const std::string order(bytes.begin(), bytes.end());
+    if (order != "little")
+      archive.fail("the checkpoint was written " +
+                   (order == "big" ? std::string("big-endian") : "in byte order " + quote(order)) +
+                   "; only little-endian files are read");
+  }
+  const auto pkl = archive.find("data.pkl");
+  if (!pkl) archive.fail("a zip archive without " + archive.prefix() + "data.pkl: not a PyTorch checkpoint");
+  if (pkl->second > kMaxPickleBytes)
+    archive.fail("data.pkl is " + std::to_string(pkl->second) + " bytes, over the limit of " +
+                 std::to_string(kMaxPickleBytes));
+  const std::vector<std::uint8_t> pickle = archive.read(pkl->first, pkl->second, "data.pkl");
+  Unpickler unpickler(pickle, what);
+  const Value* root = unpickler.load();
+  const auto tensors = state_dict(root, unpickler);
+
+  // Every tensor checked against its storage before anything is read.
+  struct Plan {
+    std::string name;
+    const TensorRef* t;
+    const StorageRef* s;
+    std::int64_t numel;
+  };
+  std::vector<Plan> plans;
+  std::map<std::string, const StorageRef*> storages;
+  std::map<std::string, std::vector<std::size_t>> users;  // the plans of each storage
+  std::uint64_t total_floats = 0;
+  for (const auto& [name, v] : tensors) {
+    const TensorRef& t = *v->tensor;
+    const StorageRef& s = *t.storage->storage;
+    const std::string tn = "tensor " + quote(name);
+    if (!s.type->supported)
+      archive.fail(tn + " has dtype " + s.type->dtype + " (torch." + s.type->torch_name +
+                   "), which is not supported (F32, F16, BF16 are)");
+    const auto [it, fresh] = storages.emplace(s.key, &s);
+    if (!fresh && (it->second->type != s.type || it->second->numel != s.numel))
+      archive.fail("storage " + quote(s.key) + " is named with two different types or sizes");
+    if (t.offset < 0) archive.fail(tn + " has a negative storage offset");
+    std::int64_t numel = 1, last = t.offset;
+    bool empty = false;
+    for (std::size_t d = 0; d < t.size.size(); ++d) {
+      if (t.size[d] < 0 || t.stride[d] < 0) archive.fail(tn + " has a negative size or stride");
+      if (t.size[d] == 0) empty = true;
+    }
+    for (std::size_t d = 0; d < t.size.size() && !empty; ++d) {
+      const auto n = mul(numel, t.size[d]);
+      if (!n) archive.fail(tn + " has a shape whose element count overflows 64 bits");
+      numel = *n;
+      const auto reach = mul(t.size[d] - 1, t.stride[d]);
+      if (!reach || __builtin_add_overflow(last, *reach, &last))
+        archive.fail(tn + " has strides that reach past 64 bits");
+    }
+    if (empty) numel = 0;
+    if (numel > 0 && last >= s.numel)
+      archive.fail(tn + " reaches element " + std::to_string(last) + " of storage " + quote(s.key) + ", which holds " +
+                   std::to_string(s.numel));
+    // Views of one storage could repeat it without end (stride 0, many tensors): the values
+    // are bounded by the file's size.
+    if (static_cast<std::uint64_t>(numel) > archive_size ||
+        (total_floats += static_cast<std::uint64_t>(numel)) > archive_size)
+      archive.fail("the tensors' values would take more than 4 times the file's " + std::to_string(archive_size) +
+                   " bytes (views repeating one storage)");
+    users[s.key].push_back(plans.size());
+    plans.push_back({name, &t, &s, numel});
+  }
+
+  SafetensorsFile file;
+  for (const Plan& p : plans) {
+    Tensor& t = file.tensors[p.name];
+    t.dtype = *p.s->type->supported;
+    t.shape = p.t->size;
+  }
+  if (file.tensors.size() != plans.size())
+    archive.fail("two tensors of the state dict have the same name once prefixes are dropped");
+
+  // Storage by storage, each read once: its tensors' values converted from it.
+  for (const auto& [key, s] : storages) {
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+    const std::size_t element = s->type->element;
+    const auto bytes_needed = mul(s->numel, static_cast<std::int64_t>(element));
+    const std::string record = "data/" + key;
+    const auto entry = archive.find(record);
+    if (!entry) archive.fail("storage " + quote(key) + " has no zip entry " + archive.prefix() + record);
+    if (!bytes_needed || static_cast<std::uint64_t>(*bytes_needed) != entry->second)
+      archive.fail("storage " + quote(key) + " holds " + std::to_string(entry->second) +
+                   " bytes but its pickle declares " + std::to_string(s->numel) + " elements of " +
+                   std::to_string(element) + " bytes");
+    const std::vector<std::uint8_t> data = archive.read(entry->first, entry->second, record);
+    const TensorDType dtype = *s->type->supported;
+    for (const std::size_t u : users[key]) {
+      const Plan& p = plans[u];
+      std::vector<float> values(static_cast<std::size_t>(p.numel));
+      const TensorRef& t = *p.t;
+      const std::size_t dims = t.size.size();
+      // Contiguous (row-major strides): one conversion; otherwise element by element. (The
+      // products of trailing sizes fit: they divide numel, checked above.)
+      bool contiguous = true;
+      for (std::int64_t d = static_cast<std::int64_t>(dims) - 1, expect = 1; d >= 0 && p.numel > 0; --d) {
+        if (t.size[d] != 1 && t.stride[d] != expect) contiguous = false;
+        expect *= t.size[d];
+      }
+      if (p.numel == 0) {
+        // nothing to read
+      } else if (contiguous) {
+        convert_to_float(dtype, data.data() + static_cast<std::size_t>(t.offset) * element, values.size(),
+                         values.data());
+      } else {
+        std::vector<std::int64_t> index(dims, 0);
+        for (std::size_t k = 0; k < values.size(); ++k) {
+          std::int64_t at = t.offset;
+          for (std::size_t d = 0; d < dims; ++d) at += index[d] * t.stride[d];
+          convert_to_float(dtype, data.data() + static_cast<std::size_t>(at) * element, 1, &values[k]);
+          for (std::size_t d = dims; d-- > 0;) {
+            if (++index[d] < t.size[d]) break;
+            index[d] = 0;
+          }
+        }
+      }
+      file.tensors.at(p.name).values = std::move(values);
+    }
+  }
+  file.source = std::move(source);
+  return file;
+}
+
+[[noreturn]] void not_zip(std::span<const std::uint8_t> first, const std::string& what) {
+  if (is_legacy_torch_magic(first))
+    throw Error(
+        what +
+        ": a PyTorch file in the legacy format (before torch 1.6), which is not read: re-save it with torch >= 1.6 "
+        "(torch.save(torch.load(path), new_path))");
+  throw Error(what + ": not a PyTorch checkpoint (no zip archive, which torch.save writes since torch 1.6)");
+}
+
+[[noreturn]] void bad_zip(int code, const std::string& what) {
+  throw Error(what + ": not a complete zip archive (" + zip_error_text(code) + "): the file is truncated or corrupt");
+}
+
+}  // namespace
+
+bool is_zip_magic(std::span<const std::uint8_t> first) {
+  return first.size() >= 4 && first[0] == 'P' && first[1] == 'K' && first[2] == 3 && first[3] == 4;
+}
+
+bool is_legacy_torch_magic(std::span<const std::uint8_t> first) {
+  if (first.size() >= 2 && first[0] == 0x80 && first[1] >= 2 && first[1] <= 5)
+    return true;  // a pickle: torch's magic number first
+  static constexpr char kTar[] = "ustar";
+  return first.size() >= 262 && std::memcmp(first.data() + 257, kTar, 5) == 0;
+}
+
+SafetensorsFile index_pytorch(std::span<const std::uint8_t> bytes, const std::string& what) {
+  if (!is_zip_magic(bytes)) not_zip(bytes, what);
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (!src) {
+    zip_error_fini(&error);
+    throw Error(what + ": cannot read it as a zip archive");
+  }
+  zip_t* z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+  if (!z) {
+    zip_source_free(src);
+    const int code = zip_error_code_zip(&error);
+    zip_error_fini(&error);
+    bad_zip(code, what);
+  }
+  zip_error_fini(&error);
+  return read_archive(ZipPtr(z), bytes.size(), memory_source(bytes, what), what);
+}
+
+SafetensorsFile open_pytorch(const std::filesystem::path& path, const std::atomic<bool>* stop) {
+  const std::string what = path.string();
+  auto source = open_file_source(path);  // the checks of a missing path, a directory, ...
+  std::vector<std::uint8_t> first(512);
+  {
+    std::ifstream in(path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(first.data()), static_cast<std::streamsize>(first.size()));
+    first.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  if (!is_zip_magic(first)) not_zip(first, what);
+  int code = 0;
+  // libzip takes UTF-8 names on Windows too.
+  zip_t* z = zip_open(platform::utf8(path).c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  if (!z) bad_zip(code, what);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    zip_discard(z);
+    throw Error(what + ": cannot read its size");
+  }
+  return read_archive(ZipPtr(z), size, std::move(source), what, stop);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,209 @@
+#include "core/vit/vit_cpu.hpp"
+
+#include "core/base/error.hpp"
+
+#include "core/base/blas.hpp"
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+namespace attnlab {
+
+namespace {
+
+/// LayerNorm of rows [first, first + count) of X into the same rows of Y.
+void layer_norm_rows(const Matrix& X, const RowVector& w, const RowVector& b, float eps, Matrix& Y, int first, int count) {
+  const float D = static_cast<float>(X.cols());
+  for (int t = first; t < first + count; ++t) {
+    const float mean = X.row(t).sum() / D;
+    const float var = (X.row(t).array() - mean).square().sum() / D;
+    Y.row(t) = ((X.row(t).array() - mean) * (1.0f / std::sqrt(var + eps))) * w.array() + b.array();
+  }
+}
+
+/// The exact GELU in place, on a matrix or a block of one.
+template <class Values>
+void gelu_in_place(Values&& v) {
+  v = (0.5f * v.array() * (1.0f + (v.array() * 0.70710678118654752f).erf())).matrix();
+}
+
+}  // namespace
+
+Matrix layer_norm(const Matrix& X, const RowVector& w, const RowVector& b, float eps) {
+  Matrix Y(X.rows(), X.cols());
+  layer_norm_rows(X, w, b, eps, Y, 0, static_cast<int>(X.rows()));
+  return Y;
+}
+
+Matrix gelu(const Matrix& X) {
+  Matrix Y = X;
+  gelu_in_place(Y);
+  return Y;
+}
+
+namespace {
+
+constexpr int kQueryBlock = 64;  ///< query rows whose scores are held at once, per thread
+
+/// Runs task(t, worker) for t in [0, tasks) on `threads` threads, the calling one among them
+/// (worker 0), task t on worker t mod threads.
+template <class Task>
+void parallel_tasks(int tasks, int threads, const Task& task) {
+  threads = std::max(1, std::min(threads, tasks));
+  if (threads == 1) {
+    for (int t = 0; t < tasks; ++t) task(t, 0);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int w = 1; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      for (int t = w; t < tasks; t += threads) task(t, w);
+    });
+  for (int t = 0; t < tasks; t += threads) task(t, 0);
+  for (std::thread& th : pool) th.join();
+}
+
+/// Splits `rows` into `threads` contiguous parts (multiples of 8 rows where possible) and runs
+/// part(first, count) for each on its own thread.
+template <class Part>
+void parallel_rows(int rows, int threads, const Part& part) {
+  const int parts = std::max(1, std::min(threads, (rows + 7) / 8));
+  const int per = ((rows + parts - 1) / parts + 7) / 8 * 8;
+  parallel_tasks(parts, parts, [&](int p, int) {
+    const int first = p * per, count = std::min(per, rows - first);
+    if (count > 0) part(first, count);
+  });
+}
+
+/// Rows [first, first + count) of out = X·Wᵀ + b, then `epilogue` on those rows.
+template <class Epilogue>
+void linear_rows(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& out, int first, int count, const Epilogue& epilogue) {
+  const int in = static_cast<int>(X.cols()), outs = static_cast<int>(W.rows());
+  auto rows = out.middleRows(first, count);
+  rows.rowwise() = b;
+  blas::sgemm(false, true, count, outs, in, 1.0f, X.data() + static_cast<std::ptrdiff_t>(first) * in, in,
+              W.data(), in, 1.0f, out.data() + static_cast<std::ptrdiff_t>(first) * outs, outs);
+  epilogue(rows, first);
+}
+
+
+}  // namespace
+
+namespace {
+int default_threads() {
+  if (const char* env = std::getenv("ATTNLAB_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n <= 256) return static_cast<int>(n);
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+}  // namespace
+
+VitCpuRunner::VitCpuRunner(int threads) : threads_(threads > 0 ? threads : default_threads()) {}
+
+VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
+  return run(model, input, budget, stop, VitTokenSink());
+}
+
+VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop,
+                          const VitTokenSink& tokens) {
+  const VitArchitecture& a = model.arch;
+  vit_check_budget(a, input, budget);
+  auto check = [&] {
+    if (stop && stop->load()) throw Error("cancelled");
+  };
+  const int H = a.heads, D = a.D, m = D / H, pre = a.prefix(), N = input.N(), cols = input.cols, rows = input.rows;
+  const int threads = threads_;
+  // The work is split among this path's own threads, each calling a one-threaded sgemm
+  // (OpenBLAS's idle threads would otherwise spin on the cores the attention loop uses).
+  blas::ThreadsForScope blas_threads(1);
+  auto none = [](auto&&, int) {};
+  // Patch embedding (a conv with kernel = stride = P, as a product), prefix tokens, positions.
+  Matrix patch_tokens(N, D);
+  parallel_rows(N, threads, [&](int first, int count) { linear_rows(input.patches, model.W_patch, model.b_patch, patch_tokens, first, count, none); });
+  Matrix X = vit_initial_tokens(model, patch_tokens, vit_position_embedding(model, rows, cols));
+  patch_tokens = Matrix();
+  if (tokens) tokens(0, X);
+  const int T = static_cast<int>(X.rows());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(m));
+  const PatchDistances distances(cols, rows, a.patch);
+
+  VitPass pass;
+  pass.T = T;
+  pass.H = H;
+  pass.m = m;
+  pass.path = path();
+  pass.Q.resize(model.blocks.size());
+  pass.K.resize(model.blocks.size());
+  pass.token_norms.resize(model.blocks.size());
+  Eigen::MatrixXd distance = Eigen::MatrixXd::Zero(a.depth, H);
+
+  Matrix Xn(T, D), QKV(T, 3 * D), O(T, D), hidden(T, a.mlp_hidden);
+  const int blocks = (T + kQueryBlock - 1) / kQueryBlock;
+  std::vector<Matrix> scores(static_cast<std::size_t>(threads), Matrix(kQueryBlock, T));
+  for (std::size_t l = 0; l < model.blocks.size(); ++l) {
+    check();
+    const VitBlock& b = model.blocks[l];
+    // q, k, v of every head from one product (eqs. 26.17–26.19).
+    parallel_rows(T, threads, [&](int first, int count) {
+      layer_norm_rows(X, b.ln1_w, b.ln1_b, a.eps, Xn, first, count);
+      linear_rows(Xn, b.W_qkv, b.b_qkv, QKV, first, count, none);
+    });
+    // A = softmax(q kᵀ/√m), O = A·V (eqs. 26.20–26.21), a block of query rows at a time on each
+    // thread, every head; the mean attention distance summed from the same rows.
+    std::vector<Eigen::RowVectorXd> dist_sums(static_cast<std::size_t>(threads), Eigen::RowVectorXd::Zero(H));
+    parallel_tasks(blocks, threads, [&](int blk, int worker) {
+      const int first = blk * kQueryBlock, count = std::min(kQueryBlock, T - first);
+      Matrix& S = scores[static_cast<std::size_t>(worker)];
+      for (int h = 0; h < H; ++h) {
+        blas::sgemm(false, true, count, T, m, scale, QKV.data() + static_cast<std::ptrdiff_t>(first) * 3 * D + h * m,
+                    3 * D, QKV.data() + D + h * m, 3 * D, 0.0f, S.data(), T);
+        auto rows_of_A = S.topRows(count);
+        vit_softmax_rows(rows_of_A);
+        double dist = 0.0;
+        for (int i = std::max(0, pre - first); i < count; ++i) dist += distances.weighted_sum(first + i - pre, S.row(i).data() + pre);
+        dist_sums[static_cast<std::size_t>(worker)](h) += dist;
+        blas::sgemm(false, false, count, m, T, 1.0f, S.data(), T, QKV.data() + 2 * D + h * m, 3 * D, 0.0f,
+                    O.data() + static_cast<std::ptrdiff_t>(first) * D + h * m, D);
+      }
+    });
+    for (const Eigen::RowVectorXd& d : dist_sums) distance.row(static_cast<Eigen::Index>(l)) += d;
+    pass.Q[l] = QKV.leftCols(D);
+    pass.K[l] = QKV.middleCols(D, D);
+    // Projection, layer scale, residual; then the MLP with the exact GELU, layer scale, residual.
+    const bool ls = a.layer_scale;
+    parallel_rows(T, threads, [&](int first, int count) {
+      linear_rows(O, b.W_proj, b.b_proj, Xn, first, count, [&](auto out_rows, int f) {
+        if (ls) X.middleRows(f, count).array() += out_rows.array().rowwise() * b.ls1.array();
+        else X.middleRows(f, count) += out_rows;
+      });
+      layer_norm_rows(X, b.ln2_w, b.ln2_b, a.eps, O, first, count);  // O is free again: LN2(x)
+      linear_rows(O, b.W_fc1, b.b_fc1, hidden, first, count, [&](auto h_rows, int) { gelu_in_place(h_rows); });
+      linear_rows(hidden, b.W_fc2, b.b_fc2, Xn, first, count, [&](auto out_rows, int f) {
+        if (ls) X.middleRows(f, count).array() += out_rows.array().rowwise() * b.ls2.array();
+        else X.middleRows(f, count) += out_rows;
+      });
+    });
+    pass.token_norms[l] = X.rowwise().norm().transpose();
+    if (tokens) tokens(static_cast<int>(l) + 1, X);
+  }
+  pass.distance = (distance / std::max(1, N)).cast<float>();
+  if (a.classes > 0) {
+    RowVector pooled;
+    if (a.pooling == VitPooling::Token) {
+      pooled = layer_norm(X.topRows(1), model.norm_w, model.norm_b, a.eps);
+    } else {
+      const Matrix mean = X.bottomRows(T - pre).colwise().mean();
+      pooled = layer_norm(mean, model.norm_w, model.norm_b, a.eps);
+    }
+    const RowVector z = pooled * model.W_head.transpose() + model.b_head;
+    pass.logits.assign(z.data(), z.data() + z.size());
+  }
+  return pass;
+}
+
+}  // namespace attnlab

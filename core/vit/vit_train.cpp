@@ -1,0 +1,936 @@
+#include "core/vit/vit_train.hpp"
+
+#include "core/base/budget.hpp"
+#include "core/base/error.hpp"
+
+#include "core/base/blas.hpp"
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+#include <unsupported/Eigen/SpecialFunctions>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <thread>
+
+namespace attnlab {
+
+const char* pos_kind_name(VitPosKind kind) {
+  switch (kind) {
+    case VitPosKind::Learned: return "learned";
+    case VitPosKind::Sincos: return "sincos";
+    case VitPosKind::None: return "none";
+  }
+  return "?";
+}
+
+const char* pooling_name(VitPooling pooling) { return pooling == VitPooling::Average ? "avg" : "cls"; }
+
+const char* task_name(VitTask task) {
+  return task == VitTask::MaskedPatches ? "masked-patches" : "classify";
+}
+
+void VitTrainShape::check() const {
+  auto positive = [](int v, const char* what) {
+    if (v <= 0) throw Error(std::string(what) + " must be positive, not " + std::to_string(v));
+  };
+  positive(image_rows, "the image height");
+  positive(image_cols, "the image width");
+  positive(patch, "the patch size");
+  positive(D, "the token width D");
+  positive(depth, "the depth");
+  positive(heads, "the number of heads");
+  positive(mlp_hidden, "the MLP width");
+  if (task == VitTask::Classify) positive(classes, "the number of classes");
+  if (task == VitTask::MaskedPatches && !(mask_ratio > 0.0f && mask_ratio < 1.0f))
+    throw Error("the mask ratio must be between 0 and 1 (exclusive), not " + std::to_string(mask_ratio));
+  if (image_rows != image_cols) throw Error("the images must be square (" + std::to_string(image_cols) + "×" + std::to_string(image_rows) + " given)");
+  if (image_rows % patch != 0)
+    throw Error("the patch size " + std::to_string(patch) + " does not divide the image side " + std::to_string(image_rows));
+  if (D % heads != 0) throw Error(std::to_string(heads) + " heads do not divide D = " + std::to_string(D));
+  if (pos == VitPosKind::Sincos && D % 4 != 0)
+    throw Error("sine–cosine position codes need D to be a multiple of 4, not " + std::to_string(D));
+  if (D > 4096 || depth > 64 || mlp_hidden > 16384 || N() > 4096 || classes > 100000)
+    throw Error("the model is larger than the trainer is made for");
+  if (!(eps > 0.0f)) throw Error("LayerNorm's eps must be positive");
+}
+
+double vit_learning_rate(const VitTrainSettings& s, std::int64_t step) {
+  if (step < s.warmup_steps) return s.lr * static_cast<double>(step + 1) / s.warmup_steps;
+  const double span = std::max(1, s.total_steps - s.warmup_steps);
+  const double t = std::min(1.0, static_cast<double>(step - s.warmup_steps) / span);
+  return s.min_lr + (s.lr - s.min_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
+}
+
+Matrix sincos_position_embedding(int rows, int cols, int D) {
+  if (D % 4 != 0) throw Error("sine–cosine position codes need D to be a multiple of 4");
+  const int q = D / 4;
+  Matrix pos = Matrix::Zero(1 + rows * cols, D);
+  for (int y = 0; y < rows; ++y)
+    for (int x = 0; x < cols; ++x) {
+      const int t = 1 + y * cols + x;
+      for (int k = 0; k < q; ++k) {
+        const double omega = 1.0 / std::pow(10000.0, static_cast<double>(k) / q);
+        pos(t, k) = static_cast<float>(std::sin(x * omega));
+        pos(t, q + k) = static_cast<float>(std::cos(x * omega));
+        pos(t, 2 * q + k) = static_cast<float>(std::sin(y * omega));
+        pos(t, 3 * q + k) = static_cast<float>(std::cos(y * omega));
+      }
+    }
+  return pos;
+}
+
+namespace {
+
+
+/// Subnormal floats flushed to zero for a scope, on this thread (x86's MXCSR flags FTZ and DAZ,
+/// as torch.set_flush_denormal(True)): the masked keys' weights, exp(−∞) in the vectorized exp,
+/// and gradients that decay towards 0 would otherwise be subnormal, and arithmetic on them costs
+/// a hundred times a normal number's. Nothing a model learns lives below 1e-38.
+class FlushSubnormals {
+ public:
+#if defined(__SSE2__)
+  FlushSubnormals() : before_(_mm_getcsr()) { _mm_setcsr(before_ | 0x8040u); }
+  ~FlushSubnormals() { _mm_setcsr(before_); }
+#else
+  FlushSubnormals() = default;
+#endif
+  FlushSubnormals(const FlushSubnormals&) = delete;
+  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
+
+ private:
+  [[maybe_unused]] unsigned before_ = 0;
+};
+
+/// Random numbers that do not depend on the standard library's distributions (which differ
+/// between implementations): uniform doubles from the top 53 bits, normals by Box–Muller.
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : gen_(seed) {}
+  double uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }  ///< [0, 1)
+  double normal() {
+    if (spare_) {
+      spare_ = false;
+      return spare_value_;
+    }
+    double u1 = uniform();
+    while (u1 <= 0.0) u1 = uniform();
+    const double u2 = uniform(), r = std::sqrt(-2.0 * std::log(u1)), a = 2.0 * std::numbers::pi * u2;
+    spare_ = true;
+    spare_value_ = r * std::sin(a);
+    return r * std::cos(a);
+  }
+
+ private:
+  std::mt19937_64 gen_;
+  bool spare_ = false;
+  double spare_value_ = 0.0;
+};
+
+int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+using MatMap = Eigen::Map<Matrix>;
+using ConstMatMap = Eigen::Map<const Matrix>;
+using ArrMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrMap = Eigen::Map<const Eigen::ArrayXf>;
+using ConstRowMap = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
+
+/// LayerNorm forward of `rows` rows of width D: y = x̂·w + b, x̂ = (x − μ)·r, r = 1/√(σ² + ε)
+/// (σ² with 1/D); keeps μ and r per row.
+void ln_forward(const float* X, const float* w, const float* b, int rows, int D, float eps, float* Y, float* mu, float* rstd) {
+  const ConstMatMap x(X, rows, D);
+  MatMap y(Y, rows, D);
+  const ConstRowMap wa(w, D), ba(b, D);
+  const float inv_d = 1.0f / static_cast<float>(D);
+  for (int t = 0; t < rows; ++t) {
+    const float m = x.row(t).sum() * inv_d;
+    const float var = (x.row(t).array() - m).square().sum() * inv_d;
+    const float r = 1.0f / std::sqrt(var + eps);
+    mu[t] = m;
+    rstd[t] = r;
+    y.row(t) = (((x.row(t).array() - m) * r) * wa + ba).matrix();
+  }
+}
+
+/// LayerNorm backward: from dY, the input X and the kept μ, r: dX (= or +=), and gw, gb summed.
+/// dx = r·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ w.
+void ln_backward(const float* dY, const float* X, const float* mu, const float* rstd, const float* w, int rows, int D, float* dX,
+                 bool accumulate, float* gw, float* gb) {
+  const ConstMatMap x(X, rows, D), dy(dY, rows, D);
+  MatMap dx(dX, rows, D);
+  const ConstRowMap wa(w, D);
+  Eigen::Array<float, 1, Eigen::Dynamic> gwa = Eigen::Array<float, 1, Eigen::Dynamic>::Zero(D), gba = gwa, xhat(D), dxhat(D);
+  const float inv_d = 1.0f / static_cast<float>(D);
+  for (int t = 0; t < rows; ++t) {
+    const float r = rstd[t];
+    xhat = (x.row(t).array() - mu[t]) * r;
+    dxhat = dy.row(t).array() * wa;
+    gwa += dy.row(t).array() * xhat;
+    gba += dy.row(t).array();
+    const float s1 = dxhat.sum() * inv_d, s2 = (dxhat * xhat).sum() * inv_d;
+    if (accumulate) dx.row(t).array() += r * (dxhat - s1 - xhat * s2);
+    else dx.row(t).array() = r * (dxhat - s1 - xhat * s2);
+  }
+  Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>(gw, D) += gwa;
+  Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>(gb, D) += gba;
+}
+
+/// Softmax of each row of a rows × cols block in place (the row's maximum subtracted first).
+void softmax_rows(float* S, int rows, int cols) {
+  MatMap s(S, rows, cols);
+  for (int i = 0; i < rows; ++i) {
+    auto row = s.row(i).array();
+    row = (row - row.maxCoeff()).exp();
+    row *= 1.0f / row.sum();
+  }
+}
+
+/// Y (rows × out) = X (rows × in) · Wᵀ + b.
+void linear_forward(const float* X, const float* W, const float* b, int rows, int in, int out, float* Y) {
+  for (int t = 0; t < rows; ++t) std::copy(b, b + out, Y + static_cast<std::ptrdiff_t>(t) * out);
+  blas::sgemm(false, true, rows, out, in, 1.0f, X, in, W, in, 1.0f, Y, out);
+}
+
+/// The backward of linear_forward: gW += dYᵀ·X, gb += Σ rows of dY, and dX = dY·W (when dX).
+void linear_backward(const float* dY, const float* X, const float* W, int rows, int in, int out, float* gW, float* gb, float* dX) {
+  blas::sgemm(true, false, out, in, rows, 1.0f, dY, out, X, in, 1.0f, gW, in);
+  Eigen::Map<RowVector>(gb, out) += ConstMatMap(dY, rows, out).colwise().sum();
+  if (dX) blas::sgemm(false, false, rows, in, out, 1.0f, dY, out, W, in, 0.0f, dX, in);
+}
+
+/// timm's name of the final LayerNorm: `fc_norm` after average pooling, `norm` otherwise
+/// (masked-patch reconstruction pools nothing: `norm` on every token).
+std::string final_norm_name(const VitTrainShape& s) {
+  return s.task == VitTask::Classify && s.pooling == VitPooling::Average ? "fc_norm" : "norm";
+}
+
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+
+}  // namespace
+
+/// One thread's share of a batch: the activations the backward pass needs and its gradient.
+struct VitTrainer::Work {
+  int capacity = 0;                    ///< images the buffers hold
+  std::vector<float> patches;          ///< n·N × 3P²
+  std::vector<std::vector<float>> X;   ///< depth + 1: the tokens entering block l (n·T × D); X[depth] the last block's output
+  std::vector<std::vector<float>> Xmid, Xn1, Xn2, QKV, O, Hpre, Hact, A, mu1, rs1, mu2, rs2;
+  std::vector<float> pooled, Z, pmu, prs, logits;
+  std::vector<float> dX, dXn, dQKV, dO, dH, dA, dZ, dpooled;
+  std::vector<float> grad;             ///< this thread's gradient, as VitTrainer's values
+  double loss = 0.0;
+  int correct = 0;
+
+  void reserve(const VitTrainShape& s, int n, std::size_t params) {
+    if (grad.size() != params) grad.assign(params, 0.0f);
+    if (n <= capacity) return;
+    capacity = n;
+    const std::size_t R = static_cast<std::size_t>(n) * s.T(), D = s.D, Hd = s.mlp_hidden, L = s.depth;
+    const std::size_t K = 3ull * s.patch * s.patch, T = s.T();
+    patches.assign(static_cast<std::size_t>(n) * s.N() * K, 0.0f);
+    auto layers = [&](std::vector<std::vector<float>>& v, std::size_t count, std::size_t size) {
+      v.assign(count, std::vector<float>(size, 0.0f));
+    };
+    layers(X, L + 1, R * D);
+    layers(Xmid, L, R * D);
+    layers(Xn1, L, R * D);
+    layers(Xn2, L, R * D);
+    layers(QKV, L, R * 3 * D);
+    layers(O, L, R * D);
+    layers(Hpre, L, R * Hd);
+    layers(Hact, L, R * Hd);
+    layers(A, L, static_cast<std::size_t>(n) * s.heads * T * T);
+    layers(mu1, L, R);
+    layers(rs1, L, R);
+    layers(mu2, L, R);
+    layers(rs2, L, R);
+    // Classify normalizes one pooled row per image, MaskedPatches every token's row.
+    const std::size_t normed = s.task == VitTask::MaskedPatches ? R : static_cast<std::size_t>(n);
+    pooled.assign(static_cast<std::size_t>(n) * D, 0.0f);
+    Z.assign(normed * D, 0.0f);
+    pmu.assign(normed, 0.0f);
+    prs.assign(normed, 0.0f);
+    logits.assign(normed * s.outputs(), 0.0f);
+    dX.assign(R * D, 0.0f);
+    dXn.assign(R * D, 0.0f);
+    dQKV.assign(R * 3 * D, 0.0f);
+    dO.assign(R * D, 0.0f);
+    dH.assign(R * Hd, 0.0f);
+    dA.assign(T * T, 0.0f);
+    dZ.assign(normed * D, 0.0f);
+    dpooled.assign(static_cast<std::size_t>(n) * D, 0.0f);
+  }
+};
+
+namespace {
+
+// The floats VitTrainer's constructor gives its parameters (the sizes of params_, summed).
+std::size_t train_param_floats(const VitTrainShape& s) {
+  const std::size_t D = static_cast<std::size_t>(s.D), Hd = static_cast<std::size_t>(s.mlp_hidden),
+                    P = static_cast<std::size_t>(s.patch), T = static_cast<std::size_t>(s.T()),
+                    C = static_cast<std::size_t>(s.outputs()), L = static_cast<std::size_t>(s.depth);
+  std::size_t n = checked_sum(D, checked_product({T, D}));                   // cls_token, pos_embed
+  n = checked_sum(n, checked_sum(checked_product({D, 3, P, P}), D));         // the patch embedding
+  const std::size_t block = checked_sum(checked_product({4, D, D}), checked_product({2, D, Hd}));  // qkv, proj, fc1, fc2
+  n = checked_sum(n, checked_product({L, checked_sum(block, checked_sum(checked_product({9, D}), Hd))}));  // + biases, norms
+  return checked_sum(n, checked_sum(checked_product({2, D}), checked_sum(checked_product({C, D}), C)));  // norm, head C × D + C
+}
+
+// The floats Work::reserve() gives one thread for `n` images (its gradient not counted).
+std::size_t train_work_floats(const VitTrainShape& s, std::size_t n) {
+  const std::size_t T = static_cast<std::size_t>(s.T()), D = static_cast<std::size_t>(s.D), Hd = static_cast<std::size_t>(s.mlp_hidden),
+                    L = static_cast<std::size_t>(s.depth), H = static_cast<std::size_t>(s.heads), R = checked_product({n, T}),
+                    normed = s.task == VitTask::MaskedPatches ? R : n;
+  std::size_t f = checked_product({n, static_cast<std::size_t>(s.N()), 3, static_cast<std::size_t>(s.patch), static_cast<std::size_t>(s.patch)});
+  f = checked_sum(f, checked_product({L + 1, R, D}));                 // X
+  f = checked_sum(f, checked_product({L, R, D, 7}));                  // Xmid, Xn1, Xn2, O, QKV (3)
+  f = checked_sum(f, checked_product({L, R, Hd, 2}));                 // Hpre, Hact
+  f = checked_sum(f, checked_product({L, n, H, T, T}));               // A
+  f = checked_sum(f, checked_product({L, R, 4}));                     // mu1, rs1, mu2, rs2
+  f = checked_sum(f, checked_product({R, D, 6}));                     // dX, dXn, dO, dQKV (3)
+  f = checked_sum(f, checked_product({R, Hd}));                       // dH
+  f = checked_sum(f, checked_product({T, T}));                        // dA
+  f = checked_sum(f, checked_product({normed, checked_sum(checked_product({2, D}), checked_sum(2, static_cast<std::size_t>(s.outputs())))}));
+  return checked_sum(f, checked_product({n, D, 2}));                  // pooled, dpooled
+}
+
+constexpr int kTrainEvalChunk = 128;  // images an evaluation's forward holds at once (logits(), layer_tokens())
+
+}  // namespace
+
+std::size_t vit_train_bytes(const VitTrainShape& shape, int batch, int threads) {
+  const std::size_t t = static_cast<std::size_t>(std::max(1, threads > 0 ? threads : default_threads()));
+  const std::size_t b = static_cast<std::size_t>(std::max(batch, 1));
+  const std::size_t per_thread = std::max<std::size_t>((b + t - 1) / t, kTrainEvalChunk);
+  const std::size_t P = train_param_floats(shape);
+  const std::size_t floats = checked_sum(checked_product({5, P}), checked_product({t, checked_sum(P, train_work_floats(shape, per_thread))}));
+  return checked_product({floats, sizeof(float)});
+}
+
+void vit_check_train_budget(const VitTrainShape& shape, int batch, int threads, std::uint64_t budget) {
+  const std::size_t need = vit_train_bytes(shape, batch, threads);
+  if (need <= budget) return;
+  // The per-thread share is at least an evaluation chunk: batches up to that cost the same.
+  int lo = 0, hi = std::max(batch, 1);
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (vit_train_bytes(shape, mid, threads) <= budget ? lo : hi) = mid;
+  }
+  const std::string model = "training a ViT of D=" + std::to_string(shape.D) + ", depth " + std::to_string(shape.depth) + ", MLP " +
+                            std::to_string(shape.mlp_hidden) + " on " + std::to_string(shape.T()) + " tokens, batch " +
+                            std::to_string(batch);
+  check_memory(need, budget, model,
+               lo > 0 ? "a batch of up to " + std::to_string(lo) + " fits"
+                      : "no batch fits: choose a smaller D, depth or MLP width");
+}
+
+VitTrainer::~VitTrainer() = default;
+VitTrainer::VitTrainer(VitTrainer&&) noexcept = default;
+VitTrainer& VitTrainer::operator=(VitTrainer&&) noexcept = default;
+
+VitTrainer::VitTrainer(const VitTrainShape& shape, const VitTrainSettings& settings, std::uint64_t seed, int threads)
+    : shape_(shape), settings_(settings), threads_(threads > 0 ? threads : default_threads()) {
+  shape_.check();
+  const std::int64_t D = shape_.D, Hd = shape_.mlp_hidden, P = shape_.patch, T = shape_.T();
+  std::size_t offset = 0;
+  auto add = [&](std::string name, std::vector<std::int64_t> dims, bool decay, bool trained = true) {
+    VitParam p;
+    p.name = std::move(name);
+    p.shape = std::move(dims);
+    p.size = 1;
+    for (const auto d : p.shape) p.size *= static_cast<std::size_t>(d);
+    p.offset = offset;
+    p.decay = decay;
+    p.trained = trained;
+    offset += p.size;
+    params_.push_back(std::move(p));
+  };
+  add("cls_token", {1, 1, D}, false);
+  add("pos_embed", {1, T, D}, false, shape_.pos == VitPosKind::Learned);
+  add("patch_embed.proj.weight", {D, 3, P, P}, true);
+  add("patch_embed.proj.bias", {D}, false);
+  for (int l = 0; l < shape_.depth; ++l) {
+    const std::string b = "blocks." + std::to_string(l) + ".";
+    add(b + "norm1.weight", {D}, false);
+    add(b + "norm1.bias", {D}, false);
+    add(b + "attn.qkv.weight", {3 * D, D}, true);
+    add(b + "attn.qkv.bias", {3 * D}, false);
+    add(b + "attn.proj.weight", {D, D}, true);
+    add(b + "attn.proj.bias", {D}, false);
+    add(b + "norm2.weight", {D}, false);
+    add(b + "norm2.bias", {D}, false);
+    add(b + "mlp.fc1.weight", {Hd, D}, true);
+    add(b + "mlp.fc1.bias", {Hd}, false);
+    add(b + "mlp.fc2.weight", {D, Hd}, true);
+    add(b + "mlp.fc2.bias", {D}, false);
+  }
+  const std::string norm = final_norm_name(shape_);
+  add(norm + ".weight", {D}, false);
+  add(norm + ".bias", {D}, false);
+  add("head.weight", {shape_.outputs(), D}, true);
+  add("head.bias", {shape_.outputs()}, false);
+  values_.assign(offset, 0.0f);
+  grad_.assign(offset, 0.0f);
+  m_.assign(offset, 0.0f);
+  v_.assign(offset, 0.0f);
+
+  // timm's initialization, in the order above.
+  Random rng(seed);
+  auto trunc_normal = [&](const VitParam& p, double std) {
+    for (float& v : values_of(p)) {
+      double x = rng.normal() * std;
+      while (x < -2.0 || x > 2.0) x = rng.normal() * std;
+      v = static_cast<float>(x);
+    }
+  };
+  for (const VitParam& p : params_) {
+    auto v = values_of(p);
+    const std::string& n = p.name;
+    auto ends = [&](const char* suffix) {
+      const std::string s(suffix);
+      return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+    };
+    if (n == "cls_token") {
+      for (float& x : v) x = static_cast<float>(rng.normal() * 1e-6);
+    } else if (n == "pos_embed") {
+      if (shape_.pos == VitPosKind::Learned) trunc_normal(p, 0.02);
+      else if (shape_.pos == VitPosKind::Sincos) {
+        const Matrix s = sincos_position_embedding(shape_.grid_rows(), shape_.grid_cols(), shape_.D);
+        std::copy(s.data(), s.data() + s.size(), v.begin());
+      }
+    } else if (n.rfind("patch_embed.", 0) == 0) {
+      const double bound = 1.0 / std::sqrt(3.0 * static_cast<double>(P * P));
+      for (float& x : v) x = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
+    } else if (ends("norm1.weight") || ends("norm2.weight") || n == "norm.weight" || n == "fc_norm.weight") {
+      std::fill(v.begin(), v.end(), 1.0f);
+    } else if (p.shape.size() == 2) {
+      trunc_normal(p, 0.02);
+    }  // biases and LayerNorm biases stay 0
+  }
+}
+
+const VitParam& VitTrainer::param(const std::string& name) const {
+  for (const VitParam& p : params_)
+    if (p.name == name) return p;
+  throw Error("the model has no parameter '" + name + "'");
+}
+
+double VitTrainer::forward_backward(Work& w, const float* images, const int* labels, const std::uint8_t* masked, int n, double loss_scale,
+                                    bool backward, float* out) {
+  const VitTrainShape& s = shape_;
+  const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), P = s.patch, Hd = s.mlp_hidden, C = s.outputs();
+  const int K = 3 * P * P, R = n * T, side = s.image_cols, gc = s.grid_cols();
+  const float eps = s.eps, scale = 1.0f / std::sqrt(static_cast<float>(m));
+  auto val = [&](const std::string& name) { return values_.data() + param(name).offset; };
+  auto grd = [&](const std::string& name) { return w.grad.data() + param(name).offset; };
+  const std::size_t image_size = 3ull * side * side;
+
+  // Patches: row (b, patch) = the patch's pixels in (channel, y, x) order, as the conv kernel.
+  for (int b = 0; b < n; ++b)
+    for (int p = 0; p < N; ++p) {
+      float* row = w.patches.data() + (static_cast<std::size_t>(b) * N + p) * K;
+      const int py = p / gc, px = p % gc;
+      const float* img = images + b * image_size;
+      for (int c = 0; c < 3; ++c)
+        for (int y = 0; y < P; ++y) {
+          const float* src = img + (static_cast<std::size_t>(c) * side + py * P + y) * side + px * P;
+          std::copy(src, src + P, row + (c * P + y) * P);
+        }
+    }
+  // Patch embedding into the patch rows of X[0]; then cls and the position embedding.
+  float* X0 = w.X[0].data();
+  {
+    std::vector<float> E(static_cast<std::size_t>(n) * N * D);
+    linear_forward(w.patches.data(), val("patch_embed.proj.weight"), val("patch_embed.proj.bias"), n * N, K, D, E.data());
+    const float* cls = val("cls_token");
+    const float* pos = val("pos_embed");
+    for (int b = 0; b < n; ++b)
+      for (int t = 0; t < T; ++t) {
+        float* x = X0 + (static_cast<std::size_t>(b) * T + t) * D;
+        if (t > 0 && masked && masked[static_cast<std::size_t>(b) * N + t - 1]) {  // a masked patch: its position code alone
+          std::copy(pos + t * D, pos + (t + 1) * D, x);
+          continue;
+        }
+        const float* src = t == 0 ? cls : E.data() + (static_cast<std::size_t>(b) * N + t - 1) * D;
+        for (int j = 0; j < D; ++j) x[j] = src[j] + pos[t * D + j];
+      }
+  }
+  // The random mask of section 26.10 on the keys: a masked patch's column of the scores is −∞
+  // before the softmax (the class token's key is never masked), and its weight is set to exactly 0
+  // after it: the vectorized exp turns −∞ into a subnormal float, not 0, and subnormals in the
+  // products that follow cost a hundred times a normal number.
+  auto mask_keys = [&](float* S, int b, float value) {
+    if (!masked) return;
+    const std::uint8_t* mb = masked + static_cast<std::size_t>(b) * N;
+    for (int p = 0; p < N; ++p)
+      if (mb[p])
+        for (int i = 0; i < T; ++i) S[static_cast<std::size_t>(i) * T + 1 + p] = value;
+  };
+  // Blocks.
+  for (int l = 0; l < s.depth; ++l) {
+    const std::string bp = "blocks." + std::to_string(l) + ".";
+    const float* Xin = w.X[l].data();
+    float* Xn1 = w.Xn1[l].data();
+    float* QKV = w.QKV[l].data();
+    float* O = w.O[l].data();
+    float* Xmid = w.Xmid[l].data();
+    ln_forward(Xin, val(bp + "norm1.weight"), val(bp + "norm1.bias"), R, D, eps, Xn1, w.mu1[l].data(), w.rs1[l].data());
+    linear_forward(Xn1, val(bp + "attn.qkv.weight"), val(bp + "attn.qkv.bias"), R, D, 3 * D, QKV);
+    for (int b = 0; b < n; ++b)
+      for (int h = 0; h < H; ++h) {
+        float* A = w.A[l].data() + (static_cast<std::size_t>(b) * H + h) * T * T;
+        const float* q = QKV + static_cast<std::size_t>(b) * T * 3 * D + h * m;
+        blas::sgemm(false, true, T, T, m, scale, q, 3 * D, q + D, 3 * D, 0.0f, A, T);
+        mask_keys(A, b, -std::numeric_limits<float>::infinity());
+        softmax_rows(A, T, T);
+        mask_keys(A, b, 0.0f);
+        blas::sgemm(false, false, T, m, T, 1.0f, A, T, q + 2 * D, 3 * D, 0.0f, O + static_cast<std::size_t>(b) * T * D + h * m, D);
+      }
+    linear_forward(O, val(bp + "attn.proj.weight"), val(bp + "attn.proj.bias"), R, D, D, Xmid);
+    ArrMap(Xmid, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xin, static_cast<Eigen::Index>(R) * D);
+    float* Xn2 = w.Xn2[l].data();
+    ln_forward(Xmid, val(bp + "norm2.weight"), val(bp + "norm2.bias"), R, D, eps, Xn2, w.mu2[l].data(), w.rs2[l].data());
+    float* Hpre = w.Hpre[l].data();
+    float* Hact = w.Hact[l].data();
+    linear_forward(Xn2, val(bp + "mlp.fc1.weight"), val(bp + "mlp.fc1.bias"), R, D, Hd, Hpre);
+    {
+      const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
+      ArrMap(Hact, x.size()) = 0.5f * x * (1.0f + (x * kInvSqrt2).erf());
+    }
+    float* Xout = w.X[l + 1].data();
+    linear_forward(Hact, val(bp + "mlp.fc2.weight"), val(bp + "mlp.fc2.bias"), R, Hd, D, Xout);
+    ArrMap(Xout, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xmid, static_cast<Eigen::Index>(R) * D);
+  }
+  const float* XL = w.X[s.depth].data();
+  const std::string norm = final_norm_name(s);
+  float* dX = w.dX.data();
+  if (s.task == VitTask::MaskedPatches) {
+    // Every token's output normed and through the head: 3P² predicted pixels per token.
+    ln_forward(XL, val(norm + ".weight"), val(norm + ".bias"), R, D, eps, w.Z.data(), w.pmu.data(), w.prs.data());
+    float* pred = w.logits.data();
+    linear_forward(w.Z.data(), val("head.weight"), val("head.bias"), R, D, C, pred);
+    if (out) std::copy(pred, pred + static_cast<std::size_t>(R) * C, out);
+    if (!masked) return 0.0;
+    // Squared error over the masked patches' pixels; dpred = 2·(pred − x)·loss_scale there, 0 elsewhere.
+    double loss = 0.0;
+    for (int b = 0; b < n; ++b)
+      for (int t = 0; t < T; ++t) {
+        float* row = pred + (static_cast<std::size_t>(b) * T + t) * C;
+        if (t == 0 || !masked[static_cast<std::size_t>(b) * N + t - 1]) {
+          std::fill(row, row + C, 0.0f);
+          continue;
+        }
+        const float* target = w.patches.data() + (static_cast<std::size_t>(b) * N + t - 1) * K;
+        for (int k = 0; k < C; ++k) {
+          const double e = static_cast<double>(row[k]) - target[k];
+          loss += e * e;
+          row[k] = static_cast<float>(2.0 * e * loss_scale);
+        }
+      }
+    if (!backward) return loss;
+    linear_backward(pred, w.Z.data(), val("head.weight"), R, D, C, grd("head.weight"), grd("head.bias"), w.dZ.data());
+    ln_backward(w.dZ.data(), XL, w.pmu.data(), w.prs.data(), val(norm + ".weight"), R, D, dX, false, grd(norm + ".weight"),
+                grd(norm + ".bias"));
+    backward_blocks(w, masked, n);
+    return loss;
+  }
+  // Pooling, final LayerNorm, classifier.
+  const bool token = s.pooling == VitPooling::Token;
+  for (int b = 0; b < n; ++b) {
+    float* pooled = w.pooled.data() + static_cast<std::size_t>(b) * D;
+    const float* xb = XL + static_cast<std::size_t>(b) * T * D;
+    if (token) {
+      std::copy(xb, xb + D, pooled);
+    } else {
+      for (int j = 0; j < D; ++j) {
+        float sum = 0.0f;
+        for (int t = 1; t < T; ++t) sum += xb[static_cast<std::size_t>(t) * D + j];
+        pooled[j] = sum / static_cast<float>(N);
+      }
+    }
+  }
+  ln_forward(w.pooled.data(), val(norm + ".weight"), val(norm + ".bias"), n, D, eps, w.Z.data(), w.pmu.data(), w.prs.data());
+  float* logits = w.logits.data();
+  linear_forward(w.Z.data(), val("head.weight"), val("head.bias"), n, D, C, logits);
+  if (out) std::copy(logits, logits + static_cast<std::size_t>(n) * C, out);
+  if (!labels) return 0.0;
+
+  // Cross-entropy with label smoothing; dlogits = (p − q)·loss_scale (1/B) in place of the logits.
+  const double ls = settings_.label_smoothing;
+  double loss = 0.0;
+  w.correct = 0;
+  for (int b = 0; b < n; ++b) {
+    float* z = logits + static_cast<std::size_t>(b) * C;
+    const int y = labels[b];
+    const int best = static_cast<int>(std::max_element(z, z + C) - z);
+    if (best == y) ++w.correct;
+    const double mx = z[best];
+    double sum = 0.0;
+    for (int c = 0; c < C; ++c) sum += std::exp(z[c] - mx);
+    const double lse = mx + std::log(sum);
+    for (int c = 0; c < C; ++c) {
+      const double q = (c == y ? 1.0 - ls : 0.0) + ls / C;
+      const double logp = z[c] - lse;
+      loss -= q * logp;
+      z[c] = static_cast<float>((std::exp(logp) - q) * loss_scale);
+    }
+  }
+  if (!backward) return loss;
+
+  // Classifier and final LayerNorm.
+  linear_backward(logits, w.Z.data(), val("head.weight"), n, D, C, grd("head.weight"), grd("head.bias"), w.dZ.data());
+  ln_backward(w.dZ.data(), w.pooled.data(), w.pmu.data(), w.prs.data(), val(norm + ".weight"), n, D, w.dpooled.data(), false,
+              grd(norm + ".weight"), grd(norm + ".bias"));
+  std::fill(dX, dX + static_cast<std::size_t>(R) * D, 0.0f);
+  for (int b = 0; b < n; ++b) {
+    const float* dp = w.dpooled.data() + static_cast<std::size_t>(b) * D;
+    float* dxb = dX + static_cast<std::size_t>(b) * T * D;
+    if (token) {
+      std::copy(dp, dp + D, dxb);
+    } else {
+      for (int t = 1; t < T; ++t)
+        for (int j = 0; j < D; ++j) dxb[static_cast<std::size_t>(t) * D + j] = dp[j] / static_cast<float>(N);
+    }
+  }
+  backward_blocks(w, nullptr, n);
+  return loss;
+}
+
+void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
+  const VitTrainShape& s = shape_;
+  const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), P = s.patch, Hd = s.mlp_hidden;
+  const int K = 3 * P * P, R = n * T;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(m));
+  auto val = [&](const std::string& name) { return values_.data() + param(name).offset; };
+  auto grd = [&](const std::string& name) { return w.grad.data() + param(name).offset; };
+  float* dX = w.dX.data();
+  // Blocks, last to first; dX holds the gradient of the block's output, then of its input.
+  float* dXn = w.dXn.data();
+  float* dQKV = w.dQKV.data();
+  float* dO = w.dO.data();
+  float* dH = w.dH.data();
+  for (int l = s.depth - 1; l >= 0; --l) {
+    const std::string bp = "blocks." + std::to_string(l) + ".";
+    // x_out = x_mid + fc2(gelu(fc1(LN2(x_mid)))).
+    linear_backward(dX, w.Hact[l].data(), val(bp + "mlp.fc2.weight"), R, Hd, D, grd(bp + "mlp.fc2.weight"), grd(bp + "mlp.fc2.bias"), dH);
+    const float* Hpre = w.Hpre[l].data();
+    {
+      // GELU'(x) = Φ(x) + x·φ(x).
+      const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
+      ArrMap(dH, x.size()) *= 0.5f * (1.0f + (x * kInvSqrt2).erf()) + x * kInvSqrt2Pi * (-0.5f * x.square()).exp();
+    }
+    linear_backward(dH, w.Xn2[l].data(), val(bp + "mlp.fc1.weight"), R, D, Hd, grd(bp + "mlp.fc1.weight"), grd(bp + "mlp.fc1.bias"), dXn);
+    ln_backward(dXn, w.Xmid[l].data(), w.mu2[l].data(), w.rs2[l].data(), val(bp + "norm2.weight"), R, D, dX, true, grd(bp + "norm2.weight"),
+                grd(bp + "norm2.bias"));
+    // x_mid = x_in + proj(attention(qkv(LN1(x_in)))).
+    linear_backward(dX, w.O[l].data(), val(bp + "attn.proj.weight"), R, D, D, grd(bp + "attn.proj.weight"), grd(bp + "attn.proj.bias"), dO);
+    const float* QKV = w.QKV[l].data();
+    float* dA = w.dA.data();
+    for (int b = 0; b < n; ++b)
+      for (int h = 0; h < H; ++h) {
+        const float* A = w.A[l].data() + (static_cast<std::size_t>(b) * H + h) * T * T;
+        const std::size_t r0 = static_cast<std::size_t>(b) * T;
+        const float* q = QKV + r0 * 3 * D + h * m;
+        const float* dOh = dO + r0 * D + h * m;
+        float* dq = dQKV + r0 * 3 * D + h * m;
+        // dA = dO·Vᵀ, dV = Aᵀ·dO.
+        blas::sgemm(false, true, T, T, m, 1.0f, dOh, D, q + 2 * D, 3 * D, 0.0f, dA, T);
+        blas::sgemm(true, false, T, m, T, 1.0f, A, T, dOh, D, 0.0f, dq + 2 * D, 3 * D);
+        // Softmax: dS = A ⊙ (dA − Σ_j A ⊙ dA), per row.
+        {
+          const ConstMatMap a(A, T, T);
+          MatMap d(dA, T, T);
+          for (int i = 0; i < T; ++i) {
+            const float dot = a.row(i).dot(d.row(i));
+            d.row(i).array() = a.row(i).array() * (d.row(i).array() - dot);
+          }
+        }
+        // S = scale·Q·Kᵀ: dQ = scale·dS·K, dK = scale·dSᵀ·Q.
+        blas::sgemm(false, false, T, m, T, scale, dA, T, q + D, 3 * D, 0.0f, dq, 3 * D);
+        blas::sgemm(true, false, T, m, T, scale, dA, T, q, 3 * D, 0.0f, dq + D, 3 * D);
+      }
+    linear_backward(dQKV, w.Xn1[l].data(), val(bp + "attn.qkv.weight"), R, D, 3 * D, grd(bp + "attn.qkv.weight"), grd(bp + "attn.qkv.bias"),
+                    dXn);
+    ln_backward(dXn, w.X[l].data(), w.mu1[l].data(), w.rs1[l].data(), val(bp + "norm1.weight"), R, D, dX, true, grd(bp + "norm1.weight"),
+                grd(bp + "norm1.bias"));
+  }
+  // Class token, position embedding, patch embedding.
+  float* gcls = grd("cls_token");
+  float* gpos = shape_.pos == VitPosKind::Learned ? grd("pos_embed") : nullptr;
+  std::vector<float> dE(static_cast<std::size_t>(n) * N * D);
+  for (int b = 0; b < n; ++b)
+    for (int t = 0; t < T; ++t) {
+      const float* d = dX + (static_cast<std::size_t>(b) * T + t) * D;
+      if (t == 0)
+        for (int j = 0; j < D; ++j) gcls[j] += d[j];
+      else if (!masked || !masked[static_cast<std::size_t>(b) * N + t - 1])  // a masked patch's embedding was not used
+        std::copy(d, d + D, dE.data() + (static_cast<std::size_t>(b) * N + t - 1) * D);
+      if (gpos)
+        for (int j = 0; j < D; ++j) gpos[t * D + j] += d[j];
+    }
+  linear_backward(dE.data(), w.patches.data(), nullptr, n * N, K, D, grd("patch_embed.proj.weight"), grd("patch_embed.proj.bias"), nullptr);
+}
+
+namespace {
+/// Splits `count` items into `parts` contiguous ranges as evenly as possible: the first of part p.
+int part_begin(int count, int parts, int p) { return static_cast<int>(static_cast<std::int64_t>(count) * p / parts); }
+}  // namespace
+
+VitStepStats VitTrainer::compute_gradients(std::span<const float> images, std::span<const int> labels) {
+  if (shape_.task != VitTask::Classify) throw Error("this model reconstructs masked patches: it has no labels to learn");
+  for (const int y : labels)
+    if (y < 0 || y >= shape_.classes) throw Error("label " + std::to_string(y) + " is outside [0, " + std::to_string(shape_.classes) + ")");
+  return compute(images, labels.data(), nullptr, static_cast<int>(labels.size()));
+}
+
+VitStepStats VitTrainer::compute_gradients_masked(std::span<const float> images, std::span<const std::uint8_t> masked) {
+  if (shape_.task != VitTask::MaskedPatches) throw Error("this model classifies: it has no masked patches to reconstruct");
+  const int N = shape_.N();
+  if (masked.size() % static_cast<std::size_t>(N) != 0)
+    throw Error("the mask holds " + std::to_string(masked.size()) + " bytes, no whole number of images of " + std::to_string(N) + " patches");
+  return compute(images, nullptr, masked.data(), static_cast<int>(masked.size() / static_cast<std::size_t>(N)));
+}
+
+namespace {
+/// Masked patches in `masked` (count·N bytes); throws when an image has none (its loss would be empty).
+std::int64_t count_masked(const std::uint8_t* masked, int count, int N) {
+  std::int64_t total = 0;
+  for (int b = 0; b < count; ++b) {
+    const auto in_image = std::count_if(masked + static_cast<std::size_t>(b) * N, masked + static_cast<std::size_t>(b + 1) * N,
+                                        [](std::uint8_t v) { return v != 0; });
+    if (in_image == 0) throw Error("image " + std::to_string(b) + " of the batch has no masked patch to reconstruct");
+    total += in_image;
+  }
+  return total;
+}
+}  // namespace
+
+VitStepStats VitTrainer::compute(std::span<const float> images, const int* labels, const std::uint8_t* masked, int B) {
+  const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
+  if (B <= 0) throw Error("a training batch needs at least one image");
+  if (images.size() != image_size * B)
+    throw Error("the batch holds " + std::to_string(images.size()) + " floats, not " + std::to_string(B) + " images of " +
+                std::to_string(image_size));
+  // The loss is a mean: over the images (cross-entropy), or over the masked patches' pixel values.
+  const double loss_count = masked ? static_cast<double>(count_masked(masked, B, shape_.N())) * shape_.outputs() : B;
+  const int parts = std::min(threads_, B);
+  while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
+  auto run = [&](int p) {
+    FlushSubnormals ftz;
+    Work& w = *work_[static_cast<std::size_t>(p)];
+    const int b0 = part_begin(B, parts, p), b1 = part_begin(B, parts, p + 1);
+    w.reserve(shape_, b1 - b0, values_.size());
+    std::fill(w.grad.begin(), w.grad.end(), 0.0f);
+    w.correct = 0;
+    w.loss = forward_backward(w, images.data() + image_size * b0, labels ? labels + b0 : nullptr,
+                              masked ? masked + static_cast<std::size_t>(b0) * shape_.N() : nullptr, b1 - b0, 1.0 / loss_count, true, nullptr);
+  };
+  std::vector<std::thread> pool;
+  for (int p = 1; p < parts; ++p) pool.emplace_back(run, p);
+  run(0);
+  for (std::thread& t : pool) t.join();
+  VitStepStats stats;
+  std::copy(work_[0]->grad.begin(), work_[0]->grad.end(), grad_.begin());
+  for (int p = 1; p < parts; ++p) {
+    const std::vector<float>& g = work_[static_cast<std::size_t>(p)]->grad;
+    for (std::size_t i = 0; i < grad_.size(); ++i) grad_[i] += g[i];
+  }
+  double loss = 0.0;
+  for (int p = 0; p < parts; ++p) {
+    loss += work_[static_cast<std::size_t>(p)]->loss;
+    stats.correct += work_[static_cast<std::size_t>(p)]->correct;
+  }
+  stats.loss = loss / loss_count;
+  return stats;
+}
+
+VitStepStats VitTrainer::apply_update() {
+  const VitTrainSettings& s = settings_;
+  VitStepStats stats;
+  double sq = 0.0;
+  for (const VitParam& p : params_)
+    if (p.trained)
+      for (const float g : gradient_of(p)) sq += static_cast<double>(g) * g;
+  stats.grad_norm = std::sqrt(sq);
+  const double coef = s.clip_norm > 0.0 ? std::min(1.0, s.clip_norm / (stats.grad_norm + 1e-6)) : 1.0;
+  stats.lr = vit_learning_rate(s, step_);
+  const double t = static_cast<double>(step_ + 1);
+  const double bc1 = 1.0 - std::pow(s.beta1, t), bc2_sqrt = std::sqrt(1.0 - std::pow(s.beta2, t));
+  const float step_size = static_cast<float>(stats.lr / bc1), b1 = static_cast<float>(s.beta1), b2 = static_cast<float>(s.beta2);
+  const float inv_bc2 = static_cast<float>(1.0 / bc2_sqrt), eps = static_cast<float>(s.adam_eps), c = static_cast<float>(coef);
+  for (const VitParam& p : params_) {
+    if (!p.trained) continue;
+    const float keep = static_cast<float>(1.0 - stats.lr * (p.decay ? s.weight_decay : 0.0));
+    for (std::size_t i = p.offset; i < p.offset + p.size; ++i) {
+      const float g = grad_[i] * c;
+      float& x = values_[i];
+      x *= keep;
+      m_[i] = b1 * m_[i] + (1.0f - b1) * g;
+      v_[i] = b2 * v_[i] + (1.0f - b2) * g * g;
+      x -= step_size * m_[i] / (std::sqrt(v_[i]) * inv_bc2 + eps);
+    }
+  }
+  ++step_;
+  return stats;
+}
+
+VitStepStats VitTrainer::train_step(std::span<const float> images, std::span<const int> labels) {
+  VitStepStats stats = compute_gradients(images, labels);
+  const VitStepStats update = apply_update();
+  stats.grad_norm = update.grad_norm;
+  stats.lr = update.lr;
+  return stats;
+}
+
+VitStepStats VitTrainer::train_step_masked(std::span<const float> images, std::span<const std::uint8_t> masked) {
+  VitStepStats stats = compute_gradients_masked(images, masked);
+  const VitStepStats update = apply_update();
+  stats.grad_norm = update.grad_norm;
+  stats.lr = update.lr;
+  return stats;
+}
+
+Matrix VitTrainer::reconstruct(std::span<const float> images, std::span<const std::uint8_t> masked, int count, double* loss) {
+  if (shape_.task != VitTask::MaskedPatches) throw Error("this model classifies: it reconstructs no patches");
+  const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
+  const int N = shape_.N(), T = shape_.T(), C = shape_.outputs();
+  if (count <= 0 || images.size() != image_size * static_cast<std::size_t>(count) || masked.size() != static_cast<std::size_t>(count) * N)
+    throw Error("reconstruct: " + std::to_string(images.size()) + " floats and " + std::to_string(masked.size()) + " mask bytes are not " +
+                std::to_string(count) + " images");
+  const double loss_count = static_cast<double>(count_masked(masked.data(), count, N)) * C;
+  if (work_.empty()) work_.push_back(std::make_unique<Work>());
+  Work& w = *work_[0];
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
+  FlushSubnormals ftz;
+  Matrix out(static_cast<Eigen::Index>(count) * N, C);
+  std::vector<float> rows;
+  double sum = 0.0;
+  constexpr int kChunk = 64;  // images per forward: bounds the kept activations
+  for (int b0 = 0; b0 < count; b0 += kChunk) {
+    const int n = std::min(kChunk, count - b0);
+    w.reserve(shape_, n, values_.size());
+    rows.resize(static_cast<std::size_t>(n) * T * C);
+    // The head's rows are copied out before the loss turns them into its gradient.
+    sum += forward_backward(w, images.data() + image_size * b0, nullptr, masked.data() + static_cast<std::size_t>(b0) * N, n, 1.0, false,
+                            rows.data());
+    for (int b = 0; b < n; ++b)
+      for (int p = 0; p < N; ++p)
+        std::copy_n(rows.data() + (static_cast<std::size_t>(b) * T + 1 + p) * C, C, out.data() + (static_cast<std::size_t>(b0 + b) * N + p) * C);
+  }
+  if (loss) *loss = sum / loss_count;
+  return out;
+}
+
+Matrix VitTrainer::logits(std::span<const float> images, int count) {
+  const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
+  if (count < 0 || images.size() != image_size * static_cast<std::size_t>(count))
+    throw Error("the images hold " + std::to_string(images.size()) + " floats, not " + std::to_string(count) + " images");
+  if (shape_.task != VitTask::Classify) throw Error("this model reconstructs masked patches: it has no class logits");
+  Matrix out(count, shape_.classes);
+  if (count == 0) return out;
+  constexpr int kChunk = 128;  // images per forward on one thread: bounds the kept activations
+  const int chunks = (count + kChunk - 1) / kChunk, parts = std::min(threads_, chunks);
+  while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
+  auto run = [&](int p) {
+    FlushSubnormals ftz;
+    Work& w = *work_[static_cast<std::size_t>(p)];
+    for (int c = p; c < chunks; c += parts) {
+      const int b0 = c * kChunk, b1 = std::min(count, b0 + kChunk);
+      w.reserve(shape_, b1 - b0, values_.size());
+      forward_backward(w, images.data() + image_size * b0, nullptr, nullptr, b1 - b0, 1.0, false, out.data() + static_cast<std::size_t>(b0) * shape_.classes);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int p = 1; p < parts; ++p) pool.emplace_back(run, p);
+  run(0);
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::vector<Matrix> VitTrainer::layer_tokens(std::span<const float> images, int count) {
+  const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
+  if (count <= 0 || images.size() != image_size * static_cast<std::size_t>(count))
+    throw Error("the images hold " + std::to_string(images.size()) + " floats, not " + std::to_string(count) + " images");
+  const int T = shape_.T(), D = shape_.D;
+  std::vector<Matrix> out(static_cast<std::size_t>(shape_.depth + 1), Matrix(static_cast<Eigen::Index>(count) * T, D));
+  if (work_.empty()) work_.push_back(std::make_unique<Work>());
+  Work& w = *work_[0];
+  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
+  FlushSubnormals ftz;
+  constexpr int kChunk = 128;
+  for (int b0 = 0; b0 < count; b0 += kChunk) {
+    const int n = std::min(kChunk, count - b0);
+    w.reserve(shape_, n, values_.size());
+    forward_backward(w, images.data() + image_size * b0, nullptr, nullptr, n, 1.0, false, nullptr);
+    for (int l = 0; l <= shape_.depth; ++l)
+      std::copy(w.X[static_cast<std::size_t>(l)].begin(), w.X[static_cast<std::size_t>(l)].begin() + static_cast<std::ptrdiff_t>(n) * T * D,
+                out[static_cast<std::size_t>(l)].data() + static_cast<std::ptrdiff_t>(b0) * T * D);
+  }
+  return out;
+}
+
+SafetensorsFile VitTrainer::tensors() const {
+  SafetensorsFile file;
+  file.metadata["format"] = "pt";
+  for (const VitParam& p : params_) {
+    Tensor t;
+    t.dtype = TensorDType::F32;
+    t.shape = p.shape;
+    const auto v = values_of(p);
+    t.values.assign(v.begin(), v.end());
+    file.tensors.emplace(p.name, std::move(t));
+  }
+  return file;
+}
+
+VitModel VitTrainer::model(const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) const {
+  return vit_from_tensors(tensors(), vit_train_config_json(shape_, mean, std, labels), "", {}, "the model being trained");
+}
+
+std::string vit_train_config_json(const VitTrainShape& shape, const std::array<float, 3>& mean, const std::array<float, 3>& std,
+                                  const std::vector<std::string>& labels) {
+  using nlohmann::json;
+  // Masked-patch reconstruction: timm's global_pool "" (no pooling: the head maps every token to
+  // its 3P² pixels); no class names.
+  const bool masked = shape.task == VitTask::MaskedPatches;
+  const char* pool = masked ? "" : shape.pooling == VitPooling::Token ? "token" : "avg";
+  json names = json::array();
+  for (int c = 0; c < shape.classes && !masked; ++c)
+    names.push_back(c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c));
+  json config = {
+      {"architecture", "vit_attnlab_trained"},
+      {"num_classes", shape.outputs()},
+      {"num_features", shape.D},
+      {"global_pool", pool},
+      {"model_args",
+       {{"img_size", shape.image_rows},
+        {"patch_size", shape.patch},
+        {"in_chans", 3},
+        {"embed_dim", shape.D},
+        {"depth", shape.depth},
+        {"num_heads", shape.heads},
+        {"mlp_ratio", static_cast<double>(shape.mlp_hidden) / shape.D},
+        {"qkv_bias", true},
+        {"class_token", true},
+        {"no_embed_class", false},
+        {"global_pool", pool},
+        {"num_classes", shape.outputs()}}},
+      {"pretrained_cfg",
+       {{"mean", {mean[0], mean[1], mean[2]}},
+        {"std", {std[0], std[1], std[2]}},
+        {"input_size", {3, shape.image_rows, shape.image_cols}},
+        {"num_classes", shape.outputs()}}},
+      {"label_names", names},
+      {"attnlab", {{"pos_embed", pos_kind_name(shape.pos)}, {"norm_eps", shape.eps}, {"task", task_name(shape.task)}}},
+  };
+  if (masked) config["attnlab"]["mask_ratio"] = shape.mask_ratio;
+  return config.dump(2) + "\n";
+}
+
+}  // namespace attnlab
