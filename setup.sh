@@ -29,13 +29,13 @@ packages=(
   libopenblas-pthread-dev zlib1g-dev
   # the desktop's Open dialog (app/platform/file_dialog_gtk.cpp): GTK 3's native file chooser
   libgtk-3-dev
-  # PyTorch checkpoints (.pth, pytorch_model.bin) are zip archives (core/pytorch_checkpoint.cpp)
+  # PyTorch checkpoints (.pth, pytorch_model.bin) are zip archives (core/io/pytorch_checkpoint.cpp)
   libzip-dev
-  # downloads from the Hugging Face Hub (core/hub.cpp)
+  # downloads from the Hugging Face Hub (core/io/hub.cpp)
   libcurl4-openssl-dev
-  # video in and out (core/video.cpp): FFmpeg's libraries
+  # video in and out (core/io/video.cpp): FFmpeg's libraries
   libavformat-dev libavcodec-dev libavdevice-dev libavfilter-dev libswscale-dev libavutil-dev
-  # Fashion-MNIST for `attnlab train` (core/fashion_mnist.cpp reads its gzip-compressed IDX files)
+  # Fashion-MNIST for `attnlab train` (core/io/fashion_mnist.cpp reads its gzip-compressed IDX files)
   dataset-fashion-mnist
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
 )

@@ -1,6 +1,6 @@
 // The mask rule of section 26.10 (docs/MATH.md, "Masks"), written once for both sides: every
 // compute shader gets this file before its own text (core/gpu/gl.cpp), and the CPU reference
-// compiles the same lines as C++ (core/mask.cpp includes this file), so the GPU and the
+// compiles the same lines as C++ (core/hand_made/mask.cpp includes this file), so the GPU and the
 // reference cannot disagree on which keys a query may see. Keep it in the subset that both
 // languages read: ints, `uint`, `abs`, no vectors.
 //

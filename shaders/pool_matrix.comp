@@ -1,7 +1,7 @@
 // The attention matrix A of one head (eq. 26.20 with τ and the mask) pooled to an S×S image for
 // the screen, without ever storing its N² weights (HandMadeGpuEngine::pool_matrix_rows). Image
 // pixel (r, c) stands for the b×b block of cells with rows [r·b, min(r·b + b, N)) and columns
-// [c·b, min(c·b + b, N)), as core/structure.hpp's BlockImage. One call covers a band of image
+// [c·b, min(c·b + b, N)), as core/hand_made/structure.hpp's BlockImage. One call covers a band of image
 // rows [u_first, u_first + u_count), i.e. matrix rows from u_first·b, in three passes that
 // compute every logit l_ij = q_i·k_j / (τ√m) once, with one exp each:
 //   POOL_PASS_PARTIAL: one invocation per (matrix row i, column block c): over the block's keys

@@ -1,6 +1,6 @@
 // One layer's attention, fused (eqs. 26.20–26.21 with m = D/H): for query token i and head h,
 // a_ij = softmax_j(q_i · k_j / √m) and o_i = Σ_j a_ij v_j, never storing a row of A. Like the CPU
-// path (core/vit_cpu.cpp) per block of queries, but the softmax is taken online over blocks of
+// path (core/vit/vit_cpu.cpp) per block of queries, but the softmax is taken online over blocks of
 // KEY_BLOCK keys (the running max, Σ exp and Σ exp·v rescaled when the max grows).
 // The same sweep sums the mean attention distance's row term (the ViT paper's fig. 7):
 // for a patch query i, Σ_j a_ij ‖c_i − c_j‖ over patch keys j (c = patch centres in input

@@ -1,6 +1,6 @@
 #include "test_support.hpp"
 
-#include "core/colormap.hpp"
+#include "core/base/colormap.hpp"
 
 #include <gtest/gtest.h>
 

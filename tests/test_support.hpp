@@ -1,10 +1,10 @@
 #pragma once
 // Helpers shared by the test binaries: where the assets are, temporary folders, small images.
-#include "core/image.hpp"
-#include "core/reference.hpp"
-#include "core/settings.hpp"
-#include "core/types.hpp"
-#include "core/vit.hpp"
+#include "core/io/image.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/base/settings.hpp"
+#include "core/base/types.hpp"
+#include "core/vit/vit.hpp"
 
 #include <filesystem>
 #include <string>

@@ -1,9 +1,9 @@
 // Issue 38: a checkpoint save that fails leaves nothing, and a retry works; the files are never
 // written through a fixed temporary name that a link could redirect.
 #include "app/commands/train_files.hpp"
-#include "core/error.hpp"
-#include "core/safetensors_write.hpp"
-#include "core/vit.hpp"
+#include "core/base/error.hpp"
+#include "core/io/safetensors_write.hpp"
+#include "core/vit/vit.hpp"
 
 #include <gtest/gtest.h>
 

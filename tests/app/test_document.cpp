@@ -3,8 +3,8 @@
 // and a bad value is refused with its name while the state stays as it was. No window needed.
 // The command line's flags go through the same table: each sets the field JSON reads.
 #include "app/commands/options.hpp"
-#include "app/gui/app_state.hpp"
-#include "core/error.hpp"
+#include "app/gui/state/app_state.hpp"
+#include "core/base/error.hpp"
 
 #include <gtest/gtest.h>
 

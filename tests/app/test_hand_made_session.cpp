@@ -4,9 +4,9 @@
 // begin_frame (the GPU's fence; the CPU reference at once); exports read them at once
 // (rows_blocking). Runs under HeadlessUi's context: the GPU engine where the context has compute
 // shaders, else the CPU reference — the behaviour asked of both is the same.
-#include "app/gui/hand_made_session.hpp"
-#include "app/gui/headless.hpp"
-#include "core/error.hpp"
+#include "app/gui/sessions/hand_made_session.hpp"
+#include "app/gui/window/headless.hpp"
+#include "core/base/error.hpp"
 
 #include <gtest/gtest.h>
 

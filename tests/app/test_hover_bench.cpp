@@ -1,6 +1,6 @@
 // The hover benchmark's pieces that need no window: its fixed path and its percentiles.
-#include "app/gui/hover_bench.hpp"
-#include "core/error.hpp"
+#include "app/gui/output/hover_bench.hpp"
+#include "core/base/error.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

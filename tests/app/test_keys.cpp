@@ -1,8 +1,8 @@
-// The key table (app/gui/keys.cpp): the README lists every key of the table and no other (its
+// The key table (app/gui/shell/keys.cpp): the README lists every key of the table and no other (its
 // list is the table's own lines, between the markers), no key is bound twice where it acts, and
 // the actions do to the document what the table says, in the scopes it says.
-#include "app/gui/hand_made_session.hpp"
-#include "app/gui/keys.hpp"
+#include "app/gui/sessions/hand_made_session.hpp"
+#include "app/gui/shell/keys.hpp"
 
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
@@ -47,7 +47,7 @@ TEST(Keys, TheReadmeListsExactlyTheTablesKeys) {
   const std::vector<std::string> table = key_list_markdown();
   const std::vector<std::string> readme = readme_key_list();
   ASSERT_GT(table.size(), 2u);
-  EXPECT_EQ(readme, table) << "README.md's key list differs from app/gui/keys.cpp's table: write the table's lines "
+  EXPECT_EQ(readme, table) << "README.md's key list differs from app/gui/shell/keys.cpp's table: write the table's lines "
                               "(key_list_markdown) between the markers";
   // And every binding's key text appears in it (the comparison above already implies it; this
   // names the missing key).

@@ -1,13 +1,13 @@
-// The source-generic views (app/gui/map_source.hpp) drawing a source they have never seen: a
+// The source-generic views (app/gui/maps/map_source.hpp) drawing a source they have never seen: a
 // test-only MapSource of 2 layers × 3 heads over a 4 × 3 grid with one prefix token, whose
 // row for (layer l, head h, query q) puts all its weight on patch (q + 3l + h) mod 12. The views
 // are drawn in-process (HeadlessUi: EGL, an ImGui context, no window), driven with scripted
 // pointer input, and their pixels read back: each map must be drawn where its widget is, with
 // the lit patch where the source's row says, and clicks must reach the source's choices. A
 // new source needs no change to these views; this test is that source.
-#include "app/gui/headless.hpp"
-#include "app/gui/map_source.hpp"
-#include "app/gui/widget_log.hpp"
+#include "app/gui/window/headless.hpp"
+#include "app/gui/maps/map_source.hpp"
+#include "app/gui/state/widget_log.hpp"
 
 #include <gtest/gtest.h>
 

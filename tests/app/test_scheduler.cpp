@@ -1,7 +1,7 @@
-// The one scheduler of the app's background work (app/gui/scheduler.hpp): results reach the
+// The one scheduler of the app's background work (app/gui/state/scheduler.hpp): results reach the
 // main thread only through drain(), the latest request under a key wins and the older one is
 // told to stop, a cancelled job's continuation never runs, and nothing outlives the scheduler.
-#include "app/gui/scheduler.hpp"
+#include "app/gui/state/scheduler.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Issue 38: a remembered settings.json that cannot be read at start is reported and kept as it
 // is; the session's settings are saved beside it (before: written over with the defaults).
-#include "app/gui/app.hpp"
+#include "app/gui/shell/app.hpp"
 
 #include <gtest/gtest.h>
 

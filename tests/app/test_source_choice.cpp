@@ -1,7 +1,7 @@
-// The keys over a source's choice (app/gui/source_choice.hpp), the same for the hand-made heads
+// The keys over a source's choice (app/gui/state/source_choice.hpp), the same for the hand-made heads
 // (one layer, six heads, no prefix token) and a ViT (layers × heads, a CLS token): what each
 // key does to a SourceChoice, and what it leaves to the caller.
-#include "app/gui/source_choice.hpp"
+#include "app/gui/state/source_choice.hpp"
 
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>

@@ -1,12 +1,12 @@
-// The Train tab's lane (app/gui/train_lane.hpp): two runs that ask for a turn after each chunk
+// The Train tab's lane (app/gui/sessions/train_lane.hpp): two runs that ask for a turn after each chunk
 // never train at once on the scheduler's two threads, and take turns chunk by chunk; a run that
 // leaves (reset) gives its turn to the one waiting and loses its own waiting turn. The same with
 // the real TrainSession: two runs training on the scheduler while the probe, a save and a reset
 // come from the main thread (tests/thread_sanitized_suite.sh runs it under ThreadSanitizer).
-#include "app/gui/headless.hpp"
-#include "app/gui/scheduler.hpp"
-#include "app/gui/train_lane.hpp"
-#include "app/gui/train_session.hpp"
+#include "app/gui/window/headless.hpp"
+#include "app/gui/state/scheduler.hpp"
+#include "app/gui/sessions/train_lane.hpp"
+#include "app/gui/sessions/train_session.hpp"
 
 #include <gtest/gtest.h>
 

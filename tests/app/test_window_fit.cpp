@@ -3,7 +3,7 @@
 // where it was, or on screen when its monitor is gone or smaller.
 #include <gtest/gtest.h>
 
-#include "app/gui/window_fit.hpp"
+#include "app/gui/window/window_fit.hpp"
 
 using attnlab::app::fit_window;
 using attnlab::app::FrameMargins;

@@ -7,9 +7,9 @@ tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
 mkdir -p "$tree/core/gpu" "$tree/app/commands" "$tree/app/gui"
 
-printf '#include "core/types.hpp"\n#include "core/gpu/gl.hpp"\n#include "app/gui/app_state.hpp"\n#include <imgui.h>\n#include <GLFW/glfw3.h>\n  #  include <epoxy/gl.h>\n' > "$tree/core/bad.cpp"
-printf '#include "core/types.hpp"\n#include "app/commands/options.hpp"\n' > "$tree/core/gpu/bad.hpp"
-printf '#include "core/gpu/hand_made_gpu_engine.hpp"\n#include "app/gui/app_state.hpp"\n#include "../gui/hand_made_session.hpp"\n#include "app/cli.hpp"\n#include <imgui.h>\n#include <backends/imgui_impl_glfw.h>\n#include <GLFW/glfw3.h>\n' > "$tree/app/commands/bad.cpp"
+printf '#include "core/base/types.hpp"\n#include "core/gpu/gl.hpp"\n#include "app/gui/state/app_state.hpp"\n#include <imgui.h>\n#include <GLFW/glfw3.h>\n  #  include <epoxy/gl.h>\n' > "$tree/core/bad.cpp"
+printf '#include "core/base/types.hpp"\n#include "app/commands/options.hpp"\n' > "$tree/core/gpu/bad.hpp"
+printf '#include "core/gpu/hand_made_gpu_engine.hpp"\n#include "app/gui/state/app_state.hpp"\n#include "../gui/hand_made_session.hpp"\n#include "app/cli.hpp"\n#include <imgui.h>\n#include <backends/imgui_impl_glfw.h>\n#include <GLFW/glfw3.h>\n' > "$tree/app/commands/bad.cpp"
 printf '#include "app/commands/options.hpp"\n#include <imgui.h>\n#include "app/cli.hpp"\n' > "$tree/app/gui/bad.cpp"
 expected=(
   "core/bad.cpp:2:" "core/bad.cpp:3:" "core/bad.cpp:4:" "core/bad.cpp:5:" "core/bad.cpp:6:"

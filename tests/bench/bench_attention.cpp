@@ -54,14 +54,14 @@
 // Not a CTest timed test; `bench_smoke` only checks that the program runs. Exits with 1 if any
 // case could not run (e.g. no OpenGL 4.3 context) or no case matches the filter, so the smoke
 // test can fail.
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
 #include "core/gpu/vit_engine.hpp"
-#include "core/reference.hpp"
-#include "core/vit_cpu.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/vit/vit_cpu.hpp"
 #include "test_support.hpp"
 
 #include <benchmark/benchmark.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch CPU's training step on the models of attnlab-bench's TrainStep/<model>/<batch>/<threads>
-(tests/bench/bench_train.cpp), to compare Attention Lab's trainer (core/vit_train.cpp) with.
+(tests/bench/bench_train.cpp), to compare Attention Lab's trainer (core/vit/vit_train.cpp) with.
 
     /usr/bin/python3 tests/bench/bench_pytorch_train.py [--threads 1,2] [--models D64_L4_H4_P4,...]
                                                         [--batch 128]

@@ -1,4 +1,4 @@
-// attnlab-bench, issue 29: one training step of the ViT trainer (core/vit_train.hpp):
+// attnlab-bench, issue 29: one training step of the ViT trainer (core/vit/vit_train.hpp):
 // forward over the batch, backward, AdamW update.
 //
 //   TrainStep/<model>/<batch>/<threads>  <model> names the shape: D96_L4_H4_P7 is `attnlab
@@ -9,7 +9,7 @@
 //                              (wall) and process_cpu_ms per step (CPU time of every thread: less
 //                              disturbed by other work on the machine than wall time).
 // tests/bench/bench_pytorch_train.py times PyTorch CPU's step on the same model and batch.
-#include "core/vit_train.hpp"
+#include "core/vit/vit_train.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -1,11 +1,11 @@
 // attnlab-bench, issue 40: one frame of `attnlab video` on the CPU path.
 //
-//   VideoFrame/Cpu/S16_224  decode the next frame of a 224 × 224 H.264 clip (core/video.hpp;
+//   VideoFrame/Cpu/S16_224  decode the next frame of a 224 × 224 H.264 clip (core/io/video.hpp;
 //                           written once to a temporary file, 32 frames of random blocks, read
 //                           again from the start when it ends), the forward pass of a ViT-S/16
 //                           with random weights (D 384, 6 heads, 12 layers) at 224 (T = 197) on
 //                           the CPU path, the CLS row of the last layer's heads' mean coloured
-//                           and blended over the frame (core/overlay.hpp), and the frame encoded
+//                           and blended over the frame (core/io/overlay.hpp), and the frame encoded
 //                           into an MP4 being written (libx264 where FFmpeg has it). Counters:
 //                           frames_per_s (wall) and process_cpu_ms per frame (every thread).
 #include <benchmark/benchmark.h>
@@ -15,10 +15,10 @@
 #include <memory>
 #include <optional>
 
-#include "core/overlay.hpp"
-#include "core/video.hpp"
-#include "core/vit_cpu.hpp"
-#include "core/vit_run.hpp"
+#include "core/io/overlay.hpp"
+#include "core/io/video.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "core/vit/vit_run.hpp"
 #include "test_support.hpp"
 
 namespace attnlab {

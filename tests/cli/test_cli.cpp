@@ -1,10 +1,10 @@
 // The command line as a user runs it, without a display: `attnlab row`, `render`, `figure`.
-#include "core/colormap.hpp"
-#include "core/image.hpp"
-#include "core/reference.hpp"
-#include "core/safetensors.hpp"
-#include "core/vit_cpu.hpp"
-#include "core/vit_run.hpp"
+#include "core/base/colormap.hpp"
+#include "core/io/image.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/io/safetensors.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "core/vit/vit_run.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 

@@ -3,13 +3,13 @@
 // flags, an existing folder and Ctrl-C. The layers' similarity (`attnlab vit --cka`, `render
 // --view vit-cka`) against PyTorch's and core's numbers, one model and two. Needs Debian's
 // dataset-fashion-mnist (setup.sh --tests).
-#include "core/fashion_mnist.hpp"
-#include "core/image.hpp"
-#include "core/safetensors.hpp"
-#include "core/safetensors_write.hpp"
-#include "core/vit.hpp"
-#include "core/vit_similarity.hpp"
-#include "core/vit_train.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/io/image.hpp"
+#include "core/io/safetensors.hpp"
+#include "core/io/safetensors_write.hpp"
+#include "core/vit/vit.hpp"
+#include "core/vit/vit_similarity.hpp"
+#include "core/vit/vit_train.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -18,14 +18,14 @@
 #include "app/commands/train_command.hpp"
 #include "app/commands/video_command.hpp"
 #include "app/commands/vit_command.hpp"
-#include "app/gui/app_state.hpp"
-#include "app/gui/render_commands.hpp"
-#include "core/colormap.hpp"
-#include "core/error.hpp"
-#include "core/mask.hpp"
-#include "core/parse.hpp"
-#include "core/reference.hpp"
-#include "core/tokens.hpp"
+#include "app/gui/state/app_state.hpp"
+#include "app/gui/output/render_commands.hpp"
+#include "core/base/colormap.hpp"
+#include "core/base/error.hpp"
+#include "core/hand_made/mask.hpp"
+#include "core/base/parse.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/hand_made/tokens.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the Fashion-MNIST reader (core/fashion_mnist.hpp) on arbitrary bytes, as
+// libFuzzer target: the Fashion-MNIST reader (core/io/fashion_mnist.hpp) on arbitrary bytes, as
 // `attnlab train`, `attnlab vit --cka` and the Train tab read Debian's files. The first byte
 // picks the split (bit 0: training, else test) and whether the harness gzip-compresses the
 // images file (bit 1) and the labels file (bit 2) before writing them; the rest is the images
@@ -13,8 +13,8 @@
 // broken promise) is a finding. Seeds: tests/fuzz/corpus/idx (made by make_idx_seeds.py);
 // findings are kept in tests/fuzz/regressions/idx and replayed by the fuzz_idx_replay test.
 #include "tests/fuzz/fuzz_support.hpp"
-#include "core/error.hpp"
-#include "core/fashion_mnist.hpp"
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
 
 #include <unistd.h>
 #include <zlib.h>

@@ -1,10 +1,10 @@
-// libFuzzer target: the image loader (core/image.hpp) on arbitrary bytes.
+// libFuzzer target: the image loader (core/io/image.hpp) on arbitrary bytes.
 // A file is either an image that keeps the loader's promises or one attnlab::Error with one
 // line; anything else (a crash, a sanitizer report, another exception, a broken promise) is a
 // finding. Seeds: the bundled photos and tests/fuzz/corpus/image; findings are kept in
 // tests/fuzz/regressions/image and replayed by the fuzz_image_loader_corpus test.
-#include "core/error.hpp"
-#include "core/image.hpp"
+#include "core/base/error.hpp"
+#include "core/io/image.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
-// libFuzzer target: the PyTorch checkpoint reader (core/pytorch_checkpoint.hpp: libzip's zip,
+// libFuzzer target: the PyTorch checkpoint reader (core/io/pytorch_checkpoint.hpp: libzip's zip,
 // our restricted unpickler, the storages' checks) on arbitrary bytes, and the ViT built from
-// what it reads (vit_from_tensors, core/vit.hpp, what load_vit does after opening the file). A
+// what it reads (vit_from_tensors, core/vit/vit.hpp, what load_vit does after opening the file). A
 // file is either read with the reader's promises kept or refused with one attnlab::Error of one
 // line naming the file; anything else (a crash, a sanitizer report, another exception, a broken
 // promise) is a finding. Seeds: tests/vit/data/pth (made by tests/vit/make_pth_fixtures.py:
@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/pytorch_checkpoint.hpp"
-#include "core/vit.hpp"
+#include "core/base/error.hpp"
+#include "core/io/pytorch_checkpoint.hpp"
+#include "core/vit/vit.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // libFuzzer target: `attnlab render --from SIDECAR.json --out OUT.png --force` end to end with a
-// hostile sidecar: run_render (app/gui/render_commands.hpp), the code the command runs, reads the
+// hostile sidecar: run_render (app/gui/output/render_commands.hpp), the code the command runs, reads the
 // fuzzed JSON from a file, restores every setting from it (apply_json), draws the view without a
 // window (EGL) and writes the PNG and its sidecar into a folder of the process's own. The input
 // is the sidecar's bytes; when it is a JSON object, its "image" (a string) is pointed at a small
@@ -14,8 +14,8 @@
 // tests/fuzz/corpus/render_from (sidecars written by attnlab render); findings are kept in
 // tests/fuzz/regressions/render_from and replayed by the fuzz_render_from_replay test.
 #include "tests/fuzz/fuzz_support.hpp"
-#include "app/gui/render_commands.hpp"
-#include "core/error.hpp"
+#include "app/gui/output/render_commands.hpp"
+#include "core/base/error.hpp"
 
 #include <nlohmann/json.hpp>
 

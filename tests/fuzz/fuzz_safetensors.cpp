@@ -5,7 +5,7 @@
 // separator: the safetensors file alone, no config files). They are written into a folder of
 // the process's own and load_vit(folder) reads them: the config files (heads, ε, mean/std,
 // labels, pooling: never forced here), the header read from the file, every check, then the
-// weights in one pass with pread() (core/platform read_at). The safetensors bytes are also read
+// weights in one pass with pread() (core/base/platform read_at). The safetensors bytes are also read
 // in memory (parse_safetensors, all at once) and the reader's promises checked. A file is either
 // read with those promises kept or refused with one attnlab::Error of one line; anything else (a
 // crash, a sanitizer report, another exception, a broken promise) is a finding. Seeds:
@@ -13,9 +13,9 @@
 // tests/fuzz/safetensors.dict; findings are kept in tests/fuzz/regressions/safetensors and
 // replayed by the fuzz_safetensors_replay test.
 #include "tests/fuzz/fuzz_support.hpp"
-#include "core/error.hpp"
-#include "core/safetensors.hpp"
-#include "core/vit.hpp"
+#include "core/base/error.hpp"
+#include "core/io/safetensors.hpp"
+#include "core/vit/vit.hpp"
 
 #include <unistd.h>
 

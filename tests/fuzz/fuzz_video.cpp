@@ -1,4 +1,4 @@
-// libFuzzer target: the video reader (core/video.hpp) on arbitrary bytes, written to a file
+// libFuzzer target: the video reader (core/io/video.hpp) on arbitrary bytes, written to a file
 // (the reader opens files, as FFmpeg's demuxers do). A file either gives frames that keep the
 // reader's promises or one attnlab::Error with one line; anything else (a crash, a sanitizer
 // report, another exception, a broken promise, a frame over the limit) is a finding. Seeds:
@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/video.hpp"
+#include "core/base/error.hpp"
+#include "core/io/video.hpp"
 
 namespace {
 

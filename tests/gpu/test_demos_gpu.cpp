@@ -1,4 +1,4 @@
-// The teaching demos (core/demos) fed with the GPU engine's numbers, as the app does: the
+// The teaching demos (core/hand_made/demos) fed with the GPU engine's numbers, as the app does: the
 // question token through row_for_token, the λ sweep from the engine's tokens, and the
 // permutation demo on two engines.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/demos.hpp"
+#include "core/hand_made/demos.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
 #include "gpu_fixture.hpp"

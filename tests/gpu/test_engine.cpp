@@ -1,10 +1,10 @@
 // The GPU engine against the CPU reference, on Mesa llvmpipe through headless EGL.
-#include "core/colormap.hpp"
+#include "core/base/colormap.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/debug.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
-#include "core/reference.hpp"
+#include "core/hand_made/reference.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 

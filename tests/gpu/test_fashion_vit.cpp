@@ -4,7 +4,7 @@
 // own predictions are right (against the data set's labels) as often as PyTorch's were.
 // PyTorch's predictions were written by tests/vit/make_fashion_golden.py.
 #include "core/gpu/vit_engine.hpp"
-#include "core/vit_cpu.hpp"
+#include "core/vit/vit_cpu.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"

@@ -1,12 +1,12 @@
 // The GPU plumbing of issue 15: every kernel's numbers come from one std140 parameter block
 // checked against its C++ struct, the constants C++ and GLSL share are generated from one list
-// (core/shader_constants.hpp), and the mask rule is one text (shaders/mask_rule.glsl) that the
+// (core/hand_made/shader_constants.hpp), and the mask rule is one text (shaders/mask_rule.glsl) that the
 // GPU and the CPU reference both compile.
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
 #include "core/gpu/gl.hpp"
-#include "core/mask.hpp"
-#include "core/shader_constants.hpp"
+#include "core/hand_made/mask.hpp"
+#include "core/hand_made/shader_constants.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 

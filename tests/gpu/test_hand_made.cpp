@@ -1,10 +1,10 @@
-// The hand-made model behind one interface (core/hand_made.hpp): the GPU engine and the CPU
+// The hand-made model behind one interface (core/hand_made/hand_made.hpp): the GPU engine and the CPU
 // reference answer the same calls with the same numbers, the query is an argument, and a bad
 // change leaves either one as it was. The app holds a HandMadeModel and never asks which.
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
-#include "core/hand_made.hpp"
-#include "core/hand_made_source.hpp"
+#include "core/hand_made/hand_made.hpp"
+#include "core/hand_made/hand_made_source.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 

@@ -2,11 +2,11 @@
 // CPU reference: the mean or the maximum of each b×b block of a_ij (eq. 26.20 with τ and the
 // mask), for every mask kind, with blocks that do not divide N; fully masked blocks flagged; one
 // weight per pixel gives A itself; and at N = 16 384 the GPU path never holds N² values.
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
-#include "core/hand_made.hpp"
-#include "core/reference.hpp"
-#include "core/structure.hpp"
+#include "core/hand_made/hand_made.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/hand_made/structure.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 

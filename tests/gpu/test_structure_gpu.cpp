@@ -1,11 +1,11 @@
 // The matrix and output views' numbers from the GPU engine against the CPU reference: the
 // colours painted for T_out = A V (eq. 26.21) and its merge (eq. 26.28) within one 8-bit level,
 // and the reduced image of A (figs. 26.18, 26.21) with the same masked blocks.
-#include "core/attention.hpp"
+#include "core/hand_made/attention.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
-#include "core/reference.hpp"
-#include "core/structure.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/hand_made/structure.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 

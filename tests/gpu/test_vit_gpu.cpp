@@ -1,7 +1,7 @@
 // The ViT forward on the GPU (core/gpu/vit_engine) against the Eigen reference and the
 // PyTorch golden files, on every test checkpoint and image size.
 #include "core/gpu/vit_engine.hpp"
-#include "core/vit_cpu.hpp"
+#include "core/vit/vit_cpu.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"

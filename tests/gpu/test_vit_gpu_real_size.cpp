@@ -2,7 +2,7 @@
 // as tests/reference/test_vit_real_size.cpp (T = 197 and T = 789, head width 64), and the
 // stored rows against the CPU path's on the same input.
 #include "core/gpu/vit_engine.hpp"
-#include "core/vit_cpu.hpp"
+#include "core/vit/vit_cpu.hpp"
 #include "gpu_fixture.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"

@@ -1,7 +1,7 @@
 // The real attnlab under Xvfb, driven with xdotool as a person would: click a giraffe patch,
 // export, click a zebra patch, export, and check the exports against the reference.
-#include "core/colormap.hpp"
-#include "core/reference.hpp"
+#include "core/base/colormap.hpp"
+#include "core/hand_made/reference.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 

@@ -5,9 +5,9 @@
 // model being trained has the same view in the Train tab's lower panel.
 #include <gtest/gtest.h>
 
-#include "core/fashion_mnist.hpp"
-#include "core/vit.hpp"
-#include "core/vit_similarity.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/vit/vit.hpp"
+#include "core/vit/vit_similarity.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 

@@ -2,7 +2,7 @@
 // keeps its size at every UI scale, the default colormap's top stays saturated over the photo,
 // F12 saves the map alone for a slide into a folder chosen in the app and remembered, and the
 // developer readouts live in a Diagnostics panel.
-#include "core/image.hpp"
+#include "core/io/image.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 

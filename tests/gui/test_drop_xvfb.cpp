@@ -2,7 +2,7 @@
 // sends them: a photo opens, a bad file is a banner and the previous photo stays.
 #include <gtest/gtest.h>
 
-#include "core/image.hpp"
+#include "core/io/image.hpp"
 #include "test_support.hpp"
 #include "xdnd_drop.hpp"
 #include "xvfb_session.hpp"

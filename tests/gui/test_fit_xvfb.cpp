@@ -4,7 +4,7 @@
 // a click. The window's place is remembered, and put back on screen when the screen shrank.
 // Each case leaves a screenshot of the whole X screen (fit-WxH[-scale2].png in its temporary
 // folder, path printed) to look at.
-#include "core/image.hpp"
+#include "core/io/image.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../hub/fake_hub_process.hpp"
-#include "core/files.hpp"
+#include "core/io/files.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 

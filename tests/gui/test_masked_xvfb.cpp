@@ -5,7 +5,7 @@
 // every token) opens as a ViT over the photo.
 #include <gtest/gtest.h>
 
-#include "core/files.hpp"
+#include "core/io/files.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 

@@ -28,10 +28,10 @@
 #include <set>
 #include <sstream>
 
-#include "core/image.hpp"
-#include "core/reference.hpp"
-#include "core/settings.hpp"
-#include "core/tokens.hpp"
+#include "core/io/image.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/base/settings.hpp"
+#include "core/hand_made/tokens.hpp"
 #include "test_support.hpp"
 #include "xdnd_drop.hpp"
 #include "xvfb_session.hpp"

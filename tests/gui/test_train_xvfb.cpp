@@ -5,8 +5,8 @@
 // the same folder is refused with a banner, and "Open as ViT" opens it as a loaded ViT.
 #include <gtest/gtest.h>
 
-#include "core/files.hpp"
-#include "core/image.hpp"
+#include "core/io/files.hpp"
+#include "core/io/image.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 

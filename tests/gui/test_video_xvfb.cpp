@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "core/image.hpp"
+#include "core/io/image.hpp"
 #include "gui/xvfb_session.hpp"
 #include "test_support.hpp"
 

@@ -4,10 +4,10 @@
 // A hostile checkpoint dropped next leaves the model and its map as they were.
 #include <gtest/gtest.h>
 
-#include "core/files.hpp"
-#include "core/image.hpp"
-#include "core/vit_cpu.hpp"
-#include "core/vit_run.hpp"
+#include "core/io/files.hpp"
+#include "core/io/image.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "core/vit/vit_run.hpp"
 #include "test_support.hpp"
 #include "xdnd_drop.hpp"
 #include "xvfb_session.hpp"

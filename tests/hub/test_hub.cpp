@@ -1,4 +1,4 @@
-// Downloads from the Hugging Face Hub (core/hub.hpp, `attnlab models`), against a local server that
+// Downloads from the Hugging Face Hub (core/io/hub.hpp, `attnlab models`), against a local server that
 // speaks the hub's protocol (tests/hub/fake_hub.py) and can misbehave in every way of issue 36's
 // item 5; the cache checked by an independent implementation of its layout (hf_cache_check.py).
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <sstream>
 #include <thread>
 
-#include "core/files.hpp"
-#include "core/hub.hpp"
+#include "core/io/files.hpp"
+#include "core/io/hub.hpp"
 #include "fake_hub_process.hpp"
 #include "test_support.hpp"
 

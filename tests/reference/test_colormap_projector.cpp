@@ -3,8 +3,8 @@
 // colour that stands out from the photo. Fire's white top, the old default, does not: it fades
 // to the grey of a washed-out projection, which is what made the strongest patches look "not
 // selected" in front of a class.
-#include "core/colormap.hpp"
-#include "core/reference.hpp"
+#include "core/base/colormap.hpp"
+#include "core/hand_made/reference.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The numbers behind the positional-codes, permutation and question-token views (core/demos),
+// The numbers behind the positional-codes, permutation and question-token views (core/hand_made/demos),
 // against hand values and the CPU reference.
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <numeric>
 #include <vector>
 
-#include "core/demos.hpp"
-#include "core/positional.hpp"
+#include "core/hand_made/demos.hpp"
+#include "core/hand_made/positional.hpp"
 #include "test_support.hpp"
 
 using namespace attnlab;

@@ -1,6 +1,6 @@
-// core/grid_math: the query and the pinned patches across a change of K (regrid_cell), with the
+// core/hand_made/grid_math: the query and the pinned patches across a change of K (regrid_cell), with the
 // numbers worked by hand on a 100 × 60 image (K = 16, crop: 6 × 3 patches covering 96 × 48).
-#include "core/grid_math.hpp"
+#include "core/hand_made/grid_math.hpp"
 
 #include <gtest/gtest.h>
 

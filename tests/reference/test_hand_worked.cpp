@@ -1,5 +1,5 @@
 // The reference against numbers worked by hand on a 4×4 image with K = 2 (N = 4 tokens).
-#include "core/reference.hpp"
+#include "core/hand_made/reference.hpp"
 
 #include <gtest/gtest.h>
 

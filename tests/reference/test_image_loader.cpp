@@ -1,7 +1,7 @@
 // Every failure of the image loader, each with a real malformed file made here, and the
 // conversions docs/MATH.md states ("Pixels, patches, tokens") (grayscale, alpha, 16-bit).
-#include "core/error.hpp"
-#include "core/image.hpp"
+#include "core/base/error.hpp"
+#include "core/io/image.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // The pooled picture of A on the CPU: pool_block_row / downsample_matrix by hand for mean and
 // max, and the reference model's streaming pooled_matrix (row by row, never N²) against the
 // full A it would otherwise need, for every mask kind and a block that does not divide N.
-#include "core/error.hpp"
-#include "core/hand_made.hpp"
-#include "core/reference.hpp"
-#include "core/structure.hpp"
+#include "core/base/error.hpp"
+#include "core/hand_made/hand_made.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/hand_made/structure.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

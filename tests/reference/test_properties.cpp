@@ -1,5 +1,5 @@
 // The chapter's properties of attention, checked on the CPU reference.
-#include "core/reference.hpp"
+#include "core/hand_made/reference.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // PyTorch checkpoints without Python (issue 36, item 4): torch.save's zip files read by our
-// restricted unpickler (core/pytorch_checkpoint.hpp) give the same tensors, bit for bit, as
+// restricted unpickler (core/io/pytorch_checkpoint.hpp) give the same tensors, bit for bit, as
 // their safetensors twins, and load_vit opens them (files and a folder with pytorch_model.bin,
 // DINO's release format); hostile files are refused with one line naming the file. Fixtures:
 // tests/vit/data/pth, made by tests/vit/make_pth_fixtures.py.
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/pytorch_checkpoint.hpp"
-#include "core/safetensors.hpp"
-#include "core/vit.hpp"
+#include "core/base/error.hpp"
+#include "core/io/pytorch_checkpoint.hpp"
+#include "core/io/safetensors.hpp"
+#include "core/vit/vit.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 

@@ -1,6 +1,6 @@
 // Fig. 26.12 on the safari photo: the colour head's row for a query on the giraffe.
-#include "core/attention.hpp"
-#include "core/reference.hpp"
+#include "core/hand_made/attention.hpp"
+#include "core/hand_made/reference.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

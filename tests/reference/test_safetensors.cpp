@@ -1,8 +1,8 @@
-// The safetensors reader (core/safetensors.hpp): files made here byte by byte, read back with
+// The safetensors reader (core/io/safetensors.hpp): files made here byte by byte, read back with
 // hand-worked values for F32, F16 and BF16, and every malformed or hostile header refused with
 // one line that names the file and the problem.
-#include "core/error.hpp"
-#include "core/safetensors.hpp"
+#include "core/base/error.hpp"
+#include "core/io/safetensors.hpp"
 
 #include <gtest/gtest.h>
 

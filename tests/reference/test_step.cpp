@@ -1,8 +1,8 @@
-// core/step: the step-by-step breakdown of a row (figs. 26.8, 26.10) against the reference,
+// core/hand_made/step: the step-by-step breakdown of a row (figs. 26.8, 26.10) against the reference,
 // the cost counts of exercises 12.1 and 12.5 against hand numbers, the saturation curve, and
 // the tokenization of one patch (eq. 26.32).
-#include "core/reference.hpp"
-#include "core/step.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/hand_made/step.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

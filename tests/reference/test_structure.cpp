@@ -1,11 +1,11 @@
-// core/structure: the conv and fc matrices of fig. 26.21, the reduction of A to an image
+// core/hand_made/structure: the conv and fc matrices of fig. 26.21, the reduction of A to an image
 // (fig. 26.18's masked cells), and T_out = A V (eq. 26.21) as the 8-bit colours the output
 // view draws.
-#include "core/structure.hpp"
+#include "core/hand_made/structure.hpp"
 
-#include "core/attention.hpp"
-#include "core/error.hpp"
-#include "core/reference.hpp"
+#include "core/hand_made/attention.hpp"
+#include "core/base/error.hpp"
+#include "core/hand_made/reference.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/vit_auto.hpp"
+#include "core/vit/vit_auto.hpp"
 #include "test_support.hpp"
 
 using namespace attnlab;

@@ -1,9 +1,9 @@
-// The CPU ViT forward (core/vit_cpu) and the readouts against the PyTorch golden files
+// The CPU ViT forward (core/vit/vit_cpu) and the readouts against the PyTorch golden files
 // of tests/vit/make_golden.py, on six random-weight checkpoints (timm, DINOv2 and Hugging Face
 // names; F32, F16, BF16; registers; layer scale) at three image sizes; and the loader's
 // inferences and refusals.
-#include "core/error.hpp"
-#include "core/vit_cpu.hpp"
+#include "core/base/error.hpp"
+#include "core/vit/vit_cpu.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 

@@ -2,10 +2,10 @@
 // one pass over the file that converts them into the model and hashes the file; a file that
 // is truncated before or during the load is one Error line, never a crash (SIGBUS); the memory
 // a load needs is the model's, not two or three copies of the file.
-#include "core/error.hpp"
-#include "core/files.hpp"
-#include "core/safetensors.hpp"
-#include "core/vit.hpp"
+#include "core/base/error.hpp"
+#include "core/io/files.hpp"
+#include "core/io/safetensors.hpp"
+#include "core/vit/vit.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 

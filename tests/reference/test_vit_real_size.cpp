@@ -4,7 +4,7 @@
 // patches and four registers (T = 789). The files hold selected rows (every layer and head), the
 // rollout rows of two queries, the mean attention distance, token norms and logits: all of them
 // are checked (tests/vit/vit_golden.cpp, expect_real_size_pass_matches).
-#include "core/vit_cpu.hpp"
+#include "core/vit/vit_cpu.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 

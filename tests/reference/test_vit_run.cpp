@@ -1,10 +1,10 @@
 // VitRun, the attention source of a real ViT: its step-by-step row (q_i, the scores, the
 // softmax) against the forward pass's attention, its patch rows and prefix share against the
 // whole row, its fused matrices against the heads', and DINO's mass mask on a row worked by hand.
-#include "core/error.hpp"
-#include "core/image.hpp"
-#include "core/vit_cpu.hpp"
-#include "core/vit_run.hpp"
+#include "core/base/error.hpp"
+#include "core/io/image.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "core/vit/vit_run.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Video in and out (issue 40): core/video.hpp's reader and writer, `attnlab video` and
+// Video in and out (issue 40): core/io/video.hpp's reader and writer, `attnlab video` and
 // `render --model … --view overlay | --sweep`, checked against FFmpeg's own command-line tools.
 // The clips are made here with the ffmpeg command from the safari photo: a slow pan and zoom,
 // and a scene change (safari, then the dog). The camera cannot be tested on this machine (no
@@ -11,9 +11,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "core/image.hpp"
-#include "core/video.hpp"
+#include "core/base/error.hpp"
+#include "core/io/image.hpp"
+#include "core/io/video.hpp"
 #include "test_support.hpp"
 
 using namespace attnlab;

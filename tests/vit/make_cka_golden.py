@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden file for Attention Lab's linear CKA (core/cka.cpp), computed with numpy in float64
+"""Golden file for Attention Lab's linear CKA (core/vit/cka.cpp), computed with numpy in float64
 through the other form of the formula: HSIC of the centered n x n Gram matrices
 (Kornblith et al. 2019, eq. 3-4: CKA = HSIC(K, L) / sqrt(HSIC(K, K) HSIC(L, L)),
 HSIC(K, L) = tr(K H L H) / (n - 1)^2, K = X X^T, H = I - 11^T/n), where the C++ code works in

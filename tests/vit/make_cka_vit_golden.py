@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Golden files for Attention Lab's representational similarity of a loaded ViT
-(core/vit_similarity.cpp: the tokens at every depth from the CPU path, and the layer x layer
+(core/vit/vit_similarity.cpp: the tokens at every depth from the CPU path, and the layer x layer
 linear CKA over example images).
 
     /usr/bin/python3 tests/vit/make_cka_vit_golden.py     # from the repository root; ~4 min on 2 cores

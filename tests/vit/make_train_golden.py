@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden file for Attention Lab's ViT trainer (core/vit_train.cpp): PyTorch autograd's
+"""Golden file for Attention Lab's ViT trainer (core/vit/vit_train.cpp): PyTorch autograd's
 gradients and torch.optim.AdamW's steps on a small ViT, written once; the C++ test
 (tests/vit/test_vit_train.cpp) compares with them.
 

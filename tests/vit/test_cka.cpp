@@ -1,8 +1,8 @@
-// Linear CKA (core/cka) against numpy's HSIC form (tests/vit/make_cka_golden.py), its
+// Linear CKA (core/vit/cka) against numpy's HSIC form (tests/vit/make_cka_golden.py), its
 // invariances, and the layer × layer matrix of a trainer's representations.
-#include "core/cka.hpp"
-#include "core/error.hpp"
-#include "core/vit_train.hpp"
+#include "core/vit/cka.hpp"
+#include "core/base/error.hpp"
+#include "core/vit/vit_train.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
-// Fashion-MNIST's reader (core/fashion_mnist) on Debian's dataset-fashion-mnist (installed by
+// Fashion-MNIST's reader (core/io/fashion_mnist) on Debian's dataset-fashion-mnist (installed by
 // ./setup.sh --tests) and on broken copies of its files.
-#include "core/error.hpp"
-#include "core/fashion_mnist.hpp"
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

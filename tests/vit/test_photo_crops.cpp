@@ -1,7 +1,7 @@
-// The masked-patch task's data (core/photo_crops): crops of one photo, their masks, the whole
+// The masked-patch task's data (core/vit/photo_crops): crops of one photo, their masks, the whole
 // photo as a probe; seeded and checked against what they must be.
-#include "core/error.hpp"
-#include "core/photo_crops.hpp"
+#include "core/base/error.hpp"
+#include "core/vit/photo_crops.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,12 +1,12 @@
-// A loaded ViT's representations and their CKA (core/vit_similarity): the tokens the CPU path
+// A loaded ViT's representations and their CKA (core/vit/vit_similarity): the tokens the CPU path
 // hands out at every depth against the trainer's own forward (VitTrainer::layer_tokens) and
 // against PyTorch (tests/vit/make_cka_vit_golden.py), the bundled Fashion-MNIST model's layer ×
 // layer CKA against PyTorch's tokens through numpy's HSIC form, the two-model form, refusals.
-#include "core/cka.hpp"
-#include "core/error.hpp"
-#include "core/fashion_mnist.hpp"
-#include "core/vit_similarity.hpp"
-#include "core/vit_train.hpp"
+#include "core/vit/cka.hpp"
+#include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/vit/vit_similarity.hpp"
+#include "core/vit/vit_train.hpp"
 
 #include "test_support.hpp"
 

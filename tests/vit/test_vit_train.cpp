@@ -1,11 +1,11 @@
-// The ViT trainer (core/vit_train): its gradients against finite differences and against
+// The ViT trainer (core/vit/vit_train): its gradients against finite differences and against
 // PyTorch autograd, its AdamW steps against torch.optim.AdamW (the golden file written once by
 // tests/vit/make_train_golden.py, in float64), its determinism, its sine–cosine codes, and that
 // what it saves is what load_vit() and the CPU forward read back.
-#include "core/error.hpp"
-#include "core/safetensors_write.hpp"
-#include "core/vit_cpu.hpp"
-#include "core/vit_train.hpp"
+#include "core/base/error.hpp"
+#include "core/io/safetensors_write.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "core/vit/vit_train.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #pragma once
 // The ViT test checkpoints and golden files that tests/vit/make_golden.py wrote with PyTorch
 // (see tests/vit/data/README.md), read for the reference, GPU and command-line tests.
-#include "core/vit.hpp"
+#include "core/vit/vit.hpp"
 
 #include <nlohmann/json.hpp>
 
