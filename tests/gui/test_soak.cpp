@@ -218,7 +218,7 @@ class Monkey {
   std::string directed(Tally& tally) {
     out_.str("");
     directed_action(tally);
-    sleep(0.3);  // a choice in a list takes on the release, a frame later; the backend, one more
+    sleep(0.3);  // a choice in a list takes on the release, a frame later; the hand-made session, one more
     return out_.str();
   }
 

@@ -29,11 +29,11 @@ class TeachingView {
   const char* tour_text() const { return text_.tour_text; }
   /// Draws the view into the current ImGui window: one line when no image is loaded, else its
   /// contents (draw_contents).
-  void draw(AppState& state, HandMadeSession& backend);
+  void draw(AppState& state, HandMadeSession& hand_made);
 
  protected:
   /// The view's contents; called only with an image loaded.
-  virtual void draw_contents(AppState& state, HandMadeSession& backend) = 0;
+  virtual void draw_contents(AppState& state, HandMadeSession& hand_made) = 0;
 
  private:
   TeachingViewText text_;

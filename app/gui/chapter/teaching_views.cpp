@@ -4,12 +4,12 @@
 
 namespace attnlab::app {
 
-void TeachingView::draw(AppState& state, HandMadeSession& backend) {
-  if (!backend.has_image()) {
+void TeachingView::draw(AppState& state, HandMadeSession& hand_made) {
+  if (!hand_made.has_image()) {
     ImGui::TextUnformatted("No image loaded.");
     return;
   }
-  draw_contents(state, backend);
+  draw_contents(state, hand_made);
 }
 
 std::vector<std::unique_ptr<TeachingView>> make_teaching_views() {

@@ -91,9 +91,9 @@ class CostView final : public TeachingView {
             "(exercise 12.1). Splitting the width D over H heads keeps the total cost of one wide head (exercise 12.5). "
             "Lower the temperature and watch the query row's softmax saturate."}) {}
 
-  void draw_contents(AppState& state, HandMadeSession& backend) override {
-    refresh(state, backend);
-    const PatchGrid& g = backend.grid();
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override {
+    refresh(state, hand_made);
+    const PatchGrid& g = hand_made.grid();
     ImGui::TextWrapped("Now: N = %d x %d = %s tokens (patch K = %d), token width d = %d (TokenLayout), head input X = [T | P] "
                        "of width %d, H = %d heads with m' = %s.",
                        g.cols, g.rows, group(static_cast<long long>(g.N())).c_str(), g.K, TokenLayout::d, x_width_, kHeadCount,
@@ -225,37 +225,37 @@ class CostView final : public TeachingView {
          ". What does grow with H is the number of N x N matrices A: H N^2 weights.");
   }
 
-  void refresh(AppState& state, HandMadeSession& backend) {
+  void refresh(AppState& state, HandMadeSession& hand_made) {
     const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
-    const RowSet& rows = backend.latest_rows(hand_made_query(state, backend.grid()));  // row rows.query (a frame late)
-    if (generation_ == backend.generation() && head_ == head && query_ == rows.query) return;
+    const RowSet& rows = hand_made.latest_rows(hand_made_query(state, hand_made.grid()));  // row rows.query (a frame late)
+    if (generation_ == hand_made.generation() && head_ == head && query_ == rows.query) return;
     head_ = head;
     query_ = rows.query;
-    const int N = backend.grid().N();
+    const int N = hand_made.grid().N();
     m_text_.clear();
     for (int h = 0; h < kHeadCount; ++h) {
-      m_[h] = backend.qkv(h).m();
+      m_[h] = hand_made.qkv(h).m();
       m_text_ += (h ? ", " : "") + std::to_string(m_[h]);
     }
     report_ = cost_report(N, TokenLayout::d, m_, 3);
-    x_width_ = static_cast<int>(backend.tokens().cols());
+    x_width_ = static_cast<int>(hand_made.tokens().cols());
     // Saturation of every head's row, and the main head's curve over τ.
     keep_.assign(static_cast<size_t>(N), 1);
     kept_ = 0;
     for (int j = 0; j < N; ++j) {
-      keep_[static_cast<size_t>(j)] = backend.setup().mask.allowed(query_, j) ? 1 : 0;
+      keep_[static_cast<size_t>(j)] = hand_made.setup().mask.allowed(query_, j) ? 1 : 0;
       kept_ += keep_[static_cast<size_t>(j)];
     }
     for (int h = 0; h < kHeadCount; ++h) sat_[h] = saturation(rows.head(h));
     empty_ = rows.empty;
-    tau_now_ = backend.settings().temperature;
+    tau_now_ = hand_made.settings().temperature;
     for (int n = 0; n < kCurvePoints; ++n) taus_[n] = std::pow(10.0f, -3.0f + 5.0f * static_cast<float>(n) / (kCurvePoints - 1));
     const auto c = saturation_curve(rows.head_logits(head_), keep_, tau_now_, taus_);
     for (int n = 0; n < kCurvePoints; ++n) {
       curve_h_[n] = c[static_cast<size_t>(n)].entropy;
       curve_max_[n] = c[static_cast<size_t>(n)].max_weight;
     }
-    generation_ = backend.generation();
+    generation_ = hand_made.generation();
   }
 
   void saturation_section(AppState& state) {

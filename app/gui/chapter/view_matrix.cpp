@@ -9,11 +9,11 @@ namespace matrix_view {
 namespace {
 
 // Patch p of the photo as a small image (for the hover tooltips).
-void patch_image(HandMadeSession& backend, int p, float size) {
-  const PatchGrid& g = backend.grid();
-  const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
+void patch_image(HandMadeSession& hand_made, int p, float size) {
+  const PatchGrid& g = hand_made.grid();
+  const float W = static_cast<float>(hand_made.image().width), H = static_cast<float>(hand_made.image().height);
   const float x0 = static_cast<float>(g.col_of(p) * g.K), y0 = static_cast<float>(g.row_of(p) * g.K);
-  ImGui::Image(backend.photo(), ImVec2(size, size), ImVec2(x0 / W, y0 / H),
+  ImGui::Image(hand_made.photo(), ImVec2(size, size), ImVec2(x0 / W, y0 / H),
                ImVec2((x0 + static_cast<float>(g.K)) / W, (y0 + static_cast<float>(g.K)) / H));
 }
 
@@ -41,8 +41,8 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
 
 }  // namespace
 
-void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float side) {
-  const PatchGrid& g = backend.grid();
+void MatrixView::draw_attention(AppState& state, HandMadeSession& hand_made, float side) {
+  const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
   ImGui::BeginGroup();
@@ -81,20 +81,20 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float
                 IM_COL32(255, 255, 255, 255));
     // The exact a_ij from row i of A (one row pass for every head, kept while the mouse stays
     // on that row); the pixel itself is the pooled value of its block.
-    if (hover_.query != i || hover_generation_ != backend.generation()) {
-      hover_ = backend.rows_of(i);
-      hover_generation_ = backend.generation();
+    if (hover_.query != i || hover_generation_ != hand_made.generation()) {
+      hover_ = hand_made.rows_of(i);
+      hover_generation_ = hand_made.generation();
     }
-    const bool allowed = backend.setup().mask.allowed(i, j);
+    const bool allowed = hand_made.setup().mask.allowed(i, j);
     ImGui::BeginTooltip();
     ImGui::Text("query i = %d, patch (col %d, row %d)", i, g.col_of(i), g.row_of(i));
     ImGui::Text("key   j = %d, patch (col %d, row %d)", j, g.col_of(j), g.row_of(j));
     const float thumb = ImGui::GetTextLineHeight() * 3;
-    patch_image(backend, i, thumb);
+    patch_image(hand_made, i, thumb);
     ImGui::SameLine();
     ImGui::TextUnformatted("i attends to j:");
     ImGui::SameLine();
-    patch_image(backend, j, thumb);
+    patch_image(hand_made, j, thumb);
     if (allowed)
       ImGui::Text("a_ij = %s", format_weight(hover_.head(head)[static_cast<size_t>(j)]).c_str());
     else
@@ -114,9 +114,9 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& backend, float
   ImGui::EndGroup();
 }
 
-void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv,
+void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSession& hand_made, float side, bool conv,
                                 int query) {
-  const PatchGrid& g = backend.grid();
+  const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   ImGui::BeginGroup();
   if (conv)
@@ -160,11 +160,11 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSess
   ImGui::EndGroup();
 }
 
-void MatrixView::draw_properties(HandMadeSession& backend) {
-  const PatchGrid& g = backend.grid();
+void MatrixView::draw_properties(HandMadeSession& hand_made) {
+  const PatchGrid& g = hand_made.grid();
   const long long N = g.N();
-  const long long D = backend.tokens().cols();  // width of the head input X = [T | P]
-  const Head& h = backend.setup().heads[static_cast<size_t>(std::clamp(a_key_.head, 0, kHeadCount - 1))];
+  const long long D = hand_made.tokens().cols();  // width of the head input X = [T | P]
+  const Head& h = hand_made.setup().heads[static_cast<size_t>(std::clamp(a_key_.head, 0, kHeadCount - 1))];
   const long long head_params = h.W_q.size() + h.W_k.size() + h.W_v.size();
   const long long conv_nz = conv_nonzeros(g, k_);
   if (!ImGui::BeginTable("props", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) return;
@@ -193,10 +193,10 @@ void MatrixView::draw_properties(HandMadeSession& backend) {
   ImGui::EndTable();
 }
 
-void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
+void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   // A waiting for a slider to rest, or fc on its worker thread: come back at once.
   if (!a_fresh_) state.commands.redraw();
-  const PatchGrid& g = backend.grid();
+  const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   const int query = hand_made_query(state, g);
 
@@ -222,7 +222,7 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
   if (ImGui::SliderInt("conv kernel k", &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
   help_marker("Size of the convolution's window in patches (odd). Its matrix has a band of k rows of k entries.");
 
-  update_attention(state, backend);
+  update_attention(state, hand_made);
 
   const long long NN = static_cast<long long>(N) * N;
   ImGui::Text("N = %d tokens (%d x %d patches of %d px), so every matrix here is %d x %d = %lld entries.", N, g.cols, g.rows,
@@ -246,12 +246,12 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
   const bool wide = avail / 3.0f >= 360.0f;
   const float side = std::floor(std::clamp(std::min(wide ? avail / 3.0f : avail / 1.5f, by_height), 96.0f, 1024.0f));
   const float small = wide ? side : std::floor(std::max((side - line - st.ItemSpacing.y) / 2.0f, 48.0f));
-  update_structures(backend, static_cast<int>(wide ? side : small));
+  update_structures(hand_made, static_cast<int>(wide ? side : small));
   // Structure pictures: every non-zero block at least 40% up the colormap, zero blocks black.
   fc_.upload(state.colormap, Normalization::Absolute, BlockRange::Whole, 0.4f);
   conv_.upload(state.colormap, Normalization::Absolute, BlockRange::Whole, 0.4f);
   ImGui::Indent(12.0f);  // room for the query-row marker
-  draw_attention(state, backend, side);
+  draw_attention(state, hand_made, side);
   ImGui::SameLine();
   {
     ImGui::BeginGroup();
@@ -275,13 +275,13 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
   }
   ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
   if (wide) {
-    draw_structure("fc", fc_, backend, side, false, query);
+    draw_structure("fc", fc_, hand_made, side, false, query);
     ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
-    draw_structure("conv", conv_, backend, side, true, query);
+    draw_structure("conv", conv_, hand_made, side, true, query);
   } else {
     ImGui::BeginGroup();
-    draw_structure("fc", fc_, backend, small, false, query);
-    draw_structure("conv", conv_, backend, small, true, query);
+    draw_structure("fc", fc_, hand_made, small, false, query);
+    draw_structure("conv", conv_, hand_made, small, true, query);
     ImGui::EndGroup();
   }
   ImGui::Unindent(12.0f);
@@ -290,8 +290,8 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
   if (a_.valid()) {
     ImGui::TextDisabled("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
                         "full matrix would take %s); the outlined row is query i = %d.",
-                        NN, backend.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), query);
-    const Mask& mask = backend.setup().mask;
+                        NN, hand_made.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), query);
+    const Mask& mask = hand_made.setup().mask;
     if (mask.kind() == MaskKind::Window) {
       ImGui::TextWrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "
                          "the conv's banded pattern; its values still come from the image.",
@@ -313,7 +313,7 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& backend) {
                      "row, the groups one grid row apart), and along each diagonal one kernel weight repeats (a "
                      "block-Toeplitz matrix, fig. 26.21). Stand-in values "
                      "are drawn for fc and conv, as no trained weights ship.");
-  draw_properties(backend);
+  draw_properties(hand_made);
 }
 
 }  // namespace matrix_view

@@ -71,14 +71,14 @@ class MatrixView final : public TeachingView {
             "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
             "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
             "band that repeats one small kernel."}) {}
-  void draw_contents(AppState& state, HandMadeSession& backend) override;
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override;
 
  private:
-  void update_attention(const AppState& state, HandMadeSession& backend);
-  void update_structures(HandMadeSession& backend, int conv_side);
-  void draw_attention(AppState& state, HandMadeSession& backend, float side);
-  void draw_structure(const char* id, const Picture& pic, HandMadeSession& backend, float side, bool conv, int query);
-  void draw_properties(HandMadeSession& backend);
+  void update_attention(const AppState& state, HandMadeSession& hand_made);
+  void update_structures(HandMadeSession& hand_made, int conv_side);
+  void draw_attention(AppState& state, HandMadeSession& hand_made, float side);
+  void draw_structure(const char* id, const Picture& pic, HandMadeSession& hand_made, float side, bool conv, int query);
+  void draw_properties(HandMadeSession& hand_made);
   // "<what> A ... 37%" while a picture is under way.
   std::string progress_text(const char* what) const {
     if (!building_ || next_.side < 1) return std::string(what) + " ...";
@@ -89,7 +89,7 @@ class MatrixView final : public TeachingView {
   // never N² values, on the GPU as on the CPU. The picture is built a band of image rows per
   // frame (GL stays on this thread), about kBandBudgetMs each, while the last one stays up.
   struct Key {  // what a picture of A depends on
-    unsigned generation = 0;  // backend.generation()
+    unsigned generation = 0;  // hand_made.generation()
     int head = -1;
     int pooling = 0;
     bool operator==(const Key&) const = default;

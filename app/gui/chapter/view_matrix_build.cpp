@@ -23,9 +23,9 @@ void count_empty_rows(const Mask& mask, int N, int& count, int& first) {
   }
 }
 
-void MatrixView::update_attention(const AppState& state, HandMadeSession& backend) {
-  const Key key{backend.generation(), std::clamp(state.hand_made.head.head, 0, kHeadCount - 1), pooling_};
-  const int N = backend.grid().N();
+void MatrixView::update_attention(const AppState& state, HandMadeSession& hand_made) {
+  const Key key{hand_made.generation(), std::clamp(state.hand_made.head.head, 0, kHeadCount - 1), pooling_};
+  const int N = hand_made.grid().N();
   a_fresh_ = key == a_key_;
   if (a_fresh_) {
     building_ = false;
@@ -67,7 +67,7 @@ void MatrixView::update_attention(const AppState& state, HandMadeSession& backen
     while (next_row_ < next_.side && spent < kBandBudgetMs) {
       const int count = std::clamp(band_rows_, 1, next_.side - next_row_);
       const auto t = Clock::now();
-      backend.pool_matrix_rows(key.head, static_cast<Pooling>(key.pooling), next_row_, count, next_);
+      hand_made.pool_matrix_rows(key.head, static_cast<Pooling>(key.pooling), next_row_, count, next_);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       next_row_ += count;
       // The next band: as many rows as fit the budget at this band's pace.
@@ -87,17 +87,17 @@ void MatrixView::update_attention(const AppState& state, HandMadeSession& backen
   a_ms_ = next_ms_;
   building_ = false;
   a_fresh_ = true;
-  count_empty_rows(backend.setup().mask, N, a_empty_rows_, a_first_empty_);
+  count_empty_rows(hand_made.setup().mask, N, a_empty_rows_, a_first_empty_);
 }
 
-void MatrixView::update_structures(HandMadeSession& backend, int conv_side) {
-  const PatchGrid& g = backend.grid();
+void MatrixView::update_structures(HandMadeSession& hand_made, int conv_side) {
+  const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   // fc: pure CPU math (no GL), on the scheduler; a new N replaces the job for the old one.
   if (fc_N_ != N && fc_wanted_N_ != N) {
     fc_wanted_N_ = N;
     fc_error_.clear();
-    scheduler_ = &backend.scheduler();
+    scheduler_ = &hand_made.scheduler();
     scheduler_->submit<BlockImage>(
         "matrix:fc", [N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); },
         [this, N](std::future<BlockImage> result) {

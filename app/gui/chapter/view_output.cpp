@@ -38,10 +38,10 @@ class OutputView final : public TeachingView {
             "What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
             "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
             "picture; W_MSA merges them (eqs. 26.27-26.28)."}) {}
-  void draw_contents(AppState& state, HandMadeSession& backend) override;
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override;
 
  private:
-  void update(HandMadeSession& backend);
+  void update(HandMadeSession& hand_made);
   void upload(int t);
   std::string tile_label(int t) const;
   bool current(int t) const { return done_[static_cast<size_t>(t)]; }
@@ -82,10 +82,10 @@ void OutputView::upload(int t) {
   textures_[static_cast<size_t>(t)].set(cols, rows, 3, px, false);
 }
 
-void OutputView::update(HandMadeSession& backend) {
-  const PatchGrid& g = backend.grid();
+void OutputView::update(HandMadeSession& hand_made) {
+  const PatchGrid& g = hand_made.grid();
   const int N = g.N();
-  const unsigned gen = backend.generation();
+  const unsigned gen = hand_made.generation();
   if (gen != gen_) {  // new image or settings: every picture is stale (the old ones stay, dimmed)
     gen_ = gen;
     done_.fill(false);
@@ -106,7 +106,7 @@ void OutputView::update(HandMadeSession& backend) {
     upload(t);
   };
   try {
-    if (!current(kInputTile)) install(kInputTile, backend.tokens().middleCols(TokenLayout::kColour, 3));
+    if (!current(kInputTile)) install(kInputTile, hand_made.tokens().middleCols(TokenLayout::kColour, 3));
     if (N > kAutoTokens && !requested_) return;
     // While a slider is dragged at large N, keep the old pictures until the settings rest.
     if (N > kDebounceTokens && shown_any_ && ms_since(changed_at_) < 300) return;
@@ -117,7 +117,7 @@ void OutputView::update(HandMadeSession& backend) {
     for (int h = 0; h < kHeadCount && ms_since(t0) < budget; ++h) {
       if (current(1 + h)) continue;
       const auto th = Clock::now();
-      install(1 + h, backend.output(h));  // T_out = A V, N × 3 (eq. 26.21)
+      install(1 + h, hand_made.output(h));  // T_out = A V, N × 3 (eq. 26.21)
       ms_ += ms_since(th);
       ms_per_entry_ = ms_since(th) / (static_cast<double>(N) * N);
     }
@@ -125,9 +125,9 @@ void OutputView::update(HandMadeSession& backend) {
     for (int h = 0; h < kHeadCount; ++h) heads = heads && current(1 + h);
     if (heads && !current(kMergedTile)) {
       // Eqs. 26.27-26.28 on the heads' outputs just read: [T_out^1 ... T_out^k] W_MSA. The same
-      // numbers as backend.merged_output(), without running every head's N² pass a second time.
+      // numbers as hand_made.merged_output(), without running every head's N² pass a second time.
       std::vector<Matrix> outs(colours_.begin() + 1, colours_.begin() + 1 + kHeadCount);
-      install(kMergedTile, merge_heads(outs, backend.setup().W_MSA));
+      install(kMergedTile, merge_heads(outs, hand_made.setup().W_MSA));
       shown_any_ = true;
     }
   } catch (const Error& e) {
@@ -135,11 +135,11 @@ void OutputView::update(HandMadeSession& backend) {
   }
 }
 
-void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
+void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   // Pictures still to make (spread over frames, or waiting for a slider to rest): come back at once.
-  if (std::any_of(done_.begin(), done_.end(), [](bool d) { return !d; }) && (requested_ || backend.grid().N() <= kAutoTokens))
+  if (std::any_of(done_.begin(), done_.end(), [](bool d) { return !d; }) && (requested_ || hand_made.grid().N() <= kAutoTokens))
     state.commands.redraw();
-  const PatchGrid& g = backend.grid();
+  const PatchGrid& g = hand_made.grid();
   const int N = g.N();
 
   ImGui::TextWrapped("Each picture paints patch i with an output token. For a head, t_out_i = sum over j of a_ij v_j "
@@ -159,7 +159,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
               "picture, the same for r, g and b), so small differences between outputs become visible. The numbers "
               "below are never stretched.");
 
-  update(backend);
+  update(hand_made);
   if (!error_.empty()) {
     ImGui::TextWrapped("%s", error_.c_str());
     return;
@@ -256,7 +256,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
   // --- the numbers of the selected patch
   ImGui::Spacing();
   ImGui::Text("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
-  const auto& empty = backend.latest_rows(sel).empty;
+  const auto& empty = hand_made.latest_rows(sel).empty;
   if (ImGui::BeginTable("tout", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
     ImGui::TableSetupColumn("");
     ImGui::TableSetupColumn("colour");
@@ -296,7 +296,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& backend) {
   }
   if (all)
     ImGui::TextDisabled("%d tokens; outputs computed once per change of image or settings (%s, %.0f ms for the %d heads).", N,
-                        backend.short_name().c_str(), ms_, kHeadCount);
+                        hand_made.short_name().c_str(), ms_, kHeadCount);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ class PermutationView final : public TeachingView {
             "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
             "on where a patch sits, and the numbers change."}) {}
 
-  void draw_contents(AppState& state, HandMadeSession& backend) override {
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override {
     ImGui::TextWrapped(
         "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
         "one and never looks at their order, so the shuffled image's map is the original map with its values carried "
@@ -80,7 +80,7 @@ class PermutationView final : public TeachingView {
     draw_controls(state);
     ImGui::Separator();
 
-    const PatchGrid& g = backend.grid();
+    const PatchGrid& g = hand_made.grid();
     if (g.N() > kMaxDemoTokens) {
       int K = g.K;
       while (K < std::min(g.image_width, g.image_height) &&
@@ -92,18 +92,18 @@ class PermutationView final : public TeachingView {
           g.N(), K, kMaxDemoTokens);
       return;
     }
-    update_pair(backend);
+    update_pair(hand_made);
     if (!refusal_.empty()) {
       ImGui::TextWrapped("%s", refusal_.c_str());
       return;
     }
     const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const int query = hand_made_query(state, g);
-    update_rows(state, backend, head, query);
-    start_output_job(backend.scheduler(), head);
+    update_rows(state, hand_made, head, query);
+    start_output_job(hand_made.scheduler(), head);
 
-    draw_maps(state, backend, query);
-    draw_readout(backend, head, query);
+    draw_maps(state, hand_made, query);
+    draw_readout(hand_made, head, query);
   }
 
  private:
@@ -135,21 +135,21 @@ class PermutationView final : public TeachingView {
   }
 
   // The two CPU references, the permutation and the shuffled photo: on a new image, settings or seed.
-  void update_pair(HandMadeSession& backend) {
-    if (pair_gen_ == backend.generation() && pair_seed_ == seed_) return;
-    pair_gen_ = backend.generation();
+  void update_pair(HandMadeSession& hand_made) {
+    if (pair_gen_ == hand_made.generation() && pair_seed_ == seed_) return;
+    pair_gen_ = hand_made.generation();
     pair_seed_ = seed_;
     rows_valid_ = false;
     original_.reset();
     shuffled_.reset();
     refusal_.clear();
     try {
-      const Image& image = backend.image();
-      auto original = std::make_shared<const Reference>(image, backend.settings());
+      const Image& image = hand_made.image();
+      auto original = std::make_shared<const Reference>(image, hand_made.settings());
       perm_ = seeded_permutation(original->N(), static_cast<std::uint32_t>(seed_));
       inv_ = inverse_permutation(perm_);
       Image mixed = permute_patches(image, original->grid(), perm_);
-      shuffled_ = std::make_shared<const Reference>(mixed, backend.settings());
+      shuffled_ = std::make_shared<const Reference>(mixed, hand_made.settings());
       original_ = std::move(original);
       std::vector<std::uint8_t> px(mixed.rgb.size());
       for (size_t n = 0; n < px.size(); ++n)
@@ -163,9 +163,9 @@ class PermutationView final : public TeachingView {
   }
 
   // The three maps (shuffled, undone, original) on one shared scale, and the difference map.
-  void update_rows(AppState& state, HandMadeSession& backend, int head, int query) {
+  void update_rows(AppState& state, HandMadeSession& hand_made, int head, int query) {
     const HeatmapStyle style{state.colormap, state.normalization};
-    if (rows_valid_ && rows_gen_ == backend.generation() && rows_head_ == head && rows_query_ == query &&
+    if (rows_valid_ && rows_gen_ == hand_made.generation() && rows_head_ == head && rows_query_ == query &&
         rows_style_ == style)
       return;
     const PatchGrid& g = original_->grid();
@@ -206,7 +206,7 @@ class PermutationView final : public TeachingView {
     const ValueRange rd{0.0f, std::max(diff_max_, 1e-12f)};
     tex_diff_.set(g.cols, g.rows, 4, colormap_pixels(diff, {}, style.colormap, Normalization::Absolute, rd), false);
     empty_ = a.empty || b.empty;
-    rows_gen_ = backend.generation();
+    rows_gen_ = hand_made.generation();
     rows_head_ = head;
     rows_query_ = query;
     rows_style_ = style;
@@ -236,7 +236,7 @@ class PermutationView final : public TeachingView {
         });
   }
 
-  void draw_maps(AppState& state, HandMadeSession& backend, int query) {
+  void draw_maps(AppState& state, HandMadeSession& hand_made, int query) {
     const PatchGrid& g = original_->grid();
     const int moved = inv_[static_cast<size_t>(query)];
     const float sp = ImGui::GetStyle().ItemSpacing.x;
@@ -258,13 +258,13 @@ class PermutationView final : public TeachingView {
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted("shuffle undone");
-    if (auto hit = map_panel("undone", backend.photo(), tex_undone_.im(), g, query, side, opacity)) pick(*hit);
+    if (auto hit = map_panel("undone", hand_made.photo(), tex_undone_.im(), g, query, side, opacity)) pick(*hit);
     ImGui::TextDisabled("weights put back in place");
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted("original");
-    if (auto hit = map_panel("original", backend.photo(), tex_original_.im(), g, query, side, opacity)) pick(*hit);
+    if (auto hit = map_panel("original", hand_made.photo(), tex_original_.im(), g, query, side, opacity)) pick(*hit);
     ImGui::TextDisabled("query (%d,%d)", g.col_of(query), g.row_of(query));
     ImGui::EndGroup();
     ImGui::SameLine();
@@ -281,8 +281,8 @@ class PermutationView final : public TeachingView {
     ImGui::TextDisabled("The three maps share one colour scale. Click a patch (in any map) to make it the query.");
   }
 
-  void draw_readout(HandMadeSession& backend, int head, int query) {
-    const Settings& s = backend.settings();
+  void draw_readout(HandMadeSession& hand_made, int head, int query) {
+    const Settings& s = hand_made.settings();
     const int N = original_->N();
     ImGui::Separator();
     ImGui::Text(

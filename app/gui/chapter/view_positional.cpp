@@ -1,7 +1,7 @@
 // Positional codes (fig. 26.20, eqs. 26.38–26.40): every dimension of the code p as a small
 // image over the patch grid, the query's code p_i, the similarity p_iᵀp_j over the grid, and
 // the main head's map in concat mode for a few weights λ (computed on the CPU from the head
-// input X that the backend already has, by core's LambdaSweep: no second tokenization).
+// input X that the hand-made session already has, by core's LambdaSweep: no second tokenization).
 #include <imgui.h>
 
 #include <algorithm>
@@ -37,11 +37,11 @@ class PositionalView final : public TeachingView {
             "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
             "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight."}) {}
 
-  void draw_contents(AppState& state, HandMadeSession& backend) override {
-    update_codes(backend);
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override {
+    update_codes(hand_made);
     const int L = static_cast<int>(P_.cols());
-    const int i = std::clamp(hand_made_query(state, backend.grid()), 0, static_cast<int>(P_.rows()) - 1);
-    const PatchGrid& g = backend.grid();
+    const int i = std::clamp(hand_made_query(state, hand_made.grid()), 0, static_cast<int>(P_.rows()) - 1);
+    const PatchGrid& g = hand_made.grid();
 
     ImGui::TextWrapped(
         "Patch (x, y) = (column, row) gets the code p = [p_x; p_y] (eq. 26.40): p_x holds sin(x / B^k) for k = 0..P "
@@ -61,22 +61,22 @@ class PositionalView final : public TeachingView {
     draw_code_vector(i);
     ImGui::Separator();
 
-    draw_similarity(state, backend, i);
+    draw_similarity(state, hand_made, i);
     ImGui::Separator();
 
-    draw_lambda_row(state, backend, i);
+    draw_lambda_row(state, hand_made, i);
   }
 
  private:
-  // ---- data, cached on the backend's generations
-  void update_codes(HandMadeSession& backend) {
-    if (codes_gen_ == backend.generation() && P_.rows() == backend.grid().N()) return;
-    const Matrix& X = backend.tokens();  // [T | P] as the engine (or the reference) computed it
-    spec_ = backend.settings().pos;
+  // ---- data, cached on the hand-made session's generations
+  void update_codes(HandMadeSession& hand_made) {
+    if (codes_gen_ == hand_made.generation() && P_.rows() == hand_made.grid().N()) return;
+    const Matrix& X = hand_made.tokens();  // [T | P] as the engine (or the reference) computed it
+    spec_ = hand_made.settings().pos;
     const int L = static_cast<int>(X.cols()) - TokenLayout::d;
     if (L <= 0) throw Error("the head input has no positional code columns");
     P_ = X.rightCols(L);
-    const PatchGrid& g = backend.grid();
+    const PatchGrid& g = hand_made.grid();
     code_tex_.resize(static_cast<size_t>(L));
     std::vector<float> column(static_cast<size_t>(g.N()));
     for (int n = 0; n < L; ++n) {
@@ -84,7 +84,7 @@ class PositionalView final : public TeachingView {
       const auto px = colormap_pixels(column, {}, Colormap::Gray, Normalization::MinMax, ValueRange{-1.0f, 1.0f});
       code_tex_[static_cast<size_t>(n)].set(g.cols, g.rows, 4, px, false);
     }
-    codes_gen_ = backend.generation();
+    codes_gen_ = hand_made.generation();
     sim_valid_ = false;
     maps_valid_ = false;
   }
@@ -232,14 +232,14 @@ class PositionalView final : public TeachingView {
   }
 
   // ---- p_iᵀp_j over the grid
-  void draw_similarity(AppState& state, HandMadeSession& backend, int i) {
-    const PatchGrid& g = backend.grid();
-    if (!sim_valid_ || sim_gen_ != backend.generation() || sim_query_ != i || sim_cmap_ != state.colormap) {
+  void draw_similarity(AppState& state, HandMadeSession& hand_made, int i) {
+    const PatchGrid& g = hand_made.grid();
+    if (!sim_valid_ || sim_gen_ != hand_made.generation() || sim_query_ != i || sim_cmap_ != state.colormap) {
       sim_ = code_similarity(P_, i);
       sim_range_ = normalization_range(sim_, {}, Normalization::MinMax);
       sim_tex_.set(g.cols, g.rows, 4, colormap_pixels(sim_, {}, state.colormap, Normalization::MinMax, sim_range_),
                    false);
-      sim_gen_ = backend.generation();
+      sim_gen_ = hand_made.generation();
       sim_query_ = i;
       sim_cmap_ = state.colormap;
       sim_valid_ = true;
@@ -293,20 +293,20 @@ class PositionalView final : public TeachingView {
   }
 
   // ---- the main head's map for λ in kLambdas, concat mode
-  void draw_lambda_row(AppState& state, HandMadeSession& backend, int i) {
+  void draw_lambda_row(AppState& state, HandMadeSession& hand_made, int i) {
     const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const HeatmapStyle style{state.colormap, state.normalization};
-    if (!sweep_ || sweep_gen_ != backend.generation() || sweep_head_ != head) {
-      sweep_.emplace(backend.setup().heads[static_cast<size_t>(head)], backend.tokens(), backend.setup(),
-                     backend.settings());
-      sweep_gen_ = backend.generation();
+    if (!sweep_ || sweep_gen_ != hand_made.generation() || sweep_head_ != head) {
+      sweep_.emplace(hand_made.setup().heads[static_cast<size_t>(head)], hand_made.tokens(), hand_made.setup(),
+                     hand_made.settings());
+      sweep_gen_ = hand_made.generation();
       sweep_head_ = head;
       maps_valid_ = false;
     }
-    const PatchGrid& g = backend.grid();
-    if (!maps_valid_ || maps_gen_ != backend.generation() || maps_query_ != i || maps_head_ != head || !(maps_style_ == style)) {
+    const PatchGrid& g = hand_made.grid();
+    if (!maps_valid_ || maps_gen_ != hand_made.generation() || maps_query_ != i || maps_head_ != head || !(maps_style_ == style)) {
       std::vector<std::uint8_t> keep(static_cast<size_t>(g.N()));
-      for (int j = 0; j < g.N(); ++j) keep[static_cast<size_t>(j)] = backend.setup().mask.allowed(i, j);
+      for (int j = 0; j < g.N(); ++j) keep[static_cast<size_t>(j)] = hand_made.setup().mask.allowed(i, j);
       for (size_t n = 0; n < kLambdas.size(); ++n) {
         const RowResult r = sweep_->row(i, kLambdas[n]);
         const std::span<const float> w(r.weights.data(), static_cast<size_t>(g.N()));
@@ -319,7 +319,7 @@ class PositionalView final : public TeachingView {
           }
         summary_[n] = {hi, lo, w[static_cast<size_t>(i)], r.empty};
       }
-      maps_gen_ = backend.generation();
+      maps_gen_ = hand_made.generation();
       maps_query_ = i;
       maps_head_ = head;
       maps_style_ = style;
@@ -329,7 +329,7 @@ class PositionalView final : public TeachingView {
     ImGui::Text(
         "The %s head's map as lambda grows (concat mode, m' = %d): the score becomes q_i^T k_j + lambda^2 p_i^T p_j.",
         std::string(head_name(static_cast<HeadKind>(head))).c_str(), sweep_->m_concat());
-    if (backend.settings().pos.mode != PosMode::Concat)
+    if (hand_made.settings().pos.mode != PosMode::Concat)
       ImGui::TextDisabled("(shown in concat mode whatever the current mode is; click a map to switch to it)");
     else
       ImGui::TextDisabled("(click a map to use its lambda)");
@@ -339,13 +339,13 @@ class PositionalView final : public TeachingView {
     const float side =
         std::clamp((avail - sp * static_cast<float>(kLambdas.size() - 1)) / static_cast<float>(kLambdas.size()),
                    48.0f * ui, 220.0f * ui);
-    const PosSpec& cur = backend.settings().pos;
+    const PosSpec& cur = hand_made.settings().pos;
     for (size_t n = 0; n < kLambdas.size(); ++n) {
       if (n) ImGui::SameLine();
       ImGui::BeginGroup();
       ImGui::Text("lambda = %g", static_cast<double>(kLambdas[n]));
       const bool current = cur.mode == PosMode::Concat && std::abs(cur.lambda - kLambdas[n]) < 1e-6f;
-      if (map_thumbnail(("lambda" + std::to_string(n)).c_str(), backend, lambda_tex_[n].im(), state,
+      if (map_thumbnail(("lambda" + std::to_string(n)).c_str(), hand_made, lambda_tex_[n].im(), state,
                             ImVec2(side, side), {Cell{g.col_of(i), g.row_of(i)}}, current)) {
         state.attention.pos.mode = PosMode::Concat;
         state.attention.pos.lambda = kLambdas[n];

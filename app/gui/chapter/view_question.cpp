@@ -1,5 +1,5 @@
 // Question token (figs. 26.7, 26.8, eqs. 26.11–26.16): a colour the user picks becomes a query
-// from outside the image. Its head input x (core question_token) goes through the backend's
+// from outside the image. Its head input x (core question_token) goes through the hand-made session's
 // row_for_token (GPU or CPU), giving where it attends; the output token t_out = Σ a_j v_j and the
 // chapter's extra constant dimension (the "count") come from core output_with_count.
 #include <imgui.h>
@@ -35,27 +35,27 @@ class QuestionView final : public TeachingView {
             "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
             "(26.16). The chapter adds a constant 1 to every value so that the answer can also count."}) {}
 
-  void draw_contents(AppState& state, HandMadeSession& backend) override {
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override {
     ImGui::TextWrapped(
         "The question is a token of its own, not one of the N patches (figs. 26.7-26.8). Its input x holds the colour "
         "c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The head turns it "
         "into a query q = W_q x (eq. 26.11), scores every patch's key, s_j = q^T k_j (26.14), takes the softmax "
         "(26.15) and sums the values with those weights (26.16).");
-    draw_controls(backend, hand_made_query(state, backend.grid()));
-    update(state, backend);
+    draw_controls(hand_made, hand_made_query(state, hand_made.grid()));
+    update(state, hand_made);
     ImGui::Separator();
-    draw_softmax_answer(state, backend);
+    draw_softmax_answer(state, hand_made);
     ImGui::Separator();
-    draw_count(state, backend);
+    draw_count(state, hand_made);
   }
 
  private:
-  void draw_controls(HandMadeSession& backend, int i) {
+  void draw_controls(HandMadeSession& hand_made, int i) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
     ImGui::ColorEdit3("question colour c", colour_.data(), ImGuiColorEditFlags_Float);
     ImGui::SameLine();
-    const PatchGrid& g = backend.grid();
-    if (ImGui::Button("use the query patch's colour")) colour_ = patch_colour(backend, i);
+    const PatchGrid& g = hand_made.grid();
+    if (ImGui::Button("use the query patch's colour")) colour_ = patch_colour(hand_made, i);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("the mean colour of patch (%d,%d), the image view's query", g.col_of(i), g.row_of(i));
     ImGui::TextUnformatted("head:");
@@ -68,11 +68,11 @@ class QuestionView final : public TeachingView {
         "q = [c/|c|; p/2] with p = 0 for the question; custom: q = W_q c/|c| with the matrix of the heads view.");
   }
 
-  static std::array<float, 3> patch_colour(const HandMadeSession& backend, int i) {
+  static std::array<float, 3> patch_colour(const HandMadeSession& hand_made, int i) {
     // The mean over the patch's pixels inside the image (as core's mean_colours does). Not taken
     // from tokens(): in add mode those columns also carry the added code.
-    const Image& img = backend.image();
-    const PatchGrid& g = backend.grid();
+    const Image& img = hand_made.image();
+    const PatchGrid& g = hand_made.grid();
     double sum[3] = {0, 0, 0};
     int count = 0;
     for (int y = g.row_of(i) * g.K; y < std::min((g.row_of(i) + 1) * g.K, img.height); ++y)
@@ -85,26 +85,26 @@ class QuestionView final : public TeachingView {
     return out;
   }
 
-  void update(AppState& state, HandMadeSession& backend) {
+  void update(AppState& state, HandMadeSession& hand_made) {
     const HeatmapStyle style{state.colormap, state.normalization};
-    const bool same_row = valid_ && gen_ == backend.generation() && asked_ == colour_ && asked_head_ == head_;
+    const bool same_row = valid_ && gen_ == hand_made.generation() && asked_ == colour_ && asked_head_ == head_;
     if (!same_row) {
-      const Matrix& X = backend.tokens();
+      const Matrix& X = hand_made.tokens();
       x_ = question_token(colour_, static_cast<int>(X.cols()));
-      auto [w, logits] = backend.row_for_token(head_, x_);
+      auto [w, logits] = hand_made.row_for_token(head_, x_);
       weights_ = std::move(w);
-      const HeadQKV& qkv = backend.qkv(head_);
-      const float to_score = backend.settings().temperature * std::sqrt(static_cast<float>(qkv.m()));
+      const HeadQKV& qkv = hand_made.qkv(head_);
+      const float to_score = hand_made.settings().temperature * std::sqrt(static_cast<float>(qkv.m()));
       scores_.resize(logits.size());
       for (size_t j = 0; j < logits.size(); ++j) scores_[j] = logits[j] * to_score;  // s_j = q^T k_j
-      const Matrix Wq = query_key_weights(backend.setup().heads[static_cast<size_t>(head_)].W_q, backend.settings().pos,
-                                          static_cast<int>(backend.setup().P.cols()));
+      const Matrix Wq = query_key_weights(hand_made.setup().heads[static_cast<size_t>(head_)].W_q, hand_made.settings().pos,
+                                          static_cast<int>(hand_made.setup().P.cols()));
       q_ = x_ * Wq.transpose();
       soft_ = output_with_count(weights_, qkv.V);
       const auto [lo, hi] = std::minmax_element(scores_.begin(), scores_.end());
       smin_ = *lo;
       smax_ = *hi;
-      gen_ = backend.generation();
+      gen_ = hand_made.generation();
       asked_ = colour_;
       asked_head_ = head_;
       valid_ = true;
@@ -112,11 +112,11 @@ class QuestionView final : public TeachingView {
     }
     const float threshold = smax_ - delta_;
     if (!tex_valid_ || !(style_ == style) || threshold != threshold_) {
-      const PatchGrid& g = backend.grid();
+      const PatchGrid& g = hand_made.grid();
       soft_tex_.set(g.cols, g.rows, 4, apply_colormap(weights_, {}, style.colormap, style.normalization), false);
       range_ = normalization_range(weights_, {}, style.normalization);
       hard_ = match_weights(scores_, threshold);
-      hard_answer_ = output_with_count(hard_, backend.qkv(head_).V);
+      hard_answer_ = output_with_count(hard_, hand_made.qkv(head_).V);
       std::vector<std::uint8_t> px(static_cast<size_t>(g.N()) * 4, 0);
       for (size_t j = 0; j < hard_.size(); ++j)
         if (hard_[j] == 0.0f) px[j * 4 + 3] = 255;  // unmatched: darkened; matched: the photo shows
@@ -127,14 +127,14 @@ class QuestionView final : public TeachingView {
     }
   }
 
-  void draw_softmax_answer(AppState& state, HandMadeSession& backend) {
-    const PatchGrid& g = backend.grid();
+  void draw_softmax_answer(AppState& state, HandMadeSession& hand_made) {
+    const PatchGrid& g = hand_made.grid();
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.35f, 120.0f * ui, 340.0f * ui);
     ImGui::BeginGroup();
     ImGui::Text("where the question attends: a_j (%s head)",
                 std::string(head_name(static_cast<HeadKind>(head_))).c_str());
-    map_thumbnail("question_map", backend, soft_tex_.im(), state, ImVec2(side, side), {}, false);
+    map_thumbnail("question_map", hand_made, soft_tex_.im(), state, ImVec2(side, side), {}, false);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -164,27 +164,27 @@ class QuestionView final : public TeachingView {
     ImGui::EndGroup();
     ImGui::TextDisabled(
         "v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s",
-        backend.settings().pos.mode == PosMode::Add ? "; in add mode it also carries the added code" : "");
+        hand_made.settings().pos.mode == PosMode::Add ? "; in add mode it also carries the added code" : "");
     ImGui::Spacing();
     ImGui::TextWrapped(
         "The colour part is an average of the patches' colours, pulled towards the ones that match the question. "
         "The count part always reads 1: the softmax makes the weights add up to 1, so a softmax answer is an "
         "average and cannot say how many patches matched.");
-    if (backend.settings().pos.mode == PosMode::Concat)
+    if (hand_made.settings().pos.mode == PosMode::Concat)
       ImGui::TextWrapped(
           "Concat mode: the question has no place, so its code is 0 and lambda p_j adds nothing to its "
           "scores.");
-    else if (backend.settings().pos.mode == PosMode::Add)
+    else if (hand_made.settings().pos.mode == PosMode::Add)
       ImGui::TextWrapped(
           "Add mode: the keys carry their place mixed into every feature, so the scores also vary with "
           "the place.");
-    if (backend.settings().mask.kind != MaskKind::None)
+    if (hand_made.settings().mask.kind != MaskKind::None)
       ImGui::TextDisabled("The mask is not used: it is defined between image tokens, and the question is not one.");
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();
   }
 
-  void draw_count(AppState& state, HandMadeSession& backend) {
+  void draw_count(AppState& state, HandMadeSession& hand_made) {
     ImGui::TextUnformatted("Counting, as in fig. 26.7: weight 1 on each matching patch, 0 elsewhere (no softmax)");
     ImGui::TextWrapped(
         "The chapter gives every value one extra dimension that is always 1, so that part of t_out is just the sum of "
@@ -199,8 +199,8 @@ class QuestionView final : public TeachingView {
     help_marker(
         "Logarithmic: the scores crowd near the top. For the colour head s_j is the cosine between the "
         "question's colour and the patch's, so delta = 0.002 means 'within about 3.6 degrees of the best match'.");
-    if (!tex_valid_ || threshold_ != smax_ - delta_) update(state, backend);
-    const PatchGrid& g = backend.grid();
+    if (!tex_valid_ || threshold_ != smax_ - delta_) update(state, hand_made);
+    const PatchGrid& g = hand_made.grid();
     const int n = static_cast<int>(std::lround(hard_answer_.count));
     ImGui::SameLine();
     ImGui::Text("match if s_j >= %.6f: %d of %d patches", static_cast<double>(threshold_), n, g.N());
@@ -208,7 +208,7 @@ class QuestionView final : public TeachingView {
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.3f, 120.0f * ui, 300.0f * ui);
     ImGui::BeginGroup();
-    map_thumbnail("question_matches", backend, hard_tex_.im(), state, ImVec2(side, side), {}, false);
+    map_thumbnail("question_matches", hand_made, hard_tex_.im(), state, ImVec2(side, side), {}, false);
     ImGui::TextDisabled("matching patches bright, the rest darkened");
     ImGui::EndGroup();
     ImGui::SameLine();

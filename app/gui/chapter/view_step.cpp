@@ -1,7 +1,7 @@
 // Step by step (figs. 26.8, 26.10): one row of attention for the current query and main head,
 // taken apart — q_i, the scores s_ij = q_i·k_j, the scaled scores, the softmax weights as a
 // sorted bar chart with the top patches, the arithmetic for one key, and the weighted sum of
-// values that gives t_out. The numbers come from the backend (GPU engine or CPU reference):
+// values that gives t_out. The numbers come from the hand-made session (GPU engine or CPU reference):
 // its Q, K, V and its row of A; core/hand_made/step.hpp redoes the arithmetic to show every stage.
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/state/setting_widgets.hpp"
@@ -67,16 +67,16 @@ void swatch(const float* c, float side) {
 
 // Draws patch j of the photo into the square [p, p + side): the crop's uv range on the photo
 // texture; in Pad mode the part outside the image stays black.
-void draw_patch(ImDrawList* dl, HandMadeSession& backend, int j, ImVec2 p, float side) {
-  const PatchGrid& g = backend.grid();
-  const Image& img = backend.image();
+void draw_patch(ImDrawList* dl, HandMadeSession& hand_made, int j, ImVec2 p, float side) {
+  const PatchGrid& g = hand_made.grid();
+  const Image& img = hand_made.image();
   dl->AddRectFilled(p, ImVec2(p.x + side, p.y + side), IM_COL32(0, 0, 0, 255));
   const int x0 = g.col_of(j) * g.K, y0 = g.row_of(j) * g.K;
   const int x1 = std::min(x0 + g.K, img.width), y1 = std::min(y0 + g.K, img.height);
   if (x1 <= x0 || y1 <= y0) return;
   const float s = side / static_cast<float>(g.K);
   const float W = static_cast<float>(img.width), H = static_cast<float>(img.height);
-  dl->AddImage(backend.photo(), p, ImVec2(p.x + s * static_cast<float>(x1 - x0), p.y + s * static_cast<float>(y1 - y0)),
+  dl->AddImage(hand_made.photo(), p, ImVec2(p.x + s * static_cast<float>(x1 - x0), p.y + s * static_cast<float>(y1 - y0)),
                ImVec2(static_cast<float>(x0) / W, static_cast<float>(y0) / H),
                ImVec2(static_cast<float>(x1) / W, static_cast<float>(y1) / H));
 }
@@ -90,13 +90,13 @@ class StepView final : public TeachingView {
             "mix the values into the new token t_out (eqs. 26.20-26.22, figs. 26.8 and 26.10). Hover a bar to see "
             "the arithmetic for that key."}) {}
 
-  void draw_contents(AppState& state, HandMadeSession& backend) override {
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override {
     hovered_ = -1;
     head_selector(state);
-    refresh(backend, hand_made_query(state, backend.grid()));
+    refresh(hand_made, hand_made_query(state, hand_made.grid()));
     state.report.checks["step: softmax redone from Q and K vs the engine's a_ij"] =
-        "largest difference " + fmt("%.2g", max_diff_) + " (query " + std::to_string(b_.i) + ", " + backend.name() + ")";
-    const PatchGrid& g = backend.grid();
+        "largest difference " + fmt("%.2g", max_diff_) + " (query " + std::to_string(b_.i) + ", " + hand_made.name() + ")";
+    const PatchGrid& g = hand_made.grid();
     const int i = b_.i;
     const float line = ImGui::GetTextLineHeightWithSpacing();
 
@@ -107,13 +107,13 @@ class StepView final : public TeachingView {
     {
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float side = 3.0f * line;
-      draw_patch(ImGui::GetWindowDrawList(), backend, i, p, side);
+      draw_patch(ImGui::GetWindowDrawList(), hand_made, i, p, side);
       ImGui::Dummy(ImVec2(side, side));
       ImGui::SameLine();
       ImGui::BeginGroup();
       ImGui::TextWrapped("q_i = W_q t_i, m' = %d values: %s", b_.m, vec_text(b_.q.data(), b_.m, 24).c_str());
       ImGui::TextWrapped("its own value v_i (the patch's mean colour) = %s",
-                         vec_text(backend.qkv(head_).V.row(i).data(), static_cast<int>(backend.qkv(head_).V.cols()), 8).c_str());
+                         vec_text(hand_made.qkv(head_).V.row(i).data(), static_cast<int>(hand_made.qkv(head_).V.cols()), 8).c_str());
       ImGui::EndGroup();
     }
 
@@ -127,7 +127,7 @@ class StepView final : public TeachingView {
     }
     if (b_.kept < g.N())
       warn(std::to_string(g.N() - b_.kept) + " of " + std::to_string(g.N()) + " keys are masked for this query (" +
-           std::string(mask_kind_name(backend.settings().mask.kind)) + " mask): they get weight exactly 0.");
+           std::string(mask_kind_name(hand_made.settings().mask.kind)) + " mask): they get weight exactly 0.");
 
     // --- 3. the softmax weights, sorted
     ImGui::Separator();
@@ -145,10 +145,10 @@ class StepView final : public TeachingView {
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Off: bar height is proportional to a_ij (axis from 0). On: the axis starts just below the smallest\n"
                           "weight shown, so nearly equal weights (tau = 1 on a flat row) show their differences.");
-      bar_chart(state, backend);
+      bar_chart(state, hand_made);
       note("hover a bar or a thumbnail for its arithmetic; click a thumbnail to make that patch the query");
       if (ImGui::TreeNode("every stage for these keys (table)")) {
-        stage_table(backend);
+        stage_table(hand_made);
         ImGui::TreePop();
       }
     }
@@ -170,12 +170,12 @@ class StepView final : public TeachingView {
       cell[1] = std::clamp(cell[1], 0, g.rows - 1);
       key_ = g.index(cell[0], cell[1]);
     }
-    key_detail(backend);
+    key_detail(hand_made);
 
     // --- 5. the weighted sum of values
     if (b_.empty) return;
     ImGui::Separator();
-    weighted_sum_section(backend);
+    weighted_sum_section(hand_made);
     if (hovered_ >= 0) key_ = hovered_;  // a term of the sum was hovered: detail it next frame
   }
 
@@ -190,11 +190,11 @@ class StepView final : public TeachingView {
   // Recomputes the breakdown when the image, settings, the query's rows or head changed: for
   // the query whose rows have arrived (the previous one for the frame until `query`'s come), so
   // the engine's row and the one redone here are always the same query's.
-  void refresh(HandMadeSession& backend, int query) {
-    const RowSet& rows = backend.latest_rows(query);
-    if (generation_ == backend.generation() && cached_head_ == head_ && cached_query_ == rows.query) return;
-    const HeadQKV& h = backend.qkv(head_);
-    b_ = step_breakdown(h.Q, h.K, h.V, rows.query, backend.settings().temperature, backend.setup().mask);
+  void refresh(HandMadeSession& hand_made, int query) {
+    const RowSet& rows = hand_made.latest_rows(query);
+    if (generation_ == hand_made.generation() && cached_head_ == head_ && cached_query_ == rows.query) return;
+    const HeadQKV& h = hand_made.qkv(head_);
+    b_ = step_breakdown(h.Q, h.K, h.V, rows.query, hand_made.settings().temperature, hand_made.setup().mask);
     const auto w = rows.head(head_);
     engine_w_.assign(w.begin(), w.end());
     const auto l = rows.head_logits(head_);
@@ -214,12 +214,12 @@ class StepView final : public TeachingView {
       s_lo_ = *lo;
       s_hi_ = *hi;
     }
-    generation_ = backend.generation();
+    generation_ = hand_made.generation();
     cached_head_ = head_;
     cached_query_ = rows.query;
   }
 
-  void bar_chart(AppState& state, HandMadeSession& backend) {
+  void bar_chart(AppState& state, HandMadeSession& hand_made) {
     const int n = std::min(bars_, static_cast<int>(top_.size()));
     if (n <= 0) return;
     const float avail = ImGui::GetContentRegionAvail().x;
@@ -258,13 +258,13 @@ class StepView final : public TeachingView {
       const bool sel = j == key_;
       const ImU32 fill = hov ? IM_COL32(255, 220, 120, 255) : sel ? IM_COL32(255, 170, 60, 255) : IM_COL32(230, 120, 40, 255);
       dl->AddRectFilled(ImVec2(x + 1, y_of(w)), ImVec2(x + col_w - 1, base), fill);
-      draw_patch(dl, backend, j, ImVec2(x + 1, base + 3), thumb);
+      draw_patch(dl, hand_made, j, ImVec2(x + 1, base + 3), thumb);
       if (hov || sel)
         dl->AddRect(ImVec2(x, base + 2), ImVec2(x + col_w, base + 4 + thumb), hov ? IM_COL32(255, 255, 255, 255) : IM_COL32(255, 170, 60, 255),
                     0, 0, 2.0f);
       if (j == b_.i) dl->AddText(ImVec2(x + 2, base + 3), IM_COL32(0, 255, 255, 255), "i");
       if (clicked) {
-        state.hand_made.cell = Cell{backend.grid().col_of(j), backend.grid().row_of(j)};
+        state.hand_made.cell = Cell{hand_made.grid().col_of(j), hand_made.grid().row_of(j)};
         state.hand_made.query_pinned = true;
       }
     }
@@ -275,16 +275,16 @@ class StepView final : public TeachingView {
       for (float x = x_bars; x < x_bars + col_w * static_cast<float>(n); x += 8.0f)
         dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 4.0f, x_bars + col_w * static_cast<float>(n)), y), IM_COL32(120, 200, 255, 255));
       dl->AddText(ImVec2(x_bars + col_w * static_cast<float>(n) + 4, y - ImGui::GetTextLineHeight() * 0.5f), IM_COL32(120, 200, 255, 255),
-                  b_.kept == backend.grid().N() ? "1/N" : "1/N kept");
+                  b_.kept == hand_made.grid().N() ? "1/N" : "1/N kept");
     }
     ImGui::SetCursorScreenPos(ImVec2(origin.x, base + thumb + 8));
     ImGui::Dummy(ImVec2(label_w + col_w * static_cast<float>(n), 0));
   }
 
   // The stages of fig. 26.10 for the top keys, one row per key; hovering a row details it.
-  void stage_table(HandMadeSession& backend) {
-    const PatchGrid& g = backend.grid();
-    const HeadQKV& h = backend.qkv(head_);
+  void stage_table(HandMadeSession& hand_made) {
+    const PatchGrid& g = hand_made.grid();
+    const HeadQKV& h = hand_made.qkv(head_);
     const int n = std::min(bars_, static_cast<int>(top_.size()));
     const ImGuiTableFlags tf = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                ImGuiTableFlags_ScrollY;
@@ -320,14 +320,14 @@ class StepView final : public TeachingView {
     ImGui::EndTable();
   }
 
-  void key_detail(HandMadeSession& backend) {
-    const PatchGrid& g = backend.grid();
+  void key_detail(HandMadeSession& hand_made) {
+    const PatchGrid& g = hand_made.grid();
     const int j = key_;
     const auto J = static_cast<size_t>(j);
-    const HeadQKV& h = backend.qkv(head_);
+    const HeadQKV& h = hand_made.qkv(head_);
     const float side = 4.0f * ImGui::GetTextLineHeightWithSpacing();
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    draw_patch(ImGui::GetWindowDrawList(), backend, j, p, side);
+    draw_patch(ImGui::GetWindowDrawList(), hand_made, j, p, side);
     ImGui::Dummy(ImVec2(side, side));
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -360,8 +360,8 @@ class StepView final : public TeachingView {
     ImGui::EndGroup();
   }
 
-  void weighted_sum_section(HandMadeSession& backend) {
-    const HeadQKV& h = backend.qkv(head_);
+  void weighted_sum_section(HandMadeSession& hand_made) {
+    const HeadQKV& h = hand_made.qkv(head_);
     const int v = static_cast<int>(h.V.cols());
     ImGui::TextWrapped("5. The weighted sum of values (eq. 26.21, fig. 26.8): t_out = sum_j a_ij v_j");
     note("v_j = W_v t_j is the patch's mean colour for every head here, so t_out is a colour too.");
@@ -398,7 +398,7 @@ class StepView final : public TeachingView {
       ImGui::EndGroup();
       if (ImGui::IsItemHovered()) {
         hovered_ = j;
-        ImGui::SetTooltip("key (%d,%d): a_ij = %s, v_j = %s", backend.grid().col_of(j), backend.grid().row_of(j),
+        ImGui::SetTooltip("key (%d,%d): a_ij = %s, v_j = %s", hand_made.grid().col_of(j), hand_made.grid().row_of(j),
                           format_weight(w).c_str(), vec_text(h.V.row(j).data(), v, 8).c_str());
       }
     }

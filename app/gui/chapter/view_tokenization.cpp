@@ -69,9 +69,9 @@ class TokenizationView final : public TeachingView {
             "same map to every patch is a convolution whose kernel and stride are both K (eq. 26.32). Click a patch "
             "to see its numbers."}) {}
 
-  void draw_contents(AppState& state, HandMadeSession& backend) override {
-    refresh(backend, hand_made_query(state, backend.grid()));
-    const PatchGrid& g = backend.grid();
+  void draw_contents(AppState& state, HandMadeSession& hand_made) override {
+    refresh(hand_made, hand_made_query(state, hand_made.grid()));
+    const PatchGrid& g = hand_made.grid();
     const int i = i_;
     const int K = g.K;
     ImGui::TextWrapped("The photo is cut into a %d x %d grid of K x K patches (K = %d pixels%s): N = %d tokens, numbered "
@@ -82,7 +82,7 @@ class TokenizationView final : public TeachingView {
     // --- the grid, the enlarged patch and its unrolled pixels, side by side
     const float avail = ImGui::GetContentRegionAvail().x;
     const float box = std::clamp(avail * 0.38f, 120.0f, 420.0f);
-    grid_picture(state, backend, box);
+    grid_picture(state, hand_made, box);
     ImGui::SameLine();
     ImGui::BeginGroup();
     const bool padded = (g.col_of(i) + 1) * K > g.image_width || (g.row_of(i) + 1) * K > g.image_height;
@@ -128,7 +128,7 @@ class TokenizationView final : public TeachingView {
         ImGui::TextUnformatted(part.what.c_str());
         ImGui::TableSetColumnIndex(3);
         const float* v = x_.data() + part.begin;
-        if (part.begin == TokenLayout::kColour && backend.settings().pos.mode != PosMode::Add) {
+        if (part.begin == TokenLayout::kColour && hand_made.settings().pos.mode != PosMode::Add) {
           const ImVec2 p = ImGui::GetCursorScreenPos();
           const float s = ImGui::GetTextLineHeight();
           ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + s, p.y + s), IM_COL32(to8(v[0]), to8(v[1]), to8(v[2]), 255));
@@ -145,7 +145,7 @@ class TokenizationView final : public TeachingView {
       }
       ImGui::EndTable();
     }
-    if (backend.settings().pos.mode == PosMode::Add) {
+    if (hand_made.settings().pos.mode == PosMode::Add) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.4f, 1.0f));
       ImGui::TextWrapped("Positional mode 'add': the code has been mapped to d values by W_pos and added to T, so the T "
                          "parts above include P W_pos^T (and c is no longer exactly the mean colour).");
@@ -154,7 +154,7 @@ class TokenizationView final : public TeachingView {
       char d[32];
       std::snprintf(d, sizeof d, "%.2g", r_diff_);
       state.report.checks["tokenization: W_tokenize x_i from the raw pixels vs the engine's r"] =
-          std::string("largest difference ") + d + " (token " + std::to_string(i) + ", " + backend.name() + ")";
+          std::string("largest difference ") + d + " (token " + std::to_string(i) + ", " + hand_made.name() + ")";
       note("The r part above is W_tokenize x_i, worked here from the raw pixels. The p part is in X for every positional "
            "mode: the position heads read it, and in concat mode it is appended to every q and k.");
     }
@@ -182,16 +182,16 @@ class TokenizationView final : public TeachingView {
 
  private:
   // Rebuilds the query's numbers and textures when the image, settings or query change.
-  void refresh(HandMadeSession& backend, int query) {
-    const PatchGrid& g = backend.grid();
-    if (generation_ != backend.generation() || i_ != query) {
+  void refresh(HandMadeSession& hand_made, int query) {
+    const PatchGrid& g = hand_made.grid();
+    if (generation_ != hand_made.generation() || i_ != query) {
       i_ = query;
-      const Image& img = backend.image();
+      const Image& img = hand_made.image();
       const RowVector raw = raw_token(img, g, i_);
       raw_.assign(raw.data(), raw.data() + raw.size());
-      const Matrix& X = backend.tokens();
+      const Matrix& X = hand_made.tokens();
       x_.assign(X.row(i_).data(), X.row(i_).data() + X.cols());
-      const RowVector r = project_patch(raw, backend.setup().W_tokenize);
+      const RowVector r = project_patch(raw, hand_made.setup().W_tokenize);
       r_diff_ = 0;
       for (int n = 0; n < TokenLayout::kRandomDims; ++n)
         r_diff_ = std::max(r_diff_, std::abs(static_cast<double>(r[n]) - static_cast<double>(x_[static_cast<size_t>(TokenLayout::kRandom + n)])));
@@ -206,10 +206,10 @@ class TokenizationView final : public TeachingView {
           strip[at + static_cast<size_t>(n % 3)] = to8(raw_[static_cast<size_t>(y) * 3 * K + static_cast<size_t>(n)]);
         }
       strip_tex_.set(3 * K, K, 3, strip, false);
-      generation_ = backend.generation();
+      generation_ = hand_made.generation();
     }
-    if (filters_generation_ != backend.generation()) {
-      const Matrix& W = backend.setup().W_tokenize;  // R × 3K²
+    if (filters_generation_ != hand_made.generation()) {
+      const Matrix& W = hand_made.setup().W_tokenize;  // R × 3K²
       const int K = g.K, R = static_cast<int>(W.rows());
       const float mx = std::max(W.cwiseAbs().maxCoeff(), 1e-12f);
       std::vector<std::uint8_t> px(static_cast<size_t>(R) * K * K * 3);
@@ -220,13 +220,13 @@ class TokenizationView final : public TeachingView {
               px[((static_cast<size_t>(y) * R * K) + static_cast<size_t>(n) * K + static_cast<size_t>(x)) * 3 + static_cast<size_t>(c)] =
                   to8(0.5f + 0.5f * W(n, (y * K + x) * 3 + c) / mx);
       filters_tex_.set(R * K, K, 3, px, false);
-      filters_generation_ = backend.generation();
+      filters_generation_ = hand_made.generation();
     }
   }
 
   // The photo in a `box` square with the patch grid and the query outlined; click picks a patch.
-  void grid_picture(AppState& state, HandMadeSession& backend, float box) {
-    const PatchGrid& g = backend.grid();
+  void grid_picture(AppState& state, HandMadeSession& hand_made, float box) {
+    const PatchGrid& g = hand_made.grid();
     const float gw = static_cast<float>(g.cols * g.K), gh = static_cast<float>(g.rows * g.K);
     const float scale = std::min(box / gw, box / gh);
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -235,11 +235,11 @@ class TokenizationView final : public TeachingView {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     auto at = [&](float x, float y) { return ImVec2(p.x + x * scale, p.y + y * scale); };
     dl->AddRectFilled(at(0, 0), at(gw, gh), IM_COL32(0, 0, 0, 255));
-    const Image& img = backend.image();
+    const Image& img = hand_made.image();
     const float W = static_cast<float>(img.width), H = static_cast<float>(img.height);
     // In Crop mode only the grid's part of the photo is shown; in Pad mode the padding stays black.
     const float sx = std::min(gw, W), sy = std::min(gh, H);
-    dl->AddImage(backend.photo(), at(0, 0), at(sx, sy), ImVec2(0, 0), ImVec2(sx / W, sy / H));
+    dl->AddImage(hand_made.photo(), at(0, 0), at(sx, sy), ImVec2(0, 0), ImVec2(sx / W, sy / H));
     const float cell = static_cast<float>(g.K) * scale;
     if (cell >= 4.0f) {
       const ImU32 line = IM_COL32(255, 255, 255, cell >= 10.0f ? 90 : 45);

@@ -19,10 +19,10 @@ namespace attnlab::app {
 SourceInfo HandMadeMapSource::info() const {
   SourceInfo out;
   out.empty_text = "No image loaded.";
-  out.ready = backend_.has_image();
+  out.ready = hand_made_.has_image();
   if (out.ready) {
-    out.grid = hand_made_source_grid(backend_.grid());
-    out.query = hand_made_query(state_, backend_.grid());
+    out.grid = hand_made_source_grid(hand_made_.grid());
+    out.query = hand_made_query(state_, hand_made_.grid());
   }
   out.layers = 1;
   out.heads = kHeadCount;
@@ -35,19 +35,19 @@ HeadInfo HandMadeMapSource::head_info(int layer, HeadChoice head) const {
                   layer == 0 && head.head >= 0 && head.head == state_.hand_made.head.head};
 }
 
-void HandMadeMapSource::draw_photo(ImDrawList* dl, ImVec2 origin, float scale) { app::draw_photo(dl, backend_, origin, scale); }
+void HandMadeMapSource::draw_photo(ImDrawList* dl, ImVec2 origin, float scale) { app::draw_photo(dl, hand_made_, origin, scale); }
 
 SourceMap HandMadeMapSource::map(int, HeadChoice head, int query) {
   const HeatmapStyle style{state_.colormap, state_.normalization};
-  if (query != hand_made_query(state_, backend_.grid()))
-    return SourceMap{backend_.pinned_map(query, head.head, style), backend_.pinned_map_max(query)};
+  if (query != hand_made_query(state_, hand_made_.grid()))
+    return SourceMap{hand_made_.pinned_map(query, head.head, style), hand_made_.pinned_map_max(query)};
   // While the pointer moves, the previous query's rows until the new ones have arrived (a frame
   // later): the number lags the map by a frame rather than blinking.
-  const auto row = backend_.latest_rows(query).head(head.head);
-  return SourceMap{backend_.heatmap(query, head.head, style), row.empty() ? 0.0f : *std::max_element(row.begin(), row.end())};
+  const auto row = hand_made_.latest_rows(query).head(head.head);
+  return SourceMap{hand_made_.heatmap(query, head.head, style), row.empty() ? 0.0f : *std::max_element(row.begin(), row.end())};
 }
 
-void HandMadeMapSource::keep_pinned(const std::vector<int>& queries) { backend_.keep_pinned(queries); }
+void HandMadeMapSource::keep_pinned(const std::vector<int>& queries) { hand_made_.keep_pinned(queries); }
 
 // The custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24); its two 3 × 3 matrices, edited here.
 void HandMadeMapSource::draw_head_settings() {
@@ -90,8 +90,8 @@ void HandMadeMapSource::draw_head_settings() {
 // arrived, the map itself the engine's colormap pass for the current query).
 MainMap HandMadeMapSource::main_map(const SourceChoice& choice) {
   const int head = std::clamp(choice.head.head, 0, kHeadCount - 1);
-  const int i = hand_made_query(state_, backend_.grid());
-  const RowSet& rows = backend_.latest_rows(i);
+  const int i = hand_made_query(state_, hand_made_.grid());
+  const RowSet& rows = hand_made_.latest_rows(i);
   const auto row = rows.head(head);
   MainMap map;
   map.layer = 0;
@@ -99,8 +99,8 @@ MainMap HandMadeMapSource::main_map(const SourceChoice& choice) {
   map.query = i;
   map.values.assign(row.begin(), row.end());
   map.keep.resize(row.size());
-  for (std::size_t j = 0; j < row.size(); ++j) map.keep[j] = backend_.setup().mask.allowed(i, static_cast<int>(j));
-  map.texture = backend_.heatmap(i, head, HeatmapStyle{state_.colormap, state_.normalization});
+  for (std::size_t j = 0; j < row.size(); ++j) map.keep[j] = hand_made_.setup().mask.allowed(i, static_cast<int>(j));
+  map.texture = hand_made_.heatmap(i, head, HeatmapStyle{state_.colormap, state_.normalization});
   map.flat = row_flatness(row, map.keep);  // the colour bar's mark, and the header's note
   map.uniform = map.flat.uniform;
   map.row_empty = rows.empty[static_cast<std::size_t>(head)];
@@ -110,7 +110,7 @@ MainMap HandMadeMapSource::main_map(const SourceChoice& choice) {
 // Status line (the query, the head), the head in one line, the presentation's legend, and an
 // honest word on a nearly uniform row.
 void HandMadeMapSource::draw_map_header(const MainMap& map) {
-  const PatchGrid& g = backend_.grid();
+  const PatchGrid& g = hand_made_.grid();
   const SourceChoice& c = state_.hand_made;
   const auto kind = static_cast<HeadKind>(map.head.head);
   ImGui::Text("query (%d,%d)  i = %d  %s  head %d: %s%s", g.col_of(map.query), g.row_of(map.query), map.query,
@@ -127,7 +127,7 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
     ImGui::NewLine();
   }
   if (state_.presentation) {  // for the class: what the map depends on, no developer numbers
-    const Settings& a = backend_.settings();
+    const Settings& a = hand_made_.settings();
     char tau[32];
     std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
     ImGui::Text("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu", std::string(mask_kind_name(a.mask.kind)).c_str(),
@@ -177,7 +177,7 @@ bool HandMadeMapSource::paint(Cell cell, bool down, bool erase) {
   if (!state_.ui.paint_mode || state_.attention.mask.kind != MaskKind::Painted) return false;
   if (down) {
     auto& painted = state_.attention.mask.painted;
-    const int j = backend_.grid().index(cell.col, cell.row);
+    const int j = hand_made_.grid().index(cell.col, cell.row);
     const auto it = std::lower_bound(painted.begin(), painted.end(), j);
     if (erase && it != painted.end() && *it == j) painted.erase(it);
     if (!erase && (it == painted.end() || *it != j)) painted.insert(it, j);
@@ -188,8 +188,8 @@ bool HandMadeMapSource::paint(Cell cell, bool down, bool erase) {
 // The keys the mask hides from the query, darkened.
 void HandMadeMapSource::draw_overlays(const MainMap&, ImDrawList* dl, ImVec2 origin, float scale, ImVec2) {
   if (!state_.show_mask || state_.attention.mask.kind == MaskKind::None) return;
-  const SourceGrid g = hand_made_source_grid(backend_.grid());
-  dl->AddImage(backend_.mask_overlay(hand_made_query(state_, backend_.grid())), origin,
+  const SourceGrid g = hand_made_source_grid(hand_made_.grid());
+  dl->AddImage(hand_made_.mask_overlay(hand_made_query(state_, hand_made_.grid())), origin,
                ImVec2(origin.x + static_cast<float>(g.covered_w) * scale, origin.y + static_cast<float>(g.covered_h) * scale),
                ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, 150));
 }

@@ -7,11 +7,11 @@
 #include <cmath>
 
 namespace attnlab::app {
-void draw_photo(ImDrawList* dl, HandMadeSession& backend, ImVec2 origin, float scale) {
-  const PatchGrid& g = backend.grid();
-  const float W = static_cast<float>(backend.image().width), H = static_cast<float>(backend.image().height);
+void draw_photo(ImDrawList* dl, HandMadeSession& hand_made, ImVec2 origin, float scale) {
+  const PatchGrid& g = hand_made.grid();
+  const float W = static_cast<float>(hand_made.image().width), H = static_cast<float>(hand_made.image().height);
   const float w = std::min(W, static_cast<float>(g.cols * g.K)), h = std::min(H, static_cast<float>(g.rows * g.K));
-  dl->AddImage(backend.photo(), origin, ImVec2(origin.x + w * scale, origin.y + h * scale), ImVec2(0, 0), ImVec2(w / W, h / H));
+  dl->AddImage(hand_made.photo(), origin, ImVec2(origin.x + w * scale, origin.y + h * scale), ImVec2(0, 0), ImVec2(w / W, h / H));
   // Padding (the last row and column past the image, in pad mode) shows black; only those
   // strips are filled, not the whole grid under the photo (one layer less to rasterize).
   const float gw = static_cast<float>(g.cols * g.K), gh = static_cast<float>(g.rows * g.K);
@@ -43,10 +43,10 @@ bool draw_map_thumbnail(const char* id, const SourceGrid& grid, const std::funct
   return clicked;
 }
 
-bool map_thumbnail(const char* id, HandMadeSession& backend, ImTextureID heat, const AppState& state, ImVec2 size,
+bool map_thumbnail(const char* id, HandMadeSession& hand_made, ImTextureID heat, const AppState& state, ImVec2 size,
                    const std::vector<Cell>& outlines, bool selected) {
   return draw_map_thumbnail(
-      id, hand_made_source_grid(backend.grid()), [&](ImDrawList* dl, ImVec2 origin, float scale) { draw_photo(dl, backend, origin, scale); },
+      id, hand_made_source_grid(hand_made.grid()), [&](ImDrawList* dl, ImVec2 origin, float scale) { draw_photo(dl, hand_made, origin, scale); },
       [heat] { return heat; }, state, size, outlines, selected, 0.5f);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The app's views and panels. Each lives in its own file, reads the one AppState, draws, and
-// writes the user's changes back into it; the main loop (app.cpp) applies them to the backend.
+// writes the user's changes back into it; the main loop (app.cpp) applies them to the hand-made session.
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "core/vit/attention_source.hpp"
@@ -37,18 +37,18 @@ struct ViewGeometry {
 std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1);
 
 /// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
-void draw_controls_panel(AppState& state, HandMadeSession& backend);
+void draw_controls_panel(AppState& state, HandMadeSession& hand_made);
 /// Developer readouts away from the map: driver and versions, frame and row-pass times, the
 /// engine's row against the CPU reference (fills state.report.checks), the views' own checks,
 /// and which runner does a ViT's forward pass (auto, gpu, cpu: state.vit_backend) and why.
-void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const VitSession& vit);
+void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const VitSession& vit);
 /// The bundled gallery, open by path; dropped files arrive as commands (AppState::commands).
 void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
 
 /// Draws the part of the photo the patch grid covers (in crop mode the pixels past the last
 /// whole patch are left out), pixel (0,0) at `origin`, `scale` screen pixels per image pixel;
 /// the grid's cells past the image (pad mode) black.
-void draw_photo(ImDrawList* dl, HandMadeSession& backend, ImVec2 origin, float scale);
+void draw_photo(ImDrawList* dl, HandMadeSession& hand_made, ImVec2 origin, float scale);
 
 /// Draws the map `heat()` over a photo (`photo(dl, origin, scale)` draws the covered part of
 /// `grid`) into a box of `size` at the cursor, keeping the covered part's aspect; `outlines`
@@ -60,7 +60,7 @@ bool draw_map_thumbnail(const char* id, const SourceGrid& grid, const std::funct
                         const std::vector<Cell>& outlines, bool selected, float min_opacity);
 /// Draws a head's map for a query over the photo into a `size` box at the cursor (thumbnails).
 /// Returns true when clicked.
-bool map_thumbnail(const char* id, HandMadeSession& backend, ImTextureID heat, const AppState& state, ImVec2 size,
+bool map_thumbnail(const char* id, HandMadeSession& hand_made, ImTextureID heat, const AppState& state, ImVec2 size,
                    const std::vector<Cell>& outlines, bool selected);
 
 }  // namespace attnlab::app

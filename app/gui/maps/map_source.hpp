@@ -128,7 +128,7 @@ class MapSource {
 /// read after their fence.
 class HandMadeMapSource final : public MapSource {
  public:
-  HandMadeMapSource(AppState& state, HandMadeSession& backend) : state_(state), backend_(backend) {}
+  HandMadeMapSource(AppState& state, HandMadeSession& hand_made) : state_(state), hand_made_(hand_made) {}
   SourceInfo info() const override;
   SourceChoice& choice() override { return state_.hand_made; }
   HeadInfo head_info(int layer, HeadChoice head) const override;
@@ -143,7 +143,7 @@ class HandMadeMapSource final : public MapSource {
 
  private:
   AppState& state_;
-  HandMadeSession& backend_;
+  HandMadeSession& hand_made_;
 };
 
 /// A loaded ViT (VitSession's VitRun): its layers and heads, the document's vit choice, maps

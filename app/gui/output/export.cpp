@@ -26,17 +26,17 @@ std::string timestamp() {
   return buf;
 }
 
-nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width, int height) {
-  // The sidecar describes the picture, which shows what the backend computed at the start of
+nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width, int height) {
+  // The sidecar describes the picture, which shows what the hand-made session computed at the start of
   // the frame. A change made during the frame (a slider being dragged, the pointer on another
   // patch, a click on another head) is applied in the next one, or not at all when it does
-  // not fit (a K larger than the image): the attention settings are the backend's, the query
+  // not fit (a K larger than the image): the attention settings are the hand-made session's, the query
   // and the head the ones the image view drew (else the document's).
   AppState drawn = state;
   int query = -1;
-  if (backend.has_image()) {
-    const PatchGrid& g = backend.grid();
-    drawn.attention = backend.settings();
+  if (hand_made.has_image()) {
+    const PatchGrid& g = hand_made.grid();
+    drawn.attention = hand_made.settings();
     const bool drawn_here = view.valid && state.report.vit_drawn.is_null() && state.report.train_drawn.is_null() && view.query >= 0 && view.query < g.N();
     query = drawn_here ? view.query : hand_made_query(state, g);
     drawn.hand_made.cell = {g.col_of(query), g.row_of(query)};
@@ -46,7 +46,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, con
     drawn.hand_made.head = HeadChoice{view.head, HeadFusion::Mean};
   nlohmann::json j = to_json(drawn);
   j["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
-  j["backend"] = backend.name();
+  j["backend"] = hand_made.name();
   j["window"] = {{"width", width}, {"height", height}};
   if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
   j["banner"] = state.ui.banner;
@@ -61,12 +61,12 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, con
   if (!state.report.vit_drawn.is_null()) j["vit_drawn"] = state.report.vit_drawn;
   if (!state.report.train_drawn.is_null()) j["train_drawn"] = state.report.train_drawn;
   if (!state.report.train_compared.is_null()) j["train_compared"] = state.report.train_compared;
-  if (!backend.has_image()) return j;
-  const auto& g = backend.grid();
-  j["image_size"] = {{"width", backend.image().width}, {"height", backend.image().height}};
+  if (!hand_made.has_image()) return j;
+  const auto& g = hand_made.grid();
+  j["image_size"] = {{"width", hand_made.image().width}, {"height", hand_made.image().height}};
   j["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
   j["query_index"] = query;
-  const RowSet& rows = backend.rows_blocking(query);  // the exported picture's own row, not one frame behind
+  const RowSet& rows = hand_made.rows_blocking(query);  // the exported picture's own row, not one frame behind
   const int head = drawn.hand_made.head.head;
   const auto row = rows.head(head);
   std::vector<int> order(row.size());
@@ -81,7 +81,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, con
   }
   const auto [mn, mx] = std::minmax_element(row.begin(), row.end());
   std::vector<std::uint8_t> keep(row.size());
-  for (size_t k = 0; k < row.size(); ++k) keep[k] = backend.setup().mask.allowed(query, static_cast<int>(k));
+  for (size_t k = 0; k < row.size(); ++k) keep[k] = hand_made.setup().mask.allowed(query, static_cast<int>(k));
   const RowFlatness flat = row_flatness(row, keep);
   j["row"] = {{"head", std::string(head_name(static_cast<HeadKind>(head)))},
               {"head_index", head},
@@ -96,7 +96,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, con
   return j;
 }
 
-std::filesystem::path export_window(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width,
+std::filesystem::path export_window(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width,
                                     int height) {
   if (width <= 0 || height <= 0) throw Error("the window has no size to export");
   // What is kept, in framebuffer pixels from the top left: the whole window, or for slides the
@@ -127,7 +127,7 @@ std::filesystem::path export_window(const AppState& state, HandMadeSession& back
   const auto stem = next_free_stem(state.export_dir, std::string(map_only ? "attnlab-map-" : "attnlab-") + timestamp(),
                                    {".png", ".json"});
   const std::filesystem::path png = stem.string() + ".png", json = stem.string() + ".json";
-  nlohmann::json sidecar = sidecar_json(state, backend, view, width, height);
+  nlohmann::json sidecar = sidecar_json(state, hand_made, view, width, height);
   sidecar["export"] = {{"scope", map_only ? "map" : "window"}, {"crop", {x0, y0, w, h}}};
   const std::string text = sidecar.dump(2) + "\n";
   // Both or neither: a PNG without its settings is not an export.
@@ -156,13 +156,13 @@ std::filesystem::path choose_export_dir(const std::string& typed) {
   return p;
 }
 
-std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& backend) {
-  if (!backend.has_image()) throw Error("no image loaded");
-  const auto& g = backend.grid();
+std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& hand_made) {
+  if (!hand_made.has_image()) throw Error("no image loaded");
+  const auto& g = hand_made.grid();
   const int query = hand_made_query(state, g);
-  const auto row = backend.rows_blocking(query).head(state.hand_made.head.head);
+  const auto row = hand_made.rows_blocking(query).head(state.hand_made.head.head);
   // A '#' header with what the row belongs to, so that the numbers stand on their own.
-  const Settings& a = backend.settings();
+  const Settings& a = hand_made.settings();
   char tau[32];
   std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
   std::string csv = "# attnlab: row i of the attention matrix A, the weights a_ij over the key patches j\n# image: " +

@@ -10,23 +10,23 @@
 namespace attnlab::app {
 
 /// Everything needed to reproduce and check an export: to_json(state) plus the program's
-/// version, the backend, the image and grid sizes, the query's token index, the main head's
+/// version, the hand-made session, the image and grid sizes, the query's token index, the main head's
 /// row summary (min, max, the five largest weights with their cells) and where the image view
 /// drew the photo.
-nlohmann::json sidecar_json(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width, int height);
+nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width, int height);
 
 /// Reads the current back buffer (width × height) and writes attnlab-<time>.png and its .json
 /// into state.export_dir: the whole window, or with state.export_map_only the map and its
 /// colour bar (view.picture; attnlab-map-<time>.png), for a slide. The sidecar's "export"
 /// says which, with the crop (x, y, w, h) in window pixels. Returns the PNG path. Throws
 /// Error (nothing left half-written).
-std::filesystem::path export_window(const AppState& state, HandMadeSession& backend, const ViewGeometry& view, int width,
+std::filesystem::path export_window(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width,
                                     int height);
 
 /// Writes the main head's row as CSV in the grid's layout (rows of the grid as lines), after
 /// '#' comment lines naming the image, K and the grid, the query, head, mask, temperature and
 /// positional codes.
-std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& backend);
+std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& hand_made);
 
 /// Writes the ViT map drawn last (state.report.vit_drawn: a layer's row, its rollout or the token
 /// norms over the patch grid) as CSV in the grid's layout, after '#' comment lines naming the

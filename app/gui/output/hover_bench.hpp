@@ -42,7 +42,7 @@ struct ReplaySource {
   int cols = 0, rows = 0;          ///< the patch grid the path walks
   int patch = 0;                   ///< pixels per patch (K; a ViT's P, input pixels)
   int layers = 1, heads = 0;
-  std::string runner;              ///< where the attention ran: the backend's name, or the ViT's "cpu" / "gpu"
+  std::string runner;              ///< where the attention ran: the hand-made session's name, or the ViT's "cpu" / "gpu"
 };
 
 /// What a frame's main map showed: the query's patch ({-1, -1} for a prefix token), the layer

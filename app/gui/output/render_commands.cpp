@@ -72,14 +72,14 @@ AppState state_from(const Document& d) {
   return s;
 }
 
-// Loads the image and sets up the backend for the state; the painted cells need the grid.
-void prepare(HandMadeSession& backend, AppState& s, const std::vector<std::array<int, 2>>& painted) {
+// Loads the image and sets up the hand-made session for the state; the painted cells need the grid.
+void prepare(HandMadeSession& hand_made, AppState& s, const std::vector<std::array<int, 2>>& painted) {
   const Image img = load_image(s.image_path);
   const ModelSetup probe = make_setup(img.width, img.height, s.attention);
   if (!painted.empty()) s.attention.mask.painted = painted_indices(painted, probe.grid);
   const Cell q = s.hand_made.cell;
   token_at(probe.grid, q.col, q.row);  // throws for a query outside the grid
-  backend.set_image(img, s.attention);
+  hand_made.set_image(img, s.attention);
 }
 
 void begin_full_window(const char* id) {
@@ -315,15 +315,15 @@ int run_render(const std::vector<std::string>& in) {
   check_outputs(out, force);
 
   HeadlessUi ui(size[0], size[1], state.ui_scale);
-  HandMadeSession backend;
-  prepare(backend, state, painted);
-  HandMadeMapSource hand_made_map(state, backend);
+  HandMadeSession hand_made;
+  prepare(hand_made, state, painted);
+  HandMadeMapSource hand_made_map(state, hand_made);
   auto teaching = make_teaching_views();
   ViewGeometry geometry;
   const auto rgb = ui.render(
       [&] {
         state.commands.take_redraw();  // a view with work under way asks again
-        backend.begin_frame();
+        hand_made.begin_frame();
         begin_full_window("##render");
         if (view == "map") draw_source_map(state, hand_made_map, geometry);
         else if (view == "heads") draw_heads_grid(state, hand_made_map);
@@ -331,22 +331,22 @@ int run_render(const std::vector<std::string>& in) {
           for (const auto& v : teaching)
             if (view == v->name()) {
               ImGui::Text("%s (%s)", v->title(), v->chapter_reference());
-              v->draw(state, backend);
+              v->draw(state, hand_made);
             }
         ImGui::End();
       },
       3, [&] {
         // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
-        if (backend.scheduler().busy()) backend.scheduler().wait(std::chrono::milliseconds(200));
-        return state.commands.redraw_pending() || backend.scheduler().busy() || backend.rows_pending() || backend.pinned_pending();
+        if (hand_made.scheduler().busy()) hand_made.scheduler().wait(std::chrono::milliseconds(200));
+        return state.commands.redraw_pending() || hand_made.scheduler().busy() || hand_made.rows_pending() || hand_made.pinned_pending();
       });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
-  sidecar["backend"] = backend.name();
+  sidecar["backend"] = hand_made.name();
   // False only when a view's work outlasted the renderer's patience (the picture says "computing").
   sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", !state.commands.redraw_pending()}};
   if (geometry.valid) sidecar["image_view"] = {{"x", geometry.x}, {"y", geometry.y}, {"scale", geometry.scale}};
-  sidecar["grid"] = {{"cols", backend.grid().cols}, {"rows", backend.grid().rows}, {"N", backend.grid().N()}, {"K", backend.grid().K}};
+  sidecar["grid"] = {{"cols", hand_made.grid().cols}, {"rows", hand_made.grid().rows}, {"N", hand_made.grid().N()}, {"K", hand_made.grid().K}};
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;
@@ -372,14 +372,14 @@ int run_figure(const std::vector<std::string>& in) {
   const int n = static_cast<int>(queries.size()) + 2, gap = 12, label = 28;
   const int width = n * panel + (n + 1) * gap, height = panel + label + 2 * gap;
   HeadlessUi ui(width, height, 1.0f);
-  HandMadeSession backend;
-  prepare(backend, state, d.painted_cells);
-  const auto& g = backend.grid();
+  HandMadeSession hand_made;
+  prepare(hand_made, state, d.painted_cells);
+  const auto& g = hand_made.grid();
   for (const auto& q : queries) token_at(g, q[0], q[1]);
 
   // The query/key features image: each patch painted with the first three components of its
   // query vector — for the colour head that is the unit mean colour of fig. 26.12.
-  const HeadQKV& qkv = backend.qkv(state.hand_made.head.head);
+  const HeadQKV& qkv = hand_made.qkv(state.hand_made.head.head);
   std::vector<std::uint8_t> feat(static_cast<size_t>(g.N()) * 4, 255);
   const int shown = std::min(3, qkv.m());
   for (int c = 0; c < shown; ++c) {
@@ -394,7 +394,7 @@ int run_figure(const std::vector<std::string>& in) {
   features.set(g.cols, g.rows, 4, feat, false);
   const HeatmapStyle style{state.colormap, state.normalization};
   std::vector<ImTextureID> maps;
-  for (const auto& q : queries) maps.push_back(backend.pinned_map(g.index(q[0], q[1]), state.hand_made.head.head, style));
+  for (const auto& q : queries) maps.push_back(hand_made.pinned_map(g.index(q[0], q[1]), state.hand_made.head.head, style));
 
   const auto rgb = ui.render([&] {
     begin_full_window("##figure");
@@ -409,8 +409,8 @@ int run_figure(const std::vector<std::string>& in) {
     };
     auto photo = [&](int k) {
       const ImVec2 p = panel_at(k);
-      dl->AddImage(backend.photo(), p,
-                   ImVec2(p.x + static_cast<float>(backend.image().width) * scale, p.y + static_cast<float>(backend.image().height) * scale));
+      dl->AddImage(hand_made.photo(), p,
+                   ImVec2(p.x + static_cast<float>(hand_made.image().width) * scale, p.y + static_cast<float>(hand_made.image().height) * scale));
     };
     photo(0);
     caption(0, "input");
@@ -422,7 +422,7 @@ int run_figure(const std::vector<std::string>& in) {
     for (size_t k = 0; k < queries.size(); ++k) {
       const int slot = static_cast<int>(k) + 2;
       const ImVec2 p = panel_at(slot);
-      draw_photo(dl, backend, p, scale);
+      draw_photo(dl, hand_made, p, scale);
       dl->AddImage(maps[k], p, ImVec2(p.x + gw * scale, p.y + gh * scale), ImVec2(0, 0), ImVec2(1, 1),
                    IM_COL32(255, 255, 255, static_cast<int>(state.opacity * 255)));
       const float x0 = p.x + static_cast<float>(queries[k][0] * g.K) * scale, y0 = p.y + static_cast<float>(queries[k][1] * g.K) * scale;
@@ -435,7 +435,7 @@ int run_figure(const std::vector<std::string>& in) {
   });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
-  sidecar["backend"] = backend.name();
+  sidecar["backend"] = hand_made.name();
   sidecar["figure"] = {{"queries", queries}, {"panel", panel}, {"gap", gap}, {"width", width}, {"height", height}};
   sidecar["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
   write_outputs(out, width, height, rgb, sidecar, force);

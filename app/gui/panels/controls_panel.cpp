@@ -39,7 +39,7 @@ bool section(const char* title, ImGuiTreeNodeFlags flags = 0) {
 
 }  // namespace
 
-void draw_controls_panel(AppState& state, HandMadeSession& backend) {
+void draw_controls_panel(AppState& state, HandMadeSession& hand_made) {
   Settings& a = state.attention;
 
   if (section("Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -50,8 +50,8 @@ void draw_controls_panel(AppState& state, HandMadeSession& backend) {
     bool pad = a.edge == EdgeMode::Pad;
     if (ImGui::Checkbox("pad the last row/column", &pad)) a.edge = pad ? EdgeMode::Pad : EdgeMode::Crop;
     record_widget("pad_edge");
-    if (backend.has_image()) {
-      const auto& g = backend.grid();
+    if (hand_made.has_image()) {
+      const auto& g = hand_made.grid();
       const double N = g.N();
       ImGui::Text("N = %d tokens (%d x %d)", g.N(), g.cols, g.rows);
       ImGui::Text("N^2 = %.0f weights per head", N * N);

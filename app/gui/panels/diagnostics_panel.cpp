@@ -23,7 +23,7 @@ std::string gl_string(GLenum name) {
   return s ? s : "?";
 }
 
-// The CPU reference for the backend's image and settings (rebuilt when they change) and the
+// The CPU reference for the hand-made session's image and settings (rebuilt when they change) and the
 // largest difference between its row and the engine's, every head (again when the query changes).
 struct RowCheck {
   unsigned generation = 0;  // the image and settings the reference was made for
@@ -35,10 +35,10 @@ struct RowCheck {
 
 }  // namespace
 
-void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const VitSession& vit) {
+void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const VitSession& vit) {
   static RowCheck check;
-  ImGui::TextWrapped("Attention engine: %s", backend.name().c_str());
-  if (!backend.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", backend.fallback_reason().c_str());
+  ImGui::TextWrapped("Attention engine: %s", hand_made.name().c_str());
+  if (!hand_made.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", hand_made.fallback_reason().c_str());
   ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
                      gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
   // Wrapped: the panel may be a third of a 1024 px screen.
@@ -72,19 +72,19 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& backend, const Vit
     record_widget("diagnostics:vit_backend_why");
   }
 
-  if (backend.has_image()) {
-    if (!check.reference || check.generation != backend.generation()) {
+  if (hand_made.has_image()) {
+    if (!check.reference || check.generation != hand_made.generation()) {
       check = RowCheck{};
       try {
-        check.reference = std::make_unique<Reference>(backend.image(), backend.settings());
+        check.reference = std::make_unique<Reference>(hand_made.image(), hand_made.settings());
       } catch (const std::exception& e) {
         check.error = e.what();
       }
-      check.generation = backend.generation();
+      check.generation = hand_made.generation();
     }
     // The rows the CPU has (a new query's arrive the frame after, HandMadeSession::latest_rows),
     // checked against the reference's row for their own query; again once the current query's arrive.
-    const RowSet& rows = backend.latest_rows(hand_made_query(state, backend.grid()));
+    const RowSet& rows = hand_made.latest_rows(hand_made_query(state, hand_made.grid()));
     if (check.reference && check.query != rows.query) {
       check.max_diff = 0;
       check.query = rows.query;

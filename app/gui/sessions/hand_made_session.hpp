@@ -110,9 +110,9 @@ class HandMadeSession {
   ImTextureID mask_overlay(int query);
 
  private:
-  Scheduler scheduler_;  // jobs hold no reference into the backend
+  Scheduler scheduler_;  // jobs hold no reference into the hand-made session
   std::unique_ptr<HandMadeModel> model_;
-  std::unique_ptr<HeatmapPainter> painter_;  // the main map's textures (backend.cpp)
+  std::unique_ptr<HeatmapPainter> painter_;  // the main map's textures (hand_made.cpp)
   std::optional<ModelSetup> setup_;
   Image image_;
   Settings settings_;

@@ -36,11 +36,11 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
       teaching_(make_teaching_views()),
       replay_(std::move(replay)) {
   glfwSetWindowUserPointer(window_, this);  // the input callbacks find the App here (window_setup.cpp)
-  state_.report.backend_name = backend_.name();
-  backend_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
+  state_.report.backend_name = hand_made_.name();
+  hand_made_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
   video_.set_wake([] { glfwPostEmptyEvent(); });                // a decoded video frame too
-  if (!backend_.fallback_reason().empty())
-    state_.show_error("GPU path unavailable (" + (context_note.empty() ? backend_.fallback_reason() : context_note) +
+  if (!hand_made_.fallback_reason().empty())
+    state_.show_error("GPU path unavailable (" + (context_note.empty() ? hand_made_.fallback_reason() : context_note) +
                       "): using the CPU reference, slower but correct");
   base_style_ = ImGui::GetStyle();
   if (const char* s = std::getenv("ATTNLAB_IDLE_FRAME_S"); s && *s) idle_wait_s_ = std::clamp(std::atof(s), 0.05, 60.0);
@@ -61,7 +61,7 @@ int App::run() {
     swap();
     end_frame();
   }
-  backend_.scheduler().stop_all();  // the jobs stop while the window is torn down
+  hand_made_.scheduler().stop_all();  // the jobs stop while the window is torn down
   if (replay_) return replay_code_;
   save_remembered(state_, window_);
   report_frames();
@@ -88,7 +88,7 @@ FrameTarget App::window_target() const {
 // Before anything is drawn, on this thread: the rows the GPU finished since the last frame,
 // the finished background jobs' results and the files asked for, the UI scale.
 void App::begin_frame() {
-  backend_.begin_frame();
+  hand_made_.begin_frame();
   take_finished_work();
   apply_ui_scale();
 }
@@ -110,7 +110,7 @@ void App::handle_keys() {
   std::vector<KeyPress> keys;
   keys.swap(key_queue_);
   for (const KeyPress& k : keys) {
-    KeyContext c{state_, backend_, vit_.run(), ImGui::GetIO().WantTextInput};
+    KeyContext c{state_, hand_made_, vit_.run(), ImGui::GetIO().WantTextInput};
     c.train = shown_train_run();
     press_key(c, k.key, k.mods);
     if (c.quit) glfwSetWindowShouldClose(window_, GLFW_TRUE);
@@ -127,7 +127,7 @@ void App::take_exports(int w, int h) {
   };
   if (state_.commands.take(Commands::Kind::ExportPng)) {
     try {
-      saved(export_window(state_, backend_, geometry_, w, h));
+      saved(export_window(state_, hand_made_, geometry_, w, h));
     } catch (const Error& e) {
       state_.show_error(e.what());
     }
@@ -136,7 +136,7 @@ void App::take_exports(int w, int h) {
     try {
       if (state_.source == ShownSource::Vit && vit_.run()) saved(export_vit_csv(state_));
       else if (state_.source == ShownSource::Train && shown_train_run()) saved(export_train_csv(state_));
-      else saved(export_row_csv(state_, backend_));
+      else saved(export_row_csv(state_, hand_made_));
     } catch (const Error& e) {
       state_.show_error(e.what());
     }
@@ -153,7 +153,7 @@ void App::swap() { glfwSwapBuffers(window_); }
 void App::end_frame() {
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - marks_.start).count();
   state_.report.last_frame_ms = static_cast<float>(ms);
-  state_.report.row_pass_ms = static_cast<float>(backend_.row_pass_ms());
+  state_.report.row_pass_ms = static_cast<float>(hand_made_.row_pass_ms());
   const gl::TransferCounts moved = gl::transfer_counts() - moved_before_;
   state_.report.frame_readbacks = moved.readbacks;
   state_.report.frame_readbacks_waited = moved.waited();
@@ -165,9 +165,9 @@ void App::end_frame() {
   const bool input = frames_after_input_ > 0;
   if (input) --frames_after_input_;
   redraw_ = asked || input || ImGui::IsAnyMouseDown() || !state_.commands.empty() || !key_queue_.empty() ||
-            backend_.rows_pending() || backend_.pinned_pending();
-  if (redraw_ || backend_.generation() != last_generation_) frame_ms_.push_back(ms);
-  last_generation_ = backend_.generation();
+            hand_made_.rows_pending() || hand_made_.pinned_pending();
+  if (redraw_ || hand_made_.generation() != last_generation_) frame_ms_.push_back(ms);
+  last_generation_ = hand_made_.generation();
 }
 
 int run_gui(const GuiArgs& args) {

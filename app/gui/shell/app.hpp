@@ -61,7 +61,7 @@ struct WindowSession {
 /// monitor's content scale at most, inside the primary monitor's work area, or where the last run
 /// left it, put back on screen) with OpenGL 4.3 (or ATTNLAB_GL_VERSION, else 3.3),
 /// sets up ImGui on it with the app's font and style and installs the App's input callbacks
-/// (before ImGui's backend, which chains to them). `benchmark`: no vsync, no remembered layout.
+/// (before ImGui's hand_made, which chains to them). `benchmark`: no vsync, no remembered layout.
 /// Throws Error when no window can be opened.
 void open_window(WindowSession& session, bool benchmark);
 
@@ -178,16 +178,16 @@ class App {
 
   GLFWwindow* window_;
   AppState state_;
-  HandMadeSession backend_;
-  VitSession vit_{backend_.scheduler()};  // after the backend: gone before its scheduler
-  HubSession hub_{backend_.scheduler()};  // the gallery's downloads (Model → Gallery)
+  HandMadeSession hand_made_;
+  VitSession vit_{hand_made_.scheduler()};  // after the hand-made session: gone before its scheduler
+  HubSession hub_{hand_made_.scheduler()};  // the gallery's downloads (Model → Gallery)
   VideoPlayer video_;
-  TrainRuns train_{backend_.scheduler()};  // the Train tab's runs A and B, trained on the same scheduler
+  TrainRuns train_{hand_made_.scheduler()};  // the Train tab's runs A and B, trained on the same scheduler
   // The similarity (CKA) views of the loaded ViT and of the model being trained, jobs on the same scheduler.
-  CkaJob vit_cka_{backend_.scheduler(), "cka:vit"};
-  CkaJob train_cka_{backend_.scheduler(), "cka:train"};
-  // The attention sources the map views draw (map_source.hpp), over the backend and the sessions.
-  HandMadeMapSource hand_made_map_{state_, backend_};
+  CkaJob vit_cka_{hand_made_.scheduler(), "cka:vit"};
+  CkaJob train_cka_{hand_made_.scheduler(), "cka:train"};
+  // The attention sources the map views draw (map_source.hpp), over the hand-made session and the sessions.
+  HandMadeMapSource hand_made_map_{state_, hand_made_};
   VitMapSource vit_map_{state_, vit_};
   // The models being trained, as ViTs: run A's and run B's (Document::train_run picks the one shown).
   VitMapSource train_map_a_{state_, train_.a.vit(), ShownSource::Train}, train_map_b_{state_, train_.b.vit(), ShownSource::Train};

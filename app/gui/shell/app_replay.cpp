@@ -25,7 +25,7 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
   if (over_vit) {
     replay_->frame(marks, moved, vit_shown());
   } else {
-    const PatchGrid& g = backend_.grid();
+    const PatchGrid& g = hand_made_.grid();
     const int q = geometry_.valid && geometry_.query >= 0 ? geometry_.query : hand_made_query(state_, g);  // the map on screen
     replay_->frame(marks, moved, Shown{Cell{q % g.cols, q / g.cols}, 0, 0});
   }
@@ -37,7 +37,7 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
   };
   if (replay_->done()) {
     try {
-      stop(0, replay_->finish(backend_.name()));
+      stop(0, replay_->finish(hand_made_.name()));
     } catch (const Error& e) {
       stop(1, e.what());
     }
@@ -74,10 +74,10 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
     return;
   }
   if (!geometry_.valid || state_.source == ShownSource::Vit) return;
-  const int K = backend_.settings().patch;
-  const PatchGrid& g = backend_.grid();
+  const int K = hand_made_.settings().patch;
+  const PatchGrid& g = hand_made_.grid();
   if (replay_->frames() == 0)
-    replay_->set_source(ReplaySource{"hand-made", "", g.cols, g.rows, K, 1, kHeadCount, backend_.name()});
+    replay_->set_source(ReplaySource{"hand-made", "", g.cols, g.rows, K, 1, kHeadCount, hand_made_.name()});
   replay_->path(g.cols, g.rows);
   if (const auto m = replay_->next()) {
     const Cell c = m->cell;
@@ -152,7 +152,7 @@ void App::report_frames() {
   std::sort(frame_ms_.begin(), frame_ms_.end());
   const auto pct = [&](double p) { return frame_ms_[static_cast<size_t>(p * static_cast<double>(frame_ms_.size() - 1))]; };
   std::printf("attnlab: %zu interactive frames, median %.1f ms, 95th percentile %.1f ms (%s)\n", frame_ms_.size(), pct(0.5),
-              pct(0.95), backend_.name().c_str());
+              pct(0.95), hand_made_.name().c_str());
 }
 
 

@@ -23,10 +23,10 @@ namespace attnlab::app {
 void App::open_initial(const std::filesystem::path& path) {
   const Image img = load_image(path);
   try {
-    backend_.set_image(img, state_.attention);
+    hand_made_.set_image(img, state_.attention);
   } catch (const Error& e) {
     state_.attention = Settings{};
-    backend_.set_image(img, state_.attention);
+    hand_made_.set_image(img, state_.attention);
     state_.show_error(std::string(e.what()) + "; using the default settings");
   }
   state_.image_path = path;
@@ -36,7 +36,7 @@ void App::open_initial(const std::filesystem::path& path) {
 void App::open_image(const std::filesystem::path& path) {
   try {
     const Image img = load_image(path);
-    backend_.set_image(img, state_.attention);
+    hand_made_.set_image(img, state_.attention);
     // Pins mark spots of a photo: on another photo they would mark whatever lies there.
     if (!state_.hand_made.pins.empty())
       state_.ui.pinned_note = "The " + std::to_string(state_.hand_made.pins.size()) + " pinned queries of " +
@@ -49,7 +49,7 @@ void App::open_image(const std::filesystem::path& path) {
     state_.ui.video_open = false;
     clamp_query();
     vit_.set_backend(state_.vit_backend);
-    vit_.run_on(backend_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
+    vit_.run_on(hand_made_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
     vit_resize_ = state_.vit_resize;
   } catch (const Error& e) {
     state_.show_error(e.what());  // the previous image and settings stay
@@ -70,7 +70,7 @@ void App::step_video() {
   if (!frame) return;
   state_.commands.redraw();
   try {
-    backend_.set_image(frame->image, state_.attention);
+    hand_made_.set_image(frame->image, state_.attention);
   } catch (const Error& e) {
     state_.show_error(e.what());
     video_.set_paused(true);
@@ -80,14 +80,14 @@ void App::step_video() {
   clamp_query();
   if (vit_.run()) {
     vit_.set_backend(state_.vit_backend);
-    vit_.run_on(backend_.image(), state_.vit_resize);
+    vit_.run_on(hand_made_.image(), state_.vit_resize);
     vit_resize_ = state_.vit_resize;
   }
 }
 
 void App::clamp_query() {
-  if (!backend_.has_image()) return;
-  const auto& g = backend_.grid();
+  if (!hand_made_.has_image()) return;
+  const auto& g = hand_made_.grid();
   Cell& q = state_.hand_made.cell;
   q.col = std::clamp(q.col, 0, g.cols - 1);
   q.row = std::clamp(q.row, 0, g.rows - 1);
@@ -123,9 +123,9 @@ void App::take_finished_work() {
   step_video();
   if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
     const std::filesystem::path& path = open->path;
-    if (backend_.has_image()) {
+    if (hand_made_.has_image()) {
       vit_.set_backend(state_.vit_backend);
-      vit_.open(path, backend_.image(), state_.vit_resize);
+      vit_.open(path, hand_made_.image(), state_.vit_resize);
       vit_resize_ = state_.vit_resize;
       opening_model_ = path;
     }
@@ -133,7 +133,7 @@ void App::take_finished_work() {
   }
   if (vit_.run() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy()) {
     vit_.set_backend(state_.vit_backend);  // Diagnostics switched the runner: run again on it
-    vit_.run_on(backend_.image(), state_.vit_resize);
+    vit_.run_on(hand_made_.image(), state_.vit_resize);
     vit_resize_ = state_.vit_resize;
   }
   // A finished ViT job was taken by the scheduler's drain at the start of this frame.
@@ -201,20 +201,20 @@ void App::take_train_results() {
 // the window has open made as the training data are (again when another photo opens).
 void App::give_train_probe() {
   // The photo a masked-patch run cuts its crops from, when it starts: the window's.
-  if (backend_.has_image() && state_.image_path.string() != given_photo_) {
+  if (hand_made_.has_image() && state_.image_path.string() != given_photo_) {
     given_photo_ = state_.image_path.string();
-    auto shared = std::make_shared<const Image>(backend_.image());
+    auto shared = std::make_shared<const Image>(hand_made_.image());
     train_.a.set_photo(shared, state_.image_path.filename().string());
     train_.b.set_photo(std::move(shared), state_.image_path.filename().string());
   }
-  const bool photo = state_.train_probe_photo && backend_.has_image();
+  const bool photo = state_.train_probe_photo && hand_made_.has_image();
   const std::string key = photo ? "photo:" + state_.image_path.string() : "test:" + std::to_string(state_.train_probe);
   if (key == given_probe_) return;
   given_probe_ = key;
   TrainProbe probe;
   if (photo) {
     const VitTrainShape input;  // the data's 28 × 28, whatever the runs' shapes
-    probe.photo = std::make_shared<const Image>(fashion_mnist_style(backend_.image(), input.image_rows, input.image_cols));
+    probe.photo = std::make_shared<const Image>(fashion_mnist_style(hand_made_.image(), input.image_rows, input.image_cols));
     probe.name = "photo " + state_.image_path.filename().string();
   } else {
     probe.test_index = std::clamp(state_.train_probe, 0, kFashionMnistTestCount - 1);
@@ -225,23 +225,23 @@ void App::give_train_probe() {
   state_.commands.redraw();
 }
 
-// Hands changed attention settings to the backend; settings it refuses (e.g. a K larger
+// Hands changed attention settings to the hand-made session; settings it refuses (e.g. a K larger
 // than the image) leave a banner and the previous, working ones.
 void App::apply_settings() {
-  if (backend_.has_image() && !(state_.attention == backend_.settings())) {
+  if (hand_made_.has_image() && !(state_.attention == hand_made_.settings())) {
     Settings wanted = state_.attention;
     try {
       if (wanted.mask.kind == MaskKind::Painted) {  // painted cells may fall outside a new grid
-        const PatchGrid g = make_grid(backend_.image().width, backend_.image().height, wanted.patch, wanted.edge);
+        const PatchGrid g = make_grid(hand_made_.image().width, hand_made_.image().height, wanted.patch, wanted.edge);
         std::erase_if(wanted.mask.painted, [&](int j) { return j >= g.N(); });
       }
-      const PatchGrid before = backend_.grid();
-      backend_.set_settings(wanted);
+      const PatchGrid before = hand_made_.grid();
+      hand_made_.set_settings(wanted);
       state_.attention = wanted;
-      if (backend_.grid().K != before.K) keep_cells_in_place(before);
+      if (hand_made_.grid().K != before.K) keep_cells_in_place(before);
     } catch (const Error& e) {
       state_.show_error(e.what());
-      state_.attention = backend_.settings();  // keep the previous, working settings
+      state_.attention = hand_made_.settings();  // keep the previous, working settings
     }
     state_.commands.redraw();
   }
@@ -253,7 +253,7 @@ void App::apply_settings() {
 // giraffe's neck stays the query as K goes from 16 to 8); the points are kept for the next
 // change, so K 16 → 32 → 64 → 32 → 16 comes back to the same patch.
 void App::keep_cells_in_place(const PatchGrid& before) {
-  const PatchGrid& g = backend_.grid();
+  const PatchGrid& g = hand_made_.grid();
   const RegriddedCell q = regrid_cell(before, g, state_.hand_made.cell.col, state_.hand_made.cell.row, query_anchor_);
   state_.hand_made.cell = Cell{q.col, q.row};
   query_anchor_ = {q.anchor};

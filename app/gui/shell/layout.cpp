@@ -37,7 +37,7 @@ void App::draw_source_tabs() {
   record_widget("tab:heads");
   if (heads) {
     tab = ShownSource::HandMade;
-    draw_controls_panel(state_, backend_);
+    draw_controls_panel(state_, hand_made_);
     ImGui::EndTabItem();
   }
   const bool vit = ImGui::BeginTabItem("ViT model", nullptr, flags(ShownSource::Vit));
@@ -199,8 +199,8 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   place(cw, menu_h, mid, top - menu_h);
   // The grid in the title bar, so that the map keeps the height a line of text would take.
   std::string title = "Attention map";
-  if (&map_source() == &hand_made_map_ && backend_.has_image()) {
-    const PatchGrid& g = backend_.grid();
+  if (&map_source() == &hand_made_map_ && hand_made_.has_image()) {
+    const PatchGrid& g = hand_made_.grid();
     title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
              "), K = " + std::to_string(g.K);
   }
@@ -247,7 +247,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     images_at();
     ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
     begin_panel("Diagnostics", "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
-    draw_diagnostics_panel(state_, backend_, vit_);
+    draw_diagnostics_panel(state_, hand_made_, vit_);
     ImGui::End();
   }
 }

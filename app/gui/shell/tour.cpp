@@ -44,7 +44,7 @@ void App::draw_teaching_windows(float menu_h) {
     record_window(v->name());
     if (visible) {
       try {
-        v->draw(state_, backend_);
+        v->draw(state_, hand_made_);
       } catch (const std::exception& e) {  // a view that cannot draw says why; the app goes on
         ImGui::TextWrapped("%s", e.what());
         state_.report.view_errors[v->name()] = e.what();

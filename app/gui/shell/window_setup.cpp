@@ -38,7 +38,7 @@ bool is_model_path(const std::filesystem::path& p) {
 }
 
 // The input callbacks: each tells the App that input arrived (a frame follows, and one more to
-// show what it changed). ImGui's GLFW backend, installed after them, chains to the key, button,
+// show what it changed). ImGui's GLFW hand_made, installed after them, chains to the key, button,
 // wheel, text, focus and enter callbacks; the pointer's position, the window's size and its
 // exposure are ours alone.
 void on_drop(GLFWwindow* window, int count, const char** paths) {
@@ -258,7 +258,7 @@ void open_window(WindowSession& session, bool benchmark) {
   // Written by ImGui::DestroyContext; the benchmark starts from the default layout and keeps none.
   io.IniFilename = benchmark ? nullptr : session.ini.c_str();
   session.font_scale = setup_app_style(1.0f);
-  // Ours before ImGui's backend, which chains to those it installs too.
+  // Ours before ImGui's hand_made, which chains to those it installs too.
   glfwSetKeyCallback(window, on_key);
   glfwSetDropCallback(window, on_drop);
   glfwSetCursorPosCallback(window, on_cursor);

@@ -1,6 +1,6 @@
 #pragma once
 // AppState: the document and what the window keeps beside it. Views read it and write the
-// user's changes into it; the main loop hands it to the backend. Its saved part is the Document
+// user's changes into it; the main loop hands it to the hand-made session. Its saved part is the Document
 // (app/commands/document.hpp: to_json, apply_json and the command line's flags, through one
 // field table); beside it, each in its own part: UI state, the command queue, the last frame's
 // report.

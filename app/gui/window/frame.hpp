@@ -16,7 +16,7 @@ struct FrameTarget {
   std::array<float, 3> clear{0.08f, 0.08f, 0.09f};
 };
 
-/// Runs one frame: `platform_new_frame` (the GLFW backend's; nothing headless, where the
+/// Runs one frame: `platform_new_frame` (the GLFW hand_made's; nothing headless, where the
 /// display size is fixed), ImGui's new frame, `views`, ImGui::Render, then `target` cleared and
 /// drawn. Returns when ImGui's draw lists were built (before the GL draw): the hover
 /// benchmark's "drawn" mark.

@@ -1,7 +1,7 @@
 #pragma once
 // Draws the app's views without a window: an EGL context (core's HeadlessContext), a
 // framebuffer object of the asked size and an ImGui context rendered by the same OpenGL3
-// backend as the window, so a view comes out with the same pixels as in the app.
+// hand_made as the window, so a view comes out with the same pixels as in the app.
 #include "core/gpu/context.hpp"
 
 #include <imgui.h>
@@ -44,7 +44,7 @@ class HeadlessUi {
 };
 
 /// Sets up the ImGui font and style the app uses (DejaVu Sans when installed) at `ui_scale`.
-/// Needs a current ImGui context; call before the renderer backend is initialized. Returns the
+/// Needs a current ImGui context; call before the renderer hand_made is initialized. Returns the
 /// factor FontGlobalScale needs per unit of UI scale (fonts are rasterized at twice the size).
 float setup_app_style(float ui_scale);
 
