@@ -4,6 +4,7 @@
 #include "core/base/error.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/files.hpp"
+#include "core/hand_made/tokens.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/vit_backend.hpp"
 #include "core/base/parse.hpp"

@@ -3,6 +3,7 @@
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
 
+#include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -190,6 +191,19 @@ Matrix make_tokens(const Image& img, const PatchGrid& grid, std::uint32_t seed) 
   const Matrix W_tok = tokenize_projection(grid.K, L::kRandomDims, seed);
   T.middleCols(L::kRandom, L::kRandomDims) = raw_tokens(img, grid) * W_tok.transpose();  // eq. 26.32 as a matmul
   return T;
+}
+
+std::string grid_csv(std::span<const float> values, const PatchGrid& grid) {
+  std::string out;
+  char buf[32];
+  for (int r = 0; r < grid.rows; ++r) {
+    for (int c = 0; c < grid.cols; ++c) {
+      std::snprintf(buf, sizeof buf, "%s%.9g", c ? "," : "", static_cast<double>(values[static_cast<size_t>(grid.index(c, r))]));
+      out += buf;
+    }
+    out += '\n';
+  }
+  return out;
 }
 
 } // namespace attnlab

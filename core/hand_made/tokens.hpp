@@ -5,6 +5,8 @@
 #include "core/base/settings.hpp"
 #include "core/base/types.hpp"
 
+#include <string>
+#include <span>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -96,5 +98,9 @@ struct TokenLayout {
 
 /// T (N × TokenLayout::d) for the image: see TokenLayout. `seed` picks W_tokenize.
 Matrix make_tokens(const Image& img, const PatchGrid& grid, std::uint32_t seed);
+
+/// One value per patch as CSV in the grid's layout: `grid.rows` lines of `grid.cols` values
+/// (enough digits to read back the same float), e.g. row i of A as `attnlab row` prints it.
+std::string grid_csv(std::span<const float> values, const PatchGrid& grid);
 
 } // namespace attnlab

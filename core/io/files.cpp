@@ -250,18 +250,6 @@ void publish_file(const std::filesystem::path& temp, const std::filesystem::path
   if (err) throw Error("cannot write " + where + ": " + write_failure(err));
 }
 
-std::string grid_csv(std::span<const float> values, const PatchGrid& grid) {
-  std::string out;
-  char buf[32];
-  for (int r = 0; r < grid.rows; ++r) {
-    for (int c = 0; c < grid.cols; ++c) {
-      std::snprintf(buf, sizeof buf, "%s%.9g", c ? "," : "", static_cast<double>(values[static_cast<size_t>(grid.index(c, r))]));
-      out += buf;
-    }
-    out += '\n';
-  }
-  return out;
-}
 
 std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std::string& stem,
                                      std::initializer_list<const char*> extensions) {

@@ -1,6 +1,5 @@
 #pragma once
 // Writing export files safely: never over an existing file unless asked, never half-written.
-#include "core/hand_made/tokens.hpp"
 
 #include <filesystem>
 #include <span>
@@ -60,9 +59,5 @@ std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std
 /// The SHA-256 of a file's contents as 64 lowercase hex digits (nettle), read in chunks.
 /// Throws Error naming the path when it cannot be read.
 std::string file_sha256(const std::filesystem::path& path);
-
-/// One value per patch as CSV in the grid's layout: `grid.rows` lines of `grid.cols` values
-/// (enough digits to read back the same float), e.g. row i of A as `attnlab row` prints it.
-std::string grid_csv(std::span<const float> values, const PatchGrid& grid);
 
 }  // namespace attnlab

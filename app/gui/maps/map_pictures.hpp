@@ -1,6 +1,7 @@
 #pragma once
-// The app's views and panels. Each lives in its own file, reads the one AppState, draws, and
-// writes the user's changes back into it; the main loop (app.cpp) applies them to the hand-made session.
+// What every map view shares: where the main map drew the photo (ViewGeometry, for exports and
+// tests), the picture a "map only" export keeps, the photo under a map and the one thumbnail
+// (map_pictures.cpp).
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "core/vit/attention_source.hpp"
@@ -8,13 +9,10 @@
 #include <imgui.h>
 
 #include <array>
-#include <filesystem>
 #include <functional>
 #include <vector>
 
 namespace attnlab::app {
-
-class VitSession;
 
 /// Where the main map view drew the photo: screen position of pixel (0,0) and screen pixels per
 /// photo pixel. Recorded in export sidecars so tests can click on a patch. `head` is the head
@@ -35,15 +33,6 @@ struct ViewGeometry {
 /// clipped to its canvas [canvas0, canvas1], joined with the last item (the colour bar's group,
 /// just ended).
 std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1);
-
-/// Patch size, temperature, mask, positional codes, colormap, normalization, opacity, UI.
-void draw_controls_panel(AppState& state, HandMadeSession& hand_made);
-/// Developer readouts away from the map: driver and versions, frame and row-pass times, the
-/// engine's row against the CPU reference (fills state.report.checks), the views' own checks,
-/// and which runner does a ViT's forward pass (auto, gpu, cpu: state.vit_backend) and why.
-void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const VitSession& vit);
-/// The bundled gallery, open by path; dropped files arrive as commands (AppState::commands).
-void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>& gallery);
 
 /// Draws the part of the photo the patch grid covers (in crop mode the pixels past the last
 /// whole patch are left out), pixel (0,0) at `origin`, `scale` screen pixels per image pixel;

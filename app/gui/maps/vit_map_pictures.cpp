@@ -1,7 +1,7 @@
 // Pieces the ViT views share: the choices in AppState resolved against a source, the values of
 // the main map, coloured textures of maps and the photo under them.
 #include "app/gui/maps/map_source.hpp"
-#include "app/gui/vit/vit_views.hpp"
+#include "app/gui/maps/vit_map_pictures.hpp"
 
 #include <algorithm>
 

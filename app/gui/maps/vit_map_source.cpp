@@ -4,7 +4,7 @@
 // session's textures: the current query's maps in a slot per layer and head, a pinned query's
 // in a slot per pinned query.
 #include "app/gui/maps/map_source.hpp"
-#include "app/gui/vit/vit_views.hpp"
+#include "app/gui/maps/vit_map_pictures.hpp"
 #include "app/gui/state/widget_log.hpp"
 
 #include "core/base/error.hpp"

@@ -1,6 +1,5 @@
 // The controls panel: every setting acts at once.
-#include "app/gui/shell/keys.hpp"
-#include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/panels/panels.hpp"
 #include "app/gui/state/setting_widgets.hpp"
 
 #include "app/gui/output/export.hpp"
@@ -39,7 +38,7 @@ bool section(const char* title, ImGuiTreeNodeFlags flags = 0) {
 
 }  // namespace
 
-void draw_controls_panel(AppState& state, HandMadeSession& hand_made) {
+void draw_controls_panel(AppState& state, HandMadeSession& hand_made, const std::string& key_help) {
   Settings& a = state.attention;
 
   if (section("Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -214,7 +213,7 @@ void draw_controls_panel(AppState& state, HandMadeSession& hand_made) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("Mouse: a click on the query lets it follow the mouse again, right-click pins a patch for comparison, "
                      "wheel zooms, middle-drag pans. Keys (the key table, also in the Keys menu): %s.",
-                     key_help(/*vit=*/false).c_str());
+                     key_help.c_str());
   ImGui::PopStyleColor();
 }
 

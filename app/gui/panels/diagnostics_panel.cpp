@@ -2,6 +2,7 @@
 // not need on the map. The OpenGL driver and versions, the frame and row-pass times, the
 // engine's row checked live against the CPU reference (Eigen), and what the teaching views
 // checked against their own arithmetic.
+#include "app/gui/panels/panels.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/sessions/vit_session.hpp"
 #include "app/gui/state/widget_log.hpp"

@@ -1,6 +1,7 @@
 // Images: the bundled gallery (safari first), open any PNG/JPEG/BMP/TGA by path, or a video
 // (Open video) or a camera (Look for cameras), played as the image; files dropped on the window
 // arrive through AppState::commands too.
+#include "app/gui/panels/panels.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/state/widget_log.hpp"
 

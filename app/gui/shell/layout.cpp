@@ -2,6 +2,8 @@
 // the UI scale or the source changes), presentation mode, the source tabs, the banner and the
 // export toast. The menus are menus.cpp's, the teaching views and the tour tour.cpp's.
 #include "app/gui/shell/app.hpp"
+#include "app/gui/shell/keys.hpp"
+#include "app/gui/panels/panels.hpp"
 
 #include "app/commands/options.hpp"
 
@@ -37,7 +39,7 @@ void App::draw_source_tabs() {
   record_widget("tab:heads");
   if (heads) {
     tab = ShownSource::HandMade;
-    draw_controls_panel(state_, hand_made_);
+    draw_controls_panel(state_, hand_made_, key_help(/*vit=*/false));
     ImGui::EndTabItem();
   }
   const bool vit = ImGui::BeginTabItem("ViT model", nullptr, flags(ShownSource::Vit));

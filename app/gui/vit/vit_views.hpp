@@ -2,6 +2,7 @@
 // The views of a real ViT's attention (the loaded checkpoint as the attention source): the
 // model panel, the main map, the layer × head grid and the mean-attention-distance plot. Each
 // is its own file; they read AppState (the document) and ask the VitSession's source for rows.
+#include "app/gui/maps/vit_map_pictures.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/state/source_choice.hpp"
 #include "app/gui/maps/map_pictures.hpp"
@@ -29,19 +30,5 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
 /// The current query's row of one head worked step by step: q_i, the scores, max and Z of the
 /// softmax, and the ten keys with the most weight (VitRun::head_step).
 void draw_vit_step_view(VitSession& vit, const SourceChoice& choice);
-
-// --- shared by those views
-
-/// What the main map shows for `choice`: the row of A, the rollout row or the token norms, N values.
-std::vector<float> vit_main_values(const AppState& state, const SourceChoice& choice, const VitRun& source);
-/// A texture of N values coloured with the state's colormap and normalization, cached in `slot`
-/// under `key`.
-ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
-                            const std::vector<float>& values);
-/// The same with the values computed only when the slot's texture is made again (its key changed).
-ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
-                            const std::function<std::vector<float>()>& values);
-/// Colour of head h in the masks and the distance plot.
-ImU32 vit_head_colour(int h);
 
 }  // namespace attnlab::app
