@@ -12,32 +12,11 @@
 #   CTest entry's time-out, whose own build is then a check that nothing changed.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
-build=1 run=1
-if [[ ${1:-} == --no-build ]]; then
-  build=0
-  shift
-elif [[ ${1:-} == --build-only ]]; then
-  run=0
-  shift
-fi
-out="$src/build/sanitize"
-if [[ $# -gt 0 && $1 != -- ]]; then
-  out="$1"
-  shift
-fi
-[[ ${1:-} == -- ]] && shift
-mkdir -p "$out" && out="$(cd "$out" && pwd)"
-werror=OFF
-[[ -n ${CI:-} ]] && werror=ON
+source "$src/tests/sanitizers/suite_common.sh"
+suite_args "$src/build/sanitize" "$@"
 
 if ((build)); then
-  # ccache (installed by setup.sh): a rebuild of this tree, from this clone or a fresh one at
-  # the same path, compiles only what changed (CI: the whole build otherwise).
-  launcher=()
-  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$src}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
-  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S "$src" -B "$out" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DATTNLAB_SANITIZE=ON -DATTNLAB_FUZZ=ON -DATTNLAB_WERROR="$werror" "${launcher[@]}" >/dev/null
+  suite_configure -DATTNLAB_SANITIZE=ON -DATTNLAB_FUZZ=ON
   cmake --build "$out" -j"$(nproc)"
 fi
 ((run)) || exit 0
@@ -54,4 +33,4 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_retu
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export LD_PRELOAD="$out/lib/libattnlab_keep_libraries_loaded.so"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-ctest --test-dir "$out" --output-on-failure -j"$(nproc)" "$@"
+ctest --test-dir "$out" --output-on-failure -j"$(nproc)" "${ctest_args[@]}"

@@ -14,30 +14,11 @@
 #   that nothing changed.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
-build=1 run=1
-if [[ ${1:-} == --no-build ]]; then
-  build=0
-  shift
-elif [[ ${1:-} == --build-only ]]; then
-  run=0
-  shift
-fi
-out="$src/build/tsan"
-if [[ $# -gt 0 && $1 != -- ]]; then
-  out="$1"
-  shift
-fi
-[[ ${1:-} == -- ]] && shift
-mkdir -p "$out" && out="$(cd "$out" && pwd)"
-werror=OFF
-[[ -n ${CI:-} ]] && werror=ON
+source "$src/tests/sanitizers/suite_common.sh"
+suite_args "$src/build/tsan" "$@"
 
 if ((build)); then
-  launcher=()
-  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$src}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
-  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S "$src" -B "$out" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DATTNLAB_SANITIZE_THREAD=ON -DATTNLAB_WERROR="$werror" "${launcher[@]}" >/dev/null
+  suite_configure -DATTNLAB_SANITIZE_THREAD=ON
   # Only what the chosen tests run (the app: the window tests start it), to keep a cold build short.
   cmake --build "$out" -j"$(nproc)" --target attnlab test_app_core test_app attnlab_keep_libraries_loaded
 fi
@@ -63,4 +44,4 @@ subset+='|^AppUnderXvfb\.DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHea
 # Closing the window while a checkpoint loads, a training chunk or a CKA job runs: every job
 # told to stop at once (Scheduler::stop_all) while the window is torn down.
 subset+='|^CloseUnderXvfb\.'
-ctest --test-dir "$out" --output-on-failure -j"$(nproc)" -R "$subset" "$@"
+ctest --test-dir "$out" --output-on-failure -j"$(nproc)" -R "$subset" "${ctest_args[@]}"
