@@ -5,7 +5,7 @@
 // there by chance (1 in 256 exits of attnlab, depending on earlier allocations). This program
 // puts it there every time; tests/sanitized_suite.sh's intercept_tls_get_addr=0 must make it
 // exit 0. Usage: sanitizer_dtls_tracer LIBRARY.so
-#include <dlfcn.h>
+#include "dtls_library.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -17,12 +17,8 @@ void* kept[4096];  // reachable: no leak
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
-  void* lib = dlopen(argv[1], RTLD_NOW);
-  if (!lib) {
-    std::fprintf(stderr, "%s\n", dlerror());
-    return 2;
-  }
-  auto dtls_address = reinterpret_cast<void** (*)()>(dlsym(lib, "dtls_address"));
+  const DtlsAddress dtls_address = open_dtls_library(argv[1]);
+  if (!dtls_address) return 2;
   // 24-byte chunks (ASan's 48-byte class) until the next one starts at a page offset of 16.
   for (int n = 0;; ++n) {
     if (n == 4096) return 2;
