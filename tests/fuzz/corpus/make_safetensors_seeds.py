@@ -9,6 +9,8 @@ import json
 import os
 import struct
 
+from seed_files import write_seeds
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "safetensors")
 
 
@@ -133,11 +135,7 @@ SEEDS = {
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for name, data in SEEDS.items():
-        with open(os.path.join(OUT, name), "wb") as f:
-            f.write(data)
-        print("%s: %d bytes" % (name, len(data)))
+    write_seeds(OUT, SEEDS)
 
 
 if __name__ == "__main__":
