@@ -20,13 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 VitTrainer tiny_trainer() {
-  VitTrainShape shape;
-  shape.image_rows = shape.image_cols = 28;
-  shape.patch = 7;
-  shape.D = 16;
-  shape.heads = 2;
-  shape.depth = 2;
-  shape.mlp_hidden = 32;
+  const VitTrainShape shape{.image_rows = 28, .image_cols = 28, .patch = 7, .D = 16, .depth = 2, .heads = 2,
+                            .mlp_hidden = 32};
   return VitTrainer(shape, VitTrainSettings{}, 1, 1);
 }
 

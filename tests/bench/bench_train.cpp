@@ -31,12 +31,7 @@ struct TrainCase {
 };
 
 void train_step(benchmark::State& state, TrainCase c, int batch, int threads) {
-  VitTrainShape shape;
-  shape.D = c.D;
-  shape.depth = c.depth;
-  shape.heads = c.heads;
-  shape.patch = c.patch;
-  shape.mlp_hidden = c.mlp;
+  const VitTrainShape shape{.patch = c.patch, .D = c.D, .depth = c.depth, .heads = c.heads, .mlp_hidden = c.mlp};
   VitTrainSettings settings;
   settings.warmup_steps = 10;
   settings.total_steps = 1000000;

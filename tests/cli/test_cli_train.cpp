@@ -97,12 +97,7 @@ TEST(CliTrain, ATinyRunWritesACheckpointThatVitReadsWithTheTrainersPredictions) 
   EXPECT_NE(info.out.find("heads: 2"), std::string::npos) << info.out;
 
   // attnlab vit --top 1 on three test images gives the class the trainer's own forward gives.
-  VitTrainShape shape;
-  shape.D = 16;
-  shape.heads = 2;
-  shape.depth = 1;
-  shape.patch = 7;
-  shape.mlp_hidden = 32;
+  const VitTrainShape shape{.patch = 7, .D = 16, .depth = 1, .heads = 2, .mlp_hidden = 32};
   VitTrainer trainer(shape, {}, 0, 1);
   const SafetensorsFile saved = read_safetensors(d.path / "model.safetensors");
   ASSERT_EQ(saved.tensors.size(), trainer.params().size());

@@ -47,12 +47,7 @@ TEST(Cka, RefusesDifferentExamples) {
 }
 
 TEST(Cka, LayerMatrixOfATrainersTokensIsSymmetricWithOnesOnTheDiagonal) {
-  VitTrainShape shape;
-  shape.D = 16;
-  shape.heads = 2;
-  shape.depth = 3;
-  shape.patch = 7;
-  shape.mlp_hidden = 32;
+  const VitTrainShape shape{.patch = 7, .D = 16, .depth = 3, .heads = 2, .mlp_hidden = 32};
   VitTrainer t(shape, {}, 5, 1);
   std::mt19937 gen(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);

@@ -136,15 +136,8 @@ TEST(PhotoCrops, ReconstructionPicturesPutThePredictedPixelsInTheMaskedPatches) 
 // evaluation (the curve shows the model, not the draw) and falls as a tiny model trains; the
 // probe is the whole photo and its pictures are the crop's size.
 TEST(MaskedPatchData, TheFixedLossIsStableAndFallsAsATinyModelTrains) {
-  VitTrainShape shape;
-  shape.task = VitTask::MaskedPatches;
-  shape.image_rows = shape.image_cols = 32;
-  shape.patch = 8;
-  shape.D = 32;
-  shape.heads = 2;
-  shape.depth = 1;
-  shape.mlp_hidden = 64;
-  shape.pos = VitPosKind::Sincos;
+  const VitTrainShape shape{.image_rows = 32, .image_cols = 32, .patch = 8, .D = 32, .depth = 1, .heads = 2,
+                            .mlp_hidden = 64, .pos = VitPosKind::Sincos, .task = VitTask::MaskedPatches};
   VitTrainSettings settings;
   settings.lr = 3e-3;
   settings.warmup_steps = 5;

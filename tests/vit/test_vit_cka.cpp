@@ -40,12 +40,7 @@ struct Trained {
   Trained(std::uint64_t seed, int patch, int count)
       : trainer(
             [&] {
-              VitTrainShape s;
-              s.D = 16;
-              s.heads = 2;
-              s.depth = 3;
-              s.patch = patch;
-              s.mlp_hidden = 32;
+              const VitTrainShape s{.patch = patch, .D = 16, .depth = 3, .heads = 2, .mlp_hidden = 32};
               return s;
             }(),
             {}, seed, 1) {

@@ -204,17 +204,8 @@ TEST(VitTrainGolden, GradientsAndThreeAdamWStepsMatchPyTorch) {
 
 /// A tiny model with spread-out parameters (so that no gradient is trivially small).
 VitTrainer tiny_trainer(VitPooling pooling, VitPosKind pos, int threads, VitTask task = VitTask::Classify) {
-  VitTrainShape shape;
-  shape.image_rows = shape.image_cols = 14;
-  shape.patch = 7;
-  shape.D = 8;
-  shape.heads = 2;
-  shape.depth = 2;
-  shape.mlp_hidden = 16;
-  shape.classes = 5;
-  shape.pooling = pooling;
-  shape.pos = pos;
-  shape.task = task;
+  const VitTrainShape shape{.image_rows = 14, .image_cols = 14, .patch = 7, .D = 8, .depth = 2, .heads = 2,
+                            .mlp_hidden = 16, .classes = 5, .pooling = pooling, .pos = pos, .task = task};
   VitTrainSettings settings;
   settings.label_smoothing = 0.1;
   VitTrainer t(shape, settings, 7, threads);
@@ -348,13 +339,8 @@ TEST(VitTrainGradient, FixedPositionCodesGetNoGradientAndNeverMove) {
 }
 
 TEST(VitTrain, SameSeedAndThreadsGiveTheSameNumbers) {
-  VitTrainShape shape;
-  shape.image_rows = shape.image_cols = 28;
-  shape.patch = 7;
-  shape.D = 16;
-  shape.heads = 2;
-  shape.depth = 2;
-  shape.mlp_hidden = 32;
+  const VitTrainShape shape{.image_rows = 28, .image_cols = 28, .patch = 7, .D = 16, .depth = 2, .heads = 2,
+                            .mlp_hidden = 32};
   VitTrainSettings settings;
   settings.warmup_steps = 2;
   settings.total_steps = 5;
@@ -375,10 +361,7 @@ TEST(VitTrain, SameSeedAndThreadsGiveTheSameNumbers) {
 }
 
 TEST(VitTrain, InitIsTimms) {
-  VitTrainShape shape;
-  shape.D = 64;
-  shape.depth = 2;
-  shape.mlp_hidden = 256;
+  const VitTrainShape shape{.D = 64, .depth = 2, .mlp_hidden = 256};
   VitTrainer t(shape, {}, 3, 1);
   auto stddev = [&](const std::string& name) {
     const auto v = t.values_of(t.param(name));
