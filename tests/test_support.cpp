@@ -2,6 +2,7 @@
 
 #include "core/base/colormap.hpp"
 
+#include <ctime>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -121,6 +122,12 @@ std::size_t proc_status_kib(const char* field, const std::string& process = "sel
 std::size_t resident_bytes() { return proc_status_kib("VmRSS"); }
 
 std::size_t peak_resident_bytes() { return proc_status_kib("VmHWM"); }
+
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 std::size_t resident_bytes(int pid) { return proc_status_kib("VmRSS", std::to_string(pid)); }
 

@@ -54,6 +54,10 @@ std::size_t peak_resident_bytes();
 std::size_t resident_bytes(int pid);
 void reset_peak_resident();
 
+/// CPU time of the whole process so far (every thread, user and system: Mesa's llvmpipe threads
+/// run the shaders, OpenBLAS its own), in ms, from clock_gettime(CLOCK_PROCESS_CPUTIME_ID).
+double process_cpu_ms();
+
 /// Largest |a-b| / max(|b|, floor) over all entries: relative error with a floor for tiny values.
 double max_rel_error(const Matrix& a, const Matrix& b, double floor);
 

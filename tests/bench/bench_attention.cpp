@@ -177,14 +177,6 @@ class WallRate {
   std::chrono::steady_clock::time_point start_;
 };
 
-// CPU time of the whole process (every thread: Mesa's llvmpipe threads run the shaders), in ms.
-double process_cpu_ms() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) * 1e-3; };
-  return ms(u.ru_utime) + ms(u.ru_stime);
-}
-
 void fail(benchmark::State& state, const std::exception& e) {
   g_failed = true;
   state.SkipWithError(e.what());
@@ -243,7 +235,7 @@ void full_matrix_gpu(benchmark::State& state, int n) {
     HandMadeGpuEngine& engine = engine_for(n);
     label_gpu(state);
     MatrixTimings sum;
-    const double cpu_before = process_cpu_ms();
+    const double cpu_before = testing::process_cpu_ms();
     const WallRate rate;
     for (auto _ : state) {
       Matrix A = engine.matrix(0);  // recomputed on every call, read back tile by tile
@@ -267,7 +259,7 @@ void full_matrix_gpu(benchmark::State& state, int n) {
     state.counters["matrix_ms"] = sum.total_ms / iterations;
     state.counters["tiles"] = sum.tiles;
     state.counters["m"] = engine.head_m(0);
-    state.counters["process_cpu_ms"] = (process_cpu_ms() - cpu_before) / iterations;
+    state.counters["process_cpu_ms"] = (testing::process_cpu_ms() - cpu_before) / iterations;
   } catch (const std::exception& e) {
     fail(state, e);
   }

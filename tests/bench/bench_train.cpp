@@ -9,6 +9,7 @@
 //                              (wall) and process_cpu_ms per step (CPU time of every thread: less
 //                              disturbed by other work on the machine than wall time).
 // tests/bench/bench_pytorch_train.py times PyTorch CPU's step on the same model and batch.
+#include "test_support.hpp"
 #include "core/vit/vit_train.hpp"
 
 #include <benchmark/benchmark.h>
@@ -18,12 +19,6 @@
 
 namespace attnlab {
 namespace {
-
-double cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 struct TrainCase {
   const char* name;
@@ -43,10 +38,10 @@ void train_step(benchmark::State& state, TrainCase c, int batch, int threads) {
   std::vector<int> labels(static_cast<std::size_t>(batch));
   for (int i = 0; i < batch; ++i) labels[static_cast<std::size_t>(i)] = i % 10;
   trainer.train_step(images, labels);  // buffers allocated
-  const double cpu0 = cpu_ms();
+  const double cpu0 = testing::process_cpu_ms();
   for (auto _ : state) benchmark::DoNotOptimize(trainer.train_step(images, labels).loss);
   const double steps = static_cast<double>(state.iterations());
-  state.counters["process_cpu_ms"] = (cpu_ms() - cpu0) / steps;
+  state.counters["process_cpu_ms"] = (testing::process_cpu_ms() - cpu0) / steps;
   state.counters["images_per_s"] = benchmark::Counter(steps * batch, benchmark::Counter::kIsRate);
 }
 

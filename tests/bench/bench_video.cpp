@@ -24,12 +24,6 @@
 namespace attnlab {
 namespace {
 
-double process_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
 void video_frame(benchmark::State& state) {
   const auto dir = std::filesystem::temp_directory_path() / ("attnlab-bench-video-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -54,7 +48,7 @@ void video_frame(benchmark::State& state) {
     const std::int64_t budget = vit_memory_budget();
     std::optional<VideoReader> reader = VideoReader::open_file(clip, video_max_pixels(budget));
     VideoWriter out(dir / "out.mp4", 224, 224, 25);
-    const double cpu0 = process_cpu_ms();
+    const double cpu0 = testing::process_cpu_ms();
     for (auto _ : state) {
       std::optional<VideoFrame> frame = reader->next();
       if (!frame) {
@@ -69,7 +63,7 @@ void video_frame(benchmark::State& state) {
     }
     out.finish();
     const double frames = static_cast<double>(state.iterations());
-    state.counters["process_cpu_ms"] = (process_cpu_ms() - cpu0) / frames;
+    state.counters["process_cpu_ms"] = (testing::process_cpu_ms() - cpu0) / frames;
     state.counters["frames_per_s"] = benchmark::Counter(frames, benchmark::Counter::kIsRate);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());

@@ -68,10 +68,7 @@ class InFolder {
   fs::path before_;
 };
 
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "fuzz_cli_args: %s\n", what);
-  std::abort();
-}
+[[noreturn]] void broken(const std::string& what) { attnlab::fuzz::report_finding("fuzz_cli_args", what); }
 
 // The settings must fit a 40 × 30 image as `row` checks them before any pixel is read.
 void check_against_image(const attnlab::Settings& settings, int col, int row,
@@ -83,7 +80,7 @@ void check_against_image(const attnlab::Settings& settings, int col, int row,
   const auto start = std::chrono::steady_clock::now();
   const attnlab::ModelSetup setup = attnlab::make_setup(40, 30, s);
   if (std::chrono::steady_clock::now() - start > std::chrono::seconds(10))
-    broken(("patch size K=" + std::to_string(s.patch) + " was accepted and took more than 10 s").c_str());
+    broken("patch size K=" + std::to_string(s.patch) + " was accepted and took more than 10 s");
   attnlab::token_at(setup.grid, col, row);
   s.mask.painted = attnlab::painted_indices(painted, setup.grid);
 }
@@ -175,7 +172,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     run(data, size);
   } catch (const attnlab::Error& e) {
     const std::string message = e.what();
-    if (message.empty() || message.find('\n') != std::string::npos) broken(("an error that is not one line: " + message).c_str());
+    if (message.empty() || message.find('\n') != std::string::npos) broken("an error that is not one line: " + message);
     if (std::getenv("ATTNLAB_FUZZ_VERBOSE")) std::fprintf(stderr, "refused: %s\n", message.c_str());
   }
   return 0;

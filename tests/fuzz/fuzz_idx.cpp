@@ -34,12 +34,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kSeparator = "\n--next-file--\n";
+using attnlab::fuzz::kFileSeparator;
 
-[[noreturn]] void broken(const std::string& what) {
-  std::fprintf(stderr, "fuzz_idx: %s\n", what.c_str());
-  std::abort();
-}
+[[noreturn]] void broken(const std::string& what) { attnlab::fuzz::report_finding("fuzz_idx", what); }
 
 const fs::path& folder() { return attnlab::fuzz::temp_folder("idx"); }
 
@@ -85,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const bool train = (data[0] & 1) != 0, gzip_images = (data[0] & 2) != 0, gzip_labels = (data[0] & 4) != 0;
   const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
-  const std::size_t at = rest.find(kSeparator);
+  const std::size_t at = rest.find(kFileSeparator);
   const std::span<const std::uint8_t> images(data + 1, at == std::string_view::npos ? rest.size() : at);
   const fs::path dir = folder();
   const std::string prefix = train ? "train" : "t10k";
@@ -96,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fs::remove(dir / name, ec);
   write_file(images_path, images, gzip_images);
   if (at != std::string_view::npos) {
-    const std::size_t begin = 1 + at + kSeparator.size();
+    const std::size_t begin = 1 + at + kFileSeparator.size();
     write_file(labels_path, std::span<const std::uint8_t>(data + begin, size - begin), gzip_labels);
   }
   try {

@@ -3,6 +3,7 @@
 // line; anything else (a crash, a sanitizer report, another exception, a broken promise) is a
 // finding. Seeds: the bundled photos and tests/fuzz/corpus/image; findings are kept in
 // tests/fuzz/regressions/image and replayed by the fuzz_image_loader_corpus test.
+#include "tests/fuzz/fuzz_support.hpp"
 #include "core/base/error.hpp"
 #include "core/io/image.hpp"
 
@@ -15,10 +16,7 @@
 
 namespace {
 
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "fuzz_image_loader: %s\n", what);
-  std::abort();
-}
+[[noreturn]] void broken(const std::string& what) { attnlab::fuzz::report_finding("fuzz_image_loader", what); }
 
 }  // namespace
 
@@ -28,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     image = attnlab::load_image_from_memory(std::span<const std::uint8_t>(data, size), "fuzz input");
   } catch (const attnlab::Error& e) {
     const std::string message = e.what();
-    if (message.empty() || message.find('\n') != std::string::npos) broken(("an error that is not one line: " + message).c_str());
+    if (message.empty() || message.find('\n') != std::string::npos) broken("an error that is not one line: " + message);
     return 0;
   }
   if (image.width <= 0 || image.height <= 0) broken("an image without pixels was accepted");

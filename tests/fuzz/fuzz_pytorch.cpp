@@ -17,16 +17,14 @@
 #include <utility>
 #include <vector>
 
+#include "tests/fuzz/fuzz_support.hpp"
 #include "core/base/error.hpp"
 #include "core/io/pytorch_checkpoint.hpp"
 #include "core/vit/vit.hpp"
 
 namespace {
 
-[[noreturn]] void broken(const std::string& what) {
-  std::fprintf(stderr, "fuzz_pytorch: %s\n", what.c_str());
-  std::abort();
-}
+[[noreturn]] void broken(const std::string& what) { attnlab::fuzz::report_finding("fuzz_pytorch", what); }
 
 // One line, naming the file.
 void check_error(const attnlab::Error& e) {

@@ -36,10 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void broken(const std::string& what) {
-  std::fprintf(stderr, "fuzz_render_from: %s\n", what.c_str());
-  std::abort();
-}
+[[noreturn]] void broken(const std::string& what) { attnlab::fuzz::report_finding("fuzz_render_from", what); }
 
 const fs::path& folder() { return attnlab::fuzz::temp_folder("render-from"); }
 

@@ -33,12 +33,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kSeparator = "\n--next-file--\n";
+using attnlab::fuzz::kFileSeparator;
 
-[[noreturn]] void broken(const std::string& what) {
-  std::fprintf(stderr, "fuzz_safetensors: %s\n", what.c_str());
-  std::abort();
-}
+[[noreturn]] void broken(const std::string& what) { attnlab::fuzz::report_finding("fuzz_safetensors", what); }
 
 // One line; `name` (the file or what stands for it) at its start.
 void check_error(const attnlab::Error& e, const std::string& name) {
@@ -91,10 +88,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view all(reinterpret_cast<const char*>(data), size);
   std::size_t begin = 0;
   while (parts.size() < 2) {
-    const std::size_t at = all.find(kSeparator, begin);
+    const std::size_t at = all.find(kFileSeparator, begin);
     if (at == std::string_view::npos) break;
     parts.emplace_back(data + begin, at - begin);
-    begin = at + kSeparator.size();
+    begin = at + kFileSeparator.size();
   }
   parts.emplace_back(data + begin, size - begin);
   load_vit_from(parts);

@@ -1,10 +1,13 @@
 #pragma once
 // What the libFuzzer targets share: the temporary folder of this fuzzing process, made on first
-// use and removed at exit (the targets that run commands or the loaders on files write there).
+// use and removed at exit (the targets that run commands or the loaders on files write there),
+// the line between the files of one input, and how a finding ends the run.
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include <signal.h>
@@ -36,6 +39,16 @@ inline const std::filesystem::path& temp_folder(const char* name) {
     return d;
   }();
   return dir;
+}
+
+/// Between the files of one input of the targets that fuzz several files at once (fuzz_idx,
+/// fuzz_safetensors): their seeds and dictionaries use the same line.
+inline constexpr std::string_view kFileSeparator = "\n--next-file--\n";
+
+/// A finding: "<target>: <what>" on stderr, then abort, so that libFuzzer keeps the input.
+[[noreturn]] inline void report_finding(const char* target, const std::string& what) {
+  std::fprintf(stderr, "%s: %s\n", target, what.c_str());
+  std::abort();
 }
 
 }  // namespace attnlab::fuzz

@@ -13,15 +13,13 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/fuzz/fuzz_support.hpp"
 #include "core/base/error.hpp"
 #include "core/io/video.hpp"
 
 namespace {
 
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "fuzz_video: %s\n", what);
-  std::abort();
-}
+[[noreturn]] void broken(const std::string& what) { attnlab::fuzz::report_finding("fuzz_video", what); }
 
 constexpr std::int64_t kMaxPixels = 1 << 20;  // small: the fuzzer's memory limit stays far
 
