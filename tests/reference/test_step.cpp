@@ -85,10 +85,7 @@ TEST(StepBreakdown, SafariK20Query12x8MatchesReferenceForSeveralHeads) {
 }
 
 TEST(StepBreakdown, SafariWithCausalMaskAndLowTemperature) {
-  Settings s;
-  s.patch = 20;
-  s.temperature = 0.5f;
-  s.mask.kind = MaskKind::Causal;
+  Settings s{.patch = 20, .temperature = 0.5f, .mask = {.kind = MaskKind::Causal}};
   const Reference ref(safari(), s);
   const int i = token_at(ref.grid(), 12, 8);
   for (int head : {0, 2, 4, 5}) expect_matches_reference(ref, head, i);
@@ -98,12 +95,7 @@ TEST(StepBreakdown, SafariWithCausalMaskAndLowTemperature) {
 }
 
 TEST(StepBreakdown, SafariWindowAndRandomMasksWithConcatCodes) {
-  Settings s;
-  s.patch = 20;
-  s.temperature = 0.5f;
-  s.pos.mode = PosMode::Concat;
-  s.mask.kind = MaskKind::Window;
-  s.mask.radius = 3;
+  Settings s{.patch = 20, .temperature = 0.5f, .mask = {.kind = MaskKind::Window, .radius = 3}, .pos = {.mode = PosMode::Concat}};
   {
     const Reference ref(safari(), s);
     const int i = token_at(ref.grid(), 12, 8);
@@ -256,10 +248,7 @@ TEST(CostReport, SaturationCurveHandNumbersAndLimits) {
 }
 
 TEST(CostReport, SaturationCurveAtCurrentTemperatureMatchesTheRow) {
-  Settings s;
-  s.patch = 20;
-  s.temperature = 0.5f;
-  s.mask.kind = MaskKind::Window;
+  Settings s{.patch = 20, .temperature = 0.5f, .mask = {.kind = MaskKind::Window}};
   const Reference ref(safari(), s);
   const int i = token_at(ref.grid(), 12, 8);
   const RowResult row = ref.row(0, i);
@@ -299,9 +288,7 @@ TEST(StepTokenization, RawTokenAndProjectionMatchTheReference) {
 
 TEST(StepTokenization, PaddedOddSizedImage) {
   const Image img = attnlab::testing::random_image(50, 37, 3);
-  Settings s;
-  s.patch = 8;
-  s.edge = EdgeMode::Pad;
+  const Settings s{.patch = 8, .edge = EdgeMode::Pad};
   const Reference ref(img, s);
   const Matrix raw = raw_tokens(img, ref.grid());
   const int last = ref.N() - 1;  // the bottom-right patch is mostly padding
