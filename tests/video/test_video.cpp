@@ -112,6 +112,10 @@ class Video : public ::testing::Test {
   static std::string model() { return q(asset("fashion_vit")); }
   // The ViT's settings every video and still here shares (the bundled model, 96-pixel input).
   static std::string choice() { return " --resize 96 --layer 3 --head 1 --query 5,5"; }
+  // `attnlab video` over the pan into `out`, with `flags` (each with its leading space) and the choice.
+  static Ran video_of_pan(const std::filesystem::path& out, const std::string& flags = "") {
+    return attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + flags + choice());
+  }
 };
 
 TEST_F(Video, ReaderYieldsEveryFrameAsFfmpegDecodesIt) {
@@ -141,7 +145,7 @@ TEST_F(Video, ReaderYieldsEveryFrameAsFfmpegDecodesIt) {
 
 TEST_F(Video, VideoFramesAreTheStillRendersOfTheFrames) {
   const auto out = dir / "pan-out.mp4";
-  const Ran r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + choice());
+  const Ran r = video_of_pan(out);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("attnlab video: ["), std::string::npos) << "a progress line: " << r.err;
   const auto [frames, duration] = probe(out);
@@ -199,7 +203,7 @@ TEST_F(Video, SceneChangeFollowsTheNewScene) {
 
 TEST_F(Video, GifAtAChosenRateWithPalette) {
   const auto out = dir / "pan.gif";
-  const Ran r = attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --fps 5" + choice());
+  const Ran r = video_of_pan(out, " --fps 5");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto [frames, duration] = probe(out);
   EXPECT_EQ(frames, 8);  // 0, 0.2 … 1.4 s
@@ -216,10 +220,7 @@ TEST_F(Video, GifAtAChosenRateWithPalette) {
 
 TEST_F(Video, MaxSecondsStopsEarly) {
   const auto out = dir / "short.mp4";
-  ASSERT_EQ(
-      attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --max-seconds 0.5" + choice())
-          .code,
-      0);
+  ASSERT_EQ(video_of_pan(out, " --max-seconds 0.5").code, 0);
   EXPECT_EQ(probe(out).first, 5);
 }
 
@@ -278,16 +279,11 @@ TEST_F(Video, TauSweepAtOneIsTheModel) {
 
 TEST_F(Video, NeverOverwritesWithoutForce) {
   const auto out = dir / "once.mp4";
-  ASSERT_EQ(
-      attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --max-seconds 0.3" + choice())
-          .code,
-      0);
+  ASSERT_EQ(video_of_pan(out, " --max-seconds 0.3").code, 0);
   const auto size = std::filesystem::file_size(out);
-  expect_one_line_error(attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + choice()),
-                        "exists");
+  expect_one_line_error(video_of_pan(out), "exists");
   EXPECT_EQ(std::filesystem::file_size(out), size);
-  ASSERT_EQ(attnlab("video --model " + model() + " --in " + q(pan) + " --out " + q(out) + " --force" + choice()).code,
-            0);
+  ASSERT_EQ(video_of_pan(out, " --force").code, 0);
   EXPECT_EQ(probe(out).first, 15);
   // No temporary left beside it.
   for (const auto& e : std::filesystem::directory_iterator(dir))
