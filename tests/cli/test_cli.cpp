@@ -96,11 +96,7 @@ TEST(CliRow, SafariColourRowIsTheGridOfTheReferenceRow) {
 TEST(CliRow, OptionsReachTheMath) {
   const CliRun r = run_attnlab("row --image " + safari_arg() + " --patch 50 --query 3,4 --head position --mask causal --pos concat --temperature 0.5");
   ASSERT_EQ(r.code, 0) << r.err;
-  Settings s;
-  s.patch = 50;
-  s.mask.kind = MaskKind::Causal;
-  s.pos.mode = PosMode::Concat;
-  s.temperature = 0.5f;
+  Settings s{.patch = 50, .temperature = 0.5f, .mask = {.kind = MaskKind::Causal}, .pos = {.mode = PosMode::Concat}};
   const Reference ref(load_image(asset("safari.jpg")), s);
   const int i = ref.grid().index(3, 4);
   const auto expect = ref.row(static_cast<int>(HeadKind::Position), i);

@@ -24,9 +24,7 @@ class DemoGpu : public attnlab::testing::GpuTest {};
 
 TEST_F(DemoGpu, QuestionTokenOnTheEngineMatchesTheCpu) {
   for (PosMode mode : {PosMode::None, PosMode::Concat, PosMode::Add}) {
-    Settings s;
-    s.patch = 20;
-    s.pos.mode = mode;
+    Settings s{.patch = 20, .pos = {.mode = mode}};
     HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const RowVector x = question_token({0.55f, 0.45f, 0.3f}, static_cast<int>(ref.X().cols()));
@@ -45,9 +43,7 @@ TEST_F(DemoGpu, QuestionTokenOnTheEngineMatchesTheCpu) {
 
 TEST_F(DemoGpu, LambdaSweepFromTheEnginesTokensMatchesTheReference) {
   for (PosMode mode : {PosMode::None, PosMode::Add}) {
-    Settings s;
-    s.patch = 20;
-    s.pos.mode = mode;
+    Settings s{.patch = 20, .pos = {.mode = mode}};
     HandMadeGpuEngine engine(safari(), s);
     const Matrix X = engine.tokens();
     for (float lambda : {0.0f, 0.5f, 2.0f, 4.0f}) {
@@ -74,9 +70,7 @@ TEST_F(DemoGpu, ShuffledImageOnASecondEngineMovesTheRow) {
   const Image shuffled = permute_patches(safari(), g, perm);
   const int i = g.index(12, 8);
   for (PosMode mode : {PosMode::None, PosMode::Concat}) {
-    Settings s;
-    s.patch = 20;
-    s.pos.mode = mode;
+    const Settings s{.patch = 20, .pos = {.mode = mode}};
     HandMadeGpuEngine a, b;
     a.set_settings(s);
     a.set_image(safari());

@@ -61,9 +61,7 @@ TEST_F(Gpu, ReportsTheRendererAndComputeSupport) {
 
 TEST_F(Gpu, TokensMatchTheReference) {
   for (PosMode mode : {PosMode::None, PosMode::Add}) {
-    Settings s;
-    s.patch = 20;
-    s.pos.mode = mode;
+    Settings s{.patch = 20, .pos = {.mode = mode}};
     HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const Matrix X = engine.tokens();
@@ -99,12 +97,7 @@ TEST_F(Gpu, RowsMatchAtExtremeTemperaturesOnARandomImage) {
   for (EdgeMode edge : {EdgeMode::Crop, EdgeMode::Pad})
     for (float tau : {0.01f, 1.0f, 100.0f})
       for (PosMode pos : {PosMode::None, PosMode::Concat}) {
-        Settings s;
-        s.patch = 8;
-        s.edge = edge;
-        s.temperature = tau;
-        s.pos.mode = pos;
-        s.pos.sincos = pos == PosMode::Concat;
+        Settings s{.patch = 8, .edge = edge, .temperature = tau, .pos = {.mode = pos, .sincos = pos == PosMode::Concat}};
         HandMadeGpuEngine engine(img, s);
         const Reference ref(img, s);
         const std::string what = "tau " + std::to_string(tau) + " " + std::string(edge_mode_name(edge));
@@ -206,9 +199,7 @@ TEST_F(Gpu, FullMatrixReportsItsStageTimings) {
 }
 
 TEST_F(Gpu, OutputsAndMergeMatchTheReference) {
-  Settings s;
-  s.patch = 25;
-  s.pos.mode = PosMode::Concat;
+  Settings s{.patch = 25, .pos = {.mode = PosMode::Concat}};
   HandMadeGpuEngine engine(safari(), s);
   const Reference ref(safari(), s);
   for (int h = 0; h < kHeadCount; ++h) EXPECT_LT((engine.output(h) - ref.output(h)).cwiseAbs().maxCoeff(), 1e-5) << h;
@@ -216,9 +207,7 @@ TEST_F(Gpu, OutputsAndMergeMatchTheReference) {
 }
 
 TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
-  Settings s;
-  s.patch = 20;
-  s.mask.kind = MaskKind::Causal;
+  Settings s{.patch = 20, .mask = {.kind = MaskKind::Causal}};
   HandMadeGpuEngine engine(safari(), s);
   const int query = engine.grid().index(12, 8);
   const Reference ref(safari(), s);
@@ -353,9 +342,7 @@ TEST_F(Gpu, QuestionTokenRowMatchesTheReference) {
   // An external query (figs. 26.7–26.8): a pure green "question" for the colour head, and the
   // same token through the concat head of colour+position (its code part is 0: no position).
   for (PosMode pos : {PosMode::None, PosMode::Concat}) {
-    Settings s;
-    s.patch = 20;
-    s.pos.mode = pos;
+    Settings s{.patch = 20, .pos = {.mode = pos}};
     HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     RowVector x = RowVector::Zero(ref.X().cols());

@@ -98,9 +98,7 @@ int heaviest_key(const AttentionSource& src, int layer, HeadChoice head, int que
 }
 
 TEST_F(HandMade, TheHeadsAreAnAttentionSourceOfOneLayer) {
-  Settings s;
-  s.patch = 25;
-  s.mask.kind = MaskKind::Causal;
+  const Settings s{.patch = 25, .mask = {.kind = MaskKind::Causal}};
   GpuHandMade gpu;
   std::unique_ptr<HandMadeModel> ref = make_reference_model();
   gpu.set_image(safari(), s);

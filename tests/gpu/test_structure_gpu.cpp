@@ -39,9 +39,7 @@ void expect_within_one_level(const std::vector<std::uint8_t>& got, const Matrix&
 
 TEST_F(StructureGpu, OutputColoursMatchTheReference) {
   for (MaskKind kind : {MaskKind::None, MaskKind::Causal, MaskKind::Strict}) {
-    Settings s;
-    s.patch = 20;
-    s.mask.kind = kind;
+    Settings s{.patch = 20, .mask = {.kind = kind}};
     HandMadeGpuEngine engine(safari(), s);
     const Reference ref(safari(), s);
     const std::string mask(mask_kind_name(kind));

@@ -714,11 +714,10 @@ class Monkey {
 // Reads the attention settings of a sidecar the way the documented keys say (independently of
 // the app's own reader, so that a mistake there cannot hide itself).
 Settings settings_of(const json& j) {
-  Settings s;
-  s.patch = j.at("patch").get<int>();
-  s.edge = j.at("edge").get<std::string>() == "pad" ? EdgeMode::Pad : EdgeMode::Crop;
-  s.temperature = j.at("temperature").get<float>();
-  s.seed = j.at("seed").get<std::uint32_t>();
+  Settings s{.patch = j.at("patch").get<int>(),
+             .edge = j.at("edge").get<std::string>() == "pad" ? EdgeMode::Pad : EdgeMode::Crop,
+             .temperature = j.at("temperature").get<float>(),
+             .seed = j.at("seed").get<std::uint32_t>()};
   const json& m = j.at("mask");
   const std::map<std::string, MaskKind> kinds = {{"none", MaskKind::None},     {"causal", MaskKind::Causal},
                                                  {"strict", MaskKind::Strict}, {"window", MaskKind::Window},

@@ -154,9 +154,7 @@ TEST(DemoPositional, LargerLambdaPullsTheMapTowardsTheQuery) {
 }
 
 TEST(DemoPositional, FullyMaskedRowIsReportedNotNaN) {
-  Settings s;
-  s.patch = 100;
-  s.mask.kind = MaskKind::Strict;
+  const Settings s{.patch = 100, .mask = {.kind = MaskKind::Strict}};
   const Reference ref(safari(), s);
   const LambdaSweep sweep(ref.heads()[0], ref.X(), ref.setup(), s);
   const RowResult r = sweep.row(0, 2.0f);
@@ -244,9 +242,7 @@ TEST(DemoPermutation, ReadoutIsClearlyAboveWithCodes) {
   for (const PermutationCase& c : permutation_cases())
     for (PosMode mode : {PosMode::Concat, PosMode::Add})
       for (HeadKind h : kContentHeads) {
-        Settings s;
-        s.patch = c.K;
-        s.pos.mode = mode;
+        Settings s{.patch = c.K, .pos = {.mode = mode}};
         const auto r = permutation_readout(*c.image, s, static_cast<int>(h), 37, 4);
         const int N = (c.image->width / c.K) * (c.image->height / c.K);
         std::printf("%s, %dx%d K=%d %-8s: rows %.3g (= %.2f / N)  T_out %.3g\n",
@@ -314,10 +310,7 @@ TEST(DemoQuestion, QuestionTokenLayout) {
 
 TEST(DemoQuestion, RowMatchesAttentionRowForOnTheSafari) {
   for (PosMode mode : {PosMode::None, PosMode::Concat, PosMode::Add}) {
-    Settings s;
-    s.patch = 20;
-    s.pos.mode = mode;
-    s.temperature = 0.5f;
+    Settings s{.patch = 20, .temperature = 0.5f, .pos = {.mode = mode}};
     const Reference ref(safari(), s);
     const int L = static_cast<int>(ref.P().cols());
     const std::array<float, 3> green{0.2f, 0.7f, 0.1f};

@@ -126,9 +126,7 @@ TEST(Properties, PermutationEquivarianceWithoutPositionalCodes) {
 }
 
 TEST(Properties, PermutationEquivarianceFailsWithPositionalCodes) {
-  Settings s;
-  s.patch = 50;
-  s.pos.mode = PosMode::Concat;
+  Settings s{.patch = 50, .pos = {.mode = PosMode::Concat}};
   const int N = 100;
   std::vector<int> perm(N);
   std::iota(perm.begin(), perm.end(), 0);
@@ -166,9 +164,7 @@ TEST(Properties, SoftmaxStaysFiniteForLargeLogits) {
 }
 
 TEST(Properties, LowTemperatureStaysFiniteAndSaturates) {
-  Settings s;
-  s.patch = 20;
-  s.temperature = 0.01f;
+  Settings s{.patch = 20, .temperature = 0.01f};
   const Reference ref(safari(), s);
   const int i = ref.grid().index(12, 8);
   for (int h = 0; h < kHeadCount; ++h) {
