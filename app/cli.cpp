@@ -18,6 +18,20 @@
 #include <exception>
 
 namespace attnlab::app {
+namespace {
+
+/// A command of the command line: its name and what runs it (the arguments after the name).
+struct CommandEntry {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+};
+
+constexpr CommandEntry kCommands[] = {
+    {"row", run_row},     {"render", run_render}, {"figure", run_figure}, {"vit", run_vit},
+    {"models", run_models}, {"video", run_video}, {"train", run_train},
+};
+
+}  // namespace
 
 std::optional<int> run_cli(const std::vector<std::string>& args) {
   if (args.empty()) return std::nullopt;
@@ -32,47 +46,13 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
       std::printf("attnlab %s\n", ATTNLAB_VERSION);
       return 0;
     }
-    if (cmd == "row") {
-      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
+    for (const CommandEntry& c : kCommands) {
+      if (cmd != c.name) continue;
+      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {  // each command's help is the whole usage
         std::fputs(usage().c_str(), stdout);
         return 0;
       }
-      return run_row(rest);
-    }
-    if (cmd == "render" || cmd == "figure") {
-      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
-        std::fputs(usage().c_str(), stdout);
-        return 0;
-      }
-      return cmd == "render" ? run_render(rest) : run_figure(rest);
-    }
-    if (cmd == "vit") {
-      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
-        std::fputs(usage().c_str(), stdout);
-        return 0;
-      }
-      return run_vit(rest);
-    }
-    if (cmd == "models") {
-      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
-        std::fputs(usage().c_str(), stdout);
-        return 0;
-      }
-      return run_models(rest);
-    }
-    if (cmd == "video") {
-      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
-        std::fputs(usage().c_str(), stdout);
-        return 0;
-      }
-      return run_video(rest);
-    }
-    if (cmd == "train") {
-      if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
-        std::fputs(usage().c_str(), stdout);
-        return 0;
-      }
-      return run_train(rest);
+      return c.run(rest);
     }
     const bool gui_option = cmd == "--model" || cmd == "--hover-bench" || cmd == "--train";
     if (cmd.starts_with("-") && !gui_option) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
