@@ -137,6 +137,168 @@ void VitGpuRunner::upload(const VitModel& model) {
   model_id_ = model.id;
 }
 
+namespace {
+
+/// What one storage binding may hold (larger buffers are bound a chunk of rows at a time) and
+/// the offset alignment of a bound range, both in bytes.
+struct StorageLimits {
+  std::size_t cap = 0, align = 4;
+};
+
+StorageLimits storage_limits(std::size_t limit) {
+  const std::size_t driver_cap = gl::max_storage_block_bytes();
+  StorageLimits s;
+  s.cap = limit > 0 ? std::min(limit, driver_cap) : driver_cap;
+  s.align = static_cast<std::size_t>(std::max(gl_int(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT), 4));
+  return s;
+}
+
+/// Refuses, before anything is allocated, a pass whose buffers would exceed the GPU's buffer
+/// textures or whose per-token results would not fit one storage binding.
+void check_gpu_fits(const StorageLimits& lim, int T, int D, int H, int Hd, int L, int ldD, int ld3, int ldH, int ldP) {
+  const std::int64_t max_texels = gl_int(GL_MAX_TEXTURE_BUFFER_SIZE);
+  const std::int64_t largest_texture = std::max<std::int64_t>(
+      {static_cast<std::int64_t>(T) * ld3 / 4, static_cast<std::int64_t>(T) * ldD, static_cast<std::int64_t>(Hd) * ldD / 4,
+       static_cast<std::int64_t>(D) * ldH / 4, static_cast<std::int64_t>(D) * ldP / 4});
+  if (largest_texture > max_texels)
+    throw Error("the image gives " + std::to_string(T) + " tokens: a buffer of " + std::to_string(largest_texture) +
+                " texels would exceed the GPU's buffer textures (" + std::to_string(max_texels) + " texels); use --resize");
+  if (floats(static_cast<std::int64_t>(H) * T) + lim.align > lim.cap ||
+      floats(static_cast<std::int64_t>(L) * std::max(T, H)) + lim.align > lim.cap)
+    throw Error("the image gives " + std::to_string(T) + " tokens: the per-token results would not fit the GPU's " +
+                std::to_string(lim.cap >> 10) + " KiB storage blocks; use --resize");
+}
+
+void bind_image(GLuint unit, const gl::BufferTexture& texture) {
+  glBindImageTexture(unit, texture.id(), 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F);
+}
+
+/// Image units the kernels read (RGBA32F image buffers over a buffer texture), unbound at the end.
+struct ImageUnits {
+  ImageUnits() = default;
+  ImageUnits(const ImageUnits&) = delete;
+  ImageUnits& operator=(const ImageUnits&) = delete;
+  ~ImageUnits() {
+    for (GLuint u = 1; u <= 2; ++u) glBindImageTexture(u, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F);
+  }
+};
+
+/// How one pass binds buffers and dispatches its products and LayerNorms, a chunk of rows at a
+/// time where a buffer exceeds one storage binding (counted in `chunked`).
+struct Dispatcher {
+  gl::ParamBlock& params;
+  const gl::Program& gemm_program;
+  const gl::Program& layernorm_program;
+  StorageLimits lim;
+  const gl::Buffer& ones;  ///< D ones: the bias and layer scale of a product without them
+  gl::Buffer& norms;       ///< L·T token norms
+  int D = 0;
+  float eps = 0.0f;
+  int& chunked;
+
+  /// Rows of `ld` floats one storage binding holds; throws Error when not even one does.
+  int rows_per_chunk(int ld, const char* what) const {
+    const std::size_t row = floats(ld);
+    if (row + lim.align > lim.cap)
+      throw Error(std::string("one row of ") + what + " (" + std::to_string(row) + " bytes) does not fit the GPU's " +
+                  std::to_string(lim.cap >> 10) + " KiB storage blocks");
+    return static_cast<int>(std::min<std::size_t>((lim.cap - lim.align) / row, 1 << 30));
+  }
+  /// Binds floats [first, first + count) of `buffer` to storage binding `index`, from the
+  /// aligned offset at or below `first`; returns where `first` lies in the bound range (floats).
+  std::int32_t bind_floats(GLuint index, const gl::Buffer& buffer, std::int64_t first, std::int64_t count) const {
+    const std::size_t begin = floats(first), from = begin / lim.align * lim.align;
+    const std::size_t size = std::min(buffer.bytes() - from, begin + floats(count) - from);
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, index, buffer.id(), static_cast<GLintptr>(from), static_cast<GLsizeiptr>(size));
+    return static_cast<std::int32_t>((begin - from) / sizeof(float));
+  }
+  void bind_whole(GLuint index, const gl::Buffer& buffer) const {
+    if (buffer.bytes() > lim.cap) throw Error("internal: a GPU buffer of " + std::to_string(buffer.bytes() >> 10) + " KiB bound whole");
+    gl::bind(index, buffer);
+  }
+  /// C = A Wᵀ (+ epilogue) for rows [0, M) of A (from row a_row) into Out (from row out_row),
+  /// in chunks of rows that fit one storage binding.
+  void gemm(const gl::BufferTexture& A, int lda, int a_row, const GpuMatrix& W, const gl::Buffer* bias, const gl::Buffer* ls,
+            gl::Buffer& out, int ldo, int out_row, int M, int flags) {
+    const int K4 = W.ld / 4, Nout = W.rows;
+    const int chunk = std::max(kGemmRows, rows_per_chunk(ldo, "an activation") / kGemmRows * kGemmRows);
+    if (chunk < M) ++chunked;
+    bind_image(1, W.texture);
+    bind_image(2, A);
+    bind_whole(3, bias ? *bias : ones);
+    bind_whole(4, ls ? *ls : ones);
+    for (int r0 = 0; r0 < M; r0 += chunk) {
+      const int rows = std::min(chunk, M - r0);
+      const std::int32_t a_off = (a_row + r0) * lda;
+      const std::int32_t o_off = bind_floats(5, out, static_cast<std::int64_t>(out_row + r0) * ldo, static_cast<std::int64_t>(rows) * ldo);
+      params.set(gemm_program, GemmParams{rows, Nout, K4, lda, W.ld, ldo, a_off, o_off, flags});
+      gl::dispatch(gemm_program, static_cast<GLuint>(groups(Nout, kGemmLx * kGemmCols)), static_cast<GLuint>(groups(rows, kGemmRows)));
+    }
+  }
+  /// LayerNorm of rows [0, rows) of `in` (its texture) into `out`, and/or their norms into
+  /// norms[norm_first …] (norm_first < 0: none).
+  void layer_norm(const gl::BufferTexture& in, int ld, const gl::Buffer& weight, const gl::Buffer& bias, gl::Buffer* out, int rows,
+                  std::int64_t norm_first) {
+    const int chunk = rows_per_chunk(ld, "an activation");
+    if (chunk < rows) ++chunked;
+    in.bind(1);
+    bind_whole(2, weight);
+    bind_whole(3, bias);
+    for (int r0 = 0; r0 < rows; r0 += chunk) {
+      const int n = std::min(chunk, rows - r0);
+      const std::int32_t y_off = out ? bind_floats(4, *out, static_cast<std::int64_t>(r0) * ld, static_cast<std::int64_t>(n) * ld) : 0;
+      if (!out) bind_floats(4, norms, 0, 1);
+      const std::int32_t n_off = norm_first >= 0 ? bind_floats(5, norms, norm_first + r0, n) : -1;
+      if (norm_first < 0) bind_floats(5, norms, 0, 1);
+      params.set(layernorm_program, LayerNormParams{n, D, ld, r0, y_off, n_off, out ? 1 : 0, eps});
+      gl::dispatch(layernorm_program, static_cast<GLuint>(groups(n, kLayerNormLx)));
+    }
+  }
+};
+
+/// Layer `l`'s queries and keys from QKV (T rows of ld3 floats) into the pass (the read waits
+/// for the product).
+void read_queries_and_keys(const gl::Buffer& QKV, int T, int D, int ld3, VitPass& pass) {
+  Matrix& Q = pass.Q.emplace_back(T, D);
+  Matrix& K = pass.K.emplace_back(T, D);
+  QKV.read_mapped(QKV.bytes(), 0, [&](const void* p) {
+    const float* qkv = static_cast<const float*>(p);
+    for (int t = 0; t < T; ++t) {
+      std::memcpy(Q.data() + static_cast<std::ptrdiff_t>(t) * D, qkv + static_cast<std::ptrdiff_t>(t) * ld3, floats(D));
+      std::memcpy(K.data() + static_cast<std::ptrdiff_t>(t) * D, qkv + static_cast<std::ptrdiff_t>(t) * ld3 + D, floats(D));
+    }
+  });
+}
+
+/// The token norms (T per layer) and the distance (layers × heads), read once.
+void read_norms_and_distance(const gl::Buffer& norms, const gl::Buffer& distance, int L, int T, int H, VitPass& pass) {
+  std::vector<float> all(static_cast<std::size_t>(L) * static_cast<std::size_t>(T));
+  norms.download(all.data(), floats(static_cast<std::int64_t>(all.size())));
+  for (int l = 0; l < L; ++l)
+    pass.token_norms.push_back(Eigen::Map<const RowVector>(all.data() + static_cast<std::ptrdiff_t>(l) * T, T));
+  pass.distance.resize(L, H);
+  distance.download(pass.distance.data(), floats(static_cast<std::int64_t>(L) * H));
+}
+
+/// The classifier after the pass: the class token (or the patches' mean) of X through the final
+/// LayerNorm and the head into pass.logits.
+void classify(Dispatcher& d, const gl::Program& pool, const VitArchitecture& a, const gl::Buffer& norm_w, const gl::Buffer& norm_b,
+              const GpuMatrix& W_head, const gl::Buffer& b_head, gl::Buffer& X, int T, VitPass& pass) {
+  const int D = a.D, ldD = D;
+  gl::Buffer pooled = zeros(ldD), normed = zeros(ldD), out(floats(a.classes));
+  const gl::BufferTexture X_scalars(X, GL_R32F), pooled_tex(pooled, GL_RGBA32F), normed_tex(normed, GL_RGBA32F);
+  d.params.set(pool, PoolParams{T, D, ldD, a.prefix(), a.pooling == VitPooling::Token ? shader::POOL_TOKEN : shader::POOL_AVERAGE});
+  X_scalars.bind(1);
+  d.bind_whole(2, pooled);
+  gl::dispatch(pool, static_cast<GLuint>(groups(D, 64)));
+  d.layer_norm(pooled_tex, ldD, norm_w, norm_b, &normed, 1, -1);
+  d.gemm(normed_tex, ldD, 0, W_head, &b_head, nullptr, out, a.classes, 0, 1, kBias);
+  pass.logits.resize(static_cast<std::size_t>(a.classes));
+  out.download(pass.logits.data(), pass.logits.size() * sizeof(float));
+}
+
+}  // namespace
+
 VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
   const VitArchitecture& a = model.arch;
   vit_check_budget(a, input, budget);
@@ -146,55 +308,14 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
   if (dh % 4 != 0) throw Error("the GPU engine takes heads whose width is a multiple of 4; this model's are " + std::to_string(dh));
   // Row strides in floats: multiples of 4 (vec4 loads), padding zero.
   const int ldD = D, ld3 = 3 * D, ldH = round4(Hd), ldP = round4(PP3);
-
-  // What one storage binding may hold; larger buffers are bound a chunk of rows at a time.
-  const std::size_t driver_cap = gl::max_storage_block_bytes();
-  const std::size_t cap = storage_limit_ > 0 ? std::min(storage_limit_, driver_cap) : driver_cap;
-  const std::size_t align = static_cast<std::size_t>(std::max(gl_int(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT), 4));
-  const std::int64_t max_texels = gl_int(GL_MAX_TEXTURE_BUFFER_SIZE);
-  auto rows_per_chunk = [&](int ld, const char* what) {
-    const std::size_t row = floats(ld);
-    if (row + align > cap)
-      throw Error(std::string("one row of ") + what + " (" + std::to_string(row) + " bytes) does not fit the GPU's " +
-                  std::to_string(cap >> 10) + " KiB storage blocks");
-    return static_cast<int>(std::min<std::size_t>((cap - align) / row, 1 << 30));
-  };
-  const std::int64_t largest_texture = std::max<std::int64_t>(
-      {static_cast<std::int64_t>(T) * ld3 / 4, static_cast<std::int64_t>(T) * ldD, static_cast<std::int64_t>(Hd) * ldD / 4,
-       static_cast<std::int64_t>(D) * ldH / 4, static_cast<std::int64_t>(D) * ldP / 4});
-  if (largest_texture > max_texels)
-    throw Error("the image gives " + std::to_string(T) + " tokens: a buffer of " + std::to_string(largest_texture) +
-                " texels would exceed the GPU's buffer textures (" + std::to_string(max_texels) + " texels); use --resize");
-  if (floats(static_cast<std::int64_t>(H) * T) + align > cap || floats(static_cast<std::int64_t>(L) * std::max(T, H)) + align > cap)
-    throw Error("the image gives " + std::to_string(T) + " tokens: the per-token results would not fit the GPU's " +
-                std::to_string(cap >> 10) + " KiB storage blocks; use --resize");
+  const StorageLimits lim = storage_limits(storage_limit_);
+  check_gpu_fits(lim, T, D, H, Hd, L, ldD, ld3, ldH, ldP);
   if (model.id != model_id_ || !weights_) upload(model);
   const Weights& w = *weights_;
   chunked_dispatches_ = 0;
 
   gl::BindingGuard guard;
-
-  /// Binds floats [first, first + count) of `buffer` to storage binding `index`, from the
-  /// aligned offset at or below `first`; returns where `first` lies in the bound range (floats).
-  auto bind_floats = [&](GLuint index, const gl::Buffer& buffer, std::int64_t first, std::int64_t count) {
-    const std::size_t begin = floats(first), from = begin / align * align;
-    const std::size_t size = std::min(buffer.bytes() - from, begin + floats(count) - from);
-    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, index, buffer.id(), static_cast<GLintptr>(from), static_cast<GLsizeiptr>(size));
-    return static_cast<std::int32_t>((begin - from) / sizeof(float));
-  };
-  // Image units the kernels read (RGBA32F image buffers over a buffer texture), unbound at the end.
-  struct ImageUnits {
-    ~ImageUnits() {
-      for (GLuint u = 1; u <= 2; ++u) glBindImageTexture(u, 0, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F);
-    }
-  } image_units;
-  auto bind_image = [](GLuint unit, const gl::BufferTexture& texture) {
-    glBindImageTexture(unit, texture.id(), 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F);
-  };
-  auto bind_whole = [&](GLuint index, const gl::Buffer& buffer) {
-    if (buffer.bytes() > cap) throw Error("internal: a GPU buffer of " + std::to_string(buffer.bytes() >> 10) + " KiB bound whole");
-    gl::bind(index, buffer);
-  };
+  const ImageUnits image_units;
 
   // Activations (rows of ld floats; the MLP's hidden layer padded with zeros).
   const std::vector<float> patch_rows =
@@ -207,45 +328,7 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
       distance(floats(static_cast<std::int64_t>(L) * H)), norms(floats(static_cast<std::int64_t>(L) * T));
   const gl::BufferTexture X_tex(X, GL_RGBA32F), QKV_tex(QKV, GL_RGBA32F), patches_tex(patches, GL_RGBA32F),
       Xn_tex(Xn, GL_RGBA32F), O_tex(O, GL_RGBA32F), hidden_tex(hidden, GL_RGBA32F);
-
-  // C = A Wᵀ (+ epilogue) for rows [0, M) of A (from row a_row) into Out (from row out_row),
-  // in chunks of rows that fit one storage binding.
-  auto gemm = [&](const gl::BufferTexture& A, int lda, int a_row, const GpuMatrix& W, const gl::Buffer* bias, const gl::Buffer* ls,
-                  gl::Buffer& out, int ldo, int out_row, int M, int flags) {
-    const int K4 = W.ld / 4, Nout = W.rows;
-    const int chunk = std::max(kGemmRows, rows_per_chunk(ldo, "an activation") / kGemmRows * kGemmRows);
-    if (chunk < M) ++chunked_dispatches_;
-    bind_image(1, W.texture);
-    bind_image(2, A);
-    bind_whole(3, bias ? *bias : w.ones);
-    bind_whole(4, ls ? *ls : w.ones);
-    for (int r0 = 0; r0 < M; r0 += chunk) {
-      const int rows = std::min(chunk, M - r0);
-      const std::int32_t a_off = (a_row + r0) * lda;
-      const std::int32_t o_off = bind_floats(5, out, static_cast<std::int64_t>(out_row + r0) * ldo, static_cast<std::int64_t>(rows) * ldo);
-      params_.set(gemm_, GemmParams{rows, Nout, K4, lda, W.ld, ldo, a_off, o_off, flags});
-      gl::dispatch(gemm_, static_cast<GLuint>(groups(Nout, kGemmLx * kGemmCols)), static_cast<GLuint>(groups(rows, kGemmRows)));
-    }
-  };
-  // LayerNorm of rows [0, rows) of `in` (its texture) into `out`, and/or their norms into
-  // norms[norm_first …] (norm_first < 0: none).
-  auto layer_norm = [&](const gl::BufferTexture& in, int ld, const gl::Buffer& weight, const gl::Buffer& bias, gl::Buffer* out,
-                        int rows, std::int64_t norm_first) {
-    const int chunk = rows_per_chunk(ld, "an activation");
-    if (chunk < rows) ++chunked_dispatches_;
-    in.bind(1);
-    bind_whole(2, weight);
-    bind_whole(3, bias);
-    for (int r0 = 0; r0 < rows; r0 += chunk) {
-      const int n = std::min(chunk, rows - r0);
-      const std::int32_t y_off = out ? bind_floats(4, *out, static_cast<std::int64_t>(r0) * ld, static_cast<std::int64_t>(n) * ld) : 0;
-      if (!out) bind_floats(4, norms, 0, 1);
-      const std::int32_t n_off = norm_first >= 0 ? bind_floats(5, norms, norm_first + r0, n) : -1;
-      if (norm_first < 0) bind_floats(5, norms, 0, 1);
-      params_.set(layernorm_, LayerNormParams{n, D, ld, r0, y_off, n_off, out ? 1 : 0, a.eps});
-      gl::dispatch(layernorm_, static_cast<GLuint>(groups(n, kLayerNormLx)));
-    }
-  };
+  Dispatcher d{params_, gemm_, layernorm_, lim, w.ones, norms, D, a.eps, chunked_dispatches_};
 
   VitPass pass;
   pass.T = T;
@@ -257,71 +340,43 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
 
   // Patch embedding (a conv with kernel = stride = P, as a product) added onto the patch rows,
   // which already hold their position codes; the prefix rows are complete.
-  gemm(patches_tex, ldP, 0, w.W_patch, &w.b_patch, nullptr, X, ldD, pre, N, kBias | kResidual);
+  d.gemm(patches_tex, ldP, 0, w.W_patch, &w.b_patch, nullptr, X, ldD, pre, N, kBias | kResidual);
   // k and v through an image buffer: on llvmpipe (Mesa 22) a storage-buffer load at an
   // address that is not a constant is a loop over the lanes, a texel fetch a function call and
   // an image load an inline gather.
   const gl::Program& attention = attention_program(dh);
-  const int query_chunk = rows_per_chunk(ldD, "the attention output");
+  const int query_chunk = d.rows_per_chunk(ldD, "the attention output");
   for (int l = 0; l < L; ++l) {
     if (stop && stop->load()) throw Error("cancelled");
     const Weights::Block& b = w.blocks[static_cast<std::size_t>(l)];
     // The previous block's output tokens' norms, with the LayerNorm that reads them.
-    layer_norm(X_tex, ldD, b.ln1_w, b.ln1_b, &Xn, T, l > 0 ? static_cast<std::int64_t>(l - 1) * T : -1);
-    gemm(Xn_tex, ldD, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, ld3, 0, T, kBias);
+    d.layer_norm(X_tex, ldD, b.ln1_w, b.ln1_b, &Xn, T, l > 0 ? static_cast<std::int64_t>(l - 1) * T : -1);
+    d.gemm(Xn_tex, ldD, 0, b.W_qkv, &b.b_qkv, nullptr, QKV, ld3, 0, T, kBias);
     // Attention per head and chunk of queries, O and the distance's row terms.
     QKV_tex.bind(1);
     bind_image(1, QKV_tex);
-    bind_whole(3, row_dist);
+    d.bind_whole(3, row_dist);
     if (query_chunk < T) ++chunked_dispatches_;
     for (int q0 = 0; q0 < T; q0 += query_chunk) {
       const int count = std::min(query_chunk, T - q0);
-      const std::int32_t o_off = bind_floats(2, O, static_cast<std::int64_t>(q0) * ldD, static_cast<std::int64_t>(count) * ldD);
+      const std::int32_t o_off = d.bind_floats(2, O, static_cast<std::int64_t>(q0) * ldD, static_cast<std::int64_t>(count) * ldD);
       params_.set(attention, AttentionParams{T, D, ld3, q0, count, o_off, ldD, pre, input.cols, static_cast<float>(a.patch),
                                              1.0f / std::sqrt(static_cast<float>(dh))});
       gl::dispatch(attention, static_cast<GLuint>(groups(count, kAttentionLx)), static_cast<GLuint>(H));
     }
-    bind_whole(1, row_dist);
-    bind_whole(2, distance);
+    d.bind_whole(1, row_dist);
+    d.bind_whole(2, distance);
     params_.set(distance_sum_, DistanceSumParams{T, H, pre, l * H});
     gl::dispatch(distance_sum_, static_cast<GLuint>(groups(H, 16)));
-    // This layer's q and k into the pass (the read waits for the product).
-    Matrix& Q = pass.Q.emplace_back(T, D);
-    Matrix& K = pass.K.emplace_back(T, D);
-    QKV.read_mapped(QKV.bytes(), 0, [&](const void* p) {
-      const float* qkv = static_cast<const float*>(p);
-      for (int t = 0; t < T; ++t) {
-        std::memcpy(Q.data() + static_cast<std::ptrdiff_t>(t) * D, qkv + static_cast<std::ptrdiff_t>(t) * ld3, floats(D));
-        std::memcpy(K.data() + static_cast<std::ptrdiff_t>(t) * D, qkv + static_cast<std::ptrdiff_t>(t) * ld3 + D, floats(D));
-      }
-    });
-    gemm(O_tex, ldD, 0, b.W_proj, &b.b_proj, &b.ls1, X, ldD, 0, T, kBias | kResidual);
-    layer_norm(X_tex, ldD, b.ln2_w, b.ln2_b, &Xn, T, -1);
-    gemm(Xn_tex, ldD, 0, b.W_fc1, &b.b_fc1, nullptr, hidden, ldH, 0, T, kBias | kGelu);
-    gemm(hidden_tex, ldH, 0, b.W_fc2, &b.b_fc2, &b.ls2, X, ldD, 0, T, kBias | kResidual);
+    read_queries_and_keys(QKV, T, D, ld3, pass);
+    d.gemm(O_tex, ldD, 0, b.W_proj, &b.b_proj, &b.ls1, X, ldD, 0, T, kBias | kResidual);
+    d.layer_norm(X_tex, ldD, b.ln2_w, b.ln2_b, &Xn, T, -1);
+    d.gemm(Xn_tex, ldD, 0, b.W_fc1, &b.b_fc1, nullptr, hidden, ldH, 0, T, kBias | kGelu);
+    d.gemm(hidden_tex, ldH, 0, b.W_fc2, &b.b_fc2, &b.ls2, X, ldD, 0, T, kBias | kResidual);
   }
-  if (L > 0) layer_norm(X_tex, ldD, w.norm_w, w.norm_b, nullptr, T, static_cast<std::int64_t>(L - 1) * T);
-  // The token norms (T per layer) and the distance (layers × heads), read once.
-  {
-    std::vector<float> all(static_cast<std::size_t>(L) * static_cast<std::size_t>(T));
-    norms.download(all.data(), floats(static_cast<std::int64_t>(all.size())));
-    for (int l = 0; l < L; ++l)
-      pass.token_norms.push_back(Eigen::Map<const RowVector>(all.data() + static_cast<std::ptrdiff_t>(l) * T, T));
-    pass.distance.resize(L, H);
-    distance.download(pass.distance.data(), floats(static_cast<std::int64_t>(L) * H));
-  }
-  if (a.classes > 0) {
-    gl::Buffer pooled = zeros(ldD), normed = zeros(ldD), out(floats(a.classes));
-    const gl::BufferTexture X_scalars(X, GL_R32F), pooled_tex(pooled, GL_RGBA32F), normed_tex(normed, GL_RGBA32F);
-    params_.set(pool_, PoolParams{T, D, ldD, pre, a.pooling == VitPooling::Token ? shader::POOL_TOKEN : shader::POOL_AVERAGE});
-    X_scalars.bind(1);
-    bind_whole(2, pooled);
-    gl::dispatch(pool_, static_cast<GLuint>(groups(D, 64)));
-    layer_norm(pooled_tex, ldD, w.norm_w, w.norm_b, &normed, 1, -1);
-    gemm(normed_tex, ldD, 0, w.W_head, &w.b_head, nullptr, out, a.classes, 0, 1, kBias);
-    pass.logits.resize(static_cast<std::size_t>(a.classes));
-    out.download(pass.logits.data(), pass.logits.size() * sizeof(float));
-  }
+  if (L > 0) d.layer_norm(X_tex, ldD, w.norm_w, w.norm_b, nullptr, T, static_cast<std::int64_t>(L - 1) * T);
+  read_norms_and_distance(norms, distance, L, T, H, pass);
+  if (a.classes > 0) classify(d, pool_, a, w.norm_w, w.norm_b, w.W_head, w.b_head, X, T, pass);
   ++forward_passes_;
   return pass;
 }

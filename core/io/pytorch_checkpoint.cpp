@@ -157,188 +157,210 @@ class Unpickler {
     while (true) {
       if (pos_ >= p_.size()) fail("the pickle ends before its STOP opcode (data.pkl is truncated)");
       const std::uint8_t op = p_[pos_++];
-      switch (op) {
-        case 0x80: {  // PROTO
-          const std::uint8_t proto = byte();
-          if (proto < 2 || proto > 5)
-            fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
-          break;
-        }
-        case 0x95: {  // FRAME: a length, then that many bytes of opcodes (only a hint)
-          const std::uint64_t n = le(8);
-          if (n > p_.size() - pos_) fail("a FRAME longer than the rest of the pickle");
-          break;
-        }
-        case '}':
-          push(make(Kind::Dict));
-          break;  // EMPTY_DICT
-        case ']':
-          push(make(Kind::List));
-          break;  // EMPTY_LIST
-        case ')':
-          push(make(Kind::Tuple));
-          break;   // EMPTY_TUPLE
-        case '(':  // MARK
-          if (marks_.size() >= kMaxPickleMarks)
-            fail("more than " + std::to_string(kMaxPickleMarks) + " MARKs open at once (nesting too deep)");
-          marks_.push_back(stack_.size());
-          break;
-        case 'X':
-          push_string(le(4));
-          break;  // BINUNICODE
-        case 0x8c:
-          push_string(byte());
-          break;  // SHORT_BINUNICODE
-        case 0x8d:
-          push_string(le(8));
-          break;  // BINUNICODE8
-        case 'U':
-          push_string(byte());
-          break;  // SHORT_BINSTRING (read as text, as torch's location strings)
-        case 'T':
-          push_string(le(4));
-          break;  // BINSTRING
-        case 'q':
-          memo_put(byte());
-          break;  // BINPUT
-        case 'r':
-          memo_put(le(4));
-          break;  // LONG_BINPUT
-        case 0x94:
-          memo_put(memo_.size());
-          break;  // MEMOIZE
-        case 'h':
-          memo_get(byte());
-          break;  // BINGET
-        case 'j':
-          memo_get(le(4));
-          break;     // LONG_BINGET
-        case 'c': {  // GLOBAL: "module\nname\n"
-          const std::string module = line();
-          const std::string name = line();
-          push(global(module, name));
-          break;
-        }
-        case 0x93: {  // STACK_GLOBAL
-          Value* name = pop();
-          Value* module = pop();
-          if (module->kind != Kind::Str || name->kind != Kind::Str)
-            fail("STACK_GLOBAL with names that are not strings");
-          push(global(module->s, name->s));
-          break;
-        }
-        case 'Q':
-          persistent_load();
-          break;     // BINPERSID
-        case 't': {  // TUPLE
-          Value* t = make(Kind::Tuple);
-          for (Value* v : pop_mark()) insert(*t, v);
-          push(t);
-          break;
-        }
-        case 0x85:
-        case 0x86:
-        case 0x87: {  // TUPLE1, TUPLE2, TUPLE3
-          const std::size_t n = op - 0x84u;
-          if (stack_.size() < n || stack_.size() - n < floor()) underflow();
-          Value* t = make(Kind::Tuple);
-          for (std::size_t k = stack_.size() - n; k < stack_.size(); ++k) insert(*t, stack_[k]);
-          stack_.resize(stack_.size() - n);
-          push(t);
-          break;
-        }
-        case 'R':
-          reduce();
-          break;      // REDUCE
-        case 0x81: {  // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
-          pop();
-          const Value* cls = pop();
-          fail("the pickle creates an object of " +
-               (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
-               " (NEWOBJ), which a checkpoint of weights does not need; nothing was run");
-        }
-        case 's': {  // SETITEM
-          Value* v = pop();
-          Value* k = pop();
-          set_item(top(), k, v);
-          break;
-        }
-        case 'u': {  // SETITEMS
-          const std::vector<Value*> items = pop_mark();
-          if (items.size() % 2) fail("SETITEMS with an odd number of items");
-          Value* d = top();
-          for (std::size_t k = 0; k < items.size(); k += 2) set_item(d, items[k], items[k + 1]);
-          break;
-        }
-        case 'a': {  // APPEND
-          Value* v = pop();
-          append(top(), v);
-          break;
-        }
-        case 'e': {  // APPENDS
-          const std::vector<Value*> items = pop_mark();
-          Value* l = top();
-          for (Value* v : items) append(l, v);
-          break;
-        }
-        case 'J':
-          push_int(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4))));
-          break;  // BININT
-        case 'K':
-          push_int(byte());
-          break;  // BININT1
-        case 'M':
-          push_int(static_cast<std::int64_t>(le(2)));
-          break;      // BININT2
-        case 0x8a: {  // LONG1
-          const std::size_t n = byte();
-          if (n > 8) fail("an integer of " + std::to_string(n) + " bytes (LONG1), over 64 bits");
-          need(n);
-          std::uint64_t u = 0;
-          for (std::size_t k = 0; k < n; ++k) u |= std::uint64_t{p_[pos_ + k]} << (8 * k);
-          if (n > 0 && n < 8 && (p_[pos_ + n - 1] & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
-          pos_ += n;
-          push_int(static_cast<std::int64_t>(u));
-          break;
-        }
-        case 'G': {  // BINFLOAT: big-endian double
-          need(8);
-          std::uint64_t u = 0;
-          for (int k = 0; k < 8; ++k) u = (u << 8) | p_[pos_ + k];
-          pos_ += 8;
-          Value* v = make(Kind::Float);
-          v->f = std::bit_cast<double>(u);
-          push(v);
-          break;
-        }
-        case 0x88:
-          push_bool(true);
-          break;  // NEWTRUE
-        case 0x89:
-          push_bool(false);
-          break;  // NEWFALSE
-        case 'N':
-          push(make(Kind::None));
-          break;
-        case 'b':
-          build();
-          break;     // BUILD
-        case '.': {  // STOP
-          if (!marks_.empty()) fail("a MARK left open at STOP");
-          if (stack_.size() != 1)
-            fail("STOP with " + std::to_string(stack_.size()) + " objects on the stack instead of 1");
-          return stack_.back();
-        }
-        default:
-          fail("opcode " + hex_byte(op) + " at byte " + std::to_string(pos_ - 1) +
-               " of data.pkl is not one torch.save writes (only pickle protocol 2's data opcodes are read)");
+      if (op == '.') {  // STOP
+        if (!marks_.empty()) fail("a MARK left open at STOP");
+        if (stack_.size() != 1)
+          fail("STOP with " + std::to_string(stack_.size()) + " objects on the stack instead of 1");
+        return stack_.back();
       }
+      if (!container_op(op) && !scalar_op(op) && !object_op(op))
+        fail("opcode " + hex_byte(op) + " at byte " + std::to_string(pos_ - 1) +
+             " of data.pkl is not one torch.save writes (only pickle protocol 2's data opcodes are read)");
     }
   }
 
   [[noreturn]] void fail(const std::string& problem) const { throw Error(what_ + ": " + problem); }
 
  private:
+  // Marks, tuples, lists and dicts: opcodes that build containers on the stack. Returns false for any other opcode.
+  bool container_op(std::uint8_t op) {
+    switch (op) {
+      case '}':
+        push(make(Kind::Dict));
+        break;  // EMPTY_DICT
+      case ']':
+        push(make(Kind::List));
+        break;  // EMPTY_LIST
+      case ')':
+        push(make(Kind::Tuple));
+        break;   // EMPTY_TUPLE
+      case '(':  // MARK
+        if (marks_.size() >= kMaxPickleMarks)
+          fail("more than " + std::to_string(kMaxPickleMarks) + " MARKs open at once (nesting too deep)");
+        marks_.push_back(stack_.size());
+        break;
+      case 't': {  // TUPLE
+        Value* t = make(Kind::Tuple);
+        for (Value* v : pop_mark()) insert(*t, v);
+        push(t);
+        break;
+      }
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1, TUPLE2, TUPLE3
+        const std::size_t n = op - 0x84u;
+        if (stack_.size() < n || stack_.size() - n < floor()) underflow();
+        Value* t = make(Kind::Tuple);
+        for (std::size_t k = stack_.size() - n; k < stack_.size(); ++k) insert(*t, stack_[k]);
+        stack_.resize(stack_.size() - n);
+        push(t);
+        break;
+      }
+      case 's': {  // SETITEM
+        Value* v = pop();
+        Value* k = pop();
+        set_item(top(), k, v);
+        break;
+      }
+      case 'u': {  // SETITEMS
+        const std::vector<Value*> items = pop_mark();
+        if (items.size() % 2) fail("SETITEMS with an odd number of items");
+        Value* d = top();
+        for (std::size_t k = 0; k < items.size(); k += 2) set_item(d, items[k], items[k + 1]);
+        break;
+      }
+      case 'a': {  // APPEND
+        Value* v = pop();
+        append(top(), v);
+        break;
+      }
+      case 'e': {  // APPENDS
+        const std::vector<Value*> items = pop_mark();
+        Value* l = top();
+        for (Value* v : items) append(l, v);
+        break;
+      }
+      default:
+        return false;
+    }
+    return true;
+  }
+  // Strings, integers, floats, booleans and None: opcodes that push a value. Returns false for any other opcode.
+  bool scalar_op(std::uint8_t op) {
+    switch (op) {
+      case 'X':
+        push_string(le(4));
+        break;  // BINUNICODE
+      case 0x8c:
+        push_string(byte());
+        break;  // SHORT_BINUNICODE
+      case 0x8d:
+        push_string(le(8));
+        break;  // BINUNICODE8
+      case 'U':
+        push_string(byte());
+        break;  // SHORT_BINSTRING (read as text, as torch's location strings)
+      case 'T':
+        push_string(le(4));
+        break;  // BINSTRING
+      case 'J':
+        push_int(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4))));
+        break;  // BININT
+      case 'K':
+        push_int(byte());
+        break;  // BININT1
+      case 'M':
+        push_int(static_cast<std::int64_t>(le(2)));
+        break;      // BININT2
+      case 0x8a: {  // LONG1
+        const std::size_t n = byte();
+        if (n > 8) fail("an integer of " + std::to_string(n) + " bytes (LONG1), over 64 bits");
+        need(n);
+        std::uint64_t u = 0;
+        for (std::size_t k = 0; k < n; ++k) u |= std::uint64_t{p_[pos_ + k]} << (8 * k);
+        if (n > 0 && n < 8 && (p_[pos_ + n - 1] & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+        pos_ += n;
+        push_int(static_cast<std::int64_t>(u));
+        break;
+      }
+      case 'G': {  // BINFLOAT: big-endian double
+        need(8);
+        std::uint64_t u = 0;
+        for (int k = 0; k < 8; ++k) u = (u << 8) | p_[pos_ + k];
+        pos_ += 8;
+        Value* v = make(Kind::Float);
+        v->f = std::bit_cast<double>(u);
+        push(v);
+        break;
+      }
+      case 0x88:
+        push_bool(true);
+        break;  // NEWTRUE
+      case 0x89:
+        push_bool(false);
+        break;  // NEWFALSE
+      case 'N':
+        push(make(Kind::None));
+        break;
+      default:
+        return false;
+    }
+    return true;
+  }
+  // The protocol and frame, the memo, globals, persistent ids (storages), REDUCE, BUILD and NEWOBJ. Returns false for any other opcode.
+  bool object_op(std::uint8_t op) {
+    switch (op) {
+      case 0x80: {  // PROTO
+        const std::uint8_t proto = byte();
+        if (proto < 2 || proto > 5)
+          fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
+        break;
+      }
+      case 0x95: {  // FRAME: a length, then that many bytes of opcodes (only a hint)
+        const std::uint64_t n = le(8);
+        if (n > p_.size() - pos_) fail("a FRAME longer than the rest of the pickle");
+        break;
+      }
+      case 'q':
+        memo_put(byte());
+        break;  // BINPUT
+      case 'r':
+        memo_put(le(4));
+        break;  // LONG_BINPUT
+      case 0x94:
+        memo_put(memo_.size());
+        break;  // MEMOIZE
+      case 'h':
+        memo_get(byte());
+        break;  // BINGET
+      case 'j':
+        memo_get(le(4));
+        break;     // LONG_BINGET
+      case 'c': {  // GLOBAL: "module\nname\n"
+        const std::string module = line();
+        const std::string name = line();
+        push(global(module, name));
+        break;
+      }
+      case 0x93: {  // STACK_GLOBAL
+        Value* name = pop();
+        Value* module = pop();
+        if (module->kind != Kind::Str || name->kind != Kind::Str)
+          fail("STACK_GLOBAL with names that are not strings");
+        push(global(module->s, name->s));
+        break;
+      }
+      case 'Q':
+        persistent_load();
+        break;     // BINPERSID
+      case 'R':
+        reduce();
+        break;      // REDUCE
+      case 0x81: {  // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
+        pop();
+        const Value* cls = pop();
+        fail("the pickle creates an object of " +
+             (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
+             " (NEWOBJ), which a checkpoint of weights does not need; nothing was run");
+      }
+      case 'b':
+        build();
+        break;     // BUILD
+      default:
+        return false;
+    }
+    return true;
+  }
   // -- reading
   void need(std::uint64_t n) const {
     if (n > p_.size() - pos_) fail("the pickle ends inside an opcode's argument (data.pkl is truncated)");
@@ -673,7 +695,7 @@ std::vector<std::pair<std::string, const Value*>> state_dict(const Value* root, 
   const Value* dict = root;
   // DINO's release files: {"teacher": {...}, "student": {...}, "epoch": ...}; others wrap the
   // state dict in "model" or "state_dict".
-  for (const char* wrapper : {"teacher", "model", "state_dict", "student"}) {
+  for (const char* wrapper : kPytorchStateDictWrappers) {
     const auto it = root->dict->index.find(std::string("s") + wrapper);
     if (it != root->dict->index.end() && root->dict->entries[it->second].second->kind == Kind::Dict) {
       dict = root->dict->entries[it->second].second;
@@ -689,15 +711,13 @@ std::vector<std::pair<std::string, const Value*>> state_dict(const Value* root, 
     tensors.emplace_back(k->s, v);
   }
   if (tensors.empty()) u.fail("the checkpoint holds no tensors");
-  auto all_start = [&](const std::string& p) {
-    return std::all_of(tensors.begin(), tensors.end(), [&](const auto& t) { return t.first.rfind(p, 0) == 0; });
-  };
-  if (all_start("module.")) {
-    for (auto& t : tensors) t.first.erase(0, 7);
+  auto starts = [](std::string_view prefix) { return [prefix](const auto& t) { return t.first.starts_with(prefix); }; };
+  if (std::all_of(tensors.begin(), tensors.end(), starts(kPytorchModulePrefix))) {
+    for (auto& t : tensors) t.first.erase(0, kPytorchModulePrefix.size());
   }
-  if (std::any_of(tensors.begin(), tensors.end(), [](const auto& t) { return t.first.rfind("backbone.", 0) == 0; })) {
-    std::erase_if(tensors, [](const auto& t) { return t.first.rfind("backbone.", 0) != 0; });
-    for (auto& t : tensors) t.first.erase(0, 9);
+  if (std::any_of(tensors.begin(), tensors.end(), starts(kPytorchBackbonePrefix))) {
+    std::erase_if(tensors, [&](const auto& t) { return !starts(kPytorchBackbonePrefix)(t); });
+    for (auto& t : tensors) t.first.erase(0, kPytorchBackbonePrefix.size());
   }
   return tensors;
 }
@@ -709,9 +729,23 @@ std::optional<std::int64_t> mul(std::int64_t a, std::int64_t b) {
   return r;
 }
 
-SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared_ptr<SafetensorsSource> source,
-                             const std::string& what, const std::atomic<bool>* stop = nullptr) {
-  const Archive archive(std::move(zip), archive_size, what);
+// One tensor of the state dict, checked against its storage, to be read from it.
+struct TensorPlan {
+  std::string name;
+  const TensorRef* t;
+  const StorageRef* s;
+  std::int64_t numel;
+};
+
+// Every tensor and the storages they view, checked before anything is read.
+struct ArchivePlan {
+  std::vector<TensorPlan> plans;
+  std::map<std::string, const StorageRef*> storages;
+  std::map<std::string, std::vector<std::size_t>> users;  // the plans of each storage
+};
+
+// Refuses a checkpoint written in another byte order than little-endian.
+void check_byteorder(const Archive& archive) {
   if (const auto bo = archive.find("byteorder")) {
     if (bo->second > 16) archive.fail("a byteorder record of " + std::to_string(bo->second) + " bytes");
     const auto bytes = archive.read(bo->first, bo->second, "byteorder");
@@ -721,26 +755,14 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
                    (order == "big" ? std::string("big-endian") : "in byte order " + quote(order)) +
                    "; only little-endian files are read");
   }
-  const auto pkl = archive.find("data.pkl");
-  if (!pkl) archive.fail("a zip archive without " + archive.prefix() + "data.pkl: not a PyTorch checkpoint");
-  if (pkl->second > kMaxPickleBytes)
-    archive.fail("data.pkl is " + std::to_string(pkl->second) + " bytes, over the limit of " +
-                 std::to_string(kMaxPickleBytes));
-  const std::vector<std::uint8_t> pickle = archive.read(pkl->first, pkl->second, "data.pkl");
-  Unpickler unpickler(pickle, what);
-  const Value* root = unpickler.load();
-  const auto tensors = state_dict(root, unpickler);
+}
 
-  // Every tensor checked against its storage before anything is read.
-  struct Plan {
-    std::string name;
-    const TensorRef* t;
-    const StorageRef* s;
-    std::int64_t numel;
-  };
-  std::vector<Plan> plans;
-  std::map<std::string, const StorageRef*> storages;
-  std::map<std::string, std::vector<std::size_t>> users;  // the plans of each storage
+// Checks every tensor against its storage (dtype, offset, sizes and strides within it, the
+// values' total bounded by the file's size) and plans its read.
+ArchivePlan plan_tensors(const Archive& archive, const std::vector<std::pair<std::string, const Value*>>& tensors,
+                         std::uint64_t archive_size) {
+  ArchivePlan plan;
+  auto& [plans, storages, users] = plan;
   std::uint64_t total_floats = 0;
   for (const auto& [name, v] : tensors) {
     const TensorRef& t = *v->tensor;
@@ -780,18 +802,44 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
     users[s.key].push_back(plans.size());
     plans.push_back({name, &t, &s, numel});
   }
+  return plan;
+}
 
-  SafetensorsFile file;
-  for (const Plan& p : plans) {
-    Tensor& t = file.tensors[p.name];
-    t.dtype = *p.s->type->supported;
-    t.shape = p.t->size;
+// Tensor `p`'s values from its storage's bytes `data` (elements of `element` bytes in `dtype`).
+std::vector<float> tensor_values(const TensorPlan& p, const std::vector<std::uint8_t>& data, TensorDType dtype, std::size_t element) {
+  std::vector<float> values(static_cast<std::size_t>(p.numel));
+  const TensorRef& t = *p.t;
+  const std::size_t dims = t.size.size();
+  // Contiguous (row-major strides): one conversion; otherwise element by element. (The
+  // products of trailing sizes fit: they divide numel, checked above.)
+  bool contiguous = true;
+  for (std::int64_t d = static_cast<std::int64_t>(dims) - 1, expect = 1; d >= 0 && p.numel > 0; --d) {
+    if (t.size[d] != 1 && t.stride[d] != expect) contiguous = false;
+    expect *= t.size[d];
   }
-  if (file.tensors.size() != plans.size())
-    archive.fail("two tensors of the state dict have the same name once prefixes are dropped");
+  if (p.numel == 0) {
+    // nothing to read
+  } else if (contiguous) {
+    convert_to_float(dtype, data.data() + static_cast<std::size_t>(t.offset) * element, values.size(),
+                     values.data());
+  } else {
+    std::vector<std::int64_t> index(dims, 0);
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      std::int64_t at = t.offset;
+      for (std::size_t d = 0; d < dims; ++d) at += index[d] * t.stride[d];
+      convert_to_float(dtype, data.data() + static_cast<std::size_t>(at) * element, 1, &values[k]);
+      for (std::size_t d = dims; d-- > 0;) {
+        if (++index[d] < t.size[d]) break;
+        index[d] = 0;
+      }
+    }
+  }
+  return values;
+}
 
-  // Storage by storage, each read once: its tensors' values converted from it.
-  for (const auto& [key, s] : storages) {
+// Storage by storage, each read once: its tensors' values converted from it into `file`.
+void read_storages(const Archive& archive, const ArchivePlan& plan, SafetensorsFile& file, const std::atomic<bool>* stop) {
+  for (const auto& [key, s] : plan.storages) {
     if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
     const std::size_t element = s->type->element;
     const auto bytes_needed = mul(s->numel, static_cast<std::int64_t>(element));
@@ -804,38 +852,38 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
                    std::to_string(element) + " bytes");
     const std::vector<std::uint8_t> data = archive.read(entry->first, entry->second, record);
     const TensorDType dtype = *s->type->supported;
-    for (const std::size_t u : users[key]) {
-      const Plan& p = plans[u];
-      std::vector<float> values(static_cast<std::size_t>(p.numel));
-      const TensorRef& t = *p.t;
-      const std::size_t dims = t.size.size();
-      // Contiguous (row-major strides): one conversion; otherwise element by element. (The
-      // products of trailing sizes fit: they divide numel, checked above.)
-      bool contiguous = true;
-      for (std::int64_t d = static_cast<std::int64_t>(dims) - 1, expect = 1; d >= 0 && p.numel > 0; --d) {
-        if (t.size[d] != 1 && t.stride[d] != expect) contiguous = false;
-        expect *= t.size[d];
-      }
-      if (p.numel == 0) {
-        // nothing to read
-      } else if (contiguous) {
-        convert_to_float(dtype, data.data() + static_cast<std::size_t>(t.offset) * element, values.size(),
-                         values.data());
-      } else {
-        std::vector<std::int64_t> index(dims, 0);
-        for (std::size_t k = 0; k < values.size(); ++k) {
-          std::int64_t at = t.offset;
-          for (std::size_t d = 0; d < dims; ++d) at += index[d] * t.stride[d];
-          convert_to_float(dtype, data.data() + static_cast<std::size_t>(at) * element, 1, &values[k]);
-          for (std::size_t d = dims; d-- > 0;) {
-            if (++index[d] < t.size[d]) break;
-            index[d] = 0;
-          }
-        }
-      }
-      file.tensors.at(p.name).values = std::move(values);
+    for (const std::size_t u : plan.users.at(key)) {
+      const TensorPlan& p = plan.plans[u];
+      file.tensors.at(p.name).values = tensor_values(p, data, dtype, element);
     }
   }
+}
+
+SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared_ptr<SafetensorsSource> source,
+                             const std::string& what, const std::atomic<bool>* stop = nullptr) {
+  const Archive archive(std::move(zip), archive_size, what);
+  check_byteorder(archive);
+  const auto pkl = archive.find("data.pkl");
+  if (!pkl) archive.fail("a zip archive without " + archive.prefix() + "data.pkl: not a PyTorch checkpoint");
+  if (pkl->second > kMaxPickleBytes)
+    archive.fail("data.pkl is " + std::to_string(pkl->second) + " bytes, over the limit of " +
+                 std::to_string(kMaxPickleBytes));
+  const std::vector<std::uint8_t> pickle = archive.read(pkl->first, pkl->second, "data.pkl");
+  Unpickler unpickler(pickle, what);
+  const Value* root = unpickler.load();
+  const auto tensors = state_dict(root, unpickler);
+
+  // Every tensor checked against its storage before anything is read.
+  const ArchivePlan plan = plan_tensors(archive, tensors, archive_size);
+  SafetensorsFile file;
+  for (const TensorPlan& p : plan.plans) {
+    Tensor& t = file.tensors[p.name];
+    t.dtype = *p.s->type->supported;
+    t.shape = p.t->size;
+  }
+  if (file.tensors.size() != plan.plans.size())
+    archive.fail("two tensors of the state dict have the same name once prefixes are dropped");
+  read_storages(archive, plan, file, stop);
   file.source = std::move(source);
   return file;
 }

@@ -18,10 +18,20 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/io/safetensors.hpp"
 
 namespace attnlab {
+
+/// The PyTorch checkpoint's part of the tensor-name tables (the ViT namings' own are in
+/// core/vit/tensor_names.hpp): the keys a state dict may be wrapped in, tried in this order
+/// (DINO's release files hold {"teacher", "student", …}: the teacher is the network evaluated),
+/// and the name prefixes dropped: kPytorchModulePrefix (DistributedDataParallel's) when every
+/// name has it, then kPytorchBackbonePrefix, whose names alone are kept, without it.
+inline constexpr const char* kPytorchStateDictWrappers[] = {"teacher", "model", "state_dict", "student"};
+inline constexpr std::string_view kPytorchModulePrefix = "module.";
+inline constexpr std::string_view kPytorchBackbonePrefix = "backbone.";
 
 /// Whether `first` (a file's first bytes) starts like a zip archive ("PK\x03\x04").
 bool is_zip_magic(std::span<const std::uint8_t> first);

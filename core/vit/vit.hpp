@@ -7,6 +7,7 @@
 #include "core/io/image.hpp"
 #include "core/io/safetensors.hpp"
 #include "core/base/types.hpp"
+#include "core/vit/tensor_names.hpp"
 
 #include <array>
 #include <atomic>
@@ -19,15 +20,6 @@
 #include <vector>
 
 namespace attnlab {
-
-/// Whose tensor names a checkpoint uses. They also decide how the position embedding is
-/// resampled (see vit_position_embedding()).
-enum class VitNaming {
-  Timm,         ///< timm's VisionTransformer (and DINO's own checkpoints): blocks.{i}.attn.qkv …
-  Dinov2,       ///< DINOv2's own: timm's names plus `register_tokens` that get no position code
-  HuggingFace,  ///< transformers' ViTModel / ViTForImageClassification: encoder.layer.{i} …
-};
-const char* naming_name(VitNaming naming);  ///< "timm", "dinov2", "hf"
 
 /// Which tokens the checkpoint's position embedding covers.
 enum class PosLayout {

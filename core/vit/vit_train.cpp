@@ -202,11 +202,12 @@ void linear_backward(const float* dY, const float* X, const float* W, int rows, 
   if (dX) blas::sgemm(false, false, rows, in, out, 1.0f, dY, out, W, in, 0.0f, dX, in);
 }
 
-/// timm's name of the final LayerNorm: `fc_norm` after average pooling, `norm` otherwise
-/// (masked-patch reconstruction pools nothing: `norm` on every token).
-std::string final_norm_name(const VitTrainShape& s) {
-  return s.task == VitTask::Classify && s.pooling == VitPooling::Average ? "fc_norm" : "norm";
+/// The final LayerNorm's weight: timm's `fc_norm` after average pooling, `norm` otherwise
+/// (masked-patch reconstruction pools nothing: `norm` on every token); its bias is the next kind.
+VitTensor final_norm_kind(const VitTrainShape& s) {
+  return s.task == VitTask::Classify && s.pooling == VitPooling::Average ? VitTensor::FcNormWeight : VitTensor::NormWeight;
 }
+constexpr VitTensor next_kind(VitTensor kind) { return static_cast<VitTensor>(static_cast<int>(kind) + 1); }
 
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
@@ -337,9 +338,14 @@ VitTrainer::VitTrainer(const VitTrainShape& shape, const VitTrainSettings& setti
   shape_.check();
   const std::int64_t D = shape_.D, Hd = shape_.mlp_hidden, P = shape_.patch, T = shape_.T();
   std::size_t offset = 0;
-  auto add = [&](std::string name, std::vector<std::int64_t> dims, bool decay, bool trained = true) {
+  index_.assign(static_cast<std::size_t>(shape_.depth) + 1, {});
+  for (auto& row : index_) row.fill(-1);
+  // Each parameter named by timm's table (core/vit/tensor_names.hpp), indexed by its kind and block.
+  auto add = [&](VitTensor kind, int block, std::vector<std::int64_t> dims, bool decay, bool trained = true) {
     VitParam p;
-    p.name = std::move(name);
+    p.kind = kind;
+    p.block = block;
+    p.name = vit_tensor_name(VitNaming::Timm, kind, block);
     p.shape = std::move(dims);
     p.size = 1;
     for (const auto d : p.shape) p.size *= static_cast<std::size_t>(d);
@@ -347,32 +353,33 @@ VitTrainer::VitTrainer(const VitTrainShape& shape, const VitTrainSettings& setti
     p.decay = decay;
     p.trained = trained;
     offset += p.size;
+    index_[static_cast<std::size_t>(block + 1)][static_cast<std::size_t>(kind)] = static_cast<int>(params_.size());
     params_.push_back(std::move(p));
   };
-  add("cls_token", {1, 1, D}, false);
-  add("pos_embed", {1, T, D}, false, shape_.pos == VitPosKind::Learned);
-  add("patch_embed.proj.weight", {D, 3, P, P}, true);
-  add("patch_embed.proj.bias", {D}, false);
+  using Kind = VitTensor;
+  add(Kind::ClsToken, -1, {1, 1, D}, false);
+  add(Kind::PosEmbed, -1, {1, T, D}, false, shape_.pos == VitPosKind::Learned);
+  add(Kind::PatchWeight, -1, {D, 3, P, P}, true);
+  add(Kind::PatchBias, -1, {D}, false);
   for (int l = 0; l < shape_.depth; ++l) {
-    const std::string b = "blocks." + std::to_string(l) + ".";
-    add(b + "norm1.weight", {D}, false);
-    add(b + "norm1.bias", {D}, false);
-    add(b + "attn.qkv.weight", {3 * D, D}, true);
-    add(b + "attn.qkv.bias", {3 * D}, false);
-    add(b + "attn.proj.weight", {D, D}, true);
-    add(b + "attn.proj.bias", {D}, false);
-    add(b + "norm2.weight", {D}, false);
-    add(b + "norm2.bias", {D}, false);
-    add(b + "mlp.fc1.weight", {Hd, D}, true);
-    add(b + "mlp.fc1.bias", {Hd}, false);
-    add(b + "mlp.fc2.weight", {D, Hd}, true);
-    add(b + "mlp.fc2.bias", {D}, false);
+    add(Kind::Norm1Weight, l, {D}, false);
+    add(Kind::Norm1Bias, l, {D}, false);
+    add(Kind::QkvWeight, l, {3 * D, D}, true);
+    add(Kind::QkvBias, l, {3 * D}, false);
+    add(Kind::ProjWeight, l, {D, D}, true);
+    add(Kind::ProjBias, l, {D}, false);
+    add(Kind::Norm2Weight, l, {D}, false);
+    add(Kind::Norm2Bias, l, {D}, false);
+    add(Kind::Fc1Weight, l, {Hd, D}, true);
+    add(Kind::Fc1Bias, l, {Hd}, false);
+    add(Kind::Fc2Weight, l, {D, Hd}, true);
+    add(Kind::Fc2Bias, l, {D}, false);
   }
-  const std::string norm = final_norm_name(shape_);
-  add(norm + ".weight", {D}, false);
-  add(norm + ".bias", {D}, false);
-  add("head.weight", {shape_.outputs(), D}, true);
-  add("head.bias", {shape_.outputs()}, false);
+  const VitTensor norm = final_norm_kind(shape_);
+  add(norm, -1, {D}, false);
+  add(next_kind(norm), -1, {D}, false);
+  add(Kind::HeadWeight, -1, {shape_.outputs(), D}, true);
+  add(Kind::HeadBias, -1, {shape_.outputs()}, false);
   values_.assign(offset, 0.0f);
   grad_.assign(offset, 0.0f);
   m_.assign(offset, 0.0f);
@@ -389,23 +396,19 @@ VitTrainer::VitTrainer(const VitTrainShape& shape, const VitTrainSettings& setti
   };
   for (const VitParam& p : params_) {
     auto v = values_of(p);
-    const std::string& n = p.name;
-    auto ends = [&](const char* suffix) {
-      const std::string s(suffix);
-      return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
-    };
-    if (n == "cls_token") {
+    if (p.kind == VitTensor::ClsToken) {
       for (float& x : v) x = static_cast<float>(rng.normal() * 1e-6);
-    } else if (n == "pos_embed") {
+    } else if (p.kind == VitTensor::PosEmbed) {
       if (shape_.pos == VitPosKind::Learned) trunc_normal(p, 0.02);
       else if (shape_.pos == VitPosKind::Sincos) {
         const Matrix s = sincos_position_embedding(shape_.grid_rows(), shape_.grid_cols(), shape_.D);
         std::copy(s.data(), s.data() + s.size(), v.begin());
       }
-    } else if (n.rfind("patch_embed.", 0) == 0) {
+    } else if (p.kind == VitTensor::PatchWeight || p.kind == VitTensor::PatchBias) {
       const double bound = 1.0 / std::sqrt(3.0 * static_cast<double>(P * P));
       for (float& x : v) x = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
-    } else if (ends("norm1.weight") || ends("norm2.weight") || n == "norm.weight" || n == "fc_norm.weight") {
+    } else if (p.kind == VitTensor::Norm1Weight || p.kind == VitTensor::Norm2Weight || p.kind == VitTensor::NormWeight ||
+               p.kind == VitTensor::FcNormWeight) {
       std::fill(v.begin(), v.end(), 1.0f);
     } else if (p.shape.size() == 2) {
       trunc_normal(p, 0.02);
@@ -419,16 +422,25 @@ const VitParam& VitTrainer::param(const std::string& name) const {
   throw Error("the model has no parameter '" + name + "'");
 }
 
-double VitTrainer::forward_backward(Work& w, const float* images, const int* labels, const std::uint8_t* masked, int n, double loss_scale,
-                                    bool backward, float* out) {
-  const VitTrainShape& s = shape_;
-  const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), P = s.patch, Hd = s.mlp_hidden, C = s.outputs();
-  const int K = 3 * P * P, R = n * T, side = s.image_cols, gc = s.grid_cols();
-  const float eps = s.eps, scale = 1.0f / std::sqrt(static_cast<float>(m));
-  auto val = [&](const std::string& name) { return values_.data() + param(name).offset; };
-  auto grd = [&](const std::string& name) { return w.grad.data() + param(name).offset; };
-  const std::size_t image_size = 3ull * side * side;
+const VitParam& VitTrainer::param(VitTensor kind, int block) const {
+  const bool exists = block >= -1 && block < shape_.depth && kind != VitTensor::Count;
+  const int i = exists ? index_[static_cast<std::size_t>(block + 1)][static_cast<std::size_t>(kind)] : -1;
+  if (i < 0) throw Error("the model has no parameter '" + vit_tensor_name(VitNaming::Timm, kind, block) + "'");
+  return params_[static_cast<std::size_t>(i)];
+}
 
+float* VitTrainer::value_of(VitTensor kind, int block) {
+  return values_.data() + params_[static_cast<std::size_t>(index_[static_cast<std::size_t>(block + 1)][static_cast<std::size_t>(kind)])].offset;
+}
+
+float* VitTrainer::gradient_in(Work& w, VitTensor kind, int block) const {
+  return w.grad.data() + params_[static_cast<std::size_t>(index_[static_cast<std::size_t>(block + 1)][static_cast<std::size_t>(kind)])].offset;
+}
+
+void VitTrainer::embed(Work& w, const float* images, const std::uint8_t* masked, int n) {
+  const VitTrainShape& s = shape_;
+  const int D = s.D, T = s.T(), N = s.N(), P = s.patch, K = 3 * P * P, side = s.image_cols, gc = s.grid_cols();
+  const std::size_t image_size = 3ull * side * side;
   // Patches: row (b, patch) = the patch's pixels in (channel, y, x) order, as the conv kernel.
   for (int b = 0; b < n; ++b)
     for (int p = 0; p < N; ++p) {
@@ -443,22 +455,26 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
     }
   // Patch embedding into the patch rows of X[0]; then cls and the position embedding.
   float* X0 = w.X[0].data();
-  {
-    std::vector<float> E(static_cast<std::size_t>(n) * N * D);
-    linear_forward(w.patches.data(), val("patch_embed.proj.weight"), val("patch_embed.proj.bias"), n * N, K, D, E.data());
-    const float* cls = val("cls_token");
-    const float* pos = val("pos_embed");
-    for (int b = 0; b < n; ++b)
-      for (int t = 0; t < T; ++t) {
-        float* x = X0 + (static_cast<std::size_t>(b) * T + t) * D;
-        if (t > 0 && masked && masked[static_cast<std::size_t>(b) * N + t - 1]) {  // a masked patch: its position code alone
-          std::copy(pos + t * D, pos + (t + 1) * D, x);
-          continue;
-        }
-        const float* src = t == 0 ? cls : E.data() + (static_cast<std::size_t>(b) * N + t - 1) * D;
-        for (int j = 0; j < D; ++j) x[j] = src[j] + pos[t * D + j];
+  std::vector<float> E(static_cast<std::size_t>(n) * N * D);
+  linear_forward(w.patches.data(), value_of(VitTensor::PatchWeight), value_of(VitTensor::PatchBias), n * N, K, D, E.data());
+  const float* cls = value_of(VitTensor::ClsToken);
+  const float* pos = value_of(VitTensor::PosEmbed);
+  for (int b = 0; b < n; ++b)
+    for (int t = 0; t < T; ++t) {
+      float* x = X0 + (static_cast<std::size_t>(b) * T + t) * D;
+      if (t > 0 && masked && masked[static_cast<std::size_t>(b) * N + t - 1]) {  // a masked patch: its position code alone
+        std::copy(pos + t * D, pos + (t + 1) * D, x);
+        continue;
       }
-  }
+      const float* src = t == 0 ? cls : E.data() + (static_cast<std::size_t>(b) * N + t - 1) * D;
+      for (int j = 0; j < D; ++j) x[j] = src[j] + pos[t * D + j];
+    }
+}
+
+void VitTrainer::forward_blocks(Work& w, const std::uint8_t* masked, int n) {
+  const VitTrainShape& s = shape_;
+  const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), Hd = s.mlp_hidden, R = n * T;
+  const float eps = s.eps, scale = 1.0f / std::sqrt(static_cast<float>(m));
   // The random mask of section 26.10 on the keys: a masked patch's column of the scores is −∞
   // before the softmax (the class token's key is never masked), and its weight is set to exactly 0
   // after it: the vectorized exp turns −∞ into a subnormal float, not 0, and subnormals in the
@@ -470,16 +486,15 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
       if (mb[p])
         for (int i = 0; i < T; ++i) S[static_cast<std::size_t>(i) * T + 1 + p] = value;
   };
-  // Blocks.
+  using Kind = VitTensor;
   for (int l = 0; l < s.depth; ++l) {
-    const std::string bp = "blocks." + std::to_string(l) + ".";
     const float* Xin = w.X[l].data();
     float* Xn1 = w.Xn1[l].data();
     float* QKV = w.QKV[l].data();
     float* O = w.O[l].data();
     float* Xmid = w.Xmid[l].data();
-    ln_forward(Xin, val(bp + "norm1.weight"), val(bp + "norm1.bias"), R, D, eps, Xn1, w.mu1[l].data(), w.rs1[l].data());
-    linear_forward(Xn1, val(bp + "attn.qkv.weight"), val(bp + "attn.qkv.bias"), R, D, 3 * D, QKV);
+    ln_forward(Xin, value_of(Kind::Norm1Weight, l), value_of(Kind::Norm1Bias, l), R, D, eps, Xn1, w.mu1[l].data(), w.rs1[l].data());
+    linear_forward(Xn1, value_of(Kind::QkvWeight, l), value_of(Kind::QkvBias, l), R, D, 3 * D, QKV);
     for (int b = 0; b < n; ++b)
       for (int h = 0; h < H; ++h) {
         float* A = w.A[l].data() + (static_cast<std::size_t>(b) * H + h) * T * T;
@@ -490,54 +505,65 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
         mask_keys(A, b, 0.0f);
         blas::sgemm(false, false, T, m, T, 1.0f, A, T, q + 2 * D, 3 * D, 0.0f, O + static_cast<std::size_t>(b) * T * D + h * m, D);
       }
-    linear_forward(O, val(bp + "attn.proj.weight"), val(bp + "attn.proj.bias"), R, D, D, Xmid);
+    linear_forward(O, value_of(Kind::ProjWeight, l), value_of(Kind::ProjBias, l), R, D, D, Xmid);
     ArrMap(Xmid, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xin, static_cast<Eigen::Index>(R) * D);
     float* Xn2 = w.Xn2[l].data();
-    ln_forward(Xmid, val(bp + "norm2.weight"), val(bp + "norm2.bias"), R, D, eps, Xn2, w.mu2[l].data(), w.rs2[l].data());
+    ln_forward(Xmid, value_of(Kind::Norm2Weight, l), value_of(Kind::Norm2Bias, l), R, D, eps, Xn2, w.mu2[l].data(), w.rs2[l].data());
     float* Hpre = w.Hpre[l].data();
     float* Hact = w.Hact[l].data();
-    linear_forward(Xn2, val(bp + "mlp.fc1.weight"), val(bp + "mlp.fc1.bias"), R, D, Hd, Hpre);
+    linear_forward(Xn2, value_of(Kind::Fc1Weight, l), value_of(Kind::Fc1Bias, l), R, D, Hd, Hpre);
     {
       const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
       ArrMap(Hact, x.size()) = 0.5f * x * (1.0f + (x * kInvSqrt2).erf());
     }
     float* Xout = w.X[l + 1].data();
-    linear_forward(Hact, val(bp + "mlp.fc2.weight"), val(bp + "mlp.fc2.bias"), R, Hd, D, Xout);
+    linear_forward(Hact, value_of(Kind::Fc2Weight, l), value_of(Kind::Fc2Bias, l), R, Hd, D, Xout);
     ArrMap(Xout, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xmid, static_cast<Eigen::Index>(R) * D);
   }
+}
+
+double VitTrainer::reconstruction_loss(Work& w, const std::uint8_t* masked, int n, double loss_scale, bool backward, float* out) {
+  const VitTrainShape& s = shape_;
+  const int D = s.D, T = s.T(), N = s.N(), P = s.patch, C = s.outputs(), K = 3 * P * P, R = n * T;
   const float* XL = w.X[s.depth].data();
-  const std::string norm = final_norm_name(s);
-  float* dX = w.dX.data();
-  if (s.task == VitTask::MaskedPatches) {
-    // Every token's output normed and through the head: 3P² predicted pixels per token.
-    ln_forward(XL, val(norm + ".weight"), val(norm + ".bias"), R, D, eps, w.Z.data(), w.pmu.data(), w.prs.data());
-    float* pred = w.logits.data();
-    linear_forward(w.Z.data(), val("head.weight"), val("head.bias"), R, D, C, pred);
-    if (out) std::copy(pred, pred + static_cast<std::size_t>(R) * C, out);
-    if (!masked) return 0.0;
-    // Squared error over the masked patches' pixels; dpred = 2·(pred − x)·loss_scale there, 0 elsewhere.
-    double loss = 0.0;
-    for (int b = 0; b < n; ++b)
-      for (int t = 0; t < T; ++t) {
-        float* row = pred + (static_cast<std::size_t>(b) * T + t) * C;
-        if (t == 0 || !masked[static_cast<std::size_t>(b) * N + t - 1]) {
-          std::fill(row, row + C, 0.0f);
-          continue;
-        }
-        const float* target = w.patches.data() + (static_cast<std::size_t>(b) * N + t - 1) * K;
-        for (int k = 0; k < C; ++k) {
-          const double e = static_cast<double>(row[k]) - target[k];
-          loss += e * e;
-          row[k] = static_cast<float>(2.0 * e * loss_scale);
-        }
+  const VitTensor norm = final_norm_kind(s);
+  // Every token's output normed and through the head: 3P² predicted pixels per token.
+  ln_forward(XL, value_of(norm), value_of(next_kind(norm)), R, D, s.eps, w.Z.data(), w.pmu.data(), w.prs.data());
+  float* pred = w.logits.data();
+  linear_forward(w.Z.data(), value_of(VitTensor::HeadWeight), value_of(VitTensor::HeadBias), R, D, C, pred);
+  if (out) std::copy(pred, pred + static_cast<std::size_t>(R) * C, out);
+  if (!masked) return 0.0;
+  // Squared error over the masked patches' pixels; dpred = 2·(pred − x)·loss_scale there, 0 elsewhere.
+  double loss = 0.0;
+  for (int b = 0; b < n; ++b)
+    for (int t = 0; t < T; ++t) {
+      float* row = pred + (static_cast<std::size_t>(b) * T + t) * C;
+      if (t == 0 || !masked[static_cast<std::size_t>(b) * N + t - 1]) {
+        std::fill(row, row + C, 0.0f);
+        continue;
       }
-    if (!backward) return loss;
-    linear_backward(pred, w.Z.data(), val("head.weight"), R, D, C, grd("head.weight"), grd("head.bias"), w.dZ.data());
-    ln_backward(w.dZ.data(), XL, w.pmu.data(), w.prs.data(), val(norm + ".weight"), R, D, dX, false, grd(norm + ".weight"),
-                grd(norm + ".bias"));
-    backward_blocks(w, masked, n);
-    return loss;
-  }
+      const float* target = w.patches.data() + (static_cast<std::size_t>(b) * N + t - 1) * K;
+      for (int k = 0; k < C; ++k) {
+        const double e = static_cast<double>(row[k]) - target[k];
+        loss += e * e;
+        row[k] = static_cast<float>(2.0 * e * loss_scale);
+      }
+    }
+  if (!backward) return loss;
+  linear_backward(pred, w.Z.data(), value_of(VitTensor::HeadWeight), R, D, C, gradient_in(w, VitTensor::HeadWeight),
+                  gradient_in(w, VitTensor::HeadBias), w.dZ.data());
+  ln_backward(w.dZ.data(), XL, w.pmu.data(), w.prs.data(), value_of(norm), R, D, w.dX.data(), false, gradient_in(w, norm),
+              gradient_in(w, next_kind(norm)));
+  backward_blocks(w, masked, n);
+  return loss;
+}
+
+double VitTrainer::classification_loss(Work& w, const int* labels, int n, double loss_scale, bool backward, float* out) {
+  const VitTrainShape& s = shape_;
+  const int D = s.D, T = s.T(), N = s.N(), C = s.outputs(), R = n * T;
+  const float* XL = w.X[s.depth].data();
+  const VitTensor norm = final_norm_kind(s);
+  float* dX = w.dX.data();
   // Pooling, final LayerNorm, classifier.
   const bool token = s.pooling == VitPooling::Token;
   for (int b = 0; b < n; ++b) {
@@ -553,9 +579,9 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
       }
     }
   }
-  ln_forward(w.pooled.data(), val(norm + ".weight"), val(norm + ".bias"), n, D, eps, w.Z.data(), w.pmu.data(), w.prs.data());
+  ln_forward(w.pooled.data(), value_of(norm), value_of(next_kind(norm)), n, D, s.eps, w.Z.data(), w.pmu.data(), w.prs.data());
   float* logits = w.logits.data();
-  linear_forward(w.Z.data(), val("head.weight"), val("head.bias"), n, D, C, logits);
+  linear_forward(w.Z.data(), value_of(VitTensor::HeadWeight), value_of(VitTensor::HeadBias), n, D, C, logits);
   if (out) std::copy(logits, logits + static_cast<std::size_t>(n) * C, out);
   if (!labels) return 0.0;
 
@@ -582,9 +608,10 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
   if (!backward) return loss;
 
   // Classifier and final LayerNorm.
-  linear_backward(logits, w.Z.data(), val("head.weight"), n, D, C, grd("head.weight"), grd("head.bias"), w.dZ.data());
-  ln_backward(w.dZ.data(), w.pooled.data(), w.pmu.data(), w.prs.data(), val(norm + ".weight"), n, D, w.dpooled.data(), false,
-              grd(norm + ".weight"), grd(norm + ".bias"));
+  linear_backward(logits, w.Z.data(), value_of(VitTensor::HeadWeight), n, D, C, gradient_in(w, VitTensor::HeadWeight),
+                  gradient_in(w, VitTensor::HeadBias), w.dZ.data());
+  ln_backward(w.dZ.data(), w.pooled.data(), w.pmu.data(), w.prs.data(), value_of(norm), n, D, w.dpooled.data(), false,
+              gradient_in(w, norm), gradient_in(w, next_kind(norm)));
   std::fill(dX, dX + static_cast<std::size_t>(R) * D, 0.0f);
   for (int b = 0; b < n; ++b) {
     const float* dp = w.dpooled.data() + static_cast<std::size_t>(b) * D;
@@ -600,13 +627,22 @@ double VitTrainer::forward_backward(Work& w, const float* images, const int* lab
   return loss;
 }
 
+double VitTrainer::forward_backward(Work& w, const float* images, const int* labels, const std::uint8_t* masked, int n, double loss_scale,
+                                    bool backward, float* out) {
+  embed(w, images, masked, n);
+  forward_blocks(w, masked, n);
+  if (shape_.task == VitTask::MaskedPatches) return reconstruction_loss(w, masked, n, loss_scale, backward, out);
+  return classification_loss(w, labels, n, loss_scale, backward, out);
+}
+
 void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
   const VitTrainShape& s = shape_;
   const int D = s.D, H = s.heads, m = D / H, T = s.T(), N = s.N(), P = s.patch, Hd = s.mlp_hidden;
   const int K = 3 * P * P, R = n * T;
   const float scale = 1.0f / std::sqrt(static_cast<float>(m));
-  auto val = [&](const std::string& name) { return values_.data() + param(name).offset; };
-  auto grd = [&](const std::string& name) { return w.grad.data() + param(name).offset; };
+  using Kind = VitTensor;
+  auto val = [&](VitTensor kind, int block = -1) { return value_of(kind, block); };
+  auto grd = [&](VitTensor kind, int block = -1) { return gradient_in(w, kind, block); };
   float* dX = w.dX.data();
   // Blocks, last to first; dX holds the gradient of the block's output, then of its input.
   float* dXn = w.dXn.data();
@@ -614,20 +650,19 @@ void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
   float* dO = w.dO.data();
   float* dH = w.dH.data();
   for (int l = s.depth - 1; l >= 0; --l) {
-    const std::string bp = "blocks." + std::to_string(l) + ".";
     // x_out = x_mid + fc2(gelu(fc1(LN2(x_mid)))).
-    linear_backward(dX, w.Hact[l].data(), val(bp + "mlp.fc2.weight"), R, Hd, D, grd(bp + "mlp.fc2.weight"), grd(bp + "mlp.fc2.bias"), dH);
+    linear_backward(dX, w.Hact[l].data(), val(Kind::Fc2Weight, l), R, Hd, D, grd(Kind::Fc2Weight, l), grd(Kind::Fc2Bias, l), dH);
     const float* Hpre = w.Hpre[l].data();
     {
       // GELU'(x) = Φ(x) + x·φ(x).
       const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
       ArrMap(dH, x.size()) *= 0.5f * (1.0f + (x * kInvSqrt2).erf()) + x * kInvSqrt2Pi * (-0.5f * x.square()).exp();
     }
-    linear_backward(dH, w.Xn2[l].data(), val(bp + "mlp.fc1.weight"), R, D, Hd, grd(bp + "mlp.fc1.weight"), grd(bp + "mlp.fc1.bias"), dXn);
-    ln_backward(dXn, w.Xmid[l].data(), w.mu2[l].data(), w.rs2[l].data(), val(bp + "norm2.weight"), R, D, dX, true, grd(bp + "norm2.weight"),
-                grd(bp + "norm2.bias"));
+    linear_backward(dH, w.Xn2[l].data(), val(Kind::Fc1Weight, l), R, D, Hd, grd(Kind::Fc1Weight, l), grd(Kind::Fc1Bias, l), dXn);
+    ln_backward(dXn, w.Xmid[l].data(), w.mu2[l].data(), w.rs2[l].data(), val(Kind::Norm2Weight, l), R, D, dX, true, grd(Kind::Norm2Weight, l),
+                grd(Kind::Norm2Bias, l));
     // x_mid = x_in + proj(attention(qkv(LN1(x_in)))).
-    linear_backward(dX, w.O[l].data(), val(bp + "attn.proj.weight"), R, D, D, grd(bp + "attn.proj.weight"), grd(bp + "attn.proj.bias"), dO);
+    linear_backward(dX, w.O[l].data(), val(Kind::ProjWeight, l), R, D, D, grd(Kind::ProjWeight, l), grd(Kind::ProjBias, l), dO);
     const float* QKV = w.QKV[l].data();
     float* dA = w.dA.data();
     for (int b = 0; b < n; ++b)
@@ -653,14 +688,14 @@ void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
         blas::sgemm(false, false, T, m, T, scale, dA, T, q + D, 3 * D, 0.0f, dq, 3 * D);
         blas::sgemm(true, false, T, m, T, scale, dA, T, q, 3 * D, 0.0f, dq + D, 3 * D);
       }
-    linear_backward(dQKV, w.Xn1[l].data(), val(bp + "attn.qkv.weight"), R, D, 3 * D, grd(bp + "attn.qkv.weight"), grd(bp + "attn.qkv.bias"),
+    linear_backward(dQKV, w.Xn1[l].data(), val(Kind::QkvWeight, l), R, D, 3 * D, grd(Kind::QkvWeight, l), grd(Kind::QkvBias, l),
                     dXn);
-    ln_backward(dXn, w.X[l].data(), w.mu1[l].data(), w.rs1[l].data(), val(bp + "norm1.weight"), R, D, dX, true, grd(bp + "norm1.weight"),
-                grd(bp + "norm1.bias"));
+    ln_backward(dXn, w.X[l].data(), w.mu1[l].data(), w.rs1[l].data(), val(Kind::Norm1Weight, l), R, D, dX, true, grd(Kind::Norm1Weight, l),
+                grd(Kind::Norm1Bias, l));
   }
   // Class token, position embedding, patch embedding.
-  float* gcls = grd("cls_token");
-  float* gpos = shape_.pos == VitPosKind::Learned ? grd("pos_embed") : nullptr;
+  float* gcls = grd(Kind::ClsToken);
+  float* gpos = shape_.pos == VitPosKind::Learned ? grd(Kind::PosEmbed) : nullptr;
   std::vector<float> dE(static_cast<std::size_t>(n) * N * D);
   for (int b = 0; b < n; ++b)
     for (int t = 0; t < T; ++t) {
@@ -672,7 +707,7 @@ void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
       if (gpos)
         for (int j = 0; j < D; ++j) gpos[t * D + j] += d[j];
     }
-  linear_backward(dE.data(), w.patches.data(), nullptr, n * N, K, D, grd("patch_embed.proj.weight"), grd("patch_embed.proj.bias"), nullptr);
+  linear_backward(dE.data(), w.patches.data(), nullptr, n * N, K, D, grd(Kind::PatchWeight), grd(Kind::PatchBias), nullptr);
 }
 
 namespace {

@@ -94,9 +94,11 @@ double vit_learning_rate(const VitTrainSettings& s, std::int64_t step);
 /// (1 + rows·cols) × D. D must be a multiple of 4.
 Matrix sincos_position_embedding(int rows, int cols, int D);
 
-/// One parameter tensor: where it lives in the flat buffers, its timm name and shape.
+/// One parameter tensor: where it lives in the flat buffers, its kind, timm name and shape.
 struct VitParam {
-  std::string name;                   ///< timm's, e.g. "blocks.0.attn.qkv.weight"
+  VitTensor kind = VitTensor::Count;  ///< which tensor (core/vit/tensor_names.hpp)
+  int block = -1;                     ///< its block, −1 for the whole model's tensors
+  std::string name;                   ///< timm's, from the table: e.g. "blocks.0.attn.qkv.weight"
   std::vector<std::int64_t> shape;    ///< timm's, e.g. {192, 64}; {64, 3, 4, 4} for the patch conv
   std::size_t offset = 0, size = 0;   ///< in VitTrainer::values() and gradients()
   bool trained = true;                ///< false for fixed position codes (sincos, none)
@@ -143,6 +145,9 @@ class VitTrainer {
   const std::vector<VitParam>& params() const { return params_; }
   /// The parameter named `name` (timm's); throws Error if there is none.
   const VitParam& param(const std::string& name) const;
+  /// The parameter of kind `kind` in block `block` (−1: the whole model's), found by index;
+  /// throws Error if the model has none (e.g. fc_norm with token pooling).
+  const VitParam& param(VitTensor kind, int block = -1) const;
   std::span<float> values() { return values_; }
   std::span<const float> values() const { return values_; }
   std::span<const float> gradients() const { return grad_; }
@@ -201,6 +206,17 @@ class VitTrainer {
   /// count·T × 3P² for MaskedPatches, the class token's rows included).
   double forward_backward(Work& w, const float* images, const int* labels, const std::uint8_t* masked, int count, double loss_scale,
                           bool backward, float* out);
+  /// The steps of forward_backward(): the patches cut out of the images and embedded, with the
+  /// class token and the position embedding, into w.X[0] (a masked patch: its position code alone);
+  /// the blocks, w.X[l] to w.X[l + 1], keeping what the backward pass needs; then the task's head
+  /// and loss, and when `backward` the gradient back through everything (backward_blocks()).
+  void embed(Work& w, const float* images, const std::uint8_t* masked, int count);
+  void forward_blocks(Work& w, const std::uint8_t* masked, int count);
+  double reconstruction_loss(Work& w, const std::uint8_t* masked, int count, double loss_scale, bool backward, float* out);
+  double classification_loss(Work& w, const int* labels, int count, double loss_scale, bool backward, float* out);
+  /// A parameter's values, and its gradient in w.grad, by kind and block (no look-up by name).
+  float* value_of(VitTensor kind, int block = -1);
+  float* gradient_in(Work& w, VitTensor kind, int block = -1) const;
   /// From dX (w.dX: the gradient of the last block's output) back through the blocks, the
   /// position embedding and the patch embedding into w.grad; `masked` as in forward_backward().
   void backward_blocks(Work& w, const std::uint8_t* masked, int n);
@@ -211,6 +227,8 @@ class VitTrainer {
   int threads_ = 1;
   std::int64_t step_ = 0;
   std::vector<VitParam> params_;
+  /// index_[block + 1][kind]: the parameter's place in params_, −1 where there is none.
+  std::vector<std::array<int, kVitTensorKinds>> index_;
   std::vector<float> values_, grad_, m_, v_;
   std::vector<std::unique_ptr<Work>> work_;
 };
