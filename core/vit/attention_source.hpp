@@ -1,7 +1,7 @@
 #pragma once
 // An attention source: something that answers "which patches does this query attend to?" for
 // a layer and a head. A view asks a source for rows and never asks what kind of source it is.
-// Implemented by a real ViT's forward pass (vit_source.hpp) and by the chapter's hand-made
+// Implemented by a real ViT's forward pass (VitRun, vit_run.hpp) and by the chapter's hand-made
 // heads (hand_made_source.hpp, one layer); the query is an argument, not state.
 #include "core/vit/vit.hpp"
 

@@ -46,7 +46,8 @@ void frames_until_rows_arrive(HandMadeSession& session) {
 
 TEST(HandMadeSession, EveryCallNamesItsQueryAndANewQuerysRowsArriveAFrameLater) {
   HeadlessUi ui(64, 64);  // a current context for the engine and the textures
-  HandMadeSession session;
+  Scheduler scheduler;
+  HandMadeSession session(scheduler);
   Settings settings;
   settings.patch = 20;
   session.set_image(gradient_image(), settings);

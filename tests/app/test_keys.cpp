@@ -79,7 +79,8 @@ TEST(Keys, NoKeyIsBoundTwiceWhereItActs) {
 TEST(Keys, ActionsChangeTheDocumentAsTheTableSays) {
   AppState state;
   state.attention.patch = 16;
-  HandMadeSession hand_made;  // the CPU reference without a GL context
+  Scheduler scheduler;
+  HandMadeSession hand_made(scheduler);  // the CPU reference without a GL context
   hand_made.set_image(grey_photo(), state.attention);
   state.hand_made.cell = {1, 1};
   auto press = [&](int key, int mods = 0, bool typing = false) {

@@ -250,7 +250,7 @@ void full_matrix_gpu(benchmark::State& state, int n) {
       sum.tiles = t.tiles;
     }
     rate.report(state, std::int64_t{n} * n);
-    // Where one matrix() call's time goes (engine.hpp, MatrixTimings), averaged per iteration.
+    // Where one matrix() call's time goes (core/gpu/hand_made_gpu_engine.hpp, MatrixTimings), averaged per iteration.
     const double iterations = static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
     state.counters["kernel_ms"] = sum.kernel_ms / iterations;
     state.counters["kernel_wall_ms"] = sum.kernel_wall_ms / iterations;

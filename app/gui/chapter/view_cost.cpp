@@ -3,6 +3,7 @@
 // FLOPs and bytes of A — how splitting the width over heads changes it, and how saturated the
 // query row's softmax is (max weight, entropy) as the temperature changes.
 #include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/state/memo.hpp"
 #include "app/gui/state/setting_widgets.hpp"
 
 #include "core/hand_made/step.hpp"
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 
 namespace attnlab::app {
 namespace {
@@ -228,34 +230,34 @@ class CostView final : public TeachingView {
   void refresh(AppState& state, HandMadeSession& hand_made) {
     const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const RowSet& rows = hand_made.latest_rows(hand_made_query(state, hand_made.grid()));  // row rows.query (a frame late)
-    if (generation_ == hand_made.generation() && head_ == head && query_ == rows.query) return;
-    head_ = head;
-    query_ = rows.query;
-    const int N = hand_made.grid().N();
-    m_text_.clear();
-    for (int h = 0; h < kHeadCount; ++h) {
-      m_[h] = hand_made.qkv(h).m();
-      m_text_ += (h ? ", " : "") + std::to_string(m_[h]);
-    }
-    report_ = cost_report(N, TokenLayout::d, m_, 3);
-    x_width_ = static_cast<int>(hand_made.tokens().cols());
-    // Saturation of every head's row, and the main head's curve over τ.
-    keep_.assign(static_cast<size_t>(N), 1);
-    kept_ = 0;
-    for (int j = 0; j < N; ++j) {
-      keep_[static_cast<size_t>(j)] = hand_made.setup().mask.allowed(query_, j) ? 1 : 0;
-      kept_ += keep_[static_cast<size_t>(j)];
-    }
-    for (int h = 0; h < kHeadCount; ++h) sat_[h] = saturation(rows.head(h));
-    empty_ = rows.empty;
-    tau_now_ = hand_made.settings().temperature;
-    for (int n = 0; n < kCurvePoints; ++n) taus_[n] = std::pow(10.0f, -3.0f + 5.0f * static_cast<float>(n) / (kCurvePoints - 1));
-    const auto c = saturation_curve(rows.head_logits(head_), keep_, tau_now_, taus_);
-    for (int n = 0; n < kCurvePoints; ++n) {
-      curve_h_[n] = c[static_cast<size_t>(n)].entropy;
-      curve_max_[n] = c[static_cast<size_t>(n)].max_weight;
-    }
-    generation_ = hand_made.generation();
+    numbers_.update(std::tuple{hand_made.generation(), head, rows.query}, [&] {
+      head_ = head;
+      query_ = rows.query;
+      const int N = hand_made.grid().N();
+      m_text_.clear();
+      for (int h = 0; h < kHeadCount; ++h) {
+        m_[h] = hand_made.qkv(h).m();
+        m_text_ += (h ? ", " : "") + std::to_string(m_[h]);
+      }
+      report_ = cost_report(N, TokenLayout::d, m_, 3);
+      x_width_ = static_cast<int>(hand_made.tokens().cols());
+      // Saturation of every head's row, and the main head's curve over τ.
+      keep_.assign(static_cast<size_t>(N), 1);
+      kept_ = 0;
+      for (int j = 0; j < N; ++j) {
+        keep_[static_cast<size_t>(j)] = hand_made.setup().mask.allowed(query_, j) ? 1 : 0;
+        kept_ += keep_[static_cast<size_t>(j)];
+      }
+      for (int h = 0; h < kHeadCount; ++h) sat_[h] = saturation(rows.head(h));
+      empty_ = rows.empty;
+      tau_now_ = hand_made.settings().temperature;
+      for (int n = 0; n < kCurvePoints; ++n) taus_[n] = std::pow(10.0f, -3.0f + 5.0f * static_cast<float>(n) / (kCurvePoints - 1));
+      const auto c = saturation_curve(rows.head_logits(head_), keep_, tau_now_, taus_);
+      for (int n = 0; n < kCurvePoints; ++n) {
+        curve_h_[n] = c[static_cast<size_t>(n)].entropy;
+        curve_max_[n] = c[static_cast<size_t>(n)].max_weight;
+      }
+    });
   }
 
   void saturation_section(AppState& state) {
@@ -357,7 +359,8 @@ class CostView final : public TeachingView {
     }
   }
 
-  unsigned generation_ = 0;
+  // What refresh() made (the members below); key: generation, head, the query of the rows held.
+  KeyMemo<std::tuple<unsigned, int, int>> numbers_;
   int head_ = -1, query_ = -1, x_width_ = 0, kept_ = 0;  // query_: the row the numbers are of
   int split_D_ = TokenLayout::d, split_H_ = kHeadCount;
   std::vector<int> m_ = std::vector<int>(kHeadCount, 0);

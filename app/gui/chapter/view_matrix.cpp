@@ -81,10 +81,7 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& hand_made, flo
                 IM_COL32(255, 255, 255, 255));
     // The exact a_ij from row i of A (one row pass for every head, kept while the mouse stays
     // on that row); the pixel itself is the pooled value of its block.
-    if (hover_.query != i || hover_generation_ != hand_made.generation()) {
-      hover_ = hand_made.rows_of(i);
-      hover_generation_ = hand_made.generation();
-    }
+    const RowSet& hover = hover_.get(std::pair{hand_made.generation(), i}, [&] { return hand_made.rows_of(i); });
     const bool allowed = hand_made.setup().mask.allowed(i, j);
     ImGui::BeginTooltip();
     ImGui::Text("query i = %d, patch (col %d, row %d)", i, g.col_of(i), g.row_of(i));
@@ -96,7 +93,7 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& hand_made, flo
     ImGui::SameLine();
     patch_image(hand_made, j, thumb);
     if (allowed)
-      ImGui::Text("a_ij = %s", format_weight(hover_.head(head)[static_cast<size_t>(j)]).c_str());
+      ImGui::Text("a_ij = %s", format_weight(hover.head(head)[static_cast<size_t>(j)]).c_str());
     else
       ImGui::Text("a_ij = 0 (masked: key j is hidden from query i)");
     if (img.block > 1) {
@@ -196,11 +193,17 @@ void MatrixView::draw_properties(HandMadeSession& hand_made) {
 void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   // A waiting for a slider to rest, or fc on its worker thread: come back at once.
   if (!a_fresh_) state.commands.redraw();
-  const PatchGrid& g = hand_made.grid();
-  const int N = g.N();
-  const int query = hand_made_query(state, g);
+  const int query = hand_made_query(state, hand_made.grid());
+  draw_controls(state);
+  update_attention(state, hand_made);
+  draw_size_note(hand_made.grid());
+  draw_matrices(state, hand_made, query);
+  draw_notes(hand_made, query);
+  draw_properties(hand_made);
+}
 
-  // --- controls
+// The head, the colour range, the pooling and the conv kernel's size.
+void MatrixView::draw_controls(AppState& state) {
   head_combo(state, "head", 11);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
@@ -221,9 +224,11 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   if (ImGui::SliderInt("conv kernel k", &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
   help_marker("Size of the convolution's window in patches (odd). Its matrix has a band of k rows of k entries.");
+}
 
-  update_attention(state, hand_made);
-
+// N, the matrices' size, and how they are reduced to the screen.
+void MatrixView::draw_size_note(const PatchGrid& g) const {
+  const int N = g.N();
   const long long NN = static_cast<long long>(N) * N;
   ImGui::Text("N = %d tokens (%d x %d patches of %d px), so every matrix here is %d x %d = %lld entries.", N, g.cols, g.rows,
               g.K, N, N, NN);
@@ -235,9 +240,12 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
                        (N + b - 1) / b, (N + b - 1) / b, pooling_name(static_cast<Pooling>(pooling_)), b, b);
   else
     ImGui::TextUnformatted("A and fc are shown exactly, one pixel per entry. Black = masked (weight exactly 0) or zero.");
+}
 
-  // --- the three matrices: side by side when the window is wide, else A large with fc and conv
-  // stacked beside it
+// The three matrices: side by side when the window is wide, else A large with fc and conv
+// stacked beside it; A's colour bar between them.
+void MatrixView::draw_matrices(AppState& state, HandMadeSession& hand_made, int query) {
+  const int N = hand_made.grid().N();
   const ImGuiStyle& st = ImGui::GetStyle();
   const float bar_w = ui_px(12) + ImGui::CalcTextSize("0.000000e-00").x;
   const float avail = ImGui::GetContentRegionAvail().x - 12.0f - 3 * st.ItemSpacing.x - bar_w - 8.0f;
@@ -253,26 +261,7 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   ImGui::Indent(12.0f);  // room for the query-row marker
   draw_attention(state, hand_made, side);
   ImGui::SameLine();
-  {
-    ImGui::BeginGroup();
-    ImGui::TextUnformatted(range_ == 1 ? "row i" : "all of A");
-    if (a_.valid()) {
-      // The colour bar: the whole matrix's range, or the query row's when each row has its own.
-      std::vector<std::uint8_t> keep(a_.image.all_zero.size());
-      for (size_t t = 0; t < keep.size(); ++t) keep[t] = a_.image.all_zero[t] ? 0 : 1;
-      std::span<const float> vals = a_.image.values;
-      std::span<const std::uint8_t> kp = keep;
-      if (range_ == 1 && a_.image.N == N) {
-        const size_t S = static_cast<size_t>(a_.image.side), r = static_cast<size_t>(query / a_.image.block);
-        vals = vals.subspan(r * S, S);
-        kp = kp.subspan(r * S, S);
-      }
-      colour_bar(state.colormap, state.normalization, normalization_range(vals, kp, state.normalization), side);
-    } else {
-      ImGui::Dummy(ImVec2(bar_w, side));
-    }
-    ImGui::EndGroup();
-  }
+  draw_colour_bar(state, N, query, side, bar_w);
   ImGui::SameLine(0.0f, st.ItemSpacing.x + 8.0f);
   if (wide) {
     draw_structure("fc", fc_, hand_made, side, false, query);
@@ -285,8 +274,33 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
     ImGui::EndGroup();
   }
   ImGui::Unindent(12.0f);
+}
 
-  // --- what the pictures say
+// The colour bar: the whole matrix's range, or the query row's when each row has its own.
+void MatrixView::draw_colour_bar(const AppState& state, int N, int query, float side, float bar_w) const {
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted(range_ == 1 ? "row i" : "all of A");
+  if (a_.valid()) {
+    std::vector<std::uint8_t> keep(a_.image.all_zero.size());
+    for (size_t t = 0; t < keep.size(); ++t) keep[t] = a_.image.all_zero[t] ? 0 : 1;
+    std::span<const float> vals = a_.image.values;
+    std::span<const std::uint8_t> kp = keep;
+    if (range_ == 1 && a_.image.N == N) {
+      const size_t S = static_cast<size_t>(a_.image.side), r = static_cast<size_t>(query / a_.image.block);
+      vals = vals.subspan(r * S, S);
+      kp = kp.subspan(r * S, S);
+    }
+    colour_bar(state.colormap, state.normalization, normalization_range(vals, kp, state.normalization), side);
+  } else {
+    ImGui::Dummy(ImVec2(bar_w, side));
+  }
+  ImGui::EndGroup();
+}
+
+// What the pictures say: the cost of A, the window mask's band, the empty rows, fc and conv.
+void MatrixView::draw_notes(HandMadeSession& hand_made, int query) {
+  const int N = hand_made.grid().N();
+  const long long NN = static_cast<long long>(N) * N;
   if (a_.valid()) {
     ImGui::TextDisabled("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
                         "full matrix would take %s); the outlined row is query i = %d.",
@@ -313,7 +327,6 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
                      "row, the groups one grid row apart), and along each diagonal one kernel weight repeats (a "
                      "block-Toeplitz matrix, fig. 26.21). Stand-in values "
                      "are drawn for fc and conv, as no trained weights ship.");
-  draw_properties(hand_made);
 }
 
 }  // namespace matrix_view

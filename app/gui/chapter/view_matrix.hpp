@@ -3,6 +3,7 @@
 // pictures): A of the main head pooled a band of rows per frame, the fc and conv matrices. Only
 // those two files include this header.
 #include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/state/memo.hpp"
 #include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/widget_log.hpp"
@@ -12,10 +13,12 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace attnlab::app::matrix_view {
 
@@ -79,6 +82,12 @@ class MatrixView final : public TeachingView {
   void draw_attention(AppState& state, HandMadeSession& hand_made, float side);
   void draw_structure(const char* id, const Picture& pic, HandMadeSession& hand_made, float side, bool conv, int query);
   void draw_properties(HandMadeSession& hand_made);
+  // draw_contents' steps, in order (view_matrix.cpp).
+  void draw_controls(AppState& state);
+  void draw_size_note(const PatchGrid& g) const;
+  void draw_matrices(AppState& state, HandMadeSession& hand_made, int query);
+  void draw_colour_bar(const AppState& state, int N, int query, float side, float bar_w) const;
+  void draw_notes(HandMadeSession& hand_made, int query);
   // "<what> A ... 37%" while a picture is under way.
   std::string progress_text(const char* what) const {
     if (!building_ || next_.side < 1) return std::string(what) + " ...";
@@ -110,18 +119,17 @@ class MatrixView final : public TeachingView {
   // Debounce for large N: the key first seen and when.
   Key pending_;
   Clock::time_point pending_since_{};
-  // The exact row of A under the mouse (the tooltip's a_ij): row `hover_row_` of every head.
-  RowSet hover_;
-  unsigned hover_generation_ = 0;
+  // The exact row of A under the mouse (the tooltip's a_ij), every head; key: generation, row.
+  Memo<std::pair<unsigned, int>, RowSet> hover_;
   int pooling_ = 0;  // Pooling: 0 mean, 1 max
 
   // The fc and conv matrices over the same tokens.
   Picture fc_, conv_;
   int fc_N_ = 0;          // the N that fc_ shows
-  int fc_wanted_N_ = 0;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
+  KeyMemo<int> fc_job_;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
   std::string fc_error_;  // why the fc picture could not be made
   Scheduler* scheduler_ = nullptr;  // where the fc job went: cancelled when the view goes
-  int conv_cols_ = 0, conv_rows_ = 0, conv_k_ = 0, conv_side_ = 0;
+  KeyMemo<std::array<int, 4>> conv_key_;  // what conv_ shows: grid columns, rows, k, side in pixels
   int k_ = 3;  // conv kernel size (odd)
   int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,
                    // like the attention map: a masked row with few keys would dwarf all others)

@@ -94,32 +94,28 @@ void MatrixView::update_structures(HandMadeSession& hand_made, int conv_side) {
   const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   // fc: pure CPU math (no GL), on the scheduler; a new N replaces the job for the old one.
-  if (fc_N_ != N && fc_wanted_N_ != N) {
-    fc_wanted_N_ = N;
-    fc_error_.clear();
-    scheduler_ = &hand_made.scheduler();
-    scheduler_->submit<BlockImage>(
-        "matrix:fc", [N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); },
-        [this, N](std::future<BlockImage> result) {
-          try {
-            fc_.image = result.get();
-            ++fc_.version;
-            fc_N_ = N;
-          } catch (const std::exception& e) {
-            fc_error_ = e.what();
-          }
-        });
-  }
+  if (fc_N_ != N)
+    fc_job_.update(N, [&] {
+      fc_error_.clear();
+      scheduler_ = &hand_made.scheduler();
+      scheduler_->submit<BlockImage>(
+          "matrix:fc", [N](const std::atomic<bool>&) { return fc_structure_image(N, kMaxSide, kFcSeed); },
+          [this, N](std::future<BlockImage> result) {
+            try {
+              fc_.image = result.get();
+              ++fc_.version;
+              fc_N_ = N;
+            } catch (const std::exception& e) {
+              fc_error_ = e.what();
+            }
+          });
+    });
   // conv: O(N k²), computed at the size it is drawn so that its thin band is never skipped.
   const int cs = std::clamp(conv_side, 16, kMaxSide);
-  if (conv_cols_ != g.cols || conv_rows_ != g.rows || conv_k_ != k_ || conv_side_ != cs) {
+  conv_key_.update({g.cols, g.rows, k_, cs}, [&] {
     conv_.image = conv_structure_image(g, k_, demo_kernel(k_, kKernelSeed), cs);
     ++conv_.version;
-    conv_cols_ = g.cols;
-    conv_rows_ = g.rows;
-    conv_k_ = k_;
-    conv_side_ = cs;
-  }
+  });
 }
 
 }  // namespace attnlab::app::matrix_view

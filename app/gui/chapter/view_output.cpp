@@ -3,6 +3,7 @@
 // average colour of the image as patch i's attention weighs it. Next to the heads: the input
 // colours (T's first three columns) and the merge by W_MSA.
 #include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/state/memo.hpp"
 #include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/widget_log.hpp"
@@ -43,21 +44,32 @@ class OutputView final : public TeachingView {
  private:
   void update(HandMadeSession& hand_made);
   void upload(int t);
+  // draw_contents' steps, in order.
+  void draw_controls(AppState& state);
+  void draw_request(AppState& state, int N, bool all);
+  struct Hovered {
+    int tile = -1, token = -1;
+  };
+  Hovered draw_tiles(AppState& state, HandMadeSession& hand_made, int sel);
+  void draw_tile_tooltip(const PatchGrid& g, Hovered hovered) const;
+  void draw_numbers(HandMadeSession& hand_made, int sel, bool all);
   std::string tile_label(int t) const;
   bool current(int t) const { return done_[static_cast<size_t>(t)]; }
 
-  // What each picture shows, for settings generation gen_: N × 3 colours (c_i or t_out_i).
+  // What each picture shows, for the session's generation that generation_ last saw: N × 3
+  // colours (c_i or t_out_i). A new generation marks them all stale (done_); the old pictures
+  // stay, dimmed, until remade head by head.
+  KeyMemo<unsigned> generation_;
   std::array<Matrix, kTiles> colours_;
-  std::array<bool, kTiles> done_{};  // colours_[t] is for gen_
+  std::array<bool, kTiles> done_{};  // colours_[t] is for the current generation
   std::array<GuiTexture, kTiles> textures_;
   std::array<std::pair<int, int>, kTiles> tex_grid_{};  // cols, rows of each texture
-  unsigned gen_ = 0;
   Clock::time_point changed_at_{};
-  bool requested_ = false;  // the user asked for the outputs of a large grid (for gen_)
+  bool requested_ = false;  // the user asked for the outputs of a large grid (for this generation)
   bool stretch_ = false, stretched_ = false;  // display only: spread each picture over 0..1
   bool shown_any_ = false;
   double ms_per_entry_ = 0;  // measured cost of one head's T_out per N² (for the estimate)
-  double ms_ = 0;  // time spent on the heads' T_out for gen_
+  double ms_ = 0;  // time spent on the heads' T_out for this generation
   std::string error_;
 };
 
@@ -85,15 +97,13 @@ void OutputView::upload(int t) {
 void OutputView::update(HandMadeSession& hand_made) {
   const PatchGrid& g = hand_made.grid();
   const int N = g.N();
-  const unsigned gen = hand_made.generation();
-  if (gen != gen_) {  // new image or settings: every picture is stale (the old ones stay, dimmed)
-    gen_ = gen;
+  generation_.update(hand_made.generation(), [&] {  // new image or settings: every picture is stale (the old ones stay, dimmed)
     done_.fill(false);
     requested_ = false;
     error_.clear();
     ms_ = 0;
     changed_at_ = Clock::now();
-  }
+  });
   if (stretch_ != stretched_) {
     stretched_ = stretch_;
     for (int t = 0; t < kTiles; ++t)
@@ -139,9 +149,22 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   // Pictures still to make (spread over frames, or waiting for a slider to rest): come back at once.
   if (std::any_of(done_.begin(), done_.end(), [](bool d) { return !d; }) && (requested_ || hand_made.grid().N() <= kAutoTokens))
     state.commands.redraw();
-  const PatchGrid& g = hand_made.grid();
-  const int N = g.N();
+  draw_controls(state);
+  update(hand_made);
+  if (!error_.empty()) {
+    ImGui::TextWrapped("%s", error_.c_str());
+    return;
+  }
+  bool all = true;
+  for (int t = 0; t < kTiles; ++t) all = all && current(t);
+  draw_request(state, hand_made.grid().N(), all);
+  const int sel = hand_made_query(state, hand_made.grid());
+  draw_tile_tooltip(hand_made.grid(), draw_tiles(state, hand_made, sel));
+  draw_numbers(hand_made, sel, all);
+}
 
+// The text, the temperature and the display-only stretch.
+void OutputView::draw_controls(AppState& state) {
   ImGui::TextWrapped("Each picture paints patch i with an output token. For a head, t_out_i = sum over j of a_ij v_j "
                      "(eq. 26.21, T_out = A V), and v_j is patch j's mean colour, so t_out_i is the colour of the whole "
                      "image averaged with query i's weights. The merged picture concatenates the heads (eq. 26.27) and "
@@ -158,14 +181,10 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   help_marker("Display only: spreads each picture's darkest to brightest value over the full range (one linear map per "
               "picture, the same for r, g and b), so small differences between outputs become visible. The numbers "
               "below are never stretched.");
+}
 
-  update(hand_made);
-  if (!error_.empty()) {
-    ImGui::TextWrapped("%s", error_.c_str());
-    return;
-  }
-  bool all = true;
-  for (int t = 0; t < kTiles; ++t) all = all && current(t);
+// Above kAutoTokens: the button that asks for T_out, with an estimate; the flat rows' hint.
+void OutputView::draw_request(AppState& state, int N, bool all) {
   if (N > kAutoTokens && !requested_ && !all) {
     const double n2 = static_cast<double>(N) * N;
     ImGui::TextWrapped("%d tokens: each head's T_out needs N^2 = %.3g weights, so it is computed only when asked.", N, n2);
@@ -183,8 +202,12 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
                        "colour. Lower tau, or stretch the contrast, to see the differences.");
     ImGui::PopStyleColor();
   }
+}
 
-  // --- the pictures, as many per line as fit
+// The pictures, as many per line as fit, the query outlined; a click makes a patch the query.
+OutputView::Hovered OutputView::draw_tiles(AppState& state, HandMadeSession& hand_made, int sel) {
+  const PatchGrid& g = hand_made.grid();
+  const int N = g.N();
   const ImGuiStyle& st = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;
   const float min_tile = ui_px(150);
@@ -200,8 +223,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
     tile_h = std::floor(std::max(room, 64.0f));
     tile_w = std::floor(tile_h / aspect);
   }
-  const int sel = hand_made_query(state, g);
-  int hovered_tile = -1, hovered_token = -1;
+  Hovered hovered;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float cw = tile_w / static_cast<float>(g.cols), ch = tile_h / static_cast<float>(g.rows);
   for (int t = 0; t < kTiles; ++t) {
@@ -233,8 +255,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
       const ImVec2 m = ImGui::GetIO().MousePos;
       const int c = std::clamp(static_cast<int>((m.x - p.x) / cw), 0, g.cols - 1);
       const int r = std::clamp(static_cast<int>((m.y - p.y) / ch), 0, g.rows - 1);
-      hovered_tile = t;
-      hovered_token = g.index(c, r);
+      hovered = {t, g.index(c, r)};
       if (clicked) {
         state.hand_made.cell = Cell{c, r};
         state.hand_made.query_pinned = true;
@@ -242,18 +263,26 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
     }
     ImGui::EndGroup();
   }
-  if (hovered_tile >= 0) {
-    const Matrix& M = colours_[static_cast<size_t>(hovered_tile)];
-    ImGui::BeginTooltip();
-    ImGui::Text("%s", tile_label(hovered_tile).c_str());
-    ImGui::Text("patch i = %d (col %d, row %d)", hovered_token, g.col_of(hovered_token), g.row_of(hovered_token));
-    ImGui::Text("%s = (%.4f, %.4f, %.4f)", hovered_tile == kInputTile ? "c_i" : "t_out_i", static_cast<double>(M(hovered_token, 0)),
-                static_cast<double>(M(hovered_token, 1)), static_cast<double>(M(hovered_token, 2)));
-    ImGui::TextDisabled("click: read this patch's numbers below (and make it the query)");
-    ImGui::EndTooltip();
-  }
+  return hovered;
+}
 
-  // --- the numbers of the selected patch
+// The hovered patch's colour in the hovered picture.
+void OutputView::draw_tile_tooltip(const PatchGrid& g, Hovered hovered) const {
+  if (hovered.tile < 0) return;
+  const Matrix& M = colours_[static_cast<size_t>(hovered.tile)];
+  ImGui::BeginTooltip();
+  ImGui::Text("%s", tile_label(hovered.tile).c_str());
+  ImGui::Text("patch i = %d (col %d, row %d)", hovered.token, g.col_of(hovered.token), g.row_of(hovered.token));
+  ImGui::Text("%s = (%.4f, %.4f, %.4f)", hovered.tile == kInputTile ? "c_i" : "t_out_i", static_cast<double>(M(hovered.token, 0)),
+              static_cast<double>(M(hovered.token, 1)), static_cast<double>(M(hovered.token, 2)));
+  ImGui::TextDisabled("click: read this patch's numbers below (and make it the query)");
+  ImGui::EndTooltip();
+}
+
+// The numbers of the selected patch: its output token in every picture.
+void OutputView::draw_numbers(HandMadeSession& hand_made, int sel, bool all) {
+  const PatchGrid& g = hand_made.grid();
+  const int N = g.N();
   ImGui::Spacing();
   ImGui::Text("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
   const auto& empty = hand_made.latest_rows(sel).empty;

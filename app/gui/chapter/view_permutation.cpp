@@ -15,11 +15,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/state/memo.hpp"
 #include "core/hand_made/demos.hpp"
 
 namespace attnlab::app {
@@ -93,14 +95,14 @@ class PermutationView final : public TeachingView {
       return;
     }
     update_pair(hand_made);
-    if (!refusal_.empty()) {
-      ImGui::TextWrapped("%s", refusal_.c_str());
+    if (!pair().refusal.empty()) {
+      ImGui::TextWrapped("%s", pair().refusal.c_str());
       return;
     }
     const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const int query = hand_made_query(state, g);
     update_rows(state, hand_made, head, query);
-    start_output_job(hand_made.scheduler(), head);
+    start_output_job(hand_made.scheduler(), hand_made.generation(), head);
 
     draw_maps(state, hand_made, query);
     draw_readout(hand_made, head, query);
@@ -136,109 +138,99 @@ class PermutationView final : public TeachingView {
 
   // The two CPU references, the permutation and the shuffled photo: on a new image, settings or seed.
   void update_pair(HandMadeSession& hand_made) {
-    if (pair_gen_ == hand_made.generation() && pair_seed_ == seed_) return;
-    pair_gen_ = hand_made.generation();
-    pair_seed_ = seed_;
-    rows_valid_ = false;
-    original_.reset();
-    shuffled_.reset();
-    refusal_.clear();
-    try {
-      const Image& image = hand_made.image();
-      auto original = std::make_shared<const Reference>(image, hand_made.settings());
-      perm_ = seeded_permutation(original->N(), static_cast<std::uint32_t>(seed_));
-      inv_ = inverse_permutation(perm_);
-      Image mixed = permute_patches(image, original->grid(), perm_);
-      shuffled_ = std::make_shared<const Reference>(mixed, hand_made.settings());
-      original_ = std::move(original);
-      std::vector<std::uint8_t> px(mixed.rgb.size());
-      for (size_t n = 0; n < px.size(); ++n)
-        px[n] = static_cast<std::uint8_t>(std::lround(std::clamp(mixed.rgb[n], 0.0f, 1.0f) * 255.0f));
-      shuffled_photo_.set(mixed.width, mixed.height, 3, px, true);
-    } catch (const Error& e) {
-      refusal_ = e.what();
-      original_.reset();
-      shuffled_.reset();
-    }
+    pair_.get(std::tuple{hand_made.generation(), seed_}, [&](Pair& p) {
+      p.seed = seed_;
+      p.original.reset();
+      p.shuffled.reset();
+      p.refusal.clear();
+      try {
+        const Image& image = hand_made.image();
+        auto original = std::make_shared<const Reference>(image, hand_made.settings());
+        p.perm = seeded_permutation(original->N(), static_cast<std::uint32_t>(seed_));
+        p.inv = inverse_permutation(p.perm);
+        Image mixed = permute_patches(image, original->grid(), p.perm);
+        p.shuffled = std::make_shared<const Reference>(mixed, hand_made.settings());
+        p.original = std::move(original);
+        std::vector<std::uint8_t> px(mixed.rgb.size());
+        for (size_t n = 0; n < px.size(); ++n)
+          px[n] = static_cast<std::uint8_t>(std::lround(std::clamp(mixed.rgb[n], 0.0f, 1.0f) * 255.0f));
+        p.photo.set(mixed.width, mixed.height, 3, px, true);
+      } catch (const Error& e) {
+        p.refusal = e.what();
+        p.original.reset();
+        p.shuffled.reset();
+      }
+    });
   }
 
   // The three maps (shuffled, undone, original) on one shared scale, and the difference map.
   void update_rows(AppState& state, HandMadeSession& hand_made, int head, int query) {
     const HeatmapStyle style{state.colormap, state.normalization};
-    if (rows_valid_ && rows_gen_ == hand_made.generation() && rows_head_ == head && rows_query_ == query &&
-        rows_style_ == style)
-      return;
-    const PatchGrid& g = original_->grid();
-    const int N = g.N();
-    const int moved = inv_[static_cast<size_t>(query)];
-    const RowResult a = original_->row(head, query);
-    const RowResult b = shuffled_->row(head, moved);
-    const std::span<const float> wa(a.weights.data(), static_cast<size_t>(N)),
-        wb(b.weights.data(), static_cast<size_t>(N));
-    const std::vector<float> back = undo_permutation(wb, perm_);
-    std::vector<std::uint8_t> keep_a(static_cast<size_t>(N)), keep_b(static_cast<size_t>(N));
-    const Mask& mask = original_->setup().mask;
-    for (int j = 0; j < N; ++j) {
-      keep_a[static_cast<size_t>(j)] = mask.allowed(query, j);
-      keep_b[static_cast<size_t>(j)] = mask.allowed(moved, j);
-    }
-    const std::vector<std::uint8_t> keep_back = [&] {  // the shuffled image's keep flags, put back
-      std::vector<std::uint8_t> k(static_cast<size_t>(N));
-      for (int m = 0; m < N; ++m)
-        k[static_cast<size_t>(perm_[static_cast<size_t>(m)])] = keep_b[static_cast<size_t>(m)];
-      return k;
-    }();
-    // One range over the original and the moved-back values: equal numbers get equal colours.
-    const ValueRange ra = normalization_range(wa, keep_a, style.normalization);
-    const ValueRange rb = normalization_range(back, keep_back, style.normalization);
-    auto none = [](ValueRange r) { return r.lo == 0 && r.hi == 0; };  // nothing kept
-    range_ = none(ra) ? rb : none(rb) ? ra : ValueRange{std::min(ra.lo, rb.lo), std::max(ra.hi, rb.hi)};
-    tex_shuffled_.set(g.cols, g.rows, 4, colormap_pixels(wb, keep_b, style.colormap, style.normalization, range_),
-                      false);
-    tex_undone_.set(g.cols, g.rows, 4, colormap_pixels(back, keep_back, style.colormap, style.normalization, range_),
-                    false);
-    tex_original_.set(g.cols, g.rows, 4, colormap_pixels(wa, keep_a, style.colormap, style.normalization, range_),
-                      false);
-    std::vector<float> diff(static_cast<size_t>(N));
-    for (int j = 0; j < N; ++j)
-      diff[static_cast<size_t>(j)] = std::abs(back[static_cast<size_t>(j)] - wa[static_cast<size_t>(j)]);
-    diff_max_ = row_difference(*original_, *shuffled_, perm_, head, query);  // the tested readout
-    const ValueRange rd{0.0f, std::max(diff_max_, 1e-12f)};
-    tex_diff_.set(g.cols, g.rows, 4, colormap_pixels(diff, {}, style.colormap, Normalization::Absolute, rd), false);
-    empty_ = a.empty || b.empty;
-    rows_gen_ = hand_made.generation();
-    rows_head_ = head;
-    rows_query_ = query;
-    rows_style_ = style;
-    rows_valid_ = true;
+    rows_.get(std::tuple{hand_made.generation(), pair().seed, head, query, style}, [&](Rows& r) {
+      const Reference& original = *pair().original;
+      const std::vector<int>& perm = pair().perm;
+      const PatchGrid& g = original.grid();
+      const int N = g.N();
+      const int moved = pair().inv[static_cast<size_t>(query)];
+      const RowResult a = original.row(head, query);
+      const RowResult b = pair().shuffled->row(head, moved);
+      const std::span<const float> wa(a.weights.data(), static_cast<size_t>(N)),
+          wb(b.weights.data(), static_cast<size_t>(N));
+      const std::vector<float> back = undo_permutation(wb, perm);
+      std::vector<std::uint8_t> keep_a(static_cast<size_t>(N)), keep_b(static_cast<size_t>(N));
+      const Mask& mask = original.setup().mask;
+      for (int j = 0; j < N; ++j) {
+        keep_a[static_cast<size_t>(j)] = mask.allowed(query, j);
+        keep_b[static_cast<size_t>(j)] = mask.allowed(moved, j);
+      }
+      const std::vector<std::uint8_t> keep_back = [&] {  // the shuffled image's keep flags, put back
+        std::vector<std::uint8_t> k(static_cast<size_t>(N));
+        for (int m = 0; m < N; ++m)
+          k[static_cast<size_t>(perm[static_cast<size_t>(m)])] = keep_b[static_cast<size_t>(m)];
+        return k;
+      }();
+      // One range over the original and the moved-back values: equal numbers get equal colours.
+      const ValueRange ra = normalization_range(wa, keep_a, style.normalization);
+      const ValueRange rb = normalization_range(back, keep_back, style.normalization);
+      auto none = [](ValueRange v) { return v.lo == 0 && v.hi == 0; };  // nothing kept
+      r.range = none(ra) ? rb : none(rb) ? ra : ValueRange{std::min(ra.lo, rb.lo), std::max(ra.hi, rb.hi)};
+      r.shuffled.set(g.cols, g.rows, 4, colormap_pixels(wb, keep_b, style.colormap, style.normalization, r.range), false);
+      r.undone.set(g.cols, g.rows, 4, colormap_pixels(back, keep_back, style.colormap, style.normalization, r.range), false);
+      r.original.set(g.cols, g.rows, 4, colormap_pixels(wa, keep_a, style.colormap, style.normalization, r.range), false);
+      std::vector<float> diff(static_cast<size_t>(N));
+      for (int j = 0; j < N; ++j)
+        diff[static_cast<size_t>(j)] = std::abs(back[static_cast<size_t>(j)] - wa[static_cast<size_t>(j)]);
+      r.diff_max = row_difference(original, *pair().shuffled, perm, head, query);  // the tested readout
+      const ValueRange rd{0.0f, std::max(r.diff_max, 1e-12f)};
+      r.diff.set(g.cols, g.rows, 4, colormap_pixels(diff, {}, style.colormap, Normalization::Absolute, rd), false);
+      r.empty = a.empty || b.empty;
+    });
   }
 
   // ---- T_out on the scheduler: a new question (image, settings, seed, head) replaces the old job
-  void start_output_job(Scheduler& scheduler, int head) {
-    if (out_gen_ == pair_gen_ && out_seed_ == pair_seed_ && out_head_ == head) return;
-    out_gen_ = pair_gen_;
-    out_seed_ = pair_seed_;
-    out_head_ = head;
-    out_diff_.reset();
-    out_error_.clear();
-    scheduler_ = &scheduler;
-    scheduler.submit<std::optional<float>>(
-        "permutation:output",
-        [a = original_, b = shuffled_, perm = perm_, head](const std::atomic<bool>& stop) {
-          return output_difference(*a, *b, perm, head, &stop);
-        },
-        [this](std::future<std::optional<float>> result) {
-          try {
-            if (const auto v = result.get()) out_diff_ = *v;
-          } catch (const std::exception& e) {
-            out_error_ = e.what();
-          }
-        });
+  void start_output_job(Scheduler& scheduler, unsigned generation, int head) {
+    output_.get(std::tuple{generation, pair().seed, head}, [&](Output& o) {
+      o = {};
+      scheduler_ = &scheduler;
+      scheduler.submit<std::optional<float>>(
+          "permutation:output",
+          [a = pair().original, b = pair().shuffled, perm = pair().perm, head](const std::atomic<bool>& stop) {
+            return output_difference(*a, *b, perm, head, &stop);
+          },
+          [this](std::future<std::optional<float>> result) {
+            Output& out = *output_.last();  // the job under the memo's key: a new key cancels it
+            try {
+              if (const auto v = result.get()) out.diff = *v;
+            } catch (const std::exception& e) {
+              out.error = e.what();
+            }
+          });
+    });
   }
 
   void draw_maps(AppState& state, HandMadeSession& hand_made, int query) {
-    const PatchGrid& g = original_->grid();
-    const int moved = inv_[static_cast<size_t>(query)];
+    const PatchGrid& g = pair().original->grid();
+    const int moved = pair().inv[static_cast<size_t>(query)];
     const float sp = ImGui::GetStyle().ItemSpacing.x;
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float bar_w = 18.0f * ui + 6 + ImGui::CalcTextSize("0.000000e-00").x;
@@ -251,51 +243,51 @@ class PermutationView final : public TeachingView {
     };
     ImGui::BeginGroup();
     ImGui::TextUnformatted("shuffled image");
-    if (auto hit = map_panel("shuffled", shuffled_photo_.im(), tex_shuffled_.im(), g, moved, side, opacity))
-      pick(perm_[static_cast<size_t>(*hit)]);  // the patch sitting there comes from perm[hit]
+    if (auto hit = map_panel("shuffled", pair().photo.im(), rows().shuffled.im(), g, moved, side, opacity))
+      pick(pair().perm[static_cast<size_t>(*hit)]);  // the patch sitting there comes from perm[hit]
     ImGui::TextDisabled("query now at (%d,%d)", g.col_of(moved), g.row_of(moved));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted("shuffle undone");
-    if (auto hit = map_panel("undone", hand_made.photo(), tex_undone_.im(), g, query, side, opacity)) pick(*hit);
+    if (auto hit = map_panel("undone", hand_made.photo(), rows().undone.im(), g, query, side, opacity)) pick(*hit);
     ImGui::TextDisabled("weights put back in place");
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted("original");
-    if (auto hit = map_panel("original", hand_made.photo(), tex_original_.im(), g, query, side, opacity)) pick(*hit);
+    if (auto hit = map_panel("original", hand_made.photo(), rows().original.im(), g, query, side, opacity)) pick(*hit);
     ImGui::TextDisabled("query (%d,%d)", g.col_of(query), g.row_of(query));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted(" ");
-    colour_bar(state.colormap, state.normalization, range_, side);
+    colour_bar(state.colormap, state.normalization, rows().range, side);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted("|undone - original|");
-    map_panel("difference", nullptr, tex_diff_.im(), g, query, side, 1.0f);
-    ImGui::TextDisabled("black = 0, brightest = %s", format_weight(diff_max_).c_str());
+    map_panel("difference", nullptr, rows().diff.im(), g, query, side, 1.0f);
+    ImGui::TextDisabled("black = 0, brightest = %s", format_weight(rows().diff_max).c_str());
     ImGui::EndGroup();
     ImGui::TextDisabled("The three maps share one colour scale. Click a patch (in any map) to make it the query.");
   }
 
   void draw_readout(HandMadeSession& hand_made, int head, int query) {
     const Settings& s = hand_made.settings();
-    const int N = original_->N();
+    const int N = pair().original->N();
     ImGui::Separator();
     ImGui::Text(
         "largest |difference| after undoing the shuffle: %s   (row %d of A; a uniform weight would be 1/N = %s)",
-        format_weight(diff_max_).c_str(), query, format_weight(1.0 / N).c_str());
-    if (out_diff_)
+        format_weight(rows().diff_max).c_str(), query, format_weight(1.0 / N).c_str());
+    if (output_.last()->diff)
       ImGui::Text("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s", N,
-                  format_weight(*out_diff_).c_str());
-    else if (!out_error_.empty())
-      ImGui::Text("output tokens T_out: %s", out_error_.c_str());
+                  format_weight(*output_.last()->diff).c_str());
+    else if (!output_.last()->error.empty())
+      ImGui::Text("output tokens T_out: %s", output_.last()->error.c_str());
     else
       ImGui::TextDisabled("largest |difference| of the output tokens T_out after undoing: computing...");
-    if (empty_) ImGui::TextDisabled("(every key is masked for this query in one of the images)");
+    if (rows().empty) ImGui::TextDisabled("(every key is masked for this query in one of the images)");
 
     const bool codes = s.pos.mode != PosMode::None;
     const bool masked = s.mask.kind != MaskKind::None;
@@ -325,31 +317,36 @@ class PermutationView final : public TeachingView {
       ImGui::TextWrapped("%s", why.c_str());
     }
     ImGui::TextDisabled("Computed with the CPU reference (Eigen) on both images; seed %d shuffles %d patches.",
-                        pair_seed_, N);
+                        pair().seed, N);
   }
 
   int seed_ = 1;
-  // the pair of references
-  unsigned pair_gen_ = 0;
-  int pair_seed_ = -1;
-  std::shared_ptr<const Reference> original_, shuffled_;
-  std::vector<int> perm_, inv_;
-  std::string refusal_;
-  GuiTexture shuffled_photo_;
-  // the rows and maps
-  bool rows_valid_ = false;
-  unsigned rows_gen_ = 0;
-  int rows_head_ = -1, rows_query_ = -1;
-  HeatmapStyle rows_style_;
-  GuiTexture tex_shuffled_, tex_undone_, tex_original_, tex_diff_;
-  ValueRange range_;
-  float diff_max_ = 0;
-  bool empty_ = false;
-  // T_out
-  unsigned out_gen_ = 0;
-  int out_seed_ = -1, out_head_ = -1;
-  std::optional<float> out_diff_;
-  std::string out_error_;
+  // The pair of references, the permutation and the shuffled photo; key: generation, seed.
+  struct Pair {
+    int seed = -1;
+    std::shared_ptr<const Reference> original, shuffled;
+    std::vector<int> perm, inv;
+    std::string refusal;
+    GuiTexture photo;
+  };
+  Memo<std::tuple<unsigned, int>, Pair> pair_;
+  const Pair& pair() const { return *pair_.last(); }  // update_pair made it this frame
+  // The rows and maps; key: generation, seed, head, query, style.
+  struct Rows {
+    GuiTexture shuffled, undone, original, diff;
+    ValueRange range;
+    float diff_max = 0;
+    bool empty = false;
+  };
+  Memo<std::tuple<unsigned, int, int, int, HeatmapStyle>, Rows> rows_;
+  const Rows& rows() const { return *rows_.last(); }
+  // T_out's largest difference (or why there is none), filled in when the job ends; key:
+  // generation, seed, head.
+  struct Output {
+    std::optional<float> diff;
+    std::string error;
+  };
+  Memo<std::tuple<unsigned, int, int>, Output> output_;
   Scheduler* scheduler_ = nullptr;  // where the T_out job went
 };
 

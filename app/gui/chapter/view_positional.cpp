@@ -11,10 +11,12 @@
 #include <numbers>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/state/memo.hpp"
 #include "core/hand_made/demos.hpp"
 #include "core/hand_made/positional.hpp"
 
@@ -39,8 +41,8 @@ class PositionalView final : public TeachingView {
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
     update_codes(hand_made);
-    const int L = static_cast<int>(P_.cols());
-    const int i = std::clamp(hand_made_query(state, hand_made.grid()), 0, static_cast<int>(P_.rows()) - 1);
+    const int L = static_cast<int>(codes().cols());
+    const int i = std::clamp(hand_made_query(state, hand_made.grid()), 0, static_cast<int>(codes().rows()) - 1);
     const PatchGrid& g = hand_made.grid();
 
     ImGui::TextWrapped(
@@ -68,25 +70,23 @@ class PositionalView final : public TeachingView {
   }
 
  private:
-  // ---- data, cached on the hand-made session's generations
+  // ---- data, cached on the hand-made session's generation (and what else each depends on)
   void update_codes(HandMadeSession& hand_made) {
-    if (codes_gen_ == hand_made.generation() && P_.rows() == hand_made.grid().N()) return;
-    const Matrix& X = hand_made.tokens();  // [T | P] as the engine (or the reference) computed it
-    spec_ = hand_made.settings().pos;
-    const int L = static_cast<int>(X.cols()) - TokenLayout::d;
-    if (L <= 0) throw Error("the head input has no positional code columns");
-    P_ = X.rightCols(L);
-    const PatchGrid& g = hand_made.grid();
-    code_tex_.resize(static_cast<size_t>(L));
-    std::vector<float> column(static_cast<size_t>(g.N()));
-    for (int n = 0; n < L; ++n) {
-      for (int j = 0; j < g.N(); ++j) column[static_cast<size_t>(j)] = P_(j, n);
-      const auto px = colormap_pixels(column, {}, Colormap::Gray, Normalization::MinMax, ValueRange{-1.0f, 1.0f});
-      code_tex_[static_cast<size_t>(n)].set(g.cols, g.rows, 4, px, false);
-    }
-    codes_gen_ = hand_made.generation();
-    sim_valid_ = false;
-    maps_valid_ = false;
+    codes_.get(std::tuple{hand_made.generation(), hand_made.grid().N()}, [&](Codes& c) {
+      const Matrix& X = hand_made.tokens();  // [T | P] as the engine (or the reference) computed it
+      const int L = static_cast<int>(X.cols()) - TokenLayout::d;
+      if (L <= 0) throw Error("the head input has no positional code columns");
+      c.spec = hand_made.settings().pos;
+      c.P = X.rightCols(L);
+      const PatchGrid& g = hand_made.grid();
+      c.textures.resize(static_cast<size_t>(L));
+      std::vector<float> column(static_cast<size_t>(g.N()));
+      for (int n = 0; n < L; ++n) {
+        for (int j = 0; j < g.N(); ++j) column[static_cast<size_t>(j)] = c.P(j, n);
+        const auto px = colormap_pixels(column, {}, Colormap::Gray, Normalization::MinMax, ValueRange{-1.0f, 1.0f});
+        c.textures[static_cast<size_t>(n)].set(g.cols, g.rows, 4, px, false);
+      }
+    });
   }
 
   // ---- controls: the positional settings, written into the app state (applied next frame)
@@ -123,12 +123,12 @@ class PositionalView final : public TeachingView {
   void draw_code_grid(const PatchGrid& g, int i) {
     const ImGuiStyle& st = ImGui::GetStyle();
     const float sp = st.ItemSpacing.x * 0.5f;
-    const int columns = spec_.P + 1, funcs = spec_.sincos ? 2 : 1, rows = 2 * funcs;
-    const std::string B = fmt("%g", spec_.B);
+    const int columns = spec().P + 1, funcs = spec().sincos ? 2 : 1, rows = 2 * funcs;
+    const std::string B = fmt("%g", spec().B);
     std::vector<std::string> row_labels;
     for (const char* axis : {"x", "y"}) {
       row_labels.push_back("sin(" + std::string(axis) + "/" + B + "^k)");
-      if (spec_.sincos) row_labels.push_back("cos(" + std::string(axis) + "/" + B + "^k)");
+      if (spec().sincos) row_labels.push_back("cos(" + std::string(axis) + "/" + B + "^k)");
     }
     float label_w = 0;
     for (const auto& l : row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(l.c_str()).x);
@@ -153,7 +153,7 @@ class PositionalView final : public TeachingView {
       if (ImGui::CalcTextSize(h.c_str()).x <= cell_w || k % 2 == 0) dl->AddText(ImVec2(x, o.y), dim, h.c_str());
     }
     const float y0 = o.y + text_h + st.ItemSpacing.y;
-    const int per_axis = static_cast<int>(P_.cols()) / 2;
+    const int per_axis = static_cast<int>(codes().cols()) / 2;
     const float qx = (static_cast<float>(g.col_of(i)) + 0.5f) / static_cast<float>(g.cols);
     const float qy = (static_cast<float>(g.row_of(i)) + 0.5f) / static_cast<float>(g.rows);
     for (int r = 0; r < rows; ++r) {
@@ -162,11 +162,11 @@ class PositionalView final : public TeachingView {
       const int axis = r / funcs, f = r % funcs;
       for (int k = 0; k < columns; ++k) {
         const int n = axis * per_axis + k * funcs + f;  // positional_code()'s order
-        if (n >= static_cast<int>(code_tex_.size())) continue;
+        if (n >= static_cast<int>(codes_.last()->textures.size())) continue;
         const ImVec2 a(o.x + label_w + static_cast<float>(k) * (cell_w + sp), y), b(a.x + cell_w, a.y + cell_h);
         ImGui::SetCursorScreenPos(a);
         ImGui::InvisibleButton(("dim" + std::to_string(n)).c_str(), ImVec2(cell_w, cell_h));
-        dl->AddImage(code_tex_[static_cast<size_t>(n)].im(), a, b);
+        dl->AddImage(codes_.last()->textures[static_cast<size_t>(n)].im(), a, b);
         // the query's cell (at least 3 px so it stays visible on fine grids)
         const float hw = std::max(cell_w / static_cast<float>(g.cols), 3.0f) * 0.5f;
         const float hh = std::max(cell_h / static_cast<float>(g.rows), 3.0f) * 0.5f;
@@ -174,9 +174,9 @@ class PositionalView final : public TeachingView {
         dl->AddRect(ImVec2(c.x - hw, c.y - hh), ImVec2(c.x + hw, c.y + hh), IM_COL32(0, 255, 255, 255));
         if (ImGui::IsItemHovered()) {
           dl->AddRect(a, b, IM_COL32(255, 255, 255, 200));
-          const double period = 2 * std::numbers::pi * std::pow(static_cast<double>(spec_.B), k);
+          const double period = 2 * std::numbers::pi * std::pow(static_cast<double>(spec().B), k);
           ImGui::SetTooltip("dimension %d of p: %s\nperiod 2 pi B^%d = %.1f patches\nat the query: %+.4f", n,
-                            code_dimension_label(spec_, n).c_str(), k, period, static_cast<double>(P_(i, n)));
+                            code_dimension_label(spec(), n).c_str(), k, period, static_cast<double>(codes()(i, n)));
         }
       }
     }
@@ -187,7 +187,7 @@ class PositionalView final : public TeachingView {
 
   // ---- p_i as a bar strip (up = positive), with its numbers
   void draw_code_vector(int i) {
-    const int L = static_cast<int>(P_.cols()), per_axis = L / 2;
+    const int L = static_cast<int>(codes().cols()), per_axis = L / 2;
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float avail = ImGui::GetContentRegionAvail().x;
     const float gap = 12.0f * ui;
@@ -205,12 +205,12 @@ class PositionalView final : public TeachingView {
     const float mx = ImGui::GetIO().MousePos.x;
     for (int n = 0; n < L; ++n) {
       const float x = o.x + static_cast<float>(n) * bar + (n >= per_axis ? gap : 0.0f);
-      const float v = P_(i, n);
+      const float v = codes()(i, n);
       const ImU32 col = v >= 0 ? IM_COL32(80, 200, 220, 255) : IM_COL32(240, 150, 60, 255);
       dl->AddRectFilled(ImVec2(x + 0.5f, std::min(mid, mid - v * (h * 0.5f - 1))),
                         ImVec2(x + std::max(bar - 1.0f, 1.5f), std::max(mid, mid - v * (h * 0.5f - 1))), col);
       if (hovered && mx >= x && mx < x + bar)
-        ImGui::SetTooltip("p_i[%d] = %s = %+.4f", n, code_dimension_label(spec_, n).c_str(), static_cast<double>(v));
+        ImGui::SetTooltip("p_i[%d] = %s = %+.4f", n, code_dimension_label(spec(), n).c_str(), static_cast<double>(v));
     }
     const float half = static_cast<float>(per_axis) * bar;
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -223,7 +223,7 @@ class PositionalView final : public TeachingView {
       for (int axis = 0; axis < 2; ++axis) {
         std::string line = axis == 0 ? "p_x = [" : "p_y = [";
         for (int n = axis * per_axis; n < (axis + 1) * per_axis; ++n)
-          line += fmt("%+.2f", static_cast<double>(P_(i, n))) + (n + 1 < (axis + 1) * per_axis ? " " : "]");
+          line += fmt("%+.2f", static_cast<double>(codes()(i, n))) + (n + 1 < (axis + 1) * per_axis ? " " : "]");
         ImGui::TextWrapped("%s", line.c_str());
       }
     } else {
@@ -234,16 +234,11 @@ class PositionalView final : public TeachingView {
   // ---- p_iᵀp_j over the grid
   void draw_similarity(AppState& state, HandMadeSession& hand_made, int i) {
     const PatchGrid& g = hand_made.grid();
-    if (!sim_valid_ || sim_gen_ != hand_made.generation() || sim_query_ != i || sim_cmap_ != state.colormap) {
-      sim_ = code_similarity(P_, i);
-      sim_range_ = normalization_range(sim_, {}, Normalization::MinMax);
-      sim_tex_.set(g.cols, g.rows, 4, colormap_pixels(sim_, {}, state.colormap, Normalization::MinMax, sim_range_),
-                   false);
-      sim_gen_ = hand_made.generation();
-      sim_query_ = i;
-      sim_cmap_ = state.colormap;
-      sim_valid_ = true;
-    }
+    const Similarity& sim = similarity_.get(std::tuple{hand_made.generation(), i, state.colormap}, [&](Similarity& s) {
+      s.values = code_similarity(codes(), i);
+      s.range = normalization_range(s.values, {}, Normalization::MinMax);
+      s.texture.set(g.cols, g.rows, 4, colormap_pixels(s.values, {}, state.colormap, Normalization::MinMax, s.range), false);
+    });
     ImGui::Text("How alike the codes are: p_i^T p_j for every patch j");
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float side = std::min(240.0f * ui, ImGui::GetContentRegionAvail().x * 0.4f);
@@ -252,7 +247,7 @@ class PositionalView final : public TeachingView {
     const ImVec2 o = ImGui::GetCursorScreenPos();
     ImGui::InvisibleButton("similarity", size);
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    dl->AddImage(sim_tex_.im(), o, ImVec2(o.x + size.x, o.y + size.y));
+    dl->AddImage(sim.texture.im(), o, ImVec2(o.x + size.x, o.y + size.y));
     const ImVec2 qa(o.x + scale * static_cast<float>(g.col_of(i)), o.y + scale * static_cast<float>(g.row_of(i)));
     dl->AddRect(qa, ImVec2(qa.x + std::max(scale, 3.0f), qa.y + std::max(scale, 3.0f)), IM_COL32(0, 255, 255, 255), 0,
                 0, 2);
@@ -261,25 +256,25 @@ class PositionalView final : public TeachingView {
       const int c = std::clamp(static_cast<int>((m.x - o.x) / scale), 0, g.cols - 1);
       const int r = std::clamp(static_cast<int>((m.y - o.y) / scale), 0, g.rows - 1);
       ImGui::SetTooltip("patch (%d,%d): p_i^T p_j = %.3f", c, r,
-                        static_cast<double>(sim_[static_cast<size_t>(g.index(c, r))]));
+                        static_cast<double>(sim.values[static_cast<size_t>(g.index(c, r))]));
     }
     ImGui::SameLine();
-    colour_bar(state.colormap, Normalization::MinMax, sim_range_, size.y);
+    colour_bar(state.colormap, Normalization::MinMax, sim.range, size.y);
     ImGui::SameLine();
     ImGui::BeginGroup();
-    const float self = sim_[static_cast<size_t>(i)];
-    const auto [lo, hi] = std::minmax_element(sim_.begin(), sim_.end());
+    const float self = sim.values[static_cast<size_t>(i)];
+    const auto [lo, hi] = std::minmax_element(sim.values.begin(), sim.values.end());
     ImGui::PushTextWrapPos(0.0f);
     ImGui::Text("p_i^T p_i = |p_i|^2 = %.3g; over the grid from %.3g to %.3g.", static_cast<double>(self),
                 static_cast<double>(*lo), static_cast<double>(*hi));
     ImGui::TextWrapped(
         "Nearby patches share their slow waves (large k), so p_i^T p_j changes smoothly over the grid; the fast "
         "waves (small k) add the ripples.");
-    if (spec_.sincos)
+    if (spec().sincos)
       ImGui::TextWrapped(
           "With sine-cosine pairs, p_i^T p_j = sum over k of cos((x_i - x_j)/B^k) + cos((y_i - y_j)/B^k): "
           "it depends only on the offset between the patches and is largest, |p|^2 = %d, at the query.",
-          static_cast<int>(P_.cols()) / 2);
+          static_cast<int>(codes().cols()) / 2);
     else
       ImGui::TextWrapped(
           "With sines only the map need not peak at the query: |p_j|^2 differs from place to place (at column 0 "
@@ -296,39 +291,31 @@ class PositionalView final : public TeachingView {
   void draw_lambda_row(AppState& state, HandMadeSession& hand_made, int i) {
     const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
     const HeatmapStyle style{state.colormap, state.normalization};
-    if (!sweep_ || sweep_gen_ != hand_made.generation() || sweep_head_ != head) {
-      sweep_.emplace(hand_made.setup().heads[static_cast<size_t>(head)], hand_made.tokens(), hand_made.setup(),
-                     hand_made.settings());
-      sweep_gen_ = hand_made.generation();
-      sweep_head_ = head;
-      maps_valid_ = false;
-    }
+    const LambdaSweep& sweep = sweep_.get(std::tuple{hand_made.generation(), head}, [&] {
+      return LambdaSweep(hand_made.setup().heads[static_cast<size_t>(head)], hand_made.tokens(), hand_made.setup(),
+                         hand_made.settings());
+    });
     const PatchGrid& g = hand_made.grid();
-    if (!maps_valid_ || maps_gen_ != hand_made.generation() || maps_query_ != i || maps_head_ != head || !(maps_style_ == style)) {
+    const LambdaMaps& maps = lambda_maps_.get(std::tuple{hand_made.generation(), i, head, style}, [&](LambdaMaps& m) {
       std::vector<std::uint8_t> keep(static_cast<size_t>(g.N()));
       for (int j = 0; j < g.N(); ++j) keep[static_cast<size_t>(j)] = hand_made.setup().mask.allowed(i, j);
       for (size_t n = 0; n < kLambdas.size(); ++n) {
-        const RowResult r = sweep_->row(i, kLambdas[n]);
+        const RowResult r = sweep.row(i, kLambdas[n]);
         const std::span<const float> w(r.weights.data(), static_cast<size_t>(g.N()));
-        lambda_tex_[n].set(g.cols, g.rows, 4, apply_colormap(w, keep, style.colormap, style.normalization), false);
+        m.textures[n].set(g.cols, g.rows, 4, apply_colormap(w, keep, style.colormap, style.normalization), false);
         float lo = 1, hi = 0;
         for (int j = 0; j < g.N(); ++j)
           if (keep[static_cast<size_t>(j)]) {
             lo = std::min(lo, w[static_cast<size_t>(j)]);
             hi = std::max(hi, w[static_cast<size_t>(j)]);
           }
-        summary_[n] = {hi, lo, w[static_cast<size_t>(i)], r.empty};
+        m.summary[n] = {hi, lo, w[static_cast<size_t>(i)], r.empty};
       }
-      maps_gen_ = hand_made.generation();
-      maps_query_ = i;
-      maps_head_ = head;
-      maps_style_ = style;
-      maps_valid_ = true;
-    }
+    });
 
     ImGui::Text(
         "The %s head's map as lambda grows (concat mode, m' = %d): the score becomes q_i^T k_j + lambda^2 p_i^T p_j.",
-        std::string(head_name(static_cast<HeadKind>(head))).c_str(), sweep_->m_concat());
+        std::string(head_name(static_cast<HeadKind>(head))).c_str(), sweep.m_concat());
     if (hand_made.settings().pos.mode != PosMode::Concat)
       ImGui::TextDisabled("(shown in concat mode whatever the current mode is; click a map to switch to it)");
     else
@@ -345,12 +332,12 @@ class PositionalView final : public TeachingView {
       ImGui::BeginGroup();
       ImGui::Text("lambda = %g", static_cast<double>(kLambdas[n]));
       const bool current = cur.mode == PosMode::Concat && std::abs(cur.lambda - kLambdas[n]) < 1e-6f;
-      if (map_thumbnail(("lambda" + std::to_string(n)).c_str(), hand_made, lambda_tex_[n].im(), state,
+      if (map_thumbnail(("lambda" + std::to_string(n)).c_str(), hand_made, maps.textures[n].im(), state,
                             ImVec2(side, side), {Cell{g.col_of(i), g.row_of(i)}}, current)) {
         state.attention.pos.mode = PosMode::Concat;
         state.attention.pos.lambda = kLambdas[n];
       }
-      const Summary& s = summary_[n];
+      const Summary& s = maps.summary[n];
       if (s.empty) {
         ImGui::TextDisabled("all keys masked");
       } else {
@@ -369,33 +356,37 @@ class PositionalView final : public TeachingView {
         "see the map above).");
   }
 
-  PosSpec spec_;
-  Matrix P_;  // N × L, the code columns of the head input
-  unsigned codes_gen_ = 0;
-  std::vector<GuiTexture> code_tex_;
+  // The codes of the head input, one picture per dimension; key: generation, N.
+  struct Codes {
+    PosSpec spec;
+    Matrix P;  // N × L, the code columns of the head input
+    std::vector<GuiTexture> textures;
+  };
+  Memo<std::tuple<unsigned, int>, Codes> codes_;
+  // The codes' names for the draw functions (update_codes made them this frame).
+  const PosSpec& spec() const { return codes_.last()->spec; }
+  const Matrix& codes() const { return codes_.last()->P; }
 
-  bool sim_valid_ = false;
-  unsigned sim_gen_ = 0;
-  int sim_query_ = -1;
-  Colormap sim_cmap_ = Colormap::Heat;
-  std::vector<float> sim_;
-  ValueRange sim_range_;
-  GuiTexture sim_tex_;
+  // p_i^T p_j over the grid; key: generation, query, colormap.
+  struct Similarity {
+    std::vector<float> values;
+    ValueRange range;
+    GuiTexture texture;
+  };
+  Memo<std::tuple<unsigned, int, Colormap>, Similarity> similarity_;
 
-  std::optional<LambdaSweep> sweep_;
-  unsigned sweep_gen_ = 0;
-  int sweep_head_ = -1;
-  bool maps_valid_ = false;
-  unsigned maps_gen_ = 0;
-  int maps_query_ = -1;
-  int maps_head_ = -1;
-  HeatmapStyle maps_style_;
-  std::array<GuiTexture, kLambdas.size()> lambda_tex_;
+  // The main head's rows for every lambda: the sweep (key: generation, head) and its maps (key:
+  // generation, query, head, style).
+  Memo<std::tuple<unsigned, int>, LambdaSweep> sweep_;
   struct Summary {
     float hi = 0, lo = 0, self = 0;
     bool empty = false;
   };
-  std::array<Summary, kLambdas.size()> summary_{};
+  struct LambdaMaps {
+    std::array<GuiTexture, kLambdas.size()> textures;
+    std::array<Summary, kLambdas.size()> summary{};
+  };
+  Memo<std::tuple<unsigned, int, int, HeatmapStyle>, LambdaMaps> lambda_maps_;
 };
 
 }  // namespace

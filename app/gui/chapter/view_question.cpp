@@ -9,10 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/state/memo.hpp"
 #include "core/hand_made/demos.hpp"
 
 namespace attnlab::app {
@@ -87,44 +89,37 @@ class QuestionView final : public TeachingView {
 
   void update(AppState& state, HandMadeSession& hand_made) {
     const HeatmapStyle style{state.colormap, state.normalization};
-    const bool same_row = valid_ && gen_ == hand_made.generation() && asked_ == colour_ && asked_head_ == head_;
-    if (!same_row) {
+    const unsigned generation = hand_made.generation();
+    const Row& r = row_.get(std::tuple{generation, colour_, head_}, [&](Row& w) {
       const Matrix& X = hand_made.tokens();
-      x_ = question_token(colour_, static_cast<int>(X.cols()));
-      auto [w, logits] = hand_made.row_for_token(head_, x_);
-      weights_ = std::move(w);
+      w.x = question_token(colour_, static_cast<int>(X.cols()));
+      auto [weights, logits] = hand_made.row_for_token(head_, w.x);
+      w.weights = std::move(weights);
       const HeadQKV& qkv = hand_made.qkv(head_);
       const float to_score = hand_made.settings().temperature * std::sqrt(static_cast<float>(qkv.m()));
-      scores_.resize(logits.size());
-      for (size_t j = 0; j < logits.size(); ++j) scores_[j] = logits[j] * to_score;  // s_j = q^T k_j
+      w.scores.resize(logits.size());
+      for (size_t j = 0; j < logits.size(); ++j) w.scores[j] = logits[j] * to_score;  // s_j = q^T k_j
       const Matrix Wq = query_key_weights(hand_made.setup().heads[static_cast<size_t>(head_)].W_q, hand_made.settings().pos,
                                           static_cast<int>(hand_made.setup().P.cols()));
-      q_ = x_ * Wq.transpose();
-      soft_ = output_with_count(weights_, qkv.V);
-      const auto [lo, hi] = std::minmax_element(scores_.begin(), scores_.end());
-      smin_ = *lo;
-      smax_ = *hi;
-      gen_ = hand_made.generation();
-      asked_ = colour_;
-      asked_head_ = head_;
-      valid_ = true;
-      tex_valid_ = false;
-    }
-    const float threshold = smax_ - delta_;
-    if (!tex_valid_ || !(style_ == style) || threshold != threshold_) {
+      w.q = w.x * Wq.transpose();
+      w.soft = output_with_count(w.weights, qkv.V);
+      const auto [lo, hi] = std::minmax_element(w.scores.begin(), w.scores.end());
+      w.smin = *lo;
+      w.smax = *hi;
+    });
+    const float threshold = r.smax - delta_;
+    pictures_.get(std::tuple{generation, colour_, head_, style, threshold}, [&](Pictures& p) {
       const PatchGrid& g = hand_made.grid();
-      soft_tex_.set(g.cols, g.rows, 4, apply_colormap(weights_, {}, style.colormap, style.normalization), false);
-      range_ = normalization_range(weights_, {}, style.normalization);
-      hard_ = match_weights(scores_, threshold);
-      hard_answer_ = output_with_count(hard_, hand_made.qkv(head_).V);
+      p.threshold = threshold;
+      p.soft_tex.set(g.cols, g.rows, 4, apply_colormap(r.weights, {}, style.colormap, style.normalization), false);
+      p.range = normalization_range(r.weights, {}, style.normalization);
+      p.hard = match_weights(r.scores, threshold);
+      p.hard_answer = output_with_count(p.hard, hand_made.qkv(head_).V);
       std::vector<std::uint8_t> px(static_cast<size_t>(g.N()) * 4, 0);
-      for (size_t j = 0; j < hard_.size(); ++j)
-        if (hard_[j] == 0.0f) px[j * 4 + 3] = 255;  // unmatched: darkened; matched: the photo shows
-      hard_tex_.set(g.cols, g.rows, 4, px, false);
-      style_ = style;
-      threshold_ = threshold;
-      tex_valid_ = true;
-    }
+      for (size_t j = 0; j < p.hard.size(); ++j)
+        if (p.hard[j] == 0.0f) px[j * 4 + 3] = 255;  // unmatched: darkened; matched: the photo shows
+      p.hard_tex.set(g.cols, g.rows, 4, px, false);
+    });
   }
 
   void draw_softmax_answer(AppState& state, HandMadeSession& hand_made) {
@@ -134,33 +129,33 @@ class QuestionView final : public TeachingView {
     ImGui::BeginGroup();
     ImGui::Text("where the question attends: a_j (%s head)",
                 std::string(head_name(static_cast<HeadKind>(head_))).c_str());
-    map_thumbnail("question_map", hand_made, soft_tex_.im(), state, ImVec2(side, side), {}, false);
+    map_thumbnail("question_map", hand_made, pictures().soft_tex.im(), state, ImVec2(side, side), {}, false);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::TextUnformatted(" ");
-    colour_bar(state.colormap, state.normalization, range_,
+    colour_bar(state.colormap, state.normalization, pictures().range,
                side * static_cast<float>(g.rows) / static_cast<float>(std::max(g.rows, g.cols)));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::PushTextWrapPos(0.0f);
     std::string q = "q = W_q x = [";
-    for (Eigen::Index n = 0; n < std::min<Eigen::Index>(q_.size(), 6); ++n) q += (n ? ", " : "") + format_short(q_[n]);
-    q += q_.size() > 6 ? ", ... ]  (" + std::to_string(q_.size()) + " values; the code part is 0)" : "]";
+    for (Eigen::Index n = 0; n < std::min<Eigen::Index>(asked_row().q.size(), 6); ++n) q += (n ? ", " : "") + format_short(asked_row().q[n]);
+    q += asked_row().q.size() > 6 ? ", ... ]  (" + std::to_string(asked_row().q.size()) + " values; the code part is 0)" : "]";
     ImGui::TextUnformatted(q.c_str());
-    const auto best = std::max_element(weights_.begin(), weights_.end());
-    const int jb = static_cast<int>(best - weights_.begin());
+    const auto best = std::max_element(asked_row().weights.begin(), asked_row().weights.end());
+    const int jb = static_cast<int>(best - asked_row().weights.begin());
     ImGui::Text("largest weight %s at patch (%d,%d); 1/N = %s", format_weight(*best).c_str(), g.col_of(jb),
                 g.row_of(jb), format_weight(1.0 / g.N()).c_str());
     ImGui::Spacing();
     ImGui::TextUnformatted("the output token t_out = sum_j a_j [v_j; 1]:");
-    swatch("##tout", soft_.colour, ImGui::GetFrameHeight() * 2);
+    swatch("##tout", asked_row().soft.colour, ImGui::GetFrameHeight() * 2);
     ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::Text("colour part  sum_j a_j v_j = (%.4f, %.4f, %.4f)", static_cast<double>(soft_.colour[0]),
-                static_cast<double>(soft_.colour[1]), static_cast<double>(soft_.colour[2]));
-    ImGui::Text("count part   sum_j a_j * 1 = %.6f", static_cast<double>(soft_.count));
+    ImGui::Text("colour part  sum_j a_j v_j = (%.4f, %.4f, %.4f)", static_cast<double>(asked_row().soft.colour[0]),
+                static_cast<double>(asked_row().soft.colour[1]), static_cast<double>(asked_row().soft.colour[2]));
+    ImGui::Text("count part   sum_j a_j * 1 = %.6f", static_cast<double>(asked_row().soft.count));
     ImGui::EndGroup();
     ImGui::TextDisabled(
         "v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s",
@@ -192,30 +187,30 @@ class QuestionView final : public TeachingView {
         "1 on every patch it is about: the sum is how many there are. A colour question puts 1/n on each of n "
         "patches: the colour part is their average and the count part reads 1. Here a patch 'matches' when its score "
         "s_j = q^T k_j is within delta of the best score.");
-    const float range = std::max(smax_ - smin_, 2e-6f);
+    const float range = std::max(asked_row().smax - asked_row().smin, 2e-6f);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
     ImGui::SliderFloat("delta", &delta_, 1e-6f, range, "%.6f", ImGuiSliderFlags_Logarithmic);
     delta_ = std::clamp(delta_, 0.0f, range);
     help_marker(
         "Logarithmic: the scores crowd near the top. For the colour head s_j is the cosine between the "
         "question's colour and the patch's, so delta = 0.002 means 'within about 3.6 degrees of the best match'.");
-    if (!tex_valid_ || threshold_ != smax_ - delta_) update(state, hand_made);
+    update(state, hand_made);  // delta may have changed the threshold
     const PatchGrid& g = hand_made.grid();
-    const int n = static_cast<int>(std::lround(hard_answer_.count));
+    const int n = static_cast<int>(std::lround(pictures().hard_answer.count));
     ImGui::SameLine();
-    ImGui::Text("match if s_j >= %.6f: %d of %d patches", static_cast<double>(threshold_), n, g.N());
+    ImGui::Text("match if s_j >= %.6f: %d of %d patches", static_cast<double>(pictures().threshold), n, g.N());
 
     const float ui = ImGui::GetFontSize() / 13.0f;
     const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.3f, 120.0f * ui, 300.0f * ui);
     ImGui::BeginGroup();
-    map_thumbnail("question_matches", hand_made, hard_tex_.im(), state, ImVec2(side, side), {}, false);
+    map_thumbnail("question_matches", hand_made, pictures().hard_tex.im(), state, ImVec2(side, side), {}, false);
     ImGui::TextDisabled("matching patches bright, the rest darkened");
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
     std::array<float, 3> mean{};
     if (n > 0)
-      for (size_t c = 0; c < 3; ++c) mean[c] = hard_answer_.colour[c] / static_cast<float>(n);
+      for (size_t c = 0; c < 3; ++c) mean[c] = pictures().hard_answer.colour[c] / static_cast<float>(n);
     const float sw = ImGui::GetFrameHeight();
     if (ImGui::BeginTable("answers", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
       ImGui::TableSetupColumn("weights a_j");
@@ -237,9 +232,9 @@ class QuestionView final : public TeachingView {
         if (show) swatch(id, c, sw);
       };
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(soft_.count));
-      row("softmax (eq. 26.15)", buf, soft_.colour, "##s", true);
-      row("1 on matches (count)", std::to_string(n), hard_answer_.colour, "##h", false);
+      std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(asked_row().soft.count));
+      row("softmax (eq. 26.15)", buf, asked_row().soft.colour, "##s", true);
+      row("1 on matches (count)", std::to_string(n), pictures().hard_answer.colour, "##h", false);
       row(n > 0 ? "1/n on matches (colour)" : "1/n: no match", n > 0 ? "1" : "0", mean, "##m", n > 0);
       ImGui::EndTable();
     }
@@ -263,22 +258,26 @@ class QuestionView final : public TeachingView {
   int head_ = static_cast<int>(HeadKind::Colour);
   float delta_ = 0.002f;  // a patch matches when s_j >= (largest score) - delta_
 
-  bool valid_ = false;
-  unsigned gen_ = 0;
-  std::array<float, 3> asked_{};
-  int asked_head_ = -1;
-  RowVector x_, q_;
-  std::vector<float> weights_, scores_;
-  float smin_ = 0, smax_ = 0;
-  QuestionAnswer soft_;
-
-  bool tex_valid_ = false;
-  HeatmapStyle style_;
-  float threshold_ = 0;
-  GuiTexture soft_tex_, hard_tex_;
-  ValueRange range_;
-  std::vector<float> hard_;
-  QuestionAnswer hard_answer_;
+  // The question's row: its token x, q, the weights and scores, the softmax answer; key:
+  // generation, colour, head.
+  struct Row {
+    RowVector x, q;
+    std::vector<float> weights, scores;
+    float smin = 0, smax = 0;
+    QuestionAnswer soft;
+  };
+  Memo<std::tuple<unsigned, std::array<float, 3>, int>, Row> row_;
+  const Row& asked_row() const { return *row_.last(); }  // update made it this frame
+  // The soft and hard answers' pictures; key: the row's, the style and the threshold.
+  struct Pictures {
+    float threshold = 0;  // a patch matches when s_j >= threshold
+    GuiTexture soft_tex, hard_tex;
+    ValueRange range;
+    std::vector<float> hard;
+    QuestionAnswer hard_answer;
+  };
+  Memo<std::tuple<unsigned, std::array<float, 3>, int, HeatmapStyle, float>, Pictures> pictures_;
+  const Pictures& pictures() const { return *pictures_.last(); }
 };
 
 }  // namespace

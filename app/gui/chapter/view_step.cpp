@@ -4,6 +4,7 @@
 // values that gives t_out. The numbers come from the hand-made session (GPU engine or CPU reference):
 // its Q, K, V and its row of A; core/hand_made/step.hpp redoes the arithmetic to show every stage.
 #include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/state/memo.hpp"
 #include "app/gui/state/setting_widgets.hpp"
 
 #include "core/hand_made/step.hpp"
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace attnlab::app {
@@ -192,31 +194,29 @@ class StepView final : public TeachingView {
   // the engine's row and the one redone here are always the same query's.
   void refresh(HandMadeSession& hand_made, int query) {
     const RowSet& rows = hand_made.latest_rows(query);
-    if (generation_ == hand_made.generation() && cached_head_ == head_ && cached_query_ == rows.query) return;
-    const HeadQKV& h = hand_made.qkv(head_);
-    b_ = step_breakdown(h.Q, h.K, h.V, rows.query, hand_made.settings().temperature, hand_made.setup().mask);
-    const auto w = rows.head(head_);
-    engine_w_.assign(w.begin(), w.end());
-    const auto l = rows.head_logits(head_);
-    engine_logits_.assign(l.begin(), l.end());
-    top_ = top_keys(engine_w_, b_.keep, kMaxBars);
-    engine_t_ = weighted_sum(engine_w_, h.V);
-    std::vector<float> flat(engine_w_.size(), 0.0f);
-    for (size_t j = 0; j < flat.size(); ++j)
-      if (b_.keep[j]) flat[j] = 1.0f / static_cast<float>(std::max(b_.kept, 1));
-    uniform_t_ = weighted_sum(flat, h.V);
-    max_diff_ = 0;
-    for (size_t j = 0; j < engine_w_.size(); ++j)
-      max_diff_ = std::max(max_diff_, std::abs(static_cast<double>(engine_w_[j]) - static_cast<double>(b_.weight[j])));
-    s_lo_ = s_hi_ = 0;
-    if (!b_.score.empty()) {
-      const auto [lo, hi] = std::minmax_element(b_.score.begin(), b_.score.end());
-      s_lo_ = *lo;
-      s_hi_ = *hi;
-    }
-    generation_ = hand_made.generation();
-    cached_head_ = head_;
-    cached_query_ = rows.query;
+    breakdown_.update(std::tuple{hand_made.generation(), head_, rows.query}, [&] {
+      const HeadQKV& h = hand_made.qkv(head_);
+      b_ = step_breakdown(h.Q, h.K, h.V, rows.query, hand_made.settings().temperature, hand_made.setup().mask);
+      const auto w = rows.head(head_);
+      engine_w_.assign(w.begin(), w.end());
+      const auto l = rows.head_logits(head_);
+      engine_logits_.assign(l.begin(), l.end());
+      top_ = top_keys(engine_w_, b_.keep, kMaxBars);
+      engine_t_ = weighted_sum(engine_w_, h.V);
+      std::vector<float> flat(engine_w_.size(), 0.0f);
+      for (size_t j = 0; j < flat.size(); ++j)
+        if (b_.keep[j]) flat[j] = 1.0f / static_cast<float>(std::max(b_.kept, 1));
+      uniform_t_ = weighted_sum(flat, h.V);
+      max_diff_ = 0;
+      for (size_t j = 0; j < engine_w_.size(); ++j)
+        max_diff_ = std::max(max_diff_, std::abs(static_cast<double>(engine_w_[j]) - static_cast<double>(b_.weight[j])));
+      s_lo_ = s_hi_ = 0;
+      if (!b_.score.empty()) {
+        const auto [lo, hi] = std::minmax_element(b_.score.begin(), b_.score.end());
+        s_lo_ = *lo;
+        s_hi_ = *hi;
+      }
+    });
   }
 
   void bar_chart(AppState& state, HandMadeSession& hand_made) {
@@ -431,9 +431,10 @@ class StepView final : public TeachingView {
          "its Q and K (how closely the two agree: Panels > Diagnostics).");
   }
 
-  int head_ = 0, cached_head_ = -1, cached_query_ = -1, key_ = -1, hovered_ = -1, bars_ = 16;
+  int head_ = 0, key_ = -1, hovered_ = -1, bars_ = 16;
   bool stretch_ = false;
-  unsigned generation_ = 0;
+  // What refresh() made (b_ … s_hi_ below); key: generation, head, the query of the rows held.
+  KeyMemo<std::tuple<unsigned, int, int>> breakdown_;
   StepBreakdown b_;
   std::vector<float> engine_w_, engine_logits_;
   std::vector<int> top_;

@@ -3,6 +3,7 @@
 // part by part (TokenLayout). Tokenizing is a convolution with kernel = stride = K (eq. 26.32):
 // each row of W_tokenize is one K×K×3 filter, shown at the bottom.
 #include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/state/memo.hpp"
 
 #include "core/hand_made/step.hpp"
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace attnlab::app {
@@ -173,7 +175,7 @@ class TokenizationView final : public TeachingView {
     for (int n = 0; n < TokenLayout::kRandomDims; ++n) {
       if (n) ImGui::SameLine();
       const float u0 = static_cast<float>(n) / TokenLayout::kRandomDims, u1 = static_cast<float>(n + 1) / TokenLayout::kRandomDims;
-      ImGui::Image(filters_tex_.im(), ImVec2(fs, fs), ImVec2(u0, 0), ImVec2(u1, 1));
+      ImGui::Image(filters_tex_.last()->im(), ImVec2(fs, fs), ImVec2(u0, 0), ImVec2(u1, 1));
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("filter %d: r_%d = (row %d of W_tokenize) . x_i = %.4f", n, n, n,
                           static_cast<double>(x_[static_cast<size_t>(TokenLayout::kRandom + n)]));
@@ -184,7 +186,7 @@ class TokenizationView final : public TeachingView {
   // Rebuilds the query's numbers and textures when the image, settings or query change.
   void refresh(HandMadeSession& hand_made, int query) {
     const PatchGrid& g = hand_made.grid();
-    if (generation_ != hand_made.generation() || i_ != query) {
+    token_.update(std::tuple{hand_made.generation(), query}, [&] {
       i_ = query;
       const Image& img = hand_made.image();
       const RowVector raw = raw_token(img, g, i_);
@@ -206,9 +208,8 @@ class TokenizationView final : public TeachingView {
           strip[at + static_cast<size_t>(n % 3)] = to8(raw_[static_cast<size_t>(y) * 3 * K + static_cast<size_t>(n)]);
         }
       strip_tex_.set(3 * K, K, 3, strip, false);
-      generation_ = hand_made.generation();
-    }
-    if (filters_generation_ != hand_made.generation()) {
+    });
+    filters_tex_.get(hand_made.generation(), [&](GuiTexture& filters) {
       const Matrix& W = hand_made.setup().W_tokenize;  // R × 3K²
       const int K = g.K, R = static_cast<int>(W.rows());
       const float mx = std::max(W.cwiseAbs().maxCoeff(), 1e-12f);
@@ -219,9 +220,8 @@ class TokenizationView final : public TeachingView {
             for (int c = 0; c < 3; ++c)
               px[((static_cast<size_t>(y) * R * K) + static_cast<size_t>(n) * K + static_cast<size_t>(x)) * 3 + static_cast<size_t>(c)] =
                   to8(0.5f + 0.5f * W(n, (y * K + x) * 3 + c) / mx);
-      filters_tex_.set(R * K, K, 3, px, false);
-      filters_generation_ = hand_made.generation();
-    }
+      filters.set(R * K, K, 3, px, false);
+    });
   }
 
   // The photo in a `box` square with the patch grid and the query outlined; click picks a patch.
@@ -265,11 +265,13 @@ class TokenizationView final : public TeachingView {
     }
   }
 
-  unsigned generation_ = 0, filters_generation_ = 0;
+  // The query's numbers and pictures (the members below); key: generation, query.
+  KeyMemo<std::tuple<unsigned, int>> token_;
   int i_ = 0;
   std::vector<float> raw_, x_;
   double r_diff_ = 0;
-  GuiTexture patch_tex_, strip_tex_, filters_tex_;
+  GuiTexture patch_tex_, strip_tex_;
+  Memo<unsigned, GuiTexture> filters_tex_;  // W_tokenize's rows as K × K pictures; key: generation
 };
 
 }  // namespace

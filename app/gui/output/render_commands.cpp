@@ -144,7 +144,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   state.vit_masks = view == "vit-mask" || state.vit_masks;
   state.vit_norms = view == "vit-norms" || state.vit_norms;
   HeadlessUi ui(size[0], size[1], state.ui_scale);
-  Scheduler scheduler(1);
+  Scheduler scheduler(1);  // the renderer's one scheduler, handed to the sessions (as the App's)
   VitSession vit(scheduler);
   CkaJob cka(scheduler, "cka:vit");  // after the session: gone before it
   VitMapSource vit_map(state, vit);
@@ -315,7 +315,8 @@ int run_render(const std::vector<std::string>& in) {
   check_outputs(out, force);
 
   HeadlessUi ui(size[0], size[1], state.ui_scale);
-  HandMadeSession hand_made;
+  Scheduler scheduler;  // the renderer's one scheduler, handed to the sessions (as the App's)
+  HandMadeSession hand_made(scheduler);
   prepare(hand_made, state, painted);
   HandMadeMapSource hand_made_map(state, hand_made);
   auto teaching = make_teaching_views();
@@ -323,6 +324,7 @@ int run_render(const std::vector<std::string>& in) {
   const auto rgb = ui.render(
       [&] {
         state.commands.take_redraw();  // a view with work under way asks again
+        scheduler.drain();
         hand_made.begin_frame();
         begin_full_window("##render");
         if (view == "map") draw_source_map(state, hand_made_map, geometry);
@@ -337,8 +339,8 @@ int run_render(const std::vector<std::string>& in) {
       },
       3, [&] {
         // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
-        if (hand_made.scheduler().busy()) hand_made.scheduler().wait(std::chrono::milliseconds(200));
-        return state.commands.redraw_pending() || hand_made.scheduler().busy() || hand_made.rows_pending() || hand_made.pinned_pending();
+        if (scheduler.busy()) scheduler.wait(std::chrono::milliseconds(200));
+        return state.commands.redraw_pending() || scheduler.busy() || hand_made.rows_pending() || hand_made.pinned_pending();
       });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
@@ -372,7 +374,8 @@ int run_figure(const std::vector<std::string>& in) {
   const int n = static_cast<int>(queries.size()) + 2, gap = 12, label = 28;
   const int width = n * panel + (n + 1) * gap, height = panel + label + 2 * gap;
   HeadlessUi ui(width, height, 1.0f);
-  HandMadeSession hand_made;
+  Scheduler scheduler;  // no job of its own: the session needs one to hand on
+  HandMadeSession hand_made(scheduler);
   prepare(hand_made, state, d.painted_cells);
   const auto& g = hand_made.grid();
   for (const auto& q : queries) token_at(g, q[0], q[1]);

@@ -24,20 +24,9 @@ std::string gl_string(GLenum name) {
   return s ? s : "?";
 }
 
-// The CPU reference for the hand-made session's image and settings (rebuilt when they change) and the
-// largest difference between its row and the engine's, every head (again when the query changes).
-struct RowCheck {
-  unsigned generation = 0;  // the image and settings the reference was made for
-  std::unique_ptr<Reference> reference;
-  double max_diff = -1;
-  int query = -1;  // the query whose row was checked
-  std::string error;
-};
-
 }  // namespace
 
-void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const VitSession& vit) {
-  static RowCheck check;
+void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const VitSession& vit, EngineRowCheck& check) {
   ImGui::TextWrapped("Attention engine: %s", hand_made.name().c_str());
   if (!hand_made.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", hand_made.fallback_reason().c_str());
   ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
@@ -74,33 +63,33 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const V
   }
 
   if (hand_made.has_image()) {
-    if (!check.reference || check.generation != hand_made.generation()) {
-      check = RowCheck{};
+    const unsigned generation = hand_made.generation();
+    const EngineRowCheck::Made& made = check.reference.get(generation, [&](EngineRowCheck::Made& m) {
+      m = {};
       try {
-        check.reference = std::make_unique<Reference>(hand_made.image(), hand_made.settings());
+        m.reference = std::make_unique<Reference>(hand_made.image(), hand_made.settings());
       } catch (const std::exception& e) {
-        check.error = e.what();
+        m.error = e.what();
       }
-      check.generation = hand_made.generation();
-    }
+    });
     // The rows the CPU has (a new query's arrive the frame after, HandMadeSession::latest_rows),
     // checked against the reference's row for their own query; again once the current query's arrive.
     const RowSet& rows = hand_made.latest_rows(hand_made_query(state, hand_made.grid()));
-    if (check.reference && check.query != rows.query) {
-      check.max_diff = 0;
-      check.query = rows.query;
+    const double max_diff = !made.reference ? -1.0 : check.max_diff.get({generation, rows.query}, [&] {
+      double diff = 0;
       for (int h = 0; h < kHeadCount; ++h) {
-        const RowResult ref = check.reference->row(h, rows.query);
+        const RowResult ref = made.reference->row(h, rows.query);
         const auto got = rows.head(h);
         for (size_t j = 0; j < got.size(); ++j)
-          check.max_diff = std::max(check.max_diff, std::abs(static_cast<double>(got[j]) - ref.weights[static_cast<Eigen::Index>(j)]));
+          diff = std::max(diff, std::abs(static_cast<double>(got[j]) - ref.weights[static_cast<Eigen::Index>(j)]));
       }
-    }
+      return diff;
+    });
     char d[32];
-    std::snprintf(d, sizeof d, "%.2g", check.max_diff);
+    std::snprintf(d, sizeof d, "%.2g", max_diff);
     state.report.checks["engine: the query's row, every head, vs the CPU reference (Eigen)"] =
-        check.error.empty() ? "largest difference " + std::string(d) + " (query " + std::to_string(check.query) + ")"
-                            : "not checked: " + check.error;
+        made.error.empty() ? "largest difference " + std::string(d) + " (query " + std::to_string(rows.query) + ")"
+                           : "not checked: " + made.error;
   }
   ImGui::Separator();
   ImGui::TextUnformatted("Checks (largest absolute difference in any weight)");

@@ -44,8 +44,8 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   record_widget("clear_button");
   ImGui::TextDisabled("current: %s", state.image_path.string().c_str());
   // Cameras (libavdevice: v4l2 on Linux), looked for when asked (opening each device takes a
-  // moment): none found is said, not an error. The list is the panel's own, kept between frames.
-  static std::optional<std::vector<CameraInfo>> cameras;
+  // moment): none found is said, not an error. The list is kept between frames in state.ui.
+  std::optional<std::vector<CameraInfo>>& cameras = state.ui.cameras;
   if (ImGui::Button("Look for cameras")) cameras = list_cameras();
   record_widget("look_for_cameras");
   if (cameras && cameras->empty()) {

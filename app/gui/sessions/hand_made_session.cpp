@@ -138,7 +138,7 @@ class CpuPainter final : public HeatmapPainter {
 
 }  // namespace
 
-HandMadeSession::HandMadeSession() {
+HandMadeSession::HandMadeSession(Scheduler& scheduler) : scheduler_(scheduler) {
   try {
     auto gpu = std::make_unique<GpuHandMade>();
     painter_ = std::make_unique<GpuPainter>(gpu->engine());
@@ -207,7 +207,6 @@ bool HandMadeSession::rows_pending() const {
 }
 
 void HandMadeSession::begin_frame() {
-  scheduler_.drain();
   painter_->collect();
   if (!rows_pending()) return;
   const int query = requested_query_;

@@ -21,15 +21,17 @@ class HeatmapPainter;
 class HandMadeSession {
  public:
   /// Uses the GPU engine if the current context allows it; else says why in fallback_reason().
-  HandMadeSession();
+  /// `scheduler`: the owner's one scheduler (the App's, the headless renderer's), which must
+  /// outlive the session; the teaching views submit their jobs to it.
+  explicit HandMadeSession(Scheduler& scheduler);
   ~HandMadeSession();
   HandMadeSession(const HandMadeSession&) = delete;
   HandMadeSession& operator=(const HandMadeSession&) = delete;
 
   /// "GPU: <renderer>" or "CPU reference".
   const std::string& name() const { return name_; }
-  /// The one scheduler of the views' background work (scheduler.hpp). The window drains it
-  /// each frame; the headless renderer waits on it.
+  /// The one scheduler of the views' background work (scheduler.hpp), as the session's owner
+  /// handed it over: the owner drains it each frame (before begin_frame) and stops it.
   Scheduler& scheduler() { return scheduler_; }
   /// "GPU" or "CPU reference", for a view's note of where its numbers came from.
   std::string short_name() const { return model_->short_name(); }
@@ -62,8 +64,8 @@ class HandMadeSession {
   const RowSet& rows_blocking(int query);
   /// True while rows asked for by latest_rows() have not arrived: the window should draw another frame.
   bool rows_pending() const;
-  /// At the start of every frame, before any view: the scheduler's finished jobs (drain()) and
-  /// the rows asked for in the last frame, if the GPU has them ready.
+  /// At the start of every frame, before any view (after the owner drained the scheduler): the
+  /// rows asked for in the last frame, if the GPU has them ready.
   void begin_frame();
   /// Row `query` for every head, not kept (for pinned comparisons).
   RowSet rows_of(int query);
@@ -110,7 +112,7 @@ class HandMadeSession {
   ImTextureID mask_overlay(int query);
 
  private:
-  Scheduler scheduler_;  // jobs hold no reference into the hand-made session
+  Scheduler& scheduler_;  // the owner's; jobs hold no reference into the hand-made session
   std::unique_ptr<HandMadeModel> model_;
   std::unique_ptr<HeatmapPainter> painter_;  // the main map's textures (hand_made.cpp)
   std::optional<ModelSetup> setup_;

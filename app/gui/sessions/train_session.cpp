@@ -80,25 +80,21 @@ void TrainConfig::set_task(VitTask task) {
 
 // --- The data set and the probe (kept apart from the training, which another task will share).
 
-struct TrainSession::Data {
+struct TrainData {
   FashionMnistSplit train, test;
 };
 
-namespace {
-
-// The data set, read once (about a second) on the first chunk's thread and shared by the runs
-// while any holds it.
-std::shared_ptr<const TrainSession::Data> shared_data(const std::atomic<bool>& stop) {
-  static std::mutex mutex;
-  static std::weak_ptr<const TrainSession::Data> cached;
-  const std::lock_guard lock(mutex);
-  if (auto d = cached.lock()) return d;
-  auto d = std::make_shared<TrainSession::Data>();
+std::shared_ptr<const TrainData> TrainDataSet::get(const std::atomic<bool>& stop) {
+  const std::lock_guard lock(mutex_);
+  if (auto d = cached_.lock()) return d;
+  auto d = std::make_shared<TrainData>();
   d->train = load_fashion_mnist(true, fashion_mnist_dir(), &stop);  // a close stops it within 4 MiB
   d->test = load_fashion_mnist(false, fashion_mnist_dir(), &stop);
-  cached = d;
+  cached_ = d;
   return d;
 }
+
+namespace {
 
 // The probe as the model's photo: the photo made as the data are, or the test image.
 Image probe_image(const FashionMnistSplit& test, const TrainProbe& probe) {
@@ -143,8 +139,8 @@ struct TrainSession::Chunk {
   std::string label;
 };
 
-TrainSession::TrainSession(Scheduler& scheduler, TrainLane& lane, std::string name)
-    : scheduler_(scheduler), lane_(lane), name_(std::move(name)), vit_(scheduler, key("run")) {}
+TrainSession::TrainSession(Scheduler& scheduler, TrainLane& lane, std::shared_ptr<TrainDataSet> data_set, std::string name)
+    : scheduler_(scheduler), lane_(lane), data_set_(std::move(data_set)), name_(std::move(name)), vit_(scheduler, key("run")) {}
 
 TrainSession::~TrainSession() {
   scheduler_.cancel(key("chunk"));  // their continuations would reach this session
@@ -270,10 +266,10 @@ void TrainSession::submit_chunk(bool first) {
   lane_.ask(this, [this, first] {
     const TrainConfig c = config_;
     const std::string label_run = name_;
-    auto work = [first, c, label_run, data = data_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
+    auto work = [first, c, label_run, data = data_, data_set = data_set_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
       Chunk out;
       const bool masked = c.shape.task == VitTask::MaskedPatches;
-      out.data = data || masked ? data : shared_data(stop);  // masked patches need no data set
+      out.data = data || masked ? data : data_set->get(stop);  // masked patches need no data set
       std::shared_ptr<Run> r = run;
       if (first) {
         VitTrainSettings s;

@@ -21,9 +21,11 @@
 #include "core/vit/vit_train.hpp"
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,11 +77,29 @@ struct TrainPoint {
   Matrix distance;                     ///< layers × heads, mean attention distance (input pixels) over 16 test images
 };
 
+/// Fashion-MNIST's training and test splits as the runs train on them (train_session.cpp).
+struct TrainData;
+
+/// The data set the runs of one Train tab share (not a picture: about 55 MB read in about a
+/// second): read by the first chunk that needs it, on its thread, and kept while any run holds
+/// it. Thread-safe (chunks of both runs may ask at once). Held through a shared_ptr by the
+/// sessions and their chunks: a cancelled chunk may still be reading when its session is gone.
+class TrainDataSet {
+ public:
+  /// The data set, read now when no run holds it; `stop` stops the read within 4 MiB (Error).
+  std::shared_ptr<const TrainData> get(const std::atomic<bool>& stop);
+
+ private:
+  std::mutex mutex_;
+  std::weak_ptr<const TrainData> cached_;
+};
+
 class TrainSession {
  public:
   /// Jobs under "train:<name>:chunk" and "train:<name>:probe" on `scheduler`; chunks run in
-  /// turns on `lane` ("A": keys "train:a:…"). Both must outlive the session.
-  TrainSession(Scheduler& scheduler, TrainLane& lane, std::string name = "A");
+  /// turns on `lane` ("A": keys "train:a:…"), and read Fashion-MNIST through `data_set` (shared
+  /// with the other run). `scheduler` and `lane` must outlive the session.
+  TrainSession(Scheduler& scheduler, TrainLane& lane, std::shared_ptr<TrainDataSet> data_set, std::string name = "A");
   ~TrainSession();
   TrainSession(const TrainSession&) = delete;
   TrainSession& operator=(const TrainSession&) = delete;
@@ -155,7 +175,7 @@ class TrainSession {
 
   // The data set (read once, shared by the runs) and a run's trainer and batches: the chunk's
   // functions in train_session.cpp take them.
-  struct Data;
+  using Data = TrainData;
   struct Run;
 
  private:
@@ -168,6 +188,7 @@ class TrainSession {
 
   Scheduler& scheduler_;
   TrainLane& lane_;
+  std::shared_ptr<TrainDataSet> data_set_;
   std::string name_;
   TrainConfig config_;
   VitTrainShape run_shape_;
@@ -193,8 +214,9 @@ class TrainSession {
 /// chunk by chunk on one lane. Run A is index 0, run B 1 (Document::train_run).
 struct TrainRuns {
   TrainLane lane;  // before the sessions: they release it when they go
+  std::shared_ptr<TrainDataSet> data_set = std::make_shared<TrainDataSet>();  // read once for both runs
   TrainSession a, b;
-  explicit TrainRuns(Scheduler& scheduler) : a(scheduler, lane, "A"), b(scheduler, lane, "B") {}
+  explicit TrainRuns(Scheduler& scheduler) : a(scheduler, lane, data_set, "A"), b(scheduler, lane, data_set, "B") {}
   TrainSession& operator[](int run) { return run == 1 ? b : a; }
   const TrainSession& operator[](int run) const { return run == 1 ? b : a; }
 };

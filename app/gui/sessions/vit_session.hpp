@@ -4,11 +4,13 @@
 // the model panel shows as progress, and can be cancelled. Until a job is done the previous
 // model, image and maps stay; a failed job leaves them as they were. Also owns the textures
 // the ViT views draw: the photo the source ran on and the maps, keyed by what they show.
+#include "app/gui/state/memo.hpp"
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/scheduler.hpp"
 #include "core/gpu/vit_backend.hpp"
 #include "core/vit/vit_run.hpp"
 
+#include <array>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -41,6 +43,22 @@ class MapTextures {
     GuiTexture texture;
   };
   std::map<std::string, Slot> slots_;
+};
+
+/// The numbers behind the ViT views' pictures, derived from a session's source and kept with it:
+/// each tab (the ViT tab, the Train tab's runs A and B) draws its own session, so none remakes
+/// another's. Each is remade when its key changes (state/memo.hpp).
+struct VitViewData {
+  /// The matrix view's A (vit/vit_matrix_view.cpp), pooled by the maximum to `side` × `side`,
+  /// and its colour range; key: model id, generation, layer, head, colormap, normalization.
+  struct PooledMatrix {
+    std::vector<float> values;
+    ValueRange range;
+  };
+  Memo<std::string, PooledMatrix> matrix;
+  /// The distance view's mean distance of a uniform head in pixels (vit/vit_distance_view.cpp);
+  /// key: the grid's columns, rows and patch size.
+  Memo<std::array<int, 3>, double> uniform_distance;
 };
 
 class VitSession {
@@ -98,6 +116,7 @@ class VitSession {
   int photo_width() const { return photo_.width(); }
   int photo_height() const { return photo_.height(); }
   MapTextures& textures() { return textures_; }
+  VitViewData& view_data() { return view_data_; }
 
  private:
   struct Result {
@@ -125,6 +144,7 @@ class VitSession {
   unsigned generation_ = 0;
   GuiTexture photo_;
   MapTextures textures_;
+  VitViewData view_data_;
 };
 
 }  // namespace attnlab::app

@@ -37,7 +37,7 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
       replay_(std::move(replay)) {
   glfwSetWindowUserPointer(window_, this);  // the input callbacks find the App here (window_setup.cpp)
   state_.report.backend_name = hand_made_.name();
-  hand_made_.scheduler().set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
+  scheduler_.set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
   video_.set_wake([] { glfwPostEmptyEvent(); });                // a decoded video frame too
   if (!hand_made_.fallback_reason().empty())
     state_.show_error("GPU path unavailable (" + (context_note.empty() ? hand_made_.fallback_reason() : context_note) +
@@ -61,7 +61,7 @@ int App::run() {
     swap();
     end_frame();
   }
-  hand_made_.scheduler().stop_all();  // the jobs stop while the window is torn down
+  scheduler_.stop_all();  // the jobs stop while the window is torn down
   if (replay_) return replay_code_;
   save_remembered(state_, window_);
   report_frames();
@@ -88,6 +88,7 @@ FrameTarget App::window_target() const {
 // Before anything is drawn, on this thread: the rows the GPU finished since the last frame,
 // the finished background jobs' results and the files asked for, the UI scale.
 void App::begin_frame() {
+  scheduler_.drain();  // the finished jobs' continuations, before any session or view looks
   hand_made_.begin_frame();
   take_finished_work();
   apply_ui_scale();

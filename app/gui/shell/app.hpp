@@ -14,6 +14,7 @@
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/sessions/train_session.hpp"
 #include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/panels/panels.hpp"
 #include "app/gui/sessions/video_player.hpp"
 #include "app/gui/sessions/vit_session.hpp"
 #include "core/gpu/gl.hpp"
@@ -178,14 +179,18 @@ class App {
 
   GLFWwindow* window_;
   AppState state_;
-  HandMadeSession hand_made_;
-  VitSession vit_{hand_made_.scheduler()};  // after the hand-made session: gone before its scheduler
-  HubSession hub_{hand_made_.scheduler()};  // the gallery's downloads (Model → Gallery)
+  // The one scheduler of the window's background work (state/scheduler.hpp), handed to every
+  // session and view that has jobs. Declared before them all, so gone after them: each cancels
+  // its jobs when it goes, run() stops the rest (stop_all) and the destructor joins the threads.
+  Scheduler scheduler_;
+  HandMadeSession hand_made_{scheduler_};  // hands it on to the teaching views' jobs
+  VitSession vit_{scheduler_};
+  HubSession hub_{scheduler_};  // the gallery's downloads (Model → Gallery)
   VideoPlayer video_;
-  TrainRuns train_{hand_made_.scheduler()};  // the Train tab's runs A and B, trained on the same scheduler
-  // The similarity (CKA) views of the loaded ViT and of the model being trained, jobs on the same scheduler.
-  CkaJob vit_cka_{hand_made_.scheduler(), "cka:vit"};
-  CkaJob train_cka_{hand_made_.scheduler(), "cka:train"};
+  TrainRuns train_{scheduler_};  // the Train tab's runs A and B
+  // The similarity (CKA) views of the loaded ViT and of the model being trained.
+  CkaJob vit_cka_{scheduler_, "cka:vit"};
+  CkaJob train_cka_{scheduler_, "cka:train"};
   // The attention sources the map views draw (map_source.hpp), over the hand-made session and the sessions.
   HandMadeMapSource hand_made_map_{state_, hand_made_};
   VitMapSource vit_map_{state_, vit_};
@@ -208,6 +213,7 @@ class App {
   std::vector<PixelPoint> query_anchor_, pin_anchors_;
   std::vector<std::filesystem::path> gallery_;
   std::vector<std::unique_ptr<TeachingView>> teaching_;
+  EngineRowCheck row_check_;  // the Diagnostics panel's check of the engine against the reference
   ViewGeometry geometry_;
   ImGuiStyle base_style_;
   float applied_scale_ = -1, font_scale_ = 1;

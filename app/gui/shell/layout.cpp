@@ -249,7 +249,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     images_at();
     ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
     begin_panel("Diagnostics", "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
-    draw_diagnostics_panel(state_, hand_made_, vit_);
+    draw_diagnostics_panel(state_, hand_made_, vit_, row_check_);
     ImGui::End();
   }
 }

@@ -7,6 +7,7 @@
 #include "app/commands/document.hpp"
 #include "app/platform/file_dialog.hpp"
 #include "core/hand_made/tokens.hpp"
+#include "core/io/video.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,8 @@ struct UiState {
   std::filesystem::path settings_kept;
   bool video_open = false, video_paused = false;  ///< Images → Open video: a video plays (app/gui/sessions/video_player.hpp)
   std::string video_status;  ///< its line: frame, time, frames per second shown, dropped
+  /// The images panel's cameras, looked for when asked (none before: the panel's button).
+  std::optional<std::vector<CameraInfo>> cameras;
 };
 
 /// The command queue: what a view, a key, a menu or a dropped file asks the main loop to do. A

@@ -58,16 +58,13 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
   dl->AddText(ImVec2((left + right) * 0.5f - ImGui::CalcTextSize("layer").x * 0.5f, bottom + font + 2), IM_COL32(200, 200, 200, 255),
               "layer");
   // A uniform head's distance on this grid, for reference: what "looks everywhere" means here.
-  // Computed once per grid and patch size (N² terms), whichever source draws it.
-  static std::array<int, 3> uniform_grid{};
-  static double uniform = 0;
-  if (const std::array<int, 3> grid{g.cols, g.rows, src->patch()}; uniform_grid != grid) {
-    uniform = 0;
+  // Computed once per grid and patch size (N² terms), kept with the session (VitViewData).
+  const double uniform = vit.view_data().uniform_distance.get({g.cols, g.rows, src->patch()}, [&] {
+    double sum = 0;
     for (int i = 0; i < g.N(); ++i)
-      for (int j = 0; j < g.N(); ++j) uniform += std::hypot(i % g.cols - j % g.cols, i / g.cols - j / g.cols);
-    uniform *= src->patch() / (static_cast<double>(g.N()) * g.N());
-    uniform_grid = grid;
-  }
+      for (int j = 0; j < g.N(); ++j) sum += std::hypot(i % g.cols - j % g.cols, i / g.cols - j / g.cols);
+    return sum * src->patch() / (static_cast<double>(g.N()) * g.N());
+  });
   dl->AddLine(ImVec2(left, Y(uniform)), ImVec2(right, Y(uniform)), IM_COL32(255, 255, 255, 120), 1.0f);
   dl->AddText(ImVec2(left + 4, Y(uniform) - font - 1), IM_COL32(200, 200, 200, 255), "uniform attention");
 

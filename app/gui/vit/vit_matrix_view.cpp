@@ -25,23 +25,20 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
   const std::string key = std::to_string(src->model().id) + "|" + std::to_string(vit.generation()) + "|" + std::to_string(layer) + "|" + std::to_string(head.head) + ":" +
                           std::to_string(static_cast<int>(head.fusion)) + "|" +
                           std::string(colormap_name(state.colormap)) + "|" + std::string(normalization_name(state.normalization));
-  static std::string kept_key;
-  static std::vector<float> pooled;
-  static ValueRange range;
-  if (kept_key != key) {
+  const VitViewData::PooledMatrix& pooled = vit.view_data().matrix.get(key, [&](VitViewData::PooledMatrix& m) {
     const Matrix A = src->matrix(layer, head);
-    pooled.assign(static_cast<std::size_t>(side) * side, 0.0f);
+    m.values.assign(static_cast<std::size_t>(side) * side, 0.0f);
     for (int i = 0; i < T; ++i)
       for (int j = 0; j < T; ++j) {
-        float& v = pooled[static_cast<std::size_t>(i / block) * side + j / block];
+        float& v = m.values[static_cast<std::size_t>(i / block) * side + j / block];
         v = std::max(v, A(i, j));
       }
-    std::vector<std::uint8_t> keep(pooled.size(), 1);
-    range = normalization_range(pooled, keep, state.normalization);
-    kept_key = key;
-  }
+    std::vector<std::uint8_t> keep(m.values.size(), 1);
+    m.range = normalization_range(m.values, keep, state.normalization);
+  });
+  const ValueRange range = pooled.range;
   const ImTextureID tex = vit.textures().get("matrix", key, side, side, [&] {
-    return colormap_pixels(pooled, {}, state.colormap, state.normalization, range);
+    return colormap_pixels(pooled.values, {}, state.colormap, state.normalization, range);
   }, false);
   const int token = choice_query(choice, src->grid());
   ImGui::Text("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s", layer,
