@@ -49,6 +49,6 @@ add_library(attnlab::curl ALIAS attnlab_curl)
 add_library(attnlab_file_dialog INTERFACE)
 target_link_libraries(attnlab_file_dialog INTERFACE ole32 shell32 uuid)
 add_library(attnlab::file_dialog ALIAS attnlab_file_dialog)
-# The CPU path's matrix products: Eigen's own (core/blas.cpp), see README "Windows".
+# The CPU path's matrix products: Eigen's own (core/base/blas.cpp), see docs/PLATFORMS.md, "Windows".
 add_library(attnlab_blas INTERFACE)
 add_library(attnlab::blas ALIAS attnlab_blas)
