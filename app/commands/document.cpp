@@ -1,5 +1,8 @@
 #include "app/commands/document.hpp"
 
+#include "app/commands/command_flags.hpp"
+#include "app/commands/source_choice.hpp"
+
 #include "core/base/error.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/base/parse.hpp"
@@ -64,9 +67,9 @@ void read_value(const nlohmann::json& v, T& out, const std::string& key) {
     if (out.col < 0 || out.row < 0) throw Error("setting '" + key + "' is out of range");
   } else if constexpr (std::is_same_v<T, HeadChoice>) {  // a head from 0, or "mean", "max", "min" over the heads
     if (v.is_string()) {
-      const std::string f = v.get<std::string>();
-      if (f != "mean" && f != "max" && f != "min") throw Error("setting '" + key + "' must be a head (0, 1, …) or mean, max or min");
-      out = HeadChoice{-1, f == "mean" ? HeadFusion::Mean : f == "max" ? HeadFusion::Max : HeadFusion::Min};
+      const auto fusion = parse_head_fusion(v.get<std::string>());
+      if (!fusion) throw Error("setting '" + key + "' must be a head (0, 1, …) or mean, max or min");
+      out = HeadChoice{-1, *fusion};
     } else {
       int h = 0;
       read_value(v, h, key);
@@ -267,7 +270,7 @@ void for_each_field(State& s, Field&& field) {
   field("source", named(s.source, source_field_name, parse_source_field));
   field("vit.model", s.model_path);
   // The ViT's choice. render --model's --layer, --head and --query set it once the model is
-  // loaded (their ranges are the model's): app/gui/output/render_commands.cpp, apply_vit_choices.
+  // loaded (their ranges are the model's): parse_source_choice (app/commands/source_choice.hpp).
   choice_fields("vit", s.vit);
   field("vit.tab", s.vit_tab);
   field("vit.rollout", s.vit_rollout);
@@ -297,7 +300,7 @@ nlohmann::json to_value(const T& v) {
 nlohmann::json to_value(const Cell& c) { return {{"col", c.col}, {"row", c.row}}; }
 nlohmann::json to_value(const HeadChoice& h) {
   if (h.head >= 0) return h.head;
-  return h.fusion == HeadFusion::Max ? "max" : h.fusion == HeadFusion::Min ? "min" : "mean";
+  return head_fusion_name(h.fusion);
 }
 nlohmann::json to_value(const std::filesystem::path& p) { return p.string(); }
 template <class T>
@@ -410,9 +413,7 @@ nlohmann::json migrate_json(const nlohmann::json& in) {
   });
   if (const auto h = pointer("vit.head"); j.contains(h) && j.at(h).is_number_integer() && j.at(h).get<std::int64_t>() < 0) {
     const std::int64_t old = j.at(h).get<std::int64_t>();
-    if (old == -1) j[h] = "mean";
-    else if (old == -2) j[h] = "max";
-    else if (old == -3) j[h] = "min";
+    if (old >= -3) j[h] = head_fusion_name(old == -1 ? HeadFusion::Mean : old == -2 ? HeadFusion::Max : HeadFusion::Min);
   }
   relocate("vit.pinned", "vit.pins", same);
   return j;
@@ -476,25 +477,11 @@ std::vector<std::string> parse_document_flags(const std::vector<std::string>& ar
                                               const std::vector<std::string>& known_extra,
                                               std::vector<std::pair<std::string, std::string>>* extra, std::string_view for_what) {
   Document d = out;
-  const auto parsers = flag_parsers(d);
-  std::vector<std::string> given;
-  for (std::size_t n = 0; n < args.size(); ++n) {
-    const std::string& a = args[n];
-    auto value = [&]() -> std::string {
-      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
-      return args[++n];
-    };
-    const auto p = std::find_if(parsers.begin(), parsers.end(),
-                                [&](const auto& f) { return f.first == a && (f.second.commands & command) != 0; });
-    if (p != parsers.end()) {
-      p->second.set(p->second.takes_value ? value() : std::string());
-      given.push_back(a);
-    } else if (extra && std::find(known_extra.begin(), known_extra.end(), a) != known_extra.end()) {
-      extra->emplace_back(a, value());
-    } else {
-      throw Error("unknown option '" + a + "'" + std::string(for_what) + " (see attnlab --help)");
-    }
-  }
+  std::vector<CommandFlag> flags;  // the command's flags, each bound to its field of d
+  for (auto& [name, p] : flag_parsers(d))
+    if ((p.commands & command) != 0)
+      flags.push_back({name, p.takes_value, [set = std::move(p.set)](const std::string& text, const std::string&) { set(text); }});
+  const auto given = parse_flags(args, flags, known_extra, extra, for_what);
   out = std::move(d);
   return given;
 }

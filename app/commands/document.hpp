@@ -80,7 +80,7 @@ struct Document {
   std::filesystem::path model_path;  ///< the checkpoint (a .safetensors file or a model folder)
   /// The ViT's choice: the last layer, the heads' mean and the CLS query until changed.
   SourceChoice vit{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
-  int vit_tab = 0;                  ///< the ViT's lower view: 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step, 4 similarity (CKA)
+  int vit_tab = 0;                  ///< the ViT's lower view, as lower_views() counts them (app/gui/vit/vit_views.hpp): 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step, 4 similarity (CKA)
   bool vit_rollout = false;         ///< the main map shows attention rollout up to vit.layer
   bool vit_masks = false;           ///< DINO-style outlines of the patches holding vit_mass of the CLS row
   float vit_mass = 0.6f;            ///< share of the attention mass the outlines keep, 0…1

@@ -36,9 +36,10 @@ Usage:
                            draw a view of the app without a window (EGL), with a
                            sidecar FILE.json of every setting (default: the app's first
                            picture, the bundled safari photo, K = 16, query 12,8)
-  attnlab render --model PATH --image IMG [--view map|vit-grid|vit-distance|vit-rollout|
-                 vit-mask|vit-norms|vit-matrix|vit-cka] [--layer L] [--head H|mean|max|min]
-                 [--query cls|regN|COL,ROW] [--resize S] [--mass PERCENT] [--bilinear]
+  attnlab render --model PATH --image IMG [--view map|vit-grid|vit-rollout|vit-mask|
+                 vit-norms|vit-distance|vit-pinned|vit-matrix|vit-step|vit-cka] [--layer L]
+                 [--head H|mean|max|min] [--query cls|regN|COL,ROW] [--resize S]
+                 [--mass PERCENT] [--bilinear]
                  [--cka-examples fashion|photo] [--cka-count N]
                  [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;

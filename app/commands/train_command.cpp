@@ -1,5 +1,6 @@
 #include "app/commands/train_command.hpp"
 
+#include "app/commands/command_flags.hpp"
 #include "app/commands/options.hpp"
 #include "app/commands/train_files.hpp"
 
@@ -75,85 +76,95 @@ struct TrainOptions {
   std::optional<bool> augment;
   bool force = false;
   std::string out;
-  std::optional<std::string> image, data;
+  std::optional<std::string> image;
   std::optional<int> crop;
   std::optional<float> mask_ratio;
+  std::vector<std::string> classify_flags, masked_flags;  ///< the flags given of one task only (--data, --pool, --augment; --image, --crop, --mask-ratio)
 };
+
+/// The flags of `attnlab train`, each bound to its option of `o`.
+std::vector<CommandFlag> train_flags(TrainOptions& o) {
+  using Text = const std::string&;
+  // A number > 0 read as a float first, so that "-5" and "0.5" get the flag's own words.
+  auto positive = [](Text t, Text f, float hi, const char* what) {
+    const float v = parse_float(t, f, -1e12f, 1e12f);
+    if (!(v > 0.0f) || v > hi) throw Error(f + " must be " + what + ", got " + t);
+    return v;
+  };
+  return {
+      {"--data", true, [&o](Text t, Text f) {
+         o.classify_flags.push_back(f);
+         if (t != "fashion-mnist") throw Error(f + " must be fashion-mnist (the only data set), got '" + t + "'");
+       }},
+      {"--task", true, [&o](Text t, Text f) {
+         if (t == "classify") o.task = VitTask::Classify;
+         else if (t == "masked") o.task = VitTask::MaskedPatches;
+         else throw Error(f + " must be classify or masked, got '" + t + "'");
+       }},
+      {"--image", true, [&o](Text t, Text f) {
+         o.masked_flags.push_back(f);
+         o.image = t;
+       }},
+      {"--crop", true, [&o](Text t, Text f) {
+         o.masked_flags.push_back(f);
+         o.crop = parse_int(t, f, 2, 512);
+       }},
+      {"--mask-ratio", true, [&o](Text t, Text f) {
+         o.masked_flags.push_back(f);
+         o.mask_ratio = parse_float(t, f, -1e9f, 1e9f);
+         if (!(*o.mask_ratio > 0.0f && *o.mask_ratio < 1.0f)) throw Error(f + " must be between 0 and 1 (exclusive), got " + t);
+       }},
+      {"--depth", true, [&o](Text t, Text f) { o.depth = parse_int(t, f, 1, 64); }},
+      {"--heads", true, [&o](Text t, Text f) { o.heads = parse_int(t, f, 1, 4096); }},
+      {"--dim", true, [&o](Text t, Text f) { o.dim = parse_int(t, f, 1, 4096); }},
+      {"--patch", true, [&o](Text t, Text f) { o.patch = parse_int(t, f, 1, 512); }},  // checked against the images' side in parse
+      {"--mlp", true, [&o](Text t, Text f) { o.mlp = parse_int(t, f, 1, 16384); }},
+      {"--pool", true, [&o](Text t, Text f) {
+         o.classify_flags.push_back(f);
+         if (t == "cls") o.pool = VitPooling::Token;
+         else if (t == "avg") o.pool = VitPooling::Average;
+         else throw Error(f + " must be cls or avg, got '" + t + "'");
+       }},
+      {"--pos", true, [&o](Text t, Text f) {
+         if (t == "learned") o.pos = VitPosKind::Learned;
+         else if (t == "sincos") o.pos = VitPosKind::Sincos;
+         else if (t == "none") o.pos = VitPosKind::None;
+         else throw Error(f + " must be learned, sincos or none, got '" + t + "'");
+       }},
+      {"--batch", true, [&o, positive](Text t, Text f) {
+         if (const float v = positive(t, f, 1e9f, "a positive whole number"); v != std::floor(v))
+           throw Error(f + " must be a positive whole number, got " + t);
+         o.batch = parse_int(t, f, 1, 60000);
+       }},
+      {"--lr", true, [&o, positive](Text t, Text f) { o.lr = positive(t, f, 10.0f, "a positive rate (at most 10)"); }},
+      {"--steps", true, [&o, positive](Text t, Text f) {
+         positive(t, f, 1e12f, "a positive number of steps");
+         o.steps = parse_int(t, f, 1, 100000000);
+       }},
+      {"--minutes", true, [&o, positive](Text t, Text f) { o.minutes = positive(t, f, 100000.0f, "a positive duration"); }},
+      {"--warmup", true, [&o](Text t, Text f) { o.warmup = parse_int(t, f, 0, 100000000); }},
+      {"--seed", true, [&o](Text t, Text f) { o.seed = static_cast<std::uint64_t>(parse_int(t, f, 0, 2147483647)); }},
+      {"--augment", true, [&o](Text t, Text f) {
+         o.classify_flags.push_back(f);
+         if (t != "on" && t != "off") throw Error(f + " must be on or off, got '" + t + "'");
+         o.augment = t == "on";
+       }},
+      {"--threads", true, [&o](Text t, Text f) { o.threads = parse_int(t, f, 1, 256); }},
+      {"--out", true, [&o](Text t, Text) { o.out = t; }},
+      {"--force", false, [&o](Text, Text) { o.force = true; }},
+  };
+}
 
 TrainOptions parse(const std::vector<std::string>& args) {
   TrainOptions o;
-  for (std::size_t n = 0; n < args.size(); ++n) {
-    const std::string& a = args[n];
-    auto value = [&]() -> std::string {
-      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
-      return args[++n];
-    };
-    if (a == "--data") {
-      o.data = value();
-      if (*o.data != "fashion-mnist") throw Error("--data must be fashion-mnist (the only data set), got '" + *o.data + "'");
-    } else if (a == "--task") {
-      const std::string t = value();
-      if (t == "classify") o.task = VitTask::Classify;
-      else if (t == "masked") o.task = VitTask::MaskedPatches;
-      else throw Error("--task must be classify or masked, got '" + t + "'");
-    } else if (a == "--image") o.image = value();
-    else if (a == "--crop") o.crop = parse_int(value(), "--crop", 2, 512);
-    else if (a == "--mask-ratio") {
-      const std::string r = value();
-      o.mask_ratio = parse_float(r, "--mask-ratio", -1e9f, 1e9f);
-      if (!(*o.mask_ratio > 0.0f && *o.mask_ratio < 1.0f)) throw Error("--mask-ratio must be between 0 and 1 (exclusive), got " + r);
-    } else if (a == "--depth") o.depth = parse_int(value(), "--depth", 1, 64);
-    else if (a == "--heads") o.heads = parse_int(value(), "--heads", 1, 4096);
-    else if (a == "--dim") o.dim = parse_int(value(), "--dim", 1, 4096);
-    else if (a == "--patch") o.patch = parse_int(value(), "--patch", 1, 512);  // checked against the images' side below
-    else if (a == "--mlp") o.mlp = parse_int(value(), "--mlp", 1, 16384);
-    else if (a == "--pool") {
-      const std::string p = value();
-      if (p == "cls") o.pool = VitPooling::Token;
-      else if (p == "avg") o.pool = VitPooling::Average;
-      else throw Error("--pool must be cls or avg, got '" + p + "'");
-    } else if (a == "--pos") {
-      const std::string p = value();
-      if (p == "learned") o.pos = VitPosKind::Learned;
-      else if (p == "sincos") o.pos = VitPosKind::Sincos;
-      else if (p == "none") o.pos = VitPosKind::None;
-      else throw Error("--pos must be learned, sincos or none, got '" + p + "'");
-    } else if (a == "--batch") {
-      const std::string b = value();
-      const float v = parse_float(b, "--batch", -1e9f, 1e9f);
-      if (v <= 0.0f || v != std::floor(v)) throw Error("--batch must be a positive whole number, got " + b);
-      o.batch = parse_int(b, "--batch", 1, 60000);
-    } else if (a == "--lr") {
-      const std::string l = value();
-      o.lr = parse_float(l, "--lr", -1e9f, 1e9f);
-      if (!(*o.lr > 0.0) || *o.lr > 10.0) throw Error("--lr must be a positive rate (at most 10), got " + l);
-    } else if (a == "--steps") {
-      const std::string s = value();
-      if (parse_float(s, "--steps", -1e12f, 1e12f) <= 0.0f) throw Error("--steps must be a positive number of steps, got " + s);
-      o.steps = parse_int(s, "--steps", 1, 100000000);
-    } else if (a == "--minutes") {
-      const std::string m = value();
-      o.minutes = parse_float(m, "--minutes", -1e9f, 1e9f);
-      if (!(*o.minutes > 0.0) || *o.minutes > 100000.0) throw Error("--minutes must be a positive duration, got " + m);
-    } else if (a == "--warmup") o.warmup = parse_int(value(), "--warmup", 0, 100000000);
-    else if (a == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(value(), "--seed", 0, 2147483647));
-    else if (a == "--augment") {
-      const std::string v = value();
-      if (v != "on" && v != "off") throw Error("--augment must be on or off, got '" + v + "'");
-      o.augment = v == "on";
-    } else if (a == "--threads") o.threads = parse_int(value(), "--threads", 1, 256);
-    else if (a == "--out") o.out = value();
-    else if (a == "--force") o.force = true;
-    else throw Error("unknown option '" + a + "' of attnlab train (see attnlab --help)");
-  }
+  parse_flags(args, train_flags(o), {}, nullptr, " of attnlab train");
   if (o.out.empty()) throw Error("--out DIR is required (the folder the checkpoint, config.json and log.csv go to)");
   if (o.steps && o.minutes) throw Error("give --steps or --minutes, not both");
   const bool masked = o.task == VitTask::MaskedPatches;
   // The options of the other task: refused, not silently ignored.
-  if (masked && (o.data || o.pool || o.augment))
-    throw Error(std::string(o.data ? "--data" : o.pool ? "--pool" : "--augment") + " is for --task classify (--task masked trains on --image's crops)");
-  if (!masked && (o.image || o.crop || o.mask_ratio))
-    throw Error(std::string(o.image ? "--image" : o.crop ? "--crop" : "--mask-ratio") + " is for --task masked");
+  if (masked && !o.classify_flags.empty())
+    throw Error(o.classify_flags[0] + " is for --task classify (--task masked trains on --image's crops)");
+  if (!masked && !o.masked_flags.empty()) throw Error(o.masked_flags[0] + " is for --task masked");
   // The task's defaults where nothing was given.
   const TaskDefaults& d = task_defaults(o.task);
   o.depth = o.depth.value_or(d.depth);
@@ -258,17 +269,14 @@ TrainData masked_data(const TrainOptions& o, const Image& photo, const VitTrainS
 
 }  // namespace
 
-int run_train(const std::vector<std::string>& args) {
-  TrainOptions o = parse(args);
-  const bool masked = o.task == VitTask::MaskedPatches;
-  namespace fs = std::filesystem;
-  const fs::path out = o.out;
-  std::error_code ec;
-  if (fs::exists(out, ec)) {  // refused before the data is read; prepare_checkpoint_folder() says it again below
-    if (!o.force) throw Error(o.out + " exists: give --force to overwrite its model.safetensors, config.json and log.csv");
-    if (!fs::is_directory(out, ec)) throw Error(o.out + " exists and is not a folder");
-  }
+namespace {
 
+namespace fs = std::filesystem;
+
+/// The model's shape from the options (o.mask_ratio gets its default); checked, and refused in
+/// one line when it or its batch is too large for the memory budget (issue 38), before the data
+/// are read or the folder made.
+VitTrainShape train_shape(TrainOptions& o) {
   VitTrainShape shape;
   shape.task = o.task;
   shape.D = *o.dim;
@@ -278,35 +286,56 @@ int run_train(const std::vector<std::string>& args) {
   shape.mlp_hidden = o.mlp > 0 ? o.mlp : kDefaultMlpRatio * *o.dim;
   shape.pooling = o.pool.value_or(VitPooling::Token);
   shape.pos = *o.pos;
-  if (masked) {
+  if (o.task == VitTask::MaskedPatches) {
     o.mask_ratio = o.mask_ratio.value_or(kDefaultMaskRatio);
     shape.image_rows = shape.image_cols = *o.crop;
     shape.mask_ratio = *o.mask_ratio;
   }
   shape.check();
-  // Before the data are read or the folder made: a model or batch too large for the memory
-  // budget is refused in one line (issue 38).
   vit_check_train_budget(shape, *o.batch, o.threads, memory_budget());
+  return shape;
+}
 
-  TrainData data;
-  if (masked) {
-    const fs::path image = o.image ? fs::path(*o.image) : assets_dir() / "safari.jpg";
-    data = masked_data(o, load_image(image), shape);
-  } else {
-    data = fashion_data(o, std::make_shared<FashionMnistSplit>(load_fashion_mnist(true)),
-                        std::make_shared<FashionMnistSplit>(load_fashion_mnist(false)));
+/// The task's data: crops of --image (default the safari photo), or Fashion-MNIST's splits.
+TrainData read_train_data(const TrainOptions& o, const VitTrainShape& shape) {
+  if (o.task == VitTask::MaskedPatches)
+    return masked_data(o, load_image(o.image ? fs::path(*o.image) : assets_dir() / "safari.jpg"), shape);
+  return fashion_data(o, std::make_shared<FashionMnistSplit>(load_fashion_mnist(true)),
+                      std::make_shared<FashionMnistSplit>(load_fashion_mnist(false)));
+}
+
+/// The progress line's numbers: the training numbers since the last row and the evaluation.
+std::string progress_numbers(bool masked, double loss, double train, double eval, const char* eval_note) {
+  char text[160];
+  if (masked) std::snprintf(text, sizeof text, "loss %.4f  fixed crops %.4f", loss, eval);
+  else std::snprintf(text, sizeof text, "loss %.4f  train %.1f%%  test %.1f%%%s", loss, 100.0 * train, 100.0 * eval, eval_note);
+  return text;
+}
+
+/// Where the training loop stands: the steps, the log's rows, the training numbers of the steps
+/// since the last row (and of that row), the clock.
+struct TrainProgress {
+  int step = 0;
+  bool interrupted = false;  ///< stopped by Ctrl-C
+  std::ostringstream log;
+  double loss_sum = 0.0, last_loss = 0.0, last_train = 0.0;
+  int correct = 0, seen = 0, since = 0;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+  /// The mean loss and training accuracy since the last row, which then starts again.
+  void close_row() {
+    last_loss = loss_sum / since;
+    last_train = static_cast<double>(correct) / seen;
+    loss_sum = 0.0;
+    correct = seen = since = 0;
   }
-  prepare_checkpoint_folder(out, o.force);
+};
 
-  VitTrainSettings settings;
-  settings.lr = *o.lr;
-  settings.total_steps = o.steps.value_or(1000000);  // --minutes: set from the speed of the first steps
-  settings.warmup_steps = o.warmup.value_or(default_warmup_steps(settings.total_steps, data.steps_per_epoch));
-  VitTrainer trainer(shape, settings, o.seed, o.threads);
-
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+/// Trains until --steps, the --minutes budget less the last evaluation, or Ctrl-C: a log row and
+/// a progress line on stderr every 50 steps. With --minutes the step count is fitted to the speed
+/// measured (fixed after 3/4 of the time), so that the cosine ends where the run does.
+void train_steps(const TrainOptions& o, TrainData& data, VitTrainer& trainer, TrainProgress& p) {
+  const bool masked = o.task == VitTask::MaskedPatches;
   const double budget = o.minutes.value_or(o.steps ? 0.0 : kDefaultMinutes) * 60.0;
   const bool timed = !o.steps;
   constexpr int kTimingSteps = 20;
@@ -315,40 +344,24 @@ int run_train(const std::vector<std::string>& args) {
   double eval_seconds = 0.0;  // of one periodic evaluation, measured
   auto reserve = [&] { return eval_seconds * data.final_cost * 1.2 + 1.0; };
   const bool tty = ::isatty(STDERR_FILENO) != 0;
-
-  std::ostringstream log;
-  log << train_log_header(o.task);
-  // The progress line's numbers: the training numbers since the last row and the evaluation.
-  auto numbers = [&](double loss, double train, double eval, const char* eval_note) {
-    char text[160];
-    if (masked) std::snprintf(text, sizeof text, "loss %.4f  fixed crops %.4f", loss, eval);
-    else std::snprintf(text, sizeof text, "loss %.4f  train %.1f%%  test %.1f%%%s", loss, 100.0 * train, 100.0 * eval, eval_note);
-    return std::string(text);
-  };
-  double loss_sum = 0.0, last_loss = 0.0, last_train = 0.0;
-  int correct = 0, seen = 0, since = 0;
-  StopOnSigint sigint;
-  bool interrupted = false;
-  int step = 0;
-  while (step < trainer.settings().total_steps) {
+  p.log << train_log_header(o.task);
+  while (p.step < trainer.settings().total_steps) {
     if (g_stop.load()) {
-      interrupted = true;
+      p.interrupted = true;
       break;
     }
-    if (timed && elapsed() >= budget - reserve()) break;  // the last evaluation fits the budget too
+    if (timed && p.elapsed() >= budget - reserve()) break;  // the last evaluation fits the budget too
     const VitStepStats s = data.step(trainer);
-    ++step;
-    loss_sum += s.loss;
-    correct += s.correct;
-    seen += *o.batch;
-    ++since;
-    if (timed && (step == kTimingSteps || (step > kTimingSteps && step % log_every == 0 && elapsed() < budget * 0.75))) {
+    const int step = ++p.step;
+    p.loss_sum += s.loss;
+    p.correct += s.correct;
+    p.seen += *o.batch;
+    ++p.since;
+    if (timed && (step == kTimingSteps || (step > kTimingSteps && step % log_every == 0 && p.elapsed() < budget * 0.75))) {
       // The steps that fit what is left of the budget at the speed so far (periodic evaluations
-      // included), less the last evaluation's time; fixed from three quarters of the budget on, so that the
-      // cosine ends where the run does.
-      if (eval_seconds <= 0.0) eval_seconds = elapsed() / step / 3.0 * data.eval_images / *o.batch;  // a forward is about a third of a step
-      const double per_step = elapsed() / step;
-      const double n = (budget - reserve() - elapsed()) / per_step;
+      // included), less the last evaluation's time.
+      if (eval_seconds <= 0.0) eval_seconds = p.elapsed() / step / 3.0 * data.eval_images / *o.batch;  // a forward is about a third of a step
+      const double n = (budget - reserve() - p.elapsed()) / (p.elapsed() / step);
       VitTrainSettings st = trainer.settings();
       st.total_steps = static_cast<int>(std::max(step + 1.0, step + n));
       if (!o.warmup && step == kTimingSteps) st.warmup_steps = default_warmup_steps(st.total_steps, data.steps_per_epoch);
@@ -356,42 +369,42 @@ int run_train(const std::vector<std::string>& args) {
       total_fixed = true;
     }
     const int total = trainer.settings().total_steps;
-    if (step % log_every == 0 && step < total) {
-      const double before = elapsed();
-      const double eval = data.evaluate(trainer, false);
-      const double sec = elapsed();
-      eval_seconds = sec - before;
-      last_loss = loss_sum / since;
-      last_train = static_cast<double>(correct) / seen;
-      log << train_log_row(o.task, step, last_loss, last_train, eval, sec);
-      const double rate = static_cast<double>(step) / sec;
-      const double left = total_fixed ? static_cast<double>(total - step) / std::max(rate, 1e-9) : budget - sec;
-      const int width = 24, filled = total_fixed ? static_cast<int>(static_cast<std::int64_t>(width) * step / total) : 0;
-      std::string bar(static_cast<std::size_t>(filled), '#');
-      bar.resize(static_cast<std::size_t>(width), '.');
-      std::fprintf(stderr, "%s[%s] step %lld/%d  %s  %.1f steps/s  %s left%s", tty ? "\r" : "", bar.c_str(), static_cast<long long>(step), total,
-                   numbers(last_loss, last_train, eval, "").c_str(), rate, clock_text(left).c_str(), tty ? "  " : "\n");
-      std::fflush(stderr);
-      loss_sum = 0.0;
-      correct = seen = since = 0;
-    }
+    if (step % log_every != 0 || step >= total) continue;
+    const double before = p.elapsed();
+    const double eval = data.evaluate(trainer, false);
+    const double sec = p.elapsed();
+    eval_seconds = sec - before;
+    p.close_row();
+    p.log << train_log_row(o.task, step, p.last_loss, p.last_train, eval, sec);
+    const double rate = static_cast<double>(step) / sec;
+    const double left = total_fixed ? static_cast<double>(total - step) / std::max(rate, 1e-9) : budget - sec;
+    const int width = 24, filled = total_fixed ? static_cast<int>(static_cast<std::int64_t>(width) * step / total) : 0;
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar.resize(static_cast<std::size_t>(width), '.');
+    std::fprintf(stderr, "%s[%s] step %lld/%d  %s  %.1f steps/s  %s left%s", tty ? "\r" : "", bar.c_str(), static_cast<long long>(step), total,
+                 progress_numbers(masked, p.last_loss, p.last_train, eval, "").c_str(), rate, clock_text(left).c_str(), tty ? "  " : "\n");
+    std::fflush(stderr);
   }
-  if (tty && step >= log_every) std::fputc('\n', stderr);
-  if (interrupted) std::fprintf(stderr, "attnlab train: stopped by Ctrl-C after %lld steps; writing what it learned\n", static_cast<long long>(step));
+  if (tty && p.step >= log_every) std::fputc('\n', stderr);
+  if (p.interrupted)
+    std::fprintf(stderr, "attnlab train: stopped by Ctrl-C after %lld steps; writing what it learned\n", static_cast<long long>(p.step));
+}
 
-  // The last row: the final evaluation (the whole test set); the training numbers of the steps
-  // since the last row (or of that row, when none came after it).
+/// The last row (the final evaluation: the whole test set; the training numbers of the steps
+/// since the last row, or of that row when none came after it), the checkpoint, the summary.
+void finish_training(const TrainOptions& o, TrainData& data, VitTrainer& trainer, TrainProgress& p) {
+  const bool masked = o.task == VitTask::MaskedPatches;
+  const int step = p.step;
   const double final_eval = data.evaluate(trainer, true);
-  if (since > 0) {
-    last_loss = loss_sum / since;
-    last_train = static_cast<double>(correct) / seen;
-  }
-  log << train_log_row(o.task, step, last_loss, last_train, final_eval, elapsed());
+  if (p.since > 0) p.close_row();
+  p.log << train_log_row(o.task, step, p.last_loss, p.last_train, final_eval, p.elapsed());
   const std::string all = masked ? "" : " (all " + std::to_string(data.final_count) + ")";
   std::fprintf(stderr, "[%s] step %d/%d  %s  %.1f steps/s  %s\n", std::string(24, '#').c_str(), step, trainer.settings().total_steps,
-               numbers(last_loss, last_train, final_eval, all.c_str()).c_str(), step / std::max(elapsed(), 1e-9), clock_text(elapsed()).c_str());
-  write_train_checkpoint(out, trainer, log.str(), data.mean, data.std, data.labels);
-  const double total = elapsed();
+               progress_numbers(masked, p.last_loss, p.last_train, final_eval, all.c_str()).c_str(), step / std::max(p.elapsed(), 1e-9),
+               clock_text(p.elapsed()).c_str());
+  const fs::path out = o.out;
+  write_train_checkpoint(out, trainer, p.log.str(), data.mean, data.std, data.labels);
+  const double total = p.elapsed();
   if (masked) {
     std::printf("fixed crops loss %.5f after %lld steps in %s (%.2f steps/s); wrote %s\n", final_eval, static_cast<long long>(step),
                 clock_text(total).c_str(), static_cast<double>(step) / total, (out / "model.safetensors").string().c_str());
@@ -401,6 +414,36 @@ int run_train(const std::vector<std::string>& args) {
                 static_cast<double>(step) / data.steps_per_epoch, clock_text(total).c_str(), static_cast<double>(step) / total,
                 (out / "model.safetensors").string().c_str());
   }
+}
+
+}  // namespace
+
+std::vector<CommandFlagName> train_flag_names() {
+  TrainOptions o;
+  return flag_names(train_flags(o));
+}
+
+int run_train(const std::vector<std::string>& args) {
+  TrainOptions o = parse(args);
+  const fs::path out = o.out;
+  std::error_code ec;
+  if (fs::exists(out, ec)) {  // refused before the data is read; prepare_checkpoint_folder() says it again below
+    if (!o.force) throw Error(o.out + " exists: give --force to overwrite its model.safetensors, config.json and log.csv");
+    if (!fs::is_directory(out, ec)) throw Error(o.out + " exists and is not a folder");
+  }
+  const VitTrainShape shape = train_shape(o);
+  TrainData data = read_train_data(o, shape);
+  prepare_checkpoint_folder(out, o.force);
+
+  VitTrainSettings settings;
+  settings.lr = *o.lr;
+  settings.total_steps = o.steps.value_or(1000000);  // --minutes: set from the speed of the first steps
+  settings.warmup_steps = o.warmup.value_or(default_warmup_steps(settings.total_steps, data.steps_per_epoch));
+  VitTrainer trainer(shape, settings, o.seed, o.threads);
+  TrainProgress progress;
+  StopOnSigint sigint;  // Ctrl-C stops the steps; the final evaluation and the checkpoint still come
+  train_steps(o, data, trainer, progress);
+  finish_training(o, data, trainer, progress);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 

@@ -70,37 +70,8 @@ struct Resolved {
 };
 
 Resolved resolve(const OverlayChoices& c, const VitRun& run) {
-  const SourceGrid g = run.grid();
-  Resolved r;
-  r.layer = c.layer.empty() ? run.layers() - 1 : parse_int(c.layer, "--layer", 0, run.layers() - 1);
-  if (c.head.empty() || c.head == "mean")
-    r.head = {-1, HeadFusion::Mean};
-  else if (c.head == "max")
-    r.head = {-1, HeadFusion::Max};
-  else if (c.head == "min")
-    r.head = {-1, HeadFusion::Min};
-  else
-    r.head = {parse_int(c.head, "--head", 0, run.heads() - 1), HeadFusion::Mean};
-  if (c.query.empty() || c.query == "cls")
-    r.query = 0;
-  else if (c.query.starts_with("reg")) {
-    const int n = parse_int(c.query.substr(3), "--query regN", 0, 1 << 20);
-    if (1 + n >= g.prefix)
-      throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
-    r.query = 1 + n;
-  } else {
-    const auto cell = parse_cell(c.query, "--query");
-    if (cell[0] >= g.cols || cell[1] >= g.rows)
-      throw Error("--query " + c.query + " is outside the model's " + std::to_string(g.cols) + "x" +
-                  std::to_string(g.rows) + " grid");
-    r.query = g.prefix + cell[1] * g.cols + cell[0];
-  }
-  return r;
-}
-
-std::string head_text(HeadChoice h) {
-  if (h.head >= 0) return std::to_string(h.head);
-  return h.fusion == HeadFusion::Max ? "max" : h.fusion == HeadFusion::Min ? "min" : "mean";
+  const SourceChoice chosen = parse_source_choice(c.choice, vit_choice_shape(run), Document().vit);
+  return {choice_layer(chosen, run.layers()), choice_head(chosen, run.heads()), choice_query(chosen, run.grid())};
 }
 
 std::string query_text(int query, const SourceGrid& g) {
@@ -179,7 +150,7 @@ class Overlayer {
     j["backend"] = run.path() + " (" + runner_.why + ")";
     j["overlay"] = {{"view", choices_.view},
                     {"layer", r.layer},
-                    {"head", head_text(r.head)},
+                    {"head", head_choice_text(r.head)},
                     {"query", query_text(r.query, run.grid())},
                     {"resize", resize()},
                     {"grid", {{"cols", run.grid().cols}, {"rows", run.grid().rows}}},
@@ -274,21 +245,14 @@ int run_video(const std::vector<std::string>& in) {
   OverlayChoices choices;
   std::string fps_text, max_text;
   std::vector<std::pair<std::string, std::string>> extra;
-  parse_document_flags(args, kFlagsRenderModel, d, {"--layer", "--head", "--query", "--view", "--fps", "--max-seconds"},
-                       &extra, " for video");
+  std::vector<std::string> known = choice_flag_names();
+  known.insert(known.end(), {"--view", "--fps", "--max-seconds"});
+  parse_document_flags(args, kFlagsRenderModel, d, known, &extra, " for video");
   for (const auto& [k, v] : extra) {
-    if (k == "--layer")
-      choices.layer = v;
-    else if (k == "--head")
-      choices.head = v;
-    else if (k == "--query")
-      choices.query = v;
-    else if (k == "--view")
-      choices.view = v;
-    else if (k == "--fps")
-      fps_text = v;
-    else if (k == "--max-seconds")
-      max_text = v;
+    if (read_choice_flag(choices.choice, k, v)) continue;
+    if (k == "--view") choices.view = v;
+    else if (k == "--fps") fps_text = v;
+    else if (k == "--max-seconds") max_text = v;
   }
   if (!d.image_path.empty())
     throw Error("attnlab video reads --in VIDEO, not an image (for a still: attnlab render --model … --view overlay)");

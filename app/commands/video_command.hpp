@@ -8,15 +8,17 @@
 #include <vector>
 
 #include "app/commands/document.hpp"
+#include "app/commands/source_choice.hpp"
 
 namespace attnlab::app {
 
-/// The ViT's choice as the command line gives it, checked against the model once it is loaded:
-/// layer from 0 ("" = the last), head from 0 or mean|max|min ("" = mean), query cls|regN|COL,ROW
-/// ("" = cls), and what the map shows: map (a row of A), rollout (the rollout row up to the
-/// layer) or norms (the layer's token norms).
+/// The ViT's choice as the command line gives it (--layer, --head, --query: ChoiceFlags, checked
+/// against the model once it is loaded, app/commands/source_choice.hpp; not given: the last
+/// layer, the heads' mean, the CLS token), and what the map shows: map (a row of A), rollout (the
+/// rollout row up to the layer) or norms (the layer's token norms).
 struct OverlayChoices {
-  std::string layer, head, query, view = "map";
+  ChoiceFlags choice;
+  std::string view = "map";
 };
 
 /// What `render --sweep` varies: layer 0…L−1, head 0…H−1, the query along its row (query-row:

@@ -1,6 +1,8 @@
 #include "app/commands/vit_command.hpp"
 
+#include "app/commands/command_flags.hpp"
 #include "app/commands/models_command.hpp"
+#include "app/commands/source_choice.hpp"
 #include "core/base/error.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/files.hpp"
@@ -63,8 +65,10 @@ struct VitOptions {
   // Paths as paths: on Windows path::string() gives UTF-8 while path(std::string) reads the
   // code page, so a round trip through std::string would garble a name like "mödel".
   std::filesystem::path model, against;
-  std::string image, head = "mean", query = "cls", rollout;
-  std::optional<int> layer, top;
+  std::string image;
+  ChoiceFlags choice;  ///< --layer, --head, --query: checked against the model once it is loaded
+  std::optional<HeadFusion> rollout;
+  std::optional<int> top;
   bool distance = false, info = false, cka = false;
   bool cka_photo = false;
   int cka_count = 500;
@@ -73,75 +77,49 @@ struct VitOptions {
   int resize = 0;
 };
 
+/// The flags of `attnlab vit`, each bound to its option of `o`.
+std::vector<CommandFlag> vit_flags(VitOptions& o) {
+  using Text = const std::string&;
+  auto choice = [&o](Text t, Text f) { read_choice_flag(o.choice, f, t); };
+  return {
+      {"--model", true, [&o](Text t, Text) { o.model = model_argument_path(t); }},
+      {"--image", true, [&o](Text t, Text) { o.image = t; }},
+      {"--layer", true, choice},
+      {"--head", true, choice},
+      {"--query", true, choice},
+      {"--rollout", true, [&o](Text t, Text f) {
+         o.rollout = parse_head_fusion(t);
+         if (!o.rollout) throw Error(f + " must be mean, max or min, got '" + t + "'");
+       }},
+      {"--distance", false, [&o](Text, Text) { o.distance = true; }},
+      {"--top", true, [&o](Text t, Text f) { o.top = parse_int(t, f, 1, 1000000); }},
+      {"--heads", true, [&o](Text t, Text f) { o.load.heads = parse_int(t, f, 1, 4096); }},
+      {"--eps", true, [&o](Text t, Text f) {
+         o.load.eps = parse_float(t, f, 0.0f, 1.0f);
+         if (!(*o.load.eps > 0.0f)) throw Error(f + " must be > 0, got " + t);
+       }},
+      {"--resize", true, [&o](Text t, Text f) { o.resize = parse_int(t, f, 1, 8192); }},
+      {"--backend", true, [&o](Text t, Text) { o.backend = parse_vit_backend(t); }},
+      {"--info", false, [&o](Text, Text) { o.info = true; }},
+      {"--cka", false, [&o](Text, Text) { o.cka = true; }},
+      {"--against", true, [&o](Text t, Text) { o.against = model_argument_path(t); }},
+      {"--cka-examples", true, [&o](Text t, Text f) {
+         if (t != "fashion" && t != "photo") throw Error(f + " must be fashion or photo, got '" + t + "'");
+         o.cka_photo = t == "photo";
+       }},
+      {"--cka-count", true, [&o](Text t, Text f) { o.cka_count = parse_int(t, f, 2, 10000); }},
+  };
+}
+
 VitOptions parse(const std::vector<std::string>& args) {
   VitOptions o;
-  for (std::size_t n = 0; n < args.size(); ++n) {
-    const std::string& a = args[n];
-    auto value = [&]() -> std::string {
-      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
-      return args[++n];
-    };
-    if (a == "--model") o.model = model_argument_path(value());
-    else if (a == "--image") o.image = value();
-    else if (a == "--layer") o.layer = parse_int(value(), "--layer", 0, 100000);
-    else if (a == "--head") o.head = value();
-    else if (a == "--query") o.query = value();
-    else if (a == "--rollout") o.rollout = value();
-    else if (a == "--distance") o.distance = true;
-    else if (a == "--top") o.top = parse_int(value(), "--top", 1, 1000000);
-    else if (a == "--heads") o.load.heads = parse_int(value(), "--heads", 1, 4096);
-    else if (a == "--eps") {
-      const std::string e = value();
-      o.load.eps = parse_float(e, "--eps", 0.0f, 1.0f);
-      if (!(*o.load.eps > 0.0f)) throw Error("--eps must be > 0, got " + e);
-    } else if (a == "--resize") o.resize = parse_int(value(), "--resize", 1, 8192);
-    else if (a == "--backend") o.backend = parse_vit_backend(value());
-    else if (a == "--info") o.info = true;
-    else if (a == "--cka") o.cka = true;
-    else if (a == "--against") o.against = model_argument_path(value());
-    else if (a == "--cka-examples") {
-      const std::string e = value();
-      if (e != "fashion" && e != "photo") throw Error("--cka-examples must be fashion or photo, got '" + e + "'");
-      o.cka_photo = e == "photo";
-    } else if (a == "--cka-count") o.cka_count = parse_int(value(), "--cka-count", 2, 10000);
-    else throw Error("unknown option '" + a + "' of attnlab vit (see attnlab --help)");
-  }
+  parse_flags(args, vit_flags(o), {}, nullptr, " of attnlab vit");
   if (o.model.empty()) throw Error("--model PATH is required (a .safetensors or .pth file, or a folder holding model.safetensors or pytorch_model.bin)");
   if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error("--image IMG is required");
-  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout.empty() ? 0 : 1) + (o.info ? 1 : 0) + (o.cka ? 1 : 0);
+  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0);
   if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --cka at a time");
   if (!o.cka && !o.against.empty()) throw Error("--against goes with --cka");
   return o;
-}
-
-HeadFusion parse_fusion(const std::string& text, const char* what) {
-  if (text == "mean") return HeadFusion::Mean;
-  if (text == "max") return HeadFusion::Max;
-  if (text == "min") return HeadFusion::Min;
-  throw Error(std::string(what) + " must be mean, max or min, got '" + text + "'");
-}
-
-HeadChoice parse_head_choice(const std::string& text, int heads) {
-  if (text == "mean" || text == "max" || text == "min") return {-1, parse_fusion(text, "--head")};
-  const int h = parse_int(text, "--head", 0, 1 << 20);
-  if (h >= heads) throw Error("--head " + text + " is outside the model's heads 0…" + std::to_string(heads - 1));
-  return {h, HeadFusion::Mean};
-}
-
-/// cls → 0, regN → 1 + N, COL,ROW → the patch's token.
-int parse_query(const std::string& text, const VitArchitecture& arch, const VitInput& input) {
-  if (text == "cls") return 0;
-  if (text.rfind("reg", 0) == 0) {
-    const int r = parse_int(text.substr(3), "--query regN", 0, 1 << 20);
-    if (r >= arch.registers)
-      throw Error("--query " + text + ": the model has " + std::to_string(arch.registers) + " register token(s)");
-    return 1 + r;
-  }
-  const auto cell = parse_cell(text, "--query");
-  if (cell[0] >= input.cols || cell[1] >= input.rows)
-    throw Error("--query " + text + " is outside the " + std::to_string(input.cols) + "x" + std::to_string(input.rows) +
-                " patch grid");
-  return arch.prefix() + cell[1] * input.cols + cell[0];
 }
 
 void print(const std::string& text) {
@@ -178,6 +156,11 @@ int run_cka(const VitOptions& o, const VitModel& model) {
 
 }  // namespace
 
+std::vector<CommandFlagName> vit_flag_names() {
+  VitOptions o;
+  return flag_names(vit_flags(o));
+}
+
 int run_vit(const std::vector<std::string>& args) {
   const VitOptions o = parse(args);
   const VitModel model = load_vit(o.model, o.load);
@@ -190,12 +173,10 @@ int run_vit(const std::vector<std::string>& args) {
   const VitInput input = vit_input(model, load_image(o.image), o.resize);
   const std::int64_t budget = vit_memory_budget();
   vit_check_budget(arch, input, budget);
-  const int layer = o.layer.value_or(arch.depth - 1);
-  if (layer >= arch.depth) throw Error("--layer " + std::to_string(layer) + " is outside the model's layers 0…" + std::to_string(arch.depth - 1));
-  const HeadChoice head = parse_head_choice(o.head, arch.heads);
-  const int query = parse_query(o.query, arch, input);
-  const bool rollout = !o.rollout.empty();
-  const HeadFusion rollout_fusion = rollout ? parse_fusion(o.rollout, "--rollout") : HeadFusion::Mean;
+  const SourceGrid tokens{.cols = input.cols, .rows = input.rows, .prefix = arch.prefix()};
+  const SourceChoice chosen = parse_source_choice(o.choice, ChoiceShape{tokens, arch.depth, arch.heads, true}, Document().vit);
+  const int layer = choice_layer(chosen, arch.depth), query = choice_query(chosen, tokens);
+  const HeadChoice head = choice_head(chosen, arch.heads);
   if (o.top && arch.classes == 0) throw Error("--top: this checkpoint has no classifier");
 
   // Auto: the faster path by measuring on a hardware GPU (remembered), the CPU path on a
@@ -226,8 +207,8 @@ int run_vit(const std::vector<std::string>& args) {
       out += std::to_string(c) + "," + arch.labels[static_cast<std::size_t>(c)] + "," + format_float(p) + "\n";
   } else {
     std::vector<float> row;
-    if (rollout) {
-      const std::vector<float> R = vit_rollout_row(pass, layer, rollout_fusion, query);
+    if (o.rollout) {
+      const std::vector<float> R = vit_rollout_row(pass, layer, *o.rollout, query);
       row.assign(R.begin() + arch.prefix(), R.end());
     } else {
       row = vit_patch_row(pass, arch.prefix(), layer, head, query);

@@ -1,5 +1,7 @@
 #pragma once
 // `attnlab vit`: a real ViT checkpoint's attention on an image, from the command line.
+#include "app/commands/command_flags.hpp"
+
 #include <string>
 #include <vector>
 
@@ -11,5 +13,8 @@ int run_vit(const std::vector<std::string>& args);
 
 /// The usage text of `attnlab vit`.
 std::string vit_usage();
+
+/// The flags of `attnlab vit`'s table (vit_command.cpp), in its order.
+std::vector<CommandFlagName> vit_flag_names();
 
 }  // namespace attnlab::app

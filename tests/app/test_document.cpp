@@ -3,6 +3,8 @@
 // and a bad value is refused with its name while the state stays as it was. No window needed.
 // The command line's flags go through the same table: each sets the field JSON reads.
 #include "app/commands/options.hpp"
+#include "app/commands/train_command.hpp"
+#include "app/commands/vit_command.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "core/base/error.hpp"
 
@@ -295,15 +297,49 @@ TEST(DocumentFlags, ABadValueIsRefusedNamingTheFlagAndNothingChanges) {
   EXPECT_THROW(parse_document_flags({"--patch", "8"}, kFlagsRenderModel, d, {}, nullptr), Error);
 }
 
+// Whether a usage text names `flag` as a whole word (--mass, not --mask for --mas).
+bool names_flag(const std::string& text, const std::string& flag) {
+  for (auto at = text.find(flag); at != std::string::npos; at = text.find(flag, at + 1)) {
+    const char next = at + flag.size() < text.size() ? text[at + flag.size()] : '\n';
+    if (next == ' ' || next == ']' || next == '\n') return true;
+  }
+  return false;
+}
+
 TEST(DocumentFlags, TheUsageTextListsEveryFlag) {
   const std::string text = usage();
   for (const DocumentFlag& f : document_flags()) {
-    bool found = false;
-    for (auto at = text.find(f.flag); at != std::string::npos && !found; at = text.find(f.flag, at + 1)) {
-      const char next = at + f.flag.size() < text.size() ? text[at + f.flag.size()] : '\n';
-      found = next == ' ' || next == ']' || next == '\n';
+    EXPECT_TRUE(names_flag(text, f.flag)) << f.flag << " is a flag of the field table but not in the usage text";
+  }
+}
+
+// Issue 39: attnlab vit and attnlab train read their flags through tables of their own
+// (command_flags.hpp): each usage text names every flag of its table; a flag without its value
+// and an unknown one are refused in one line naming it.
+TEST(CommandFlags, VitAndTrainTablesAreInTheirUsageAndRefuseWhatTheyDoNotKnow) {
+  struct Command {
+    std::string name, usage;
+    std::vector<CommandFlagName> flags;
+    int (*run)(const std::vector<std::string>&);
+  };
+  for (const Command& c : {Command{"vit", vit_usage(), vit_flag_names(), run_vit}, Command{"train", train_usage(), train_flag_names(), run_train}}) {
+    ASSERT_GE(c.flags.size(), 15u) << c.name;
+    for (const CommandFlagName& f : c.flags) {
+      SCOPED_TRACE(c.name + " " + f.flag);
+      EXPECT_TRUE(names_flag(c.usage, f.flag)) << "not in the usage text";
+      auto refused = [&](const std::vector<std::string>& args, const std::string& part) {
+        try {
+          c.run(args);
+          ADD_FAILURE() << "accepted";
+        } catch (const Error& e) {
+          const std::string what = e.what();
+          EXPECT_NE(what.find(part), std::string::npos) << what;
+          EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+      };
+      if (f.takes_value) refused({f.flag}, "option " + f.flag + " needs a value");
+      refused({f.flag + "x"}, "unknown option '" + f.flag + "x' of attnlab " + c.name);
     }
-    EXPECT_TRUE(found) << f.flag << " is a flag of the field table but not in the usage text";
   }
 }
 

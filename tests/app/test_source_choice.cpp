@@ -2,6 +2,7 @@
 // (one layer, six heads, no prefix token) and a ViT (layers × heads, a CLS token): what each
 // key does to a SourceChoice, and what it leaves to the caller.
 #include "app/gui/state/source_choice.hpp"
+#include "core/base/error.hpp"
 
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
@@ -69,4 +70,64 @@ TEST(SourceChoiceKeys, ArrowsMoveThePatchQueryAndPinItCAndPActOnTheQuery) {
   EXPECT_EQ(choice_key(GLFW_KEY_M, h, kHandMade), ChoiceKey::Ignored) << "the mask key is the caller's";
   EXPECT_EQ(head_choice_label(HeadChoice{2, HeadFusion::Mean}), "head 2");
   EXPECT_EQ(head_choice_label(HeadChoice{-1, HeadFusion::Max}), "max over heads");
+}
+
+// The command line's --layer, --head and --query (app/commands/source_choice.hpp): one parser
+// for attnlab vit, attnlab video and render --model, its ranges the source's, its errors one line
+// naming the flag.
+TEST(SourceChoiceFlags, TheFlagsSetTheChoiceCountedFromZeroAndLeaveTheRest) {
+  const SourceChoice base{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{1, 1}, true, {Cell{2, 2}}};
+  SourceChoice c = parse_source_choice(ChoiceFlags{"5", "3", "6,0"}, kVit, base);
+  EXPECT_EQ(c.layer, 5);
+  EXPECT_EQ(c.head, (HeadChoice{3, HeadFusion::Mean}));
+  EXPECT_EQ(c.prefix_token, -1);
+  EXPECT_EQ(c.cell, (Cell{6, 0}));
+  EXPECT_EQ(choice_query(c, kVit.grid), 2 + 6);
+  EXPECT_TRUE(c.query_pinned);
+  EXPECT_EQ(c.pins, base.pins);
+  c = parse_source_choice(ChoiceFlags{"", "max", "reg0"}, kVit, base);
+  EXPECT_EQ(c.layer, -1) << "not given: the base's";
+  EXPECT_EQ(c.head, (HeadChoice{-1, HeadFusion::Max}));
+  EXPECT_EQ(c.prefix_token, 1) << "register 0 is token 1";
+  EXPECT_EQ(c.cell, (Cell{1, 1}));
+  EXPECT_EQ(parse_source_choice(ChoiceFlags{"0", "min", "cls"}, kVit, c).prefix_token, 0);
+  for (const HeadFusion f : {HeadFusion::Mean, HeadFusion::Max, HeadFusion::Min}) {
+    EXPECT_EQ(parse_head_fusion(head_fusion_name(f)), f);
+    EXPECT_EQ(head_choice_text(HeadChoice{-1, f}), head_fusion_name(f));
+  }
+  EXPECT_FALSE(parse_head_fusion("median"));
+  EXPECT_EQ(head_choice_text(HeadChoice{2, HeadFusion::Mean}), "2");
+}
+
+TEST(SourceChoiceFlags, OutOfRangeOrMalformedIsOneLineNamingTheFlag) {
+  const SourceChoice base;
+  auto error = [&](const ChoiceFlags& given) -> std::string {
+    try {
+      parse_source_choice(given, kVit, base);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  EXPECT_EQ(error({"6", "", ""}), "--layer 6 is outside the model's layers 0…5");
+  EXPECT_EQ(error({"", "4", ""}), "--head 4 is outside the model's heads 0…3");
+  EXPECT_EQ(error({"", "median", ""}), "--head must be a head from 0 or mean, max or min, got 'median'");
+  EXPECT_EQ(error({"", "", "reg1"}), "--query reg1: the model has 1 register token(s)");
+  EXPECT_EQ(error({"", "", "7,0"}), "--query 7,0 is outside the model's 7x7 patch grid");
+  EXPECT_NE(error({"x", "", ""}).find("--layer"), std::string::npos);
+  EXPECT_NE(error({"", "", "x"}).find("--query"), std::string::npos);
+  EXPECT_NE(error({"", "", "regx"}).find("--query regN"), std::string::npos);
+  EXPECT_EQ(error({"", "mean", ""}), "(accepted)");
+  EXPECT_THROW(parse_source_choice({"", "mean", ""}, kHandMade, base), Error) << "the hand-made heads fuse no heads";
+  // Read from the command line: the form at once, the ranges once the model is known.
+  ChoiceFlags flags;
+  EXPECT_TRUE(read_choice_flag(flags, "--layer", "40"));
+  EXPECT_EQ(flags.layer, "40");
+  EXPECT_TRUE(read_choice_flag(flags, "--query", "reg3"));
+  EXPECT_FALSE(read_choice_flag(flags, "--view", "map"));
+  EXPECT_THROW(read_choice_flag(flags, "--layer", "x"), Error);
+  EXPECT_THROW(read_choice_flag(flags, "--head", "median"), Error);
+  EXPECT_THROW(read_choice_flag(flags, "--query", "1;2"), Error);
+  EXPECT_EQ(flags.layer, "40") << "a bad value leaves the flags as they were";
+  EXPECT_EQ(choice_flag_names(), (std::vector<std::string>{"--layer", "--head", "--query"}));
 }

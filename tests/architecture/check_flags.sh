@@ -5,6 +5,11 @@
 # looks for each as a string literal ("--name") in every other source of app/: one line per
 # hit (file:line: "--name": parsed outside the field table) and exit 1; otherwise one summary
 # line, exit 0. The uses below are not the document's setting, or only ask whether it was given.
+# Issue 39: the commands that write no document (`attnlab vit`, `attnlab train`) read their
+# flags through a table of their own, rows of CommandFlag ({"--name", true|false, …},
+# app/commands/command_flags.hpp). Each file of `tables` below must hold such rows, and compares
+# no flag by hand (== "--name"); a flag of its table appears nowhere else in it. A row of a
+# command's table may name a flag of the document's too (vit's --image is its own option).
 set -u
 root=${1:?usage: check_flags.sh REPO_ROOT}
 root=${root%/}
@@ -13,23 +18,14 @@ table=$root/app/commands/document.cpp
 
 # file|flag|why: a literal that is allowed there.
 allowed=(
-  "app/commands/vit_command.cpp|--image|attnlab vit writes no document: its own options"
-  "app/commands/vit_command.cpp|--head|attnlab vit: the ViT's head, checked against the model"
-  "app/commands/vit_command.cpp|--query|attnlab vit: the ViT's query, checked against the model"
-  "app/commands/vit_command.cpp|--resize|attnlab vit: its own input size"
-  "app/commands/vit_command.cpp|--backend|attnlab vit writes no document: its own runner choice (parse_vit_backend, the same names)"
-  "app/commands/vit_command.cpp|--cka-examples|attnlab vit --cka writes no document: its own examples (the same names)"
-  "app/commands/vit_command.cpp|--cka-count|attnlab vit --cka writes no document: its own count of images"
-  "app/gui/output/render_commands.cpp|--head|render --model: the ViT's head, read once the model is loaded"
-  "app/gui/output/render_commands.cpp|--query|render --model: the ViT's query; figure passes its first query as --query"
-  "app/commands/video_command.cpp|--head|attnlab video: the ViT's head, checked against the model"
-  "app/commands/video_command.cpp|--query|attnlab video: the ViT's query, checked against the model's grid"
+  "app/commands/source_choice.cpp|--head|a ViT's choice (vit, video, render --model): parse_source_choice, checked against the model"
+  "app/commands/source_choice.cpp|--query|a ViT's choice (vit, video, render --model): parse_source_choice, checked against the model"
+  "app/gui/output/render_commands.cpp|--query|figure passes its first query to parse_query_options as --query"
   "app/commands/options.cpp|--query|parse_query_options asks whether --query was given"
-  "app/commands/train_command.cpp|--patch|attnlab train writes no document: the trained ViT's patch size"
-  "app/commands/train_command.cpp|--pos|attnlab train: the trained ViT's position embedding (learned, sincos, none)"
-  "app/commands/train_command.cpp|--seed|attnlab train: the trainer's seed"
-  "app/commands/train_command.cpp|--image|attnlab train --task masked: the photo its crops are cut from"
 )
+# The files whose command reads its flags through a CommandFlag table of its own.
+tables=(app/commands/vit_command.cpp app/commands/train_command.cpp)
+row='^[[:space:]]*\{"(--[a-z0-9-]+)", (true|false),'  # a CommandFlag row: {"--name", takes_value, set}
 
 mapfile -t flags < <(grep -oE 'Flag(To)?<[^{]*>\{"--[a-z0-9-]+"' "$table" | grep -oE '"--[a-z0-9-]+"' | tr -d '"' | sort -u)
 if ((${#flags[@]} == 0)); then
@@ -39,25 +35,46 @@ fi
 
 hits=0
 files=0
+declare -A compared  # file:line of the flags compared by hand, reported once
+# The command tables: each file of `tables` holds rows, and compares no flag by hand.
+for rel in "${tables[@]}"; do
+  file=$root/$rel
+  if [[ ! -f $file ]] || ! grep -qE "$row" "$file"; then
+    echo "$rel: holds no flag table (rows {\"--name\", true|false, …}: app/commands/command_flags.hpp)"
+    hits=$((hits + 1))
+    continue
+  fi
+  while IFS= read -r line; do
+    echo "$rel:${line%%:*}: a flag compared by hand, not read through the command's flag table"
+    compared[$rel:${line%%:*}]=1
+    hits=$((hits + 1))
+  done < <(grep -nE '==[[:space:]]*"--|"--[a-z0-9-]+"[[:space:]]*==' "$file")
+done
+
 while IFS= read -r -d '' file; do
   rel=${file#"$root"/}
   [[ $rel == app/commands/document.cpp ]] && continue
   files=$((files + 1))
-  for flag in "${flags[@]}"; do
+  # The file's own table's flags are checked in it as the field table's are everywhere.
+  mapfile -t own < <(grep -oE "$row" "$file" | grep -oE '"--[a-z0-9-]+"' | tr -d '"' | sort -u)
+  for flag in $(printf '%s\n' "${flags[@]}" "${own[@]}" | sort -u); do
     ok=0
     for entry in "${allowed[@]}"; do
       [[ $entry == "$rel|$flag|"* ]] && ok=1
     done
     ((ok)) && continue
     while IFS= read -r line; do
-      echo "$rel:${line%%:*}: \"$flag\": parsed outside the field table (app/commands/document.cpp)"
+      [[ ${line#*:} =~ ^[[:space:]]*\{\"$flag\",[[:space:]](true|false), ]] && continue  # a row of a command's table
+      [[ -n ${compared[$rel:${line%%:*}]:-} ]] && continue  # reported above
+      echo "$rel:${line%%:*}: \"$flag\": parsed outside a flag table (app/commands/document.cpp, command_flags.hpp)"
       hits=$((hits + 1))
     done < <(grep -nF "\"$flag\"" "$file")
   done
 done < <(find "$root/app" -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
 
 if ((hits > 0)); then
-  echo "check_flags: $hits use(s) of the field table's flags outside it" >&2
+  echo "check_flags: $hits use(s) of flags outside their tables" >&2
   exit 1
 fi
-echo "check_flags: the ${#flags[@]} flags of the field table (${flags[*]}) appear in no other of $files files of app/"
+echo "check_flags: the ${#flags[@]} flags of the field table (${flags[*]}) appear in no other of $files files of app/;" \
+  "${#tables[@]} commands read theirs through their own tables (${tables[*]})"

@@ -686,7 +686,8 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   ASSERT_EQ(gpu_values.size(), row.size());
   for (std::size_t k = 0; k < row.size(); ++k) EXPECT_NEAR(gpu_values[k], row[k], 2e-4 + 1e-3 * row[k]) << k;
 
-  for (const std::string view : {"vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms"}) {
+  // The main map's variants and the lower views of the ViT tab (vit_views.hpp, lower_views).
+  for (const std::string view : {"vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms", "vit-pinned", "vit-step"}) {
     const CliRun r = run_attnlab(base + " --view " + view + " --size 640x480 --out '" + (dir / (view + ".png")).string() + "'");
     ASSERT_EQ(r.code, 0) << view << ": " << r.err;
     const Image png = load_image(dir / (view + ".png"));

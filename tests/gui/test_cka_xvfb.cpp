@@ -47,10 +47,10 @@ TEST(CkaUnderXvfb, TheViTsSimilarityTabIsCoresMatrixOverTestImagesAndOverThePhot
   AppProcess app(x, dir, {image.string(), "--model", model_dir.string()});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const nlohmann::json opened = export_until(app, [](const nlohmann::json& j) {
-    return j.contains("vit_drawn") && j.at("widgets").contains("vit_tab:Similarity (CKA)");
+    return j.contains("vit_drawn") && j.at("widgets").contains("vit_tab:cka");
   });
   EXPECT_FALSE(opened.contains("cka_drawn")) << "the lower panel opens on the distance plot";
-  click_widget(app, opened, "vit_tab:Similarity (CKA)");
+  click_widget(app, opened, "vit_tab:cka");
   const nlohmann::json tests = export_until(app, [](const nlohmann::json& j) { return cka_shown(j, "500 Fashion-MNIST"); });
   const auto& drawn = tests.at("cka_drawn");
   EXPECT_EQ(tests.at("vit").at("tab"), 4);

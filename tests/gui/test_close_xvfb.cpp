@@ -125,9 +125,9 @@ TEST(CloseUnderXvfb, DuringACkaJob) {
   AppProcess app(x, dir, {asset("fashion_vit/images/04_shirt.png").string(), "--model", asset("fashion_vit").string()});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const nlohmann::json opened = export_until(app, [](const nlohmann::json& j) {
-    return j.contains("vit_drawn") && j.at("widgets").contains("vit_tab:Similarity (CKA)");
+    return j.contains("vit_drawn") && j.at("widgets").contains("vit_tab:cka");
   });
-  click_widget(app, opened, "vit_tab:Similarity (CKA)");  // CKA over 500 test images: seconds of forward passes
+  click_widget(app, opened, "vit_tab:cka");  // CKA over 500 test images: seconds of forward passes
   const nlohmann::json during = app.export_view().first;
   ASSERT_FALSE(during.contains("cka_drawn") && during.at("cka_drawn").at("current").get<bool>())
       << "the CKA matrix was done before the close: nothing to interrupt";

@@ -3,6 +3,7 @@
 
 #include "app/commands/models_command.hpp"
 #include "app/commands/options.hpp"
+#include "app/commands/source_choice.hpp"
 #include "app/commands/video_command.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/train/cka_view.hpp"
@@ -88,45 +89,22 @@ void begin_full_window(const char* id) {
   ImGui::Begin(id, nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
 }
 
-// The ViT views `render --model` draws; "map" is the main map of the loaded ViT.
-const std::vector<std::string> kVitViews = {"map",      "vit-grid",  "vit-distance", "vit-rollout",
-                                            "vit-mask", "vit-norms", "vit-matrix",   "vit-cka"};
-
-// The ViT's choices from the command line, checked against the model once it is loaded.
-struct VitChoices {
-  std::string layer, head, query;
-};
-
-void apply_vit_choices(AppState& s, const VitChoices& c, const VitRun& src) {
-  const SourceGrid g = src.grid();
-  SourceChoice& v = s.vit;  // layers, heads and registers from 0, as attnlab vit counts them
-  if (!c.layer.empty()) v.layer = parse_int(c.layer, "--layer", 0, src.layers() - 1);
-  if (c.head == "mean") v.head = HeadChoice{-1, HeadFusion::Mean};
-  else if (c.head == "max") v.head = HeadChoice{-1, HeadFusion::Max};
-  else if (c.head == "min") v.head = HeadChoice{-1, HeadFusion::Min};
-  else if (!c.head.empty()) v.head = HeadChoice{parse_int(c.head, "--head", 0, src.heads() - 1), HeadFusion::Mean};
-  if (c.query == "cls") v.prefix_token = 0;
-  else if (c.query.starts_with("reg")) {  // regN: register N, token 1 + N
-    const int r = parse_int(c.query.substr(3), "--query regN", 0, 1 << 20);
-    if (1 + r >= g.prefix) throw Error("--query " + c.query + ": the model has " + std::to_string(g.prefix - 1) + " register token(s)");
-    v.prefix_token = 1 + r;
-  } else if (!c.query.empty()) {
-    const auto cell = parse_cell(c.query, "--query");
-    if (cell[0] >= g.cols || cell[1] >= g.rows)
-      throw Error("--query " + c.query + " is outside the model's " + std::to_string(g.cols) + "x" + std::to_string(g.rows) + " grid");
-    v.cell = {cell[0], cell[1]};
-    v.prefix_token = -1;
-  }
+// The ViT views `render --model` draws: the loaded ViT's main map ("map") and its variants, then
+// its lower views (vit_views.hpp, lower_views) as vit-NAME.
+std::vector<std::string> vit_view_names() {
+  std::vector<std::string> names = {"map", "vit-grid", "vit-rollout", "vit-mask", "vit-norms"};
+  for (const LowerView& v : lower_views()) names.push_back(std::string("vit-") + v.name);
+  return names;
 }
 
 // Draws a ViT view headless: the model loads and runs on the scheduler while frames
 // go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
 // must match the model file's.
 int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
-               const VitChoices& choices, const std::string& expected_sha, const std::string& from) {
-  if (std::find(kVitViews.begin(), kVitViews.end(), view) == kVitViews.end()) {
+               const ChoiceFlags& choices, const std::string& expected_sha, const std::string& from) {
+  if (const auto names = vit_view_names(); std::find(names.begin(), names.end(), view) == names.end()) {
     std::string all;
-    for (const auto& n : kVitViews) all += (all.empty() ? "" : ", ") + n;
+    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
     throw Error("unknown view '" + view + "' with --model (expected " + all + ")");
   }
   check_outputs(out, force);
@@ -153,6 +131,9 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   std::string error;
   int settle = 2;  // frames drawn with the result before the picture, so the layout is final
   ViewGeometry geometry;
+  LowerViewContext lower_context{state, vit, state.vit, vit_map,
+                                 [&] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }};
+  const LowerView* lower = view.starts_with("vit-") ? find_lower_view(view.substr(4)) : nullptr;
   const auto rgb = ui.render(
       [&] {
         scheduler.drain();
@@ -163,11 +144,9 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         begin_full_window("##render");
         if (const VitRun* src = vit.run(); src && error.empty()) {
           try {
-            if (settle == 2) apply_vit_choices(state, choices, *src);
+            if (settle == 2) state.vit = parse_source_choice(choices, vit_choice_shape(*src), state.vit);  // the model's ranges
             if (view == "vit-grid") draw_heads_grid(state, vit_map);
-            else if (view == "vit-distance") draw_vit_distance_view(state, vit, state.vit);
-            else if (view == "vit-matrix") draw_vit_matrix_view(state, vit, state.vit);
-            else if (view == "vit-cka") draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true);
+            else if (lower) lower->draw(lower_context);
             else draw_source_map(state, vit_map, geometry);
             // The similarity view's matrix is a job of its own: frames go on until it is drawn.
             if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false)))
@@ -202,110 +181,90 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   return 0;
 }
 
-}  // namespace
-
-std::vector<std::string> render_view_names() {
-  std::vector<std::string> names = {"map", "heads"};
-  for (const auto& v : make_teaching_views()) names.emplace_back(v->name());
-  return names;
-}
-
-int run_render(const std::vector<std::string>& in) {
-  std::vector<std::string> args = in;
-  const bool force = take_flag(args, "--force");
-  const std::filesystem::path out = take_option(args, "--out");
-  const std::string from = take_option(args, "--from");
+// render --model PATH: a real ViT's view in the window's layout, or (--view overlay, --sweep)
+// its map over the model's input picture (app/commands/video_command.cpp). The document's flags
+// (image, display, --resize, --mass, --bilinear) go through its field table; the ViT's layer,
+// head and query are checked once the model is loaded (their ranges are its).
+int render_model(const std::vector<std::string>& args, const std::string& model, const std::filesystem::path& out, bool force) {
+  AppState state;
   std::string view = "map";
   std::array<int, 2> size = {1200, 900};
-  AppState state;
-  std::vector<std::array<int, 2>> painted;
-  if (const std::string model = take_option(args, "--model"); !model.empty()) {  // a real ViT's views
-    if (!from.empty()) throw Error("--from FILE.json takes only --out and --force");
-    // The document's flags (image, display, --resize, --mass, --bilinear) through its field
-    // table; the ViT's layer, head and query once the model is loaded (their ranges are its).
-    VitChoices choices;
-    std::vector<std::pair<std::string, std::string>> extra;
-    SweepRequest sweep;
-    bool view_given = false, fps_given = false, size_given = false;
-    parse_document_flags(args, kFlagsRenderModel, state,
-                         {"--layer", "--head", "--query", "--view", "--size", "--sweep", "--sweep-values", "--fps"}, &extra,
-                         " for render --model");
-    for (const auto& [k, v] : extra) {
-      if (k == "--layer") choices.layer = v;
-      else if (k == "--head") choices.head = v;
-      else if (k == "--query") choices.query = v;
-      else if (k == "--sweep") sweep.kind = v;
-      else if (k == "--sweep-values") sweep.values = v;
-      else if (k == "--view") {
-        view = v;
-        view_given = true;
-      } else if (k == "--size") {
-        size = parse_size(v);
-        size_given = true;
-      } else if (k == "--fps") {
-        sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
-        fps_given = true;
-      }
-    }
-    if (state.image_path.empty()) throw Error("--image IMG is required");
-    state.image_path = std::filesystem::absolute(state.image_path);
-    state.model_path = std::filesystem::absolute(model_argument_path(model));  // hf:ORG/NAME[@REV] too
-    // The overlaid still and the sweeps: drawn without a window (app/commands/video_command.cpp).
-    if (!sweep.kind.empty() || view == "overlay") {
-      if (size_given) throw Error("--size goes with the window's views: an overlay is the model's input picture at its own size");
-      OverlayChoices overlay{choices.layer, choices.head, choices.query, view == "overlay" || !view_given ? "map" : view};
-      state.source = ShownSource::Vit;
-      if (sweep.kind.empty()) {
-        if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
-        return run_overlay_still(state, overlay, out, force);
-      }
-      return run_overlay_sweep(state, overlay, sweep, out, force);
-    }
-    if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
-    state.vit.prefix_token = 0;
-    state.vit.query_pinned = true;
-    return render_vit(state, view, size, out, force, choices, "", "");
-  }
-  if (!from.empty()) {  // everything from a sidecar written by an earlier render
-    if (!args.empty()) throw Error("--from FILE.json takes only --out and --force, got '" + args[0] + "'");
-    std::ifstream f(from);
-    if (!f) throw Error("cannot read '" + from + "'");
-    const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw Error("'" + from + "' is not a JSON settings file");
-    apply_json(j, state);
-    if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
-    // The render entry and the model's hash as render writes them; any other type is refused
-    // in one line (value() would throw nlohmann's type_error; fuzz_render_from found it).
-    const nlohmann::json& render = j["render"];
-    if (!render.is_object()) throw Error("'" + from + "': its \"render\" entry is not an object");
-    if (const auto v = render.find("view"); v != render.end()) {
-      if (!v->is_string()) throw Error("'" + from + "': its render view is not a name");
-      view = v->get<std::string>();
-    }
-    for (const int side : {0, 1})
-      if (const auto v = render.find(side == 0 ? "width" : "height"); v != render.end()) {
-        if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 1000000)
-          throw Error("'" + from + "': its render " + (side == 0 ? "width" : "height") + " is not a number of pixels");
-        size[static_cast<std::size_t>(side)] = static_cast<int>(v->get<std::int64_t>());
-      }
-    if (const auto sha = j.find("vit_model_sha256"); sha != j.end() && !sha->is_string())
-      throw Error("'" + from + "': its vit_model_sha256 is not a SHA-256");
-    state.hand_made.query_pinned = true;
-    state.vit.query_pinned = true;
-    if (state.source == ShownSource::Vit) {
-      if (state.model_path.empty()) throw Error("'" + from + "' names no model");
-      return render_vit(state, view, size, out, force, {}, j.value("vit_model_sha256", std::string()), from);
-    }
-  } else {
-    std::vector<std::pair<std::string, std::string>> extra;
-    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size"}, &extra, QueryDefaults::kLikeTheApp);
-    state = state_from(d);
-    painted = d.painted_cells;
-    for (const auto& [k, v] : extra) {
-      if (k == "--view") view = v;
-      if (k == "--size") size = parse_size(v);
+  ChoiceFlags choices;
+  std::vector<std::pair<std::string, std::string>> extra;
+  SweepRequest sweep;
+  bool view_given = false, fps_given = false, size_given = false;
+  std::vector<std::string> known = choice_flag_names();
+  known.insert(known.end(), {"--view", "--size", "--sweep", "--sweep-values", "--fps"});
+  parse_document_flags(args, kFlagsRenderModel, state, known, &extra, " for render --model");
+  for (const auto& [k, v] : extra) {
+    if (read_choice_flag(choices, k, v)) continue;
+    if (k == "--sweep") sweep.kind = v;
+    else if (k == "--sweep-values") sweep.values = v;
+    else if (k == "--view") {
+      view = v;
+      view_given = true;
+    } else if (k == "--size") {
+      size = parse_size(v);
+      size_given = true;
+    } else if (k == "--fps") {
+      sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
+      fps_given = true;
     }
   }
+  if (state.image_path.empty()) throw Error("--image IMG is required");
+  state.image_path = std::filesystem::absolute(state.image_path);
+  state.model_path = std::filesystem::absolute(model_argument_path(model));  // hf:ORG/NAME[@REV] too
+  // The overlaid still and the sweeps: drawn without a window (app/commands/video_command.cpp).
+  if (!sweep.kind.empty() || view == "overlay") {
+    if (size_given) throw Error("--size goes with the window's views: an overlay is the model's input picture at its own size");
+    OverlayChoices overlay{choices, view == "overlay" || !view_given ? "map" : view};
+    state.source = ShownSource::Vit;
+    if (sweep.kind.empty()) {
+      if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+      return run_overlay_still(state, overlay, out, force);
+    }
+    return run_overlay_sweep(state, overlay, sweep, out, force);
+  }
+  if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+  state.vit.prefix_token = 0;
+  state.vit.query_pinned = true;
+  return render_vit(state, view, size, out, force, choices, "", "");
+}
+
+// render --from FILE.json: the document, view and size a sidecar written by an earlier render
+// holds; `sha` the model file's SHA-256 it names (empty for none). Throws Error for a file that
+// is not such a sidecar.
+void read_render_sidecar(const std::string& from, AppState& state, std::string& view, std::array<int, 2>& size, std::string& sha) {
+  std::ifstream f(from);
+  if (!f) throw Error("cannot read '" + from + "'");
+  const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw Error("'" + from + "' is not a JSON settings file");
+  apply_json(j, state);
+  if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
+  // The render entry and the model's hash as render writes them; any other type is refused
+  // in one line (value() would throw nlohmann's type_error; fuzz_render_from found it).
+  const nlohmann::json& render = j["render"];
+  if (!render.is_object()) throw Error("'" + from + "': its \"render\" entry is not an object");
+  if (const auto v = render.find("view"); v != render.end()) {
+    if (!v->is_string()) throw Error("'" + from + "': its render view is not a name");
+    view = v->get<std::string>();
+  }
+  for (const int side : {0, 1})
+    if (const auto v = render.find(side == 0 ? "width" : "height"); v != render.end()) {
+      if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 1000000)
+        throw Error("'" + from + "': its render " + (side == 0 ? "width" : "height") + " is not a number of pixels");
+      size[static_cast<std::size_t>(side)] = static_cast<int>(v->get<std::int64_t>());
+    }
+  if (const auto s = j.find("vit_model_sha256"); s != j.end() && !s->is_string())
+    throw Error("'" + from + "': its vit_model_sha256 is not a SHA-256");
+  sha = j.value("vit_model_sha256", std::string());
+  state.hand_made.query_pinned = true;
+  state.vit.query_pinned = true;
+}
+
+// A view of the hand-made heads (render_view_names()) drawn headless, with its sidecar.
+int render_hand_made(AppState& state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
+                     const std::vector<std::array<int, 2>>& painted) {
   const auto names = render_view_names();
   if (std::find(names.begin(), names.end(), view) == names.end()) {
     std::string all;
@@ -352,6 +311,48 @@ int run_render(const std::vector<std::string>& in) {
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> render_view_names() {
+  std::vector<std::string> names = {"map", "heads"};
+  for (const auto& v : make_teaching_views()) names.emplace_back(v->name());
+  return names;
+}
+
+int run_render(const std::vector<std::string>& in) {
+  std::vector<std::string> args = in;
+  const bool force = take_flag(args, "--force");
+  const std::filesystem::path out = take_option(args, "--out");
+  const std::string from = take_option(args, "--from");
+  if (const std::string model = take_option(args, "--model"); !model.empty()) {  // a real ViT's views
+    if (!from.empty()) throw Error("--from FILE.json takes only --out and --force");
+    return render_model(args, model, out, force);
+  }
+  std::string view = "map";
+  std::array<int, 2> size = {1200, 900};
+  AppState state;
+  std::vector<std::array<int, 2>> painted;
+  if (!from.empty()) {  // everything from a sidecar written by an earlier render
+    if (!args.empty()) throw Error("--from FILE.json takes only --out and --force, got '" + args[0] + "'");
+    std::string sha;
+    read_render_sidecar(from, state, view, size, sha);
+    if (state.source == ShownSource::Vit) {
+      if (state.model_path.empty()) throw Error("'" + from + "' names no model");
+      return render_vit(state, view, size, out, force, ChoiceFlags{}, sha, from);
+    }
+  } else {
+    std::vector<std::pair<std::string, std::string>> extra;
+    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size"}, &extra, QueryDefaults::kLikeTheApp);
+    state = state_from(d);
+    painted = d.painted_cells;
+    for (const auto& [k, v] : extra) {
+      if (k == "--view") view = v;
+      if (k == "--size") size = parse_size(v);
+    }
+  }
+  return render_hand_made(state, view, size, out, force, painted);
 }
 
 int run_figure(const std::vector<std::string>& in) {

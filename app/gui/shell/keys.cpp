@@ -45,7 +45,7 @@ const VitRun* shown_vit(const KeyContext& c) {
 void choose(KeyContext& c, int key) {
   const VitRun* run = shown_vit(c);
   SourceChoice& choice = run ? shown_choice(c.state) : c.state.hand_made;
-  const ChoiceShape shape = run ? ChoiceShape{run->grid(), run->layers(), run->heads(), true}
+  const ChoiceShape shape = run ? vit_choice_shape(*run)
                                 : ChoiceShape{hand_made_source_grid(c.hand_made.grid()), 1, kHeadCount, false};
   if (choice_key(key, choice, shape) == ChoiceKey::Pinned && run == c.vit) c.state.vit_tab = 1;  // the lower panel shows the pins
 }

@@ -62,26 +62,25 @@ void App::draw_source_tabs() {
   shown_tab_ = state_.source;
 }
 
-// The ViT's lower view: the distance plot, the pinned queries, the attention matrix, one row
-// step by step, or the layers' similarity (CKA).
+// The ViT's lower views (vit_views.hpp, lower_views): the distance plot, the pinned queries,
+// the attention matrix, one row step by step, the layers' similarity (CKA).
 void App::draw_vit_lower_tabs() {
   if (!ImGui::BeginTabBar("vit_lower")) return;
-  static const char* const names[] = {"Attention distance", "Pinned queries", "Attention matrix", "Step by step", "Similarity (CKA)"};
   // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
   // next frame, so the tab drawn now must not take the request back.
   const bool asked = shown_vit_lower_ != state_.vit_tab;
-  for (int t = 0; t < 5; ++t) {
+  LowerViewContext context{state_, vit_, state_.vit, vit_map_,
+                           [&] { draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true); }};
+  const auto& views = lower_views();
+  for (int t = 0; t < static_cast<int>(views.size()); ++t) {
+    const LowerView& view = views[static_cast<std::size_t>(t)];
     const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
-    const bool open = ImGui::BeginTabItem(names[t], nullptr, flags);
-    record_widget(std::string("vit_tab:") + names[t]);
+    const bool open = ImGui::BeginTabItem(view.label, nullptr, flags);
+    record_widget(std::string("vit_tab:") + view.name);
     if (!open) continue;
     if (!asked) state_.vit_tab = t;  // chosen by a click
     shown_vit_lower_ = t;
-    if (t == 0) draw_vit_distance_view(state_, vit_, state_.vit);
-    else if (t == 1) draw_pinned_maps(state_, vit_map_);
-    else if (t == 2) draw_vit_matrix_view(state_, vit_, state_.vit);
-    else if (t == 3) draw_vit_step_view(vit_, state_.vit);
-    else draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true);
+    view.draw(context);
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();

@@ -6,19 +6,6 @@
 
 namespace attnlab::app {
 
-int choice_layer(const SourceChoice& c, int layers) { return c.layer < 0 || c.layer >= layers ? layers - 1 : c.layer; }
-
-HeadChoice choice_head(const SourceChoice& c, int heads) {
-  if (c.head.head < 0) return HeadChoice{-1, c.head.fusion};
-  return HeadChoice{std::min(c.head.head, heads - 1), HeadFusion::Mean};
-}
-
-int choice_query(const SourceChoice& c, const SourceGrid& g) {
-  if (c.prefix_token >= 0 && g.prefix > 0) return std::min(c.prefix_token, g.prefix - 1);
-  const int col = std::clamp(c.cell.col, 0, g.cols - 1), row = std::clamp(c.cell.row, 0, g.rows - 1);
-  return g.prefix + row * g.cols + col;
-}
-
 std::string head_choice_label(HeadChoice head) {
   if (head.head >= 0) return "head " + std::to_string(head.head);
   if (head.fusion == HeadFusion::Max) return "max over heads";

@@ -392,33 +392,16 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     ImGui::EndTabItem();
   }
   record_widget("train_tab:runs");
-  if (ImGui::BeginTabItem("Pinned queries")) {
-    if (source.info().ready) draw_pinned_maps(state, source);
-    else ImGui::TextDisabled("No model trained yet.");
-    ImGui::EndTabItem();
+  // The ViT's own lower views (vit_views.hpp, lower_views), on the shown run's latest snapshot;
+  // its similarity view computed again on request while training runs.
+  LowerViewContext context{state, train.vit(), state.train, source, [&] { draw_train_cka(state, runs, train, cka); }};
+  for (const LowerView& view : lower_views()) {
+    if (ImGui::BeginTabItem(view.label)) {
+      view.draw(context);
+      ImGui::EndTabItem();
+    }
+    record_widget(std::string("train_tab:") + view.name);
   }
-  record_widget("train_tab:pinned");
-  // The loaded ViT's own views, on the shown run's latest snapshot.
-  if (ImGui::BeginTabItem("Distance")) {
-    draw_vit_distance_view(state, train.vit(), state.train);
-    ImGui::EndTabItem();
-  }
-  record_widget("train_tab:distance");
-  if (ImGui::BeginTabItem("Matrix")) {
-    draw_vit_matrix_view(state, train.vit(), state.train);
-    ImGui::EndTabItem();
-  }
-  record_widget("train_tab:matrix");
-  if (ImGui::BeginTabItem("Step by step")) {
-    draw_vit_step_view(train.vit(), state.train);
-    ImGui::EndTabItem();
-  }
-  record_widget("train_tab:step");
-  if (ImGui::BeginTabItem("Similarity (CKA)")) {  // computed again on request while training runs
-    draw_train_cka(state, runs, train, cka);
-    ImGui::EndTabItem();
-  }
-  record_widget("train_tab:cka");
   ImGui::EndTabBar();
 }
 

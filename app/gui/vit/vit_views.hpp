@@ -6,10 +6,12 @@
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/state/source_choice.hpp"
 #include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/maps/map_source.hpp"
 #include "app/gui/sessions/vit_session.hpp"
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnlab::app {
@@ -30,5 +32,30 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
 /// The current query's row of one head worked step by step: q_i, the scores, max and Z of the
 /// softmax, and the ten keys with the most weight (VitRun::head_step).
 void draw_vit_step_view(VitSession& vit, const SourceChoice& choice);
+
+/// What a lower view draws: a ViT's pass (the loaded model's session, or a Train run's), that
+/// source's choice in the document (Document::vit, Document::train), its map source (for the
+/// pinned queries), and its similarity view, which is the caller's (its CKA job and request).
+struct LowerViewContext {
+  AppState& state;
+  VitSession& vit;
+  SourceChoice& choice;
+  MapSource& map;
+  std::function<void()> draw_cka;
+};
+
+/// One of the views under a ViT's map, the same in the ViT tab, the Train tab and
+/// `render --model --view vit-NAME`.
+struct LowerView {
+  const char* name;   ///< "distance": the widget's name (vit_tab:NAME, train_tab:NAME) and render's view vit-NAME
+  const char* label;  ///< "Attention distance": the tab's label
+  void (*draw)(LowerViewContext& c);
+};
+
+/// The lower views in the order Document::vit_tab counts them: 0 attention distance, 1 pinned
+/// queries, 2 attention matrix, 3 step by step, 4 similarity (CKA).
+const std::vector<LowerView>& lower_views();
+/// The lower view of that name; null for none.
+const LowerView* find_lower_view(std::string_view name);
 
 }  // namespace attnlab::app

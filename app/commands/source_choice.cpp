@@ -1,0 +1,113 @@
+#include "app/commands/source_choice.hpp"
+
+#include "core/base/error.hpp"
+#include "core/base/parse.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace attnlab::app {
+
+ChoiceShape vit_choice_shape(const AttentionSource& vit) { return ChoiceShape{vit.grid(), vit.layers(), vit.heads(), true}; }
+
+int choice_layer(const SourceChoice& c, int layers) { return c.layer < 0 || c.layer >= layers ? layers - 1 : c.layer; }
+
+HeadChoice choice_head(const SourceChoice& c, int heads) {
+  if (c.head.head < 0) return HeadChoice{-1, c.head.fusion};
+  return HeadChoice{std::min(c.head.head, heads - 1), HeadFusion::Mean};
+}
+
+int choice_query(const SourceChoice& c, const SourceGrid& g) {
+  if (c.prefix_token >= 0 && g.prefix > 0) return std::min(c.prefix_token, g.prefix - 1);
+  const int col = std::clamp(c.cell.col, 0, g.cols - 1), row = std::clamp(c.cell.row, 0, g.rows - 1);
+  return g.prefix + row * g.cols + col;
+}
+
+const char* head_fusion_name(HeadFusion fusion) {
+  return fusion == HeadFusion::Max ? "max" : fusion == HeadFusion::Min ? "min" : "mean";
+}
+
+std::optional<HeadFusion> parse_head_fusion(std::string_view text) {
+  for (const HeadFusion f : {HeadFusion::Mean, HeadFusion::Max, HeadFusion::Min})
+    if (text == head_fusion_name(f)) return f;
+  return std::nullopt;
+}
+
+std::string head_choice_text(HeadChoice head) { return head.head >= 0 ? std::to_string(head.head) : head_fusion_name(head.fusion); }
+
+const std::vector<std::string>& choice_flag_names() {
+  static const std::vector<std::string> names = {"--layer", "--head", "--query"};
+  return names;
+}
+
+namespace {
+
+constexpr int kMany = 1 << 20;  // the most layers, heads, registers a flag may name before the model is known
+
+/// A shape that admits every well-formed choice: read_choice_flag's check of the form alone.
+ChoiceShape any_shape() {
+  ChoiceShape s;
+  s.grid.cols = s.grid.rows = 1 << 30;
+  s.grid.prefix = 1 + kMany;
+  s.layers = s.heads = kMany;
+  s.fusions = true;
+  return s;
+}
+
+std::string upto(int count) { return "0…" + std::to_string(count - 1); }
+
+}  // namespace
+
+SourceChoice parse_source_choice(const ChoiceFlags& given, const ChoiceShape& shape, SourceChoice c) {
+  const auto& names = choice_flag_names();
+  const std::string &layer_flag = names[0], &head_flag = names[1], &query_flag = names[2];
+  if (const std::string& t = given.layer; !t.empty()) {
+    c.layer = parse_int(t, layer_flag, 0, kMany);
+    if (c.layer >= shape.layers) throw Error(layer_flag + " " + t + " is outside the model's layers " + upto(shape.layers));
+  }
+  if (const std::string& t = given.head; !t.empty()) {
+    if (const auto fusion = parse_head_fusion(t)) {
+      if (!shape.fusions) throw Error(head_flag + " " + t + ": this source does not fuse its heads");
+      c.head = HeadChoice{-1, *fusion};
+    } else if (std::isdigit(static_cast<unsigned char>(t[0]))) {
+      c.head = HeadChoice{parse_int(t, head_flag, 0, kMany), HeadFusion::Mean};
+      if (c.head.head >= shape.heads) throw Error(head_flag + " " + t + " is outside the model's heads " + upto(shape.heads));
+    } else {
+      throw Error(head_flag + " must be a head from 0 or mean, max or min, got '" + t + "'");
+    }
+  }
+  if (const std::string& t = given.query; t == "cls") {
+    if (shape.grid.prefix < 1) throw Error(query_flag + " cls: the model has no CLS token");
+    c.prefix_token = 0;
+  } else if (t.starts_with("reg")) {  // regN: register N, token 1 + N
+    const int r = parse_int(t.substr(3), query_flag + " regN", 0, kMany);
+    if (1 + r >= shape.grid.prefix)
+      throw Error(query_flag + " " + t + ": the model has " + std::to_string(std::max(shape.grid.prefix - 1, 0)) + " register token(s)");
+    c.prefix_token = 1 + r;
+  } else if (!t.empty()) {
+    const auto cell = parse_cell(t, query_flag);
+    if (cell[0] >= shape.grid.cols || cell[1] >= shape.grid.rows)
+      throw Error(query_flag + " " + t + " is outside the model's " + std::to_string(shape.grid.cols) + "x" +
+                  std::to_string(shape.grid.rows) + " patch grid");
+    c.cell = {cell[0], cell[1]};
+    c.prefix_token = -1;
+  }
+  return c;
+}
+
+bool read_choice_flag(ChoiceFlags& flags, const std::string& flag, const std::string& value) {
+  ChoiceFlags one;
+  std::string* const slots[] = {&flags.layer, &flags.head, &flags.query};
+  std::string* const ones[] = {&one.layer, &one.head, &one.query};
+  const auto& names = choice_flag_names();
+  const auto at = std::find(names.begin(), names.end(), flag);
+  if (at == names.end()) return false;
+  const auto n = static_cast<std::size_t>(at - names.begin());
+  if (value.empty()) throw Error(flag + " needs a value");
+  *ones[n] = value;
+  parse_source_choice(one, any_shape(), SourceChoice{});  // the form; the model's ranges once it is loaded
+  *slots[n] = value;
+  return true;
+}
+
+}  // namespace attnlab::app
