@@ -143,7 +143,8 @@ class VitTrainer {
   std::int64_t step() const { return step_; }  ///< updates applied so far
 
   const std::vector<VitParam>& params() const { return params_; }
-  /// The parameter named `name` (timm's); throws Error if there is none.
+  /// The parameter named `name` (timm's; a search over the list: for tests and tools, never a step);
+  /// throws Error if there is none.
   const VitParam& param(const std::string& name) const;
   /// The parameter of kind `kind` in block `block` (−1: the whole model's), found by index;
   /// throws Error if the model has none (e.g. fc_norm with token pooling).
