@@ -336,11 +336,25 @@ void for_each_field(State& s, Field&& field) {
   // loaded (their ranges are the model's): app/gui/output/render_commands.cpp, apply_vit_choices.
   choice_fields("vit", s.vit);
   field("vit.tab", s.vit_tab);
-  field("vit.rollout", s.vit_rollout);
-  field("vit.masks", s.vit_masks);
+  field("vit.rollout", s.vit_rollout,
+        FieldUi{.label = "rollout up to this layer (R)",
+                .help = "Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as "
+                        "(A + I)/2, rows renormalized, and the layers multiplied from the first to this one. A mean head "
+                        "fuses by the mean, max and min by those. See docs/MATH.md.",
+                .widget = W::Checkbox});
+  field("vit.masks", s.vit_masks, FieldUi{.label = "DINO masks", .widget = W::Checkbox});
   field("vit.mass", s.vit_mass, Flag<float>{"--mass", kFlagsRenderModel, percent_flag});
-  field("vit.norms", s.vit_norms);
-  field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel});
+  field("vit.norms", s.vit_norms,
+        FieldUi{.label = "token norms ||x|| of this layer (N)",
+                .help = "The length of every output token of this layer, over the image. Trained ViTs without registers "
+                        "grow a few tokens of very large norm in background patches and use them as scratch space "
+                        "(Darcet et al. 2024).",
+                .widget = W::Checkbox});
+  field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel},
+        FieldUi{.label = "bilinear upsampling",
+                .help = "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
+                        "patch centres, prettier but it invents detail finer than a patch.",
+                .widget = W::Checkbox});
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
