@@ -199,6 +199,9 @@ void mask_flag(const std::string& t, const std::string& f, Document& d) {
 
 using W = FieldUi::Widget;
 
+/// The hints of a switch (a checkbox): its label and help.
+FieldUi switch_ui(const char* label, const char* help = "") { return FieldUi{.label = label, .help = help, .widget = W::Checkbox}; }
+
 /// The colour maps' labels for the colormap chooser, the colour-blind safe ones marked.
 std::vector<std::string> colormap_choices() {
   std::vector<std::string> out;
@@ -271,10 +274,9 @@ void attention_fields(State& s, Field& field) {
         FieldUi{.label = "P", .help = "Highest power: P+1 waves per axis, so p has 2(P+1) values (4(P+1) with sine-cosine pairs).",
                 .lo = 0, .hi = 15});
   field("pos.sincos", a.pos.sincos, Flag<bool>{"--sincos", kQuery},
-        FieldUi{.label = "sine-cosine pairs",
-                .help = "Adds cos next to every sin (as in 'Attention Is All You Need'). Then |p|^2 is the same "
-                        "everywhere and p_i^T p_j depends only on the offset between the two patches.",
-                .widget = W::Checkbox});
+        switch_ui("sine-cosine pairs",
+                  "Adds cos next to every sin (as in 'Attention Is All You Need'). Then |p|^2 is the same "
+                  "everywhere and p_i^T p_j depends only on the offset between the two patches."));
   field("pos.lambda", a.pos.lambda, Flag<float>{"--lambda", kQuery},
         FieldUi{.label = "lambda",
                 .help = "The weight of the code appended to q and k in concat mode: every score gains lambda^2 p_i^T p_j.",
@@ -297,16 +299,16 @@ void display_fields(State& s, Field& field) {
                 .choices = {"min-max (each map)", "absolute (0 to max)", "log"}});
   field("display.opacity", s.opacity, Flag<float>{"--opacity", kPicture},
         FieldUi{.label = "opacity", .lo = 0, .hi = 1, .format = "%.2f"});
-  field("display.grid", s.show_grid, FieldUi{.label = "patch grid", .widget = W::Checkbox});
-  field("display.mask_overlay", s.show_mask, FieldUi{.label = "darken masked keys", .widget = W::Checkbox});
+  field("display.grid", s.show_grid, switch_ui("patch grid"));
+  field("display.mask_overlay", s.show_mask, switch_ui("darken masked keys"));
   field("display.zoom", s.zoom);
   field("display.pan", s.pan);
   field("classroom.ui_scale", s.ui_scale, FieldUi{.label = "UI scale", .lo = 0.75, .hi = 3, .format = "%.2f"});
-  field("classroom.presentation", s.presentation, FieldUi{.label = "presentation mode (F5)", .widget = W::Checkbox});
+  field("classroom.presentation", s.presentation, switch_ui("presentation mode (F5)"));
   field("classroom.panels.controls", s.show_controls);
-  field("classroom.panels.heads", s.show_heads, FieldUi{.label = "heads", .widget = W::Checkbox});
-  field("classroom.panels.pinned", s.show_pinned, FieldUi{.label = "pinned", .widget = W::Checkbox});
-  field("classroom.panels.images", s.show_images, FieldUi{.label = "images", .widget = W::Checkbox});
+  field("classroom.panels.heads", s.show_heads, switch_ui("heads"));
+  field("classroom.panels.pinned", s.show_pinned, switch_ui("pinned"));
+  field("classroom.panels.images", s.show_images, switch_ui("images"));
   field("classroom.panels.diagnostics", s.show_diagnostics);
   field("views", s.open_views);
   field("tour_step", s.tour_step);
@@ -337,24 +339,21 @@ void for_each_field(State& s, Field&& field) {
   choice_fields("vit", s.vit);
   field("vit.tab", s.vit_tab);
   field("vit.rollout", s.vit_rollout,
-        FieldUi{.label = "rollout up to this layer (R)",
-                .help = "Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as "
-                        "(A + I)/2, rows renormalized, and the layers multiplied from the first to this one. A mean head "
-                        "fuses by the mean, max and min by those. See docs/MATH.md.",
-                .widget = W::Checkbox});
-  field("vit.masks", s.vit_masks, FieldUi{.label = "DINO masks", .widget = W::Checkbox});
+        switch_ui("rollout up to this layer (R)",
+                  "Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as "
+                  "(A + I)/2, rows renormalized, and the layers multiplied from the first to this one. A mean head "
+                  "fuses by the mean, max and min by those. See docs/MATH.md."));
+  field("vit.masks", s.vit_masks, switch_ui("DINO masks"));
   field("vit.mass", s.vit_mass, Flag<float>{"--mass", kFlagsRenderModel, percent_flag});
   field("vit.norms", s.vit_norms,
-        FieldUi{.label = "token norms ||x|| of this layer (N)",
-                .help = "The length of every output token of this layer, over the image. Trained ViTs without registers "
-                        "grow a few tokens of very large norm in background patches and use them as scratch space "
-                        "(Darcet et al. 2024).",
-                .widget = W::Checkbox});
+        switch_ui("token norms ||x|| of this layer (N)",
+                  "The length of every output token of this layer, over the image. Trained ViTs without registers "
+                  "grow a few tokens of very large norm in background patches and use them as scratch space "
+                  "(Darcet et al. 2024)."));
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel},
-        FieldUi{.label = "bilinear upsampling",
-                .help = "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
-                        "patch centres, prettier but it invents detail finer than a patch.",
-                .widget = W::Checkbox});
+        switch_ui("bilinear upsampling",
+                  "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
+                  "patch centres, prettier but it invents detail finer than a patch."));
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
@@ -368,10 +367,9 @@ void for_each_field(State& s, Field&& field) {
   field("train.probe_photo", s.train_probe_photo);
   field("export_dir", s.export_dir);
   field("export_map_only", s.export_map_only,
-        FieldUi{.label = "map only, for a slide",
-                .help = "F12 saves the map with its colour bar only (no panels), or the whole window. A JSON file of "
-                        "every setting goes beside the picture, and no file is ever overwritten.",
-                .widget = W::Checkbox});
+        switch_ui("map only, for a slide",
+                  "F12 saves the map with its colour bar only (no panels), or the whole window. A JSON file of "
+                  "every setting goes beside the picture, and no file is ever overwritten."));
 }
 
 template <class T>

@@ -83,11 +83,12 @@ void positional_section(AppState& state) {
   const PosSpec& pos = state.attention.pos;
   setting_widget(state, "pos.mode");
   const bool off = pos.mode == PosMode::None;
-  setting_widget(state, "pos.B", {.disabled_why = off ? "The codes are off: B, the base of the code's wavelengths, has no effect." : nullptr});
-  setting_widget(state, "pos.P", {.disabled_why = off ? "The codes are off: P, the number of wavelengths, has no effect." : nullptr});
-  setting_widget(state, "pos.lambda",
-                 {.disabled_why = pos.mode != PosMode::Concat ? "lambda weighs the code appended to q and k: it acts only with 'concat'." : nullptr});
-  setting_widget(state, "pos.sincos", {.disabled_why = off ? "The codes are off: the sine-cosine pairs have no effect." : nullptr});
+  auto when_off = [off](const char* why) { return WidgetPlace{.disabled_why = off ? why : nullptr}; };
+  setting_widget(state, "pos.B", when_off("The codes are off: B, the base of the code's wavelengths, has no effect."));
+  setting_widget(state, "pos.P", when_off("The codes are off: P, the number of wavelengths, has no effect."));
+  const char* no_lambda = "lambda weighs the code appended to q and k: it acts only with 'concat'.";
+  setting_widget(state, "pos.lambda", {.disabled_why = pos.mode != PosMode::Concat ? no_lambda : nullptr});
+  setting_widget(state, "pos.sincos", when_off("The codes are off: the sine-cosine pairs have no effect."));
   ImGui::Text("code length %d", code_length(pos));
 }
 
