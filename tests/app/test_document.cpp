@@ -312,7 +312,7 @@ TEST(DocumentFlags, TheUsageTextListsEveryFlag) {
 // A number as the usage text and the flag's errors write it.
 std::string number_text(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
+  std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
 }
 
@@ -356,7 +356,7 @@ TEST(DocumentFlags, ANumberFlagTakesTheRangeOfItsWidget) {
 }
 
 // Every setting a window offers has a label, and a choice one label per value of its enum.
-TEST(SettingWidgets, EverySettingHasALabelAndOneChoicePerValue) {
+TEST(DocumentWidgets, EverySettingHasALabelAndOneChoicePerValue) {
   const std::vector<std::string> paths = setting_paths();
   EXPECT_GE(paths.size(), 20u);
   const std::map<std::string, std::size_t> counts = {
