@@ -237,7 +237,7 @@ void attention_fields(State& s, Field& field) {
   field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery},
         FieldUi{.label = "pad the last row/column", .widget = W::Checkbox, .choices = {"crop", "pad"}});
   field("temperature", a.temperature, Flag<float>{"--temperature", kQuery},
-        FieldUi{.label = "temperature tau",
+        FieldUi{.label = "temperature",
                 .help = "softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax "
                         "(exercise 12.4): a few keys take all the weight.",
                 .lo = 0.01, .hi = 100, .format = "%.3g", .log = true});

@@ -92,16 +92,13 @@ class PositionalView final : public TeachingView {
 
   // ---- controls: the positional settings, written into the app state (applied next frame)
   void draw_controls(AppState& state) {
-    const WidgetPlace slider{.scope = "positional", .width_em = 7};
-    setting_widget(state, "pos.B", slider);
-    ImGui::SameLine();
+    // One or two lines as the view's width allows: a widget that does not fit goes to the next.
+    const WidgetPlace slider{.scope = "positional", .width_em = 7, .same_line = true};
+    setting_widget(state, "pos.B", {.scope = "positional", .width_em = 7});
     setting_widget(state, "pos.P", slider);
-    ImGui::SameLine();
-    setting_widget(state, "pos.sincos", {.scope = "positional"});
+    setting_widget(state, "pos.sincos", {.scope = "positional", .same_line = true});
     ImGui::TextUnformatted("codes in attention:");
-    ImGui::SameLine();
-    setting_widget(state, "pos.mode", {.scope = "positional", .radio = true, .label = false, .help = false});
-    ImGui::SameLine();
+    setting_widget(state, "pos.mode", {.scope = "positional", .same_line = true, .radio = true, .label = false, .help = false});
     setting_widget(state, "pos.lambda", slider);
   }
 

@@ -73,6 +73,29 @@ bool choice_widget(const std::string& id, const FieldUi& ui, const ChoiceRef& c,
   return true;
 }
 
+// The widget's width (its frame, label and help marker) and, for a slider, a combo or an input,
+// the frame's width, in pixels.
+struct Widths {
+  float frame = 0, whole = 0;
+};
+Widths widths(const SettingRef& s, const WidgetPlace& place) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float box = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x;  // a checkbox's or a radio button's
+  const float label = place.label ? ImGui::CalcTextSize(s.ui.label).x + st.ItemInnerSpacing.x : 0.0f;
+  const float help = place.help && *s.ui.help ? st.ItemSpacing.x + ImGui::CalcTextSize("(?)").x : 0.0f;
+  const bool choice = std::holds_alternative<ChoiceRef>(s.value);
+  if (std::holds_alternative<bool*>(s.value) || (choice && s.ui.widget == FieldUi::Widget::Checkbox))
+    return {0, box + label + help};
+  if (choice && place.radio) {
+    float w = 0;
+    for (const std::string& c : s.ui.choices) w += box + ImGui::CalcTextSize(c.c_str()).x + st.ItemSpacing.x;
+    return {0, w + help};
+  }
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float frame = place.width_em > 0 ? ImGui::GetFontSize() * place.width_em : std::max(avail * 0.3f, avail - label - help);
+  return {frame, frame + label + help};
+}
+
 }  // namespace
 
 std::string setting_widget_name(std::string_view path, const WidgetPlace& place) {
@@ -82,7 +105,11 @@ std::string setting_widget_name(std::string_view path, const WidgetPlace& place)
 bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& place) {
   const SettingRef s = setting_ref(state, path);
   const std::string id = (place.label ? std::string(s.ui.label) : std::string()) + "##" + s.path;
-  if (place.width_em > 0) ImGui::SetNextItemWidth(ImGui::GetFontSize() * place.width_em);
+  if (place.same_line) {
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < widths(s, place).whole) ImGui::NewLine();
+  }
+  if (const float frame = widths(s, place).frame; frame > 0) ImGui::SetNextItemWidth(frame);
   ImGui::BeginDisabled(place.disabled_why != nullptr);
   bool changed = false;
   std::visit(

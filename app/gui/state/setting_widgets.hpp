@@ -15,7 +15,10 @@ struct WidgetPlace {
   /// The widget's rectangle is recorded (app/gui/state/widget_log.hpp) under the setting's path
   /// ("pos.P"), or under "<scope>/<path>" ("positional/pos.P") when a teaching view names itself.
   const char* scope = nullptr;
-  float width_em = 0;      ///< the widget's width in font heights (0: the window's default item width)
+  /// The widget's width in font heights; 0: what the line has left beside its label and help
+  /// marker, at least 30 % of the line.
+  float width_em = 0;
+  bool same_line = false;  ///< on the line of the previous item when it fits there, else on the next
   bool radio = false;      ///< a choice as radio buttons on one line instead of a combo
   bool label = true;       ///< false: no label beside the widget (the view writes its own)
   bool help = true;        ///< the help marker when the field has help text
