@@ -115,14 +115,19 @@ class PermutationView final : public TeachingView {
     if (ImGui::InputInt("##seed", &seed_)) seed_ = std::max(seed_, 0);
     ImGui::SameLine();
     if (ImGui::Button("shuffle again")) seed_ = seed_ < 1 << 30 ? seed_ + 1 : 0;
-    ImGui::SameLine();
+    // "codes:" and "head:" each with its widget, on this line while they fit, else on the next.
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    const WidgetPlace codes{.scope = "permutation", .radio = true, .label = false, .help = false};
+    same_line_if_room(ImGui::CalcTextSize("   codes:").x + gap + setting_widget_width(state, "pos.mode", codes));
     ImGui::TextUnformatted("   codes:");
     ImGui::SameLine();
-    setting_widget(state, "pos.mode", {.scope = "permutation", .radio = true, .label = false, .help = false});
-    ImGui::SameLine();
+    setting_widget(state, "pos.mode", codes);
+    const WidgetPlace head{.scope = "permutation", .width_em = 9, .label = false, .help = false};
+    same_line_if_room(ImGui::CalcTextSize("   head:").x + 2 * gap + setting_widget_width(state, "hand_made.head", head) +
+                      ImGui::CalcTextSize("(?)").x);
     ImGui::TextUnformatted("   head:");
     ImGui::SameLine();
-    setting_widget(state, "hand_made.head", {.scope = "permutation", .width_em = 9, .label = false});
+    setting_widget(state, "hand_made.head", head);
     help_marker(
         "The main head (the image view's). The position and colour+position heads read the code p "
         "themselves, so they depend on the place even with the codes switched off.");

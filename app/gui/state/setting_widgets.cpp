@@ -98,6 +98,10 @@ Widths widths(const SettingRef& s, const WidgetPlace& place) {
 
 }  // namespace
 
+float setting_widget_width(AppState& state, std::string_view path, const WidgetPlace& place) {
+  return widths(setting_ref(state, path), place).whole;
+}
+
 std::string setting_widget_name(std::string_view path, const WidgetPlace& place) {
   return place.scope ? std::string(place.scope) + "/" + std::string(path) : std::string(path);
 }
@@ -105,10 +109,7 @@ std::string setting_widget_name(std::string_view path, const WidgetPlace& place)
 bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& place) {
   const SettingRef s = setting_ref(state, path);
   const std::string id = (place.label ? std::string(s.ui.label) : std::string()) + "##" + s.path;
-  if (place.same_line) {
-    ImGui::SameLine();
-    if (ImGui::GetContentRegionAvail().x < widths(s, place).whole) ImGui::NewLine();
-  }
+  if (place.same_line) same_line_if_room(widths(s, place).whole);
   if (const float frame = widths(s, place).frame; frame > 0) ImGui::SetNextItemWidth(frame);
   ImGui::BeginDisabled(place.disabled_why != nullptr);
   bool changed = false;

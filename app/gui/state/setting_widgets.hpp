@@ -26,6 +26,10 @@ struct WidgetPlace {
   const char* disabled_why = nullptr;
 };
 
+/// The width in pixels that setting_widget(state, path, place) takes on its line (its frame,
+/// label and help marker), for a view that lays out a line of its own.
+float setting_widget_width(AppState& state, std::string_view path, const WidgetPlace& place = {});
+
 /// The name a setting's widget is recorded under: `path`, or "<scope>/<path>".
 std::string setting_widget_name(std::string_view path, const WidgetPlace& place = {});
 
