@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace attnlab::app {
@@ -187,17 +188,6 @@ void cell_flag(const std::string& t, const std::string& f, Cell& v) {
   const auto cell = parse_cell(t, f);
   v = {cell[0], cell[1]};
 }
-// τ and B: > 0, up to a bound (two functions, not a template on a float: clang 14, which the
-// sanitized build uses, has no floating-point template parameters).
-float positive(const std::string& t, const std::string& f, float hi) {
-  const float x = parse_float(t, f, 0.0f, hi);
-  if (!(x > 0.0f)) throw Error(f + " must be > 0, got " + t);
-  return x;
-}
-void temperature_flag(const std::string& t, const std::string& f, float& v) { v = positive(t, f, 1e30f); }
-void base_flag(const std::string& t, const std::string& f, float& v) { v = positive(t, f, 1e6f); }
-void lambda_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, -1e6f, 1e6f); }
-void unit_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, 0.0f, 1.0f); }
 void percent_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, 0.0f, 100.0f) / 100.0f; }
 void mask_flag(const std::string& t, const std::string& f, Document& d) {
   ParsedMask m;
@@ -210,13 +200,132 @@ void mask_flag(const std::string& t, const std::string& f, Document& d) {
   d.painted_cells = std::move(m.painted_cells);
 }
 
-/// Calls `field(path, value[, flag])` for every saved setting of `s` (Document or const
+using W = FieldUi::Widget;
+
+/// The hints of a switch (a checkbox): its label and help.
+FieldUi switch_ui(const char* label, const char* help = "") { return FieldUi{.label = label, .help = help, .widget = W::Checkbox}; }
+
+/// The colour maps' labels for the colormap chooser, the colour-blind safe ones marked.
+std::vector<std::string> colormap_choices() {
+  std::vector<std::string> out;
+  for (int c = 0; c < kColormapCount; ++c) {
+    const auto map = static_cast<Colormap>(c);
+    out.emplace_back(colormap_name(map));
+    if (colormap_is_colour_blind_safe(map)) out.back() += "  (colour-blind safe)";
+  }
+  return out;
+}
+std::vector<std::string> head_choices() {
+  std::vector<std::string> out;
+  for (int h = 0; h < kHeadCount; ++h) out.emplace_back(head_name(static_cast<HeadKind>(h)));
+  return out;
+}
+
+/// A setting saved by name: `v` with its names (see Named).
+template <class T>
+Named<T> named(T& v, std::string (*name)(const Plain<T>&), void (*parse)(const std::string&, Plain<T>&)) {
+  return Named<T>{v, name, parse};
+}
+
+/// The field table's first part (for_each_field): the photo, the attention math (core
+/// Settings) and the hand-made heads' choice.
+template <class State, class Field>
+void attention_fields(State& s, Field& field) {
+  auto& a = s.attention;
+  field("image", s.image_path, Flag<std::filesystem::path>{"--image", kQuery | kFlagsRenderModel, path_flag});
+  field("patch", a.patch, Flag<int>{"--patch", kQuery},
+        FieldUi{.label = "patch size K",
+                .help = "Each K x K patch of the photo is one token (fig. 26.2). Smaller K: more tokens N, and N^2 weights in A.",
+                .lo = 1, .hi = 1 << 20, .format = "%d px", .drag_lo = kMinPatchSize, .drag_hi = kMaxPatchSize});
+  field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery},
+        FieldUi{.label = "pad the last row/column", .widget = W::Checkbox, .choices = {"crop", "pad"}});
+  field("temperature", a.temperature, Flag<float>{"--temperature", kQuery},
+        FieldUi{.label = "temperature",
+                .help = "softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax "
+                        "(exercise 12.4): a few keys take all the weight.",
+                .lo = 0.01, .hi = 100, .format = "%.3g", .log = true});
+  field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery, seed_flag});
+  // The hand-made heads' choice (one layer; heads 0 … 5, as HeadKind): --head and --query.
+  field("hand_made.layer", s.hand_made.layer);
+  field("hand_made.head", s.hand_made.head, Flag<HeadChoice>{"--head", kQuery, hand_made_head_flag},
+        FieldUi{.label = "head", .widget = W::Combo, .choices = head_choices()});
+  field("hand_made.token", s.hand_made.prefix_token);
+  field("hand_made.cell", s.hand_made.cell, Flag<Cell>{"--query", kQuery, cell_flag});
+  field("hand_made.query_pinned", s.hand_made.query_pinned);
+  field("hand_made.pins", s.hand_made.pins);
+  field("mask.kind", named(a.mask.kind, mask_field_name, parse_mask_field), FlagTo<State>{"--mask", kQuery, s, mask_flag},
+        FieldUi{.label = "mask",
+                .help = "Section 26.10: masked weights are exactly 0 and each row's remaining weights sum to 1. Causal "
+                        "masks follow the raster order of the tokens.",
+                .widget = W::Combo,
+                .choices = {"none", "causal (j <= i)", "strict (j < i)", "local window", "random drop", "painted"}});
+  field("mask.radius", a.mask.radius, FieldUi{.label = "radius (patches)", .lo = 0, .hi = 20});
+  field("mask.ratio", a.mask.ratio, FieldUi{.label = "drop ratio", .lo = 0, .hi = 1, .format = "%.2f"});
+  field("mask.seed", a.mask.seed, FieldUi{.label = "mask seed", .lo = 0, .hi = 2147483647, .widget = W::Input});
+  field("mask.painted", a.mask.painted);
+  field("pos.mode", named(a.pos.mode, pos_field_name, parse_pos_field), Flag<PosMode>{"--pos", kQuery},
+        FieldUi{.label = "codes",
+                .help = "Eqs. 26.38-26.40: p = [sin(x), sin(x/B), ..., sin(x/B^P)] for the column x and the row y. "
+                        "Concat appends lambda p to every query and key (q' = [q; lambda p]); add maps p to the token "
+                        "width and adds it before W_q, W_k, W_v (as a ViT does).",
+                .widget = W::Combo,
+                .choices = {"none", "concat", "add (ViT)"}});
+  field("pos.B", a.pos.B, Flag<float>{"--base", kQuery},
+        FieldUi{.label = "B", .help = "Base of the wavelengths: dimension k divides the coordinate by B^k (eq. 26.38).",
+                .lo = 1.1, .hi = 10, .format = "%.2f"});
+  field("pos.P", a.pos.P, Flag<int>{"--power", kQuery},
+        FieldUi{.label = "P", .help = "Highest power: P+1 waves per axis, so p has 2(P+1) values (4(P+1) with sine-cosine pairs).",
+                .lo = 0, .hi = 15});
+  field("pos.sincos", a.pos.sincos, Flag<bool>{"--sincos", kQuery},
+        switch_ui("sine-cosine pairs",
+                  "Adds cos next to every sin (as in 'Attention Is All You Need'). Then |p|^2 is the same "
+                  "everywhere and p_i^T p_j depends only on the offset between the two patches."));
+  field("pos.lambda", a.pos.lambda, Flag<float>{"--lambda", kQuery},
+        FieldUi{.label = "lambda",
+                .help = "The weight of the code appended to q and k in concat mode: every score gains lambda^2 p_i^T p_j.",
+                .lo = 0, .hi = 4, .format = "%.2f"});
+  field("custom.W_q", a.custom.W_q);
+  field("custom.W_k", a.custom.W_k);
+}
+
+/// The field table's second part (for_each_field): the display, the classroom, the views.
+template <class State, class Field>
+void display_fields(State& s, Field& field) {
+  field("display.colormap", named(s.colormap, colormap_field_name, parse_colormap_field), Flag<Colormap>{"--colormap", kPicture},
+        FieldUi{.label = "colormap", .widget = W::Combo, .choices = colormap_choices()});
+  field("display.normalization", named(s.normalization, norm_field_name, parse_norm_field),
+        Flag<Normalization>{"--normalization", kPicture},
+        FieldUi{.label = "scale",
+                .help = "At tau = 1 a row is nearly flat (max/min about 1.2 for the colour head), so min-max stretches "
+                        "each map between its own extremes. Absolute shows how flat it really is.",
+                .widget = W::Combo,
+                .choices = {"min-max (each map)", "absolute (0 to max)", "log"}});
+  field("display.opacity", s.opacity, Flag<float>{"--opacity", kPicture},
+        FieldUi{.label = "opacity", .lo = 0, .hi = 1, .format = "%.2f"});
+  field("display.grid", s.show_grid, switch_ui("patch grid"));
+  field("display.mask_overlay", s.show_mask, switch_ui("darken masked keys"));
+  field("display.zoom", s.zoom);
+  field("display.pan", s.pan);
+  field("classroom.ui_scale", s.ui_scale, FieldUi{.label = "UI scale", .lo = 0.75, .hi = 3, .format = "%.2f"});
+  field("classroom.presentation", s.presentation, switch_ui("presentation mode (F5)"));
+  field("classroom.panels.controls", s.show_controls);
+  field("classroom.panels.heads", s.show_heads, switch_ui("heads"));
+  field("classroom.panels.pinned", s.show_pinned, switch_ui("pinned"));
+  field("classroom.panels.images", s.show_images, switch_ui("images"));
+  field("classroom.panels.diagnostics", s.show_diagnostics);
+  field("views", s.open_views);
+  field("tour_step", s.tour_step);
+}
+
+/// Calls `field(path, value[, flag][, ui])` for every saved setting of `s` (Document or const
 /// Document), `value` a reference to the member or a Named wrapper around it, `flag` a Flag or
-/// FlagTo when the command line sets it.
+/// FlagTo when the command line sets it, `ui` a FieldUi when a window offers it
+/// (app/gui/state/setting_widgets.hpp). A number's flag without a parse of its own reads the
+/// range of the field's FieldUi: the widget and the flag take the same numbers.
 template <class State, class Field>
 void for_each_field(State& s, Field&& field) {
-  auto& a = s.attention;
-  auto named = [](auto& v, auto name, auto parse) { return Named<std::remove_reference_t<decltype(v)>>{v, name, parse}; };
+  attention_fields(s, field);
+  display_fields(s, field);
   // A source's choice with no flags of its own, under `prefix` ("vit", "train").
   auto choice_fields = [&](const std::string& prefix, auto& c) {
     field(prefix + ".layer", c.layer);
@@ -226,58 +335,28 @@ void for_each_field(State& s, Field&& field) {
     field(prefix + ".query_pinned", c.query_pinned);
     field(prefix + ".pins", c.pins);
   };
-  field("image", s.image_path, Flag<std::filesystem::path>{"--image", kQuery | kFlagsRenderModel, path_flag});
-  field("patch", a.patch, Flag<int>{"--patch", kQuery, int_flag<1, 1 << 20>});
-  field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery});
-  field("temperature", a.temperature, Flag<float>{"--temperature", kQuery, temperature_flag});
-  field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery, seed_flag});
-  // The hand-made heads' choice (one layer; heads 0 … 5, as HeadKind): --head and --query.
-  field("hand_made.layer", s.hand_made.layer);
-  field("hand_made.head", s.hand_made.head, Flag<HeadChoice>{"--head", kQuery, hand_made_head_flag});
-  field("hand_made.token", s.hand_made.prefix_token);
-  field("hand_made.cell", s.hand_made.cell, Flag<Cell>{"--query", kQuery, cell_flag});
-  field("hand_made.query_pinned", s.hand_made.query_pinned);
-  field("hand_made.pins", s.hand_made.pins);
-  field("mask.kind", named(a.mask.kind, mask_field_name, parse_mask_field), FlagTo<State>{"--mask", kQuery, s, mask_flag});
-  field("mask.radius", a.mask.radius);
-  field("mask.ratio", a.mask.ratio);
-  field("mask.seed", a.mask.seed);
-  field("mask.painted", a.mask.painted);
-  field("pos.mode", named(a.pos.mode, pos_field_name, parse_pos_field), Flag<PosMode>{"--pos", kQuery});
-  field("pos.B", a.pos.B, Flag<float>{"--base", kQuery, base_flag});
-  field("pos.P", a.pos.P, Flag<int>{"--power", kQuery, int_flag<0, 30>});
-  field("pos.sincos", a.pos.sincos, Flag<bool>{"--sincos", kQuery});
-  field("pos.lambda", a.pos.lambda, Flag<float>{"--lambda", kQuery, lambda_flag});
-  field("custom.W_q", a.custom.W_q);
-  field("custom.W_k", a.custom.W_k);
-  field("display.colormap", named(s.colormap, colormap_field_name, parse_colormap_field), Flag<Colormap>{"--colormap", kPicture});
-  field("display.normalization", named(s.normalization, norm_field_name, parse_norm_field),
-        Flag<Normalization>{"--normalization", kPicture});
-  field("display.opacity", s.opacity, Flag<float>{"--opacity", kPicture, unit_flag});
-  field("display.grid", s.show_grid);
-  field("display.mask_overlay", s.show_mask);
-  field("display.zoom", s.zoom);
-  field("display.pan", s.pan);
-  field("classroom.ui_scale", s.ui_scale);
-  field("classroom.presentation", s.presentation);
-  field("classroom.panels.controls", s.show_controls);
-  field("classroom.panels.heads", s.show_heads);
-  field("classroom.panels.pinned", s.show_pinned);
-  field("classroom.panels.images", s.show_images);
-  field("classroom.panels.diagnostics", s.show_diagnostics);
-  field("views", s.open_views);
-  field("tour_step", s.tour_step);
   field("source", named(s.source, source_field_name, parse_source_field));
   field("vit.model", s.model_path);
   // The ViT's choice. render --model's --layer, --head and --query set it once the model is
   // loaded (their ranges are the model's): parse_source_choice (app/commands/source_choice.hpp).
   choice_fields("vit", s.vit);
   field("vit.tab", s.vit_tab);
-  field("vit.rollout", s.vit_rollout);
-  field("vit.masks", s.vit_masks);
+  field("vit.rollout", s.vit_rollout,
+        switch_ui("rollout up to this layer (R)",
+                  "Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as "
+                  "(A + I)/2, rows renormalized, and the layers multiplied from the first to this one. A mean head "
+                  "fuses by the mean, max and min by those. See docs/MATH.md."));
+  field("vit.masks", s.vit_masks, switch_ui("DINO masks"));
   field("vit.mass", s.vit_mass, Flag<float>{"--mass", kFlagsRenderModel, percent_flag});
-  field("vit.norms", s.vit_norms);
-  field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel});
+  field("vit.norms", s.vit_norms,
+        switch_ui("token norms ||x|| of this layer (N)",
+                  "The length of every output token of this layer, over the image. Trained ViTs without registers "
+                  "grow a few tokens of very large norm in background patches and use them as scratch space "
+                  "(Darcet et al. 2024)."));
+  field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel},
+        switch_ui("bilinear upsampling",
+                  "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
+                  "patch centres, prettier but it invents detail finer than a patch."));
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
@@ -290,7 +369,10 @@ void for_each_field(State& s, Field&& field) {
   field("train.probe", s.train_probe);
   field("train.probe_photo", s.train_probe_photo);
   field("export_dir", s.export_dir);
-  field("export_map_only", s.export_map_only);
+  field("export_map_only", s.export_map_only,
+        switch_ui("map only, for a slide",
+                  "F12 saves the map with its colour bar only (no panels), or the whole window. A JSON file of "
+                  "every setting goes beside the picture, and no file is ever overwritten."));
 }
 
 template <class T>
@@ -324,6 +406,21 @@ template <class T>
 struct is_flag_to : std::false_type {};
 template <class T>
 struct is_flag_to<FlagTo<T>> : std::true_type {};
+template <class T>
+struct is_flag : is_flag_to<T> {};
+template <class T>
+struct is_flag<Flag<T>> : std::true_type {};
+
+/// The FieldUi among a field's extras (its flag, its hints), or null.
+template <class... A>
+const FieldUi* ui_among(const A&... extras) {
+  const FieldUi* ui = nullptr;
+  [[maybe_unused]] auto pick = [&](const auto& e) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(e)>, FieldUi>) ui = &e;
+  };
+  (pick(extras), ...);
+  return ui;
+}
 
 /// What the command line does with one flag of the table.
 struct FlagParser {
@@ -333,14 +430,17 @@ struct FlagParser {
   std::function<void(const std::string& text)> set;  ///< throws Error naming the flag
 };
 
-/// The flags of the table over `d`, each bound to its field of `d`.
+/// The flags of the table over `d`, each bound to its field of `d`. A number's flag without a
+/// parse of its own takes the range of the field's FieldUi (the widget's numbers).
 std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
   std::vector<std::pair<std::string, FlagParser>> out;
-  for_each_field(d, [&](const std::string& path, auto&& value, const auto&... flags) {
-    if constexpr (sizeof...(flags) == 1) {
-      ([&](const auto& f) {
-        using F = std::remove_cvref_t<decltype(f)>;
+  for_each_field(d, [&](const std::string& path, auto&& value, const auto&... extras) {
+    const FieldUi* ui = ui_among(extras...);
+    [[maybe_unused]] auto add = [&](const auto& f) {
+      using F = std::remove_cvref_t<decltype(f)>;
+      if constexpr (is_flag<F>::value) {
         const std::string name = f.name;
+        using V = std::remove_cvref_t<decltype(value)>;
         FlagParser p{path, f.commands, true, {}};
         if constexpr (is_flag_to<F>::value) {
           p.set = [&target = f.target, parse = f.parse, name](const std::string& t) { parse(t, name, target); };
@@ -355,15 +455,24 @@ std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
           };
         } else if (f.parse) {
           p.set = [&target = value, parse = f.parse, name](const std::string& t) { parse(t, name, target); };
-        } else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, bool>) {
+        } else if constexpr (std::is_same_v<V, bool>) {
           p.takes_value = false;  // a switch
           p.set = [&target = value](const std::string&) { target = true; };
+        } else if constexpr (std::is_same_v<V, int> || std::is_same_v<V, float>) {
+          if (!ui) throw Error("internal: the flag " + name + " has no parse and its field no range");
+          p.set = [&target = value, lo = ui->lo, hi = ui->hi, name](const std::string& t) {
+            if constexpr (std::is_same_v<V, int>)
+              target = parse_int(t, name, static_cast<int>(lo), static_cast<int>(hi));
+            else
+              target = parse_float(t, name, static_cast<float>(lo), static_cast<float>(hi));
+          };
         } else {
           throw Error("internal: the flag " + name + " has no parse");
         }
         out.emplace_back(name, std::move(p));
-      }(flags), ...);
-    }
+      }
+    };
+    (add(extras), ...);
   });
   return out;
 }
@@ -464,6 +573,41 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
   if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;
   if (!(s.zoom >= 0.1f && s.zoom <= 64.0f)) s.zoom = 1.0f;
   out = std::move(s);
+}
+
+SettingRef setting_ref(Document& d, std::string_view path) {
+  std::optional<SettingRef> found;
+  for_each_field(d, [&](const std::string& p, auto&& value, const auto&... extras) {
+    if (found || p != path) return;
+    const FieldUi* ui = ui_among(extras...);
+    if (!ui) throw Error("internal: the setting '" + p + "' has no UI hints in the field table");
+    using V = std::remove_cvref_t<decltype(value)>;
+    SettingRef r{p, *ui, {}};
+    if constexpr (std::is_same_v<V, int> || std::is_same_v<V, float> || std::is_same_v<V, bool> ||
+                  std::is_same_v<V, std::uint32_t>) {
+      r.value = &value;
+    } else if constexpr (std::is_same_v<V, HeadChoice>) {  // a hand-made head by its number
+      r.value = ChoiceRef{[&value] { return value.head; }, [&value](int h) { value = HeadChoice{h, HeadFusion::Mean}; }};
+    } else if constexpr (requires { value.parse; }) {  // an enum (or the run) by its number
+      auto& v = value.value;
+      using E = std::remove_cvref_t<decltype(v)>;
+      r.value = ChoiceRef{[&v] { return static_cast<int>(v); }, [&v](int n) { v = static_cast<E>(n); }};
+    } else {
+      throw Error("internal: the setting '" + p + "' has no widget for its type");
+    }
+    found = std::move(r);
+  });
+  if (!found) throw Error("internal: no setting '" + std::string(path) + "' in the field table");
+  return *found;
+}
+
+std::vector<std::string> setting_paths() {
+  Document d;
+  std::vector<std::string> out;
+  for_each_field(d, [&](const std::string& p, auto&&, const auto&... extras) {
+    if (ui_among(extras...)) out.push_back(p);
+  });
+  return out;
 }
 
 std::vector<DocumentFlag> document_flags() {

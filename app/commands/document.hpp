@@ -12,14 +12,21 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace attnlab::app {
+
+/// The patch sizes K (pixels) the patch slider and the [ and ] keys span; the setting itself
+/// (and --patch) takes 1 … 2^20, bounded by the image.
+inline constexpr int kMinPatchSize = 4, kMaxPatchSize = 128;
 
 /// A patch in grid coordinates (col, row), 0-based from the top left.
 struct Cell {
@@ -135,6 +142,46 @@ void apply_json(const nlohmann::json& j, Document& d);
 /// `j` with the keys of settings saved before issue 28 moved to where the document keeps them
 /// now (and their values translated); keys already in the new places win.
 nlohmann::json migrate_json(const nlohmann::json& j);
+
+/// How a window shows one setting of the field table (document.cpp, for_each_field): the widget
+/// that app/gui/state/setting_widgets.hpp draws from it, and for a number the range that both the
+/// widget and the setting's command-line flag accept (the same numbers, written once).
+struct FieldUi {
+  enum class Widget {
+    Slider,    ///< a number on a slider from lo to hi
+    Input,     ///< a number typed (a seed)
+    Checkbox,  ///< a bool, or a choice of two (checked: the second)
+    Combo,     ///< a choice from a list (`choices`); Radio in a view that asks for it
+  };
+  const char* label = "";        ///< the widget's label, the same wherever it is drawn
+  const char* help = "";         ///< the help marker's text beside it ("": none)
+  double lo = 0, hi = 0;         ///< a number's range: the widget's and the flag's
+  const char* format = "";       ///< printf format of a number on a slider ("%d px", "%.2f"); "": ImGui's
+  bool log = false;              ///< a logarithmic slider
+  double drag_lo = 0, drag_hi = 0;  ///< a slider's span when narrower than lo … hi (0, 0: lo … hi)
+  Widget widget = Widget::Slider;
+  std::vector<std::string> choices = {};  ///< a choice's labels, by the value's number (enum order)
+};
+
+/// A choice setting (an enum, a head) as its number: choices[get()] is the current label.
+struct ChoiceRef {
+  std::function<int()> get;
+  std::function<void(int)> set;
+};
+
+/// One setting of a document that has UI hints: its JSON path, its hints, and its value.
+struct SettingRef {
+  std::string path;
+  FieldUi ui;
+  std::variant<int*, float*, bool*, std::uint32_t*, ChoiceRef> value;
+};
+
+/// The setting at JSON path `path` ("pos.P") of `d`, pointing into `d`. Throws Error for a path
+/// the field table lacks or one it gives no UI hints.
+SettingRef setting_ref(Document& d, std::string_view path);
+
+/// The JSON paths of every setting with UI hints, in the table's order.
+std::vector<std::string> setting_paths();
 
 /// The commands that take a field's flag (a bit each; a flag lists the commands it belongs to).
 enum FlagCommand : unsigned {

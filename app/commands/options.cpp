@@ -69,17 +69,17 @@ Usage:
 
 Options of row:
   --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file
-  --patch K             patch size in pixels (default 16)
+  --patch K             patch size in pixels, 1..1048576 and at most the image's side (default 16)
   --query COL,ROW       the query patch, column and row from 0 at the top left
   --head NAME|H         colour (default, fig. 26.12), position, colour+position, texture,
                         random, custom; or their numbers 0 … 5 (counted from 0)
   --mask MASK           none (default), causal (j <= i), strict (j < i), window:R,
                         random:RATIO[:SEED], painted:C,R;C,R;...
   --pos MODE            positional codes: none (default), concat (q' = [q; lambda p]), add
-  --temperature T       tau > 0 (default 1): softmax(Q K^T / (tau sqrt(m)))
-  --lambda L            weight of the concatenated code (default 1)
-  --base B              code base B of sin(x / B^k) (default 2)
-  --power P             highest power P (default 7): 2(P+1) code values
+  --temperature T       tau, 0.01..100 (default 1): softmax(Q K^T / (tau sqrt(m)))
+  --lambda L            weight of the concatenated code, 0..4 (default 1)
+  --base B              code base B of sin(x / B^k), 1.1..10 (default 2)
+  --power P             highest power P, 0..15 (default 7): 2(P+1) code values
   --sincos              sine-cosine pairs instead of sines
   --edge crop|pad       what to do with pixels past the last whole patch (default crop)
   --seed S              seed of the random projections (default 7)

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -341,6 +343,84 @@ TEST(CommandFlags, VitAndTrainTablesAreInTheirUsageAndRefuseWhatTheyDoNotKnow) {
       refused({f.flag + "x"}, "unknown option '" + f.flag + "x' of attnlab " + c.name);
     }
   }
+}
+
+// A number as the usage text and the flag's errors write it.
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// Issue 39: a number's flag takes the range its widget offers, both read from the field
+// table's FieldUi, and the usage text says the same numbers.
+TEST(DocumentFlags, ANumberFlagTakesTheRangeOfItsWidget) {
+  const std::string text = usage();
+  std::set<std::string> checked;
+  for (const DocumentFlag& f : document_flags()) {
+    Document d;
+    SettingRef s;
+    try {
+      s = setting_ref(d, f.path);
+    } catch (const Error&) {
+      continue;  // a field no window offers
+    }
+    int* i = std::get_if<int*>(&s.value) ? *std::get_if<int*>(&s.value) : nullptr;
+    float* x = std::get_if<float*>(&s.value) ? *std::get_if<float*>(&s.value) : nullptr;
+    if (!i && !x) continue;
+    ASSERT_LT(s.ui.lo, s.ui.hi) << f.flag;
+    const auto command = static_cast<FlagCommand>(f.commands & -f.commands);
+    for (const double v : {s.ui.lo, s.ui.hi}) {
+      parse_document_flags({f.flag, number_text(v)}, command, d, {}, nullptr);
+      EXPECT_DOUBLE_EQ(i ? static_cast<double>(*i) : static_cast<double>(*x), static_cast<double>(i ? v : static_cast<float>(v)))
+          << f.flag << " " << v;
+    }
+    const double step = i ? 1.0 : std::max(std::abs(s.ui.hi), 1.0) * 0.01;
+    for (const double v : {s.ui.lo - step, s.ui.hi + step}) {
+      Document e;
+      EXPECT_THROW(parse_document_flags({f.flag, number_text(v)}, command, e, {}, nullptr), Error) << f.flag << " " << v;
+    }
+    const std::string range = number_text(s.ui.lo) + ".." + number_text(s.ui.hi);
+    const auto line = text.find("  " + f.flag + " ");
+    ASSERT_NE(line, std::string::npos) << f.flag;
+    EXPECT_NE(text.substr(line, text.find('\n', line) - line).find(range), std::string::npos)
+        << f.flag << ": the usage text does not say its range " << range;
+    checked.insert(f.flag);
+  }
+  for (const char* flag : {"--patch", "--temperature", "--base", "--power", "--lambda", "--opacity"})
+    EXPECT_TRUE(checked.count(flag)) << flag << " takes no range from the field table";
+}
+
+// Every setting a window offers has a label, and a choice one label per value of its enum.
+TEST(DocumentWidgets, EverySettingHasALabelAndOneChoicePerValue) {
+  const std::vector<std::string> paths = setting_paths();
+  EXPECT_GE(paths.size(), 20u);
+  const std::map<std::string, std::size_t> counts = {
+      {"mask.kind", kMaskKindCount}, {"pos.mode", 3}, {"edge", 2}, {"display.colormap", kColormapCount},
+      {"display.normalization", kNormalizationCount}, {"hand_made.head", kHeadCount}};
+  for (const std::string& path : paths) {
+    Document d;
+    const SettingRef s = setting_ref(d, path);
+    EXPECT_EQ(s.path, path);
+    EXPECT_GT(std::string(s.ui.label).size(), 0u) << path;
+    if (const auto* c = std::get_if<ChoiceRef>(&s.value)) {
+      ASSERT_TRUE(counts.count(path)) << path << ": a choice the test does not know";
+      ASSERT_EQ(s.ui.choices.size(), counts.at(path)) << path;
+      for (int k = 0; k < static_cast<int>(s.ui.choices.size()); ++k) {
+        c->set(k);
+        EXPECT_EQ(c->get(), k) << path;
+        Document back;
+        apply_json(to_json(d), back);  // every value has a name in the JSON
+        EXPECT_EQ(to_json(back), to_json(d)) << path << " " << k;
+      }
+    }
+  }
+  Document d;
+  const SettingRef mode = setting_ref(d, "pos.mode");
+  for (int k = 0; k < 3; ++k)  // one name per mode: the widget's label starts with the flag's
+    EXPECT_EQ(mode.ui.choices[static_cast<std::size_t>(k)].rfind(pos_mode_name(static_cast<PosMode>(k)), 0), 0u);
+  EXPECT_THROW(setting_ref(d, "vit.recent"), Error);  // no widget
+  EXPECT_THROW(setting_ref(d, "no.such"), Error);
 }
 
 }  // namespace

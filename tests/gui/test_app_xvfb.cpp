@@ -599,9 +599,9 @@ TEST(AppUnderXvfb, AClickIsDrawnAtOnceWithoutAnotherEvent) {
   const auto [start, start_png] = app.export_view();
   ASSERT_TRUE(start.at("display").at("grid").get<bool>()) << "the grid is drawn at first";
   const auto& widgets = start.at("widgets");
-  ASSERT_TRUE(widgets.contains("grid")) << "no patch grid checkbox";
+  ASSERT_TRUE(widgets.contains("display.grid")) << "no patch grid checkbox";
   ASSERT_TRUE(widgets.contains("image_canvas"));
-  const auto [gx, gy] = centre_of(widgets.at("grid"));
+  const auto [gx, gy] = centre_of(widgets.at("display.grid"));
   app.xdotool("mousemove --window " + std::to_string(window) + " " + std::to_string(static_cast<int>(gx)) + " " +
               std::to_string(static_cast<int>(gy)));
   // The export's toast asks for frames while it shows (4 s): the window is idle after it.

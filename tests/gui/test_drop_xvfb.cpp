@@ -79,7 +79,7 @@ TEST(AppUnderXvfb, AnExportWhileAPatchSizeThatDoesNotFitIsHeldDescribesTheMapDra
   ASSERT_NE(window, 0u) << app.log();
   const auto [start, start_png] = app.export_view();
   ASSERT_EQ(start.at("grid").at("K"), 16);
-  const auto k = start.at("widgets").at("patch_size");  // the slider, then its label
+  const auto k = start.at("widgets").at("patch");  // the slider, then its label
   const int y = static_cast<int>(k[1].get<float>() + k[3].get<float>() * 0.5f);
   const std::string w = std::to_string(window);
   app.xdotool("mousemove --window " + w + " " + std::to_string(static_cast<int>(k[0].get<float>()) + 4) + " " +

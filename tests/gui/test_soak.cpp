@@ -284,8 +284,9 @@ class Monkey {
   }
   // Sliders are recorded with their label; the slider itself is the left part.
   static bool slider(const std::string& name) {
-    static const std::set<std::string> sliders = {"patch_size", "temperature", "opacity",    "pos_B",   "pos_P",
-                                                  "pos_lambda", "mask_radius", "mask_ratio", "ui_scale"};
+    static const std::set<std::string> sliders = {"patch",      "temperature", "display.opacity", "pos.B",
+                                                  "pos.P",      "pos.lambda",  "mask.radius",     "mask.ratio",
+                                                  "classroom.ui_scale"};
     return sliders.count(name) > 0;
   }
 
@@ -387,7 +388,7 @@ class Monkey {
         break;  // the others another time: every drag changes what covers what
     // Small patches (K = 4: 15 000 tokens on the safari photo) slow every frame and every
     // drop down; a teacher shows them and goes back to a larger K.
-    if (const auto* k = widget("patch_size"); k && patch_ < 10 && chance(0.8)) {
+    if (const auto* k = widget("patch"); k && patch_ < 10 && chance(0.8)) {
       bring_to_front(k->first);
       move(k->second.x + k->second.w * 0.6f * std::uniform_real_distribution<float>(0.2f, 0.9f)(rng_),
            k->second.y + k->second.h * 0.5f);
@@ -492,7 +493,7 @@ class Monkey {
     const auto [x, y] = inside(r);
     move(x, y);
     click(1);
-    const bool list = name == "mask" || name == "pos_mode" || name == "colormap" || name == "normalization" ||
+    const bool list = name == "mask.kind" || name == "pos.mode" || name == "display.colormap" || name == "display.normalization" ||
                       (name.rfind("menu:", 0) == 0 && name.find('/') == std::string::npos);
     if (list && chance(0.75)) {  // a combo or menu opened: pick one of its entries below it
       sleep(0.08);               // the popup appears a frame or two after the click
@@ -608,8 +609,8 @@ class Monkey {
       tally.add("drag on photo");
     } else if (kind < 80) {  // along a slider or a W_q / W_k row
       static const std::vector<std::string> sliders = {
-          "patch_size", "temperature", "opacity",     "pos_B",      "pos_P",   "pos_lambda",
-          "W_q:",       "W_k:",        "mask_radius", "mask_ratio", "ui_scale"};
+          "patch", "temperature", "display.opacity", "pos.B",      "pos.P",      "pos.lambda",
+          "W_q:",  "W_k:",        "mask.radius",     "mask.ratio", "classroom.ui_scale"};
       const auto* w = widget(sliders[pick(sliders.size())]);
       if (!w) return random_click(tally);
       Rect r = w->second;

@@ -269,7 +269,7 @@ class CostView final : public TeachingView {
       ImGui::SetTooltip("Entropy H = -sum_j a_ij log a_ij (nats). A uniform row over the %d kept keys has H = log %d = %.3f;\n"
                         "a one-hot row has H = 0. exp(H) reads as the number of keys the query effectively averages.",
                         kept_, kept_, logN);
-    temperature_slider(state, "temperature tau", 14);
+    setting_widget(state, "temperature", {.scope = "cost", .width_em = 14, .help = false});
     ImGui::SameLine();
     if (ImGui::SmallButton("tau = 1")) state.attention.temperature = 1.0f;
 

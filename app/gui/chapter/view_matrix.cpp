@@ -204,7 +204,7 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
 
 // The head, the colour range, the pooling and the conv kernel's size.
 void MatrixView::draw_controls(AppState& state) {
-  head_combo(state, "head", 11);
+  setting_widget(state, "hand_made.head", {.scope = "matrix", .width_em = 11});
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::Combo("colours", &range_, "whole matrix\0each row\0");

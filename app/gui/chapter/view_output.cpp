@@ -169,7 +169,7 @@ void OutputView::draw_controls(AppState& state) {
                      "(eq. 26.21, T_out = A V), and v_j is patch j's mean colour, so t_out_i is the colour of the whole "
                      "image averaged with query i's weights. The merged picture concatenates the heads (eq. 26.27) and "
                      "multiplies by W_MSA (eq. 26.28), here the average of the heads.");
-  temperature_slider(state, "temperature", 12);
+  setting_widget(state, "temperature", {.scope = "output", .width_em = 12, .help = false});
   help_marker("The same setting as in Controls. At 1 a row of A is nearly flat, so each output is close to the image's "
               "average colour; lower it and every patch takes the colour of the patches it attends to most.");
   ImGui::SameLine();

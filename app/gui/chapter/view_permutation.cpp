@@ -117,20 +117,19 @@ class PermutationView final : public TeachingView {
     if (ImGui::InputInt("##seed", &seed_)) seed_ = std::max(seed_, 0);
     ImGui::SameLine();
     if (ImGui::Button("shuffle again")) seed_ = seed_ < 1 << 30 ? seed_ + 1 : 0;
-    ImGui::SameLine();
+    // "codes:" and "head:" each with its widget, on this line while they fit, else on the next.
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    const WidgetPlace codes{.scope = "permutation", .radio = true, .label = false, .help = false};
+    same_line_if_room(ImGui::CalcTextSize("   codes:").x + gap + setting_widget_width(state, "pos.mode", codes));
     ImGui::TextUnformatted("   codes:");
     ImGui::SameLine();
-    int mode = static_cast<int>(state.attention.pos.mode);
-    ImGui::RadioButton("none", &mode, static_cast<int>(PosMode::None));
-    ImGui::SameLine();
-    ImGui::RadioButton("concat", &mode, static_cast<int>(PosMode::Concat));
-    ImGui::SameLine();
-    ImGui::RadioButton("add", &mode, static_cast<int>(PosMode::Add));
-    state.attention.pos.mode = static_cast<PosMode>(mode);
-    ImGui::SameLine();
+    setting_widget(state, "pos.mode", codes);
+    const WidgetPlace head{.scope = "permutation", .width_em = 9, .label = false, .help = false};
+    same_line_if_room(ImGui::CalcTextSize("   head:").x + 2 * gap + setting_widget_width(state, "hand_made.head", head) +
+                      ImGui::CalcTextSize("(?)").x);
     ImGui::TextUnformatted("   head:");
     ImGui::SameLine();
-    head_combo(state, "##head", 9);
+    setting_widget(state, "hand_made.head", head);
     help_marker(
         "The main head (the image view's). The position and colour+position heads read the code p "
         "themselves, so they depend on the place even with the codes switched off.");
@@ -232,10 +231,9 @@ class PermutationView final : public TeachingView {
     const PatchGrid& g = pair().original->grid();
     const int moved = pair().inv[static_cast<size_t>(query)];
     const float sp = ImGui::GetStyle().ItemSpacing.x;
-    const float ui = ImGui::GetFontSize() / 13.0f;
-    const float bar_w = 18.0f * ui + 6 + ImGui::CalcTextSize("0.000000e-00").x;
+    const float bar_w = ui_px(22) + 6 + ImGui::CalcTextSize("0.000000e-00").x;
     const float avail = ImGui::GetContentRegionAvail().x;
-    const float side = std::clamp((avail - bar_w - 4 * sp) / 4.0f, 60.0f * ui, 320.0f * ui);
+    const float side = std::clamp((avail - bar_w - 4 * sp) / 4.0f, ui_px(74), ui_px(394));
     const float opacity = std::max(state.opacity, 0.5f);
     auto pick = [&](int cell) {
       state.hand_made.cell = Cell{g.col_of(cell), g.row_of(cell)};

@@ -17,6 +17,7 @@
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/state/memo.hpp"
+#include "app/gui/state/setting_widgets.hpp"
 #include "core/hand_made/demos.hpp"
 #include "core/hand_made/positional.hpp"
 
@@ -91,32 +92,14 @@ class PositionalView final : public TeachingView {
 
   // ---- controls: the positional settings, written into the app state (applied next frame)
   void draw_controls(AppState& state) {
-    PosSpec& pos = state.attention.pos;
-    const float w = ImGui::GetFontSize() * 7;
-    ImGui::SetNextItemWidth(w);
-    ImGui::SliderFloat("B", &pos.B, 1.1f, 10.0f, "%.2f");
-    help_marker("Base of the wavelengths: dimension k divides the coordinate by B^k (eq. 26.38).");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(w);
-    ImGui::SliderInt("P", &pos.P, 0, 15);
-    help_marker("Highest power: P+1 waves per axis, so p has 2(P+1) values (4(P+1) with sine-cosine pairs).");
-    ImGui::SameLine();
-    ImGui::Checkbox("sine-cosine pairs", &pos.sincos);
-    help_marker(
-        "Adds cos next to every sin (as in 'Attention Is All You Need'). Then |p|^2 is the same everywhere "
-        "and p_i^T p_j depends only on the offset between the two patches.");
-    int mode = static_cast<int>(pos.mode);
+    // One or two lines as the view's width allows: a widget that does not fit goes to the next.
+    const WidgetPlace slider{.scope = "positional", .width_em = 7, .same_line = true};
+    setting_widget(state, "pos.B", {.scope = "positional", .width_em = 7});
+    setting_widget(state, "pos.P", slider);
+    setting_widget(state, "pos.sincos", {.scope = "positional", .same_line = true});
     ImGui::TextUnformatted("codes in attention:");
-    ImGui::SameLine();
-    ImGui::RadioButton("none", &mode, static_cast<int>(PosMode::None));
-    ImGui::SameLine();
-    ImGui::RadioButton("concat (q' = [q; lambda p])", &mode, static_cast<int>(PosMode::Concat));
-    ImGui::SameLine();
-    ImGui::RadioButton("add (ViT)", &mode, static_cast<int>(PosMode::Add));
-    pos.mode = static_cast<PosMode>(mode);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(w);
-    ImGui::SliderFloat("lambda", &pos.lambda, 0.0f, 4.0f, "%.2f");
+    setting_widget(state, "pos.mode", {.scope = "positional", .same_line = true, .radio = true, .label = false, .help = false});
+    setting_widget(state, "pos.lambda", slider);
   }
 
   // ---- one thumbnail per code dimension, rows = (axis, sin/cos), columns = k
@@ -134,8 +117,7 @@ class PositionalView final : public TeachingView {
     for (const auto& l : row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(l.c_str()).x);
     label_w += st.ItemSpacing.x;
     const float avail = ImGui::GetContentRegionAvail().x;
-    const float ui = ImGui::GetFontSize() / 13.0f;
-    const float cell_w = std::clamp((avail - label_w) / static_cast<float>(columns) - sp, 22.0f * ui, 96.0f * ui);
+    const float cell_w = std::clamp((avail - label_w) / static_cast<float>(columns) - sp, ui_px(27), ui_px(118));
     const float aspect = std::clamp(static_cast<float>(g.rows) / static_cast<float>(g.cols), 0.25f, 4.0f);
     const float cell_h = cell_w * aspect;
     const float text_h = ImGui::GetTextLineHeight();
@@ -188,11 +170,10 @@ class PositionalView final : public TeachingView {
   // ---- p_i as a bar strip (up = positive), with its numbers
   void draw_code_vector(int i) {
     const int L = static_cast<int>(codes().cols()), per_axis = L / 2;
-    const float ui = ImGui::GetFontSize() / 13.0f;
     const float avail = ImGui::GetContentRegionAvail().x;
-    const float gap = 12.0f * ui;
-    const float bar = std::clamp((avail - gap) / static_cast<float>(L), 3.0f, 28.0f * ui);
-    const float h = 64.0f * ui;
+    const float gap = ui_px(15);
+    const float bar = std::clamp((avail - gap) / static_cast<float>(L), 3.0f, ui_px(34));
+    const float h = ui_px(79);
     const ImVec2 o = ImGui::GetCursorScreenPos();
     ImGui::InvisibleButton("pvec", ImVec2(bar * static_cast<float>(L) + gap, h + ImGui::GetTextLineHeight() + 2));
     const bool hovered = ImGui::IsItemHovered();
@@ -240,8 +221,7 @@ class PositionalView final : public TeachingView {
       s.texture.set(g.cols, g.rows, 4, colormap_pixels(s.values, {}, state.colormap, Normalization::MinMax, s.range), false);
     });
     ImGui::Text("How alike the codes are: p_i^T p_j for every patch j");
-    const float ui = ImGui::GetFontSize() / 13.0f;
-    const float side = std::min(240.0f * ui, ImGui::GetContentRegionAvail().x * 0.4f);
+    const float side = std::min(ui_px(295), ImGui::GetContentRegionAvail().x * 0.4f);
     const float scale = side / static_cast<float>(std::max(g.cols, g.rows));
     const ImVec2 size(scale * static_cast<float>(g.cols), scale * static_cast<float>(g.rows));
     const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -322,10 +302,9 @@ class PositionalView final : public TeachingView {
       ImGui::TextDisabled("(click a map to use its lambda)");
     const float avail = ImGui::GetContentRegionAvail().x;
     const float sp = ImGui::GetStyle().ItemSpacing.x;
-    const float ui = ImGui::GetFontSize() / 13.0f;
     const float side =
         std::clamp((avail - sp * static_cast<float>(kLambdas.size() - 1)) / static_cast<float>(kLambdas.size()),
-                   48.0f * ui, 220.0f * ui);
+                   ui_px(59), ui_px(271));
     const PosSpec& cur = hand_made.settings().pos;
     for (size_t n = 0; n < kLambdas.size(); ++n) {
       if (n) ImGui::SameLine();

@@ -124,8 +124,7 @@ class QuestionView final : public TeachingView {
 
   void draw_softmax_answer(AppState& state, HandMadeSession& hand_made) {
     const PatchGrid& g = hand_made.grid();
-    const float ui = ImGui::GetFontSize() / 13.0f;
-    const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.35f, 120.0f * ui, 340.0f * ui);
+    const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.35f, ui_px(148), ui_px(418));
     ImGui::BeginGroup();
     ImGui::Text("where the question attends: a_j (%s head)",
                 std::string(head_name(static_cast<HeadKind>(head_))).c_str());
@@ -200,8 +199,7 @@ class QuestionView final : public TeachingView {
     ImGui::SameLine();
     ImGui::Text("match if s_j >= %.6f: %d of %d patches", static_cast<double>(pictures().threshold), n, g.N());
 
-    const float ui = ImGui::GetFontSize() / 13.0f;
-    const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.3f, 120.0f * ui, 300.0f * ui);
+    const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.3f, ui_px(148), ui_px(369));
     ImGui::BeginGroup();
     map_thumbnail("question_matches", hand_made, pictures().hard_tex.im(), state, ImVec2(side, side), {}, false);
     ImGui::TextDisabled("matching patches bright, the rest darkened");

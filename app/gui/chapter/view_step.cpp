@@ -184,7 +184,7 @@ class StepView final : public TeachingView {
  private:
   void head_selector(AppState& state) {
     head_ = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
-    head_combo(state, "head", 10);
+    setting_widget(state, "hand_made.head", {.scope = "step", .width_em = 10});
     ImGui::SameLine();
     ImGui::TextDisabled("(the image view's main head; keys 0-5)");
   }

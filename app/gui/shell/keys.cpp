@@ -22,8 +22,13 @@ void quit(KeyContext& c, int) { c.quit = true; }
 void export_png(KeyContext& c, int) { c.state.commands.export_png(); }
 void export_csv(KeyContext& c, int) { c.state.commands.export_csv(); }
 void toggle_presentation(KeyContext& c, int) { c.state.presentation = !c.state.presentation; }
-void larger_ui(KeyContext& c, int) { c.state.ui_scale = std::min(c.state.ui_scale + 0.25f, 3.0f); }
-void smaller_ui(KeyContext& c, int) { c.state.ui_scale = std::max(c.state.ui_scale - 0.25f, 0.75f); }
+// One step of the UI scale, within the range of its widget (the field table's).
+void step_ui(KeyContext& c, float step) {
+  const FieldUi ui = setting_ref(c.state, "classroom.ui_scale").ui;
+  c.state.ui_scale = std::clamp(c.state.ui_scale + step, static_cast<float>(ui.lo), static_cast<float>(ui.hi));
+}
+void larger_ui(KeyContext& c, int) { step_ui(c, 0.25f); }
+void smaller_ui(KeyContext& c, int) { step_ui(c, -0.25f); }
 void toggle_source(KeyContext& c, int) {  // the source tabs
   c.state.source = c.state.source == ShownSource::Vit ? ShownSource::HandMade : ShownSource::Vit;
 }

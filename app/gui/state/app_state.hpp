@@ -24,9 +24,6 @@
 
 namespace attnlab::app {
 
-/// The patch sizes K the app offers (slider, `[` and `]`), in pixels.
-inline constexpr int kMinPatchSize = 4, kMaxPatchSize = 128;
-
 /// What the window keeps beside the document for the person using it, none of it saved: text
 /// being typed, the red banner, the export toast, a note on the pinned view.
 struct UiState {

@@ -1,40 +1,131 @@
 #include "app/gui/state/setting_widgets.hpp"
 
+#include "app/gui/state/ui_common.hpp"
+#include "app/gui/state/widget_log.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 namespace attnlab::app {
 
 namespace {
-inline constexpr float kMinTemperature = 0.01f, kMaxTemperature = 100.0f;
 
-void set_width(float width_em) {
-  if (width_em > 0) ImGui::SetNextItemWidth(ImGui::GetFontSize() * width_em);
+bool number_widget(const std::string& id, const FieldUi& ui, int& v) {
+  const int lo = static_cast<int>(ui.lo), hi = static_cast<int>(ui.hi);
+  int x = v;
+  bool changed = false;
+  if (ui.widget == FieldUi::Widget::Input) {
+    changed = ImGui::InputInt(id.c_str(), &x);
+  } else {
+    const bool narrower = ui.drag_lo != 0 || ui.drag_hi != 0;
+    const int a = narrower ? static_cast<int>(ui.drag_lo) : lo, b = narrower ? static_cast<int>(ui.drag_hi) : hi;
+    changed = ImGui::SliderInt(id.c_str(), &x, a, b, *ui.format ? ui.format : "%d");
+  }
+  if (changed) v = std::clamp(x, lo, hi);
+  return changed;
 }
-}  // namespace
 
-bool temperature_slider(AppState& state, const char* label, float width_em) {
-  float tau = state.attention.temperature;
-  set_width(width_em);
-  if (!ImGui::SliderFloat(label, &tau, kMinTemperature, kMaxTemperature, "%.3g", ImGuiSliderFlags_Logarithmic)) return false;
-  state.attention.temperature = std::clamp(tau, kMinTemperature, kMaxTemperature);
+bool number_widget(const std::string& id, const FieldUi& ui, float& v) {
+  const float lo = static_cast<float>(ui.lo), hi = static_cast<float>(ui.hi);
+  float x = v;
+  if (!ImGui::SliderFloat(id.c_str(), &x, lo, hi, *ui.format ? ui.format : "%.3f",
+                          ui.log ? ImGuiSliderFlags_Logarithmic : ImGuiSliderFlags_None))
+    return false;
+  v = std::clamp(x, lo, hi);
   return true;
 }
 
-bool head_combo(AppState& state, const char* label, float width_em) {
-  const int current = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
-  set_width(width_em);
-  bool changed = false;
-  if (ImGui::BeginCombo(label, std::string(head_name(static_cast<HeadKind>(current))).c_str())) {
-    for (int h = 0; h < kHeadCount; ++h)
-      if (ImGui::Selectable(std::string(head_name(static_cast<HeadKind>(h))).c_str(), h == current) && h != current) {
-        state.hand_made.head.head = h;
-        changed = true;
-      }
+bool number_widget(const std::string& id, const FieldUi& ui, std::uint32_t& v) {
+  int x = static_cast<int>(std::min<std::uint32_t>(v, static_cast<std::uint32_t>(ui.hi)));
+  if (!number_widget(id, ui, x)) return false;
+  v = static_cast<std::uint32_t>(x);
+  return true;
+}
+
+bool choice_widget(const std::string& id, const FieldUi& ui, const ChoiceRef& c, const WidgetPlace& place) {
+  const int n = static_cast<int>(ui.choices.size());
+  const int current = std::clamp(c.get(), 0, n - 1);
+  int chosen = current;
+  if (ui.widget == FieldUi::Widget::Checkbox) {  // a choice of two: checked is the second
+    bool on = current == 1;
+    if (ImGui::Checkbox(id.c_str(), &on)) chosen = on ? 1 : 0;
+  } else if (place.radio) {
+    ImGui::BeginGroup();
+    ImGui::PushID(id.c_str());
+    for (int k = 0; k < n; ++k) {
+      if (k) ImGui::SameLine();
+      if (ImGui::RadioButton(ui.choices[static_cast<size_t>(k)].c_str(), current == k)) chosen = k;
+    }
+    ImGui::PopID();
+    ImGui::EndGroup();
+  } else if (ImGui::BeginCombo(id.c_str(), ui.choices[static_cast<size_t>(current)].c_str())) {
+    for (int k = 0; k < n; ++k)
+      if (ImGui::Selectable(ui.choices[static_cast<size_t>(k)].c_str(), k == current)) chosen = k;
     ImGui::EndCombo();
   }
+  if (chosen == current) return false;
+  c.set(chosen);
+  return true;
+}
+
+// The widget's width (its frame, label and help marker) and, for a slider, a combo or an input,
+// the frame's width, in pixels.
+struct Widths {
+  float frame = 0, whole = 0;
+};
+Widths widths(const SettingRef& s, const WidgetPlace& place) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float box = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x;  // a checkbox's or a radio button's
+  const float label = place.label ? ImGui::CalcTextSize(s.ui.label).x + st.ItemInnerSpacing.x : 0.0f;
+  const float help = place.help && *s.ui.help ? st.ItemSpacing.x + ImGui::CalcTextSize("(?)").x : 0.0f;
+  const bool choice = std::holds_alternative<ChoiceRef>(s.value);
+  if (std::holds_alternative<bool*>(s.value) || (choice && s.ui.widget == FieldUi::Widget::Checkbox))
+    return {0, box + label + help};
+  if (choice && place.radio) {
+    float w = 0;
+    for (const std::string& c : s.ui.choices) w += box + ImGui::CalcTextSize(c.c_str()).x + st.ItemSpacing.x;
+    return {0, w + help};
+  }
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float frame = place.width_em > 0 ? ImGui::GetFontSize() * place.width_em : std::max(avail * 0.3f, avail - label - help);
+  return {frame, frame + label + help};
+}
+
+}  // namespace
+
+float setting_widget_width(AppState& state, std::string_view path, const WidgetPlace& place) {
+  return widths(setting_ref(state, path), place).whole;
+}
+
+std::string setting_widget_name(std::string_view path, const WidgetPlace& place) {
+  return place.scope ? std::string(place.scope) + "/" + std::string(path) : std::string(path);
+}
+
+bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& place) {
+  const SettingRef s = setting_ref(state, path);
+  const std::string id = (place.label ? std::string(s.ui.label) : std::string()) + "##" + s.path;
+  if (place.same_line) same_line_if_room(widths(s, place).whole);
+  if (const float frame = widths(s, place).frame; frame > 0) ImGui::SetNextItemWidth(frame);
+  ImGui::BeginDisabled(place.disabled_why != nullptr);
+  bool changed = false;
+  std::visit(
+      [&](auto& v) {
+        using V = std::remove_cvref_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, bool*>) changed = ImGui::Checkbox(id.c_str(), v);
+        else if constexpr (std::is_same_v<V, ChoiceRef>) changed = choice_widget(id, s.ui, v, place);
+        else changed = number_widget(id, s.ui, *v);
+      },
+      s.value);
+  record_widget(setting_widget_name(s.path, place));
+  if (place.disabled_why && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", place.disabled_why);
+  ImGui::EndDisabled();
+  if (place.help && *s.ui.help) help_marker(s.ui.help);
   return changed;
 }
 

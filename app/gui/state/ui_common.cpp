@@ -130,6 +130,11 @@ float colour_bar_space() {
   return ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x + ImGui::GetStyle().ItemSpacing.x * 2;
 }
 
+void same_line_if_room(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
 void help_marker(const char* text) {
   ImGui::SameLine();
   ImGui::TextDisabled("(?)");

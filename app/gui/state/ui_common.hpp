@@ -80,5 +80,7 @@ std::string format_weight(double w);
 
 /// Help marker: "(?)" with a tooltip.
 void help_marker(const char* text);
+/// On the line of the previous item when `width` pixels fit there, else on the next line.
+void same_line_if_room(float width);
 
 }  // namespace attnlab::app

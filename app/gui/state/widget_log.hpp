@@ -13,7 +13,7 @@
 namespace attnlab::app {
 
 struct WidgetLog {
-  /// Screen rectangles (x, y, w, h) by name: controls ("patch_size", "head:3"), menu titles and
+  /// Screen rectangles (x, y, w, h) by name: controls (a setting by its JSON path, "pos.P"; others by a name, "head:3"), menu titles and
   /// items ("menu:Panels", "menu:Panels/Images"), windows ("window:Heads").
   std::map<std::string, std::array<float, 4>> rects;
   /// On-screen helpers (the export toast, presentation mode's way out) left out of this frame's

@@ -5,6 +5,7 @@
 #include "app/gui/train/train_views.hpp"
 
 #include "app/gui/vit/vit_views.hpp"
+#include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
 #include "core/io/fashion_mnist.hpp"
@@ -268,8 +269,7 @@ void probe_section(AppState& state, TrainSession& train) {
                           c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)].c_str() : "?", 100.0 * top[0].second);
     }
   }
-  ImGui::Checkbox("rollout (R)", &state.vit_rollout);
-  record_widget("train:rollout");
+  setting_widget(state, "vit.rollout", {.scope = "train", .help = false});
 }
 
 void save_section(AppState& state, TrainSession& train) {

@@ -1,6 +1,7 @@
 // The model panel: open a ViT checkpoint (by path, from the recent list, or dropped on the
 // window), see what it is and what it predicts, and choose what its maps show.
 #include "app/gui/vit/vit_views.hpp"
+#include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/state/widget_log.hpp"
 
 #include <imgui_stdlib.h>
@@ -94,17 +95,9 @@ void choice_section(AppState& state, const VitRun& src) {
   const std::string patch = "patch (" + std::to_string(c.cell.col) + "," + std::to_string(c.cell.row) + ")";
   if (ImGui::RadioButton(patch.c_str(), c.prefix_token < 0)) c.prefix_token = -1;
   record_widget("vit_query_patch");
-  ImGui::Checkbox("rollout up to this layer (R)", &state.vit_rollout);
-  record_widget("vit_rollout");
-  help_marker("Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as (A + I)/2, "
-              "rows renormalized, and the layers multiplied from the first to this one. A mean head fuses by the mean, "
-              "max and min by those. See docs/MATH.md.");
-  ImGui::Checkbox("token norms ||x|| of this layer (N)", &state.vit_norms);
-  record_widget("vit_norms");
-  help_marker("The length of every output token of this layer, over the image. Trained ViTs without registers grow a few "
-              "tokens of very large norm in background patches and use them as scratch space (Darcet et al. 2024).");
-  ImGui::Checkbox("DINO masks", &state.vit_masks);
-  record_widget("vit_masks");
+  setting_widget(state, "vit.rollout");
+  setting_widget(state, "vit.norms");
+  setting_widget(state, "vit.masks");
   ImGui::SameLine();
   float percent = state.vit_mass * 100.0f;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
@@ -112,10 +105,7 @@ void choice_section(AppState& state, const VitRun& src) {
   record_widget("vit_mass");
   help_marker("Per head, an outline around the fewest patches that hold this share of the CLS token's attention over "
               "the patches in this layer, as DINO (Caron et al. 2021) draws them.");
-  ImGui::Checkbox("bilinear upsampling", &state.bilinear);
-  record_widget("bilinear");
-  help_marker("Off: every patch is one block of colour, which is what the model computed. On: smoothed between patch "
-              "centres, prettier but it invents detail finer than a patch.");
+  setting_widget(state, "vit.bilinear");
   int resize = state.vit_resize;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::InputInt("input short side (px, 0: model's)", &resize, src.patch(), src.patch() * 4,
