@@ -7,6 +7,7 @@
 #include "app/gui/sessions/hand_made_session.hpp"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace attnlab::app {
@@ -22,7 +23,11 @@ struct TeachingViewText {
 class TeachingView {
  public:
   explicit TeachingView(const TeachingViewText& text) : text_(text) {}
-  virtual ~TeachingView() = default;
+  /// Cancels the view's jobs ("NAME:…" on the scheduler it used): their continuations would reach
+  /// a view that is gone.
+  virtual ~TeachingView() {
+    if (scheduler_) scheduler_->cancel_prefix(std::string(text_.name) + ":");
+  }
   const char* name() const { return text_.name; }
   const char* title() const { return text_.title; }
   const char* chapter_reference() const { return text_.chapter_reference; }
@@ -34,6 +39,9 @@ class TeachingView {
  protected:
   /// The view's contents; called only with an image loaded.
   virtual void draw_contents(AppState& state, HandMadeSession& hand_made) = 0;
+
+  /// Where the view's jobs went (set when it submits the first, keyed "NAME:…"), or none.
+  Scheduler* scheduler_ = nullptr;
 
  private:
   TeachingViewText text_;

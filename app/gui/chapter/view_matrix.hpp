@@ -65,9 +65,6 @@ struct Picture {
 
 class MatrixView final : public TeachingView {
  public:
-  ~MatrixView() override {
-    if (scheduler_) scheduler_->cancel_prefix("matrix:");  // its continuation would reach this view
-  }
   MatrixView()
       : TeachingView({"matrix", "Attention matrix", "figs. 26.18, 26.21",
             "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
@@ -128,7 +125,6 @@ class MatrixView final : public TeachingView {
   int fc_N_ = 0;          // the N that fc_ shows
   KeyMemo<int> fc_job_;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
   std::string fc_error_;  // why the fc picture could not be made
-  Scheduler* scheduler_ = nullptr;  // where the fc job went: cancelled when the view goes
   KeyMemo<std::array<int, 4>> conv_key_;  // what conv_ shows: grid columns, rows, k, side in pixels
   int k_ = 3;  // conv kernel size (odd)
   int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,

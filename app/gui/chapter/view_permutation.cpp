@@ -63,10 +63,6 @@ std::optional<int> map_panel(const char* id, ImTextureID photo, ImTextureID heat
 
 class PermutationView final : public TeachingView {
  public:
-  ~PermutationView() override {
-    if (scheduler_) scheduler_->cancel_prefix("permutation:");  // its continuation would reach this view
-  }
-
   PermutationView()
       : TeachingView({"permutation", "Permutation", "section 26.8, fig. 26.15",
             "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
@@ -345,7 +341,6 @@ class PermutationView final : public TeachingView {
     std::string error;
   };
   Memo<std::tuple<unsigned, int, int>, Output> output_;
-  Scheduler* scheduler_ = nullptr;  // where the T_out job went
 };
 
 }  // namespace
