@@ -168,25 +168,35 @@ TEST(CliTrain, NeverOverwritesWithoutForce) {
   EXPECT_NE(read_file(d.path / "model.safetensors"), before);
 }
 
-TEST(CliTrain, ShapesThatCannotWorkAreOneLineNamingTheFlag) {
+// Each `train ARGS --out DIR` of `cases` ({ARGS, what its one-line error must name}) is refused,
+// and nothing is written in DIR.
+namespace {
+void expect_train_refused(std::initializer_list<std::pair<const char*, const char*>> cases) {
   TempDir d;
-  const std::string out = " --out '" + d.path.string() + "'";
-  expect_one_line_error(run_attnlab("train --dim 64 --heads 3" + out), "--heads");
-  expect_one_line_error(run_attnlab("train --patch 5" + out), "--patch");
-  expect_one_line_error(run_attnlab("train --lr 0" + out), "--lr");
-  expect_one_line_error(run_attnlab("train --lr -0.1" + out), "--lr");
-  expect_one_line_error(run_attnlab("train --batch 0" + out), "--batch");
-  expect_one_line_error(run_attnlab("train --batch -5" + out), "--batch");
-  expect_one_line_error(run_attnlab("train --steps 0" + out), "--steps");
-  expect_one_line_error(run_attnlab("train --minutes 0" + out), "--minutes");
-  expect_one_line_error(run_attnlab("train --steps 5 --minutes 1" + out), "--steps or --minutes");
-  expect_one_line_error(run_attnlab("train --pool max" + out), "--pool");
-  expect_one_line_error(run_attnlab("train --pos rope" + out), "--pos");
-  expect_one_line_error(run_attnlab("train --data cifar" + out), "--data");
-  expect_one_line_error(run_attnlab("train --dim 18 --heads 2 --pos sincos" + out), "--pos sincos");
-  expect_one_line_error(run_attnlab("train --wings 2" + out), "unknown option");
+  for (const auto& [args, named] : cases)
+    expect_one_line_error(run_attnlab("train " + std::string(args) + " --out '" + d.path.string() + "'"), named);
+  EXPECT_FALSE(fs::exists(d.path));
+}
+}  // namespace
+
+TEST(CliTrain, ShapesThatCannotWorkAreOneLineNamingTheFlag) {
+  expect_train_refused({
+      {"--dim 64 --heads 3", "--heads"},
+      {"--patch 5", "--patch"},
+      {"--lr 0", "--lr"},
+      {"--lr -0.1", "--lr"},
+      {"--batch 0", "--batch"},
+      {"--batch -5", "--batch"},
+      {"--steps 0", "--steps"},
+      {"--minutes 0", "--minutes"},
+      {"--steps 5 --minutes 1", "--steps or --minutes"},
+      {"--pool max", "--pool"},
+      {"--pos rope", "--pos"},
+      {"--data cifar", "--data"},
+      {"--dim 18 --heads 2 --pos sincos", "--pos sincos"},
+      {"--wings 2", "unknown option"},
+  });
   expect_one_line_error(run_attnlab("train --steps 5"), "--out");
-  EXPECT_FALSE(fs::exists(d.path));  // nothing written
 }
 
 // The masked-patch task on the safari photo: a tiny run's checkpoint is timm's VisionTransformer
@@ -222,17 +232,16 @@ TEST(CliTrain, AMaskedPatchRunOnThePhotoWritesAViTWithATokenHead) {
 }
 
 TEST(CliTrain, EachTasksOptionsAreRefusedForTheOther) {
-  TempDir d;
-  const std::string out = " --out '" + d.path.string() + "'";
-  expect_one_line_error(run_attnlab("train --task masked --pool avg" + out), "--pool");
-  expect_one_line_error(run_attnlab("train --task masked --augment on" + out), "--augment");
-  expect_one_line_error(run_attnlab("train --crop 32" + out), "--crop");
-  expect_one_line_error(run_attnlab("train --mask-ratio 0.5" + out), "--mask-ratio");
-  expect_one_line_error(run_attnlab("train --task masked --mask-ratio 1" + out), "--mask-ratio");
-  expect_one_line_error(run_attnlab("train --task masked --crop 60 --patch 8" + out), "--patch");
-  expect_one_line_error(run_attnlab("train --task mae" + out), "--task");
-  expect_one_line_error(run_attnlab("train --task masked --image /nonexistent/photo.jpg --steps 2" + out), "photo.jpg");
-  EXPECT_FALSE(fs::exists(d.path));  // nothing written
+  expect_train_refused({
+      {"--task masked --pool avg", "--pool"},
+      {"--task masked --augment on", "--augment"},
+      {"--crop 32", "--crop"},
+      {"--mask-ratio 0.5", "--mask-ratio"},
+      {"--task masked --mask-ratio 1", "--mask-ratio"},
+      {"--task masked --crop 60 --patch 8", "--patch"},
+      {"--task mae", "--task"},
+      {"--task masked --image /nonexistent/photo.jpg --steps 2", "photo.jpg"},
+  });
 }
 
 // The window's --train (the hover benchmark over the Train tab's model) goes with --hover-bench
