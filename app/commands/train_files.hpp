@@ -13,7 +13,7 @@
 namespace attnlab::app {
 
 /// A task's defaults, attnlab train's and the Train tab's: what learned best in 5 minutes on the
-/// project's 2-core machine (README, "Train your own ViT" and "Masked patches of the photo").
+/// project's 2-core machine (docs/TRAINING.md, "On the command line" and "Masked patches of the photo").
 struct TaskDefaults {
   int depth, heads, dim, patch, batch;
   int side;  ///< the images' side in pixels: Fashion-MNIST's 28, or the photo's crops'

@@ -1,7 +1,7 @@
 #pragma once
 // The CPU path's one matrix product, sgemm, behind one seam: OpenBLAS's cblas_sgemm on Linux
 // (Debian's libopenblas-pthread-dev, runtime CPU dispatch), Eigen's own product in the Windows
-// build (README "Windows" says why). Used by core/vit/vit_cpu.cpp, core/vit/vit_pass.cpp, core/vit/vit_train.cpp.
+// build (docs/PLATFORMS.md, "Windows", says why). Used by core/vit/vit_cpu.cpp, core/vit/vit_pass.cpp, core/vit/vit_train.cpp.
 
 namespace attnlab::blas {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Cells across a change of patch size K: which patch of the new grid holds the spot of the photo
 // a patch of the old grid stood for. The window keeps the query and the pinned patches over the
-// same spot with it when `[` or `]` (or the K slider) changes K (README, "Controls that act at
+// same spot with it when `[` or `]` (or the K slider) changes K (docs/GUIDE.md, "Controls that act at
 // once"): the giraffe's neck stays the query as K goes from 16 to 8.
 #include "core/hand_made/tokens.hpp"
 

@@ -4,7 +4,7 @@
 // shape) in the user's settings folder (vit_backend.json), so that later runs on the same
 // machine and model take the faster path at once. On a software rasterizer the GPU engine is
 // not timed: it runs the compute shaders on the CPU, several times slower than the CPU path
-// (README, "Real ViTs"), so auto takes the CPU path without asking.
+// (docs/MODELS.md, "Real ViTs"), so auto takes the CPU path without asking.
 #include <filesystem>
 #include <functional>
 #include <iosfwd>

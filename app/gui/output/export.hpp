@@ -1,5 +1,5 @@
 #pragma once
-// Export (README, "What it does"): the window as PNG with a sidecar JSON of every setting, and the
+// Export (docs/GUIDE.md, "What the window does"): the window as PNG with a sidecar JSON of every setting, and the
 // current row as CSV, under names that never overwrite a file.
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// The interactive benchmark (`attnlab --hover-bench OUT.json`, README "Benchmarks"): the real
+// The interactive benchmark (`attnlab --hover-bench OUT.json`, docs/SPEED.md, "The window"): the real
 // window replays a fixed path of hovers over the photo, one patch to a neighbouring one as a
 // hand sweeping the mouse would, through the pointer of the display (the window system moves
 // it; ImGui reads it as it reads a person's). It records every frame's wall time and transfers
