@@ -48,45 +48,37 @@ def tiny_vit(hf, dtype):
         raw = f32(*[0.25 * (i % 5) - 0.5 for i in range(n)]) if dtype == "F32" else u16(*[0x3C00 + i for i in range(n)])
         tensors.append((name, dtype, shape, raw))
 
+    # (name, shape) before the blocks, in block {i}, and after them, in each library's order.
     if hf:
-        add("vit.embeddings.cls_token", [1, 1, D])
-        add("vit.embeddings.position_embeddings", [1, 5, D])
-        add("vit.embeddings.patch_embeddings.projection.weight", [D, 3, P, P])
-        add("vit.embeddings.patch_embeddings.projection.bias", [D])
-        for i in range(depth):
-            b = "vit.encoder.layer.%d." % i
-            for part in ("query", "key", "value"):
-                add(b + "attention.attention.%s.weight" % part, [D, D])
-                add(b + "attention.attention.%s.bias" % part, [D])
-            add(b + "attention.output.dense.weight", [D, D])
-            add(b + "attention.output.dense.bias", [D])
-            for norm in ("layernorm_before", "layernorm_after"):
-                add(b + norm + ".weight", [D])
-                add(b + norm + ".bias", [D])
-            add(b + "intermediate.dense.weight", [H, D])
-            add(b + "intermediate.dense.bias", [H])
-            add(b + "output.dense.weight", [D, H])
-            add(b + "output.dense.bias", [D])
-        add("vit.layernorm.weight", [D])
-        add("vit.layernorm.bias", [D])
-        add("classifier.weight", [3, D])
-        add("classifier.bias", [3])
+        attention = "attention.attention.%s.%s"
+        head = [("vit.embeddings.cls_token", [1, 1, D]), ("vit.embeddings.position_embeddings", [1, 5, D]),
+                ("vit.embeddings.patch_embeddings.projection.weight", [D, 3, P, P]),
+                ("vit.embeddings.patch_embeddings.projection.bias", [D])]
+        block = ([(attention % (part, kind), [D, D] if kind == "weight" else [D])
+                  for part in ("query", "key", "value") for kind in ("weight", "bias")] +
+                 [("attention.output.dense.weight", [D, D]), ("attention.output.dense.bias", [D]),
+                  ("layernorm_before.weight", [D]), ("layernorm_before.bias", [D]), ("layernorm_after.weight", [D]),
+                  ("layernorm_after.bias", [D]), ("intermediate.dense.weight", [H, D]),
+                  ("intermediate.dense.bias", [H]), ("output.dense.weight", [D, H]), ("output.dense.bias", [D])])
+        block_prefix = "vit.encoder.layer.%d."
+        tail = [("vit.layernorm.weight", [D]), ("vit.layernorm.bias", [D]), ("classifier.weight", [3, D]),
+                ("classifier.bias", [3])]
     else:
-        add("cls_token", [1, 1, D])
-        add("pos_embed", [1, 5, D])
-        add("patch_embed.proj.weight", [D, 3, P, P])
-        add("patch_embed.proj.bias", [D])
-        for i in range(depth):
-            b = "blocks.%d." % i
-            for name, shape in (("norm1.weight", [D]), ("norm1.bias", [D]), ("attn.qkv.weight", [3 * D, D]),
-                                ("attn.qkv.bias", [3 * D]), ("attn.proj.weight", [D, D]), ("attn.proj.bias", [D]),
-                                ("norm2.weight", [D]), ("norm2.bias", [D]), ("mlp.fc1.weight", [H, D]),
-                                ("mlp.fc1.bias", [H]), ("mlp.fc2.weight", [D, H]), ("mlp.fc2.bias", [D])):
-                add(b + name, shape)
-        add("norm.weight", [D])
-        add("norm.bias", [D])
-        add("head.weight", [3, D])
-        add("head.bias", [3])
+        head = [("cls_token", [1, 1, D]), ("pos_embed", [1, 5, D]), ("patch_embed.proj.weight", [D, 3, P, P]),
+                ("patch_embed.proj.bias", [D])]
+        block = [("norm1.weight", [D]), ("norm1.bias", [D]), ("attn.qkv.weight", [3 * D, D]),
+                 ("attn.qkv.bias", [3 * D]), ("attn.proj.weight", [D, D]), ("attn.proj.bias", [D]),
+                 ("norm2.weight", [D]), ("norm2.bias", [D]), ("mlp.fc1.weight", [H, D]),
+                 ("mlp.fc1.bias", [H]), ("mlp.fc2.weight", [D, H]), ("mlp.fc2.bias", [D])]
+        block_prefix = "blocks.%d."
+        tail = [("norm.weight", [D]), ("norm.bias", [D]), ("head.weight", [3, D]), ("head.bias", [3])]
+    for name, shape in head:
+        add(name, shape)
+    for i in range(depth):
+        for name, shape in block:
+            add(block_prefix % i + name, shape)
+    for name, shape in tail:
+        add(name, shape)
     return safetensors(tensors, metadata={"format": "pt"})
 
 
