@@ -61,6 +61,30 @@ std::optional<int> map_panel(const char* id, ImTextureID photo, ImTextureID heat
   return g.index(c, r);
 }
 
+// The pair of references, the permutation and the shuffled photo; key: generation, seed.
+struct Pair {
+  int seed = -1;
+  std::shared_ptr<const Reference> original, shuffled;
+  std::vector<int> perm, inv;
+  std::string refusal;
+  GuiTexture photo;
+};
+
+// The rows and maps; key: generation, seed, head, query, style.
+struct Rows {
+  GuiTexture shuffled, undone, original, diff;
+  ValueRange range;
+  float diff_max = 0;
+  bool empty = false;
+};
+
+// T_out's largest difference (or why there is none), filled in when the job ends; key:
+// generation, seed, head.
+struct Output {
+  std::optional<float> diff;
+  std::string error;
+};
+
 class PermutationView final : public TeachingView {
  public:
   PermutationView()
@@ -315,31 +339,10 @@ class PermutationView final : public TeachingView {
   }
 
   int seed_ = 1;
-  // The pair of references, the permutation and the shuffled photo; key: generation, seed.
-  struct Pair {
-    int seed = -1;
-    std::shared_ptr<const Reference> original, shuffled;
-    std::vector<int> perm, inv;
-    std::string refusal;
-    GuiTexture photo;
-  };
   Memo<std::tuple<unsigned, int>, Pair> pair_;
   const Pair& pair() const { return *pair_.last(); }  // update_pair made it this frame
-  // The rows and maps; key: generation, seed, head, query, style.
-  struct Rows {
-    GuiTexture shuffled, undone, original, diff;
-    ValueRange range;
-    float diff_max = 0;
-    bool empty = false;
-  };
   Memo<std::tuple<unsigned, int, int, int, HeatmapStyle>, Rows> rows_;
   const Rows& rows() const { return *rows_.last(); }
-  // T_out's largest difference (or why there is none), filled in when the job ends; key:
-  // generation, seed, head.
-  struct Output {
-    std::optional<float> diff;
-    std::string error;
-  };
   Memo<std::tuple<unsigned, int, int>, Output> output_;
 };
 

@@ -32,6 +32,30 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// The codes of the head input, one picture per dimension; key: generation, N.
+struct Codes {
+  PosSpec spec;
+  Matrix P;  // N × L, the code columns of the head input
+  std::vector<GuiTexture> textures;
+};
+
+// p_i^T p_j over the grid; key: generation, query, colormap.
+struct Similarity {
+  std::vector<float> values;
+  ValueRange range;
+  GuiTexture texture;
+};
+
+struct Summary {
+  float hi = 0, lo = 0, self = 0;
+  bool empty = false;
+};
+
+struct LambdaMaps {
+  std::array<GuiTexture, kLambdas.size()> textures;
+  std::array<Summary, kLambdas.size()> summary{};
+};
+
 class PositionalView final : public TeachingView {
  public:
   PositionalView()
@@ -335,36 +359,16 @@ class PositionalView final : public TeachingView {
         "see the map above).");
   }
 
-  // The codes of the head input, one picture per dimension; key: generation, N.
-  struct Codes {
-    PosSpec spec;
-    Matrix P;  // N × L, the code columns of the head input
-    std::vector<GuiTexture> textures;
-  };
   Memo<std::tuple<unsigned, int>, Codes> codes_;
   // The codes' names for the draw functions (update_codes made them this frame).
   const PosSpec& spec() const { return codes_.last()->spec; }
   const Matrix& codes() const { return codes_.last()->P; }
 
-  // p_i^T p_j over the grid; key: generation, query, colormap.
-  struct Similarity {
-    std::vector<float> values;
-    ValueRange range;
-    GuiTexture texture;
-  };
   Memo<std::tuple<unsigned, int, Colormap>, Similarity> similarity_;
 
   // The main head's rows for every lambda: the sweep (key: generation, head) and its maps (key:
   // generation, query, head, style).
   Memo<std::tuple<unsigned, int>, LambdaSweep> sweep_;
-  struct Summary {
-    float hi = 0, lo = 0, self = 0;
-    bool empty = false;
-  };
-  struct LambdaMaps {
-    std::array<GuiTexture, kLambdas.size()> textures;
-    std::array<Summary, kLambdas.size()> summary{};
-  };
   Memo<std::tuple<unsigned, int, int, HeatmapStyle>, LambdaMaps> lambda_maps_;
 };
 

@@ -29,6 +29,24 @@ void swatch(const char* id, const std::array<float, 3>& c, float side) {
       ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoDragDrop, ImVec2(side, side));
 }
 
+// The question's row: its token x, q, the weights and scores, the softmax answer; key:
+// generation, colour, head.
+struct Row {
+  RowVector x, q;
+  std::vector<float> weights, scores;
+  float smin = 0, smax = 0;
+  QuestionAnswer soft;
+};
+
+// The soft and hard answers' pictures; key: the row's, the style and the threshold.
+struct Pictures {
+  float threshold = 0;  // a patch matches when s_j >= threshold
+  GuiTexture soft_tex, hard_tex;
+  ValueRange range;
+  std::vector<float> hard;
+  QuestionAnswer hard_answer;
+};
+
 class QuestionView final : public TeachingView {
  public:
   QuestionView()
@@ -256,24 +274,8 @@ class QuestionView final : public TeachingView {
   int head_ = static_cast<int>(HeadKind::Colour);
   float delta_ = 0.002f;  // a patch matches when s_j >= (largest score) - delta_
 
-  // The question's row: its token x, q, the weights and scores, the softmax answer; key:
-  // generation, colour, head.
-  struct Row {
-    RowVector x, q;
-    std::vector<float> weights, scores;
-    float smin = 0, smax = 0;
-    QuestionAnswer soft;
-  };
   Memo<std::tuple<unsigned, std::array<float, 3>, int>, Row> row_;
   const Row& asked_row() const { return *row_.last(); }  // update made it this frame
-  // The soft and hard answers' pictures; key: the row's, the style and the threshold.
-  struct Pictures {
-    float threshold = 0;  // a patch matches when s_j >= threshold
-    GuiTexture soft_tex, hard_tex;
-    ValueRange range;
-    std::vector<float> hard;
-    QuestionAnswer hard_answer;
-  };
   Memo<std::tuple<unsigned, std::array<float, 3>, int, HeatmapStyle, float>, Pictures> pictures_;
   const Pictures& pictures() const { return *pictures_.last(); }
 };
