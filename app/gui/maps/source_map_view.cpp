@@ -195,7 +195,8 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
   zoom_and_pan(state, v);
   const std::optional<Cell> under = pick_patch(source, map, g, v, query_patch);
   draw_layers(state, source, map, g, v, query_patch);
-  if (under && !state.presentation) draw_value_tooltip(map, g, *under);
+  // Not in presentation mode, nor in a sweep's frames (the pointer's value is not the sweep's).
+  if (under && !state.presentation && !state.ui.recording_steps) draw_value_tooltip(map, g, *under);
   ImGui::SameLine();
   draw_map_colour_bar(state, map, v.avail.y);
   geometry = ViewGeometry{v.origin.x, v.origin.y, v.scale, true, map.head.head,

@@ -96,34 +96,44 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, c
   return j;
 }
 
+PixelRect export_crop(bool map_only, const ViewGeometry& view, int width, int height) {
+  if (!map_only || !view.valid || view.picture[2] <= 0 || view.picture[3] <= 0) return {0, 0, width, height};
+  const float fx = static_cast<float>(width) / std::max(ImGui::GetIO().DisplaySize.x, 1.0f);
+  const float fy = static_cast<float>(height) / std::max(ImGui::GetIO().DisplaySize.y, 1.0f);
+  PixelRect r;
+  r.x = std::clamp(static_cast<int>(view.picture[0] * fx), 0, width - 1);
+  r.y = std::clamp(static_cast<int>(view.picture[1] * fy), 0, height - 1);
+  r.w = std::clamp(static_cast<int>(std::ceil(view.picture[2] * fx)), 1, width - r.x);
+  r.h = std::clamp(static_cast<int>(std::ceil(view.picture[3] * fy)), 1, height - r.y);
+  return r;
+}
+
+std::vector<std::uint8_t> read_back_buffer(const PixelRect& r, int height) {
+  std::vector<std::uint8_t> px(static_cast<size_t>(r.w) * r.h * 4);
+  GLint align = 0;
+  glGetIntegerv(GL_PACK_ALIGNMENT, &align);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(r.x, height - r.y - r.h, r.w, r.h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  gl::count_readback(px.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, align);
+  std::vector<std::uint8_t> rgb(static_cast<size_t>(r.w) * r.h * 3);  // flip rows: GL starts at the bottom
+  for (int y = 0; y < r.h; ++y)
+    for (int x = 0; x < r.w; ++x)
+      for (int c = 0; c < 3; ++c)
+        rgb[(static_cast<size_t>(y) * r.w + x) * 3 + c] = px[(static_cast<size_t>(r.h - 1 - y) * r.w + x) * 4 + c];
+  return rgb;
+}
+
 std::filesystem::path export_window(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width,
                                     int height) {
   if (width <= 0 || height <= 0) throw Error("the window has no size to export");
   // What is kept, in framebuffer pixels from the top left: the whole window, or for slides the
   // map and its colour bar (the main view's picture).
-  int x0 = 0, y0 = 0, w = width, h = height;
   const bool map_only = state.export_map_only && view.valid && view.picture[2] > 0 && view.picture[3] > 0;
-  if (map_only) {
-    const float fx = static_cast<float>(width) / std::max(ImGui::GetIO().DisplaySize.x, 1.0f);
-    const float fy = static_cast<float>(height) / std::max(ImGui::GetIO().DisplaySize.y, 1.0f);
-    x0 = std::clamp(static_cast<int>(view.picture[0] * fx), 0, width - 1);
-    y0 = std::clamp(static_cast<int>(view.picture[1] * fy), 0, height - 1);
-    w = std::clamp(static_cast<int>(std::ceil(view.picture[2] * fx)), 1, width - x0);
-    h = std::clamp(static_cast<int>(std::ceil(view.picture[3] * fy)), 1, height - y0);
-  }
-  std::vector<std::uint8_t> px(static_cast<size_t>(w) * h * 4);
-  GLint align = 0;
-  glGetIntegerv(GL_PACK_ALIGNMENT, &align);
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glReadBuffer(GL_BACK);
-  glReadPixels(x0, height - y0 - h, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
-  gl::count_readback(px.size());
-  glPixelStorei(GL_PACK_ALIGNMENT, align);
-  std::vector<std::uint8_t> rgb(static_cast<size_t>(w) * h * 3);  // flip rows: GL starts at the bottom
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x)
-      for (int c = 0; c < 3; ++c)
-        rgb[(static_cast<size_t>(y) * w + x) * 3 + c] = px[(static_cast<size_t>(h - 1 - y) * w + x) * 4 + c];
+  const PixelRect crop = export_crop(state.export_map_only, view, width, height);
+  const int x0 = crop.x, y0 = crop.y, w = crop.w, h = crop.h;
+  const std::vector<std::uint8_t> rgb = read_back_buffer(crop, height);
   const auto stem = next_free_stem(state.export_dir, std::string(map_only ? "attnlab-map-" : "attnlab-") + timestamp(),
                                    {".png", ".json"});
   const std::filesystem::path png = stem.string() + ".png", json = stem.string() + ".json";

@@ -15,6 +15,20 @@ namespace attnlab::app {
 /// drew the photo.
 nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width, int height);
 
+/// A rectangle of the framebuffer in pixels, (x, y) its top-left corner from the window's top left.
+struct PixelRect {
+  int x = 0, y = 0, w = 0, h = 0;
+};
+
+/// What an export or a recording keeps of a `width` × `height` framebuffer: the whole window, or
+/// with `map_only` the main map and its colour bar (view.picture, scaled from ImGui's display
+/// units to framebuffer pixels and clamped inside it; the whole window while no map is drawn).
+PixelRect export_crop(bool map_only, const ViewGeometry& view, int width, int height);
+
+/// The back buffer's pixels in `rect` (of a framebuffer `height` pixels high) as 8-bit RGB,
+/// rows from the top: rect.w × rect.h × 3 bytes. Needs the window's GL context current.
+std::vector<std::uint8_t> read_back_buffer(const PixelRect& rect, int height);
+
 /// Reads the current back buffer (width × height) and writes attnlab-<time>.png and its .json
 /// into state.export_dir: the whole window, or with state.export_map_only the map and its
 /// colour bar (view.picture; attnlab-map-<time>.png), for a slide. The sidecar's "export"

@@ -39,6 +39,7 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
   state_.report.backend_name = hand_made_.name();
   scheduler_.set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
   video_.set_wake([] { glfwPostEmptyEvent(); });                // a decoded video frame too
+  recorder_.set_wake([] { glfwPostEmptyEvent(); });             // a recording written
   if (!hand_made_.fallback_reason().empty())
     state_.show_error("GPU path unavailable (" + (context_note.empty() ? hand_made_.fallback_reason() : context_note) +
                       "): using the CPU reference, slower but correct");
@@ -118,7 +119,7 @@ void App::handle_keys() {
   }
 }
 
-// F12 and F9, from the frame just rendered (before the swap).
+// F12, F9 and F8 (Record), from the frame just rendered (before the swap).
 void App::take_exports(int w, int h) {
   auto saved = [&](const std::filesystem::path& file) {
     state_.ui.status = "saved " + file.string();
@@ -142,6 +143,7 @@ void App::take_exports(int w, int h) {
       state_.show_error(e.what());
     }
   }
+  take_recording(w, h);  // Export → Record: this frame for the recording (app_record.cpp)
   marks_.rendered = FrameMarks::Clock::now();
 }
 

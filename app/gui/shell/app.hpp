@@ -9,6 +9,8 @@
 #include "app/gui/window/frame.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/output/hover_bench.hpp"
+#include "app/gui/output/recorder.hpp"
+#include "app/gui/output/sweeps.hpp"
 #include "app/gui/sessions/hub_session.hpp"
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/chapter/teaching_view.hpp"
@@ -117,6 +119,13 @@ class App {
   FrameTarget window_target() const;
   void draw_views();
   void take_exports(int w, int h);
+  // Export → Record (app_record.cpp): the commands, a frame for the recording, a sweep's steps.
+  void take_recording(int w, int h);
+  void draw_record_menu();
+  void start_recording(const std::string& what, int w, int h);
+  void stop_recording();
+  void step_sweep(int w, int h);
+  SweepShape sweep_shape();
   void swap();
   void end_frame();
 
@@ -187,6 +196,20 @@ class App {
   VitSession vit_{scheduler_};
   HubSession hub_{scheduler_};  // the gallery's downloads (Model → Gallery)
   VideoPlayer video_;
+  Recorder recorder_;  // Export → Record
+  // A sweep being recorded: its steps, the next one, how many frames were drawn settled since
+  // the last step was applied, and the document to restore at the end.
+  struct SweepRun {
+    std::string kind;
+    std::vector<SweepStep> steps;
+    std::size_t next = 0;
+    int settled_frames = 0;
+    Document saved;
+  };
+  std::optional<SweepRun> sweep_;
+  std::int64_t recorded_step_ = -1;            // a training recording: the step of its last frame
+  std::vector<std::int64_t> recorded_steps_;  // and of every frame, for the sidecar
+  std::chrono::steady_clock::time_point last_capture_{};
   TrainRuns train_{scheduler_};  // the Train tab's runs A and B
   // The similarity (CKA) views of the loaded ViT and of the model being trained.
   CkaJob vit_cka_{scheduler_, "cka:vit"};

@@ -21,6 +21,7 @@ namespace {
 void quit(KeyContext& c, int) { c.quit = true; }
 void export_png(KeyContext& c, int) { c.state.commands.export_png(); }
 void export_csv(KeyContext& c, int) { c.state.commands.export_csv(); }
+void record(KeyContext& c, int) { c.state.commands.record(); }
 void toggle_presentation(KeyContext& c, int) { c.state.presentation = !c.state.presentation; }
 // One step of the UI scale, within the range of its widget (the field table's).
 void step_ui(KeyContext& c, float step) {
@@ -84,6 +85,7 @@ const std::array kKeys = {
   KeyBinding{GLFW_KEY_O,             GLFW_KEY_O,            0,                     kCtrl, S::Always,    "Ctrl O",      "open an image with the desktop's Open dialog", open_image_dialog},
   KeyBinding{GLFW_KEY_F12,           GLFW_KEY_F12,          0,                     0,     S::Always,    "F12",         "save the window (or the map only) as PNG with a sidecar JSON", export_png},
   KeyBinding{GLFW_KEY_F9,            GLFW_KEY_F9,           0,                     0,     S::Always,    "F9",          "save the query's row as CSV", export_csv},
+  KeyBinding{GLFW_KEY_F8,            GLFW_KEY_F8,           0,                     0,     S::Always,    "F8",          "record what F12 saves (the window or the map) as MP4 or GIF; F8 again stops", record},
   KeyBinding{GLFW_KEY_F5,            GLFW_KEY_F5,           0,                     0,     S::Always,    "F5",          "presentation mode on or off", toggle_presentation},
   KeyBinding{GLFW_KEY_EQUAL,         GLFW_KEY_EQUAL,        GLFW_KEY_KP_ADD,       kCtrl, S::Always,    "Ctrl +",      "larger UI (up to 3)", larger_ui},
   KeyBinding{GLFW_KEY_MINUS,         GLFW_KEY_MINUS,        GLFW_KEY_KP_SUBTRACT,  kCtrl, S::Always,    "Ctrl -",      "smaller UI (down to 0.75)", smaller_ui},

@@ -44,6 +44,14 @@ struct UiState {
   std::filesystem::path settings_kept;
   bool video_open = false, video_paused = false;  ///< Images → Open video: a video plays (app/gui/sessions/video_player.hpp)
   std::string video_status;  ///< its line: frame, time, frames per second shown, dropped
+  /// Export → Record's choices (not saved): GIF instead of MP4, a live recording's frames per
+  /// second of wall-clock time, a sweep's frames per second of the file, a training recording's
+  /// steps between frames.
+  bool record_gif = false;
+  float record_fps = 10, sweep_fps = 2;
+  int record_every_steps = 20;
+  bool recording_steps = false;  ///< a sweep or a training run is being recorded: the map leaves out the pointer's tooltip
+  std::string record_status;  ///< "recording the map: 3.2 s, 32 frames (F8 stops)"; empty when idle
   /// The images panel's cameras, looked for when asked (none before: the panel's button).
   std::optional<std::vector<CameraInfo>> cameras;
 };
@@ -54,21 +62,26 @@ struct UiState {
 /// the frame just drawn). Of several opens of one kind the latest wins.
 class Commands {
  public:
-  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv, AskForFile };
+  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv, AskForFile, Record };
   struct Command {
     Kind kind;
     std::filesystem::path path;  ///< the file to open (OpenImage, OpenModel)
     FileDialogKind asked = FileDialogKind::Image;  ///< AskForFile: which Open dialog
+    std::string what;  ///< Record: "" live (or stop), "sweep:KIND" (sweeps.hpp), "training"
   };
-  void open_image(const std::filesystem::path& p) { push({Kind::OpenImage, p}); }
-  void open_model(const std::filesystem::path& p) { push({Kind::OpenModel, p}); }
-  void open_video(const std::filesystem::path& p) { push({Kind::OpenVideo, p}); }
-  void pause_video() { push({Kind::PauseVideo, {}}); }  ///< Pause, or Play when paused
+  void open_image(const std::filesystem::path& p) { push(Kind::OpenImage, p); }
+  void open_model(const std::filesystem::path& p) { push(Kind::OpenModel, p); }
+  void open_video(const std::filesystem::path& p) { push(Kind::OpenVideo, p); }
+  void pause_video() { push(Kind::PauseVideo); }  ///< Pause, or Play when paused
   /// The desktop's Open dialog (app/platform/file_dialog.hpp), shown before the next frame; what
   /// is chosen is opened (or becomes the export folder), Cancel changes nothing.
-  void ask_for_file(FileDialogKind kind) { push({Kind::AskForFile, {}, kind}); }
-  void export_png() { push({Kind::ExportPng, {}}); }
-  void export_csv() { push({Kind::ExportCsv, {}}); }
+  void ask_for_file(FileDialogKind kind) { push(Kind::AskForFile, {}, kind); }
+  void export_png() { push(Kind::ExportPng); }
+  void export_csv() { push(Kind::ExportCsv); }
+  /// Export → Record (app/gui/output/recorder.hpp): `what` "" starts a live recording, or stops
+  /// whatever records; "sweep:KIND" records a sweep (app/gui/output/sweeps.hpp); "training" the
+  /// Train tab's shown run, a frame every UiState::record_every_steps steps.
+  void record(std::string what = {}) { push(Kind::Record, {}, FileDialogKind::Image, std::move(what)); }
   /// True while a command of `kind` waits (an export waits for the frame's end: its toast and
   /// hints are not drawn into the picture).
   bool pending(Kind kind) const;
@@ -86,7 +99,9 @@ class Commands {
   bool redraw_pending() const { return redraw_; }
 
  private:
-  void push(Command c) { queue_.push_back(std::move(c)); }
+  void push(Kind kind, std::filesystem::path path = {}, FileDialogKind asked = FileDialogKind::Image, std::string what = {}) {
+    queue_.push_back(Command{kind, std::move(path), asked, std::move(what)});
+  }
   std::vector<Command> queue_;
   bool redraw_ = false;
 };

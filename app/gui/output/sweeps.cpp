@@ -1,0 +1,86 @@
+#include "app/gui/output/sweeps.hpp"
+
+#include "core/base/error.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace attnlab::app {
+
+const std::vector<std::string>& sweep_kinds() {
+  static const std::vector<std::string> kinds = {"query-row", "layer", "head", "tau", "K"};
+  return kinds;
+}
+
+std::string sweep_label(const std::string& kind) {
+  if (kind == "query-row") return "the query along its row";
+  if (kind == "layer") return "the layers";
+  if (kind == "head") return "the heads";
+  if (kind == "tau") return "the temperature";
+  if (kind == "K") return "the patch size K";
+  return kind;
+}
+
+std::string sweep_unavailable(const std::string& kind, const SweepShape& shape) {
+  const auto& kinds = sweep_kinds();
+  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+    return "no sweep '" + kind + "' (query-row, layer, head, tau or K)";
+  if (shape.cols <= 0 || shape.rows <= 0) return "nothing is shown to sweep yet";
+  if (kind == "layer" && !shape.vit) return "the hand-made heads have one layer: open a ViT to sweep its layers";
+  if ((kind == "tau" || kind == "K") && shape.vit)
+    return kind == "tau" ? std::string("the window's temperature is the hand-made heads' (attnlab render --model --sweep tau sweeps a ViT's)")
+                         : std::string("a ViT's patch size is its own: K is swept on the hand-made heads");
+  return "";
+}
+
+std::vector<SweepStep> plan_sweep(const std::string& kind, const AppState& state, const SweepShape& shape) {
+  if (const std::string why = sweep_unavailable(kind, shape); !why.empty()) throw Error("cannot sweep: " + why);
+  // The choice the steps change: the shown source's (a ViT's, or the hand-made heads').
+  const bool vit = shape.vit;
+  auto choice = [vit](AppState& s) -> SourceChoice& { return vit ? shown_choice(s) : s.hand_made; };
+  const SourceChoice& now = vit ? shown_choice(state) : state.hand_made;
+  std::vector<SweepStep> steps;
+  char text[32];
+  if (kind == "query-row") {
+    const int row = now.prefix_token >= 0 ? shape.rows / 2 : std::clamp(now.cell.row, 0, shape.rows - 1);
+    for (int c = 0; c < shape.cols; ++c)
+      steps.push_back({std::to_string(c) + "," + std::to_string(row), [=](AppState& s) {
+                         SourceChoice& q = choice(s);
+                         q.prefix_token = -1;
+                         q.cell = {c, row};
+                         q.query_pinned = true;
+                       }});
+  } else if (kind == "layer") {
+    for (int l = 0; l < shape.layers; ++l)
+      steps.push_back({std::to_string(l), [=](AppState& s) {
+                         choice(s).layer = l;
+                         choice(s).query_pinned = true;
+                       }});
+  } else if (kind == "head") {
+    for (int h = 0; h < shape.heads; ++h)
+      steps.push_back({std::to_string(h), [=](AppState& s) {
+                         choice(s).head = HeadChoice{h, HeadFusion::Mean};
+                         choice(s).query_pinned = true;
+                       }});
+  } else if (kind == "tau") {
+    for (const float tau : kSweepTemperatures) {
+      std::snprintf(text, sizeof text, "%g", static_cast<double>(tau));
+      steps.push_back({text, [=](AppState& s) {
+                         s.attention.temperature = tau;
+                         s.hand_made.query_pinned = true;
+                       }});
+    }
+  } else {  // K: the sizes between the widget's bounds that fit the photo
+    const int largest = std::min({kMaxPatchSize, shape.image_width, shape.image_height});
+    for (const int k : kSweepPatchSizes)
+      if (k >= kMinPatchSize && k <= largest)
+        steps.push_back({std::to_string(k), [=](AppState& s) {
+                           s.attention.patch = k;
+                           s.hand_made.query_pinned = true;
+                         }});
+    if (steps.empty()) throw Error("cannot sweep: the photo is smaller than the smallest K swept");
+  }
+  return steps;
+}
+
+}  // namespace attnlab::app
