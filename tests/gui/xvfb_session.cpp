@@ -1,5 +1,7 @@
 #include "xvfb_session.hpp"
 
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <X11/Xatom.h>
@@ -309,6 +311,16 @@ nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& side
 }
 
 // The first file with this extension that appears in `folder` within 30 s.
+std::filesystem::path make_safari_pan(const std::filesystem::path& dir) {
+  const auto clip = dir / "pan.mp4";
+  const std::string make =
+      "ffmpeg -nostdin -v error -y -loop 1 -framerate 10 -i '" + asset("safari.jpg").string() +
+      "' -vf \"zoompan=z='1+0.004*on':x='on*1.5':y='on':d=1:s=320x240:fps=10\" -frames:v 200 -c:v libx264 "
+      "-pix_fmt yuv420p '" +
+      clip.string() + "'";
+  return std::system(make.c_str()) == 0 ? clip : std::filesystem::path();
+}
+
 std::filesystem::path wait_for_file(const std::filesystem::path& folder, const std::string& ext) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < end) {

@@ -124,6 +124,11 @@ nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& side
 /// What a shell command prints on its standard output (popen).
 std::string run_capture(const std::string& cmd);
 
+/// A 20 s clip at 10 frames/s, 320 × 240, made with the ffmpeg command from the safari photo:
+/// a slow zoom while the window pans (long enough to play through a whole test on a busy
+/// machine). Written as <dir>/pan.mp4; empty when ffmpeg is missing or fails.
+std::filesystem::path make_safari_pan(const std::filesystem::path& dir);
+
 /// The first file with this extension that appears in `folder` within 30 s (empty: none did).
 std::filesystem::path wait_for_file(const std::filesystem::path& folder, const std::string& ext);
 

@@ -205,6 +205,7 @@ class App {
     std::size_t next = 0;
     int settled_frames = 0;
     Document saved;
+    std::vector<PixelPoint> query_anchor, pin_anchors;  // what the query and pins stood for (keep_cells_in_place)
   };
   std::optional<SweepRun> sweep_;
   std::int64_t recorded_step_ = -1;            // a training recording: the step of its last frame

@@ -47,6 +47,8 @@ void App::start_recording(const std::string& what, int w, int h) {
     sweep->kind = what.substr(6);
     sweep->steps = plan_sweep(sweep->kind, state_, sweep_shape());  // throws when the source cannot
     sweep->saved = state_;
+    sweep->query_anchor = query_anchor_;
+    sweep->pin_anchors = pin_anchors_;
     plan.kind = RecordPlan::Kind::Sweep;
     plan.fps = state_.ui.sweep_fps;
     plan.what = "sweep-" + sweep->kind;
@@ -75,7 +77,12 @@ void App::stop_recording() {
     nlohmann::json values = nlohmann::json::array();
     for (std::size_t k = 0; k < sweep_->next && k < sweep_->steps.size(); ++k) values.push_back(sweep_->steps[k].value);
     extra["sweep"] = {{"kind", sweep_->kind}, {"values", values}, {"complete", sweep_->next == sweep_->steps.size()}};
-    static_cast<Document&>(state_) = sweep_->saved;  // the document as it was before the sweep
+    // The document as it was before the sweep. The hand-made session takes its settings here, so
+    // that a K swept back is not a change of K that moves the query (keep_cells_in_place).
+    static_cast<Document&>(state_) = sweep_->saved;
+    query_anchor_ = sweep_->query_anchor;
+    pin_anchors_ = sweep_->pin_anchors;
+    if (hand_made_.has_image() && !(state_.attention == hand_made_.settings())) hand_made_.set_settings(state_.attention);
     sweep_.reset();
   }
   if (recorder_.plan().kind == RecordPlan::Kind::Training)

@@ -1,0 +1,215 @@
+// Export → Record under Xvfb (issue 40): the real window records its map with F8 while a clip
+// made here with the ffmpeg command plays through the bundled ViT, for 3 s (the file lasts as long,
+// and the map moves in it); paused, a recording's every frame is the F12 still of the paused
+// map; a sweep of the ViT's layers and of the hand-made heads' K gives one frame per value, the
+// frame of the value shown before equal to its F12 still, and the settings come back after.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/io/image.hpp"
+#include "core/io/video.hpp"
+#include "gui/xvfb_session.hpp"
+#include "test_support.hpp"
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+namespace {
+
+// The mean absolute difference in grey levels over the part both pictures cover (an MP4 loses
+// an odd last column or row).
+double mean_difference(const Image& a, const Image& b) {
+  const int w = std::min(a.width, b.width), h = std::min(a.height, b.height);
+  if (w < a.width - 1 || h < a.height - 1 || w < b.width - 1 || h < b.height - 1) return INFINITY;
+  double sum = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c) sum += std::abs(a.at(x, y, c) - b.at(x, y, c));
+  return 255.0 * sum / (3.0 * w * h);
+}
+
+std::vector<Image> read_frames(const std::filesystem::path& video) {
+  VideoReader reader = VideoReader::open_file(video, 1 << 24);
+  std::vector<Image> frames;
+  while (auto f = reader.next()) frames.push_back(std::move(f->image));
+  return frames;
+}
+
+// The next recording the app writes into its export folder (a video not in `seen`) and its
+// sidecar, once both are there.
+std::pair<std::filesystem::path, nlohmann::json> next_recording(const AppProcess& app, std::set<std::filesystem::path>& seen) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(app.export_dir(), ec)) {
+      const auto& p = e.path();
+      if ((p.extension() != ".mp4" && p.extension() != ".gif") || seen.count(p)) continue;
+      auto json = p;
+      json.replace_extension(".json");
+      if (!std::filesystem::exists(json)) continue;
+      seen.insert(p);
+      std::ifstream in(json);
+      return {p, nlohmann::json::parse(in)};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "no recording appeared in " << app.export_dir() << "\n" << app.log();
+  return {};
+}
+
+// Opens the Export menu and clicks one of its items (recorded while the menu is open).
+void click_export_item(AppProcess& app, const std::string& item) {
+  const nlohmann::json before = app.export_view().first;
+  click_widget(app, before, "menu:Export");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const nlohmann::json open = app.export_view().first;
+  ASSERT_TRUE(open.at("widgets").contains(item)) << item << " not drawn";
+  click_widget(app, open, item);
+}
+
+// F12 saves the map only from here on (Export → "F12 saves the map only"): what F8 records too.
+void map_only(AppProcess& app) { click_export_item(app, "menu:Export/map only"); }
+
+// A sweep from the Export menu: its frames, and the frame of the value `shown` (the value shown
+// before the sweep) against `still`, the F12 export of the map before it. Returns the sidecar.
+nlohmann::json check_sweep(AppProcess& app, std::set<std::filesystem::path>& seen, const std::string& kind,
+                           std::size_t count, const std::string& shown, const std::filesystem::path& still) {
+  click_export_item(app, "menu:Export/sweep:" + kind);
+  app.xdotool("mousemove 5 300");  // off the map before the sweep ends: the query follows the pointer again after
+  const auto [video, sidecar] = next_recording(app, seen);
+  if (video.empty()) return {};
+  const nlohmann::json& record = sidecar.at("record");
+  EXPECT_EQ(record.at("kind"), "sweep");
+  EXPECT_EQ(record.at("sweep").at("kind"), kind);
+  EXPECT_TRUE(record.at("sweep").at("complete").get<bool>());
+  const auto values = record.at("sweep").at("values").get<std::vector<std::string>>();
+  const auto frames = read_frames(video);
+  EXPECT_EQ(frames.size(), count);
+  EXPECT_EQ(values.size(), count);
+  const auto at = std::find(values.begin(), values.end(), shown);
+  if (at == values.end() || frames.size() != values.size()) {
+    ADD_FAILURE() << "the sweep has no frame for " << shown;
+    return sidecar;
+  }
+  const std::size_t k = static_cast<std::size_t>(at - values.begin());
+  const Image picture = load_image(still);
+  // The value's frame is its still (H.264 at CRF 12 keeps it within a few grey levels), and
+  // nearer to it than every other value's frame.
+  const double own = mean_difference(frames[k], picture);
+  EXPECT_LT(own, 3.0) << kind << " " << shown;
+  double farthest = 0;
+  for (std::size_t j = 0; j < frames.size(); ++j)
+    if (j != k) {
+      EXPECT_GT(mean_difference(frames[j], picture), own) << kind << ": frame " << j << " is nearer the still";
+      farthest = std::max(farthest, mean_difference(frames[j], picture));
+    }
+  EXPECT_GT(farthest, 2.0) << kind << ": the sweep's frames hardly differ";
+  return sidecar;
+}
+
+}  // namespace
+
+// The map recorded while the clip plays through the bundled ViT, then while it is paused.
+TEST(RecordUnderXvfb, RecordsTheMapWhileAVideoPlaysThroughTheViTAndPaused) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto clip = make_safari_pan(dir);
+  ASSERT_FALSE(clip.empty()) << "the video tests need the ffmpeg command (./setup.sh --tests)";
+  AppProcess app(x, dir, {"--model", asset("fashion_vit").string()});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const nlohmann::json start = export_until(app, [](const nlohmann::json& j) { return j.contains("vit_drawn"); });
+  map_only(app);
+  click_widget(app, start, "clear_button");
+  click_widget(app, start, "open_path");
+  app.xdotool("type --delay 5 '" + clip.string() + "'");
+  click_widget(app, start, "open_video_button");
+  const nlohmann::json playing =
+      export_until(app, [](const nlohmann::json& j) { return j.at("image").get<std::string>().ends_with("pan.mp4"); });
+  app.xdotool("mousemove 5 300");  // off the map: no tooltip in the stills
+
+  std::set<std::filesystem::path> seen;
+  app.key("F8");
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  app.key("F8");
+  const auto [live, live_json] = next_recording(app, seen);
+  ASSERT_FALSE(live.empty());
+  const nlohmann::json& record = live_json.at("record");
+  EXPECT_EQ(record.at("kind"), "live");
+  EXPECT_EQ(record.at("scope"), "map");
+  EXPECT_EQ(live.extension(), ".mp4");
+  const double seconds = record.at("seconds_recorded").get<double>();
+  EXPECT_GT(seconds, 2.5);
+  EXPECT_LT(seconds, 4.5);
+  const auto frames = read_frames(live);
+  EXPECT_NEAR(static_cast<double>(frames.size()), seconds * record.at("fps").get<double>(), 2.0);
+  ASSERT_GE(frames.size(), 10u);
+  const std::string duration = run_capture("ffprobe -v error -show_entries format=duration -of csv=p=0 '" + live.string() + "'");
+  EXPECT_NEAR(std::atof(duration.c_str()), seconds, 0.35) << duration;
+  EXPECT_GT(mean_difference(frames.front(), frames.back()), 1.0) << "the map did not move while the video played";
+  EXPECT_TRUE(live_json.contains("vit_drawn")) << "the sidecar does not hold the ViT's map";
+
+  // Paused: every frame recorded is the F12 still of the paused map.
+  click_widget(app, playing, "video_pause");
+  app.xdotool("mousemove 5 300");
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const auto [paused, still] = app.export_view();
+  EXPECT_EQ(paused.at("export").at("scope"), "map");
+  app.key("F8");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  app.key("F8");
+  const auto [held, held_json] = next_recording(app, seen);
+  ASSERT_FALSE(held.empty());
+  const Image picture = load_image(still);
+  const auto held_frames = read_frames(held);
+  ASSERT_GE(held_frames.size(), 8u);
+  for (std::size_t k = 0; k < held_frames.size(); ++k)
+    EXPECT_LT(mean_difference(held_frames[k], picture), 3.0) << "frame " << k << " of the paused recording";
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+// Sweeps from the Export menu: the ViT's layers, the hand-made heads' K.
+TEST(RecordUnderXvfb, SweepsGiveOneFramePerValueAndPutTheSettingsBack) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir, {"--model", asset("fashion_vit").string()});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  export_until(app, [](const nlohmann::json& j) { return j.contains("vit_drawn"); });
+  map_only(app);
+  app.xdotool("mousemove 5 300");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::set<std::filesystem::path> seen;
+
+  const auto [vit, vit_still] = app.export_view();
+  ASSERT_TRUE(vit.contains("vit_drawn")) << vit.dump(1).substr(0, 3000);
+  const int layer = vit.at("vit_drawn").at("layer").get<int>();
+  const nlohmann::json swept = check_sweep(app, seen, "layer", 6, std::to_string(layer), vit_still);
+  const nlohmann::json after = app.export_view().first;
+  ASSERT_TRUE(after.contains("vit_drawn")) << after.dump(1).substr(0, 4000);
+  EXPECT_EQ(after.at("vit_drawn").at("layer").get<int>(), layer) << "the layer did not come back";
+  EXPECT_EQ(after.at("vit").at("query_pinned"), vit.at("vit").at("query_pinned"));
+
+  // The hand-made heads (V): K over the sizes that fit the safari photo.
+  app.key("v");
+  app.xdotool("mousemove 5 300");
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  // A click on the giraffe's neck: the query stays there (it no longer follows the pointer).
+  const nlohmann::json shown = app.export_view().first;
+  const auto [qx, qy] = geometry_of(shown).centre(12, 8);
+  app.click(qx, qy);
+  app.xdotool("mousemove 5 300");
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const auto [hand, hand_still] = app.export_view();
+  EXPECT_TRUE(hand.at("hand_made").at("query_pinned").get<bool>());
+  ASSERT_TRUE(!hand.contains("vit_drawn") || hand.at("vit_drawn").is_null()) << "still the ViT";
+  const int K = hand.at("grid").at("K").get<int>();
+  check_sweep(app, seen, "K", 7, std::to_string(K), hand_still);
+  const nlohmann::json back = app.export_view().first;
+  EXPECT_EQ(back.at("grid").at("K").get<int>(), K) << "K did not come back";
+  EXPECT_EQ(back.at("query_index"), hand.at("query_index")) << back.at("hand_made").dump() << " was " << hand.at("hand_made").dump();
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
