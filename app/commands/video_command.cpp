@@ -139,7 +139,8 @@ VideoRequest parse_video(std::vector<std::string> args) {
   if (v.model.empty()) {
     known.push_back("--layer");
     const auto given = parse_document_flags(args, kFlagsRender, v.d, known, &extra, " for video without --model");
-    v.query_given = std::find(given.begin(), given.end(), "--query") != given.end();
+    for (const DocumentFlag& f : document_flags())  // the query's flag, as the field table names it
+      if (f.path == "hand_made.cell") v.query_given = std::find(given.begin(), given.end(), f.flag) != given.end();
   } else {
     for (const auto& name : choice_flag_names())
       if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);

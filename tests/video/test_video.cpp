@@ -578,6 +578,23 @@ TEST_F(HandMadeVideo, TauSweepFramesAreTheStillsAtEachTau) {
   expect_each_nearest_its_own(frames, stills, 6.0);
 }
 
+TEST_F(HandMadeVideo, WithoutAGpuTheCpuReferenceDrawsTheSameFrames) {
+  // No EGL vendor: no headless context can be made, and the CPU reference computes the rows.
+  const std::string no_gpu = "env -u DISPLAY EGL_LOG_LEVEL=fatal __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json '" +
+                             std::string(ATTNLAB_BINARY) + "' ";
+  const std::string flags = " --patch 20 --query 4,3 --head texture --mask window:3";
+  const auto out = dir / "hm-cpu.mp4";
+  const Ran r = shell(no_gpu + "video --in " + q(pan) + " --out " + q(out) + " --max-seconds 0.5" + flags);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("using the CPU reference"), std::string::npos) << r.err;
+  EXPECT_EQ(read_json(dir / "hm-cpu.json")["backend"], "CPU reference (Eigen)");
+  EXPECT_EQ(probe(out).first, 5);
+  const auto frame = extract(pan, 3, dir / "hm-cpu-3.png");
+  const Image gpu = still(frame, flags, dir / "hm-gpu-still-3.png");
+  EXPECT_NE(read_json(dir / "hm-gpu-still-3.json")["backend"].get<std::string>().find("GPU"), std::string::npos);
+  EXPECT_LT(mean_difference(load_image(extract(out, 3, dir / "hm-cpu-out-3.png")), gpu), 3.0);
+}
+
 TEST_F(HandMadeVideo, SweepsWithoutAModelRefuseWhatNeedsOne) {
   expect_one_line_error(attnlab("render --image " + q(photo()) + " --query 6,4 --sweep layer --out " + q(dir / "l.gif")),
                         "the hand-made heads have one layer");
