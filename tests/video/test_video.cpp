@@ -580,6 +580,34 @@ TEST_F(HandMadeVideo, TauSweepFramesAreTheStillsAtEachTau) {
   expect_each_nearest_its_own(frames, stills, 6.0);
 }
 
+TEST_F(HandMadeVideo, HeadAndQueryRowSweepsAreTheStillsOfEachHeadAndColumn) {
+  const std::string common = " --patch 25 --query 5,2";  // 8 × 6 patches of the 200 × 150 photo
+  const auto heads = dir / "hm-heads.gif";
+  ASSERT_EQ(attnlab("render --image " + q(photo()) + common + " --sweep head --out " + q(heads)).code, 0);
+  EXPECT_EQ(read_json(dir / "hm-heads.json")["sweep"]["values"][2], "colour+position");
+  std::vector<Image> stills, frames;
+  for (int h = 0; h < 6; ++h) {
+    stills.push_back(still(photo(), common + " --head " + std::to_string(h), dir / ("hm-head-" + std::to_string(h) + ".png")));
+    frames.push_back(load_image(extract(heads, h, dir / ("hm-head-frame-" + std::to_string(h) + ".png"))));
+  }
+  // The custom head (5) starts as the colour head (core/base/settings.hpp, CustomHead): its
+  // frame is its still, and heads 0 … 4 each nearest their own.
+  EXPECT_LT(mean_difference(frames[5], stills[5]), 6.0);
+  expect_each_nearest_its_own({frames.begin(), frames.begin() + 5}, {stills.begin(), stills.begin() + 5}, 6.0);
+  const auto row = dir / "hm-row.gif";
+  ASSERT_EQ(attnlab("render --image " + q(photo()) + common + " --sweep query-row --out " + q(row)).code, 0);
+  const nlohmann::json values = read_json(dir / "hm-row.json")["sweep"]["values"];
+  ASSERT_EQ(values.size(), 8u);
+  EXPECT_EQ(values[7], "7,2");
+  stills.clear();
+  frames.clear();
+  for (int c : {1, 5}) {
+    stills.push_back(still(photo(), " --patch 25 --query " + std::to_string(c) + ",2", dir / ("hm-row-" + std::to_string(c) + ".png")));
+    frames.push_back(load_image(extract(row, c, dir / ("hm-row-frame-" + std::to_string(c) + ".png"))));
+  }
+  expect_each_nearest_its_own(frames, stills, 6.0);
+}
+
 TEST_F(HandMadeVideo, WithoutAGpuTheCpuReferenceDrawsTheSameFrames) {
   // No EGL vendor: no headless context can be made, and the CPU reference computes the rows.
   const std::string no_gpu = "env -u DISPLAY EGL_LOG_LEVEL=fatal __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json '" +
