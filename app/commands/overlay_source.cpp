@@ -104,9 +104,9 @@ class VitOverlay : public OverlaySource {
 
   // The forward pass (every later read is cheap); the choice checked on this image's grid.
   void set_image(const Image& image) override {
-    image_ = image;
     run_.emplace(model_, image, resize(), *runner_.runner, budget_);
     base_ = resolve(choices_, *run_);
+    photo_ = crop_image(vit_scaled_image(image, resize()), run_->input_width(), run_->input_height());
   }
 
   nlohmann::json plan_sweep(const SweepRequest& sweep) override {
@@ -156,9 +156,8 @@ class VitOverlay : public OverlaySource {
       values = row_at_temperature(run, r.layer, r.head, r.query, tau);
     else
       values = run.patch_row(r.layer, r.head, r.query);
-    const Image photo = crop_image(vit_scaled_image(image_, resize()), run.input_width(), run.input_height());
-    return {overlay_heat_map(photo, values, g.cols, g.rows, d_.colormap, d_.normalization, d_.opacity, d_.bilinear),
-            photo.width, photo.height};
+    return {overlay_heat_map(photo_, values, g.cols, g.rows, d_.colormap, d_.normalization, d_.opacity, d_.bilinear),
+            photo_.width, photo_.height};
   }
 
   nlohmann::json sidecar() const override {
@@ -185,8 +184,8 @@ class VitOverlay : public OverlaySource {
   std::shared_ptr<const VitModel> model_;
   VitRunnerChoice runner_;
   std::int64_t budget_ = 0;
-  Image image_;
   std::optional<VitRun> run_;
+  Image photo_;  // the model's input picture: the image scaled and cropped to whole patches
   Resolved base_;
   std::vector<std::pair<Resolved, double>> frames_;  // a sweep's choice and τ, frame by frame
 };
@@ -199,7 +198,6 @@ class HandMadeOverlay : public OverlaySource {
   std::int64_t memory_budget() const override { return static_cast<std::int64_t>(attnlab::memory_budget()); }
 
   void set_image(const Image& image) override {
-    image_ = image;
     rows_.set_image(image);
     if (query_centred_) {
       const PatchGrid g = base_grid();
@@ -243,9 +241,10 @@ class HandMadeOverlay : public OverlaySource {
                    cell_text(d.hand_made.cell).c_str());
     said_empty_ = said_empty_ || row.empty;
     const PatchGrid& g = row.grid;
-    return {overlay_heat_map_on_grid(image_, row.weights, g.cols, g.rows, g.cols * g.K, g.rows * g.K, d_.colormap,
+    const Image& image = rows_.image();
+    return {overlay_heat_map_on_grid(image, row.weights, g.cols, g.rows, g.cols * g.K, g.rows * g.K, d_.colormap,
                                      d_.normalization, d_.opacity, d_.bilinear),
-            image_.width, image_.height};
+            image.width, image.height};
   }
 
   nlohmann::json sidecar() const override {
@@ -265,13 +264,14 @@ class HandMadeOverlay : public OverlaySource {
 
  private:
   PatchGrid base_grid() const {
-    return make_grid(image_.width, image_.height, d_.attention.patch, d_.attention.edge);
+    return make_grid(rows_.image().width, rows_.image().height, d_.attention.patch, d_.attention.edge);
   }
 
   // K over its values, each at most the image's short side (repeats after that dropped); the
   // query the patch that holds the centre of the base query's patch.
   void plan_patch_sizes(const SweepRequest& sweep, const PatchGrid& base, nlohmann::json& values) {
-    const int most = std::min(image_.width, image_.height);
+    const Image& image = rows_.image();
+    const int most = std::min(image.width, image.height);
     const int x = d_.hand_made.cell.col * base.K + base.K / 2, y = d_.hand_made.cell.row * base.K + base.K / 2;
     for (const float v : sweep_numbers(sweep, "8,12,16,24,32", 1.0f, static_cast<float>(kMaxPatch))) {
       if (v != std::floor(v)) throw Error("--sweep-values: a patch size K is a whole number of pixels, got " + std::to_string(v));
@@ -279,7 +279,7 @@ class HandMadeOverlay : public OverlaySource {
       if (!frames_.empty() && frames_.back().attention.patch == K) continue;
       Document& d = frames_.emplace_back(d_);
       d.attention.patch = K;
-      const PatchGrid g = make_grid(image_.width, image_.height, K, d.attention.edge);
+      const PatchGrid g = make_grid(image.width, image.height, K, d.attention.edge);
       d.hand_made.cell = Cell{std::min(x / K, g.cols - 1), std::min(y / K, g.rows - 1)};
       values.push_back({{"K", K}, {"query", cell_text(d.hand_made.cell)}});
     }
@@ -287,8 +287,7 @@ class HandMadeOverlay : public OverlaySource {
 
   Document d_;
   bool query_centred_;  // the query is the middle patch of each image's grid
-  Image image_;
-  HandMadeRows rows_;
+  HandMadeRows rows_;   // and the image
   std::vector<Document> frames_;  // a sweep's document, frame by frame
   bool said_empty_ = false;
 };

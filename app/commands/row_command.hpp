@@ -38,6 +38,8 @@ class HandMadeRows {
 
   /// The image the next rows are of (kept; uploaded to the GPU at the next row()).
   void set_image(const Image& image);
+  /// The image set_image() took (empty before).
+  const Image& image() const { return image_; }
 
   /// Row i of A for the image under `d`: its attention settings (d.attention, the painted cells
   /// d.painted_cells as indices of the image's grid), its head d.hand_made.head.head (0 … 5) and

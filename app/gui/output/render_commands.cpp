@@ -352,10 +352,16 @@ int run_render(const std::vector<std::string>& in) {
     bool size_given = false, fps_given = false;
     for (const auto& [k, v] : extra) {
       if (k == "--view") view = v;
-      if (k == "--size") size = parse_size(v), size_given = true;
+      if (k == "--size") {
+        size = parse_size(v);
+        size_given = true;
+      }
       if (k == "--sweep") sweep.kind = v;
       if (k == "--sweep-values") sweep.values = v;
-      if (k == "--fps") sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f), fps_given = true;
+      if (k == "--fps") {
+        sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
+        fps_given = true;
+      }
     }
     // The hand-made heads' row over the whole photo, drawn without a window (video_command.hpp).
     if (view == "overlay" || !sweep.kind.empty()) {
