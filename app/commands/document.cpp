@@ -353,7 +353,7 @@ void for_each_field(State& s, Field&& field) {
                   "The length of every output token of this layer, over the image. Trained ViTs without registers "
                   "grow a few tokens of very large norm in background patches and use them as scratch space "
                   "(Darcet et al. 2024)."));
-  field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kFlagsRenderModel},
+  field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kPicture},
         switch_ui("bilinear upsampling",
                   "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
                   "patch centres, prettier but it invents detail finer than a patch."));

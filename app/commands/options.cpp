@@ -36,6 +36,19 @@ Usage:
                            draw a view of the app without a window (EGL), with a
                            sidecar FILE.json of every setting (default: the app's first
                            picture, the bundled safari photo, K = 16, query 12,8)
+  attnlab render [--image IMG] [--patch K] [--query COL,ROW] [options] --view overlay
+                 --out FILE.png [--force]
+                           the hand-made heads' map over the whole photo (over the
+                           grid's cols*K x rows*K part), no window: exactly one frame
+                           of attnlab video without --model (below)
+  attnlab render [--image IMG] [--patch K] [--query COL,ROW] [options]
+                 --sweep head|query-row|tau|K [--sweep-values V1,V2,...] [--fps F]
+                 --out FILE.gif|FILE.mp4 [--force]
+                           one such overlay per head, column of the query's row,
+                           temperature tau (default 0.25,0.5,1,2,4) or patch size K
+                           (default 8,12,16,24,32, at most the photo's short side; the
+                           query the patch under the first K's query centre), all of
+                           the photo's size; --fps default 2; sidecar FILE.json
   attnlab render --model PATH --image IMG [--view map|vit-grid|vit-rollout|vit-mask|
                  vit-norms|vit-distance|vit-pinned|vit-matrix|vit-step|vit-cka] [--layer L]
                  [--head H|mean|max|min] [--query cls|regN|COL,ROW] [--resize S]
@@ -86,12 +99,13 @@ Options of row:
 
 Options of render and figure (besides those of row):
   --view NAME           map (default), heads, tokenization, question, step, output,
-                        permutation, matrix, positional, cost
+                        permutation, matrix, positional, cost; overlay (render, above)
   --size WxH            picture size in pixels (render; default 1200x900)
   --panel PX            panel size in pixels (figure; default 320)
   --colormap NAME       heat (default), fire, bmy, kbgyw, blue, gray, cb-blue-yellow, cb-red-cyan
   --normalization N     minmax (default), absolute, log
   --opacity A           heat map over the photo, 0..1 (default 0.65)
+  --bilinear            maps smoothed between patch centres (default: a block a patch)
   --force               replace FILE.png and FILE.json if they exist
 
 Existing files are never replaced without --force. Bad arguments or files: one line

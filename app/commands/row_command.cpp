@@ -14,42 +14,60 @@
 
 namespace attnlab::app {
 
-namespace {
+HandMadeRows::HandMadeRows() = default;
+HandMadeRows::~HandMadeRows() = default;
 
-// The row for the options: on the GPU engine, or the CPU reference when no GPU context can
-// be made (said on stderr). Returns weights (N) and the grid.
-std::pair<std::vector<float>, PatchGrid> compute_row(const Document& d) {
-  const Image image = load_image(d.image_path);
+void HandMadeRows::set_image(const Image& image) {
+  image_ = image;
+  image_uploaded_ = false;
+}
+
+std::string HandMadeRows::backend() const {
+  return context_ ? "GPU (" + context_->info().renderer + ")" : "CPU reference (Eigen)";
+}
+
+HandMadeRow HandMadeRows::row(const Document& d) {
+  if (image_.empty()) throw Error("no image for the hand-made heads");
   Settings settings = d.attention;
-  const ModelSetup probe = make_setup(image.width, image.height, settings);  // validates K, settings
+  const ModelSetup probe = make_setup(image_.width, image_.height, settings);  // validates K, settings
   const int i = token_at(probe.grid, d.hand_made.cell.col, d.hand_made.cell.row);
   settings.mask.painted = painted_indices(d.painted_cells, probe.grid);
   const int h = d.hand_made.head.head;
-  std::unique_ptr<HeadlessContext> context;
-  try {
-    context = std::make_unique<HeadlessContext>();
-  } catch (const Error& e) {
-    std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
+  if (!context_tried_) {  // after the checks above: a bad argument is one line, without this one
+    context_tried_ = true;
+    try {
+      context_ = std::make_unique<HeadlessContext>();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
+    }
   }
-  if (context) {
-    HandMadeGpuEngine engine(image, settings);
-    const RowSet& rows = engine.rows(i);
-    const auto w = rows.head(h);
-    if (rows.empty[h]) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
-    return {std::vector<float>(w.begin(), w.end()), engine.grid()};
+  if (!context_) {
+    const Reference ref(image_, settings);
+    const RowResult r = ref.row(h, i);
+    return {std::vector<float>(r.weights.data(), r.weights.data() + r.weights.size()), ref.grid(), r.empty};
   }
-  const Reference ref(image, settings);
-  const RowResult r = ref.row(h, i);
-  if (r.empty) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
-  return {std::vector<float>(r.weights.data(), r.weights.data() + r.weights.size()), ref.grid()};
+  if (engine_ && !image_uploaded_) {
+    try {
+      engine_->set_image(image_);
+    } catch (const Error&) {  // the engine's settings do not fit the new image (the new ones do): start again
+      engine_.reset();
+    }
+  }
+  if (!engine_) engine_ = std::make_unique<HandMadeGpuEngine>(image_, settings);
+  image_uploaded_ = true;
+  if (engine_->settings() != settings) engine_->set_settings(settings);
+  const RowSet& rows = engine_->rows(i);
+  const auto w = rows.head(h);
+  return {std::vector<float>(w.begin(), w.end()), engine_->grid(), rows.empty[static_cast<std::size_t>(h)]};
 }
-
-}  // namespace
 
 int run_row(const std::vector<std::string>& args) {
   const Document d = parse_query_options(args, kFlagsRow, {}, nullptr);
-  const auto [w, grid] = compute_row(d);
-  const std::string out = grid_csv(w, grid);
+  HandMadeRows rows;
+  rows.set_image(load_image(d.image_path));
+  const HandMadeRow row = rows.row(d);
+  if (row.empty) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
+  const std::string out = grid_csv(row.weights, row.grid);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -36,6 +36,13 @@ std::string video_usage() {
                            dropped to it, never made up); --max-seconds: stop after S
                            seconds of video (default 600 for MP4, 30 for GIF, 10 for a
                            camera); --camera DEVICE: a camera (v4l2 on Linux) instead
+  attnlab video --in VIDEO|--camera DEVICE --out FILE.mp4|FILE.gif [--patch K]
+              [--query COL,ROW] [--head NAME|H] [options of row] [--bilinear]
+              [--colormap NAME] [--normalization N] [--opacity A] [--fps F]
+              [--max-seconds S] [--force]
+                           without a ViT: the hand-made heads' row for the query (default
+                           the middle patch) over each whole frame, on the GPU (the CPU
+                           reference without one), as render --view overlay draws a still
   attnlab video --list-cameras
                            the cameras FFmpeg finds, one a line, or "no camera found"
 )";
@@ -43,131 +50,11 @@ std::string video_usage() {
 
 namespace {
 
-
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 std::filesystem::path sidecar_of(const std::filesystem::path& out) {
   auto j = out;
   j.replace_extension(".json");
   return j;
 }
-
-// The ViT's choice resolved against a model and a grid.
-struct Resolved {
-  int layer = 0;
-  HeadChoice head{-1, HeadFusion::Mean};
-  int query = 0;  // token
-};
-
-Resolved resolve(const OverlayChoices& c, const VitRun& run) {
-  const SourceChoice chosen = parse_source_choice(c.choice, vit_choice_shape(run), Document().vit);
-  return {choice_layer(chosen, run.layers()), choice_head(chosen, run.heads()), choice_query(chosen, run.grid())};
-}
-
-std::string query_text(int query, const SourceGrid& g) {
-  if (query == 0) return "cls";
-  if (query < g.prefix) return "reg" + std::to_string(query - 1);
-  const int p = query - g.prefix;
-  return std::to_string(p % g.cols) + "," + std::to_string(p / g.cols);
-}
-
-// A row of A over the patch keys at temperature tau: softmax(s_ij / tau) over all T keys from the
-// model's own scores (VitRun::head_step), heads fused as patch_row fuses them.
-std::vector<float> row_at_temperature(const VitRun& run, int layer, HeadChoice head, int query, double tau) {
-  const int prefix = run.grid().prefix, N = run.grid().N();
-  auto patch_keys = [&](int h) {
-    const VitHeadStep step = run.head_step(layer, h, query);
-    const double top = *std::max_element(step.scores.begin(), step.scores.end());
-    std::vector<double> w(step.scores.size());
-    double Z = 0;
-    for (std::size_t j = 0; j < w.size(); ++j) Z += (w[j] = std::exp((step.scores[j] - top) / tau));
-    Matrix out(1, N);
-    for (int j = 0; j < N; ++j) out(0, j) = static_cast<float>(w[static_cast<std::size_t>(prefix + j)] / Z);
-    return out;
-  };
-  const Matrix m = head.head >= 0 ? patch_keys(head.head) : fuse_heads(run.heads(), head.fusion, patch_keys);
-  return {m.data(), m.data() + m.size()};
-}
-
-// The model, its runner and the display settings: draws the overlaid picture of any image.
-class Overlayer {
- public:
-  Overlayer(const Document& d, const OverlayChoices& choices) : d_(d), choices_(choices) {
-    if (choices.view != "map" && choices.view != "rollout" && choices.view != "norms")
-      throw Error("unknown view '" + choices.view + "' (expected map, rollout or norms)");
-    std::error_code ec;
-    if (!std::filesystem::exists(d.model_path, ec))
-      throw Error("the model '" + d.model_path.string() + "' does not exist");
-    model_ = std::make_shared<const VitModel>(load_vit(d.model_path));
-    runner_ = choose_vit_runner(d.vit_backend);
-    budget_ = vit_memory_budget();
-  }
-
-  const VitModel& model() const { return *model_; }
-  std::int64_t budget() const { return budget_; }
-  int resize() const { return d_.vit_resize > 0 ? d_.vit_resize : vit_trained_size(model_->arch); }
-
-  // Runs the model on an image (the forward pass; every later read is cheap).
-  VitRun run(const Image& image) const { return VitRun(model_, image, resize(), *runner_.runner, budget_); }
-
-  // The overlaid picture of `image` given its run: the model's input (scaled, cropped to whole
-  // patches) with the map over it. `tau` != 1 only for the map view (a sweep).
-  std::vector<std::uint8_t> draw(const Image& image, const VitRun& run, const Resolved& r, double tau, int& width,
-                                 int& height) const {
-    const SourceGrid g = run.grid();
-    std::vector<float> values;
-    if (choices_.view == "rollout")
-      values = run.rollout_row(r.layer, r.head.head >= 0 ? HeadFusion::Mean : r.head.fusion, r.query);
-    else if (choices_.view == "norms") {
-      const std::vector<float> norms = run.token_norms(r.layer);
-      values.assign(norms.begin() + g.prefix, norms.end());
-    } else if (tau != 1.0)
-      values = row_at_temperature(run, r.layer, r.head, r.query, tau);
-    else
-      values = run.patch_row(r.layer, r.head, r.query);
-    const Image photo = crop_image(vit_scaled_image(image, resize()), run.input_width(), run.input_height());
-    width = photo.width;
-    height = photo.height;
-    return overlay_heat_map(photo, values, g.cols, g.rows, d_.colormap, d_.normalization, d_.opacity, d_.bilinear);
-  }
-
-  // The sidecar's common part: the document, the program, the model, the choice as resolved.
-  nlohmann::json sidecar(const VitRun& run, const Resolved& r) const {
-    nlohmann::json j = to_json(d_);
-    j["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
-    j["vit_model_file"] = model_->file.string();
-    j["vit_model_sha256"] = model_->sha256;
-    j["backend"] = run.path() + " (" + runner_.why + ")";
-    j["overlay"] = {{"view", choices_.view},
-                    {"layer", r.layer},
-                    {"head", head_choice_text(r.head)},
-                    {"query", query_text(r.query, run.grid())},
-                    {"resize", resize()},
-                    {"grid", {{"cols", run.grid().cols}, {"rows", run.grid().rows}}},
-                    {"colormap", std::string(colormap_name(d_.colormap))},
-                    {"normalization", std::string(normalization_name(d_.normalization))},
-                    {"opacity", d_.opacity},
-                    {"bilinear", d_.bilinear}};
-    return j;
-  }
-
- private:
-  Document d_;
-  OverlayChoices choices_;
-  std::shared_ptr<const VitModel> model_;
-  VitRunnerChoice runner_;
-  std::int64_t budget_ = 0;
-};
 
 // The output and its sidecar must be free (or --force) and the folder must exist: checked before
 // any work.
@@ -225,12 +112,119 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
+// What `attnlab video` was asked, its arguments read.
+struct VideoRequest {
+  std::filesystem::path out;
+  bool force = false;
+  std::string input, camera, model;
+  Document d;
+  OverlayChoices choices;
+  bool query_given = false;  // without --model: the hand-made heads' --query (else the grid's middle patch)
+  double fps = 0, max_seconds = 0;
+};
+
+// The flags of `attnlab video`: with --model the ViT's (render --model's document flags, --layer,
+// --head, --query as ChoiceFlags); without it the hand-made heads' (render's document flags), and
+// the flags that need a model refused in one line.
+VideoRequest parse_video(std::vector<std::string> args) {
+  VideoRequest v;
+  v.force = take_flag(args, "--force");
+  v.out = take_option(args, "--out");
+  v.input = take_option(args, "--in");
+  v.camera = take_option(args, "--camera");
+  v.model = take_option(args, "--model");
+  std::string fps_text, max_text;
+  std::vector<std::pair<std::string, std::string>> extra;
+  std::vector<std::string> known = {"--view", "--fps", "--max-seconds"};
+  if (v.model.empty()) {
+    known.push_back("--layer");
+    const auto given = parse_document_flags(args, kFlagsRender, v.d, known, &extra, " for video without --model");
+    for (const DocumentFlag& f : document_flags())  // the query's flag, as the field table names it
+      if (f.path == "hand_made.cell") v.query_given = std::find(given.begin(), given.end(), f.flag) != given.end();
+  } else {
+    for (const auto& name : choice_flag_names())
+      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+    parse_document_flags(args, kFlagsRenderModel, v.d, known, &extra, " for video");
+  }
+  for (const auto& [k, value] : extra) {
+    if (!v.model.empty() && read_choice_flag(v.choices.choice, k, value)) continue;
+    if (k == "--layer") throw Error("--layer needs --model: the hand-made heads have one layer");
+    if (k == "--view") v.choices.view = value;
+    else if (k == "--fps") fps_text = value;
+    else if (k == "--max-seconds") max_text = value;
+  }
+  if (v.model.empty() && v.choices.view != "map")
+    throw Error("--view " + v.choices.view + " needs --model (a ViT's); the hand-made heads draw --view map");
+  if (!v.d.image_path.empty())
+    throw Error("attnlab video reads --in VIDEO, not an image (for a still: attnlab render --view overlay)");
+  if (v.input.empty() == v.camera.empty())
+    throw Error("give one of --in VIDEO and --camera DEVICE (attnlab video --list-cameras lists them)");
+  check_outputs(v.out, v.force, {".mp4", ".gif"});
+  const bool gif = video_encoder_for(v.out) == "gif";
+  v.fps = fps_text.empty() ? 0.0 : parse_float(fps_text, "--fps", 0.1f, 120.0f);
+  v.max_seconds = max_text.empty() ? (gif ? 30.0 : 600.0) : parse_float(max_text, "--max-seconds", 0.01f, 36000.0f);
+  if (!v.model.empty()) {
+    v.d.model_path = std::filesystem::absolute(v.model);
+    v.d.source = ShownSource::Vit;
+  }
+  return v;
+}
+
+// The picture of every swept value, one frame each, into `out` with its sidecar.
+int write_sweep(OverlaySource& source, const Image& image, const SweepRequest& sweep, const std::filesystem::path& out,
+                bool force) {
+  source.set_image(image);
+  const nlohmann::json values = source.plan_sweep(sweep);
+  if (values.empty()) throw Error("--sweep " + sweep.kind + ": nothing to sweep");
+  std::optional<VideoWriter> writer;
+  int width = 0, height = 0;
+  for (int k = 0; k < static_cast<int>(values.size()); ++k) {
+    const OverlayPicture picture = source.draw(k);
+    if (!writer) {
+      width = picture.width;
+      height = picture.height;
+      writer.emplace(out, width, height, sweep.fps, force);
+    } else if (picture.width != width || picture.height != height) {
+      throw Error("--sweep " + sweep.kind + ": the picture changes size at frame " + std::to_string(k) +
+                  "; nothing was written");
+    }
+    writer->write(picture.rgb);
+  }
+  writer->finish();
+  nlohmann::json sidecar = source.sidecar();
+  sidecar["sweep"] = {{"kind", sweep.kind},           {"values", values}, {"fps", sweep.fps}, {"frames", values.size()},
+                      {"encoder", writer->encoder()}, {"width", width},   {"height", height}};
+  write_sidecar(out, sidecar, force);
+  std::printf("attnlab: wrote %s (%zu frames, %s) and %s\n", out.string().c_str(), values.size(),
+              writer->encoder().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
+// The picture of the base choice as a PNG with its sidecar.
+int write_still(OverlaySource& source, const Image& image, const std::filesystem::path& out, bool force) {
+  source.set_image(image);
+  const OverlayPicture picture = source.draw(-1);
+  write_png(out, picture.width, picture.height, 3, picture.rgb, force);
+  nlohmann::json sidecar = source.sidecar();
+  sidecar["render"] = {{"view", "overlay"}, {"width", picture.width}, {"height", picture.height}, {"finished", true}};
+  write_sidecar(out, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
+// A sweep's kind and values, checked before any work.
+void check_sweep(const SweepRequest& sweep) {
+  if (sweep.kind != "layer" && sweep.kind != "head" && sweep.kind != "query-row" && sweep.kind != "tau" &&
+      sweep.kind != "K")
+    throw Error("--sweep must be layer, head, query-row, tau or K, got '" + sweep.kind + "'");
+  if (!sweep.values.empty() && sweep.kind != "tau" && sweep.kind != "K")
+    throw Error("--sweep-values goes with --sweep tau or K");
+}
+
 }  // namespace
 
 int run_video(const std::vector<std::string>& in) {
   std::vector<std::string> args = in;
-  const bool force = take_flag(args, "--force");
-  const std::filesystem::path out = take_option(args, "--out");
   if (take_flag(args, "--list-cameras")) {
     if (!args.empty()) throw Error("--list-cameras takes no other option, got '" + args[0] + "'");
     const std::vector<CameraInfo> cameras = list_cameras();
@@ -238,66 +232,40 @@ int run_video(const std::vector<std::string>& in) {
     for (const CameraInfo& c : cameras) std::printf("%s\t%s\n", c.device.c_str(), c.name.c_str());
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
-  const std::string input = take_option(args, "--in");
-  const std::string camera = take_option(args, "--camera");
-  const std::string model = take_option(args, "--model");
-  Document d;
-  OverlayChoices choices;
-  std::string fps_text, max_text;
-  std::vector<std::pair<std::string, std::string>> extra;
-  std::vector<std::string> known = choice_flag_names();
-  known.insert(known.end(), {"--view", "--fps", "--max-seconds"});
-  parse_document_flags(args, kFlagsRenderModel, d, known, &extra, " for video");
-  for (const auto& [k, v] : extra) {
-    if (read_choice_flag(choices.choice, k, v)) continue;
-    if (k == "--view") choices.view = v;
-    else if (k == "--fps") fps_text = v;
-    else if (k == "--max-seconds") max_text = v;
-  }
-  if (!d.image_path.empty())
-    throw Error("attnlab video reads --in VIDEO, not an image (for a still: attnlab render --model … --view overlay)");
-  if (model.empty()) throw Error("--model PATH is required");
-  if (input.empty() == camera.empty())
-    throw Error("give one of --in VIDEO and --camera DEVICE (attnlab video --list-cameras lists them)");
-  check_outputs(out, force, {".mp4", ".gif"});
-  const bool gif = video_encoder_for(out) == "gif";
-  const double fps = fps_text.empty() ? 0.0 : parse_float(fps_text, "--fps", 0.1f, 120.0f);
-  const double max_seconds =
-      max_text.empty() ? (gif ? 30.0 : 600.0) : parse_float(max_text, "--max-seconds", 0.01f, 36000.0f);
-  d.model_path = std::filesystem::absolute(model);
-  d.source = ShownSource::Vit;
-
-  Overlayer overlayer(d, choices);  // the model first: a bad one is refused before the video is read
+  const VideoRequest v = parse_video(args);
+  // The model first: a bad one is refused before the video is read. Without one, the hand-made
+  // heads (one GPU context for the whole video, HandMadeRows).
+  const std::unique_ptr<OverlaySource> overlay =
+      v.model.empty() ? make_hand_made_overlay(v.d, !v.query_given) : make_vit_overlay(v.d, v.choices);
   // A camera and a file differ only in the opening (core/io/video.hpp).
-  VideoReader reader = camera.empty() ? VideoReader::open_file(input, video_max_pixels(overlayer.budget()))
-                                      : VideoReader::open_camera(camera, video_max_pixels(overlayer.budget()));
-  const std::string source = camera.empty() ? "'" + input + "'" : "the camera '" + camera + "'";
+  const std::int64_t max_pixels = video_max_pixels(overlay->memory_budget());
+  VideoReader reader = v.camera.empty() ? VideoReader::open_file(v.input, max_pixels)
+                                        : VideoReader::open_camera(v.camera, max_pixels);
+  const std::string source = v.camera.empty() ? "'" + v.input + "'" : "the camera '" + v.camera + "'";
   const VideoInfo info = reader.info();
-  const double rate = fps > 0 ? fps : info.fps > 0 ? std::min(info.fps, 120.0) : 25.0;
-  Progress progress(std::min(info.duration > 0 ? info.duration : max_seconds, max_seconds));
+  const double rate = v.fps > 0 ? v.fps : info.fps > 0 ? std::min(info.fps, 120.0) : 25.0;
+  Progress progress(std::min(info.duration > 0 ? info.duration : v.max_seconds, v.max_seconds));
   std::optional<VideoWriter> writer;
   nlohmann::json sidecar;
   int width = 0, height = 0, written = 0;
   double next_time = 0, last_time = 0;
   while (auto frame = reader.next()) {
-    if (frame->time >= max_seconds - 1e-9) break;
+    if (frame->time >= v.max_seconds - 1e-9) break;
     if (frame->time + 0.5 / rate < next_time) continue;  // dropped to the output's rate
     while (next_time <= frame->time + 0.5 / rate) next_time += 1.0 / rate;
-    const VitRun run = overlayer.run(frame->image);
-    const Resolved r = resolve(choices, run);  // checked on the first frame's grid, again if the size changes
-    int w = 0, h = 0;
-    const std::vector<std::uint8_t> rgb = overlayer.draw(frame->image, run, r, 1.0, w, h);
+    overlay->set_image(frame->image);  // the choice checked on the first frame's grid, again if the size changes
+    const OverlayPicture picture = overlay->draw(-1);
     if (!writer) {
-      width = w;
-      height = h;
-      writer.emplace(out, w, h, rate, force);
-      sidecar = overlayer.sidecar(run, r);
-    } else if (w != width || h != height) {
+      width = picture.width;
+      height = picture.height;
+      writer.emplace(v.out, width, height, rate, v.force);
+      sidecar = overlay->sidecar();
+    } else if (picture.width != width || picture.height != height) {
       throw Error(source + ": the picture changes size at frame " + std::to_string(frame->index) + " (" +
-                  std::to_string(w) + "x" + std::to_string(h) + " after " + std::to_string(width) + "x" +
-                  std::to_string(height) + "); nothing was written");
+                  std::to_string(picture.width) + "x" + std::to_string(picture.height) + " after " +
+                  std::to_string(width) + "x" + std::to_string(height) + "); nothing was written");
     }
-    writer->write(rgb);
+    writer->write(picture.rgb);
     ++written;
     last_time = frame->time;
     progress.frame(written, last_time);
@@ -305,99 +273,56 @@ int run_video(const std::vector<std::string>& in) {
   if (!writer) throw Error(source + ": no frame before --max-seconds; nothing was written");
   writer->finish();
   progress.frame(written, last_time, true);
-  sidecar["video"] = {{"in", camera.empty() ? std::filesystem::absolute(input).string() : camera},
-                      {"camera", !camera.empty()},
-                      {"out", out.filename().string()},
+  const bool gif = writer->encoder() == "gif";
+  sidecar["video"] = {{"in", v.camera.empty() ? std::filesystem::absolute(v.input).string() : v.camera},
+                      {"camera", !v.camera.empty()},
+                      {"out", v.out.filename().string()},
                       {"encoder", writer->encoder()},
                       {"frames", written},
                       {"fps", rate},
                       {"width", width & (gif ? ~0 : ~1)},
                       {"height", height & (gif ? ~0 : ~1)},
-                      {"max_seconds", max_seconds},
+                      {"max_seconds", v.max_seconds},
                       {"source",
                        {{"width", info.width},
                         {"height", info.height},
                         {"fps", info.fps},
                         {"duration", info.duration},
                         {"codec", info.codec}}}};
-  write_sidecar(out, sidecar, force);
-  std::printf("attnlab: wrote %s (%d frames, %s) and %s\n", out.string().c_str(), written, writer->encoder().c_str(),
-              sidecar_of(out).string().c_str());
+  write_sidecar(v.out, sidecar, v.force);
+  std::printf("attnlab: wrote %s (%d frames, %s) and %s\n", v.out.string().c_str(), written,
+              writer->encoder().c_str(), sidecar_of(v.out).string().c_str());
   return 0;
 }
 
 int run_overlay_still(const Document& d, const OverlayChoices& choices, const std::filesystem::path& out, bool force) {
   check_outputs(out, force, {".png"});
-  const Overlayer overlayer(d, choices);
-  const Image image = load_image(d.image_path);
-  const VitRun run = overlayer.run(image);
-  const Resolved r = resolve(choices, run);
-  int w = 0, h = 0;
-  const std::vector<std::uint8_t> rgb = overlayer.draw(image, run, r, 1.0, w, h);
-  write_png(out, w, h, 3, rgb, force);
-  nlohmann::json sidecar = overlayer.sidecar(run, r);
-  sidecar["render"] = {{"view", "overlay"}, {"width", w}, {"height", h}, {"finished", true}};
-  write_sidecar(out, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
-  return 0;
+  const std::unique_ptr<OverlaySource> overlay = make_vit_overlay(d, choices);
+  return write_still(*overlay, load_image(d.image_path), out, force);
 }
 
 int run_overlay_sweep(const Document& d, const OverlayChoices& choices, const SweepRequest& sweep,
                       const std::filesystem::path& out, bool force) {
-  if (sweep.kind != "layer" && sweep.kind != "head" && sweep.kind != "query-row" && sweep.kind != "tau")
-    throw Error("--sweep must be layer, head, query-row or tau, got '" + sweep.kind + "'");
+  check_sweep(sweep);
   if (sweep.kind == "tau" && choices.view != "map")
     throw Error("--sweep tau varies a row of A: it takes --view map only");
-  if (!sweep.values.empty() && sweep.kind != "tau") throw Error("--sweep-values goes with --sweep tau");
+  if (sweep.kind == "K") throw Error("--sweep K varies the hand-made heads' patch size: leave out --model");
   check_outputs(out, force, {".gif", ".mp4"});
-  const Overlayer overlayer(d, choices);
+  const std::unique_ptr<OverlaySource> overlay = make_vit_overlay(d, choices);
+  return write_sweep(*overlay, load_image(d.image_path), sweep, out, force);
+}
+
+int run_hand_made_overlay(const Document& d, const SweepRequest& sweep, const std::filesystem::path& out, bool force) {
+  if (!sweep.kind.empty()) {
+    check_sweep(sweep);
+    if (sweep.kind == "layer")
+      throw Error("--sweep layer: the hand-made heads have one layer (sweep a ViT's layers with --model)");
+  }
+  check_outputs(out, force, sweep.kind.empty() ? std::initializer_list<const char*>{".png"}
+                                               : std::initializer_list<const char*>{".gif", ".mp4"});
   const Image image = load_image(d.image_path);
-  const VitRun run = overlayer.run(image);
-  const Resolved base = resolve(choices, run);
-  const SourceGrid g = run.grid();
-  // One frame per value: the choice with the swept part replaced, and τ.
-  std::vector<std::pair<Resolved, double>> frames;
-  nlohmann::json values = nlohmann::json::array();
-  if (sweep.kind == "layer")
-    for (int l = 0; l < run.layers(); ++l) {
-      frames.push_back({{l, base.head, base.query}, 1.0});
-      values.push_back(l);
-    }
-  else if (sweep.kind == "head")
-    for (int h = 0; h < run.heads(); ++h) {
-      frames.push_back({{base.layer, HeadChoice{h, HeadFusion::Mean}, base.query}, 1.0});
-      values.push_back(h);
-    }
-  else if (sweep.kind == "query-row") {
-    const int row =
-        base.query >= g.prefix ? (base.query - g.prefix) / g.cols : g.rows / 2;  // a prefix query: the middle row
-    for (int c = 0; c < g.cols; ++c) {
-      frames.push_back({{base.layer, base.head, g.prefix + row * g.cols + c}, 1.0});
-      values.push_back(std::to_string(c) + "," + std::to_string(row));
-    }
-  } else {
-    for (const std::string& v : split_commas(sweep.values.empty() ? "0.25,0.5,1,2,4" : sweep.values)) {
-      const float tau = parse_float(v, "--sweep-values", 1e-3f, 1e3f);
-      frames.push_back({base, tau});
-      values.push_back(tau);
-    }
-  }
-  if (frames.empty()) throw Error("--sweep " + sweep.kind + ": nothing to sweep");
-  std::optional<VideoWriter> writer;
-  int width = 0, height = 0;
-  for (const auto& [r, tau] : frames) {
-    const std::vector<std::uint8_t> rgb = overlayer.draw(image, run, r, tau, width, height);
-    if (!writer) writer.emplace(out, width, height, sweep.fps, force);
-    writer->write(rgb);
-  }
-  writer->finish();
-  nlohmann::json sidecar = overlayer.sidecar(run, base);
-  sidecar["sweep"] = {{"kind", sweep.kind},           {"values", values}, {"fps", sweep.fps}, {"frames", frames.size()},
-                      {"encoder", writer->encoder()}, {"width", width},   {"height", height}};
-  write_sidecar(out, sidecar, force);
-  std::printf("attnlab: wrote %s (%zu frames, %s) and %s\n", out.string().c_str(), frames.size(),
-              writer->encoder().c_str(), sidecar_of(out).string().c_str());
-  return 0;
+  const std::unique_ptr<OverlaySource> overlay = make_hand_made_overlay(d, false);
+  return sweep.kind.empty() ? write_still(*overlay, image, out, force) : write_sweep(*overlay, image, sweep, out, force);
 }
 
 }  // namespace attnlab::app

@@ -295,7 +295,7 @@ TEST(DocumentFlags, ABadValueIsRefusedNamingTheFlagAndNothingChanges) {
   // A flag of another command is unknown there (the same syntax as before the table).
   Document d;
   EXPECT_THROW(parse_document_flags({"--colormap", "gray"}, kFlagsRow, d, {}, nullptr), Error);
-  EXPECT_THROW(parse_document_flags({"--bilinear"}, kFlagsRender, d, {}, nullptr), Error);
+  EXPECT_THROW(parse_document_flags({"--resize", "64"}, kFlagsRender, d, {}, nullptr), Error);
   EXPECT_THROW(parse_document_flags({"--patch", "8"}, kFlagsRenderModel, d, {}, nullptr), Error);
 }
 

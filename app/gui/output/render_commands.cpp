@@ -344,13 +344,33 @@ int run_render(const std::vector<std::string>& in) {
     }
   } else {
     std::vector<std::pair<std::string, std::string>> extra;
-    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size"}, &extra, QueryDefaults::kLikeTheApp);
+    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size", "--sweep", "--sweep-values", "--fps"},
+                                           &extra, QueryDefaults::kLikeTheApp);
     state = state_from(d);
     painted = d.painted_cells;
+    SweepRequest sweep;
+    bool size_given = false, fps_given = false;
     for (const auto& [k, v] : extra) {
       if (k == "--view") view = v;
-      if (k == "--size") size = parse_size(v);
+      if (k == "--size") {
+        size = parse_size(v);
+        size_given = true;
+      }
+      if (k == "--sweep") sweep.kind = v;
+      if (k == "--sweep-values") sweep.values = v;
+      if (k == "--fps") {
+        sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
+        fps_given = true;
+      }
     }
+    // The hand-made heads' row over the whole photo, drawn without a window (video_command.hpp).
+    if (view == "overlay" || !sweep.kind.empty()) {
+      if (view != "overlay" && view != "map") throw Error("--sweep draws --view overlay, not '" + view + "'");
+      if (size_given) throw Error("--size goes with the window's views: an overlay is the photo at its own size");
+      if (sweep.kind.empty() && (fps_given || !sweep.values.empty())) throw Error("--fps and --sweep-values go with --sweep");
+      return run_hand_made_overlay(state, sweep, out, force);  // the image's path absolute
+    }
+    if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
   }
   return render_hand_made(state, view, size, out, force, painted);
 }
