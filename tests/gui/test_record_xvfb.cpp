@@ -213,3 +213,40 @@ TEST(RecordUnderXvfb, SweepsGiveOneFramePerValueAndPutTheSettingsBack) {
   EXPECT_EQ(back.at("query_index"), hand.at("query_index")) << back.at("hand_made").dump() << " was " << hand.at("hand_made").dump();
   EXPECT_EQ(app.close(), 0) << app.log();
 }
+
+// The Train tab's run recorded from the Export menu: a frame each time it has trained N more
+// steps (20 by default), the steps in the sidecar, the map changing as it learns.
+TEST(RecordUnderXvfb, RecordsTheTrainingRunAFrameEveryNSteps) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  start_run_a(app);
+  export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
+  map_only(app);
+  app.xdotool("mousemove 5 300");
+  click_export_item(app, "menu:Export/record_training");
+  app.xdotool("mousemove 5 300");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const nlohmann::json recording = app.export_view().first;
+  ASSERT_TRUE(recording.contains("train_drawn")) << app.log();
+  const std::int64_t from = recording.at("train_drawn").at("step").get<std::int64_t>();
+  export_until(app, [&](const nlohmann::json& j) {
+    return j.contains("train_drawn") && j.at("train_drawn").at("step").get<std::int64_t>() >= from + 60;
+  });
+  app.key("F8");
+  std::set<std::filesystem::path> seen;
+  const auto [video, sidecar] = next_recording(app, seen);
+  ASSERT_FALSE(video.empty());
+  const nlohmann::json& record = sidecar.at("record");
+  EXPECT_EQ(record.at("kind"), "training");
+  const auto steps = record.at("training").at("steps").get<std::vector<std::int64_t>>();
+  EXPECT_EQ(record.at("training").at("every_steps").get<int>(), 20);
+  ASSERT_GE(steps.size(), 3u);
+  for (std::size_t k = 1; k < steps.size(); ++k) EXPECT_GE(steps[k] - steps[k - 1], 20) << "frames " << k - 1 << ", " << k;
+  const auto frames = read_frames(video);
+  EXPECT_EQ(frames.size(), steps.size());
+  ASSERT_FALSE(frames.empty());
+  EXPECT_GT(mean_difference(frames.front(), frames.back()), 1.0) << "the map did not change while the model trained";
+  EXPECT_EQ(app.close(), 0) << app.log();
+}

@@ -310,7 +310,6 @@ nlohmann::json start_run_b_averaging(AppProcess& app, const nlohmann::json& side
   return b;
 }
 
-// The first file with this extension that appears in `folder` within 30 s.
 std::filesystem::path make_safari_pan(const std::filesystem::path& dir) {
   const auto clip = dir / "pan.mp4";
   const std::string make =
@@ -321,6 +320,7 @@ std::filesystem::path make_safari_pan(const std::filesystem::path& dir) {
   return std::system(make.c_str()) == 0 ? clip : std::filesystem::path();
 }
 
+// The first file with this extension that appears in `folder` within 30 s.
 std::filesystem::path wait_for_file(const std::filesystem::path& folder, const std::string& ext) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < end) {

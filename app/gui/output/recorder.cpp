@@ -50,9 +50,11 @@ void Recorder::start(const RecordPlan& plan, const std::filesystem::path& dir, n
   if (!std::filesystem::is_directory(dir, ec))
     throw Error("cannot record into '" + dir.string() + "': it is not a folder");
   const auto stem = next_free_stem(dir, "attnlab-record-" + plan.what + "-" + timestamp(), {".mp4", ".gif", ".json"});
+  const std::filesystem::path path = stem.string() + (plan.gif ? ".gif" : ".mp4");
+  video_encoder_for(path);  // a build without FFmpeg says so here, in one line, before anything starts
   plan_ = plan;
   plan_.fps = std::clamp(plan.fps, 0.5, 30.0);
-  path_ = stem.string() + (plan.gif ? ".gif" : ".mp4");
+  path_ = path;
   sidecar_ = std::move(sidecar);
   extra_ = nlohmann::json::object();
   queue_.clear();
