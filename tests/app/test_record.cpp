@@ -166,6 +166,17 @@ TEST(Sweeps, TheHandMadeHeadsSweepTheirHeadsTemperatureAndTheKThatFit) {
   EXPECT_TRUE(s.hand_made.query_pinned);
 
   EXPECT_EQ(plan_sweep("head", state, shape).size(), 6u);
+  EXPECT_NE(sweep_unavailable("query-path", shape), "");  // no pins: no path
+  AppState pinned = state;
+  pinned.hand_made.pins = {{0, 0}, {2, 1}, {4, 3}};
+  SweepShape with_pins = shape;
+  with_pins.pins = 3;
+  const auto path = plan_sweep("query-path", pinned, with_pins);
+  ASSERT_EQ(path.size(), 3u);
+  EXPECT_EQ(path[1].value, "2,1");
+  path[2].apply(s);
+  EXPECT_EQ(s.hand_made.cell.col, 4);
+  EXPECT_EQ(s.hand_made.cell.row, 3);
   const auto tau = plan_sweep("tau", state, shape);
   ASSERT_EQ(tau.size(), std::size(kSweepTemperatures));
   tau[0].apply(s);

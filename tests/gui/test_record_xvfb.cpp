@@ -211,6 +211,24 @@ TEST(RecordUnderXvfb, SweepsGiveOneFramePerValueAndPutTheSettingsBack) {
   const nlohmann::json back = app.export_view().first;
   EXPECT_EQ(back.at("grid").at("K").get<int>(), K) << "K did not come back";
   EXPECT_EQ(back.at("query_index"), hand.at("query_index")) << back.at("hand_made").dump() << " was " << hand.at("hand_made").dump();
+
+  // A path: three patches pinned with right-clicks, the query walking along them.
+  const Geometry g = geometry_of(back);
+  for (const auto& [col, row] : {std::pair{3, 3}, std::pair{10, 5}, std::pair{20, 12}}) {
+    const auto [px, py] = g.centre(col, row);
+    app.click(px, py, 3);
+  }
+  app.xdotool("mousemove 5 300");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  click_export_item(app, "menu:Export/sweep:query-path");
+  app.xdotool("mousemove 5 300");
+  const auto [path, path_json] = next_recording(app, seen);
+  ASSERT_FALSE(path.empty());
+  EXPECT_EQ(path_json.at("record").at("sweep").at("values"), nlohmann::json({"3,3", "10,5", "20,12"}));
+  const auto walked = read_frames(path);
+  ASSERT_EQ(walked.size(), 3u);
+  EXPECT_GT(mean_difference(walked[0], walked[1]), 1.0);
+  EXPECT_GT(mean_difference(walked[1], walked[2]), 1.0);
   EXPECT_EQ(app.close(), 0) << app.log();
 }
 

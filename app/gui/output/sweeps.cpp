@@ -8,12 +8,13 @@
 namespace attnlab::app {
 
 const std::vector<std::string>& sweep_kinds() {
-  static const std::vector<std::string> kinds = {"query-row", "layer", "head", "tau", "K"};
+  static const std::vector<std::string> kinds = {"query-row", "query-path", "layer", "head", "tau", "K"};
   return kinds;
 }
 
 std::string sweep_label(const std::string& kind) {
   if (kind == "query-row") return "the query along its row";
+  if (kind == "query-path") return "the query along the pinned patches";
   if (kind == "layer") return "the layers";
   if (kind == "head") return "the heads";
   if (kind == "tau") return "the temperature";
@@ -24,8 +25,10 @@ std::string sweep_label(const std::string& kind) {
 std::string sweep_unavailable(const std::string& kind, const SweepShape& shape) {
   const auto& kinds = sweep_kinds();
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-    return "no sweep '" + kind + "' (query-row, layer, head, tau or K)";
+    return "no sweep '" + kind + "' (query-row, query-path, layer, head, tau or K)";
   if (shape.cols <= 0 || shape.rows <= 0) return "nothing is shown to sweep yet";
+  if (kind == "query-path" && shape.pins < 2)
+    return "pin two or more patches (right-click on the map, or P) for the query to walk along them";
   if (kind == "layer" && !shape.vit) return "the hand-made heads have one layer: open a ViT to sweep its layers";
   if ((kind == "tau" || kind == "K") && shape.vit)
     return kind == "tau" ? std::string("the window's temperature is the hand-made heads' (attnlab render --model --sweep tau sweeps a ViT's)")
@@ -48,6 +51,14 @@ std::vector<SweepStep> plan_sweep(const std::string& kind, const AppState& state
                          SourceChoice& q = choice(s);
                          q.prefix_token = -1;
                          q.cell = {c, row};
+                         q.query_pinned = true;
+                       }});
+  } else if (kind == "query-path") {  // the pins in the order they were made
+    for (const Cell& pin : now.pins)
+      steps.push_back({std::to_string(pin.col) + "," + std::to_string(pin.row), [=](AppState& s) {
+                         SourceChoice& q = choice(s);
+                         q.prefix_token = -1;
+                         q.cell = pin;
                          q.query_pinned = true;
                        }});
   } else if (kind == "layer") {

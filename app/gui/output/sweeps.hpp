@@ -17,6 +17,7 @@ struct SweepShape {
   bool vit = false;      ///< a ViT is shown (loaded, or being trained), else the hand-made heads
   int cols = 0, rows = 0;  ///< its patch grid
   int layers = 1, heads = 0;
+  int pins = 0;  ///< the pinned patches of the shown choice (the path query-path walks)
   int image_width = 0, image_height = 0;  ///< the hand-made heads' photo (K's largest value)
 };
 
@@ -27,7 +28,8 @@ struct SweepStep {
 };
 
 /// The sweeps, in the menu's order: query-row (the query along its row: every column of the
-/// shown query's row, the middle row for the CLS token or a register), layer (0 … L−1, a ViT),
+/// shown query's row, the middle row for the CLS token or a register), query-path (the query
+/// along the pinned patches, in the order they were pinned: a path a teacher draws), layer (0 … L−1, a ViT),
 /// head (0 … H−1), tau (the hand-made heads' temperature τ of eq. 26.20 over
 /// kSweepTemperatures), K (the hand-made heads' patch size over kSweepPatchSizes, those that fit
 /// the photo).

@@ -25,10 +25,12 @@ SweepShape App::sweep_shape() {
     shape.rows = run->grid().rows;
     shape.layers = run->layers();
     shape.heads = run->heads();
+    shape.pins = static_cast<int>(shown_choice(state_).pins.size());
   } else if (hand_made_.has_image()) {
     shape.cols = hand_made_.grid().cols;
     shape.rows = hand_made_.grid().rows;
     shape.heads = kHeadCount;
+    shape.pins = static_cast<int>(state_.hand_made.pins.size());
     shape.image_width = hand_made_.image().width;
     shape.image_height = hand_made_.image().height;
   }
