@@ -184,6 +184,15 @@ sys.exit(0 if (c['col'], c['row']) == (5, 3) else 1)" "$clicked"; then
       if [[ -n $opened ]] && grep -q 'dog.jpg' "$opened"; then pass "Ctrl+O: Windows' Open dialog, a typed path opens"
       else fail "the image chosen in the Open dialog did not open: ${opened:-no export}"; fi
     fi
+    # F8 (Export → Record): this build has no FFmpeg, which the banner says in one line.
+    xdotool mousemove --window "$window" 5 300 key --window "$window" F8
+    sleep 1
+    recorded="$(export_once)"
+    if [[ -n $recorded ]] && python3 -c "
+import json, sys
+sys.exit(0 if 'video is not in this build' in json.load(open(sys.argv[1])).get('banner', '') else 1)" "$recorded"; then
+      pass "F8 under Wine: Record says in the banner that video is not in this build"
+    else fail "F8 under Wine did not say video is missing: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('banner'))" "${recorded:-/dev/null}" 2>&1)"; fi
   fi
   xdotool key --window "$window" ctrl+q
   for _ in $(seq 60); do [[ -f $gui/exit ]] && break; sleep 0.5; done
