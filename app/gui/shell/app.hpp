@@ -84,6 +84,19 @@ std::vector<std::filesystem::path> find_gallery();
 
 // --- The app ---------------------------------------------------------------------------------
 
+// A sweep being recorded (app_record.cpp): its steps, the next one, how many frames were drawn
+// settled since the last step was applied, and the document and the photo points of the query
+// and pins (App::keep_cells_in_place) to restore at the end. At namespace scope: clang 14 does
+// not count a nested struct with member initializers as default-constructible in its class.
+struct SweepRun {
+  std::string kind;
+  std::vector<SweepStep> steps;
+  std::size_t next = 0;
+  int settled_frames = 0;
+  Document saved;
+  std::vector<PixelPoint> query_anchor, pin_anchors;
+};
+
 class App {
  public:
   App(GLFWwindow* window, AppState state, const std::string& context_note, std::optional<HoverReplay> replay = std::nullopt);
@@ -197,17 +210,7 @@ class App {
   HubSession hub_{scheduler_};  // the gallery's downloads (Model → Gallery)
   VideoPlayer video_;
   Recorder recorder_;  // Export → Record
-  // A sweep being recorded: its steps, the next one, how many frames were drawn settled since
-  // the last step was applied, and the document to restore at the end.
-  struct SweepRun {
-    std::string kind;
-    std::vector<SweepStep> steps;
-    std::size_t next = 0;
-    int settled_frames = 0;
-    Document saved;
-    std::vector<PixelPoint> query_anchor, pin_anchors;  // what the query and pins stood for (keep_cells_in_place)
-  };
-  std::optional<SweepRun> sweep_;
+  std::optional<SweepRun> sweep_;  // a sweep being recorded (Export → Record → Sweep)
   std::int64_t recorded_step_ = -1;            // a training recording: the step of its last frame
   std::vector<std::int64_t> recorded_steps_;  // and of every frame, for the sidecar
   std::chrono::steady_clock::time_point last_capture_{};
