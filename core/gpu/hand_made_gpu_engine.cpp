@@ -212,7 +212,8 @@ void HandMadeGpuEngine::ensure_tokens() {
   const int D = TokenLayout::d + np;
   gl::BindingGuard guard;
   gpu_->X = gl::Buffer(static_cast<size_t>(g.N()) * D * sizeof(float));
-  gpu_->W_tok = make_buffer(setup_->W_tokenize);
+  const Matrix W_tok_t = setup_->W_tokenize.transpose();  // 3K² × R, row-major: a pixel's weights side by side (tokenize.comp)
+  gpu_->W_tok = make_buffer(W_tok_t);
   gpu_->W_pos = make_buffer(setup_->W_pos);
   const auto& p = gpu_->tokenize;
   gpu_->params.set(p, TokenizeParams{g.N(), g.cols, g.K, image_w_, image_h_, settings_.pos.P, settings_.pos.sincos ? 1 : 0,
