@@ -155,7 +155,7 @@ void HandMadeGpuEngine::set_image(const Image& image) {
     throw Error("the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                 " pixels; this GPU takes at most " + std::to_string(max_tex) + " per side");
   Settings s = settings_;
-  rebuild_setup(s, image.width, image.height);  // throws if K does not fit: nothing changed yet
+  if (!fits(image.width, image.height, s)) rebuild_setup(s, image.width, image.height);  // throws if K does not fit: nothing changed yet
   gl::Texture tex(image.width, image.height, GL_RGB32F);
   tex.upload(GL_RGB, GL_FLOAT, image.rgb.data());
   gpu_->image = std::move(tex);
@@ -164,6 +164,7 @@ void HandMadeGpuEngine::set_image(const Image& image) {
   tokens_dirty_ = qkv_dirty_ = true;
   rows_query_ = -1;
   outputs_fresh_.fill(false);
+  for (auto& st : gpu_->heatmap_shown) st.reset();  // the maps shown were of the old image (also when the setup is kept)
   upload_mask();
 }
 
