@@ -54,11 +54,11 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
       }
       return c.run(rest);
     }
-    const bool gui_option = cmd == "--model" || cmd == "--hover-bench" || cmd == "--train";
+    const auto is_gui_option = [](const std::string& a) { return a == "--model" || a == "--hover-bench" || a == "--train" || a == "--video"; };
+    const bool gui_option = is_gui_option(cmd);
     if (cmd.starts_with("-") && !gui_option) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
     if (args.size() == 1 && !gui_option) return std::nullopt;  // attnlab IMAGE: the GUI
-    if (std::find_if(args.begin(), args.end(), [](const std::string& a) { return a == "--model" || a == "--hover-bench" || a == "--train"; }) !=
-        args.end()) {
+    if (std::find_if(args.begin(), args.end(), is_gui_option) != args.end()) {
       parse_gui_args(args);  // throws on anything else
       return std::nullopt;
     }

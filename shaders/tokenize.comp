@@ -6,7 +6,9 @@ layout(local_size_x = 64) in;
 
 layout(binding = 0) uniform sampler2D u_image;  // RGB32F, texel (x, y), y = 0 at the top
 layout(std430, binding = 0) buffer XBuffer { float X[]; };
-layout(std430, binding = 1) readonly buffer WTokBuffer { float W_tok[]; };  // R × 3K²
+// W_tokenize (R × 3K²) transposed, four of its rows to a vec4: weight (k, n) is
+// W_tok[n * R4 + k / 4][k % 4], so a pixel's channel reads its R weights as R/4 vec4 loads.
+layout(std430, binding = 1) readonly buffer WTokBuffer { vec4 W_tok[]; };
 layout(std430, binding = 2) readonly buffer WPosBuffer { float W_pos[]; };  // d × np
 
 layout(std140, binding = 0) uniform Params {  // TokenizeParams in core/gpu/hand_made_gpu_engine.cpp
@@ -17,6 +19,10 @@ layout(std140, binding = 0) uniform Params {  // TokenizeParams in core/gpu/hand
 const int d = TOKEN_D;          // 25
 const int R = RANDOM_DIMS;      // 16
 const int COLOUR = 0, UNIT = 3, TEXTURE = 6, RANDOM = 9;
+#if RANDOM_DIMS % 4 != 0
+#error "the random projection's dimensions come four to a vec4"
+#endif
+const int R4 = R / 4;
 
 float luminance(int x, int y) {
   vec3 c = texelFetch(u_image, ivec2(x, y), 0).rgb;
@@ -31,14 +37,13 @@ void main() {
   int np = (u_sincos != 0 ? 4 : 2) * (u_P + 1);
   int D = d + np;
   int base = i * D;
-  int in_dims = 3 * K * K;
 
   // Mean colour over the pixels inside the image; random projection r = W_tok x_raw over the
   // whole patch (padding is 0 and adds nothing).
   vec3 sum = vec3(0.0);
   int count = 0;
-  float r[R];
-  for (int k = 0; k < R; ++k) r[k] = 0.0;
+  vec4 r[R4];
+  for (int q = 0; q < R4; ++q) r[q] = vec4(0.0);
   for (int py = 0; py < K; ++py) {
     int y = y0 + py;
     if (y >= u_height) break;
@@ -49,11 +54,8 @@ void main() {
       vec3 c = texelFetch(u_image, ivec2(x, y), 0).rgb;
       row_sum += c;
       ++count;
-      int n = (py * K + px) * 3;
-      for (int k = 0; k < R; ++k) {
-        int w = k * in_dims + n;
-        r[k] += W_tok[w] * c.r + W_tok[w + 1] * c.g + W_tok[w + 2] * c.b;
-      }
+      int w = (py * K + px) * 3 * R4;
+      for (int q = 0; q < R4; ++q) r[q] += W_tok[w + q] * c.r + W_tok[w + R4 + q] * c.g + W_tok[w + 2 * R4 + q] * c.b;
     }
     sum += row_sum;
   }
@@ -65,15 +67,18 @@ void main() {
   int x1 = min(x0 + K, u_width) - 1, y1 = min(y0 + K, u_height) - 1;
   float jxx = 0.0, jyy = 0.0, jxy = 0.0;
   int pairs = 0;
-  for (int y = y0; y < y1; ++y)
+  for (int y = y0; y < y1; ++y) {
+    float l = luminance(x0, y);  // carried along the row: two reads a pixel, not three
     for (int x = x0; x < x1; ++x) {
-      float l = luminance(x, y);
-      float gx = luminance(x + 1, y) - l, gy = luminance(x, y + 1) - l;
+      float right = luminance(x + 1, y);
+      float gx = right - l, gy = luminance(x, y + 1) - l;
       jxx += gx * gx;
       jyy += gy * gy;
       jxy += gx * gy;
       ++pairs;
+      l = right;
     }
+  }
   vec3 g = vec3(0.0);
   if (pairs > 0) {
     jxx /= float(pairs);
@@ -101,7 +106,7 @@ void main() {
     t[UNIT + c] = unit[c];
     t[TEXTURE + c] = g[c];
   }
-  for (int k = 0; k < R; ++k) t[RANDOM + k] = r[k];
+  for (int k = 0; k < R; ++k) t[RANDOM + k] = r[k / 4][k % 4];
   if (u_add != 0) {  // t ← t + W_pos p
     for (int c = 0; c < d; ++c) {
       float acc = 0.0;

@@ -1,6 +1,7 @@
 #include "test_support.hpp"
 
 #include "core/base/colormap.hpp"
+#include "core/io/safetensors_write.hpp"
 
 #include <ctime>
 #include <gtest/gtest.h>
@@ -138,7 +139,9 @@ void reset_peak_resident() {
   if (!out) throw std::runtime_error("cannot reset the peak resident memory (/proc/self/clear_refs)");
 }
 
-VitModel random_vit(int D, int heads, int depth, int patch, int classes, unsigned seed) {
+SafetensorsFile random_vit_tensors(int D, int /*heads: in the config, not the tensors*/, int depth, int patch, int classes,
+                                   unsigned seed) {
+
   const int P = patch, grid = 224 / P;
   std::mt19937 gen(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -167,8 +170,23 @@ VitModel random_vit(int D, int heads, int depth, int patch, int classes, unsigne
   }
   add("norm.weight", {d}, 0.1f, 1.0f), add("norm.bias", {d}, 0.1f);
   if (classes > 0) add("head.weight", {classes, d}, w), add("head.bias", {classes}, 0.1f);
-  return vit_from_tensors(std::move(file), "{\"model_args\": {\"num_heads\": " + std::to_string(heads) + "}}", "", {},
-                          "random ViT");
+  return file;
+}
+
+namespace {
+std::string random_vit_config(int heads) { return "{\"model_args\": {\"num_heads\": " + std::to_string(heads) + "}}"; }
+}  // namespace
+
+VitModel random_vit(int D, int heads, int depth, int patch, int classes, unsigned seed) {
+  return vit_from_tensors(random_vit_tensors(D, heads, depth, patch, classes, seed), random_vit_config(heads), "", {}, "random ViT");
+}
+
+std::filesystem::path write_random_vit(const std::filesystem::path& dir, int D, int heads, int depth, int patch, int classes,
+                                       unsigned seed) {
+  std::filesystem::create_directories(dir);
+  write_safetensors(dir / "model.safetensors", random_vit_tensors(D, heads, depth, patch, classes, seed));
+  write_file(dir / "config.json", random_vit_config(heads) + "\n");
+  return dir;
 }
 
 }  // namespace attnlab::testing

@@ -67,6 +67,12 @@ double max_rel_error(const Matrix& a, const Matrix& b, double floor);
 /// classifier). Weights N(0, 1/√fan-in) for the products, so activations stay O(1) and
 /// attention is clearly non-uniform.
 VitModel random_vit(int D, int heads, int depth, int patch, int classes, unsigned seed = 42);
+/// random_vit()'s tensors (timm's names), for a checkpoint written to disk.
+SafetensorsFile random_vit_tensors(int D, int heads, int depth, int patch, int classes, unsigned seed = 42);
+/// random_vit() as a checkpoint folder the app opens: `dir`/model.safetensors and a config.json
+/// naming the heads (created if need be). Returns `dir`.
+std::filesystem::path write_random_vit(const std::filesystem::path& dir, int D, int heads, int depth, int patch, int classes,
+                                       unsigned seed = 42);
 
 }  // namespace attnlab::testing
 

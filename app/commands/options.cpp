@@ -17,17 +17,18 @@ std::string usage() {
   return R"(Attention Lab: attention in vision transformers, live on the GPU.
 
 Usage:
-  attnlab [IMAGE] [--model PATH]
+  attnlab [IMAGE] [--model PATH] [--video VIDEO]
                            open the app on IMAGE (default: the bundled safari photo); with
                            --model, a ViT checkpoint (.safetensors, .pth or a folder, or
-                           hf:ORG/NAME[@REVISION] from the Hugging Face cache) too
-  attnlab [IMAGE] --hover-bench OUT.json [--model PATH | --train]
+                           hf:ORG/NAME[@REVISION] from the Hugging Face cache) too; with
+                           --video, play VIDEO as Images > Open video does
+  attnlab [IMAGE] --hover-bench OUT.json [--model PATH | --train] [--video VIDEO]
                            the interactive benchmark: the window replays 300 hovers at
                            K = 16 (with --model: over the ViT's grid, a layer or head
                            step after every tenth; with --train: the same over the Train
-                           tab's default model while it trains), writes frame times and
-                           query-to-screen times to OUT.json (never replaced), prints
-                           one line and closes
+                           tab's default model while it trains; with --video: while
+                           VIDEO plays), writes frame times and query-to-screen times
+                           to OUT.json (never replaced), prints one line and closes
   attnlab row --image IMG --patch K --query COL,ROW [options]
                            print row i of the attention matrix A as CSV: H/K lines of
                            W/K weights, in the patch grid's layout (computed on the GPU)
@@ -168,6 +169,10 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args) {
       if (n + 1 >= args.size()) throw Error("--hover-bench needs the path of its JSON report");
       if (!out.hover_bench.empty()) throw Error("--hover-bench given twice");
       out.hover_bench = args[++n];
+    } else if (args[n] == "--video") {
+      if (n + 1 >= args.size()) throw Error("--video needs the path of a video file");
+      if (!out.video.empty()) throw Error("--video given twice");
+      out.video = args[++n];
     } else if (args[n] == "--train") {
       out.train = true;
     } else if (args[n].starts_with("-")) {
@@ -180,6 +185,7 @@ GuiArgs parse_gui_args(const std::vector<std::string>& args) {
   }
   if (out.train && out.hover_bench.empty()) throw Error("--train goes with --hover-bench OUT.json (see attnlab --help)");
   if (out.train && !out.model.empty()) throw Error("--train replays over the model being trained: no --model with it");
+  if (out.train && !out.video.empty()) throw Error("--train replays over the Fashion-MNIST probe: no --video with it");
   return out;
 }
 

@@ -31,11 +31,12 @@ Document parse_query_options(const std::vector<std::string>& args, FlagCommand c
                              std::vector<std::pair<std::string, std::string>>* extra,
                              QueryDefaults defaults = QueryDefaults::kRequired);
 
-/// The window's arguments: `[IMAGE] [--model PATH] [--hover-bench OUT.json [--train]]` in any order. Throws Error
-/// with one line for an unknown option, a second image, --model without a path, and --train without --hover-bench
-/// or with --model.
+/// The window's arguments: `[IMAGE] [--model PATH] [--video VIDEO] [--hover-bench OUT.json [--train]]` in any
+/// order. Throws Error with one line for an unknown option, a second image, --model or --video without a path,
+/// and --train without --hover-bench or with --model or --video.
 struct GuiArgs {
   std::string image, model;
+  std::string video;        ///< --video VIDEO: played from the start (Images → Open video)
   std::string hover_bench;  ///< --hover-bench OUT.json: replay the hover benchmark, write OUT.json, quit
   bool train = false;       ///< --train: the benchmark replays over the Train tab's model while it trains
 };

@@ -8,7 +8,7 @@ namespace attnlab {
 GpuHandMade::GpuHandMade() : renderer_(check_compute_support().renderer) {}
 
 void GpuHandMade::set_image(const Image& image, const Settings& settings) {
-  make_setup(image.width, image.height, settings);  // throws before any change
+  if (!engine_.fits(image.width, image.height, settings)) make_setup(image.width, image.height, settings);  // throws before any change
   const Settings before = engine_.settings();
   engine_.set_settings(settings);
   try {

@@ -155,7 +155,7 @@ void HandMadeGpuEngine::set_image(const Image& image) {
     throw Error("the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                 " pixels; this GPU takes at most " + std::to_string(max_tex) + " per side");
   Settings s = settings_;
-  rebuild_setup(s, image.width, image.height);  // throws if K does not fit: nothing changed yet
+  if (!fits(image.width, image.height, s)) rebuild_setup(s, image.width, image.height);  // throws if K does not fit: nothing changed yet
   gl::Texture tex(image.width, image.height, GL_RGB32F);
   tex.upload(GL_RGB, GL_FLOAT, image.rgb.data());
   gpu_->image = std::move(tex);
@@ -164,6 +164,7 @@ void HandMadeGpuEngine::set_image(const Image& image) {
   tokens_dirty_ = qkv_dirty_ = true;
   rows_query_ = -1;
   outputs_fresh_.fill(false);
+  for (auto& st : gpu_->heatmap_shown) st.reset();  // the maps shown were of the old image (also when the setup is kept)
   upload_mask();
 }
 
@@ -212,7 +213,8 @@ void HandMadeGpuEngine::ensure_tokens() {
   const int D = TokenLayout::d + np;
   gl::BindingGuard guard;
   gpu_->X = gl::Buffer(static_cast<size_t>(g.N()) * D * sizeof(float));
-  gpu_->W_tok = make_buffer(setup_->W_tokenize);
+  const Matrix W_tok_t = setup_->W_tokenize.transpose();  // 3K² × R, row-major: a pixel's weights side by side (tokenize.comp)
+  gpu_->W_tok = make_buffer(W_tok_t);
   gpu_->W_pos = make_buffer(setup_->W_pos);
   const auto& p = gpu_->tokenize;
   gpu_->params.set(p, TokenizeParams{g.N(), g.cols, g.K, image_w_, image_h_, settings_.pos.P, settings_.pos.sincos ? 1 : 0,

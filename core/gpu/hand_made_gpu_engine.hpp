@@ -63,6 +63,11 @@ class HandMadeGpuEngine {
   void set_settings(const Settings& settings);
 
   bool has_image() const { return image_w_ > 0; }
+  /// True when the image held is width × height and the settings are `settings`: the setup
+  /// (make_setup) of such an image is the one held (a video's next frame).
+  bool fits(int width, int height, const Settings& settings) const {
+    return has_image() && setup_ && width == image_w_ && height == image_h_ && settings == settings_;
+  }
   const Settings& settings() const { return settings_; }
   const ModelSetup& setup() const { return *setup_; }
   const PatchGrid& grid() const { return setup_->grid; }

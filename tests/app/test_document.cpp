@@ -461,3 +461,24 @@ TEST(Document, TheTrainSourceIsSavedByName) {
   apply_json(j, back);
   EXPECT_EQ(back.source, ShownSource::Train);
 }
+
+// Issue 40: the window's --video VIDEO (played from the start, with or without --model and
+// --hover-bench), in any order; refused in one line without its path, twice, or with --train.
+TEST(GuiArgs, VideoTakesItsPathOnceInAnyOrderAndNotWithTrain) {
+  const GuiArgs a = parse_gui_args({"--video", "clip.mp4", "photo.jpg", "--hover-bench", "out.json"});
+  EXPECT_EQ(a.video, "clip.mp4");
+  EXPECT_EQ(a.image, "photo.jpg");
+  EXPECT_EQ(a.hover_bench, "out.json");
+  EXPECT_EQ(parse_gui_args({"photo.jpg"}).video, "");
+  for (const auto& [args, part] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--video"}, "--video needs the path of a video file"},
+           {{"--video", "a.mp4", "--video", "b.mp4"}, "--video given twice"},
+           {{"--hover-bench", "out.json", "--train", "--video", "a.mp4"}, "no --video with it"}}) {
+    try {
+      parse_gui_args(args);
+      ADD_FAILURE() << part << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  }
+}

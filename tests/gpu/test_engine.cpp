@@ -230,6 +230,24 @@ TEST_F(Gpu, HeatmapMatchesTheCpuColormap) {
     }
 }
 
+// Issue 40: a video's next frame (an image of the same size, the same settings) keeps the
+// engine's setup; its tokens, rows and heat map are the new image's, as a fresh engine gives them.
+TEST_F(Gpu, ANewImageOfTheSameSizeGivesItsOwnTokensRowsAndMap) {
+  const Settings s{.patch = 20};
+  const Image next = attnlab::testing::random_image(safari().width, safari().height, 9);
+  HandMadeGpuEngine engine(safari(), s);
+  const int query = engine.grid().index(12, 8);
+  const HeatmapStyle style{};
+  const auto first = engine.heatmap_pixels(query, 0, style);
+  engine.set_image(next);
+  HandMadeGpuEngine fresh(next, s);
+  EXPECT_LT((engine.tokens() - fresh.tokens()).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_EQ(engine.rows(query).weights, fresh.rows(query).weights);
+  const auto again = engine.heatmap_pixels(query, 0, style);
+  EXPECT_EQ(again, fresh.heatmap_pixels(query, 0, style));
+  EXPECT_NE(again, first) << "the heat map is still the first image's";
+}
+
 TEST_F(Gpu, OnlyWhatAChangeInvalidatesIsRecomputed) {
   Settings s;
   s.patch = 20;

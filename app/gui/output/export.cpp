@@ -5,6 +5,7 @@
 #include "core/base/error.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
+#include "core/io/video.hpp"
 #include "core/base/platform.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/vit/vit_train.hpp"
@@ -125,6 +126,37 @@ std::vector<std::uint8_t> read_back_buffer(const PixelRect& r, int height) {
   return rgb;
 }
 
+namespace {
+
+// A video's frame written beside an export (<stem>-frame.png).
+struct FramePng {
+  std::filesystem::path path;
+  std::vector<std::uint8_t> bytes;
+};
+
+// When the map shown was computed from a video's frame (the ViT's maps: FrameReport::video_vit;
+// else the hand-made heads': video_hand_made), that frame as PNG bytes for <stem>-frame.png, and
+// the sidecar's "image" naming that PNG (so `attnlab render --from` redraws the map) with a
+// "video" entry: the file, the frame's index and time, and the player's numbers
+// (FrameReport::video: frames shown and dropped, latency). nullopt when it is not a video's.
+std::optional<FramePng> video_frame_png(const AppState& state, const std::filesystem::path& stem, nlohmann::json& sidecar) {
+  const bool vit = state.source == ShownSource::Vit && !state.report.vit_drawn.is_null();
+  const std::optional<ShownVideoFrame>& shown = vit ? state.report.video_vit : state.report.video_hand_made;
+  if (!shown || !shown->image || shown->image->empty()) return std::nullopt;
+  FramePng out{std::filesystem::absolute(stem.string() + "-frame.png"), {}};
+  out.bytes = encode_png(shown->image->width, shown->image->height, 3, image_to_rgb8(*shown->image), "'" + out.path.string() + "'");
+  nlohmann::json video = state.report.video.is_object() ? state.report.video : nlohmann::json::object();
+  video["path"] = platform::utf8(shown->video);
+  video["frame"] = shown->index;
+  video["time"] = shown->time;
+  video["frame_png"] = platform::utf8(out.path);
+  sidecar["video"] = std::move(video);
+  sidecar["image"] = platform::utf8(out.path);
+  return out;
+}
+
+}  // namespace
+
 std::filesystem::path export_window(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width,
                                     int height) {
   if (width <= 0 || height <= 0) throw Error("the window has no size to export");
@@ -135,17 +167,19 @@ std::filesystem::path export_window(const AppState& state, HandMadeSession& hand
   const int x0 = crop.x, y0 = crop.y, w = crop.w, h = crop.h;
   const std::vector<std::uint8_t> rgb = read_back_buffer(crop, height);
   const auto stem = next_free_stem(state.export_dir, std::string(map_only ? "attnlab-map-" : "attnlab-") + timestamp(),
-                                   {".png", ".json"});
+                                   {".png", ".json", "-frame.png"});
   const std::filesystem::path png = stem.string() + ".png", json = stem.string() + ".json";
   nlohmann::json sidecar = sidecar_json(state, hand_made, view, width, height);
   sidecar["export"] = {{"scope", map_only ? "map" : "window"}, {"crop", {x0, y0, w, h}}};
+  const std::optional<FramePng> frame = video_frame_png(state, stem, sidecar);  // a video's frame: its own PNG
   const std::string text = sidecar.dump(2) + "\n";
-  // Both or neither: a PNG without its settings is not an export.
+  // All or none: a PNG without its settings (or the frame they name) is not an export.
   const std::vector<std::uint8_t> encoded = encode_png(w, h, 3, rgb, "'" + png.string() + "'");
-  const FileToWrite pair[] = {
+  std::vector<FileToWrite> files = {
       {png, std::span<const char>(reinterpret_cast<const char*>(encoded.data()), encoded.size())},
       {json, std::span<const char>(text.data(), text.size())}};
-  write_files_together(pair);
+  if (frame) files.push_back({frame->path, std::span<const char>(reinterpret_cast<const char*>(frame->bytes.data()), frame->bytes.size())});
+  write_files_together(files);
   return png;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -164,6 +165,7 @@ std::string HoverReplay::finish(const std::string& renderer) const {
   if (config_.train)
     j["training"] = {{"step_at_start", train_first_}, {"step_at_end", train_last_}, {"steps", trained},
                      {"seconds", wall_s}, {"steps_per_second", train_rate}};
+  if (!video_.is_null()) j["video"] = video_;
   j["frame_ms_all"] = frame_ms_;
   j["query_to_screen_ms_all"] = latency_ms_;
   write_file_safely(config_.out, j.dump(1) + "\n", /*overwrite=*/false);
@@ -180,6 +182,15 @@ std::string HoverReplay::finish(const std::string& renderer) const {
                   source_.layers, source_.heads, source_.runner.c_str(), step_ms_.size());
   else
     std::snprintf(what, sizeof what, "%d hovers at K = %d", config_.hovers, config_.patch);
+  if (!video_.is_null()) {  // --video: "…, while clip.mp4 played (123 frames shown, 4 dropped)"
+    char played[300];
+    std::snprintf(played, sizeof played, ", while %s played (%lld frames shown, %lld dropped%s)",
+                  std::filesystem::path(video_.value("path", std::string())).filename().string().c_str(),
+                  static_cast<long long>(video_.value("frames_shown", std::int64_t{0})),
+                  static_cast<long long>(video_.value("frames_dropped", std::int64_t{0})),
+                  video_.value("ended", false) ? "; it ended before the replay did" : "");
+    std::strncat(what, played, sizeof what - std::strlen(what) - 1);
+  }
   char line[900];
   std::snprintf(line, sizeof line,
                 "hover benchmark: %s, %zu frames: frame median %.1f ms, p95 %.1f ms; pointer move to "

@@ -33,6 +33,10 @@ struct HoverBenchConfig {
   bool train = false;  ///< the ViT is the Train tab's model, training during the replay (`--train`)
   double train_first_s = 0;  ///< --train: seconds of training before the replay begins (ATTNLAB_HOVER_BENCH_TRAIN_S; 0: after the first chunk)
   int step_every = 10;  ///< ViT: a layer/head step after every step_every-th hover but the last (0: none)
+  /// --video VIDEO: the replay begins once the video plays under the map it hovers (a frame of it
+  /// drawn by the hand-made heads, or with --model the ViT's maps of one); the report's "video"
+  /// block says how it played meanwhile (set_video). Empty: no video.
+  std::filesystem::path video = {};
 };
 
 /// What the replay ran over, for its report.
@@ -116,6 +120,9 @@ class HoverReplay {
   void trained(std::int64_t step);
   /// Frames drawn while the replay ran (a stuck app never ends it otherwise).
   std::size_t frames() const { return frame_ms_.size(); }
+  /// --video: how the video played during the replay (frames shown and dropped, latency, whether
+  /// it ended before the replay did), written as the report's "video" block.
+  void set_video(nlohmann::json video) { video_ = std::move(video); }
 
   /// Writes the JSON report and returns the one-line summary. Throws Error if it cannot write.
   std::string finish(const std::string& renderer) const;
@@ -136,6 +143,7 @@ class HoverReplay {
   std::int64_t train_step_ = -1, train_first_ = -1, train_last_ = -1;  // the training step: now, at the first move, at the last frame
   std::vector<int> frame_readbacks_, frame_waited_, frame_uploads_;
   std::int64_t readback_bytes_ = 0, upload_bytes_ = 0;
+  nlohmann::json video_;  // set_video's block (null: no video)
 };
 
 }  // namespace attnlab::app

@@ -232,19 +232,27 @@ int render_model(const std::vector<std::string>& args, const std::string& model,
 }
 
 // render --from FILE.json: the document, view and size a sidecar written by an earlier render
-// holds; `sha` the model file's SHA-256 it names (empty for none). Throws Error for a file that
-// is not such a sidecar.
+// (or an export: the main map at the window's size) holds; `sha` the model file's SHA-256 it
+// names (empty for none). Throws Error for a file that is not such a sidecar.
 void read_render_sidecar(const std::string& from, AppState& state, std::string& view, std::array<int, 2>& size, std::string& sha) {
   std::ifstream f(from);
   if (!f) throw Error("cannot read '" + from + "'");
   const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error("'" + from + "' is not a JSON settings file");
   apply_json(j, state);
-  if (!j.contains("render")) throw Error("'" + from + "' was not written by attnlab render (no \"render\" entry)");
   // The render entry and the model's hash as render writes them; any other type is refused
-  // in one line (value() would throw nlohmann's type_error; fuzz_render_from found it).
-  const nlohmann::json& render = j["render"];
-  if (!render.is_object()) throw Error("'" + from + "': its \"render\" entry is not an object");
+  // in one line (value() would throw nlohmann's type_error; fuzz_render_from found it). An
+  // export's sidecar (F12: its "export" and "window" entries) is its main map at the window's size.
+  nlohmann::json render;
+  if (j.contains("render")) {
+    render = j["render"];
+    if (!render.is_object()) throw Error("'" + from + "': its \"render\" entry is not an object");
+  } else if (j.contains("export") && j.contains("window") && j["window"].is_object()) {
+    render = j["window"];
+    render["view"] = "map";
+  } else {
+    throw Error("'" + from + "' was not written by attnlab render or an export (no \"render\" entry)");
+  }
   if (const auto v = render.find("view"); v != render.end()) {
     if (!v->is_string()) throw Error("'" + from + "': its render view is not a name");
     view = v->get<std::string>();

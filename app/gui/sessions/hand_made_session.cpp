@@ -154,9 +154,12 @@ HandMadeSession::HandMadeSession(Scheduler& scheduler) : scheduler_(scheduler) {
 HandMadeSession::~HandMadeSession() = default;
 
 void HandMadeSession::set_image(const Image& image, const Settings& settings) {
-  ModelSetup setup = make_setup(image.width, image.height, settings);  // throws before any change
+  // The setup depends on the size and the settings only: a video's next frame keeps it.
+  const bool same_setup = setup_ && image.width == image_.width && image.height == image_.height && settings == settings_;
+  std::optional<ModelSetup> setup;
+  if (!same_setup) setup.emplace(make_setup(image.width, image.height, settings));  // throws before any change
   model_->set_image(image, settings);
-  setup_.emplace(std::move(setup));
+  if (setup) setup_.emplace(std::move(*setup));
   image_ = image;
   settings_ = settings;
   photo_.set_photo(image, true);

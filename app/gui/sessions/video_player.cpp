@@ -1,5 +1,6 @@
 #include "app/gui/sessions/video_player.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -19,6 +20,7 @@ void VideoPlayer::open(const std::filesystem::path& path, std::int64_t max_pixel
   stop_ = paused_ = ended_ = false;
   error_.reset();
   latest_.reset();
+  latency_ms_.clear();
   shown_ = dropped_ = fps_count_ = 0;
   last_index_ = -1;
   last_time_ = shown_fps_ = 0;
@@ -65,14 +67,15 @@ std::optional<std::string> VideoPlayer::poll_error() {
   return std::exchange(error_, std::nullopt);
 }
 
-std::optional<VideoFrame> VideoPlayer::take() {
+std::optional<PlayedFrame> VideoPlayer::take() {
   std::lock_guard lock(mutex_);
   if (!latest_ || paused_) return std::nullopt;
-  std::optional<VideoFrame> out = std::exchange(latest_, std::nullopt);
+  std::optional<PlayedFrame> out = PlayedFrame{std::move(*latest_), latest_at_};
+  latest_.reset();
   ++shown_;
   ++fps_count_;
-  last_index_ = out->index;
-  last_time_ = out->time;
+  last_index_ = out->frame.index;
+  last_time_ = out->frame.time;
   const auto now = std::chrono::steady_clock::now();
   const double span = std::chrono::duration<double>(now - fps_since_).count();
   if (span >= 1.0) {
@@ -83,12 +86,47 @@ std::optional<VideoFrame> VideoPlayer::take() {
   return out;
 }
 
-std::string VideoPlayer::status() const {
+void VideoPlayer::note_latency(double ms) {
   std::lock_guard lock(mutex_);
-  char line[160];
-  std::snprintf(line, sizeof line, "%s: frame %lld at %.1f s, %.1f frames/s shown, %lld dropped%s%s",
+  latency_ms_.push_back(ms);
+  if (latency_ms_.size() > static_cast<std::size_t>(kLatencyWindow)) latency_ms_.erase(latency_ms_.begin());
+}
+
+VideoLatency VideoPlayer::latency() const {
+  std::lock_guard lock(mutex_);
+  if (latency_ms_.empty()) return {};
+  std::vector<double> sorted = latency_ms_;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;  // the two middle ones' mean
+  return {median, static_cast<int>(sorted.size())};
+}
+
+std::int64_t VideoPlayer::shown() const {
+  std::lock_guard lock(mutex_);
+  return shown_;
+}
+
+std::int64_t VideoPlayer::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+double VideoPlayer::shown_fps() const {
+  std::lock_guard lock(mutex_);
+  return shown_fps_;
+}
+
+std::string VideoPlayer::status() const {
+  const VideoLatency late = latency();
+  std::lock_guard lock(mutex_);
+  char latency[80] = "";
+  if (late.count > 0)
+    std::snprintf(latency, sizeof latency, ", latency %.0f ms (median of the last %d)", late.median_ms, late.count);
+  char line[320];
+  std::snprintf(line, sizeof line, "%s: frame %lld at %.1f s, %.1f frames/s shown, %lld dropped%s%s%s",
                 path_.filename().string().c_str(), static_cast<long long>(last_index_), last_time_, shown_fps_,
-                static_cast<long long>(dropped_), paused_ ? ", paused" : "", ended_ && !latest_ ? ", ended" : "");
+                static_cast<long long>(dropped_), latency, paused_ ? ", paused" : "", ended_ && !latest_ ? ", ended" : "");
   return line;
 }
 
@@ -128,6 +166,7 @@ void VideoPlayer::loop() {
     if (stop_) return;
     if (latest_) ++dropped_;  // not taken in time: the newer one wins
     latest_ = std::move(frame);
+    latest_at_ = std::chrono::steady_clock::now();
     lock.unlock();
     if (wake_fn_) wake_fn_();
   }

@@ -12,10 +12,25 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/io/video.hpp"
 
 namespace attnlab::app {
+
+/// A frame taken from the player's slot, with when the decoding thread put it there (decoded,
+/// at its time in the video: the moment it became the newest frame).
+struct PlayedFrame {
+  VideoFrame frame;
+  std::chrono::steady_clock::time_point decoded_at;
+};
+
+/// The latency of the frames drawn lately: from a frame put into the slot (decoded) to the
+/// swap of the window's frame that first showed its map (App::note_video_drawn).
+struct VideoLatency {
+  double median_ms = 0;  ///< the median over the last `count` frames drawn (at most kLatencyWindow)
+  int count = 0;         ///< 0: none drawn yet
+};
 
 class VideoPlayer {
  public:
@@ -43,8 +58,20 @@ class VideoPlayer {
   std::optional<std::string> poll_error();
 
   /// The newest decoded frame not yet taken (older ones were dropped), if any.
-  std::optional<VideoFrame> take();
-  /// One line for the panel: "frame 23 at 2.3 s, 9.8 frames/s shown, 4 dropped".
+  std::optional<PlayedFrame> take();
+  /// The map of a frame taken from the slot `ms` milliseconds after it was decoded is on
+  /// screen now: kept among the last kLatencyWindow latencies.
+  void note_latency(double ms);
+  /// The median latency of the last kLatencyWindow frames drawn (count 0 before the first).
+  VideoLatency latency() const;
+  static constexpr int kLatencyWindow = 30;
+  /// Frames taken from the slot since open(), and dropped (decoded, never taken).
+  std::int64_t shown() const;
+  std::int64_t dropped() const;
+  /// Frames shown per second, over the last second or so.
+  double shown_fps() const;
+  /// One line for the panel: "frame 23 at 2.3 s, 9.8 frames/s shown, 4 dropped, latency 85 ms
+  /// (median of the last 30)".
   std::string status() const;
 
  private:
@@ -57,6 +84,7 @@ class VideoPlayer {
   std::condition_variable wake_;
   std::function<void()> wake_fn_;
   std::optional<VideoFrame> latest_;
+  std::chrono::steady_clock::time_point latest_at_{};  // when latest_ was put into the slot
   bool stop_ = false, paused_ = false, ended_ = false;
   std::optional<std::string> error_;
   std::chrono::steady_clock::time_point start_{}, paused_at_{};
@@ -64,6 +92,7 @@ class VideoPlayer {
   double last_time_ = 0, shown_fps_ = 0;
   std::chrono::steady_clock::time_point fps_since_{};
   std::int64_t fps_count_ = 0;
+  std::vector<double> latency_ms_;  // the last kLatencyWindow latencies, oldest first
 };
 
 }  // namespace attnlab::app

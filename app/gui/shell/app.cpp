@@ -60,6 +60,7 @@ int App::run() {
     marks_.drawn = ui_frame(ImGui_ImplGlfw_NewFrame, [this] { draw_views(); }, window);  // views → render
     take_exports(window.width, window.height);
     swap();
+    note_video_latency();
     end_frame();
   }
   scheduler_.stop_all();  // the jobs stop while the window is torn down
@@ -182,6 +183,7 @@ int run_gui(const GuiArgs& args) {
     HoverBenchConfig config{args.hover_bench};
     config.vit = !model.empty() || args.train;  // over the model's patch grid once it has run
     config.train = args.train;              // the Train tab's model, while it trains
+    config.video = args.video;              // while a video plays
     // Fewer hovers for the tests (the benchmark's numbers are at the default, 300).
     if (const char* n = std::getenv("ATTNLAB_HOVER_BENCH_HOVERS"); n && *n) {
       char* end = nullptr;
@@ -215,6 +217,7 @@ int run_gui(const GuiArgs& args) {
       app.open_initial(safari);
     }
     if (!model.empty()) app.open_model(model);
+    if (!args.video.empty()) app.open_video(args.video);  // a video that cannot be read: a banner, the photo stays
     code = app.run();
   }
   return code;

@@ -97,6 +97,18 @@ struct SweepRun {
   std::vector<PixelPoint> query_anchor, pin_anchors;
 };
 
+/// --video: the player's counts when the hover benchmark's replay began (App::step_replay).
+struct ReplayVideoStart {
+  std::int64_t shown, dropped;
+};
+
+/// A video's frame handed to the ViT, until its maps arrive (App::run_vit_on_image).
+struct VideoFrameForVit {
+  ShownVideoFrame frame;
+  unsigned vit_generation;  ///< VitSession::generation() when it was handed over
+  std::optional<std::chrono::steady_clock::time_point> decoded_at;
+};
+
 class App {
  public:
   App(GLFWwindow* window, AppState state, const std::string& context_note, std::optional<HoverReplay> replay = std::nullopt);
@@ -113,6 +125,7 @@ class App {
   void open_initial(const std::filesystem::path& path);
   void set_font_scale(float s) { font_scale_ = s; }
   void open_model(const std::filesystem::path& path) { state_.commands.open_model(path); }
+  void open_video(const std::filesystem::path& path) { state_.commands.open_video(path); }
   void show_error(const std::string& message) { state_.show_error(message); }
 
   // What the GLFW callbacks hand over (window_setup.cpp: they find the App through the window's
@@ -149,6 +162,14 @@ class App {
   void take_file_dialog();
   /// Images → Open video: the newest frame becomes the image when the sources are ready.
   void step_video();
+  /// The ViT on the hand-made session's image (the resize and runner the document asks for);
+  /// a video's frame is remembered until the ViT's maps of it arrive (take_vit_video_frame),
+  /// `decoded_at` when its latency counts (a frame just taken from the player).
+  void run_vit_on_image(std::optional<std::chrono::steady_clock::time_point> decoded_at = std::nullopt);
+  /// A finished ViT job on a video's frame: its frame becomes the one the ViT's maps show.
+  void take_vit_video_frame();
+  /// After the swap: the latency of the frame whose map the shown source drew for the first time.
+  void note_video_latency();
   void take_train_results();
   void give_train_probe();
   // The run the Train tab shows (Document::train_run), its map source, and its snapshot (null before one).
@@ -195,6 +216,7 @@ class App {
 
   // The hover benchmark (app_replay.cpp).
   void step_replay(const gl::TransferCounts& moved, FrameMarks marks);
+  nlohmann::json replay_video_block() const;
   Shown vit_shown() const;
   void step_vit_replay(VitSession& session);
   void report_frames();
@@ -224,6 +246,10 @@ class App {
   // The models being trained, as ViTs: run A's and run B's (Document::train_run picks the one shown).
   VitMapSource train_map_a_{state_, train_.a.vit(), ShownSource::Train}, train_map_b_{state_, train_.b.vit(), ShownSource::Train};
   std::optional<std::filesystem::path> opening_model_;
+  // A video's frame given to the ViT (the ViT's generation then) and when it was decoded (nullopt:
+  // its latency does not count); the frames whose maps were drawn for the first time this frame.
+  std::optional<VideoFrameForVit> video_for_vit_;
+  std::optional<std::chrono::steady_clock::time_point> hand_made_drawn_due_, vit_drawn_due_;
   int vit_resize_ = 0;
   unsigned seen_vit_generation_ = 0;  // vit_.generation() when take_finished_work() last looked
   std::array<unsigned, 2> seen_train_generation_{};  // the runs' generation() when it last looked
@@ -263,6 +289,7 @@ class App {
   std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
   int replay_code_ = 0;
   bool vit_replay_started_ = false;  // the ViT replay's start settings applied
+  std::optional<ReplayVideoStart> video_replay_;  // --video: the player's counts when the replay began
   std::chrono::steady_clock::time_point train_started_;  // --train: when the replay started the model's training
   bool replay_idle_ = false;  // --train: the replay waits for the model to train; the window waits for events meanwhile
   Shown vit_map_shown_;              // what the ViT's main map was made of in this frame

@@ -6,6 +6,7 @@
 #include "app/gui/state/source_choice.hpp"
 #include "app/gui/vit/vit_views.hpp"
 #include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 
 #include <epoxy/gl.h>
 #include <GLFW/glfw3.h>
@@ -37,6 +38,7 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
   };
   if (replay_->done()) {
     try {
+      if (video_replay_) replay_->set_video(replay_video_block());
       stop(0, replay_->finish(hand_made_.name()));
     } catch (const Error& e) {
       stop(1, e.what());
@@ -48,6 +50,15 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
   if (replay_->frames() > static_cast<std::size_t>(replay_->config().hovers) * 20) {
     stop(1, "hover benchmark: the hovers do not reach the map (is a window over it?)");
     return;
+  }
+  if (!replay_->config().video.empty() && !video_replay_) {
+    // --video: the replay begins once a frame of the video is under the map it hovers.
+    if (!video_.is_open() && !state_.commands.pending(Commands::Kind::OpenVideo)) {
+      stop(1, "hover benchmark: the video did not open" + (state_.ui.banner.empty() ? std::string() : " (" + state_.ui.banner + ")"));
+      return;
+    }
+    if (!(over_vit ? state_.report.video_vit : state_.report.video_hand_made)) return;
+    video_replay_ = ReplayVideoStart{video_.shown(), video_.dropped()};
   }
   if (over_train) {
     // Run A with its default shape, shown; the replay begins once it has trained a chunk.
@@ -88,6 +99,17 @@ void App::step_replay(const gl::TransferCounts& moved, FrameMarks marks) {
 }
 
 
+// --video: how the video played while the replay ran, for its report.
+nlohmann::json App::replay_video_block() const {
+  const VideoLatency latency = video_.latency();
+  return {{"path", platform::utf8(video_.path())},
+          {"frames_shown", video_.shown() - video_replay_->shown},
+          {"frames_dropped", video_.dropped() - video_replay_->dropped},
+          {"latency_ms_median", latency.count > 0 ? nlohmann::json(latency.median_ms) : nlohmann::json(nullptr)},
+          {"latency_frames", latency.count},
+          {"ended", video_.ended()}};
+}
+
 // What the ViT's main map drew this frame (draw_main_map): the query's patch, the layer and
 // the head; nothing while another view or source is shown.
 Shown App::vit_shown() const {
@@ -104,7 +126,9 @@ void App::step_vit_replay(VitSession& session) {
   const bool train = replay_->config().train;
   const VitRun* src = session.run();
   const nlohmann::json& drawn = train ? state_.report.train_drawn : state_.report.vit_drawn;
-  if (!src || session.busy() || state_.source != (train ? ShownSource::Train : ShownSource::Vit) || !geometry_.valid || drawn.is_null())
+  // A video keeps the ViT busy on its next frame: its maps of the last one are drawn meanwhile.
+  const bool busy = session.busy() && !video_replay_;
+  if (!src || busy || state_.source != (train ? ShownSource::Train : ShownSource::Vit) || !geometry_.valid || drawn.is_null())
     return;
   const SourceGrid g = src->grid();
   SourceChoice& choice = shown_choice(state_);

@@ -47,14 +47,58 @@ void App::open_image(const std::filesystem::path& path) {
     state_.image_path = path;
     video_.close();  // an image opened while a video plays ends the video
     state_.ui.video_open = false;
+    state_.report.video_hand_made.reset();
+    state_.report.video_vit.reset();
+    state_.report.video = nullptr;
     clamp_query();
-    vit_.set_backend(state_.vit_backend);
-    vit_.run_on(hand_made_.image(), state_.vit_resize);  // the ViT's maps follow, on the scheduler
-    vit_resize_ = state_.vit_resize;
+    run_vit_on_image();  // the ViT's maps follow, on the scheduler
   } catch (const Error& e) {
     state_.show_error(e.what());  // the previous image and settings stay
   }
 }
+
+void App::run_vit_on_image(std::optional<std::chrono::steady_clock::time_point> decoded_at) {
+  vit_.set_backend(state_.vit_backend);
+  vit_.run_on(hand_made_.image(), state_.vit_resize);
+  vit_resize_ = state_.vit_resize;
+  video_for_vit_.reset();
+  if (vit_.busy() && state_.report.video_hand_made)  // a job started (there is a model): of this frame
+    video_for_vit_ = VideoFrameForVit{*state_.report.video_hand_made, vit_.generation(), decoded_at};
+}
+
+void App::take_vit_video_frame() {
+  if (!video_for_vit_ || vit_.generation() == video_for_vit_->vit_generation) return;
+  state_.report.video_vit = video_for_vit_->frame;
+  vit_drawn_due_ = video_for_vit_->decoded_at;
+  video_for_vit_.reset();
+}
+
+void App::note_video_latency() {
+  const auto due = state_.source == ShownSource::Vit && vit_.run() ? (state_.report.vit_drawn.is_null() ? std::nullopt : vit_drawn_due_)
+                   : state_.source == ShownSource::HandMade        ? hand_made_drawn_due_
+                                                                   : std::nullopt;
+  if (due && video_.is_open())
+    video_.note_latency(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - *due).count());
+  hand_made_drawn_due_.reset();
+  vit_drawn_due_.reset();
+}
+
+namespace {
+
+// The player's numbers for the sidecar's "video" entry (FrameReport::video).
+nlohmann::json video_report(const VideoPlayer& video) {
+  const VideoLatency latency = video.latency();
+  return {{"path", platform::utf8(video.path())},
+          {"frames_shown", video.shown()},
+          {"frames_dropped", video.dropped()},
+          {"shown_fps", video.shown_fps()},
+          {"latency_ms_median", latency.count > 0 ? nlohmann::json(latency.median_ms) : nlohmann::json(nullptr)},
+          {"latency_frames", latency.count},
+          {"paused", video.paused()},
+          {"ended", video.ended()}};
+}
+
+}  // namespace
 
 void App::step_video() {
   state_.ui.video_open = video_.is_open();
@@ -62,27 +106,27 @@ void App::step_video() {
   if (const auto error = video_.poll_error()) state_.show_error(*error);
   state_.ui.video_paused = video_.paused();
   state_.ui.video_status = video_.status();
+  state_.report.video = video_report(video_);
   if (video_.paused() || video_.ended()) return;
   // Newest frame wins: a frame is taken only when the ViT's job on the last one is done; the
   // ones decoded meanwhile were dropped by the player.
   if (vit_.busy()) return;
-  auto frame = video_.take();  // the player's thread wakes the loop when the next one is decoded
-  if (!frame) return;
+  auto played = video_.take();  // the player's thread wakes the loop when the next one is decoded
+  if (!played) return;
   state_.commands.redraw();
   try {
-    hand_made_.set_image(frame->image, state_.attention);
+    hand_made_.set_image(played->frame.image, state_.attention);
   } catch (const Error& e) {
     state_.show_error(e.what());
     video_.set_paused(true);
     return;
   }
   state_.image_path = video_.path();
+  state_.report.video_hand_made = ShownVideoFrame{video_.path(), played->frame.index, played->frame.time,
+                                                  std::make_shared<const Image>(std::move(played->frame.image))};
+  hand_made_drawn_due_ = played->decoded_at;  // the new image's rows are drawn in this frame
   clamp_query();
-  if (vit_.run()) {
-    vit_.set_backend(state_.vit_backend);
-    vit_.run_on(hand_made_.image(), state_.vit_resize);
-    vit_resize_ = state_.vit_resize;
-  }
+  if (vit_.run()) run_vit_on_image(played->decoded_at);
 }
 
 void App::clamp_query() {
@@ -120,6 +164,7 @@ void App::take_finished_work() {
     video_.set_paused(!video_.paused());
     state_.commands.redraw();
   }
+  take_vit_video_frame();  // before step_video hands the ViT the next frame
   step_video();
   if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
     const std::filesystem::path& path = open->path;
@@ -128,14 +173,13 @@ void App::take_finished_work() {
       vit_.open(path, hand_made_.image(), state_.vit_resize);
       vit_resize_ = state_.vit_resize;
       opening_model_ = path;
+      video_for_vit_.reset();
+      if (state_.report.video_hand_made) video_for_vit_ = VideoFrameForVit{*state_.report.video_hand_made, vit_.generation(), std::nullopt};
     }
     state_.commands.redraw();
   }
-  if (vit_.run() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy()) {
-    vit_.set_backend(state_.vit_backend);  // Diagnostics switched the runner: run again on it
-    vit_.run_on(hand_made_.image(), state_.vit_resize);
-    vit_resize_ = state_.vit_resize;
-  }
+  if (vit_.run() && (state_.vit_resize != vit_resize_ || state_.vit_backend != vit_.backend()) && !vit_.busy())
+    run_vit_on_image();  // Diagnostics switched the runner or the input size: run again on it
   // A finished ViT job was taken by the scheduler's drain at the start of this frame.
   const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
   if (const auto error = vit_.poll()) {

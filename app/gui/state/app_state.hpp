@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -106,6 +107,16 @@ class Commands {
   bool redraw_ = false;
 };
 
+/// A video's frame that a map was computed from (Images → Open video): an export writes it as a
+/// PNG beside itself and names that PNG as its image, so that `attnlab render --from` can redraw
+/// it (export.hpp).
+struct ShownVideoFrame {
+  std::filesystem::path video;  ///< the file played (or camera:DEVICE)
+  std::int64_t index = 0;       ///< the frame's index, 0, 1, 2… in decoding order
+  double time = 0;              ///< its time in the video, seconds
+  std::shared_ptr<const Image> image;  ///< the frame as decoded (the hand-made heads' image, or the ViT's input before resizing)
+};
+
 /// What the last frame measured and drew: shown in Diagnostics, written into export sidecars.
 struct FrameReport {
   float last_frame_ms = 0, row_pass_ms = 0;
@@ -132,6 +143,13 @@ struct FrameReport {
   /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
   /// accuracy, the map's layer, head, query and values); null when it was not drawn.
   nlohmann::json train_compared;
+  /// While a video is open: the frame the hand-made heads' image is, and the frame the ViT's
+  /// shown maps were computed from (each nullopt when that source's image is not a video's).
+  std::optional<ShownVideoFrame> video_hand_made, video_vit;
+  /// The player's numbers, for the sidecar's "video" entry: path, frames shown and dropped,
+  /// frames per second shown, and the latency (a frame decoded → its map on screen) as the
+  /// median in ms over the last frames drawn (latency_frames of them); null when no video is open.
+  nlohmann::json video;
 };
 
 /// The app's state: the document (every saved setting, through its field table), and beside
