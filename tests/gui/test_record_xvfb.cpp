@@ -1,5 +1,5 @@
 // Export → Record under Xvfb (issue 40): the real window records its map with F8 while a clip
-// made here with the ffmpeg command plays through the bundled ViT, for 3 s (the file lasts as long,
+// made here with the ffmpeg command plays through the bundled ViT and a random ViT-S/16, for 3 s (the file lasts as long,
 // and the map moves in it); paused, a recording's every frame is the F12 still of the paused
 // map; a sweep of the ViT's layers and of the hand-made heads' K gives one frame per value, the
 // frame of the value shown before equal to its F12 still, and the settings come back after.
@@ -114,13 +114,13 @@ nlohmann::json check_sweep(AppProcess& app, std::set<std::filesystem::path>& see
 
 }  // namespace
 
-// The map recorded while the clip plays through the bundled ViT, then while it is paused.
-TEST(RecordUnderXvfb, RecordsTheMapWhileAVideoPlaysThroughTheViTAndPaused) {
+// The map recorded while the clip plays through the ViT `model` (written into `dir` first when
+// it is made here), then while it is paused.
+void record_while_playing(const std::filesystem::path& dir, const std::filesystem::path& model) {
   Xvfb x;
-  const auto dir = temp_dir();
   const auto clip = make_safari_pan(dir);
   ASSERT_FALSE(clip.empty()) << "the video tests need the ffmpeg command (./setup.sh --tests)";
-  AppProcess app(x, dir, {"--model", asset("fashion_vit").string()});
+  AppProcess app(x, dir, {"--model", model.string()});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const nlohmann::json start = export_until(app, [](const nlohmann::json& j) { return j.contains("vit_drawn"); });
   map_only(app);
@@ -129,7 +129,9 @@ TEST(RecordUnderXvfb, RecordsTheMapWhileAVideoPlaysThroughTheViTAndPaused) {
   app.xdotool("type --delay 5 '" + clip.string() + "'");
   click_widget(app, start, "open_video_button");
   const nlohmann::json playing =
-      export_until(app, [](const nlohmann::json& j) { return j.at("image").get<std::string>().ends_with("pan.mp4"); });
+      export_until(app, [](const nlohmann::json& j) {  // an export of a video's frame names the clip in "video"
+        return j.contains("video") && j.at("video").value("path", std::string()).ends_with("pan.mp4");
+      });
   app.xdotool("mousemove 5 300");  // off the map: no tooltip in the stills
 
   std::set<std::filesystem::path> seen;
@@ -170,6 +172,16 @@ TEST(RecordUnderXvfb, RecordsTheMapWhileAVideoPlaysThroughTheViTAndPaused) {
   for (std::size_t k = 0; k < held_frames.size(); ++k)
     EXPECT_LT(mean_difference(held_frames[k], picture), 3.0) << "frame " << k << " of the paused recording";
   EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+TEST(RecordUnderXvfb, RecordsTheMapWhileAVideoPlaysThroughTheBundledViTAndPaused) {
+  record_while_playing(temp_dir(), asset("fashion_vit"));
+}
+
+// A ViT-S/16 with random weights (D 384, 6 heads, 12 layers, patch 16): each frame at 224.
+TEST(RecordUnderXvfb, RecordsTheMapWhileAVideoPlaysThroughARandomViTS16AndPaused) {
+  const auto dir = temp_dir();
+  record_while_playing(dir, write_random_vit(dir / "vit_s16", 384, 6, 12, 16, 0));
 }
 
 // Sweeps from the Export menu: the ViT's layers, the hand-made heads' K.

@@ -43,19 +43,6 @@ double mean_difference(const Image& a, const Image& b) {
   return 255.0 * sum / static_cast<double>(a.rgb.size());
 }
 
-// 20 s at 10 frames/s, 320 × 240, made with the ffmpeg command from the safari photo: a slow
-// zoom while the window pans (long enough to play through a test on a busy machine).
-std::filesystem::path make_pan_clip(const std::filesystem::path& dir) {
-  const auto clip = dir / "pan.mp4";
-  const std::string make =
-      "ffmpeg -nostdin -v error -y -loop 1 -framerate 10 -i '" + asset("safari.jpg").string() +
-      "' -vf \"zoompan=z='1+0.004*on':x='on*1.5':y='on':d=1:s=320x240:fps=10\" -frames:v 200 -c:v libx264 "
-      "-pix_fmt yuv420p '" +
-      clip.string() + "'";
-  if (std::system(make.c_str()) != 0) return {};
-  return clip;
-}
-
 // True when an export shows a frame of the clip: its sidecar's "video" entry names pan.mp4.
 bool shows_the_clip(const nlohmann::json& j) {
   return j.contains("video") && j.at("video").value("path", std::string()).ends_with("pan.mp4");
@@ -120,7 +107,7 @@ void open_video_by_path(AppProcess& app, const nlohmann::json& sidecar, const st
 void play_pause_play(bool with_model) {
   Xvfb x;
   const auto dir = temp_dir();
-  const auto clip = make_pan_clip(dir);
+  const auto clip = make_safari_pan(dir);
   ASSERT_FALSE(clip.empty()) << "the video tests need the ffmpeg command (./setup.sh --tests)";
   write_file(dir / "notes.mp4", "These are lecture notes, not a video.\n");
 
@@ -184,7 +171,7 @@ TEST(VideoUnderXvfb, PlaysThroughTheBundledViT) { play_pause_play(true); }
 TEST(VideoUnderXvfb, PlaysThroughARandomViTS16WithItsLatencyAndRedrawsThePausedFrame) {
   Xvfb x;
   const auto dir = temp_dir();
-  const auto clip = make_pan_clip(dir);
+  const auto clip = make_safari_pan(dir);
   ASSERT_FALSE(clip.empty()) << "the video tests need the ffmpeg command (./setup.sh --tests)";
   const auto model = write_random_vit(dir / "vit_s16", 384, 6, 12, 16, 0);
   AppProcess app(x, dir, {"--model", model.string(), "--video", clip.string()});
@@ -240,7 +227,7 @@ TEST(VideoUnderXvfb, PlaysThroughARandomViTS16WithItsLatencyAndRedrawsThePausedF
 TEST(VideoUnderXvfb, HoverBenchmarkRunsWhileTheClipPlays) {
   Xvfb x;
   const auto dir = temp_dir();
-  const auto clip = make_pan_clip(dir);
+  const auto clip = make_safari_pan(dir);
   ASSERT_FALSE(clip.empty()) << "the video tests need the ffmpeg command (./setup.sh --tests)";
   const auto report = dir / "hover_video.json";
   {
