@@ -171,7 +171,14 @@ void record_while_playing(const std::filesystem::path& dir, const std::filesyste
   ASSERT_GE(held_frames.size(), 8u);
   for (std::size_t k = 0; k < held_frames.size(); ++k)
     EXPECT_LT(mean_difference(held_frames[k], picture), 3.0) << "frame " << k << " of the paused recording";
+
+  // The window closed while recording: the recording is written, not lost.
+  app.key("F8");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   EXPECT_EQ(app.close(), 0) << app.log();
+  const auto [closed, closed_json] = next_recording(app, seen);
+  ASSERT_FALSE(closed.empty());
+  EXPECT_GE(read_frames(closed).size(), 5u);
 }
 
 TEST(RecordUnderXvfb, RecordsTheMapWhileAVideoPlaysThroughTheBundledViTAndPaused) {

@@ -63,6 +63,7 @@ int App::run() {
     note_video_latency();
     end_frame();
   }
+  finish_recording();     // a recording running when the window closes is written, not lost (app_record.cpp)
   scheduler_.stop_all();  // the jobs stop while the window is torn down
   if (replay_) return replay_code_;
   save_remembered(state_, window_);

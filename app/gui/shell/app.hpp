@@ -150,6 +150,7 @@ class App {
   void draw_record_menu();
   void start_recording(const std::string& what, int w, int h);
   void stop_recording();
+  void finish_recording();
   void step_sweep(int w, int h);
   SweepShape sweep_shape();
   void swap();

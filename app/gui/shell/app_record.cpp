@@ -11,6 +11,7 @@
 #include <GLFW/glfw3.h>
 
 #include <cstdio>
+#include <thread>
 
 namespace attnlab::app {
 
@@ -91,6 +92,22 @@ void App::stop_recording() {
     extra["training"] = {{"every_steps", state_.ui.record_every_steps}, {"steps", recorded_steps_}};
   recorder_.stop(extra);
   state_.commands.redraw();
+}
+
+// When the window closes: a recording still running is stopped and written (a sweep's settings
+// put back first, so they are the ones remembered), waiting up to a minute for the file.
+void App::finish_recording() {
+  if (!recorder_.busy()) return;
+  if (recorder_.recording()) stop_recording();
+  for (int i = 0; i < 600 && recorder_.busy(); ++i) {
+    if (const auto error = recorder_.poll_error()) std::fprintf(stderr, "attnlab: %s\n", error->c_str());
+    if (const auto file = recorder_.take_finished()) {
+      std::printf("attnlab: saved %s\n", file->string().c_str());
+      std::fflush(stdout);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 // A sweep's frame: once the step's map has been drawn with nothing pending for two frames, the
