@@ -81,6 +81,20 @@ gl::Buffer make_buffer(const Matrix& m) {
   return gl::Buffer(static_cast<size_t>(m.size()) * sizeof(float), m.data());
 }
 
+// `m` (rows × cols, row-major) uploaded transposed (cols × rows, row-major), a block of columns
+// at a time: W_tokenize (R × 3K²) as tokenize.comp reads it, a pixel's R weights side by side,
+// without a whole transposed copy on the CPU (at K = 945 W_tokenize alone is 171 MB, counted once
+// by the pipeline's memory limit, make_setup).
+gl::Buffer make_transposed_buffer(const Matrix& m) {
+  gl::Buffer buffer(static_cast<size_t>(m.size()) * sizeof(float));
+  constexpr Eigen::Index kBlock = 1 << 16;  // columns an upload: 4 MiB for R = 16
+  for (Eigen::Index c = 0; c < m.cols(); c += kBlock) {
+    const Matrix part = m.middleCols(c, std::min(kBlock, m.cols() - c)).transpose();
+    buffer.upload(part.data(), static_cast<size_t>(part.size()) * sizeof(float), static_cast<size_t>(c * m.rows()) * sizeof(float));
+  }
+  return buffer;
+}
+
 }  // namespace
 
 bool same_tokens(const Settings& a, const Settings& b) {
@@ -213,8 +227,7 @@ void HandMadeGpuEngine::ensure_tokens() {
   const int D = TokenLayout::d + np;
   gl::BindingGuard guard;
   gpu_->X = gl::Buffer(static_cast<size_t>(g.N()) * D * sizeof(float));
-  const Matrix W_tok_t = setup_->W_tokenize.transpose();  // 3K² × R, row-major: a pixel's weights side by side (tokenize.comp)
-  gpu_->W_tok = make_buffer(W_tok_t);
+  gpu_->W_tok = make_transposed_buffer(setup_->W_tokenize);  // 3K² × R: a pixel's weights side by side (tokenize.comp)
   gpu_->W_pos = make_buffer(setup_->W_pos);
   const auto& p = gpu_->tokenize;
   gpu_->params.set(p, TokenizeParams{g.N(), g.cols, g.K, image_w_, image_h_, settings_.pos.P, settings_.pos.sincos ? 1 : 0,

@@ -225,6 +225,7 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
            {"sha256", vit_.sha256()},
            {"backend", src.path()},
            {"backend_why", vit_.backend_why()},
+           {"busy", vit_.busy()},  // new maps on the way (a new image, a video's next frame)
            {"layer", map.layer},
            {"head", head_choice_json(map.head)},
            {"head_label", head_choice_label(map.head)},
