@@ -88,9 +88,11 @@ gl::Buffer make_buffer(const Matrix& m) {
 gl::Buffer make_transposed_buffer(const Matrix& m) {
   gl::Buffer buffer(static_cast<size_t>(m.size()) * sizeof(float));
   constexpr Eigen::Index kBlock = 1 << 16;  // columns an upload: 4 MiB for R = 16
+  Matrix part(std::min(kBlock, m.cols()), m.rows());  // one block, reused (no allocation an upload)
   for (Eigen::Index c = 0; c < m.cols(); c += kBlock) {
-    const Matrix part = m.middleCols(c, std::min(kBlock, m.cols() - c)).transpose();
-    buffer.upload(part.data(), static_cast<size_t>(part.size()) * sizeof(float), static_cast<size_t>(c * m.rows()) * sizeof(float));
+    const Eigen::Index n = std::min(kBlock, m.cols() - c);
+    part.topRows(n) = m.middleCols(c, n).transpose();
+    buffer.upload(part.data(), static_cast<size_t>(n * m.rows()) * sizeof(float), static_cast<size_t>(c * m.rows()) * sizeof(float));
   }
   return buffer;
 }
