@@ -122,13 +122,15 @@ void App::handle_keys() {
 }
 
 // F12, F9 and F8 (Record), from the frame just rendered (before the swap).
+// A file written: the toast, and a line on stdout (tests and scripts wait for it).
+void App::saved(const std::filesystem::path& file) {
+  state_.ui.status = "saved " + file.string();
+  state_.ui.status_since = std::chrono::steady_clock::now();
+  std::printf("attnlab: saved %s\n", file.string().c_str());
+  std::fflush(stdout);
+}
+
 void App::take_exports(int w, int h) {
-  auto saved = [&](const std::filesystem::path& file) {
-    state_.ui.status = "saved " + file.string();
-    state_.ui.status_since = std::chrono::steady_clock::now();
-    std::printf("attnlab: saved %s\n", file.string().c_str());
-    std::fflush(stdout);
-  };
   if (state_.commands.take(Commands::Kind::ExportPng)) {
     try {
       saved(export_window(state_, hand_made_, geometry_, w, h));

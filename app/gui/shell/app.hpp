@@ -145,6 +145,7 @@ class App {
   FrameTarget window_target() const;
   void draw_views();
   void take_exports(int w, int h);
+  void saved(const std::filesystem::path& file);
   // Export → Record (app_record.cpp): the commands, a frame for the recording, a sweep's steps.
   void take_recording(int w, int h);
   void draw_record_menu();

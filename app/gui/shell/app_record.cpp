@@ -167,12 +167,7 @@ void App::take_recording(int w, int h) {
     if (recorder_.limit_reached()) stop_recording();
   }
   if (const auto error = recorder_.poll_error()) state_.show_error(*error);
-  if (const auto file = recorder_.take_finished()) {
-    state_.ui.status = "saved " + file->string();
-    state_.ui.status_since = std::chrono::steady_clock::now();
-    std::printf("attnlab: saved %s\n", file->string().c_str());
-    std::fflush(stdout);
-  }
+  if (const auto file = recorder_.take_finished()) saved(*file);
   state_.ui.record_status = recorder_.status();
   state_.ui.recording_steps = recorder_.recording() && recorder_.plan().kind != RecordPlan::Kind::Live;
 }
