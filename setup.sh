@@ -56,9 +56,10 @@ fi
 if ((windows)); then
   packages+=(
     # the cross compiler (POSIX threads for std::thread), Windows' zlib, Wine to run the .exe,
-    # NSIS for the installer, icoutils for its .ico; meson, ninja and m4 build the dependencies
+    # NSIS for the installer, icoutils for its .ico; meson, ninja and m4 build the dependencies,
+    # nasm FFmpeg's assembly
     g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix mingw-w64-tools libz-mingw-w64-dev
-    wine wine64 nsis icoutils zip meson ninja-build m4 dpkg-dev xvfb xauth xdotool
+    wine wine64 nsis icoutils zip meson ninja-build m4 nasm dpkg-dev xvfb xauth xdotool
   )
 fi
 missing=()

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/base/platform.hpp"
 #include "core/base/error.hpp"
 #include "core/io/files.hpp"
 #include "core/gpu/vit_backend.hpp"
@@ -69,14 +70,14 @@ void check_outputs(const std::filesystem::path& out, bool force, std::initialize
     ok = ok || ext == e;
     names += (names.empty() ? "" : " or ") + std::string(e);
   }
-  if (!ok) throw Error("--out must name a " + names + " file, got '" + out.string() + "'");
+  if (!ok) throw Error("--out must name a " + names + " file, got '" + platform::utf8(out) + "'");
   std::error_code ec;
   const auto dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
   if (!std::filesystem::is_directory(dir, ec))
-    throw Error("cannot write '" + out.string() + "': the folder '" + dir.string() + "' does not exist");
+    throw Error("cannot write '" + platform::utf8(out) + "': the folder '" + platform::utf8(dir) + "' does not exist");
   for (const auto& p : {out, sidecar_of(out)})
     if (!force && std::filesystem::exists(p, ec))
-      throw Error("'" + p.string() + "' exists; nothing was written (use --force to replace it)");
+      throw Error("'" + platform::utf8(p) + "' exists; nothing was written (use --force to replace it)");
 }
 
 // The sidecar after the picture or video; if it fails, the picture goes again.
@@ -195,8 +196,8 @@ int write_sweep(OverlaySource& source, const Image& image, const SweepRequest& s
   sidecar["sweep"] = {{"kind", sweep.kind},           {"values", values}, {"fps", sweep.fps}, {"frames", values.size()},
                       {"encoder", writer->encoder()}, {"width", width},   {"height", height}};
   write_sidecar(out, sidecar, force);
-  std::printf("attnlab: wrote %s (%zu frames, %s) and %s\n", out.string().c_str(), values.size(),
-              writer->encoder().c_str(), sidecar_of(out).string().c_str());
+  std::printf("attnlab: wrote %s (%zu frames, %s) and %s\n", platform::utf8(out).c_str(), values.size(),
+              writer->encoder().c_str(), platform::utf8(sidecar_of(out)).c_str());
   return 0;
 }
 
@@ -208,7 +209,7 @@ int write_still(OverlaySource& source, const Image& image, const std::filesystem
   nlohmann::json sidecar = source.sidecar();
   sidecar["render"] = {{"view", "overlay"}, {"width", picture.width}, {"height", picture.height}, {"finished", true}};
   write_sidecar(out, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  std::printf("attnlab: wrote %s and %s\n", platform::utf8(out).c_str(), platform::utf8(sidecar_of(out)).c_str());
   return 0;
 }
 
@@ -274,9 +275,9 @@ int run_video(const std::vector<std::string>& in) {
   writer->finish();
   progress.frame(written, last_time, true);
   const bool gif = writer->encoder() == "gif";
-  sidecar["video"] = {{"in", v.camera.empty() ? std::filesystem::absolute(v.input).string() : v.camera},
+  sidecar["video"] = {{"in", v.camera.empty() ? platform::utf8(std::filesystem::absolute(v.input)) : v.camera},
                       {"camera", !v.camera.empty()},
-                      {"out", v.out.filename().string()},
+                      {"out", platform::utf8(v.out.filename())},
                       {"encoder", writer->encoder()},
                       {"frames", written},
                       {"fps", rate},
@@ -290,8 +291,8 @@ int run_video(const std::vector<std::string>& in) {
                         {"duration", info.duration},
                         {"codec", info.codec}}}};
   write_sidecar(v.out, sidecar, v.force);
-  std::printf("attnlab: wrote %s (%d frames, %s) and %s\n", v.out.string().c_str(), written,
-              writer->encoder().c_str(), sidecar_of(v.out).string().c_str());
+  std::printf("attnlab: wrote %s (%d frames, %s) and %s\n", platform::utf8(v.out).c_str(), written,
+              writer->encoder().c_str(), platform::utf8(sidecar_of(v.out)).c_str());
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "core/io/video.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 #include "core/io/files.hpp"
 
 extern "C" {
@@ -226,13 +227,13 @@ std::optional<VideoFrame> VideoReader::next() { return impl_->next(); }
 VideoReader VideoReader::open_file(const std::filesystem::path& path, std::int64_t max_pixels) {
   quiet_ffmpeg();
   auto impl = std::make_unique<Impl>();
-  impl->what = "'" + path.string() + "'";
+  impl->what = "'" + platform::utf8(path) + "'";
   impl->max_pixels = max_pixels;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) impl->fail("no such file");
   if (std::filesystem::is_directory(path, ec)) impl->fail("is a folder, not a video file");
   if (std::filesystem::file_size(path, ec) == 0 && !ec) impl->fail("the file is empty (0 bytes)");
-  if (const int rc = avformat_open_input(&impl->fmt, path.c_str(), nullptr, nullptr); rc < 0)
+  if (const int rc = avformat_open_input(&impl->fmt, platform::utf8(path).c_str(), nullptr, nullptr); rc < 0)
     impl->fail("not a video file FFmpeg can read, or its header is damaged (" + av_error(rc) + ")");
   impl->open_stream();
   return VideoReader(std::move(impl));
@@ -247,7 +248,9 @@ VideoReader VideoReader::open_camera(const std::string& device, std::int64_t max
   const char* driver = camera_driver();
   const AVInputFormat* input = av_find_input_format(driver);
   if (!input) impl->fail(std::string("this FFmpeg has no ") + driver + " camera input");
-  if (const int rc = avformat_open_input(&impl->fmt, device.c_str(), input, nullptr); rc < 0)
+  // DirectShow names its input "video=NAME" (FFmpeg's dshow device); list_cameras() gives NAME.
+  const std::string url = std::string(driver) == "dshow" && !device.starts_with("video=") ? "video=" + device : device;
+  if (const int rc = avformat_open_input(&impl->fmt, url.c_str(), input, nullptr); rc < 0)
     impl->fail("cannot be opened (" + av_error(rc) + ")");
   impl->open_stream();
   return VideoReader(std::move(impl));
@@ -283,7 +286,7 @@ std::string video_encoder_for(const std::filesystem::path& path) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == ".gif") return "gif";
   if (ext == ".mp4") return avcodec_find_encoder_by_name("libx264") ? "libx264" : "mpeg4";
-  throw Error("'" + path.string() + "': a video is written as .mp4 or .gif, not '" + ext + "'");
+  throw Error("'" + platform::utf8(path) + "': a video is written as .mp4 or .gif, not '" + ext + "'");
 }
 
 struct VideoWriter::Impl {
@@ -325,7 +328,7 @@ struct VideoWriter::Impl {
     }
   }
 
-  [[noreturn]] void fail(const std::string& why) const { throw Error("cannot write '" + path.string() + "': " + why); }
+  [[noreturn]] void fail(const std::string& why) const { throw Error("cannot write '" + platform::utf8(path) + "': " + why); }
   void check(int rc, const char* step) const {
     if (rc < 0) fail(std::string(step) + " failed (" + av_error(rc) + ")");
   }
@@ -340,7 +343,7 @@ struct VideoWriter::Impl {
     temp = temp_file_beside(path, overwrite);
     const AVCodec* codec = avcodec_find_encoder_by_name(encoder_name.c_str());
     if (!codec) fail("this FFmpeg has no " + encoder_name + " encoder");
-    check(avformat_alloc_output_context2(&oc, nullptr, gif ? "gif" : "mp4", temp.c_str()), "setting up the file");
+    check(avformat_alloc_output_context2(&oc, nullptr, gif ? "gif" : "mp4", platform::utf8(temp).c_str()), "setting up the file");
     st = avformat_new_stream(oc, nullptr);
     enc = avcodec_alloc_context3(codec);
     packet = av_packet_alloc();
@@ -369,7 +372,7 @@ struct VideoWriter::Impl {
     check(avcodec_parameters_from_context(st->codecpar, enc), "setting up the stream");
     st->time_base = enc->time_base;
     st->avg_frame_rate = rate;
-    check(avio_open(&oc->pb, temp.c_str(), AVIO_FLAG_WRITE), "opening the file");
+    check(avio_open(&oc->pb, platform::utf8(temp).c_str(), AVIO_FLAG_WRITE), "opening the file");
     AVDictionary* options = nullptr;
     if (!gif) av_dict_set(&options, "movflags", "+faststart", 0);
     const int rc = avformat_write_header(oc, &options);

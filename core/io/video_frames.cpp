@@ -1,4 +1,4 @@
-// What video in and out share with builds that have no FFmpeg (the Windows build): frame sizes
+// What video in and out share with builds that have no FFmpeg (-DATTNLAB_VIDEO=OFF): frame sizes
 // and 8-bit frames. core/io/video.cpp is the FFmpeg half, core/io/video_unavailable.cpp its stand-in.
 #include "core/io/video.hpp"
 

@@ -1,5 +1,5 @@
-// Video in and out where FFmpeg's libraries are not built (the Windows build, README
-// "Windows"): every entry point of core/io/video.hpp says so in one line; no camera is listed.
+// Video in and out in a build configured with -DATTNLAB_VIDEO=OFF (no FFmpeg's libraries):
+// every entry point of core/io/video.hpp says so in one line; no camera is listed.
 #include "core/base/error.hpp"
 #include "core/io/video.hpp"
 

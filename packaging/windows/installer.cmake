@@ -4,6 +4,7 @@
 # looks) and the portable attnlab-VERSION-win64.zip of the same files. Included from
 # packaging/CMakeLists.txt for the Windows build instead of the .deb's rules.
 install(TARGETS attnlab RUNTIME DESTINATION bin)
+install(FILES ${ATTNLAB_FFMPEG_DLLS} DESTINATION bin)  # FFmpeg's (LGPL) DLLs: video in and out
 install(FILES ${PROJECT_SOURCE_DIR}/assets/safari.jpg ${PROJECT_SOURCE_DIR}/assets/horses.jpg
               ${PROJECT_SOURCE_DIR}/assets/dog.jpg ${PROJECT_SOURCE_DIR}/assets/eagle.jpg
               ${PROJECT_SOURCE_DIR}/assets/README.md

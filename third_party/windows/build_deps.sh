@@ -100,4 +100,20 @@ built imgui-stb || {
   cmake_dep imgui_stb "$here/imgui_stb" -DIMGUI_SOURCE="$(fetch imgui 'imgui-*')" -DSTB_SOURCE="$(fetch libstb 'libstb-*')"
   stamp imgui-stb
 }
+# FFmpeg's libraries for video in and out (core/io/video.cpp), as DLLs beside attnlab.exe: the
+# LGPL build (no --enable-gpl, so no libx264: MP4s are MPEG-4 part 2, FFmpeg's own encoder), with
+# only what the program reads and writes (docs/PLATFORMS.md, "Windows"): MP4/MOV, MKV/WebM, AVI,
+# GIF and Y4M files of H.264, HEVC, VP8, VP9, MPEG-4, MJPEG and raw frames, cameras through
+# DirectShow, the GIF palette filters. Its assembly is built with Debian's nasm: without it
+# (--disable-x86asm) swscale's RGB to YUV 4:2:0 gave every MP4 frame magenta chroma (seen under
+# Wine; the same code on Linux is right). zlib (for PNG frames and compressed MP4 headers) and the
+# GCC runtime are linked into the DLLs, which then need only Windows' own.
+built ffmpeg || {
+  dir="$(fetch ffmpeg 'ffmpeg-*')"
+  cc="$host-gcc-posix"
+  command -v ccache >/dev/null && cc="ccache $cc"
+  rm -rf "$out/build/ffmpeg"; mkdir -p "$out/build/ffmpeg"
+  (cd "$out/build/ffmpeg" && "$dir/configure" --prefix="$prefix" --enable-cross-compile --arch=x86_64 --target-os=mingw32      --cross-prefix=$host- --cc="$cc" --pkg-config=false --enable-shared --disable-static      --extra-ldflags="-static-libgcc -static" --disable-programs --disable-doc --disable-network --disable-debug      --disable-autodetect --enable-w32threads --enable-zlib --disable-postproc --disable-swresample      --disable-everything --enable-indev=dshow --enable-demuxer=mov,matroska,gif,avi,yuv4mpegpipe      --enable-decoder=h264,hevc,vp8,vp9,mpeg4,mpeg2video,msmpeg4v3,h263,mjpeg,gif,rawvideo,png      --enable-parser=h264,hevc,vp8,vp9,mpeg4video,mpegvideo,h263,mjpeg,png,gif --enable-encoder=mpeg4,gif      --enable-muxer=mp4,gif --enable-protocol=file      --enable-filter=buffer,buffersink,split,palettegen,paletteuse,format,scale,null >>"$log" 2>&1    && make -j"$jobs" >>"$log" 2>&1 && make install >>"$log" 2>&1)    || { echo "build_deps: ffmpeg failed (see $log)" >&2; exit 1; }
+  stamp ffmpeg
+}
 echo "build_deps: all in $prefix"

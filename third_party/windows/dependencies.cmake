@@ -1,8 +1,9 @@
 # The imported targets of third_party/CMakeLists.txt for the Windows build, found in the
 # prefix that build_deps.sh fills (ATTNLAB_WINDOWS_DEPS, set by the toolchain file). Static
-# libraries throughout: each target names the Windows system libraries it needs.
+# libraries throughout, but FFmpeg's (LGPL: DLLs the user can replace, beside attnlab.exe): each
+# target names the Windows system libraries it needs.
 set(deps "${ATTNLAB_WINDOWS_DEPS}")
-if(NOT deps OR NOT EXISTS "${deps}/.built-imgui-stb")
+if(NOT deps OR NOT EXISTS "${deps}/.built-imgui-stb" OR NOT EXISTS "${deps}/.built-ffmpeg")
   message(FATAL_ERROR "The Windows dependencies are not built: run ./setup.sh --windows (third_party/windows/build_deps.sh)")
 endif()
 find_package(Eigen3 3.4 REQUIRED NO_MODULE GLOBAL)
@@ -52,3 +53,15 @@ add_library(attnlab::file_dialog ALIAS attnlab_file_dialog)
 # The CPU path's matrix products: Eigen's own (core/base/blas.cpp), see docs/PLATFORMS.md, "Windows".
 add_library(attnlab_blas INTERFACE)
 add_library(attnlab::blas ALIAS attnlab_blas)
+# FFmpeg's DLLs (build_deps.sh): linked through their import libraries; ATTNLAB_FFMPEG_DLLS are
+# copied beside attnlab.exe in the build tree and installed with it (app/CMakeLists.txt,
+# packaging/windows/installer.cmake).
+add_library(attnlab_ffmpeg INTERFACE)
+target_include_directories(attnlab_ffmpeg SYSTEM INTERFACE "${deps}/include")
+foreach(lib avdevice avfilter avformat avcodec swscale avutil)
+  find_library(ffmpeg_${lib}_LIBRARY NAMES lib${lib}.dll.a PATHS "${deps}/lib" NO_DEFAULT_PATH REQUIRED)
+  target_link_libraries(attnlab_ffmpeg INTERFACE ${ffmpeg_${lib}_LIBRARY})
+endforeach()
+add_library(attnlab::ffmpeg ALIAS attnlab_ffmpeg)
+file(GLOB ATTNLAB_FFMPEG_DLLS "${deps}/bin/*.dll")
+set(ATTNLAB_FFMPEG_DLLS "${ATTNLAB_FFMPEG_DLLS}" CACHE INTERNAL "FFmpeg's DLLs for the Windows build")

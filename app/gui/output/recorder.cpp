@@ -1,6 +1,7 @@
 #include "app/gui/output/recorder.hpp"
 
 #include "app/gui/output/export.hpp"
+#include "core/base/platform.hpp"
 #include "core/base/error.hpp"
 #include "core/io/files.hpp"
 #include "core/io/video.hpp"
@@ -48,7 +49,7 @@ void Recorder::start(const RecordPlan& plan, const std::filesystem::path& dir, n
   if (busy()) throw Error("a recording is already running or being written");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    throw Error("cannot record into '" + dir.string() + "': it is not a folder");
+    throw Error("cannot record into '" + platform::utf8(dir) + "': it is not a folder");
   const auto stem = next_free_stem(dir, "attnlab-record-" + plan.what + "-" + timestamp(), {".mp4", ".gif", ".json"});
   const std::filesystem::path path = stem.string() + (plan.gif ? ".gif" : ".mp4");
   video_encoder_for(path);  // a build without FFmpeg says so here, in one line, before anything starts
@@ -151,7 +152,7 @@ std::string Recorder::status() const {
   const char* scope = plan_.map_only ? "the map" : "the window";
   char line[160];
   if (stopping_) {
-    std::snprintf(line, sizeof line, "writing %s (%d frames)...", path_.filename().string().c_str(), written_);
+    std::snprintf(line, sizeof line, "writing %s (%d frames)...", platform::utf8(path_.filename()).c_str(), written_);
   } else if (plan_.kind == RecordPlan::Kind::Live) {
     const double s = started_ ? std::chrono::duration<double>(Clock::now() - first_).count() : 0.0;
     std::snprintf(line, sizeof line, "recording %s: %.1f s, %d frames (F8 stops)", scope, s, written_);
@@ -253,7 +254,7 @@ void Recorder::finish_file(std::unique_lock<std::mutex>& lock) {
                                                                               : "training"},
                              {"scope", plan_.map_only ? "map" : "window"},
                              {"what", plan_.what},
-                             {"file", path_.filename().string()},
+                             {"file", platform::utf8(path_.filename())},
                              {"encoder", writer_->encoder()},
                              {"fps", plan_.fps},
                              {"frames", frames},

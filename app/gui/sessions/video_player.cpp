@@ -4,13 +4,14 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/base/platform.hpp"
 #include "core/base/error.hpp"
 
 namespace attnlab::app {
 
 void VideoPlayer::open(const std::filesystem::path& path, std::int64_t max_pixels) {
   // "camera:DEVICE" (the Images panel's cameras): the same player, only the opening differs.
-  const std::string text = path.string();
+  const std::string text = platform::utf8(path);
   VideoReader reader = text.starts_with("camera:")
                            ? VideoReader::open_camera(text.substr(7), max_pixels)
                            : VideoReader::open_file(path, max_pixels);  // throws before anything changes
@@ -125,7 +126,7 @@ std::string VideoPlayer::status() const {
     std::snprintf(latency, sizeof latency, ", latency %.0f ms (median of the last %d)", late.median_ms, late.count);
   char line[320];
   std::snprintf(line, sizeof line, "%s: frame %lld at %.1f s, %.1f frames/s shown, %lld dropped%s%s%s",
-                path_.filename().string().c_str(), static_cast<long long>(last_index_), last_time_, shown_fps_,
+                platform::utf8(path_.filename()).c_str(), static_cast<long long>(last_index_), last_time_, shown_fps_,
                 static_cast<long long>(dropped_), latency, paused_ ? ", paused" : "", ended_ && !latest_ ? ", ended" : "");
   return line;
 }
