@@ -6,7 +6,7 @@
 namespace attnlab {
 namespace {
 [[noreturn]] void no_video() {
-  throw Error("video is not in this build of Attention Lab (no FFmpeg; README \"Windows\")");
+  throw Error("video is not in this build of Attention Lab (built with -DATTNLAB_VIDEO=OFF: no FFmpeg)");
 }
 }  // namespace
 

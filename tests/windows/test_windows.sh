@@ -253,6 +253,34 @@ sys.exit(0 if r['kind'] == 'live' and 2.0 < r['seconds_recorded'] < 6.0 and r['e
        && [[ ${recorded_frames%%,*} == mpeg4 && ${recorded_frames##*,} -ge 15 ]]; then
       pass "F8 under Wine: a recording of the window ($recorded_frames frames) with its sidecar"
     else fail "F8 under Wine wrote no recording: '${recording:-none}' '$recorded_frames' $(cat "${recording%.mp4}.json" 2>/dev/null | head -c 300)"; fi
+    # Images → Open video: the clip's path typed into the Images panel's field plays through the
+    # hand-made heads; a later export is of one of its frames (its sidecar's "video").
+    if [[ -f $clip ]]; then
+      panel="$(export_once)"
+      read -r cx cy px py vx vy <<<"$(python3 -c "
+import json, sys
+w = json.load(open(sys.argv[1]))['widgets']
+print(*[int(v) for name in ('clear_button', 'open_path', 'open_video_button')
+        for v in (w[name][0] + w[name][2] / 2, w[name][1] + w[name][3] / 2)])" "$panel" 2>/dev/null)"
+      if [[ -n $vy ]]; then
+        xdotool mousemove --window "$window" "$cx" "$cy" click 1
+        sleep 0.5
+        xdotool mousemove --window "$window" "$px" "$py" click 1
+        sleep 0.5
+        xdotool type --delay 20 "Z:${clip//\//\\}"
+        xdotool mousemove --window "$window" "$vx" "$vy" click 1
+        sleep 3
+      fi
+      played="$(export_once)"
+      if [[ -n $played ]] && python3 -c "
+import json, sys
+v = json.load(open(sys.argv[1])).get('video', {})
+sys.exit(0 if v.get('path', '').endswith('pan.mp4') and v.get('frame', -1) >= 0 else 1)" "$played"; then
+        pass "Open video under Wine: the clip plays in the window (an export of its frame $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['video']['frame'])" "$played"))"
+      else
+        fail "Open video under Wine: no video frame in the export: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d.get('banner'), d.get('image'))" "${played:-/dev/null}" 2>&1)"
+      fi
+    fi
   fi
   xdotool key --window "$window" ctrl+q
   for _ in $(seq 60); do [[ -f $gui/exit ]] && break; sleep 0.5; done
