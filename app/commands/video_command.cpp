@@ -51,12 +51,6 @@ std::string video_usage() {
 
 namespace {
 
-std::filesystem::path sidecar_of(const std::filesystem::path& out) {
-  auto j = out;
-  j.replace_extension(".json");
-  return j;
-}
-
 // The output and its sidecar must be free (or --force) and the folder must exist: checked before
 // any work.
 void check_outputs(const std::filesystem::path& out, bool force, std::initializer_list<const char*> extensions) {
@@ -82,13 +76,7 @@ void check_outputs(const std::filesystem::path& out, bool force, std::initialize
 
 // The sidecar after the picture or video; if it fails, the picture goes again.
 void write_sidecar(const std::filesystem::path& out, const nlohmann::json& j, bool force) {
-  try {
-    write_file_safely(sidecar_of(out), j.dump(2) + "\n", force);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(out, ec);
-    throw;
-  }
+  write_sidecar_or_remove(out, j.dump(2) + "\n", force);
 }
 
 // A progress line on stderr: redrawn in place on a terminal, every tenth frame otherwise.

@@ -226,6 +226,22 @@ void write_new_folder(const std::filesystem::path& given, std::span<const FileTo
   platform::sync_folder(parent);
 }
 
+std::filesystem::path sidecar_of(const std::filesystem::path& output) {
+  auto json = output;
+  json.replace_extension(".json");
+  return json;
+}
+
+void write_sidecar_or_remove(const std::filesystem::path& output, const std::string& json, bool overwrite) {
+  try {
+    write_file_safely(sidecar_of(output), json, overwrite);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(output, ec);
+    throw;
+  }
+}
+
 std::filesystem::path temp_file_beside(const std::filesystem::path& path, bool overwrite) {
   const std::string where = "'" + platform::utf8(path) + "'";
   std::error_code ec;

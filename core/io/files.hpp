@@ -50,6 +50,15 @@ std::filesystem::path temp_file_beside(const std::filesystem::path& path, bool o
 /// The temporary is removed either way. Throws Error naming `path` and the reason.
 void publish_file(const std::filesystem::path& temp, const std::filesystem::path& path, bool overwrite = false);
 
+/// The sidecar JSON of an output file (a PNG, a CSV, a video): the same path with the extension
+/// ".json" ("map.png" → "map.json"), as every export, render and recording names it.
+std::filesystem::path sidecar_of(const std::filesystem::path& output);
+
+/// Writes `json` as the sidecar of `output`, a picture or video written just before, through
+/// write_file_safely(). If that fails, `output` is removed, so that nothing is left without its
+/// settings, and the Error goes on.
+void write_sidecar_or_remove(const std::filesystem::path& output, const std::string& json, bool overwrite = false);
+
 /// The first of `stem.ext`, `stem-2.ext`, `stem-3.ext`… in `dir` for which no file with any of
 /// `extensions` exists yet (so a PNG and its JSON sidecar share a name). Returns the path
 /// without extension.

@@ -12,6 +12,7 @@
 #include "app/gui/output/recorder.hpp"
 #include "app/gui/output/sweeps.hpp"
 #include "core/base/error.hpp"
+#include "core/io/files.hpp"
 #include "core/io/video.hpp"
 
 using namespace attnlab;
@@ -212,4 +213,34 @@ TEST(Sweeps, AViTSweepsItsLayersHeadsAndQueryNotTheHandMadeSettings) {
   ASSERT_EQ(heads.size(), 6u);
   heads[5].apply(s);
   EXPECT_EQ(s.vit.head.head, 5);
+}
+
+// A recording's (or `attnlab video`'s) sidecar that cannot be written takes its video with it
+// (core/io/files.hpp): no video is left without its settings. Written, it is the same name with
+// ".json".
+TEST(Files, ASidecarThatCannotBeWrittenTakesItsOutputWithIt) {
+  const auto dir = std::filesystem::temp_directory_path() / ("attnlab-sidecar-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(sidecar_of(dir / "clip.mp4"), dir / "clip.json");
+  EXPECT_EQ(sidecar_of(dir / "a.b" / "map.png"), dir / "a.b" / "map.json");
+
+  const auto video = dir / "clip.mp4";
+  write_file_safely(video, std::string("frames"));
+  write_sidecar_or_remove(video, "{}\n");
+  EXPECT_TRUE(std::filesystem::exists(video));
+  std::ifstream in(dir / "clip.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{}\n");
+
+  // A folder where the sidecar goes: the write fails, the error goes on, the video is gone.
+  const auto other = dir / "other.mp4";
+  write_file_safely(other, std::string("frames"));
+  std::filesystem::create_directories(dir / "other.json");
+  EXPECT_THROW(write_sidecar_or_remove(other, "{}\n"), Error);
+  EXPECT_FALSE(std::filesystem::exists(other));
+  // Not replaced without `overwrite`: the first video's sidecar exists, so the video goes.
+  EXPECT_THROW(write_sidecar_or_remove(video, "{\"again\": 1}\n"), Error);
+  EXPECT_FALSE(std::filesystem::exists(video));
+  std::filesystem::remove_all(dir);
 }

@@ -33,12 +33,6 @@ RgbFrame fitted(RgbFrame frame, int width, int height) {
   return out;
 }
 
-std::filesystem::path sidecar_path(const std::filesystem::path& video) {
-  auto j = video;
-  j.replace_extension(".json");
-  return j;
-}
-
 }  // namespace
 
 Recorder::Recorder() = default;
@@ -264,13 +258,7 @@ void Recorder::finish_file(std::unique_lock<std::mutex>& lock) {
     record.update(extra_);
     nlohmann::json sidecar = sidecar_;
     sidecar["record"] = record;
-    try {
-      write_file_safely(sidecar_path(path_), sidecar.dump(2) + "\n", false);
-    } catch (...) {
-      std::error_code ec;
-      std::filesystem::remove(path_, ec);
-      throw;
-    }
+    write_sidecar_or_remove(path_, sidecar.dump(2) + "\n");
   } catch (const Error& e) {
     error = std::string("the recording was not saved: ") + e.what();
   }

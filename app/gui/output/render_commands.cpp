@@ -35,12 +35,6 @@ std::array<int, 2> parse_size(const std::string& text) {
           parse_int(std::string_view(text).substr(x + 1), "--size height", 16, 8192)};
 }
 
-std::filesystem::path sidecar_of(const std::filesystem::path& png) {
-  auto j = png;
-  j.replace_extension(".json");
-  return j;
-}
-
 // The output pair must be free (or --force), and the folder must exist: checked before any work.
 void check_outputs(const std::filesystem::path& out, bool force) {
   if (out.empty()) throw Error("--out FILE.png is required");
