@@ -311,6 +311,16 @@ else
   else
     fail "the silent install or the installed program: $(ls "$unix_target" 2>&1 | tr '\n' ' ')"
   fi
+  # FFmpeg's DLLs came with it: the installed program writes a GIF of the clip.
+  if [[ -f $clip ]]; then
+    cp "$clip" "$elsewhere/pan.mp4"
+    if (cd "$elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" video --in pan.mp4 --out pan.gif --fps 5 >"$work/video.log" 2>&1) \
+       && [[ -s $elsewhere/pan.gif && -f $elsewhere/pan.json ]]; then
+      pass "the installed program writes a video (FFmpeg's DLLs installed beside it)"
+    else
+      fail "the installed program's video: $(crlf <"$work/video.log" | tail -1)"
+    fi
+  fi
   # `attnlab train` reads the Fashion-MNIST the installer bundles.
   if (cd "$elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" train --steps 5 --out run >"$work/train.log" 2>&1) \
      && [[ -f $elsewhere/run/model.safetensors ]]; then
