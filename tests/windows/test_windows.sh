@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Windows build under Wine (CTest label `windows`, issue 37): the .exe's outputs against the
-# Linux build's, its one-line errors, a path with a space and a non-ASCII letter, the installer's
-# silent install, run and uninstall. Wine passes WGL to the host's Mesa, so the .exe's compute
+# Linux build's, its one-line errors, a path with a space and a non-ASCII letter, video through
+# FFmpeg's DLLs (issue 40: `video`, F8, Open video, no camera), the installer's silent install,
+# run and uninstall. Wine passes WGL to the host's Mesa, so the .exe's compute
 # shaders run on llvmpipe as the Linux build's do.
 #   test_windows.sh BUILD_WINDOWS LINUX_ATTNLAB SOURCE_DIR
 set -uo pipefail
