@@ -37,6 +37,8 @@ struct GLFWwindow;
 
 namespace attnlab::app {
 
+struct PixelRect;  // app/gui/output/export.hpp
+
 /// A key press queued by the GLFW key callback (ImGui 1.86 sees only whether a key is down at
 /// the start of a frame, so a press and release between two frames would be lost).
 struct KeyPress {
@@ -152,7 +154,8 @@ class App {
   void start_recording(const std::string& what, int w, int h);
   void stop_recording();
   void finish_recording();
-  void step_sweep(int w, int h);
+  void record_frame(const PixelRect& crop, int h);
+  void step_sweep(const PixelRect& crop, int h);
   SweepShape sweep_shape();
   void swap();
   void end_frame();

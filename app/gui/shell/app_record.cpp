@@ -102,23 +102,24 @@ void App::finish_recording() {
   for (int i = 0; i < 600 && recorder_.busy(); ++i) {
     if (const auto error = recorder_.poll_error()) std::fprintf(stderr, "attnlab: %s\n", error->c_str());
     if (const auto file = recorder_.take_finished()) {
-      std::printf("attnlab: saved %s\n", file->string().c_str());
-      std::fflush(stdout);
+      saved(*file);
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
+// The picture of `crop` in the frame just rendered (window height `h`) to the recording.
+void App::record_frame(const PixelRect& crop, int h) { recorder_.add({crop.w, crop.h, read_back_buffer(crop, h)}); }
+
 // A sweep's frame: once the step's map has been drawn with nothing pending for two frames, the
-// frame is taken and the next step applied (or the recording stopped after the last).
-void App::step_sweep(int w, int h) {
+// frame (`crop` of it) is taken and the next step applied (or the recording stopped after the last).
+void App::step_sweep(const PixelRect& crop, int h) {
   state_.commands.redraw();  // frames go on until the sweep ends
   const bool settled = !hand_made_.rows_pending() && !hand_made_.pinned_pending() && !vit_.busy();
   sweep_->settled_frames = settled ? sweep_->settled_frames + 1 : 0;
   if (sweep_->settled_frames < 2) return;
-  const PixelRect crop = export_crop(recorder_.plan().map_only, geometry_, w, h);
-  recorder_.add({crop.w, crop.h, read_back_buffer(crop, h)});
+  record_frame(crop, h);
   sweep_->settled_frames = 0;
   ++sweep_->next;
   if (sweep_->next == sweep_->steps.size()) stop_recording();
@@ -144,19 +145,19 @@ void App::take_recording(int w, int h) {
       case RecordPlan::Kind::Live:
         // At most one picture per tick of the rate: the writer repeats the newest meanwhile.
         if (now - last_capture_ >= std::chrono::duration<double>(0.9 / recorder_.plan().fps)) {
-          recorder_.add({crop.w, crop.h, read_back_buffer(crop, h)});
+          record_frame(crop, h);
           last_capture_ = now;
         }
         break;
       case RecordPlan::Kind::Sweep:
-        if (sweep_) step_sweep(w, h);
+        if (sweep_) step_sweep(crop, h);
         break;
       case RecordPlan::Kind::Training: {
         const nlohmann::json& drawn = state_.report.train_drawn;
         if (state_.source == ShownSource::Train && drawn.is_object() && drawn.contains("step")) {
           const std::int64_t step = drawn.at("step").get<std::int64_t>();
           if (recorded_step_ < 0 || step >= recorded_step_ + std::max(1, state_.ui.record_every_steps)) {
-            recorder_.add({crop.w, crop.h, read_back_buffer(crop, h)});
+            record_frame(crop, h);
             recorded_step_ = step;
             recorded_steps_.push_back(step);
           }
