@@ -137,6 +137,14 @@ fi
 # Its frames are the Linux build's (H.264) within H.264's and MPEG-4's losses (PSNR of every
 # frame over 35 dB; a frame with the wrong colours, seen once, is under 10 dB).
 clip="$work/pan.mp4"
+# "CODEC,FRAMES" of a video's first stream, frames counted by decoding (ffprobe).
+codec_frames() { ffprobe -v error -count_frames -show_entries stream=nb_read_frames,codec_name -of csv=p=0 "$1" 2>/dev/null; }
+# The lowest per-frame PSNR (dB, 999 for identical frames) of video $1 against video $2; empty
+# when ffmpeg cannot compare them.
+worst_psnr() {
+  ffmpeg -nostdin -i "$1" -i "$2" -lavfi "[0][1]psnr=stats_file=$work/psnr.log" -f null - >/dev/null 2>&1 \
+    && awk '{for (i = 1; i <= NF; ++i) if ($i ~ /^psnr_avg:/) { split($i, p, ":"); v = p[2] == "inf" ? 999 : p[2] + 0; if (m == "" || v < m) m = v } } END {print m}' "$work/psnr.log"
+}
 if ! ffmpeg -nostdin -v error -y -loop 1 -framerate 10 -i "$img" \
        -vf "zoompan=z='1+0.004*on':x='on*1.5':y='on':d=1:s=320x240:fps=10" -frames:v 20 -c:v libx264 \
        -pix_fmt yuv420p "$clip"; then
@@ -144,9 +152,8 @@ if ! ffmpeg -nostdin -v error -y -loop 1 -framerate 10 -i "$img" \
 else
   win video --in "$clip" --out "$odd/pan ö.mp4" >/dev/null 2>"$work/err"
   "$linux" video --in "$clip" --out "$work/pan-linux.mp4" >/dev/null 2>&1
-  frames="$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames,codec_name -of csv=p=0 "$odd/pan ö.mp4" 2>/dev/null)"
-  worst="$(ffmpeg -nostdin -i "$odd/pan ö.mp4" -i "$work/pan-linux.mp4" -lavfi "[0][1]psnr=stats_file=$work/psnr.log" -f null - >/dev/null 2>&1 \
-           && awk '{for (i = 1; i <= NF; ++i) if ($i ~ /^psnr_avg:/) { split($i, p, ":"); v = p[2] == "inf" ? 999 : p[2] + 0; if (m == "" || v < m) m = v } } END {print m}' "$work/psnr.log")"
+  frames="$(codec_frames "$odd/pan ö.mp4")"
+  worst="$(worst_psnr "$odd/pan ö.mp4" "$work/pan-linux.mp4")"
   if [[ $frames == "mpeg4,20" ]] && python3 -c "import sys; sys.exit(0 if float('${worst:-0}') > 35 else 1)" \
      && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d['video']['out'].endswith('pan ö.mp4') else 1)" "$odd/pan ö.json"; then
     pass "video: 20 MPEG-4 frames in 'Bilder ö', each the Linux build's within PSNR $worst dB"
@@ -155,10 +162,9 @@ else
   fi
   win video --in "$clip" --out "$work/pan.gif" --fps 5 >/dev/null 2>"$work/err"
   "$linux" video --in "$clip" --out "$work/pan-linux-5.gif" --fps 5 >/dev/null 2>&1
-  gif="$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames,codec_name -of csv=p=0 "$work/pan.gif" 2>/dev/null)"
-  gif_linux="$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames,codec_name -of csv=p=0 "$work/pan-linux-5.gif" 2>/dev/null)"
-  worst="$(ffmpeg -nostdin -i "$work/pan.gif" -i "$work/pan-linux-5.gif" -lavfi "[0][1]psnr=stats_file=$work/psnr-gif.log" -f null - >/dev/null 2>&1 \
-           && awk '{for (i = 1; i <= NF; ++i) if ($i ~ /^psnr_avg:/) { split($i, p, ":"); v = p[2] == "inf" ? 999 : p[2] + 0; if (m == "" || v < m) m = v } } END {print m}' "$work/psnr-gif.log")"
+  gif="$(codec_frames "$work/pan.gif")"
+  gif_linux="$(codec_frames "$work/pan-linux-5.gif")"
+  worst="$(worst_psnr "$work/pan.gif" "$work/pan-linux-5.gif")"
   if [[ $gif == gif,* && $gif == "$gif_linux" ]] && python3 -c "import sys; sys.exit(0 if float('${worst:-0}') > 35 else 1)"; then
     pass "video: a GIF at 5 frames/s, the Linux build's ($gif frames, worst PSNR $worst dB)"
   else
@@ -246,7 +252,7 @@ sys.exit(0 if (c['col'], c['row']) == (5, 3) else 1)" "$clicked"; then
       recording=""
       sleep 0.5
     done
-    recorded_frames="$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames,codec_name -of csv=p=0 "${recording:-/dev/null}" 2>/dev/null)"
+    recorded_frames="$(codec_frames "${recording:-/dev/null}")"
     if [[ -n $recording ]] && python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1]))['record']
