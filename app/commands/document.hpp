@@ -28,6 +28,13 @@ namespace attnlab::app {
 /// (and --patch) takes 1 … 2^20, bounded by the image.
 inline constexpr int kMinPatchSize = 4, kMaxPatchSize = 128;
 
+/// The temperature τ the window opens with on a first start (no remembered settings; the command
+/// line keeps Settings' τ = 1). At τ = 1 (eq. 26.20) the colour head's row for the default query on
+/// the giraffe is nearly flat (max/min about 1.2: the scores s_ij/√m spread by about 0.2), the
+/// first thing a class would see; at 0.1 the same spread is ten times larger and the row shows
+/// the giraffe (max/min at least 5, issue 47; tests/app/test_document.cpp computes it).
+inline constexpr float kFirstStartTemperature = 0.1f;
+
 /// A patch in grid coordinates (col, row), 0-based from the top left.
 struct Cell {
   int col = 0, row = 0;

@@ -1,6 +1,9 @@
 #include "core/hand_made/grid_math.hpp"
 
+#include "core/base/error.hpp"
+
 #include <algorithm>
+#include <string>
 
 namespace attnlab {
 
@@ -9,6 +12,31 @@ RegriddedCell regrid_cell(const PatchGrid& from, const PatchGrid& to, int col, i
   for (const PixelPoint& a : anchors)
     if (a.x / from.K == col && a.y / from.K == row) at = a;
   return {std::clamp(at.x / to.K, 0, to.cols - 1), std::clamp(at.y / to.K, 0, to.rows - 1), at};
+}
+
+int fitted_patch(int width, int height, int wanted, EdgeMode edge) {
+  if (width < 1 || height < 1) throw Error("the image is empty");
+  if (wanted < 1) throw Error("patch size K must be at least 1 pixel, got " + std::to_string(wanted));
+  const auto fits = [&](int k) {
+    try {
+      make_grid(width, height, k, edge);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  if (fits(wanted)) return wanted;
+  const int shorter = std::min(width, height);
+  if (wanted > shorter || wanted > kMaxPatch) {  // too large: halve down the ladder
+    const int most = std::max(shorter / kFittedPatchesPerSide, 1);
+    int k = wanted;
+    while (k > most && k > 1) k /= 2;
+    return k;
+  }
+  long long k = wanted;  // too small (too many tokens): double up the ladder
+  while (k < kMaxPatch && !fits(static_cast<int>(k))) k *= 2;
+  if (k > kMaxPatch || !fits(static_cast<int>(k))) throw Error("no patch size fits a " + std::to_string(width) + "x" + std::to_string(height) + " image");
+  return static_cast<int>(k);
 }
 
 }  // namespace attnlab

@@ -30,4 +30,17 @@ struct RegriddedCell {
 /// does not have, lands on the last column or row).
 RegriddedCell regrid_cell(const PatchGrid& from, const PatchGrid& to, int col, int row, std::span<const PixelPoint> anchors = {});
 
+/// Patches a fitted K leaves on the image's shorter side at least (when the image has the pixels).
+inline constexpr int kFittedPatchesPerSide = 4;
+
+/// The patch size K (pixels) the hand-made heads use on a width × height image when the user's K,
+/// `wanted`, may not fit it: the teacher's K = 32 must not stop a 28 × 28 Fashion-MNIST image
+/// from opening (issue 47). Returns `wanted` when make_grid accepts it (tokens.hpp: a whole patch
+/// fits in Crop mode, at most kMaxTokens tokens). Else, for a K too large for the image: the
+/// largest wanted / 2^n (n ≥ 1) that leaves at least kFittedPatchesPerSide patches on the shorter
+/// side (K ≤ min(width, height) / 4), at least 1 pixel; for a K too small (too many tokens): the
+/// smallest wanted · 2^n that gives at most kMaxTokens tokens. So the fitted K stays on the `[` / `]`
+/// ladder of the user's K. Throws Error for an empty image or a `wanted` < 1.
+int fitted_patch(int width, int height, int wanted, EdgeMode edge);
+
 }  // namespace attnlab

@@ -7,6 +7,10 @@
 #include "app/commands/vit_command.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "core/base/error.hpp"
+#include "core/hand_made/attention.hpp"
+#include "core/hand_made/reference.hpp"
+#include "core/io/image.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -481,4 +485,28 @@ TEST(GuiArgs, VideoTakesItsPathOnceInAnyOrderAndNotWithTrain) {
       EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
     }
   }
+}
+
+// Issue 47: the window's first picture shows something. The first start's document (the
+// defaults with kFirstStartTemperature) on the safari photo: the colour head's row for the
+// default query on the giraffe is visibly structured, max/min at least 5; at Settings' τ = 1 the
+// same row is nearly flat (the note the map shows then), so the test fails with τ = 1 as the first.
+TEST(FirstPicture, TheColourHeadsRowForTheDefaultQueryIsStructured) {
+  Document d;
+  d.attention.temperature = kFirstStartTemperature;
+  const Image photo = load_image(attnlab::testing::asset("safari.jpg"));
+  const Reference first(photo, d.attention);
+  const int i = token_at(first.grid(), d.hand_made.cell.col, d.hand_made.cell.row);
+  const auto w = first.row(0, i).weights;
+  const RowFlatness f = row_flatness(std::span<const float>(w.data(), static_cast<size_t>(w.size())), {});
+  std::printf("first start (tau = %g, K = %d, query (%d,%d)): max/min %.3f, H/log N %.4f\n", static_cast<double>(kFirstStartTemperature),
+              d.attention.patch, d.hand_made.cell.col, d.hand_made.cell.row, f.max_over_min, f.entropy_ratio);
+  EXPECT_GE(f.max_over_min, 5.0);
+  EXPECT_FALSE(f.nearly_uniform);
+  Settings flat = d.attention;
+  flat.temperature = 1.0f;
+  const Reference warm(photo, flat);
+  const auto v = warm.row(0, i).weights;
+  const RowFlatness g = row_flatness(std::span<const float>(v.data(), static_cast<size_t>(v.size())), {});
+  EXPECT_LT(g.max_over_min, 2.0);
 }

@@ -2,6 +2,8 @@
 // numbers worked by hand on a 100 × 60 image (K = 16, crop: 6 × 3 patches covering 96 × 48).
 #include "core/hand_made/grid_math.hpp"
 
+#include "core/base/error.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -77,4 +79,35 @@ TEST(GridMath, PointsPastTheEdgeLandOnTheLastCell) {
   // And back from the padded K = 32 to K = 16 with the anchor: the same padding cell (6, 3).
   const std::vector<PixelPoint> kept = {{104, 56}};
   expect_cell(regrid_cell(p32, p16, 3, 1, kept), 6, 3, {104, 56});
+}
+
+// Issue 47: the user's K never stops an image from opening. Numbers worked by hand.
+TEST(GridMath, AKThatFitsIsKept) {
+  EXPECT_EQ(fitted_patch(640, 480, 32, EdgeMode::Crop), 32);
+  EXPECT_EQ(fitted_patch(28, 28, 4, EdgeMode::Crop), 4);
+  // 28 pixels in 1 whole patch of 28: the user's K is kept, however coarse.
+  EXPECT_EQ(fitted_patch(28, 28, 28, EdgeMode::Crop), 28);
+  // Pad mode: a K larger than the image still makes one padded patch.
+  EXPECT_EQ(fitted_patch(28, 28, 32, EdgeMode::Pad), 32);
+}
+
+TEST(GridMath, AKTooLargeForTheImageHalvesToFourPatchesOnTheShorterSide) {
+  // 28 × 28 (Fashion-MNIST): 32 → 16 → 8 → 4, the first with 28 / 4 = 7 ≥ 4 patches a side.
+  EXPECT_EQ(fitted_patch(28, 28, 32, EdgeMode::Crop), 4);
+  // 100 × 60: K = 64 → 32 → 16 → 8; 60 / 4 = 15, so 8 (7 rows) is the first at most 15.
+  EXPECT_EQ(fitted_patch(100, 60, 64, EdgeMode::Crop), 8);
+  // K = 48 on 40 × 200: 48 → 24 → 12 → 6; 40 / 4 = 10: 6.
+  EXPECT_EQ(fitted_patch(40, 200, 48, EdgeMode::Crop), 6);
+  // An image under 4 pixels a side: down to K = 1.
+  EXPECT_EQ(fitted_patch(3, 5, 16, EdgeMode::Crop), 1);
+  // The fitted K makes a grid.
+  const PatchGrid g = make_grid(28, 28, fitted_patch(28, 28, 128, EdgeMode::Crop), EdgeMode::Crop);
+  EXPECT_EQ(g.cols, 7);
+}
+
+TEST(GridMath, AKTooSmallDoublesUntilTheTokensFit) {
+  // 4000 × 4000 at K = 4: 1000² tokens, over kMaxTokens = 65536; K = 16 gives 250² = 62500.
+  EXPECT_EQ(fitted_patch(4000, 4000, 4, EdgeMode::Crop), 16);
+  EXPECT_THROW(fitted_patch(0, 10, 4, EdgeMode::Crop), Error);
+  EXPECT_THROW(fitted_patch(10, 10, 0, EdgeMode::Crop), Error);
 }

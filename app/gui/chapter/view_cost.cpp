@@ -32,9 +32,7 @@ std::string group(long long v) {
 
 std::string group(double v) {
   if (std::abs(v - std::round(v)) < 1e-6 && std::abs(v) < 9e18) return group(static_cast<long long>(std::llround(v)));
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
+  return format_number(v, 4);
 }
 
 // Bytes with a binary unit: "1.49 MiB" (exact count below 1 KiB).
@@ -47,9 +45,7 @@ std::string bytes(long long b) {
     ++u;
   }
   if (u == 0) return group(b) + " B";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g %s", x, units[u]);
-  return buf;
+  return format_number(x, 3) + " " + units[u];
 }
 
 // Short FLOP count: "2.34 MFLOP".
@@ -60,15 +56,13 @@ std::string flops(double f) {
     f /= 1000.0;
     ++u;
   }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g %sFLOP", f, units[u]);
-  return buf;
+  return format_number(f, 3) + " " + units[u] + "FLOP";
 }
 
 // A wrapped note in the disabled text colour.
 void note(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", text.c_str());
+  text_wrapped("%s", text.c_str());
   ImGui::PopStyleColor();
 }
 
@@ -96,7 +90,7 @@ class CostView final : public TeachingView {
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
     refresh(state, hand_made);
     const PatchGrid& g = hand_made.grid();
-    ImGui::TextWrapped("Now: N = %d x %d = %s tokens (patch K = %d), token width d = %d (TokenLayout), head input X = [T | P] "
+    text_wrapped("Now: N = %d x %d = %s tokens (patch K = %d), token width d = %d (TokenLayout), head input X = [T | P] "
                        "of width %d, H = %d heads with m' = %s.",
                        g.cols, g.rows, group(static_cast<long long>(g.N())).c_str(), g.K, TokenLayout::d, x_width_, kHeadCount,
                        m_text_.c_str());
@@ -130,7 +124,7 @@ class CostView final : public TeachingView {
 
   void exercise_121() {
     const CostReport& r = report_;
-    ImGui::TextWrapped("Exercise 12.1: one head mapping N tokens of width D = d = %d to N tokens of width D", TokenLayout::d);
+    text_wrapped("Exercise 12.1: one head mapping N tokens of width D = d = %d to N tokens of width D", TokenLayout::d);
     if (ImGui::BeginTable("ex121", 3, kTable)) {
       ImGui::TableSetupColumn("");
       ImGui::TableSetupColumn("formula");
@@ -155,7 +149,7 @@ class CostView final : public TeachingView {
 
   void compute_and_memory() {
     const CostReport& r = report_;
-    ImGui::TextWrapped("Compute and memory of this app's heads (a multiply-add counts as 2 FLOPs; A in float32, 4 bytes)");
+    text_wrapped("Compute and memory of this app's heads (a multiply-add counts as 2 FLOPs; A in float32, 4 bytes)");
     if (ImGui::BeginTable("flops", 3, kTable)) {
       ImGui::TableSetupColumn("");
       ImGui::TableSetupColumn("formula");
@@ -176,7 +170,7 @@ class CostView final : public TeachingView {
   }
 
   void exercise_125(int N) {
-    ImGui::TextWrapped("Exercise 12.5: H heads whose queries, keys and values have width D/H");
+    text_wrapped("Exercise 12.5: H heads whose queries, keys and values have width D/H");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     ImGui::InputInt("D", &split_D_);
     ImGui::SameLine();
@@ -209,8 +203,7 @@ class CostView final : public TeachingView {
         ImGui::TableSetColumnIndex(2);
         ImGui::TextUnformatted(b.c_str());
       };
-      char w[32];
-      std::snprintf(w, sizeof w, "%.4g", s.head_width);
+      const std::string w = format_number(s.head_width, 4);
       const double Nd = static_cast<double>(N);
       row3("q, k, v width", w, std::to_string(split_D_));
       row3("weights, one head", group(s.split_qkv_weights_per_head), group(s.exercise.qkv_weights));
@@ -262,7 +255,7 @@ class CostView final : public TeachingView {
 
   void saturation_section(AppState& state) {
     const double logN = kept_ > 0 ? std::log(static_cast<double>(kept_)) : 0.0;
-    ImGui::TextWrapped("Softmax saturation of the query row (token %d)", query_);
+    text_wrapped("Softmax saturation of the query row (token %d)", query_);
     ImGui::SameLine();
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered())
@@ -298,7 +291,7 @@ class CostView final : public TeachingView {
         ImGui::TableSetColumnIndex(3);
         ImGui::Text("%.4f", logN > 0 ? static_cast<double>(s.entropy) / logN : 1.0);
         ImGui::TableSetColumnIndex(4);
-        ImGui::Text("%.4g/%d", std::exp(static_cast<double>(s.entropy)), kept_);
+        ImGui::Text("%s/%d", format_number(std::exp(static_cast<double>(s.entropy)), 4).c_str(), kept_);
       }
       ImGui::EndTable();
     }
@@ -313,7 +306,7 @@ class CostView final : public TeachingView {
   // Entropy and max weight of the main head's row against τ (log axis), from its logits: the
   // scores do not change with τ, only their scale does.
   void curve(double logN) {
-    ImGui::TextWrapped("Main head (%s): the entropy (blue) and the max weight (orange) this row would have at other tau",
+    text_wrapped("Main head (%s): the entropy (blue) and the max weight (orange) this row would have at other tau",
                        std::string(head_name(static_cast<HeadKind>(head_))).c_str());
     const float margin = ImGui::CalcTextSize("log N = 9.99").x + 8.0f;
     const float w = std::max(ImGui::GetContentRegionAvail().x - margin, 160.0f), h = 8.0f * ImGui::GetTextLineHeight();
@@ -344,18 +337,18 @@ class CostView final : public TeachingView {
     const float xn = x_of(tau_now_);
     dl->AddLine(ImVec2(xn, p.y), ImVec2(xn, p.y + h), IM_COL32(255, 255, 255, 200), 1.5f);
     char now[48];
-    std::snprintf(now, sizeof now, "tau = %.3g", static_cast<double>(tau_now_));
+    std::snprintf(now, sizeof now, "tau = %s", format_number(tau_now_, 3).c_str());
     dl->AddText(ImVec2(std::min(xn + 4, p.x + w - ImGui::CalcTextSize(now).x - 2), p.y + 2), text, now);
     char lbl[48];
-    std::snprintf(lbl, sizeof lbl, "log N = %.3g", logN);
+    std::snprintf(lbl, sizeof lbl, "log N = %s", format_number(logN, 3).c_str());
     dl->AddText(ImVec2(p.x + w + 4, y_h(logN) - ImGui::GetTextLineHeight() * 0.5f), IM_COL32(120, 200, 255, 255), lbl);
     dl->AddText(ImVec2(p.x + w + 4, y_m(1.0) + ImGui::GetTextLineHeight() * 0.5f), IM_COL32(255, 160, 60, 255), "max a = 1");
     dl->AddText(ImVec2(p.x + w + 4, p.y + h - ImGui::GetTextLineHeight()), frame, "0");
     if (ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + h))) {
       const float t = std::clamp((ImGui::GetIO().MousePos.x - p.x) / w, 0.0f, 1.0f);
       const int n = std::clamp(static_cast<int>(std::lround(t * (kCurvePoints - 1))), 0, kCurvePoints - 1);
-      ImGui::SetTooltip("tau = %.3g: entropy %.4f (log N = %.4f), max a_ij %s", static_cast<double>(taus_[n]), static_cast<double>(curve_h_[n]),
-                        logN, format_weight(curve_max_[n]).c_str());
+      ImGui::SetTooltip("tau = %s: entropy %.4f (log N = %.4f), max a_ij %s", format_number(taus_[n], 3).c_str(),
+                        static_cast<double>(curve_h_[n]), logN, format_weight(curve_max_[n]).c_str());
     }
   }
 

@@ -116,10 +116,12 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSess
   const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);  // the label wraps within its picture's width
   if (conv)
-    ImGui::Text("conv %dx%d: banded, shared", k_, k_);
+    text_wrapped("conv %dx%d: banded, shared", k_, k_);
   else
-    ImGui::TextUnformatted("fc: dense, fixed");
+    wrap_text("fc: dense, fixed");
+  ImGui::PopTextWrapPos();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImGui::InvisibleButton(id, ImVec2(side, side));
@@ -173,10 +175,10 @@ void MatrixView::draw_properties(HandMadeSession& hand_made) {
   auto row = [](const std::string& what, const std::string& a, const std::string& f, const std::string& c) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextWrapped("%s", what.c_str());
+    text_wrapped("%s", what.c_str());
     for (const std::string* s : {&a, &f, &c}) {
       ImGui::TableNextColumn();
-      ImGui::TextWrapped("%s", s->c_str());
+      text_wrapped("%s", s->c_str());
     }
   };
   const auto n = [](long long v) { return std::to_string(v); };
@@ -230,11 +232,11 @@ void MatrixView::draw_controls(AppState& state) {
 void MatrixView::draw_size_note(const PatchGrid& g) const {
   const int N = g.N();
   const long long NN = static_cast<long long>(N) * N;
-  ImGui::Text("N = %d tokens (%d x %d patches of %d px), so every matrix here is %d x %d = %lld entries.", N, g.cols, g.rows,
+  text_wrapped("N = %d tokens (%d x %d patches of %d px), so every matrix here is %d x %d = %lld entries.", N, g.cols, g.rows,
               g.K, N, N, NN);
   const int b = block_size(N, kMaxSide);
   if (b > 1)
-    ImGui::TextWrapped("Too many entries for the screen: A and fc are reduced to %d x %d pixels, each the %s (A) or the "
+    text_wrapped("Too many entries for the screen: A and fc are reduced to %d x %d pixels, each the %s (A) or the "
                        "mean (fc) of a %d x %d block of entries; conv is reduced to the size it is drawn. A block is black "
                        "only when every entry in it is masked (or zero).",
                        (N + b - 1) / b, (N + b - 1) / b, pooling_name(static_cast<Pooling>(pooling_)), b, b);
@@ -307,7 +309,7 @@ void MatrixView::draw_notes(HandMadeSession& hand_made, int query) {
                         NN, hand_made.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), query);
     const Mask& mask = hand_made.setup().mask;
     if (mask.kind() == MaskKind::Window) {
-      ImGui::TextWrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "
+      text_wrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "
                          "the conv's banded pattern; its values still come from the image.",
                          mask.radius(), 2 * mask.radius() + 1, 2 * mask.radius() + 1);
       if (2 * mask.radius() + 1 <= 15 && k_ != 2 * mask.radius() + 1 &&
@@ -315,11 +317,11 @@ void MatrixView::draw_notes(HandMadeSession& hand_made, int query) {
         k_ = 2 * mask.radius() + 1;
     }
     if (a_empty_rows_ > 0)
-      ImGui::TextWrapped("%d row(s) have no key left (first: row %d): the mask hides every key from that query, so its "
+      text_wrapped("%d row(s) have no key left (first: row %d): the mask hides every key from that query, so its "
                          "weights are all 0 and the row is black.",
                          a_empty_rows_, a_first_empty_);
   }
-  ImGui::TextWrapped("Row i of each matrix says how much output token i takes from every input token j. A (eq. 26.20) "
+  text_wrapped("Row i of each matrix says how much output token i takes from every input token j. A (eq. 26.20) "
                      "is filled almost everywhere and is recomputed from Q and K for each image; masks turn cells off "
                      "(fig. 26.18; the causal mask keeps j <= i, the lower triangle). The fc layer (eq. 26.6) is just as "
                      "dense but its weights are fixed, whatever the image. The convolution only links neighbouring "

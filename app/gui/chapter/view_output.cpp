@@ -152,7 +152,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   draw_controls(state);
   update(hand_made);
   if (!error_.empty()) {
-    ImGui::TextWrapped("%s", error_.c_str());
+    text_wrapped("%s", error_.c_str());
     return;
   }
   bool all = true;
@@ -165,7 +165,7 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
 
 // The text, the temperature and the display-only stretch.
 void OutputView::draw_controls(AppState& state) {
-  ImGui::TextWrapped("Each picture paints patch i with an output token. For a head, t_out_i = sum over j of a_ij v_j "
+  text_wrapped("Each picture paints patch i with an output token. For a head, t_out_i = sum over j of a_ij v_j "
                      "(eq. 26.21, T_out = A V), and v_j is patch j's mean colour, so t_out_i is the colour of the whole "
                      "image averaged with query i's weights. The merged picture concatenates the heads (eq. 26.27) and "
                      "multiplies by W_MSA (eq. 26.28), here the average of the heads.");
@@ -187,7 +187,7 @@ void OutputView::draw_controls(AppState& state) {
 void OutputView::draw_request(AppState& state, int N, bool all) {
   if (N > kAutoTokens && !requested_ && !all) {
     const double n2 = static_cast<double>(N) * N;
-    ImGui::TextWrapped("%d tokens: each head's T_out needs N^2 = %.3g weights, so it is computed only when asked.", N, n2);
+    text_wrapped("%d tokens: each head's T_out needs N^2 = %s weights, so it is computed only when asked.", N, format_number(n2, 4).c_str());
     if (ms_per_entry_ > 0)
       ImGui::TextDisabled("Estimate from the last run: about %.0f s for the %d heads.", ms_per_entry_ * n2 * kHeadCount / 1000.0,
                           kHeadCount);
@@ -198,7 +198,7 @@ void OutputView::draw_request(AppState& state, int N, bool all) {
   }
   if (state.attention.temperature >= 0.5f && !stretch_ && all) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("At this temperature the rows of A are nearly flat: every output is close to the image's mean "
+    text_wrapped("At this temperature the rows of A are nearly flat: every output is close to the image's mean "
                        "colour. Lower tau, or stretch the contrast, to see the differences.");
     ImGui::PopStyleColor();
   }
@@ -284,7 +284,7 @@ void OutputView::draw_numbers(HandMadeSession& hand_made, int sel, bool all) {
   const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   ImGui::Spacing();
-  ImGui::Text("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
+  text_wrapped("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
   const auto& empty = hand_made.latest_rows(sel).empty;
   if (ImGui::BeginTable("tout", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
     ImGui::TableSetupColumn("");

@@ -94,7 +94,7 @@ class PermutationView final : public TeachingView {
             "on where a patch sits, and the numbers change."}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
-    ImGui::TextWrapped(
+    text_wrapped(
         "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
         "one and never looks at their order, so the shuffled image's map is the original map with its values carried "
         "along by their patches. Put back in place, it should match the original exactly - unless something in the "
@@ -108,7 +108,7 @@ class PermutationView final : public TeachingView {
       while (K < std::min(g.image_width, g.image_height) &&
              static_cast<long long>(g.image_width / K) * (g.image_height / K) > kMaxDemoTokens)
         ++K;
-      ImGui::TextWrapped(
+      text_wrapped(
           "This demo runs the CPU reference on two images; with N = %d tokens that is too slow for a live view. "
           "Choose a patch size of at least %d pixels (N <= %d).",
           g.N(), K, kMaxDemoTokens);
@@ -116,7 +116,7 @@ class PermutationView final : public TeachingView {
     }
     update_pair(hand_made);
     if (!pair().refusal.empty()) {
-      ImGui::TextWrapped("%s", pair().refusal.c_str());
+      text_wrapped("%s", pair().refusal.c_str());
       return;
     }
     const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
@@ -299,7 +299,7 @@ class PermutationView final : public TeachingView {
         "largest |difference| after undoing the shuffle: %s   (row %d of A; a uniform weight would be 1/N = %s)",
         format_weight(rows().diff_max).c_str(), query, format_weight(1.0 / N).c_str());
     if (output_.last()->diff)
-      ImGui::Text("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s", N,
+      text_wrapped("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s", N,
                   format_weight(*output_.last()->diff).c_str());
     else if (!output_.last()->error.empty())
       ImGui::Text("output tokens T_out: %s", output_.last()->error.c_str());
@@ -313,7 +313,7 @@ class PermutationView final : public TeachingView {
         head == static_cast<int>(HeadKind::Position) || head == static_cast<int>(HeadKind::ColourPosition);
     ImGui::Spacing();
     if (!codes && !masked && !reads_p) {
-      ImGui::TextWrapped(
+      text_wrapped(
           "Zero up to float rounding: every score s_ij depends only on the contents of patches i and j, so shuffling "
           "the tokens shuffles the rows and columns of A the same way and T_out moves along with them "
           "(eqs. 26.29-26.31: the whole transformer is permutation equivariant). Switch on codes to break this.");
@@ -332,7 +332,7 @@ class PermutationView final : public TeachingView {
       if (reads_p)
         why += "This head reads the positional code p itself, so it depends on the place even without codes. ";
       why += "The difference is the information about the layout that attention alone would not have.";
-      ImGui::TextWrapped("%s", why.c_str());
+      text_wrapped("%s", why.c_str());
     }
     ImGui::TextDisabled("Computed with the CPU reference (Eigen) on both images; seed %d shuffles %d patches.",
                         pair().seed, N);

@@ -70,7 +70,7 @@ class PositionalView final : public TeachingView {
     const int i = std::clamp(hand_made_query(state, hand_made.grid()), 0, static_cast<int>(codes().rows()) - 1);
     const PatchGrid& g = hand_made.grid();
 
-    ImGui::TextWrapped(
+    text_wrapped(
         "Patch (x, y) = (column, row) gets the code p = [p_x; p_y] (eq. 26.40): p_x holds sin(x / B^k) for k = 0..P "
         "(eq. 26.38), p_y the same for the row (26.39). Each power k is a wave with a period of 2 pi B^k patches: "
         "k = 0 changes fast, large k changes slowly, so together they tell every place apart.");
@@ -84,7 +84,7 @@ class PositionalView final : public TeachingView {
     draw_code_grid(g, i);
     ImGui::Separator();
 
-    ImGui::Text("The query's code p_i, %d values (i = %d, x = %d, y = %d):", L, i, g.col_of(i), g.row_of(i));
+    text_wrapped("The query's code p_i, %d values (i = %d, x = %d, y = %d):", L, i, g.col_of(i), g.row_of(i));
     draw_code_vector(i);
     ImGui::Separator();
 
@@ -229,7 +229,7 @@ class PositionalView final : public TeachingView {
         std::string line = axis == 0 ? "p_x = [" : "p_y = [";
         for (int n = axis * per_axis; n < (axis + 1) * per_axis; ++n)
           line += fmt("%+.2f", static_cast<double>(codes()(i, n))) + (n + 1 < (axis + 1) * per_axis ? " " : "]");
-        ImGui::TextWrapped("%s", line.c_str());
+        text_wrapped("%s", line.c_str());
       }
     } else {
       ImGui::TextDisabled("(hover over a bar for its value)");
@@ -269,22 +269,22 @@ class PositionalView final : public TeachingView {
     const float self = sim.values[static_cast<size_t>(i)];
     const auto [lo, hi] = std::minmax_element(sim.values.begin(), sim.values.end());
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("p_i^T p_i = |p_i|^2 = %.3g; over the grid from %.3g to %.3g.", static_cast<double>(self),
-                static_cast<double>(*lo), static_cast<double>(*hi));
-    ImGui::TextWrapped(
+    text_wrapped("p_i^T p_i = |p_i|^2 = %s; over the grid from %s to %s.", format_number(self, 3).c_str(),
+                 format_number(*lo, 3).c_str(), format_number(*hi, 3).c_str());
+    text_wrapped(
         "Nearby patches share their slow waves (large k), so p_i^T p_j changes smoothly over the grid; the fast "
         "waves (small k) add the ripples.");
     if (spec().sincos)
-      ImGui::TextWrapped(
+      text_wrapped(
           "With sine-cosine pairs, p_i^T p_j = sum over k of cos((x_i - x_j)/B^k) + cos((y_i - y_j)/B^k): "
           "it depends only on the offset between the patches and is largest, |p|^2 = %d, at the query.",
           static_cast<int>(codes().cols()) / 2);
     else
-      ImGui::TextWrapped(
+      text_wrapped(
           "With sines only the map need not peak at the query: |p_j|^2 differs from place to place (at column 0 "
           "and row 0 the code is all zeros, as sin 0 = 0), so a patch with a longer code can outscore the query "
           "itself. The sine-cosine option removes this.");
-    ImGui::TextWrapped(
+    text_wrapped(
         "In concat mode this number, times lambda^2, is added to every score q_i^T k_j (eq. 26.40 "
         "appended to eqs. 26.17-26.18).");
     ImGui::PopTextWrapPos();
@@ -346,13 +346,13 @@ class PositionalView final : public TeachingView {
       } else {
         ImGui::TextDisabled("a_ii %s", format_weight(s.self).c_str());
         if (s.lo > 0)
-          ImGui::TextDisabled("max/min %.3g", static_cast<double>(s.hi / s.lo));
+          ImGui::TextDisabled("max/min %s", format_number(s.hi / s.lo, 3).c_str());
         else
           ImGui::TextDisabled("max/min: min is 0");
       }
       ImGui::EndGroup();
     }
-    ImGui::TextWrapped(
+    text_wrapped(
         "At lambda = 0 the codes carry no weight and the map is the head's content map alone (only m' is larger). "
         "As lambda grows, lambda^2 p_i^T p_j outweighs q_i^T k_j and the weight gathers where the codes are most "
         "alike - around the query, whatever the patches look like (with sines only not always on the query itself, "

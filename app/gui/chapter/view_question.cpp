@@ -56,7 +56,7 @@ class QuestionView final : public TeachingView {
             "(26.16). The chapter adds a constant 1 to every value so that the answer can also count."}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
-    ImGui::TextWrapped(
+    text_wrapped(
         "The question is a token of its own, not one of the N patches (figs. 26.7-26.8). Its input x holds the colour "
         "c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The head turns it "
         "into a query q = W_q x (eq. 26.11), scores every patch's key, s_j = q^T k_j (26.14), takes the softmax "
@@ -178,16 +178,16 @@ class QuestionView final : public TeachingView {
         "v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s",
         hand_made.settings().pos.mode == PosMode::Add ? "; in add mode it also carries the added code" : "");
     ImGui::Spacing();
-    ImGui::TextWrapped(
+    text_wrapped(
         "The colour part is an average of the patches' colours, pulled towards the ones that match the question. "
         "The count part always reads 1: the softmax makes the weights add up to 1, so a softmax answer is an "
         "average and cannot say how many patches matched.");
     if (hand_made.settings().pos.mode == PosMode::Concat)
-      ImGui::TextWrapped(
+      text_wrapped(
           "Concat mode: the question has no place, so its code is 0 and lambda p_j adds nothing to its "
           "scores.");
     else if (hand_made.settings().pos.mode == PosMode::Add)
-      ImGui::TextWrapped(
+      text_wrapped(
           "Add mode: the keys carry their place mixed into every feature, so the scores also vary with "
           "the place.");
     if (hand_made.settings().mask.kind != MaskKind::None)
@@ -198,7 +198,7 @@ class QuestionView final : public TeachingView {
 
   void draw_count(AppState& state, HandMadeSession& hand_made) {
     ImGui::TextUnformatted("Counting, as in fig. 26.7: weight 1 on each matching patch, 0 elsewhere (no softmax)");
-    ImGui::TextWrapped(
+    text_wrapped(
         "The chapter gives every value one extra dimension that is always 1, so that part of t_out is just the sum of "
         "the weights. In its hand-made example (figs. 26.7-26.8 leave the softmax out) a counting question puts weight "
         "1 on every patch it is about: the sum is how many there are. A colour question puts 1/n on each of n "
@@ -255,7 +255,7 @@ class QuestionView final : public TeachingView {
       ImGui::EndTable();
     }
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextWrapped(
+    text_wrapped(
         "With weights of 1 the colour part is a sum of %d colours (no colour to show); divided by the count it is the "
         "average of the last row. The constant dimension counts only when the weights are not normalized: after the "
         "softmax of eq. 26.15 it always reads 1.",

@@ -42,14 +42,14 @@ std::string vec_text(const float* v, int n, int show) {
 // A wrapped note in the disabled text colour.
 void note(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", text.c_str());
+  text_wrapped("%s", text.c_str());
   ImGui::PopStyleColor();
 }
 
 // A wrapped warning in orange.
 void warn(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.4f, 1.0f));
-  ImGui::TextWrapped("%s", text.c_str());
+  text_wrapped("%s", text.c_str());
   ImGui::PopStyleColor();
 }
 
@@ -104,7 +104,7 @@ class StepView final : public TeachingView {
 
     // --- 1. the query
     ImGui::Separator();
-    ImGui::TextWrapped("1. The query (eq. 26.17): token i = %d, patch (%d,%d) of a %d x %d grid, N = %d", i, g.col_of(i), g.row_of(i),
+    text_wrapped("1. The query (eq. 26.17): token i = %d, patch (%d,%d) of a %d x %d grid, N = %d", i, g.col_of(i), g.row_of(i),
                 g.cols, g.rows, g.N());
     {
       const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -113,18 +113,18 @@ class StepView final : public TeachingView {
       ImGui::Dummy(ImVec2(side, side));
       ImGui::SameLine();
       ImGui::BeginGroup();
-      ImGui::TextWrapped("q_i = W_q t_i, m' = %d values: %s", b_.m, vec_text(b_.q.data(), b_.m, 24).c_str());
-      ImGui::TextWrapped("its own value v_i (the patch's mean colour) = %s",
+      text_wrapped("q_i = W_q t_i, m' = %d values: %s", b_.m, vec_text(b_.q.data(), b_.m, 24).c_str());
+      text_wrapped("its own value v_i (the patch's mean colour) = %s",
                          vec_text(hand_made.qkv(head_).V.row(i).data(), static_cast<int>(hand_made.qkv(head_).V.cols()), 8).c_str());
       ImGui::EndGroup();
     }
 
     // --- 2. scores and scaling over every key
     ImGui::Separator();
-    ImGui::TextWrapped("2. Scores s_ij = q_i . k_j for all %d keys (eq. 26.22), then divided by tau*sqrt(m') = %s x %s = %s",
+    text_wrapped("2. Scores s_ij = q_i . k_j for all %d keys (eq. 26.22), then divided by tau*sqrt(m') = %s x %s = %s",
                 g.N(), n6(b_.temperature).c_str(), n6(std::sqrt(static_cast<double>(b_.m))).c_str(), n6(b_.divisor).c_str());
     if (b_.kept > 0) {
-      ImGui::TextWrapped("   s_ij ranges over [%s, %s]; scaled over [%s, %s]; largest scaled (kept) = %s", n6(s_lo_).c_str(),
+      text_wrapped("   s_ij ranges over [%s, %s]; scaled over [%s, %s]; largest scaled (kept) = %s", n6(s_lo_).c_str(),
                          n6(s_hi_).c_str(), n6(s_lo_ / b_.divisor).c_str(), n6(s_hi_ / b_.divisor).c_str(), n6(b_.row_max).c_str());
     }
     if (b_.kept < g.N())
@@ -133,7 +133,7 @@ class StepView final : public TeachingView {
 
     // --- 3. the softmax weights, sorted
     ImGui::Separator();
-    ImGui::TextWrapped("3. Softmax (eq. 26.20): a_ij = exp(scaled_ij - max) / sum_j exp(scaled_ij - max), largest first");
+    text_wrapped("3. Softmax (eq. 26.20): a_ij = exp(scaled_ij - max) / sum_j exp(scaled_ij - max), largest first");
     if (b_.empty) {
       warn("Every key is masked for this query: the row has no weights (reported, never NaN) and there is no t_out. "
            "The scores below are still defined; pick another query or another mask to see a softmax.");
@@ -332,15 +332,15 @@ class StepView final : public TeachingView {
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::Text("key j = %d, patch (%d,%d)%s", j, g.col_of(j), g.row_of(j), j == b_.i ? "  (the query itself)" : "");
-    ImGui::TextWrapped("k_j = W_k t_j = %s", vec_text(h.K.row(j).data(), b_.m, 24).c_str());
+    text_wrapped("k_j = W_k t_j = %s", vec_text(h.K.row(j).data(), b_.m, 24).c_str());
     // s_ij as a sum of products, written out when m is small.
     std::string terms;
     const int shown = std::min(b_.m, 4);
     for (int c = 0; c < shown; ++c)
       terms += (c ? " + " : "") + format_number(static_cast<double>(b_.q[c]), 4) + "*" + format_number(static_cast<double>(h.K(j, c)), 4);
     if (b_.m > shown) terms += " + ... (" + std::to_string(b_.m) + " products)";
-    ImGui::TextWrapped("s_ij = q_i . k_j = %s = %s", terms.c_str(), n6(b_.score[J]).c_str());
-    ImGui::Text("scaled = s_ij / (tau*sqrt(m')) = %s / %s = %s   (engine's logit: %s)", n6(b_.score[J]).c_str(),
+    text_wrapped("s_ij = q_i . k_j = %s = %s", terms.c_str(), n6(b_.score[J]).c_str());
+    text_wrapped("scaled = s_ij / (tau*sqrt(m')) = %s / %s = %s   (engine's logit: %s)", n6(b_.score[J]).c_str(),
                 n6(b_.divisor).c_str(), n6(b_.scaled[J]).c_str(), n6(engine_logits_[J]).c_str());
     if (!b_.keep[J]) {
       warn("This key is masked for query i: it is left out of the softmax, so a_ij = 0 exactly (engine: " +
@@ -363,7 +363,7 @@ class StepView final : public TeachingView {
   void weighted_sum_section(HandMadeSession& hand_made) {
     const HeadQKV& h = hand_made.qkv(head_);
     const int v = static_cast<int>(h.V.cols());
-    ImGui::TextWrapped("5. The weighted sum of values (eq. 26.21, fig. 26.8): t_out = sum_j a_ij v_j");
+    text_wrapped("5. The weighted sum of values (eq. 26.21, fig. 26.8): t_out = sum_j a_ij v_j");
     note("v_j = W_v t_j is the patch's mean colour for every head here, so t_out is a colour too.");
     const float sw = ImGui::GetTextLineHeight() * 1.4f;
     const float spacing = ImGui::GetStyle().ItemSpacing.x;

@@ -58,7 +58,7 @@ void signed_bars(const float* v, int n) {
 // A wrapped note in the disabled text colour.
 void note(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", text.c_str());
+  text_wrapped("%s", text.c_str());
   ImGui::PopStyleColor();
 }
 
@@ -76,7 +76,7 @@ class TokenizationView final : public TeachingView {
     const PatchGrid& g = hand_made.grid();
     const int i = i_;
     const int K = g.K;
-    ImGui::TextWrapped("The photo is cut into a %d x %d grid of K x K patches (K = %d pixels%s): N = %d tokens, numbered "
+    text_wrapped("The photo is cut into a %d x %d grid of K x K patches (K = %d pixels%s): N = %d tokens, numbered "
                        "row by row. Click a patch to make it the query.",
                        g.cols, g.rows, K, g.edge == EdgeMode::Pad ? ", the last row/column padded with 0" : ", the remainder cropped",
                        g.N());
@@ -104,14 +104,14 @@ class TokenizationView final : public TeachingView {
     // --- the raw token
     ImGui::Separator();
     const int L = static_cast<int>(raw_.size());
-    ImGui::Text("Raw token x_i = the patch's pixels vectorized: 3K^2 = 3 x %d x %d = %d values in [0,1]", K, K, L);
-    ImGui::TextWrapped("x_i = (%s%s)", numbers(raw_.data(), std::min(L, 12)).c_str(), L > 12 ? ", ..." : "");
+    text_wrapped("Raw token x_i = the patch's pixels vectorized: 3K^2 = 3 x %d x %d = %d values in [0,1]", K, K, L);
+    text_wrapped("x_i = (%s%s)", numbers(raw_.data(), std::min(L, 12)).c_str(), L > 12 ? ", ..." : "");
     note("order: r, g, b of pixel (0,0), then of pixel (1,0), ... along the first pixel row, then the next row");
     ImGui::PlotLines("##raw", raw_.data(), L, 0, nullptr, 0.0f, 1.0f, ImVec2(ImGui::GetContentRegionAvail().x, 3.0f * ImGui::GetTextLineHeight()));
 
     // --- the feature token
     ImGui::Separator();
-    ImGui::Text("The token: row i of the head input X = [T | P], %d values (d = %d for T, then %d for P)", static_cast<int>(x_.size()),
+    text_wrapped("The token: row i of the head input X = [T | P], %d values (d = %d for T, then %d for P)", static_cast<int>(x_.size()),
                 TokenLayout::d, static_cast<int>(x_.size()) - TokenLayout::d);
     const ImGuiTableFlags tf = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("token", 4, tf)) {
@@ -149,7 +149,7 @@ class TokenizationView final : public TeachingView {
     }
     if (hand_made.settings().pos.mode == PosMode::Add) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.4f, 1.0f));
-      ImGui::TextWrapped("Positional mode 'add': the code has been mapped to d values by W_pos and added to T, so the T "
+      text_wrapped("Positional mode 'add': the code has been mapped to d values by W_pos and added to T, so the T "
                          "parts above include P W_pos^T (and c is no longer exactly the mean colour).");
       ImGui::PopStyleColor();
     } else {
@@ -163,7 +163,7 @@ class TokenizationView final : public TeachingView {
 
     // --- the convolution
     ImGui::Separator();
-    ImGui::TextWrapped("Tokenizing is a convolution (eq. 26.32, section 26.9.1): each of the %d rows of W_tokenize, reshaped to "
+    text_wrapped("Tokenizing is a convolution (eq. 26.32, section 26.9.1): each of the %d rows of W_tokenize, reshaped to "
                        "K x K x 3, is one filter with kernel size K, and the filter moves K pixels at a time (stride = K), so "
                        "the windows tile the image without overlap and output position (col,row) is exactly the token of "
                        "that patch. C_in = 3 colour channels, C_out = %d channels of r. The hand-made parts c, c/|c| and g "

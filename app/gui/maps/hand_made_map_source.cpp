@@ -52,7 +52,7 @@ void HandMadeMapSource::keep_pinned(const std::vector<int>& queries) { hand_made
 // The custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24); its two 3 × 3 matrices, edited here.
 void HandMadeMapSource::draw_head_settings() {
   ImGui::Separator();
-  ImGui::TextWrapped("custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24), c = unit mean colour");
+  text_wrapped("custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24), c = unit mean colour");
   // Two matrices side by side where the panel is wide enough, one under the other where not
   // (a narrow panel: a small screen, a large UI scale); never wider than the panel.
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -128,10 +128,9 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   }
   if (state_.presentation) {  // for the class: what the map depends on, no developer numbers
     const Settings& a = hand_made_.settings();
-    char tau[32];
-    std::snprintf(tau, sizeof tau, "%g", static_cast<double>(a.temperature));
+    const std::string tau = format_number(a.temperature, 3);
     ImGui::Text("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu", std::string(mask_kind_name(a.mask.kind)).c_str(),
-                tau, std::string(pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(), c.pins.size());
+                tau.c_str(), std::string(pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(), c.pins.size());
     record_widget("presentation:legend");
     for (size_t n = 0; n < c.pins.size(); ++n) {  // the pins' outline colours, as a legend
       ImGui::SameLine();
@@ -156,7 +155,7 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   if (flat.nearly_uniform && !map.row_empty) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
-    ImGui::TextWrapped("%s", note);
+    text_wrapped("%s", note);
     ImGui::PopStyleColor();
     if (state_.normalization == Normalization::MinMax) {
       if (ImGui::SmallButton("absolute scale")) state_.normalization = Normalization::Absolute;

@@ -18,10 +18,10 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
   if (pinned.empty()) {
     if (!state.ui.pinned_note.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
-      ImGui::TextWrapped("%s", state.ui.pinned_note.c_str());
+      text_wrapped("%s", state.ui.pinned_note.c_str());
       ImGui::PopStyleColor();
     }
-    ImGui::TextWrapped("Right-click patches on the map to pin them here, or pin the current query:");
+    text_wrapped("Right-click patches on the map to pin them here, or pin the current query:");
   }
   const auto current = query_cell(g, info.query);
   ImGui::BeginDisabled(!current);

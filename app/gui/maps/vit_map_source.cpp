@@ -179,31 +179,47 @@ void VitMapSource::draw_map_header(const MainMap& map) {
   const SourceGrid g = src.grid();
   ImGui::TextUnformatted(legend(map, src).c_str());
   record_widget("map:what");
-  if (map.shows == "row") {
-    ImGui::SameLine();
-    ImGui::TextColored(map.prefix_share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1),
-                       "  %.1f %% of this row went to %s (not drawn)", 100.0 * map.prefix_share,
-                       g.prefix > 1 ? "CLS and registers" : "CLS");
+  if (map.shows == "row") {  // beside the legend when it fits, else on its own line (never cut)
+    char share[96];
+    std::snprintf(share, sizeof share, "%.1f %% of this row went to %s (not drawn)", 100.0 * map.prefix_share,
+                  g.prefix > 1 ? "CLS and registers" : "CLS");
+    same_line_if_room(ImGui::CalcTextSize(share).x + ImGui::GetStyle().ItemSpacing.x);
+    ImGui::TextColored(map.prefix_share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s", share);
+  }
+  // Presentation mode: what the model decided, for the class (the ViT panel that lists it is hidden).
+  if (const auto top = src.top_classes(5); state_.presentation && !top.empty()) {
+    const auto& labels = src.model().arch.labels;
+    std::string line = "Prediction:";
+    for (std::size_t n = 0; n < top.size(); ++n) {
+      const auto& [c, p] = top[n];
+      const std::string name = c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
+      char item[160];
+      std::snprintf(item, sizeof item, "%s %s\u00a0%.1f\u00a0%%", n ? "," : "", name.c_str(), 100.0 * p);
+      line += item;
+    }
+    wrap_text(line);
+    record_widget("presentation:top5");
   }
   if (map.shows == "norms") {
     std::string prefix;
     for (int t = 0; t < g.prefix; ++t) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%s %.3g", t ? ", " : "", token_label(g, t).c_str(),
-                    static_cast<double>(map.prefix_norms[static_cast<size_t>(t)]));
+      std::snprintf(buf, sizeof buf, "%s%s %s", t ? ", " : "", token_label(g, t).c_str(),
+                    format_number(map.prefix_norms[static_cast<size_t>(t)], 3).c_str());
       prefix += buf;
     }
     std::vector<float> sorted = map.values;
     std::sort(sorted.begin(), sorted.end());
     const auto top = std::max_element(map.values.begin(), map.values.end()) - map.values.begin();
-    ImGui::TextColored(ImVec4(0.7f, 0.7f, 0.7f, 1), "not drawn: %s;  patches: median %.3g, largest %.3g at (%d,%d)", prefix.c_str(),
-                       static_cast<double>(sorted[sorted.size() / 2]), static_cast<double>(sorted.back()),
-                       static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.7f, 0.7f, 0.7f, 1));
+    text_wrapped("not drawn: %s;  patches: median %s, largest %s at (%d,%d)", prefix.c_str(), format_number(sorted[sorted.size() / 2], 3).c_str(),
+                 format_number(sorted.back(), 3).c_str(), static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
+    ImGui::PopStyleColor();
   }
   if (map.shows == "row" && map.flat.n > 0)
     ImGui::TextColored(map.flat.nearly_uniform ? ImVec4(1.0f, 0.8f, 0.3f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1),
-                       "%s: max/min %.3g, H/log N = %.3f (1: uniform, 0: one key)",
-                       map.flat.nearly_uniform ? "nearly uniform row" : "row", map.flat.max_over_min, map.flat.entropy_ratio);
+                       "%s: max/min %s, H/log N = %s (1: uniform, 0: one key)", map.flat.nearly_uniform ? "nearly uniform row" : "row",
+                       format_number(map.flat.max_over_min, 3).c_str(), format_number(map.flat.entropy_ratio, 3).c_str());
   ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.label().c_str(), src.input_width(),
                       src.input_height(), g.cols, g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
 }

@@ -42,6 +42,11 @@ void patches_section(AppState& state, HandMadeSession& hand_made) {
   setting_widget(state, "edge");
   if (hand_made.has_image()) {
     const auto& g = hand_made.grid();
+    if (state.ui.wanted_patch) {  // the user's K did not fit this image: it was fitted, and comes back on the next
+      text_wrapped("Your K = %d does not fit this %d x %d image: K = %d here.", *state.ui.wanted_patch,
+                         g.image_width, g.image_height, g.K);
+      record_widget("patch_fitted");
+    }
     const double N = g.N();
     ImGui::Text("N = %d tokens (%d x %d)", g.N(), g.cols, g.rows);
     ImGui::Text("N^2 = %.0f weights per head", N * N);
@@ -167,7 +172,7 @@ void draw_controls_panel(AppState& state, HandMadeSession& hand_made, const std:
 
   ImGui::Separator();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Mouse: a click on the query lets it follow the mouse again, right-click pins a patch for comparison, "
+  text_wrapped("Mouse: a click on the query lets it follow the mouse again, right-click pins a patch for comparison, "
                      "wheel zooms, middle-drag pans. Keys (the key table, also in the Keys menu): %s.",
                      key_help.c_str());
   ImGui::PopStyleColor();

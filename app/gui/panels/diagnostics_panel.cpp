@@ -27,15 +27,15 @@ std::string gl_string(GLenum name) {
 }  // namespace
 
 void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const VitSession& vit, EngineRowCheck& check) {
-  ImGui::TextWrapped("Attention engine: %s", hand_made.name().c_str());
-  if (!hand_made.fallback_reason().empty()) ImGui::TextWrapped("GPU path not used: %s", hand_made.fallback_reason().c_str());
-  ImGui::TextWrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
+  text_wrapped("Attention engine: %s", hand_made.name().c_str());
+  if (!hand_made.fallback_reason().empty()) text_wrapped("GPU path not used: %s", hand_made.fallback_reason().c_str());
+  text_wrapped("OpenGL %s; renderer %s; GLSL %s", gl_string(GL_VERSION).c_str(), gl_string(GL_RENDERER).c_str(),
                      gl_string(GL_SHADING_LANGUAGE_VERSION).c_str());
   // Wrapped: the panel may be a third of a 1024 px screen.
-  ImGui::TextWrapped("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
+  text_wrapped("frame %s ms   row pass %s ms (every head's row, read back)", format_number(state.report.last_frame_ms, 3).c_str(),
                      format_number(state.report.row_pass_ms, 3).c_str());
   auto kib = [](std::uint64_t b) { return format_number(static_cast<double>(b) / 1024.0, 3); };
-  ImGui::TextWrapped("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
+  text_wrapped("last frame: %llu read-backs (%s KiB, %llu waited for the GPU), %llu uploads (%s KiB)",
               static_cast<unsigned long long>(state.report.frame_readbacks), kib(state.report.frame_readback_bytes).c_str(),
               static_cast<unsigned long long>(state.report.frame_readbacks_waited), static_cast<unsigned long long>(state.report.frame_uploads),
               kib(state.report.frame_upload_bytes).c_str());
@@ -58,7 +58,7 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const V
     // no arrow.
     std::string why = vit.backend_why();
     for (std::size_t at; (at = why.find("\u2192")) != std::string::npos;) why.replace(at, 3, "->");
-    ImGui::TextWrapped("last ran on: %s (%s)", src->path().c_str(), why.c_str());
+    text_wrapped("last ran on: %s (%s)", src->path().c_str(), why.c_str());
     record_widget("diagnostics:vit_backend_why");
   }
 
@@ -95,7 +95,7 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const V
   ImGui::TextUnformatted("Checks (largest absolute difference in any weight)");
   for (const auto& [name, result] : state.report.checks) {
     ImGui::Bullet();
-    ImGui::TextWrapped("%s: %s", name.c_str(), result.c_str());
+    text_wrapped("%s: %s", name.c_str(), result.c_str());
   }
   record_widget("diagnostics:checks");
 }

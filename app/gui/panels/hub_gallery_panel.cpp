@@ -33,7 +33,7 @@ void draw_progress(AppState& state, HubSession& hub) {
 
 void draw_hub_gallery(AppState& state, HubSession& hub) {
   const hub::HubConfig& config = hub.config();
-  ImGui::TextWrapped(
+  text_wrapped(
       "Trained ViTs from the Hugging Face Hub, kept in the cache Python's huggingface_hub and timm use "
       "(%s): a model downloaded by either is not downloaded again.",
       config.cache_dir.string().c_str());
@@ -61,7 +61,7 @@ void draw_hub_gallery(AppState& state, HubSession& hub) {
     ImGui::TextDisabled("%s", repo.c_str());
     ImGui::TextDisabled("%s, %s", hub::format_bytes(m.approx_bytes).c_str(), std::string(m.licence).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextWrapped("%s", std::string(m.shows).c_str());
+    text_wrapped("%s", std::string(m.shows).c_str());
     if (in_cache) {
       ImGui::TextColored(ImVec4(0.4f, 0.85f, 0.4f, 1), "in the cache");
       record_widget("hub_cached:" + repo);

@@ -22,27 +22,34 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
     record_widget("gallery:" + p.filename().string());
   }
   ImGui::Separator();
-  ImGui::TextUnformatted("Open a file (or drop one on the window)");
-  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Browse... Open Open video Clear").x - ImGui::GetStyle().ItemSpacing.x * 4 -
-                          ImGui::GetStyle().FramePadding.x * 8);
+  wrap_text("Open a file (or drop one on the window)");
+  // The path field, then its buttons on the same line while they fit, else on the next (a narrow
+  // panel on a projector): nothing is cut at the panel's edge.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  auto button_w = [&](const char* label) { return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x; };
+  const float buttons = button_w("Open") + button_w("Browse...") + button_w("Open video") + button_w("Clear");
+  const float avail = ImGui::GetContentRegionAvail().x;
+  ImGui::SetNextItemWidth(avail - buttons >= ImGui::GetFontSize() * 8 ? avail - buttons : avail);
   const bool enter = ImGui::InputText("##path", &state.ui.open_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   record_widget("open_path");
-  ImGui::SameLine();
+  same_line_if_room(button_w("Open"));
   const bool open = ImGui::Button("Open");
   record_widget("open_button");
-  ImGui::SameLine();
+  same_line_if_room(button_w("Browse..."));
   if (ImGui::Button("Browse...")) state.commands.ask_for_file(FileDialogKind::Image);  // Ctrl+O
   record_widget("browse_button");
   if ((open || enter) && !state.ui.open_path_text.empty()) state.commands.open_image(state.ui.open_path_text);
-  ImGui::SameLine();
+  same_line_if_room(button_w("Open video"));
   // A video (MP4, WebM, MKV, MOV, animated GIF…) played through the sources, newest frame wins.
   if (ImGui::Button("Open video") && !state.ui.open_path_text.empty())
     state.commands.open_video(state.ui.open_path_text);
   record_widget("open_video_button");
-  ImGui::SameLine();
+  same_line_if_room(button_w("Clear"));
   if (ImGui::Button("Clear")) state.ui.open_path_text.clear();
   record_widget("clear_button");
-  ImGui::TextDisabled("current: %s", state.image_path.string().c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, st.Colors[ImGuiCol_TextDisabled]);
+  wrap_text("current: " + state.image_path.string());
+  ImGui::PopStyleColor();
   // Cameras (libavdevice: v4l2 on Linux), looked for when asked (opening each device takes a
   // moment): none found is said, not an error. The list is kept between frames in state.ui.
   std::optional<std::vector<CameraInfo>>& cameras = state.ui.cameras;
@@ -62,7 +69,7 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
     if (ImGui::Button(state.ui.video_paused ? "Play" : "Pause")) state.commands.pause_video();
     record_widget("video_pause");
     ImGui::SameLine();
-    ImGui::TextWrapped("%s", state.ui.video_status.c_str());
+    text_wrapped("%s", state.ui.video_status.c_str());
   }
 }
 

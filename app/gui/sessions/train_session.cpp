@@ -179,6 +179,19 @@ float TrainSession::test_accuracy() const {
   return -1;
 }
 
+bool TrainSession::preview() {
+  if (started() || (!preview_of_.empty() && preview_of_ == switches_of(config_.shape))) return false;
+  try {
+    start();  // the first chunk is step 0's snapshot only; not running, so no chunk follows it
+  } catch (const Error&) {
+    reset();  // a shape that cannot work: Start says why
+    return false;
+  }
+  running_ = false;
+  preview_of_ = switches_of(config_.shape);
+  return true;
+}
+
 void TrainSession::start() {
   reset();
   TrainConfig c = config_;
@@ -208,6 +221,7 @@ void TrainSession::resume() {
 }
 
 void TrainSession::reset() {
+  preview_of_.clear();
   scheduler_.cancel(key("chunk"));
   scheduler_.cancel(key("probe"));
   lane_.release(this);  // the other run's turn, if it waits

@@ -114,10 +114,18 @@ class TrainSession {
   void resume();
   /// Forgets the run, its curves and its maps.
   void reset();
+  /// Before Start (issue 47): the model config() would start from, at step 0, untrained, on the
+  /// probe: its maps, so the Train tab shows the untrained model's own (flat) attention, not
+  /// another source's. Nothing trains; started() stays false and Start begins a new run. Made
+  /// again when config()'s switches change; nothing when a run was started or the shape cannot
+  /// work (Start says why). Returns whether a preview was asked for.
+  bool preview();
+  /// True while what is shown is preview()'s untrained model (or it is on its way).
+  bool previewing() const { return !preview_of_.empty(); }
 
   /// "A" or "B".
   const std::string& name() const { return name_; }
-  bool started() const { return run_ != nullptr || in_flight(); }
+  bool started() const { return preview_of_.empty() && (run_ != nullptr || in_flight()); }
   bool running() const { return running_; }
   /// A chunk of this run is running, or waiting for its turn on the lane.
   bool in_flight() const { return lane_.asking(this); }
@@ -197,6 +205,7 @@ class TrainSession {
   std::vector<TrainPoint> points_;
   double rate_ = 0;
   bool running_ = false;
+  std::string preview_of_;  // the switches() of the model preview() shows; empty: no preview
   TrainProbe probe_;
   std::shared_ptr<const MaskedPatchPictures> pictures_;
   std::array<GuiTexture, 3> picture_textures_;

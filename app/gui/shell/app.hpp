@@ -121,9 +121,9 @@ class App {
   /// The main loop, until the window closes; the exit code.
   int run();
 
-  /// Loads the first image (argument or safari). Throws Error if it cannot be loaded. If the
-  /// remembered settings do not fit it (e.g. a patch size larger than the image), the defaults
-  /// are used and a banner says why.
+  /// Loads the first image (argument or safari). Throws Error if it cannot be loaded. The
+  /// remembered settings are kept: a K that does not fit the image is fitted to it
+  /// (give_hand_made_image), never reset.
   void open_initial(const std::filesystem::path& path);
   void set_font_scale(float s) { font_scale_ = s; }
   void open_model(const std::filesystem::path& path) { state_.commands.open_model(path); }
@@ -162,6 +162,7 @@ class App {
 
   // Opening files, running the ViT, settings (app_sources.cpp).
   void open_image(const std::filesystem::path& path);
+  void give_hand_made_image(const Image& img);
   void clamp_query();
   void take_finished_work();
   void take_file_dialog();
@@ -215,6 +216,8 @@ class App {
 
   // The teaching views and the guided tour (tour.cpp).
   void set_tour_step(int step);
+  /// True while a chapter view is open (it takes the map's place).
+  bool teaching_view_open() const;
   void draw_teaching_windows(float menu_h);
   void draw_hub_window(float menu_h);
   void draw_tour_box();
@@ -265,6 +268,7 @@ class App {
   std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for
   // Where each panel and floating window was in this frame and the last (x, y, w, h).
   std::map<std::string, std::array<float, 4>> panel_rects_, last_panel_rects_;
+  float controls_w_ = 0;  // the Controls column's width in this frame's layout (panel_layout)
   float tour_h_ = 160;  // the guided tour box's height in the last frame (pixels)
   // The photo's points that the query and the pinned patches stand for across changes of K
   // (keep_cells_in_place, core/hand_made/grid_math.hpp).

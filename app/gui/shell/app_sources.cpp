@@ -17,26 +17,35 @@
 
 namespace attnlab::app {
 
-// Loads the first image (argument or safari). Throws Error if it cannot be loaded. If the
-// remembered settings do not fit it (e.g. a patch size larger than the image), the defaults
-// are used and a banner says why.
+// Loads the first image (argument or safari). Throws Error if it cannot be loaded. The remembered
+// settings are kept whatever the image: a K that does not fit it is fitted (give_hand_made_image).
 void App::open_initial(const std::filesystem::path& path) {
-  const Image img = load_image(path);
-  try {
-    hand_made_.set_image(img, state_.attention);
-  } catch (const Error& e) {
-    state_.attention = Settings{};
-    hand_made_.set_image(img, state_.attention);
-    state_.show_error(std::string(e.what()) + "; using the default settings");
-  }
+  give_hand_made_image(load_image(path));
   state_.image_path = path;
   clamp_query();
 }
 
+// The hand-made heads on a new image (a photo, a video's frame) with the user's settings; the
+// user's K when it fits the image, else fitted to it (fitted_patch) and the user's kept in
+// ui.wanted_patch, to be saved and tried first on the next image. Painted keys outside the new
+// grid are dropped. Throws Error with nothing changed when the image cannot be used.
+void App::give_hand_made_image(const Image& img) {
+  Settings s = state_.attention;
+  const int wanted = state_.ui.wanted_patch.value_or(s.patch);
+  s.patch = fitted_patch(img.width, img.height, wanted, s.edge);
+  if (s.mask.kind == MaskKind::Painted) {
+    const PatchGrid g = make_grid(img.width, img.height, s.patch, s.edge);
+    std::erase_if(s.mask.painted, [&](int j) { return j >= g.N(); });
+  }
+  hand_made_.set_image(img, s);
+  state_.attention = s;
+  if (s.patch != wanted) state_.ui.wanted_patch = wanted;
+  else state_.ui.wanted_patch.reset();
+}
+
 void App::open_image(const std::filesystem::path& path) {
   try {
-    const Image img = load_image(path);
-    hand_made_.set_image(img, state_.attention);
+    give_hand_made_image(load_image(path));
     // Pins mark spots of a photo: on another photo they would mark whatever lies there.
     if (!state_.hand_made.pins.empty())
       state_.ui.pinned_note = "The " + std::to_string(state_.hand_made.pins.size()) + " pinned queries of " +
@@ -115,7 +124,7 @@ void App::step_video() {
   if (!played) return;
   state_.commands.redraw();
   try {
-    hand_made_.set_image(played->frame.image, state_.attention);
+    give_hand_made_image(played->frame.image);
   } catch (const Error& e) {
     state_.show_error(e.what());
     video_.set_paused(true);
@@ -215,6 +224,8 @@ void App::take_finished_work() {
 // or its error; and the probe the document asks for, handed to both.
 void App::take_train_results() {
   give_train_probe();
+  // Before Start, the Train tab shows the untrained model's own maps (TrainSession::preview).
+  if (state_.source == ShownSource::Train && shown_train().preview()) state_.commands.redraw();
   for (int r = 0; r < 2; ++r) {
     TrainSession& run = train_[r];
     if (const auto error = run.poll_error()) {
@@ -282,7 +293,10 @@ void App::apply_settings() {
       const PatchGrid before = hand_made_.grid();
       hand_made_.set_settings(wanted);
       state_.attention = wanted;
-      if (hand_made_.grid().K != before.K) keep_cells_in_place(before);
+      if (hand_made_.grid().K != before.K) {
+        keep_cells_in_place(before);
+        state_.ui.wanted_patch.reset();  // the user chose this K: it is theirs now
+      }
     } catch (const Error& e) {
       state_.show_error(e.what());
       state_.attention = hand_made_.settings();  // keep the previous, working settings

@@ -3,6 +3,7 @@
 // export toast. The menus are menus.cpp's, the teaching views and the tour tour.cpp's.
 #include "app/gui/shell/app.hpp"
 #include "app/gui/shell/keys.hpp"
+#include "app/gui/window/panel_layout.hpp"
 #include "app/gui/panels/panels.hpp"
 
 #include "app/commands/options.hpp"
@@ -23,7 +24,8 @@ namespace attnlab::app {
 // The left column: the hand-made heads' controls, the model panel or the Train panel, as three
 // tabs; the tab chosen is the attention source the other views draw.
 void App::draw_source_tabs() {
-  if (!ImGui::BeginTabBar("source")) return;
+  // Tab labels whole at any width (a 1024 px projector at UI scale 2): scrolled, never shortened.
+  if (!ImGui::BeginTabBar("source", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   const ShownSource wanted = state_.source;
   const bool force = wanted != shown_tab_;  // a key or a menu chose another source: show its tab
   auto flags = [&](ShownSource s) { return force && wanted == s ? ImGuiTabItemFlags_SetSelected : 0; };
@@ -35,7 +37,7 @@ void App::draw_source_tabs() {
   const float label = ImGui::CalcTextSize("patch size K (?)").x + style.ItemInnerSpacing.x + style.ItemSpacing.x;
   ImGui::PushItemWidth(std::max(avail - label, avail * 0.5f));
   // Each tab's rectangle is recorded as soon as it is drawn, before its contents.
-  const bool heads = ImGui::BeginTabItem("Hand-made heads", nullptr, flags(ShownSource::HandMade));
+  const bool heads = ImGui::BeginTabItem("Hand-made", nullptr, flags(ShownSource::HandMade));
   record_widget("tab:heads");
   if (heads) {
     tab = ShownSource::HandMade;
@@ -65,7 +67,7 @@ void App::draw_source_tabs() {
 // The ViT's lower views (vit_views.hpp, lower_views): the distance plot, the pinned queries,
 // the attention matrix, one row step by step, the layers' similarity (CKA).
 void App::draw_vit_lower_tabs() {
-  if (!ImGui::BeginTabBar("vit_lower")) return;
+  if (!ImGui::BeginTabBar("vit_lower", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
   // next frame, so the tab drawn now must not take the request back.
   const bool asked = shown_vit_lower_ != state_.vit_tab;
@@ -166,70 +168,70 @@ void App::draw_presentation(ImVec2 d) {
   ImGui::End();
 }
 
-// The panels, tiled around the map.
+// The panels, tiled as panel_layout says; laid out again whenever the window's size, the UI scale,
+// the source or the picture's shape changes (the panels can still be moved by hand in between).
+// Every panel stays inside the window at any size; what does not fit in one scrolls. While a
+// chapter view is open it takes the map's place (draw_teaching_windows), one view at a time.
 void App::draw_panels(ImVec2 d, float menu_h) {
   const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoCollapse;
-  // A fixed layout, laid out again whenever the window's size, the UI scale or the source
-  // changes (the panels can still be moved by hand in between): controls on the left, the
-  // map as large as the rest allows, the heads right of it, pinned queries and images
-  // below. At a large UI scale the heads go to the lower row, so that the map keeps its size.
-  // Every panel stays inside the window at any size (a 1024 × 768 projector too); what does not
-  // fit in one scrolls.
-  const bool wide_map = state_.ui_scale >= 1.5f;
-  // A small screen at a large scale (a 1024 px projector at 2: 512 px of UI) gives the controls
-  // two fifths: the map is as tall as the room allows there, so it keeps its size.
-  const bool cramped = wide_map && d.x / state_.ui_scale < 700.0f;
-  const float cw = std::min(360.0f * state_.ui_scale, d.x * (cramped ? 0.4f : 0.3f));
-  const float right = wide_map ? 0.0f : std::min(560.0f * state_.ui_scale, d.x * 0.35f);
-  const float mid = std::max(d.x - cw - right, 200.0f);
-  const float top = menu_h + (d.y - menu_h) * (wide_map ? 0.74f : 0.68f);
-  const float lower_w = (d.x - cw) / (wide_map ? 3.0f : 1.0f);
-  char key[96];
-  std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d", d.x, d.y, state_.ui_scale,
-                state_.source == ShownSource::Train ? 2 : state_.source == ShownSource::Vit && vit_.run() ? 1 : 0);
+  const bool vit = state_.source == ShownSource::Vit && vit_.run();
+  MapSource& source = map_source();
+  const SourceInfo info = source.info();
+  const float aspect = info.ready && info.grid.covered_h > 0 ? static_cast<float>(info.grid.covered_w) / static_cast<float>(info.grid.covered_h) : 1.0f;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // Around the picture: the window's padding and title, the header's lines, the colour bar.
+  const float chrome_w = style.WindowPadding.x * 2 + colour_bar_space();
+  const float chrome_h = style.WindowPadding.y * 2 + ImGui::GetFrameHeight() + ImGui::GetTextLineHeightWithSpacing() * (state_.presentation ? 3 : 2);
+  const bool chapter = teaching_view_open();
+  const LowerRow row{state_.show_controls, !chapter && state_.show_heads, !chapter && state_.show_pinned,
+                     !chapter && state_.show_images, state_.source == ShownSource::Train};
+  const PanelLayout l = panel_layout(d.x, d.y, menu_h, state_.ui_scale, aspect, chrome_w, chrome_h, row);
+  controls_w_ = l.controls_w;
+  char key[128];
+  std::snprintf(key, sizeof key, "%.0fx%.0f|%.2f|%d|%.2f|%d", d.x, d.y, state_.ui_scale,
+                state_.source == ShownSource::Train ? 2 : vit ? 1 : 0, aspect, chapter);
   const ImGuiCond cond = layout_key_ != key ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   layout_key_ = key;
-  auto place = [&](float x, float y, float w, float h) {
-    ImGui::SetNextWindowPos(ImVec2(x, y), cond);
-    ImGui::SetNextWindowSize(ImVec2(w, h), cond);
+  auto place = [&](const std::array<float, 4>& r) {
+    ImGui::SetNextWindowPos(ImVec2(r[0], r[1]), cond);
+    ImGui::SetNextWindowSize(ImVec2(r[2], r[3]), cond);
   };
-  // Where the lower row's panels go: pinned, (heads at a large scale), images.
-  auto heads_at = [&] { wide_map ? place(cw + lower_w, top, lower_w, d.y - top) : place(cw + mid, menu_h, right, top - menu_h); };
-  auto pinned_at = [&] { place(cw, top, wide_map ? lower_w : mid, d.y - top); };
-  auto images_at = [&] { wide_map ? place(cw + 2 * lower_w, top, lower_w, d.y - top) : place(cw + mid, top, right, d.y - top); };
-  place(cw, menu_h, mid, top - menu_h);
+  if (state_.show_controls) {
+    place({0, menu_h, l.controls_w, d.y - menu_h});
+    begin_panel("Controls", "Controls", &state_.show_controls, fixed);
+    draw_source_tabs();
+    ImGui::End();
+  }
+  if (chapter) {  // the chapter view is the main area's; the map and its panels wait behind it
+    geometry_.valid = false;
+    return;
+  }
+  place(l.map);
   // The grid in the title bar, so that the map keeps the height a line of text would take.
   std::string title = "Attention map";
-  if (&map_source() == &hand_made_map_ && hand_made_.has_image()) {
+  if (&source == &hand_made_map_ && hand_made_.has_image()) {
     const PatchGrid& g = hand_made_.grid();
-    title += ": N = " + std::to_string(g.N()) + " tokens (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
+    title += ": N = " + std::to_string(g.N()) + " (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
              "), K = " + std::to_string(g.K);
   }
   begin_panel(title + "###Attention map", "Attention map", nullptr,
               fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_main_map();
   ImGui::End();
-  if (state_.show_controls) {
-    place(0, menu_h, cw, d.y - menu_h);
-    begin_panel("Controls", "Controls", &state_.show_controls, fixed);
-    draw_source_tabs();
-    ImGui::End();
-  }
-  const bool vit = state_.source == ShownSource::Vit && vit_.run();
-  MapSource& source = map_source();
   if (state_.show_heads) {
-    heads_at();
-    begin_panel(source.info().layers > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
-    draw_heads_grid(state_, source);
+    place(l.heads);
+    begin_panel(info.layers > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
+    if (state_.source == ShownSource::Train && !shown_train_run()) wrap_text("The untrained model's heads appear here in a moment.");
+    else draw_heads_grid(state_, source);
     ImGui::End();
   }
   if (state_.show_pinned) {
-    pinned_at();
+    place(l.pinned);
     if (state_.source == ShownSource::Train) {  // the curves, the distance against the step, the pins
-      begin_panel("Training: curves, attention distance, runs A and B, pinned queries, similarity###train_lower", "train_lower", &state_.show_pinned, fixed);
+      begin_panel("Training###train_lower", "train_lower", &state_.show_pinned, fixed);
       draw_train_lower(state_, train_, train_map_a_, train_map_b_, train_cka_);
     } else if (vit) {  // the ViT's pinned queries share the lower row with its own views
-      begin_panel("ViT: distance, pinned queries, matrix###vit_lower", "vit_lower", &state_.show_pinned, fixed);
+      begin_panel("ViT views###vit_lower", "vit_lower", &state_.show_pinned, fixed);
       draw_vit_lower_tabs();
     } else {
       begin_panel("Pinned queries", "Pinned queries", &state_.show_pinned, fixed);
@@ -238,14 +240,14 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     ImGui::End();
   }
   if (state_.show_images) {
-    images_at();
+    place(l.images);
     begin_panel("Images", "Images", &state_.show_images, fixed);
     draw_images_panel(state_, gallery_);
     draw_model_gallery();
     ImGui::End();
   }
   if (state_.show_diagnostics) {  // over the lower row, where the images panel is
-    images_at();
+    place(state_.show_images ? l.images : l.pinned);
     ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
     begin_panel("Diagnostics", "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
     draw_diagnostics_panel(state_, hand_made_, vit_, row_check_);
@@ -301,6 +303,16 @@ void App::draw_main_map() {
     vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
                            choice_layer(choice, src.layers()), shown_head(head)};
   }
+  if (state_.source == ShownSource::Train && !shown_train().started()) {  // before Start: say so, over the untrained model's maps
+    ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.35f, 1.0f), "Not trained yet: %s",
+                       shown_train_run() ? "these are the untrained model's maps (random weights)." : "the untrained model is being made...");
+    wrap_text("Press Start in the Train panel (left) and watch them focus as run " + shown_train().name() + " learns.");
+    record_widget("train:press_start");
+    if (!shown_train_run()) {  // nothing of the hand-made heads' in the Train tab
+      geometry_.valid = false;
+      return;
+    }
+  }
   draw_source_map(state_, map_source(), geometry_);
   if (!state_.report.train_drawn.is_null()) {  // which run and step the maps are of, on what, and how the run stands
     const TrainSession& run = shown_train();
@@ -310,6 +322,7 @@ void App::draw_main_map() {
     d["probe"] = run.shown_probe();
     d["step"] = run.step();
     d["running"] = run.running();
+    d["previewing"] = run.previewing();  // before Start: the untrained model's maps (TrainSession::preview)
     d["in_flight"] = run.in_flight();  // a chunk under way (after Pause, until it ends) or waiting for its turn
     d["steps_per_second"] = run.steps_per_second();
     d["test_accuracy"] = run.test_accuracy();

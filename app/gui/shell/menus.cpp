@@ -57,9 +57,13 @@ float App::draw_menu_bar() {
         bool& open = state_.open_views[v->name()];
         const bool was = open;
         menu_item("Chapter/" + std::string(v->name()), v->title(), v->chapter_reference(), &open);
-        if (open && !was)  // one chapter view at a time: the class follows one thing
+        if (open && !was) {  // one chapter view at a time: the class follows one thing
           for (auto& [name, other] : state_.open_views)
             if (name != v->name()) other = false;
+          const int step = state_.tour_step;  // a view other than the tour's ends the tour
+          if (step >= 0 && (step >= static_cast<int>(teaching_.size()) || teaching_[static_cast<size_t>(step)]->name() != v->name()))
+            state_.tour_step = -1;
+        }
       }
       ImGui::EndMenu();
     }

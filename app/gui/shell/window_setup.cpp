@@ -98,7 +98,10 @@ namespace {
 void load_remembered(AppState& state) {
   const auto path = config_dir() / "settings.json";
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return;
+  if (!std::filesystem::exists(path, ec)) {  // a first start: a first picture that shows something
+    state.attention.temperature = kFirstStartTemperature;
+    return;
+  }
   std::ifstream in(path);
   if (!in) {
     state.ui.settings_kept = path;
@@ -130,6 +133,8 @@ void save_remembered(const AppState& state, GLFWwindow* window) {
   std::error_code ec;
   std::filesystem::create_directories(config_dir(), ec);
   nlohmann::json j = to_json(state);
+  // The user's K, not the one fitted to the image shown (App::give_hand_made_image).
+  if (state.ui.wanted_patch) j["patch"] = *state.ui.wanted_patch;
   // Where the window was, unless it was minimized or maximized (then its size says nothing).
   if (window && !glfwGetWindowAttrib(window, GLFW_ICONIFIED) && !glfwGetWindowAttrib(window, GLFW_MAXIMIZED)) {
     ScreenRect r;

@@ -40,6 +40,10 @@ struct UiState {
   std::string status;  ///< last export etc.
   std::chrono::steady_clock::time_point status_since{};  ///< when status was set (a toast shows it for 4 s)
   std::string pinned_note;  ///< why the pinned queries were cleared (a new photo), shown while there are none
+  /// The user's patch size K while the image shown needed another (core/hand_made/grid_math.hpp,
+  /// fitted_patch: K = 32 on a 28 × 28 image is drawn at K = 4). It is what settings.json keeps,
+  /// and the K tried first on the next image; cleared when the user chooses a K.
+  std::optional<int> wanted_patch;
   /// The remembered settings file when it could not be read at start: kept as it is, never
   /// written over; the settings are saved beside it instead (save_remembered()).
   std::filesystem::path settings_kept;

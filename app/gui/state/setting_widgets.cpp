@@ -77,6 +77,7 @@ bool choice_widget(const std::string& id, const FieldUi& ui, const ChoiceRef& c,
 // the frame's width, in pixels.
 struct Widths {
   float frame = 0, whole = 0;
+  bool label_above = false;  ///< the label on a line of its own above the frame
 };
 Widths widths(const SettingRef& s, const WidgetPlace& place) {
   const ImGuiStyle& st = ImGui::GetStyle();
@@ -92,7 +93,11 @@ Widths widths(const SettingRef& s, const WidgetPlace& place) {
     return {0, w + help};
   }
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float frame = place.width_em > 0 ? ImGui::GetFontSize() * place.width_em : std::max(avail * 0.3f, avail - label - help);
+  if (place.width_em > 0) return {ImGui::GetFontSize() * place.width_em, ImGui::GetFontSize() * place.width_em + label + help};
+  // A narrow column (a projector at a large UI scale): the label goes above a frame as wide as
+  // the column, rather than either being cut at the column's edge.
+  if (label > 0 && avail - label - help < avail * 0.45f) return {avail - help, avail, true};
+  const float frame = avail - label - help;
   return {frame, frame + label + help};
 }
 
@@ -108,9 +113,15 @@ std::string setting_widget_name(std::string_view path, const WidgetPlace& place)
 
 bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& place) {
   const SettingRef s = setting_ref(state, path);
-  const std::string id = (place.label ? std::string(s.ui.label) : std::string()) + "##" + s.path;
   if (place.same_line) same_line_if_room(widths(s, place).whole);
-  if (const float frame = widths(s, place).frame; frame > 0) ImGui::SetNextItemWidth(frame);
+  const Widths w = widths(s, place);
+  if (w.label_above) {
+    ImGui::BeginDisabled(place.disabled_why != nullptr);
+    ImGui::TextUnformatted(s.ui.label);
+    ImGui::EndDisabled();
+  }
+  const std::string id = (place.label && !w.label_above ? std::string(s.ui.label) : std::string()) + "##" + s.path;
+  if (w.frame > 0) ImGui::SetNextItemWidth(w.frame);
   ImGui::BeginDisabled(place.disabled_why != nullptr);
   bool changed = false;
   std::visit(

@@ -1,9 +1,12 @@
 #include "app/gui/state/ui_common.hpp"
 #include "core/gpu/gl.hpp"
 
+#include <imgui_internal.h>  // the window's text wrap position, as ImGui::TextWrapped reads it
+
 #include <algorithm>
 #include <optional>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 namespace attnlab::app {
@@ -133,6 +136,74 @@ float colour_bar_space() {
 void same_line_if_room(float width) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+namespace {
+
+float text_width(std::string_view t) { return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x; }
+
+// The longest prefix of `word` (whole UTF-8 characters, at least one) no wider than `width`.
+std::size_t fitting_prefix(std::string_view word, float width) {
+  std::size_t end = 0;
+  for (std::size_t i = 1; i <= word.size(); ++i) {
+    if (i < word.size() && (static_cast<unsigned char>(word[i]) & 0xC0) == 0x80) continue;  // inside a character
+    if (end > 0 && text_width(word.substr(0, i)) > width) break;
+    end = i;
+  }
+  return std::max<std::size_t>(end, 1);
+}
+
+}  // namespace
+
+void wrap_text(std::string_view text) {
+  // As ImGui::TextWrapped: at the wrap position pushed (PushTextWrapPos), else the content's edge.
+  const float wrap_pos = std::max(ImGui::GetCurrentWindow()->DC.TextWrapPos, 0.0f);
+  const float width = std::max(ImGui::CalcWrapWidthForPos(ImGui::GetCursorScreenPos(), wrap_pos), ImGui::GetFontSize() * 4);
+  std::string line;
+  auto emit = [&] {
+    ImGui::TextUnformatted(line.data(), line.data() + line.size());
+    line.clear();
+  };
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t nl = std::min(text.find('\n', at), text.size());
+    std::string_view paragraph = text.substr(at, nl - at);
+    bool started = false;
+    while (!paragraph.empty()) {
+      const std::size_t sp = std::min(paragraph.find(' '), paragraph.size());
+      std::string_view word = paragraph.substr(0, sp);
+      paragraph.remove_prefix(std::min(sp + 1, paragraph.size()));
+      const std::string joined = line.empty() ? std::string(word) : line + " " + std::string(word);
+      if (text_width(joined) <= width) {
+        line = joined;
+        continue;
+      }
+      if (!line.empty()) emit();
+      while (text_width(word) > width) {  // a word wider than the room: broken at the edge
+        const std::size_t n = fitting_prefix(word, width);
+        line = std::string(word.substr(0, n));
+        emit();
+        word.remove_prefix(n);
+      }
+      line = std::string(word);
+      started = true;
+    }
+    if (!line.empty() || !started) emit();
+    if (nl >= text.size()) break;
+    at = nl + 1;
+  }
+}
+
+void text_wrapped(const char* fmt, ...) {
+  va_list args, again;
+  va_start(args, fmt);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, args);
+  va_end(args);
+  std::string text(static_cast<std::size_t>(std::max(n, 0)), '\0');
+  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, fmt, again);
+  va_end(again);
+  wrap_text(text);
 }
 
 void help_marker(const char* text) {

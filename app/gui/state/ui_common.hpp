@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace attnlab::app {
@@ -77,6 +78,13 @@ void pinned_swatch(std::size_t n);
 std::string format_number(double v, int digits = 4);
 /// A weight a_ij: format_number with 4 significant digits, enough to tell weights near 1/N apart.
 std::string format_weight(double w);
+
+/// Text wrapped to the room left on the line, as ImGui::TextWrapped but broken only at spaces
+/// (ImGui breaks after '.' and ',' too, splitting "0.004487" into "0." and "004487"); a word
+/// wider than the room (a path) is broken where it reaches the edge. '\n' starts a new line.
+void wrap_text(std::string_view text);
+/// wrap_text of a printf-style text.
+void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
 
 /// Help marker: "(?)" with a tooltip.
 void help_marker(const char* text);

@@ -228,7 +228,7 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
     ImGui::TextUnformatted("No model loaded.");
     return;
   }
-  ImGui::TextWrapped("Linear CKA (docs/MATH.md): 1 = two layers represent the examples alike (up to a rotation and a "
+  text_wrapped("Linear CKA (docs/MATH.md): 1 = two layers represent the examples alike (up to a rotation and a "
                      "scale), 0 = unrelated. Bright blocks: layers doing nearly the same.");
   examples_choice(state);
   if (const auto e = job.poll_error()) state.show_error("layers' similarity: " + *e);

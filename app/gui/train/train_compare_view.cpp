@@ -43,10 +43,10 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
       std::snprintf(head, sizeof head, "run %s\nnot started", run.name().c_str());
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + column);
     ImGui::PushStyleColor(ImGuiCol_Text, kRunColours[r]);
-    ImGui::TextWrapped("%s", head);
+    text_wrapped("%s", head);
     ImGui::PopStyleColor();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", run.switches().c_str());
+    text_wrapped("%s", run.switches().c_str());
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     const std::string id = r ? "train:compare_b" : "train:compare_a";

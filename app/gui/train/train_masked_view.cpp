@@ -70,7 +70,7 @@ void draw_reconstruction(TrainSession& run, ImVec2 size) {
   // Text wrapped to the column, pictures as large as the rest of it allows.
   const float x0 = ImGui::GetCursorPosX(), top = ImGui::GetCursorPosY();
   ImGui::PushTextWrapPos(x0 + size.x);
-  ImGui::TextWrapped("masked / filled in by the model / the photo");
+  text_wrapped("masked / filled in by the model / the photo");
   const MaskedPatchPictures* pics = run.pictures();
   const float gap = ImGui::GetStyle().ItemSpacing.x, line = ImGui::GetTextLineHeightWithSpacing();
   const float room = size.y - (ImGui::GetCursorPosY() - top) - 2 * line;

@@ -36,9 +36,9 @@ void step_plot(const std::string& id, const char* title, ImVec2 size, const std:
     return ImVec2(p0.x + left + (size.x - 2 * left) * x / x_max, p1.y - bottom - (size.y - bottom - 4) * t);
   };
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(hi));
+  std::snprintf(buf, sizeof buf, "%s", format_number(hi, 3).c_str());
   dl->AddText(ImVec2(p0.x + 3, p0.y + 2), IM_COL32(150, 150, 150, 255), buf);
-  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(lo));
+  std::snprintf(buf, sizeof buf, "%s", format_number(lo, 3).c_str());
   dl->AddText(ImVec2(p0.x + 3, p1.y - bottom - ImGui::GetFontSize()), IM_COL32(150, 150, 150, 255), buf);
   std::snprintf(buf, sizeof buf, "step %.0f", static_cast<double>(x_max));
   dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(buf).x - 4, p1.y - bottom + 1), IM_COL32(150, 150, 150, 255), buf);
@@ -228,7 +228,7 @@ void runs_section(AppState& state, const TrainRuns& runs) {
                         test >= 0 ? 100.0 * test : 0.0, state_text);
   }
   if (runs.a.running() && runs.b.running())
-    ImGui::TextWrapped("A and B take turns, one chunk of about 0.2 s each, on one low-priority thread of the scheduler: each "
+    text_wrapped("A and B take turns, one chunk of about 0.2 s each, on one low-priority thread of the scheduler: each "
                        "trains at about half its speed alone, and the window's frames always come first.");
 }
 
@@ -238,7 +238,7 @@ void probe_section(AppState& state, TrainSession& train) {
   const bool masked = train.task() == VitTask::MaskedPatches;
   if (masked) {
     // A masked-patch run's maps are of the photo it learns from, whole, at the crops' size.
-    ImGui::TextWrapped("Run %s's maps are of the photo it trains on, whole, at %d x %d pixels (a crop of all of it).",
+    text_wrapped("Run %s's maps are of the photo it trains on, whole, at %d x %d pixels (a crop of all of it).",
                        train.name().c_str(), train.shape().image_cols, train.shape().image_rows);
   } else {
     ImGui::TextUnformatted("Probe (both runs' maps are of it)");
@@ -293,7 +293,7 @@ void save_section(AppState& state, TrainSession& train) {
 }  // namespace
 
 void draw_train_panel(AppState& state, TrainRuns& runs) {
-  ImGui::TextWrapped("Train small ViTs here, on Fashion-MNIST's classes or on masked patches of the photo, and watch their "
+  text_wrapped("Train small ViTs here, on Fashion-MNIST's classes or on masked patches of the photo, and watch their "
                      "attention change: run A, and run B to compare (e.g. cls against average pooling). The maps show the chosen "
                      "run on its probe image.");
   runs_section(state, runs);
@@ -338,7 +338,7 @@ void draw_train_cka(AppState& state, TrainRuns& runs, TrainSession& shown, CkaJo
 }  // namespace
 
 void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka) {
-  if (!ImGui::BeginTabBar("train_lower")) return;
+  if (!ImGui::BeginTabBar("train_lower", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   TrainSession& train = runs[state.train_run];
   MapSource& source = state.train_run == 1 ? b : a;
   const std::string curves_tab = "Curves and distance, run " + train.name() + "###curves";

@@ -19,7 +19,7 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
   }
   const Matrix& d = src->distance();
   const int L = src->layers(), H = src->heads(), layer = choice_layer(choice, src->layers());
-  ImGui::TextWrapped("Mean attention distance: for every patch query, the distance to each patch key weighted by its "
+  text_wrapped("Mean attention distance: for every patch query, the distance to each patch key weighted by its "
                      "attention, averaged over queries (input pixels). Low: the head looks nearby; high: across the image.");
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImVec2 size = ImGui::GetContentRegionAvail();

@@ -41,7 +41,7 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
     return colormap_pixels(pooled.values, {}, state.colormap, state.normalization, range);
   }, false);
   const int token = choice_query(choice, src->grid());
-  ImGui::Text("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s", layer,
+  text_wrapped("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s", layer,
               head_choice_label(head).c_str(), T, g.prefix, block > 1 ? ", pooled by max" : "");
   const float bar = ImGui::CalcTextSize("0.0000000e-00").x + 30;
   const ImVec2 avail = ImGui::GetContentRegionAvail();

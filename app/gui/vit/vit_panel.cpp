@@ -43,9 +43,9 @@ void open_section(AppState& state, VitSession& vit) {
 
 void about_section(const VitRun& src, VitSession& vit) {
   const SourceGrid g = src.grid();
-  ImGui::TextWrapped("%s", vit.file().string().c_str());
+  text_wrapped("%s", vit.file().string().c_str());
   ImGui::TextDisabled("SHA-256 %s", vit.sha256().substr(0, 16).c_str());
-  ImGui::Text("input %d x %d pixels, grid %d x %d = %d patches, T = %d tokens", src.input_width(), src.input_height(), g.cols,
+  text_wrapped("input %d x %d pixels, grid %d x %d = %d patches, T = %d tokens", src.input_width(), src.input_height(), g.cols,
               g.rows, g.N(), g.T());
   if (ImGui::TreeNode("Architecture (attnlab vit --info)")) {
     ImGui::TextUnformatted(vit.info().c_str());
@@ -121,7 +121,7 @@ void draw_vit_panel(AppState& state, VitSession& vit) {
   const VitRun* src = vit.run();
   if (!src) {
     ImGui::Separator();
-    ImGui::TextWrapped("No model loaded. The bundled Fashion-MNIST ViT is in the Images panel's gallery; DINO, DINOv2, DeiT "
+    text_wrapped("No model loaded. The bundled Fashion-MNIST ViT is in the Images panel's gallery; DINO, DINOv2, DeiT "
                        "and ViT download from the Hugging Face Hub through the Gallery button (or Model → Gallery); any "
                        "timm, DINO or Hugging Face checkpoint (.safetensors, .pth, .bin or its folder) opens above (README, "
                        "section Models).");

@@ -37,18 +37,17 @@ void draw_vit_step_view(VitSession& vit, const SourceChoice& choice) {
     q += buf;
   }
   if (step.m > 6) q += ", ...";
-  ImGui::TextWrapped("1. q_i = LayerNorm(x_i) W_q + b_q, m = D/H = %d values: (%s). Each key k_j is made the same way with W_k "
+  text_wrapped("1. q_i = LayerNorm(x_i) W_q + b_q, m = D/H = %d values: (%s). Each key k_j is made the same way with W_k "
                      "(eqs. 26.17, 26.18).",
                      step.m, q.c_str());
 
   // 2. Scores and softmax.
   const auto [lo, hi] = std::minmax_element(step.scores.begin(), step.scores.end());
-  ImGui::TextWrapped("2. Scores s_ij = q_i . k_j / sqrt(m) = q_i . k_j / %.3f, for all %d keys: from %.4g to %.4g.",
-                     std::sqrt(static_cast<double>(step.m)), T, static_cast<double>(*lo), static_cast<double>(*hi));
+  text_wrapped("2. Scores s_ij = q_i . k_j / sqrt(m) = q_i . k_j / %s, for all %d keys: from %s to %s.",
+               format_number(std::sqrt(static_cast<double>(step.m)), 4).c_str(), T, format_number(*lo, 4).c_str(), format_number(*hi, 4).c_str());
   const double sum = std::accumulate(step.weights.begin(), step.weights.end(), 0.0);
-  ImGui::TextWrapped("3. Softmax (eq. 26.20): a_ij = exp(s_ij - %.4g) / Z with Z = sum_j exp(s_ij - max) = %.6g; the row sums to "
-                     "%.6f.",
-                     static_cast<double>(step.max_score), step.Z, sum);
+  text_wrapped("3. Softmax (eq. 26.20): a_ij = exp(s_ij - %s) / Z with Z = sum_j exp(s_ij - max) = %s; the row sums to %s.",
+               format_number(step.max_score, 4).c_str(), format_number(step.Z, 4).c_str(), format_number(sum, 6).c_str());
 
   // The keys with the most weight.
   std::vector<int> order(static_cast<size_t>(T));
