@@ -113,9 +113,9 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   const PatchGrid& g = hand_made_.grid();
   const SourceChoice& c = state_.hand_made;
   const auto kind = static_cast<HeadKind>(map.head.head);
-  ImGui::Text("query (%d,%d)  i = %d  %s  head %d: %s%s", g.col_of(map.query), g.row_of(map.query), map.query,
-              c.query_pinned ? "[pinned]" : "[follows mouse]", map.head.head, std::string(head_name(kind)).c_str(),
-              map.row_empty ? "  (every key masked: row is 0)" : "");
+  text_wrapped("query (%d,%d)  i = %d  %s  head %d: %s%s", g.col_of(map.query), g.row_of(map.query), map.query,
+               c.query_pinned ? "[pinned]" : "[follows mouse]", map.head.head, std::string(head_name(kind)).c_str(),
+               map.row_empty ? "  (every key masked: row is 0)" : "");
   // What the head is, in one line: beside it when it fits, on hover otherwise.
   const std::string summary(head_summary(kind));
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", summary.c_str());
@@ -141,32 +141,39 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   }  // N and K are in the window's title; frame times, the driver and the checks in Panels > Diagnostics
 
   // An honest scale: a min-max map stretches whatever spread the row has over the whole
-  // colormap, so a nearly uniform row is said to be one, with the two ways to see it as it is.
-  // A fixed height, flat or not (the note's height at this width), so that the map does not
-  // jump while the pointer explores.
+  // colormap, so a nearly uniform row is said to be one (the why in its tooltip), with the two
+  // ways to see it as it is. One line's height, flat or not, so that the map does not jump while
+  // the pointer explores, and the map keeps the room (a paragraph here cost a projector's map
+  // a fifth of its height, issue 47).
   const RowFlatness& flat = map.flat;
-  char note[256];
-  std::snprintf(note, sizeof note,
-                "Nearly uniform row: max/min = %.2f, H/log N = %.3f; every weight is close to 1/N (marked on the bar), and "
-                "the colours stretch that small spread.",
-                flat.max_over_min, flat.entropy_ratio);
-  const float note_h = ImGui::CalcTextSize(note, nullptr, false, ImGui::GetContentRegionAvail().x).y;
-  ImGui::BeginChild("flatness", ImVec2(0, note_h + ImGui::GetStyle().ItemSpacing.y + ImGui::GetFrameHeightWithSpacing()), false,
-                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  const ImGuiStyle& st = ImGui::GetStyle();
+  ImGui::BeginChild("flatness", ImVec2(0, ImGui::GetFrameHeightWithSpacing()), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   if (flat.nearly_uniform && !map.row_empty) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
-    text_wrapped("%s", note);
+    ImGui::AlignTextToFramePadding();
+    ImGui::Text("Nearly uniform row: max/min %s", format_number(flat.max_over_min, 3).c_str());
     ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("max/min = %s, H/log N = %s: every weight is close to 1/N (marked on the bar), and the colours stretch "
+                        "that small spread.", format_number(flat.max_over_min, 3).c_str(), format_number(flat.entropy_ratio, 3).c_str());
+    record_widget("flat:note");
+    auto small_w = [&](const char* label) { return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x; };
     if (state_.normalization == Normalization::MinMax) {
-      if (ImGui::SmallButton("absolute scale")) state_.normalization = Normalization::Absolute;
-      record_widget("flat:absolute");
       ImGui::SameLine();
+      if (ImGui::GetContentRegionAvail().x >= small_w("absolute scale")) {
+        if (ImGui::SmallButton("absolute scale")) state_.normalization = Normalization::Absolute;
+        record_widget("flat:absolute");
+      }
     }
-    if (ImGui::SmallButton("sharpen: tau = 0.05")) state_.attention.temperature = 0.05f;
-    record_widget("flat:sharpen");
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x >= small_w("sharpen: tau = 0.05")) {
+      if (ImGui::SmallButton("sharpen: tau = 0.05")) state_.attention.temperature = 0.05f;
+      record_widget("flat:sharpen");
+    }
   } else if (flat.n > 0) {
-    ImGui::TextDisabled("max/min %s, H/log N = %.3f (1: uniform, 0: one key)",
-                        std::isinf(flat.max_over_min) ? "inf" : format_weight(flat.max_over_min).c_str(), flat.entropy_ratio);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("max/min %s, H/log N = %s (1: uniform, 0: one key)",
+                        std::isinf(flat.max_over_min) ? "inf" : format_number(flat.max_over_min, 4).c_str(), format_number(flat.entropy_ratio, 3).c_str());
   }
   ImGui::EndChild();
 }

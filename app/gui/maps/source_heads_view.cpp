@@ -83,11 +83,12 @@ void draw_heads_grid(AppState& state, MapSource& source) {
       ImGui::EndGroup();
     }
   } else {  // many: a layers × heads table of small maps
-    ImGui::Text("query %s; click a map to show it large", token_label(g, query).c_str());
+    text_wrapped("query %s; click a map to show it large", token_label(g, query).c_str());
     const ImGuiStyle& style = ImGui::GetStyle();
     const float label_w = ImGui::CalcTextSize("L00").x + style.ItemSpacing.x;
     const float avail = ImGui::GetContentRegionAvail().x - label_w - style.ScrollbarSize;
-    const float w = std::clamp((avail - style.ItemSpacing.x * static_cast<float>(H - 1)) / static_cast<float>(H), 24.0f, 240.0f);
+    // As wide as the panel allows (a narrow column on a projector: small, but every head inside it).
+    const float w = std::clamp((avail - style.ItemSpacing.x * static_cast<float>(H - 1)) / static_cast<float>(H), 10.0f, 240.0f);
     auto column = [&](int h) { return label_w + static_cast<float>(h) * (w + style.ItemSpacing.x) + style.WindowPadding.x; };
     ImGui::Dummy(ImVec2(label_w - style.ItemSpacing.x, 0));
     for (int h = 0; h < H; ++h) {

@@ -37,7 +37,7 @@ bool section(const char* title, ImGuiTreeNodeFlags flags = 0) {
 }
 
 void patches_section(AppState& state, HandMadeSession& hand_made) {
-  if (!section("Patches and tokens", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  if (!section("Patches", ImGuiTreeNodeFlags_DefaultOpen)) return;
   setting_widget(state, "patch");
   setting_widget(state, "edge");
   if (hand_made.has_image()) {
@@ -48,9 +48,9 @@ void patches_section(AppState& state, HandMadeSession& hand_made) {
       record_widget("patch_fitted");
     }
     const double N = g.N();
-    ImGui::Text("N = %d tokens (%d x %d)", g.N(), g.cols, g.rows);
-    ImGui::Text("N^2 = %.0f weights per head", N * N);
-    ImGui::Text("A in float32: %s per head", bytes_text(N * N * 4).c_str());
+    text_wrapped("N = %d tokens (%d x %d)", g.N(), g.cols, g.rows);
+    text_wrapped("N^2 = %.0f weights per head", N * N);
+    text_wrapped("A in float32: %s per head", bytes_text(N * N * 4).c_str());
   }
 }
 

@@ -22,43 +22,51 @@
 namespace attnlab::app {
 
 // The left column: the hand-made heads' controls, the model panel or the Train panel, as three
-// tabs; the tab chosen is the attention source the other views draw.
+// tabs; the tab chosen is the attention source the other views draw. A column too narrow for the
+// three tabs' labels (a 1024 px projector at a large UI scale) lists the sources one a line
+// instead, so that no label is cut.
 void App::draw_source_tabs() {
-  // Tab labels whole at any width (a 1024 px projector at UI scale 2): scrolled, never shortened.
-  if (!ImGui::BeginTabBar("source", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-  const ShownSource wanted = state_.source;
-  const bool force = wanted != shown_tab_;  // a key or a menu chose another source: show its tab
-  auto flags = [&](ShownSource s) { return force && wanted == s ? ImGuiTabItemFlags_SetSelected : 0; };
-  ShownSource tab = wanted;
-  // The controls leave room for their labels on their right however narrow the column (a
-  // 1024 px projector's), instead of ImGui's 65 % of the window that cut them off.
+  static constexpr const char* kLabels[3] = {"Hand-made", "ViT model", "Train"};
+  static constexpr const char* kNames[3] = {"tab:heads", "tab:vit", "tab:train"};
+  static constexpr ShownSource kSources[3] = {ShownSource::HandMade, ShownSource::Vit, ShownSource::Train};
   const ImGuiStyle& style = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;
+  float tabs_w = 0;
+  for (const char* l : kLabels) tabs_w += ImGui::CalcTextSize(l).x + style.FramePadding.x * 2 + style.ItemInnerSpacing.x * 2;
+  tabs_w += style.ScrollbarSize;  // room for the column's scroll bar when its controls scroll
+  // The controls leave room for their labels on their right however narrow the column (a
+  // 1024 px projector's), instead of ImGui's 65 % of the window that cut them off.
   const float label = ImGui::CalcTextSize("patch size K (?)").x + style.ItemInnerSpacing.x + style.ItemSpacing.x;
-  ImGui::PushItemWidth(std::max(avail - label, avail * 0.5f));
+  auto draw_panel = [&](ShownSource s) {
+    ImGui::PushItemWidth(std::max(avail - label, avail * 0.5f));
+    if (s == ShownSource::HandMade) draw_controls_panel(state_, hand_made_, key_help(/*vit=*/false));
+    else if (s == ShownSource::Vit) draw_vit_panel(state_, vit_);
+    else draw_train_panel(state_, train_);
+    ImGui::PopItemWidth();
+  };
+  if (tabs_w > avail) {
+    for (int t = 0; t < 3; ++t) {
+      if (ImGui::Selectable(kLabels[t], state_.source == kSources[t])) state_.source = kSources[t];
+      record_widget(kNames[t]);
+    }
+    ImGui::Separator();
+    draw_panel(state_.source);
+    shown_tab_ = state_.source;
+    return;
+  }
+  if (!ImGui::BeginTabBar("source")) return;
+  const ShownSource wanted = state_.source;
+  const bool force = wanted != shown_tab_;  // a key or a menu chose another source: show its tab
+  ShownSource tab = wanted;
   // Each tab's rectangle is recorded as soon as it is drawn, before its contents.
-  const bool heads = ImGui::BeginTabItem("Hand-made", nullptr, flags(ShownSource::HandMade));
-  record_widget("tab:heads");
-  if (heads) {
-    tab = ShownSource::HandMade;
-    draw_controls_panel(state_, hand_made_, key_help(/*vit=*/false));
+  for (int t = 0; t < 3; ++t) {
+    const bool open = ImGui::BeginTabItem(kLabels[t], nullptr, force && wanted == kSources[t] ? ImGuiTabItemFlags_SetSelected : 0);
+    record_widget(kNames[t]);
+    if (!open) continue;
+    tab = kSources[t];
+    draw_panel(tab);
     ImGui::EndTabItem();
   }
-  const bool vit = ImGui::BeginTabItem("ViT model", nullptr, flags(ShownSource::Vit));
-  record_widget("tab:vit");
-  if (vit) {
-    tab = ShownSource::Vit;
-    draw_vit_panel(state_, vit_);
-    ImGui::EndTabItem();
-  }
-  const bool train = ImGui::BeginTabItem("Train", nullptr, flags(ShownSource::Train));
-  record_widget("tab:train");
-  if (train) {
-    tab = ShownSource::Train;
-    draw_train_panel(state_, train_);
-    ImGui::EndTabItem();
-  }
-  ImGui::PopItemWidth();
   ImGui::EndTabBar();
   if (!force) state_.source = tab;
   shown_tab_ = state_.source;

@@ -86,7 +86,8 @@ Widths widths(const SettingRef& s, const WidgetPlace& place) {
   const float help = place.help && *s.ui.help ? st.ItemSpacing.x + ImGui::CalcTextSize("(?)").x : 0.0f;
   const bool choice = std::holds_alternative<ChoiceRef>(s.value);
   if (std::holds_alternative<bool*>(s.value) || (choice && s.ui.widget == FieldUi::Widget::Checkbox))
-    return {0, box + label + help};
+    // A label longer than the column wraps beside its box (label_above: drawn by setting_widget).
+    return {0, box + label + help, label > 0 && box + label + help > ImGui::GetContentRegionAvail().x};
   if (choice && place.radio) {
     float w = 0;
     for (const std::string& c : s.ui.choices) w += box + ImGui::CalcTextSize(c.c_str()).x + st.ItemSpacing.x;
@@ -115,7 +116,8 @@ bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& p
   const SettingRef s = setting_ref(state, path);
   if (place.same_line) same_line_if_room(widths(s, place).whole);
   const Widths w = widths(s, place);
-  if (w.label_above) {
+  const bool box = w.frame == 0;  // a checkbox: a long label wraps beside it, after it is drawn
+  if (w.label_above && !box) {
     ImGui::BeginDisabled(place.disabled_why != nullptr);
     ImGui::TextUnformatted(s.ui.label);
     ImGui::EndDisabled();
@@ -135,6 +137,12 @@ bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& p
   record_widget(setting_widget_name(s.path, place));
   if (place.disabled_why && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("%s", place.disabled_why);
+  if (w.label_above && box) {
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::BeginGroup();
+    wrap_text(s.ui.label);
+    ImGui::EndGroup();
+  }
   ImGui::EndDisabled();
   if (place.help && *s.ui.help) help_marker(s.ui.help);
   return changed;

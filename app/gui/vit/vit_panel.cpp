@@ -14,7 +14,7 @@ namespace attnlab::app {
 namespace {
 
 void open_section(AppState& state, VitSession& vit) {
-  ImGui::TextUnformatted("Open a checkpoint (.safetensors, .pth or its folder; or drop it on the window)");
+  wrap_text("Open a checkpoint (.safetensors, .pth or its folder; or drop it on the window)");
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Open").x - ImGui::GetStyle().ItemSpacing.x - ImGui::GetStyle().FramePadding.x * 2);
   const bool enter = ImGui::InputText("##model_path", &state.ui.model_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   record_widget("model_path");
@@ -71,10 +71,12 @@ void choice_section(AppState& state, const VitRun& src) {
   ImGui::TextUnformatted("What the map shows");
   SourceChoice& c = state.vit;
   int layer = choice_layer(c, src.layers());
-  if (ImGui::SliderInt("layer (PgUp/PgDn)", &layer, 0, src.layers() - 1)) c.layer = layer;
+  // Short labels, the keys in the tooltips: nothing cut in a projector's narrow column.
+  if (ImGui::SliderInt("layer", &layer, 0, src.layers() - 1)) c.layer = layer;
   record_widget("vit_layer");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("PgUp / PgDn: the layer before / after; Home, End: the first, the last");
   const HeadChoice head = choice_head(c, src.heads());
-  if (ImGui::BeginCombo("head (0-9, A mean)", head_choice_label(head).c_str())) {
+  if (ImGui::BeginCombo("head", head_choice_label(head).c_str())) {
     for (const HeadFusion f : {HeadFusion::Mean, HeadFusion::Max, HeadFusion::Min})
       if (ImGui::Selectable(head_choice_label(HeadChoice{-1, f}).c_str(), head == HeadChoice{-1, f})) c.head = HeadChoice{-1, f};
     for (int h = 0; h < src.heads(); ++h)
@@ -82,36 +84,37 @@ void choice_section(AppState& state, const VitRun& src) {
     ImGui::EndCombo();
   }
   record_widget("vit_head");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("0-9: that head; A: the heads' mean");
   ImGui::TextUnformatted("query:");
-  ImGui::SameLine();
+  same_line_if_room(ImGui::CalcTextSize("CLS (C)").x + ImGui::GetFrameHeight() * 2);
   if (ImGui::RadioButton("CLS (C)", c.prefix_token == 0)) c.prefix_token = 0;
   record_widget("vit_query_cls");
   for (int r = 1; r < g.prefix; ++r) {
-    ImGui::SameLine();
     const std::string label = token_label(g, r);  // "register 0" is token 1
+    same_line_if_room(ImGui::CalcTextSize(label.c_str()).x + ImGui::GetFrameHeight() * 2);
     if (ImGui::RadioButton(label.c_str(), c.prefix_token == r)) c.prefix_token = r;
   }
-  ImGui::SameLine();
   const std::string patch = "patch (" + std::to_string(c.cell.col) + "," + std::to_string(c.cell.row) + ")";
+  same_line_if_room(ImGui::CalcTextSize(patch.c_str()).x + ImGui::GetFrameHeight() * 2);
   if (ImGui::RadioButton(patch.c_str(), c.prefix_token < 0)) c.prefix_token = -1;
   record_widget("vit_query_patch");
   setting_widget(state, "vit.rollout");
   setting_widget(state, "vit.norms");
   setting_widget(state, "vit.masks");
-  ImGui::SameLine();
+  same_line_if_room(ImGui::GetFontSize() * 5 + ImGui::CalcTextSize("% of the CLS row (?)").x);
   float percent = state.vit_mass * 100.0f;
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  if (ImGui::SliderFloat("% of the CLS row's mass", &percent, 5.0f, 95.0f, "%.0f")) state.vit_mass = percent / 100.0f;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4);
+  if (ImGui::SliderFloat("% of the CLS row", &percent, 5.0f, 95.0f, "%.0f")) state.vit_mass = percent / 100.0f;
   record_widget("vit_mass");
   help_marker("Per head, an outline around the fewest patches that hold this share of the CLS token's attention over "
               "the patches in this layer, as DINO (Caron et al. 2021) draws them.");
   setting_widget(state, "vit.bilinear");
   int resize = state.vit_resize;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::InputInt("input short side (px, 0: model's)", &resize, src.patch(), src.patch() * 4,
-                      ImGuiInputTextFlags_EnterReturnsTrue))
+  if (ImGui::InputInt("input size", &resize, src.patch(), src.patch() * 4, ImGuiInputTextFlags_EnterReturnsTrue))
     state.vit_resize = std::clamp(resize, 0, 4096);
   record_widget("vit_resize");
+  help_marker("The input's short side in pixels (0: the size the model was trained at).");
 }
 
 }  // namespace
