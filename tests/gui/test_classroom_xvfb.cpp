@@ -125,11 +125,14 @@ TEST(ClassroomUnderXvfb, MapOnlyExportIsTheMapAndItsColourBar) {
   const Image slide = load_image(map_png), window = load_image(whole_png);
   EXPECT_EQ(slide.width, cw);
   EXPECT_EQ(slide.height, ch);
-  // Inside the map window, covering the drawn photo (500 x 500 scaled) and more (the bar).
+  // Inside the map window, covering the drawn photo and more (the bar): the grid's whole patches
+  // of the 500 x 500 photo, scaled (the cropped remainder lies outside the canvas when the map is
+  // as tall as its window allows).
   const auto mw = map.at("widgets").at("window:Attention map");
   EXPECT_GE(cx, mw[0].get<int>());
   EXPECT_LE(cx + cw, mw[0].get<int>() + mw[2].get<int>() + 1);
-  const float drawn = map.at("image_view").at("scale").get<float>() * 500.0f;
+  const int K = map.at("patch").get<int>();
+  const float drawn = map.at("image_view").at("scale").get<float>() * static_cast<float>(500 / K * K);
   EXPECT_GT(static_cast<float>(cw), drawn + 40.0f) << "no room for the colour bar";
   EXPECT_GE(static_cast<float>(ch), drawn - 2.0f);
   EXPECT_LT(ch, map.at("window").at("height").get<int>() - 100) << "more than the map";

@@ -31,9 +31,11 @@ void App::draw_source_tabs() {
   static constexpr ShownSource kSources[3] = {ShownSource::HandMade, ShownSource::Vit, ShownSource::Train};
   const ImGuiStyle& style = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;
+  // Tabs or a list, decided on the column's width less a scroll bar whether one is shown or not:
+  // the same choice every frame (a scroll bar that comes and goes must not swap them under a click).
+  const float room = ImGui::GetWindowWidth() - style.WindowPadding.x * 2 - style.ScrollbarSize;
   float tabs_w = 0;
   for (const char* l : kLabels) tabs_w += ImGui::CalcTextSize(l).x + style.FramePadding.x * 2 + style.ItemInnerSpacing.x * 2;
-  tabs_w += style.ScrollbarSize;  // room for the column's scroll bar when its controls scroll
   // The controls leave room for their labels on their right however narrow the column (a
   // 1024 px projector's), instead of ImGui's 65 % of the window that cut them off.
   const float label = ImGui::CalcTextSize("patch size K (?)").x + style.ItemInnerSpacing.x + style.ItemSpacing.x;
@@ -44,7 +46,7 @@ void App::draw_source_tabs() {
     else draw_train_panel(state_, train_);
     ImGui::PopItemWidth();
   };
-  if (tabs_w > avail) {
+  if (tabs_w > room) {
     for (int t = 0; t < 3; ++t) {
       if (ImGui::Selectable(kLabels[t], state_.source == kSources[t])) state_.source = kSources[t];
       record_widget(kNames[t]);

@@ -57,9 +57,10 @@ bool choice_widget(const std::string& id, const FieldUi& ui, const ChoiceRef& c,
   } else if (place.radio) {
     ImGui::BeginGroup();
     ImGui::PushID(id.c_str());
-    for (int k = 0; k < n; ++k) {
-      if (k) ImGui::SameLine();
-      if (ImGui::RadioButton(ui.choices[static_cast<size_t>(k)].c_str(), current == k)) chosen = k;
+    for (int k = 0; k < n; ++k) {  // on one line while they fit, the next ones below (a narrow column)
+      const std::string& label = ui.choices[static_cast<size_t>(k)];
+      if (k) same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label.c_str()).x);
+      if (ImGui::RadioButton(label.c_str(), current == k)) chosen = k;
     }
     ImGui::PopID();
     ImGui::EndGroup();

@@ -24,8 +24,8 @@ bool task_switch(TrainConfig& c) {
   ImGui::TextUnformatted("task");
   const VitTask tasks[2] = {VitTask::Classify, VitTask::MaskedPatches};
   const char* const names[2] = {"classify Fashion-MNIST", "masked patches of the photo"};
-  for (int t = 0; t < 2; ++t) {
-    ImGui::SameLine();
+  for (int t = 0; t < 2; ++t) {  // beside the word while it fits, else below (a narrow column)
+    same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(names[t]).x);
     // A switch of task takes that task's defaults (its model, data and rate differ).
     if (ImGui::RadioButton(names[t], c.shape.task == tasks[t]) && c.shape.task != tasks[t]) c.set_task(tasks[t]);
     record_widget(t ? "train:task_masked" : "train:task_classify");

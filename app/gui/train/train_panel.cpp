@@ -116,8 +116,8 @@ void shape_section(TrainSession& train, const TrainSession& other) {
   } else {
     // The lecture's switch, one click: what the classifier reads.
     ImGui::TextUnformatted("pooling");
-    for (int pool = 0; pool < 2; ++pool) {
-      ImGui::SameLine();
+    for (int pool = 0; pool < 2; ++pool) {  // beside the word while it fits, else below
+      same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(kPoolNames[pool]).x);
       const VitPooling p = pool ? VitPooling::Average : VitPooling::Token;
       if (ImGui::RadioButton(kPoolNames[pool], c.shape.pooling == p)) c.shape.pooling = p;
       record_widget(pool ? "train:pool_avg" : "train:pool_cls");
@@ -381,7 +381,7 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     // The range of the lines, so that heads parting (local ones falling) show from the start.
     if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
     const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
-    const std::string title = "attention distance (px), layer " + std::to_string(layer);
+    const std::string title = "distance (px), layer " + std::to_string(layer);
     step_plot("train:distance_plot", title.c_str(), ImVec2(side_w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
     ImGui::EndGroup();
     ImGui::EndTabItem();

@@ -17,7 +17,7 @@ PanelLayout panel_layout(float width, float height, float menu_h, float ui_scale
   // (1024 px at 1.5): the lower row and the controls give the map their room gradually, so that a
   // Ctrl + step never makes it smaller by a jump.
   const float cramped = std::clamp((1000.0f - width / ui_scale) / 300.0f, 0.0f, 1.0f);
-  l.controls_w = row.controls ? std::min(340.0f * ui_scale, width * (0.27f + 0.03f * cramped)) : 0.0f;
+  l.controls_w = row.controls ? std::min(340.0f * ui_scale, width * (0.27f + 0.02f * cramped)) : 0.0f;
   const float main_w = width - l.controls_w, below_menu = height - menu_h;
   const bool lower = row.pinned || row.images || row.heads;
   float map_h = lower ? below_menu * (0.70f + 0.10f * cramped) : below_menu;

@@ -30,7 +30,7 @@ struct PanelLayout {
 /// pixels. The controls take at most 340 px × ui_scale and 27 % of the width; the map's height is
 /// 70 % of the room below the menu, all of it when nothing goes below. Under 1000 px of UI across
 /// (width / ui_scale) the lower row gives way gradually, up to 80 % at 700 px and under (and the
-/// controls, whose words grow with the scale, take up to 30 %), so
+/// controls, whose words grow with the scale, take up to 29 %), so
 /// that a larger UI scale on a projector does not shrink the map. The heads go right of the map
 /// when the map at that height leaves them 150 px × ui_scale (at most 560 px × ui_scale), else
 /// into the lower row, which the source's own views share with the heads and the images in the
