@@ -184,6 +184,7 @@ void VitMapSource::draw_map_header(const MainMap& map) {
     ImGui::TextColored(map.prefix_share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1),
                        "  %.1f %% of this row went to %s (not drawn)", 100.0 * map.prefix_share,
                        g.prefix > 1 ? "CLS and registers" : "CLS");
+    record_widget("map:prefix_share");
   }
   if (map.shows == "norms") {
     std::string prefix;
@@ -206,6 +207,7 @@ void VitMapSource::draw_map_header(const MainMap& map) {
                        map.flat.nearly_uniform ? "nearly uniform row" : "row", map.flat.max_over_min, map.flat.entropy_ratio);
   ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.label().c_str(), src.input_width(),
                       src.input_height(), g.cols, g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
+  record_widget("map:model_line");
 }
 
 // DINO-style masks: one outline per head around the patches that hold the chosen share of the

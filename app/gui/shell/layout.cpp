@@ -36,21 +36,21 @@ void App::draw_source_tabs() {
   ImGui::PushItemWidth(std::max(avail - label, avail * 0.5f));
   // Each tab's rectangle is recorded as soon as it is drawn, before its contents.
   const bool heads = ImGui::BeginTabItem("Hand-made heads", nullptr, flags(ShownSource::HandMade));
-  record_widget("tab:heads");
+  record_tab("tab:heads", "Hand-made heads");
   if (heads) {
     tab = ShownSource::HandMade;
     draw_controls_panel(state_, hand_made_, key_help(/*vit=*/false));
     ImGui::EndTabItem();
   }
   const bool vit = ImGui::BeginTabItem("ViT model", nullptr, flags(ShownSource::Vit));
-  record_widget("tab:vit");
+  record_tab("tab:vit", "ViT model");
   if (vit) {
     tab = ShownSource::Vit;
     draw_vit_panel(state_, vit_);
     ImGui::EndTabItem();
   }
   const bool train = ImGui::BeginTabItem("Train", nullptr, flags(ShownSource::Train));
-  record_widget("tab:train");
+  record_tab("tab:train", "Train");
   if (train) {
     tab = ShownSource::Train;
     draw_train_panel(state_, train_);
@@ -76,7 +76,7 @@ void App::draw_vit_lower_tabs() {
     const LowerView& view = views[static_cast<std::size_t>(t)];
     const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view.label, nullptr, flags);
-    record_widget(std::string("vit_tab:") + view.name);
+    record_tab(std::string("vit_tab:") + view.name, view.label);
     if (!open) continue;
     if (!asked) state_.vit_tab = t;  // chosen by a click
     shown_vit_lower_ = t;
@@ -343,10 +343,11 @@ void App::draw_model_gallery() {
   record_widget("gallery:fashion_vit");
 }
 
-// The current window's rectangle as "window:<name>" (its title bar can be dragged).
+// The current window's rectangle as "window:<name>" (its title bar can be dragged), the window
+// its controls are recorded in, and whether its title is cut (widget_log.hpp).
 void App::record_window(const std::string& name) {
   const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
-  widget_log().rects["window:" + name] = {p.x, p.y, s.x, s.y};
+  note_window(name);
   panel_rects_[name] = {p.x, p.y, s.x, s.y};
 }
 
