@@ -22,13 +22,6 @@
 // the CPU from the same files.
 // ATTNLAB_LECTURE_SHOTS=<folder> keeps every step's F12 picture there
 // (scale<S>-<step>.png) to look at.
-#include "core/io/image.hpp"
-#include "core/vit/vit_cpu.hpp"
-#include "core/vit/vit_run.hpp"
-#include "test_support.hpp"
-#include "xdnd_drop.hpp"
-#include "xvfb_session.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +30,13 @@
 #include <map>
 #include <set>
 #include <thread>
+
+#include "core/io/image.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "core/vit/vit_run.hpp"
+#include "test_support.hpp"
+#include "xdnd_drop.hpp"
+#include "xvfb_session.hpp"
 
 using namespace attnlab;
 using namespace attnlab::testing;
@@ -54,15 +54,16 @@ std::filesystem::path fashion_image(const std::string& name) { return fashion_vi
 // settings.json as a user left it: nothing here is the default but the panels (all shown) and
 // the export folder (none chosen: the Pictures folder). Numbers exact in float.
 nlohmann::json users_settings(float ui_scale, int patch) {
-  return {{"patch", patch},
-          {"temperature", 0.25},
-          {"mask", {{"kind", "window"}, {"radius", 3}}},
-          {"custom", {{"W_q", {0, 1, 0, 1, 0, 0, 0, 0, 1}}, {"W_k", {1, 0, 0, 0, 0, 1, 0, 1, 0}}}},
-          {"display", {{"colormap", "bmy"}, {"opacity", 0.625}, {"grid", false}}},
-          {"classroom",
-           {{"ui_scale", ui_scale},
-            {"panels", {{"controls", true}, {"heads", true}, {"pinned", true}, {"images", true}, {"diagnostics", false}}}}},
-          {"export_dir", ""}};
+  return {
+      {"patch", patch},
+      {"temperature", 0.25},
+      {"mask", {{"kind", "window"}, {"radius", 3}}},
+      {"custom", {{"W_q", {0, 1, 0, 1, 0, 0, 0, 0, 1}}, {"W_k", {1, 0, 0, 0, 0, 1, 0, 1, 0}}}},
+      {"display", {{"colormap", "bmy"}, {"opacity", 0.625}, {"grid", false}}},
+      {"classroom",
+       {{"ui_scale", ui_scale},
+        {"panels", {{"controls", true}, {"heads", true}, {"pinned", true}, {"images", true}, {"diagnostics", false}}}}},
+      {"export_dir", ""}};
 }
 
 void write_settings(const std::filesystem::path& dir, const nlohmann::json& j) {
@@ -92,7 +93,8 @@ bool same_value(const nlohmann::json& a, const nlohmann::json& b) {
 
 // Check 5: the settings.json the app left is the one written, but for the keys the walk set
 // (paths or their prefixes, "vit" for everything under it).
-void expect_settings_kept(const std::filesystem::path& dir, const nlohmann::json& written, const std::set<std::string>& set_by_walk) {
+void expect_settings_kept(const std::filesystem::path& dir, const nlohmann::json& written,
+                          const std::set<std::string>& set_by_walk) {
   std::ifstream in(dir / "config" / "attnlab" / "settings.json");
   ASSERT_TRUE(in) << "no settings.json after the walk";
   const nlohmann::json saved = nlohmann::json::parse(in, nullptr, false);
@@ -109,8 +111,10 @@ void expect_settings_kept(const std::filesystem::path& dir, const nlohmann::json
   for (const auto& [path, value] : before) {
     if (walk_set(path)) continue;
     const auto it = after.find(path);
-    if (it == after.end()) lost += "\n  " + path + ": " + value.dump() + " -> (gone)";
-    else if (!same_value(value, it->second)) lost += "\n  " + path + ": " + value.dump() + " -> " + it->second.dump();
+    if (it == after.end())
+      lost += "\n  " + path + ": " + value.dump() + " -> (gone)";
+    else if (!same_value(value, it->second))
+      lost += "\n  " + path + ": " + value.dump() + " -> " + it->second.dump();
   }
   EXPECT_TRUE(lost.empty()) << "settings.json lost what the user set:" << lost;
 }
@@ -119,7 +123,9 @@ struct Rect {
   float x, y, w, h;
   float area() const { return std::max(w, 0.0f) * std::max(h, 0.0f); }
 };
-Rect rect_of(const nlohmann::json& r) { return {r[0].get<float>(), r[1].get<float>(), r[2].get<float>(), r[3].get<float>()}; }
+Rect rect_of(const nlohmann::json& r) {
+  return {r[0].get<float>(), r[1].get<float>(), r[2].get<float>(), r[3].get<float>()};
+}
 std::string str(const Rect& r) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "[%.0f, %.0f, %.0f x %.0f]", static_cast<double>(r.x), static_cast<double>(r.y),
@@ -133,14 +139,15 @@ void keep_shot(const std::filesystem::path& png, float scale, const std::string&
   if (!keep || !*keep) return;
   std::error_code ec;
   std::filesystem::create_directories(keep, ec);
-  std::filesystem::copy_file(png, std::filesystem::path(keep) / ("scale" + std::to_string(static_cast<int>(scale)) + "-" + step + ".png"),
-                             std::filesystem::copy_options::overwrite_existing, ec);
+  std::filesystem::copy_file(
+      png, std::filesystem::path(keep) / ("scale" + std::to_string(static_cast<int>(scale)) + "-" + step + ".png"),
+      std::filesystem::copy_options::overwrite_existing, ec);
 }
 
 // Checks 1 to 4 on one step's export; returns the area of the map's picture (0 when none was
 // drawn) and prints the step's numbers.
-float check_step(const nlohmann::json& s, const std::filesystem::path& png, const std::filesystem::path& dir, float scale,
-                 const std::string& step) {
+float check_step(const nlohmann::json& s, const std::filesystem::path& png, const std::filesystem::path& dir,
+                 float scale, const std::string& step) {
   SCOPED_TRACE("step " + step + " at UI scale " + std::to_string(static_cast<int>(scale)));
   keep_shot(png, scale, step);
   // 4. The folder a teacher looks in.
@@ -168,8 +175,8 @@ float check_step(const nlohmann::json& s, const std::filesystem::path& png, cons
       if (r.area() > largest_other_area) largest_other_area = r.area(), largest_other = name + " " + str(r);
       EXPECT_GT(map_area, r.area()) << "the map's picture " << str(map) << " is smaller than " << name << " " << str(r);
     }
-    EXPECT_GE(map_area, kMapShare * W * H) << "the map's picture " << str(map) << " takes " << 100 * map_area / (W * H)
-                                           << " % of the window";
+    EXPECT_GE(map_area, kMapShare * W * H)
+        << "the map's picture " << str(map) << " takes " << 100 * map_area / (W * H) << " % of the window";
   }
 
   // 2. No two windows overlap (their edges may touch: a pixel of rounding).
@@ -177,7 +184,8 @@ float check_step(const nlohmann::json& s, const std::filesystem::path& png, cons
   for (auto a = windows.begin(); a != windows.end(); ++a)
     for (auto b = std::next(a); b != windows.end(); ++b) {
       const Rect &p = a->second, &q = b->second;
-      const float ox = std::min(p.x + p.w, q.x + q.w) - std::max(p.x, q.x), oy = std::min(p.y + p.h, q.y + q.h) - std::max(p.y, q.y);
+      const float ox = std::min(p.x + p.w, q.x + q.w) - std::max(p.x, q.x),
+                  oy = std::min(p.y + p.h, q.y + q.h) - std::max(p.y, q.y);
       if (ox > 1 && oy > 1) overlaps += "\n  " + a->first + " " + str(p) + " and " + b->first + " " + str(q);
     }
   EXPECT_TRUE(overlaps.empty()) << "windows overlap:" << overlaps;
@@ -186,7 +194,8 @@ float check_step(const nlohmann::json& s, const std::filesystem::path& png, cons
   // shortened by ImGui.
   std::string clipped;
   for (const auto& [name, r] : windows)
-    if (r.x < -1 || r.y < -1 || r.x + r.w > W + 1 || r.y + r.h > H + 1) clipped += "\n  " + name + " " + str(r) + " off the screen";
+    if (r.x < -1 || r.y < -1 || r.x + r.w > W + 1 || r.y + r.h > H + 1)
+      clipped += "\n  " + name + " " + str(r) + " off the screen";
   const auto owners = s.value("widget_windows", nlohmann::json::object());
   EXPECT_FALSE(owners.empty()) << "the sidecar does not say which window each control is in";
   for (const auto& [name, owner_json] : owners.items()) {
@@ -198,17 +207,19 @@ float check_step(const nlohmann::json& s, const std::filesystem::path& png, cons
     if (r.x < in.x - 1 || r.x + r.w > in.x + in.w + 1)
       clipped += "\n  " + name + " " + str(r) + " past the edge of " + owner + " " + str(in);
   }
-  for (const auto& cut : s.value("labels_cut", nlohmann::json::array())) clipped += "\n  " + cut.get<std::string>() + ": label cut";
+  for (const auto& cut : s.value("labels_cut", nlohmann::json::array()))
+    clipped += "\n  " + cut.get<std::string>() + ": label cut";
   EXPECT_TRUE(clipped.empty()) << "clipped:" << clipped;
 
-  std::printf("[lecture] scale %d %-18s map %s = %5.1f %% of the window; largest other window %s (%5.1f %%); "
-              "overlaps %zu, clipped %zu; saved in %s\n",
-              static_cast<int>(scale), step.c_str(),
-              widgets.contains("map:picture") ? str(rect_of(widgets.at("map:picture"))).c_str() : "(none)",
-              static_cast<double>(100 * map_area / (W * H)), largest_other.c_str(),
-              static_cast<double>(100 * largest_other_area / (W * H)),
-              static_cast<std::size_t>(std::count(overlaps.begin(), overlaps.end(), '\n')),
-              static_cast<std::size_t>(std::count(clipped.begin(), clipped.end(), '\n')), png.parent_path().string().c_str());
+  std::printf(
+      "[lecture] scale %d %-18s map %s = %5.1f %% of the window; largest other window %s (%5.1f %%); "
+      "overlaps %zu, clipped %zu; saved in %s\n",
+      static_cast<int>(scale), step.c_str(),
+      widgets.contains("map:picture") ? str(rect_of(widgets.at("map:picture"))).c_str() : "(none)",
+      static_cast<double>(100 * map_area / (W * H)), largest_other.c_str(),
+      static_cast<double>(100 * largest_other_area / (W * H)),
+      static_cast<std::size_t>(std::count(overlaps.begin(), overlaps.end(), '\n')),
+      static_cast<std::size_t>(std::count(clipped.begin(), clipped.end(), '\n')), png.parent_path().string().c_str());
   if (!overlaps.empty() || !clipped.empty()) std::printf("%s%s\n", overlaps.c_str(), clipped.c_str());
   return map_area;
 }
@@ -217,8 +228,8 @@ float check_step(const nlohmann::json& s, const std::filesystem::path& png, cons
 // row or column of rounding).
 void expect_scale_two_keeps_the_map(const std::map<std::string, std::array<float, 2>>& area) {
   for (const auto& [step, a] : area)
-    EXPECT_GE(a[1], a[0] - 2 * std::sqrt(a[0])) << "step " << step << ": the map's picture is " << a[0] << " px^2 at UI scale 1, "
-                                                << a[1] << " px^2 at 2";
+    EXPECT_GE(a[1], a[0] - 2 * std::sqrt(a[0]))
+        << "step " << step << ": the map's picture is " << a[0] << " px^2 at UI scale 1, " << a[1] << " px^2 at 2";
 }
 
 std::string file_name(const nlohmann::json& s) {
@@ -234,7 +245,8 @@ bool vit_settled(const nlohmann::json& j, const std::string& image) {
 // The map is the bundled ViT's map of `image`: the sidecar names it, the source and the model,
 // and the values drawn are the model's row for that image (the choice the sidecar records),
 // computed here on the CPU; the GPU's own rounding allowed, as AppUnderXvfb's backend test.
-void expect_vit_map_of(const nlohmann::json& s, const std::filesystem::path& image, const std::shared_ptr<const VitModel>& model) {
+void expect_vit_map_of(const nlohmann::json& s, const std::filesystem::path& image,
+                       const std::shared_ptr<const VitModel>& model) {
   SCOPED_TRACE("the ViT on " + image.filename().string());
   EXPECT_EQ(s.at("banner").get<std::string>(), "") << "an error instead of the example";
   EXPECT_EQ(s.at("source"), "vit");
@@ -329,8 +341,9 @@ TEST(LectureUnderXvfb, HandMadeHeadsPresentationAndThreeTourSteps) {
     EXPECT_EQ(app->close(), 0) << app->log();
     // What the walk set: K (and the query the new grid moved), presentation mode on and off,
     // the tour and its views, the window's place.
-    expect_settings_kept(dir, settings,
-                         {"patch", "hand_made/cell", "classroom/presentation", "tour_step", "views", "image", "window_placement"});
+    expect_settings_kept(
+        dir, settings,
+        {"patch", "hand_made/cell", "classroom/presentation", "tour_step", "views", "image", "window_placement"});
   }
   expect_scale_two_keeps_the_map(area);
 }
@@ -355,11 +368,15 @@ TEST(LectureUnderXvfb, BundledModelFromTheImagesPanelAndADropAfterKIs32) {
     click_widget(*app, s, "gallery:fashion_vit");
     pointer_aside(*app);
     // The entry opens the first shirt of the examples (not a t-shirt).
-    const auto shirt = export_until(*app, [](const nlohmann::json& j) {
-      return j.contains("vit_drawn") && !j.at("vit_drawn").at("busy").get<bool>() &&
-             (file_name(j).find("_shirt") != std::string::npos || !j.at("banner").get<std::string>().empty());
-    }, 60);
-    const std::string shirt_file = file_name(shirt).find("_shirt") != std::string::npos ? file_name(shirt) : "04_shirt.png";
+    const auto shirt = export_until(
+        *app,
+        [](const nlohmann::json& j) {
+          return j.contains("vit_drawn") && !j.at("vit_drawn").at("busy").get<bool>() &&
+                 (file_name(j).find("_shirt") != std::string::npos || !j.at("banner").get<std::string>().empty());
+        },
+        60);
+    const std::string shirt_file =
+        file_name(shirt).find("_shirt") != std::string::npos ? file_name(shirt) : "04_shirt.png";
     auto [shown, shown_png] = app->export_view();
     expect_vit_map_of(shown, fashion_image(shirt_file), model);
     area["vit-entry"][at] = check_step(shown, shown_png, dir, scale, "vit-entry");
@@ -369,9 +386,11 @@ TEST(LectureUnderXvfb, BundledModelFromTheImagesPanelAndADropAfterKIs32) {
     }
 
     const int w = shown.at("window").at("width").get<int>(), h = shown.at("window").at("height").get<int>();
-    ASSERT_TRUE(xdnd_drop(x.display(), app->wait_for_window(std::chrono::seconds(5)), fashion_image("14_bag.png"), w / 2, h / 2));
+    ASSERT_TRUE(xdnd_drop(x.display(), app->wait_for_window(std::chrono::seconds(5)), fashion_image("14_bag.png"),
+                          w / 2, h / 2));
     pointer_aside(*app);
-    export_until(*app, [](const nlohmann::json& j) { return vit_settled(j, "14_bag.png"); }, 60);
+    export_until(
+        *app, [](const nlohmann::json& j) { return vit_settled(j, "14_bag.png"); }, 60);
     auto [bag, bag_png] = app->export_view();
     expect_vit_map_of(bag, fashion_image("14_bag.png"), model);
     area["vit-drop"][at] = check_step(bag, bag_png, dir, scale, "vit-drop");
@@ -397,7 +416,12 @@ TEST(LectureUnderXvfb, BundledModelStartedOnAnExampleWithKIs32Saved) {
     const nlohmann::json settings = users_settings(scale, 32);
     auto app = start(x, dir, settings, {sandal.string(), "--model", fashion_vit().string()});
     ASSERT_TRUE(app->alive()) << app->log();
-    export_until(*app, [](const nlohmann::json& j) { return vit_settled(j, "07_sandal.png") || !j.at("banner").get<std::string>().empty(); }, 60);
+    export_until(
+        *app,
+        [](const nlohmann::json& j) {
+          return vit_settled(j, "07_sandal.png") || !j.at("banner").get<std::string>().empty();
+        },
+        60);
     auto [shown, png] = app->export_view();
     expect_vit_map_of(shown, sandal, model);
     area["vit-start"][scale == 1.0f ? 0 : 1] = check_step(shown, png, dir, scale, "vit-start");
@@ -421,16 +445,23 @@ TEST(LectureUnderXvfb, TrainTabBeforeAndAfterStart) {
     ASSERT_TRUE(app->alive()) << app->log();
     click_widget(*app, app->export_view().first, "tab:train");
     pointer_aside(*app);
-    export_until(*app, [](const nlohmann::json& j) { return j.at("source") == "train" && j.at("widgets").contains("train:start"); }, 20);
+    export_until(
+        *app,
+        [](const nlohmann::json& j) { return j.at("source") == "train" && j.at("widgets").contains("train:start"); },
+        20);
     auto [before, before_png] = app->export_view();
     area["train-before"][at] = check_step(before, before_png, dir, scale, "train-before");
 
     click_widget(*app, before, "train:start");
     pointer_aside(*app);
     // A few seconds of training: the maps and the curves of a model that has taken steps.
-    export_until(*app, [](const nlohmann::json& j) {
-      return j.contains("train_drawn") && j.at("train_drawn").at("step").get<int>() >= 10 && j.at("train_drawn").at("points").get<int>() >= 2;
-    }, 120);
+    export_until(
+        *app,
+        [](const nlohmann::json& j) {
+          return j.contains("train_drawn") && j.at("train_drawn").at("step").get<int>() >= 10 &&
+                 j.at("train_drawn").at("points").get<int>() >= 2;
+        },
+        120);
     auto [after, after_png] = app->export_view();
     EXPECT_TRUE(after.contains("train_drawn")) << "the map is not the model being trained";
     area["train-after"][at] = check_step(after, after_png, dir, scale, "train-after");

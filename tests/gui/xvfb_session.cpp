@@ -130,6 +130,11 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
   if (users_default) {
     vars.erase(std::remove_if(vars.begin(), vars.end(), [](const std::string& v) { return v.starts_with("ATTNLAB_EXPORT_DIR="); }),
                vars.end());
+    // The caches (Mesa's compiled shaders) stay where they were: HOME is for the Pictures folder.
+    const char* cache = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    if (cache && *cache) vars.push_back(std::string("XDG_CACHE_HOME=") + cache);
+    else if (home && *home) vars.push_back(std::string("XDG_CACHE_HOME=") + home + "/.cache");
     vars.push_back("HOME=" + (dir / "home").string());
     unset = {"ATTNLAB_EXPORT_DIR", "XDG_PICTURES_DIR"};
   }
@@ -214,16 +219,15 @@ std::pair<nlohmann::json, std::filesystem::path> AppProcess::export_view(std::ch
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
     for (const auto& folder : watched_)
-    for (const auto& path : files_in(folder)) {
-      const std::filesystem::directory_entry e(path);
-      if (before.count(e.path()) || e.path().extension() != ".json") continue;
-      std::ifstream in(e.path());
-      nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-      if (j.is_discarded()) continue;
-      auto png = e.path();
-      png.replace_extension(".png");
-      if (std::filesystem::exists(png)) return {j, png};
-    }
+      for (const auto& path : files_in(folder)) {
+        if (before.count(path) || path.extension() != ".json") continue;
+        std::ifstream in(path);
+        nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        if (j.is_discarded()) continue;
+        auto png = path;
+        png.replace_extension(".png");
+        if (std::filesystem::exists(png)) return {j, png};
+      }
     std::this_thread::sleep_for(std::chrono::milliseconds(tap ? 20 : 100));
   }
   std::string where;
