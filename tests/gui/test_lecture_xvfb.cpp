@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -223,6 +224,7 @@ float check_step(const nlohmann::json& s, const std::filesystem::path& png, cons
       static_cast<std::size_t>(std::count(overlaps.begin(), overlaps.end(), '\n')),
       static_cast<std::size_t>(std::count(clipped.begin(), clipped.end(), '\n')), png.parent_path().string().c_str());
   if (!overlaps.empty() || !clipped.empty()) std::printf("%s%s\n", overlaps.c_str(), clipped.c_str());
+  std::fflush(stdout);  // before the next AppProcess forks (its child would write this buffer again)
   return map_area;
 }
 
@@ -293,6 +295,19 @@ nlohmann::json reveal(AppProcess& app, nlohmann::json s, const std::string& widg
 // The pointer off the map and the panels (on the menu bar's empty right end): no hover moves
 // the query, no tooltip covers a picture.
 void pointer_aside(AppProcess& app) { app.xdotool("mousemove " + std::to_string(kScreenW - 4) + " 4"); }
+
+// Exports (F12 held as a person presses it, not tapped: taps were seen lost while the ViT or
+// the training kept llvmpipe busy) until the sidecar satisfies `ready`, at most `tries` times.
+nlohmann::json wait_for(AppProcess& app, const std::function<bool(const nlohmann::json&)>& ready, int tries) {
+  nlohmann::json j;
+  for (int n = 0; n < tries; ++n) {
+    j = app.export_view().first;
+    if (ready(j)) return j;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ADD_FAILURE() << "the app never showed what was expected; last sidecar: " << j.dump().substr(0, 2000);
+  return j;
+}
 
 // A walk's start: settings.json written, the app started with the user's default export folder.
 std::unique_ptr<AppProcess> start(const Xvfb& x, const std::filesystem::path& dir, const nlohmann::json& settings,
@@ -370,7 +385,7 @@ TEST(LectureUnderXvfb, BundledModelFromTheImagesPanelAndADropAfterKIs32) {
     click_widget(*app, s, "gallery:fashion_vit");
     pointer_aside(*app);
     // The entry opens the first shirt of the examples (not a t-shirt).
-    const auto shirt = export_until(
+    const auto shirt = wait_for(
         *app,
         [](const nlohmann::json& j) {
           return j.contains("vit_drawn") && !j.at("vit_drawn").at("busy").get<bool>() &&
@@ -391,7 +406,7 @@ TEST(LectureUnderXvfb, BundledModelFromTheImagesPanelAndADropAfterKIs32) {
     ASSERT_TRUE(xdnd_drop(x.display(), app->wait_for_window(std::chrono::seconds(5)), fashion_image("14_bag.png"),
                           w / 2, h / 2));
     pointer_aside(*app);
-    export_until(
+    wait_for(
         *app, [](const nlohmann::json& j) { return vit_settled(j, "14_bag.png"); }, 60);
     auto [bag, bag_png] = app->export_view();
     expect_vit_map_of(bag, fashion_image("14_bag.png"), model);
@@ -418,7 +433,7 @@ TEST(LectureUnderXvfb, BundledModelStartedOnAnExampleWithKIs32Saved) {
     const nlohmann::json settings = users_settings(scale, 32);
     auto app = start(x, dir, settings, {sandal.string(), "--model", fashion_vit().string()});
     ASSERT_TRUE(app->alive()) << app->log();
-    export_until(
+    wait_for(
         *app,
         [](const nlohmann::json& j) {
           return vit_settled(j, "07_sandal.png") || !j.at("banner").get<std::string>().empty();
@@ -447,7 +462,7 @@ TEST(LectureUnderXvfb, TrainTabBeforeAndAfterStart) {
     ASSERT_TRUE(app->alive()) << app->log();
     click_widget(*app, app->export_view().first, "tab:train");
     pointer_aside(*app);
-    export_until(
+    wait_for(
         *app,
         [](const nlohmann::json& j) { return j.at("source") == "train" && j.at("widgets").contains("train:start"); },
         20);
@@ -457,7 +472,7 @@ TEST(LectureUnderXvfb, TrainTabBeforeAndAfterStart) {
     click_widget(*app, before, "train:start");
     pointer_aside(*app);
     // A few seconds of training: the maps and the curves of a model that has taken steps.
-    export_until(
+    wait_for(
         *app,
         [](const nlohmann::json& j) {
           return j.contains("train_drawn") && j.at("train_drawn").at("step").get<int>() >= 10 &&
