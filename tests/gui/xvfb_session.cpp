@@ -8,6 +8,7 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -33,11 +34,15 @@ std::string run_capture(const std::string& cmd) {
 
 namespace {
 
-int spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log) {
+// `unset`: variables the child must not inherit; `cwd`: its working folder (empty: this one's).
+int spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log,
+          const std::vector<std::string>& unset = {}, const std::filesystem::path& cwd = {}) {
   const int pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
+    for (const auto& u : unset) ::unsetenv(u.c_str());
     for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
     if (!log.empty()) {
       std::FILE* f = std::freopen(log.c_str(), "w", stdout);
       if (f) ::dup2(::fileno(stdout), 2);
@@ -93,9 +98,17 @@ Xvfb::~Xvfb() {
 }
 
 AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args,
-                       const std::vector<std::string>& env)
+                       const std::vector<std::string>& env, Exports exports)
     : display_(x.display()), dir_(dir), exports_(dir / "exports") {
-  std::filesystem::create_directories(exports_);
+  const bool users_default = exports == Exports::UsersDefault;
+  if (users_default) {
+    exports_ = dir / "home" / "Pictures" / "attnlab";  // made by the app, not here
+    std::filesystem::create_directories(dir / "cwd");
+    watched_ = {exports_, dir / "cwd", dir / "home", dir / "home" / "Pictures"};
+  } else {
+    std::filesystem::create_directories(exports_);
+    watched_ = {exports_};
+  }
   std::filesystem::create_directories(dir / "config");
   std::vector<std::string> argv = {ATTNLAB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -113,8 +126,20 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
                                     // list of recent files in the test's folder, not the user's.
                                     "ATTNLAB_FILE_DIALOG=none", "NO_AT_BRIDGE=1", "GSETTINGS_BACKEND=memory",
                                     "XDG_DATA_HOME=" + (dir / "data").string()};
+  std::vector<std::string> unset;
+  if (users_default) {
+    vars.erase(std::remove_if(vars.begin(), vars.end(), [](const std::string& v) { return v.starts_with("ATTNLAB_EXPORT_DIR="); }),
+               vars.end());
+    // The caches (Mesa's compiled shaders) stay where they were: HOME is for the Pictures folder.
+    const char* cache = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    if (cache && *cache) vars.push_back(std::string("XDG_CACHE_HOME=") + cache);
+    else if (home && *home) vars.push_back(std::string("XDG_CACHE_HOME=") + home + "/.cache");
+    vars.push_back("HOME=" + (dir / "home").string());
+    unset = {"ATTNLAB_EXPORT_DIR", "XDG_PICTURES_DIR"};
+  }
   vars.insert(vars.end(), env.begin(), env.end());
-  pid_ = spawn(argv, vars, (dir / "app.log").string());
+  pid_ = spawn(argv, vars, (dir / "app.log").string(), unset, users_default ? dir / "cwd" : std::filesystem::path());
 }
 
 AppProcess::~AppProcess() {
@@ -179,24 +204,35 @@ void AppProcess::key(const std::string& keysym) const {
 }
 
 std::pair<nlohmann::json, std::filesystem::path> AppProcess::export_view(std::chrono::seconds timeout, bool tap) {
+  // The folders watched may not exist yet (the user's Pictures folder is the app's to make).
+  auto files_in = [](const std::filesystem::path& folder) {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
+    return out;
+  };
   std::set<std::filesystem::path> before;
-  for (const auto& e : std::filesystem::directory_iterator(exports_)) before.insert(e.path());
+  for (const auto& folder : watched_)
+    for (const auto& f : files_in(folder)) before.insert(f);
   if (tap) xdotool("key --delay 0 F12");
   else key("F12");
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
-    for (const auto& e : std::filesystem::directory_iterator(exports_)) {
-      if (before.count(e.path()) || e.path().extension() != ".json") continue;
-      std::ifstream in(e.path());
-      nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-      if (j.is_discarded()) continue;
-      auto png = e.path();
-      png.replace_extension(".png");
-      if (std::filesystem::exists(png)) return {j, png};
-    }
+    for (const auto& folder : watched_)
+      for (const auto& path : files_in(folder)) {
+        if (before.count(path) || path.extension() != ".json") continue;
+        std::ifstream in(path);
+        nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        if (j.is_discarded()) continue;
+        auto png = path;
+        png.replace_extension(".png");
+        if (std::filesystem::exists(png)) return {j, png};
+      }
     std::this_thread::sleep_for(std::chrono::milliseconds(tap ? 20 : 100));
   }
-  throw std::runtime_error("no export appeared in " + exports_.string() + "; app log:\n" + log());
+  std::string where;
+  for (const auto& folder : watched_) where += (where.empty() ? "" : ", ") + folder.string();
+  throw std::runtime_error("no export appeared in " + where + "; app log:\n" + log());
 }
 
 int AppProcess::close(std::chrono::seconds timeout) {

@@ -24,15 +24,27 @@ class Xvfb {
   std::string display_;
 };
 
+/// Where the app saves what F12, F8 and F9 write.
+enum class Exports {
+  /// ATTNLAB_EXPORT_DIR=<dir>/exports: the test's own folder.
+  TestFolder,
+  /// The user's default: ATTNLAB_EXPORT_DIR and XDG_PICTURES_DIR unset, HOME=<dir>/home (no
+  /// user-dirs.dirs in the config folder), the program started in <dir>/cwd. export_dir() is
+  /// <dir>/home/Pictures/attnlab (issue 47); export_view also finds an export saved in <dir>/cwd,
+  /// <dir>/home or <dir>/home/Pictures, for the test to say where it went.
+  UsersDefault,
+};
+
 /// The attnlab program started on a display with its own config and export folders.
 class AppProcess {
  public:
   /// Starts build/bin/attnlab with `args`, DISPLAY, XDG_CONFIG_HOME=<dir>/config and
-  /// ATTNLAB_EXPORT_DIR=<dir>/exports; stdout and stderr go to <dir>/app.log.
-  /// `env` adds NAME=value variables (e.g. MESA_GL_VERSION_OVERRIDE=3.3), after the defaults (the
-  /// Hugging Face cache in <dir>, HF_HUB_OFFLINE=1), which they override.
+  /// ATTNLAB_EXPORT_DIR=<dir>/exports (or the user's default folder: `exports`); stdout and
+  /// stderr go to <dir>/app.log. `env` adds NAME=value variables (e.g.
+  /// MESA_GL_VERSION_OVERRIDE=3.3), after the defaults (the Hugging Face cache in <dir>,
+  /// HF_HUB_OFFLINE=1), which they override.
   AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args = {},
-             const std::vector<std::string>& env = {});
+             const std::vector<std::string>& env = {}, Exports exports = Exports::TestFolder);
   ~AppProcess();
 
   /// Waits for the window to be mapped; returns its X id (0 on time-out).
@@ -63,6 +75,7 @@ class AppProcess {
  private:
   std::string display_;
   std::filesystem::path dir_, exports_;
+  std::vector<std::filesystem::path> watched_;  // where export_view looks for a new export
   int pid_ = -1;
   unsigned long window_ = 0;
   int exit_status_ = -1;

@@ -67,6 +67,11 @@ Canvas place_canvas(const AppState& state, const SourceGrid& g) {
   v.hovered = ImGui::IsItemHovered();
   v.scale = std::min(avail.x / v.cw, avail.y / v.ch) * state.zoom;
   v.origin = ImVec2(v.p0.x + (avail.x - v.cw * v.scale) * 0.5f + state.pan[0], v.p0.y + (avail.y - v.ch * v.scale) * 0.5f + state.pan[1]);
+  // The map as drawn (the photo's covered part at this zoom, clipped to the canvas): what the
+  // class sees of it (issue 47's tests weigh it against the other windows).
+  const ImVec2 a(std::max(v.origin.x, v.p0.x), std::max(v.origin.y, v.p0.y));
+  const ImVec2 b(std::min(v.origin.x + v.cw * v.scale, v.p0.x + avail.x), std::min(v.origin.y + v.ch * v.scale, v.p0.y + avail.y));
+  record_rect("map:picture", a, ImVec2(std::max(b.x - a.x, 0.0f), std::max(b.y - a.y, 0.0f)));
   v.pw = v.cw / static_cast<float>(g.cols);
   v.ph = v.ch / static_cast<float>(g.rows);
   return v;

@@ -185,6 +185,7 @@ void VitMapSource::draw_map_header(const MainMap& map) {
                   g.prefix > 1 ? "CLS and registers" : "CLS");
     same_line_if_room(ImGui::CalcTextSize(share).x + ImGui::GetStyle().ItemSpacing.x);
     ImGui::TextColored(map.prefix_share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s", share);
+    record_widget("map:prefix_share");
   }
   // Presentation mode: what the model decided, for the class (the ViT panel that lists it is hidden).
   if (const auto top = src.top_classes(5); state_.presentation && !top.empty()) {
@@ -222,6 +223,7 @@ void VitMapSource::draw_map_header(const MainMap& map) {
                        format_number(map.flat.max_over_min, 3).c_str(), format_number(map.flat.entropy_ratio, 3).c_str());
   ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.label().c_str(), src.input_width(),
                       src.input_height(), g.cols, g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
+  record_widget("map:model_line");
 }
 
 // DINO-style masks: one outline per head around the patches that hold the chosen share of the

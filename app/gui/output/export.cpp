@@ -57,6 +57,8 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, c
   j["toast"] = toast_showing(state) ? state.ui.status : "";
   j["overlays_left_out"] = widget_log().overlays_left_out;
   j["widgets"] = widget_log().rects;
+  j["widget_windows"] = widget_log().owners;  // the window each control was drawn in
+  j["labels_cut"] = widget_log().labels_cut;  // tabs ImGui shrank, window titles their title bar cuts
   j["view_errors"] = state.report.view_errors;
   j["checks"] = state.report.checks;  // what the Diagnostics panel shows
   if (!state.report.cka_drawn.is_null()) j["cka_drawn"] = state.report.cka_drawn;  // the similarity view's matrix

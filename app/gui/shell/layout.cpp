@@ -63,7 +63,7 @@ void App::draw_source_tabs() {
   // Each tab's rectangle is recorded as soon as it is drawn, before its contents.
   for (int t = 0; t < 3; ++t) {
     const bool open = ImGui::BeginTabItem(kLabels[t], nullptr, force && wanted == kSources[t] ? ImGuiTabItemFlags_SetSelected : 0);
-    record_widget(kNames[t]);
+    record_tab(kNames[t], kLabels[t]);
     if (!open) continue;
     tab = kSources[t];
     draw_panel(tab);
@@ -88,7 +88,7 @@ void App::draw_vit_lower_tabs() {
     const LowerView& view = views[static_cast<std::size_t>(t)];
     const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view.label, nullptr, flags);
-    record_widget(std::string("vit_tab:") + view.name);
+    record_tab(std::string("vit_tab:") + view.name, view.label);
     if (!open) continue;
     if (!asked) state_.vit_tab = t;  // chosen by a click
     shown_vit_lower_ = t;
@@ -366,10 +366,11 @@ void App::draw_model_gallery() {
   record_widget("gallery:fashion_vit");
 }
 
-// The current window's rectangle as "window:<name>" (its title bar can be dragged).
+// The current window's rectangle as "window:<name>" (its title bar can be dragged), the window
+// its controls are recorded in, and whether its title is cut (widget_log.hpp).
 void App::record_window(const std::string& name) {
   const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
-  widget_log().rects["window:" + name] = {p.x, p.y, s.x, s.y};
+  note_window(name);
   panel_rects_[name] = {p.x, p.y, s.x, s.y};
 }
 

@@ -342,7 +342,10 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
   TrainSession& train = runs[state.train_run];
   MapSource& source = state.train_run == 1 ? b : a;
   const std::string curves_tab = "Curves and distance, run " + train.name() + "###curves";
-  if (ImGui::BeginTabItem(curves_tab.c_str())) {
+  // Each tab recorded as soon as it is begun, before its contents (widget_log.hpp, record_tab).
+  const bool curves_open = ImGui::BeginTabItem(curves_tab.c_str());
+  record_tab("train_tab:curves", curves_tab.c_str());
+  if (curves_open) {
     const auto& points = train.points();
     const ImU32 colours[3] = {IM_COL32(255, 160, 60, 255), IM_COL32(80, 160, 255, 255), IM_COL32(90, 220, 120, 255)};
     const RunCurves curves = run_curves(points, "", colours);
@@ -386,21 +389,22 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     ImGui::EndGroup();
     ImGui::EndTabItem();
   }
-  record_widget("train_tab:curves");
-  if (ImGui::BeginTabItem("Runs A and B")) {
+  const bool runs_open = ImGui::BeginTabItem("Runs A and B");
+  record_tab("train_tab:runs", "Runs A and B");
+  if (runs_open) {
     draw_train_comparison(state, runs, a, b);
     ImGui::EndTabItem();
   }
-  record_widget("train_tab:runs");
   // The ViT's own lower views (vit_views.hpp, lower_views), on the shown run's latest snapshot;
   // its similarity view computed again on request while training runs.
   LowerViewContext context{state, train.vit(), state.train, source, [&] { draw_train_cka(state, runs, train, cka); }};
   for (const LowerView& view : lower_views()) {
-    if (ImGui::BeginTabItem(view.label)) {
+    const bool open = ImGui::BeginTabItem(view.label);
+    record_tab(std::string("train_tab:") + view.name, view.label);
+    if (open) {
       view.draw(context);
       ImGui::EndTabItem();
     }
-    record_widget(std::string("train_tab:") + view.name);
   }
   ImGui::EndTabBar();
 }
