@@ -41,10 +41,9 @@ struct Case {
   float w, h;
 };
 
-std::vector<Rect> shown(const PanelLayout& l, float menu_h, float height) {
+std::vector<Rect> shown(const PanelLayout& l) {
   std::vector<Rect> out = {l.map};
-  if (l.controls_w > 0) out.push_back({0, menu_h, l.controls_w, height - menu_h});
-  for (const Rect& r : {l.heads, l.pinned, l.images})
+  for (const Rect& r : {l.controls, l.heads, l.pinned, l.images})
     if (area(r) > 0) out.push_back(r);
   return out;
 }
@@ -59,7 +58,7 @@ TEST(PanelLayout, TheMapIsTheLargestAndNothingOverlapsOnEveryScreenAndScale) {
           SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + " at " + std::to_string(s) + ", aspect " + std::to_string(aspect));
           const float menu_h = 19.0f * s;
           const PanelLayout l = panel_layout(c.w, c.h, menu_h, s, aspect, chrome(s).w, chrome(s).h, LowerRow{.train = train});
-          const std::vector<Rect> rects = shown(l, menu_h, c.h);
+          const std::vector<Rect> rects = shown(l);
           for (std::size_t a = 0; a < rects.size(); ++a) {
             const Rect& r = rects[a];
             EXPECT_GE(r[0], -0.5f);
@@ -71,13 +70,19 @@ TEST(PanelLayout, TheMapIsTheLargestAndNothingOverlapsOnEveryScreenAndScale) {
             }
             for (std::size_t b = a + 1; b < rects.size(); ++b) EXPECT_FALSE(overlap(r, rects[b])) << a << " and " << b;
           }
-          // The map's picture takes a sixth of the screen at least up to UI scale 2 (a photo, square or
-          // 4:3); a wide video frame at a large scale, whose colour bar's words take the width, a tenth.
+          // Up to UI scale 2, a photo's picture (square or 4:3) takes a sixth of the screen at least; on the
+          // 1024 x 768 projector a square one (the safari photo, the bundled model's images) a quarter, and
+          // it is larger than every other panel. A wide video frame at a large scale, whose colour bar's
+          // words take the width, a tenth.
           const float ph = picture_height(l, aspect, chrome(s));
-          const float share = s <= 2.0f && aspect < 1.34f ? 0.17f : 0.09f;
+          const bool photo = s <= 2.0f && aspect < 1.34f, projector = c.w == 1024 && photo && aspect == 1.0f;
+          const float share = projector ? 0.25f : photo ? 0.17f : 0.09f;
           EXPECT_GE(ph * ph * aspect, share * c.w * c.h) << "picture " << ph * aspect << " x " << ph;
-          if (train) {
-            EXPECT_GE(l.pinned[2], 0.59f * (c.w - l.controls_w)) << "the Train tab's charts";
+          if (projector) {
+            for (std::size_t a = 1; a < rects.size(); ++a) EXPECT_GT(ph * ph * aspect, area(rects[a])) << "the picture against panel " << a;
+          }
+          if (train && !l.lower_in_controls) {
+            EXPECT_GE(l.pinned[2], 0.59f * c.w) << "the Train tab's charts";
           }
         }
 }
@@ -108,13 +113,18 @@ TEST(PanelLayout, ALargerUiScaleDoesNotShrinkTheMapOnAProjector) {
 // shown below leaves the map the whole height.
 TEST(PanelLayout, TheHeadsGoWhereTheMapLeavesRoom) {
   const Chrome c = chrome(1);
-  // 1024 × 768, a square photo: 748 px of room for a map about 588 px wide: a column of 160 px.
-  const PanelLayout square = panel_layout(1024, 768, 19, 1, 1.0f, c.w, c.h, LowerRow{});
+  // 1600 × 1000, a square photo: 1260 px of room right of the controls for a map about 770 px wide
+  // (its picture 637 px tall, the colour bar): a column of 490 px.
+  const PanelLayout square = panel_layout(1600, 1000, 19, 1, 1.0f, c.w, c.h, LowerRow{});
   EXPECT_TRUE(square.heads_right);
-  EXPECT_GE(square.heads[2], 150.0f);
+  EXPECT_NEAR(square.heads[2], 490.0f, 2.0f);
   EXPECT_EQ(square.heads[1], 19.0f);
+  // 1024 × 768: the map about 603 px wide leaves 145 px, under 150: the heads go below.
+  const PanelLayout projector = panel_layout(1024, 768, 19, 1, 1.0f, c.w, c.h, LowerRow{});
+  EXPECT_FALSE(projector.heads_right);
+  EXPECT_GT(projector.heads[1], projector.map[1] + projector.map[3] - 1);
   // A wide video frame fills the width: the heads go below.
-  const PanelLayout wide = panel_layout(1024, 768, 19, 1, 16.0f / 9.0f, c.w, c.h, LowerRow{});
+  const PanelLayout wide = panel_layout(1600, 1000, 19, 1, 16.0f / 9.0f, c.w, c.h, LowerRow{});
   EXPECT_FALSE(wide.heads_right);
   EXPECT_GT(wide.heads[1], wide.map[1] + wide.map[3] - 1);
   // Nothing below: the map to the bottom of the window.

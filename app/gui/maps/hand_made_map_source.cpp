@@ -76,9 +76,13 @@ void HandMadeMapSource::draw_head_settings() {
   ImGui::BeginGroup();
   edit("W_k", state_.attention.custom.W_k);
   ImGui::EndGroup();
-  if (ImGui::Button("identity (= colour head)")) state_.attention.custom = CustomHead{};
+  // The buttons' labels short enough for a narrow panel, one under the other when they do not fit.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  auto button_w = [&](const char* label) { return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x; };
+  if (ImGui::Button("identity")) state_.attention.custom = CustomHead{};
   record_widget("custom_identity");
-  ImGui::SameLine();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("W_q = W_k = I: the colour head");
+  same_line_if_room(button_w("only red/green"));
   if (ImGui::Button("only red/green")) {
     state_.attention.custom = CustomHead{};
     state_.attention.custom.W_q[8] = state_.attention.custom.W_k[8] = 0.0f;

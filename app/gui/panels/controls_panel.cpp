@@ -11,6 +11,7 @@
 #include <imgui_stdlib.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <cmath>
 #include <cstdio>
 
@@ -150,11 +151,19 @@ void export_folder(AppState& state) {
 
 void export_section(AppState& state) {
   if (!section("Export", ImGuiTreeNodeFlags_DefaultOpen)) return;
-  if (ImGui::Button(state.export_map_only ? "Save the map as PNG (F12)" : "Save the window as PNG (F12)"))
+  // The longest label that fits the column (a projector's narrow one at a large UI scale).
+  auto fitting = [](std::initializer_list<const char*> labels) {
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2;
+    for (const char* l : labels)
+      if (ImGui::CalcTextSize(l).x <= room) return l;
+    return *(labels.end() - 1);
+  };
+  if (ImGui::Button(state.export_map_only ? fitting({"Save the map as PNG (F12)", "Map PNG (F12)", "F12"})
+                                          : fitting({"Save the window as PNG (F12)", "Window PNG (F12)", "F12"})))
     state.commands.export_png();
   record_widget("save_png");
   setting_widget(state, "export_map_only");
-  if (ImGui::Button("Save row as CSV (F9)")) state.commands.export_csv();
+  if (ImGui::Button(fitting({"Save row as CSV (F9)", "Row CSV (F9)", "F9"}))) state.commands.export_csv();
   record_widget("save_csv");
   export_folder(state);
 }

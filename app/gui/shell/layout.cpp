@@ -206,10 +206,40 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     ImGui::SetNextWindowPos(ImVec2(r[0], r[1]), cond);
     ImGui::SetNextWindowSize(ImVec2(r[2], r[3]), cond);
   };
+  // The lower row's contents, as panels or (a cramped projector) as sections of the controls column.
+  auto heads_contents = [&] {
+    if (state_.source == ShownSource::Train && !shown_train_run()) wrap_text("The untrained model's heads appear here in a moment.");
+    else draw_heads_grid(state_, source);
+  };
+  const char* own_title = state_.source == ShownSource::Train ? "Training###train_lower" : vit ? "ViT views###vit_lower" : "Pinned queries";
+  const char* own_name = state_.source == ShownSource::Train ? "train_lower" : vit ? "vit_lower" : "Pinned queries";
+  auto own_contents = [&] {  // the source's own views: the Train tab's curves, the ViT's views, the pinned queries
+    if (state_.source == ShownSource::Train) draw_train_lower(state_, train_, train_map_a_, train_map_b_, train_cka_);
+    else if (vit) draw_vit_lower_tabs();
+    else draw_pinned_maps(state_, source);
+  };
+  auto images_contents = [&] {
+    draw_images_panel(state_, gallery_);
+    draw_model_gallery();
+  };
   if (state_.show_controls) {
-    place({0, menu_h, l.controls_w, d.y - menu_h});
+    place(l.controls);
     begin_panel("Controls", "Controls", &state_.show_controls, fixed);
     draw_source_tabs();
+    if (l.lower_in_controls) {  // the lower row's panels, folded here so that the map keeps the window's height
+      ImGui::Spacing();
+      auto section = [&](bool shown, const char* label, const char* name, const auto& contents) {
+        if (!shown) return;
+        ImGui::PushID(name);
+        const bool open = ImGui::CollapsingHeader(label);
+        record_widget(std::string("panel:") + name);
+        if (open) contents();
+        ImGui::PopID();
+      };
+      section(state_.show_heads, info.layers > 1 ? "Layers x heads" : "Heads", "Heads", heads_contents);
+      section(state_.show_pinned, state_.source == ShownSource::Train ? "Training" : vit ? "ViT views" : "Pinned queries", own_name, own_contents);
+      section(state_.show_images, "Images", "Images", images_contents);
+    }
     ImGui::End();
   }
   if (chapter) {  // the chapter view is the main area's; the map and its panels wait behind it
@@ -228,36 +258,29 @@ void App::draw_panels(ImVec2 d, float menu_h) {
               fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_main_map();
   ImGui::End();
-  if (state_.show_heads) {
-    place(l.heads);
-    begin_panel(info.layers > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
-    if (state_.source == ShownSource::Train && !shown_train_run()) wrap_text("The untrained model's heads appear here in a moment.");
-    else draw_heads_grid(state_, source);
-    ImGui::End();
-  }
-  if (state_.show_pinned) {
-    place(l.pinned);
-    if (state_.source == ShownSource::Train) {  // the curves, the distance against the step, the pins
-      begin_panel("Training###train_lower", "train_lower", &state_.show_pinned, fixed);
-      draw_train_lower(state_, train_, train_map_a_, train_map_b_, train_cka_);
-    } else if (vit) {  // the ViT's pinned queries share the lower row with its own views
-      begin_panel("ViT views###vit_lower", "vit_lower", &state_.show_pinned, fixed);
-      draw_vit_lower_tabs();
-    } else {
-      begin_panel("Pinned queries", "Pinned queries", &state_.show_pinned, fixed);
-      draw_pinned_maps(state_, source);
+  if (!l.lower_in_controls) {
+    if (state_.show_heads) {
+      place(l.heads);
+      begin_panel(info.layers > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
+      heads_contents();
+      ImGui::End();
     }
-    ImGui::End();
+    if (state_.show_pinned) {
+      place(l.pinned);
+      begin_panel(own_title, own_name, &state_.show_pinned, fixed);
+      own_contents();
+      ImGui::End();
+    }
+    if (state_.show_images) {
+      place(l.images);
+      begin_panel("Images", "Images", &state_.show_images, fixed);
+      images_contents();
+      ImGui::End();
+    }
   }
-  if (state_.show_images) {
-    place(l.images);
-    begin_panel("Images", "Images", &state_.show_images, fixed);
-    draw_images_panel(state_, gallery_);
-    draw_model_gallery();
-    ImGui::End();
-  }
-  if (state_.show_diagnostics) {  // over the lower row, where the images panel is
-    place(state_.show_images ? l.images : l.pinned);
+  if (state_.show_diagnostics) {  // over the lower row, where the images panel is (over the map's lower half when folded)
+    place(l.lower_in_controls ? std::array<float, 4>{l.map[0], l.map[1] + l.map[3] * 0.5f, l.map[2], l.map[3] * 0.5f}
+                              : state_.show_images ? l.images : l.pinned);
     ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
     begin_panel("Diagnostics", "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
     draw_diagnostics_panel(state_, hand_made_, vit_, row_check_);

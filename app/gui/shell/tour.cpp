@@ -62,15 +62,16 @@ void App::draw_teaching_windows(float menu_h) {
   draw_tour_box();
 }
 
-// The guided tour's box: the step, the view's tour text, previous / next / end, under the view
-// in the main area (never over it nor over the controls).
+// The guided tour's box: previous / next / end and the step on its first line, the view's tour
+// text under them, in the main area under the view (never over it nor over the controls). At most
+// 30 % of the window's height: a longer text (a large UI scale) scrolls inside, the buttons stay.
 void App::draw_tour_box() {
   if (state_.tour_step < 0 || state_.tour_step >= static_cast<int>(teaching_.size())) return;
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   const auto& v = teaching_[static_cast<size_t>(state_.tour_step)];
   const float left = state_.show_controls ? controls_w_ : 0.0f;
   ImGui::SetNextWindowPos(ImVec2(left, d.y), ImGuiCond_Always, ImVec2(0, 1));
-  ImGui::SetNextWindowSize(ImVec2(d.x - left, 0));
+  ImGui::SetNextWindowSizeConstraints(ImVec2(d.x - left, 0), ImVec2(d.x - left, d.y * 0.3f));
   ImGui::SetNextWindowBgAlpha(1.0f);
   ImGui::Begin("Guided tour", nullptr,
                ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_AlwaysAutoResize);
@@ -80,8 +81,6 @@ void App::draw_tour_box() {
     state_.commands.redraw();  // the view above takes the new height in the next frame
   }
   record_window("tour");
-  text_wrapped("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->chapter_reference());
-  text_wrapped("%s", v->tour_text());
   if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
   record_widget("tour_previous");
   ImGui::SameLine();
@@ -91,6 +90,12 @@ void App::draw_tour_box() {
   ImGui::SameLine();
   if (ImGui::Button("end tour")) set_tour_step(-1);
   record_widget("tour_end");
+  ImGui::SameLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::BeginGroup();
+  text_wrapped("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->chapter_reference());
+  ImGui::EndGroup();
+  text_wrapped("%s", v->tour_text());
   ImGui::End();
 }
 

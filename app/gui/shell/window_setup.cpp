@@ -302,7 +302,8 @@ void App::dropped(const std::filesystem::path& path) {
 // The UI scale (Ctrl +/-) and presentation mode, applied before the frame when they changed:
 // the style scaled from the base style, the font rasterized again at the new size.
 void App::apply_ui_scale() {
-  const float scale = state_.presentation ? std::max(state_.ui_scale, 1.75f) : state_.ui_scale;
+  // Presentation mode: large type, at least 2 (the same picture at UI scale 1 and 2, issue 47).
+  const float scale = state_.presentation ? std::max(state_.ui_scale, 2.0f) : state_.ui_scale;
   if (scale == applied_scale_ && state_.presentation == applied_presentation_) return;
   ImGuiStyle& style = ImGui::GetStyle();
   style = base_style_;
