@@ -255,9 +255,10 @@ float check_step(const nlohmann::json& s, const std::filesystem::path& png, cons
 // row or column of rounding).
 void expect_scale_two_keeps_the_map(const std::map<std::string, std::array<float, 2>>& area) {
   for (const auto& [step, a] : area)
-    if (a[0] >= 0 && a[1] >= 0)  // a chapter view's step: negative (check_step)
+    if (a[0] >= 0 && a[1] >= 0) {  // a chapter view's step: negative (check_step)
       EXPECT_GE(a[1], a[0] - 2 * std::sqrt(a[0]))
         << "step " << step << ": the map's picture is " << a[0] << " px^2 at UI scale 1, " << a[1] << " px^2 at 2";
+    }
 }
 
 std::string file_name(const nlohmann::json& s) {
@@ -404,7 +405,9 @@ TEST(LectureUnderXvfb, BundledModelFromTheImagesPanelAndADropAfterKIs32) {
     auto app = start(x, dir, settings);
     ASSERT_TRUE(app->alive()) << app->log();
     app->key("bracketright");
-    auto s = reveal(*app, app->export_view().first, "gallery:fashion_vit", "window:Images");
+    // The Images panel, or on a projector at a large UI scale its section at the foot of the controls.
+    auto s = app->export_view().first;
+    s = reveal(*app, s, "gallery:fashion_vit", s.at("widgets").contains("window:Images") ? "window:Images" : "window:Controls");
     EXPECT_EQ(s.at("patch"), 32);
     click_widget(*app, s, "gallery:fashion_vit");
     pointer_aside(*app);
@@ -486,11 +489,18 @@ TEST(LectureUnderXvfb, TrainTabBeforeAndAfterStart) {
     ASSERT_TRUE(app->alive()) << app->log();
     click_widget(*app, app->export_view().first, "tab:train");
     pointer_aside(*app);
+    // Before Start: the untrained model's own maps (a moment to make it), said to be untrained.
     wait_for(
         *app,
-        [](const nlohmann::json& j) { return j.at("source") == "train" && j.at("widgets").contains("train:start"); },
-        20);
+        [](const nlohmann::json& j) {
+          return j.at("source") == "train" && j.at("widgets").contains("train:start") && j.contains("train_drawn");
+        },
+        60);
     auto [before, before_png] = app->export_view();
+    ASSERT_TRUE(before.contains("train_drawn")) << "no map of the untrained model before Start";
+    EXPECT_TRUE(before.at("train_drawn").at("previewing").get<bool>());
+    EXPECT_EQ(before.at("train_drawn").at("step").get<int>(), 0);
+    EXPECT_TRUE(before.at("widgets").contains("train:press_start")) << "the map does not say to press Start";
     area["train-before"][at] = check_step(before, before_png, dir, scale, "train-before");
 
     click_widget(*app, before, "train:start");

@@ -71,17 +71,22 @@ class QuestionView final : public TeachingView {
 
  private:
   void draw_controls(HandMadeSession& hand_made, int i) {
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
-    ImGui::ColorEdit3("question colour c", colour_.data(), ImGuiColorEditFlags_Float);
-    ImGui::SameLine();
+    // Within the view's width at any UI scale: the label on its own line, the button and the
+    // radio buttons on the next line when they do not fit.
+    ImGui::TextUnformatted("question colour c");
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 16, ImGui::GetContentRegionAvail().x));
+    ImGui::ColorEdit3("##question colour c", colour_.data(), ImGuiColorEditFlags_Float);
     const PatchGrid& g = hand_made.grid();
+    const ImGuiStyle& st = ImGui::GetStyle();
+    same_line_if_room(ImGui::CalcTextSize("use the query patch's colour").x + st.FramePadding.x * 2 + st.ItemSpacing.x);
     if (ImGui::Button("use the query patch's colour")) colour_ = patch_colour(hand_made, i);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("the mean colour of patch (%d,%d), the image view's query", g.col_of(i), g.row_of(i));
     ImGui::TextUnformatted("head:");
     for (HeadKind h : kColourHeads) {
-      ImGui::SameLine();
-      ImGui::RadioButton(std::string(head_name(h)).c_str(), &head_, static_cast<int>(h));
+      const std::string name(head_name(h));
+      same_line_if_room(ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(name.c_str()).x + st.ItemSpacing.x);
+      ImGui::RadioButton(name.c_str(), &head_, static_cast<int>(h));
     }
     help_marker(
         "Only these heads read the colour part of x. colour: q = c/|c| (fig. 26.12); colour+position: "

@@ -187,6 +187,14 @@ void VitMapSource::draw_map_header(const MainMap& map) {
     ImGui::TextColored(map.prefix_share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s", share);
     record_widget("map:prefix_share");
   }
+  if (map.shows == "row" && map.flat.n > 0) {  // how flat the row is, beside the share when it fits (the map keeps a line)
+    char flat[128];
+    std::snprintf(flat, sizeof flat, "%s: max/min %s, H/log N = %s", map.flat.nearly_uniform ? "nearly uniform row" : "row",
+                  format_number(map.flat.max_over_min, 3).c_str(), format_number(map.flat.entropy_ratio, 3).c_str());
+    same_line_if_room(ImGui::CalcTextSize(flat).x + ImGui::GetStyle().ItemSpacing.x * 3);
+    ImGui::TextColored(map.flat.nearly_uniform ? ImVec4(1.0f, 0.8f, 0.3f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s", flat);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("H/log N: 1 for a uniform row, 0 for one key");
+  }
   // Presentation mode: what the model decided, for the class (the ViT panel that lists it is hidden).
   if (const auto top = src.top_classes(5); state_.presentation && !top.empty()) {
     const auto& labels = src.model().arch.labels;
@@ -217,12 +225,10 @@ void VitMapSource::draw_map_header(const MainMap& map) {
                  format_number(sorted.back(), 3).c_str(), static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
     ImGui::PopStyleColor();
   }
-  if (map.shows == "row" && map.flat.n > 0)
-    ImGui::TextColored(map.flat.nearly_uniform ? ImVec4(1.0f, 0.8f, 0.3f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1),
-                       "%s: max/min %s, H/log N = %s (1: uniform, 0: one key)", map.flat.nearly_uniform ? "nearly uniform row" : "row",
-                       format_number(map.flat.max_over_min, 3).c_str(), format_number(map.flat.entropy_ratio, 3).c_str());
-  ImGui::TextDisabled("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.label().c_str(), src.input_width(),
-                      src.input_height(), g.cols, g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  text_wrapped("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.label().c_str(), src.input_width(), src.input_height(), g.cols,
+               g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
+  ImGui::PopStyleColor();
   record_widget("map:model_line");
 }
 

@@ -231,7 +231,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
       auto section = [&](bool shown, const char* label, const char* name, const auto& contents) {
         if (!shown) return;
         ImGui::PushID(name);
-        const bool open = ImGui::CollapsingHeader(label);
+        const bool open = ImGui::CollapsingHeader(label, ImGuiTreeNodeFlags_DefaultOpen);
         record_widget(std::string("panel:") + name);
         if (open) contents();
         ImGui::PopID();

@@ -90,12 +90,7 @@ void App::draw_tour_box() {
   ImGui::SameLine();
   if (ImGui::Button("end tour")) set_tour_step(-1);
   record_widget("tour_end");
-  ImGui::SameLine();
-  ImGui::AlignTextToFramePadding();
-  ImGui::BeginGroup();
-  text_wrapped("Step %d of %zu: %s (%s)", state_.tour_step + 1, teaching_.size(), v->title(), v->chapter_reference());
-  ImGui::EndGroup();
-  text_wrapped("%s", v->tour_text());
+  text_wrapped("Step %d of %zu: %s (%s). %s", state_.tour_step + 1, teaching_.size(), v->title(), v->chapter_reference(), v->tour_text());
   ImGui::End();
 }
 

@@ -341,7 +341,7 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
   if (!ImGui::BeginTabBar("train_lower", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   TrainSession& train = runs[state.train_run];
   MapSource& source = state.train_run == 1 ? b : a;
-  const std::string curves_tab = "Curves and distance, run " + train.name() + "###curves";
+  const std::string curves_tab = "Curves, run " + train.name() + "###curves";
   // Each tab recorded as soon as it is begun, before its contents (widget_log.hpp, record_tab).
   const bool curves_open = ImGui::BeginTabItem(curves_tab.c_str());
   record_tab("train_tab:curves", curves_tab.c_str());
@@ -389,8 +389,8 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     ImGui::EndGroup();
     ImGui::EndTabItem();
   }
-  const bool runs_open = ImGui::BeginTabItem("Runs A and B");
-  record_tab("train_tab:runs", "Runs A and B");
+  const bool runs_open = ImGui::BeginTabItem("A and B");
+  record_tab("train_tab:runs", "A and B");
   if (runs_open) {
     draw_train_comparison(state, runs, a, b);
     ImGui::EndTabItem();

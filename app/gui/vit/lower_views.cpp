@@ -11,15 +11,15 @@ namespace attnlab::app {
 
 const std::vector<LowerView>& lower_views() {
   static const std::vector<LowerView> views = {
-      {"distance", "Attention distance", [](LowerViewContext& c) { draw_vit_distance_view(c.state, c.vit, c.choice); }},
-      {"pinned", "Pinned queries",
+      {"distance", "Distance", [](LowerViewContext& c) { draw_vit_distance_view(c.state, c.vit, c.choice); }},
+      {"pinned", "Pinned",
        [](LowerViewContext& c) {
          if (c.map.info().ready) draw_pinned_maps(c.state, c.map);
          else ImGui::TextDisabled("No model yet: its pinned queries show once it has run.");
        }},
-      {"matrix", "Attention matrix", [](LowerViewContext& c) { draw_vit_matrix_view(c.state, c.vit, c.choice); }},
+      {"matrix", "Matrix", [](LowerViewContext& c) { draw_vit_matrix_view(c.state, c.vit, c.choice); }},
       {"step", "Step by step", [](LowerViewContext& c) { draw_vit_step_view(c.vit, c.choice); }},
-      {"cka", "Similarity (CKA)", [](LowerViewContext& c) { c.draw_cka(); }},
+      {"cka", "CKA", [](LowerViewContext& c) { c.draw_cka(); }},
   };
   return views;
 }

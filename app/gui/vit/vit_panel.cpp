@@ -30,7 +30,11 @@ void open_section(AppState& state, VitSession& vit) {
     record_widget("model_cancel");
     state.commands.redraw();  // the bar moves and the result shows without an event
   }
-  if (ImGui::Button("Gallery (Hugging Face Hub)...")) state.ui.show_hub_gallery = true;
+  {  // the longest label that fits the column
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2;
+    const char* label = ImGui::CalcTextSize("Gallery (Hugging Face Hub)...").x <= room ? "Gallery (Hugging Face Hub)..." : "Gallery...";
+    if (ImGui::Button(label)) state.ui.show_hub_gallery = true;
+  }
   record_widget("model_gallery");
   if (!state.recent_models.empty() && ImGui::TreeNode("Recent models")) {
     for (const std::string& p : state.recent_models) {
@@ -101,17 +105,26 @@ void choice_section(AppState& state, const VitRun& src) {
   setting_widget(state, "vit.rollout");
   setting_widget(state, "vit.norms");
   setting_widget(state, "vit.masks");
+  // A label that does not fit beside its widget goes on the line above (a projector's narrow column).
+  auto narrow = [](const char* label, float widget_w) {
+    const float whole = widget_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x + ImGui::CalcTextSize("(?)").x;
+    if (whole <= ImGui::GetContentRegionAvail().x) return false;
+    ImGui::TextUnformatted(label);
+    return true;
+  };
   same_line_if_room(ImGui::GetFontSize() * 5 + ImGui::CalcTextSize("% of the CLS row (?)").x);
   float percent = state.vit_mass * 100.0f;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4);
-  if (ImGui::SliderFloat("% of the CLS row", &percent, 5.0f, 95.0f, "%.0f")) state.vit_mass = percent / 100.0f;
+  if (ImGui::SliderFloat(narrow("% of the CLS row", ImGui::GetFontSize() * 4) ? "##vit_mass" : "% of the CLS row", &percent, 5.0f,
+                         95.0f, "%.0f"))
+    state.vit_mass = percent / 100.0f;
   record_widget("vit_mass");
   help_marker("Per head, an outline around the fewest patches that hold this share of the CLS token's attention over "
               "the patches in this layer, as DINO (Caron et al. 2021) draws them.");
   setting_widget(state, "vit.bilinear");
   int resize = state.vit_resize;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::InputInt("input size", &resize, src.patch(), src.patch() * 4, ImGuiInputTextFlags_EnterReturnsTrue))
+  if (ImGui::InputInt(narrow("input size", ImGui::GetFontSize() * 6) ? "##input size" : "input size", &resize, src.patch(), src.patch() * 4, ImGuiInputTextFlags_EnterReturnsTrue))
     state.vit_resize = std::clamp(resize, 0, 4096);
   record_widget("vit_resize");
   help_marker("The input's short side in pixels (0: the size the model was trained at).");

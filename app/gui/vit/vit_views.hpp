@@ -48,7 +48,7 @@ struct LowerViewContext {
 /// `render --model --view vit-NAME`.
 struct LowerView {
   const char* name;   ///< "distance": the widget's name (vit_tab:NAME, train_tab:NAME) and render's view vit-NAME
-  const char* label;  ///< "Attention distance": the tab's label
+  const char* label;  ///< "Distance": the tab's label, short (five tabs fit a projector's lower row; the view says what it is)
   void (*draw)(LowerViewContext& c);
 };
 
