@@ -53,6 +53,11 @@ float App::draw_menu_bar() {
       ImGui::EndMenu();
     }
     if (begin_menu("Chapter")) {
+      // The book, once; each view's figures and sections (on the right) are its.
+      ImGui::TextDisabled("From %s;", kChapterCitation);
+      ImGui::TextDisabled("the figures, sections and equations cited here are its.");
+      record_widget("menu:Chapter/book");
+      ImGui::Separator();
       for (const auto& v : teaching_) {
         bool& open = state_.open_views[v->name()];
         const bool was = open;
