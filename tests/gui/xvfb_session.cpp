@@ -37,7 +37,10 @@ int spawn(const std::vector<std::string>& argv, const std::vector<std::string>& 
   const int pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
-    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    for (const auto& e : env) {
+      if (e.find('=') == std::string::npos) ::unsetenv(e.c_str());
+      else ::putenv(const_cast<char*>(e.c_str()));
+    }
     if (!log.empty()) {
       std::FILE* f = std::freopen(log.c_str(), "w", stdout);
       if (f) ::dup2(::fileno(stdout), 2);
@@ -93,14 +96,15 @@ Xvfb::~Xvfb() {
 }
 
 AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args,
-                       const std::vector<std::string>& env)
-    : display_(x.display()), dir_(dir), exports_(dir / "exports") {
-  std::filesystem::create_directories(exports_);
+                       const std::vector<std::string>& env, const std::filesystem::path& default_exports)
+    : display_(x.display()), dir_(dir), exports_(default_exports.empty() ? dir / "exports" : default_exports) {
+  if (default_exports.empty()) std::filesystem::create_directories(exports_);
   std::filesystem::create_directories(dir / "config");
   std::vector<std::string> argv = {ATTNLAB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> vars = {"DISPLAY=" + display_, "XDG_CONFIG_HOME=" + (dir / "config").string(),
-                                    "ATTNLAB_EXPORT_DIR=" + exports_.string(), "EGL_LOG_LEVEL=fatal",
+                                    default_exports.empty() ? "ATTNLAB_EXPORT_DIR=" + exports_.string() : "ATTNLAB_EXPORT_DIR",
+                                    "EGL_LOG_LEVEL=fatal",
                                     // The Hugging Face cache of this test's own, offline: no click on a
                                     // Download button (the soak clicks every control) reaches for a
                                     // host off this machine. A test of the hub gives its own (later
@@ -179,18 +183,26 @@ void AppProcess::key(const std::string& keysym) const {
 }
 
 std::pair<nlohmann::json, std::filesystem::path> AppProcess::export_view(std::chrono::seconds timeout, bool tap) {
+  // The folder may appear with the first save (the app's default folder).
+  const auto files = [this] {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(exports_, ec); !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+      out.push_back(it->path());
+    return out;
+  };
   std::set<std::filesystem::path> before;
-  for (const auto& e : std::filesystem::directory_iterator(exports_)) before.insert(e.path());
+  for (const auto& p : files()) before.insert(p);
   if (tap) xdotool("key --delay 0 F12");
   else key("F12");
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < end) {
-    for (const auto& e : std::filesystem::directory_iterator(exports_)) {
-      if (before.count(e.path()) || e.path().extension() != ".json") continue;
-      std::ifstream in(e.path());
+    for (const auto& path : files()) {
+      if (before.count(path) || path.extension() != ".json") continue;
+      std::ifstream in(path);
       nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
       if (j.is_discarded()) continue;
-      auto png = e.path();
+      auto png = path;
       png.replace_extension(".png");
       if (std::filesystem::exists(png)) return {j, png};
     }

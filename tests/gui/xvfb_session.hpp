@@ -30,9 +30,12 @@ class AppProcess {
   /// Starts build/bin/attnlab with `args`, DISPLAY, XDG_CONFIG_HOME=<dir>/config and
   /// ATTNLAB_EXPORT_DIR=<dir>/exports; stdout and stderr go to <dir>/app.log.
   /// `env` adds NAME=value variables (e.g. MESA_GL_VERSION_OVERRIDE=3.3), after the defaults (the
-  /// Hugging Face cache in <dir>, HF_HUB_OFFLINE=1), which they override.
+  /// Hugging Face cache in <dir>, HF_HUB_OFFLINE=1), which they override; a NAME alone unsets it.
+  /// `default_exports`, when given: no ATTNLAB_EXPORT_DIR, so the app saves into its default folder,
+  /// which the test says (from the HOME or XDG_* it gives in `env`): export_view() and export_dir()
+  /// look there (the folder may not exist before the first save).
   AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args = {},
-             const std::vector<std::string>& env = {});
+             const std::vector<std::string>& env = {}, const std::filesystem::path& default_exports = {});
   ~AppProcess();
 
   /// Waits for the window to be mapped; returns its X id (0 on time-out).

@@ -19,7 +19,11 @@ struct WidgetLog {
   /// On-screen helpers (the export toast, presentation mode's way out) left out of this frame's
   /// picture because it is being exported.
   std::vector<std::string> overlays_left_out;
-  /// At the start of every frame.
+  /// Each on-screen helper's rectangles as it was last drawn ("toast": {"toast", "toast:open_folder"}),
+  /// kept across frames: in a frame that leaves the helper out of its picture, where it still is
+  /// on screen (the frames before and after draw it), so that a test can reach its buttons.
+  std::map<std::string, std::map<std::string, std::array<float, 4>>> overlays_drawn;
+  /// At the start of every frame (overlays_drawn stays).
   void clear() {
     rects.clear();
     overlays_left_out.clear();
