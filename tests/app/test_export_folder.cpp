@@ -2,13 +2,7 @@
 // The Pictures folder as xdg-user-dirs gives it (XDG_PICTURES_DIR, else the line of
 // $XDG_CONFIG_HOME/user-dirs.dirs, else ~/Pictures: core/base/platform.hpp), the default folder
 // made only when first saved to, "." of older settings read as the default, a chosen folder kept.
-#include "app/commands/document.hpp"
-#include "app/gui/state/app_state.hpp"
-#include "core/base/error.hpp"
-#include "core/base/platform.hpp"
-
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -16,6 +10,11 @@
 #include <fstream>
 #include <optional>
 #include <string>
+
+#include "app/commands/document.hpp"
+#include "app/gui/state/app_state.hpp"
+#include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 
 using namespace attnlab;
 using namespace attnlab::app;
@@ -41,8 +40,10 @@ class UserFolders : public ::testing::Test {
   }
   void TearDown() override {
     for (const auto& [name, value] : saved_) {
-      if (value) ::setenv(name.c_str(), value->c_str(), 1);
-      else ::unsetenv(name.c_str());
+      if (value)
+        ::setenv(name.c_str(), value->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
     }
     std::error_code ec;
     fs::remove_all(root_, ec);
@@ -86,7 +87,8 @@ TEST_F(UserFolders, UserDirsInTheDefaultConfigFolderWithHome) {
 TEST_F(UserFolders, UserDirsInXdgConfigHomeWithAnAbsolutePath) {
   write(home() / ".config" / "user-dirs.dirs", "XDG_PICTURES_DIR=\"$HOME/not-this-one\"\n");
   ::setenv("XDG_CONFIG_HOME", (root_ / "config").c_str(), 1);
-  write(root_ / "config" / "user-dirs.dirs", "  XDG_PICTURES_DIR = \"" + (root_ / "Fotos mit \\\"Leer\\\"").string() + "\"\n");
+  write(root_ / "config" / "user-dirs.dirs",
+        "  XDG_PICTURES_DIR = \"" + (root_ / "Fotos mit \\\"Leer\\\"").string() + "\"\n");
   EXPECT_EQ(platform::pictures_folder(), root_ / "Fotos mit \"Leer\"");
 }
 
@@ -95,13 +97,15 @@ TEST_F(UserFolders, TheFilesOtherFormsAreIgnored) {
   EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"$HOME\"\n", "PICTURES", h), h);
   EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"$HOME/a/b\"", "PICTURES", h), h / "a" / "b");
   EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"Pictures\"\n", "PICTURES", h), fs::path());  // relative
-  EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"$HOME/open\n", "PICTURES", h), fs::path());  // no closing quote
+  EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"$HOME/open\n", "PICTURES", h),
+            fs::path());  // no closing quote
   EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=$HOME/Pictures\n", "PICTURES", h), fs::path());  // no quotes
   EXPECT_EQ(platform::xdg_user_dir_in("# XDG_PICTURES_DIR=\"/x\"\n", "PICTURES", h), fs::path());
   EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIRS=\"/x\"\n", "PICTURES", h), fs::path());
   EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"$HOMEWORK\"\n", "PICTURES", h), fs::path());
   // The last line wins, as when a shell sources the file.
-  EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"/a\"\nXDG_PICTURES_DIR=\"/b\"\n", "PICTURES", h), fs::path("/b"));
+  EXPECT_EQ(platform::xdg_user_dir_in("XDG_PICTURES_DIR=\"/a\"\nXDG_PICTURES_DIR=\"/b\"\n", "PICTURES", h),
+            fs::path("/b"));
 }
 
 // The default folder is made when first saved to, with its parents; a chosen folder never is

@@ -4,8 +4,6 @@
 // decoded), and each non-ASCII character must be inside the ranges the app builds its atlas with
 // (ui_glyph_ranges(), the one list load_ui_font and setup_app_style use) and have a glyph of its
 // own in the UI font's file (an ImFontAtlas built here with that file and those ranges).
-#include "app/gui/window/headless.hpp"
-
 #include <gtest/gtest.h>
 #include <imgui.h>
 
@@ -16,6 +14,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "app/gui/window/headless.hpp"
 
 namespace {
 
@@ -108,9 +108,15 @@ std::vector<Literal> string_literals(const std::string& s) {
           const char e = s[j + 1];
           j += 2;
           switch (e) {
-            case 'n': lit.bytes += '\n'; break;
-            case 't': lit.bytes += '\t'; break;
-            case 'r': lit.bytes += '\r'; break;
+            case 'n':
+              lit.bytes += '\n';
+              break;
+            case 't':
+              lit.bytes += '\t';
+              break;
+            case 'r':
+              lit.bytes += '\r';
+              break;
             case 'x': {
               unsigned v = 0;
               while (j < n && hex_value(s[j]) >= 0) v = v * 16 + static_cast<unsigned>(hex_value(s[j++]));
@@ -121,14 +127,16 @@ std::vector<Literal> string_literals(const std::string& s) {
             case 'U': {
               std::uint32_t v = 0;
               const int digits = e == 'u' ? 4 : 8;
-              for (int k = 0; k < digits && j < n && hex_value(s[j]) >= 0; ++k) v = v * 16 + static_cast<std::uint32_t>(hex_value(s[j++]));
+              for (int k = 0; k < digits && j < n && hex_value(s[j]) >= 0; ++k)
+                v = v * 16 + static_cast<std::uint32_t>(hex_value(s[j++]));
               append_utf8(lit.bytes, v);
               break;
             }
             default:
               if (e >= '0' && e <= '7') {  // up to three octal digits
                 unsigned v = static_cast<unsigned>(e - '0');
-                for (int k = 0; k < 2 && j < n && s[j] >= '0' && s[j] <= '7'; ++k) v = v * 8 + static_cast<unsigned>(s[j++] - '0');
+                for (int k = 0; k < 2 && j < n && s[j] >= '0' && s[j] <= '7'; ++k)
+                  v = v * 8 + static_cast<unsigned>(s[j++] - '0');
                 lit.bytes += static_cast<char>(v & 0xFF);
               } else {
                 lit.bytes += e;  // \" \\ \' \? and the others: the character itself
@@ -228,7 +236,8 @@ TEST(UiGlyphs, TheLexerReadsLiteralsAndSkipsComments) {
   EXPECT_EQ(lits[2].bytes, "raw \"quoted\" )\" \xC3\x97");
   EXPECT_EQ(lits[3].bytes, "\xE2\x80\xA6");
   EXPECT_EQ(lits[4].bytes, "wide");
-  EXPECT_EQ(codepoints(lits[0].bytes), (std::vector<std::uint32_t>{'M', 'o', 'd', 'e', 'l', ' ', 0x2192, ' ', 'G', 'a', 'l', 'l', 'e', 'r', 'y'}));
+  EXPECT_EQ(codepoints(lits[0].bytes),
+            (std::vector<std::uint32_t>{'M', 'o', 'd', 'e', 'l', ' ', 0x2192, ' ', 'G', 'a', 'l', 'l', 'e', 'r', 'y'}));
 }
 
 // Every non-ASCII character of a string literal in app/ and core/ is in the atlas's ranges and has
@@ -245,8 +254,8 @@ TEST(UiGlyphs, EveryCharacterOfTheUiStringsIsInTheFontAtlas) {
   ASSERT_NE(f, nullptr) << font;
   ASSERT_TRUE(atlas.Build()) << font;
   for (const auto& [c, where] : used) {
-    EXPECT_TRUE(in_ranges(ui_glyph_ranges(), c))
-        << hex(c) << " '" << utf8_of(c) << "' (" << where << ") is outside the UI font's glyph ranges (ui_glyph_ranges())";
+    EXPECT_TRUE(in_ranges(ui_glyph_ranges(), c)) << hex(c) << " '" << utf8_of(c) << "' (" << where
+                                                 << ") is outside the UI font's glyph ranges (ui_glyph_ranges())";
     EXPECT_TRUE(c <= 0xFFFF && f->FindGlyphNoFallback(static_cast<ImWchar>(c)) != nullptr)
         << hex(c) << " '" << utf8_of(c) << "' (" << where << ") has no glyph in the atlas built from " << font;
   }
