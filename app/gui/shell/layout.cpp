@@ -99,19 +99,34 @@ void App::draw_toast(ImVec2 d) {
     return;
   }
   const std::filesystem::path folder = toast_folder(state_);
+  // Clicks pass through the toast to what is under it (as when it was painted over the frame), but
+  // on its button: the window takes input only while the pointer was on the button last frame.
+  auto& drawn = widget_log().overlays_drawn["toast"];
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  auto pointed = [&](const char* name) {
+    const auto r = drawn.find(name);
+    return r != drawn.end() && mouse.x >= r->second[0] && mouse.x < r->second[0] + r->second[2] && mouse.y >= r->second[1] &&
+           mouse.y < r->second[1] + r->second[3];
+  };
+  const bool on_button = !folder.empty() && pointed("toast:open_folder");
+  if (pointed("toast")) state_.ui.status_since = std::chrono::steady_clock::now();  // kept while pointed at
   // Wrapped inside the window (a long export path on a 1024 px screen).
   const float wrap = std::max(d.x - 36.0f - ImGui::GetStyle().WindowPadding.x * 2, 100.0f);
-  ImGui::SetNextWindowPos(ImVec2(12, d.y - 12), ImGuiCond_Always, ImVec2(0, 1));
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(20 / 255.0f, 90 / 255.0f, 40 / 255.0f, 235 / 255.0f));
+  // Above the tour's box while it shows (drawn before, this frame): never over its buttons.
+  const bool tour = state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size());
+  ImGui::SetNextWindowPos(ImVec2(12, d.y - 12 - (tour ? tour_h_ + 10 : 0.0f)), ImGuiCond_Always, ImVec2(0, 1));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(20 / 255.0f, 90 / 255.0f, 40 / 255.0f, 1.0f));
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
   ImGui::Begin("##toast", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
-  ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());  // over the panels, even one clicked since
+                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav |
+                   (on_button ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoInputs));
+  // Over the panels, even one clicked since; under an open menu or list, which may reach down here.
+  if (!ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel))
+    ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
   ImGui::TextUnformatted(state_.ui.status.c_str());
   ImGui::PopTextWrapPos();
-  auto& drawn = widget_log().overlays_drawn["toast"];
   drawn.clear();
   if (!folder.empty()) {
     if (ImGui::Button("Open folder")) {
@@ -124,10 +139,8 @@ void App::draw_toast(ImVec2 d) {
     record_widget("toast:open_folder");
     drawn["toast:open_folder"] = widget_log().rects["toast:open_folder"];
   }
-  const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-  record_rect("toast", at, size);
+  record_rect("toast", ImGui::GetWindowPos(), ImGui::GetWindowSize());
   drawn["toast"] = widget_log().rects["toast"];
-  if (ImGui::IsWindowHovered()) state_.ui.status_since = std::chrono::steady_clock::now();  // kept while pointed at
   ImGui::End();
   ImGui::PopStyleColor(2);
   state_.commands.redraw();  // until it has gone
