@@ -525,6 +525,10 @@ nlohmann::json migrate_json(const nlohmann::json& in) {
     if (old >= -3) j[h] = head_fusion_name(old == -1 ? HeadFusion::Mean : old == -2 ? HeadFusion::Max : HeadFusion::Min);
   }
   relocate("vit.pinned", "vit.pins", same);
+  // Before issue 47 the export folder defaulted to "." (the current folder) and was written so;
+  // a folder the user chose is always absolute (choose_export_dir). "." is the default, now empty:
+  // the Pictures folder's attnlab.
+  if (const auto e = pointer("export_dir"); j.contains(e) && j.at(e) == ".") j[e] = "";
   return j;
 }
 

@@ -118,7 +118,11 @@ struct Document {
 
   // --- images and files
   std::filesystem::path image_path;
-  std::filesystem::path export_dir = ".";
+  /// The folder the user chose for saves (F12, F9, F8: Controls → Export, the folder dialog,
+  /// ATTNLAB_EXPORT_DIR), absolute; empty: none chosen, saves go to the default folder,
+  /// <Pictures>/attnlab (export_folder(), app/gui/state/app_state.hpp). Settings written before
+  /// issue 47 hold "." there, never a user's choice: read as empty (migrate_json).
+  std::filesystem::path export_dir;
   bool export_map_only = false;  ///< F12 saves the map and its colour bar only (for slides), not the window
 
   /// `--mask painted:C,R;…`: the painted keys as patches, until the image's grid is known
@@ -142,12 +146,14 @@ nlohmann::json to_json(const Document& d);
 
 /// Applies what `j` holds onto `d` (missing keys keep their values). Settings saved before issue 28
 /// (`query`, `query_pinned`, `main_head` as `head`, `pinned`, `vit.source`, `vit.head` as −1/−2/−3
-/// for mean/max/min, `vit.pinned`) are read as what they were (migrate_json). Throws Error (with the
+/// for mean/max/min, `vit.pinned`) and before issue 47 (`export_dir` "." for the default folder) are
+/// read as what they were (migrate_json). Throws Error (with the
 /// key) on a value of the wrong type or out of range; `d` is unchanged then.
 void apply_json(const nlohmann::json& j, Document& d);
 
 /// `j` with the keys of settings saved before issue 28 moved to where the document keeps them
-/// now (and their values translated); keys already in the new places win.
+/// now (and their values translated); keys already in the new places win. An `export_dir` of "."
+/// (written before issue 47, never a user's choice) becomes "", the default folder.
 nlohmann::json migrate_json(const nlohmann::json& j);
 
 /// How a window shows one setting of the field table (document.cpp, for_each_field): the widget

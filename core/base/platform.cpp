@@ -10,10 +10,15 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <string_view>
 
 #ifdef _WIN32
 #include <windows.h>
+#include <knownfolders.h>
+#include <shellapi.h>
+#include <shlobj.h>
 #include <fcntl.h>
 #include <io.h>
 #include <sys/stat.h>
@@ -23,6 +28,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -36,6 +42,130 @@ std::filesystem::path home_folder() {
   if (const char* h = std::getenv("HOME"); h && *h) return h;
   if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
   return {};
+#endif
+}
+
+std::filesystem::path xdg_user_dir_in(const std::string& text, const std::string& name, const std::filesystem::path& home) {
+  const std::string key = "XDG_" + name + "_DIR";
+  std::filesystem::path found;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + at, end - at);
+    at = end + 1;
+    // XDG_NAME_DIR="value": blanks allowed around the name and the '=', as GLib reads it.
+    const auto skip_blanks = [&line] {
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    };
+    skip_blanks();
+    if (!line.starts_with(key)) continue;
+    line.remove_prefix(key.size());
+    skip_blanks();
+    if (!line.starts_with('=')) continue;
+    line.remove_prefix(1);
+    skip_blanks();
+    if (!line.starts_with('"')) continue;
+    line.remove_prefix(1);
+    std::string value;
+    bool closed = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) {
+        value += line[++i];
+      } else if (line[i] == '"') {
+        closed = true;
+        break;
+      } else {
+        value += line[i];
+      }
+    }
+    if (!closed) continue;
+    if (value == "$HOME" || value.starts_with("$HOME/")) {
+      if (home.empty()) continue;
+      const std::string rest = value.substr(5);
+      found = rest.size() > 1 ? home / path_from_utf8(rest.substr(1)) : home;
+    } else if (value.starts_with('/')) {
+      found = path_from_utf8(value);
+    }
+    // Other forms (a relative path, another variable) are not the format's: ignored. The last
+    // line naming it wins, as when the shell sources the file.
+  }
+  return found;
+}
+
+std::filesystem::path pictures_folder() {
+#ifdef _WIN32
+  PWSTR known = nullptr;
+  std::filesystem::path out;
+  if (SUCCEEDED(SHGetKnownFolderPath(FOLDERID_Pictures, 0, nullptr, &known)) && known && *known) out = known;
+  CoTaskMemFree(known);
+  if (!out.empty()) return out;
+  const auto home = home_folder();
+  return home.empty() ? home : home / "Pictures";
+#else
+  if (const char* e = std::getenv("XDG_PICTURES_DIR"); e && *e == '/') return e;
+  const auto home = home_folder();
+  std::filesystem::path config;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x == '/') config = x;
+  else if (!home.empty()) config = home / ".config";
+  if (!config.empty()) {
+    std::ifstream in(config / "user-dirs.dirs");
+    if (in) {
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (auto dir = xdg_user_dir_in(text, "PICTURES", home); !dir.empty()) return dir;
+    }
+  }
+  return home.empty() ? home : home / "Pictures";
+#endif
+}
+
+void open_in_file_manager(const std::filesystem::path& folder) {
+#ifdef _WIN32
+  const auto result = reinterpret_cast<INT_PTR>(ShellExecuteW(nullptr, L"open", folder.c_str(), nullptr, nullptr, SW_SHOWNORMAL));
+  if (result <= 32)
+    throw Error("cannot open " + utf8(folder) + " in the file manager (ShellExecute error " + std::to_string(result) + ")");
+#else
+  // xdg-open found on the PATH before forking: the child could only fail silently.
+  std::string opener;
+  if (const char* path = std::getenv("PATH")) {
+    const std::string dirs = path;
+    for (std::size_t at = 0; at <= dirs.size();) {
+      std::size_t end = dirs.find(':', at);
+      if (end == std::string::npos) end = dirs.size();
+      const std::string candidate = (end > at ? dirs.substr(at, end - at) : std::string(".")) + "/xdg-open";
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        opener = candidate;
+        break;
+      }
+      at = end + 1;
+    }
+  }
+  if (opener.empty())
+    throw Error("cannot open " + folder.string() + " in the file manager: xdg-open is not installed (Debian's xdg-utils)");
+  const std::string target = folder.string();
+  // Everything the child needs is made before fork: between fork and exec only async-signal-safe
+  // calls (a window's process may have threads).
+  char* const argv[] = {const_cast<char*>(opener.c_str()), const_cast<char*>(target.c_str()), nullptr};
+  const pid_t child = ::fork();
+  if (child < 0) throw Error(std::string("cannot open the file manager: fork failed: ") + std::strerror(errno));
+  if (child == 0) {
+    // The child leaves a grandchild to run xdg-open (adopted by init, so never a zombie of ours)
+    // and ends at once, so that waitpid below does not wait for the file manager.
+    if (::fork() != 0) ::_exit(0);
+    ::setsid();  // its own session: not in the app's process group, not killed with it
+    const int null = ::open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      ::dup2(null, 0);
+      ::dup2(null, 1);  // the app's stdout is for its own lines (tests and scripts read them)
+    }
+    if (::close_range(3, ~0u, 0) != 0)  // no window connection, no file of the app's
+      for (int fd = 3; fd < 4096; ++fd) ::close(fd);  // a kernel before 5.9
+    ::execv(argv[0], argv);
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
 #endif
 }
 

@@ -35,6 +35,29 @@ class FileLock {
   bool locked_ = false;
 };
 
+/// The user's Pictures folder, where a desktop keeps screenshots; not created here.
+/// Linux: $XDG_PICTURES_DIR when it is an absolute path, else the XDG_PICTURES_DIR line of
+/// $XDG_CONFIG_HOME/user-dirs.dirs (~/.config/user-dirs.dirs), which xdg-user-dirs writes as
+/// XDG_PICTURES_DIR="$HOME/Pictures" or an absolute path in quotes (`$HOME` the home folder,
+/// `\` escaping the next character; other lines and forms ignored), else <home>/Pictures.
+/// Windows: the Pictures known folder (SHGetKnownFolderPath(FOLDERID_Pictures)), else
+/// %USERPROFILE%\Pictures. Empty when no home folder is known either.
+std::filesystem::path pictures_folder();
+
+/// The value xdg-user-dirs gives `name` ("PICTURES", "DESKTOP"…) in the text of a user-dirs.dirs
+/// file, `$HOME` replaced by `home`; empty when no line names it in a form the format allows.
+/// (pictures_folder()'s parser, apart for its tests.)
+std::filesystem::path xdg_user_dir_in(const std::string& user_dirs_text, const std::string& name,
+                                      const std::filesystem::path& home);
+
+/// Opens `folder` in the desktop's file manager and returns at once: xdg-open in a process of its
+/// own on Linux (started through a second fork, so that it is never left a zombie, with only the
+/// standard descriptors: no window or file of this process is inherited; its output to
+/// /dev/null), ShellExecuteW("open") on Windows. Throws attnlab::Error with one line when it
+/// cannot be started: no xdg-open on the PATH (Debian's xdg-utils), fork failing, Windows
+/// refusing.
+void open_in_file_manager(const std::filesystem::path& folder);
+
 /// Where per-user settings live: %APPDATA% on Windows (empty elsewhere: the XDG rules apply
 /// there, core/io/user_config.cpp).
 std::filesystem::path roaming_app_data_folder();

@@ -182,6 +182,69 @@ TEST(ClassroomUnderXvfb, TheExportFolderIsChosenAndRemembered) {
   EXPECT_EQ(remembered.at("export_dir").get<std::string>(), slides.string());
 }
 
+// Issue 47: with no folder chosen, F12 and F9 save into the Pictures folder's attnlab (made then):
+// ~/Pictures, or the folder user-dirs.dirs names. The toast names the file and its "Open folder"
+// opens that folder (a stand-in xdg-open on the PATH writes what it was asked to open); the
+// remembered settings never take the default folder as a choice ("." of older ones included).
+TEST(ClassroomUnderXvfb, SavesGoToThePicturesFolderByDefault) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto home = dir / "home";
+  std::filesystem::create_directories(home);
+  const auto bin = dir / "bin", opened = dir / "opened.txt";
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin / "xdg-open") << "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" << opened.string() << "'\n";
+  std::filesystem::permissions(bin / "xdg-open", std::filesystem::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  const std::vector<std::string> env = {"HOME=" + home.string(), "XDG_PICTURES_DIR",
+                                        "PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin")};
+  auto remembered_export_dir = [&] {
+    std::ifstream in(dir / "config" / "attnlab" / "settings.json");
+    return nlohmann::json::parse(in).at("export_dir");
+  };
+  const auto pictures = home / "Pictures" / "attnlab";
+  {
+    AppProcess app(x, dir, {}, env, pictures);
+    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    EXPECT_FALSE(std::filesystem::exists(home / "Pictures")) << "made before anything was saved";
+    const auto [first, first_png] = app.export_view();
+    EXPECT_EQ(first_png.parent_path(), pictures);
+    EXPECT_NE(app.log().find("attnlab: saved " + first_png.string() + "\n"), std::string::npos) << app.log();
+    app.key("F9");
+    std::filesystem::path csv;
+    wait_for_csv(pictures, "attnlab-row-", &csv);
+    // The next picture leaves the toast out but says where it is: its text and its button.
+    const auto [second, second_png] = app.export_view();
+    EXPECT_EQ(second.at("toast").get<std::string>(), "saved " + csv.string());
+    EXPECT_FALSE(second.at("widgets").contains("toast")) << "the toast is in the exported picture";
+    ASSERT_TRUE(second.at("left_out_widgets").contains("toast:open_folder")) << second.at("left_out_widgets").dump();
+    const auto [ox, oy] = centre_of(second.at("left_out_widgets").at("toast:open_folder"));
+    app.click(ox, oy);
+    for (int n = 0; n < 100 && !std::filesystem::exists(opened); ++n) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream in(opened);
+    std::string asked;
+    std::getline(in, asked);
+    EXPECT_EQ(asked, pictures.string()) << "Open folder opened another folder, or none; log:\n" << app.log();
+    app.xdotool("mousemove 5 5");
+    EXPECT_EQ(app.close(), 0) << app.log();
+  }
+  EXPECT_EQ(remembered_export_dir(), "") << "the default folder was remembered as a choice";
+  // Settings of an older version ("." was its default) and a Pictures folder named in
+  // user-dirs.dirs, as xdg-user-dirs writes it.
+  write_settings(dir, R"({"export_dir": "."})");
+  std::ofstream(dir / "config" / "user-dirs.dirs") << "# written by xdg-user-dirs-update\nXDG_PICTURES_DIR=\"$HOME/Bilder\"\n";
+  const auto bilder = home / "Bilder" / "attnlab";
+  {
+    AppProcess app(x, dir, {}, env, bilder);
+    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    const auto [shot, shot_png] = app.export_view();
+    EXPECT_EQ(shot_png.parent_path(), bilder);
+    EXPECT_EQ(shot.at("export_dir"), "") << "\".\" was not read as the default";
+    EXPECT_EQ(app.close(), 0) << app.log();
+  }
+  EXPECT_EQ(remembered_export_dir(), "");
+}
+
 // The map shows no developer numbers; Panels > Diagnostics has the driver, the timings and the
 // engine's row checked against the CPU reference for the current query.
 TEST(ClassroomUnderXvfb, DiagnosticsPanelHasTheDriverAndTheChecks) {

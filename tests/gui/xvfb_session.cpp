@@ -41,7 +41,10 @@ int spawn(const std::vector<std::string>& argv, const std::vector<std::string>& 
   if (pid == 0) {
     ::setpgid(0, 0);
     for (const auto& u : unset) ::unsetenv(u.c_str());
-    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    for (const auto& e : env) {  // NAME=value sets it, a NAME alone unsets it
+      if (e.find('=') == std::string::npos) ::unsetenv(e.c_str());
+      else ::putenv(const_cast<char*>(e.c_str()));
+    }
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
     if (!log.empty()) {
       std::FILE* f = std::freopen(log.c_str(), "w", stdout);
@@ -113,7 +116,8 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
   std::vector<std::string> argv = {ATTNLAB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> vars = {"DISPLAY=" + display_, "XDG_CONFIG_HOME=" + (dir / "config").string(),
-                                    "ATTNLAB_EXPORT_DIR=" + exports_.string(), "EGL_LOG_LEVEL=fatal",
+                                    "ATTNLAB_EXPORT_DIR=" + exports_.string(),
+                                    "EGL_LOG_LEVEL=fatal",
                                     // The Hugging Face cache of this test's own, offline: no click on a
                                     // Download button (the soak clicks every control) reaches for a
                                     // host off this machine. A test of the hub gives its own (later
@@ -140,6 +144,17 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
   }
   vars.insert(vars.end(), env.begin(), env.end());
   pid_ = spawn(argv, vars, (dir / "app.log").string(), unset, users_default ? dir / "cwd" : std::filesystem::path());
+}
+
+AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args,
+                       const std::vector<std::string>& env, const std::filesystem::path& default_exports)
+    : AppProcess(x, dir, args, [&] {
+        std::vector<std::string> e = {"ATTNLAB_EXPORT_DIR"};  // unset: the app's own default folder
+        e.insert(e.end(), env.begin(), env.end());
+        return e;
+      }()) {
+  exports_ = default_exports;
+  watched_ = {default_exports};
 }
 
 AppProcess::~AppProcess() {

@@ -45,6 +45,11 @@ class AppProcess {
   /// HF_HUB_OFFLINE=1), which they override.
   AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args = {},
              const std::vector<std::string>& env = {}, Exports exports = Exports::TestFolder);
+  /// The app saving into its own default folder, which the test says (from the HOME or XDG_* it
+  /// gives in `env`: a NAME alone unsets it): no ATTNLAB_EXPORT_DIR; export_view() and export_dir()
+  /// look in `default_exports` (which may not exist before the first save).
+  AppProcess(const Xvfb& x, const std::filesystem::path& dir, const std::vector<std::string>& args,
+             const std::vector<std::string>& env, const std::filesystem::path& default_exports);
   ~AppProcess();
 
   /// Waits for the window to be mapped; returns its X id (0 on time-out).

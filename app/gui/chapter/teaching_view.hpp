@@ -12,11 +12,16 @@
 
 namespace attnlab::app {
 
+/// The chapter the views follow, named in full once (the Chapter menu's first line); the views,
+/// the tour and the menu's items cite it short after ("fig. 26.2, section 26.9.1").
+inline constexpr const char* kChapterCitation =
+    "Torralba, Isola, Freeman, Foundations of Computer Vision (MIT Press, 2024), ch. 26 \"Transformers\"";
+
 /// What a teaching view says of itself: the menus, the window title and the tour show it.
 struct TeachingViewText {
   const char* name;               ///< short name on the command line (`attnlab render --view NAME`) and in AppState
   const char* title;              ///< window title
-  const char* chapter_reference;  ///< where the idea is in the chapter, e.g. "figs. 26.8, 26.10"
+  const char* chapter_reference;  ///< where the idea is in the chapter (kChapterCitation), e.g. "figs. 26.8, 26.10"
   const char* tour_text;          ///< one or two sentences of the project's own words, for the guided tour
 };
 

@@ -59,6 +59,12 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, c
   j["widgets"] = widget_log().rects;
   j["widget_windows"] = widget_log().owners;  // the window each control was drawn in
   j["labels_cut"] = widget_log().labels_cut;  // tabs ImGui shrank, window titles their title bar cuts
+  // Where those left out are on screen (drawn before and after this frame), not in `widgets`.
+  nlohmann::json left_out = nlohmann::json::object();
+  for (const std::string& overlay : widget_log().overlays_left_out)
+    if (const auto it = widget_log().overlays_drawn.find(overlay); it != widget_log().overlays_drawn.end())
+      for (const auto& [name, rect] : it->second) left_out[name] = rect;
+  j["left_out_widgets"] = std::move(left_out);
   j["view_errors"] = state.report.view_errors;
   j["checks"] = state.report.checks;  // what the Diagnostics panel shows
   if (!state.report.cka_drawn.is_null()) j["cka_drawn"] = state.report.cka_drawn;  // the similarity view's matrix
@@ -169,7 +175,7 @@ std::filesystem::path export_window(const AppState& state, HandMadeSession& hand
   const PixelRect crop = export_crop(state.export_map_only, view, width, height);
   const int x0 = crop.x, y0 = crop.y, w = crop.w, h = crop.h;
   const std::vector<std::uint8_t> rgb = read_back_buffer(crop, height);
-  const auto stem = next_free_stem(state.export_dir, std::string(map_only ? "attnlab-map-" : "attnlab-") + timestamp(),
+  const auto stem = next_free_stem(make_export_folder(state), std::string(map_only ? "attnlab-map-" : "attnlab-") + timestamp(),
                                    {".png", ".json", "-frame.png"});
   const std::filesystem::path png = stem.string() + ".png", json = stem.string() + ".json";
   nlohmann::json sidecar = sidecar_json(state, hand_made, view, width, height);
@@ -224,7 +230,7 @@ std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& han
   csv += grid_csv(row, g);
   // Named after the query the row belongs to.
   const int col = g.col_of(query), r = g.row_of(query);
-  const auto stem = next_free_stem(state.export_dir,
+  const auto stem = next_free_stem(make_export_folder(state),
                                    "attnlab-row-" + std::to_string(col) + "-" + std::to_string(r) + "-" +
                                        std::string(head_name(static_cast<HeadKind>(state.hand_made.head.head))),
                                    {".csv"});
@@ -263,7 +269,7 @@ std::filesystem::path map_csv(const AppState& state, const nlohmann::json& d, co
   csv += "# grid: " + std::to_string(g.cols) + " columns x " + std::to_string(g.rows) + " rows, row-major\n";
   csv += grid_csv(values, g);
   const std::string query = "token" + std::to_string(d.at("token").get<int>());
-  const auto path_stem = next_free_stem(state.export_dir, stem + "-" + shows + "-layer" + std::to_string(d.at("layer").get<int>()) + "-" + query, {".csv"});
+  const auto path_stem = next_free_stem(make_export_folder(state), stem + "-" + shows + "-layer" + std::to_string(d.at("layer").get<int>()) + "-" + query, {".csv"});
   const std::filesystem::path path = path_stem.string() + ".csv";
   write_file_safely(path, csv);
   return path;

@@ -1,6 +1,7 @@
 #pragma once
 // Export (docs/GUIDE.md, "What the window does"): the window as PNG with a sidecar JSON of every setting, and the
-// current row as CSV, under names that never overwrite a file.
+// current row as CSV, under names that never overwrite a file, in export_folder(state) (the folder
+// the user chose, else <Pictures>/attnlab, made when first saved to: app_state.hpp).
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/maps/map_pictures.hpp"
@@ -30,7 +31,7 @@ PixelRect export_crop(bool map_only, const ViewGeometry& view, int width, int he
 std::vector<std::uint8_t> read_back_buffer(const PixelRect& rect, int height);
 
 /// Reads the current back buffer (width × height) and writes attnlab-<time>.png and its .json
-/// into state.export_dir: the whole window, or with state.export_map_only the map and its
+/// into export_folder(state): the whole window, or with state.export_map_only the map and its
 /// colour bar (view.picture; attnlab-map-<time>.png), for a slide. The sidecar's "export"
 /// says which, with the crop (x, y, w, h) in window pixels. Returns the PNG path. Throws
 /// Error (nothing left half-written).

@@ -6,6 +6,7 @@
 #include "app/gui/state/widget_log.hpp"
 #include "core/hand_made/attention.hpp"
 #include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 #include "core/hand_made/positional.hpp"
 
 #include <imgui_stdlib.h>
@@ -123,8 +124,8 @@ void classroom_section(AppState& state) {
 }
 
 // The folder, chosen by typing its path (a click selects the old one; Enter or "use");
-// remembered between runs.
-void export_folder(AppState& state) {
+// remembered between runs. Until one is chosen, saves go to <Pictures>/attnlab (export_folder()).
+void export_folder_field(AppState& state) {
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("useChoose...").x - ImGui::GetStyle().FramePadding.x * 4 -
                           ImGui::GetStyle().ItemSpacing.x * 2);
   const bool enter = ImGui::InputText("##export_dir", &state.ui.export_dir_text,
@@ -134,19 +135,22 @@ void export_folder(AppState& state) {
   if ((ImGui::Button("use") || enter) && !state.ui.export_dir_text.empty()) {
     try {
       state.export_dir = choose_export_dir(state.ui.export_dir_text);
-      state.ui.export_dir_text = state.export_dir.string();
-      state.ui.status = "pictures and CSV go to " + state.export_dir.string();
+      state.ui.export_dir_text = platform::utf8(state.export_dir);
+      state.ui.status = "pictures and CSV go to " + platform::utf8(state.export_dir);
       state.ui.status_since = std::chrono::steady_clock::now();
     } catch (const Error& e) {
       state.show_error(e.what());  // the previous folder stays
-      state.ui.export_dir_text = state.export_dir.string();
+      state.ui.export_dir_text = platform::utf8(export_folder(state));
     }
   }
   record_widget("export_dir_use");
   ImGui::SameLine();
   if (ImGui::Button("Choose...")) state.commands.ask_for_file(FileDialogKind::ExportFolder);
   record_widget("export_dir_choose");
-  ImGui::TextDisabled("folder (remembered): %s", state.export_dir.string().c_str());
+  if (state.export_dir.empty())
+    ImGui::TextDisabled("folder: %s (the default, in your Pictures)", platform::utf8(export_folder(state)).c_str());
+  else
+    ImGui::TextDisabled("folder (remembered): %s", platform::utf8(state.export_dir).c_str());
 }
 
 void export_section(AppState& state) {
@@ -165,7 +169,7 @@ void export_section(AppState& state) {
   setting_widget(state, "export_map_only");
   if (ImGui::Button(fitting({"Save row as CSV (F9)", "Row CSV (F9)", "F9"}))) state.commands.export_csv();
   record_widget("save_csv");
-  export_folder(state);
+  export_folder_field(state);
 }
 
 }  // namespace

@@ -54,10 +54,8 @@ void draw_diagnostics_panel(AppState& state, HandMadeSession& hand_made, const V
     record_widget(std::string("diagnostics:vit_backend:") + vit_backend_name(b));
   }
   if (const VitRun* src = vit.run()) {
-    // Auto's both times and its choice ("auto: cpu 71 ms, gpu 286 ms -> cpu"); the UI font has
-    // no arrow.
-    std::string why = vit.backend_why();
-    for (std::size_t at; (at = why.find("\u2192")) != std::string::npos;) why.replace(at, 3, "->");
+    // Auto's both times and its choice ("auto: cpu 71 ms, gpu 286 ms → cpu").
+    const std::string why = vit.backend_why();
     text_wrapped("last ran on: %s (%s)", src->path().c_str(), why.c_str());
     record_widget("diagnostics:vit_backend_why");
   }

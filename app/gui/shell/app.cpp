@@ -122,10 +122,13 @@ void App::handle_keys() {
 }
 
 // F12, F9 and F8 (Record), from the frame just rendered (before the swap).
-// A file written: the toast, and a line on stdout (tests and scripts wait for it).
+// A file written: the toast (naming it, with "Open folder" on its folder), and a line on stdout
+// (tests and scripts wait for it).
 void App::saved(const std::filesystem::path& file) {
   state_.ui.status = "saved " + file.string();
   state_.ui.status_since = std::chrono::steady_clock::now();
+  state_.ui.saved_line = state_.ui.status;
+  state_.ui.saved_folder = file.parent_path();
   std::printf("attnlab: saved %s\n", file.string().c_str());
   std::fflush(stdout);
 }

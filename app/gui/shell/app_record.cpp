@@ -63,7 +63,7 @@ void App::start_recording(const std::string& what, int w, int h) {
     plan.what = "training";
   }
   nlohmann::json sidecar = sidecar_json(state_, hand_made_, geometry_, w, h);
-  recorder_.start(plan, state_.export_dir, std::move(sidecar));
+  recorder_.start(plan, make_export_folder(state_), std::move(sidecar));
   recorded_step_ = -1;
   recorded_steps_.clear();
   last_capture_ = {};

@@ -12,9 +12,12 @@
 #include "app/gui/train/train_views.hpp"
 #include "app/gui/vit/vit_views.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 #include "core/io/files.hpp"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // BringWindowToDisplayFront: the toast stays in front
 
 #include <algorithm>
 #include <cstdio>
@@ -98,22 +101,60 @@ void App::draw_vit_lower_tabs() {
   ImGui::EndTabBar();
 }
 
-// The last export's confirmation, for 4 s at the bottom left over everything (presentation
-// mode too), so a teacher sees that F12 or F9 worked.
+// The last save's confirmation, for 4 s at the bottom left over everything (presentation mode
+// too), so a teacher sees that F12, F9 or F8 worked and where: a small window naming the file,
+// with "Open folder" (the desktop's file manager on that folder); the pointer over it keeps it.
 void App::draw_toast(ImVec2 d) {
   if (!toast_showing(state_)) return;
   if (state_.commands.pending(Commands::Kind::ExportPng)) {  // never burnt into the picture being exported
     widget_log().overlays_left_out.push_back("toast");
     return;
   }
+  const std::filesystem::path folder = toast_folder(state_);
+  // Clicks pass through the toast to what is under it (as when it was painted over the frame), but
+  // on its button: the window takes input only while the pointer was on the button last frame.
+  auto& drawn = widget_log().overlays_drawn["toast"];
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  auto pointed = [&](const char* name) {
+    const auto r = drawn.find(name);
+    return r != drawn.end() && mouse.x >= r->second[0] && mouse.x < r->second[0] + r->second[2] && mouse.y >= r->second[1] &&
+           mouse.y < r->second[1] + r->second[3];
+  };
+  const bool on_button = !folder.empty() && pointed("toast:open_folder");
+  if (pointed("toast")) state_.ui.status_since = std::chrono::steady_clock::now();  // kept while pointed at
   // Wrapped inside the window (a long export path on a 1024 px screen).
-  const float wrap = std::max(d.x - 36.0f, 100.0f);
-  const ImVec2 size = ImGui::CalcTextSize(state_.ui.status.c_str(), nullptr, false, wrap);
-  const ImVec2 at(12, d.y - size.y - 12);
-  ImDrawList* fg = ImGui::GetForegroundDrawList();
-  fg->AddRectFilled(ImVec2(at.x - 6, at.y - 4), ImVec2(at.x + size.x + 6, at.y + size.y + 4), IM_COL32(20, 90, 40, 235), 4.0f);
-  fg->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, IM_COL32(255, 255, 255, 255), state_.ui.status.c_str(), nullptr, wrap);
-  widget_log().rects["toast"] = {at.x, at.y, size.x, size.y};
+  const float wrap = std::max(d.x - 36.0f - ImGui::GetStyle().WindowPadding.x * 2, 100.0f);
+  // Above the tour's box while it shows (drawn before, this frame): never over its buttons.
+  const bool tour = state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size());
+  ImGui::SetNextWindowPos(ImVec2(12, d.y - 12 - (tour ? tour_h_ + 10 : 0.0f)), ImGuiCond_Always, ImVec2(0, 1));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(20 / 255.0f, 90 / 255.0f, 40 / 255.0f, 1.0f));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
+  ImGui::Begin("##toast", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav |
+                   (on_button ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoInputs));
+  // Over the panels, even one clicked since; under an open menu or list, which may reach down here.
+  if (!ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel))
+    ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
+  ImGui::TextUnformatted(state_.ui.status.c_str());
+  ImGui::PopTextWrapPos();
+  drawn.clear();
+  if (!folder.empty()) {
+    if (ImGui::Button("Open folder")) {
+      try {
+        platform::open_in_file_manager(folder);
+      } catch (const Error& e) {
+        state_.show_error(e.what());
+      }
+    }
+    record_widget("toast:open_folder");
+    drawn["toast:open_folder"] = widget_log().rects["toast:open_folder"];
+  }
+  record_rect("toast", ImGui::GetWindowPos(), ImGui::GetWindowSize());
+  drawn["toast"] = widget_log().rects["toast"];
+  ImGui::End();
+  ImGui::PopStyleColor(2);
   state_.commands.redraw();  // until it has gone
 }
 

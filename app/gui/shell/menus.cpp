@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <string>
 
 namespace attnlab::app {
 
@@ -53,6 +54,16 @@ float App::draw_menu_bar() {
       ImGui::EndMenu();
     }
     if (begin_menu("Chapter")) {
+      // The book, once; each view's figures and sections (on the right) are its. Wrapped, so the
+      // menu fits a 1024 px screen at UI scale 2.
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 24 * ImGui::GetFontSize());
+      ImGui::TextUnformatted(
+          (std::string("From ") + kChapterCitation + "; the figures, sections and equations cited here are its.").c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+      record_widget("menu:Chapter/book");
+      ImGui::Separator();
       for (const auto& v : teaching_) {
         bool& open = state_.open_views[v->name()];
         const bool was = open;

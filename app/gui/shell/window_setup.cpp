@@ -8,6 +8,7 @@
 #include "app/gui/window/headless.hpp"
 #include "app/gui/window/window_fit.hpp"
 #include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 #include "core/io/files.hpp"
 #include "core/gpu/debug.hpp"
 
@@ -289,8 +290,12 @@ AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& rep
   } else {
     load_remembered(state);
   }
-  if (const char* dir = std::getenv("ATTNLAB_EXPORT_DIR"); dir && *dir) state.export_dir = dir;
-  state.ui.export_dir_text = state.export_dir.string();
+  // A folder chosen for this run (the window tests' own): chosen as in the Controls, so remembered.
+  if (const char* dir = std::getenv("ATTNLAB_EXPORT_DIR"); dir && *dir) {
+    std::error_code ec;
+    state.export_dir = std::filesystem::absolute(dir, ec);
+  }
+  state.ui.export_dir_text = platform::utf8(export_folder(state));
   return state;
 }
 

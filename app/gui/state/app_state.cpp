@@ -1,5 +1,7 @@
 #include "app/gui/state/app_state.hpp"
 
+#include "core/base/error.hpp"
+#include "core/base/platform.hpp"
 #include "core/io/user_config.hpp"
 
 #include <cstdio>
@@ -31,5 +33,22 @@ std::optional<Commands::Command> Commands::take(Kind kind) {
 }
 
 std::filesystem::path config_dir() { return user_config_dir(); }
+
+std::filesystem::path default_export_folder() {
+  std::error_code ec;
+  const std::filesystem::path pictures = platform::pictures_folder();
+  return std::filesystem::absolute(pictures.empty() ? std::filesystem::path("attnlab") : pictures / "attnlab", ec);
+}
+
+std::filesystem::path export_folder(const Document& d) { return d.export_dir.empty() ? default_export_folder() : d.export_dir; }
+
+std::filesystem::path make_export_folder(const Document& d) {
+  const std::filesystem::path folder = export_folder(d);
+  if (!d.export_dir.empty()) return folder;
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec) throw Error("cannot make the folder '" + platform::utf8(folder) + "' for saves: " + ec.message());
+  return folder;
+}
 
 }  // namespace attnlab::app

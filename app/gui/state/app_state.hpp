@@ -38,7 +38,11 @@ struct UiState {
   std::string banner;  ///< an error shown at the top; empty = none
   std::chrono::steady_clock::time_point banner_since{};
   std::string status;  ///< last export etc.
-  std::chrono::steady_clock::time_point status_since{};  ///< when status was set (a toast shows it for 4 s)
+  std::chrono::steady_clock::time_point status_since{};  ///< when status was set (a toast shows it for 8 s)
+  /// The last save's line (App::saved: "saved <file>") and the folder holding that file: while
+  /// `status` is still that line, the toast offers "Open folder" on it.
+  std::string saved_line;
+  std::filesystem::path saved_folder;
   std::string pinned_note;  ///< why the pinned queries were cleared (a new photo), shown while there are none
   /// The user's patch size K while the image shown needed another (core/hand_made/grid_math.hpp,
   /// fitted_patch: K = 32 on a 28 × 28 image is drawn at K = 4). It is what settings.json keeps,
@@ -175,10 +179,33 @@ inline int hand_made_query(const AppState& s, const PatchGrid& grid) {
   return grid.index(std::clamp(s.hand_made.cell.col, 0, grid.cols - 1), std::clamp(s.hand_made.cell.row, 0, grid.rows - 1));
 }
 
-/// True while the last export's confirmation (s.status) is on screen: for 4 s after it was set.
+/// True while the last export's confirmation (s.status) is on screen: for 8 s after it was set
+/// (long enough to reach its "Open folder"; the pointer over it keeps it, layout.cpp).
 inline bool toast_showing(const AppState& s) {
-  return !s.ui.status.empty() && std::chrono::steady_clock::now() - s.ui.status_since <= std::chrono::seconds(4);
+  return !s.ui.status.empty() && std::chrono::steady_clock::now() - s.ui.status_since <= std::chrono::seconds(8);
 }
+
+/// The folder the toast's "Open folder" opens: the last save's, while the toast still says it;
+/// empty when the toast says something else (a chosen folder, an error's way out).
+inline std::filesystem::path toast_folder(const AppState& s) {
+  return !s.ui.saved_line.empty() && s.ui.status == s.ui.saved_line ? s.ui.saved_folder : std::filesystem::path();
+}
+/// The folder saves go to while the user has chosen none: <Pictures>/attnlab, the Pictures folder
+/// as platform::pictures_folder() finds it (XDG_PICTURES_DIR, user-dirs.dirs, ~/Pictures; the
+/// Pictures known folder on Windows); "attnlab" in the current folder when not even a home
+/// folder is known. Absolute; not created here.
+std::filesystem::path default_export_folder();
+
+/// The folder F12 (PNG and sidecar), F9 (CSV) and F8 (recordings) save into, and the Train tab's
+/// checkpoints under: the one the user chose (Document::export_dir: Controls → Export, the
+/// folder dialog, ATTNLAB_EXPORT_DIR), else default_export_folder(). Not created here.
+std::filesystem::path export_folder(const Document& d);
+
+/// export_folder(d) for a save about to be written: the default folder is made (with its
+/// parents) when missing. A chosen folder is not: one that has gone is that save's error. Throws
+/// Error ("cannot make the folder '<path>' for saves: <reason>") when the default cannot be made.
+std::filesystem::path make_export_folder(const Document& d);
+
 /// Where settings and the ImGui layout are remembered: $XDG_CONFIG_HOME/attnlab or
 /// ~/.config/attnlab (created on demand).
 std::filesystem::path config_dir();

@@ -30,7 +30,11 @@ struct WidgetLog {
   std::vector<std::string> overlays_left_out;
   /// The recorded windows of this frame: ImGui's id of the window → "window:<name>".
   std::map<ImGuiID, std::string> windows;
-  /// At the start of every frame.
+  /// Each on-screen helper's rectangles as it was last drawn ("toast": {"toast", "toast:open_folder"}),
+  /// kept across frames: in a frame that leaves the helper out of its picture, where it still is
+  /// on screen (the frames before and after draw it), so that a test can reach its buttons.
+  std::map<std::string, std::map<std::string, std::array<float, 4>>> overlays_drawn;
+  /// At the start of every frame (overlays_drawn stays).
   void clear() {
     rects.clear();
     owners.clear();

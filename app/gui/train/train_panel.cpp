@@ -273,7 +273,7 @@ void probe_section(AppState& state, TrainSession& train) {
 }
 
 void save_section(AppState& state, TrainSession& train) {
-  if (state.ui.train_folder_text.empty()) state.ui.train_folder_text = (state.export_dir / "trained-vit").string();
+  if (state.ui.train_folder_text.empty()) state.ui.train_folder_text = (export_folder(state) / "trained-vit").string();
   ImGui::TextUnformatted("Save checkpoint to (a new folder; never written over)");
   ImGui::SetNextItemWidth(-1);
   ImGui::InputText("##train_folder", &state.ui.train_folder_text);

@@ -16,22 +16,31 @@
 
 namespace attnlab::app {
 
-namespace {
-// The interface's font: the first of the platform's candidates that exists (empty: ImGui's own).
-std::string ui_font() {
+std::string ui_font_file() {
   std::error_code ec;
   for (const auto& f : platform::ui_font_files())
     if (std::filesystem::exists(f, ec)) return platform::utf8(f);
   return {};
 }
+
+const ImWchar* ui_glyph_ranges() {
+  static const ImWchar ranges[] = {
+      0x0020, 0x00FF,  // Basic Latin and Latin-1 Supplement (ImGui's default): × ² ·
+      0x0370, 0x03FF,  // Greek: the chapter's τ, λ, α
+      0x2000, 0x206F,  // General Punctuation: – — … ‖ (and ImGui's own ellipsis for cut text)
+      0x2190, 0x21FF,  // Arrows: → (Model → Gallery)
+      0x2200, 0x22FF,  // Mathematical Operators: − ≤ ≥ ≈ √
+      0,
+  };
+  return ranges;
 }
 
 bool load_ui_font(float px) {
-  const std::string font = ui_font();
+  const std::string font = ui_font_file();
   if (font.empty()) return false;
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  return io.Fonts->AddFontFromFileTTF(font.c_str(), px) != nullptr;
+  return io.Fonts->AddFontFromFileTTF(font.c_str(), px, nullptr, ui_glyph_ranges()) != nullptr;
 }
 
 float setup_app_style(float ui_scale) {
@@ -39,7 +48,8 @@ float setup_app_style(float ui_scale) {
   ImGuiIO& io = ImGui::GetIO();
   ImGui::StyleColorsDark();
   float font_scale = 1.0f;
-  if (const std::string font = ui_font(); !font.empty() && io.Fonts->AddFontFromFileTTF(font.c_str(), kBaseFontPx * kLoadScale))
+  if (const std::string font = ui_font_file();
+      !font.empty() && io.Fonts->AddFontFromFileTTF(font.c_str(), kBaseFontPx * kLoadScale, nullptr, ui_glyph_ranges()))
     font_scale = 1.0f / kLoadScale;
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
   io.FontGlobalScale = ui_scale * font_scale;

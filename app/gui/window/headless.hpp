@@ -48,7 +48,17 @@ class HeadlessUi {
 /// factor FontGlobalScale needs per unit of UI scale (fonts are rasterized at twice the size).
 float setup_app_style(float ui_scale);
 
-/// Rebuilds the font atlas with the UI's font (DejaVu Sans) rasterized at `px` pixels, so text
+/// The UI font's file: the first of platform::ui_font_files() that exists (DejaVu Sans on Linux),
+/// as UTF-8; empty when none does (ImGui's built-in font, ASCII only, is used then).
+std::string ui_font_file();
+
+/// The codepoints the UI font's atlas is built with (setup_app_style, load_ui_font): pairs of
+/// first and last codepoint, inclusive, ending in 0, as ImFontAtlas::AddFontFromFileTTF takes
+/// them. A character outside is drawn as ImGui's fallback '?'; tests/app/test_ui_glyphs.cpp checks
+/// that every character of the sources' string literals is inside and in the font file.
+const ImWchar* ui_glyph_ranges();
+
+/// Rebuilds the font atlas with the UI's font (DejaVu Sans; ui_glyph_ranges()) rasterized at `px` pixels, so text
 /// at any UI scale is drawn at its own size, not a scaled bitmap. Call between frames; the
 /// caller recreates the renderer's font texture. Returns false (atlas untouched) when the
 /// font file is missing.
