@@ -113,13 +113,13 @@ TEST(PanelLayout, ALargerUiScaleDoesNotShrinkTheMapOnAProjector) {
 // shown below leaves the map the whole height.
 TEST(PanelLayout, TheHeadsGoWhereTheMapLeavesRoom) {
   const Chrome c = chrome(1);
-  // 1600 × 1000, a square photo: 1260 px of room right of the controls for a map about 770 px wide
-  // (its picture 637 px tall, the colour bar): a column of 490 px.
+  // 1600 × 1000, a square photo: 1260 px of room right of the controls for a map about 780 px wide
+  // (its picture 647 px tall, the colour bar): a column of 480 px.
   const PanelLayout square = panel_layout(1600, 1000, 19, 1, 1.0f, c.w, c.h, LowerRow{});
   EXPECT_TRUE(square.heads_right);
-  EXPECT_NEAR(square.heads[2], 490.0f, 2.0f);
+  EXPECT_NEAR(square.heads[2], 480.0f, 2.0f);
   EXPECT_EQ(square.heads[1], 19.0f);
-  // 1024 × 768: the map about 603 px wide leaves 145 px, under 150: the heads go below.
+  // 1024 × 768: the map about 611 px wide leaves 137 px, under 150: the heads go below.
   const PanelLayout projector = panel_layout(1024, 768, 19, 1, 1.0f, c.w, c.h, LowerRow{});
   EXPECT_FALSE(projector.heads_right);
   EXPECT_GT(projector.heads[1], projector.map[1] + projector.map[3] - 1);

@@ -303,7 +303,7 @@ void expect_vit_map_of(const nlohmann::json& s, const std::filesystem::path& ima
 // Scrolls `window` (the mouse wheel over it) until `widget` lies inside it; returns the sidecar
 // where it does (or the last one).
 nlohmann::json reveal(AppProcess& app, nlohmann::json s, const std::string& widget, const std::string& window) {
-  for (int n = 0; n < 12; ++n) {
+  for (int n = 0; n < 40; ++n) {  // a long column (the controls with the lower row's sections) takes many turns
     const auto& w = s.at("widgets");
     if (!w.contains(widget) || !w.contains(window)) return s;
     const Rect r = rect_of(w.at(widget)), in = rect_of(w.at(window));

@@ -25,11 +25,11 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
   }
   const auto current = query_cell(g, info.query);
   ImGui::BeginDisabled(!current);
-  if (ImGui::Button("pin the current query (P)") && current && std::find(pinned.begin(), pinned.end(), *current) == pinned.end())
+  if (ImGui::Button(fitting_label({"pin the current query (P)", "pin the query (P)", "pin (P)"})) && current && std::find(pinned.begin(), pinned.end(), *current) == pinned.end())
     pinned.push_back(*current);
   ImGui::EndDisabled();
   record_widget("pinned:pin");
-  ImGui::SameLine();
+  same_line_if_room(button_width("clear"));
   if (ImGui::Button("clear")) pinned.clear();
   record_widget("pinned:clear");
   if (!pinned.empty()) state.ui.pinned_note.clear();

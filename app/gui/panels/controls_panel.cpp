@@ -126,12 +126,13 @@ void classroom_section(AppState& state) {
 // The folder, chosen by typing its path (a click selects the old one; Enter or "use");
 // remembered between runs. Until one is chosen, saves go to <Pictures>/attnlab (export_folder()).
 void export_folder_field(AppState& state) {
-  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("useChoose...").x - ImGui::GetStyle().FramePadding.x * 4 -
-                          ImGui::GetStyle().ItemSpacing.x * 2);
+  // The field and its two buttons on one line while they fit, else the buttons on the next.
+  const float buttons = button_width("use") + button_width("Choose..."), avail = ImGui::GetContentRegionAvail().x;
+  ImGui::SetNextItemWidth(avail - buttons >= ImGui::GetFontSize() * 6 ? avail - buttons : avail);
   const bool enter = ImGui::InputText("##export_dir", &state.ui.export_dir_text,
                                       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   record_widget("export_dir");
-  ImGui::SameLine();
+  same_line_if_room(button_width("use"));
   if ((ImGui::Button("use") || enter) && !state.ui.export_dir_text.empty()) {
     try {
       state.export_dir = choose_export_dir(state.ui.export_dir_text);
@@ -144,24 +145,19 @@ void export_folder_field(AppState& state) {
     }
   }
   record_widget("export_dir_use");
-  ImGui::SameLine();
+  same_line_if_room(button_width("Choose..."));
   if (ImGui::Button("Choose...")) state.commands.ask_for_file(FileDialogKind::ExportFolder);
   record_widget("export_dir_choose");
-  if (state.export_dir.empty())
-    ImGui::TextDisabled("folder: %s (the default, in your Pictures)", platform::utf8(export_folder(state)).c_str());
-  else
-    ImGui::TextDisabled("folder (remembered): %s", platform::utf8(state.export_dir).c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  if (state.export_dir.empty()) text_wrapped("folder: %s (the default, in your Pictures)", platform::utf8(export_folder(state)).c_str());
+  else text_wrapped("folder (remembered): %s", platform::utf8(state.export_dir).c_str());
+  ImGui::PopStyleColor();
 }
 
 void export_section(AppState& state) {
   if (!section("Export", ImGuiTreeNodeFlags_DefaultOpen)) return;
   // The longest label that fits the column (a projector's narrow one at a large UI scale).
-  auto fitting = [](std::initializer_list<const char*> labels) {
-    const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2;
-    for (const char* l : labels)
-      if (ImGui::CalcTextSize(l).x <= room) return l;
-    return *(labels.end() - 1);
-  };
+  const auto fitting = fitting_label;
   if (ImGui::Button(state.export_map_only ? fitting({"Save the map as PNG (F12)", "Map PNG (F12)", "F12"})
                                           : fitting({"Save the window as PNG (F12)", "Window PNG (F12)", "F12"})))
     state.commands.export_png();

@@ -53,7 +53,7 @@ void draw_images_panel(AppState& state, const std::vector<std::filesystem::path>
   // Cameras (libavdevice: v4l2 on Linux), looked for when asked (opening each device takes a
   // moment): none found is said, not an error. The list is kept between frames in state.ui.
   std::optional<std::vector<CameraInfo>>& cameras = state.ui.cameras;
-  if (ImGui::Button("Look for cameras")) cameras = list_cameras();
+  if (ImGui::Button(fitting_label({"Look for cameras", "Cameras"}))) cameras = list_cameras();
   record_widget("look_for_cameras");
   if (cameras && cameras->empty()) {
     ImGui::SameLine();

@@ -414,7 +414,11 @@ void App::draw_model_gallery() {
   if (!std::filesystem::exists(dir / "model.safetensors", ec)) return;
   ImGui::Separator();
   ImGui::TextUnformatted("With a model");
-  if (ImGui::Selectable("Fashion-MNIST ViT (a shirt)", state_.model_path == dir && state_.source == ShownSource::Vit)) {
+  // Its whole label where it fits, shorter in a projector's narrow column (a selectable is not cut, it overflows).
+  const char* label = ImGui::CalcTextSize("Fashion-MNIST ViT (a shirt)").x <= ImGui::GetContentRegionAvail().x ? "Fashion-MNIST ViT (a shirt)"
+                      : ImGui::CalcTextSize("Fashion ViT").x <= ImGui::GetContentRegionAvail().x      ? "Fashion ViT"
+                                                                                                     : "ViT";
+  if (ImGui::Selectable(label, state_.model_path == dir && state_.source == ShownSource::Vit)) {
     std::filesystem::path image = dir / "images";
     for (const auto& e : std::filesystem::directory_iterator(image, ec))
       if (e.path().filename().string().find("shirt") != std::string::npos &&

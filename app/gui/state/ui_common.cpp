@@ -206,6 +206,18 @@ void text_wrapped(const char* fmt, ...) {
   wrap_text(text);
 }
 
+const char* fitting_label(std::initializer_list<const char*> labels) {
+  const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2;
+  for (const char* l : labels)
+    if (ImGui::CalcTextSize(l).x <= room) return l;
+  return *(labels.end() - 1);
+}
+
+float button_width(const char* label) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x;
+}
+
 void help_marker(const char* text) {
   ImGui::SameLine();
   ImGui::TextDisabled("(?)");

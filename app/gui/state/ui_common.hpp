@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -85,6 +86,12 @@ std::string format_weight(double w);
 void wrap_text(std::string_view text);
 /// wrap_text of a printf-style text.
 void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
+
+/// The first of `labels` (longest first) whose button fits the room left on the line, else the
+/// last: a button's label on a projector's narrow column, never cut.
+const char* fitting_label(std::initializer_list<const char*> labels);
+/// A button's width with its label and the spacing after it, pixels (for same_line_if_room).
+float button_width(const char* label);
 
 /// Help marker: "(?)" with a tooltip.
 void help_marker(const char* text);

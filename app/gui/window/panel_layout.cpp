@@ -23,7 +23,7 @@ PanelLayout panel_layout(float width, float height, float menu_h, float ui_scale
   l.controls_w = row.controls ? std::min(340.0f * ui_scale, width * (l.lower_in_controls ? 0.25f : 0.27f + 0.02f * cramped)) : 0.0f;
   const float main_w = width - l.controls_w;
   const bool lower = row.pinned || row.images || row.heads;
-  float map_h = lower ? below_menu * (0.72f + 0.08f * cramped) : below_menu;
+  float map_h = lower ? below_menu * (0.73f + 0.07f * cramped) : below_menu;
   // The map window's width that holds its picture at the full height, with the colour bar.
   const float want_w = std::max(aspect, 0.1f) * std::max(map_h - map_chrome_h, 50.0f) + map_chrome_w;
   const float heads_min = 150.0f * ui_scale;

@@ -32,7 +32,7 @@ struct PanelLayout {
 /// `ui_scale` (0.75–3). `aspect`: the map's picture, width / height. `map_chrome_w`, `map_chrome_h`:
 /// what the map window needs around its picture (padding, title bar, header lines, colour bar), in
 /// pixels. The controls take at most 340 px × ui_scale and 27 % of the width, as tall as the map;
-/// the map's height is 72 % of the room below the menu, and the lower row spans the whole width
+/// the map's height is 73 % of the room below the menu, and the lower row spans the whole width
 /// under both. Under 1000 px of UI across (width / ui_scale) the lower row gives way gradually (the
 /// map up to 80 %); at 700 px and under it is folded into the controls column (lower_in_controls,
 /// the column 25 % of the width) and the map takes the whole height, so that a larger UI scale on a
