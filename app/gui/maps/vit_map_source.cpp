@@ -225,10 +225,16 @@ void VitMapSource::draw_map_header(const MainMap& map) {
                  format_number(sorted.back(), 3).c_str(), static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
     ImGui::PopStyleColor();
   }
+  // The model's line; a model being trained has a long label (its switches), so its input's size
+  // goes to the line's tooltip and the map keeps the line.
+  char input[96];
+  std::snprintf(input, sizeof input, "input %d x %d, grid %d x %d, patch %d px", src.input_width(), src.input_height(), g.cols, g.rows,
+                src.patch());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  text_wrapped("%s   input %d x %d, grid %d x %d, patch %d px%s", vit_.label().c_str(), src.input_width(), src.input_height(), g.cols,
-               g.rows, src.patch(), vit_.busy() ? "   (new maps on the way...)" : "");
+  if (which_ == ShownSource::Train) text_wrapped("%s%s", vit_.label().c_str(), vit_.busy() ? "   (new maps on the way...)" : "");
+  else text_wrapped("%s   %s%s", vit_.label().c_str(), input, vit_.busy() ? "   (new maps on the way...)" : "");
   ImGui::PopStyleColor();
+  if (which_ == ShownSource::Train && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", input);
   record_widget("map:model_line");
 }
 

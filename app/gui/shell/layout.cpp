@@ -80,13 +80,26 @@ void App::draw_source_tabs() {
 // The ViT's lower views (vit_views.hpp, lower_views): the distance plot, the pinned queries,
 // the attention matrix, one row step by step, the layers' similarity (CKA).
 void App::draw_vit_lower_tabs() {
-  if (!ImGui::BeginTabBar("vit_lower", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-  // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
-  // next frame, so the tab drawn now must not take the request back.
-  const bool asked = shown_vit_lower_ != state_.vit_tab;
   LowerViewContext context{state_, vit_, state_.vit, vit_map_,
                            [&] { draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true); }};
   const auto& views = lower_views();
+  std::vector<std::string> labels;
+  for (const LowerView& v : views) labels.emplace_back(v.label);
+  if (!tabs_fit(labels)) {  // a narrow column: the views one a line, none cut
+    for (int t = 0; t < static_cast<int>(views.size()); ++t) {
+      if (ImGui::Selectable(views[static_cast<std::size_t>(t)].label, state_.vit_tab == t)) state_.vit_tab = t;
+      record_widget(std::string("vit_tab:") + views[static_cast<std::size_t>(t)].name);
+    }
+    ImGui::Separator();
+    const int t = std::clamp(state_.vit_tab, 0, static_cast<int>(views.size()) - 1);
+    shown_vit_lower_ = t;
+    views[static_cast<std::size_t>(t)].draw(context);
+    return;
+  }
+  if (!ImGui::BeginTabBar("vit_lower")) return;
+  // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
+  // next frame, so the tab drawn now must not take the request back.
+  const bool asked = shown_vit_lower_ != state_.vit_tab;
   for (int t = 0; t < static_cast<int>(views.size()); ++t) {
     const LowerView& view = views[static_cast<std::size_t>(t)];
     const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
@@ -378,9 +391,11 @@ void App::draw_main_map() {
                            choice_layer(choice, src.layers()), shown_head(head)};
   }
   if (state_.source == ShownSource::Train && !shown_train().started()) {  // before Start: say so, over the untrained model's maps
-    ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.35f, 1.0f), "Not trained yet: %s",
-                       shown_train_run() ? "these are the untrained model's maps (random weights)." : "the untrained model is being made...");
-    wrap_text("Press Start in the Train panel (left) and watch them focus as run " + shown_train().name() + " learns.");
+    // One line (the map keeps the room): what the maps are, and what to do.
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.35f, 1.0f));
+    wrap_text(shown_train_run() ? "Untrained (random weights): press Start (Train panel) to watch these maps focus."
+                                : "The untrained model is being made...");
+    ImGui::PopStyleColor();
     record_widget("train:press_start");
     if (!shown_train_run()) {  // nothing of the hand-made heads' in the Train tab
       geometry_.valid = false;

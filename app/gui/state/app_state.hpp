@@ -34,7 +34,8 @@ struct UiState {
   std::string model_path_text;  ///< the model panel's "open by path" text field
   std::string train_folder_text;  ///< the Train panel's "save checkpoint" folder field (empty: the export folder's trained-vit)
   bool show_hub_gallery = false;  ///< the Model → Gallery window (models from the Hugging Face Hub) is open
-  bool train_cka_runs = false;    ///< the Train tab's CKA view compares run A's layers with run B's (else the shown run's with its own)
+  bool train_cka_runs = false;
+  int train_view = 0;  ///< the Train tab's lower view shown (its curves, A and B, the ViT's views), as draw_train_lower counts them    ///< the Train tab's CKA view compares run A's layers with run B's (else the shown run's with its own)
   std::string banner;  ///< an error shown at the top; empty = none
   std::chrono::steady_clock::time_point banner_since{};
   std::string status;  ///< last export etc.

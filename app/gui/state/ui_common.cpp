@@ -213,6 +213,19 @@ const char* fitting_label(std::initializer_list<const char*> labels) {
   return *(labels.end() - 1);
 }
 
+bool tabs_fit(const std::vector<std::string>& labels) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float room = ImGui::GetWindowWidth() - st.WindowPadding.x * 2 - st.ScrollbarSize;
+  float w = 0;
+  for (const std::string& l : labels) {
+    const std::size_t hidden = l.find("##");  // ImGui's id part is not drawn
+    w += ImGui::CalcTextSize(l.substr(0, hidden).c_str()).x + st.FramePadding.x * 2 + st.ItemInnerSpacing.x * 2;
+  }
+  return w <= room;
+}
+
+bool tabs_fit(std::initializer_list<const char*> labels) { return tabs_fit(std::vector<std::string>(labels.begin(), labels.end())); }
+
 float button_width(const char* label) {
   const ImGuiStyle& st = ImGui::GetStyle();
   return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x;

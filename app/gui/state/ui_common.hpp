@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace attnlab::app {
 
@@ -92,6 +93,12 @@ void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
 const char* fitting_label(std::initializer_list<const char*> labels);
 /// A button's width with its label and the spacing after it, pixels (for same_line_if_room).
 float button_width(const char* label);
+
+/// Whether tabs with these labels fit the window's width as one row (else a view lists them one a
+/// line: a projector's narrow column, where tabs would be cut or scrolled out of sight). Decided on
+/// the width less a scroll bar, shown or not, so that the choice stays the same every frame.
+bool tabs_fit(std::initializer_list<const char*> labels);
+bool tabs_fit(const std::vector<std::string>& labels);
 
 /// Help marker: "(?)" with a tooltip.
 void help_marker(const char* text);

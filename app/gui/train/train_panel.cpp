@@ -337,74 +337,94 @@ void draw_train_cka(AppState& state, TrainRuns& runs, TrainSession& shown, CkaJo
 
 }  // namespace
 
+namespace {
+
+// The Train tab's curves: the loss, the accuracy (or masked patches' reconstruction) and every
+// head's mean attention distance against the step, three columns.
+void draw_train_curves(AppState& state, TrainSession& train) {
+  const auto& points = train.points();
+  const ImU32 colours[3] = {IM_COL32(255, 160, 60, 255), IM_COL32(80, 160, 255, 255), IM_COL32(90, 220, 120, 255)};
+  const RunCurves curves = run_curves(points, "", colours);
+  const float avail = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
+  // The panel's height (at most 14 lines: in a scrolling column the room below is not the panel's).
+  const float h = std::clamp(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f, ImGui::GetFontSize() * 14);
+  // Three columns; masked patches give the middle one, the reconstruction's three pictures, more room.
+  const bool masked = train.task() == VitTask::MaskedPatches;
+  const float w = (avail - 2 * gap) / 3, middle = masked ? (avail - 2 * gap) * 0.42f : w, side_w = masked ? (avail - 2 * gap) * 0.29f : w;
+  ImGui::BeginGroup();
+  if (masked) step_plot("train:loss_plot", "loss (mean squared error)", ImVec2(side_w, h), {curves.loss, curves.fixed}, 0.0f, curves.loss_hi);
+  else step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
+  ImGui::EndGroup();
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  if (masked) draw_reconstruction(train, ImVec2(middle, h + ImGui::GetTextLineHeightWithSpacing()));
+  else step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
+  ImGui::EndGroup();
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  // One line per head of the map's layer: local heads fall, global ones stay high.
+  std::vector<PlotSeries> heads;
+  float dmax = 0.0f, dmin = 1e9f;
+  const int L = train.shape().depth;
+  const int layer = L > 0 ? choice_layer(state.train, L) : 0;
+  for (int head = 0; head < train.shape().heads && !points.empty(); ++head) {
+    PlotSeries s{{}, {}, vit_head_colour(head), std::to_string(head)};
+    for (const TrainPoint& p : points) {
+      if (p.distance.rows() <= layer || p.distance.cols() <= head) continue;
+      s.x.push_back(static_cast<float>(p.step));
+      s.y.push_back(p.distance(layer, head));
+      dmax = std::max(dmax, s.y.back());
+      dmin = std::min(dmin, s.y.back());
+    }
+    heads.push_back(std::move(s));
+  }
+  // The range of the lines, so that heads parting (local ones falling) show from the start.
+  if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
+  const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
+  const std::string title = "distance (px), layer " + std::to_string(layer);
+  step_plot("train:distance_plot", title.c_str(), ImVec2(side_w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
 void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka) {
-  if (!ImGui::BeginTabBar("train_lower", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   TrainSession& train = runs[state.train_run];
   MapSource& source = state.train_run == 1 ? b : a;
   const std::string curves_tab = "Curves, run " + train.name() + "###curves";
-  // Each tab recorded as soon as it is begun, before its contents (widget_log.hpp, record_tab).
-  const bool curves_open = ImGui::BeginTabItem(curves_tab.c_str());
-  record_tab("train_tab:curves", curves_tab.c_str());
-  if (curves_open) {
-    const auto& points = train.points();
-    const ImU32 colours[3] = {IM_COL32(255, 160, 60, 255), IM_COL32(80, 160, 255, 255), IM_COL32(90, 220, 120, 255)};
-    const RunCurves curves = run_curves(points, "", colours);
-    const float avail = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
-    const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f);
-    // Three columns; masked patches give the middle one, the reconstruction's three pictures, more room.
-    const bool masked = train.task() == VitTask::MaskedPatches;
-    const float w = (avail - 2 * gap) / 3, middle = masked ? (avail - 2 * gap) * 0.42f : w, side_w = masked ? (avail - 2 * gap) * 0.29f : w;
-    ImGui::BeginGroup();
-    if (masked) step_plot("train:loss_plot", "loss (mean squared error)", ImVec2(side_w, h), {curves.loss, curves.fixed}, 0.0f, curves.loss_hi);
-    else step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
-    ImGui::EndGroup();
-    ImGui::SameLine();
-    ImGui::BeginGroup();
-    if (masked) draw_reconstruction(train, ImVec2(middle, h + ImGui::GetTextLineHeightWithSpacing()));
-    else step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
-    ImGui::EndGroup();
-    ImGui::SameLine();
-    ImGui::BeginGroup();
-    // One line per head of the map's layer: local heads fall, global ones stay high.
-    std::vector<PlotSeries> heads;
-    float dmax = 0.0f, dmin = 1e9f;
-    const int L = train.shape().depth;
-    const int layer = L > 0 ? choice_layer(state.train, L) : 0;
-    for (int head = 0; head < train.shape().heads && !points.empty(); ++head) {
-      PlotSeries s{{}, {}, vit_head_colour(head), std::to_string(head)};
-      for (const TrainPoint& p : points) {
-        if (p.distance.rows() <= layer || p.distance.cols() <= head) continue;
-        s.x.push_back(static_cast<float>(p.step));
-        s.y.push_back(p.distance(layer, head));
-        dmax = std::max(dmax, s.y.back());
-        dmin = std::min(dmin, s.y.back());
-      }
-      heads.push_back(std::move(s));
-    }
-    // The range of the lines, so that heads parting (local ones falling) show from the start.
-    if (dmax < dmin) dmin = 0.0f, dmax = 1.0f;
-    const float pad = std::max((dmax - dmin) * 0.1f, 0.25f);
-    const std::string title = "distance (px), layer " + std::to_string(layer);
-    step_plot("train:distance_plot", title.c_str(), ImVec2(side_w, h), heads, std::max(dmin - pad, 0.0f), dmax + pad);
-    ImGui::EndGroup();
-    ImGui::EndTabItem();
-  }
-  const bool runs_open = ImGui::BeginTabItem("A and B");
-  record_tab("train_tab:runs", "A and B");
-  if (runs_open) {
-    draw_train_comparison(state, runs, a, b);
-    ImGui::EndTabItem();
-  }
-  // The ViT's own lower views (vit_views.hpp, lower_views), on the shown run's latest snapshot;
-  // its similarity view computed again on request while training runs.
   LowerViewContext context{state, train.vit(), state.train, source, [&] { draw_train_cka(state, runs, train, cka); }};
+  // The views: the curves, runs A and B, then the ViT's own lower views (vit_views.hpp,
+  // lower_views) on the shown run's latest snapshot, its similarity view computed again on
+  // request while training runs.
+  std::vector<std::string> labels = {curves_tab, "A and B"}, names = {"train_tab:curves", "train_tab:runs"};
   for (const LowerView& view : lower_views()) {
-    const bool open = ImGui::BeginTabItem(view.label);
-    record_tab(std::string("train_tab:") + view.name, view.label);
-    if (open) {
-      view.draw(context);
-      ImGui::EndTabItem();
+    labels.emplace_back(view.label);
+    names.push_back(std::string("train_tab:") + view.name);
+  }
+  auto draw = [&](std::size_t t) {
+    if (t == 0) draw_train_curves(state, train);
+    else if (t == 1) draw_train_comparison(state, runs, a, b);
+    else lower_views()[t - 2].draw(context);
+  };
+  if (!tabs_fit(labels)) {  // a narrow column: the views one a line, none cut
+    for (std::size_t t = 0; t < labels.size(); ++t) {
+      if (ImGui::Selectable(labels[t].substr(0, labels[t].find("##")).c_str(), state.ui.train_view == static_cast<int>(t)))
+        state.ui.train_view = static_cast<int>(t);
+      record_widget(names[t]);
     }
+    ImGui::Separator();
+    draw(std::min(static_cast<std::size_t>(std::max(state.ui.train_view, 0)), labels.size() - 1));
+    return;
+  }
+  if (!ImGui::BeginTabBar("train_lower")) return;
+  for (std::size_t t = 0; t < labels.size(); ++t) {
+    // Each tab recorded as soon as it is begun, before its contents (widget_log.hpp, record_tab).
+    const bool open = ImGui::BeginTabItem(labels[t].c_str());
+    record_tab(names[t], labels[t].c_str());
+    if (!open) continue;
+    state.ui.train_view = static_cast<int>(t);
+    draw(t);
+    ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
 }

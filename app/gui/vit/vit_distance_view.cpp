@@ -19,8 +19,11 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
   }
   const Matrix& d = src->distance();
   const int L = src->layers(), H = src->heads(), layer = choice_layer(choice, src->layers());
-  text_wrapped("Mean attention distance: for every patch query, the distance to each patch key weighted by its "
-                     "attention, averaged over queries (input pixels). Low: the head looks nearby; high: across the image.");
+  // What it is in one line, the definition on hover: the plot keeps the panel's height (a
+  // projector's lower row is short).
+  ImGui::TextUnformatted("Mean attention distance (px) per head and layer");
+  help_marker("For every patch query, the distance to each patch key weighted by its attention, averaged over queries "
+              "(input pixels). Low: the head looks nearby; high: across the image.");
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImVec2 size = ImGui::GetContentRegionAvail();
   size.x = std::max(size.x, 120.0f);
