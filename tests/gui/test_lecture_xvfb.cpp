@@ -500,7 +500,7 @@ TEST(LectureUnderXvfb, TrainTabBeforeAndAfterStart) {
     ASSERT_TRUE(before.contains("train_drawn")) << "no map of the untrained model before Start";
     EXPECT_TRUE(before.at("train_drawn").at("previewing").get<bool>());
     EXPECT_EQ(before.at("train_drawn").at("step").get<int>(), 0);
-    EXPECT_TRUE(before.at("widgets").contains("train:press_start")) << "the map does not say to press Start";
+    EXPECT_TRUE(before.at("widgets").contains("map:note")) << "the map does not say to press Start";
     area["train-before"][at] = check_step(before, before_png, dir, scale, "train-before");
 
     click_widget(*app, before, "train:start");

@@ -166,6 +166,9 @@ class VitMapSource final : public MapSource {
   void draw_map_header(const MainMap& map) override;
   void draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 origin, float scale, ImVec2 canvas) override;
   void changed(ChoiceChange what) override;
+  /// A line the header shows in the model line's place (the Train tab before Start: the maps are
+  /// the untrained model's, press Start), in the note's colour; empty: the model line.
+  void set_note(std::string note) { note_ = std::move(note); }
 
  private:
   // One query's rows of A in one layer, every head (H × T, vit_attention_rows), computed once
@@ -178,6 +181,7 @@ class VitMapSource final : public MapSource {
   AppState& state_;
   VitSession& vit_;
   ShownSource which_;
+  std::string note_;
   unsigned rows_generation_ = 0;                             // vit_.generation() the rows below are of
   std::map<std::pair<int, int>, std::vector<float>> rows_;  // (layer, query) → H × T weights
 };

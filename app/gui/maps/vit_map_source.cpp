@@ -230,6 +230,13 @@ void VitMapSource::draw_map_header(const MainMap& map) {
   char input[96];
   std::snprintf(input, sizeof input, "input %d x %d, grid %d x %d, patch %d px", src.input_width(), src.input_height(), g.cols, g.rows,
                 src.patch());
+  if (!note_.empty()) {  // in the model line's place: the map keeps the room
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.35f, 1.0f));
+    wrap_text(note_);
+    ImGui::PopStyleColor();
+    record_widget("map:note");
+    return;
+  }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   if (which_ == ShownSource::Train) text_wrapped("%s%s", vit_.label().c_str(), vit_.busy() ? "   (new maps on the way...)" : "");
   else text_wrapped("%s   %s%s", vit_.label().c_str(), input, vit_.busy() ? "   (new maps on the way...)" : "");

@@ -114,7 +114,7 @@ void App::draw_vit_lower_tabs() {
   ImGui::EndTabBar();
 }
 
-// The last save's confirmation, for 4 s at the bottom left over everything (presentation mode
+// The last save's confirmation, for 4 s at the top right over everything (presentation mode
 // too), so a teacher sees that F12, F9 or F8 worked and where: a small window naming the file,
 // with "Open folder" (the desktop's file manager on that folder); the pointer over it keeps it.
 void App::draw_toast(ImVec2 d) {
@@ -135,11 +135,11 @@ void App::draw_toast(ImVec2 d) {
   };
   const bool on_button = !folder.empty() && pointed("toast:open_folder");
   if (pointed("toast")) state_.ui.status_since = std::chrono::steady_clock::now();  // kept while pointed at
-  // Wrapped inside the window (a long export path on a 1024 px screen).
-  const float wrap = std::max(d.x - 36.0f - ImGui::GetStyle().WindowPadding.x * 2, 100.0f);
-  // Above the tour's box while it shows (drawn before, this frame): never over its buttons.
-  const bool tour = state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size());
-  ImGui::SetNextWindowPos(ImVec2(12, d.y - 12 - (tour ? tour_h_ + 10 : 0.0f)), ImGuiCond_Always, ImVec2(0, 1));
+  // At the top right under the menu bar, over the map's title and the right end of its header,
+  // where nothing is clicked (at the bottom left it lay over the controls' last items and the
+  // tour's buttons); wrapped to under half the window (a long export path on a 1024 px screen).
+  const float wrap = std::max(d.x * 0.45f - ImGui::GetStyle().WindowPadding.x * 2, 100.0f);
+  ImGui::SetNextWindowPos(ImVec2(d.x - 12, ImGui::GetFrameHeight() + 8), ImGuiCond_Always, ImVec2(1, 0));
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(20 / 255.0f, 90 / 255.0f, 40 / 255.0f, 1.0f));
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
   ImGui::Begin("##toast", nullptr,
@@ -390,17 +390,16 @@ void App::draw_main_map() {
     vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
                            choice_layer(choice, src.layers()), shown_head(head)};
   }
-  if (state_.source == ShownSource::Train && !shown_train().started()) {  // before Start: say so, over the untrained model's maps
-    // One line (the map keeps the room): what the maps are, and what to do.
+  // Before Start: the untrained model's maps, said so in the model line's place (the map keeps
+  // the room); nothing of the hand-made heads' while the untrained model is being made.
+  const bool untrained = state_.source == ShownSource::Train && !shown_train().started();
+  shown_train_map().set_note(untrained ? "Untrained (random weights): press Start (Train panel) to watch these maps focus." : "");
+  if (untrained && !shown_train_run()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.35f, 1.0f));
-    wrap_text(shown_train_run() ? "Untrained (random weights): press Start (Train panel) to watch these maps focus."
-                                : "The untrained model is being made...");
+    wrap_text("The untrained model is being made...");
     ImGui::PopStyleColor();
-    record_widget("train:press_start");
-    if (!shown_train_run()) {  // nothing of the hand-made heads' in the Train tab
-      geometry_.valid = false;
-      return;
-    }
+    geometry_.valid = false;
+    return;
   }
   draw_source_map(state_, map_source(), geometry_);
   if (!state_.report.train_drawn.is_null()) {  // which run and step the maps are of, on what, and how the run stands
