@@ -226,6 +226,24 @@ bool tabs_fit(const std::vector<std::string>& labels) {
 
 bool tabs_fit(std::initializer_list<const char*> labels) { return tabs_fit(std::vector<std::string>(labels.begin(), labels.end())); }
 
+std::string fit_label(const char* label, float width, bool help) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float extra = help ? st.ItemSpacing.x + ImGui::CalcTextSize("(?)").x : 0.0f;
+  if (width + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x + extra <= avail) {
+    ImGui::SetNextItemWidth(width);
+    return label;
+  }
+  ImGui::TextUnformatted(label);
+  ImGui::SetNextItemWidth(std::min(width, avail - extra));
+  return std::string("##") + label;
+}
+
+float radio_width(const char* label) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  return ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x + st.ItemSpacing.x;
+}
+
 float button_width(const char* label) {
   const ImGuiStyle& st = ImGui::GetStyle();
   return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x;

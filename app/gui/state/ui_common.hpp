@@ -91,6 +91,13 @@ void text_wrapped(const char* fmt, ...) IM_FMTARGS(1);
 /// The first of `labels` (longest first) whose button fits the room left on the line, else the
 /// last: a button's label on a projector's narrow column, never cut.
 const char* fitting_label(std::initializer_list<const char*> labels);
+/// For a widget `width` pixels wide with its label (and a help marker when `help`): the label to
+/// give the widget, after setting the next item's width. Beside the widget while both fit the room
+/// left on the line; else the label is drawn on the line above and the widget takes the room
+/// ("##label": a projector's narrow column, where one of them would be cut).
+std::string fit_label(const char* label, float width, bool help = false);
+/// A radio button's width with its label and the spacing after it, pixels.
+float radio_width(const char* label);
 /// A button's width with its label and the spacing after it, pixels (for same_line_if_room).
 float button_width(const char* label);
 

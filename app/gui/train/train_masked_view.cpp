@@ -24,10 +24,12 @@ bool task_switch(TrainConfig& c) {
   ImGui::TextUnformatted("task");
   const VitTask tasks[2] = {VitTask::Classify, VitTask::MaskedPatches};
   const char* const names[2] = {"classify Fashion-MNIST", "masked patches of the photo"};
-  for (int t = 0; t < 2; ++t) {  // beside the word while it fits, else below (a narrow column)
-    same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(names[t]).x);
+  const char* const short_names[2] = {"classify", "masked patches"};
+  for (int t = 0; t < 2; ++t) {  // beside the word while it fits, else below, shorter in a narrow column
+    const char* name = radio_width(names[t]) <= ImGui::GetContentRegionAvail().x ? names[t] : short_names[t];
+    same_line_if_room(radio_width(name));
     // A switch of task takes that task's defaults (its model, data and rate differ).
-    if (ImGui::RadioButton(names[t], c.shape.task == tasks[t]) && c.shape.task != tasks[t]) c.set_task(tasks[t]);
+    if (ImGui::RadioButton(name, c.shape.task == tasks[t]) && c.shape.task != tasks[t]) c.set_task(tasks[t]);
     record_widget(t ? "train:task_masked" : "train:task_classify");
   }
   return c.shape.task == VitTask::MaskedPatches;

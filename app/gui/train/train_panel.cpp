@@ -19,7 +19,9 @@
 namespace attnlab::app {
 
 void step_plot(const std::string& id, const char* title, ImVec2 size, const std::vector<PlotSeries>& series, float lo, float hi) {
-  ImGui::TextUnformatted(title);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + size.x);  // the title within the plot's width
+  wrap_text(title);
+  ImGui::PopTextWrapPos();
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(id.c_str(), size);
   record_widget(id);
@@ -107,8 +109,8 @@ constexpr int kPatches[] = {2, 4, 7, 14};
 void shape_section(TrainSession& train, const TrainSession& other) {
   TrainConfig& c = train.config();
   ImGui::BeginDisabled(train.started());
-  const std::string copy = "Copy run " + other.name() + "'s settings";
-  if (ImGui::Button(copy.c_str())) c = other.config();
+  const std::string copy = "Copy run " + other.name() + "'s settings", copy_short = "Copy run " + other.name();
+  if (ImGui::Button(fitting_label({copy.c_str(), copy_short.c_str()}))) c = other.config();
   record_widget("train:copy");
   const float w = ImGui::GetFontSize() * 7;
   if (task_switch(c)) {
@@ -116,25 +118,23 @@ void shape_section(TrainSession& train, const TrainSession& other) {
   } else {
     // The lecture's switch, one click: what the classifier reads.
     ImGui::TextUnformatted("pooling");
-    for (int pool = 0; pool < 2; ++pool) {  // beside the word while it fits, else below
-      same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(kPoolNames[pool]).x);
+    for (int pool = 0; pool < 2; ++pool) {  // beside the word while it fits, else below, shorter in a narrow column
+      const char* name = pool && radio_width(kPoolNames[pool]) > ImGui::GetContentRegionAvail().x ? "average" : kPoolNames[pool];
+      same_line_if_room(radio_width(name));
       const VitPooling p = pool ? VitPooling::Average : VitPooling::Token;
-      if (ImGui::RadioButton(kPoolNames[pool], c.shape.pooling == p)) c.shape.pooling = p;
+      if (ImGui::RadioButton(name, c.shape.pooling == p)) c.shape.pooling = p;
       record_widget(pool ? "train:pool_avg" : "train:pool_cls");
     }
     int patch = static_cast<int>(std::find(std::begin(kPatches), std::end(kPatches), c.shape.patch) - std::begin(kPatches));
     const char* const patch_names[] = {"2 (14 x 14 patches)", "4 (7 x 7)", "7 (4 x 4)", "14 (2 x 2)"};
-    ImGui::SetNextItemWidth(w * 1.4f);
-    if (ImGui::Combo("patch", &patch, patch_names, 4)) c.shape.patch = kPatches[patch];
+    if (ImGui::Combo(fit_label("patch", w * 1.4f).c_str(), &patch, patch_names, 4)) c.shape.patch = kPatches[patch];
     record_widget("train:patch");
   }
   int pos = static_cast<int>(c.shape.pos);
-  ImGui::SetNextItemWidth(w * 1.4f);
-  if (ImGui::Combo("position", &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
+  if (ImGui::Combo(fit_label("position", w * 1.4f).c_str(), &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
   record_widget("train:pos");
   auto number = [&](const char* label, const char* id, int& v, int lo, int hi, int step) {
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt(label, &v, step, step * 4)) v = std::clamp(v, lo, hi);
+    if (ImGui::InputInt(fit_label(label, w).c_str(), &v, step, step * 4)) v = std::clamp(v, lo, hi);
     record_widget(id);
   };
   number("depth (blocks)", "train:depth", c.shape.depth, 1, 12, 1);
@@ -143,9 +143,8 @@ void shape_section(TrainSession& train, const TrainSession& other) {
   number("batch", "train:batch", c.batch, 1, 1024, 16);
   number("steps (schedule)", "train:steps", c.steps, 1, 1000000, 500);
   number("seed", "train:seed", c.seed, 0, 1000000, 1);
-  ImGui::SetNextItemWidth(w);
   float lr = static_cast<float>(c.lr);
-  if (ImGui::InputFloat("learning rate", &lr, 0.0005f, 0.002f, "%.4f")) c.lr = std::clamp(lr, 1e-6f, 1.0f);
+  if (ImGui::InputFloat(fit_label("learning rate", w).c_str(), &lr, 0.0005f, 0.002f, "%.4f")) c.lr = std::clamp(lr, 1e-6f, 1.0f);
   record_widget("train:lr");
   ImGui::EndDisabled();
 }
@@ -205,8 +204,8 @@ void run_section(AppState& state, TrainSession& train) {
 void runs_section(AppState& state, const TrainRuns& runs) {
   ImGui::TextUnformatted("The maps show");
   for (int r = 0; r < 2; ++r) {
-    ImGui::SameLine();
     const std::string label = "run " + runs[r].name();
+    same_line_if_room(radio_width(label.c_str()));
     if (ImGui::RadioButton(label.c_str(), state.train_run == r)) state.train_run = r;
     record_widget(r ? "train:run_b" : "train:run_a");
   }
@@ -244,15 +243,16 @@ void probe_section(AppState& state, TrainSession& train) {
     ImGui::TextUnformatted("Probe (both runs' maps are of it)");
     if (ImGui::RadioButton("test image", !state.train_probe_photo)) state.train_probe_photo = false;
     record_widget("train:probe_test");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+    same_line_if_room(ImGui::GetFontSize() * 4);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 9, ImGui::GetContentRegionAvail().x));
     ImGui::BeginDisabled(state.train_probe_photo);
     ImGui::SliderInt("##probe", &state.train_probe, 0, kFashionMnistTestCount - 1);
     state.train_probe = std::clamp(state.train_probe, 0, kFashionMnistTestCount - 1);  // Ctrl+click types any number
     record_widget("train:probe");
     ImGui::EndDisabled();
     const std::string photo = "the photo, " + state.image_path.filename().string() + " (28 x 28 grey)";
-    if (ImGui::RadioButton(photo.c_str(), state.train_probe_photo)) state.train_probe_photo = true;
+    const char* photo_label = radio_width(photo.c_str()) <= ImGui::GetContentRegionAvail().x ? photo.c_str() : "the photo";
+    if (ImGui::RadioButton(photo_label, state.train_probe_photo)) state.train_probe_photo = true;
     record_widget("train:probe_photo");
   }
   if (const VitRun* run = train.vit().run()) {
@@ -274,12 +274,12 @@ void probe_section(AppState& state, TrainSession& train) {
 
 void save_section(AppState& state, TrainSession& train) {
   if (state.ui.train_folder_text.empty()) state.ui.train_folder_text = (export_folder(state) / "trained-vit").string();
-  ImGui::TextUnformatted("Save checkpoint to (a new folder; never written over)");
+  wrap_text("Save checkpoint to (a new folder; never written over)");
   ImGui::SetNextItemWidth(-1);
   ImGui::InputText("##train_folder", &state.ui.train_folder_text);
   record_widget("train:folder");
   ImGui::BeginDisabled(!train.started() || train.save_pending());
-  if (ImGui::Button("Save checkpoint")) train.save(state.ui.train_folder_text);
+  if (ImGui::Button(fitting_label({"Save checkpoint", "Save"}))) train.save(state.ui.train_folder_text);
   record_widget("train:save");
   ImGui::EndDisabled();
   if (!train.last_saved().empty()) {
@@ -350,17 +350,23 @@ void draw_train_curves(AppState& state, TrainSession& train) {
   const float h = std::clamp(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() - 6, 60.0f, ImGui::GetFontSize() * 14);
   // Three columns; masked patches give the middle one, the reconstruction's three pictures, more room.
   const bool masked = train.task() == VitTask::MaskedPatches;
-  const float w = (avail - 2 * gap) / 3, middle = masked ? (avail - 2 * gap) * 0.42f : w, side_w = masked ? (avail - 2 * gap) * 0.29f : w;
+  // A narrow column (a projector at a large UI scale): the three one under the other, each as wide as it.
+  const bool stacked = avail < ImGui::GetFontSize() * 24;
+  const float w = stacked ? avail : (avail - 2 * gap) / 3;
+  const float middle = stacked ? avail : masked ? (avail - 2 * gap) * 0.42f : w, side_w = stacked ? avail : masked ? (avail - 2 * gap) * 0.29f : w;
+  auto next_column = [&] {
+    if (!stacked) ImGui::SameLine();
+  };
   ImGui::BeginGroup();
   if (masked) step_plot("train:loss_plot", "loss (mean squared error)", ImVec2(side_w, h), {curves.loss, curves.fixed}, 0.0f, curves.loss_hi);
   else step_plot("train:loss_plot", "loss (cross-entropy)", ImVec2(w, h), {curves.loss}, 0.0f, curves.loss_hi);
   ImGui::EndGroup();
-  ImGui::SameLine();
+  next_column();
   ImGui::BeginGroup();
   if (masked) draw_reconstruction(train, ImVec2(middle, h + ImGui::GetTextLineHeightWithSpacing()));
   else step_plot("train:accuracy_plot", "accuracy", ImVec2(w, h), {curves.train, curves.test}, 0.0f, 1.0f);
   ImGui::EndGroup();
-  ImGui::SameLine();
+  next_column();
   ImGui::BeginGroup();
   // One line per head of the map's layer: local heads fall, global ones stay high.
   std::vector<PlotSeries> heads;
