@@ -24,9 +24,10 @@ bool task_switch(TrainConfig& c) {
   ImGui::TextUnformatted("task");
   const VitTask tasks[2] = {VitTask::Classify, VitTask::MaskedPatches};
   const char* const names[2] = {"classify Fashion-MNIST", "masked patches of the photo"};
-  const char* const short_names[2] = {"classify", "masked patches"};
+  const char* const short_names[2] = {"classify", "masked patches"}, *const shortest[2] = {"classify", "masked"};
   for (int t = 0; t < 2; ++t) {  // beside the word while it fits, else below, shorter in a narrow column
-    const char* name = radio_width(names[t]) <= ImGui::GetContentRegionAvail().x ? names[t] : short_names[t];
+    const float room = ImGui::GetContentRegionAvail().x;
+    const char* name = radio_width(names[t]) <= room ? names[t] : radio_width(short_names[t]) <= room ? short_names[t] : shortest[t];
     same_line_if_room(radio_width(name));
     // A switch of task takes that task's defaults (its model, data and rate differ).
     if (ImGui::RadioButton(name, c.shape.task == tasks[t]) && c.shape.task != tasks[t]) c.set_task(tasks[t]);

@@ -293,15 +293,18 @@ void save_section(AppState& state, TrainSession& train) {
 }  // namespace
 
 void draw_train_panel(AppState& state, TrainRuns& runs) {
-  text_wrapped("Train small ViTs here, on Fashion-MNIST's classes or on masked patches of the photo, and watch their "
-                     "attention change: run A, and run B to compare (e.g. cls against average pooling). The maps show the chosen "
-                     "run on its probe image.");
+  // Start on screen without scrolling (a projector's short column): a line of what this is, the
+  // rest on hover; the runs, Start; then the model's switches.
+  wrap_text("Train a small ViT and watch its attention change.");
+  help_marker("Train small ViTs here, on Fashion-MNIST's classes or on masked patches of the photo, and watch their attention "
+              "change: run A, and run B to compare (e.g. cls against average pooling). The maps show the chosen run on its "
+              "probe image.");
   runs_section(state, runs);
   TrainSession& train = runs[state.train_run];
+  run_section(state, train);
+  ImGui::Separator();
   const std::string header = "Model and run " + train.name() + "###train_model";
   if (ImGui::CollapsingHeader(header.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) shape_section(train, runs[1 - state.train_run]);
-  ImGui::Separator();
-  run_section(state, train);
   ImGui::Separator();
   probe_section(state, train);
   ImGui::Separator();
