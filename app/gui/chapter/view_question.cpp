@@ -165,23 +165,24 @@ class QuestionView final : public TeachingView {
     std::string q = "q = W_q x = [";
     for (Eigen::Index n = 0; n < std::min<Eigen::Index>(asked_row().q.size(), 6); ++n) q += (n ? ", " : "") + format_short(asked_row().q[n]);
     q += asked_row().q.size() > 6 ? ", ... ]  (" + std::to_string(asked_row().q.size()) + " values; the code part is 0)" : "]";
-    ImGui::TextUnformatted(q.c_str());
+    wrap_text(q);
     const auto best = std::max_element(asked_row().weights.begin(), asked_row().weights.end());
     const int jb = static_cast<int>(best - asked_row().weights.begin());
-    ImGui::Text("largest weight %s at patch (%d,%d); 1/N = %s", format_weight(*best).c_str(), g.col_of(jb),
+    text_wrapped("largest weight %s at patch (%d,%d); 1/N = %s", format_weight(*best).c_str(), g.col_of(jb),
                 g.row_of(jb), format_weight(1.0 / g.N()).c_str());
     ImGui::Spacing();
-    ImGui::TextUnformatted("the output token t_out = sum_j a_j [v_j; 1]:");
+    wrap_text("the output token t_out = sum_j a_j [v_j; 1]:");
     swatch("##tout", asked_row().soft.colour, ImGui::GetFrameHeight() * 2);
     ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::Text("colour part  sum_j a_j v_j = (%.4f, %.4f, %.4f)", static_cast<double>(asked_row().soft.colour[0]),
+    text_wrapped("colour part  sum_j a_j v_j = (%.4f, %.4f, %.4f)", static_cast<double>(asked_row().soft.colour[0]),
                 static_cast<double>(asked_row().soft.colour[1]), static_cast<double>(asked_row().soft.colour[2]));
-    ImGui::Text("count part   sum_j a_j * 1 = %.6f", static_cast<double>(asked_row().soft.count));
+    text_wrapped("count part   sum_j a_j * 1 = %.6f", static_cast<double>(asked_row().soft.count));
     ImGui::EndGroup();
-    ImGui::TextDisabled(
-        "v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s",
-        hand_made.settings().pos.mode == PosMode::Add ? "; in add mode it also carries the added code" : "");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    text_wrapped("v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s",
+                 hand_made.settings().pos.mode == PosMode::Add ? "; in add mode it also carries the added code" : "");
+    ImGui::PopStyleColor();
     ImGui::Spacing();
     text_wrapped(
         "The colour part is an average of the patches' colours, pulled towards the ones that match the question. "
@@ -195,8 +196,11 @@ class QuestionView final : public TeachingView {
       text_wrapped(
           "Add mode: the keys carry their place mixed into every feature, so the scores also vary with "
           "the place.");
-    if (hand_made.settings().mask.kind != MaskKind::None)
-      ImGui::TextDisabled("The mask is not used: it is defined between image tokens, and the question is not one.");
+    if (hand_made.settings().mask.kind != MaskKind::None) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      wrap_text("The mask is not used: it is defined between image tokens, and the question is not one.");
+      ImGui::PopStyleColor();
+    }
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();
   }

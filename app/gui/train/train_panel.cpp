@@ -181,22 +181,26 @@ void run_section(AppState& state, TrainSession& train) {
     record_widget("train:progress");
     const bool masked = train.task() == VitTask::MaskedPatches;
     if (train.points().empty()) {
-      ImGui::TextDisabled("%s", masked ? "cutting the crops and making the model..." : "reading Fashion-MNIST and making the model...");
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      wrap_text(masked ? "cutting the crops and making the model..." : "reading Fashion-MNIST and making the model...");
+      ImGui::PopStyleColor();
     } else {
       const TrainPoint& p = train.points().back();
-      ImGui::Text("%.1f steps/s   loss %.3f", train.steps_per_second(), static_cast<double>(p.loss));
+      text_wrapped("%.1f steps/s   loss %.3f", train.steps_per_second(), static_cast<double>(p.loss));
       if (masked) {
-        ImGui::Text("loss on %d fixed crops %.4f", kTrainFixedCrops, static_cast<double>(std::max(train.fixed_loss(), 0.0f)));
+        text_wrapped("loss on %d fixed crops %.4f", kTrainFixedCrops, static_cast<double>(std::max(train.fixed_loss(), 0.0f)));
       } else {
         const float test = train.test_accuracy();
-        ImGui::Text("train %.1f %%   test %.1f %% (%d images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0, kTrainEvalImages);
+        text_wrapped("train %.1f %%   test %.1f %% (%d images)", 100.0 * p.train_accuracy, test >= 0 ? 100.0 * test : 0.0, kTrainEvalImages);
       }
     }
-    ImGui::TextDisabled("%s", train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
-                              : train.running()      ? "training on the scheduler's low-priority thread"
-                              : train.in_flight()    ? "pausing: the chunk under way ends first"
-                              : train.finished()     ? "finished"
-                                                     : "paused");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    wrap_text(train.waiting_turn() ? "waiting for the other run's chunk (they take turns)"
+              : train.running()    ? "training on the scheduler's low-priority thread"
+              : train.in_flight()  ? "pausing: the chunk under way ends first"
+              : train.finished()   ? "finished"
+                                   : "paused");
+    ImGui::PopStyleColor();
   }
 }
 
@@ -222,9 +226,10 @@ void runs_section(AppState& state, const TrainRuns& runs) {
       continue;
     }
     const float test = run.test_accuracy();
-    ImGui::TextDisabled("%s: %s pooling, step %lld, test %.1f %%%s", run.name().c_str(),
-                        pooling_name(run.shape().pooling), static_cast<long long>(run.step()),
-                        test >= 0 ? 100.0 * test : 0.0, state_text);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    text_wrapped("%s: %s pooling, step %lld, test %.1f %%%s", run.name().c_str(), pooling_name(run.shape().pooling),
+                 static_cast<long long>(run.step()), test >= 0 ? 100.0 * test : 0.0, state_text);
+    ImGui::PopStyleColor();
   }
   if (runs.a.running() && runs.b.running())
     text_wrapped("A and B take turns, one chunk of about 0.2 s each, on one low-priority thread of the scheduler: each "
