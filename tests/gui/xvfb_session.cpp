@@ -112,7 +112,12 @@ AppProcess::AppProcess(const Xvfb& x, const std::filesystem::path& dir, const st
     std::filesystem::create_directories(exports_);
     watched_ = {exports_};
   }
-  std::filesystem::create_directories(dir / "config");
+  std::filesystem::create_directories(dir / "config" / "attnlab");
+  // A returning user's start unless the test wrote settings of its own: an empty settings.json,
+  // so the defaults hold (a first start opens at kFirstStartTemperature, app/commands/document.hpp;
+  // tests/app/test_document.cpp's FirstPicture checks that picture).
+  if (const auto settings = dir / "config" / "attnlab" / "settings.json"; !std::filesystem::exists(settings))
+    std::ofstream(settings) << "{}\n";
   std::vector<std::string> argv = {ATTNLAB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> vars = {"DISPLAY=" + display_, "XDG_CONFIG_HOME=" + (dir / "config").string(),
@@ -339,7 +344,26 @@ void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::str
     ADD_FAILURE() << widget << " was not drawn";
     return;
   }
-  const auto [x, y] = centre_of(sidecar.at("widgets").at(widget));
+  // A control below (or above) the part of its panel on screen (a column that scrolls) is
+  // scrolled into view with the wheel first, as a person would, then clicked.
+  nlohmann::json s = sidecar;
+  const std::string owner = s.value("widget_windows", nlohmann::json::object()).value(widget, std::string());
+  for (int n = 0; n < 40 && !owner.empty() && s.at("widgets").contains(owner) && s.at("widgets").contains(widget); ++n) {
+    const auto& r = s.at("widgets").at(widget);
+    const auto& in = s.at("widgets").at(owner);
+    const float y = r[1].get<float>(), h = r[3].get<float>(), top = in[1].get<float>(), bottom = top + in[3].get<float>();
+    if (y >= top && y + h <= bottom) break;
+    const auto [cx, cy] = centre_of(in);
+    app.xdotool("mousemove " + std::to_string(static_cast<int>(cx)) + " " + std::to_string(static_cast<int>(cy)));
+    app.xdotool(std::string("click --repeat 3 ") + (y < top ? "4" : "5"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    s = app.export_view().first;
+  }
+  if (!s.at("widgets").contains(widget)) {
+    ADD_FAILURE() << widget << " was not drawn after scrolling to it";
+    return;
+  }
+  const auto [x, y] = centre_of(s.at("widgets").at(widget));
   app.click(x, y);
 }
 

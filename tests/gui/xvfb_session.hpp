@@ -38,7 +38,8 @@ enum class Exports {
 /// The attnlab program started on a display with its own config and export folders.
 class AppProcess {
  public:
-  /// Starts build/bin/attnlab with `args`, DISPLAY, XDG_CONFIG_HOME=<dir>/config and
+  /// Starts build/bin/attnlab as a returning user (an empty <dir>/config/attnlab/settings.json
+  /// unless the test wrote one) with `args`, DISPLAY, XDG_CONFIG_HOME=<dir>/config and
   /// ATTNLAB_EXPORT_DIR=<dir>/exports (or the user's default folder: `exports`); stdout and
   /// stderr go to <dir>/app.log. `env` adds NAME=value variables (e.g.
   /// MESA_GL_VERSION_OVERRIDE=3.3), after the defaults (the Hugging Face cache in <dir>,
