@@ -109,9 +109,10 @@ TEST(ClassroomUnderXvfb, MapOnlyExportIsTheMapAndItsColourBar) {
   const auto [zx, zy] = geometry_of(start).centre(24, 20);
   app.click(zx, zy);  // the query pinned on the zebra: moving to the checkbox leaves it there
   app.xdotool("mousemove 40 40");
+  const nlohmann::json shown = reveal_widget(app, app.export_view().first, "export_map_only");  // below the fold
   const auto [whole, whole_png] = app.export_view();
   EXPECT_EQ(whole.at("export").at("scope"), "window");
-  const auto box = whole.at("widgets").at("export_map_only");
+  const auto box = shown.at("widgets").at("export_map_only");
   const auto [bx, by] = centre_of(box);
   app.click(bx - box[2].get<float>() * 0.5f + 8, by);
   app.xdotool("mousemove 40 40");
@@ -156,7 +157,7 @@ TEST(ClassroomUnderXvfb, TheExportFolderIsChosenAndRemembered) {
     AppProcess app(x, dir);
     ASSERT_NE(app.wait_for_window(), 0u) << app.log();
     const auto [start, start_png] = app.export_view();
-    const auto field = start.at("widgets").at("export_dir");
+    const auto field = reveal_widget(app, start, "export_dir").at("widgets").at("export_dir");  // below the fold
     const auto [fx, fy] = centre_of(field);
     // A file is not a folder: refused, the export folder unchanged.
     app.click(fx, fy);  // selects the whole path: typing replaces it

@@ -130,8 +130,7 @@ TEST(FileDialogUnderXvfb, TheExportFolderIsChosenInTheDialog) {
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const auto [start, start_png] = app.export_view();
   ASSERT_TRUE(start.at("widgets").contains("export_dir_choose")) << "no Choose... button beside the export folder";
-  const auto [bx, by] = centre_of(start.at("widgets").at("export_dir_choose"));
-  app.click(bx, by);
+  click_widget(app, start, "export_dir_choose");  // scrolled into view first
   ASSERT_TRUE(wait_for_dialog(x, "Choose the export folder")) << app.log();
   ASSERT_TRUE(type_into_dialog(app, x, "Choose the export folder", slides.string() + "/")) << "the dialog stayed open";
   // The next F12 goes to the chosen folder.

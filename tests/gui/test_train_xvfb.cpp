@@ -119,7 +119,9 @@ TEST(TrainUnderXvfb, TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow) {
 
   // Run B: A's settings, then average pooling: two clicks, then Start.
   const nlohmann::json b_panel = start_run_b_averaging(app, a_started);
-  EXPECT_FALSE(b_panel.contains("train_drawn")) << "run B has nothing to draw before its Start";
+  // (Before its Start a run shows its untrained model's maps, issue 47: LectureUnderXvfb's Train
+  // walk checks them.)
+  (void)b_panel;
   const nlohmann::json b_started = export_until(app, [](const nlohmann::json& j) {
     return j.contains("train_drawn") && j.at("train_drawn").at("run") == "B";
   });

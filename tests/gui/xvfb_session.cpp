@@ -344,10 +344,21 @@ void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::str
     ADD_FAILURE() << widget << " was not drawn";
     return;
   }
+  const nlohmann::json s = reveal_widget(app, sidecar, widget);
+  if (!s.at("widgets").contains(widget)) {
+    ADD_FAILURE() << widget << " was not drawn after scrolling to it";
+    return;
+  }
+  const auto [x, y] = centre_of(s.at("widgets").at(widget));
+  app.click(x, y);
+}
+
+nlohmann::json reveal_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
   // A control below (or above) the part of its panel on screen (a column that scrolls) is
-  // scrolled into view with the wheel first, as a person would, then clicked.
+  // scrolled into view with the wheel, as a person would.
   nlohmann::json s = sidecar;
   const std::string owner = s.value("widget_windows", nlohmann::json::object()).value(widget, std::string());
+  bool scrolled = false;
   for (int n = 0; n < 40 && !owner.empty() && s.at("widgets").contains(owner) && s.at("widgets").contains(widget); ++n) {
     const auto& r = s.at("widgets").at(widget);
     const auto& in = s.at("widgets").at(owner);
@@ -358,13 +369,13 @@ void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::str
     app.xdotool(std::string("click --repeat 3 ") + (y < top ? "4" : "5"));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     s = app.export_view().first;
+    scrolled = true;
   }
-  if (!s.at("widgets").contains(widget)) {
-    ADD_FAILURE() << widget << " was not drawn after scrolling to it";
-    return;
-  }
-  const auto [x, y] = centre_of(s.at("widgets").at(widget));
-  app.click(x, y);
+  // Off the panel after scrolling (no hover left on what was scrolled); the pointer stays put when
+  // nothing was scrolled (an open menu must keep its item under it).
+  if (scrolled) app.xdotool("mousemove " + std::to_string(static_cast<int>(centre_of(s.at("widgets").at(owner)).first)) + " " +
+                            std::to_string(static_cast<int>(centre_of(s.at("widgets").at(owner)).second)));
+  return s;
 }
 
 nlohmann::json start_run_a(AppProcess& app) {

@@ -132,6 +132,10 @@ nlohmann::json export_until(AppProcess& app, const std::function<bool(const nloh
 /// Clicks the centre of a control recorded in a sidecar's "widgets"; a test failure (and no
 /// click) when it was not drawn.
 void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget);
+/// Scrolls the panel `widget` is in (the sidecar's "widget_windows") with the mouse wheel until
+/// the widget lies inside the panel's part on screen; returns the sidecar where it does (or the
+/// last one). click_widget does it first.
+nlohmann::json reveal_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget);
 
 /// The Train tab: opens it and presses Start, so run A trains. Returns the sidecar the panel was
 /// seen in.

@@ -8,6 +8,7 @@
 #include <imgui_internal.h>  // BringWindowToDisplayFront: the tour box stays in front
 
 #include <algorithm>
+#include <cstdio>
 
 namespace attnlab::app {
 
@@ -32,6 +33,16 @@ void App::draw_teaching_windows(float menu_h) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   const bool touring = state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size());
   const float left = state_.show_controls ? controls_w_ : 0.0f;
+  if (touring) {  // the tour box's height in this frame, before the view above it is placed
+    const ImGuiStyle& st = ImGui::GetStyle();
+    const auto& t = teaching_[static_cast<size_t>(state_.tour_step)];
+    char text[4096];
+    std::snprintf(text, sizeof text, "Step %d of %zu: %s (%s). %s", state_.tour_step + 1, teaching_.size(), t->title(),
+                  t->chapter_reference(), t->tour_text());
+    const float wrap = d.x - left - st.WindowPadding.x * 2 - st.ScrollbarSize;
+    const float text_h = ImGui::CalcTextSize(text, nullptr, false, wrap).y + ImGui::GetTextLineHeightWithSpacing();  // a line for wrapping at spaces only
+    tour_h_ = std::min(d.y * 0.3f, st.WindowPadding.y * 2 + ImGui::GetFrameHeightWithSpacing() + text_h + st.ItemSpacing.y);
+  }
   bool drawn = false;
   for (const auto& v : teaching_) {
     bool& open = state_.open_views[v->name()];
@@ -71,15 +82,10 @@ void App::draw_tour_box() {
   const auto& v = teaching_[static_cast<size_t>(state_.tour_step)];
   const float left = state_.show_controls ? controls_w_ : 0.0f;
   ImGui::SetNextWindowPos(ImVec2(left, d.y), ImGuiCond_Always, ImVec2(0, 1));
-  ImGui::SetNextWindowSizeConstraints(ImVec2(d.x - left, 0), ImVec2(d.x - left, d.y * 0.3f));
+  ImGui::SetNextWindowSize(ImVec2(d.x - left, tour_h_), ImGuiCond_Always);  // worked out by draw_teaching_windows, for the view above
   ImGui::SetNextWindowBgAlpha(1.0f);
-  ImGui::Begin("Guided tour", nullptr,
-               ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_AlwaysAutoResize);
+  ImGui::Begin("Guided tour", nullptr, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
   ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
-  if (const float h = ImGui::GetWindowHeight(); h != tour_h_) {
-    tour_h_ = h;
-    state_.commands.redraw();  // the view above takes the new height in the next frame
-  }
   record_window("tour");
   if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
   record_widget("tour_previous");
