@@ -1061,11 +1061,11 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
   }
 
   // The same settings drawn headless by `attnlab render --from` give the same picture. The app
-  // in presentation mode draws the map full-window at a UI scale of at least 1.75, so the
-  // render gets the window's size and that scale.
+  // in presentation mode draws the map full-window at a UI scale of at least 2 (App::apply_ui_scale),
+  // so the render gets the window's size and that scale.
   json again = f;
   again["render"] = {{"view", "map"}, {"width", kWidth}, {"height", kHeight}};
-  again["classroom"]["ui_scale"] = std::max(f.at("classroom").at("ui_scale").get<float>(), 1.75f);
+  again["classroom"]["ui_scale"] = std::max(f.at("classroom").at("ui_scale").get<float>(), 2.0f);
   std::ofstream(dir / "again-settings.json") << again.dump(2) << "\n";
   ASSERT_EQ(run("EGL_LOG_LEVEL=fatal " + std::string(ATTNLAB_BINARY) + " render --from " +
                     (dir / "again-settings.json").string() + " --out " + (dir / "again.png").string(),
