@@ -43,8 +43,11 @@ SourceMap HandMadeMapSource::map(int, HeadChoice head, int query) {
     return SourceMap{hand_made_.pinned_map(query, head.head, style), hand_made_.pinned_map_max(query)};
   // While the pointer moves, the previous query's rows until the new ones have arrived (a frame
   // later): the number lags the map by a frame rather than blinking.
+  // The largest weight is read before heatmap(): the CPU painter asks for the exact rows, which
+  // replaces the lagging ones this span points into.
   const auto row = hand_made_.latest_rows(query).head(head.head);
-  return SourceMap{hand_made_.heatmap(query, head.head, style), row.empty() ? 0.0f : *std::max_element(row.begin(), row.end())};
+  const float largest = row.empty() ? 0.0f : *std::max_element(row.begin(), row.end());
+  return SourceMap{hand_made_.heatmap(query, head.head, style), largest};
 }
 
 void HandMadeMapSource::keep_pinned(const std::vector<int>& queries) { hand_made_.keep_pinned(queries); }
@@ -104,10 +107,12 @@ MainMap HandMadeMapSource::main_map(const SourceChoice& choice) {
   map.values.assign(row.begin(), row.end());
   map.keep.resize(row.size());
   for (std::size_t j = 0; j < row.size(); ++j) map.keep[j] = hand_made_.setup().mask.allowed(i, static_cast<int>(j));
-  map.texture = hand_made_.heatmap(i, head, HeatmapStyle{state_.colormap, state_.normalization});
   map.flat = row_flatness(row, map.keep);  // the colour bar's mark, and the header's note
   map.uniform = map.flat.uniform;
   map.row_empty = rows.empty[static_cast<std::size_t>(head)];
+  // Last: without compute shaders the painter asks for the exact rows, which replaces the
+  // lagging ones `rows` and `row` point into.
+  map.texture = hand_made_.heatmap(i, head, HeatmapStyle{state_.colormap, state_.normalization});
   return map;
 }
 
