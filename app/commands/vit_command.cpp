@@ -23,7 +23,7 @@ namespace attnlab::app {
 std::string vit_usage() {
   return R"(  attnlab vit --model PATH --image IMG [--layer L] [--head H|mean|max|min]
               [--query cls|regN|COL,ROW] [--rollout mean|max|min] [--distance] [--top K]
-              [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
+              [--norms] [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
                            a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
                            .safetensors; a PyTorch .pth, .pt or pytorch_model.bin; a
                            folder with model.safetensors or pytorch_model.bin and
@@ -35,7 +35,10 @@ std::string vit_usage() {
                            heads from 0; default: last layer, heads' mean, query cls.
                            --rollout: the query's row of the attention rollout up to
                            the layer; --distance: each layer's mean attention distance
-                           per head in pixels, one line per layer; --top K: the
+                           per head in pixels, one line per layer; --norms: each
+                           patch token's L2 norm ||z_l[t]|| after the layer (the
+                           residual stream before the final LayerNorm; Darcet et al.
+                           2023's high-norm tokens); --top K: the
                            classifier's K likeliest classes; --info: the architecture
                            (with --image: runs the pass and says which path ran, why,
                            and how long it took). --resize S scales the short side to
@@ -69,7 +72,7 @@ struct VitOptions {
   ChoiceFlags choice;  ///< --layer, --head, --query: checked against the model once it is loaded
   std::optional<HeadFusion> rollout;
   std::optional<int> top;
-  bool distance = false, info = false, cka = false;
+  bool distance = false, info = false, cka = false, norms = false;
   bool cka_photo = false;
   int cka_count = 500;
   VitBackend backend = VitBackend::Auto;
@@ -92,6 +95,7 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
          if (!o.rollout) throw Error(f + " must be mean, max or min, got '" + t + "'");
        }},
       {"--distance", false, [&o](Text, Text) { o.distance = true; }},
+      {"--norms", false, [&o](Text, Text) { o.norms = true; }},
       {"--top", true, [&o](Text t, Text f) { o.top = parse_int(t, f, 1, 1000000); }},
       {"--heads", true, [&o](Text t, Text f) { o.load.heads = parse_int(t, f, 1, 4096); }},
       {"--eps", true, [&o](Text t, Text f) {
@@ -116,8 +120,8 @@ VitOptions parse(const std::vector<std::string>& args) {
   parse_flags(args, vit_flags(o), {}, nullptr, " of attnlab vit");
   if (o.model.empty()) throw Error("--model PATH is required (a .safetensors or .pth file, or a folder holding model.safetensors or pytorch_model.bin)");
   if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error("--image IMG is required");
-  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0);
-  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --cka at a time");
+  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0) + (o.norms ? 1 : 0);
+  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --norms, --cka at a time");
   if (!o.cka && !o.against.empty()) throw Error("--against goes with --cka");
   return o;
 }
@@ -207,7 +211,10 @@ int run_vit(const std::vector<std::string>& args) {
       out += std::to_string(c) + "," + arch.labels[static_cast<std::size_t>(c)] + "," + format_float(p) + "\n";
   } else {
     std::vector<float> row;
-    if (o.rollout) {
+    if (o.norms) {  // ||z_l[t]||_2 of the patch tokens leaving block `layer` (SPEC §12)
+      const RowVector& n = pass.token_norms[static_cast<std::size_t>(layer)];
+      row.assign(n.data() + arch.prefix(), n.data() + n.size());
+    } else if (o.rollout) {
       const std::vector<float> R = vit_rollout_row(pass, layer, *o.rollout, query);
       row.assign(R.begin() + arch.prefix(), R.end());
     } else {

@@ -456,6 +456,39 @@ TEST(CliVit, RowsRolloutDistanceAndTopMatchPyTorchOnGpuAndCpu) {
   }
 }
 
+// Issue 48: `vit --norms [--layer L]` prints ||z_l[t]||_2 of each patch token leaving block L
+// (before the final LayerNorm) in the grid's layout, against the independent PyTorch forward's
+// norms (tests/vit/make_golden.py), on models without registers and with 1, 2 and 4.
+TEST(CliVit, NormsMatchPyTorchWithAndWithoutRegisters) {
+  for (const char* name : {"timm_f32__safari_61x45", "hf_cls_f32__safari_44x20", "timm_reg_bf16__safari_61x45",
+                           "timm_reg_ls_f16__safari_48x48", "dinov2_reg_f32__safari_32x32"}) {
+    const VitGolden& g = golden(name);
+    SCOPED_TRACE(name);
+    const int cols = g.json.at("grid").at(0), rows = g.json.at("grid").at(1), T = g.json.at("T");
+    const int prefix = T - cols * rows, depth = static_cast<int>(g.json.at("norms").size());
+    for (const char* backend : {"gpu", "cpu"})
+      for (const int layer : {depth - 1, 0}) {
+        SCOPED_TRACE(std::string(backend) + " layer " + std::to_string(layer));
+        const CliRun run = run_attnlab(vit_args(g) + " --backend " + backend + " --norms" +
+                                       (layer == depth - 1 ? std::string() : " --layer " + std::to_string(layer)));
+        ASSERT_EQ(run.code, 0) << run.err;
+        const auto n = parse_csv(run.out);
+        ASSERT_EQ(n.size(), static_cast<std::size_t>(rows)) << run.out;
+        const auto& want = g.json.at("norms").at(static_cast<std::size_t>(layer));
+        for (int y = 0; y < rows; ++y) {
+          ASSERT_EQ(n[static_cast<std::size_t>(y)].size(), static_cast<std::size_t>(cols)) << run.out;
+          for (int x = 0; x < cols; ++x) {
+            const double w = want.at(static_cast<std::size_t>(prefix + y * cols + x)).get<double>();
+            EXPECT_NEAR(n[static_cast<std::size_t>(y)][static_cast<std::size_t>(x)], w, 1e-4 * w) << "patch (" << x << "," << y << ")";
+          }
+        }
+      }
+  }
+  const VitGolden& g = golden("timm_f32__safari_61x45");
+  expect_one_line_error(run_attnlab(vit_args(g) + " --norms --distance"), "one of");
+  expect_one_line_error(run_attnlab(vit_args(g) + " --norms --layer 3"), "layer");
+}
+
 // Issue 37: auto measures. On a software rasterizer (this machine's llvmpipe) or without
 // OpenGL 4.3 the GPU is not timed and the CPU path runs, its time printed; on a hardware GPU
 // both first passes are timed, the faster runs, and the next run reads the choice back from

@@ -628,6 +628,8 @@ Pixels: RGB uint8 / 255, then (x - mean) / std per channel with the model's mean
   ((col + 0.5) * 8, (row + 0.5) * 8); for each patch query the sum over patch keys of
   a_ij * |c_i - c_j| (prefix keys left out, not renormalized), averaged over patch queries;
   float64.
+* `norms`: [layer] -> T values, ||z_l[t]||_2 of every token t leaving block l (the residual
+  stream before the final LayerNorm; Darcet et al. 2023), float64 from the float32 tokens.
 * Only with a classifier: `logits` (head(norm(x)[:, 0]), float32), `probabilities`
   (softmax of the logits, float32), `labels` (class names in order).
 
@@ -734,6 +736,10 @@ def main():
                 "rollout": {f: [fixed8_list(r) for r in rollout(A, f)]
                             for f in ("mean", "max", "min")},
                 "distance": [f64_list(dist[l]) for l in range(L)],
+                # ||z_l[t]||_2 of every token t leaving block l, before the final LayerNorm
+                # (Darcet et al. 2023's token norms), float64 from the float32 tokens.
+                "norms": [f64_list(np.linalg.norm(out["hidden"][l].numpy().astype(np.float64), axis=-1))
+                          for l in range(L)],
             }
             if out["logits"] is not None:
                 lg = out["logits"]
