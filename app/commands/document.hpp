@@ -94,11 +94,13 @@ struct Document {
   std::filesystem::path model_path;  ///< the checkpoint (a .safetensors file or a model folder)
   /// The ViT's choice: the last layer, the heads' mean and the CLS query until changed.
   SourceChoice vit{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
-  int vit_tab = 0;                  ///< the ViT's lower view, as lower_views() counts them (app/gui/vit/vit_views.hpp): 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step, 4 similarity (CKA)
+  int vit_tab = 0;                  ///< the ViT's lower view, as lower_views() counts them (app/gui/vit/vit_views.hpp): 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step, 4 similarity (CKA), 5 high-norm tokens
   bool vit_rollout = false;         ///< the main map shows attention rollout up to vit.layer
   bool vit_masks = false;           ///< DINO-style outlines of the patches holding vit_mass of the CLS row
   float vit_mass = 0.6f;            ///< share of the attention mass the outlines keep, 0…1
   bool vit_norms = false;           ///< the main map shows ‖x‖ of the layer's output tokens
+  float vit_norm_ratio = 4.0f;      ///< a patch is high-norm over this × the layer's median patch norm (core/vit/token_norms.hpp)
+  bool vit_mark_high_norm = false;  ///< outline the high-norm patches on the main map
   bool bilinear = false;            ///< maps upsampled bilinearly instead of as patch blocks
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)

@@ -51,9 +51,10 @@ Usage:
                            query the patch under the first K's query centre), all of
                            the photo's size; --fps default 2; sidecar FILE.json
   attnlab render --model PATH --image IMG [--view map|vit-grid|vit-rollout|vit-mask|
-                 vit-norms|vit-distance|vit-pinned|vit-matrix|vit-step|vit-cka] [--layer L]
+                 vit-norms|vit-distance|vit-pinned|vit-matrix|vit-step|vit-cka|
+                 vit-high-norm] [--layer L]
                  [--head H|mean|max|min] [--query cls|regN|COL,ROW] [--resize S]
-                 [--mass PERCENT] [--bilinear]
+                 [--mass PERCENT] [--bilinear] [--norm-ratio R] [--mark-high-norm]
                  [--cka-examples fashion|photo] [--cka-count N]
                  [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;
@@ -61,7 +62,8 @@ Usage:
                            side, default the model's trained size; --mass: the share
                            of the CLS row the masks keep, default 60; vit-cka: the
                            layers' similarity over N Fashion-MNIST test images,
-                           default 500, or the tokens of IMG)
+                           default 500, or the tokens of IMG; vit-high-norm: the
+                           histogram of the patch tokens' norms after the layer)
   attnlab render --model PATH --image IMG --view overlay [--layer L] [--head H]
                  [--query Q] [--resize S] [--bilinear] --out FILE.png [--force]
                            the map over the model's input picture at its own size, no
@@ -107,6 +109,9 @@ Options of render and figure (besides those of row):
   --normalization N     minmax (default), absolute, log
   --opacity A           heat map over the photo, 0..1 (default 0.65)
   --bilinear            maps smoothed between patch centres (default: a block a patch)
+  --norm-ratio R        1.1..50 (default 4), render --model: a patch token is high-norm
+                        when its ||x|| is over R times the layer's median
+  --mark-high-norm      render --model: outline the high-norm patches on the map
   --force               replace FILE.png and FILE.json if they exist
 
 Existing files are never replaced without --force. Bad arguments or files: one line

@@ -87,6 +87,8 @@ AppState changed() {
   s.train_probe_photo = true;
   s.vit_rollout = s.vit_masks = s.vit_norms = s.bilinear = true;
   s.vit_mass = 0.8f;
+  s.vit_norm_ratio = 6.5f;
+  s.vit_mark_high_norm = true;
   s.vit_resize = 448;
   s.vit_backend = VitBackend::Cpu;
   s.recent_models = {"/models/dino", "/models/deit"};
@@ -157,8 +159,8 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--seed", "11"},                 {"--head", "texture"},  {"--query", "4,9"},        {"--mask", "window:4"},
     {"--pos", "concat"},              {"--base", "3"},        {"--power", "5"},          {"--sincos", ""},
     {"--lambda", "2.5"},              {"--colormap", "kbgyw"}, {"--normalization", "log"}, {"--opacity", "0.4"},
-    {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"}, {"--backend", "cpu"},
-    {"--cka-examples", "photo"},      {"--cka-count", "120"},
+    {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},       {"--backend", "cpu"},
+    {"--cka-examples", "photo"},      {"--cka-count", "120"}, {"--norm-ratio", "6.5"},   {"--mark-high-norm", ""},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {

@@ -489,6 +489,58 @@ TEST(CliVit, NormsMatchPyTorchWithAndWithoutRegisters) {
   expect_one_line_error(run_attnlab(vit_args(g) + " --norms --layer 3"), "layer");
 }
 
+// Issue 48: the high-norm tokens view and the main map's marks pick the patches whose norm is
+// over the ratio times the median, worked here from the PyTorch forward's norms (golden), on a
+// model without registers and one with 4; the input at its own size (--resize its short side),
+// as `vit --norms` runs it.
+TEST(CliVit, TheHighNormViewAndTheMapsMarksAreThePatchesOverRatioTimesTheMedian) {
+  const auto dir = temp_dir();
+  std::size_t marked = 0;  // over all cases: the test must see marks, not only their absence
+  for (const auto& [name, ratio] : {std::pair{"timm_f32__safari_61x45", 1.1f}, {"dinov2_reg_f32__safari_61x45", 1.15f},
+                                    {"dinov2_reg_f32__safari_48x48", 1.3f}}) {
+    const VitGolden& g = golden(name);
+    SCOPED_TRACE(name);
+    const int cols = g.json.at("grid").at(0), rows = g.json.at("grid").at(1), T = g.json.at("T");
+    const int prefix = T - cols * rows, last = static_cast<int>(g.json.at("norms").size()) - 1;
+    for (const int layer : {last, 0}) {
+      SCOPED_TRACE("layer " + std::to_string(layer));
+      const auto all = g.json.at("norms").at(static_cast<std::size_t>(layer)).get<std::vector<double>>();
+      std::vector<double> sorted(all.begin() + prefix, all.end());
+      std::sort(sorted.begin(), sorted.end());
+      const std::size_t n = sorted.size();
+      const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+      const double threshold = ratio * median;
+      std::vector<int> want;
+      for (int t = 0; t < cols * rows; ++t) {
+        const double v = all[static_cast<std::size_t>(prefix + t)];
+        ASSERT_GT(std::abs(v - threshold), 1e-3 * threshold) << "patch " << t << " too near the threshold to decide";
+        if (v > threshold) want.push_back(t);
+      }
+      marked += want.size();
+      const Image photo = load_image(g.image);
+      const std::string base = "render --model '" + g.model_dir.string() + "' --image '" + g.image.string() + "' --resize " +
+                               std::to_string(std::min(photo.width, photo.height)) + " --layer " + std::to_string(layer) + " --norm-ratio " +
+                               std::to_string(ratio) + " --size 800x500";
+      const auto view_png = dir / (std::string(name) + std::to_string(layer) + "-view.png");
+      const CliRun view = run_attnlab(base + " --view vit-high-norm --out '" + view_png.string() + "'");
+      ASSERT_EQ(view.code, 0) << view.err;
+      const auto drawn = read_json(std::filesystem::path(view_png).replace_extension(".json")).at("high_norm_drawn");
+      EXPECT_EQ(drawn.at("marked").get<std::vector<int>>(), want);
+      EXPECT_NEAR(drawn.at("median").get<double>(), median, 1e-4 * median);
+      EXPECT_EQ(drawn.at("prefix_norms").size(), static_cast<std::size_t>(prefix));
+      int counted = 0;
+      for (const int c : drawn.at("histogram").at("counts").get<std::vector<int>>()) counted += c;
+      EXPECT_EQ(counted, cols * rows);
+      const auto map_png = dir / (std::string(name) + std::to_string(layer) + "-map.png");
+      const CliRun map = run_attnlab(base + " --mark-high-norm --out '" + map_png.string() + "'");
+      ASSERT_EQ(map.code, 0) << map.err;
+      EXPECT_EQ(read_json(std::filesystem::path(map_png).replace_extension(".json")).at("vit_drawn").at("high_norm").at("marked").get<std::vector<int>>(), want);
+    }
+  }
+  EXPECT_GE(marked, 4u);
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 37: auto measures. On a software rasterizer (this machine's llvmpipe) or without
 // OpenGL 4.3 the GPU is not timed and the CPU path runs, its time printed; on a hardware GPU
 // both first passes are timed, the faster runs, and the next run reads the choice back from
@@ -720,7 +772,7 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   for (std::size_t k = 0; k < row.size(); ++k) EXPECT_NEAR(gpu_values[k], row[k], 2e-4 + 1e-3 * row[k]) << k;
 
   // The main map's variants and the lower views of the ViT tab (vit_views.hpp, lower_views).
-  for (const std::string view : {"vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms", "vit-pinned", "vit-step"}) {
+  for (const std::string view : {"vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms", "vit-pinned", "vit-step", "vit-high-norm"}) {
     const CliRun r = run_attnlab(base + " --view " + view + " --size 640x480 --out '" + (dir / (view + ".png")).string() + "'");
     ASSERT_EQ(r.code, 0) << view << ": " << r.err;
     const Image png = load_image(dir / (view + ".png"));

@@ -8,6 +8,7 @@
 #include "app/gui/state/widget_log.hpp"
 
 #include "core/base/error.hpp"
+#include "core/vit/token_norms.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -279,6 +280,15 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
            {"origin", {origin.x, origin.y}},
            {"cell", {cell_w, cell_h}},
            {"values", map.values}};
+  if (state_.vit_mark_high_norm) {  // the high-norm patches of this layer (core/vit/token_norms.hpp), outlined in red
+    const std::vector<float> all = src.token_norms(map.layer);
+    const HighNormTokens high = high_norm_tokens(std::span<const float>(all).subspan(static_cast<std::size_t>(g.prefix)), state_.vit_norm_ratio);
+    mask_outline(dl, high.marked, g.cols, g.rows, origin, cell_w, cell_h, IM_COL32(255, 80, 80, 255), 0.0f);
+    std::vector<int> marked;
+    for (int t = 0; t < g.N(); ++t)
+      if (high.marked[static_cast<std::size_t>(t)]) marked.push_back(t);
+    drawn["high_norm"] = {{"ratio", state_.vit_norm_ratio}, {"threshold", high.threshold}, {"marked", marked}};
+  }
   if (!state_.vit_masks) return;
   const int layer = map.layer;
   for (int h = 0; h < src.heads(); ++h) {

@@ -135,6 +135,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         // Taken here, before the view would show it as a banner: one line, from the command.
         if (const auto e = cka.poll_error()) error = "cannot compute the layers' similarity (CKA): " + *e;
         state.report.cka_drawn = nullptr;
+        state.report.high_norm_drawn = nullptr;
         begin_full_window("##render");
         if (const VitRun* src = vit.run(); src && error.empty()) {
           try {
@@ -170,6 +171,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   sidecar["vit_model_sha256"] = vit.sha256();
   if (!state.report.vit_drawn.is_null()) sidecar["vit_drawn"] = state.report.vit_drawn;
   if (!state.report.cka_drawn.is_null()) sidecar["cka_drawn"] = state.report.cka_drawn;
+  if (!state.report.high_norm_drawn.is_null()) sidecar["high_norm_drawn"] = state.report.high_norm_drawn;
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;

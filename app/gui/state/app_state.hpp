@@ -149,6 +149,9 @@ struct FrameReport {
   /// The CKA matrix the similarity view drew (labels, values, models, examples; cka_view.hpp);
   /// null when it was not drawn.
   nlohmann::json cka_drawn;
+  /// What the high-norm tokens view drew (layer, ratio, median, threshold, the marked patches,
+  /// the prefix tokens' norms, the histogram); null when it was not drawn.
+  nlohmann::json high_norm_drawn;
   /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
   /// accuracy, the map's layer, head, query and values); null when it was not drawn.
   nlohmann::json train_compared;

@@ -20,6 +20,7 @@ const std::vector<LowerView>& lower_views() {
       {"matrix", "Matrix", [](LowerViewContext& c) { draw_vit_matrix_view(c.state, c.vit, c.choice); }},
       {"step", "Step by step", [](LowerViewContext& c) { draw_vit_step_view(c.vit, c.choice); }},
       {"cka", "CKA", [](LowerViewContext& c) { c.draw_cka(); }},
+      {"high-norm", "Norms", [](LowerViewContext& c) { draw_vit_norms_view(c.state, c.vit, c.choice); }},
   };
   return views;
 }

@@ -33,6 +33,11 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
 /// softmax, and the ten keys with the most weight (VitRun::head_step).
 void draw_vit_step_view(VitSession& vit, const SourceChoice& choice);
 
+/// High-norm tokens (Darcet et al. 2023): the histogram of the patch tokens' norms after the
+/// chosen layer with the threshold (Document::vit_norm_ratio × the median) as a line, how many
+/// are over it, and the prefix tokens' norms, each a button making it the query.
+void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice);
+
 /// What a lower view draws: a ViT's pass (the loaded model's session, or a Train run's), that
 /// source's choice in the document (Document::vit, Document::train), its map source (for the
 /// pinned queries), and its similarity view, which is the caller's (its CKA job and request).
@@ -53,7 +58,7 @@ struct LowerView {
 };
 
 /// The lower views in the order Document::vit_tab counts them: 0 attention distance, 1 pinned
-/// queries, 2 attention matrix, 3 step by step, 4 similarity (CKA).
+/// queries, 2 attention matrix, 3 step by step, 4 similarity (CKA), 5 high-norm tokens.
 const std::vector<LowerView>& lower_views();
 /// The lower view of that name; null for none.
 const LowerView* find_lower_view(std::string_view name);
