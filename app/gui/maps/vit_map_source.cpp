@@ -19,17 +19,17 @@ namespace {
 // Outlines around the kept cells of a cols × rows mask: an edge wherever a kept cell meets a
 // dropped one or the border.
 void mask_outline(ImDrawList* dl, const std::vector<std::uint8_t>& keep, int cols, int rows, ImVec2 origin, float cell_w,
-                  float cell_h, ImU32 colour, float inset) {
+                  float cell_h, ImU32 colour, float inset, float thickness = 2.0f) {
   auto kept = [&](int c, int r) { return c >= 0 && r >= 0 && c < cols && r < rows && keep[static_cast<std::size_t>(r * cols + c)]; };
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       if (!kept(c, r)) continue;
       const float x0 = origin.x + static_cast<float>(c) * cell_w + inset, y0 = origin.y + static_cast<float>(r) * cell_h + inset;
       const float x1 = origin.x + static_cast<float>(c + 1) * cell_w - inset, y1 = origin.y + static_cast<float>(r + 1) * cell_h - inset;
-      if (!kept(c, r - 1)) dl->AddLine(ImVec2(x0, y0), ImVec2(x1, y0), colour, 2.0f);
-      if (!kept(c, r + 1)) dl->AddLine(ImVec2(x0, y1), ImVec2(x1, y1), colour, 2.0f);
-      if (!kept(c - 1, r)) dl->AddLine(ImVec2(x0, y0), ImVec2(x0, y1), colour, 2.0f);
-      if (!kept(c + 1, r)) dl->AddLine(ImVec2(x1, y0), ImVec2(x1, y1), colour, 2.0f);
+      if (!kept(c, r - 1)) dl->AddLine(ImVec2(x0, y0), ImVec2(x1, y0), colour, thickness);
+      if (!kept(c, r + 1)) dl->AddLine(ImVec2(x0, y1), ImVec2(x1, y1), colour, thickness);
+      if (!kept(c - 1, r)) dl->AddLine(ImVec2(x0, y0), ImVec2(x0, y1), colour, thickness);
+      if (!kept(c + 1, r)) dl->AddLine(ImVec2(x1, y0), ImVec2(x1, y1), colour, thickness);
     }
 }
 
@@ -44,6 +44,8 @@ std::string legend(const MainMap& map, const VitRun& src) {
            (map.head.head >= 0 ? "mean" : head_choice_label(map.head)) + "), query " + token_label(g, map.query);
   return "layer " + std::to_string(map.layer) + layers + ", " + head_choice_label(map.head) + ", query " + token_label(g, map.query);
 }
+
+constexpr ImU32 kHighNormColour = IM_COL32(255, 0, 255, 255);  // as the Norms view's threshold (vit_norms_view.cpp)
 
 }  // namespace
 
@@ -283,10 +285,17 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
   if (state_.vit_mark_high_norm) {  // the high-norm patches of this layer (core/vit/token_norms.hpp), outlined in red
     const std::vector<float> all = src.token_norms(map.layer);
     const HighNormTokens high = high_norm_tokens(std::span<const float>(all).subspan(static_cast<std::size_t>(g.prefix)), state_.vit_norm_ratio);
-    mask_outline(dl, high.marked, g.cols, g.rows, origin, cell_w, cell_h, IM_COL32(255, 80, 80, 255), 0.0f);
+    mask_outline(dl, high.marked, g.cols, g.rows, origin, cell_w, cell_h, kHighNormColour, 0.0f, 3.0f);
     std::vector<int> marked;
     for (int t = 0; t < g.N(); ++t)
       if (high.marked[static_cast<std::size_t>(t)]) marked.push_back(t);
+    char label[96];  // its legend at the canvas's bottom left
+    std::snprintf(label, sizeof label, "high-norm: %d patches, ||x|| > %.3g (%.3g x median)", high.count, high.threshold,
+                  state_.vit_norm_ratio);
+    const ImVec2 size = ImGui::CalcTextSize(label);
+    const float y = origin.y + static_cast<float>(g.covered_h) * scale - size.y - 4;
+    dl->AddRectFilled(ImVec2(canvas.x + 2, y - 2), ImVec2(canvas.x + 6 + size.x, y + size.y + 2), IM_COL32(0, 0, 0, 200));
+    dl->AddText(ImVec2(canvas.x + 4, y), kHighNormColour, label);
     drawn["high_norm"] = {{"ratio", state_.vit_norm_ratio}, {"threshold", high.threshold}, {"marked", marked}};
   }
   if (!state_.vit_masks) return;

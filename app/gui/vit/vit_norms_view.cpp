@@ -16,7 +16,7 @@ namespace attnlab::app {
 namespace {
 
 constexpr int kBins = 32;
-constexpr ImU32 kThresholdColour = IM_COL32(255, 80, 80, 255);
+constexpr ImU32 kThresholdColour = IM_COL32(255, 0, 255, 255);  // as the main map's marks (vit_map_source.cpp)
 constexpr ImU32 kPrefixColour = IM_COL32(255, 220, 0, 255);
 
 // The bars, the threshold line and a tick per prefix token, in the rest of the panel.
