@@ -68,6 +68,12 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
   const std::vector<float> prefix(all.begin(), all.begin() + g.prefix), patches(all.begin() + g.prefix, all.end());
   const HighNormTokens high = high_norm_tokens(patches, state.vit_norm_ratio);
 
+  // A wide, short panel (a projector's lower row): the settings in a column at the left, the
+  // histogram beside them as tall as the panel; a narrow one: one under the other.
+  const ImVec2 room = ImGui::GetContentRegionAvail();
+  const float font = ImGui::GetFontSize();
+  const bool beside = room.x >= font * 26;
+  if (beside) ImGui::BeginChild("vit_norms_settings", ImVec2(std::min(room.x * 0.5f, font * 24), room.y));
   text_wrapped("Token norms ||x|| after layer %d (of 0-%d)", layer, src->layers() - 1);
   ImGui::SameLine();
   help_marker("The length of each token's residual stream after this layer, before the final LayerNorm. Trained ViTs "
@@ -76,18 +82,17 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
               "job. The layer is the map's (Model panel).");
   setting_widget(state, "vit.norm_ratio");
   setting_widget(state, "vit.mark_high_norm");
-  ImGui::SameLine();
-  setting_widget(state, "vit.norms");
+  setting_widget(state, "vit.norms", WidgetPlace{.same_line = true});
   text_wrapped("%d of %d patches over %.3g (median %.3g)", high.count, g.N(), high.threshold, high.median);
   record_widget("vit_high_norm_count");
 
   // The prefix tokens: each a button that makes it the query (the map shows its row).
   const int query = choice_query(choice, g);
   for (int t = 0; t < g.prefix; ++t) {
-    char label[64];
-    std::snprintf(label, sizeof label, "%s %.3g##norm_prefix%d", token_label(g, t).c_str(), prefix[static_cast<std::size_t>(t)], t);
-    if (t > 0 && ImGui::GetContentRegionAvail().x > ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 4)
-      ImGui::SameLine();
+    char shown_text[64], label[96];
+    std::snprintf(shown_text, sizeof shown_text, "%s %.3g", token_label(g, t).c_str(), prefix[static_cast<std::size_t>(t)]);
+    std::snprintf(label, sizeof label, "%s##norm_prefix%d", shown_text, t);
+    if (t > 0) same_line_if_room(button_width(shown_text));
     const bool shown = query == t;
     if (shown) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
     if (ImGui::Button(label)) {
@@ -99,6 +104,10 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show this token's row of A on the map");
   }
 
+  if (beside) {
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
   float hi = *std::max_element(all.begin(), all.end());
   hi = std::max(hi, high.threshold) * 1.05f;
   const NormHistogram h = norm_histogram(patches, 0.0f, hi, kBins);
