@@ -340,7 +340,7 @@ void for_each_field(State& s, Field&& field) {
   // The ViT's choice. render --model's --layer, --head and --query set it once the model is
   // loaded (their ranges are the model's): parse_source_choice (app/commands/source_choice.hpp).
   choice_fields("vit", s.vit);
-  field("vit.tab", s.vit_tab);
+  field("vit.view", s.vit_view);
   field("vit.rollout", s.vit_rollout,
         switch_ui("rollout up to this layer (R)",
                   "Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as "
@@ -533,6 +533,14 @@ nlohmann::json migrate_json(const nlohmann::json& in) {
     if (old >= -3) j[h] = head_fusion_name(old == -1 ? HeadFusion::Mean : old == -2 ? HeadFusion::Max : HeadFusion::Min);
   }
   relocate("vit.pinned", "vit.pins", same);
+  // Before issue 48 the ViT's lower view was its place in the list of the time, `vit.tab`.
+  relocate("vit.tab", "vit.view", [](const nlohmann::json& v) -> nlohmann::json {
+    static const char* const kOrder[] = {"distance", "pinned", "matrix", "step", "cka"};
+    if (!v.is_number_integer()) return v;
+    const std::int64_t t = v.get<std::int64_t>();
+    if (t < 0 || t > 4) throw Error("setting 'vit.tab' is out of range (0 … 4)");
+    return kOrder[t];
+  });
   // Before issue 47 the export folder defaulted to "." (the current folder) and was written so;
   // a folder the user chose is always absolute (choose_export_dir). "." is the default, now empty:
   // the Pictures folder's attnlab.
@@ -573,7 +581,6 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
   if (h.prefix_token != -1) throw Error("setting 'hand_made.token' is out of range (the hand-made heads have no prefix tokens: -1)");
   if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
   if (s.vit.layer < -1) throw Error("setting 'vit.layer' is out of range");
-  if (s.vit_tab < 0 || s.vit_tab > 4) throw Error("setting 'vit.tab' is out of range");
   if (s.vit.prefix_token < -1) throw Error("setting 'vit.token' is out of range");
   if (s.train.layer < -1) throw Error("setting 'train.layer' is out of range");
   if (s.train.prefix_token < -1) throw Error("setting 'train.token' is out of range");

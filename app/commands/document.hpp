@@ -94,7 +94,10 @@ struct Document {
   std::filesystem::path model_path;  ///< the checkpoint (a .safetensors file or a model folder)
   /// The ViT's choice: the last layer, the heads' mean and the CLS query until changed.
   SourceChoice vit{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
-  int vit_tab = 0;                  ///< the ViT's lower view, as lower_views() counts them (app/gui/vit/vit_views.hpp): 0 distance, 1 pinned queries, 2 attention matrix, 3 step by step, 4 similarity (CKA), 5 high-norm tokens
+  /// The ViT's lower view by its name in lower_views() (app/gui/vit/vit_views.hpp): distance,
+  /// pinned, matrix, step, cka, high-norm; a name this version lacks shows the first. (Saved as a
+  /// number, `vit.tab`, before issue 48: migrate_json reads it.)
+  std::string vit_view = "distance";
   bool vit_rollout = false;         ///< the main map shows attention rollout up to vit.layer
   bool vit_masks = false;           ///< DINO-style outlines of the patches holding vit_mass of the CLS row
   float vit_mass = 0.6f;            ///< share of the attention mass the outlines keep, 0…1

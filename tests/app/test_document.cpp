@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -79,7 +81,7 @@ AppState changed() {
   s.train.cell = {3, 1};
   s.train.query_pinned = true;
   s.train.pins = {{1, 2}};
-  s.vit_tab = 4;
+  s.vit_view = "cka";
   s.cka_examples = CkaExamples::Photo;  // the similarity view's examples
   s.cka_count = 120;
   s.train_run = 1;  // run B
@@ -177,6 +179,38 @@ std::map<std::string, nlohmann::json> leaves_of(const Document& d) {
 // A settings file (or sidecar) written before issue 28: the hand-made heads' query, head (by
 // name), pins and query_pinned at the top, the ViT's source as a bool, its head as -1/-2/-3
 // for mean/max/min, its pins at vit.pinned. Read, it is the same choice in the new places.
+// Issue 48: a settings file the app wrote before views were named (1e39655, its ViT tab on
+// "Step by step": "vit": {"tab": 3}) opens to the same view, and each old number to its view;
+// a number out of the old range is refused by its name and nothing changes.
+TEST(Document, ASettingsFileFromBeforeViewNamesOpensToTheSameView) {
+  std::ifstream in(std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "app" / "data" / "settings_vit_tab_step.json");
+  ASSERT_TRUE(in) << "the fixture is missing";
+  const nlohmann::json old = nlohmann::json::parse(in);
+  ASSERT_EQ(old.at("vit").at("tab"), 3);
+  AppState s;
+  apply_json(old, s);
+  EXPECT_EQ(s.vit_view, "step");
+  EXPECT_EQ(s.source, ShownSource::Vit);
+  const nlohmann::json again = to_json(s);
+  EXPECT_FALSE(again.at("vit").contains("tab"));
+  EXPECT_EQ(again.at("vit").at("view"), "step");
+  const char* const names[] = {"distance", "pinned", "matrix", "step", "cka"};
+  for (int t = 0; t < 5; ++t) {
+    AppState u;
+    apply_json({{"vit", {{"tab", t}}}}, u);
+    EXPECT_EQ(u.vit_view, names[t]) << t;
+  }
+  AppState v;
+  v.vit_view = "matrix";
+  try {
+    apply_json({{"vit", {{"tab", 5}}}}, v);
+    ADD_FAILURE() << "vit.tab 5 was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vit.tab"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(v.vit_view, "matrix");
+}
+
 TEST(Document, AnOldSettingsFileIsMigratedOnRead) {
   const nlohmann::json old = nlohmann::json::parse(R"({
     "image": "/photos/zebra.jpg", "patch": 16, "head": "texture", "query": {"col": 4, "row": 9},
@@ -198,7 +232,7 @@ TEST(Document, AnOldSettingsFileIsMigratedOnRead) {
   EXPECT_EQ(s.vit.cell, (Cell{6, 7}));
   EXPECT_TRUE(s.vit.query_pinned) << "query_pinned was shared by both sources";
   EXPECT_EQ(s.vit.pins, (std::vector<Cell>{{2, 2}}));
-  EXPECT_EQ(s.vit_tab, 1);
+  EXPECT_EQ(s.vit_view, "pinned");
   // The other fusions, a single head (numbered from 0 then as now), the hand-made source.
   for (const auto& [old_head, want] : std::vector<std::pair<int, HeadChoice>>{
            {-1, {-1, HeadFusion::Mean}}, {-3, {-1, HeadFusion::Min}}, {2, {2, HeadFusion::Mean}}}) {

@@ -53,7 +53,7 @@ TEST(CkaUnderXvfb, TheViTsSimilarityTabIsCoresMatrixOverTestImagesAndOverThePhot
   click_widget(app, opened, "vit_tab:cka");
   const nlohmann::json tests = export_until(app, [](const nlohmann::json& j) { return cka_shown(j, "500 Fashion-MNIST"); });
   const auto& drawn = tests.at("cka_drawn");
-  EXPECT_EQ(tests.at("vit").at("tab"), 4);
+  EXPECT_EQ(tests.at("vit").at("view"), "cka");
   EXPECT_EQ(drawn.at("rows"), nlohmann::json({"input", "L0", "L1", "L2", "L3", "L4", "L5"}));
   EXPECT_EQ(drawn.at("cols"), drawn.at("rows"));
   EXPECT_EQ(drawn.at("tokens"), 500 * 50);

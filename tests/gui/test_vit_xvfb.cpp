@@ -86,7 +86,7 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
   // P pins the patch query and shows the pinned queries' tab (the tab drawn in the frame of the
   // key press once took the request back: the pin was made, the tab never showed).
   app.key("p");
-  const nlohmann::json pinned = export_until(app, [](const nlohmann::json& j) { return j.at("vit").at("tab") == 1; });
+  const nlohmann::json pinned = export_until(app, [](const nlohmann::json& j) { return j.at("vit").at("view") == "pinned"; });
   EXPECT_EQ(pinned.at("vit").at("pins"), (nlohmann::json::array({{{"col", 2}, {"row", 1}}})));
 
   // PgDn twice stops at the last layer; R shows the rollout up to it.

@@ -76,7 +76,7 @@ void VitMapSource::changed(ChoiceChange what) {
     state_.vit_rollout = false;
     state_.vit_norms = false;
   } else {
-    state_.vit_tab = 1;  // a pin added: the lower panel shows the pinned queries
+    state_.vit_view = "pinned";  // a pin added: the lower panel shows the pinned queries
   }
 }
 

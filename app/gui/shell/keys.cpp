@@ -53,7 +53,7 @@ void choose(KeyContext& c, int key) {
   SourceChoice& choice = run ? shown_choice(c.state) : c.state.hand_made;
   const ChoiceShape shape = run ? vit_choice_shape(*run)
                                 : ChoiceShape{hand_made_source_grid(c.hand_made.grid()), 1, kHeadCount, false};
-  if (choice_key(key, choice, shape) == ChoiceKey::Pinned && run == c.vit) c.state.vit_tab = 1;  // the lower panel shows the pins
+  if (choice_key(key, choice, shape) == ChoiceKey::Pinned && run == c.vit) c.state.vit_view = "pinned";  // the lower panel shows the pins
 }
 
 // --- the hand-made heads: the mask and K, one key each for a teacher in front of a class --------

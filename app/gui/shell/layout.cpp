@@ -78,35 +78,37 @@ void App::draw_source_tabs() {
 }
 
 // The ViT's lower views (vit_views.hpp, lower_views): the distance plot, the pinned queries,
-// the attention matrix, one row step by step, the layers' similarity (CKA).
+// the attention matrix, one row step by step, the layers' similarity (CKA), the token norms.
 void App::draw_vit_lower_tabs() {
   LowerViewContext context{state_, vit_, state_.vit, vit_map_,
                            [&] { draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true); }};
   const auto& views = lower_views();
+  // The view the document names (the first when this version has none of that name).
+  const LowerView* named = find_lower_view(state_.vit_view);
+  const int want = named ? static_cast<int>(named - views.data()) : 0;
   std::vector<std::string> labels;
   for (const LowerView& v : views) labels.emplace_back(v.label);
   if (!tabs_fit(labels)) {  // a narrow column: the views one a line, none cut
-    for (int t = 0; t < static_cast<int>(views.size()); ++t) {
-      if (ImGui::Selectable(views[static_cast<std::size_t>(t)].label, state_.vit_tab == t)) state_.vit_tab = t;
-      record_widget(std::string("vit_tab:") + views[static_cast<std::size_t>(t)].name);
+    for (const LowerView& v : views) {
+      if (ImGui::Selectable(v.label, &v == &views[static_cast<std::size_t>(want)])) state_.vit_view = v.name;
+      record_widget(std::string("vit_tab:") + v.name);
     }
     ImGui::Separator();
-    const int t = std::clamp(state_.vit_tab, 0, static_cast<int>(views.size()) - 1);
-    shown_vit_lower_ = t;
-    views[static_cast<std::size_t>(t)].draw(context);
+    shown_vit_lower_ = want;
+    views[static_cast<std::size_t>(want)].draw(context);
     return;
   }
   if (!ImGui::BeginTabBar("vit_lower")) return;
   // A key or a view asked for another tab (P: the pinned queries); ImGui shows it from the
   // next frame, so the tab drawn now must not take the request back.
-  const bool asked = shown_vit_lower_ != state_.vit_tab;
+  const bool asked = shown_vit_lower_ != want;
   for (int t = 0; t < static_cast<int>(views.size()); ++t) {
     const LowerView& view = views[static_cast<std::size_t>(t)];
-    const ImGuiTabItemFlags flags = asked && t == state_.vit_tab ? ImGuiTabItemFlags_SetSelected : 0;
+    const ImGuiTabItemFlags flags = asked && t == want ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(view.label, nullptr, flags);
     record_tab(std::string("vit_tab:") + view.name, view.label);
     if (!open) continue;
-    if (!asked) state_.vit_tab = t;  // chosen by a click
+    if (!asked) state_.vit_view = view.name;  // chosen by a click
     shown_vit_lower_ = t;
     view.draw(context);
     ImGui::EndTabItem();

@@ -57,8 +57,8 @@ struct LowerView {
   void (*draw)(LowerViewContext& c);
 };
 
-/// The lower views in the order Document::vit_tab counts them: 0 attention distance, 1 pinned
-/// queries, 2 attention matrix, 3 step by step, 4 similarity (CKA), 5 high-norm tokens.
+/// The lower views, in the order of their tabs (Document::vit_view names one): attention
+/// distance, pinned queries, attention matrix, step by step, similarity (CKA), high-norm tokens.
 const std::vector<LowerView>& lower_views();
 /// The lower view of that name; null for none.
 const LowerView* find_lower_view(std::string_view name);
