@@ -4,6 +4,7 @@
 #include "core/base/parse.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 
 namespace attnlab::app {
@@ -108,6 +109,33 @@ bool read_choice_flag(ChoiceFlags& flags, const std::string& flag, const std::st
   parse_source_choice(one, any_shape(), SourceChoice{});  // the form; the model's ranges once it is loaded
   *slots[n] = value;
   return true;
+}
+
+}  // namespace attnlab::app
+
+namespace attnlab::app {
+
+SourceChoice matched_choice(const SourceChoice& a, const CompareSide& A, const CompareSide& B, LayerMatch match, SourceChoice b) {
+  const int LA = A.shape.layers, LB = B.shape.layers;
+  const int la = choice_layer(a, LA);
+  if (match == LayerMatch::Index) b.layer = std::min(la, LB - 1);
+  else b.layer = LA <= 1 ? LB - 1 : static_cast<int>(std::lround(static_cast<double>(la) * (LB - 1) / (LA - 1)));
+  b.head = a.head.head >= B.shape.heads ? HeadChoice{-1, HeadFusion::Mean} : a.head;
+  if (a.prefix_token >= 0) b.prefix_token = a.prefix_token < B.shape.grid.prefix ? a.prefix_token : 0;
+  else b.prefix_token = -1;
+  // A patch's centre on the photo, (col + ½)·P_A / s_A, and B's patch there.
+  auto moved = [&](Cell c) {
+    auto axis = [&](int i, int n_a, int n_b) {
+      const double photo = (std::clamp(i, 0, n_a - 1) + 0.5) * A.patch / A.scale;
+      return std::clamp(static_cast<int>(std::floor(photo * B.scale / B.patch)), 0, n_b - 1);
+    };
+    return Cell{axis(c.col, A.shape.grid.cols, B.shape.grid.cols), axis(c.row, A.shape.grid.rows, B.shape.grid.rows)};
+  };
+  b.cell = moved(a.cell);
+  b.pins.clear();
+  for (const Cell& p : a.pins) b.pins.push_back(moved(p));
+  b.query_pinned = a.query_pinned;
+  return b;
 }
 
 }  // namespace attnlab::app

@@ -62,4 +62,23 @@ bool read_choice_flag(ChoiceFlags& flags, const std::string& flag, const std::st
 /// parse_int's and parse_cell's errors (core/base/parse.hpp) for a malformed number or patch.
 SourceChoice parse_source_choice(const ChoiceFlags& given, const ChoiceShape& shape, SourceChoice base);
 
+/// How Compare matches source A's layer in source B (SPEC §12): by index (clamped to B's last)
+/// or by relative depth, round(l · (L_B − 1)/(L_A − 1)) (B's last layer when A has one).
+enum class LayerMatch { Index, Depth };
+
+/// One side of a comparison: its choice's shape and how its input sits on the photo: `scale`
+/// input pixels per photo pixel (the resize), `patch` P in input pixels.
+struct CompareSide {
+  ChoiceShape shape;
+  int patch = 1;
+  double scale = 1;
+};
+
+/// B's choice for A's `a` in Compare (SPEC §12): A's layer matched by `match`; A's head, or the
+/// heads' mean where B has no head of that number; the fusion as A's; CLS for CLS and a
+/// register for the same register (CLS where B has none of that number); a patch query moved to
+/// the patch of B's grid under the centre of A's patch on the photo (clamped to B's grid). B's
+/// pins are A's pins moved the same way; nothing else of `b` changes.
+SourceChoice matched_choice(const SourceChoice& a, const CompareSide& A, const CompareSide& B, LayerMatch match, SourceChoice b);
+
 }  // namespace attnlab::app

@@ -131,3 +131,46 @@ TEST(SourceChoiceFlags, OutOfRangeOrMalformedIsOneLineNamingTheFlag) {
   EXPECT_EQ(flags.layer, "40") << "a bad value leaves the flags as they were";
   EXPECT_EQ(choice_flag_names(), (std::vector<std::string>{"--layer", "--head", "--query"}));
 }
+
+// Issue 48, Compare (SPEC §12): B's choice for A's, worked by hand. A: ViT-S/16-like, 12 layers,
+// 6 heads, CLS only, 14 × 14 patches of 16 px at 224/500 of the photo; B: 4 layers, 4 heads, CLS
+// and 4 registers, 37 × 37 patches of 14 px at 518/500.
+TEST(CompareChoice, LayersByDepthOrIndexHeadsByNumberQueriesByTheirPlaceOnThePhoto) {
+  const CompareSide A{ChoiceShape{SourceGrid{.cols = 14, .rows = 14, .prefix = 1}, 12, 6, true}, 16, 224.0 / 500};
+  const CompareSide B{ChoiceShape{SourceGrid{.cols = 37, .rows = 37, .prefix = 5}, 4, 4, true}, 14, 518.0 / 500};
+  SourceChoice a;
+  a.layer = 7;  // by depth: round(7 · 3/11) = round(1.909) = 2; by index: 7 clamped to B's last, 3
+  a.head = HeadChoice{2, HeadFusion::Mean};
+  a.cell = Cell{5, 9};  // centre on the photo: (5.5 · 16 / 0.448, 9.5 · 16 / 0.448) = (196.43, 339.29)
+  a.pins = {Cell{0, 0}, Cell{13, 13}};
+  SourceChoice b = matched_choice(a, A, B, LayerMatch::Depth, SourceChoice{});
+  EXPECT_EQ(b.layer, 2);
+  EXPECT_EQ(b.head, (HeadChoice{2, HeadFusion::Mean}));
+  EXPECT_EQ(b.prefix_token, -1);
+  // B's patch there: floor(196.43 · 1.036 / 14) = floor(14.54) = 14, floor(339.29 · 1.036 / 14) = floor(25.11) = 25.
+  EXPECT_EQ(b.cell, (Cell{14, 25}));
+  // (0,0): centre 17.86 px → floor(1.32) = 1; (13,13): centre 482.14 px → floor(35.68) = 35.
+  EXPECT_EQ(b.pins, (std::vector<Cell>{{1, 1}, {35, 35}}));
+  EXPECT_EQ(matched_choice(a, A, B, LayerMatch::Index, SourceChoice{}).layer, 3);
+  a.layer = -1;  // A's last layer is B's last, both ways
+  EXPECT_EQ(matched_choice(a, A, B, LayerMatch::Depth, SourceChoice{}).layer, 3);
+  EXPECT_EQ(matched_choice(a, A, B, LayerMatch::Index, SourceChoice{}).layer, 3);
+  a.head = HeadChoice{5, HeadFusion::Mean};  // B has heads 0 … 3: the heads' mean
+  EXPECT_EQ(matched_choice(a, A, B, LayerMatch::Depth, SourceChoice{}).head, (HeadChoice{-1, HeadFusion::Mean}));
+  a.head = HeadChoice{-1, HeadFusion::Max};
+  EXPECT_EQ(matched_choice(a, A, B, LayerMatch::Depth, SourceChoice{}).head, (HeadChoice{-1, HeadFusion::Max}));
+  // CLS is CLS; B's register 3 (token 4) has no twin in A (CLS only): back the other way, CLS.
+  a.prefix_token = 0;
+  EXPECT_EQ(matched_choice(a, A, B, LayerMatch::Depth, SourceChoice{}).prefix_token, 0);
+  SourceChoice r;
+  r.prefix_token = 4;
+  EXPECT_EQ(matched_choice(r, B, A, LayerMatch::Depth, SourceChoice{}).prefix_token, 0);
+  EXPECT_EQ(matched_choice(r, B, B, LayerMatch::Depth, SourceChoice{}).prefix_token, 4);
+  // A source compared with itself keeps its choice.
+  a = SourceChoice{};
+  a.layer = 2;
+  a.cell = Cell{3, 11};
+  const SourceChoice same = matched_choice(a, A, A, LayerMatch::Depth, SourceChoice{});
+  EXPECT_EQ(same.layer, 2);
+  EXPECT_EQ(same.cell, (Cell{3, 11}));
+}
