@@ -127,7 +127,9 @@ SourceChoice matched_choice(const SourceChoice& a, const CompareSide& A, const C
   auto moved = [&](Cell c) {
     auto axis = [&](int i, int n_a, int n_b) {
       const double photo = (std::clamp(i, 0, n_a - 1) + 0.5) * A.patch / A.scale;
-      return std::clamp(static_cast<int>(std::floor(photo * B.scale / B.patch)), 0, n_b - 1);
+      // A centre on a border of B's patches (B's patch half A's: always) is the patch after it,
+      // whatever the rounding of the divisions.
+      return std::clamp(static_cast<int>(std::floor(photo * B.scale / B.patch + 1e-9)), 0, n_b - 1);
     };
     return Cell{axis(c.col, A.shape.grid.cols, B.shape.grid.cols), axis(c.row, A.shape.grid.rows, B.shape.grid.rows)};
   };

@@ -541,6 +541,84 @@ TEST(CliVit, TheHighNormViewAndTheMapsMarksAreThePatchesOverRatioTimesTheMedian)
   std::filesystem::remove_all(dir);
 }
 
+// Issue 48, Compare (SPEC §12): `render --model A --compare B` draws the same view of both side by
+// side, each half exactly that model's own picture at half the width (one colour scale each),
+// B's layer, head and query matched to A's (matched_choice), and `render --from` draws the pair
+// again byte for byte. Small models of 3 and 2 layers (relative depth; A's head 3 is the mean in
+// B, which has 2 heads) and real-size ones with different patch grids (the query by its place).
+TEST(CliRender, CompareHalvesAreEachModelsOwnPictureAndFromRedrawsThePair) {
+  const auto dir = temp_dir();
+  const auto data = std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "vit" / "data";
+  struct Case {
+    std::filesystem::path a, b;
+    std::string image, flags, view;
+    int b_layer;
+    std::string b_head;
+  };
+  const Case cases[] = {
+      {data / "timm_f32", data / "dinov2_reg_f32", (data / "safari_61x45.png").string(), " --layer 1 --head 3 --query 2,3", "map", 1, "mean"},
+      {data / "real" / "timm_p16_f16", data / "real" / "dinov2_p8_reg4_bf16", asset("safari.jpg").string(), " --query 5,9", "map", 1, "mean"},
+      {data / "real" / "timm_p16_f16", data / "real" / "dinov2_p8_reg4_bf16", asset("safari.jpg").string(), " --query cls", "vit-high-norm", 1, "mean"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.a.filename().string() + " vs " + c.b.filename().string() + c.flags + " " + c.view);
+    const auto pair = dir / ("pair" + std::to_string(n) + ".png"), alone_a = dir / ("a" + std::to_string(n) + ".png"),
+               alone_b = dir / ("b" + std::to_string(n) + ".png"), again = dir / ("again" + std::to_string(n) + ".png");
+    ++n;
+    const std::string common = " --image '" + c.image + "' --view " + c.view;
+    const CliRun r = run_attnlab("render --model '" + c.a.string() + "' --compare '" + c.b.string() + "'" + common + c.flags +
+                                 " --size 1000x600 --out '" + pair.string() + "'");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json side = read_json(std::filesystem::path(pair).replace_extension(".json"));
+    const nlohmann::json b = side.at("compare");
+    EXPECT_EQ(b.at("vit").at("layer"), c.b_layer);
+    EXPECT_EQ(b.at("vit").at("head"), c.b_head);
+    EXPECT_EQ(b.at("width"), 500);
+    // B's query as the flags give it: a register or CLS, or the patch it was moved to.
+    const int token = b.at("vit").at("token");
+    const std::string b_query = token >= 0 ? (token == 0 ? "cls" : "reg" + std::to_string(token - 1))
+                                           : std::to_string(b.at("vit").at("cell").at("col").get<int>()) + "," +
+                                                 std::to_string(b.at("vit").at("cell").at("row").get<int>());
+    if (c.flags == " --query 5,9") {  // A's patch (5,9) of 16 px, its centre (88, 152) px of the input: B's (11,19) of 8 px
+      EXPECT_EQ(b.at("vit").at("cell"), (nlohmann::json{{"col", 11}, {"row", 19}}));
+    }
+    if (c.view == "map") {  // the query is at the same place on the photo: B's patch holds A's patch's centre
+      EXPECT_EQ(side.at("vit_drawn").at("token_label").get<std::string>().rfind("patch", 0), 0u);
+      EXPECT_EQ(b.at("vit_drawn").at("token_label").get<std::string>().rfind("patch", 0), 0u);
+    }
+    const CliRun ra = run_attnlab("render --model '" + c.a.string() + "'" + common + c.flags + " --size 500x600 --out '" + alone_a.string() + "'");
+    ASSERT_EQ(ra.code, 0) << ra.err;
+    const CliRun rb = run_attnlab("render --model '" + c.b.string() + "'" + common + " --layer " + std::to_string(c.b_layer) + " --head " +
+                                  c.b_head + " --query " + b_query + " --size 500x600 --out '" + alone_b.string() + "'");
+    ASSERT_EQ(rb.code, 0) << rb.err;
+    const Image whole = load_image(pair), left = load_image(alone_a), right = load_image(alone_b);
+    ASSERT_EQ(whole.width, 1000);
+    int differ_a = 0, differ_b = 0;
+    for (int y = 0; y < 600; ++y)
+      for (int x = 0; x < 500; ++x)
+        for (int ch = 0; ch < 3; ++ch) {
+          differ_a += whole.at(x, y, ch) != left.at(x, y, ch);
+          differ_b += whole.at(500 + x, y, ch) != right.at(x, y, ch);
+        }
+    EXPECT_EQ(differ_a, 0) << "the left half is not A's own picture";
+    EXPECT_EQ(differ_b, 0) << "the right half is not B's own picture";
+    const CliRun from = run_attnlab("render --from '" + std::filesystem::path(pair).replace_extension(".json").string() + "' --out '" +
+                                    again.string() + "'");
+    ASSERT_EQ(from.code, 0) << from.err;
+    EXPECT_EQ(read_file(pair), read_file(again));
+  }
+  const std::string base = "render --model '" + (data / "timm_f32").string() + "' --image '" + (data / "safari_61x45.png").string() + "'";
+  expect_one_line_error(run_attnlab(base + " --compare '" + (data / "dinov2_reg_f32").string() + "' --match-layers middle --out '" +
+                                    (dir / "x.png").string() + "'"),
+                        "--match-layers");
+  expect_one_line_error(run_attnlab(base + " --match-layers index --out '" + (dir / "x.png").string() + "'"), "--compare");
+  expect_one_line_error(run_attnlab(base + " --compare '" + (dir / "nothing").string() + "' --out '" + (dir / "x.png").string() + "'"),
+                        "does not exist");
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.png"));
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 37: auto measures. On a software rasterizer (this machine's llvmpipe) or without
 // OpenGL 4.3 the GPU is not timed and the CPU path runs, its time printed; on a hardware GPU
 // both first passes are timed, the faster runs, and the next run reads the choice back from

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 namespace attnlab::app {
 namespace {
@@ -91,25 +92,40 @@ std::vector<std::string> vit_view_names() {
   return names;
 }
 
-// Draws a ViT view headless: the model loads and runs on the scheduler while frames
-// go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
-// must match the model file's.
-int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
-               const ChoiceFlags& choices, const std::string& expected_sha, const std::string& from) {
+// The ViT view named `view` (vit_view_names()) of one source into the current window.
+void draw_named_vit_view(const std::string& view, AppState& state, VitMapSource& map, LowerViewContext& lower_context,
+                         ViewGeometry& geometry) {
+  const LowerView* lower = view.starts_with("vit-") ? find_lower_view(view.substr(4)) : nullptr;
+  if (view == "vit-grid") draw_heads_grid(state, map);
+  else if (lower) lower->draw(lower_context);
+  else draw_source_map(state, map, geometry);
+}
+
+// Checks `view` against vit_view_names() and `model` against the SHA-256 a sidecar named.
+void check_vit_view_and_model(const std::string& view, const std::filesystem::path& model, const std::string& expected_sha,
+                              const std::string& from) {
   if (const auto names = vit_view_names(); std::find(names.begin(), names.end(), view) == names.end()) {
     std::string all;
     for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
     throw Error("unknown view '" + view + "' with --model (expected " + all + ")");
   }
-  check_outputs(out, force);
   std::error_code ec;
-  if (!std::filesystem::exists(state.model_path, ec))
-    throw Error("the model '" + state.model_path.string() + "'" + (from.empty() ? "" : " named in '" + from + "'") + " does not exist");
+  if (!std::filesystem::exists(model, ec))
+    throw Error("the model '" + model.string() + "'" + (from.empty() ? "" : " named in '" + from + "'") + " does not exist");
   if (!expected_sha.empty()) {
-    const auto file = checkpoint_file(state.model_path);
+    const auto file = checkpoint_file(model);
     if (file_sha256(file) != expected_sha)
       throw Error("the model file '" + file.string() + "' has changed since '" + from + "' was written (its SHA-256 differs)");
   }
+}
+
+// Draws a ViT view headless: the model loads and runs on the scheduler while frames
+// go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
+// must match the model file's.
+int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
+               const ChoiceFlags& choices, const std::string& expected_sha, const std::string& from) {
+  check_vit_view_and_model(view, state.model_path, expected_sha, from);
+  check_outputs(out, force);
   const Image image = load_image(state.image_path);
   state.source = ShownSource::Vit;
   state.vit_rollout = view == "vit-rollout" || state.vit_rollout;
@@ -127,7 +143,6 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   ViewGeometry geometry;
   LowerViewContext lower_context{state, vit, state.vit, vit_map,
                                  [&] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }};
-  const LowerView* lower = view.starts_with("vit-") ? find_lower_view(view.substr(4)) : nullptr;
   const auto rgb = ui.render(
       [&] {
         scheduler.drain();
@@ -140,9 +155,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         if (const VitRun* src = vit.run(); src && error.empty()) {
           try {
             if (settle == 2) state.vit = parse_source_choice(choices, vit_choice_shape(*src), state.vit);  // the model's ranges
-            if (view == "vit-grid") draw_heads_grid(state, vit_map);
-            else if (lower) lower->draw(lower_context);
-            else draw_source_map(state, vit_map, geometry);
+            draw_named_vit_view(view, state, vit_map, lower_context, geometry);
             // The similarity view's matrix is a job of its own: frames go on until it is drawn.
             if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false)))
               settle = 3;
@@ -177,6 +190,143 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   return 0;
 }
 
+// One side of `render --model A --compare B`: its own document (so that each half is that
+// source's own picture), session, similarity job and map source.
+struct CompareHalf {
+  AppState state;
+  VitSession vit;
+  CkaJob cka;
+  VitMapSource map;
+  ViewGeometry geometry;
+  LowerViewContext lower;
+  CompareHalf(const AppState& s, Scheduler& scheduler, const std::string& key)
+      : state(s), vit(scheduler, key + ":run"), cka(scheduler, key + ":cka"), map(state, vit),
+        lower{state, vit, state.vit, map, [this] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }} {}
+};
+
+// Where a side's input sits on the photo (app/commands/source_choice.hpp, matched_choice).
+app::CompareSide compare_side(const VitRun& run, int resize, const Image& photo) {
+  const int target = resize > 0 ? resize : vit_trained_size(run.model().arch);
+  return {vit_choice_shape(run), run.patch(), static_cast<double>(target) / std::min(photo.width, photo.height)};
+}
+
+// render --model A --compare B (issue 48, SPEC §12): the same view of two models side by side,
+// each half exactly that model's own picture at half the width (one colour scale each); B's
+// layer, head and query follow A's (matched_choice). The sidecar is A's, with B's under "compare".
+int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_model, LayerMatch match, const std::string& view,
+                       std::array<int, 2> size, const std::filesystem::path& out, bool force, const ChoiceFlags& choices,
+                       const std::array<std::string, 2>& expected_sha, const std::string& from) {
+  check_vit_view_and_model(view, a_state.model_path, expected_sha[0], from);
+  check_vit_view_and_model(view, b_model, expected_sha[1], from);
+  check_outputs(out, force);
+  const Image image = load_image(a_state.image_path);
+  AppState first = a_state;
+  first.source = ShownSource::Vit;
+  first.vit_rollout = view == "vit-rollout" || first.vit_rollout;
+  first.vit_masks = view == "vit-mask" || first.vit_masks;
+  first.vit_norms = view == "vit-norms" || first.vit_norms;
+  if (size[0] % 2) throw Error("--size: with --compare the width must be even (two halves), got " + std::to_string(size[0]));
+  const int half = size[0] / 2;
+  HeadlessUi ui(half, size[1], first.ui_scale);  // before the sessions: their textures go while it is current
+  Scheduler scheduler(1);
+  CompareHalf a(first, scheduler, "vit:a");
+  first.model_path = b_model;
+  CompareHalf b(first, scheduler, "vit:b");
+  for (CompareHalf* side : {&a, &b}) {
+    side->vit.set_backend(side->state.vit_backend);
+    side->vit.open(side->state.model_path, image, side->state.vit_resize);
+  }
+  // Each half is drawn on its own, A's then B's, in a framebuffer of half the width: the same
+  // frames as that model's own picture, so the halves are those pictures, pixel for pixel.
+  std::string error;
+  int settle = 2;
+  auto draw_half = [&](CompareHalf& side) {
+    begin_full_window("##render");
+    try {
+      draw_named_vit_view(view, side.state, side.map, side.lower, side.geometry);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    ImGui::End();
+  };
+  auto cka_settling = [&](CompareHalf& side) {
+    return view == "vit-cka" && !(side.state.report.cka_drawn.is_object() && side.state.report.cka_drawn.value("current", false));
+  };
+  auto begin_frame = [&] {
+    scheduler.drain();
+    for (CompareHalf* side : {&a, &b}) {
+      const char* which = side == &a ? "A" : "B";
+      if (const auto e = side->vit.poll()) error = std::string("cannot open model ") + which + ": " + *e;
+      if (const auto e = side->cka.poll_error()) error = std::string("cannot compute model ") + which + "'s layers' similarity (CKA): " + *e;
+      side->state.report.cka_drawn = nullptr;
+      side->state.report.high_norm_drawn = nullptr;
+    }
+  };
+  auto busy = [&](CompareHalf& side) {
+    const bool working = a.vit.busy() || b.vit.busy() || side.cka.busy();
+    if (working) scheduler.wait(std::chrono::milliseconds(200));
+    return error.empty() && (working || !a.vit.run() || !b.vit.run() || settle > 0);
+  };
+  const auto rgb_a = ui.render(
+      [&] {
+        begin_frame();
+        if (const VitRun* ra = a.vit.run(); ra && b.vit.run() && error.empty()) {
+          try {
+            if (settle == 2) a.state.vit = parse_source_choice(choices, vit_choice_shape(*ra), a.state.vit);
+          } catch (const Error& e) {
+            error = e.what();
+          }
+          draw_half(a);
+          settle = cka_settling(a) ? 1 : settle - 1;
+        } else {
+          begin_full_window("##render");
+          ImGui::TextUnformatted("loading the model...");
+          ImGui::End();
+        }
+      },
+      3, [&] { return busy(a); }, std::chrono::minutes(10));
+  if (!error.empty()) throw Error(error);
+  if (!a.vit.run() || !b.vit.run()) throw Error("the models did not finish loading in 10 minutes");
+  b.state.vit = matched_choice(a.state.vit, compare_side(*a.vit.run(), a.state.vit_resize, image),
+                               compare_side(*b.vit.run(), b.state.vit_resize, image), match, b.state.vit);
+  settle = 2;
+  const auto rgb_b = ui.render(
+      [&] {
+        begin_frame();
+        draw_half(b);
+        settle = cka_settling(b) ? 1 : settle - 1;
+      },
+      3, [&] { return busy(b); }, std::chrono::minutes(10));
+  if (!error.empty()) throw Error(error);
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(2 * half) * static_cast<std::size_t>(size[1]) * 3);
+  const std::size_t row = static_cast<std::size_t>(half) * 3;
+  for (std::size_t y = 0; y < static_cast<std::size_t>(size[1]); ++y) {
+    std::copy_n(rgb_a.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>(2 * y * row));
+    std::copy_n(rgb_b.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>((2 * y + 1) * row));
+  }
+  auto side_json = [](CompareHalf& side) {
+    nlohmann::json j = {{"vit_model_file", side.vit.file().string()}, {"vit_model_sha256", side.vit.sha256()}};
+    for (const auto& [key, value] : {std::pair{"vit_drawn", &side.state.report.vit_drawn}, {"cka_drawn", &side.state.report.cka_drawn},
+                                     {"high_norm_drawn", &side.state.report.high_norm_drawn}})
+      if (!value->is_null()) j[key] = *value;
+    return j;
+  };
+  nlohmann::json sidecar = to_json(a.state);
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}, {"compare", true}};
+  sidecar.update(side_json(a));
+  nlohmann::json b_json = side_json(b);
+  b_json["model"] = b.state.model_path.string();
+  b_json["vit"] = to_json(b.state).at("vit");  // B's choice, as matched
+  b_json["match_layers"] = match == LayerMatch::Depth ? "depth" : "index";
+  b_json["width"] = half;
+  sidecar["compare"] = b_json;
+  write_outputs(out, size[0], size[1], rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  return 0;
+}
+
 // render --model PATH: a real ViT's view in the window's layout, or (--view overlay, --sweep)
 // its map over the model's input picture (app/commands/video_command.cpp). The document's flags
 // (image, display, --resize, --mass, --bilinear) go through its field table; the ViT's layer,
@@ -190,11 +340,14 @@ int render_model(const std::vector<std::string>& args, const std::string& model,
   SweepRequest sweep;
   bool view_given = false, fps_given = false, size_given = false;
   std::vector<std::string> known = choice_flag_names();
-  known.insert(known.end(), {"--view", "--size", "--sweep", "--sweep-values", "--fps"});
+  known.insert(known.end(), {"--view", "--size", "--sweep", "--sweep-values", "--fps", "--compare", "--match-layers"});
+  std::string compare, match_text;
   parse_document_flags(args, kFlagsRenderModel, state, known, &extra, " for render --model");
   for (const auto& [k, v] : extra) {
     if (read_choice_flag(choices, k, v)) continue;
-    if (k == "--sweep") sweep.kind = v;
+    if (k == "--compare") compare = v;
+    else if (k == "--match-layers") match_text = v;
+    else if (k == "--sweep") sweep.kind = v;
     else if (k == "--sweep-values") sweep.values = v;
     else if (k == "--view") {
       view = v;
@@ -210,6 +363,17 @@ int render_model(const std::vector<std::string>& args, const std::string& model,
   if (state.image_path.empty()) throw Error("--image IMG is required");
   state.image_path = std::filesystem::absolute(state.image_path);
   state.model_path = std::filesystem::absolute(model_argument_path(model));  // hf:ORG/NAME[@REV] too
+  if (!match_text.empty() && match_text != "depth" && match_text != "index")
+    throw Error("--match-layers must be depth or index, got '" + match_text + "'");
+  if (!match_text.empty() && compare.empty()) throw Error("--match-layers goes with --compare");
+  if (!compare.empty()) {
+    if (!sweep.kind.empty() || view == "overlay") throw Error("--compare goes with the window's views, not --sweep or --view overlay");
+    if (compare == "hand-made") throw Error("--compare hand-made is not built yet: compare two models");
+    state.vit.prefix_token = 0;
+    state.vit.query_pinned = true;
+    return render_vit_compare(state, std::filesystem::absolute(model_argument_path(compare)),
+                              match_text == "index" ? LayerMatch::Index : LayerMatch::Depth, view, size, out, force, choices, {}, "");
+  }
   // The overlaid still and the sweeps: drawn without a window (app/commands/video_command.cpp).
   if (!sweep.kind.empty() || view == "overlay") {
     if (size_given) throw Error("--size goes with the window's views: an overlay is the model's input picture at its own size");
@@ -264,6 +428,30 @@ void read_render_sidecar(const std::string& from, AppState& state, std::string& 
   sha = j.value("vit_model_sha256", std::string());
   state.hand_made.query_pinned = true;
   state.vit.query_pinned = true;
+}
+
+// The second model of a comparison a sidecar names (its "compare" entry), or nullopt for none.
+struct ComparedModel {
+  std::filesystem::path model;
+  std::string sha;
+  LayerMatch match = LayerMatch::Depth;
+};
+std::optional<ComparedModel> read_compare_entry(const std::string& from) {
+  std::ifstream f(from);
+  const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("compare")) return std::nullopt;
+  const nlohmann::json& c = j["compare"];
+  if (!c.is_object() || !c.contains("model") || !c["model"].is_string()) throw Error("'" + from + "': its \"compare\" entry names no model");
+  ComparedModel m{c["model"].get<std::string>(), {}, LayerMatch::Depth};
+  if (c.contains("vit_model_sha256")) {
+    if (!c["vit_model_sha256"].is_string()) throw Error("'" + from + "': its compared model's SHA-256 is not text");
+    m.sha = c["vit_model_sha256"].get<std::string>();
+  }
+  const auto match = c.find("match_layers");
+  if (match != c.end() && (!match->is_string() || (*match != "depth" && *match != "index")))
+    throw Error("'" + from + "': its compared layers' match must be depth or index");
+  if (match != c.end() && *match == "index") m.match = LayerMatch::Index;
+  return m;
 }
 
 // A view of the hand-made heads (render_view_names()) drawn headless, with its sidecar.
@@ -344,6 +532,9 @@ int run_render(const std::vector<std::string>& in) {
     read_render_sidecar(from, state, view, size, sha);
     if (state.source == ShownSource::Vit) {
       if (state.model_path.empty()) throw Error("'" + from + "' names no model");
+      if (const auto compared = read_compare_entry(from))
+        return render_vit_compare(state, compared->model, compared->match, view, size, out, force, ChoiceFlags{},
+                                  {sha, compared->sha}, from);
       return render_vit(state, view, size, out, force, ChoiceFlags{}, sha, from);
     }
   } else {
