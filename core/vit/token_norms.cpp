@@ -25,6 +25,13 @@ HighNormTokens high_norm_tokens(std::span<const float> patch_norms, float ratio)
   return out;
 }
 
+std::vector<int> HighNormTokens::indices() const {
+  std::vector<int> out;
+  for (std::size_t t = 0; t < marked.size(); ++t)
+    if (marked[t]) out.push_back(static_cast<int>(t));
+  return out;
+}
+
 NormHistogram norm_histogram(std::span<const float> values, float lo, float hi, int bins) {
   if (bins < 1) throw Error("a histogram needs at least one bin, got " + std::to_string(bins));
   NormHistogram h{lo, hi, std::vector<int>(static_cast<std::size_t>(bins), 0)};

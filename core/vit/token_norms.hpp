@@ -17,6 +17,8 @@ struct HighNormTokens {
   float threshold = 0;  ///< ratio × median; a patch is marked when its norm is strictly above it
   std::vector<std::uint8_t> marked;  ///< 1 per patch over the threshold, in the norms' (raster) order
   int count = 0;        ///< how many are marked
+  /// The marked patches' indices (raster order, ascending), as sidecars list them.
+  std::vector<int> indices() const;
 };
 
 /// `patch_norms`: ‖z_l[t]‖₂ of the patch tokens only (prefix left out), N ≥ 1 values ≥ 0;

@@ -19,6 +19,7 @@ TEST(HighNormTokens, AnOddCountsMedianIsItsMiddleAndOnlyTheOutlierIsMarked) {
   EXPECT_FLOAT_EQ(h.threshold, 12.0f);
   EXPECT_EQ(h.marked, (std::vector<std::uint8_t>{0, 1, 0, 0, 0}));
   EXPECT_EQ(h.count, 1);
+  EXPECT_EQ(h.indices(), (std::vector<int>{1}));
 }
 
 // Even count: the mean of the middle two. {2, 4, 6, 8}: median 5; ratio 1.6 → threshold 8,

@@ -286,9 +286,6 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
     const std::vector<float> all = src.token_norms(map.layer);
     const HighNormTokens high = high_norm_tokens(std::span<const float>(all).subspan(static_cast<std::size_t>(g.prefix)), state_.vit_norm_ratio);
     mask_outline(dl, high.marked, g.cols, g.rows, origin, cell_w, cell_h, kHighNormColour, 0.0f, 3.0f);
-    std::vector<int> marked;
-    for (int t = 0; t < g.N(); ++t)
-      if (high.marked[static_cast<std::size_t>(t)]) marked.push_back(t);
     char label[96];  // its legend at the canvas's bottom left
     std::snprintf(label, sizeof label, "high-norm: %d patches, ||x|| > %.3g (%.3g x median)", high.count, high.threshold,
                   state_.vit_norm_ratio);
@@ -296,7 +293,7 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
     const float y = origin.y + static_cast<float>(g.covered_h) * scale - size.y - 4;
     dl->AddRectFilled(ImVec2(canvas.x + 2, y - 2), ImVec2(canvas.x + 6 + size.x, y + size.y + 2), IM_COL32(0, 0, 0, 200));
     dl->AddText(ImVec2(canvas.x + 4, y), kHighNormColour, label);
-    drawn["high_norm"] = {{"ratio", state_.vit_norm_ratio}, {"threshold", high.threshold}, {"marked", marked}};
+    drawn["high_norm"] = {{"ratio", state_.vit_norm_ratio}, {"threshold", high.threshold}, {"marked", high.indices()}};
   }
   if (!state_.vit_masks) return;
   const int layer = map.layer;

@@ -75,7 +75,6 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
   const bool beside = room.x >= font * 26;
   if (beside) ImGui::BeginChild("vit_norms_settings", ImVec2(std::min(room.x * 0.5f, font * 24), room.y));
   text_wrapped("Token norms ||x|| after layer %d (of 0-%d)", layer, src->layers() - 1);
-  ImGui::SameLine();
   help_marker("The length of each token's residual stream after this layer, before the final LayerNorm. Trained ViTs "
               "without registers grow a few background patches with norms about ten times the others and use them as "
               "scratch space (Darcet et al. 2023): the histogram then has two modes. Register tokens take over that "
@@ -113,11 +112,8 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
   const NormHistogram h = norm_histogram(patches, 0.0f, hi, kBins);
   draw_histogram(h, high.threshold, prefix, query < g.prefix ? query : -1);
 
-  std::vector<int> marked;
-  for (int t = 0; t < g.N(); ++t)
-    if (high.marked[static_cast<std::size_t>(t)]) marked.push_back(t);
   state.report.high_norm_drawn = {{"layer", layer},       {"ratio", state.vit_norm_ratio}, {"median", high.median},
-                                  {"threshold", high.threshold}, {"marked", marked},     {"prefix_norms", prefix},
+                                  {"threshold", high.threshold}, {"marked", high.indices()}, {"prefix_norms", prefix},
                                   {"histogram", {{"lo", h.lo}, {"hi", h.hi}, {"counts", h.counts}}}};
 }
 
