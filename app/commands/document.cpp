@@ -354,11 +354,12 @@ void for_each_field(State& s, Field&& field) {
                   "grow a few tokens of very large norm in background patches and use them as scratch space "
                   "(Darcet et al. 2024)."));
   field("vit.norm_ratio", s.vit_norm_ratio, Flag<float>{"--norm-ratio", kFlagsRenderModel},
-        FieldUi{.label = "high-norm threshold",
-                .help = "A patch token is high-norm when its ||x|| is over this many times the median of the layer's "
+        FieldUi{.label = "threshold",
+                .help = "The high-norm threshold: a patch token is high-norm when its ||x|| is over this many times the "
+                        "median of the layer's "
                         "patch tokens. Darcet et al. (2023) find such tokens in large trained ViTs without registers, "
                         "about ten times the others; registers take their job and they go.",
-                .lo = 1.1, .hi = 50, .format = "%.1f x median", .log = true});
+                .lo = 1.1, .hi = 50, .format = "%.1fx", .log = true});
   field("vit.mark_high_norm", s.vit_mark_high_norm, Flag<bool>{"--mark-high-norm", kFlagsRenderModel},
         switch_ui("mark high-norm patches on the map"));
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kPicture},

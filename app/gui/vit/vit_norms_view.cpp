@@ -82,7 +82,8 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
   setting_widget(state, "vit.norm_ratio");
   setting_widget(state, "vit.mark_high_norm");
   setting_widget(state, "vit.norms", WidgetPlace{.same_line = true});
-  text_wrapped("%d of %d patches over %.3g (median %.3g)", high.count, g.N(), high.threshold, high.median);
+  text_wrapped("%d of %d patches over %.3gx the median %.3g = %.3g", high.count, g.N(), state.vit_norm_ratio, high.median,
+               high.threshold);
   record_widget("vit_high_norm_count");
 
   // The prefix tokens: each a button that makes it the query (the map shows its row).
@@ -90,6 +91,8 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
   for (int t = 0; t < g.prefix; ++t) {
     char shown_text[64], label[96];
     std::snprintf(shown_text, sizeof shown_text, "%s %.3g", token_label(g, t).c_str(), prefix[static_cast<std::size_t>(t)]);
+    if (t > 0 && button_width(shown_text) > ImGui::GetContentRegionAvail().x)  // a narrow column: "reg0 14.7", as --query names it
+      std::snprintf(shown_text, sizeof shown_text, "reg%d %.3g", t - 1, prefix[static_cast<std::size_t>(t)]);
     std::snprintf(label, sizeof label, "%s##norm_prefix%d", shown_text, t);
     if (t > 0) same_line_if_room(button_width(shown_text));
     const bool shown = query == t;
