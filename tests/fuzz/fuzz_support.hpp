@@ -19,7 +19,10 @@ namespace attnlab::fuzz {
 /// libFuzzer ends most runs with _Exit (atexit handlers never run), so the first call also removes
 /// the folders of this target whose process is gone. `name` must be the same on every call.
 inline const std::filesystem::path& temp_folder(const char* name) {
-  static const std::filesystem::path dir = [name] {
+  // A pointer, never freed: the atexit handler below runs after the destructors of statics made
+  // after it is registered, so a path object here was freed before it was read (ASan, at the end
+  // of a bounded fuzzing run that had used the folder).
+  static const std::filesystem::path* const dir = [name] {
     const std::filesystem::path tmp = std::filesystem::temp_directory_path();
     const std::string prefix = "attnlab-fuzz-" + std::string(name) + "-";
     std::error_code ec;
@@ -30,15 +33,15 @@ inline const std::filesystem::path& temp_folder(const char* name) {
       if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
       if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) std::filesystem::remove_all(e.path(), ec);
     }
-    const std::filesystem::path d = tmp / (prefix + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
+    const auto* d = new std::filesystem::path(tmp / (prefix + std::to_string(::getpid())));
+    std::filesystem::create_directories(*d);
     std::atexit([] {
       std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
+      std::filesystem::remove_all(*dir, ec);
     });
     return d;
   }();
-  return dir;
+  return *dir;
 }
 
 /// Between the files of one input of the targets that fuzz several files at once (fuzz_idx,
