@@ -119,6 +119,15 @@ void check_vit_view_and_model(const std::string& view, const std::filesystem::pa
   }
 }
 
+// The ViT source shown, with the main map's variant a view name asks for (vit-rollout, vit-mask,
+// vit-norms) switched on; the document's own switches stay.
+void show_vit_view(AppState& state, const std::string& view) {
+  state.source = ShownSource::Vit;
+  state.vit_rollout = view == "vit-rollout" || state.vit_rollout;
+  state.vit_masks = view == "vit-mask" || state.vit_masks;
+  state.vit_norms = view == "vit-norms" || state.vit_norms;
+}
+
 // Draws a ViT view headless: the model loads and runs on the scheduler while frames
 // go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
 // must match the model file's.
@@ -127,10 +136,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   check_vit_view_and_model(view, state.model_path, expected_sha, from);
   check_outputs(out, force);
   const Image image = load_image(state.image_path);
-  state.source = ShownSource::Vit;
-  state.vit_rollout = view == "vit-rollout" || state.vit_rollout;
-  state.vit_masks = view == "vit-mask" || state.vit_masks;
-  state.vit_norms = view == "vit-norms" || state.vit_norms;
+  show_vit_view(state, view);
   HeadlessUi ui(size[0], size[1], state.ui_scale);
   Scheduler scheduler(1);  // the renderer's one scheduler, handed to the sessions (as the App's)
   VitSession vit(scheduler);
@@ -219,13 +225,10 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
   check_vit_view_and_model(view, a_state.model_path, expected_sha[0], from);
   check_vit_view_and_model(view, b_model, expected_sha[1], from);
   check_outputs(out, force);
+  if (size[0] % 2) throw Error("--size: with --compare the width must be even (two halves), got " + std::to_string(size[0]));
   const Image image = load_image(a_state.image_path);
   AppState first = a_state;
-  first.source = ShownSource::Vit;
-  first.vit_rollout = view == "vit-rollout" || first.vit_rollout;
-  first.vit_masks = view == "vit-mask" || first.vit_masks;
-  first.vit_norms = view == "vit-norms" || first.vit_norms;
-  if (size[0] % 2) throw Error("--size: with --compare the width must be even (two halves), got " + std::to_string(size[0]));
+  show_vit_view(first, view);
   const int half = size[0] / 2;
   HeadlessUi ui(half, size[1], first.ui_scale);  // before the sessions: their textures go while it is current
   Scheduler scheduler(1);
