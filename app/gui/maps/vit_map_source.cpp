@@ -286,11 +286,12 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
     const std::vector<float> all = src.token_norms(map.layer);
     const HighNormTokens high = high_norm_tokens(std::span<const float>(all).subspan(static_cast<std::size_t>(g.prefix)), state_.vit_norm_ratio);
     mask_outline(dl, high.marked, g.cols, g.rows, origin, cell_w, cell_h, kHighNormColour, 0.0f, 3.0f);
-    char label[96];  // its legend at the canvas's bottom left
-    std::snprintf(label, sizeof label, "high-norm: %d patches, ||x|| > %.3g (%.3g x median)", high.count, high.threshold,
-                  state_.vit_norm_ratio);
+    // Its legend over the canvas's top left, under the masks' legend when they are on (at the
+    // bottom, presentation mode's "F5 or Esc" line covered it).
+    char label[96];
+    std::snprintf(label, sizeof label, "%d high-norm, ||x|| > %.3g", high.count, high.threshold);  // short: a narrow map at scale 2
     const ImVec2 size = ImGui::CalcTextSize(label);
-    const float y = origin.y + static_cast<float>(g.covered_h) * scale - size.y - 4;
+    const float y = canvas.y + 3 + (state_.vit_masks ? size.y + 4 : 0.0f);
     dl->AddRectFilled(ImVec2(canvas.x + 2, y - 2), ImVec2(canvas.x + 6 + size.x, y + size.y + 2), IM_COL32(0, 0, 0, 200));
     dl->AddText(ImVec2(canvas.x + 4, y), kHighNormColour, label);
     drawn["high_norm"] = {{"ratio", state_.vit_norm_ratio}, {"threshold", high.threshold}, {"marked", high.indices()}};
