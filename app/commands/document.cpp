@@ -154,6 +154,12 @@ void parse_run_field(const std::string& t, int& run) {
   else if (t == "b") run = 1;
   else throw Error("unknown run '" + t + "' (a, b)");
 }
+std::string match_field_name(const bool& by_index) { return by_index ? "index" : "depth"; }
+void parse_match_field(const std::string& t, bool& by_index) {
+  if (t == "index") by_index = true;
+  else if (t == "depth") by_index = false;
+  else throw Error("unknown layer match '" + t + "' (depth, index)");
+}
 std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
 void parse_edge_field(const std::string& t, EdgeMode& e) { e = parse_edge_mode(t); }
 std::string mask_field_name(const MaskKind& k) { return std::string(mask_kind_name(k)); }
@@ -369,6 +375,8 @@ void for_each_field(State& s, Field&& field) {
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
+  field("compare.model", s.compare_model);
+  field("compare.match_layers", named(s.compare_by_index, match_field_name, parse_match_field));
   field("cka.examples", named(s.cka_examples, cka_examples_field_name, parse_cka_examples_field),
         Flag<CkaExamples>{"--cka-examples", kFlagsRenderModel});
   field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel, int_flag<2, 10000>});

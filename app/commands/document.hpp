@@ -108,6 +108,11 @@ struct Document {
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)
   std::vector<std::string> recent_models;  ///< most recent first (remembered between runs)
+  /// Compare (View → Compare, issue 48, SPEC §12): a second model B drawn beside the ViT's map,
+  /// on the same image, its layer, head and query following the ViT's (matched_choice in
+  /// app/commands/source_choice.hpp). Empty: one model.
+  std::filesystem::path compare_model;
+  bool compare_by_index = false;  ///< B's layer is A's by index (clamped), else by relative depth
 
   // --- the CKA view (representational similarity between layers), for the ViT and the Train tab
   CkaExamples cka_examples = CkaExamples::FashionTest;  ///< what the examples are

@@ -94,6 +94,8 @@ AppState changed() {
   s.vit_resize = 448;
   s.vit_backend = VitBackend::Cpu;
   s.recent_models = {"/models/dino", "/models/deit"};
+  s.compare_model = "/models/dinov2_reg";
+  s.compare_by_index = true;
   s.export_dir = "/tmp/slides";
   s.export_map_only = true;
   return s;

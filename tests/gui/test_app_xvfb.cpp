@@ -472,7 +472,7 @@ TEST(AppUnderXvfb, PresentationModeShowsItsLegendTheWayOutAndExportToasts) {
             first.at("overlays_left_out").end())
       << "no way out shown";
   EXPECT_FALSE(w.contains("presentation:leave")) << "the way out is in the exported picture";
-  EXPECT_FALSE(w.contains("menu:Panels")) << "presentation mode shows only the map";
+  EXPECT_FALSE(w.contains("menu:View")) << "presentation mode shows only the map";
   // The first export's confirmation is on screen when the second one is taken (the toast),
   // but not burnt into the second picture.
   const auto [second, second_png] = app.export_view();

@@ -58,7 +58,7 @@ TEST(ClassroomUnderXvfb, TheMapKeepsItsSizeAtEveryUiScale) {
     if (scale == 1.0f) map_at_1 = map;
     else EXPECT_GE(map, 0.85f * map_at_1);
     // The menu bar is as tall as its text at this scale (not cut in half).
-    const auto menu = s.at("widgets").at("menu:Panels");
+    const auto menu = s.at("widgets").at("menu:View");
     EXPECT_GE(menu[3].get<float>(), 16.0f * scale) << menu.dump();
     // The heads beside the map while the picture leaves them a column (panel_layout), else below it; never over it.
     const auto heads = s.at("widgets").at("window:Heads"), map_window = s.at("widgets").at("window:Attention map");
@@ -246,7 +246,7 @@ TEST(ClassroomUnderXvfb, SavesGoToThePicturesFolderByDefault) {
   EXPECT_EQ(remembered_export_dir(), "");
 }
 
-// The map shows no developer numbers; Panels > Diagnostics has the driver, the timings and the
+// The map shows no developer numbers; View > Diagnostics has the driver, the timings and the
 // engine's row checked against the CPU reference for the current query.
 TEST(ClassroomUnderXvfb, DiagnosticsPanelHasTheDriverAndTheChecks) {
   Xvfb x;
@@ -256,13 +256,13 @@ TEST(ClassroomUnderXvfb, DiagnosticsPanelHasTheDriverAndTheChecks) {
   const auto [start, start_png] = app.export_view();
   EXPECT_FALSE(start.at("widgets").contains("window:Diagnostics")) << "closed at first";
   EXPECT_TRUE(start.at("checks").empty()) << start.at("checks").dump();
-  const auto menu = start.at("widgets").at("menu:Panels");
+  const auto menu = start.at("widgets").at("menu:View");
   const auto [mx, my] = centre_of(menu);
   app.click(mx, my);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto [open, open_png] = app.export_view();
-  ASSERT_TRUE(open.at("widgets").contains("menu:Panels/Diagnostics")) << "no Diagnostics entry";
-  const auto [ex, ey] = centre_of(open.at("widgets").at("menu:Panels/Diagnostics"));
+  ASSERT_TRUE(open.at("widgets").contains("menu:View/Diagnostics")) << "no Diagnostics entry";
+  const auto [ex, ey] = centre_of(open.at("widgets").at("menu:View/Diagnostics"));
   app.click(ex, ey);
   const auto [zx, zy] = geometry_of(open).centre(24, 20);
   app.click(zx, zy);

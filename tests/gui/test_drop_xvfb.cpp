@@ -52,7 +52,7 @@ TEST(AppUnderXvfb, DroppedPhotoOpensAndDroppedBadFileKeepsIt) {
   ASSERT_TRUE(xdnd_drop(x.display(), window, long_name, w / 2, h / 2));
   const auto [wide, wide_png] = app.export_view();
   EXPECT_NE(wide.at("banner").get<std::string>().find("answers"), std::string::npos) << wide.at("banner");
-  const auto banner = wide.at("widgets").at("window:banner"), menu = wide.at("widgets").at("menu:Panels");
+  const auto banner = wide.at("widgets").at("window:banner"), menu = wide.at("widgets").at("menu:View");
   EXPECT_GE(banner[1].get<float>(), menu[1].get<float>() + menu[3].get<float>()) << "the banner covers the menu bar";
   const auto dismiss = wide.at("widgets").at("banner_dismiss");
   const float dx = dismiss[0].get<float>(), dy = dismiss[1].get<float>();

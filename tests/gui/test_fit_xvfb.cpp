@@ -135,7 +135,7 @@ TEST_P(FitUnderXvfb, TheWindowFitsTheScreenAndEveryPanelIsReachable) {
     expect_inside(widgets, panel_window, W, H, 150.0f * c.scale * 0.6f, 90.0f);
   }
   // The menu bar's menus and the source tabs on screen too.
-  for (const char* item : {"menu:Panels", "menu:Model", "menu:Chapter", "menu:Tour", "menu:Export", "menu:Keys",
+  for (const char* item : {"menu:View", "menu:Model", "menu:Chapter", "menu:Tour", "menu:Export", "menu:Keys",
                            "tab:heads", "tab:vit", "tab:train"})
     expect_inside(widgets, item, W, H);
   // The map keeps most of the window's height (it is what the class looks at).
@@ -167,11 +167,11 @@ TEST_P(FitUnderXvfb, TheWindowFitsTheScreenAndEveryPanelIsReachable) {
     std::filesystem::copy_file(shot, std::filesystem::path(keep) / shot.filename(),
                                std::filesystem::copy_options::overwrite_existing);
 
-  // Panels > Diagnostics: over the lower right, on screen.
-  click_widget(app, heads, "menu:Panels");
+  // View > Diagnostics: over the lower right, on screen.
+  click_widget(app, heads, "menu:View");
   const auto menu = app.export_view().first;
-  expect_inside(menu.at("widgets"), "menu:Panels/Diagnostics", W, H);
-  click_widget(app, menu, "menu:Panels/Diagnostics");
+  expect_inside(menu.at("widgets"), "menu:View/Diagnostics", W, H);
+  click_widget(app, menu, "menu:View/Diagnostics");
   app.xdotool("mousemove 5 5");
   const auto diagnostics = app.export_view().first;
   expect_inside(diagnostics.at("widgets"), "window:Diagnostics", W, H, 150.0f * c.scale * 0.6f, 90.0f);

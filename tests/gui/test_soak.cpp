@@ -165,7 +165,7 @@ class Monkey {
     }
     directed_pending_ = false;
     directed_before_ = directed_value(sidecar);
-    closed_panel_.clear();  // the first closed one, in the order of the Panels menu
+    closed_panel_.clear();  // the first closed one, in the order of the View menu
     const json& panels = sidecar.at("classroom").at("panels");
     for (const auto& [key, window] : {std::pair{"images", "window:Images"},
                                       {"pinned", "window:Pinned queries"},
@@ -179,7 +179,7 @@ class Monkey {
     rough_ = rough;
     out_.str("");
     // The banner (a bad file, most batches) is dismissed now and then, and a closed panel
-    // comes back through the Panels menu.
+    // comes back through the View menu.
     if (const auto dismiss = widgets_.find("banner_dismiss"); dismiss != widgets_.end() && chance(0.5)) {
       move(dismiss->second.x + dismiss->second.w * 0.5f, dismiss->second.y + dismiss->second.h * 0.5f);
       click(1);
@@ -446,13 +446,13 @@ class Monkey {
   }
   void bring_to_front(const std::string& control) { raise_window(owner(control)); }
 
-  // Toggles a panel `times` through the Panels menu (its entries lie below the title, one per
+  // Toggles a panel `times` through the View menu (its entries lie below the title, one per
   // line): once opens a closed panel, twice brings an open one up in front of the others.
   void reopen(const std::string& window, int times) {
     static const std::map<std::string, int> entries = {
         {"window:Controls", 0}, {"window:Heads", 1}, {"window:Pinned queries", 2}, {"window:Images", 3}};
     const auto entry = entries.find(window);
-    const auto menu = widgets_.find("menu:Panels");
+    const auto menu = widgets_.find("menu:View");
     if (entry == entries.end() || menu == widgets_.end()) return;
     for (int n = 0; n < times; ++n) {
       move(menu->second.x + menu->second.w * 0.5f, menu->second.y + menu->second.h * 0.5f);

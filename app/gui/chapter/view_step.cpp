@@ -428,7 +428,7 @@ class StepView final : public TeachingView {
       swatch(h.V.row(b_.i).data(), sw);
     }
     note("t_out uses the row of A and the values V of the attention engine; the arithmetic above redoes the softmax from "
-         "its Q and K (how closely the two agree: Panels > Diagnostics).");
+         "its Q and K (how closely the two agree: View > Diagnostics).");
   }
 
   int head_ = 0, key_ = -1, hovered_ = -1, bars_ = 16;

@@ -147,7 +147,7 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
       ImGui::SameLine();
       ImGui::Text("(%d,%d)", c.pins[n].col, c.pins[n].row);
     }
-  }  // N and K are in the window's title; frame times, the driver and the checks in Panels > Diagnostics
+  }  // N and K are in the window's title; frame times, the driver and the checks in View > Diagnostics
 
   // An honest scale: a min-max map stretches whatever spread the row has over the whole
   // colormap, so a nearly uniform row is said to be one (the why in its tooltip), with the two

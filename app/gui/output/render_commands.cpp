@@ -11,6 +11,7 @@
 #include "app/gui/window/headless.hpp"
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/maps/map_pictures.hpp"
+#include "app/gui/vit/vit_compare.hpp"
 #include "app/gui/vit/vit_views.hpp"
 #include "core/base/error.hpp"
 #include "core/io/files.hpp"
@@ -210,12 +211,6 @@ struct CompareHalf {
         lower{state, vit, state.vit, map, [this] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }} {}
 };
 
-// Where a side's input sits on the photo (app/commands/source_choice.hpp, matched_choice).
-app::CompareSide compare_side(const VitRun& run, int resize, const Image& photo) {
-  const int target = resize > 0 ? resize : vit_trained_size(run.model().arch);
-  return {vit_choice_shape(run), run.patch(), static_cast<double>(target) / std::min(photo.width, photo.height)};
-}
-
 // render --model A --compare B (issue 48, SPEC §12): the same view of two models side by side,
 // each half exactly that model's own picture at half the width (one colour scale each); B's
 // layer, head and query follow A's (matched_choice). The sidecar is A's, with B's under "compare".
@@ -307,24 +302,14 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
     std::copy_n(rgb_a.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>(2 * y * row));
     std::copy_n(rgb_b.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>((2 * y + 1) * row));
   }
-  auto side_json = [](CompareHalf& side) {
-    nlohmann::json j = {{"vit_model_file", side.vit.file().string()}, {"vit_model_sha256", side.vit.sha256()}};
-    for (const auto& [key, value] : {std::pair{"vit_drawn", &side.state.report.vit_drawn}, {"cka_drawn", &side.state.report.cka_drawn},
-                                     {"high_norm_drawn", &side.state.report.high_norm_drawn}})
-      if (!value->is_null()) j[key] = *value;
-    return j;
-  };
   nlohmann::json sidecar = to_json(a.state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
   sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}, {"compare", true}};
-  sidecar.update(side_json(a));
-  nlohmann::json b_json = side_json(b);
-  b_json["model"] = b.state.model_path.string();
-  b_json["vit"] = to_json(b.state).at("vit");  // B's choice, as matched
-  b_json["match_layers"] = match == LayerMatch::Depth ? "depth" : "index";
-  b_json["width"] = half;
-  sidecar["compare"] = b_json;
+  nlohmann::json a_json = compare_entry(a.state, a.vit, false, half);  // A's own entries, at the top level
+  for (const char* key : {"vit_model_file", "vit_model_sha256", "vit_drawn", "cka_drawn", "high_norm_drawn"})
+    if (a_json.contains(key)) sidecar[key] = a_json[key];
+  sidecar["compare"] = compare_entry(b.state, b.vit, match == LayerMatch::Index, half);
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;

@@ -19,6 +19,7 @@
 #include "app/gui/panels/panels.hpp"
 #include "app/gui/sessions/video_player.hpp"
 #include "app/gui/sessions/vit_session.hpp"
+#include "app/gui/vit/vit_compare.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/hand_made/grid_math.hpp"
 
@@ -220,6 +221,9 @@ class App {
   bool teaching_view_open() const;
   void draw_teaching_windows(float menu_h);
   void draw_hub_window(float menu_h);
+  void draw_compare_window(float menu_h);
+  bool comparing() const;
+  void draw_compared_maps();
   void draw_tour_box();
 
   // The hover benchmark (app_replay.cpp).
@@ -251,6 +255,8 @@ class App {
   // The attention sources the map views draw (map_source.hpp), over the hand-made session and the sessions.
   HandMadeMapSource hand_made_map_{state_, hand_made_};
   VitMapSource vit_map_{state_, vit_};
+  VitCompare compare_{scheduler_};  // View → Compare: model B beside the ViT's map
+  unsigned vit_image_serial_ = 0;   // bumped when the ViT is run on another image or size (B follows)
   // The models being trained, as ViTs: run A's and run B's (Document::train_run picks the one shown).
   VitMapSource train_map_a_{state_, train_.a.vit(), ShownSource::Train}, train_map_b_{state_, train_.b.vit(), ShownSource::Train};
   std::optional<std::filesystem::path> opening_model_;

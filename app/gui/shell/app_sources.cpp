@@ -70,6 +70,7 @@ void App::run_vit_on_image(std::optional<std::chrono::steady_clock::time_point> 
   vit_.set_backend(state_.vit_backend);
   vit_.run_on(hand_made_.image(), state_.vit_resize);
   vit_resize_ = state_.vit_resize;
+  ++vit_image_serial_;  // Compare's model B runs on it too (VitCompare::follow)
   video_for_vit_.reset();
   if (vit_.busy() && state_.report.video_hand_made)  // a job started (there is a model): of this frame
     video_for_vit_ = VideoFrameForVit{*state_.report.video_hand_made, vit_.generation(), decoded_at};
@@ -119,7 +120,7 @@ void App::step_video() {
   if (video_.paused() || video_.ended()) return;
   // Newest frame wins: a frame is taken only when the ViT's job on the last one is done; the
   // ones decoded meanwhile were dropped by the player.
-  if (vit_.busy()) return;
+  if (vit_.busy() || compare_.busy()) return;
   auto played = video_.take();  // the player's thread wakes the loop when the next one is decoded
   if (!played) return;
   state_.commands.redraw();
@@ -215,6 +216,12 @@ void App::take_finished_work() {
     }
   }
   if (vit_.busy()) state_.commands.redraw();
+  compare_.follow(state_, hand_made_.image(), vit_image_serial_);
+  if (const auto error = compare_.poll()) {
+    state_.show_error(*error);
+    state_.compare_model.clear();  // Compare off: the window shows the ViT alone, as before
+  }
+  if (compare_.busy()) state_.commands.redraw();
   take_train_results();
   if (!state_.ui.banner.empty() && std::chrono::steady_clock::now() - state_.ui.banner_since > std::chrono::seconds(12))
     state_.ui.banner.clear();  // drawn without it in this frame

@@ -5,6 +5,7 @@
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/state/source_choice.hpp"
 #include "core/hand_made/hand_made_source.hpp"
+#include "app/gui/vit/vit_compare.hpp"
 #include "app/gui/vit/vit_views.hpp"
 #include "core/vit/vit_run.hpp"
 
@@ -72,6 +73,7 @@ void double_patch(KeyContext& c, int) { c.state.attention.patch = std::min(c.sta
 void toggle_rollout(KeyContext& c, int) { c.state.vit_rollout = !c.state.vit_rollout; }
 void toggle_norms(KeyContext& c, int) { c.state.vit_norms = !c.state.vit_norms; }
 void toggle_masks(KeyContext& c, int) { c.state.vit_masks = !c.state.vit_masks; }
+void swap_compared(KeyContext& c, int) { swap_compared_models(c.state); }
 
 // The desktop's Open dialog, shown before the next frame (App::take_file_dialog).
 void open_image_dialog(KeyContext& c, int) { c.state.commands.ask_for_file(FileDialogKind::Image); }
@@ -109,6 +111,7 @@ const std::array kKeys = {
   KeyBinding{GLFW_KEY_R,             GLFW_KEY_R,            0,                     0,     S::Vit,       "R",           "attention rollout on or off", toggle_rollout},
   KeyBinding{GLFW_KEY_N,             GLFW_KEY_N,            0,                     0,     S::Vit,       "N",           "token norms on or off", toggle_norms},
   KeyBinding{GLFW_KEY_D,             GLFW_KEY_D,            0,                     0,     S::Vit,       "D",           "DINO-style mask outlines on or off", toggle_masks},
+  KeyBinding{GLFW_KEY_S,             GLFW_KEY_S,            0,                     0,     S::Vit,       "S",           "swap the two models of View > Compare", swap_compared},
 };
 // clang-format on
 

@@ -20,6 +20,7 @@
 #include <imgui_internal.h>  // BringWindowToDisplayFront: the toast stays in front
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace attnlab::app {
@@ -189,6 +190,7 @@ void App::draw_windows() {
     draw_panels(d, menu_h);
     draw_teaching_windows(menu_h);
     draw_hub_window(menu_h);
+    draw_compare_window(menu_h);
   }
   if (!state_.ui.banner.empty()) draw_banner(d, menu_h);
   draw_toast(d);
@@ -208,6 +210,20 @@ void App::draw_hub_window(float menu_h) {
     record_window("hub_gallery");
     if (ImGui::IsWindowAppearing()) hub_.refresh();  // models another program put in the cache meanwhile
     draw_hub_gallery(state_, hub_);
+  }
+  ImGui::End();
+}
+
+// View → Compare: model B's choice, in a small window over the panels' top right.
+void App::draw_compare_window(float menu_h) {
+  if (!state_.ui.show_compare) return;
+  const ImVec2 d = ImGui::GetIO().DisplaySize;
+  ImGui::SetNextWindowPos(ImVec2(d.x - 10, menu_h + 3 * ImGui::GetFontSize()), ImGuiCond_Appearing, ImVec2(1, 0));
+  ImGui::SetNextWindowBgAlpha(1.0f);
+  if (ImGui::Begin("Compare two models###compare", &state_.ui.show_compare,
+                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysAutoResize)) {
+    record_window("compare");
+    draw_compare_panel(state_, vit_, compare_);
   }
   ImGui::End();
 }
@@ -244,7 +260,8 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   const bool vit = state_.source == ShownSource::Vit && vit_.run();
   MapSource& source = map_source();
   const SourceInfo info = source.info();
-  const float aspect = info.ready && info.grid.covered_h > 0 ? static_cast<float>(info.grid.covered_w) / static_cast<float>(info.grid.covered_h) : 1.0f;
+  const float one_aspect = info.ready && info.grid.covered_h > 0 ? static_cast<float>(info.grid.covered_w) / static_cast<float>(info.grid.covered_h) : 1.0f;
+  const float aspect = comparing() ? 2 * one_aspect : one_aspect;  // Compare: two maps side by side
   const ImGuiStyle& style = ImGui::GetStyle();
   // Around the picture: the window's padding and title, the header's lines, the colour bar.
   const float chrome_w = style.WindowPadding.x * 2 + colour_bar_space();
@@ -404,7 +421,9 @@ void App::draw_main_map() {
     geometry_.valid = false;
     return;
   }
-  draw_source_map(state_, map_source(), geometry_);
+  state_.report.compare = nullptr;
+  if (comparing()) draw_compared_maps();
+  else draw_source_map(state_, map_source(), geometry_);
   if (!state_.report.train_drawn.is_null()) {  // which run and step the maps are of, on what, and how the run stands
     const TrainSession& run = shown_train();
     nlohmann::json& d = state_.report.train_drawn;
@@ -420,6 +439,39 @@ void App::draw_main_map() {
     d["task"] = task_name(run.shape().task);
     d["fixed_loss"] = run.fixed_loss();  // masked patches: the loss on the fixed crops (−1 before one, and when classifying)
     d["points"] = run.points().size();
+  }
+}
+
+// True while View → Compare shows model B beside the ViT's map: the ViT's tab, its model run.
+bool App::comparing() const {
+  return state_.source == ShownSource::Vit && vit_.run() && !state_.compare_model.empty() && hand_made_.has_image();
+}
+
+// Compare: the ViT's map (A) and model B's, each in half the map's room, each with its header and
+// colour bar; the export's picture (map only) is both.
+void App::draw_compared_maps() {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float half = std::floor((avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+  const ImVec4 label_colour(0.55f, 0.85f, 1.0f, 1.0f);
+  ImGui::BeginChild("compare_a", ImVec2(half, avail.y), false, flags);
+  ImGui::TextColored(label_colour, "A  %s", compared_model_name(state_.model_path).c_str());
+  draw_source_map(state_, vit_map_, geometry_);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("compare_b", ImVec2(half, avail.y), false, flags);
+  ImGui::TextColored(label_colour, "B  %s", compared_model_name(state_.compare_model).c_str());
+  compare_.draw(state_, *vit_.run(), hand_made_.image());
+  ImGui::EndChild();
+  state_.report.compare = compare_.report();
+  const ViewGeometry& b = compare_.geometry();
+  if (geometry_.valid && b.valid) {  // the picture a "map only" export keeps: from A's left edge to B's right
+    const float right = std::max(geometry_.picture[0] + geometry_.picture[2], b.picture[0] + b.picture[2]);
+    const float bottom = std::max(geometry_.picture[1] + geometry_.picture[3], b.picture[1] + b.picture[3]);
+    geometry_.picture[0] = std::min(geometry_.picture[0], b.picture[0]);
+    geometry_.picture[1] = std::min(geometry_.picture[1], b.picture[1]);
+    geometry_.picture[2] = right - geometry_.picture[0];
+    geometry_.picture[3] = bottom - geometry_.picture[1];
   }
 }
 

@@ -17,13 +17,15 @@ namespace attnlab::app {
 float App::draw_menu_bar() {
   float h = 0;
   if (ImGui::BeginMainMenuBar()) {
-    if (begin_menu("Panels")) {
-      menu_item("Panels/Controls", "Controls", nullptr, &state_.show_controls);
-      menu_item("Panels/Heads", "Heads", nullptr, &state_.show_heads);
-      menu_item("Panels/Pinned queries", "Pinned queries", nullptr, &state_.show_pinned);
-      menu_item("Panels/Images", "Images", nullptr, &state_.show_images);
-      menu_item("Panels/Diagnostics", "Diagnostics (driver, timings, checks)", nullptr, &state_.show_diagnostics);
-      menu_item("Panels/Presentation mode", "Presentation mode", "F5", &state_.presentation);
+    if (begin_menu("View")) {
+      menu_item("View/Controls", "Controls", nullptr, &state_.show_controls);
+      menu_item("View/Heads", "Heads", nullptr, &state_.show_heads);
+      menu_item("View/Pinned queries", "Pinned queries", nullptr, &state_.show_pinned);
+      menu_item("View/Images", "Images", nullptr, &state_.show_images);
+      menu_item("View/Diagnostics", "Diagnostics (driver, timings, checks)", nullptr, &state_.show_diagnostics);
+      menu_item("View/Presentation mode", "Presentation mode", "F5", &state_.presentation);
+      ImGui::Separator();
+      menu_item("View/Compare", "Compare two models side by side...", nullptr, &state_.ui.show_compare);
       ImGui::EndMenu();
     }
     if (begin_menu("Model")) {

@@ -32,7 +32,9 @@ struct UiState {
   std::string export_dir_text;  ///< the Export section's folder field
   std::string open_path_text;  ///< the images panel's "open by path" text field
   std::string model_path_text;  ///< the model panel's "open by path" text field
+  std::string compare_path_text;  ///< the Compare window's model B path field
   std::string train_folder_text;  ///< the Train panel's "save checkpoint" folder field (empty: the export folder's trained-vit)
+  bool show_compare = false;  ///< the View → Compare window (model B beside the ViT's map) is open
   bool show_hub_gallery = false;  ///< the Model → Gallery window (models from the Hugging Face Hub) is open
   bool train_cka_runs = false;
   int train_view = 0;  ///< the Train tab's lower view shown (its curves, A and B, the ViT's views), as draw_train_lower counts them    ///< the Train tab's CKA view compares run A's layers with run B's (else the shown run's with its own)
@@ -155,6 +157,9 @@ struct FrameReport {
   /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
   /// accuracy, the map's layer, head, query and values); null when it was not drawn.
   nlohmann::json train_compared;
+  /// What Compare's model B drew beside the ViT's map (View → Compare; vit_compare.hpp's
+  /// compare_entry); null when Compare was not drawn.
+  nlohmann::json compare;
   /// While a video is open: the frame the hand-made heads' image is, and the frame the ViT's
   /// shown maps were computed from (each nullopt when that source's image is not a video's).
   std::optional<ShownVideoFrame> video_hand_made, video_vit;

@@ -15,7 +15,7 @@ namespace attnlab::app {
 
 struct WidgetLog {
   /// Screen rectangles (x, y, w, h) by name: controls (a setting by its JSON path, "pos.P"; others by a name, "head:3"), menu titles and
-  /// items ("menu:Panels", "menu:Panels/Images"), windows ("window:Heads").
+  /// items ("menu:View", "menu:View/Images"), windows ("window:Heads").
   std::map<std::string, std::array<float, 4>> rects;
   /// The window each control recorded by record_widget was drawn in: its "window:<name>" when
   /// that window was recorded (note_window), else ImGui's own name of the window ("##MainMenuBar",

@@ -1,0 +1,90 @@
+#pragma once
+// Compare (View → Compare, issue 48, SPEC §12): a second model B beside the ViT's map in the
+// window, on the same image, its layer, head and query following the ViT's (A's). The window's
+// pair and `attnlab render --model A --compare B` share the matching (matched_choice) and the
+// sidecar's "compare" entry, so that `render --from` redraws an export of the pair.
+#include "app/commands/source_choice.hpp"
+#include "app/gui/maps/map_source.hpp"
+#include "app/gui/sessions/vit_session.hpp"
+#include "app/gui/state/app_state.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace attnlab::app {
+
+/// Where a ViT's input sits on `photo` (CompareSide): its choice's shape, its patch P and the
+/// input pixels per photo pixel of its resize (`resize` the short side; 0: the model's trained
+/// size), for matched_choice.
+CompareSide compare_side(const VitRun& run, int resize, const Image& photo);
+
+/// A model's name for Compare's labels: a checkpoint folder's name (or the folder of a file named
+/// model.safetensors, as Hugging Face folders have it), else the file's name.
+std::string compared_model_name(const std::filesystem::path& path);
+
+/// The sidecar's "compare" entry for side B: its file, SHA-256, what its map drew, its model
+/// path, its choice as matched, how layers were matched, and the half's width in pixels.
+/// `render --from` reads it back (read_compare_entry).
+nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, bool by_index, int width);
+
+/// Model B of the window's Compare: its session (jobs under "vit:compare"), its map source, and
+/// its copy of the document, whose choice follows A's every frame (a click or key on B's half
+/// moves A's, so both). Errors come back in one line each through poll(); A is never touched
+/// by them.
+class VitCompare {
+ public:
+  explicit VitCompare(Scheduler& scheduler) : vit_(scheduler, "vit:compare"), map_(state_, vit_) {}
+  VitCompare(const VitCompare&) = delete;
+  VitCompare& operator=(const VitCompare&) = delete;
+
+  /// Keeps B on `a.compare_model` with `image`, the image A runs on, whose number `serial` the
+  /// caller bumps whenever A is run on another image or input size: opens B when the path
+  /// changes, runs it again on a new serial once its last job is done, forgets it when the path
+  /// is empty.
+  void follow(const AppState& a, const Image& image, unsigned serial);
+  /// B's load or run error since the last call ("cannot open model B: ..."); the path that
+  /// failed is kept, so that it is not tried again every frame.
+  std::optional<std::string> poll();
+  bool busy() const { return vit_.busy(); }
+  /// B's run, or nullptr while it loads (or when Compare is off).
+  const VitRun* run() const { return opened_.empty() ? nullptr : vit_.run(); }
+  const VitSession& session() const { return vit_; }
+
+  /// Draws B's main map into the current region: the document as A's (`a`), B's choice
+  /// matched_choice of A's on `photo`; B's own hover, click or key moves A's choice. Forwards a
+  /// redraw B's view asks for to `a`. Fills report() with B's sidecar entry.
+  void draw(AppState& a, const VitRun& a_run, const Image& photo);
+  /// A model's name for Compare's labels: a checkpoint folder's name (or the folder of a file named
+/// model.safetensors, as Hugging Face folders have it), else the file's name.
+std::string compared_model_name(const std::filesystem::path& path);
+
+/// The sidecar's "compare" entry of the last draw(); null when B was not drawn.
+  const nlohmann::json& report() const { return report_; }
+  /// Where B's map was drawn in the last draw() (invalid when it was not).
+  const ViewGeometry& geometry() const { return geometry_; }
+  void clear_report() { report_ = nullptr; }
+
+ private:
+  AppState state_;
+  VitSession vit_;
+  VitMapSource map_;
+  ViewGeometry geometry_;
+  std::filesystem::path opened_;  // the path B was opened from; empty: none
+  unsigned serial_ = 0;           // the image serial B last ran on
+  nlohmann::json report_;
+};
+
+/// The View → Compare window's contents: model B by path or from the recent models, how layers
+/// are matched, swap A and B (S), stop comparing. `a` is the ViT's session (model A); without a
+/// model A it says to open one first. A path is taken as typed: a bad one comes back from
+/// VitCompare::poll() as a banner, and Compare is off again.
+void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& compare);
+
+/// Swaps models A and B (the S key, the Compare window's button): A opens B's path and B A's,
+/// each keeping its place on screen. Nothing happens unless both are set.
+void swap_compared_models(AppState& state);
+
+}  // namespace attnlab::app
