@@ -169,6 +169,10 @@ class VitMapSource final : public MapSource {
   /// A line the header shows in the model line's place (the Train tab before Start: the maps are
   /// the untrained model's, press Start), in the note's colour; empty: the model line.
   void set_note(std::string note) { note_ = std::move(note); }
+  /// Compare's halves (vit_compare.hpp): the header is only what the map shows (layer, head,
+  /// query), wrapped; the row's numbers and the model's line are left out (the half's label names
+  /// the model), so that two maps keep their room on a projector.
+  void set_compact(bool compact) { compact_ = compact; }
 
  private:
   // One query's rows of A in one layer, every head (H × T, vit_attention_rows), computed once
@@ -182,6 +186,7 @@ class VitMapSource final : public MapSource {
   VitSession& vit_;
   ShownSource which_;
   std::string note_;
+  bool compact_ = false;
   unsigned rows_generation_ = 0;                             // vit_.generation() the rows below are of
   std::map<std::pair<int, int>, std::vector<float>> rows_;  // (layer, query) → H × T weights
 };

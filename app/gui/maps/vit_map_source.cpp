@@ -180,6 +180,11 @@ MainMap VitMapSource::main_map(const SourceChoice& choice) {
 void VitMapSource::draw_map_header(const MainMap& map) {
   const VitRun& src = *vit_.run();
   const SourceGrid g = src.grid();
+  if (compact_) {
+    wrap_text(legend(map, src));
+    record_widget("map:what");
+    return;
+  }
   ImGui::TextUnformatted(legend(map, src).c_str());
   record_widget("map:what");
   if (map.shows == "row") {  // beside the legend when it fits, else on its own line (never cut)

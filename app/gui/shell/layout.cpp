@@ -451,15 +451,26 @@ bool App::comparing() const {
 // colour bar; the export's picture (map only) is both.
 void App::draw_compared_maps() {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float half = std::floor((avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f);
+  const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
+  // Side by side, or one above the other where that gives the maps more room (a narrow map panel
+  // at UI scale 2, whose colour bars take much of each half's width): the header is the half's
+  // label and about two lines of what the map shows.
+  const float bar = colour_bar_space(), header = ImGui::GetTextLineHeightWithSpacing() * 3.5f;
+  const float beside = std::min((avail.x - spacing.x) * 0.5f - bar, avail.y - header);
+  const float above = std::min(avail.x - bar, (avail.y - spacing.y) * 0.5f - header);
+  const bool stacked = above > beside * 1.15f;
+  const ImVec2 half = stacked ? ImVec2(avail.x, std::floor((avail.y - spacing.y) * 0.5f))
+                              : ImVec2(std::floor((avail.x - spacing.x) * 0.5f), avail.y);
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
   const ImVec4 label_colour(0.55f, 0.85f, 1.0f, 1.0f);
-  ImGui::BeginChild("compare_a", ImVec2(half, avail.y), false, flags);
+  ImGui::BeginChild("compare_a", half, false, flags);
   ImGui::TextColored(label_colour, "A  %s", compared_model_name(state_.model_path).c_str());
+  vit_map_.set_compact(true);
   draw_source_map(state_, vit_map_, geometry_);
+  vit_map_.set_compact(false);
   ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("compare_b", ImVec2(half, avail.y), false, flags);
+  if (!stacked) ImGui::SameLine();
+  ImGui::BeginChild("compare_b", half, false, flags);
   ImGui::TextColored(label_colour, "B  %s", compared_model_name(state_.compare_model).c_str());
   compare_.draw(state_, *vit_.run(), hand_made_.image());
   ImGui::EndChild();

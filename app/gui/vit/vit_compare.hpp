@@ -36,7 +36,7 @@ nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, bool 
 /// by them.
 class VitCompare {
  public:
-  explicit VitCompare(Scheduler& scheduler) : vit_(scheduler, "vit:compare"), map_(state_, vit_) {}
+  explicit VitCompare(Scheduler& scheduler) : vit_(scheduler, "vit:compare"), map_(state_, vit_) { map_.set_compact(true); }
   VitCompare(const VitCompare&) = delete;
   VitCompare& operator=(const VitCompare&) = delete;
 
