@@ -377,6 +377,11 @@ void for_each_field(State& s, Field&& field) {
   field("vit.recent", s.recent_models);
   field("compare.model", s.compare_model);
   field("compare.match_layers", named(s.compare_by_index, match_field_name, parse_match_field));
+  field("compare.one_scale", s.compare_one_scale, Flag<bool>{"--one-scale", kFlagsRenderModel},
+        switch_ui("one colour scale for both",
+                  "On: the two maps share one colour scale, from the smaller of their lowest values to the larger of "
+                  "their highest, so equal colours are equal weights. Off: each map spans its own range, which shows "
+                  "each model's pattern but not which attends more sharply."));
   field("cka.examples", named(s.cka_examples, cka_examples_field_name, parse_cka_examples_field),
         Flag<CkaExamples>{"--cka-examples", kFlagsRenderModel});
   field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel, int_flag<2, 10000>});

@@ -113,6 +113,7 @@ struct Document {
   /// app/commands/source_choice.hpp). Empty: one model.
   std::filesystem::path compare_model;
   bool compare_by_index = false;  ///< B's layer is A's by index (clamped), else by relative depth
+  bool compare_one_scale = false;  ///< both maps coloured over one scale (the union of their ranges), else each its own
 
   // --- the CKA view (representational similarity between layers), for the ViT and the Train tab
   CkaExamples cka_examples = CkaExamples::FashionTest;  ///< what the examples are

@@ -65,11 +65,12 @@ Usage:
                            default 500, or the tokens of IMG; vit-high-norm: the
                            histogram of the patch tokens' norms after the layer)
   attnlab render --model A --compare B --image IMG [--view NAME] [--layer L] [--head H]
-                 [--query Q] [--match-layers depth|index] [--size WxH] --out FILE.png
-                 [--force]
+                 [--query Q] [--match-layers depth|index] [--one-scale] [--size WxH]
+                 --out FILE.png [--force]
                            the same view of two models side by side (B any model path or
                            hf: name), each half that model's own picture at half the
-                           width, its own colour scale; B's layer is A's by relative
+                           width, its own colour scale (--one-scale: one for both, the
+                           union of their ranges); B's layer is A's by relative
                            depth round(l(L_B-1)/(L_A-1)) (default) or by index, its head
                            A's (the heads' mean where B has fewer), its query CLS, the
                            same register or the patch at the same place on the photo;

@@ -96,6 +96,7 @@ AppState changed() {
   s.recent_models = {"/models/dino", "/models/deit"};
   s.compare_model = "/models/dinov2_reg";
   s.compare_by_index = true;
+  s.compare_one_scale = true;
   s.export_dir = "/tmp/slides";
   s.export_map_only = true;
   return s;
@@ -164,7 +165,7 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--pos", "concat"},              {"--base", "3"},        {"--power", "5"},          {"--sincos", ""},
     {"--lambda", "2.5"},              {"--colormap", "kbgyw"}, {"--normalization", "log"}, {"--opacity", "0.4"},
     {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},       {"--backend", "cpu"},
-    {"--cka-examples", "photo"},      {"--cka-count", "120"}, {"--norm-ratio", "6.5"},   {"--mark-high-norm", ""},
+    {"--cka-examples", "photo"},      {"--cka-count", "120"}, {"--norm-ratio", "6.5"},   {"--mark-high-norm", ""}, {"--one-scale", ""},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {

@@ -608,7 +608,38 @@ TEST(CliRender, CompareHalvesAreEachModelsOwnPictureAndFromRedrawsThePair) {
     ASSERT_EQ(from.code, 0) << from.err;
     EXPECT_EQ(read_file(pair), read_file(again));
   }
+  // --one-scale: both maps over one scale, the lowest and the highest of the two rows (min-max);
+  // the rows are those drawn apart (pair0), the pair is redrawn from its sidecar.
+  {
+    const auto one = dir / "one.png", again = dir / "one-again.png";
+    const CliRun r = run_attnlab("render --model '" + (data / "timm_f32").string() + "' --compare '" + (data / "dinov2_reg_f32").string() +
+                                 "' --image '" + (data / "safari_61x45.png").string() +
+                                 "' --view map --layer 1 --head 3 --query 2,3 --one-scale --size 1000x600 --out '" + one.string() + "'");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json side = read_json(std::filesystem::path(one).replace_extension(".json"));
+    const nlohmann::json apart = read_json(dir / "pair0.json");
+    const auto a = side.at("vit_drawn").at("values").get<std::vector<float>>();
+    const auto b = side.at("compare").at("vit_drawn").at("values").get<std::vector<float>>();
+    EXPECT_EQ(a, apart.at("vit_drawn").at("values").get<std::vector<float>>());
+    EXPECT_EQ(b, apart.at("compare").at("vit_drawn").at("values").get<std::vector<float>>());
+    const float lo = std::min(*std::min_element(a.begin(), a.end()), *std::min_element(b.begin(), b.end()));
+    const float hi = std::max(*std::max_element(a.begin(), a.end()), *std::max_element(b.begin(), b.end()));
+    for (const nlohmann::json* drawn : {&side.at("vit_drawn"), &side.at("compare").at("vit_drawn")}) {
+      EXPECT_EQ(drawn->at("scale").at("lo").get<float>(), lo);
+      EXPECT_EQ(drawn->at("scale").at("hi").get<float>(), hi);
+      EXPECT_TRUE(drawn->at("scale").at("shared").get<bool>());
+    }
+    EXPECT_FALSE(apart.at("vit_drawn").at("scale").at("shared").get<bool>());
+    EXPECT_EQ(apart.at("vit_drawn").at("scale").at("hi").get<float>(), *std::max_element(a.begin(), a.end()));
+    EXPECT_EQ(side.at("compare").at("one_scale"), true);
+    EXPECT_NE(read_file(one), read_file(dir / "pair0.png")) << "one scale coloured the pair as two";
+    const CliRun from = run_attnlab("render --from '" + std::filesystem::path(one).replace_extension(".json").string() + "' --out '" +
+                                    again.string() + "'");
+    ASSERT_EQ(from.code, 0) << from.err;
+    EXPECT_EQ(read_file(one), read_file(again));
+  }
   const std::string base = "render --model '" + (data / "timm_f32").string() + "' --image '" + (data / "safari_61x45.png").string() + "'";
+  expect_one_line_error(run_attnlab(base + " --one-scale --out '" + (dir / "x.png").string() + "'"), "--compare");
   expect_one_line_error(run_attnlab(base + " --compare '" + (data / "dinov2_reg_f32").string() + "' --match-layers middle --out '" +
                                     (dir / "x.png").string() + "'"),
                         "--match-layers");

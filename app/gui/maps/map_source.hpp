@@ -36,6 +36,9 @@ struct MainMap {
   std::string value_name = "a_ij";  ///< the values' symbol, over the colour bar and in the tooltip
   bool explore = true;              ///< the pointer picks the query (false: a map that no query changes)
   double uniform = 0;               ///< a value the colour bar marks (1/N, for a nearly uniform row); 0: none
+  /// The scale the texture and the colour bar use when not the values' own (Compare's one scale
+  /// for both maps); nullopt: normalization_range of the kept values.
+  std::optional<ValueRange> range;
   // --- what it is: the choice resolved against the source
   int layer = 0;                    ///< 0 … layers − 1
   HeadChoice head;                  ///< the head, or the fusion of heads
@@ -173,6 +176,12 @@ class VitMapSource final : public MapSource {
   /// query), wrapped; the row's numbers and the model's line are left out (the half's label names
   /// the model), so that two maps keep their room on a projector.
   void set_compact(bool compact) { compact_ = compact; }
+  /// Compare's one colour scale: the main map's texture and colour bar span `range` instead of
+  /// the values' own (nullopt: their own again).
+  void set_range(std::optional<ValueRange> range) { range_ = range; }
+  /// The values' own range (the document's normalization over the kept values) of the last
+  /// main_map(): what Compare joins into one scale.
+  ValueRange own_range() const { return own_range_; }
 
  private:
   // One query's rows of A in one layer, every head (H × T, vit_attention_rows), computed once
@@ -187,6 +196,8 @@ class VitMapSource final : public MapSource {
   ShownSource which_;
   std::string note_;
   bool compact_ = false;
+  std::optional<ValueRange> range_;
+  ValueRange own_range_;
   unsigned rows_generation_ = 0;                             // vit_.generation() the rows below are of
   std::map<std::pair<int, int>, std::vector<float>> rows_;  // (layer, query) → H × T weights
 };

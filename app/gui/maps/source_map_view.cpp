@@ -177,7 +177,7 @@ void draw_map_colour_bar(const AppState& state, const MainMap& map, float height
   ImGui::BeginGroup();
   ImGui::TextUnformatted(map.value_name.c_str());
   const std::vector<std::uint8_t> keep = map.keep.empty() ? std::vector<std::uint8_t>(map.values.size(), 1) : map.keep;
-  colour_bar(state.colormap, state.normalization, normalization_range(map.values, keep, state.normalization),
+  colour_bar(state.colormap, state.normalization, map.range ? *map.range : normalization_range(map.values, keep, state.normalization),
              std::max(height - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f), map.uniform);
   ImGui::EndGroup();
 }

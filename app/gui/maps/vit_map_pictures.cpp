@@ -3,6 +3,8 @@
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/maps/vit_map_pictures.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 
 namespace attnlab::app {
@@ -26,12 +28,18 @@ ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::s
 }
 
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
-                            const std::function<std::vector<float>()>& values) {
+                            const std::function<std::vector<float>()>& values, std::optional<ValueRange> range) {
   const SourceGrid g = vit.run()->grid();
-  const std::string full = std::to_string(vit.generation()) + "|" + key + "|" + std::string(colormap_name(state.colormap)) +
-                           "|" + std::string(normalization_name(state.normalization));
+  std::string full = std::to_string(vit.generation()) + "|" + key + "|" + std::string(colormap_name(state.colormap)) +
+                     "|" + std::string(normalization_name(state.normalization));
+  if (range) {  // exactly (hexadecimal floats): two ranges that print alike at 6 digits stay apart
+    char r[80];
+    std::snprintf(r, sizeof r, "|%a,%a", static_cast<double>(range->lo), static_cast<double>(range->hi));
+    full += r;
+  }
   return vit.textures().get(slot, full, g.cols, g.rows, [&] {
-    return apply_colormap(values(), {}, state.colormap, state.normalization);
+    return range ? colormap_pixels(values(), {}, state.colormap, state.normalization, *range)
+                 : apply_colormap(values(), {}, state.colormap, state.normalization);
   }, state.bilinear);
 }
 

@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,10 @@ std::vector<float> vit_main_values(const AppState& state, const SourceChoice& ch
 /// under `key`.
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
                             const std::vector<float>& values);
-/// The same with the values computed only when the slot's texture is made again (its key changed).
+/// The same with the values computed only when the slot's texture is made again (its key
+/// changed), coloured over `range` when given (Compare's one scale), else their own range.
 ImTextureID vit_map_texture(VitSession& vit, const AppState& state, const std::string& slot, const std::string& key,
-                            const std::function<std::vector<float>()>& values);
+                            const std::function<std::vector<float>()>& values, std::optional<ValueRange> range = std::nullopt);
 /// Colour of head h in the masks and the distance plot.
 ImU32 vit_head_colour(int h);
 

@@ -145,7 +145,9 @@ MainMap VitMapSource::main_map(const SourceChoice& choice) {
   map.explore = !state_.vit_norms;
   const std::string key = std::to_string(map.layer) + "|" + std::to_string(map.head.head) + "|" +
                           std::to_string(static_cast<int>(map.head.fusion)) + "|" + std::to_string(map.query) + "|" + map.shows;
-  map.texture = vit_map_texture(vit_, state_, "main", key, [&] { return map.values; });
+  own_range_ = normalization_range(map.values, {}, state_.normalization);
+  map.range = range_;
+  map.texture = vit_map_texture(vit_, state_, "main", key, [&] { return map.values; }, range_);
   if (map.shows == "row") {
     // How nearly uniform the drawn row is, over the patch keys (the weights renormalized to sum
     // 1 there): the note a model being trained shows falling as its heads focus.
@@ -287,6 +289,9 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
            {"origin", {origin.x, origin.y}},
            {"cell", {cell_w, cell_h}},
            {"values", map.values}};
+  // The colour scale the map and its bar span: the values' own, or Compare's one for both.
+  const ValueRange scale_range = map.range ? *map.range : own_range_;
+  drawn["scale"] = {{"lo", scale_range.lo}, {"hi", scale_range.hi}, {"shared", map.range.has_value()}};
   if (state_.vit_mark_high_norm) {  // the high-norm patches of this layer (core/vit/token_norms.hpp), outlined in red
     const std::vector<float> all = src.token_norms(map.layer);
     const HighNormTokens high = high_norm_tokens(std::span<const float>(all).subspan(static_cast<std::size_t>(g.prefix)), state_.vit_norm_ratio);

@@ -224,6 +224,8 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
   const Image image = load_image(a_state.image_path);
   AppState first = a_state;
   show_vit_view(first, view);
+  first.compare_model = b_model;  // the document's Compare, as the window's (the sidecar's "compare")
+  first.compare_by_index = match == LayerMatch::Index;
   const int half = size[0] / 2;
   HeadlessUi ui(half, size[1], first.ui_scale);  // before the sessions: their textures go while it is current
   Scheduler scheduler(1);
@@ -265,8 +267,7 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
     if (working) scheduler.wait(std::chrono::milliseconds(200));
     return error.empty() && (working || !a.vit.run() || !b.vit.run() || settle > 0);
   };
-  const auto rgb_a = ui.render(
-      [&] {
+  auto frame_a = [&] {
         begin_frame();
         if (const VitRun* ra = a.vit.run(); ra && b.vit.run() && error.empty()) {
           try {
@@ -281,12 +282,21 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
           ImGui::TextUnformatted("loading the model...");
           ImGui::End();
         }
-      },
-      3, [&] { return busy(a); }, std::chrono::minutes(10));
+      };
+  auto rgb_a = ui.render(frame_a, 3, [&] { return busy(a); }, std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
   if (!a.vit.run() || !b.vit.run()) throw Error("the models did not finish loading in 10 minutes");
   b.state.vit = matched_choice(a.state.vit, compare_side(*a.vit.run(), a.state.vit_resize, image),
                                compare_side(*b.vit.run(), b.state.vit_resize, image), match, b.state.vit);
+  if (a.state.compare_one_scale && view == "map") {  // one colour scale: A drawn again on the union of both ranges
+    (void)b.map.main_map(b.state.vit);  // B's own range (its rows, its texture; the context is current)
+    const ValueRange joined = joined_range(a.map.own_range(), b.map.own_range());
+    a.map.set_range(joined);
+    b.map.set_range(joined);
+    settle = 2;
+    rgb_a = ui.render(frame_a, 3, [&] { return busy(a); }, std::chrono::minutes(10));
+    if (!error.empty()) throw Error(error);
+  }
   settle = 2;
   const auto rgb_b = ui.render(
       [&] {
@@ -306,10 +316,10 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
   sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}, {"compare", true}};
-  nlohmann::json a_json = compare_entry(a.state, a.vit, false, half);  // A's own entries, at the top level
+  nlohmann::json a_json = compare_entry(a.state, a.vit, half);  // A's own entries, at the top level
   for (const char* key : {"vit_model_file", "vit_model_sha256", "vit_drawn", "cka_drawn", "high_norm_drawn"})
     if (a_json.contains(key)) sidecar[key] = a_json[key];
-  sidecar["compare"] = compare_entry(b.state, b.vit, match == LayerMatch::Index, half);
+  sidecar["compare"] = compare_entry(b.state, b.vit, half);
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;
@@ -354,6 +364,7 @@ int render_model(const std::vector<std::string>& args, const std::string& model,
   if (!match_text.empty() && match_text != "depth" && match_text != "index")
     throw Error("--match-layers must be depth or index, got '" + match_text + "'");
   if (!match_text.empty() && compare.empty()) throw Error("--match-layers goes with --compare");
+  if (state.compare_one_scale && compare.empty()) throw Error("--one-scale goes with --compare");
   if (!compare.empty()) {
     if (!sweep.kind.empty() || view == "overlay") throw Error("--compare goes with the window's views, not --sweep or --view overlay");
     if (compare == "hand-made") throw Error("--compare hand-made is not built yet: compare two models");
@@ -430,6 +441,7 @@ std::optional<ComparedModel> read_compare_entry(const std::string& from) {
   if (j.is_discarded() || !j.is_object() || !j.contains("compare")) return std::nullopt;
   const nlohmann::json& c = j["compare"];
   if (!c.is_object() || !c.contains("model") || !c["model"].is_string()) throw Error("'" + from + "': its \"compare\" entry names no model");
+  if (c["model"].get<std::string>().empty()) return std::nullopt;  // the document's Compare, off
   ComparedModel m{c["model"].get<std::string>(), {}, LayerMatch::Depth};
   if (c.contains("vit_model_sha256")) {
     if (!c["vit_model_sha256"].is_string()) throw Error("'" + from + "': its compared model's SHA-256 is not text");

@@ -465,9 +465,15 @@ void App::draw_compared_maps() {
   const ImVec4 label_colour(0.55f, 0.85f, 1.0f, 1.0f);
   ImGui::BeginChild("compare_a", half, false, flags);
   ImGui::TextColored(label_colour, "A  %s", compared_model_name(state_.model_path).c_str());
+  // One colour scale: the union of both maps' own ranges in the last frame; a frame whose maps
+  // change it asks for the next, so the settled picture is on the right scale.
+  const std::optional<ValueRange> shared = state_.compare_one_scale ? compare_range_ : std::nullopt;
+  vit_map_.set_range(shared);
+  compare_.map().set_range(shared);
   vit_map_.set_compact(true);
   draw_source_map(state_, vit_map_, geometry_);
   vit_map_.set_compact(false);
+  vit_map_.set_range(std::nullopt);
   ImGui::EndChild();
   if (!stacked) ImGui::SameLine();
   ImGui::BeginChild("compare_b", half, false, flags);
@@ -475,6 +481,13 @@ void App::draw_compared_maps() {
   compare_.draw(state_, *vit_.run(), hand_made_.image());
   ImGui::EndChild();
   state_.report.compare = compare_.report();
+  if (state_.compare_one_scale && compare_.run()) {
+    const ValueRange joined = joined_range(vit_map_.own_range(), compare_.map().own_range());
+    if (!compare_range_ || joined.lo != compare_range_->lo || joined.hi != compare_range_->hi) state_.commands.redraw();
+    compare_range_ = joined;
+  } else {
+    compare_range_.reset();
+  }
   const ViewGeometry& b = compare_.geometry();
   if (geometry_.valid && b.valid) {  // the picture a "map only" export keeps: from A's left edge to B's right
     const float right = std::max(geometry_.picture[0] + geometry_.picture[2], b.picture[0] + b.picture[2]);

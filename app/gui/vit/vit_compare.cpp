@@ -3,6 +3,7 @@
 
 #include "core/vit/vit_run.hpp"
 
+#include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/state/widget_log.hpp"
 
 #include <imgui.h>
@@ -25,14 +26,15 @@ std::string compared_model_name(const std::filesystem::path& path) {
   return p.filename().string();
 }
 
-nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, bool by_index, int width) {
+nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, int width) {
   nlohmann::json j = {{"vit_model_file", b.file().string()}, {"vit_model_sha256", b.sha256()}};
   for (const auto& [key, value] : {std::pair{"vit_drawn", &b_state.report.vit_drawn}, {"cka_drawn", &b_state.report.cka_drawn},
                                    {"high_norm_drawn", &b_state.report.high_norm_drawn}})
     if (!value->is_null()) j[key] = *value;
   j["model"] = b_state.model_path.string();
   j["vit"] = to_json(b_state).at("vit");  // B's choice, as matched
-  j["match_layers"] = by_index ? "index" : "depth";
+  j["match_layers"] = b_state.compare_by_index ? "index" : "depth";
+  j["one_scale"] = b_state.compare_one_scale;
   j["width"] = width;
   return j;
 }
@@ -85,8 +87,10 @@ void VitCompare::draw(AppState& a, const VitRun& a_run, const Image& photo) {
   draw_source_map(state_, map_, geometry_);
   if (state_.vit != matched) a.vit = matched_choice(state_.vit, side_b, side_a, match, a.vit);  // moved on B's half: both follow
   if (state_.commands.take_redraw()) a.commands.redraw();
-  report_ = compare_entry(state_, vit_, a.compare_by_index, static_cast<int>(width));
+  report_ = compare_entry(state_, vit_, static_cast<int>(width));
 }
+
+ValueRange joined_range(ValueRange a, ValueRange b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
 
 void swap_compared_models(AppState& state) {
   if (state.model_path.empty() || state.compare_model.empty()) return;
@@ -133,6 +137,7 @@ void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& 
   ImGui::SameLine();
   if (ImGui::RadioButton("index", state.compare_by_index)) state.compare_by_index = true;
   record_widget("compare_index");
+  setting_widget(state, "compare.one_scale");
   ImGui::BeginDisabled(state.compare_model.empty());
   if (ImGui::Button("Swap A and B (S)")) swap_compared_models(state);
   record_widget("compare_swap");

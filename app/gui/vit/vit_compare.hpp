@@ -25,10 +25,12 @@ CompareSide compare_side(const VitRun& run, int resize, const Image& photo);
 /// model.safetensors, as Hugging Face folders have it), else the file's name.
 std::string compared_model_name(const std::filesystem::path& path);
 
-/// The sidecar's "compare" entry for side B: its file, SHA-256, what its map drew, its model
-/// path, its choice as matched, how layers were matched, and the half's width in pixels.
-/// `render --from` reads it back (read_compare_entry).
-nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, bool by_index, int width);
+/// The sidecar's "compare" entry for side B, under the document's own "compare" key (its
+/// fields model, match_layers and one_scale, which apply_json reads back): B's file, SHA-256,
+/// what its map drew, its model path, its choice as matched, how layers were matched, one scale
+/// or not (`b_state`'s document, B's copy of A's), and the half's width in pixels. `render
+/// --from` reads it back (read_compare_entry).
+nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, int width);
 
 /// Model B of the window's Compare: its session (jobs under "vit:compare"), its map source, and
 /// its copy of the document, whose choice follows A's every frame (a click or key on B's half
@@ -63,6 +65,8 @@ std::string compared_model_name(const std::filesystem::path& path);
 
 /// The sidecar's "compare" entry of the last draw(); null when B was not drawn.
   const nlohmann::json& report() const { return report_; }
+  /// B's map source (Compare's one scale sets its range and reads its own).
+  VitMapSource& map() { return map_; }
   /// Where B's map was drawn in the last draw() (invalid when it was not).
   const ViewGeometry& geometry() const { return geometry_; }
   void clear_report() { report_ = nullptr; }
@@ -77,8 +81,12 @@ std::string compared_model_name(const std::filesystem::path& path);
   nlohmann::json report_;
 };
 
+/// Compare's one colour scale: the union of the two maps' own ranges (lowest of the lows,
+/// highest of the highs; SPEC §12).
+ValueRange joined_range(ValueRange a, ValueRange b);
+
 /// The View → Compare window's contents: model B by path or from the recent models, how layers
-/// are matched, swap A and B (S), stop comparing. `a` is the ViT's session (model A); without a
+/// are matched, one colour scale or one each, swap A and B (S), stop comparing. `a` is the ViT's session (model A); without a
 /// model A it says to open one first. A path is taken as typed: a bad one comes back from
 /// VitCompare::poll() as a banner, and Compare is off again.
 void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& compare);
