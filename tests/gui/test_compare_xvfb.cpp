@@ -128,6 +128,9 @@ TEST(CompareUnderXvfb, TwoViTsSideBySideFollowOneClickAndExportThePair) {
   });
   ASSERT_TRUE(both_drawn(swapped));
   EXPECT_EQ(swapped.at("compare").at("model"), a_path.string());
+  // Each keeps its place on the photo: the zebra's patch, now (19, 19) in A and (9, 9) in B.
+  EXPECT_EQ(swapped.at("vit_drawn").at("token"), b_zebra);
+  EXPECT_EQ(swapped.at("compare").at("vit_drawn").at("token"), a_zebra);
 
   // Kept for the next start.
   EXPECT_EQ(app.close(), 0) << app.log();

@@ -258,6 +258,7 @@ class App {
   VitCompare compare_{scheduler_};  // View → Compare: model B beside the ViT's map
   unsigned vit_image_serial_ = 0;   // bumped when the ViT is run on another image or size (B follows)
   std::optional<ValueRange> compare_range_;  // Compare's one scale, from the last frame's two maps
+  std::optional<SourceChoice> swapped_choice_;  // Compare's swap: B's choice, A's once its new model opens
   // The models being trained, as ViTs: run A's and run B's (Document::train_run picks the one shown).
   VitMapSource train_map_a_{state_, train_.a.vit(), ShownSource::Train}, train_map_b_{state_, train_.b.vit(), ShownSource::Train};
   std::optional<std::filesystem::path> opening_model_;

@@ -196,6 +196,7 @@ void App::take_finished_work() {
     state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
     if (!vit_.run()) state_.source = ShownSource::HandMade;
     opening_model_.reset();
+    swapped_choice_.reset();
     state_.commands.redraw();
   } else if (vit_.generation() != before) {
     state_.commands.redraw();  // the new maps, and the source tab chosen below, in the next frame too
@@ -204,6 +205,7 @@ void App::take_finished_work() {
       state_.source = ShownSource::Vit;
       state_.vit.layer = -1;
       state_.vit.prefix_token = 0;
+      if (swapped_choice_) state_.vit = *std::exchange(swapped_choice_, std::nullopt);  // Compare's swap: B's place
       const std::string p = std::filesystem::absolute(*opening_model_).lexically_normal().string();
       std::erase(state_.recent_models, p);
       state_.recent_models.insert(state_.recent_models.begin(), p);
@@ -216,6 +218,12 @@ void App::take_finished_work() {
     }
   }
   if (vit_.busy()) state_.commands.redraw();
+  if (std::exchange(state_.ui.swap_compared, false) && !state_.model_path.empty() && !state_.compare_model.empty()) {
+    swapped_choice_ = compare_.run() ? std::optional<SourceChoice>(compare_.choice()) : std::nullopt;
+    const std::filesystem::path a = state_.model_path;
+    state_.commands.open_model(state_.compare_model);  // taken in the next frame
+    state_.compare_model = a;
+  }
   compare_.follow(state_, hand_made_.image(), vit_image_serial_);
   if (const auto error = compare_.poll()) {
     state_.show_error(*error);

@@ -35,6 +35,7 @@ struct UiState {
   std::string compare_path_text;  ///< the Compare window's model B path field
   std::string train_folder_text;  ///< the Train panel's "save checkpoint" folder field (empty: the export folder's trained-vit)
   bool show_compare = false;  ///< the View → Compare window (model B beside the ViT's map) is open
+  bool swap_compared = false;  ///< Compare's A and B to be swapped in the next frame (swap_compared_models)
   bool show_hub_gallery = false;  ///< the Model → Gallery window (models from the Hugging Face Hub) is open
   bool train_cka_runs = false;
   int train_view = 0;  ///< the Train tab's lower view shown (its curves, A and B, the ViT's views), as draw_train_lower counts them    ///< the Train tab's CKA view compares run A's layers with run B's (else the shown run's with its own)

@@ -94,9 +94,7 @@ ValueRange joined_range(ValueRange a, ValueRange b) { return {std::min(a.lo, b.l
 
 void swap_compared_models(AppState& state) {
   if (state.model_path.empty() || state.compare_model.empty()) return;
-  const std::filesystem::path a = state.model_path;
-  state.commands.open_model(state.compare_model);
-  state.compare_model = a;
+  state.ui.swap_compared = true;  // the App swaps them with B's choice in hand (App::take_compare_swap)
 }
 
 void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& compare) {

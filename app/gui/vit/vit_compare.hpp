@@ -54,6 +54,8 @@ class VitCompare {
   /// B's run, or nullptr while it loads (or when Compare is off).
   const VitRun* run() const { return opened_.empty() ? nullptr : vit_.run(); }
   const VitSession& session() const { return vit_; }
+  /// B's choice as last drawn (matched to A's).
+  const SourceChoice& choice() const { return state_.vit; }
 
   /// Draws B's main map into the current region: the document as A's (`a`), B's choice
   /// matched_choice of A's on `photo`; B's own hover, click or key moves A's choice. Forwards a
@@ -91,8 +93,9 @@ ValueRange joined_range(ValueRange a, ValueRange b);
 /// VitCompare::poll() as a banner, and Compare is off again.
 void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& compare);
 
-/// Swaps models A and B (the S key, the Compare window's button): A opens B's path and B A's,
-/// each keeping its place on screen. Nothing happens unless both are set.
+/// Asks for models A and B to be swapped (the S key, the Compare window's button): A opens B's
+/// path with B's choice (the same place on the photo), B opens A's. Nothing happens unless both
+/// are set.
 void swap_compared_models(AppState& state);
 
 }  // namespace attnlab::app
