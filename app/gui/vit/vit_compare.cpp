@@ -106,11 +106,11 @@ void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& 
     ImGui::PopTextWrapPos();
     return;
   }
-  ImGui::Text("A (left): %s", compared_model_name(state.model_path).c_str());
+  ImGui::Text("A: %s", compared_model_name(state.model_path).c_str());
   if (!state.compare_model.empty())
-    ImGui::Text("B (right): %s%s", compared_model_name(state.compare_model).c_str(), compare.busy() ? " (loading...)" : "");
+    ImGui::Text("B: %s%s", compared_model_name(state.compare_model).c_str(), compare.busy() ? " (loading...)" : "");
   else
-    ImGui::TextUnformatted("B (right): none yet. Type its path, or pick a recent model:");
+    ImGui::TextUnformatted("B: none yet. Type its path, or pick a recent model:");
   ImGui::PopTextWrapPos();
   auto choose = [&](const std::filesystem::path& p) {
     state.compare_model = std::filesystem::absolute(p).lexically_normal();
