@@ -316,9 +316,7 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
   sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}, {"compare", true}};
-  nlohmann::json a_json = compare_entry(a.state, a.vit, half);  // A's own entries, at the top level
-  for (const char* key : {"vit_model_file", "vit_model_sha256", "vit_drawn", "cka_drawn", "high_norm_drawn"})
-    if (a_json.contains(key)) sidecar[key] = a_json[key];
+  sidecar.update(drawn_entries(a.state, a.vit));  // A's, at the top level
   sidecar["compare"] = compare_entry(b.state, b.vit, half);
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());

@@ -26,11 +26,16 @@ std::string compared_model_name(const std::filesystem::path& path) {
   return p.filename().string();
 }
 
-nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, int width) {
-  nlohmann::json j = {{"vit_model_file", b.file().string()}, {"vit_model_sha256", b.sha256()}};
-  for (const auto& [key, value] : {std::pair{"vit_drawn", &b_state.report.vit_drawn}, {"cka_drawn", &b_state.report.cka_drawn},
-                                   {"high_norm_drawn", &b_state.report.high_norm_drawn}})
+nlohmann::json drawn_entries(const AppState& state, const VitSession& vit) {
+  nlohmann::json j = {{"vit_model_file", vit.file().string()}, {"vit_model_sha256", vit.sha256()}};
+  for (const auto& [key, value] : {std::pair{"vit_drawn", &state.report.vit_drawn}, {"cka_drawn", &state.report.cka_drawn},
+                                   {"high_norm_drawn", &state.report.high_norm_drawn}})
     if (!value->is_null()) j[key] = *value;
+  return j;
+}
+
+nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, int width) {
+  nlohmann::json j = drawn_entries(b_state, b);
   j["model"] = b_state.model_path.string();
   j["vit"] = to_json(b_state).at("vit");  // B's choice, as matched
   j["match_layers"] = b_state.compare_by_index ? "index" : "depth";

@@ -25,9 +25,13 @@ CompareSide compare_side(const VitRun& run, int resize, const Image& photo);
 /// model.safetensors, as Hugging Face folders have it), else the file's name.
 std::string compared_model_name(const std::filesystem::path& path);
 
+/// What a sidecar says of one model's drawing: its file, SHA-256, and what its views drew
+/// (vit_drawn, cka_drawn, high_norm_drawn, those not null in `state`'s report).
+nlohmann::json drawn_entries(const AppState& state, const VitSession& vit);
+
 /// The sidecar's "compare" entry for side B, under the document's own "compare" key (its
-/// fields model, match_layers and one_scale, which apply_json reads back): B's file, SHA-256,
-/// what its map drew, its model path, its choice as matched, how layers were matched, one scale
+/// fields model, match_layers and one_scale, which apply_json reads back): B's drawn_entries,
+/// its model path, its choice as matched, how layers were matched, one scale
 /// or not (`b_state`'s document, B's copy of A's), and the half's width in pixels. `render
 /// --from` reads it back (read_compare_entry).
 nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, int width);
