@@ -1,7 +1,8 @@
 // View → Compare in the real window under Xvfb (issue 48): two random-weight ViTs side by side,
 // one with 4 registers and a finer patch grid (real-size test checkpoints), on the safari photo
 // at 1366×768. Each half's map must be that model's own row, computed here in-process from the
-// same files; a click on either half moves both queries to the same place on the photo; F12's
+// same files; a click on either half moves both queries to the same place on the photo; each
+// half's pixels are that model's single picture of the same state (`render --model`); F12's
 // sidecar redrawn by `attnlab render --from` gives the same two maps; S swaps the models, and
 // the pair is kept in settings.json.
 #include <gtest/gtest.h>
@@ -13,8 +14,10 @@
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <tuple>
 
 using namespace attnlab;
 using namespace attnlab::testing;
@@ -42,6 +45,42 @@ std::pair<float, float> patch_centre(const nlohmann::json& drawn, int col, int r
   return {ox + (static_cast<float>(col) + 0.5f) * cw, oy + (static_cast<float>(row) + 0.5f) * ch};
 }
 
+// Runs the app's command line; fails the test with its output when it does not exit 0.
+void run_cli(const std::filesystem::path& dir, const std::string& args) {
+  const std::string log = (dir / "cli.log").string();
+  ASSERT_EQ(std::system(("EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args + " > '" + log + "' 2>&1").c_str()), 0)
+      << args << "\n"
+      << read_file(log);
+}
+
+// Each patch's colour at its centre in a half of the window's export (`window`, drawn as
+// `drawn` says) against the same patch in `single`, that model's own picture drawn by `render
+// --model` (its sidecar's vit_drawn `single_drawn`), the query's patch left out (its outline).
+// Opaque grey maps: a patch's centre is exactly its texel.
+void expect_same_patches(const Image& window, const nlohmann::json& drawn, const Image& single, const nlohmann::json& single_drawn,
+                         const std::string& side) {
+  const int cols = drawn.at("grid").at("cols"), rows = drawn.at("grid").at("rows"), prefix = drawn.at("grid").at("prefix");
+  ASSERT_EQ(single_drawn.at("grid").at("cols").get<int>(), cols) << side;
+  ASSERT_EQ(single_drawn.at("token").get<int>(), drawn.at("token").get<int>()) << side;
+  int compared = 0, differing = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      if (prefix + r * cols + c == drawn.at("token").get<int>()) continue;
+      const auto [wx, wy] = patch_centre(drawn, c, r);
+      const auto [sx, sy] = patch_centre(single_drawn, c, r);
+      float worst = 0;
+      for (int ch = 0; ch < 3; ++ch)
+        worst = std::max(worst, std::abs(window.at(static_cast<int>(wx), static_cast<int>(wy), ch) -
+                                         single.at(static_cast<int>(sx), static_cast<int>(sy), ch)));
+      ++compared;
+      if (worst > 1.5f / 255.0f) {
+        if (++differing <= 5) ADD_FAILURE() << side << " patch (" << c << "," << r << "): the window's colour differs from the single picture's by " << worst * 255 << "/255";
+      }
+    }
+  EXPECT_EQ(differing, 0) << side << ": " << differing << " of " << compared << " patches differ";
+  EXPECT_GT(compared, cols * rows - 2) << side;
+}
+
 }  // namespace
 
 TEST(CompareUnderXvfb, TwoViTsSideBySideFollowOneClickAndExportThePair) {
@@ -50,9 +89,12 @@ TEST(CompareUnderXvfb, TwoViTsSideBySideFollowOneClickAndExportThePair) {
   const auto a_path = real_vit("timm_p16_f16"), b_path = real_vit("dinov2_p8_reg4_bf16");
   std::filesystem::create_directories(dir / "config" / "attnlab");
   write_file(dir / "config" / "attnlab" / "settings.json",
-             nlohmann::json{{"compare", {{"model", b_path.string()}, {"match_layers", "depth"}}}}.dump());
+             nlohmann::json{{"compare", {{"model", b_path.string()}, {"match_layers", "depth"}}},
+                            {"display", {{"colormap", "gray"}, {"opacity", 1.0}}}}
+                 .dump());  // opaque grey maps: the pixel test reads each patch's colour back
   AppProcess app(x, dir, {"--model", a_path.string()});
-  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const unsigned long window = app.wait_for_window();
+  ASSERT_NE(window, 0u) << app.log();
 
   // The engines' side: each model on the photo at its trained size (224: A 14 x 14 patches of
   // 16, B 28 x 28 of 8 with CLS and 4 registers).
@@ -95,13 +137,32 @@ TEST(CompareUnderXvfb, TwoViTsSideBySideFollowOneClickAndExportThePair) {
   app.click(bx, by);
   const int a_zebra = ga.prefix + 9 * ga.cols + 9, b_zebra = gb.prefix + 19 * gb.cols + 19;
   const auto [zebra, zebra_png] = [&] {
-    (void)export_until(app, [&](const nlohmann::json& j) {
+    const nlohmann::json settled = export_until(app, [&](const nlohmann::json& j) {
       return both_drawn(j) && j.at("vit_drawn").at("token") == a_zebra && j.at("compare").at("vit_drawn").at("token") == b_zebra;
     });
+    // The pointer off the grids (just above A's map; the keyboard follows the pointer, so it
+    // stays in the window): no tooltip over a patch.
+    const auto& o = settled.at("vit_drawn").at("origin");
+    app.xdotool("mousemove --window " + std::to_string(window) + " " + std::to_string(static_cast<int>(o[0].get<float>()) + 4) + " " +
+                std::to_string(static_cast<int>(o[1].get<float>()) - 4));
     return app.export_view();  // F12 of the settled pair
   }();
   ASSERT_TRUE(both_drawn(zebra)) << zebra.dump(1);
   expect_values(zebra.at("compare").at("vit_drawn"), eb.patch_row(eb.layers() - 1, mean, b_zebra), "B");
+
+  // Each half's pixels are that model's single picture of the same state: `render --model`
+  // with the same layer, head and query (the zebra), one model at a time.
+  const Image window_png = load_image(zebra_png);
+  for (const auto& [side, path, drawn, query] :
+       {std::tuple{"A", a_path, zebra.at("vit_drawn"), "9,9"}, std::tuple{"B", b_path, zebra.at("compare").at("vit_drawn"), "19,19"}}) {
+    const auto single = dir / (std::string("single_") + side + ".png");
+    run_cli(dir, "render --model '" + path.string() + "' --image '" + asset("safari.jpg").string() + "' --layer " +
+                     std::to_string(drawn.at("layer").get<int>()) + " --head mean --query " + query +
+                     " --colormap gray --opacity 1 --out '" + single.string() + "'");
+    std::ifstream single_in(std::filesystem::path(single).replace_extension(".json"));
+    const nlohmann::json single_json = nlohmann::json::parse(single_in);
+    expect_same_patches(window_png, drawn, load_image(single), single_json.at("vit_drawn"), side);
+  }
 
   // The export redrawn from its sidecar alone: the same pair of maps.
   auto sidecar = zebra_png;
@@ -138,4 +199,40 @@ TEST(CompareUnderXvfb, TwoViTsSideBySideFollowOneClickAndExportThePair) {
   const nlohmann::json saved = nlohmann::json::parse(saved_in);
   EXPECT_EQ(saved.at("compare").at("model"), a_path.string());
   EXPECT_EQ(saved.at("vit").at("model"), b_path.string());
+}
+
+// A projector: 1024×768, presentation mode (F5), UI scale 1 and 2, one colour scale and one
+// each. The two maps share the window's width, each at least 40 % of it: the colour bars lie
+// under the maps (one under both for one scale), not beside each, where they took half of
+// each map's room.
+TEST(CompareUnderXvfb, PresentationModeOnAProjectorGivesEachMapNearlyHalfTheWidth) {
+  Xvfb x(1024, 768);
+  for (const double scale : {1.0, 2.0})
+    for (const bool one_scale : {false, true}) {
+      const auto dir = temp_dir();
+      std::filesystem::create_directories(dir / "config" / "attnlab");
+      write_file(dir / "config" / "attnlab" / "settings.json",
+                 nlohmann::json{{"compare", {{"model", real_vit("dinov2_p8_reg4_bf16").string()}, {"one_scale", one_scale}}},
+                                {"classroom", {{"ui_scale", scale}}}}
+                     .dump());
+      AppProcess app(x, dir, {"--model", real_vit("timm_p16_f16").string()});
+      ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+      ASSERT_TRUE(both_drawn(export_until(app, both_drawn))) << app.log();
+      app.key("F5");
+      const std::string what = "UI scale " + std::to_string(scale) + (one_scale ? ", one scale" : ", a scale each");
+      const nlohmann::json shown = export_until(app, [](const nlohmann::json& j) {
+        return both_drawn(j) && j.at("classroom").at("presentation").get<bool>();
+      });
+      ASSERT_TRUE(both_drawn(shown)) << what << "\n" << app.log();
+      const nlohmann::json& a = shown.at("vit_drawn");
+      const nlohmann::json& b = shown.at("compare").at("vit_drawn");
+      const float a_width = a.at("cell")[0].get<float>() * a.at("grid").at("cols").get<float>();
+      const float b_width = b.at("cell")[0].get<float>() * b.at("grid").at("cols").get<float>();
+      EXPECT_GE(a_width, 0.4f * 1024) << what;
+      EXPECT_GE(b_width, 0.4f * 1024) << what;
+      EXPECT_GE(b.at("origin")[0].get<float>(), a.at("origin")[0].get<float>() + a_width) << what << ": side by side";
+      EXPECT_LE(b.at("origin")[0].get<float>() + b_width, 1024.0f) << what;
+      EXPECT_EQ(b.at("scale").at("shared").get<bool>(), one_scale) << what;
+      EXPECT_EQ(app.close(), 0) << app.log();
+    }
 }

@@ -31,8 +31,8 @@ struct ViewGeometry {
 
 /// The picture of a map view for a "map only" export: the map's drawn rectangle [map0, map1]
 /// clipped to its canvas [canvas0, canvas1], joined with the last item (the colour bar's group,
-/// just ended).
-std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1);
+/// just ended) unless `join_last_item` is false (a map drawn without its colour bar).
+std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1, bool join_last_item = true);
 
 /// Draws the part of the photo the patch grid covers (in crop mode the pixels past the last
 /// whole patch are left out), pixel (0,0) at `origin`, `scale` screen pixels per image pixel;

@@ -215,8 +215,11 @@ std::optional<Cell> query_cell(const SourceGrid& grid, int token);
 /// it, the source's overlays, the grid, the pinned patches and the query outlined, the colour
 /// bar with the real values; hover explores, a click pins the query (again: lets it follow the
 /// pointer), a right click pins a patch for comparison, the wheel zooms, middle-drag pans.
-/// Fills `geometry` with where it drew.
-void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry);
+/// Fills `geometry` with where it drew. `bar` says where the colour bar goes: right of the map
+/// (colour_bar), under it (colour_bar_below), or nowhere (a map whose scale another map's bar
+/// shows: Compare's one scale).
+enum class ColourBarPlace { Right, Below, None };
+void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry, ColourBarPlace bar = ColourBarPlace::Right);
 /// Every head's map for the source's query, side by side: one layer in rows of two or three
 /// with the heads' names and largest weights, several layers as a layers × heads table. A click
 /// makes a map the main one; the source's head settings follow.

@@ -46,15 +46,15 @@ void draw_zoom_reset(AppState& state) {
   record_widget("map:reset_zoom");
 }
 
-// The canvas: everything left of the colour bar. A map narrower than the room (a tall
+// The canvas: everything left of (or above) the colour bar. A map narrower than the room (a tall
 // window, or a wide one at a large UI scale) is centred with its colour bar beside it.
-Canvas place_canvas(const AppState& state, const SourceGrid& g) {
+Canvas place_canvas(const AppState& state, const SourceGrid& g, ColourBarPlace bar) {
   Canvas v;
   v.cw = static_cast<float>(g.covered_w);
   v.ch = static_cast<float>(g.covered_h);
   ImVec2 avail = ImGui::GetContentRegionAvail();
-  avail.x = std::max(avail.x - colour_bar_space(), 50.0f);
-  avail.y = std::max(avail.y, 50.0f);
+  avail.x = std::max(avail.x - (bar == ColourBarPlace::Right ? colour_bar_space() : 0.0f), 50.0f);
+  avail.y = std::max(avail.y - (bar == ColourBarPlace::Below ? colour_bar_below_space() : 0.0f), 50.0f);
   if (const float map_w = v.cw * std::min(avail.x / v.cw, avail.y / v.ch); map_w < avail.x - 1) {
     ImGui::SetCursorPosX(ImGui::GetCursorPosX() + (avail.x - map_w) * 0.5f);
     avail.x = map_w;
@@ -172,19 +172,27 @@ void draw_value_tooltip(const MainMap& map, const SourceGrid& g, const Cell& und
   ImGui::EndTooltip();
 }
 
-// The colour bar with the real values.
-void draw_map_colour_bar(const AppState& state, const MainMap& map, float height) {
+// The colour bar with the real values, right of the canvas or under it.
+void draw_map_colour_bar(const AppState& state, const MainMap& map, const Canvas& v, ColourBarPlace bar) {
+  if (bar == ColourBarPlace::None) return;
+  const std::vector<std::uint8_t> keep = map.keep.empty() ? std::vector<std::uint8_t>(map.values.size(), 1) : map.keep;
+  const ValueRange range = map.range ? *map.range : normalization_range(map.values, keep, state.normalization);
+  if (bar == ColourBarPlace::Below) {
+    ImGui::SetCursorScreenPos(ImVec2(v.p0.x, v.p0.y + v.avail.y + ImGui::GetStyle().ItemSpacing.y));
+    colour_bar_below(state.colormap, state.normalization, range, v.avail.x, map.value_name, map.uniform);
+    return;
+  }
+  ImGui::SameLine();
   ImGui::BeginGroup();
   ImGui::TextUnformatted(map.value_name.c_str());
-  const std::vector<std::uint8_t> keep = map.keep.empty() ? std::vector<std::uint8_t>(map.values.size(), 1) : map.keep;
-  colour_bar(state.colormap, state.normalization, map.range ? *map.range : normalization_range(map.values, keep, state.normalization),
-             std::max(height - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f), map.uniform);
+  colour_bar(state.colormap, state.normalization, range, std::max(v.avail.y - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f),
+             map.uniform);
   ImGui::EndGroup();
 }
 
 }  // namespace
 
-void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry) {
+void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry, ColourBarPlace bar) {
   geometry.valid = false;
   const SourceInfo info = source.info();
   if (!info.ready) {
@@ -196,16 +204,16 @@ void draw_source_map(AppState& state, MapSource& source, ViewGeometry& geometry)
   source.draw_map_header(map);
   draw_zoom_reset(state);
   const std::optional<Cell> query_patch = query_cell(g, map.query);
-  const Canvas v = place_canvas(state, g);
+  const Canvas v = place_canvas(state, g, bar);
   zoom_and_pan(state, v);
   const std::optional<Cell> under = pick_patch(source, map, g, v, query_patch);
   draw_layers(state, source, map, g, v, query_patch);
   // Not in presentation mode, nor in a sweep's frames (the pointer's value is not the sweep's).
   if (under && !state.presentation && !state.ui.recording_steps) draw_value_tooltip(map, g, *under);
-  ImGui::SameLine();
-  draw_map_colour_bar(state, map, v.avail.y);
+  draw_map_colour_bar(state, map, v, bar);
   geometry = ViewGeometry{v.origin.x, v.origin.y, v.scale, true, map.head.head,
-                          map_picture(v.p0, ImVec2(v.p0.x + v.avail.x, v.p0.y + v.avail.y), v.to_screen(0, 0), v.to_screen(v.cw, v.ch)),
+                          map_picture(v.p0, ImVec2(v.p0.x + v.avail.x, v.p0.y + v.avail.y), v.to_screen(0, 0), v.to_screen(v.cw, v.ch),
+                                      bar != ColourBarPlace::None),
                           map.query};
 }
 

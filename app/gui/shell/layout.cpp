@@ -450,20 +450,28 @@ bool App::comparing() const {
 // Compare: the ViT's map (A) and model B's, each in half the map's room, each with its header and
 // colour bar; the export's picture (map only) is both.
 void App::draw_compared_maps() {
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  // Presentation mode's hint on how to leave lies over the window's bottom right corner: the
+  // colour bars under the maps stay above it.
+  if (state_.presentation) avail.y -= ImGui::GetTextLineHeight() + 10.0f;
   const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
   // Side by side, or one above the other where that gives the maps more room (a narrow map panel
-  // at UI scale 2, whose colour bars take much of each half's width): the header is the half's
-  // label and about two lines of what the map shows.
-  const float bar = colour_bar_space(), header = ImGui::GetTextLineHeightWithSpacing() * 3.5f;
-  const float beside = std::min((avail.x - spacing.x) * 0.5f - bar, avail.y - header);
+  // at UI scale 2): the header is the half's label and about two lines of what the map shows.
+  // Side by side the colour bars take no width from the maps: one under each map, or for one
+  // scale one under both; one above the other, a bar right of each.
+  const bool one = state_.compare_one_scale;
+  const float bar = colour_bar_space(), below = colour_bar_below_space(), header = ImGui::GetTextLineHeightWithSpacing() * 3.5f;
+  const float beside = std::min((avail.x - spacing.x) * 0.5f, avail.y - header - below);
   const float above = std::min(avail.x - bar, (avail.y - spacing.y) * 0.5f - header);
   const bool stacked = above > beside * 1.15f;
-  const ImVec2 half = stacked ? ImVec2(avail.x, std::floor((avail.y - spacing.y) * 0.5f))
-                              : ImVec2(std::floor((avail.x - spacing.x) * 0.5f), avail.y);
+  const bool shared_bar = one && !stacked;
+  const ImVec2 half_a = stacked ? ImVec2(avail.x, std::floor((avail.y - spacing.y) * 0.5f))
+                                : ImVec2(std::floor((avail.x - spacing.x) * 0.5f), avail.y - (shared_bar ? below : 0.0f));
+  const ImVec2 half_b = stacked ? half_a : ImVec2(avail.x - spacing.x - half_a.x, half_a.y);
+  const ColourBarPlace bar_each = stacked ? ColourBarPlace::Right : one ? ColourBarPlace::None : ColourBarPlace::Below;
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
   const ImVec4 label_colour(0.55f, 0.85f, 1.0f, 1.0f);
-  ImGui::BeginChild("compare_a", half, false, flags);
+  ImGui::BeginChild("compare_a", half_a, false, flags);
   ImGui::TextColored(label_colour, "A  %s", compared_model_name(state_.model_path).c_str());
   // One colour scale: the union of both maps' own ranges in the last frame; a frame whose maps
   // change it asks for the next, so the settled picture is on the right scale.
@@ -471,15 +479,23 @@ void App::draw_compared_maps() {
   vit_map_.set_range(shared);
   compare_.map().set_range(shared);
   vit_map_.set_compact(true);
-  draw_source_map(state_, vit_map_, geometry_);
+  draw_source_map(state_, vit_map_, geometry_, bar_each);
   vit_map_.set_compact(false);
   vit_map_.set_range(std::nullopt);
   ImGui::EndChild();
   if (!stacked) ImGui::SameLine();
-  ImGui::BeginChild("compare_b", half, false, flags);
+  ImGui::BeginChild("compare_b", half_b, false, flags);
   ImGui::TextColored(label_colour, "B  %s", compared_model_name(state_.compare_model).c_str());
-  compare_.draw(state_, *vit_.run(), hand_made_.image());
+  compare_.draw(state_, *vit_.run(), hand_made_.image(), bar_each);
   ImGui::EndChild();
+  const ViewGeometry& b = compare_.geometry();
+  float bar_bottom = 0;
+  if (shared_bar && compare_range_ && geometry_.valid && b.valid) {  // under both maps, from A's left edge to B's right
+    const float left = geometry_.picture[0], right = b.picture[0] + b.picture[2];
+    ImGui::SetCursorScreenPos(ImVec2(left, ImGui::GetCursorScreenPos().y + spacing.y));
+    colour_bar_below(state_.colormap, state_.normalization, *compare_range_, right - left, state_.vit_norms ? "||x||" : "a_ij");
+    bar_bottom = ImGui::GetItemRectMax().y;
+  }
   state_.report.compare = compare_.report();
   if (state_.compare_one_scale && compare_.run()) {
     const ValueRange joined = joined_range(vit_map_.own_range(), compare_.map().own_range());
@@ -488,10 +504,9 @@ void App::draw_compared_maps() {
   } else {
     compare_range_.reset();
   }
-  const ViewGeometry& b = compare_.geometry();
   if (geometry_.valid && b.valid) {  // the picture a "map only" export keeps: from A's left edge to B's right
     const float right = std::max(geometry_.picture[0] + geometry_.picture[2], b.picture[0] + b.picture[2]);
-    const float bottom = std::max(geometry_.picture[1] + geometry_.picture[3], b.picture[1] + b.picture[3]);
+    const float bottom = std::max({geometry_.picture[1] + geometry_.picture[3], b.picture[1] + b.picture[3], bar_bottom});
     geometry_.picture[0] = std::min(geometry_.picture[0], b.picture[0]);
     geometry_.picture[1] = std::min(geometry_.picture[1], b.picture[1]);
     geometry_.picture[2] = right - geometry_.picture[0];

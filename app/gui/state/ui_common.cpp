@@ -133,6 +133,55 @@ float colour_bar_space() {
   return ui_px(9) + ImGui::CalcTextSize("0.0000000e-00").x + ImGui::GetStyle().ItemSpacing.x * 2;
 }
 
+void colour_bar_below(Colormap c, Normalization n, ValueRange range, float width, const std::string& name, double uniform) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float h = ui_px(9), gap = ui_px(3), text_h = ImGui::GetTextLineHeight();
+  constexpr int kSteps = 64;
+  for (int k = 0; k < kSteps; ++k) {  // left = 0, right = 1
+    const float t0 = static_cast<float>(k) / kSteps, t1 = static_cast<float>(k + 1) / kSteps;
+    const auto a = colormap_rgb8(c, t0), b = colormap_rgb8(c, t1);
+    dl->AddRectFilledMultiColor(ImVec2(p.x + width * t0, p.y), ImVec2(p.x + width * t1, p.y + h), rgb(a[0], a[1], a[2]),
+                                rgb(b[0], b[1], b[2]), rgb(b[0], b[1], b[2]), rgb(a[0], a[1], a[2]));
+  }
+  dl->AddRect(p, ImVec2(p.x + width, p.y + h), IM_COL32(200, 200, 200, 255));
+  auto value_at = [&](float t) {
+    const double v = range.lo + (range.hi - range.lo) * t;
+    return n == Normalization::Log ? std::exp(v) : v;
+  };
+  // The labels left to right, each placed where it does not run into the one before it.
+  const float y = p.y + h + gap;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), mark = IM_COL32(90, 220, 255, 255);
+  float taken = p.x;  // the right end of the last label drawn
+  auto label = [&](const std::string& s, float centre, ImU32 colour, bool first) {
+    const float w = ImGui::CalcTextSize(s.c_str()).x;
+    const float x = std::clamp(centre - w * 0.5f, p.x, p.x + width - w);
+    if (!first && x < taken + ui_px(8)) return;
+    dl->AddText(ImVec2(x, y), colour, s.c_str());
+    taken = x + w;
+  };
+  std::optional<float> uniform_t;
+  if (uniform > 0 && range.hi > range.lo) {
+    const double v = n == Normalization::Log ? std::log(uniform) : uniform;
+    if (const double t = (v - range.lo) / (range.hi - range.lo); t >= 0 && t <= 1) uniform_t = static_cast<float>(t);
+  }
+  label(name + "  " + format_weight(value_at(0.0f)), p.x, text, true);
+  if (uniform_t) {
+    const float x = p.x + width * *uniform_t;
+    dl->AddLine(ImVec2(x, p.y - 4), ImVec2(x, p.y + h + 2), mark, 2.0f);
+    label("1/N", x, mark, false);
+  }
+  if (!uniform_t || std::abs(*uniform_t - 0.5f) > 0.15f) label(format_weight(value_at(0.5f)), p.x + width * 0.5f, text, false);
+  const std::string hi = format_weight(value_at(1.0f));
+  const float hi_w = ImGui::CalcTextSize(hi.c_str()).x;
+  if (p.x + width - hi_w >= taken + ui_px(8)) dl->AddText(ImVec2(p.x + width - hi_w, y), text, hi.c_str());
+  ImGui::Dummy(ImVec2(width, h + gap + text_h));
+}
+
+float colour_bar_below_space() {
+  return ui_px(9) + ui_px(3) + ImGui::GetTextLineHeight() + ImGui::GetStyle().ItemSpacing.y;
+}
+
 void same_line_if_room(float width) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();

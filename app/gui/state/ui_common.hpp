@@ -67,6 +67,13 @@ ImU32 rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b, float alpha = 1.0f);
 void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform = 0);
 /// The width a map view leaves right of its canvas for colour_bar() and the spacing around it.
 float colour_bar_space();
+/// colour_bar() lying under a map, `width` pixels wide (left = the range's low end): the strip,
+/// then `name` and the weights at its low end, middle and high end on one line; `uniform` as in
+/// colour_bar(). For maps side by side on a narrow screen, where a bar beside each would take
+/// much of each map's width (Compare in presentation mode).
+void colour_bar_below(Colormap c, Normalization n, ValueRange range, float width, const std::string& name, double uniform = 0);
+/// The height a map view leaves under its canvas for colour_bar_below() and the spacing above it.
+float colour_bar_below_space();
 
 /// The outline colour of the n-th pinned patch, on the main map and beside its map in the
 /// pinned panel (magenta, yellow, green, orange, then again).

@@ -68,7 +68,7 @@ std::optional<std::string> VitCompare::poll() {
   return std::nullopt;
 }
 
-void VitCompare::draw(AppState& a, const VitRun& a_run, const Image& photo) {
+void VitCompare::draw(AppState& a, const VitRun& a_run, const Image& photo, ColourBarPlace bar) {
   report_ = nullptr;
   geometry_.valid = false;
   const float width = ImGui::GetContentRegionAvail().x;
@@ -89,7 +89,7 @@ void VitCompare::draw(AppState& a, const VitRun& a_run, const Image& photo) {
   state_.vit = matched;
   state_.report.vit_drawn = nullptr;
   state_.report.high_norm_drawn = nullptr;
-  draw_source_map(state_, map_, geometry_);
+  draw_source_map(state_, map_, geometry_, bar);
   if (state_.vit != matched) a.vit = matched_choice(state_.vit, side_b, side_a, match, a.vit);  // moved on B's half: both follow
   if (state_.commands.take_redraw()) a.commands.redraw();
   report_ = compare_entry(state_, vit_, static_cast<int>(width));

@@ -63,13 +63,10 @@ class VitCompare {
 
   /// Draws B's main map into the current region: the document as A's (`a`), B's choice
   /// matched_choice of A's on `photo`; B's own hover, click or key moves A's choice. Forwards a
-  /// redraw B's view asks for to `a`. Fills report() with B's sidecar entry.
-  void draw(AppState& a, const VitRun& a_run, const Image& photo);
-  /// A model's name for Compare's labels: a checkpoint folder's name (or the folder of a file named
-/// model.safetensors, as Hugging Face folders have it), else the file's name.
-std::string compared_model_name(const std::filesystem::path& path);
-
-/// The sidecar's "compare" entry of the last draw(); null when B was not drawn.
+  /// redraw B's view asks for to `a`. Fills report() with B's sidecar entry. `bar`: where B's
+  /// colour bar goes (draw_source_map).
+  void draw(AppState& a, const VitRun& a_run, const Image& photo, ColourBarPlace bar);
+  /// The sidecar's "compare" entry of the last draw(); null when B was not drawn.
   const nlohmann::json& report() const { return report_; }
   /// B's map source (Compare's one scale sets its range and reads its own).
   VitMapSource& map() { return map_; }
