@@ -120,9 +120,13 @@ SourceChoice matched_choice(const SourceChoice& a, const CompareSide& A, const C
   const int la = choice_layer(a, LA);
   if (match == LayerMatch::Index) b.layer = std::min(la, LB - 1);
   else b.layer = LA <= 1 ? LB - 1 : static_cast<int>(std::lround(static_cast<double>(la) * (LB - 1) / (LA - 1)));
-  b.head = a.head.head >= B.shape.heads ? HeadChoice{-1, HeadFusion::Mean} : a.head;
-  if (a.prefix_token >= 0) b.prefix_token = a.prefix_token < B.shape.grid.prefix ? a.prefix_token : 0;
-  else b.prefix_token = -1;
+  const bool b_has_head = a.head.head >= 0 && a.head.head < B.shape.heads;
+  if (b_has_head) b.head = a.head;
+  else if (B.shape.fusions) b.head = HeadChoice{-1, a.head.head < 0 ? a.head.fusion : HeadFusion::Mean};
+  // else: B's heads do not fuse (the hand-made heads): B keeps its own head
+  // A prefix token where B has prefix tokens; else (B the hand-made heads) B's query is the
+  // patch A's query patch moves to.
+  b.prefix_token = a.prefix_token >= 0 && B.shape.grid.prefix > 0 ? (a.prefix_token < B.shape.grid.prefix ? a.prefix_token : 0) : -1;
   // A patch's centre on the photo, (col + ½)·P_A / s_A, and B's patch there.
   auto moved = [&](Cell c) {
     auto axis = [&](int i, int n_a, int n_b) {

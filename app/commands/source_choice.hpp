@@ -75,10 +75,11 @@ struct CompareSide {
 };
 
 /// B's choice for A's `a` in Compare (SPEC §12): A's layer matched by `match`; A's head, or the
-/// heads' mean where B has no head of that number; the fusion as A's; CLS for CLS and a
-/// register for the same register (CLS where B has none of that number); a patch query moved to
-/// the patch of B's grid under the centre of A's patch on the photo (clamped to B's grid). B's
-/// pins are A's pins moved the same way; nothing else of `b` changes.
+/// heads' mean where B has no head of that number; the fusion as A's (B's own head where B's
+/// heads do not fuse: the hand-made heads); CLS for CLS and a register for the same register
+/// (CLS where B has none of that number; B's patch where B has no prefix token); a patch query
+/// moved to the patch of B's grid under the centre of A's patch on the photo (clamped to B's
+/// grid). B's pins are A's pins moved the same way; nothing else of `b` changes.
 SourceChoice matched_choice(const SourceChoice& a, const CompareSide& A, const CompareSide& B, LayerMatch match, SourceChoice b);
 
 }  // namespace attnlab::app

@@ -174,3 +174,33 @@ TEST(CompareChoice, LayersByDepthOrIndexHeadsByNumberQueriesByTheirPlaceOnThePho
   EXPECT_EQ(same.layer, 2);
   EXPECT_EQ(same.cell, (Cell{3, 11}));
 }
+
+// B the hand-made heads (SPEC §12, issue 48): one layer, six heads that do not fuse, no prefix,
+// 31 × 31 patches of K = 16 photo pixels (scale 1). A as above.
+TEST(CompareChoice, TheHandMadeHeadsKeepTheirHeadAndTakeAPatchForCls) {
+  const CompareSide A{ChoiceShape{SourceGrid{.cols = 14, .rows = 14, .prefix = 1}, 12, 6, true}, 16, 224.0 / 500};
+  const CompareSide H{ChoiceShape{SourceGrid{.cols = 31, .rows = 31, .prefix = 0}, 1, 6, false}, 16, 1.0};
+  SourceChoice a;
+  a.layer = 7;
+  a.head = HeadChoice{-1, HeadFusion::Mean};  // the heads' mean: no such head among the hand-made ones
+  a.cell = Cell{8, 2};  // centre (8.5 · 16 / 0.448, 2.5 · 16 / 0.448) = (303.57, 89.29): patch (18, 5)
+  SourceChoice own;
+  own.head = HeadChoice{3, HeadFusion::Mean};
+  SourceChoice b = matched_choice(a, A, H, LayerMatch::Depth, own);
+  EXPECT_EQ(b.layer, 0);
+  EXPECT_EQ(b.head, (HeadChoice{3, HeadFusion::Mean})) << "B keeps its own head";
+  EXPECT_EQ(b.cell, (Cell{18, 5}));
+  EXPECT_EQ(b.prefix_token, -1);
+  a.head = HeadChoice{9, HeadFusion::Mean};  // past the six: B's own again
+  EXPECT_EQ(matched_choice(a, A, H, LayerMatch::Depth, own).head, (HeadChoice{3, HeadFusion::Mean}));
+  a.head = HeadChoice{4, HeadFusion::Mean};  // a head both have
+  EXPECT_EQ(matched_choice(a, A, H, LayerMatch::Index, own).head, (HeadChoice{4, HeadFusion::Mean}));
+  a.prefix_token = 0;  // CLS: the hand-made heads have none, B shows the patch of A's cell
+  b = matched_choice(a, A, H, LayerMatch::Depth, own);
+  EXPECT_EQ(b.prefix_token, -1);
+  EXPECT_EQ(b.cell, (Cell{18, 5}));
+  // Back from B's patch (20, 18), centre (328, 296) px: A's patch floor(328 · 0.448 / 16) = 9, floor(296 · 0.448 / 16) = 8.
+  SourceChoice h;
+  h.cell = Cell{20, 18};
+  EXPECT_EQ(matched_choice(h, H, A, LayerMatch::Depth, SourceChoice{}).cell, (Cell{9, 8}));
+}

@@ -7,6 +7,7 @@
 // the pair is kept in settings.json.
 #include <gtest/gtest.h>
 
+#include "core/hand_made/reference.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
 #include "core/vit/vit_cpu.hpp"
@@ -235,4 +236,71 @@ TEST(CompareUnderXvfb, PresentationModeOnAProjectorGivesEachMapNearlyHalfTheWidt
       EXPECT_EQ(b.at("scale").at("shared").get<bool>(), one_scale) << what;
       EXPECT_EQ(app.close(), 0) << app.log();
     }
+}
+
+// B the hand-made heads (View > Compare > "B = the hand-made heads"): the chapter's six heads on
+// the same photo beside a ViT. A click on the ViT's giraffe moves B's query to the hand-made
+// patch under that place on the photo, and B's row is the CPU reference's; a click on B moves
+// A's query back (A keeps its layer and head); S does not swap (A is always a model).
+TEST(CompareUnderXvfb, TheHandMadeHeadsBesideAViTFollowTheSameClick) {
+  Xvfb x(1366, 768);
+  const auto dir = temp_dir();
+  const auto a_path = real_vit("timm_p16_f16");
+  std::filesystem::create_directories(dir / "config" / "attnlab");
+  write_file(dir / "config" / "attnlab" / "settings.json", nlohmann::json{{"compare", {{"model", "hand-made"}}}}.dump());
+  AppProcess app(x, dir, {"--model", a_path.string()});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  auto hand_made_drawn = [](const nlohmann::json& j) {
+    return j.contains("vit_drawn") && j.contains("compare") && j.at("compare").contains("hand_made_drawn");
+  };
+  const nlohmann::json start = export_until(app, hand_made_drawn);
+  ASSERT_TRUE(hand_made_drawn(start)) << app.log();
+  EXPECT_EQ(start.at("compare").at("model"), "hand-made");
+  const Image photo = load_image(asset("safari.jpg"));
+  const Reference ref(photo, Settings{});  // the hand-made heads at the default K = 16
+  const PatchGrid& g = ref.grid();
+  const nlohmann::json& b0 = start.at("compare").at("hand_made_drawn");
+  EXPECT_EQ(b0.at("grid").at("cols").get<int>(), g.cols);
+  EXPECT_EQ(b0.at("grid").at("rows").get<int>(), g.rows);
+
+  // A click on A's giraffe neck, patch (8, 2) of the 14 x 14 grid over the photo scaled to 224:
+  // its centre on the photo, (8.5, 2.5) * 16 * 500 / 224, lies in hand-made patch (18, 5).
+  const int a_cols = start.at("vit_drawn").at("grid").at("cols"), a_prefix = start.at("vit_drawn").at("grid").at("prefix");
+  const double photo_per_input = static_cast<double>(std::min(photo.width, photo.height)) / 224.0;
+  const int b_col = static_cast<int>(std::floor(8.5 * 16 * photo_per_input / g.K)), b_row = static_cast<int>(std::floor(2.5 * 16 * photo_per_input / g.K));
+  ASSERT_EQ(b_col, 18);
+  ASSERT_EQ(b_row, 5);
+  const auto [ax, ay] = patch_centre(start.at("vit_drawn"), 8, 2);
+  app.click(ax, ay);
+  const int a_token = a_prefix + 2 * a_cols + 8, b_token = g.index(b_col, b_row);
+  const nlohmann::json clicked = export_until(app, [&](const nlohmann::json& j) {
+    return hand_made_drawn(j) && j.at("vit_drawn").at("token") == a_token && j.at("compare").at("hand_made_drawn").at("token") == b_token;
+  });
+  ASSERT_TRUE(hand_made_drawn(clicked)) << app.log();
+  const nlohmann::json& b = clicked.at("compare").at("hand_made_drawn");
+  const auto values = b.at("values").get<std::vector<float>>();
+  const auto want = ref.row(b.at("head").get<int>(), b_token).weights;
+  ASSERT_EQ(values.size(), want.size());
+  for (std::size_t j = 0; j < values.size(); ++j) EXPECT_NEAR(values[j], want[j], 1e-5f) << "key " << j;
+  const int a_layer = clicked.at("vit_drawn").at("layer");
+  const nlohmann::json a_head = clicked.at("vit_drawn").at("head");
+
+  // A click on B's zebra, hand-made patch (20, 18): A's query moves to the ViT patch there,
+  // (20.5, 18.5) * 16 * 224 / 500 / 16 = (9, 8); A's layer and head stay.
+  const auto [bx, by] = patch_centre(b, 20, 18);
+  app.click(bx, by);
+  const int a_zebra = a_prefix + 8 * a_cols + 9;
+  const nlohmann::json zebra = export_until(app, [&](const nlohmann::json& j) {
+    return hand_made_drawn(j) && j.at("vit_drawn").at("token") == a_zebra && j.at("compare").at("hand_made_drawn").at("token") == g.index(20, 18);
+  });
+  ASSERT_TRUE(hand_made_drawn(zebra)) << app.log();
+  EXPECT_EQ(zebra.at("vit_drawn").at("layer"), a_layer);
+  EXPECT_EQ(zebra.at("vit_drawn").at("head"), a_head);
+
+  // S: nothing to swap with the hand-made heads; both halves stay.
+  app.key("s");
+  const nlohmann::json after = export_until(app, hand_made_drawn);
+  EXPECT_EQ(after.at("vit_drawn").at("sha256"), file_sha256(a_path / "model.safetensors"));
+  EXPECT_EQ(after.at("compare").at("model"), "hand-made");
+  EXPECT_EQ(app.close(), 0) << app.log();
 }

@@ -459,7 +459,7 @@ void App::draw_compared_maps() {
   // at UI scale 2): the header is the half's label and about two lines of what the map shows.
   // Side by side the colour bars take no width from the maps: one under each map, or for one
   // scale one under both; one above the other, a bar right of each.
-  const bool one = state_.compare_one_scale;
+  const bool one = state_.compare_one_scale && !compare_.hand_made();  // one scale: two models (the hand-made heads colour on the GPU)
   const float bar = colour_bar_space(), below = colour_bar_below_space(), header = ImGui::GetTextLineHeightWithSpacing() * 3.5f;
   const float beside = std::min((avail.x - spacing.x) * 0.5f, avail.y - header - below);
   const float above = std::min(avail.x - bar, (avail.y - spacing.y) * 0.5f - header);
@@ -475,7 +475,7 @@ void App::draw_compared_maps() {
   ImGui::TextColored(label_colour, "A  %s", compared_model_name(state_.model_path).c_str());
   // One colour scale: the union of both maps' own ranges in the last frame; a frame whose maps
   // change it asks for the next, so the settled picture is on the right scale.
-  const std::optional<ValueRange> shared = state_.compare_one_scale ? compare_range_ : std::nullopt;
+  const std::optional<ValueRange> shared = one ? compare_range_ : std::nullopt;
   vit_map_.set_range(shared);
   compare_.map().set_range(shared);
   vit_map_.set_compact(true);
@@ -485,8 +485,9 @@ void App::draw_compared_maps() {
   ImGui::EndChild();
   if (!stacked) ImGui::SameLine();
   ImGui::BeginChild("compare_b", half_b, false, flags);
-  ImGui::TextColored(label_colour, "B  %s", compared_model_name(state_.compare_model).c_str());
-  compare_.draw(state_, *vit_.run(), hand_made_.image(), bar_each);
+  if (compare_.hand_made()) ImGui::TextColored(label_colour, "B  the hand-made heads, K = %d", hand_made_.grid().K);
+  else ImGui::TextColored(label_colour, "B  %s", compared_model_name(state_.compare_model).c_str());
+  compare_.draw(state_, *vit_.run(), hand_made_, bar_each);
   ImGui::EndChild();
   const ViewGeometry& b = compare_.geometry();
   float bar_bottom = 0;
@@ -497,7 +498,7 @@ void App::draw_compared_maps() {
     bar_bottom = ImGui::GetItemRectMax().y;
   }
   state_.report.compare = compare_.report();
-  if (state_.compare_one_scale && compare_.run()) {
+  if (one && compare_.run()) {
     const ValueRange joined = joined_range(vit_map_.own_range(), compare_.map().own_range());
     if (!compare_range_ || joined.lo != compare_range_->lo || joined.hi != compare_range_->hi) state_.commands.redraw();
     compare_range_ = joined;

@@ -5,6 +5,7 @@
 // sidecar's "compare" entry, so that `render --from` redraws an export of the pair.
 #include "app/commands/source_choice.hpp"
 #include "app/gui/maps/map_source.hpp"
+#include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/sessions/vit_session.hpp"
 #include "app/gui/state/app_state.hpp"
 
@@ -16,10 +17,22 @@
 
 namespace attnlab::app {
 
+/// Compare's B (the document's compare.model, the command line's --compare) naming the chapter's
+/// hand-made heads instead of a model file.
+inline constexpr const char* kCompareHandMade = "hand-made";
+
 /// Where a ViT's input sits on `photo` (CompareSide): its choice's shape, its patch P and the
 /// input pixels per photo pixel of its resize (`resize` the short side; 0: the model's trained
 /// size), for matched_choice.
 CompareSide compare_side(const VitRun& run, int resize, const Image& photo);
+/// The hand-made heads' side: one layer, six heads that do not fuse, no prefix token, the grid
+/// of patches of K photo pixels (scale 1).
+CompareSide compare_side(const PatchGrid& hand_made);
+
+/// What the hand-made heads' map drew in a Compare half, for the sidecar (the hand_made_drawn
+/// entry): the query token, the head, the grid (no prefix), where patch (0,0)'s corner lies and
+/// a patch's size in window pixels, and the row's N weights the colours say.
+nlohmann::json hand_made_drawn(const ViewGeometry& geometry, HandMadeSession& hand_made, const SourceChoice& choice);
 
 /// A model's name for Compare's labels: a checkpoint folder's name (or the folder of a file named
 /// model.safetensors, as Hugging Face folders have it), else the file's name.
@@ -39,7 +52,9 @@ nlohmann::json compare_entry(const AppState& b_state, const VitSession& b, int w
 /// Model B of the window's Compare: its session (jobs under "vit:compare"), its map source, and
 /// its copy of the document, whose choice follows A's every frame (a click or key on B's half
 /// moves A's, so both). Errors come back in one line each through poll(); A is never touched
-/// by them.
+/// by them. B may be the hand-made heads (compare.model "hand-made"): the window's own
+/// hand-made session on B's copy of the document, with B's own choice (the Hand-made tab's
+/// stays as it was).
 class VitCompare {
  public:
   explicit VitCompare(Scheduler& scheduler) : vit_(scheduler, "vit:compare"), map_(state_, vit_) { map_.set_compact(true); }
@@ -55,17 +70,20 @@ class VitCompare {
   /// failed is kept, so that it is not tried again every frame.
   std::optional<std::string> poll();
   bool busy() const { return vit_.busy(); }
-  /// B's run, or nullptr while it loads (or when Compare is off).
-  const VitRun* run() const { return opened_.empty() ? nullptr : vit_.run(); }
+  /// B's run, or nullptr while it loads (or when Compare is off, or B is the hand-made heads).
+  const VitRun* run() const { return opened_.empty() || hand_made() ? nullptr : vit_.run(); }
+  /// True when B is the hand-made heads.
+  bool hand_made() const { return opened_ == kCompareHandMade; }
   const VitSession& session() const { return vit_; }
   /// B's choice as last drawn (matched to A's).
-  const SourceChoice& choice() const { return state_.vit; }
+  const SourceChoice& choice() const { return hand_made() ? state_.hand_made : state_.vit; }
 
   /// Draws B's main map into the current region: the document as A's (`a`), B's choice
   /// matched_choice of A's on `photo`; B's own hover, click or key moves A's choice. Forwards a
   /// redraw B's view asks for to `a`. Fills report() with B's sidecar entry. `bar`: where B's
-  /// colour bar goes (draw_source_map).
-  void draw(AppState& a, const VitRun& a_run, const Image& photo, ColourBarPlace bar);
+  /// colour bar goes (draw_source_map). `hand_made` is the window's hand-made session, on the
+  /// photo A runs on (B's when B is the hand-made heads).
+  void draw(AppState& a, const VitRun& a_run, HandMadeSession& hand_made, ColourBarPlace bar);
   /// The sidecar's "compare" entry of the last draw(); null when B was not drawn.
   const nlohmann::json& report() const { return report_; }
   /// B's map source (Compare's one scale sets its range and reads its own).
@@ -75,11 +93,18 @@ class VitCompare {
   void clear_report() { report_ = nullptr; }
 
  private:
+  void draw_hand_made(AppState& a, const VitRun& a_run, HandMadeSession& hand_made, ColourBarPlace bar, float width);
+  // B's choice `b` (in state_) for this frame, from `b_before` and A's; `map` drawn; a pointer
+  // on B's half moves A's query.
+  void match_and_draw(AppState& a, SourceChoice& b, const SourceChoice& b_before, const CompareSide& side_a, const CompareSide& side_b,
+                      MapSource& map, ColourBarPlace bar);
+
   AppState state_;
   VitSession vit_;
   VitMapSource map_;
   ViewGeometry geometry_;
   std::filesystem::path opened_;  // the path B was opened from; empty: none
+  std::optional<SourceChoice> a_from_b_;  // A's choice as B's pointer last set it (match_and_draw)
   unsigned serial_ = 0;           // the image serial B last ran on
   nlohmann::json report_;
 };
