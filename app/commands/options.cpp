@@ -68,7 +68,8 @@ Usage:
                  [--query Q] [--match-layers depth|index] [--one-scale] [--size WxH]
                  --out FILE.png [--force]
                            the same view of two models side by side (B any model path or
-                           hf: name), each half that model's own picture at half the
+                           hf: name, or hand-made: the chapter's heads, the map view
+                           only), each half that model's own picture at half the
                            width, its own colour scale (--one-scale: one for both, the
                            union of their ranges); B's layer is A's by relative
                            depth round(l(L_B-1)/(L_A-1)) (default) or by index, its head

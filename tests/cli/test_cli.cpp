@@ -650,6 +650,49 @@ TEST(CliRender, CompareHalvesAreEachModelsOwnPictureAndFromRedrawsThePair) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 48: `render --model A --compare hand-made`: the ViT's map beside the chapter's hand-made
+// heads on the same photo. B's query is the hand-made patch under A's query patch (A's (8,2) of
+// 16 px at 224/500: centre (303.6, 89.3) photo px, hand-made patch (18,5) at K = 16), B's head
+// its own (0, the colour head), and B's half is byte for byte `render --query 18,5` at half the
+// width; `render --from` redraws the pair; the ViT-only choices are refused in one line.
+TEST(CliRender, CompareWithTheHandMadeHeadsHalvesAreEachSourcesOwnPicture) {
+  const auto dir = temp_dir();
+  const auto model = std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests" / "vit" / "data" / "real" / "timm_p16_f16";
+  const auto pair = dir / "pair.png", alone = dir / "alone.png", again = dir / "again.png";
+  const std::string base = "render --model '" + model.string() + "' --compare hand-made --image '" + asset("safari.jpg").string() + "'";
+  const CliRun r = run_attnlab(base + " --query 8,2 --size 1000x600 --out '" + pair.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json side = read_json(std::filesystem::path(pair).replace_extension(".json"));
+  const nlohmann::json& b = side.at("compare");
+  EXPECT_EQ(b.at("model"), "hand-made");
+  EXPECT_EQ(b.at("hand_made").at("cell"), (nlohmann::json{{"col", 18}, {"row", 5}}));
+  EXPECT_EQ(b.at("hand_made_drawn").at("token"), 5 * 31 + 18);
+  EXPECT_EQ(b.at("hand_made_drawn").at("head"), 0);
+  EXPECT_EQ(b.at("width"), 500);
+  // B's row is the CPU reference's.
+  const Reference ref(load_image(asset("safari.jpg")), Settings{});
+  const auto want = ref.row(0, 5 * 31 + 18).weights;
+  const auto values = b.at("hand_made_drawn").at("values").get<std::vector<float>>();
+  ASSERT_EQ(values.size(), want.size());
+  for (std::size_t j = 0; j < values.size(); ++j) EXPECT_NEAR(values[j], want[j], 1e-5f) << "key " << j;
+  const CliRun rb = run_attnlab("render --image '" + asset("safari.jpg").string() + "' --query 18,5 --size 500x600 --out '" + alone.string() + "'");
+  ASSERT_EQ(rb.code, 0) << rb.err;
+  const Image whole = load_image(pair), right = load_image(alone);
+  int differ = 0;
+  for (int y = 0; y < 600; ++y)
+    for (int x = 0; x < 500; ++x)
+      for (int ch = 0; ch < 3; ++ch) differ += whole.at(500 + x, y, ch) != right.at(x, y, ch);
+  EXPECT_EQ(differ, 0) << "the right half is not the hand-made heads' own picture";
+  const CliRun from = run_attnlab("render --from '" + std::filesystem::path(pair).replace_extension(".json").string() + "' --out '" +
+                                  again.string() + "'");
+  ASSERT_EQ(from.code, 0) << from.err;
+  EXPECT_EQ(read_file(pair), read_file(again));
+  expect_one_line_error(run_attnlab(base + " --one-scale --out '" + (dir / "x.png").string() + "'"), "hand-made");
+  expect_one_line_error(run_attnlab(base + " --view vit-grid --out '" + (dir / "x.png").string() + "'"), "map view only");
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.png"));
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 37: auto measures. On a software rasterizer (this machine's llvmpipe) or without
 // OpenGL 4.3 the GPU is not timed and the CPU path runs, its time printed; on a hardware GPU
 // both first passes are timed, the faster runs, and the next run reads the choice back from

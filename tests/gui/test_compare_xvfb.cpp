@@ -297,6 +297,22 @@ TEST(CompareUnderXvfb, TheHandMadeHeadsBesideAViTFollowTheSameClick) {
   EXPECT_EQ(zebra.at("vit_drawn").at("layer"), a_layer);
   EXPECT_EQ(zebra.at("vit_drawn").at("head"), a_head);
 
+  // F12 of the pair, redrawn by `render --from`: B on the patch it was clicked on (not the one
+  // under A's coarser patch's centre, (21, 18)), the same rows.
+  const auto [exported, exported_png] = app.export_view();
+  ASSERT_EQ(exported.at("compare").at("hand_made_drawn").at("token"), g.index(20, 18));
+  auto sidecar = exported_png;
+  sidecar.replace_extension(".json");
+  const auto again = dir / "again.png";
+  run_cli(dir, "render --from '" + sidecar.string() + "' --out '" + again.string() + "'");
+  std::ifstream in(std::filesystem::path(again).replace_extension(".json"));
+  const nlohmann::json redrawn = nlohmann::json::parse(in);
+  ASSERT_TRUE(hand_made_drawn(redrawn)) << redrawn.dump(1);
+  EXPECT_EQ(redrawn.at("compare").at("hand_made_drawn").at("token"), g.index(20, 18));
+  EXPECT_EQ(redrawn.at("vit_drawn").at("token"), a_zebra);
+  expect_values(redrawn.at("compare").at("hand_made_drawn"),
+                exported.at("compare").at("hand_made_drawn").at("values").get<std::vector<float>>(), "B redrawn");
+
   // S: nothing to swap with the hand-made heads; both halves stay.
   app.key("s");
   const nlohmann::json after = export_until(app, hand_made_drawn);

@@ -214,9 +214,119 @@ struct CompareHalf {
 // render --model A --compare B (issue 48, SPEC §12): the same view of two models side by side,
 // each half exactly that model's own picture at half the width (one colour scale each); B's
 // layer, head and query follow A's (matched_choice). The sidecar is A's, with B's under "compare".
+// The two halves side by side, A's left, and the pair's sidecar: A's document and drawing at the
+// top level, B's under "compare" (`b_entry`).
+void write_compare_pair(const std::filesystem::path& out, std::array<int, 2> size, const std::vector<std::uint8_t>& rgb_a,
+                        const std::vector<std::uint8_t>& rgb_b, nlohmann::json sidecar, nlohmann::json b_entry, const std::string& view,
+                        bool force) {
+  const int half = size[0] / 2;
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(2 * half) * static_cast<std::size_t>(size[1]) * 3);
+  const std::size_t row = static_cast<std::size_t>(half) * 3;
+  for (std::size_t y = 0; y < static_cast<std::size_t>(size[1]); ++y) {
+    std::copy_n(rgb_a.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>(2 * y * row));
+    std::copy_n(rgb_b.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>((2 * y + 1) * row));
+  }
+  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
+  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}, {"compare", true}};
+  sidecar["compare"] = std::move(b_entry);
+  write_outputs(out, size[0], size[1], rgb, sidecar, force);
+  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+}
+
+// render --model A --compare hand-made: A's map beside the chapter's hand-made heads on the same
+// photo, at A's document's K and settings; B's query the hand-made patch under A's query patch
+// (matched_choice; B's own head), or `b_choice` as a sidecar recorded it. Each half is that
+// source's own picture at half the width, one colour scale each (the hand-made heads colour on
+// the GPU). The map view only.
+int render_hand_made_compare(const AppState& a_state, LayerMatch match, const std::string& view, std::array<int, 2> size,
+                             const std::filesystem::path& out, bool force, const ChoiceFlags& choices, const std::string& expected_sha,
+                             const std::string& from, const std::optional<SourceChoice>& b_choice) {
+  if (view != "map") throw Error("--compare hand-made draws the map view only (the hand-made heads have no '" + view + "')");
+  if (a_state.compare_one_scale) throw Error("--one-scale joins two models' scales; the hand-made heads keep their own");
+  check_vit_view_and_model(view, a_state.model_path, expected_sha, from);
+  check_outputs(out, force);
+  if (size[0] % 2) throw Error("--size: with --compare the width must be even (two halves), got " + std::to_string(size[0]));
+  AppState first = a_state;
+  show_vit_view(first, view);
+  first.compare_model = kCompareHandMade;
+  first.compare_by_index = match == LayerMatch::Index;
+  const int half = size[0] / 2;
+  HeadlessUi ui(half, size[1], first.ui_scale);
+  Scheduler scheduler(1);
+  CompareHalf a(first, scheduler, "vit:a");
+  AppState b_state = first;
+  b_state.source = ShownSource::HandMade;
+  HandMadeSession hand_made(scheduler);
+  prepare(hand_made, b_state, {});  // the photo and the document's K: throws for a K that does not fit
+  a.vit.set_backend(a.state.vit_backend);
+  a.vit.open(a.state.model_path, hand_made.image(), a.state.vit_resize);
+  std::string error;
+  int settle = 2;
+  const auto rgb_a = ui.render(
+      [&] {
+        scheduler.drain();
+        if (const auto e = a.vit.poll()) error = "cannot open model A: " + *e;
+        begin_full_window("##render");
+        if (const VitRun* ra = a.vit.run(); ra && error.empty()) {
+          try {
+            if (settle == 2) a.state.vit = parse_source_choice(choices, vit_choice_shape(*ra), a.state.vit);
+            draw_named_vit_view(view, a.state, a.map, a.lower, a.geometry);
+          } catch (const Error& e) {
+            error = e.what();
+          }
+          --settle;
+        } else {
+          ImGui::TextUnformatted("loading the model...");
+        }
+        ImGui::End();
+      },
+      3,
+      [&] {
+        if (a.vit.busy()) scheduler.wait(std::chrono::milliseconds(200));
+        return error.empty() && (a.vit.busy() || !a.vit.run() || settle > 0);
+      },
+      std::chrono::minutes(10));
+  if (!error.empty()) throw Error(error);
+  if (!a.vit.run()) throw Error("the model did not finish loading in 10 minutes");
+  b_state.hand_made = b_choice ? *b_choice
+                               : matched_choice(a.state.vit, compare_side(*a.vit.run(), a.state.vit_resize, hand_made.image()),
+                                                compare_side(hand_made.grid()), match, b_state.hand_made);
+  b_state.hand_made.query_pinned = true;
+  token_at(hand_made.grid(), b_state.hand_made.cell.col, b_state.hand_made.cell.row);  // throws for a patch outside the grid
+  HandMadeMapSource b_map(b_state, hand_made);
+  ViewGeometry b_geometry;
+  const auto rgb_b = ui.render(
+      [&] {
+        b_state.commands.take_redraw();
+        scheduler.drain();
+        hand_made.begin_frame();
+        begin_full_window("##render");
+        draw_source_map(b_state, b_map, b_geometry);
+        ImGui::End();
+      },
+      3, [&] {
+        if (scheduler.busy()) scheduler.wait(std::chrono::milliseconds(200));
+        return b_state.commands.redraw_pending() || scheduler.busy() || hand_made.rows_pending();
+      });
+  nlohmann::json sidecar = to_json(a.state);
+  sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass; " + hand_made.name() + ", the hand-made heads";
+  sidecar.update(drawn_entries(a.state, a.vit));
+  nlohmann::json b_entry = {{"model", kCompareHandMade},
+                            {"hand_made", to_json(b_state).at("hand_made")},
+                            {"match_layers", match == LayerMatch::Index ? "index" : "depth"},
+                            {"one_scale", false},
+                            {"width", half}};
+  if (b_geometry.valid) b_entry["hand_made_drawn"] = hand_made_drawn(b_geometry, hand_made, b_state.hand_made);
+  write_compare_pair(out, size, rgb_a, rgb_b, std::move(sidecar), std::move(b_entry), view, force);
+  return 0;
+}
+
 int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_model, LayerMatch match, const std::string& view,
                        std::array<int, 2> size, const std::filesystem::path& out, bool force, const ChoiceFlags& choices,
-                       const std::array<std::string, 2>& expected_sha, const std::string& from) {
+                       const std::array<std::string, 2>& expected_sha, const std::string& from,
+                       const std::optional<SourceChoice>& b_choice = std::nullopt) {
+  if (b_model == kCompareHandMade)
+    return render_hand_made_compare(a_state, match, view, size, out, force, choices, expected_sha[0], from, b_choice);
   check_vit_view_and_model(view, a_state.model_path, expected_sha[0], from);
   check_vit_view_and_model(view, b_model, expected_sha[1], from);
   check_outputs(out, force);
@@ -286,8 +396,11 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
   auto rgb_a = ui.render(frame_a, 3, [&] { return busy(a); }, std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
   if (!a.vit.run() || !b.vit.run()) throw Error("the models did not finish loading in 10 minutes");
-  b.state.vit = matched_choice(a.state.vit, compare_side(*a.vit.run(), a.state.vit_resize, image),
-                               compare_side(*b.vit.run(), b.state.vit_resize, image), match, b.state.vit);
+  // B's choice as the sidecar recorded it (the window's B keeps a patch clicked on it), else matched to A's.
+  b.state.vit = b_choice ? *b_choice
+                         : matched_choice(a.state.vit, compare_side(*a.vit.run(), a.state.vit_resize, image),
+                                          compare_side(*b.vit.run(), b.state.vit_resize, image), match, b.state.vit);
+  b.state.vit.query_pinned = true;
   if (a.state.compare_one_scale && view == "map") {  // one colour scale: A drawn again on the union of both ranges
     (void)b.map.main_map(b.state.vit);  // B's own range (its rows, its texture; the context is current)
     const ValueRange joined = joined_range(a.map.own_range(), b.map.own_range());
@@ -306,20 +419,10 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
       },
       3, [&] { return busy(b); }, std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
-  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(2 * half) * static_cast<std::size_t>(size[1]) * 3);
-  const std::size_t row = static_cast<std::size_t>(half) * 3;
-  for (std::size_t y = 0; y < static_cast<std::size_t>(size[1]); ++y) {
-    std::copy_n(rgb_a.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>(2 * y * row));
-    std::copy_n(rgb_b.begin() + static_cast<std::ptrdiff_t>(y * row), row, rgb.begin() + static_cast<std::ptrdiff_t>((2 * y + 1) * row));
-  }
   nlohmann::json sidecar = to_json(a.state);
-  sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
-  sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}, {"compare", true}};
   sidecar.update(drawn_entries(a.state, a.vit));  // A's, at the top level
-  sidecar["compare"] = compare_entry(b.state, b.vit, half);
-  write_outputs(out, size[0], size[1], rgb, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  write_compare_pair(out, size, rgb_a, rgb_b, std::move(sidecar), compare_entry(b.state, b.vit, half), view, force);
   return 0;
 }
 
@@ -365,10 +468,9 @@ int render_model(const std::vector<std::string>& args, const std::string& model,
   if (state.compare_one_scale && compare.empty()) throw Error("--one-scale goes with --compare");
   if (!compare.empty()) {
     if (!sweep.kind.empty() || view == "overlay") throw Error("--compare goes with the window's views, not --sweep or --view overlay");
-    if (compare == "hand-made") throw Error("--compare hand-made is not built yet: compare two models");
     state.vit.prefix_token = 0;
     state.vit.query_pinned = true;
-    return render_vit_compare(state, std::filesystem::absolute(model_argument_path(compare)),
+    return render_vit_compare(state, compare == kCompareHandMade ? std::filesystem::path(kCompareHandMade) : std::filesystem::absolute(model_argument_path(compare)),
                               match_text == "index" ? LayerMatch::Index : LayerMatch::Depth, view, size, out, force, choices, {}, "");
   }
   // The overlaid still and the sweeps: drawn without a window (app/commands/video_command.cpp).
@@ -432,6 +534,7 @@ struct ComparedModel {
   std::filesystem::path model;
   std::string sha;
   LayerMatch match = LayerMatch::Depth;
+  std::optional<SourceChoice> choice;  // B's choice as drawn (its "vit" or "hand_made" entry)
 };
 std::optional<ComparedModel> read_compare_entry(const std::string& from) {
   std::ifstream f(from);
@@ -440,7 +543,7 @@ std::optional<ComparedModel> read_compare_entry(const std::string& from) {
   const nlohmann::json& c = j["compare"];
   if (!c.is_object() || !c.contains("model") || !c["model"].is_string()) throw Error("'" + from + "': its \"compare\" entry names no model");
   if (c["model"].get<std::string>().empty()) return std::nullopt;  // the document's Compare, off
-  ComparedModel m{c["model"].get<std::string>(), {}, LayerMatch::Depth};
+  ComparedModel m{c["model"].get<std::string>(), {}, LayerMatch::Depth, std::nullopt};
   if (c.contains("vit_model_sha256")) {
     if (!c["vit_model_sha256"].is_string()) throw Error("'" + from + "': its compared model's SHA-256 is not text");
     m.sha = c["vit_model_sha256"].get<std::string>();
@@ -449,6 +552,17 @@ std::optional<ComparedModel> read_compare_entry(const std::string& from) {
   if (match != c.end() && (!match->is_string() || (*match != "depth" && *match != "index")))
     throw Error("'" + from + "': its compared layers' match must be depth or index");
   if (match != c.end() && *match == "index") m.match = LayerMatch::Index;
+  // B's choice, read as the document reads its own (apply_json: one line for a bad value).
+  const char* key = m.model == kCompareHandMade ? "hand_made" : "vit";
+  if (const auto choice = c.find(key); choice != c.end()) {
+    Document d;
+    try {
+      apply_json(nlohmann::json{{key, *choice}}, d);
+    } catch (const Error& e) {
+      throw Error("'" + from + "': its compared source's choice: " + e.what());
+    }
+    m.choice = m.model == kCompareHandMade ? d.hand_made : d.vit;
+  }
   return m;
 }
 
@@ -532,7 +646,7 @@ int run_render(const std::vector<std::string>& in) {
       if (state.model_path.empty()) throw Error("'" + from + "' names no model");
       if (const auto compared = read_compare_entry(from))
         return render_vit_compare(state, compared->model, compared->match, view, size, out, force, ChoiceFlags{},
-                                  {sha, compared->sha}, from);
+                                  {sha, compared->sha}, from, compared->choice);
       return render_vit(state, view, size, out, force, ChoiceFlags{}, sha, from);
     }
   } else {
