@@ -129,6 +129,28 @@ void show_vit_view(AppState& state, const std::string& view) {
   state.vit_norms = view == "vit-norms" || state.vit_norms;
 }
 
+// One frame of a ViT view in the render window: the view once the model has loaded (its layer,
+// head and query from `choices` on the first frame, while `settle` is 2: their ranges are the
+// model's), else "loading the model..."; an Error goes to `error`. Counts `settle` down; the
+// similarity view keeps it up until its matrix (a job of its own) is drawn.
+void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, VitMapSource& map, LowerViewContext& lower,
+                    ViewGeometry& geometry, const ChoiceFlags& choices, int& settle, std::string& error) {
+  begin_full_window("##render");
+  if (const VitRun* src = vit.run(); src && error.empty()) {
+    try {
+      if (settle == 2) state.vit = parse_source_choice(choices, vit_choice_shape(*src), state.vit);
+      draw_named_vit_view(view, state, map, lower, geometry);
+      if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false))) settle = 3;
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    --settle;
+  } else {
+    ImGui::TextUnformatted("loading the model...");
+  }
+  ImGui::End();
+}
+
 // Draws a ViT view headless: the model loads and runs on the scheduler while frames
 // go on; the picture is the first frame drawn with its result. `expected_sha` (from --from)
 // must match the model file's.
@@ -158,22 +180,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         if (const auto e = cka.poll_error()) error = "cannot compute the layers' similarity (CKA): " + *e;
         state.report.cka_drawn = nullptr;
         state.report.high_norm_drawn = nullptr;
-        begin_full_window("##render");
-        if (const VitRun* src = vit.run(); src && error.empty()) {
-          try {
-            if (settle == 2) state.vit = parse_source_choice(choices, vit_choice_shape(*src), state.vit);  // the model's ranges
-            draw_named_vit_view(view, state, vit_map, lower_context, geometry);
-            // The similarity view's matrix is a job of its own: frames go on until it is drawn.
-            if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false)))
-              settle = 3;
-          } catch (const Error& e) {
-            error = e.what();
-          }
-          --settle;
-        } else {
-          ImGui::TextUnformatted("loading the model...");
-        }
-        ImGui::End();
+        vit_view_frame(view, state, vit, vit_map, lower_context, geometry, choices, settle, error);
       },
       3,
       [&] {
@@ -266,19 +273,7 @@ int render_hand_made_compare(const AppState& a_state, LayerMatch match, const st
       [&] {
         scheduler.drain();
         if (const auto e = a.vit.poll()) error = "cannot open model A: " + *e;
-        begin_full_window("##render");
-        if (const VitRun* ra = a.vit.run(); ra && error.empty()) {
-          try {
-            if (settle == 2) a.state.vit = parse_source_choice(choices, vit_choice_shape(*ra), a.state.vit);
-            draw_named_vit_view(view, a.state, a.map, a.lower, a.geometry);
-          } catch (const Error& e) {
-            error = e.what();
-          }
-          --settle;
-        } else {
-          ImGui::TextUnformatted("loading the model...");
-        }
-        ImGui::End();
+        vit_view_frame(view, a.state, a.vit, a.map, a.lower, a.geometry, choices, settle, error);
       },
       3,
       [&] {
