@@ -33,6 +33,26 @@ fetch() {
   fi
   echo "$dir"
 }
+# A finished prefix is kept in the user's cache folder (never in the repository) under a key of
+# what it is built from: this script and its helper files, the cross compiler, and the versions
+# of the Debian source packages. A fresh clone (CI) copies it in instead of building the same
+# sources again (about 3 minutes of FFmpeg, curl and nettle on 2 cores). The prefix's own path,
+# written into its pkg-config and CMake files, is replaced by the new one.
+packages=(eigen3 nlohmann-json3 glfw3 googletest libzip curl libepoxy nettle imgui libstb ffmpeg)
+cache_root="${ATTNLAB_WINDOWS_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnlab/windows-deps}"
+key="$({
+  cat "$here/build_deps.sh" "$here/mingw-w64.cmake"
+  find "$here/imgui_stb" -type f | LC_ALL=C sort | xargs cat
+  $host-gcc-posix --version | head -1
+  for p in "${packages[@]}"; do apt-cache showsrc --only-source "$p" 2>/dev/null | grep -m1 '^Version:' || echo "$p ?"; done
+} | sha256sum | cut -c1-16)"
+cached="$cache_root/$key"
+if [[ ! -f $prefix/.built-ffmpeg && -f $cached/.complete ]]; then
+  cp -a "$cached/prefix/." "$prefix/"
+  old="$(cat "$cached/prefix-path")"
+  grep -rlIF --include='*.pc' --include='*.cmake' "$old" "$prefix" 2>/dev/null | while read -r f; do sed -i "s|$old|$prefix|g" "$f"; done
+  echo "build_deps: the prefix built before from the same sources, copied from $cached"
+fi
 built() { [[ -f $prefix/.built-$1 ]]; }
 stamp() { touch "$prefix/.built-$1"; echo "build_deps: $1 built"; }
 cmake_dep() { # name source-dir cmake-args...
@@ -116,4 +136,12 @@ built ffmpeg || {
   (cd "$out/build/ffmpeg" && "$dir/configure" --prefix="$prefix" --enable-cross-compile --arch=x86_64 --target-os=mingw32      --cross-prefix=$host- --cc="$cc" --pkg-config=false --enable-shared --disable-static      --extra-ldflags="-static-libgcc -static" --disable-programs --disable-doc --disable-network --disable-debug      --disable-autodetect --enable-w32threads --enable-zlib --disable-postproc --disable-swresample      --disable-everything --enable-indev=dshow --enable-demuxer=mov,matroska,gif,avi,yuv4mpegpipe      --enable-decoder=h264,hevc,vp8,vp9,mpeg4,mpeg2video,msmpeg4v3,h263,mjpeg,gif,rawvideo,png      --enable-parser=h264,hevc,vp8,vp9,mpeg4video,mpegvideo,h263,mjpeg,png,gif --enable-encoder=mpeg4,gif      --enable-muxer=mp4,gif --enable-protocol=file      --enable-filter=buffer,buffersink,split,palettegen,paletteuse,format,scale,null >>"$log" 2>&1    && make -j"$jobs" >>"$log" 2>&1 && make install >>"$log" 2>&1)    || { echo "build_deps: ffmpeg failed (see $log)" >&2; exit 1; }
   stamp ffmpeg
 }
+if [[ ! -f $cached/.complete ]]; then  # kept for the next clone: written whole, then named
+  mkdir -p "$cache_root"
+  # Older keys go (one prefix is enough): only the folders this script names, 16 hex digits.
+  find "$cache_root" -mindepth 1 -maxdepth 1 -type d -regextype posix-extended -regex '.*/([0-9a-f]{16}|\.tmp\..{6})' -exec rm -rf {} +
+  tmp="$(mktemp -d "$cache_root/.tmp.XXXXXX")"
+  cp -a "$prefix" "$tmp/prefix" && echo "$prefix" >"$tmp/prefix-path" && touch "$tmp/.complete" && mv "$tmp" "$cached" \
+    || { rm -rf "$tmp"; echo "build_deps: could not keep the prefix in $cache_root (it will be built again next time)" >&2; }
+fi
 echo "build_deps: all in $prefix"
