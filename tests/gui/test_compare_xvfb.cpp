@@ -274,7 +274,8 @@ TEST(CompareUnderXvfb, TheHandMadeHeadsBesideAViTFollowTheSameClick) {
   app.click(ax, ay);
   const int a_token = a_prefix + 2 * a_cols + 8, b_token = g.index(b_col, b_row);
   const nlohmann::json clicked = export_until(app, [&](const nlohmann::json& j) {
-    return hand_made_drawn(j) && j.at("vit_drawn").at("token") == a_token && j.at("compare").at("hand_made_drawn").at("token") == b_token;
+    return hand_made_drawn(j) && j.at("vit_drawn").at("token") == a_token && j.at("compare").at("hand_made_drawn").at("token") == b_token &&
+           j.at("compare").at("hand_made_drawn").at("values_of") == b_token;
   });
   ASSERT_TRUE(hand_made_drawn(clicked)) << app.log();
   const nlohmann::json& b = clicked.at("compare").at("hand_made_drawn");

@@ -27,14 +27,16 @@ nlohmann::json hand_made_drawn(const ViewGeometry& geometry, HandMadeSession& ha
   const PatchGrid& g = hand_made.grid();
   const int query = geometry.query;
   const int head = std::clamp(choice.head.head, 0, kHeadCount - 1);
-  const auto row = hand_made.latest_rows(query).head(head);
+  const RowSet& rows = hand_made.latest_rows(query);
+  const auto row = rows.head(head);
   const float cell = static_cast<float>(g.K) * geometry.scale;
   return {{"token", query},
           {"head", head},
           {"grid", {{"cols", g.cols}, {"rows", g.rows}, {"prefix", 0}}},
           {"origin", {geometry.x, geometry.y}},
           {"cell", {cell, cell}},
-          {"values", std::vector<float>(row.begin(), row.end())}};
+          {"values", std::vector<float>(row.begin(), row.end())},
+          {"values_of", rows.query}};  // the query whose rows these are: another while the new ones are computed
 }
 
 std::string compared_model_name(const std::filesystem::path& path) {

@@ -31,7 +31,8 @@ CompareSide compare_side(const PatchGrid& hand_made);
 
 /// What the hand-made heads' map drew in a Compare half, for the sidecar (the hand_made_drawn
 /// entry): the query token, the head, the grid (no prefix), where patch (0,0)'s corner lies and
-/// a patch's size in window pixels, and the row's N weights the colours say.
+/// a patch's size in window pixels, and the row's N weights the colours say ("values_of": the
+/// query they are of, the last one's for a frame while the new query's are computed).
 nlohmann::json hand_made_drawn(const ViewGeometry& geometry, HandMadeSession& hand_made, const SourceChoice& choice);
 
 /// A model's name for Compare's labels: a checkpoint folder's name (or the folder of a file named
