@@ -112,8 +112,9 @@ elif ((!windows)); then
 fi
 
 if ((windows)); then
-  # The dependencies (built once, cached in build-windows/deps), then the program and its
-  # installer with the same sources (third_party/windows/mingw-w64.cmake).
+  # The dependencies (built once, kept in build-windows/deps and in the user's cache folder for
+  # the next clone), then the program and its installer with the same sources
+  # (third_party/windows/mingw-w64.cmake).
   bash third_party/windows/build_deps.sh build-windows
   export ATTNLAB_WINDOWS_DEPS="$PWD/build-windows/deps/prefix"
   cmake -S . -B build-windows -G Ninja -DCMAKE_TOOLCHAIN_FILE=third_party/windows/mingw-w64.cmake \
