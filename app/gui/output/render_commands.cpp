@@ -242,12 +242,12 @@ void write_compare_pair(const std::filesystem::path& out, std::array<int, 2> siz
 
 // render --model A --compare hand-made: A's map beside the chapter's hand-made heads on the same
 // photo, at A's document's K and settings; B's query the hand-made patch under A's query patch
-// (matched_choice; B's own head), or `b_choice` as a sidecar recorded it. Each half is that
+// (matched_choice; B's own head), or `*b_choice` as a sidecar recorded it (nullptr: none). Each half is that
 // source's own picture at half the width, one colour scale each (the hand-made heads colour on
 // the GPU). The map view only.
 int render_hand_made_compare(const AppState& a_state, LayerMatch match, const std::string& view, std::array<int, 2> size,
                              const std::filesystem::path& out, bool force, const ChoiceFlags& choices, const std::string& expected_sha,
-                             const std::string& from, const std::optional<SourceChoice>& b_choice) {
+                             const std::string& from, const SourceChoice* b_choice) {
   if (view != "map") throw Error("--compare hand-made draws the map view only (the hand-made heads have no '" + view + "')");
   if (a_state.compare_one_scale) throw Error("--one-scale joins two models' scales; the hand-made heads keep their own");
   check_vit_view_and_model(view, a_state.model_path, expected_sha, from);
@@ -319,7 +319,7 @@ int render_hand_made_compare(const AppState& a_state, LayerMatch match, const st
 int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_model, LayerMatch match, const std::string& view,
                        std::array<int, 2> size, const std::filesystem::path& out, bool force, const ChoiceFlags& choices,
                        const std::array<std::string, 2>& expected_sha, const std::string& from,
-                       const std::optional<SourceChoice>& b_choice = std::nullopt) {
+                       const SourceChoice* b_choice = nullptr) {
   if (b_model == kCompareHandMade)
     return render_hand_made_compare(a_state, match, view, size, out, force, choices, expected_sha[0], from, b_choice);
   check_vit_view_and_model(view, a_state.model_path, expected_sha[0], from);
@@ -529,7 +529,10 @@ struct ComparedModel {
   std::filesystem::path model;
   std::string sha;
   LayerMatch match = LayerMatch::Depth;
-  std::optional<SourceChoice> choice;  // B's choice as drawn (its "vit" or "hand_made" entry)
+  // B's choice as drawn (its "vit" or "hand_made" entry), when has_choice. Not a std::optional:
+  // GCC 12 at -O3 (the Windows build) warns that one may be used uninitialized (a false alarm).
+  bool has_choice = false;
+  SourceChoice choice;
 };
 std::optional<ComparedModel> read_compare_entry(const std::string& from) {
   std::ifstream f(from);
@@ -538,7 +541,7 @@ std::optional<ComparedModel> read_compare_entry(const std::string& from) {
   const nlohmann::json& c = j["compare"];
   if (!c.is_object() || !c.contains("model") || !c["model"].is_string()) throw Error("'" + from + "': its \"compare\" entry names no model");
   if (c["model"].get<std::string>().empty()) return std::nullopt;  // the document's Compare, off
-  ComparedModel m{c["model"].get<std::string>(), {}, LayerMatch::Depth, std::nullopt};
+  ComparedModel m{c["model"].get<std::string>(), {}, LayerMatch::Depth, false, SourceChoice{}};
   if (c.contains("vit_model_sha256")) {
     if (!c["vit_model_sha256"].is_string()) throw Error("'" + from + "': its compared model's SHA-256 is not text");
     m.sha = c["vit_model_sha256"].get<std::string>();
@@ -557,6 +560,7 @@ std::optional<ComparedModel> read_compare_entry(const std::string& from) {
       throw Error("'" + from + "': its compared source's choice: " + e.what());
     }
     m.choice = m.model == kCompareHandMade ? d.hand_made : d.vit;
+    m.has_choice = true;
   }
   return m;
 }
@@ -641,7 +645,7 @@ int run_render(const std::vector<std::string>& in) {
       if (state.model_path.empty()) throw Error("'" + from + "' names no model");
       if (const auto compared = read_compare_entry(from))
         return render_vit_compare(state, compared->model, compared->match, view, size, out, force, ChoiceFlags{},
-                                  {sha, compared->sha}, from, compared->choice);
+                                  {sha, compared->sha}, from, compared->has_choice ? &compared->choice : nullptr);
       return render_vit(state, view, size, out, force, ChoiceFlags{}, sha, from);
     }
   } else {
