@@ -51,11 +51,9 @@ bool map_thumbnail(const char* id, HandMadeSession& hand_made, ImTextureID heat,
 }
 
 std::array<float, 4> map_picture(ImVec2 canvas0, ImVec2 canvas1, ImVec2 map0, ImVec2 map1, bool join_last_item) {
-  const ImVec2 clipped0(std::max(map0.x, canvas0.x), std::max(map0.y, canvas0.y));
-  const ImVec2 bar0 = join_last_item ? ImGui::GetItemRectMin() : clipped0;
-  const ImVec2 bar1 = join_last_item ? ImGui::GetItemRectMax() : ImVec2(std::min(map1.x, canvas1.x), std::min(map1.y, canvas1.y));
-  const float x0 = std::min(std::max(map0.x, canvas0.x), bar0.x), y0 = std::min(std::max(map0.y, canvas0.y), bar0.y);
-  const float x1 = std::max(std::min(map1.x, canvas1.x), bar1.x), y1 = std::max(std::min(map1.y, canvas1.y), bar1.y);
+  const ImVec2 m0(std::max(map0.x, canvas0.x), std::max(map0.y, canvas0.y)), m1(std::min(map1.x, canvas1.x), std::min(map1.y, canvas1.y));
+  const ImVec2 bar0 = join_last_item ? ImGui::GetItemRectMin() : m0, bar1 = join_last_item ? ImGui::GetItemRectMax() : m1;
+  const float x0 = std::min(m0.x, bar0.x), y0 = std::min(m0.y, bar0.y), x1 = std::max(m1.x, bar1.x), y1 = std::max(m1.y, bar1.y);
   return {std::floor(x0), std::floor(y0), std::ceil(x1) - std::floor(x0), std::ceil(y1) - std::floor(y0)};
 }
 

@@ -182,6 +182,9 @@ class VitMapSource final : public MapSource {
   /// The values' own range (the document's normalization over the kept values) of the last
   /// main_map(): what Compare joins into one scale.
   ValueRange own_range() const { return own_range_; }
+  /// The values' symbol of the last main_map() (a_ij, or ||x|| with the norms shown): what
+  /// Compare's one bar under both maps is labelled.
+  const std::string& value_name() const { return value_name_; }
 
  private:
   // One query's rows of A in one layer, every head (H × T, vit_attention_rows), computed once
@@ -198,6 +201,7 @@ class VitMapSource final : public MapSource {
   bool compact_ = false;
   std::optional<ValueRange> range_;
   ValueRange own_range_;
+  std::string value_name_ = "a_ij";
   unsigned rows_generation_ = 0;                             // vit_.generation() the rows below are of
   std::map<std::pair<int, int>, std::vector<float>> rows_;  // (layer, query) → H × T weights
 };

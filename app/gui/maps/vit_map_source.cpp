@@ -146,6 +146,7 @@ MainMap VitMapSource::main_map(const SourceChoice& choice) {
   const std::string key = std::to_string(map.layer) + "|" + std::to_string(map.head.head) + "|" +
                           std::to_string(static_cast<int>(map.head.fusion)) + "|" + std::to_string(map.query) + "|" + map.shows;
   own_range_ = normalization_range(map.values, {}, state_.normalization);
+  value_name_ = map.value_name;
   map.range = range_;
   map.texture = vit_map_texture(vit_, state_, "main", key, [&] { return map.values; }, range_);
   if (map.shows == "row") {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
 
 namespace attnlab::app {
@@ -240,6 +241,28 @@ void write_compare_pair(const std::filesystem::path& out, std::array<int, 2> siz
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
 }
 
+// Frames of a hand-made heads' view drawn headless until its work has settled: each frame takes
+// the scheduler's results and the rows asked for in the last one, then `draw` in the full window;
+// more frames while a view asks again or rows or pinned maps are on their way. The last frame's
+// RGB (HeadlessUi::render).
+std::vector<std::uint8_t> render_hand_made_frames(HeadlessUi& ui, Scheduler& scheduler, HandMadeSession& hand_made, AppState& state,
+                                                  const std::function<void()>& draw) {
+  return ui.render(
+      [&] {
+        state.commands.take_redraw();  // a view with work under way asks again
+        scheduler.drain();
+        hand_made.begin_frame();
+        begin_full_window("##render");
+        draw();
+        ImGui::End();
+      },
+      3, [&] {
+        // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
+        if (scheduler.busy()) scheduler.wait(std::chrono::milliseconds(200));
+        return state.commands.redraw_pending() || scheduler.busy() || hand_made.rows_pending() || hand_made.pinned_pending();
+      });
+}
+
 // render --model A --compare hand-made: A's map beside the chapter's hand-made heads on the same
 // photo, at A's document's K and settings; B's query the hand-made patch under A's query patch
 // (matched_choice; B's own head), or `*b_choice` as a sidecar recorded it (nullptr: none). Each half is that
@@ -290,19 +313,7 @@ int render_hand_made_compare(const AppState& a_state, LayerMatch match, const st
   token_at(hand_made.grid(), b_state.hand_made.cell.col, b_state.hand_made.cell.row);  // throws for a patch outside the grid
   HandMadeMapSource b_map(b_state, hand_made);
   ViewGeometry b_geometry;
-  const auto rgb_b = ui.render(
-      [&] {
-        b_state.commands.take_redraw();
-        scheduler.drain();
-        hand_made.begin_frame();
-        begin_full_window("##render");
-        draw_source_map(b_state, b_map, b_geometry);
-        ImGui::End();
-      },
-      3, [&] {
-        if (scheduler.busy()) scheduler.wait(std::chrono::milliseconds(200));
-        return b_state.commands.redraw_pending() || scheduler.busy() || hand_made.rows_pending();
-      });
+  const auto rgb_b = render_hand_made_frames(ui, scheduler, hand_made, b_state, [&] { draw_source_map(b_state, b_map, b_geometry); });
   nlohmann::json sidecar = to_json(a.state);
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass; " + hand_made.name() + ", the hand-made heads";
   sidecar.update(drawn_entries(a.state, a.vit));
@@ -583,27 +594,16 @@ int render_hand_made(AppState& state, const std::string& view, std::array<int, 2
   HandMadeMapSource hand_made_map(state, hand_made);
   auto teaching = make_teaching_views();
   ViewGeometry geometry;
-  const auto rgb = ui.render(
-      [&] {
-        state.commands.take_redraw();  // a view with work under way asks again
-        scheduler.drain();
-        hand_made.begin_frame();
-        begin_full_window("##render");
-        if (view == "map") draw_source_map(state, hand_made_map, geometry);
-        else if (view == "heads") draw_heads_grid(state, hand_made_map);
-        else
-          for (const auto& v : teaching)
-            if (view == v->name()) {
-              ImGui::Text("%s (%s)", v->title(), v->chapter_reference());
-              v->draw(state, hand_made);
-            }
-        ImGui::End();
-      },
-      3, [&] {
-        // Work on the scheduler: sleep on its queue until a result is ready, then draw again.
-        if (scheduler.busy()) scheduler.wait(std::chrono::milliseconds(200));
-        return state.commands.redraw_pending() || scheduler.busy() || hand_made.rows_pending() || hand_made.pinned_pending();
-      });
+  const auto rgb = render_hand_made_frames(ui, scheduler, hand_made, state, [&] {
+    if (view == "map") draw_source_map(state, hand_made_map, geometry);
+    else if (view == "heads") draw_heads_grid(state, hand_made_map);
+    else
+      for (const auto& v : teaching)
+        if (view == v->name()) {
+          ImGui::Text("%s (%s)", v->title(), v->chapter_reference());
+          v->draw(state, hand_made);
+        }
+  });
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = hand_made.name();

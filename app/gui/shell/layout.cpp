@@ -494,7 +494,7 @@ void App::draw_compared_maps() {
   if (shared_bar && compare_range_ && geometry_.valid && b.valid) {  // under both maps, from A's left edge to B's right
     const float left = geometry_.picture[0], right = b.picture[0] + b.picture[2];
     ImGui::SetCursorScreenPos(ImVec2(left, ImGui::GetCursorScreenPos().y + spacing.y));
-    colour_bar_below(state_.colormap, state_.normalization, *compare_range_, right - left, state_.vit_norms ? "||x||" : "a_ij");
+    colour_bar_below(state_.colormap, state_.normalization, *compare_range_, right - left, vit_map_.value_name());
     bar_bottom = ImGui::GetItemRectMax().y;
   }
   state_.report.compare = compare_.report();

@@ -76,6 +76,24 @@ std::string format_number(double v, int digits) {
 
 std::string format_weight(double w) { return format_number(w, 4); }
 
+namespace {
+
+// The weight at t ∈ [0,1] along a colour bar over `range` (the log of the weights for Log).
+double bar_value_at(Normalization n, ValueRange range, float t) {
+  const double v = range.lo + (range.hi - range.lo) * t;
+  return n == Normalization::Log ? std::exp(v) : v;
+}
+
+// Where the weight `uniform` (1/N) lies along the bar, t ∈ [0,1], if it does (and uniform > 0).
+std::optional<float> bar_place_of(Normalization n, ValueRange range, double uniform) {
+  if (uniform <= 0 || range.hi <= range.lo) return std::nullopt;
+  const double t = ((n == Normalization::Log ? std::log(uniform) : uniform) - range.lo) / (range.hi - range.lo);
+  if (t < 0 || t > 1) return std::nullopt;
+  return static_cast<float>(t);
+}
+
+}  // namespace
+
 void colour_bar(Colormap c, Normalization n, ValueRange range, float height, double uniform) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -89,22 +107,14 @@ void colour_bar(Colormap c, Normalization n, ValueRange range, float height, dou
                                 rgb(b[0], b[1], b[2]), rgb(b[0], b[1], b[2]));
   }
   dl->AddRect(p, ImVec2(p.x + w, p.y + height), IM_COL32(200, 200, 200, 255));
-  auto value_at = [&](float t) {
-    const double v = range.lo + (range.hi - range.lo) * t;
-    return n == Normalization::Log ? std::exp(v) : v;
-  };
   const float text_h = ImGui::GetTextLineHeight();
   // Where 1/N sits on the bar, if it does.
   std::optional<float> uniform_y;
-  if (uniform > 0 && range.hi > range.lo) {
-    const double v = n == Normalization::Log ? std::log(uniform) : uniform;
-    const double t = (v - range.lo) / (range.hi - range.lo);
-    if (t >= 0 && t <= 1) uniform_y = p.y + height * static_cast<float>(1.0 - t);
-  }
+  if (const auto t = bar_place_of(n, range, uniform)) uniform_y = p.y + height * (1.0f - *t);
   for (float t : {1.0f, 0.5f, 0.0f}) {
     const float y = std::clamp(p.y + height * (1.0f - t) - text_h * 0.5f, p.y, p.y + height - text_h);
     if (uniform_y && std::abs(y + text_h * 0.5f - *uniform_y) < text_h) continue;  // the 1/N label goes there
-    const std::string label = format_weight(value_at(t));
+    const std::string label = format_weight(bar_value_at(n, range, t));
     dl->AddText(ImVec2(p.x + w + 6, y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
   }
   if (uniform_y) {
@@ -145,10 +155,7 @@ void colour_bar_below(Colormap c, Normalization n, ValueRange range, float width
                                 rgb(b[0], b[1], b[2]), rgb(b[0], b[1], b[2]), rgb(a[0], a[1], a[2]));
   }
   dl->AddRect(p, ImVec2(p.x + width, p.y + h), IM_COL32(200, 200, 200, 255));
-  auto value_at = [&](float t) {
-    const double v = range.lo + (range.hi - range.lo) * t;
-    return n == Normalization::Log ? std::exp(v) : v;
-  };
+  auto value_at = [&](float t) { return bar_value_at(n, range, t); };
   // The labels left to right, each placed where it does not run into the one before it.
   const float y = p.y + h + gap;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), mark = IM_COL32(90, 220, 255, 255);
@@ -160,11 +167,7 @@ void colour_bar_below(Colormap c, Normalization n, ValueRange range, float width
     dl->AddText(ImVec2(x, y), colour, s.c_str());
     taken = x + w;
   };
-  std::optional<float> uniform_t;
-  if (uniform > 0 && range.hi > range.lo) {
-    const double v = n == Normalization::Log ? std::log(uniform) : uniform;
-    if (const double t = (v - range.lo) / (range.hi - range.lo); t >= 0 && t <= 1) uniform_t = static_cast<float>(t);
-  }
+  const std::optional<float> uniform_t = bar_place_of(n, range, uniform);
   label(name + "  " + format_weight(value_at(0.0f)), p.x, text, true);
   if (uniform_t) {
     const float x = p.x + width * *uniform_t;
