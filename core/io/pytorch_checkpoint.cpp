@@ -147,221 +147,22 @@ std::optional<std::string> hash_key(const Value& v) {
 constexpr std::size_t kMaxValues = 1u << 20;
 
 // ---- The unpickler (pickle protocol 2 as torch.save writes it, and the protocol 4 framing
-// opcodes), after torch/_weights_only_unpickler.py's Unpickler.load ----
+// opcodes), after torch/_weights_only_unpickler.py's Unpickler.load. In three parts: the
+// Unpickler's state (the bytes read, the stack, the marks, the memo and the objects made, with
+// the checks each step needs), the allow-list (which globals may be named and what calling them
+// builds: allowed_global, reduce, persistent_load, build) and the opcode handlers (container_op,
+// scalar_op, object_op), which unpickle() runs until STOP ----
 
 class Unpickler {
  public:
   Unpickler(std::span<const std::uint8_t> data, const std::string& what) : p_(data), what_(what) {}
 
-  Value* load() {
-    while (true) {
-      if (pos_ >= p_.size()) fail("the pickle ends before its STOP opcode (data.pkl is truncated)");
-      const std::uint8_t op = p_[pos_++];
-      if (op == '.') {  // STOP
-        if (!marks_.empty()) fail("a MARK left open at STOP");
-        if (stack_.size() != 1)
-          fail("STOP with " + std::to_string(stack_.size()) + " objects on the stack instead of 1");
-        return stack_.back();
-      }
-      if (!container_op(op) && !scalar_op(op) && !object_op(op))
-        fail("opcode " + hex_byte(op) + " at byte " + std::to_string(pos_ - 1) +
-             " of data.pkl is not one torch.save writes (only pickle protocol 2's data opcodes are read)");
-    }
-  }
-
   [[noreturn]] void fail(const std::string& problem) const { throw Error(what_ + ": " + problem); }
 
- private:
-  // Marks, tuples, lists and dicts: opcodes that build containers on the stack. Returns false for any other opcode.
-  bool container_op(std::uint8_t op) {
-    switch (op) {
-      case '}':
-        push(make(Kind::Dict));
-        break;  // EMPTY_DICT
-      case ']':
-        push(make(Kind::List));
-        break;  // EMPTY_LIST
-      case ')':
-        push(make(Kind::Tuple));
-        break;   // EMPTY_TUPLE
-      case '(':  // MARK
-        if (marks_.size() >= kMaxPickleMarks)
-          fail("more than " + std::to_string(kMaxPickleMarks) + " MARKs open at once (nesting too deep)");
-        marks_.push_back(stack_.size());
-        break;
-      case 't': {  // TUPLE
-        Value* t = make(Kind::Tuple);
-        for (Value* v : pop_mark()) insert(*t, v);
-        push(t);
-        break;
-      }
-      case 0x85:
-      case 0x86:
-      case 0x87: {  // TUPLE1, TUPLE2, TUPLE3
-        const std::size_t n = op - 0x84u;
-        if (stack_.size() < n || stack_.size() - n < floor()) underflow();
-        Value* t = make(Kind::Tuple);
-        for (std::size_t k = stack_.size() - n; k < stack_.size(); ++k) insert(*t, stack_[k]);
-        stack_.resize(stack_.size() - n);
-        push(t);
-        break;
-      }
-      case 's': {  // SETITEM
-        Value* v = pop();
-        Value* k = pop();
-        set_item(top(), k, v);
-        break;
-      }
-      case 'u': {  // SETITEMS
-        const std::vector<Value*> items = pop_mark();
-        if (items.size() % 2) fail("SETITEMS with an odd number of items");
-        Value* d = top();
-        for (std::size_t k = 0; k < items.size(); k += 2) set_item(d, items[k], items[k + 1]);
-        break;
-      }
-      case 'a': {  // APPEND
-        Value* v = pop();
-        append(top(), v);
-        break;
-      }
-      case 'e': {  // APPENDS
-        const std::vector<Value*> items = pop_mark();
-        Value* l = top();
-        for (Value* v : items) append(l, v);
-        break;
-      }
-      default:
-        return false;
-    }
-    return true;
-  }
-  // Strings, integers, floats, booleans and None: opcodes that push a value. Returns false for any other opcode.
-  bool scalar_op(std::uint8_t op) {
-    switch (op) {
-      case 'X':
-        push_string(le(4));
-        break;  // BINUNICODE
-      case 0x8c:
-        push_string(byte());
-        break;  // SHORT_BINUNICODE
-      case 0x8d:
-        push_string(le(8));
-        break;  // BINUNICODE8
-      case 'U':
-        push_string(byte());
-        break;  // SHORT_BINSTRING (read as text, as torch's location strings)
-      case 'T':
-        push_string(le(4));
-        break;  // BINSTRING
-      case 'J':
-        push_int(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4))));
-        break;  // BININT
-      case 'K':
-        push_int(byte());
-        break;  // BININT1
-      case 'M':
-        push_int(static_cast<std::int64_t>(le(2)));
-        break;      // BININT2
-      case 0x8a: {  // LONG1
-        const std::size_t n = byte();
-        if (n > 8) fail("an integer of " + std::to_string(n) + " bytes (LONG1), over 64 bits");
-        need(n);
-        std::uint64_t u = 0;
-        for (std::size_t k = 0; k < n; ++k) u |= std::uint64_t{p_[pos_ + k]} << (8 * k);
-        if (n > 0 && n < 8 && (p_[pos_ + n - 1] & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
-        pos_ += n;
-        push_int(static_cast<std::int64_t>(u));
-        break;
-      }
-      case 'G': {  // BINFLOAT: big-endian double
-        need(8);
-        std::uint64_t u = 0;
-        for (int k = 0; k < 8; ++k) u = (u << 8) | p_[pos_ + k];
-        pos_ += 8;
-        Value* v = make(Kind::Float);
-        v->f = std::bit_cast<double>(u);
-        push(v);
-        break;
-      }
-      case 0x88:
-        push_bool(true);
-        break;  // NEWTRUE
-      case 0x89:
-        push_bool(false);
-        break;  // NEWFALSE
-      case 'N':
-        push(make(Kind::None));
-        break;
-      default:
-        return false;
-    }
-    return true;
-  }
-  // The protocol and frame, the memo, globals, persistent ids (storages), REDUCE, BUILD and NEWOBJ. Returns false for any other opcode.
-  bool object_op(std::uint8_t op) {
-    switch (op) {
-      case 0x80: {  // PROTO
-        const std::uint8_t proto = byte();
-        if (proto < 2 || proto > 5)
-          fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
-        break;
-      }
-      case 0x95: {  // FRAME: a length, then that many bytes of opcodes (only a hint)
-        const std::uint64_t n = le(8);
-        if (n > p_.size() - pos_) fail("a FRAME longer than the rest of the pickle");
-        break;
-      }
-      case 'q':
-        memo_put(byte());
-        break;  // BINPUT
-      case 'r':
-        memo_put(le(4));
-        break;  // LONG_BINPUT
-      case 0x94:
-        memo_put(memo_.size());
-        break;  // MEMOIZE
-      case 'h':
-        memo_get(byte());
-        break;  // BINGET
-      case 'j':
-        memo_get(le(4));
-        break;     // LONG_BINGET
-      case 'c': {  // GLOBAL: "module\nname\n"
-        const std::string module = line();
-        const std::string name = line();
-        push(global(module, name));
-        break;
-      }
-      case 0x93: {  // STACK_GLOBAL
-        Value* name = pop();
-        Value* module = pop();
-        if (module->kind != Kind::Str || name->kind != Kind::Str)
-          fail("STACK_GLOBAL with names that are not strings");
-        push(global(module->s, name->s));
-        break;
-      }
-      case 'Q':
-        persistent_load();
-        break;     // BINPERSID
-      case 'R':
-        reduce();
-        break;      // REDUCE
-      case 0x81: {  // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
-        pop();
-        const Value* cls = pop();
-        fail("the pickle creates an object of " +
-             (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
-             " (NEWOBJ), which a checkpoint of weights does not need; nothing was run");
-      }
-      case 'b':
-        build();
-        break;     // BUILD
-      default:
-        return false;
-    }
-    return true;
-  }
   // -- reading
+  std::size_t size() const { return p_.size(); }
+  std::size_t position() const { return pos_; }
+  std::uint64_t remaining() const { return p_.size() - pos_; }
   void need(std::uint64_t n) const {
     if (n > p_.size() - pos_) fail("the pickle ends inside an opcode's argument (data.pkl is truncated)");
   }
@@ -369,11 +170,23 @@ class Unpickler {
     need(1);
     return p_[pos_++];
   }
-  std::uint64_t le(int n) {
-    need(static_cast<std::uint64_t>(n));
-    std::uint64_t u = 0;
-    for (int k = 0; k < n; ++k) u |= std::uint64_t{p_[pos_ + k]} << (8 * k);
+  /// The next opcode; fails at the end of the bytes (no STOP).
+  std::uint8_t opcode() {
+    if (pos_ >= p_.size()) fail("the pickle ends before its STOP opcode (data.pkl is truncated)");
+    return p_[pos_++];
+  }
+  /// The next `n` bytes (checked to be there), consumed.
+  std::span<const std::uint8_t> take(std::uint64_t n) {
+    need(n);
+    const auto out = p_.subspan(pos_, static_cast<std::size_t>(n));
     pos_ += static_cast<std::size_t>(n);
+    return out;
+  }
+  /// An unsigned little-endian integer of `n` bytes.
+  std::uint64_t le(int n) {
+    std::uint64_t u = 0;
+    const auto b = take(static_cast<std::uint64_t>(n));
+    for (int k = 0; k < n; ++k) u |= std::uint64_t{b[static_cast<std::size_t>(k)]} << (8 * k);
     return u;
   }
   std::string line() {
@@ -385,6 +198,8 @@ class Unpickler {
   }
 
   // -- the stack
+  bool marks_open() const { return !marks_.empty(); }
+  std::size_t stack_size() const { return stack_.size(); }
   std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
   [[noreturn]] void underflow() const {
     fail("the pickle takes more objects from its stack than it put there (corrupt data.pkl)");
@@ -404,6 +219,18 @@ class Unpickler {
     if (stack_.size() <= floor()) underflow();
     return stack_.back();
   }
+  /// The top `n` objects (above the last MARK), oldest first, taken off the stack.
+  std::vector<Value*> pop_n(std::size_t n) {
+    if (stack_.size() < n || stack_.size() - n < floor()) underflow();
+    std::vector<Value*> items(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+    stack_.resize(stack_.size() - n);
+    return items;
+  }
+  void mark() {
+    if (marks_.size() >= kMaxPickleMarks)
+      fail("more than " + std::to_string(kMaxPickleMarks) + " MARKs open at once (nesting too deep)");
+    marks_.push_back(stack_.size());
+  }
   std::vector<Value*> pop_mark() {
     if (marks_.empty()) fail("an opcode that needs a MARK without one (corrupt data.pkl)");
     const std::size_t m = marks_.back();
@@ -422,10 +249,9 @@ class Unpickler {
     return &v;
   }
   void push_string(std::uint64_t n) {
-    need(n);  // never longer than the bytes that hold it
+    const auto b = take(n);  // never longer than the bytes that hold it
     Value* v = make(Kind::Str);
-    v->s.assign(reinterpret_cast<const char*>(p_.data() + pos_), static_cast<std::size_t>(n));
-    pos_ += static_cast<std::size_t>(n);
+    v->s.assign(reinterpret_cast<const char*>(b.data()), b.size());
     push(v);
   }
   void push_int(std::int64_t i) {
@@ -466,6 +292,7 @@ class Unpickler {
 
   // -- the memo: a pickler numbers what it memoizes 0, 1, 2, ..., so no index can pass the
   // number of bytes of the pickle (each memoization takes at least one).
+  std::size_t memo_size() const { return memo_.size(); }
   void memo_put(std::uint64_t i) {
     if (i > p_.size())
       fail("memo index " + std::to_string(i) + " is past what a pickle of " + std::to_string(p_.size()) +
@@ -479,118 +306,7 @@ class Unpickler {
     push(it->second);
   }
 
-  // -- globals, calls
-  Value* global(const std::string& module, const std::string& name) {
-    const std::string full = module + "." + name;
-    Value* v = make(Kind::Global);
-    v->s = full;
-    if (full == "collections.OrderedDict")
-      v->callable = Callable::OrderedDict;
-    else if (full == "torch._utils._rebuild_tensor_v2")
-      v->callable = Callable::RebuildTensorV2;
-    else if (full == "torch._utils._rebuild_parameter")
-      v->callable = Callable::RebuildParameter;
-    else {
-      for (const StorageType& t : kStorageTypes)
-        if (module == "torch" && name == t.torch_name) {
-          v->callable = Callable::Storage;
-          v->storage_type = &t;
-          return v;
-        }
-      fail("the pickle names the global " + quote(full) +
-           ", which torch.load(weights_only=True) refuses too: only tensors, dicts, lists, tuples, numbers, strings "
-           "are read (nothing in the file was run)");
-    }
-    return v;
-  }
-
-  void reduce() {
-    Value* args = pop();
-    Value* func = pop();
-    if (func->kind != Kind::Global)
-      fail("REDUCE calls " + std::string(kind_name(func->kind)) + ", not an allowed global");
-    if (args->kind != Kind::Tuple) fail("REDUCE of " + quote(func->s) + " with arguments that are not a tuple");
-    const auto& a = args->items;
-    switch (func->callable) {
-      case Callable::OrderedDict: {
-        if (!a.empty()) fail("collections.OrderedDict called with arguments (torch writes OrderedDict())");
-        Value* d = make(Kind::Dict);
-        d->dict->ordered = true;
-        push(d);
-        return;
-      }
-      case Callable::RebuildTensorV2: {
-        // torch/_utils.py: _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
-        // backward_hooks, metadata=None)
-        if (a.size() != 6 && a.size() != 7)
-          fail("_rebuild_tensor_v2 with " + std::to_string(a.size()) + " arguments, not 6 or 7");
-        if (a[0]->kind != Kind::Storage)
-          fail("_rebuild_tensor_v2 of " + std::string(kind_name(a[0]->kind)) + ", not a storage");
-        if (a[1]->kind != Kind::Int) fail("_rebuild_tensor_v2 with a storage offset that is not an int");
-        if (a[2]->kind != Kind::Tuple || a[3]->kind != Kind::Tuple)
-          fail("_rebuild_tensor_v2 with a size or stride that is not a tuple");
-        if (a[2]->items.size() != a[3]->items.size())
-          fail("_rebuild_tensor_v2 with " + std::to_string(a[2]->items.size()) + " sizes but " +
-               std::to_string(a[3]->items.size()) + " strides");
-        if (a[2]->items.size() > kMaxTensorDims)
-          fail("a tensor of more than " + std::to_string(kMaxTensorDims) + " dimensions");
-        if (a[4]->kind != Kind::Bool) fail("_rebuild_tensor_v2 with requires_grad that is not a bool");
-        if (a[5]->kind != Kind::Dict || !a[5]->dict->entries.empty())
-          fail("_rebuild_tensor_v2 with backward hooks (a checkpoint's tensors have none)");
-        Value* t = make(Kind::Tensor);
-        t->tensor = std::make_unique<TensorRef>();
-        t->tensor->storage = a[0];
-        t->tensor->offset = a[1]->i;
-        for (std::size_t d = 0; d < a[2]->items.size(); ++d) {
-          const Value* sz = a[2]->items[d];
-          const Value* st = a[3]->items[d];
-          if (sz->kind != Kind::Int || st->kind != Kind::Int) fail("a tensor's size or stride that is not an int");
-          t->tensor->size.push_back(sz->i);
-          t->tensor->stride.push_back(st->i);
-        }
-        push(t);
-        return;
-      }
-      case Callable::RebuildParameter: {
-        // torch/_utils.py: _rebuild_parameter(data, requires_grad, backward_hooks)
-        if (a.size() != 3 || a[0]->kind != Kind::Tensor || a[1]->kind != Kind::Bool || a[2]->kind != Kind::Dict ||
-            !a[2]->dict->entries.empty())
-          fail("_rebuild_parameter with arguments other than (tensor, bool, {})");
-        push(a[0]);
-        return;
-      }
-      case Callable::Storage:
-        fail("the pickle calls " + quote(func->s) + " (a storage is only named by a persistent id)");
-    }
-  }
-
-  // torch/serialization.py, _load's persistent_load: ('storage', storage_type, key, location, numel).
-  void persistent_load() {
-    const Value* pid = pop();
-    if (pid->kind != Kind::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Kind::Str ||
-        pid->items[0]->s != "storage")
-      fail("a persistent id other than ('storage', type, key, location, numel), which torch.load refuses too");
-    const auto& a = pid->items;
-    if (a[1]->kind != Kind::Global || a[1]->callable != Callable::Storage)
-      fail("a storage whose type is not torch.<T>Storage");
-    if (a[2]->kind != Kind::Str || a[3]->kind != Kind::Str || a[4]->kind != Kind::Int)
-      fail("a storage's key, location or size of the wrong type");
-    if (a[4]->i < 0) fail("storage " + quote(a[2]->s) + " has a negative size");
-    Value* v = make(Kind::Storage);
-    v->storage = std::make_unique<StorageRef>(StorageRef{a[1]->storage_type, a[2]->s, a[4]->i});
-    push(v);
-  }
-
-  void build() {
-    const Value* state = pop();
-    Value* inst = top();
-    // torch: BUILD is for Tensor (legacy), Parameter and OrderedDict; state dicts carry
-    // OrderedDict's `_metadata` (module versions) this way, which is not needed here.
-    if (inst->kind == Kind::Dict && inst->dict->ordered && (state->kind == Kind::Dict || state->kind == Kind::None))
-      return;
-    fail("BUILD on " + std::string(kind_name(inst->kind)) + " (only an OrderedDict's state is accepted)");
-  }
-
+ private:
   std::span<const std::uint8_t> p_;
   std::size_t pos_ = 0;
   const std::string& what_;
@@ -599,6 +315,272 @@ class Unpickler {
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint64_t, Value*> memo_;
 };
+
+// -- The allow-list: the globals a pickle may name, and what calling them builds.
+
+// GLOBAL / STACK_GLOBAL: `module`.`name` as a Global, when it is one of the few allowed;
+// anything else fails naming it (and nothing is looked up or run).
+Value* allowed_global(Unpickler& u, const std::string& module, const std::string& name) {
+  const std::string full = module + "." + name;
+  Value* v = u.make(Kind::Global);
+  v->s = full;
+  if (full == "collections.OrderedDict")
+    v->callable = Callable::OrderedDict;
+  else if (full == "torch._utils._rebuild_tensor_v2")
+    v->callable = Callable::RebuildTensorV2;
+  else if (full == "torch._utils._rebuild_parameter")
+    v->callable = Callable::RebuildParameter;
+  else {
+    for (const StorageType& t : kStorageTypes)
+      if (module == "torch" && name == t.torch_name) {
+        v->callable = Callable::Storage;
+        v->storage_type = &t;
+        return v;
+      }
+    u.fail("the pickle names the global " + quote(full) +
+           ", which torch.load(weights_only=True) refuses too: only tensors, dicts, lists, tuples, numbers, strings "
+           "are read (nothing in the file was run)");
+  }
+  return v;
+}
+
+// torch/_utils.py: _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
+// backward_hooks, metadata=None), its arguments checked, as a Tensor viewing the storage.
+Value* rebuild_tensor_v2(Unpickler& u, const std::vector<Value*>& a) {
+  if (a.size() != 6 && a.size() != 7) u.fail("_rebuild_tensor_v2 with " + std::to_string(a.size()) + " arguments, not 6 or 7");
+  if (a[0]->kind != Kind::Storage) u.fail("_rebuild_tensor_v2 of " + std::string(kind_name(a[0]->kind)) + ", not a storage");
+  if (a[1]->kind != Kind::Int) u.fail("_rebuild_tensor_v2 with a storage offset that is not an int");
+  if (a[2]->kind != Kind::Tuple || a[3]->kind != Kind::Tuple)
+    u.fail("_rebuild_tensor_v2 with a size or stride that is not a tuple");
+  if (a[2]->items.size() != a[3]->items.size())
+    u.fail("_rebuild_tensor_v2 with " + std::to_string(a[2]->items.size()) + " sizes but " +
+           std::to_string(a[3]->items.size()) + " strides");
+  if (a[2]->items.size() > kMaxTensorDims) u.fail("a tensor of more than " + std::to_string(kMaxTensorDims) + " dimensions");
+  if (a[4]->kind != Kind::Bool) u.fail("_rebuild_tensor_v2 with requires_grad that is not a bool");
+  if (a[5]->kind != Kind::Dict || !a[5]->dict->entries.empty())
+    u.fail("_rebuild_tensor_v2 with backward hooks (a checkpoint's tensors have none)");
+  Value* t = u.make(Kind::Tensor);
+  t->tensor = std::make_unique<TensorRef>();
+  t->tensor->storage = a[0];
+  t->tensor->offset = a[1]->i;
+  for (std::size_t d = 0; d < a[2]->items.size(); ++d) {
+    const Value* sz = a[2]->items[d];
+    const Value* st = a[3]->items[d];
+    if (sz->kind != Kind::Int || st->kind != Kind::Int) u.fail("a tensor's size or stride that is not an int");
+    t->tensor->size.push_back(sz->i);
+    t->tensor->stride.push_back(st->i);
+  }
+  return t;
+}
+
+// REDUCE: an allowed global called with a tuple of arguments.
+void reduce(Unpickler& u) {
+  Value* args = u.pop();
+  Value* func = u.pop();
+  if (func->kind != Kind::Global) u.fail("REDUCE calls " + std::string(kind_name(func->kind)) + ", not an allowed global");
+  if (args->kind != Kind::Tuple) u.fail("REDUCE of " + quote(func->s) + " with arguments that are not a tuple");
+  const auto& a = args->items;
+  switch (func->callable) {
+    case Callable::OrderedDict: {
+      if (!a.empty()) u.fail("collections.OrderedDict called with arguments (torch writes OrderedDict())");
+      Value* d = u.make(Kind::Dict);
+      d->dict->ordered = true;
+      u.push(d);
+      return;
+    }
+    case Callable::RebuildTensorV2:
+      u.push(rebuild_tensor_v2(u, a));
+      return;
+    case Callable::RebuildParameter:
+      // torch/_utils.py: _rebuild_parameter(data, requires_grad, backward_hooks)
+      if (a.size() != 3 || a[0]->kind != Kind::Tensor || a[1]->kind != Kind::Bool || a[2]->kind != Kind::Dict ||
+          !a[2]->dict->entries.empty())
+        u.fail("_rebuild_parameter with arguments other than (tensor, bool, {})");
+      u.push(a[0]);
+      return;
+    case Callable::Storage:
+      u.fail("the pickle calls " + quote(func->s) + " (a storage is only named by a persistent id)");
+  }
+}
+
+// torch/serialization.py, _load's persistent_load: ('storage', storage_type, key, location, numel).
+void persistent_load(Unpickler& u) {
+  const Value* pid = u.pop();
+  if (pid->kind != Kind::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Kind::Str ||
+      pid->items[0]->s != "storage")
+    u.fail("a persistent id other than ('storage', type, key, location, numel), which torch.load refuses too");
+  const auto& a = pid->items;
+  if (a[1]->kind != Kind::Global || a[1]->callable != Callable::Storage)
+    u.fail("a storage whose type is not torch.<T>Storage");
+  if (a[2]->kind != Kind::Str || a[3]->kind != Kind::Str || a[4]->kind != Kind::Int)
+    u.fail("a storage's key, location or size of the wrong type");
+  if (a[4]->i < 0) u.fail("storage " + quote(a[2]->s) + " has a negative size");
+  Value* v = u.make(Kind::Storage);
+  v->storage = std::make_unique<StorageRef>(StorageRef{a[1]->storage_type, a[2]->s, a[4]->i});
+  u.push(v);
+}
+
+// BUILD: torch allows it for Tensor (legacy), Parameter and OrderedDict; state dicts carry
+// OrderedDict's `_metadata` (module versions) this way, which is not needed here.
+void build(Unpickler& u) {
+  const Value* state = u.pop();
+  const Value* inst = u.top();
+  if (inst->kind == Kind::Dict && inst->dict->ordered && (state->kind == Kind::Dict || state->kind == Kind::None)) return;
+  u.fail("BUILD on " + std::string(kind_name(inst->kind)) + " (only an OrderedDict's state is accepted)");
+}
+
+// -- The opcode handlers, each for a group of opcodes; each returns false for an opcode not its own.
+
+// Marks, tuples, lists and dicts: opcodes that build containers on the stack.
+bool container_op(Unpickler& u, std::uint8_t op) {
+  switch (op) {
+    case '}': u.push(u.make(Kind::Dict)); break;   // EMPTY_DICT
+    case ']': u.push(u.make(Kind::List)); break;   // EMPTY_LIST
+    case ')': u.push(u.make(Kind::Tuple)); break;  // EMPTY_TUPLE
+    case '(': u.mark(); break;                     // MARK
+    case 't': {                                    // TUPLE
+      Value* t = u.make(Kind::Tuple);
+      for (Value* v : u.pop_mark()) u.insert(*t, v);
+      u.push(t);
+      break;
+    }
+    case 0x85:
+    case 0x86:
+    case 0x87: {  // TUPLE1, TUPLE2, TUPLE3
+      const std::vector<Value*> items = u.pop_n(op - 0x84u);
+      Value* t = u.make(Kind::Tuple);
+      for (Value* v : items) u.insert(*t, v);
+      u.push(t);
+      break;
+    }
+    case 's': {  // SETITEM
+      Value* v = u.pop();
+      Value* k = u.pop();
+      u.set_item(u.top(), k, v);
+      break;
+    }
+    case 'u': {  // SETITEMS
+      const std::vector<Value*> items = u.pop_mark();
+      if (items.size() % 2) u.fail("SETITEMS with an odd number of items");
+      Value* d = u.top();
+      for (std::size_t k = 0; k < items.size(); k += 2) u.set_item(d, items[k], items[k + 1]);
+      break;
+    }
+    case 'a': {  // APPEND
+      Value* v = u.pop();
+      u.append(u.top(), v);
+      break;
+    }
+    case 'e': {  // APPENDS
+      const std::vector<Value*> items = u.pop_mark();
+      Value* l = u.top();
+      for (Value* v : items) u.append(l, v);
+      break;
+    }
+    default: return false;
+  }
+  return true;
+}
+
+// LONG1: a little-endian two's-complement integer of up to 8 bytes.
+void push_long1(Unpickler& u) {
+  const std::size_t n = u.byte();
+  if (n > 8) u.fail("an integer of " + std::to_string(n) + " bytes (LONG1), over 64 bits");
+  const auto b = u.take(n);
+  std::uint64_t x = 0;
+  for (std::size_t k = 0; k < n; ++k) x |= std::uint64_t{b[k]} << (8 * k);
+  if (n > 0 && n < 8 && (b[n - 1] & 0x80)) x |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+  u.push_int(static_cast<std::int64_t>(x));
+}
+
+// Strings, integers, floats, booleans and None: opcodes that push a value.
+bool scalar_op(Unpickler& u, std::uint8_t op) {
+  switch (op) {
+    case 'X': u.push_string(u.le(4)); break;     // BINUNICODE
+    case 0x8c: u.push_string(u.byte()); break;   // SHORT_BINUNICODE
+    case 0x8d: u.push_string(u.le(8)); break;    // BINUNICODE8
+    case 'U': u.push_string(u.byte()); break;    // SHORT_BINSTRING (read as text, as torch's location strings)
+    case 'T': u.push_string(u.le(4)); break;     // BINSTRING
+    case 'J': u.push_int(static_cast<std::int32_t>(static_cast<std::uint32_t>(u.le(4)))); break;  // BININT
+    case 'K': u.push_int(u.byte()); break;                                                        // BININT1
+    case 'M': u.push_int(static_cast<std::int64_t>(u.le(2))); break;                              // BININT2
+    case 0x8a: push_long1(u); break;                                                              // LONG1
+    case 'G': {  // BINFLOAT: big-endian double
+      std::uint64_t x = 0;
+      for (const std::uint8_t b : u.take(8)) x = (x << 8) | b;
+      Value* v = u.make(Kind::Float);
+      v->f = std::bit_cast<double>(x);
+      u.push(v);
+      break;
+    }
+    case 0x88: u.push_bool(true); break;   // NEWTRUE
+    case 0x89: u.push_bool(false); break;  // NEWFALSE
+    case 'N': u.push(u.make(Kind::None)); break;
+    default: return false;
+  }
+  return true;
+}
+
+// The protocol and frame, the memo, globals, persistent ids (storages), REDUCE, BUILD and NEWOBJ.
+bool object_op(Unpickler& u, std::uint8_t op) {
+  switch (op) {
+    case 0x80: {  // PROTO
+      const std::uint8_t proto = u.byte();
+      if (proto < 2 || proto > 5) u.fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
+      break;
+    }
+    case 0x95: {  // FRAME: a length, then that many bytes of opcodes (only a hint)
+      const std::uint64_t n = u.le(8);
+      if (n > u.remaining()) u.fail("a FRAME longer than the rest of the pickle");
+      break;
+    }
+    case 'q': u.memo_put(u.byte()); break;         // BINPUT
+    case 'r': u.memo_put(u.le(4)); break;          // LONG_BINPUT
+    case 0x94: u.memo_put(u.memo_size()); break;   // MEMOIZE
+    case 'h': u.memo_get(u.byte()); break;         // BINGET
+    case 'j': u.memo_get(u.le(4)); break;          // LONG_BINGET
+    case 'c': {                                    // GLOBAL: "module\nname\n"
+      const std::string module = u.line();
+      const std::string name = u.line();
+      u.push(allowed_global(u, module, name));
+      break;
+    }
+    case 0x93: {  // STACK_GLOBAL
+      Value* name = u.pop();
+      Value* module = u.pop();
+      if (module->kind != Kind::Str || name->kind != Kind::Str) u.fail("STACK_GLOBAL with names that are not strings");
+      u.push(allowed_global(u, module->s, name->s));
+      break;
+    }
+    case 'Q': persistent_load(u); break;  // BINPERSID
+    case 'R': reduce(u); break;           // REDUCE
+    case 0x81: {                          // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
+      u.pop();
+      const Value* cls = u.pop();
+      u.fail("the pickle creates an object of " +
+             (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
+             " (NEWOBJ), which a checkpoint of weights does not need; nothing was run");
+    }
+    case 'b': build(u); break;  // BUILD
+    default: return false;
+  }
+  return true;
+}
+
+// Runs the pickle's opcodes until STOP: the one object it leaves (owned by `u`).
+Value* unpickle(Unpickler& u) {
+  while (true) {
+    const std::uint8_t op = u.opcode();
+    if (op == '.') {  // STOP
+      if (u.marks_open()) u.fail("a MARK left open at STOP");
+      if (u.stack_size() != 1) u.fail("STOP with " + std::to_string(u.stack_size()) + " objects on the stack instead of 1");
+      return u.pop();
+    }
+    if (!container_op(u, op) && !scalar_op(u, op) && !object_op(u, op))
+      u.fail("opcode " + hex_byte(op) + " at byte " + std::to_string(u.position() - 1) +
+             " of data.pkl is not one torch.save writes (only pickle protocol 2's data opcodes are read)");
+  }
+}
 
 // ---- The zip archive (libzip) ----
 
@@ -870,7 +852,7 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
                  std::to_string(kMaxPickleBytes));
   const std::vector<std::uint8_t> pickle = archive.read(pkl->first, pkl->second, "data.pkl");
   Unpickler unpickler(pickle, what);
-  const Value* root = unpickler.load();
+  const Value* root = unpickle(unpickler);
   const auto tensors = state_dict(root, unpickler);
 
   // Every tensor checked against its storage before anything is read.
