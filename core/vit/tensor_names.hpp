@@ -1,25 +1,32 @@
 #pragma once
-// One table of a ViT's tensor names per naming, as llama.cpp's LLM_TENSOR_NAMES: an enum of the
-// kinds of tensor a ViT has (VitTensor), and per naming (VitNaming: timm, DINOv2, Hugging Face)
-// each kind's name pattern, "{i}" standing for the block index. The loader (core/vit/vit_load.cpp)
-// finds a checkpoint's tensors through it, the trainer (core/vit/vit_train.cpp) names and indexes
-// its parameters by it, and so the checkpoints it writes (VitTrainer::tensors(), written by
-// core/io/safetensors_write.hpp) carry timm's names from it. The wrappers and name prefixes a
-// PyTorch checkpoint's state dict may carry (DINO's "teacher", DDP's "module.", "backbone.") are
-// the reader's: kPytorchStateDictWrappers and kPytorchNamePrefixes in core/io/pytorch_checkpoint.hpp.
+// The kinds of tensor a ViT has (VitTensor), in the style of llama.cpp's LLM_TENSOR_NAMES, and
+// the namings they are read in (VitNaming: one per model family, core/vit/model_family.hpp).
+// Each family names its tensors as explicit {kind, pattern} pairs in its own file
+// (core/vit/families/), "{i}" standing for the block index; vit_tensor_name() reads them. The
+// loader (core/vit/vit_load.cpp) finds a checkpoint's tensors through them, the trainer
+// (core/vit/vit_train.cpp) names and indexes its parameters by kind, and so the checkpoints it
+// writes (VitTrainer::tensors(), written by core/io/safetensors_write.hpp) carry timm's names.
+// The wrappers and name prefixes a PyTorch checkpoint's state dict may carry (DINO's "teacher",
+// DDP's "module.", "backbone.") are the reader's, applied before any family is known:
+// kPytorchStateDictWrappers, kPytorchModulePrefix and kPytorchBackbonePrefix in
+// core/io/pytorch_checkpoint.hpp.
 #include <string>
 #include <string_view>
 
 namespace attnlab {
 
-/// Whose tensor names a checkpoint uses. They also decide how the position embedding is
-/// resampled (see vit_position_embedding(), core/vit/vit.hpp).
+/// Whose tensor names a checkpoint uses: one value per model family, from the families' one
+/// table (core/vit/model_families.inc): HuggingFace (transformers' ViTModel /
+/// ViTForImageClassification: encoder.layer.{i} …), Dinov2 (DINOv2's own: timm's names plus
+/// `register_tokens` that get no position code), Timm (timm's VisionTransformer, DeiT's and
+/// DINO's own checkpoints: blocks.{i}.attn.qkv …). Each family's rules, the position
+/// embedding's resampling among them, are its ModelFamily (model_family(naming)).
 enum class VitNaming {
-  Timm,         ///< timm's VisionTransformer (and DINO's own checkpoints): blocks.{i}.attn.qkv …
-  Dinov2,       ///< DINOv2's own: timm's names plus `register_tokens` that get no position code
-  HuggingFace,  ///< transformers' ViTModel / ViTForImageClassification: encoder.layer.{i} …
+#define ATTNLAB_MODEL_FAMILY(id, function) id,
+#include "core/vit/model_families.inc"
+#undef ATTNLAB_MODEL_FAMILY
 };
-const char* naming_name(VitNaming naming);  ///< "timm", "dinov2", "hf"
+const char* naming_name(VitNaming naming);  ///< the family's name: "timm", "dinov2", "hf"
 
 /// The kinds of tensor a ViT checkpoint holds. Whole-model kinds first, then the per-block kinds
 /// (kFirstBlockTensor … kVitTensorKinds − 1), whose names carry the block index.
@@ -72,8 +79,8 @@ struct VitTensorName {
   bool prefixed = true;           ///< false: the name stands outside the model's prefix (HF's "classifier")
 };
 
-/// The table's entry for `kind` in `naming`.
-const VitTensorName& vit_tensor_entry(VitNaming naming, VitTensor kind);
+/// The entry for `kind` in `naming`'s family (its own pair, else its base family's; {} when neither names it).
+VitTensorName vit_tensor_entry(VitNaming naming, VitTensor kind);
 
 /// The name of `kind` in `naming`, `prefix` in front (the checkpoint's, e.g. "vit." for HF
 /// classifiers, "" for timm) unless the entry stands outside it, "{i}" replaced by `block`.

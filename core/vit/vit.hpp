@@ -4,7 +4,7 @@
 // tensors' shapes. The forward pass itself is in VitRunner's two implementations: the CPU path
 // (vit_cpu.hpp) and the GPU engine (gpu/vit_engine.hpp), one for one; both leave a VitPass.
 // The formulas are in docs/MATH.md, section "A learned ViT". Declared here, defined by idea:
-// loading (checkpoint -> weights, names from core/vit/tensor_names.hpp) in vit_load.cpp, the
+// loading (checkpoint -> weights, by its model family: core/vit/model_family.hpp) in vit_load.cpp, the
 // input (resizing, patches, the position embedding resampled) in vit_input.cpp, the runner's
 // choice and the memory budget in vit_runner.cpp, reading a finished pass in vit_pass.cpp.
 #include "core/io/image.hpp"
@@ -127,8 +127,8 @@ std::filesystem::path checkpoint_file(const std::filesystem::path& path);
 
 /// The same from tensors holding their values or from a file opened by open_safetensors() or
 /// index_safetensors() (read by file.read() once everything is checked; model.sha256 is its
-/// hash, "" when every tensor held its values), every tensor found by its naming's table
-/// (core/vit/tensor_names.hpp), with the config files' contents as JSON text
+/// hash, "" when every tensor held its values), its model family detected and every tensor
+/// found by the family's names (core/vit/model_family.hpp), with the config files' contents as JSON text
 /// ("" when absent); `what` names the checkpoint in errors.
 VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, const std::string& preprocessor_json,
                           const VitLoadOptions& options, const std::string& what);

@@ -1,8 +1,11 @@
-// The image as a ViT sees it: scaled, cropped to whole patches, normalized; and the position
-// embedding resampled to its patch grid, as timm or Hugging Face do it.
+// The image as a ViT sees it: scaled, cropped to whole patches, normalized (with the mean and std
+// the loader took from the config files or the model family); and the position embedding
+// resampled to its patch grid as the model family's library does it (ModelFamily::input,
+// core/vit/model_family.hpp: timm's antialiased bicubic, or Hugging Face's plain bicubic).
 #include "core/vit/vit.hpp"
 
 #include "core/base/error.hpp"
+#include "core/vit/model_family.hpp"
 
 #include <stb_image_resize.h>
 
@@ -172,7 +175,7 @@ Matrix vit_position_embedding(const VitModel& model, int rows, int cols) {
   if (rows == a.pos_rows && cols == a.pos_cols) return model.pos;
   const int pre = covered_prefix(a);
   const Matrix patches = model.pos.bottomRows(model.pos.rows() - pre);
-  const bool antialias = a.naming != VitNaming::HuggingFace;
+  const bool antialias = model_family(a.naming).input.antialiased_positions;  // timm's and DINOv2's; not HF's
   Matrix out(pre + static_cast<Eigen::Index>(rows) * cols, model.pos.cols());
   out.topRows(pre) = model.pos.topRows(pre);
   out.bottomRows(static_cast<Eigen::Index>(rows) * cols) = resample_grid(patches, a.pos_rows, a.pos_cols, rows, cols, antialias);

@@ -1,10 +1,13 @@
 // Loading a ViT: a checkpoint's tensors (safetensors or PyTorch) and its config files into a
-// VitModel, every tensor found through the naming's table (core/vit/tensor_names.hpp).
+// VitModel. The checkpoint's model family (core/vit/model_family.hpp) is detected first; every
+// tensor is found through its names, and its rules say where the position embedding covers the
+// tokens and where config.json keeps the heads and ε. No family is known here by name.
 #include "core/vit/vit.hpp"
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
 #include "core/io/pytorch_checkpoint.hpp"
+#include "core/vit/model_family.hpp"
 #include "core/vit/tensor_names.hpp"
 
 #include <nlohmann/json.hpp>
@@ -142,14 +145,14 @@ void take_constant(TensorTaker& taker, std::int64_t n, float value, RowVector& v
   taker.allocate(static_cast<std::size_t>(n), [&v, n, value] { v = RowVector::Constant(n, value); });
 }
 
-/// The checkpoint's naming and the prefix in front of its names (e.g. "vit." for HF classifiers):
-/// every tensor's name comes from the naming's table (core/vit/tensor_names.hpp).
+/// The checkpoint's family and the prefix in front of its names (e.g. "vit." for HF classifiers):
+/// every tensor's name comes from the family's {kind, pattern} pairs.
 struct CheckpointNames {
-  VitNaming naming = VitNaming::Timm;
+  const ModelFamily* family = nullptr;
   std::string prefix;
-  std::string operator()(VitTensor kind, int block = -1) const { return vit_tensor_name(naming, kind, block, prefix); }
-  /// Whether the naming has tensors of this kind at all.
-  bool has(VitTensor kind) const { return vit_tensor_entry(naming, kind).pattern != nullptr; }
+  std::string operator()(VitTensor kind, int block = -1) const { return family->tensor_name(kind, block, prefix); }
+  /// Whether the family has tensors of this kind at all.
+  bool has(VitTensor kind) const { return family->has(kind); }
 };
 
 /// The bias (or a LayerNorm's shift) of a weight kind: the next kind (VitTensor lists them in pairs).
@@ -255,37 +258,6 @@ std::string read_text_file(const std::filesystem::path& path) {
   return s.str();
 }
 
-/// Which naming the checkpoint uses, told by its patch embedding's name, and the prefix in front
-/// of it. Throws Error when it has none: no ViT.
-CheckpointNames find_naming(const SafetensorsFile& file, const std::string& what) {
-  auto find_suffix = [&](const std::string& suffix) -> std::optional<std::string> {
-    for (const auto& [name, t] : file.tensors)
-      if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        const std::string p = name.substr(0, name.size() - suffix.size());
-        if (p.empty() || p.back() == '.') return p;
-      }
-    return std::nullopt;
-  };
-  const std::string hf_patch = vit_tensor_name(VitNaming::HuggingFace, VitTensor::PatchWeight);
-  const std::string timm_patch = vit_tensor_name(VitNaming::Timm, VitTensor::PatchWeight);
-  CheckpointNames names;
-  if (const auto p = find_suffix(hf_patch)) {
-    names.naming = VitNaming::HuggingFace;
-    names.prefix = *p;
-  } else if (const auto q = find_suffix(timm_patch)) {
-    names.prefix = *q;
-    names.naming = file.tensors.count(vit_tensor_name(VitNaming::Dinov2, VitTensor::Registers, -1, names.prefix))
-                       ? VitNaming::Dinov2
-                       : VitNaming::Timm;
-  } else {
-    std::vector<std::string> some;
-    for (const auto& [name, t] : file.tensors) some.push_back(name);
-    throw Error(what + ": not a ViT checkpoint: it has no patch embedding ('" + timm_patch + "' or '" + hf_patch +
-                "'); its tensors are " + (some.empty() ? std::string("none") : join_names(some, 3)));
-  }
-  return names;
-}
-
 /// The patch embedding (a conv D × 3 × P × P, kernel = stride = P): D, P and the dtype from it.
 void take_patch_embedding(TensorTaker& taker, const CheckpointNames& names, VitModel& model) {
   VitArchitecture& arch = model.arch;
@@ -308,7 +280,7 @@ void take_patch_embedding(TensorTaker& taker, const CheckpointNames& names, VitM
 void take_position_embedding(TensorTaker& taker, const CheckpointNames& names, VitModel& model) {
   VitArchitecture& arch = model.arch;
   const std::int64_t D = arch.D;
-  const bool hf = names.naming == VitNaming::HuggingFace;
+  const FamilyInput& rules = names.family->input;
   const std::string pos_name = names(VitTensor::PosEmbed);
   const Tensor* pos = taker.get(pos_name);
   if (!pos) return;
@@ -318,12 +290,12 @@ void take_position_embedding(TensorTaker& taker, const CheckpointNames& names, V
                 std::to_string(D) + "]");
   const std::int64_t L = pos->shape[1];
   int side = 0;
-  if (arch.naming == VitNaming::Dinov2) {
+  if (!rules.registers_have_positions) {
     arch.pos_layout = PosLayout::ClsAndPatches;
     side = perfect_square_root(L - 1);
   } else if ((side = perfect_square_root(L - arch.prefix())) > 0) {
     arch.pos_layout = PosLayout::AllTokens;
-  } else if (!hf && (side = perfect_square_root(L)) > 0) {
+  } else if (rules.positions_may_skip_prefix && (side = perfect_square_root(L)) > 0) {
     arch.pos_layout = PosLayout::PatchesOnly;
   }
   if (side == 0)
@@ -369,7 +341,7 @@ void take_prefix_tokens(TensorTaker& taker, const CheckpointNames& names, VitMod
 /// Depth from the blocks that exist: 0 … n−1, none left out (block 999 alone is no 1000 blocks);
 /// the MLP width from block 0's first layer.
 void read_depth(const SafetensorsFile& file, const CheckpointNames& names, const std::string& what, VitArchitecture& arch) {
-  const std::string block_prefix = vit_block_prefix(names.naming, names.prefix);
+  const std::string block_prefix = vit_block_prefix(names.family->naming, names.prefix);
   const auto indices = block_indices(file, block_prefix);
   if (indices.empty()) throw Error(what + ": the checkpoint has no transformer blocks ('" + block_prefix + "0.…')");
   if (indices.size() > 1000)
@@ -454,9 +426,9 @@ void take_blocks(TensorTaker& taker, const CheckpointNames& names, VitModel& mod
 }
 
 /// Whether config.json's global_pool is "" (timm's: no pooling, a head on every token).
-bool pools_nothing(const json& config, VitNaming naming) {
+bool pools_nothing(const json& config, const ModelFamily& family) {
   const auto gp = config.find("global_pool");
-  return naming != VitNaming::HuggingFace && gp != config.end() && gp->is_string() && gp->get<std::string>().empty();
+  return family.config.reads_global_pool && gp != config.end() && gp->is_string() && gp->get<std::string>().empty();
 }
 
 /// The final LayerNorm, or timm's fc_norm after average pooling; the classifier, where there is
@@ -473,7 +445,7 @@ void take_head(TensorTaker& taker, const SafetensorsFile& file, const Checkpoint
     take_norm(taker, names, VitTensor::NormWeight, -1, D, model.norm_w, model.norm_b);
   }
   const std::string head_w = names(VitTensor::HeadWeight);
-  if (pools_nothing(config, names.naming) && taker.has(head_w)) {
+  if (pools_nothing(config, *names.family) && taker.has(head_w)) {
     const Tensor& hw = file.tensors.at(head_w);
     if (hw.shape.size() == 2 && hw.shape[0] > 0 && hw.shape[0] <= 1000000) arch.token_head = static_cast<int>(hw.shape[0]);
     taker.ignore(head_w);
@@ -507,22 +479,31 @@ void allocate_weights(TensorTaker& taker) {
   taker.make_allocations();
 }
 
-/// Heads and ε: the options, else config.json, else the defaults (H = D/64; timm's or HF's ε);
-/// timm's global_pool "avg".
-void read_heads_and_eps(const json& config, VitNaming naming, const VitLoadOptions& options, const std::string& what,
-                        VitArchitecture& arch) {
-  const bool hf = naming == VitNaming::HuggingFace;
-  const std::string cfg_what = what + " (config.json)";
-  std::optional<float> heads_cfg, eps_cfg;
-  if (hf) {
-    heads_cfg = read_number(config, "num_attention_heads", cfg_what);
-    eps_cfg = read_number(config, "layer_norm_eps", cfg_what);
-  } else {
-    if (const auto ma = config.find("model_args"); ma != config.end() && ma->is_object()) {
-      heads_cfg = read_number(*ma, "num_heads", cfg_what);
-      eps_cfg = read_number(*ma, "norm_eps", cfg_what);
+/// The first of `keys` config.json holds ("a.b": key b of the object a), read as a number;
+/// nullopt when it holds none. A key present but no finite number is an error (read_number).
+std::optional<float> read_config_number(const json& config, std::span<const char* const> keys, const std::string& what) {
+  for (const std::string key : keys) {
+    const json* obj = &config;
+    std::string leaf = key;
+    if (const auto dot = key.find('.'); dot != std::string::npos) {
+      const auto it = config.find(key.substr(0, dot));
+      if (it == config.end() || !it->is_object()) continue;
+      obj = &*it;
+      leaf = key.substr(dot + 1);
     }
-    if (!heads_cfg) heads_cfg = read_number(config, "num_heads", cfg_what);
+    if (auto v = read_number(*obj, leaf.c_str(), what)) return v;
+  }
+  return std::nullopt;
+}
+
+/// Heads and ε: the options, else config.json (at the family's keys), else the defaults (H = D/64;
+/// the family's ε); timm's global_pool "avg".
+void read_heads_and_eps(const json& config, const ModelFamily& family, const VitLoadOptions& options, const std::string& what,
+                        VitArchitecture& arch) {
+  const std::string cfg_what = what + " (config.json)";
+  const std::optional<float> heads_cfg = read_config_number(config, family.config.heads_keys, cfg_what);
+  const std::optional<float> eps_cfg = read_config_number(config, family.config.eps_keys, cfg_what);
+  if (family.config.reads_global_pool) {
     const auto gp = config.find("global_pool");
     if (gp != config.end() && gp->is_string() && *gp == "avg") arch.pooling = VitPooling::Average;
   }
@@ -550,16 +531,19 @@ void read_heads_and_eps(const json& config, VitNaming naming, const VitLoadOptio
     arch.eps = *eps_cfg;
     arch.eps_from = "config.json";
   } else {
-    arch.eps = hf ? 1e-12f : 1e-6f;
-    arch.eps_from = hf ? "default of HF's ViTConfig" : "default of timm";
+    arch.eps = family.config.default_eps;
+    arch.eps_from = family.config.default_eps_from;
   }
   if (!(arch.eps > 0.0f) || !std::isfinite(arch.eps)) throw Error(what + ": LayerNorm's eps must be a positive number");
 }
 
-/// Mean and std (HF's preprocessor_config.json, timm's pretrained_cfg) and the class names
-/// (id2label or label_names; "class N" for the rest).
-void read_normalization_and_labels(const json& config, const json& pre, const std::string& what, VitArchitecture& arch) {
+/// Mean and std (HF's preprocessor_config.json, timm's pretrained_cfg, else the family's) and the
+/// class names (id2label or label_names; "class N" for the rest).
+void read_normalization_and_labels(const json& config, const json& pre, const ModelFamily& family, const std::string& what,
+                                   VitArchitecture& arch) {
   const std::string cfg_what = what + " (config.json)", pre_what = what + " (preprocessor_config.json)";
+  arch.mean = family.input.mean;
+  arch.std = family.input.std;
   if (auto m = read_rgb(pre, "image_mean", pre_what)) arch.mean = *m;
   if (auto s = read_rgb(pre, "image_std", pre_what)) arch.std = *s;
   if (const auto pc = config.find("pretrained_cfg"); pc != config.end() && pc->is_object()) {
@@ -592,8 +576,9 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   VitModel model;
   static std::atomic<std::uint64_t> next_id{1};
   model.id = next_id++;
-  const CheckpointNames names = find_naming(file, what);
-  model.arch.naming = names.naming;
+  const DetectedFamily detected = detect_model_family(file, what);
+  const CheckpointNames names{detected.family, detected.prefix};
+  model.arch.naming = names.family->naming;
   // Every tensor found and checked, its allocation and read scheduled, in the file's order of ideas.
   take_patch_embedding(taker, names, model);
   take_prefix_tokens(taker, names, model);
@@ -606,8 +591,8 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   model.arch.parameters = taker.used_elements();
   // What only the config files can say: heads, ε, mean/std, labels, pooling.
   const json pre = parse_config(preprocessor_json, what + " (preprocessor_config.json)");
-  read_heads_and_eps(config, names.naming, options, what, model.arch);
-  read_normalization_and_labels(config, pre, what, model.arch);
+  read_heads_and_eps(config, *names.family, options, what, model.arch);
+  read_normalization_and_labels(config, pre, *names.family, what, model.arch);
   // Everything checked: now the weights, in one pass over the file, into the matrices above
   // (which must not move or be resized before this).
   model.sha256 = taker.read_scheduled(options.stop);

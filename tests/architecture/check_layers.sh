@@ -8,6 +8,7 @@
 #   core/base         nothing else of the project
 #   core/io           core/base
 #   core/vit          core/base core/io
+#   core/vit/families core/base core/io core/vit            (one ModelFamily a file)
 #   core/hand_made    core/base core/io core/vit shaders/   (the AttentionSource interface is vit's)
 #   core/gpu          core/ shaders/
 #   app/commands      core/                                  (window-free: attnlab_commands)
@@ -48,6 +49,7 @@ declare -A allowed=(
   [core/base]=""
   [core/io]="core/base"
   [core/vit]="core/base core/io"
+  [core/vit/families]="core/base core/io core/vit"
   [core/hand_made]="core/base core/io core/vit shaders"
   [core/gpu]="core shaders"
   [app/commands]="core"
