@@ -24,8 +24,9 @@
 
 namespace attnlab {
 
-/// The PyTorch checkpoint's part of the tensor-name tables (the ViT namings' own are in
-/// core/vit/tensor_names.hpp): the keys a state dict may be wrapped in, tried in this order
+/// The PyTorch checkpoint's part of the tensor names (each model family's own are in its file
+/// of core/vit/families/, core/vit/model_family.hpp; these come first, before any family is
+/// known, and serve them all): the keys a state dict may be wrapped in, tried in this order
 /// (DINO's release files hold {"teacher", "student", …}: the teacher is the network evaluated),
 /// and the name prefixes dropped: kPytorchModulePrefix (DistributedDataParallel's) when every
 /// name has it, then kPytorchBackbonePrefix, whose names alone are kept, without it.

@@ -1,5 +1,6 @@
-// The tensor-name tables (core/vit/tensor_names.hpp, issue 39 item 4): one table per naming,
-// read by the loader, the trainer's parameter list and the checkpoints it writes.
+// The tensor names (core/vit/tensor_names.hpp, issue 39 item 4; since issue 48 each naming's are
+// its model family's {kind, pattern} pairs, core/vit/families/), read by the loader, the
+// trainer's parameter list and the checkpoints it writes.
 #include "core/base/error.hpp"
 #include "core/vit/tensor_names.hpp"
 #include "core/vit/vit_train.hpp"
