@@ -54,7 +54,10 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
       }
       return c.run(rest);
     }
-    const auto is_gui_option = [](const std::string& a) { return a == "--model" || a == "--hover-bench" || a == "--train" || a == "--video"; };
+    const auto gui_flags = gui_flag_names();  // the window's own options: no command, the window's table
+    const auto is_gui_option = [&gui_flags](const std::string& a) {
+      return std::any_of(gui_flags.begin(), gui_flags.end(), [&a](const CommandFlagName& f) { return f.flag == a; });
+    };
     const bool gui_option = is_gui_option(cmd);
     if (cmd.starts_with("-") && !gui_option) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
     if (args.size() == 1 && !gui_option) return std::nullopt;  // attnlab IMAGE: the GUI

@@ -6,27 +6,47 @@
 
 namespace attnlab::app {
 
+namespace {
+
+const CommandFlag* row_of(const std::vector<CommandFlag>& flags, const std::string& argument) {
+  const auto f = std::find_if(flags.begin(), flags.end(), [&](const CommandFlag& c) { return c.name == argument; });
+  return f == flags.end() ? nullptr : &*f;
+}
+
+// The value after args[n] for the row `f`, n moved onto it; throws the row's missing-value error.
+const std::string& value_of(const std::vector<std::string>& args, std::size_t& n, const CommandFlag& f) {
+  if (n + 1 >= args.size()) throw Error(f.needs.empty() ? "option " + f.name + " needs a value" : f.name + " needs " + f.needs);
+  return args[++n];
+}
+
+}  // namespace
+
 std::vector<std::string> parse_flags(const std::vector<std::string>& args, const std::vector<CommandFlag>& flags,
-                                     const std::vector<std::string>& known_extra,
-                                     std::vector<std::pair<std::string, std::string>>* extra, std::string_view for_what) {
+                                     const FlagRules& rules) {
   std::vector<std::string> given;
   for (std::size_t n = 0; n < args.size(); ++n) {
     const std::string& a = args[n];
-    auto value = [&]() -> std::string {
-      if (n + 1 >= args.size()) throw Error("option " + a + " needs a value");
-      return args[++n];
-    };
-    const auto f = std::find_if(flags.begin(), flags.end(), [&](const CommandFlag& c) { return c.name == a; });
-    if (f != flags.end()) {
-      f->set(f->takes_value ? value() : std::string(), f->name);
-      given.push_back(a);
-    } else if (extra && std::find(known_extra.begin(), known_extra.end(), a) != known_extra.end()) {
-      extra->emplace_back(a, value());
+    if (const CommandFlag* f = row_of(flags, a)) {
+      const std::string text = f->takes_value ? value_of(args, n, *f) : std::string();
+      if (f->once && std::find(given.begin(), given.end(), f->name) != given.end()) throw Error(f->name + " given twice");
+      f->set(text, f->name);
+      given.push_back(f->name);
+    } else if (rules.positional && !a.starts_with("-")) {
+      rules.positional(a);
+    } else if (rules.refused) {
+      throw Error(rules.refused(a));
     } else {
-      throw Error("unknown option '" + a + "'" + std::string(for_what) + " (see attnlab --help)");
+      throw Error("unknown option '" + a + "'" + rules.for_what + " (see attnlab --help)");
     }
   }
   return given;
+}
+
+void read_first_flags(const std::vector<std::string>& args, const std::vector<CommandFlag>& flags) {
+  for (std::size_t n = 0; n < args.size(); ++n) {
+    const CommandFlag* f = row_of(flags, args[n]);
+    if (f && f->first) f->set(f->takes_value ? value_of(args, n, *f) : std::string(), f->name);
+  }
 }
 
 std::vector<CommandFlagName> flag_names(const std::vector<CommandFlag>& flags) {

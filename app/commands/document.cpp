@@ -118,6 +118,11 @@ struct Flag {
   const char* name;
   unsigned commands;
   void (*parse)(const std::string& text, const std::string& flag, T& out) = nullptr;
+  /// A number's flag without a parse reads the field's FieldRange: its text is the value times
+  /// `times` (--mass: a percent of the 0 … 1 share, 100), at least `lo` when that is above the
+  /// range's (--resize: 0, the model's own size, is the JSON's and the widget's, no flag's).
+  double times = 1;
+  std::optional<double> lo = std::nullopt;
 };
 
 /// A flag that sets more than the field it is listed with: `--mask MASK` sets the whole mask
@@ -129,6 +134,8 @@ struct FlagTo {
   Target& target;
   void (*parse)(const std::string& text, const std::string& flag, Plain<Target>& out);
 };
+
+constexpr auto kRefuse = FieldRange::OnRead::Refuse, kDefault = FieldRange::OnRead::Default, kKeep = FieldRange::OnRead::Keep;
 
 constexpr unsigned kQuery = kFlagsRow | kFlagsRender;          // the hand-made heads' commands
 constexpr unsigned kPicture = kFlagsRender | kFlagsRenderModel;  // the commands that draw
@@ -174,9 +181,6 @@ std::string backend_field_name(const VitBackend& b) { return vit_backend_name(b)
 void parse_backend_field(const std::string& t, VitBackend& b) { b = parse_vit_backend(t, "backend"); }
 
 // How the flags' text is read (each error names the flag).
-template <int Lo, int Hi>
-void int_flag(const std::string& t, const std::string& f, int& v) { v = parse_int(t, f, Lo, Hi); }
-void seed_flag(const std::string& t, const std::string& f, std::uint32_t& v) { v = static_cast<std::uint32_t>(parse_int(t, f, 0, 2147483647)); }
 void path_flag(const std::string& t, const std::string&, std::filesystem::path& v) { v = t; }
 // A hand-made head by its name (colour, position, …) or its number, 0 … 5.
 void hand_made_head_flag(const std::string& t, const std::string& f, HeadChoice& v) {
@@ -194,7 +198,6 @@ void cell_flag(const std::string& t, const std::string& f, Cell& v) {
   const auto cell = parse_cell(t, f);
   v = {cell[0], cell[1]};
 }
-void percent_flag(const std::string& t, const std::string& f, float& v) { v = parse_float(t, f, 0.0f, 100.0f) / 100.0f; }
 void mask_flag(const std::string& t, const std::string& f, Document& d) {
   ParsedMask m;
   try {
@@ -240,17 +243,19 @@ void attention_fields(State& s, Field& field) {
   auto& a = s.attention;
   field("image", s.image_path, Flag<std::filesystem::path>{"--image", kQuery | kFlagsRenderModel, path_flag});
   field("patch", a.patch, Flag<int>{"--patch", kQuery},
+        FieldRange{1, 1 << 20, kKeep},
         FieldUi{.label = "patch size K",
                 .help = "Each K x K patch of the photo is one token (fig. 26.2). Smaller K: more tokens N, and N^2 weights in A.",
-                .lo = 1, .hi = 1 << 20, .format = "%d px", .drag_lo = kMinPatchSize, .drag_hi = kMaxPatchSize});
+                .format = "%d px", .drag_lo = kMinPatchSize, .drag_hi = kMaxPatchSize});
   field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery},
         FieldUi{.label = "pad the last row/column", .widget = W::Checkbox, .choices = {"crop", "pad"}});
   field("temperature", a.temperature, Flag<float>{"--temperature", kQuery},
+        FieldRange{0.01, 100, kKeep},
         FieldUi{.label = "temperature",
                 .help = "softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax "
                         "(exercise 12.4): a few keys take all the weight.",
-                .lo = 0.01, .hi = 100, .format = "%.3g", .log = true});
-  field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery, seed_flag});
+                .format = "%.3g", .log = true});
+  field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery}, FieldRange{0, 2147483647, kKeep});
   // The hand-made heads' choice (one layer; heads 0 … 5, as HeadKind): --head and --query.
   field("hand_made.layer", s.hand_made.layer);
   field("hand_made.head", s.hand_made.head, Flag<HeadChoice>{"--head", kQuery, hand_made_head_flag},
@@ -265,9 +270,12 @@ void attention_fields(State& s, Field& field) {
                         "masks follow the raster order of the tokens.",
                 .widget = W::Combo,
                 .choices = {"none", "causal (j <= i)", "strict (j < i)", "local window", "random drop", "painted"}});
-  field("mask.radius", a.mask.radius, FieldUi{.label = "radius (patches)", .lo = 0, .hi = 20});
-  field("mask.ratio", a.mask.ratio, FieldUi{.label = "drop ratio", .lo = 0, .hi = 1, .format = "%.2f"});
-  field("mask.seed", a.mask.seed, FieldUi{.label = "mask seed", .lo = 0, .hi = 2147483647, .widget = W::Input});
+  field("mask.radius", a.mask.radius, FieldRange{0, 20, kKeep},
+        FieldUi{.label = "radius (patches)"});
+  field("mask.ratio", a.mask.ratio, FieldRange{0, 1, kKeep},
+        FieldUi{.label = "drop ratio", .format = "%.2f"});
+  field("mask.seed", a.mask.seed, FieldRange{0, 2147483647, kKeep},
+        FieldUi{.label = "mask seed", .widget = W::Input});
   field("mask.painted", a.mask.painted);
   field("pos.mode", named(a.pos.mode, pos_field_name, parse_pos_field), Flag<PosMode>{"--pos", kQuery},
         FieldUi{.label = "codes",
@@ -277,19 +285,21 @@ void attention_fields(State& s, Field& field) {
                 .widget = W::Combo,
                 .choices = {"none", "concat", "add (ViT)"}});
   field("pos.B", a.pos.B, Flag<float>{"--base", kQuery},
+        FieldRange{1.1, 10, kKeep},
         FieldUi{.label = "B", .help = "Base of the wavelengths: dimension k divides the coordinate by B^k (eq. 26.38).",
-                .lo = 1.1, .hi = 10, .format = "%.2f"});
+                .format = "%.2f"});
   field("pos.P", a.pos.P, Flag<int>{"--power", kQuery},
-        FieldUi{.label = "P", .help = "Highest power: P+1 waves per axis, so p has 2(P+1) values (4(P+1) with sine-cosine pairs).",
-                .lo = 0, .hi = 15});
+        FieldRange{0, 15, kKeep},
+        FieldUi{.label = "P", .help = "Highest power: P+1 waves per axis, so p has 2(P+1) values (4(P+1) with sine-cosine pairs)."});
   field("pos.sincos", a.pos.sincos, Flag<bool>{"--sincos", kQuery},
         switch_ui("sine-cosine pairs",
                   "Adds cos next to every sin (as in 'Attention Is All You Need'). Then |p|^2 is the same "
                   "everywhere and p_i^T p_j depends only on the offset between the two patches."));
   field("pos.lambda", a.pos.lambda, Flag<float>{"--lambda", kQuery},
+        FieldRange{0, 4, kKeep},
         FieldUi{.label = "lambda",
                 .help = "The weight of the code appended to q and k in concat mode: every score gains lambda^2 p_i^T p_j.",
-                .lo = 0, .hi = 4, .format = "%.2f"});
+                .format = "%.2f"});
   field("custom.W_q", a.custom.W_q);
   field("custom.W_k", a.custom.W_k);
 }
@@ -307,12 +317,14 @@ void display_fields(State& s, Field& field) {
                 .widget = W::Combo,
                 .choices = {"min-max (each map)", "absolute (0 to max)", "log"}});
   field("display.opacity", s.opacity, Flag<float>{"--opacity", kPicture},
-        FieldUi{.label = "opacity", .lo = 0, .hi = 1, .format = "%.2f"});
+        FieldRange{0, 1, kRefuse},
+        FieldUi{.label = "opacity", .format = "%.2f"});
   field("display.grid", s.show_grid, switch_ui("patch grid"));
   field("display.mask_overlay", s.show_mask, switch_ui("darken masked keys"));
-  field("display.zoom", s.zoom);
+  field("display.zoom", s.zoom, FieldRange{0.25, 32, kDefault});  // the map view's wheel
   field("display.pan", s.pan);
-  field("classroom.ui_scale", s.ui_scale, FieldUi{.label = "UI scale", .lo = 0.75, .hi = 3, .format = "%.2f"});
+  field("classroom.ui_scale", s.ui_scale, FieldRange{0.75, 3, kDefault},
+        FieldUi{.label = "UI scale", .format = "%.2f"});
   field("classroom.presentation", s.presentation, switch_ui("presentation mode (F5)"));
   field("classroom.panels.controls", s.show_controls);
   field("classroom.panels.heads", s.show_heads, switch_ui("heads"));
@@ -353,26 +365,27 @@ void for_each_field(State& s, Field&& field) {
                   "(A + I)/2, rows renormalized, and the layers multiplied from the first to this one. A mean head "
                   "fuses by the mean, max and min by those. See docs/MATH.md."));
   field("vit.masks", s.vit_masks, switch_ui("DINO masks"));
-  field("vit.mass", s.vit_mass, Flag<float>{"--mass", kFlagsRenderModel, percent_flag});
+  field("vit.mass", s.vit_mass, Flag<float>{"--mass", kFlagsRenderModel, nullptr, 100}, FieldRange{0, 1, kRefuse});
   field("vit.norms", s.vit_norms,
         switch_ui("token norms ||x|| of this layer (N)",
                   "The length of every output token of this layer, over the image. Trained ViTs without registers "
                   "grow a few tokens of very large norm in background patches and use them as scratch space "
                   "(Darcet et al. 2024)."));
   field("vit.norm_ratio", s.vit_norm_ratio, Flag<float>{"--norm-ratio", kFlagsRenderModel},
+        FieldRange{1.1, 50, kKeep},
         FieldUi{.label = "threshold",
                 .help = "The high-norm threshold: a patch token is high-norm when its ||x|| is over this many times the "
                         "median of the layer's "
                         "patch tokens. Darcet et al. (2023) find such tokens in large trained ViTs without registers, "
                         "about ten times the others; registers take their job and they go.",
-                .lo = 1.1, .hi = 50, .format = "%.1fx", .log = true});
+                .format = "%.1fx", .log = true});
   field("vit.mark_high_norm", s.vit_mark_high_norm, Flag<bool>{"--mark-high-norm", kFlagsRenderModel},
         switch_ui("mark high-norm patches on the map"));
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kPicture},
         switch_ui("bilinear upsampling",
                   "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
                   "patch centres, prettier but it invents detail finer than a patch."));
-  field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, int_flag<1, 4096>});
+  field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, nullptr, 1, 1}, FieldRange{0, 4096, kRefuse});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
   field("compare.model", s.compare_model);
@@ -384,11 +397,11 @@ void for_each_field(State& s, Field&& field) {
                   "each model's pattern but not which attends more sharply."));
   field("cka.examples", named(s.cka_examples, cka_examples_field_name, parse_cka_examples_field),
         Flag<CkaExamples>{"--cka-examples", kFlagsRenderModel});
-  field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel, int_flag<2, 10000>});
+  field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel}, FieldRange{2, 10000, kRefuse});
   // The model being trained in the window (the Train tab): its choice, as the ViT's.
   choice_fields("train", s.train);
   field("train.run", named(s.train_run, run_field_name, parse_run_field));
-  field("train.probe", s.train_probe);
+  field("train.probe", s.train_probe, FieldRange{0, kFashionMnistTestCount - 1, kRefuse});  // a test image
   field("train.probe_photo", s.train_probe_photo);
   field("export_dir", s.export_dir);
   field("export_map_only", s.export_map_only,
@@ -444,6 +457,21 @@ const FieldUi* ui_among(const A&... extras) {
   return ui;
 }
 
+/// The FieldRange among a field's extras, or null.
+template <class... A>
+const FieldRange* range_among(const A&... extras) {
+  const FieldRange* range = nullptr;
+  [[maybe_unused]] auto pick = [&](const auto& e) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(e)>, FieldRange>) range = &e;
+  };
+  (pick(extras), ...);
+  return range;
+}
+
+/// A number field's value as a double (false for a field that is no number).
+template <class V>
+constexpr bool is_number_field = std::is_same_v<V, int> || std::is_same_v<V, float> || std::is_same_v<V, std::uint32_t>;
+
 /// What the command line does with one flag of the table.
 struct FlagParser {
   std::string path;
@@ -453,11 +481,11 @@ struct FlagParser {
 };
 
 /// The flags of the table over `d`, each bound to its field of `d`. A number's flag without a
-/// parse of its own takes the range of the field's FieldUi (the widget's numbers).
+/// parse of its own takes the range of the field's FieldRange (the widget's numbers).
 std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
   std::vector<std::pair<std::string, FlagParser>> out;
   for_each_field(d, [&](const std::string& path, auto&& value, const auto&... extras) {
-    const FieldUi* ui = ui_among(extras...);
+    const FieldRange* range = range_among(extras...);
     [[maybe_unused]] auto add = [&](const auto& f) {
       using F = std::remove_cvref_t<decltype(f)>;
       if constexpr (is_flag<F>::value) {
@@ -480,14 +508,17 @@ std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
         } else if constexpr (std::is_same_v<V, bool>) {
           p.takes_value = false;  // a switch
           p.set = [&target = value](const std::string&) { target = true; };
-        } else if constexpr (std::is_same_v<V, int> || std::is_same_v<V, float>) {
-          if (!ui) throw Error("internal: the flag " + name + " has no parse and its field no range");
-          p.set = [&target = value, lo = ui->lo, hi = ui->hi, name](const std::string& t) {
-            if constexpr (std::is_same_v<V, int>)
-              target = parse_int(t, name, static_cast<int>(lo), static_cast<int>(hi));
-            else
-              target = parse_float(t, name, static_cast<float>(lo), static_cast<float>(hi));
-          };
+        } else if constexpr (is_number_field<V>) {
+          if (!range) throw Error("internal: the flag " + name + " has no parse and its field no range");
+          const double lo = std::max(range->lo, f.lo.value_or(range->lo)), hi = range->hi, times = f.times;
+          if constexpr (std::is_same_v<V, float>)
+            p.set = [&target = value, lo, hi, times, name](const std::string& t) {
+              target = parse_float(t, name, static_cast<float>(lo * times), static_cast<float>(hi * times)) / static_cast<float>(times);
+            };
+          else
+            p.set = [&target = value, lo, hi, name](const std::string& t) {
+              target = static_cast<V>(parse_int(t, name, static_cast<int>(lo), static_cast<int>(hi)));
+            };
         } else {
           throw Error("internal: the flag " + name + " has no parse");
         }
@@ -588,23 +619,36 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
   } catch (const nlohmann::json::exception& e) {
     throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
   }
+  // Each number against its field's range (FieldRange::OnRead), the defaults from a new document.
+  std::map<std::string, double> defaults;
+  Document fresh;
+  for_each_field(fresh, [&](const std::string& path, auto&& value, const auto&... extras) {
+    if constexpr (is_number_field<std::remove_cvref_t<decltype(value)>>)
+      if (range_among(extras...)) defaults[path] = static_cast<double>(value);
+  });
+  for_each_field(s, [&](const std::string& path, auto&& value, const auto&... extras) {
+    using V = std::remove_cvref_t<decltype(value)>;
+    if constexpr (is_number_field<V>) {
+      const FieldRange* r = range_among(extras...);
+      const double v = static_cast<double>(value);
+      if (!r || r->on_read == kKeep || (v >= r->lo && v <= r->hi)) return;
+      if (r->on_read == kDefault) {
+        value = static_cast<V>(defaults.at(path));
+        return;
+      }
+      throw Error("setting '" + path + "' is out of range (" + format_float(static_cast<float>(r->lo)) + " … " +
+                  format_float(static_cast<float>(r->hi)) + ")");
+    }
+  });
   validate(s.attention);
   const SourceChoice& h = s.hand_made;
   if (h.layer != 0) throw Error("setting 'hand_made.layer' is out of range (the hand-made heads are one layer, 0)");
   if (h.head.head < 0 || h.head.head >= kHeadCount) throw Error("setting 'hand_made.head' is out of range (0 … 5)");
   if (h.prefix_token != -1) throw Error("setting 'hand_made.token' is out of range (the hand-made heads have no prefix tokens: -1)");
-  if (!(s.opacity >= 0 && s.opacity <= 1)) throw Error("setting 'display.opacity' must be between 0 and 1");
   if (s.vit.layer < -1) throw Error("setting 'vit.layer' is out of range");
   if (s.vit.prefix_token < -1) throw Error("setting 'vit.token' is out of range");
   if (s.train.layer < -1) throw Error("setting 'train.layer' is out of range");
   if (s.train.prefix_token < -1) throw Error("setting 'train.token' is out of range");
-  if (s.train_probe < 0 || s.train_probe >= kFashionMnistTestCount)
-    throw Error("setting 'train.probe' is out of range (a test image, 0 … " + std::to_string(kFashionMnistTestCount - 1) + ")");
-  if (!(s.vit_mass >= 0 && s.vit_mass <= 1)) throw Error("setting 'vit.mass' must be between 0 and 1");
-  if (s.vit_resize < 0 || s.vit_resize > 4096) throw Error("setting 'vit.resize' must be 0…4096 pixels");
-  if (s.cka_count < 2 || s.cka_count > 10000) throw Error("setting 'cka.count' must be 2…10000 images");
-  if (!(s.ui_scale >= 0.5f && s.ui_scale <= 4.0f)) s.ui_scale = 1.0f;
-  if (!(s.zoom >= 0.1f && s.zoom <= 64.0f)) s.zoom = 1.0f;
   out = std::move(s);
 }
 
@@ -616,6 +660,7 @@ SettingRef setting_ref(Document& d, std::string_view path) {
     if (!ui) throw Error("internal: the setting '" + p + "' has no UI hints in the field table");
     using V = std::remove_cvref_t<decltype(value)>;
     SettingRef r{p, *ui, {}};
+    if (const FieldRange* range = range_among(extras...)) r.ui.lo = range->lo, r.ui.hi = range->hi;
     if constexpr (std::is_same_v<V, int> || std::is_same_v<V, float> || std::is_same_v<V, bool> ||
                   std::is_same_v<V, std::uint32_t>) {
       r.value = &value;
@@ -631,6 +676,17 @@ SettingRef setting_ref(Document& d, std::string_view path) {
     found = std::move(r);
   });
   if (!found) throw Error("internal: no setting '" + std::string(path) + "' in the field table");
+  return *found;
+}
+
+FieldRange field_range(std::string_view path) {
+  Document d;
+  std::optional<FieldRange> found;
+  for_each_field(d, [&](const std::string& p, auto&&, const auto&... extras) {
+    if (p == path)
+      if (const FieldRange* r = range_among(extras...)) found = *r;
+  });
+  if (!found) throw Error("internal: the field table gives '" + std::string(path) + "' no range");
   return *found;
 }
 
@@ -650,15 +706,23 @@ std::vector<DocumentFlag> document_flags() {
   return out;
 }
 
+std::string flag_of_field(std::string_view path) {
+  for (const DocumentFlag& f : document_flags())
+    if (f.path == path) return f.flag;
+  return {};
+}
+
 std::vector<std::string> parse_document_flags(const std::vector<std::string>& args, FlagCommand command, Document& out,
-                                              const std::vector<std::string>& known_extra,
-                                              std::vector<std::pair<std::string, std::string>>* extra, std::string_view for_what) {
+                                              std::vector<CommandFlag> own, const FlagRules& rules) {
   Document d = out;
-  std::vector<CommandFlag> flags;  // the command's flags, each bound to its field of d
-  for (auto& [name, p] : flag_parsers(d))
-    if ((p.commands & command) != 0)
-      flags.push_back({name, p.takes_value, [set = std::move(p.set)](const std::string& text, const std::string&) { set(text); }});
-  const auto given = parse_flags(args, flags, known_extra, extra, for_what);
+  std::vector<CommandFlag> flags = std::move(own);  // the caller's rows, then the command's flags bound to their fields of d
+  for (auto& [name, p] : flag_parsers(d)) {
+    if ((p.commands & command) == 0) continue;
+    for (const CommandFlag& f : flags)
+      if (f.name == name) throw Error("internal: " + name + " is a flag of the field table and of the command's own");
+    flags.push_back({name, p.takes_value, [set = std::move(p.set)](const std::string& text, const std::string&) { set(text); }});
+  }
+  const auto given = parse_flags(args, flags, rules);
   out = std::move(d);
   return given;
 }

@@ -5,6 +5,8 @@
 // text is parsed. to_json, apply_json and parse_document_flags all go through that table; the
 // defaults are the members' initializers below (and Settings' in core/base/settings.hpp).
 // No window: this is attnlab_commands; the app's AppState (app/gui) is a Document plus its UI state.
+#include "app/commands/command_flags.hpp"
+
 #include "core/base/colormap.hpp"
 #include "core/base/settings.hpp"
 #include "core/vit/vit.hpp"
@@ -169,7 +171,8 @@ nlohmann::json migrate_json(const nlohmann::json& j);
 
 /// How a window shows one setting of the field table (document.cpp, for_each_field): the widget
 /// that app/gui/state/setting_widgets.hpp draws from it, and for a number the range that both the
-/// widget and the setting's command-line flag accept (the same numbers, written once).
+/// widget and the setting's command-line flag accept (the same numbers, written once: the
+/// field's FieldRange, copied here by setting_ref).
 struct FieldUi {
   enum class Widget {
     Slider,    ///< a number on a slider from lo to hi
@@ -179,13 +182,30 @@ struct FieldUi {
   };
   const char* label = "";        ///< the widget's label, the same wherever it is drawn
   const char* help = "";         ///< the help marker's text beside it ("": none)
-  double lo = 0, hi = 0;         ///< a number's range: the widget's and the flag's
+  double lo = 0, hi = 0;         ///< a number's range: the widget's and the flag's (its FieldRange)
   const char* format = "";       ///< printf format of a number on a slider ("%d px", "%.2f"); "": ImGui's
   bool log = false;              ///< a logarithmic slider
   double drag_lo = 0, drag_hi = 0;  ///< a slider's span when narrower than lo … hi (0, 0: lo … hi)
   Widget widget = Widget::Slider;
   std::vector<std::string> choices = {};  ///< a choice's labels, by the value's number (enum order)
 };
+
+/// A number setting's range, written once in the field table (document.cpp, for_each_field):
+/// its command-line flag (FieldUi-less fields too), its widget (FieldUi::lo and hi are these)
+/// and apply_json take these numbers.
+struct FieldRange {
+  double lo = 0, hi = 0;
+  /// What apply_json does with a saved value outside lo … hi.
+  enum class OnRead {
+    Refuse,   ///< refuses the file: Error "setting 'PATH' is out of range (LO … HI)"
+    Default,  ///< the default comes back (a view's state: the UI scale, the zoom)
+    Keep,     ///< kept for the attention's own checks (core validate, wider: a sidecar holds what the math takes)
+  } on_read = OnRead::Refuse;
+};
+
+/// The range of the number setting at JSON path `path` ("cka.count": 2 … 10000, images), as
+/// the field table writes it. Throws Error for a path the table lacks or gives no range.
+FieldRange field_range(std::string_view path);
 
 /// A choice setting (an enum, a head) as its number: choices[get()] is the current label.
 struct ChoiceRef {
@@ -224,14 +244,17 @@ struct DocumentFlag {
 /// Every flag the field table defines, in the table's order.
 std::vector<DocumentFlag> document_flags();
 
-/// Parses the flags of `command` (one FlagCommand bit) from args into `d`, through the field
-/// table, in any order (the last of a repeated flag wins). Options in `known_extra` are the
-/// caller's: their values go to `extra` (which may be null when there are none). Throws Error
-/// naming the flag for a bad value or a missing one, and for an unknown option
-/// ("unknown option 'X'<for_what> (see attnlab --help)"). Returns the flags given.
+/// The flag of the field at JSON path `path` (hand_made.cell → --query); "" when the table
+/// gives it none.
+std::string flag_of_field(std::string_view path);
+
+/// Parses the flags of `command` (one FlagCommand bit) from args into `d`, through one table:
+/// the field table's flags of `command` and the caller's own rows `own` (--out, --view, …; the
+/// same name in both is an internal error), in any order (the last of a repeated document flag
+/// wins). Throws Error naming the flag for a bad value or a missing one, and parse_flags'
+/// errors for anything else (`rules`: "unknown option 'X'<for_what> (see attnlab --help)"); `d`
+/// is unchanged then. Returns the flags given, the caller's too, in order.
 std::vector<std::string> parse_document_flags(const std::vector<std::string>& args, FlagCommand command, Document& d,
-                                              const std::vector<std::string>& known_extra,
-                                              std::vector<std::pair<std::string, std::string>>* extra,
-                                              std::string_view for_what = "");
+                                              std::vector<CommandFlag> own = {}, const FlagRules& rules = {});
 
 }  // namespace attnlab::app

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 
+#include "app/commands/command_flags.hpp"
 #include "app/commands/options.hpp"
 #include "core/base/error.hpp"
 #include "core/io/hub.hpp"
@@ -134,18 +135,16 @@ int run_models(const std::vector<std::string>& args) {
   if (sub == "pull") {
     std::optional<hub::RepoRef> repo;
     hub::PullOptions options;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-      if (args[i] == "--file") {
-        if (i + 1 >= args.size()) throw Error("--file needs a file name (e.g. model.safetensors)");
-        options.files.push_back(args[++i]);
-      } else if (args[i].starts_with("-")) {
-        throw Error("unknown option '" + args[i] + "' for models pull (see attnlab --help)");
-      } else if (repo) {
-        throw Error("one repository at a time: '" + args[i] + "' is one too many");
-      } else {
-        repo = hub::parse_repo_ref(args[i]);
-      }
-    }
+    const std::vector<CommandFlag> flags = {
+        {"--file", true, [&options](const std::string& t, const std::string&) { options.files.push_back(t); },
+         "a file name (e.g. model.safetensors)"},  // repeatable: each one a file
+    };
+    FlagRules rules{" for models pull"};
+    rules.positional = [&repo](const std::string& a) {
+      if (repo) throw Error("one repository at a time: '" + a + "' is one too many");
+      repo = hub::parse_repo_ref(a);
+    };
+    parse_flags(std::vector<std::string>(args.begin() + 1, args.end()), flags, rules);
     if (!repo) throw Error("models pull needs a repository, e.g. attnlab models pull timm/vit_small_patch16_224.dino");
     hub::Transfer transfer;
     ProgressLine line;

@@ -146,60 +146,59 @@ std::filesystem::path assets_dir() {
   return std::filesystem::path(ATTNLAB_ASSETS_DIR);
 }
 
-Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
-                             std::vector<std::pair<std::string, std::string>>* extra, QueryDefaults defaults) {
+Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, std::vector<CommandFlag> own,
+                             QueryDefaults defaults) {
   Document d;
-  const auto given = parse_document_flags(args, command, d, known_extra, extra);
+  const auto given = parse_document_flags(args, command, d, std::move(own));
   if (defaults == QueryDefaults::kLikeTheApp) {  // the app's first picture: safari, K 16, query (12,8)
     if (d.image_path.empty()) d.image_path = (assets_dir() / "safari.jpg").string();
     return d;
   }
   if (d.image_path.empty()) throw Error("--image IMG is required");
-  if (std::find(given.begin(), given.end(), "--query") == given.end()) throw Error("--query COL,ROW is required");
+  if (std::find(given.begin(), given.end(), flag_of_field("hand_made.cell")) == given.end()) throw Error("--query COL,ROW is required");
   return d;
 }
 
-std::string take_option(std::vector<std::string>& args, const std::string& name) {
-  const auto it = std::find(args.begin(), args.end(), name);
-  if (it == args.end()) return {};
-  if (it + 1 == args.end()) throw Error("option " + name + " needs a value");
-  std::string v = *(it + 1);
-  args.erase(it, it + 2);
-  return v;
+Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
+                             std::vector<std::pair<std::string, std::string>>* extra, QueryDefaults defaults) {
+  std::vector<CommandFlag> own;
+  for (const std::string& name : known_extra)
+    own.push_back({name, true, [extra](const std::string& text, const std::string& flag) {
+                     if (extra) extra->emplace_back(flag, text);
+                   }});
+  return parse_query_options(args, command, std::move(own), defaults);
 }
 
-bool take_flag(std::vector<std::string>& args, const std::string& flag) {
-  const auto it = std::find(args.begin(), args.end(), flag);
-  if (it == args.end()) return false;
-  args.erase(it);
-  return true;
+namespace {
+
+/// The window's flags, each bound to its option of `g`.
+std::vector<CommandFlag> gui_flags(GuiArgs& g) {
+  using Text = const std::string&;
+  return {
+      // hf:ORG/NAME[@REV]: the cached snapshot
+      {"--model", true, [&g](Text t, Text) { g.model = model_argument_path(t).string(); },
+       "a path (a .safetensors or .pth file, or its folder)", true},
+      {"--hover-bench", true, [&g](Text t, Text) { g.hover_bench = t; }, "the path of its JSON report", true},
+      {"--video", true, [&g](Text t, Text) { g.video = t; }, "the path of a video file", true},
+      {"--train", false, [&g](Text, Text) { g.train = true; }},
+  };
+}
+
+}  // namespace
+
+std::vector<CommandFlagName> gui_flag_names() {
+  GuiArgs g;
+  return flag_names(gui_flags(g));
 }
 
 GuiArgs parse_gui_args(const std::vector<std::string>& args) {
   GuiArgs out;
-  for (std::size_t n = 0; n < args.size(); ++n) {
-    if (args[n] == "--model") {
-      if (n + 1 >= args.size()) throw Error("--model needs a path (a .safetensors or .pth file, or its folder)");
-      if (!out.model.empty()) throw Error("--model given twice");
-      out.model = model_argument_path(args[++n]).string();  // hf:ORG/NAME[@REV]: the cached snapshot
-    } else if (args[n] == "--hover-bench") {
-      if (n + 1 >= args.size()) throw Error("--hover-bench needs the path of its JSON report");
-      if (!out.hover_bench.empty()) throw Error("--hover-bench given twice");
-      out.hover_bench = args[++n];
-    } else if (args[n] == "--video") {
-      if (n + 1 >= args.size()) throw Error("--video needs the path of a video file");
-      if (!out.video.empty()) throw Error("--video given twice");
-      out.video = args[++n];
-    } else if (args[n] == "--train") {
-      out.train = true;
-    } else if (args[n].starts_with("-")) {
-      throw Error("unknown option '" + args[n] + "' (see attnlab --help)");
-    } else if (out.image.empty()) {
-      out.image = args[n];
-    } else {
-      throw Error("one image at a time: '" + args[n] + "' is one too many (see attnlab --help)");
-    }
-  }
+  FlagRules rules;
+  rules.positional = [&out](const std::string& a) {
+    if (!out.image.empty()) throw Error("one image at a time: '" + a + "' is one too many (see attnlab --help)");
+    out.image = a;
+  };
+  parse_flags(args, gui_flags(out), rules);
   if (out.train && out.hover_bench.empty()) throw Error("--train goes with --hover-bench OUT.json (see attnlab --help)");
   if (out.train && !out.model.empty()) throw Error("--train replays over the model being trained: no --model with it");
   if (out.train && !out.video.empty()) throw Error("--train replays over the Fashion-MNIST probe: no --video with it");

@@ -21,19 +21,24 @@ inline constexpr int kExitUsage = 2;
 /// [--head NAME] [--mask MASK] [--pos none|concat|add] [--temperature T] [--lambda L] [--base B]
 /// [--power P] [--sincos] [--edge crop|pad] [--seed S]`, and for render and figure (command
 /// kFlagsRender) `[--colormap NAME] [--normalization N] [--opacity A]` too: the flags of the
-/// document's field table (document.hpp) for `command`. --image and --query are required,
-/// unless `defaults` is kLikeTheApp (render): then the app's first picture is the default, the
-/// bundled safari photo and the document's query. Throws Error naming the first bad argument.
-/// `known_extra` lists further `--name value` options the caller handles; their values are
-/// returned in `extra`.
+/// document's field table (document.hpp) for `command`, with the caller's own rows `own`
+/// (render's --view, --size, …) in the same table (parse_document_flags). --image and --query
+/// are required, unless `defaults` is kLikeTheApp (render): then the app's first picture is the
+/// default, the bundled safari photo and the document's query. Throws Error naming the first
+/// bad argument.
 enum class QueryDefaults { kRequired, kLikeTheApp };
+Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, std::vector<CommandFlag> own = {},
+                             QueryDefaults defaults = QueryDefaults::kRequired);
+/// The same, the caller's flags `known_extra` (each `--name value`) collected into `extra` as
+/// (name, value) in order instead of read by rows of its own (tests/fuzz/fuzz_cli_args.cpp).
 Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
                              std::vector<std::pair<std::string, std::string>>* extra,
                              QueryDefaults defaults = QueryDefaults::kRequired);
 
 /// The window's arguments: `[IMAGE] [--model PATH] [--video VIDEO] [--hover-bench OUT.json [--train]]` in any
-/// order. Throws Error with one line for an unknown option, a second image, --model or --video without a path,
-/// and --train without --hover-bench or with --model or --video.
+/// order, read through the window's flag table (gui_flag_names). Throws Error with one line for
+/// an unknown option, a second image, --model, --video or --hover-bench without a path or given
+/// twice, and --train without --hover-bench or with --model or --video.
 struct GuiArgs {
   std::string image, model;
   std::string video;        ///< --video VIDEO: played from the start (Images → Open video)
@@ -42,12 +47,9 @@ struct GuiArgs {
 };
 GuiArgs parse_gui_args(const std::vector<std::string>& args);
 
-/// Removes `NAME VALUE` from `args` and returns VALUE; "" when NAME is absent. Throws Error
-/// "option NAME needs a value" when NAME is the last argument. (render's and video's options.)
-std::string take_option(std::vector<std::string>& args, const std::string& name);
-
-/// Removes the flag `flag` (it takes no value) from `args`; true when it was there.
-bool take_flag(std::vector<std::string>& args, const std::string& flag);
+/// The flags of the window's table (parse_gui_args): the dispatcher opens the window when the
+/// arguments hold one of them.
+std::vector<CommandFlagName> gui_flag_names();
 
 /// The usage text of the whole program.
 std::string usage();

@@ -62,7 +62,7 @@ HandMadeRow HandMadeRows::row(const Document& d) {
 }
 
 int run_row(const std::vector<std::string>& args) {
-  const Document d = parse_query_options(args, kFlagsRow, {}, nullptr);
+  const Document d = parse_query_options(args, kFlagsRow);
   HandMadeRows rows;
   rows.set_image(load_image(d.image_path));
   const HandMadeRow row = rows.row(d);

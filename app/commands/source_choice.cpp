@@ -96,6 +96,13 @@ SourceChoice parse_source_choice(const ChoiceFlags& given, const ChoiceShape& sh
   return c;
 }
 
+std::vector<CommandFlag> choice_command_flags(ChoiceFlags& flags) {
+  std::vector<CommandFlag> out;
+  for (const std::string& name : choice_flag_names())
+    out.push_back({name, true, [&flags](const std::string& text, const std::string& flag) { read_choice_flag(flags, flag, text); }});
+  return out;
+}
+
 bool read_choice_flag(ChoiceFlags& flags, const std::string& flag, const std::string& value) {
   ChoiceFlags one;
   std::string* const slots[] = {&flags.layer, &flags.head, &flags.query};

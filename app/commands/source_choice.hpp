@@ -48,6 +48,10 @@ struct ChoiceFlags {
 /// The flags of a choice: --layer, --head, --query.
 const std::vector<std::string>& choice_flag_names();
 
+/// The rows of a command's flag table for a choice (--layer, --head, --query), each keeping its
+/// value in `flags` after read_choice_flag's check of its form; `flags` must outlive the rows.
+std::vector<CommandFlag> choice_command_flags(ChoiceFlags& flags);
+
 /// Keeps `value` in `flags` when `flag` is one of choice_flag_names() and returns true, after
 /// checking its form (a whole number, mean/max/min, cls/regN/COL,ROW: the errors of
 /// parse_source_choice); false for any other flag.

@@ -157,7 +157,7 @@ std::vector<CommandFlag> train_flags(TrainOptions& o) {
 
 TrainOptions parse(const std::vector<std::string>& args) {
   TrainOptions o;
-  parse_flags(args, train_flags(o), {}, nullptr, " of attnlab train");
+  parse_flags(args, train_flags(o), {" of attnlab train"});
   if (o.out.empty()) throw Error("--out DIR is required (the folder the checkpoint, config.json and log.csv go to)");
   if (o.steps && o.minutes) throw Error("give --steps or --minutes, not both");
   const bool masked = o.task == VitTask::MaskedPatches;

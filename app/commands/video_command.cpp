@@ -112,35 +112,55 @@ struct VideoRequest {
   double fps = 0, max_seconds = 0;
 };
 
+using Text = const std::string&;
+
+// A flag whose text is read once the outputs are checked (--fps, --max-seconds): its name and text.
+struct LaterFlag {
+  std::string flag, text;
+};
+
+/// The row of `attnlab video --list-cameras`, which takes no other.
+std::vector<CommandFlag> list_cameras_flags(bool& list) {
+  return {
+      {"--list-cameras", false, [&list](Text, Text) { list = true; }, "", true, true},
+  };
+}
+
+/// The rows of `attnlab video`'s table besides the document's flags, bound to `v`: with a model
+/// (`vit`) the ViT's choice (--layer, --head, --query as ChoiceFlags), without it --layer
+/// refused in one line (the hand-made heads' --head and --query are the document's).
+std::vector<CommandFlag> video_flags(VideoRequest& v, LaterFlag& fps, LaterFlag& max_seconds, bool vit) {
+  std::vector<CommandFlag> out = {
+      {"--force", false, [&v](Text, Text) { v.force = true; }, "", true},
+      {"--out", true, [&v](Text t, Text) { v.out = t; }, "", true, true},
+      {"--in", true, [&v](Text t, Text) { v.input = t; }, "", true, true},
+      {"--camera", true, [&v](Text t, Text) { v.camera = t; }, "", true, true},
+      {"--model", true, [&v](Text t, Text) { v.model = t; }, "", true, true},
+      {"--view", true, [&v](Text t, Text) { v.choices.view = t; }},
+      {"--fps", true, [&fps](Text t, Text f) { fps = {f, t}; }},
+      {"--max-seconds", true, [&max_seconds](Text t, Text f) { max_seconds = {f, t}; }},
+  };
+  if (vit) {
+    for (CommandFlag& f : choice_command_flags(v.choices.choice)) out.push_back(std::move(f));
+  } else {  // --layer (the choice's first flag) refused; --head and --query are the document's
+    out.push_back({choice_flag_names()[0], true, [](Text, Text flag) { throw Error(flag + " needs --model: the hand-made heads have one layer"); }});
+  }
+  return out;
+}
+
 // The flags of `attnlab video`: with --model the ViT's (render --model's document flags, --layer,
 // --head, --query as ChoiceFlags); without it the hand-made heads' (render's document flags), and
 // the flags that need a model refused in one line.
-VideoRequest parse_video(std::vector<std::string> args) {
+VideoRequest parse_video(const std::vector<std::string>& args) {
   VideoRequest v;
-  v.force = take_flag(args, "--force");
-  v.out = take_option(args, "--out");
-  v.input = take_option(args, "--in");
-  v.camera = take_option(args, "--camera");
-  v.model = take_option(args, "--model");
-  std::string fps_text, max_text;
-  std::vector<std::pair<std::string, std::string>> extra;
-  std::vector<std::string> known = {"--view", "--fps", "--max-seconds"};
+  LaterFlag fps, max_seconds;
+  read_first_flags(args, video_flags(v, fps, max_seconds, false));  // --model: which table reads the rest
   if (v.model.empty()) {
-    known.push_back("--layer");
-    const auto given = parse_document_flags(args, kFlagsRender, v.d, known, &extra, " for video without --model");
-    for (const DocumentFlag& f : document_flags())  // the query's flag, as the field table names it
-      if (f.path == "hand_made.cell") v.query_given = std::find(given.begin(), given.end(), f.flag) != given.end();
+    const auto given = parse_document_flags(args, kFlagsRender, v.d, video_flags(v, fps, max_seconds, false),
+                                            {" for video without --model"});
+    v.query_given = std::find(given.begin(), given.end(), flag_of_field("hand_made.cell")) != given.end();
   } else {
-    for (const auto& name : choice_flag_names())
-      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
-    parse_document_flags(args, kFlagsRenderModel, v.d, known, &extra, " for video");
-  }
-  for (const auto& [k, value] : extra) {
-    if (!v.model.empty() && read_choice_flag(v.choices.choice, k, value)) continue;
-    if (k == "--layer") throw Error("--layer needs --model: the hand-made heads have one layer");
-    if (k == "--view") v.choices.view = value;
-    else if (k == "--fps") fps_text = value;
-    else if (k == "--max-seconds") max_text = value;
+    parse_document_flags(args, kFlagsRenderModel, v.d, video_flags(v, fps, max_seconds, true), {" for video"});
   }
   if (v.model.empty() && v.choices.view != "map")
     throw Error("--view " + v.choices.view + " needs --model (a ViT's); the hand-made heads draw --view map");
@@ -150,8 +170,8 @@ VideoRequest parse_video(std::vector<std::string> args) {
     throw Error("give one of --in VIDEO and --camera DEVICE (attnlab video --list-cameras lists them)");
   check_outputs(v.out, v.force, {".mp4", ".gif"});
   const bool gif = video_encoder_for(v.out) == "gif";
-  v.fps = fps_text.empty() ? 0.0 : parse_float(fps_text, "--fps", 0.1f, 120.0f);
-  v.max_seconds = max_text.empty() ? (gif ? 30.0 : 600.0) : parse_float(max_text, "--max-seconds", 0.01f, 36000.0f);
+  v.fps = fps.text.empty() ? 0.0 : parse_float(fps.text, fps.flag, 0.1f, 120.0f);
+  v.max_seconds = max_seconds.text.empty() ? (gif ? 30.0 : 600.0) : parse_float(max_seconds.text, max_seconds.flag, 0.01f, 36000.0f);
   if (!v.model.empty()) {
     v.d.model_path = std::filesystem::absolute(v.model);
     v.d.source = ShownSource::Vit;
@@ -212,10 +232,13 @@ void check_sweep(const SweepRequest& sweep) {
 
 }  // namespace
 
-int run_video(const std::vector<std::string>& in) {
-  std::vector<std::string> args = in;
-  if (take_flag(args, "--list-cameras")) {
-    if (!args.empty()) throw Error("--list-cameras takes no other option, got '" + args[0] + "'");
+int run_video(const std::vector<std::string>& args) {
+  bool list = false;
+  read_first_flags(args, list_cameras_flags(list));
+  if (list) {
+    FlagRules alone;
+    alone.refused = [](const std::string& a) { return "--list-cameras takes no other option, got '" + a + "'"; };
+    parse_flags(args, list_cameras_flags(list), alone);
     const std::vector<CameraInfo> cameras = list_cameras();
     if (cameras.empty()) std::printf("no camera found\n");
     for (const CameraInfo& c : cameras) std::printf("%s\t%s\n", c.device.c_str(), c.name.c_str());

@@ -111,13 +111,16 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
          if (t != "fashion" && t != "photo") throw Error(f + " must be fashion or photo, got '" + t + "'");
          o.cka_photo = t == "photo";
        }},
-      {"--cka-count", true, [&o](Text t, Text f) { o.cka_count = parse_int(t, f, 2, 10000); }},
+      {"--cka-count", true, [&o](Text t, Text f) {  // the document's range (render --model --cka-count, the CKA view)
+         const FieldRange r = field_range("cka.count");
+         o.cka_count = parse_int(t, f, static_cast<int>(r.lo), static_cast<int>(r.hi));
+       }},
   };
 }
 
 VitOptions parse(const std::vector<std::string>& args) {
   VitOptions o;
-  parse_flags(args, vit_flags(o), {}, nullptr, " of attnlab vit");
+  parse_flags(args, vit_flags(o), {" of attnlab vit"});
   if (o.model.empty()) throw Error("--model PATH is required (a .safetensors or .pth file, or a folder holding model.safetensors or pytorch_model.bin)");
   if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error("--image IMG is required");
   const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0) + (o.norms ? 1 : 0);

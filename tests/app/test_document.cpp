@@ -2,6 +2,7 @@
 // field table (app/commands/document.cpp): every field written is read back, under the same name,
 // and a bad value is refused with its name while the state stays as it was. No window needed.
 // The command line's flags go through the same table: each sets the field JSON reads.
+#include "app/commands/models_command.hpp"
 #include "app/commands/options.hpp"
 #include "app/commands/train_command.hpp"
 #include "app/commands/vit_command.hpp"
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <cmath>
@@ -267,7 +269,7 @@ TEST(DocumentFlags, EveryFlagSetsTheFieldJsonReadsAndRoundTrips) {
     // Alone, the flag changes the field at its JSON path (and nothing outside its group).
     const unsigned command = f.commands & -f.commands;  // one of its commands
     Document d;
-    parse_document_flags(flag_args(f), static_cast<FlagCommand>(command), d, {}, nullptr);
+    parse_document_flags(flag_args(f), static_cast<FlagCommand>(command), d);
     const auto got = leaves_of(d);
     std::set<std::string> changed;
     for (const auto& [path, value] : got)
@@ -284,7 +286,7 @@ TEST(DocumentFlags, EveryFlagSetsTheFieldJsonReadsAndRoundTrips) {
       if (f.commands & command)
         for (const auto& a : flag_args(f)) args.push_back(a);
     Document d;
-    const auto given = parse_document_flags(args, static_cast<FlagCommand>(command), d, {}, nullptr);
+    const auto given = parse_document_flags(args, static_cast<FlagCommand>(command), d);
     EXPECT_GE(given.size(), 3u) << command;
     Document restored;
     apply_json(to_json(d), restored);
@@ -293,8 +295,7 @@ TEST(DocumentFlags, EveryFlagSetsTheFieldJsonReadsAndRoundTrips) {
   }
   // The values land where the commands read them.
   Document d;
-  parse_document_flags({"--mask", "random:0.25:9", "--query", "4,9", "--head", "texture", "--seed", "11", "--power", "5"}, kFlagsRow, d, {},
-                       nullptr);
+  parse_document_flags({"--mask", "random:0.25:9", "--query", "4,9", "--head", "texture", "--seed", "11", "--power", "5"}, kFlagsRow, d);
   EXPECT_EQ(d.attention.mask.kind, MaskKind::Random);
   EXPECT_FLOAT_EQ(d.attention.mask.ratio, 0.25f);
   EXPECT_EQ(d.attention.mask.seed, 9u);
@@ -303,7 +304,7 @@ TEST(DocumentFlags, EveryFlagSetsTheFieldJsonReadsAndRoundTrips) {
   EXPECT_EQ(d.attention.seed, 11u);
   EXPECT_EQ(d.attention.pos.P, 5);
   Document p;  // painted keys wait for the grid as cells
-  parse_document_flags({"--mask", "painted:1,2;3,4"}, kFlagsRow, p, {}, nullptr);
+  parse_document_flags({"--mask", "painted:1,2;3,4"}, kFlagsRow, p);
   EXPECT_EQ(p.attention.mask.kind, MaskKind::Painted);
   EXPECT_EQ(p.painted_cells, (std::vector<std::array<int, 2>>{{1, 2}, {3, 4}}));
 }
@@ -325,7 +326,7 @@ TEST(DocumentFlags, ABadValueIsRefusedNamingTheFlagAndNothingChanges) {
       if (args[0] == "--patch" && !(command & (kFlagsRow | kFlagsRender))) args.erase(args.begin(), args.begin() + 2);
       Document d = before;
       try {
-        parse_document_flags(args, command, d, {}, nullptr);
+        parse_document_flags(args, command, d);
         ADD_FAILURE() << f.flag << ": " << args.back() << " was accepted";
       } catch (const Error& e) {
         const std::string what = e.what();
@@ -337,9 +338,9 @@ TEST(DocumentFlags, ABadValueIsRefusedNamingTheFlagAndNothingChanges) {
   }
   // A flag of another command is unknown there (the same syntax as before the table).
   Document d;
-  EXPECT_THROW(parse_document_flags({"--colormap", "gray"}, kFlagsRow, d, {}, nullptr), Error);
-  EXPECT_THROW(parse_document_flags({"--resize", "64"}, kFlagsRender, d, {}, nullptr), Error);
-  EXPECT_THROW(parse_document_flags({"--patch", "8"}, kFlagsRenderModel, d, {}, nullptr), Error);
+  EXPECT_THROW(parse_document_flags({"--colormap", "gray"}, kFlagsRow, d), Error);
+  EXPECT_THROW(parse_document_flags({"--resize", "64"}, kFlagsRender, d), Error);
+  EXPECT_THROW(parse_document_flags({"--patch", "8"}, kFlagsRenderModel, d), Error);
 }
 
 // Whether a usage text names `flag` as a whole word (--mass, not --mask for --mas).
@@ -414,14 +415,14 @@ TEST(DocumentFlags, ANumberFlagTakesTheRangeOfItsWidget) {
     ASSERT_LT(s.ui.lo, s.ui.hi) << f.flag;
     const auto command = static_cast<FlagCommand>(f.commands & -f.commands);
     for (const double v : {s.ui.lo, s.ui.hi}) {
-      parse_document_flags({f.flag, number_text(v)}, command, d, {}, nullptr);
+      parse_document_flags({f.flag, number_text(v)}, command, d);
       EXPECT_DOUBLE_EQ(i ? static_cast<double>(*i) : static_cast<double>(*x), static_cast<double>(i ? v : static_cast<float>(v)))
           << f.flag << " " << v;
     }
     const double step = i ? 1.0 : std::max(std::abs(s.ui.hi), 1.0) * 0.01;
     for (const double v : {s.ui.lo - step, s.ui.hi + step}) {
       Document e;
-      EXPECT_THROW(parse_document_flags({f.flag, number_text(v)}, command, e, {}, nullptr), Error) << f.flag << " " << v;
+      EXPECT_THROW(parse_document_flags({f.flag, number_text(v)}, command, e), Error) << f.flag << " " << v;
     }
     const std::string range = number_text(s.ui.lo) + ".." + number_text(s.ui.hi);
     const auto line = text.find("  " + f.flag + " ");
@@ -548,4 +549,190 @@ TEST(FirstPicture, TheColourHeadsRowForTheDefaultQueryIsStructured) {
   const auto v = warm.row(0, i).weights;
   const RowFlatness g = row_flatness(std::span<const float>(v.data(), static_cast<size_t>(v.size())), {});
   EXPECT_LT(g.max_over_min, 2.0);
+}
+
+// ---- Issue 48, item 6: one flag style, one range per setting.
+
+namespace {
+
+// The error text of `f()`, or "" when it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// `d`'s JSON with the setting at dotted `path` set to `v`.
+nlohmann::json with_setting(const Document& d, std::string path, double v, bool whole) {
+  nlohmann::json j = to_json(d);
+  std::replace(path.begin(), path.end(), '.', '/');
+  j[nlohmann::json::json_pointer("/" + path)] = whole ? nlohmann::json(static_cast<std::int64_t>(std::lround(v))) : nlohmann::json(v);
+  return j;
+}
+
+}  // namespace
+
+// A number setting's range is written once (its FieldRange in the field table), and its flag,
+// apply_json (a sidecar, render --from, the remembered settings) and the widgets read it there:
+// just outside it, the flag and the settings file both refuse the value, naming the flag or the
+// setting; at its ends both take it. `--mass` is a percent of the 0 … 1 share; `--resize 0` (the
+// model's own size) is the file's and the widget's, no flag's.
+TEST(FieldRanges, AValueOutsideTheFieldsRangeIsRefusedByItsFlagAndByTheSettingsFile) {
+  struct Case {
+    std::string path;
+    double times;    // the flag's text per unit of the field
+    double flag_lo;  // the flag's lowest value when above the range's
+  };
+  const Case cases[] = {{"cka.count", 1, -1}, {"vit.mass", 100, -1}, {"vit.resize", 1, 1}, {"display.opacity", 1, -1},
+                        {"pos.P", 1, -1},     {"train.probe", 1, -1}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.path);
+    const FieldRange r = field_range(c.path);
+    ASSERT_LT(r.lo, r.hi);
+    const bool whole = to_json(Document{})[nlohmann::json::json_pointer("/" + [p = c.path]() mutable {
+                         std::replace(p.begin(), p.end(), '.', '/');
+                         return p;
+                       }())].is_number_integer();
+    const double step = whole ? 1.0 : (r.hi - r.lo) * 0.01;
+    const std::string flag = flag_of_field(c.path);
+    unsigned commands = 0;
+    for (const DocumentFlag& f : document_flags())
+      if (f.flag == flag) commands = f.commands;
+    const auto command = static_cast<FlagCommand>(commands & -commands);
+    // Outside: refused by both, nothing changed.
+    for (const double v : {r.lo - step, r.hi + step}) {
+      if (r.on_read == FieldRange::OnRead::Refuse) {
+        Document d;
+        const std::string what = error_of([&] { apply_json(with_setting(Document{}, c.path, v, whole), d); });
+        EXPECT_NE(what.find("'" + c.path + "'"), std::string::npos) << v << ": " << what;
+        EXPECT_EQ(to_json(d), to_json(Document{})) << v;
+      }
+      if (!flag.empty()) {
+        Document d;
+        const std::string what = error_of([&] { parse_document_flags({flag, number_text(v * c.times)}, command, d); });
+        EXPECT_NE(what.find(flag), std::string::npos) << v << ": " << what;
+      }
+    }
+    // The ends: taken by both (the flag from its own lowest value).
+    for (const double v : {r.lo, r.hi}) {
+      Document d;
+      apply_json(with_setting(Document{}, c.path, v, whole), d);
+      EXPECT_DOUBLE_EQ(leaves_of(d).at(c.path).get<double>(), whole ? v : static_cast<double>(static_cast<float>(v))) << v;
+      if (!flag.empty() && v >= c.flag_lo) {
+        Document e;
+        parse_document_flags({flag, number_text(v * c.times)}, command, e);
+        EXPECT_NEAR(leaves_of(e).at(c.path).get<double>(), v, 1e-6) << v;
+      }
+    }
+    if (!flag.empty() && c.flag_lo > r.lo) {
+      Document d;
+      EXPECT_NE(error_of([&] { parse_document_flags({flag, number_text(r.lo)}, command, d); }).find(flag), std::string::npos);
+    }
+  }
+  // vit's --cka-count (no document) takes the field's range too.
+  const FieldRange count = field_range("cka.count");
+  for (const double v : {count.lo - 1, count.hi + 1}) {
+    const std::string what = error_of([&] { run_vit({"--cka-count", number_text(v)}); });
+    EXPECT_NE(what.find("--cka-count must be between " + number_text(count.lo) + " and " + number_text(count.hi)), std::string::npos)
+        << what;
+  }
+  EXPECT_THROW(field_range("vit.recent"), Error);  // no number
+}
+
+// The window's own state outside its range (the UI scale, the zoom) comes back as its default
+// instead of refusing the file; the UI scale's widget and keys take the same range.
+TEST(FieldRanges, AViewsStateOutsideItsRangeComesBackAsItsDefault) {
+  for (const std::string path : {"classroom.ui_scale", "display.zoom"}) {
+    SCOPED_TRACE(path);
+    const FieldRange r = field_range(path);
+    EXPECT_EQ(r.on_read, FieldRange::OnRead::Default);
+    const double def = leaves_of(Document{}).at(path).get<double>();
+    for (const double v : {r.lo * 0.9, r.hi * 1.1}) {
+      Document d;
+      apply_json(with_setting(Document{}, path, v, false), d);
+      EXPECT_DOUBLE_EQ(leaves_of(d).at(path).get<double>(), def) << v;
+    }
+    for (const double v : {r.lo, r.hi}) {
+      Document d;
+      apply_json(with_setting(Document{}, path, v, false), d);
+      EXPECT_DOUBLE_EQ(leaves_of(d).at(path).get<double>(), static_cast<double>(static_cast<float>(v))) << v;
+    }
+  }
+  Document d;
+  const SettingRef scale = setting_ref(d, "classroom.ui_scale");
+  EXPECT_EQ(scale.ui.lo, field_range("classroom.ui_scale").lo);
+  EXPECT_EQ(scale.ui.hi, field_range("classroom.ui_scale").hi);
+}
+
+// parse_flags' rows: a value's own missing words, a flag refused when given twice, a repeatable
+// one collecting, arguments that are no flag handed to `positional` or refused in the command's
+// own words, and read_first_flags reading its rows wherever they stand.
+TEST(CommandFlags, RowsSayWhatTheirValueIsRefuseASecondOneAndArgumentsGoWhereTheRulesSay) {
+  std::string model;
+  std::vector<std::string> files, positional;
+  bool force = false;
+  const std::vector<CommandFlag> flags = {
+      {"--model", true, [&](const std::string& t, const std::string&) { model = t; }, "a path", true, true},
+      {"--file", true, [&](const std::string& t, const std::string&) { files.push_back(t); }},
+      {"--force", false, [&](const std::string&, const std::string&) { force = true; }},
+  };
+  EXPECT_EQ(error_of([&] { parse_flags({"--model"}, flags); }), "--model needs a path");
+  EXPECT_EQ(error_of([&] { parse_flags({"--file"}, flags); }), "option --file needs a value");
+  EXPECT_EQ(error_of([&] { parse_flags({"--model", "a", "--model", "b"}, flags); }), "--model given twice");
+  EXPECT_EQ(error_of([&] { parse_flags({"--bogus"}, flags, {" of attnlab x"}); }), "unknown option '--bogus' of attnlab x (see attnlab --help)");
+  EXPECT_EQ(error_of([&] { parse_flags({"photo.jpg"}, flags); }), "unknown option 'photo.jpg' (see attnlab --help)");
+  const auto given = parse_flags({"--file", "a", "--force", "--file", "b"}, flags);
+  EXPECT_EQ(files, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(force);
+  EXPECT_EQ(given, (std::vector<std::string>{"--file", "--force", "--file"}));
+  FlagRules rules;
+  rules.positional = [&](const std::string& a) { positional.push_back(a); };
+  parse_flags({"one", "--force", "two"}, flags, rules);
+  EXPECT_EQ(positional, (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(error_of([&] { parse_flags({"--bogus"}, flags, rules); }), "unknown option '--bogus' (see attnlab --help)");
+  FlagRules only;
+  only.refused = [](const std::string& a) { return "takes nothing else, got '" + a + "'"; };
+  EXPECT_EQ(error_of([&] { parse_flags({"--force", "x"}, flags, only); }), "takes nothing else, got 'x'");
+  model.clear();
+  files.clear();
+  read_first_flags({"--bogus", "--file", "f", "--model", "m"}, flags);
+  EXPECT_EQ(model, "m");
+  EXPECT_TRUE(files.empty()) << "--file is not read first";
+  EXPECT_EQ(error_of([&] { read_first_flags({"--bogus", "--model"}, flags); }), "--model needs a path");
+}
+
+// The window's options through its table: each path once, one image, the dispatcher's list of
+// them (gui_flag_names) the table's.
+TEST(GuiArgs, TheWindowsTableTakesEachPathOnceAndOneImage) {
+  const GuiArgs a = parse_gui_args({"--hover-bench", "out.json", "photo.jpg", "--train"});
+  EXPECT_EQ(a.image, "photo.jpg");
+  EXPECT_EQ(a.hover_bench, "out.json");
+  EXPECT_TRUE(a.train);
+  for (const auto& c : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--model"}, "--model needs a path (a .safetensors or .pth file, or its folder)"},
+           {{"--hover-bench"}, "--hover-bench needs the path of its JSON report"},
+           {{"--model", "a", "--model", "b"}, "--model given twice"},
+           {{"--hover-bench", "a.json", "--hover-bench", "b.json"}, "--hover-bench given twice"},
+           {{"a.jpg", "b.jpg"}, "one image at a time: 'b.jpg' is one too many (see attnlab --help)"},
+           {{"a.jpg", "--bogus"}, "unknown option '--bogus' (see attnlab --help)"},
+           {{"--train"}, "--train goes with --hover-bench OUT.json (see attnlab --help)"}})
+    EXPECT_EQ(error_of([&] { parse_gui_args(c.first); }), c.second);
+  std::set<std::string> names;
+  for (const CommandFlagName& f : gui_flag_names()) names.insert(f.flag);
+  EXPECT_EQ(names, (std::set<std::string>{"--model", "--hover-bench", "--video", "--train"}));
+}
+
+// `attnlab models pull`: --file repeatable, one repository, its own words for the rest.
+TEST(CommandFlags, ModelsPullTakesOneRepositoryAndAnyNumberOfFiles) {
+  for (const auto& c : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"pull", "--file"}, "--file needs a file name (e.g. model.safetensors)"},
+           {{"pull", "org/a", "--file"}, "--file needs a file name (e.g. model.safetensors)"},
+           {{"pull", "--bogus"}, "unknown option '--bogus' for models pull (see attnlab --help)"},
+           {{"pull", "org/a", "org/b"}, "one repository at a time: 'org/b' is one too many"},
+           {{"pull", "--file", "config.json"}, "models pull needs a repository, e.g. attnlab models pull timm/vit_small_patch16_224.dino"}})
+    EXPECT_EQ(error_of([&] { run_models(c.first); }), c.second);
 }

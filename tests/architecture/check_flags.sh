@@ -7,9 +7,12 @@
 # line, exit 0. The uses below are not the document's setting, or only ask whether it was given.
 # Issue 39: the commands that write no document (`attnlab vit`, `attnlab train`) read their
 # flags through a table of their own, rows of CommandFlag ({"--name", true|false, …},
-# app/commands/command_flags.hpp). Each file of `tables` below must hold such rows, and compares
-# no flag by hand (== "--name"); a flag of its table appears nowhere else in it. A row of a
-# command's table may name a flag of the document's too (vit's --image is its own option).
+# app/commands/command_flags.hpp). Issue 48 (item 6, one flag style): so do `render`, `figure`,
+# `video`, `models pull` and the window's options, their own rows beside the field table's
+# flags. Each file of `tables` below must hold such rows; a flag of its table appears nowhere
+# else in it. No source of app/ compares an argument with a flag by hand (== "--name",
+# "--name" !=, take_option/take_flag), but for the dispatcher's own words (`allowed_compared`).
+# A row of a command's table may name a flag of the document's too (vit's --image is its own option).
 set -u
 root=${1:?usage: check_flags.sh REPO_ROOT}
 root=${root%/}
@@ -20,12 +23,17 @@ table=$root/app/commands/document.cpp
 allowed=(
   "app/commands/source_choice.cpp|--head|a ViT's choice (vit, video, render --model): parse_source_choice, checked against the model"
   "app/commands/source_choice.cpp|--query|a ViT's choice (vit, video, render --model): parse_source_choice, checked against the model"
-  "app/gui/output/render_commands.cpp|--query|figure passes its first query to parse_query_options as --query"
-  "app/commands/options.cpp|--query|parse_query_options asks whether --query was given"
+)
+# file|flag|why: a comparison with a flag that is allowed there (no command's flag).
+allowed_compared=(
+  "app/cli.cpp|--help|the dispatcher: the usage text, for the program and each command"
+  "app/cli.cpp|--version|the dispatcher: the program's version"
 )
 # The files whose command reads its flags through a CommandFlag table of its own.
-tables=(app/commands/vit_command.cpp app/commands/train_command.cpp)
+tables=(app/commands/vit_command.cpp app/commands/train_command.cpp app/commands/video_command.cpp
+        app/commands/models_command.cpp app/commands/options.cpp app/gui/output/render_commands.cpp)
 row='^[[:space:]]*\{"(--[a-z0-9-]+)", (true|false),'  # a CommandFlag row: {"--name", takes_value, set}
+by_hand='[!=]=[[:space:]]*"--|"--[a-z0-9-]+"[[:space:]]*[!=]=|take_(option|flag)[[:space:]]*\('  # a flag compared or taken by hand
 
 mapfile -t flags < <(grep -oE 'Flag(To)?<[^{]*>\{"--[a-z0-9-]+"' "$table" | grep -oE '"--[a-z0-9-]+"' | tr -d '"' | sort -u)
 if ((${#flags[@]} == 0)); then
@@ -36,20 +44,33 @@ fi
 hits=0
 files=0
 declare -A compared  # file:line of the flags compared by hand, reported once
-# The command tables: each file of `tables` holds rows, and compares no flag by hand.
+# The command tables: each file of `tables` holds rows.
 for rel in "${tables[@]}"; do
   file=$root/$rel
   if [[ ! -f $file ]] || ! grep -qE "$row" "$file"; then
     echo "$rel: holds no flag table (rows {\"--name\", true|false, …}: app/commands/command_flags.hpp)"
     hits=$((hits + 1))
-    continue
   fi
+done
+# No source of app/ compares a flag by hand: a line that does is reported unless every flag on
+# it is one allowed_compared allows in its file (and it takes nothing by hand).
+while IFS= read -r -d '' file; do
+  rel=${file#"$root"/}
+  mine=()
+  for entry in "${allowed_compared[@]}"; do
+    [[ $entry == "$rel|"* ]] && mine+=("$(cut -d'|' -f2 <<<"$entry")")
+  done
   while IFS= read -r line; do
+    text=${line#*:}
+    if ((${#mine[@]} > 0)) && ! grep -qE 'take_(option|flag)' <<<"$text" &&
+      [[ -z $(grep -oE '"--[a-z0-9-]+"' <<<"$text" | tr -d '"' | grep -vxF "${mine[@]/#/-e}") ]]; then
+      continue
+    fi
     echo "$rel:${line%%:*}: a flag compared by hand, not read through the command's flag table"
     compared[$rel:${line%%:*}]=1
     hits=$((hits + 1))
-  done < <(grep -nE '==[[:space:]]*"--|"--[a-z0-9-]+"[[:space:]]*==' "$file")
-done
+  done < <(grep -nE "$by_hand" "$file")
+done < <(find "$root/app" -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
 
 while IFS= read -r -d '' file; do
   rel=${file#"$root"/}
@@ -77,4 +98,4 @@ if ((hits > 0)); then
   exit 1
 fi
 echo "check_flags: the ${#flags[@]} flags of the field table (${flags[*]}) appear in no other of $files files of app/;" \
-  "${#tables[@]} commands read theirs through their own tables (${tables[*]})"
+  "${#tables[@]} files read theirs through their own tables (${tables[*]}); no flag is compared by hand"

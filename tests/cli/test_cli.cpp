@@ -956,3 +956,64 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   EXPECT_FALSE(std::filesystem::exists(dir / "x.png"));
   EXPECT_FALSE(std::filesystem::exists(dir / "y.png"));
 }
+
+// Issue 48, item 6 (one flag style): every command reads its flags through one table
+// (parse_flags); teachers' scripts rely on the lines a bad argument gives, so each is the line it
+// was before the tables (taken from the build before them), one line and exit code 2.
+TEST(CliFlags, EveryCommandsBadArgumentGivesTheLineItAlwaysGave) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"render --out", "option --out needs a value"},
+      {"render --out x.png --bogus 1", "unknown option '--bogus' (see attnlab --help)"},
+      {"render --from a.json --patch 8 --out x.png", "--from FILE.json takes only --out and --force, got '--patch'"},
+      {"render --from a.json extra --out x.png", "--from FILE.json takes only --out and --force, got 'extra'"},
+      {"render --from a.json --model m --out x.png", "--from FILE.json takes only --out and --force"},
+      {"render --model", "option --model needs a value"},
+      {"render --model m --patch 8 --out x.png", "unknown option '--patch' for render --model (see attnlab --help)"},
+      {"render --resize 64 --out x.png", "unknown option '--resize' (see attnlab --help)"},
+      {"render --size abc --out x.png", "--size must be WIDTHxHEIGHT in pixels, got 'abc'"},
+      {"render --fps 0 --out x.png --sweep tau", "--fps must be between 0.1 and 120, got 0"},
+      {"render --fps 2 --out x.png", "--fps and --sweep-values go with --sweep"},
+      {"render --view overlay --size 100x100 --out x.png", "--size goes with the window's views: an overlay is the photo at its own size"},
+      {"render --mass 101 --model m --image i.jpg --out x.png", "--mass must be between 0 and 100, got 101"},
+      {"render --resize 0 --model m --image i.jpg --out x.png", "--resize must be between 1 and 4096, got 0"},
+      {"render --cka-count 10001 --model m --image i.jpg --out x.png", "--cka-count must be between 2 and 10000, got 10001"},
+      {"render --model m --out x.png", "--image IMG is required"},
+      {"render --model m --image i.jpg --head median --out x.png", "--head must be a head from 0 or mean, max or min, got 'median'"},
+      {"figure", "--queries \"C1,R1;C2,R2;...\" is required"},
+      {"figure --queries", "option --queries needs a value"},
+      {"figure --image i.jpg --out x.png", "--queries \"C1,R1;C2,R2;...\" is required"},
+      {"figure --queries 1,2 --out x.png", "--image IMG is required"},
+      {"figure --queries 1,2 --image i.jpg --panel 10 --out x.png", "--panel must be between 64 and 2048, got 10"},
+      {"figure --queries 1,2 --image i.jpg --view map --out x.png", "unknown option '--view' (see attnlab --help)"},
+      {"video --list-cameras --in x", "--list-cameras takes no other option, got '--in'"},
+      {"video --in x --list-cameras", "--list-cameras takes no other option, got '--in'"},
+      {"video --model", "option --model needs a value"},
+      {"video --in a.mp4 --out x.mp4 --layer 2", "--layer needs --model: the hand-made heads have one layer"},
+      {"video --in a.mp4 --out x.mp4 --bogus", "unknown option '--bogus' for video without --model (see attnlab --help)"},
+      {"video --model m --in a.mp4 --out x.mp4 --patch 8", "unknown option '--patch' for video (see attnlab --help)"},
+      {"video --in a.mp4 --out x.mp4 --view rollout", "--view rollout needs --model (a ViT's); the hand-made heads draw --view map"},
+      {"video --in a.mp4 --camera c --out x.mp4", "give one of --in VIDEO and --camera DEVICE (attnlab video --list-cameras lists them)"},
+      {"video --in a.mp4 --out x.mp4 --fps 0", "--fps must be between 0.1 and 120, got 0"},
+      {"video --model m --in a.mp4 --out x.mp4 --layer abc", "--layer must be a whole number, got 'abc'"},
+      {"video --in a.mp4", "--out FILE is required"},
+      {"models pull --file", "--file needs a file name (e.g. model.safetensors)"},
+      {"models pull --bogus", "unknown option '--bogus' for models pull (see attnlab --help)"},
+      {"models pull org/a org/b", "one repository at a time: 'org/b' is one too many"},
+      {"--model", "--model needs a path (a .safetensors or .pth file, or its folder)"},
+      {"--video a.mp4 --video b.mp4", "--video given twice"},
+      {"--hover-bench a.json --train --model m", "--train replays over the model being trained: no --model with it"},
+      {"photo.jpg other.jpg --model m", "one image at a time: 'other.jpg' is one too many (see attnlab --help)"},
+      {"vit --cka-count 1 --model m", "--cka-count must be between 2 and 10000, got 1"},
+      {"row --image i.jpg", "--query COL,ROW is required"},
+      {"row --image i.jpg --query 1,2 --colormap gray", "unknown option '--colormap' (see attnlab --help)"},
+  };
+  const std::string dir = (std::filesystem::temp_directory_path() / ("attnlab-cli-flags-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  for (const auto& [args, line] : cases) {
+    const CliRun r = run_attnlab(args, "cd '" + dir + "' && export HF_HUB_OFFLINE=1 HF_HOME='" + dir + "/hf'");
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.err, "attnlab: " + std::string(line) + "\n") << args;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a refused command wrote something";
+  std::filesystem::remove_all(dir);
+}

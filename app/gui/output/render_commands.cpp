@@ -10,6 +10,7 @@
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/window/headless.hpp"
 #include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/views/view_registry.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/vit/vit_compare.hpp"
 #include "app/gui/vit/vit_views.hpp"
@@ -36,6 +37,53 @@ std::array<int, 2> parse_size(const std::string& text) {
   if (x == std::string::npos) throw Error("--size must be WIDTHxHEIGHT in pixels, got '" + text + "'");
   return {parse_int(std::string_view(text).substr(0, x), "--size width", 16, 8192),
           parse_int(std::string_view(text).substr(x + 1), "--size height", 16, 8192)};
+}
+
+using Text = const std::string&;
+
+// What every render reads first (read_first_flags): where it writes, and which table reads the
+// rest (--model: render_model's; --from: only these; neither: the hand-made heads').
+struct RenderArgs {
+  std::filesystem::path out;
+  bool force = false;
+  std::string from, model;
+};
+
+/// The rows of render's flag table that every render has, bound to `r`.
+std::vector<CommandFlag> render_own_flags(RenderArgs& r) {
+  return {
+      {"--out", true, [&r](Text t, Text) { r.out = t; }, "", true, true},
+      {"--force", false, [&r](Text, Text) { r.force = true; }, "", true, true},
+      {"--from", true, [&r](Text t, Text) { r.from = t; }, "", true, true},
+      {"--model", true, [&r](Text t, Text) { r.model = t; }, "", true, true},
+  };
+}
+
+// The view, size and sweep flags of render (hand-made heads and --model).
+struct ViewFlags {
+  std::string view = "map";
+  std::array<int, 2> size = {1200, 900};
+  SweepRequest sweep;
+  bool view_given = false, size_given = false, fps_given = false;
+};
+
+/// The rows of render's table for its view, size and sweep, bound to `v`.
+std::vector<CommandFlag> view_flags(ViewFlags& v) {
+  return {
+      {"--view", true, [&v](Text t, Text) { v.view = t, v.view_given = true; }},
+      {"--size", true, [&v](Text t, Text) { v.size = parse_size(t), v.size_given = true; }},
+      {"--sweep", true, [&v](Text t, Text) { v.sweep.kind = t; }},
+      {"--sweep-values", true, [&v](Text t, Text) { v.sweep.values = t; }},
+      {"--fps", true, [&v](Text t, Text f) { v.sweep.fps = parse_float(t, f, 0.1f, 120.0f), v.fps_given = true; }},
+  };
+}
+
+/// The rows of render --model's table for a second model (--compare B, --match-layers).
+std::vector<CommandFlag> compare_flags(std::string& compare, std::string& match) {
+  return {
+      {"--compare", true, [&compare](Text t, Text) { compare = t; }},
+      {"--match-layers", true, [&match](Text t, Text) { match = t; }},
+  };
 }
 
 // The output pair must be free (or --force), and the folder must exist: checked before any work.
@@ -86,20 +134,33 @@ void begin_full_window(const char* id) {
   ImGui::Begin(id, nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
 }
 
+// The views under a ViT's map: the registry's views that work on a ViT (view_registry.hpp),
+// in its order. They keep no state of their own (no texture, no job), so one list serves.
+const std::vector<std::unique_ptr<View>>& vit_views() {
+  static const std::vector<std::unique_ptr<View>> views = [] {
+    auto all = make_views();
+    std::erase_if(all, [](const std::unique_ptr<View>& v) { return !v->works_with(kVitOffers); });
+    return all;
+  }();
+  return views;
+}
+
 // The ViT views `render --model` draws: the loaded ViT's main map ("map") and its variants, then
-// its lower views (vit_views.hpp, lower_views) as vit-NAME.
+// the views under its map as vit-NAME.
 std::vector<std::string> vit_view_names() {
   std::vector<std::string> names = {"map", "vit-grid", "vit-rollout", "vit-mask", "vit-norms"};
-  for (const LowerView& v : lower_views()) names.push_back(std::string("vit-") + v.name);
+  for (const auto& v : vit_views()) names.push_back(std::string("vit-") + v->name());
   return names;
 }
 
 // The ViT view named `view` (vit_view_names()) of one source into the current window.
-void draw_named_vit_view(const std::string& view, AppState& state, VitMapSource& map, LowerViewContext& lower_context,
+void draw_named_vit_view(const std::string& view, AppState& state, VitMapSource& map, ViewSource& source,
                          ViewGeometry& geometry) {
-  const LowerView* lower = view.starts_with("vit-") ? find_lower_view(view.substr(4)) : nullptr;
+  View* lower = nullptr;
+  for (const auto& v : vit_views())
+    if (view == std::string("vit-") + v->name()) lower = v.get();
   if (view == "vit-grid") draw_heads_grid(state, map);
-  else if (lower) lower->draw(lower_context);
+  else if (lower) lower->draw(source);
   else draw_source_map(state, map, geometry);
 }
 
@@ -134,7 +195,7 @@ void show_vit_view(AppState& state, const std::string& view) {
 // head and query from `choices` on the first frame, while `settle` is 2: their ranges are the
 // model's), else "loading the model..."; an Error goes to `error`. Counts `settle` down; the
 // similarity view keeps it up until its matrix (a job of its own) is drawn.
-void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, VitMapSource& map, LowerViewContext& lower,
+void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, VitMapSource& map, ViewSource& lower,
                     ViewGeometry& geometry, const ChoiceFlags& choices, int& settle, std::string& error) {
   begin_full_window("##render");
   if (const VitRun* src = vit.run(); src && error.empty()) {
@@ -171,8 +232,8 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   std::string error;
   int settle = 2;  // frames drawn with the result before the picture, so the layout is final
   ViewGeometry geometry;
-  LowerViewContext lower_context{state, vit, state.vit, vit_map,
-                                 [&] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }};
+  ViewSource lower_context{state, vit_map, kVitOffers, nullptr, &vit, &state.vit,
+                           [&] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }};
   const auto rgb = ui.render(
       [&] {
         scheduler.drain();
@@ -213,10 +274,10 @@ struct CompareHalf {
   CkaJob cka;
   VitMapSource map;
   ViewGeometry geometry;
-  LowerViewContext lower;
+  ViewSource lower;
   CompareHalf(const AppState& s, Scheduler& scheduler, const std::string& key)
       : state(s), vit(scheduler, key + ":run"), cka(scheduler, key + ":cka"), map(state, vit),
-        lower{state, vit, state.vit, map, [this] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }} {}
+        lower{state, map, kVitOffers, nullptr, &vit, &state.vit, [this] { draw_cka_view(state, cka, cka_request(vit, state.vit_resize), /*auto_start=*/true); }} {}
 };
 
 // render --model A --compare B (issue 48, SPEC §12): the same view of two models side by side,
@@ -436,38 +497,25 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
 // its map over the model's input picture (app/commands/video_command.cpp). The document's flags
 // (image, display, --resize, --mass, --bilinear) go through its field table; the ViT's layer,
 // head and query are checked once the model is loaded (their ranges are its).
-int render_model(const std::vector<std::string>& args, const std::string& model, const std::filesystem::path& out, bool force) {
+int render_model(const std::vector<std::string>& args, RenderArgs r) {
   AppState state;
-  std::string view = "map";
-  std::array<int, 2> size = {1200, 900};
+  ViewFlags v;
   ChoiceFlags choices;
-  std::vector<std::pair<std::string, std::string>> extra;
-  SweepRequest sweep;
-  bool view_given = false, fps_given = false, size_given = false;
-  std::vector<std::string> known = choice_flag_names();
-  known.insert(known.end(), {"--view", "--size", "--sweep", "--sweep-values", "--fps", "--compare", "--match-layers"});
   std::string compare, match_text;
-  parse_document_flags(args, kFlagsRenderModel, state, known, &extra, " for render --model");
-  for (const auto& [k, v] : extra) {
-    if (read_choice_flag(choices, k, v)) continue;
-    if (k == "--compare") compare = v;
-    else if (k == "--match-layers") match_text = v;
-    else if (k == "--sweep") sweep.kind = v;
-    else if (k == "--sweep-values") sweep.values = v;
-    else if (k == "--view") {
-      view = v;
-      view_given = true;
-    } else if (k == "--size") {
-      size = parse_size(v);
-      size_given = true;
-    } else if (k == "--fps") {
-      sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
-      fps_given = true;
-    }
-  }
+  std::vector<CommandFlag> own = render_own_flags(r);
+  for (CommandFlag& f : choice_command_flags(choices)) own.push_back(std::move(f));
+  for (CommandFlag& f : view_flags(v)) own.push_back(std::move(f));
+  for (CommandFlag& f : compare_flags(compare, match_text)) own.push_back(std::move(f));
+  parse_document_flags(args, kFlagsRenderModel, state, std::move(own), {" for render --model"});
+  std::string view = v.view;
+  const std::array<int, 2> size = v.size;
+  SweepRequest sweep = v.sweep;
+  const bool view_given = v.view_given, fps_given = v.fps_given, size_given = v.size_given;
+  const std::filesystem::path& out = r.out;
+  const bool force = r.force;
   if (state.image_path.empty()) throw Error("--image IMG is required");
   state.image_path = std::filesystem::absolute(state.image_path);
-  state.model_path = std::filesystem::absolute(model_argument_path(model));  // hf:ORG/NAME[@REV] too
+  state.model_path = std::filesystem::absolute(model_argument_path(r.model));  // hf:ORG/NAME[@REV] too
   if (!match_text.empty() && match_text != "depth" && match_text != "index")
     throw Error("--match-layers must be depth or index, got '" + match_text + "'");
   if (!match_text.empty() && compare.empty()) throw Error("--match-layers goes with --compare");
@@ -592,16 +640,18 @@ int render_hand_made(AppState& state, const std::string& view, std::array<int, 2
   HandMadeSession hand_made(scheduler);
   prepare(hand_made, state, painted);
   HandMadeMapSource hand_made_map(state, hand_made);
-  auto teaching = make_teaching_views();
+  auto views = make_views();
+  const std::vector<View*> teaching = chapter_views(views);
+  ViewSource source{state, hand_made_map, kHandMadeOffers, &hand_made, nullptr, nullptr, {}};
   ViewGeometry geometry;
   const auto rgb = render_hand_made_frames(ui, scheduler, hand_made, state, [&] {
     if (view == "map") draw_source_map(state, hand_made_map, geometry);
     else if (view == "heads") draw_heads_grid(state, hand_made_map);
     else
-      for (const auto& v : teaching)
+      for (View* v : teaching)
         if (view == v->name()) {
           ImGui::Text("%s (%s)", v->title(), v->chapter_reference());
-          v->draw(state, hand_made);
+          v->draw(source);
         }
   });
   nlohmann::json sidecar = to_json(state);
@@ -620,25 +670,29 @@ int render_hand_made(AppState& state, const std::string& view, std::array<int, 2
 
 std::vector<std::string> render_view_names() {
   std::vector<std::string> names = {"map", "heads"};
-  for (const auto& v : make_teaching_views()) names.emplace_back(v->name());
+  const auto views = make_views();
+  for (const View* v : chapter_views(views)) names.emplace_back(v->name());
   return names;
 }
 
-int run_render(const std::vector<std::string>& in) {
-  std::vector<std::string> args = in;
-  const bool force = take_flag(args, "--force");
-  const std::filesystem::path out = take_option(args, "--out");
-  const std::string from = take_option(args, "--from");
-  if (const std::string model = take_option(args, "--model"); !model.empty()) {  // a real ViT's views
-    if (!from.empty()) throw Error("--from FILE.json takes only --out and --force");
-    return render_model(args, model, out, force);
+int run_render(const std::vector<std::string>& args) {
+  RenderArgs r;
+  read_first_flags(args, render_own_flags(r));  // --out, --force, --from, --model: which table reads the rest
+  const std::filesystem::path& out = r.out;
+  const bool force = r.force;
+  if (!r.model.empty()) {  // a real ViT's views
+    if (!r.from.empty()) throw Error("--from FILE.json takes only --out and --force");
+    return render_model(args, r);
   }
   std::string view = "map";
   std::array<int, 2> size = {1200, 900};
   AppState state;
   std::vector<std::array<int, 2>> painted;
-  if (!from.empty()) {  // everything from a sidecar written by an earlier render
-    if (!args.empty()) throw Error("--from FILE.json takes only --out and --force, got '" + args[0] + "'");
+  if (!r.from.empty()) {  // everything from a sidecar written by an earlier render
+    const std::string from = r.from;
+    FlagRules only;
+    only.refused = [](const std::string& a) { return "--from FILE.json takes only --out and --force, got '" + a + "'"; };
+    parse_flags(args, render_own_flags(r), only);
     std::string sha;
     read_render_sidecar(from, state, view, size, sha);
     if (state.source == ShownSource::Vit) {
@@ -649,53 +703,48 @@ int run_render(const std::vector<std::string>& in) {
       return render_vit(state, view, size, out, force, ChoiceFlags{}, sha, from);
     }
   } else {
-    std::vector<std::pair<std::string, std::string>> extra;
-    const Document d = parse_query_options(args, kFlagsRender, {"--view", "--size", "--sweep", "--sweep-values", "--fps"},
-                                           &extra, QueryDefaults::kLikeTheApp);
+    ViewFlags v;
+    std::vector<CommandFlag> own = render_own_flags(r);
+    for (CommandFlag& f : view_flags(v)) own.push_back(std::move(f));
+    const Document d = parse_query_options(args, kFlagsRender, std::move(own), QueryDefaults::kLikeTheApp);
     state = state_from(d);
     painted = d.painted_cells;
-    SweepRequest sweep;
-    bool size_given = false, fps_given = false;
-    for (const auto& [k, v] : extra) {
-      if (k == "--view") view = v;
-      if (k == "--size") {
-        size = parse_size(v);
-        size_given = true;
-      }
-      if (k == "--sweep") sweep.kind = v;
-      if (k == "--sweep-values") sweep.values = v;
-      if (k == "--fps") {
-        sweep.fps = parse_float(v, "--fps", 0.1f, 120.0f);
-        fps_given = true;
-      }
-    }
+    view = v.view;
+    size = v.size;
+    const SweepRequest& sweep = v.sweep;
     // The hand-made heads' row over the whole photo, drawn without a window (video_command.hpp).
     if (view == "overlay" || !sweep.kind.empty()) {
       if (view != "overlay" && view != "map") throw Error("--sweep draws --view overlay, not '" + view + "'");
-      if (size_given) throw Error("--size goes with the window's views: an overlay is the photo at its own size");
-      if (sweep.kind.empty() && (fps_given || !sweep.values.empty())) throw Error("--fps and --sweep-values go with --sweep");
+      if (v.size_given) throw Error("--size goes with the window's views: an overlay is the photo at its own size");
+      if (sweep.kind.empty() && (v.fps_given || !sweep.values.empty())) throw Error("--fps and --sweep-values go with --sweep");
       return run_hand_made_overlay(state, sweep, out, force);  // the image's path absolute
     }
-    if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+    if (v.fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
   }
   return render_hand_made(state, view, size, out, force, painted);
 }
 
 int run_figure(const std::vector<std::string>& in) {
   std::vector<std::string> args = in;
-  const bool force = take_flag(args, "--force");
-  const std::filesystem::path out = take_option(args, "--out");
-  const std::string queries_text = take_option(args, "--queries");
+  RenderArgs r;
+  std::string queries_text, queries_flag, panel_text, panel_flag;
+  std::vector<CommandFlag> own = {
+      {"--out", true, [&r](Text t, Text) { r.out = t; }, "", true, true},
+      {"--force", false, [&r](Text, Text) { r.force = true; }, "", true, true},
+      {"--queries", true, [&](Text t, Text f) { queries_text = t, queries_flag = f; }, "", true, true},
+      {"--panel", true, [&](Text t, Text f) { panel_text = t, panel_flag = f; }},
+  };
+  read_first_flags(args, own);  // --out's and --queries' errors first
+  const std::filesystem::path& out = r.out;
+  const bool force = r.force;
   if (queries_text.empty()) throw Error("--queries \"C1,R1;C2,R2;...\" is required");
-  const auto queries = parse_cells(queries_text, "--queries");
+  const auto queries = parse_cells(queries_text, queries_flag);
   if (queries.empty() || queries.size() > 8) throw Error("--queries takes 1 to 8 patches");
-  args.insert(args.end(), {"--query", std::to_string(queries[0][0]) + "," + std::to_string(queries[0][1])});
-  std::vector<std::pair<std::string, std::string>> extra;
-  const Document d = parse_query_options(args, kFlagsRender, {"--panel"}, &extra);
+  // The document's query is the first of them (given after the others: it wins over a --query).
+  args.insert(args.end(), {flag_of_field("hand_made.cell"), std::to_string(queries[0][0]) + "," + std::to_string(queries[0][1])});
+  const Document d = parse_query_options(args, kFlagsRender, std::move(own));
   AppState state = state_from(d);
-  int panel = 320;
-  for (const auto& [k, v] : extra)
-    if (k == "--panel") panel = parse_int(v, "--panel", 64, 2048);
+  const int panel = panel_text.empty() ? 320 : parse_int(panel_text, panel_flag, 64, 2048);
   check_outputs(out, force);
 
   const int n = static_cast<int>(queries.size()) + 2, gap = 12, label = 28;

@@ -131,7 +131,10 @@ void examples_choice(AppState& state) {
   ImGui::SameLine();
   int count = state.cka_count;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::InputInt("##cka_count", &count, 100, 1000, ImGuiInputTextFlags_EnterReturnsTrue)) state.cka_count = std::clamp(count, 2, 10000);
+  if (ImGui::InputInt("##cka_count", &count, 100, 1000, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    const FieldRange r = field_range("cka.count");  // the flag's and the settings file's range
+    state.cka_count = std::clamp(count, static_cast<int>(r.lo), static_cast<int>(r.hi));
+  }
   record_widget("cka_count");
   ImGui::SameLine();
   if (ImGui::RadioButton("the tokens of this photo", state.cka_examples == CkaExamples::Photo)) state.cka_examples = CkaExamples::Photo;
@@ -269,5 +272,14 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
   draw_heatmap(state, *r);
   state.report.cka_drawn = drawn_json(*r, have);
 }
+
+// The view (view.hpp): the source's own similarity job, drawn by the caller (its request).
+class SimilarityView final : public View {
+ public:
+  SimilarityView() : View(ViewText{"cka", "CKA", "Similarity of layers (CKA)"}, kNeedRows | kNeedVitPass | kNeedSimilarity) {}
+  void draw(ViewSource& s) override { s.draw_similarity(); }
+};
+
+std::unique_ptr<View> make_similarity_view() { return std::make_unique<SimilarityView>(); }
 
 }  // namespace attnlab::app
