@@ -96,8 +96,9 @@ struct Document {
   std::filesystem::path model_path;  ///< the checkpoint (a .safetensors file or a model folder)
   /// The ViT's choice: the last layer, the heads' mean and the CLS query until changed.
   SourceChoice vit{-1, HeadChoice{-1, HeadFusion::Mean}, 0, Cell{0, 0}, false, {}};
-  /// The ViT's lower view by its name in lower_views() (app/gui/vit/vit_views.hpp): distance,
-  /// pinned, matrix, step, cka, high-norm; a name this version lacks shows the first. (Saved as a
+  /// The ViT's lower view by its name among the views that work on a ViT (app/gui/maps/view.hpp,
+  /// the registry app/gui/views/view_registry.cpp): distance, pinned, matrix, step, cka,
+  /// high-norm; a name this version lacks shows the first. (Saved as a
   /// number, `vit.tab`, before issue 48: migrate_json reads it.)
   std::string vit_view = "distance";
   bool vit_rollout = false;         ///< the main map shows attention rollout up to vit.layer

@@ -7,10 +7,12 @@
 // head, the pinned view a map for every pinned patch. test_map_source.cpp checks the views'
 // pixels on a made-up source; this test is the list of pairs the window offers.
 #include "app/gui/maps/map_source.hpp"
+#include "app/gui/maps/view.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/sessions/vit_session.hpp"
 #include "app/gui/state/scheduler.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "app/gui/views/view_registry.hpp"
 #include "app/gui/window/headless.hpp"
 #include "core/hand_made/reference.hpp"
 #include "core/io/image.hpp"
@@ -19,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -32,10 +35,10 @@ using namespace attnlab::testing;
 namespace {
 
 enum class Source { HandMade, Vit, Train };
-enum class View { Map, HeadsGrid, Pinned };
+enum class Drawn { Map, HeadsGrid, Pinned };
 
 std::string name_of(Source s) { return s == Source::HandMade ? "hand-made" : s == Source::Vit ? "vit" : "train"; }
-std::string name_of(View v) { return v == View::Map ? "map" : v == View::HeadsGrid ? "heads-grid" : "pinned"; }
+std::string name_of(Drawn v) { return v == Drawn::Map ? "map" : v == Drawn::HeadsGrid ? "heads-grid" : "pinned"; }
 
 // One source of the window, ready to draw: its session loaded and its map source.
 struct Fixture {
@@ -67,6 +70,12 @@ struct Fixture {
     state.vit_resize = 48;
     source = std::make_unique<VitMapSource>(state, *vit, s == Source::Train ? ShownSource::Train : ShownSource::Vit);
   }
+  // The source as the views see it (app/gui/maps/view.hpp), offering what the window's does.
+  ViewSource view_source(Source s) {
+    if (hand_made) return ViewSource{state, *source, kHandMadeOffers, hand_made.get(), nullptr, nullptr, {}};
+    return ViewSource{state, *source, kVitOffers, nullptr, vit.get(), s == Source::Train ? &state.train : &state.vit,
+                      [] { ImGui::TextUnformatted("similarity"); }};
+  }
   // The source's own row of A for its choice's layer, head and query (patch keys, raster order).
   std::vector<float> own_row(const SourceChoice& c, int query) const {
     if (hand_made) {
@@ -78,14 +87,14 @@ struct Fixture {
   }
 };
 
-class ViewsTimesSources : public ::testing::TestWithParam<std::tuple<Source, View>> {};
+class ViewsTimesSources : public ::testing::TestWithParam<std::tuple<Source, Drawn>> {};
 
 }  // namespace
 
 TEST_P(ViewsTimesSources, EveryViewOfRowsDrawsEverySource) {
   // Not a structured binding: clang 14 (the sanitized trees) cannot capture one in a lambda.
   const Source which = std::get<0>(GetParam());
-  const View view = std::get<1>(GetParam());
+  const Drawn view = std::get<1>(GetParam());
   HeadlessUi ui(1000, 700);
   Fixture f(which);
   ASSERT_TRUE(f.source->info().ready) << name_of(which) << " did not load";
@@ -98,6 +107,10 @@ TEST_P(ViewsTimesSources, EveryViewOfRowsDrawsEverySource) {
   choice.pins = {Cell{0, 0}, Cell{5, 4}};
   ViewGeometry geometry;
   MainMap drawn;
+  const auto views = make_views();
+  ViewSource offered = f.view_source(which);
+  View* pinned = find_view(views_for(views, offered), "pinned");
+  ASSERT_NE(pinned, nullptr) << name_of(which) << " does not offer the pinned queries";
   ui.render(
       [&] {
         f.scheduler.drain();
@@ -106,16 +119,16 @@ TEST_P(ViewsTimesSources, EveryViewOfRowsDrawsEverySource) {
         ImGui::SetNextWindowPos(ImVec2(0, 0));
         ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
         ImGui::Begin("##test", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
-        if (view == View::Map) draw_source_map(f.state, *f.source, geometry);
-        else if (view == View::HeadsGrid) draw_heads_grid(f.state, *f.source);
-        else draw_pinned_maps(f.state, *f.source);
+        if (view == Drawn::Map) draw_source_map(f.state, *f.source, geometry);
+        else if (view == Drawn::HeadsGrid) draw_heads_grid(f.state, *f.source);
+        else pinned->draw(offered);  // the registry's pinned view, through the one interface
         ImGui::End();
       },
       4, [&] { return f.hand_made && (f.hand_made->rows_pending() || f.hand_made->pinned_pending()); });
   const SourceInfo info = f.source->info();
   const SourceGrid g = info.grid;
   const std::string what = name_of(which) + " × " + name_of(view);
-  if (view == View::Map) {
+  if (view == Drawn::Map) {
     ASSERT_TRUE(geometry.valid) << what;
     const int query = g.prefix + 2 * g.cols + 3;
     EXPECT_EQ(geometry.query, query) << what;
@@ -123,7 +136,7 @@ TEST_P(ViewsTimesSources, EveryViewOfRowsDrawsEverySource) {
     const std::vector<float> want = f.own_row(choice, query);
     ASSERT_EQ(drawn.values.size(), want.size()) << what;
     for (std::size_t j = 0; j < want.size(); ++j) EXPECT_NEAR(drawn.values[j], want[j], 1e-5f) << what << ", key " << j;
-  } else if (view == View::HeadsGrid) {
+  } else if (view == Drawn::HeadsGrid) {
     int maps = 0;
     for (int l = 0; l < info.layers; ++l)
       for (int h = 0; h < info.heads; ++h) {
@@ -141,10 +154,61 @@ TEST_P(ViewsTimesSources, EveryViewOfRowsDrawsEverySource) {
 
 INSTANTIATE_TEST_SUITE_P(AllPairs, ViewsTimesSources,
                          ::testing::Combine(::testing::Values(Source::HandMade, Source::Vit, Source::Train),
-                                            ::testing::Values(View::Map, View::HeadsGrid, View::Pinned)),
+                                            ::testing::Values(Drawn::Map, Drawn::HeadsGrid, Drawn::Pinned)),
                          [](const auto& pair) {
                            std::string n = name_of(std::get<0>(pair.param)) + "_" + name_of(std::get<1>(pair.param));
                            for (char& ch : n)
                              if (ch == '-') ch = '_';
                            return n;
                          });
+
+// The registry's views (app/gui/views/view_registry.cpp) against the three sources: a view works
+// on a source exactly when the source offers all it needs; the views that need only rows of A
+// work on every source; and every view a source offers draws on it without an error.
+TEST(ViewRegistry, EachSourceOffersTheViewsItHasWhatTheyNeedAndEachDraws) {
+  for (const Source which : {Source::HandMade, Source::Vit, Source::Train}) {
+    Fixture f(which);
+    ASSERT_TRUE(f.source->info().ready) << name_of(which) << " did not load";
+    const auto views = make_views();  // after the fixture: gone before its scheduler
+    ViewSource source = f.view_source(which);
+    const std::vector<View*> offered = views_for(views, source);
+    std::vector<std::string> names;
+    for (const View* v : offered) names.emplace_back(v->name());
+    for (const auto& v : views) {
+      const bool rows_only = (v->needs() & ~kNeedRows) == 0;
+      const bool hand_made_view = (v->needs() & kNeedHandMadeHeads) != 0, vit_view = (v->needs() & kNeedVitPass) != 0;
+      const bool expected = rows_only || (hand_made_view ? which == Source::HandMade : vit_view && which != Source::HandMade);
+      EXPECT_EQ(v->works_on(source), expected) << v->name() << " on " << name_of(which);
+    }
+    // The names a source offers are unique: the saved settings and render name views by them.
+    std::vector<std::string> sorted = names;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << name_of(which) << " offers a name twice";
+    if (which == Source::HandMade) {
+      EXPECT_EQ(names, (std::vector<std::string>{"tokenization", "question", "step", "output", "permutation", "matrix",
+                                                  "positional", "cost", "pinned"}));
+    } else {  // the ViT and Train tabs' lower views, in their tabs' order
+      EXPECT_EQ(names, (std::vector<std::string>{"distance", "pinned", "matrix", "step", "cka", "high-norm"}));
+    }
+    HeadlessUi ui(1000, 700);
+    for (View* v : offered) {
+      std::string error;
+      ui.render(
+          [&] {
+            f.scheduler.drain();
+            if (f.hand_made) f.hand_made->begin_frame();
+            ImGui::SetNextWindowPos(ImVec2(0, 0));
+            ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+            ImGui::Begin("##test", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings);
+            try {
+              v->draw(source);
+            } catch (const std::exception& e) {
+              error = e.what();
+            }
+            ImGui::End();
+          },
+          2, [] { return false; });
+      EXPECT_EQ(error, "") << v->name() << " on " << name_of(which);
+    }
+  }
+}

@@ -5,6 +5,7 @@
 #include "core/io/safetensors.hpp"
 #include "core/vit/vit_cpu.hpp"
 #include "core/vit/vit_run.hpp"
+#include "command_support.hpp"
 #include "test_support.hpp"
 #include "vit/vit_golden.hpp"
 
@@ -57,17 +58,6 @@ std::vector<std::vector<double>> parse_csv(const std::string& text) {
     rows.push_back(row);
   }
   return rows;
-}
-
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
-void expect_one_line_error(const CliRun& r, const std::string& part) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
 }
 
 }  // namespace
@@ -923,7 +913,7 @@ TEST(CliRenderVit, MapIsTheEnginesRowAndFromRedrawsOrRefusesAChangedModel) {
   ASSERT_EQ(gpu_values.size(), row.size());
   for (std::size_t k = 0; k < row.size(); ++k) EXPECT_NEAR(gpu_values[k], row[k], 2e-4 + 1e-3 * row[k]) << k;
 
-  // The main map's variants and the lower views of the ViT tab (vit_views.hpp, lower_views).
+  // The main map's variants and the views under the ViT tab's map (view_registry.cpp).
   for (const std::string view : {"vit-grid", "vit-distance", "vit-rollout", "vit-mask", "vit-norms", "vit-pinned", "vit-step", "vit-high-norm"}) {
     const CliRun r = run_attnlab(base + " --view " + view + " --size 640x480 --out '" + (dir / (view + ".png")).string() + "'");
     ASSERT_EQ(r.code, 0) << view << ": " << r.err;

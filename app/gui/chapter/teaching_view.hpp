@@ -1,8 +1,10 @@
 #pragma once
 // The teaching views (issue: the chapter's remaining concepts, each as an interactive view).
-// Each view is its own file (view_*.cpp) with a class deriving from TeachingView; it reads the
-// one AppState, gets its numbers from the HandMadeSession (the GPU engine, or the CPU reference), and
-// may own GL textures (destroyed with the app, before the context goes).
+// Each view is its own file (view_*.cpp) with a class deriving from TeachingView, a View
+// (app/gui/maps/view.hpp) that needs the hand-made heads; it reads the one AppState, gets its
+// numbers from the HandMadeSession (the GPU engine, or the CPU reference), and may own GL
+// textures (destroyed with the app, before the context goes).
+#include "app/gui/maps/view.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
 
@@ -25,31 +27,19 @@ struct TeachingViewText {
   const char* tour_text;          ///< one or two sentences of the project's own words, for the guided tour
 };
 
-class TeachingView {
+/// A view of the chapter (view.hpp's one interface): it needs the hand-made heads' session.
+class TeachingView : public View {
  public:
-  explicit TeachingView(const TeachingViewText& text) : text_(text) {}
-  /// Cancels the view's jobs ("NAME:…" on the scheduler it used): their continuations would reach
-  /// a view that is gone.
-  virtual ~TeachingView() {
-    if (scheduler_) scheduler_->cancel_prefix(std::string(text_.name) + ":");
-  }
-  const char* name() const { return text_.name; }
-  const char* title() const { return text_.title; }
-  const char* chapter_reference() const { return text_.chapter_reference; }
-  const char* tour_text() const { return text_.tour_text; }
-  /// Draws the view into the current ImGui window: one line when no image is loaded, else its
-  /// contents (draw_contents).
+  explicit TeachingView(const TeachingViewText& text)
+      : View(ViewText{text.name, text.title, text.title, text.chapter_reference, text.tour_text}, kNeedRows | kNeedHandMadeHeads) {}
+  /// One line when no image is loaded, else its contents (draw_contents).
+  void draw(ViewSource& source) final;
+  /// The same on the hand-made heads alone (`attnlab render --view NAME`, the tour's windows).
   void draw(AppState& state, HandMadeSession& hand_made);
 
  protected:
   /// The view's contents; called only with an image loaded.
   virtual void draw_contents(AppState& state, HandMadeSession& hand_made) = 0;
-
-  /// Where the view's jobs went (set when it submits the first, keyed "NAME:…"), or none.
-  Scheduler* scheduler_ = nullptr;
-
- private:
-  TeachingViewText text_;
 };
 
 // One factory per view file.
@@ -61,8 +51,6 @@ std::unique_ptr<TeachingView> make_permutation_view();   // view_permutation.cpp
 std::unique_ptr<TeachingView> make_question_view();      // view_question.cpp
 std::unique_ptr<TeachingView> make_tokenization_view();  // view_tokenization.cpp
 std::unique_ptr<TeachingView> make_cost_view();          // view_cost.cpp
-
-/// Every teaching view, in the order of the chapter (the guided tour's order).
-std::vector<std::unique_ptr<TeachingView>> make_teaching_views();
+// Every view, these in the order of the chapter (the guided tour's): app/gui/views/view_registry.cpp.
 
 }  // namespace attnlab::app

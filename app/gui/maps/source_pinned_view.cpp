@@ -2,6 +2,7 @@
 // side by side (the chapter's fig. 26.12 shows three queries on the safari photo), each with
 // its largest weight. Right-click a patch on the map (or press P) to pin it.
 #include "app/gui/maps/map_source.hpp"
+#include "app/gui/maps/view.hpp"
 #include "app/gui/state/widget_log.hpp"
 
 #include <algorithm>
@@ -63,5 +64,17 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
     ImGui::EndGroup();
   }
 }
+
+// The view (view.hpp): rows of A only, so every source offers it.
+class PinnedView final : public View {
+ public:
+  PinnedView() : View(ViewText{"pinned", "Pinned", "Pinned queries"}, kNeedRows) {}
+  void draw(ViewSource& s) override {
+    if (s.map.info().ready) draw_pinned_maps(s.state, s.map);
+    else ImGui::TextDisabled("No attention yet: the pinned queries show once the source has run.");
+  }
+};
+
+std::unique_ptr<View> make_pinned_view() { return std::make_unique<PinnedView>(); }
 
 }  // namespace attnlab::app

@@ -2,7 +2,7 @@
 // Export → Record → a sweep (issue 40): one document setting stepped over its values, one frame
 // of the map each, for a slide that shows what the setting does. Which sweeps a source offers
 // and their values; the recording itself is the Recorder's (recorder.hpp), the stepping the
-// main loop's (app/gui/shell/app_record.cpp). `render --sweep` does the same headless
+// main loop's (app/gui/shell/recording.cpp). `render --sweep` does the same headless
 // (app/commands/video_command.hpp).
 #include <functional>
 #include <string>

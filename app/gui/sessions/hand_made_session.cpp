@@ -184,25 +184,25 @@ void HandMadeSession::check_query(int query) const {
 
 const RowSet& HandMadeSession::latest_rows(int query) {
   check_query(query);
-  if (rows_generation_ == generation_ && rows_.query == query) return rows_;
-  if (rows_generation_ != generation_) return rows_blocking(query);  // other image or settings: other numbers, at once
+  if (rows_.fresh({generation_, query})) return *rows_.last();
+  const auto* held = rows_.key();
+  if (!held || held->first != generation_) return rows_blocking(query);  // other image or settings: other numbers, at once
   if (requested_query_ != query) {
     model_->prepare_rows(query);
     requested_query_ = query;
   }
-  return rows_;
+  return *rows_.last();  // the last query's, until this one's arrive
 }
 
 const RowSet& HandMadeSession::rows_blocking(int query) {
   check_query(query);
-  if (rows_generation_ != generation_ || rows_.query != query) {
+  return rows_.get({generation_, query}, [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    rows_ = model_->rows(query);
-    rows_generation_ = generation_;
+    RowSet rows = model_->rows(query);
     if (requested_query_ == query) requested_query_ = -1;  // asked for and now here
     row_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
-  return rows_;
+    return rows;
+  });
 }
 
 bool HandMadeSession::rows_pending() const {
@@ -225,12 +225,7 @@ RowSet HandMadeSession::rows_of(int query) {
 template <class F>
 const Matrix& HandMadeSession::cached(const std::string& key, F&& compute) {
   if (!has_image()) throw Error("no image loaded");
-  Cached& c = cache_[key];
-  if (c.generation != generation_) {
-    c.value = compute();
-    c.generation = generation_;
-  }
-  return c.value;
+  return cache_[key].get(generation_, [&] { return Matrix(compute()); });
 }
 
 const Matrix& HandMadeSession::tokens() {
@@ -239,12 +234,7 @@ const Matrix& HandMadeSession::tokens() {
 
 const HeadQKV& HandMadeSession::qkv(int head) {
   if (!has_image()) throw Error("no image loaded");
-  auto& c = qkv_cache_[head];
-  if (c.first != generation_) {
-    c.second = model_->qkv(head);
-    c.first = generation_;
-  }
-  return c.second;
+  return qkv_cache_[head].get(generation_, [&] { return model_->qkv(head); });
 }
 
 const Matrix& HandMadeSession::output(int head) {
@@ -279,14 +269,9 @@ ImTextureID HandMadeSession::heatmap(int query, int head, const HeatmapStyle& st
 
 ImTextureID HandMadeSession::pinned_map(int query, int head, const HeatmapStyle& style) {
   check_query(query);
-  PinnedMap& e = pinned_maps_[query];
-  if (e.generation != generation_ || e.head != head || !(e.style == style)) {
-    e.texture = painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_of(query); });
-    e.generation = generation_;
-    e.head = head;
-    e.style = style;
-  }
-  return e.texture;
+  return pinned_maps_[query].get({generation_, head, style}, [&] {
+    return painter_->paint_pinned(query, head, style, *setup_, [&] { return rows_of(query); });
+  });
 }
 
 std::optional<float> HandMadeSession::pinned_map_max(int query) const { return painter_->pinned_max(query); }
@@ -304,15 +289,13 @@ bool HandMadeSession::pinned_pending() const {
 
 ImTextureID HandMadeSession::mask_overlay(int query) {
   check_query(query);
-  if (mask_key_ != std::pair{generation_, query}) {
+  return mask_tex_.get({generation_, query}, [&](GuiTexture& texture) {
     const auto& g = grid();
     std::vector<std::uint8_t> px(static_cast<size_t>(g.N()) * 4, 0);
     for (int j = 0; j < g.N(); ++j)
       if (!setup_->mask.allowed(query, j)) px[static_cast<size_t>(j) * 4 + 3] = 255;
-    mask_tex_.set(g.cols, g.rows, 4, px, false);
-    mask_key_ = {generation_, query};
-  }
-  return mask_tex_.im();
+    texture.set(g.cols, g.rows, 4, px, false);
+  }).im();
 }
 
 }  // namespace attnlab::app

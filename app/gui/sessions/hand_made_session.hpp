@@ -5,6 +5,7 @@
 // read, keyed by the generation it depends on, and owns the textures the views draw. The query
 // is an argument of every call that depends on it (the document chooses it: hand_made_query,
 // app_state.hpp); the session only remembers which query's rows it holds and which it asked for.
+#include "app/gui/state/memo.hpp"
 #include "app/gui/state/scheduler.hpp"
 #include "app/gui/state/ui_common.hpp"
 #include "core/hand_made/hand_made.hpp"
@@ -13,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace attnlab::app {
 
@@ -120,26 +122,17 @@ class HandMadeSession {
   Settings settings_;
   unsigned generation_ = 1;
   std::string name_, fallback_reason_;
-  RowSet rows_;                   // row rows_.query, computed under rows_generation_
-  unsigned rows_generation_ = 0;  // the generation rows_ was computed with
+  // The rows of one query (RowSet::query) and the generation they were computed under.
+  Memo<std::pair<unsigned, int>, RowSet> rows_;
   int requested_query_ = -1;  // the query whose rows the model is computing (prepare_rows); -1: none
   double row_ms_ = 0;
-  GuiTexture photo_, mask_tex_;
-  std::pair<unsigned, int> mask_key_{0, -1};  // the generation and query mask_tex_ shows
-  struct PinnedMap {  // what the painter's texture for a pinned query shows
-    unsigned generation = 0;
-    int head = -1;
-    HeatmapStyle style;
-    ImTextureID texture = nullptr;
-  };
-  std::map<int, PinnedMap> pinned_maps_;
-  // Cached read-backs for the teaching views, keyed by what they depend on.
-  struct Cached {
-    unsigned generation = 0;
-    Matrix value;
-  };
-  std::map<std::string, Cached> cache_;
-  std::map<int, std::pair<unsigned, HeadQKV>> qkv_cache_;
+  GuiTexture photo_;
+  Memo<std::pair<unsigned, int>, GuiTexture> mask_tex_;  // keyed by the generation and query it shows
+  // The painter's texture of each pinned query, keyed by the generation, head and style it shows.
+  std::map<int, Memo<std::tuple<unsigned, int, HeatmapStyle>, ImTextureID>> pinned_maps_;
+  // Read-backs for the teaching views, each keyed by the generation it was read under.
+  std::map<std::string, Memo<unsigned, Matrix>> cache_;
+  std::map<int, Memo<unsigned, HeadQKV>> qkv_cache_;
   void check_query(int query) const;  // throws Error with no image or a query outside the grid
   template <class F>
   const Matrix& cached(const std::string& key, F&& compute);

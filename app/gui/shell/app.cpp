@@ -33,13 +33,14 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
     : window_(window),
       state_(std::move(state)),
       gallery_(find_gallery()),
-      teaching_(make_teaching_views()),
-      replay_(std::move(replay)) {
+      views_(make_views()),
+      teaching_(chapter_views(views_)) {
+  if (replay) replay_.emplace(parts_, std::move(*replay));
   glfwSetWindowUserPointer(window_, this);  // the input callbacks find the App here (window_setup.cpp)
   state_.report.backend_name = hand_made_.name();
   scheduler_.set_wake([] { glfwPostEmptyEvent(); });  // a finished job ends the event wait
   video_.set_wake([] { glfwPostEmptyEvent(); });                // a decoded video frame too
-  recorder_.set_wake([] { glfwPostEmptyEvent(); });             // a recording written
+  recording_.set_wake([] { glfwPostEmptyEvent(); });            // a recording written
   if (!hand_made_.fallback_reason().empty())
     state_.show_error("GPU path unavailable (" + (context_note.empty() ? hand_made_.fallback_reason() : context_note) +
                       "): using the CPU reference, slower but correct");
@@ -60,12 +61,12 @@ int App::run() {
     marks_.drawn = ui_frame(ImGui_ImplGlfw_NewFrame, [this] { draw_views(); }, window);  // views → render
     take_exports(window.width, window.height);
     swap();
-    note_video_latency();
+    video_.note_latency(state_.source == ShownSource::Vit && vit_.run());
     end_frame();
   }
-  finish_recording();     // a recording running when the window closes is written, not lost (app_record.cpp)
+  recording_.finish();    // a recording running when the window closes is written, not lost
   scheduler_.stop_all();  // the jobs stop while the window is torn down
-  if (replay_) return replay_code_;
+  if (replay_) return replay_->code();
   save_remembered(state_, window_);
   report_frames();
   return 0;
@@ -74,7 +75,7 @@ int App::run() {
 // Polls when the last frame asked for the next at once (or the benchmark runs); otherwise
 // sleeps until an event, a finished job (the scheduler's wake) or idle_wait_s_ (half a second).
 void App::wait_for_events() {
-  if (redraw_ || (replay_ && !replay_idle_)) glfwPollEvents();
+  if (redraw_ || (replay_ && !replay_->idle())) glfwPollEvents();
   else glfwWaitEventsTimeout(idle_wait_s_);
   marks_ = FrameMarks{};
   marks_.start = FrameMarks::Clock::now();
@@ -150,7 +151,7 @@ void App::take_exports(int w, int h) {
       state_.show_error(e.what());
     }
   }
-  take_recording(w, h);  // Export → Record: this frame for the recording (app_record.cpp)
+  recording_.take_frame(w, h);  // Export → Record: this frame for the recording
   marks_.rendered = FrameMarks::Clock::now();
 }
 
@@ -170,7 +171,7 @@ void App::end_frame() {
   state_.report.frame_readback_bytes = moved.readback_bytes;
   state_.report.frame_uploads = moved.uploads;
   state_.report.frame_upload_bytes = moved.upload_bytes;
-  if (replay_) step_replay(moved, marks_);
+  if (replay_) replay_->step(moved, marks_);
   const bool asked = state_.commands.take_redraw();  // taken every frame, whatever else wants one
   const bool input = frames_after_input_ > 0;
   if (input) --frames_after_input_;
@@ -178,6 +179,15 @@ void App::end_frame() {
             hand_made_.rows_pending() || hand_made_.pinned_pending();
   if (redraw_ || hand_made_.generation() != last_generation_) frame_ms_.push_back(ms);
   last_generation_ = hand_made_.generation();
+}
+
+// When the window closes: the interactive frames' median and 95th percentile on stdout.
+void App::report_frames() {
+  if (frame_ms_.empty()) return;
+  std::sort(frame_ms_.begin(), frame_ms_.end());
+  const auto pct = [&](double p) { return frame_ms_[static_cast<size_t>(p * static_cast<double>(frame_ms_.size() - 1))]; };
+  std::printf("attnlab: %zu interactive frames, median %.1f ms, 95th percentile %.1f ms (%s)\n", frame_ms_.size(), pct(0.5),
+              pct(0.95), hand_made_.name().c_str());
 }
 
 int run_gui(const GuiArgs& args) {

@@ -2,23 +2,28 @@
 // The window's app (docs/ARCHITECTURE.md, "The main loop"): one App per window, its members
 // defined in a file per part — app.cpp the loop, app_sources.cpp opening files and running the
 // ViT, window_setup.cpp the window, fonts and UI scale, layout.cpp the panels, menus.cpp the
-// menu bar, tour.cpp the teaching views and the guided tour, keys.cpp the key table,
-// app_replay.cpp the hover benchmark. Only app/gui's own files include this header.
+// menu bar, tour.cpp the teaching views and the guided tour, keys.cpp the key table. What runs
+// beside the views are objects the App owns and calls from its loop, each given the App's parts
+// (app_parts.hpp): the recording (recording.hpp), the hover benchmark (replay_driver.hpp), the
+// video (app/gui/sessions/video_feed.hpp) and the Train tab's probe
+// (app/gui/train/train_probe_feed.hpp). Only app/gui's own files include this header.
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/train/cka_view.hpp"
 #include "app/gui/window/frame.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/output/hover_bench.hpp"
-#include "app/gui/output/recorder.hpp"
-#include "app/gui/output/sweeps.hpp"
 #include "app/gui/sessions/hub_session.hpp"
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/sessions/train_session.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/panels/panels.hpp"
-#include "app/gui/sessions/video_player.hpp"
 #include "app/gui/sessions/vit_session.hpp"
+#include "app/gui/shell/app_parts.hpp"
+#include "app/gui/shell/recording.hpp"
+#include "app/gui/shell/replay_driver.hpp"
+#include "app/gui/train/train_probe_feed.hpp"
+#include "app/gui/views/view_registry.hpp"
 #include "app/gui/vit/vit_compare.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/hand_made/grid_math.hpp"
@@ -39,12 +44,6 @@ struct GLFWwindow;
 namespace attnlab::app {
 
 struct PixelRect;  // app/gui/output/export.hpp
-
-/// A key press queued by the GLFW key callback (ImGui 1.86 sees only whether a key is down at
-/// the start of a frame, so a press and release between two frames would be lost).
-struct KeyPress {
-  int key, mods;
-};
 
 // --- window_setup.cpp ------------------------------------------------------------------------
 
@@ -87,31 +86,6 @@ std::vector<std::filesystem::path> find_gallery();
 
 // --- The app ---------------------------------------------------------------------------------
 
-// A sweep being recorded (app_record.cpp): its steps, the next one, how many frames were drawn
-// settled since the last step was applied, and the document and the photo points of the query
-// and pins (App::keep_cells_in_place) to restore at the end. At namespace scope: clang 14 does
-// not count a nested struct with member initializers as default-constructible in its class.
-struct SweepRun {
-  std::string kind;
-  std::vector<SweepStep> steps;
-  std::size_t next = 0;
-  int settled_frames = 0;
-  Document saved;
-  std::vector<PixelPoint> query_anchor, pin_anchors;
-};
-
-/// --video: the player's counts when the hover benchmark's replay began (App::step_replay).
-struct ReplayVideoStart {
-  std::int64_t shown, dropped;
-};
-
-/// A video's frame handed to the ViT, until its maps arrive (App::run_vit_on_image).
-struct VideoFrameForVit {
-  ShownVideoFrame frame;
-  unsigned vit_generation;  ///< VitSession::generation() when it was handed over
-  std::optional<std::chrono::steady_clock::time_point> decoded_at;
-};
-
 class App {
  public:
   App(GLFWwindow* window, AppState state, const std::string& context_note, std::optional<HoverReplay> replay = std::nullopt);
@@ -149,15 +123,6 @@ class App {
   void draw_views();
   void take_exports(int w, int h);
   void saved(const std::filesystem::path& file);
-  // Export → Record (app_record.cpp): the commands, a frame for the recording, a sweep's steps.
-  void take_recording(int w, int h);
-  void draw_record_menu();
-  void start_recording(const std::string& what, int w, int h);
-  void stop_recording();
-  void finish_recording();
-  void record_frame(const PixelRect& crop, int h);
-  void step_sweep(const PixelRect& crop, int h);
-  SweepShape sweep_shape();
   void swap();
   void end_frame();
 
@@ -170,19 +135,14 @@ class App {
   /// Images → Open video: the newest frame becomes the image when the sources are ready.
   void step_video();
   /// The ViT on the hand-made session's image (the resize and runner the document asks for);
-  /// a video's frame is remembered until the ViT's maps of it arrive (take_vit_video_frame),
+  /// a video's frame is remembered until the ViT's maps of it arrive (VideoFeed::take_vit_frame),
   /// `decoded_at` when its latency counts (a frame just taken from the player).
   void run_vit_on_image(std::optional<std::chrono::steady_clock::time_point> decoded_at = std::nullopt);
-  /// A finished ViT job on a video's frame: its frame becomes the one the ViT's maps show.
-  void take_vit_video_frame();
-  /// After the swap: the latency of the frame whose map the shown source drew for the first time.
-  void note_video_latency();
   void take_train_results();
-  void give_train_probe();
   // The run the Train tab shows (Document::train_run), its map source, and its snapshot (null before one).
-  TrainSession& shown_train() { return train_[state_.train_run]; }
+  TrainSession& shown_train() { return parts_.shown_train(); }
   VitMapSource& shown_train_map() { return state_.train_run == 1 ? train_map_b_ : train_map_a_; }
-  const VitRun* shown_train_run() { return shown_train().vit().run(); }
+  const VitRun* shown_train_run() { return parts_.shown_train_run(); }
   void apply_settings();
   void keep_cells_in_place(const PatchGrid& before);
 
@@ -201,6 +161,9 @@ class App {
   void draw_presentation(ImVec2 d);
   void draw_panels(ImVec2 d, float menu_h);
   MapSource& map_source();
+  // The sources as the views see them (app/gui/maps/view.hpp): what each offers.
+  ViewSource hand_made_view_source();
+  ViewSource vit_view_source();
   void draw_main_map();
   void draw_model_gallery();
   void record_window(const std::string& name);
@@ -225,12 +188,6 @@ class App {
   bool comparing() const;
   void draw_compared_maps();
   void draw_tour_box();
-
-  // The hover benchmark (app_replay.cpp).
-  void step_replay(const gl::TransferCounts& moved, FrameMarks marks);
-  nlohmann::json replay_video_block() const;
-  Shown vit_shown() const;
-  void step_vit_replay(VitSession& session);
   void report_frames();
 
   GLFWwindow* window_;
@@ -242,13 +199,9 @@ class App {
   HandMadeSession hand_made_{scheduler_};  // hands it on to the teaching views' jobs
   VitSession vit_{scheduler_};
   HubSession hub_{scheduler_};  // the gallery's downloads (Model → Gallery)
-  VideoPlayer video_;
-  Recorder recorder_;  // Export → Record
-  std::optional<SweepRun> sweep_;  // a sweep being recorded (Export → Record → Sweep)
-  std::int64_t recorded_step_ = -1;            // a training recording: the step of its last frame
-  std::vector<std::int64_t> recorded_steps_;  // and of every frame, for the sidecar
-  std::chrono::steady_clock::time_point last_capture_{};
+  VideoFeed video_{state_};  // Images → Open video
   TrainRuns train_{scheduler_};  // the Train tab's runs A and B
+  TrainProbeFeed train_probe_;   // what both runs' maps are of
   // The similarity (CKA) views of the loaded ViT and of the model being trained.
   CkaJob vit_cka_{scheduler_, "cka:vit"};
   CkaJob train_cka_{scheduler_, "cka:train"};
@@ -262,15 +215,9 @@ class App {
   // The models being trained, as ViTs: run A's and run B's (Document::train_run picks the one shown).
   VitMapSource train_map_a_{state_, train_.a.vit(), ShownSource::Train}, train_map_b_{state_, train_.b.vit(), ShownSource::Train};
   std::optional<std::filesystem::path> opening_model_;
-  // A video's frame given to the ViT (the ViT's generation then) and when it was decoded (nullopt:
-  // its latency does not count); the frames whose maps were drawn for the first time this frame.
-  std::optional<VideoFrameForVit> video_for_vit_;
-  std::optional<std::chrono::steady_clock::time_point> hand_made_drawn_due_, vit_drawn_due_;
   int vit_resize_ = 0;
   unsigned seen_vit_generation_ = 0;  // vit_.generation() when take_finished_work() last looked
   std::array<unsigned, 2> seen_train_generation_{};  // the runs' generation() when it last looked
-  std::string given_probe_;  // the probe last handed to the runs ("test:17", "photo:PATH")
-  std::string given_photo_;  // the photo last handed to the runs for masked patches (its path)
   ShownSource shown_tab_ = ShownSource::HandMade;  // the source tab drawn last
   int shown_vit_lower_ = -1;
   std::string layout_key_;  // the window size, UI scale and source the panels were last laid out for
@@ -282,7 +229,9 @@ class App {
   // (keep_cells_in_place, core/hand_made/grid_math.hpp).
   std::vector<PixelPoint> query_anchor_, pin_anchors_;
   std::vector<std::filesystem::path> gallery_;
-  std::vector<std::unique_ptr<TeachingView>> teaching_;
+  // Every view (app/gui/views/view_registry.hpp) and the chapter's among them, in the tour's order.
+  std::vector<std::unique_ptr<View>> views_;
+  std::vector<View*> teaching_;
   EngineRowCheck row_check_;  // the Diagnostics panel's check of the engine against the reference
   ViewGeometry geometry_;
   ImGuiStyle base_style_;
@@ -303,13 +252,11 @@ class App {
   gl::TransferCounts moved_before_;
   unsigned last_generation_ = 0;
   std::vector<double> frame_ms_;
-  std::optional<HoverReplay> replay_;  // the hover benchmark, when asked for
-  int replay_code_ = 0;
-  bool vit_replay_started_ = false;  // the ViT replay's start settings applied
-  std::optional<ReplayVideoStart> video_replay_;  // --video: the player's counts when the replay began
-  std::chrono::steady_clock::time_point train_started_;  // --train: when the replay started the model's training
-  bool replay_idle_ = false;  // --train: the replay waits for the model to train; the window waits for events meanwhile
-  Shown vit_map_shown_;              // what the ViT's main map was made of in this frame
+  // The App's parts its loop's objects work on (references into the members above).
+  AppParts parts_{window_, state_, hand_made_, vit_, train_, geometry_, video_, key_queue_, opening_model_,
+                  query_anchor_, pin_anchors_, [this](const std::filesystem::path& f) { saved(f); }};
+  Recording recording_{parts_};          // Export → Record
+  std::optional<ReplayDriver> replay_;  // the hover benchmark, when asked for
 };
 
 }  // namespace attnlab::app

@@ -6,7 +6,6 @@
 #include "app/gui/output/export.hpp"
 
 #include "core/base/error.hpp"
-#include "core/io/fashion_mnist.hpp"
 #include "core/base/platform.hpp"
 #include "core/io/video.hpp"
 #include "core/vit/vit.hpp"
@@ -55,10 +54,6 @@ void App::open_image(const std::filesystem::path& path) {
     query_anchor_.clear();
     state_.image_path = path;
     video_.close();  // an image opened while a video plays ends the video
-    state_.ui.video_open = false;
-    state_.report.video_hand_made.reset();
-    state_.report.video_vit.reset();
-    state_.report.video = nullptr;
     clamp_query();
     run_vit_on_image();  // the ViT's maps follow, on the scheduler
   } catch (const Error& e) {
@@ -71,72 +66,23 @@ void App::run_vit_on_image(std::optional<std::chrono::steady_clock::time_point> 
   vit_.run_on(hand_made_.image(), state_.vit_resize);
   vit_resize_ = state_.vit_resize;
   ++vit_image_serial_;  // Compare's model B runs on it too (VitCompare::follow)
-  video_for_vit_.reset();
-  if (vit_.busy() && state_.report.video_hand_made)  // a job started (there is a model): of this frame
-    video_for_vit_ = VideoFrameForVit{*state_.report.video_hand_made, vit_.generation(), decoded_at};
+  video_.handed_to_vit(vit_.busy(), vit_.generation(), decoded_at);
 }
-
-void App::take_vit_video_frame() {
-  if (!video_for_vit_ || vit_.generation() == video_for_vit_->vit_generation) return;
-  state_.report.video_vit = video_for_vit_->frame;
-  vit_drawn_due_ = video_for_vit_->decoded_at;
-  video_for_vit_.reset();
-}
-
-void App::note_video_latency() {
-  const auto due = state_.source == ShownSource::Vit && vit_.run() ? (state_.report.vit_drawn.is_null() ? std::nullopt : vit_drawn_due_)
-                   : state_.source == ShownSource::HandMade        ? hand_made_drawn_due_
-                                                                   : std::nullopt;
-  if (due && video_.is_open())
-    video_.note_latency(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - *due).count());
-  hand_made_drawn_due_.reset();
-  vit_drawn_due_.reset();
-}
-
-namespace {
-
-// The player's numbers for the sidecar's "video" entry (FrameReport::video).
-nlohmann::json video_report(const VideoPlayer& video) {
-  const VideoLatency latency = video.latency();
-  return {{"path", platform::utf8(video.path())},
-          {"frames_shown", video.shown()},
-          {"frames_dropped", video.dropped()},
-          {"shown_fps", video.shown_fps()},
-          {"latency_ms_median", latency.count > 0 ? nlohmann::json(latency.median_ms) : nlohmann::json(nullptr)},
-          {"latency_frames", latency.count},
-          {"paused", video.paused()},
-          {"ended", video.ended()}};
-}
-
-}  // namespace
 
 void App::step_video() {
-  state_.ui.video_open = video_.is_open();
-  if (!video_.is_open()) return;
-  if (const auto error = video_.poll_error()) state_.show_error(*error);
-  state_.ui.video_paused = video_.paused();
-  state_.ui.video_status = video_.status();
-  state_.report.video = video_report(video_);
-  if (video_.paused() || video_.ended()) return;
-  // Newest frame wins: a frame is taken only when the ViT's job on the last one is done; the
-  // ones decoded meanwhile were dropped by the player.
-  if (vit_.busy() || compare_.busy()) return;
-  auto played = video_.take();  // the player's thread wakes the loop when the next one is decoded
+  auto played = video_.take_frame(vit_.busy() || compare_.busy());
   if (!played) return;
-  state_.commands.redraw();
+  const auto decoded_at = played->decoded_at;
   try {
     give_hand_made_image(played->frame.image);
   } catch (const Error& e) {
     state_.show_error(e.what());
-    video_.set_paused(true);
+    video_.pause();
     return;
   }
-  state_.image_path = video_.path();
-  state_.report.video_hand_made = ShownVideoFrame{video_.path(), played->frame.index, played->frame.time,
-                                                  std::make_shared<const Image>(std::move(played->frame.image))};
-  hand_made_drawn_due_ = played->decoded_at;  // the new image's rows are drawn in this frame
+  video_.shown_to_hand_made(std::move(*played));
   clamp_query();
-  if (vit_.run()) run_vit_on_image(played->decoded_at);
+  if (vit_.run()) run_vit_on_image(decoded_at);
 }
 
 void App::clamp_query() {
@@ -162,19 +108,8 @@ void App::take_finished_work() {
     if (state_.ui.banner.starts_with("cannot download")) state_.ui.banner.clear();  // an earlier try's error is over
   }
   if (const auto error = hub_.take_error()) state_.show_error(*error);
-  if (const auto open = state_.commands.take(Commands::Kind::OpenVideo)) {
-    try {
-      video_.open(open->path, video_max_pixels(vit_memory_budget()));
-    } catch (const Error& e) {
-      state_.show_error(e.what());  // the previous image (or video) stays
-    }
-    state_.commands.redraw();
-  }
-  if (state_.commands.take(Commands::Kind::PauseVideo) && video_.is_open()) {
-    video_.set_paused(!video_.paused());
-    state_.commands.redraw();
-  }
-  take_vit_video_frame();  // before step_video hands the ViT the next frame
+  video_.take_commands(video_max_pixels(vit_memory_budget()));
+  video_.take_vit_frame(vit_.generation());  // before step_video hands the ViT the next frame
   step_video();
   if (const auto open = state_.commands.take(Commands::Kind::OpenModel)) {
     const std::filesystem::path& path = open->path;
@@ -183,8 +118,7 @@ void App::take_finished_work() {
       vit_.open(path, hand_made_.image(), state_.vit_resize);
       vit_resize_ = state_.vit_resize;
       opening_model_ = path;
-      video_for_vit_.reset();
-      if (state_.report.video_hand_made) video_for_vit_ = VideoFrameForVit{*state_.report.video_hand_made, vit_.generation(), std::nullopt};
+      video_.handed_to_vit(true, vit_.generation(), std::nullopt);
     }
     state_.commands.redraw();
   }
@@ -238,7 +172,7 @@ void App::take_finished_work() {
 // The Train tab's results, of both runs: a chunk's maps (taken in the drain), a save's folder
 // or its error; and the probe the document asks for, handed to both.
 void App::take_train_results() {
-  give_train_probe();
+  if (train_probe_.update(state_, hand_made_, train_)) state_.commands.redraw();
   // Before Start, the Train tab shows the untrained model's own maps (TrainSession::preview).
   if (state_.source == ShownSource::Train && shown_train().preview()) state_.commands.redraw();
   for (int r = 0; r < 2; ++r) {
@@ -265,34 +199,6 @@ void App::take_train_results() {
     // scheduler's wake) and its new maps ask for the next one above, so the CPU between chunks
     // is the training's.
   }
-}
-
-// The probe both runs' maps are of, from the document: a Fashion-MNIST test image, or the photo
-// the window has open made as the training data are (again when another photo opens).
-void App::give_train_probe() {
-  // The photo a masked-patch run cuts its crops from, when it starts: the window's.
-  if (hand_made_.has_image() && state_.image_path.string() != given_photo_) {
-    given_photo_ = state_.image_path.string();
-    auto shared = std::make_shared<const Image>(hand_made_.image());
-    train_.a.set_photo(shared, state_.image_path.filename().string());
-    train_.b.set_photo(std::move(shared), state_.image_path.filename().string());
-  }
-  const bool photo = state_.train_probe_photo && hand_made_.has_image();
-  const std::string key = photo ? "photo:" + state_.image_path.string() : "test:" + std::to_string(state_.train_probe);
-  if (key == given_probe_) return;
-  given_probe_ = key;
-  TrainProbe probe;
-  if (photo) {
-    const VitTrainShape input;  // the data's 28 × 28, whatever the runs' shapes
-    probe.photo = std::make_shared<const Image>(fashion_mnist_style(hand_made_.image(), input.image_rows, input.image_cols));
-    probe.name = "photo " + state_.image_path.filename().string();
-  } else {
-    probe.test_index = std::clamp(state_.train_probe, 0, kFashionMnistTestCount - 1);
-    probe.name = "test image " + std::to_string(probe.test_index);
-  }
-  train_.a.set_probe(probe);
-  train_.b.set_probe(std::move(probe));
-  state_.commands.redraw();
 }
 
 // Hands changed attention settings to the hand-made session; settings it refuses (e.g. a K larger

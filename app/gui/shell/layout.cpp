@@ -78,25 +78,34 @@ void App::draw_source_tabs() {
   shown_tab_ = state_.source;
 }
 
-// The ViT's lower views (vit_views.hpp, lower_views): the distance plot, the pinned queries,
-// the attention matrix, one row step by step, the layers' similarity (CKA), the token norms.
+ViewSource App::hand_made_view_source() {
+  return ViewSource{state_, hand_made_map_, kHandMadeOffers, &hand_made_, nullptr, nullptr, {}};
+}
+
+ViewSource App::vit_view_source() {
+  return ViewSource{state_, vit_map_, kVitOffers, nullptr, &vit_, &state_.vit,
+                    [&] { draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true); }};
+}
+
+// The loaded ViT's views under its map (the views that work on it, view_registry.hpp): the
+// distance plot, the pinned queries, the attention matrix, one row step by step, the layers'
+// similarity (CKA), the token norms.
 void App::draw_vit_lower_tabs() {
-  LowerViewContext context{state_, vit_, state_.vit, vit_map_,
-                           [&] { draw_cka_view(state_, vit_cka_, cka_request(vit_, state_.vit_resize), /*auto_start=*/true); }};
-  const auto& views = lower_views();
+  ViewSource source = vit_view_source();
+  const std::vector<View*> views = views_for(views_, source);
   // The view the document names (the first when this version has none of that name).
-  const LowerView* named = find_lower_view(state_.vit_view);
-  const int want = named ? static_cast<int>(named - views.data()) : 0;
+  const View* named = find_view(views, state_.vit_view);
+  const int want = named ? static_cast<int>(std::find(views.begin(), views.end(), named) - views.begin()) : 0;
   std::vector<std::string> labels;
-  for (const LowerView& v : views) labels.emplace_back(v.label);
+  for (const View* v : views) labels.emplace_back(v->label());
   if (!tabs_fit(labels)) {  // a narrow column: the views one a line, none cut
-    for (const LowerView& v : views) {
-      if (ImGui::Selectable(v.label, &v == &views[static_cast<std::size_t>(want)])) state_.vit_view = v.name;
-      record_widget(std::string("vit_tab:") + v.name);
+    for (View* v : views) {
+      if (ImGui::Selectable(v->label(), v == views[static_cast<std::size_t>(want)])) state_.vit_view = v->name();
+      record_widget(std::string("vit_tab:") + v->name());
     }
     ImGui::Separator();
     shown_vit_lower_ = want;
-    views[static_cast<std::size_t>(want)].draw(context);
+    views[static_cast<std::size_t>(want)]->draw(source);
     return;
   }
   if (!ImGui::BeginTabBar("vit_lower")) return;
@@ -104,14 +113,14 @@ void App::draw_vit_lower_tabs() {
   // next frame, so the tab drawn now must not take the request back.
   const bool asked = shown_vit_lower_ != want;
   for (int t = 0; t < static_cast<int>(views.size()); ++t) {
-    const LowerView& view = views[static_cast<std::size_t>(t)];
+    View& view = *views[static_cast<std::size_t>(t)];
     const ImGuiTabItemFlags flags = asked && t == want ? ImGuiTabItemFlags_SetSelected : 0;
-    const bool open = ImGui::BeginTabItem(view.label, nullptr, flags);
-    record_tab(std::string("vit_tab:") + view.name, view.label);
+    const bool open = ImGui::BeginTabItem(view.label(), nullptr, flags);
+    record_tab(std::string("vit_tab:") + view.name(), view.label());
     if (!open) continue;
-    if (!asked) state_.vit_view = view.name;  // chosen by a click
+    if (!asked) state_.vit_view = view.name();  // chosen by a click
     shown_vit_lower_ = t;
-    view.draw(context);
+    view.draw(source);
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
@@ -288,9 +297,10 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   const char* own_title = state_.source == ShownSource::Train ? "Training###train_lower" : vit ? "ViT views###vit_lower" : "Pinned queries";
   const char* own_name = state_.source == ShownSource::Train ? "train_lower" : vit ? "vit_lower" : "Pinned queries";
   auto own_contents = [&] {  // the source's own views: the Train tab's curves, the ViT's views, the pinned queries
-    if (state_.source == ShownSource::Train) draw_train_lower(state_, train_, train_map_a_, train_map_b_, train_cka_);
+    if (state_.source == ShownSource::Train) draw_train_lower(state_, train_, train_map_a_, train_map_b_, train_cka_, views_);
     else if (vit) draw_vit_lower_tabs();
-    else draw_pinned_maps(state_, source);
+    else if (ViewSource hand_made = hand_made_view_source(); View* pinned = find_view(views_for(views_, hand_made), "pinned"))
+      pinned->draw(hand_made);
   };
   auto images_contents = [&] {
     draw_images_panel(state_, gallery_);
@@ -397,19 +407,9 @@ MapSource& App::map_source() {
 void App::draw_main_map() {
   state_.report.vit_drawn = nullptr;  // until the ViT's map is drawn
   state_.report.train_drawn = nullptr;
-  vit_map_shown_ = Shown{Cell{-1, -1}, -2, -100};
-  const VitRun* shown_vit = state_.source == ShownSource::Vit ? vit_.run() : state_.source == ShownSource::Train ? shown_train_run() : nullptr;
-  if (replay_ && shown_vit) {
-    // What the ViT's map is made of in this frame (main_map() reads it first; a hover later in
-    // the frame moves the query for the next one): the hover benchmark's "on screen".
-    const VitRun& src = *shown_vit;
-    const SourceChoice& choice = shown_choice(state_);
-    const SourceGrid g = src.grid();
-    const int token = choice_query(choice, g);
-    const HeadChoice head = choice_head(choice, src.heads());
-    vit_map_shown_ = Shown{token < g.prefix ? Cell{-1, -1} : Cell{(token - g.prefix) % g.cols, (token - g.prefix) / g.cols},
-                           choice_layer(choice, src.layers()), shown_head(head)};
-  }
+  // The hover benchmark's "on screen": what the ViT's map is made of in this frame.
+  if (replay_)
+    replay_->note_vit_map(state_.source == ShownSource::Vit ? vit_.run() : state_.source == ShownSource::Train ? shown_train_run() : nullptr);
   // Before Start: the untrained model's maps, said so in the model line's place (the map keeps
   // the room); nothing of the hand-made heads' while the untrained model is being made.
   const bool untrained = state_.source == ShownSource::Train && !shown_train().started();

@@ -93,7 +93,7 @@ float App::draw_menu_bar() {
       menu_item("Export/map only", "F12 saves the map only (for slides)", nullptr, &state_.export_map_only);
       if (ImGui::MenuItem("Row as CSV", "F9")) state_.commands.export_csv();
       record_widget("menu:Export/csv");
-      draw_record_menu();
+      recording_.draw_menu();
       ImGui::EndMenu();
     }
     if (begin_menu("Keys")) {  // the key table (keys.cpp), as the README lists it
@@ -110,42 +110,6 @@ float App::draw_menu_bar() {
   return h;
 }
 
-
-// Export → Record: a live recording of what F12 saves (F8), a sweep of one setting, the
-// training; GIF or MP4, and the rates (app/gui/output/recorder.hpp).
-void App::draw_record_menu() {
-  ImGui::Separator();
-  const bool recording = recorder_.recording();
-  const char* live = recording ? "Stop recording" : state_.export_map_only ? "Record the map" : "Record the window";
-  if (ImGui::MenuItem(live, "F8", false, recording || !recorder_.busy())) state_.commands.record();
-  record_widget("menu:Export/record");
-  menu_item("Export/record_gif", "Record as GIF (else MP4)", nullptr, &state_.ui.record_gif);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::SliderFloat("frames/s (live)", &state_.ui.record_fps, 1, 30, "%.0f");
-  record_widget("menu:Export/record_fps");
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::SliderFloat("frames/s (sweeps, training)", &state_.ui.sweep_fps, 0.5f, 30, "%.1f");
-  record_widget("menu:Export/sweep_fps");
-  ImGui::Separator();
-  ImGui::TextDisabled("Sweeps: one frame per value, then the settings come back");
-  const SweepShape shape = sweep_shape();
-  for (const std::string& kind : sweep_kinds()) {
-    const std::string why = sweep_unavailable(kind, shape);
-    if (ImGui::MenuItem(("Sweep " + sweep_label(kind)).c_str(), nullptr, false, why.empty() && !recorder_.busy()))
-      state_.commands.record("sweep:" + kind);
-    if (!why.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
-    record_widget("menu:Export/sweep:" + kind);
-  }
-  const bool training = state_.source == ShownSource::Train && shown_train_run();
-  if (ImGui::MenuItem("Record the training run", nullptr, false, training && !recorder_.busy())) state_.commands.record("training");
-  if (!training && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("show the Train tab's map of a run first");
-  record_widget("menu:Export/record_training");
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::InputInt("steps between frames", &state_.ui.record_every_steps);
-  state_.ui.record_every_steps = std::clamp(state_.ui.record_every_steps, 1, 100000);
-  record_widget("menu:Export/record_every_steps");
-}
 
 // A menu of the main menu bar. Its title is recorded from the cursor before BeginMenu: once
 // the menu is open, ImGui's last item is the menu's own window, not the title.

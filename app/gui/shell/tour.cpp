@@ -61,7 +61,8 @@ void App::draw_teaching_windows(float menu_h) {
     record_window(v->name());
     if (visible) {
       try {
-        v->draw(state_, hand_made_);
+        ViewSource source = hand_made_view_source();
+        v->draw(source);
       } catch (const std::exception& e) {  // a view that cannot draw says why; the app goes on
         text_wrapped("%s", e.what());
         state_.report.view_errors[v->name()] = e.what();

@@ -47,6 +47,8 @@ class Memo {
     });
     return ran;
   }
+  /// The key the value was last made for; null before the first, after invalidate() or a throw.
+  const Key* key() const { return key_ ? &*key_ : nullptr; }
   /// Whether a value is kept for `key` (get would not make it again).
   bool fresh(const Key& key) const { return key_ && *key_ == key; }
   /// The value last made, fresh or not (null before the first).

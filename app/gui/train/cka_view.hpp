@@ -7,6 +7,7 @@
 // are the same request with another B. The tokens come from the CPU path's own forward pass
 // (core/vit/vit_similarity.hpp), computed as a job on the app's scheduler, never in a frame, with
 // progress and Cancel; the last result is kept under its request's key (models + examples).
+#include "app/gui/maps/view.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/state/scheduler.hpp"
 #include "app/gui/sessions/vit_session.hpp"
@@ -100,5 +101,9 @@ CkaRequest cka_request(const VitSession& session, int resize);
 /// only the first one does, and a button computes the current model again (the model being
 /// trained changes every chunk). Records what it drew in state.report.cka_drawn.
 void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool auto_start);
+
+/// The similarity view as a view of the one interface (app/gui/maps/view.hpp): it needs a ViT's
+/// pass and the source's similarity job, and calls ViewSource::draw_similarity.
+std::unique_ptr<View> make_similarity_view();
 
 }  // namespace attnlab::app

@@ -402,23 +402,25 @@ void draw_train_curves(AppState& state, TrainSession& train) {
 
 }  // namespace
 
-void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka) {
+void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka,
+                      const std::vector<std::unique_ptr<View>>& views) {
   TrainSession& train = runs[state.train_run];
   MapSource& source = state.train_run == 1 ? b : a;
   const std::string curves_tab = "Curves, run " + train.name() + "###curves";
-  LowerViewContext context{state, train.vit(), state.train, source, [&] { draw_train_cka(state, runs, train, cka); }};
-  // The views: the curves, runs A and B, then the ViT's own lower views (vit_views.hpp,
-  // lower_views) on the shown run's latest snapshot, its similarity view computed again on
-  // request while training runs.
+  ViewSource run{state, source, kVitOffers, nullptr, &train.vit(), &state.train,
+                 [&] { draw_train_cka(state, runs, train, cka); }};
+  // The views: the curves, runs A and B, then the views that work on a ViT (view.hpp) on the
+  // shown run's latest snapshot, its similarity view computed again on request while training runs.
+  const std::vector<View*> offered = views_for(views, run);
   std::vector<std::string> labels = {curves_tab, "A and B"}, names = {"train_tab:curves", "train_tab:runs"};
-  for (const LowerView& view : lower_views()) {
-    labels.emplace_back(view.label);
-    names.push_back(std::string("train_tab:") + view.name);
+  for (const View* view : offered) {
+    labels.emplace_back(view->label());
+    names.push_back(std::string("train_tab:") + view->name());
   }
   auto draw = [&](std::size_t t) {
     if (t == 0) draw_train_curves(state, train);
     else if (t == 1) draw_train_comparison(state, runs, a, b);
-    else lower_views()[t - 2].draw(context);
+    else offered[t - 2]->draw(run);
   };
   if (!tabs_fit(labels)) {  // a narrow column: the views one a line, none cut
     for (std::size_t t = 0; t < labels.size(); ++t) {

@@ -6,6 +6,7 @@
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/train/cka_view.hpp"
 #include "app/gui/maps/map_source.hpp"
+#include "app/gui/maps/view.hpp"
 #include "app/gui/sessions/train_session.hpp"
 
 #include <imgui.h>
@@ -24,8 +25,10 @@ void draw_train_panel(AppState& state, TrainRuns& runs);
 /// The lower panel while the Train tab is shown: the shown run's curves (loss, train and test
 /// accuracy) and the mean attention distance of every head of the chosen layer against the
 /// step; both runs side by side (draw_train_comparison); the shown run's pinned queries; the
-/// similarity of its layers (CKA, computed by `cka`). `a` and `b` are the runs' map sources.
-void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka);
+/// similarity of its layers (CKA, computed by `cka`): the views of `views` that work on the run
+/// (app/gui/maps/view.hpp, the registry's). `a` and `b` are the runs' map sources.
+void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b, CkaJob& cka,
+                      const std::vector<std::unique_ptr<View>>& views);
 /// Run A's and run B's main maps for the same choice (Document::train: layer, head, query),
 /// through MapSource::main_map of each, labelled with the run's switches, step and test
 /// accuracy, beside their loss and test accuracy curves on shared axes. Records what it drew in

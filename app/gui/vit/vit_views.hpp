@@ -7,9 +7,11 @@
 #include "app/gui/state/source_choice.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/maps/map_source.hpp"
+#include "app/gui/maps/view.hpp"
 #include "app/gui/sessions/vit_session.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,29 +40,13 @@ void draw_vit_step_view(VitSession& vit, const SourceChoice& choice);
 /// are over it, and the prefix tokens' norms, each a button making it the query.
 void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice);
 
-/// What a lower view draws: a ViT's pass (the loaded model's session, or a Train run's), that
-/// source's choice in the document (Document::vit, Document::train), its map source (for the
-/// pinned queries), and its similarity view, which is the caller's (its CKA job and request).
-struct LowerViewContext {
-  AppState& state;
-  VitSession& vit;
-  SourceChoice& choice;
-  MapSource& map;
-  std::function<void()> draw_cka;
-};
-
-/// One of the views under a ViT's map, the same in the ViT tab, the Train tab and
-/// `render --model --view vit-NAME`.
-struct LowerView {
-  const char* name;   ///< "distance": the widget's name (vit_tab:NAME, train_tab:NAME) and render's view vit-NAME
-  const char* label;  ///< "Distance": the tab's label, short (five tabs fit a projector's lower row; the view says what it is)
-  void (*draw)(LowerViewContext& c);
-};
-
-/// The lower views, in the order of their tabs (Document::vit_view names one): attention
-/// distance, pinned queries, attention matrix, step by step, similarity (CKA), high-norm tokens.
-const std::vector<LowerView>& lower_views();
-/// The lower view of that name; null for none.
-const LowerView* find_lower_view(std::string_view name);
+// The views under a ViT's map as views of the one interface (app/gui/maps/view.hpp): each
+// needs a ViT's pass and draws the source's own choice; the registry
+// (app/gui/views/view_registry.cpp) lists them. The ViT tab, the Train tab and `render --model
+// --view vit-NAME` draw them.
+std::unique_ptr<View> make_vit_distance_view();  // "distance"
+std::unique_ptr<View> make_vit_matrix_view();    // "matrix"
+std::unique_ptr<View> make_vit_step_view();      // "step"
+std::unique_ptr<View> make_vit_norms_view();     // "high-norm"
 
 }  // namespace attnlab::app
