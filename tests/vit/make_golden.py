@@ -478,6 +478,19 @@ def forward_modules(spec, P, img):
 # --------------------------------------------------------------------------------------------
 # Readouts (float64)
 # --------------------------------------------------------------------------------------------
+def self_check(spec, P, img, out, tol):
+    """The forward pass through torch's own modules (nn.MultiheadAttention) against `out`:
+    attention within 1e-5, tokens and logits within `tol`."""
+    with torch.no_grad():
+        chk = forward_modules(spec, P, img)
+    da = (chk["attention"] - out["attention"]).abs().max().item()
+    dt = (chk["tokens"] - out["tokens"]).abs().max().item()
+    dl = (chk["logits"] - out["logits"]).abs().max().item()
+    print(f"self-check {spec['name']} vs nn.MultiheadAttention: attention {da:.2e}, "
+          f"tokens {dt:.2e}, logits {dl:.2e}")
+    assert da < 1e-5 and dt < tol and dl < tol
+
+
 def rollout(attn, fusion):
     """attn [L, H, T, T] float64 -> [L, T, T]; Abnar & Zuidema 2020."""
     L, _, T, _ = attn.shape
@@ -703,14 +716,7 @@ def main():
             dist = mean_distance(A, prefix, cols, rows)
 
             if spec["name"] == "timm_f32" and img.shape[2] == NATIVE and img.shape[3] == NATIVE:
-                with torch.no_grad():
-                    chk = forward_modules(spec, P, img)
-                da = (chk["attention"] - out["attention"]).abs().max().item()
-                dt = (chk["tokens"] - out["tokens"]).abs().max().item()
-                dl = (chk["logits"] - out["logits"]).abs().max().item()
-                print(f"self-check timm_f32 vs nn.MultiheadAttention: attention {da:.2e}, "
-                      f"tokens {dt:.2e}, logits {dl:.2e}")
-                assert da < 1e-5 and dt < 1e-5 and dl < 1e-5
+                self_check(spec, P, img, out, 1e-5)
             if spec["name"] == "hf_cls_f32":
                 # The HF path (separate q/k/v, HF pos interpolation) vs the timm path on the
                 # same weights: equal at the native size (no resampling involved).

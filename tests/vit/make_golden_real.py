@@ -178,14 +178,7 @@ def main():
         readme_rows.append((spec, info, T))
 
         if spec["naming"] == "timm":
-            with torch.no_grad():
-                chk = mg.forward_modules(spec, P, img)
-            da = (chk["attention"] - out["attention"]).abs().max().item()
-            dt = (chk["tokens"] - out["tokens"]).abs().max().item()
-            dl = (chk["logits"] - out["logits"]).abs().max().item()
-            print(f"self-check {spec['name']} vs nn.MultiheadAttention: attention {da:.2e}, "
-                  f"tokens {dt:.2e}, logits {dl:.2e}")
-            assert da < 1e-5 and dt < 1e-4 and dl < 1e-4
+            mg.self_check(spec, P, img, out, 1e-4)
 
         queries = query_tokens(prefix, cols, rows)
         roll_q = [0, prefix + (rows // 2) * cols + cols // 2]  # cls, the centre patch
