@@ -1,6 +1,7 @@
 // The hover benchmark's pieces that need no window: its fixed path and its percentiles.
 #include "app/gui/output/hover_bench.hpp"
 #include "core/base/error.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -8,8 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 using namespace attnlab;
 using namespace attnlab::app;
@@ -47,8 +46,7 @@ TEST(HoverBench, PercentilesAreNearestRank) {
 }
 
 TEST(HoverBench, AnExistingReportOrAMissingFolderIsRefusedAtTheStart) {
-  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_hover_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = attnlab::testing::temp_dir();
   std::ofstream(dir / "old.json") << "{}";
   EXPECT_THROW(HoverReplay(HoverBenchConfig{dir / "old.json"}), Error);
   EXPECT_THROW(HoverReplay(HoverBenchConfig{dir / "no" / "such" / "folder.json"}), Error);
@@ -86,8 +84,7 @@ std::pair<int, int> play(HoverReplay& r, int cols, int rows, std::vector<std::si
 }  // namespace
 
 TEST(HoverBench, AViTReplayStepsTheLayerOrHeadAfterEveryTenthHoverButTheLast) {
-  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_hover_vit_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = attnlab::testing::temp_dir();
   HoverBenchConfig c{dir / "vit.json"};
   c.hovers = 31;
   c.vit = true;
@@ -118,8 +115,7 @@ TEST(HoverBench, AViTReplayStepsTheLayerOrHeadAfterEveryTenthHoverButTheLast) {
 // --train: the report counts the training steps made between the first move and the last frame,
 // over the replay's wall time (the frames' times summed), and names the source "train".
 TEST(HoverBench, AReplayWhileTrainingReportsTheStepsTrainedOverItsWallTime) {
-  const auto dir = std::filesystem::temp_directory_path() / ("attnlab_hover_train_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = attnlab::testing::temp_dir();
   HoverBenchConfig c{dir / "train.json"};
   c.hovers = 21;
   c.vit = true;
