@@ -446,26 +446,15 @@ struct is_flag : is_flag_to<T> {};
 template <class T>
 struct is_flag<Flag<T>> : std::true_type {};
 
-/// The FieldUi among a field's extras (its flag, its hints), or null.
-template <class... A>
-const FieldUi* ui_among(const A&... extras) {
-  const FieldUi* ui = nullptr;
+/// The extra of type E among a field's extras (its flag, its hints, its range), or null.
+template <class E, class... A>
+const E* extra_among(const A&... extras) {
+  const E* found = nullptr;
   [[maybe_unused]] auto pick = [&](const auto& e) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(e)>, FieldUi>) ui = &e;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(e)>, E>) found = &e;
   };
   (pick(extras), ...);
-  return ui;
-}
-
-/// The FieldRange among a field's extras, or null.
-template <class... A>
-const FieldRange* range_among(const A&... extras) {
-  const FieldRange* range = nullptr;
-  [[maybe_unused]] auto pick = [&](const auto& e) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(e)>, FieldRange>) range = &e;
-  };
-  (pick(extras), ...);
-  return range;
+  return found;
 }
 
 /// A number field's value as a double (false for a field that is no number).
@@ -485,7 +474,7 @@ struct FlagParser {
 std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
   std::vector<std::pair<std::string, FlagParser>> out;
   for_each_field(d, [&](const std::string& path, auto&& value, const auto&... extras) {
-    const FieldRange* range = range_among(extras...);
+    const FieldRange* range = extra_among<FieldRange>(extras...);
     [[maybe_unused]] auto add = [&](const auto& f) {
       using F = std::remove_cvref_t<decltype(f)>;
       if constexpr (is_flag<F>::value) {
@@ -624,12 +613,12 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
   Document fresh;
   for_each_field(fresh, [&](const std::string& path, auto&& value, const auto&... extras) {
     if constexpr (is_number_field<std::remove_cvref_t<decltype(value)>>)
-      if (range_among(extras...)) defaults[path] = static_cast<double>(value);
+      if (extra_among<FieldRange>(extras...)) defaults[path] = static_cast<double>(value);
   });
   for_each_field(s, [&](const std::string& path, auto&& value, const auto&... extras) {
     using V = std::remove_cvref_t<decltype(value)>;
     if constexpr (is_number_field<V>) {
-      const FieldRange* r = range_among(extras...);
+      const FieldRange* r = extra_among<FieldRange>(extras...);
       const double v = static_cast<double>(value);
       if (!r || r->on_read == kKeep || (v >= r->lo && v <= r->hi)) return;
       if (r->on_read == kDefault) {
@@ -656,11 +645,11 @@ SettingRef setting_ref(Document& d, std::string_view path) {
   std::optional<SettingRef> found;
   for_each_field(d, [&](const std::string& p, auto&& value, const auto&... extras) {
     if (found || p != path) return;
-    const FieldUi* ui = ui_among(extras...);
+    const FieldUi* ui = extra_among<FieldUi>(extras...);
     if (!ui) throw Error("internal: the setting '" + p + "' has no UI hints in the field table");
     using V = std::remove_cvref_t<decltype(value)>;
     SettingRef r{p, *ui, {}};
-    if (const FieldRange* range = range_among(extras...)) r.ui.lo = range->lo, r.ui.hi = range->hi;
+    if (const FieldRange* range = extra_among<FieldRange>(extras...)) r.ui.lo = range->lo, r.ui.hi = range->hi;
     if constexpr (std::is_same_v<V, int> || std::is_same_v<V, float> || std::is_same_v<V, bool> ||
                   std::is_same_v<V, std::uint32_t>) {
       r.value = &value;
@@ -684,7 +673,7 @@ FieldRange field_range(std::string_view path) {
   std::optional<FieldRange> found;
   for_each_field(d, [&](const std::string& p, auto&&, const auto&... extras) {
     if (p == path)
-      if (const FieldRange* r = range_among(extras...)) found = *r;
+      if (const FieldRange* r = extra_among<FieldRange>(extras...)) found = *r;
   });
   if (!found) throw Error("internal: the field table gives '" + std::string(path) + "' no range");
   return *found;
@@ -694,7 +683,7 @@ std::vector<std::string> setting_paths() {
   Document d;
   std::vector<std::string> out;
   for_each_field(d, [&](const std::string& p, auto&&, const auto&... extras) {
-    if (ui_among(extras...)) out.push_back(p);
+    if (extra_among<FieldUi>(extras...)) out.push_back(p);
   });
   return out;
 }
