@@ -66,14 +66,15 @@ void note(const std::string& text) {
   ImGui::PopStyleColor();
 }
 
-void row2(const char* what, const std::string& formula, const std::string& value) {
+// A table row: the label `what`, then two texts in columns 1 and 2.
+void text_row(const char* what, const std::string& second, const std::string& third) {
   ImGui::TableNextRow();
   ImGui::TableSetColumnIndex(0);
   ImGui::TextUnformatted(what);
   ImGui::TableSetColumnIndex(1);
-  ImGui::TextUnformatted(formula.c_str());
+  ImGui::TextUnformatted(second.c_str());
   ImGui::TableSetColumnIndex(2);
-  ImGui::TextUnformatted(value.c_str());
+  ImGui::TextUnformatted(third.c_str());
 }
 
 constexpr int kCurvePoints = 76;  // τ from 0.001 to 100, log-spaced
@@ -130,12 +131,12 @@ class CostView final : public TeachingView {
       ImGui::TableSetupColumn("formula");
       ImGui::TableSetupColumn("count");
       ImGui::TableHeadersRow();
-      row2("Q/K/V weights", "3D^2", group(r.exercise.qkv_weights));
-      row2("Q/K/V biases", "3D", group(r.exercise.qkv_biases));
-      row2("a_ij, one head", "N^2", group(r.exercise.attention_weights));
-      row2("a_ij, all heads", "HN^2", group(r.attention_weights_all));
-      row2("dense layer weights", "D^2N^2", group(r.exercise.fc_weights));
-      row2("dense layer biases", "DN", group(r.exercise.fc_biases));
+      text_row("Q/K/V weights", "3D^2", group(r.exercise.qkv_weights));
+      text_row("Q/K/V biases", "3D", group(r.exercise.qkv_biases));
+      text_row("a_ij, one head", "N^2", group(r.exercise.attention_weights));
+      text_row("a_ij, all heads", "HN^2", group(r.attention_weights_all));
+      text_row("dense layer weights", "D^2N^2", group(r.exercise.fc_weights));
+      text_row("dense layer biases", "DN", group(r.exercise.fc_biases));
       ImGui::EndTable();
     }
     const double ratio = static_cast<double>(r.exercise.fc_weights) / static_cast<double>(std::max(1LL, r.exercise.qkv_weights));
@@ -157,13 +158,13 @@ class CostView final : public TeachingView {
       ImGui::TableHeadersRow();
       for (int h = 0; h < kHeadCount; ++h) {
         const std::string what = "Q K^T, " + std::string(head_name(static_cast<HeadKind>(h))) + " (m'=" + std::to_string(m_[h]) + ")";
-        row2(what.c_str(), "2 N^2 m'", flops(static_cast<double>(r.qk_flops[static_cast<size_t>(h)])));
+        text_row(what.c_str(), "2 N^2 m'", flops(static_cast<double>(r.qk_flops[static_cast<size_t>(h)])));
       }
-      row2("Q K^T, all heads", "2 N^2 sum m'", flops(static_cast<double>(r.qk_flops_all)));
-      row2("A V, all heads (v = 3)", "2 N^2 v H", flops(static_cast<double>(r.av_flops_all)));
-      row2("A of one head", "4N^2 bytes", bytes(r.a_bytes));
-      row2("A of every head", "4HN^2 bytes", bytes(r.a_bytes_all));
-      row2("one row per head (heat maps)", "4HN bytes", bytes(r.row_bytes_all));
+      text_row("Q K^T, all heads", "2 N^2 sum m'", flops(static_cast<double>(r.qk_flops_all)));
+      text_row("A V, all heads (v = 3)", "2 N^2 v H", flops(static_cast<double>(r.av_flops_all)));
+      text_row("A of one head", "4N^2 bytes", bytes(r.a_bytes));
+      text_row("A of every head", "4HN^2 bytes", bytes(r.a_bytes_all));
+      text_row("one row per head (heat maps)", "4HN bytes", bytes(r.row_bytes_all));
       ImGui::EndTable();
     }
     note("Halving K multiplies N by 4, and the attention weights, the FLOPs and the bytes of A by 16.");
@@ -194,23 +195,14 @@ class CostView final : public TeachingView {
       ImGui::TableSetupColumn("width D/H");
       ImGui::TableSetupColumn("width D");
       ImGui::TableHeadersRow();
-      auto row3 = [](const char* what, const std::string& a, const std::string& b) {
-        ImGui::TableNextRow();
-        ImGui::TableSetColumnIndex(0);
-        ImGui::TextUnformatted(what);
-        ImGui::TableSetColumnIndex(1);
-        ImGui::TextUnformatted(a.c_str());
-        ImGui::TableSetColumnIndex(2);
-        ImGui::TextUnformatted(b.c_str());
-      };
       const std::string w = format_number(s.head_width, 4);
       const double Nd = static_cast<double>(N);
-      row3("q, k, v width", w, std::to_string(split_D_));
-      row3("weights, one head", group(s.split_qkv_weights_per_head), group(s.exercise.qkv_weights));
-      row3("weights, H heads", group(s.split_qkv_weights_all), group(s.full_qkv_weights_all));
-      row3("Q K^T FLOPs, one head", flops(s.split_qk_flops_per_head), flops(2.0 * Nd * Nd * split_D_));
-      row3("Q K^T FLOPs, H heads", flops(s.split_qk_flops_all), flops(static_cast<double>(s.full_qk_flops_all)));
-      row3("a_ij, H heads", group(s.attention_weights_all), group(s.attention_weights_all));
+      text_row("q, k, v width", w, std::to_string(split_D_));
+      text_row("weights, one head", group(s.split_qkv_weights_per_head), group(s.exercise.qkv_weights));
+      text_row("weights, H heads", group(s.split_qkv_weights_all), group(s.full_qkv_weights_all));
+      text_row("Q K^T FLOPs, one head", flops(s.split_qk_flops_per_head), flops(2.0 * Nd * Nd * split_D_));
+      text_row("Q K^T FLOPs, H heads", flops(s.split_qk_flops_all), flops(static_cast<double>(s.full_qk_flops_all)));
+      text_row("a_ij, H heads", group(s.attention_weights_all), group(s.attention_weights_all));
       ImGui::EndTable();
     }
     note(std::string("Weights count W_q, W_k, W_v: each head's W_q takes all D inputs to D/H outputs, so D*D/H weights. "
