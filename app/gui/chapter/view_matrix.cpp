@@ -39,6 +39,16 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
   return true;
 }
 
+// A combo box after the previous control, `width_em` font sizes wide, recorded as `widget`,
+// with its help marker.
+void combo_with_help(const char* label, int* value, const char* items, float width_em, const char* widget, const char* help) {
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * width_em);
+  ImGui::Combo(label, value, items);
+  record_widget(widget);
+  help_marker(help);
+}
+
 }  // namespace
 
 void MatrixView::draw_attention(AppState& state, HandMadeSession& hand_made, float side) {
@@ -207,21 +217,15 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
 // The head, the colour range, the pooling and the conv kernel's size.
 void MatrixView::draw_controls(AppState& state) {
   setting_widget(state, "hand_made.head", {.scope = "matrix", .width_em = 11});
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
-  ImGui::Combo("colours", &range_, "whole matrix\0each row\0");
-  record_widget("matrix_range");
-  help_marker("whole matrix: one colour scale for all of A (the colour bar). each row: every query's row is stretched "
-              "between its own smallest and largest weight, as the attention map does; useful when a mask leaves some "
-              "rows with few keys and therefore large weights. The colormap and the normalization are the app's.");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-  ImGui::Combo("pooling", &pooling_, "mean\0max\0");
-  record_widget("matrix_pooling");
-  help_marker("When A has more rows than the picture has pixels, each pixel stands for a b x b block of weights: "
-              "mean shows their average (the true share of the block, so large blocks look dim), max the largest "
-              "weight in the block (a strong key stays visible however small the block's share). Masked weights count "
-              "as 0. With one weight per pixel both are a_ij itself.");
+  combo_with_help("colours", &range_, "whole matrix\0each row\0", 9, "matrix_range",
+                  "whole matrix: one colour scale for all of A (the colour bar). each row: every query's row is stretched "
+                  "between its own smallest and largest weight, as the attention map does; useful when a mask leaves some "
+                  "rows with few keys and therefore large weights. The colormap and the normalization are the app's.");
+  combo_with_help("pooling", &pooling_, "mean\0max\0", 5, "matrix_pooling",
+                  "When A has more rows than the picture has pixels, each pixel stands for a b x b block of weights: "
+                  "mean shows their average (the true share of the block, so large blocks look dim), max the largest "
+                  "weight in the block (a strong key stays visible however small the block's share). Masked weights count "
+                  "as 0. With one weight per pixel both are a_ij itself.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   if (ImGui::SliderInt("conv kernel k", &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
