@@ -55,6 +55,13 @@ std::string read_file(const std::filesystem::path& p) {
   return s.str();
 }
 
+double mean_grey_difference(const Image& a, const Image& b) {
+  if (a.width != b.width || a.height != b.height) return INFINITY;
+  double sum = 0;
+  for (std::size_t i = 0; i < a.rgb.size(); ++i) sum += std::abs(a.rgb[i] - b.rgb[i]);
+  return 255.0 * sum / static_cast<double>(a.rgb.size());
+}
+
 Image random_image(int width, int height, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);

@@ -30,6 +30,9 @@ std::filesystem::path temp_dir();
 void write_file(const std::filesystem::path& p, const std::string& bytes);
 std::string read_file(const std::filesystem::path& p);
 
+/// Mean |a − b| over all channels, in grey levels (0…255); infinite when the sizes differ.
+double mean_grey_difference(const Image& a, const Image& b);
+
 /// A W×H image of uniformly random colours (seeded), values in [0,1].
 Image random_image(int width, int height, unsigned seed);
 

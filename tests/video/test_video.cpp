@@ -16,6 +16,7 @@
 #include "core/io/image.hpp"
 #include "core/io/overlay.hpp"
 #include "core/io/video.hpp"
+#include "command_support.hpp"
 #include "test_support.hpp"
 
 using namespace attnlab;
@@ -68,25 +69,6 @@ std::filesystem::path extract(const std::filesystem::path& video, int k, const s
   return png;
 }
 
-// Mean |a − b| over all channels, in grey levels (0…255); infinite when the sizes differ.
-double mean_difference(const Image& a, const Image& b) {
-  if (a.width != b.width || a.height != b.height) return INFINITY;
-  double sum = 0;
-  for (std::size_t i = 0; i < a.rgb.size(); ++i) sum += std::abs(a.rgb[i] - b.rgb[i]);
-  return 255.0 * sum / static_cast<double>(a.rgb.size());
-}
-
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
-void expect_one_line_error(const Ran& r, const std::string& part) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
-}
-
 // The clips and the model, made once for the whole program.
 class Video : public ::testing::Test {
  protected:
@@ -124,10 +106,10 @@ class Video : public ::testing::Test {
                                                  double near, double far) {
     ASSERT_EQ(outs.size(), 2u);
     ASSERT_EQ(stills.size(), 2u);
-    EXPECT_LT(mean_difference(outs[0], stills[0]), near);
-    EXPECT_LT(mean_difference(outs[1], stills[1]), near);
-    EXPECT_GT(mean_difference(outs[0], stills[1]), far);
-    EXPECT_GT(mean_difference(outs[1], stills[0]), far);
+    EXPECT_LT(mean_grey_difference(outs[0], stills[0]), near);
+    EXPECT_LT(mean_grey_difference(outs[1], stills[1]), near);
+    EXPECT_GT(mean_grey_difference(outs[0], stills[1]), far);
+    EXPECT_GT(mean_grey_difference(outs[1], stills[0]), far);
   }
 };
 
@@ -150,10 +132,10 @@ TEST_F(Video, ReaderYieldsEveryFrameAsFfmpegDecodesIt) {
   EXPECT_NEAR(last, 1.4, 1e-6);
   for (int k : {0, 9}) {
     const Image png = load_image(extract(pan, k, dir / ("reader-" + std::to_string(k) + ".png")));
-    EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(k)], png), 1.5) << "frame " << k;
+    EXPECT_LT(mean_grey_difference(frames[static_cast<std::size_t>(k)], png), 1.5) << "frame " << k;
   }
   // The pan moves: consecutive frames differ, so the comparison above can tell frames apart.
-  EXPECT_GT(mean_difference(frames[0], frames[9]), 5.0);
+  EXPECT_GT(mean_grey_difference(frames[0], frames[9]), 5.0);
 }
 
 TEST_F(Video, VideoFramesAreTheStillRendersOfTheFrames) {
@@ -222,7 +204,7 @@ TEST_F(Video, GifAtAChosenRateWithPalette) {
                     " --view overlay" + choice() + " --out " + q(still))
                 .code,
             0);
-  EXPECT_LT(mean_difference(load_image(extract(out, 3, dir / "gif-out-3.png")), load_image(still)), 6.0);
+  EXPECT_LT(mean_grey_difference(load_image(extract(out, 3, dir / "gif-out-3.png")), load_image(still)), 6.0);
 }
 
 TEST_F(Video, MaxSecondsStopsEarly) {
@@ -253,13 +235,13 @@ TEST_F(Video, GifSweepFramesAreTheStills) {
     frames.push_back(load_image(extract(out, l, dir / ("sweep-frame-" + std::to_string(l) + ".png"))));
   }
   for (int l = 0; l < 6; ++l) {
-    EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]), 6.0)
+    EXPECT_LT(mean_grey_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]), 6.0)
         << "layer " << l;
     // Each frame is nearest to its own layer's still.
     for (int o = 0; o < 6; ++o) {
       if (o == l) continue;
-      EXPECT_LT(mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]),
-                mean_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(o)]))
+      EXPECT_LT(mean_grey_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(l)]),
+                mean_grey_difference(frames[static_cast<std::size_t>(l)], stills[static_cast<std::size_t>(o)]))
           << "frame " << l << " against layer " << o;
     }
   }
@@ -280,8 +262,8 @@ TEST_F(Video, TauSweepAtOneIsTheModel) {
           .code,
       0);
   const Image s = load_image(still);
-  EXPECT_LT(mean_difference(load_image(extract(out, 1, dir / "tau-1.png")), s), 6.0);
-  EXPECT_GT(mean_difference(load_image(extract(out, 0, dir / "tau-0.png")), s), 6.0);
+  EXPECT_LT(mean_grey_difference(load_image(extract(out, 1, dir / "tau-1.png")), s), 6.0);
+  EXPECT_GT(mean_grey_difference(load_image(extract(out, 0, dir / "tau-0.png")), s), 6.0);
 }
 
 TEST_F(Video, NeverOverwritesWithoutForce) {
@@ -471,7 +453,7 @@ TEST_F(Video, WriterRoundTripsFrames) {
   VideoReader r = VideoReader::open_file(out, 1 << 20);
   int n = 0;
   while (auto f = r.next()) {
-    EXPECT_LT(mean_difference(f->image, n % 2 ? b : a), mean_difference(f->image, n % 2 ? a : b)) << n;
+    EXPECT_LT(mean_grey_difference(f->image, n % 2 ? b : a), mean_grey_difference(f->image, n % 2 ? a : b)) << n;
     ++n;
   }
   EXPECT_EQ(n, 4);
@@ -504,11 +486,11 @@ class HandMadeVideo : public Video {
                                           double tolerance) {
     ASSERT_EQ(frames.size(), stills.size());
     for (std::size_t k = 0; k < frames.size(); ++k) {
-      const double own = mean_difference(frames[k], stills[k]);
+      const double own = mean_grey_difference(frames[k], stills[k]);
       EXPECT_LT(own, tolerance) << "frame " << k;
       for (std::size_t o = 0; o < stills.size(); ++o)
         if (o != k) {
-          EXPECT_LT(own, mean_difference(frames[k], stills[o])) << "frame " << k << " against still " << o;
+          EXPECT_LT(own, mean_grey_difference(frames[k], stills[o])) << "frame " << k << " against still " << o;
         }
     }
   }
@@ -592,7 +574,7 @@ TEST_F(HandMadeVideo, HeadAndQueryRowSweepsAreTheStillsOfEachHeadAndColumn) {
   }
   // The custom head (5) starts as the colour head (core/base/settings.hpp, CustomHead): its
   // frame is its still, and heads 0 … 4 each nearest their own.
-  EXPECT_LT(mean_difference(frames[5], stills[5]), 6.0);
+  EXPECT_LT(mean_grey_difference(frames[5], stills[5]), 6.0);
   expect_each_nearest_its_own({frames.begin(), frames.begin() + 5}, {stills.begin(), stills.begin() + 5}, 6.0);
   const auto row = dir / "hm-row.gif";
   ASSERT_EQ(attnlab("render --image " + q(photo()) + common + " --sweep query-row --out " + q(row)).code, 0);
@@ -622,7 +604,7 @@ TEST_F(HandMadeVideo, WithoutAGpuTheCpuReferenceDrawsTheSameFrames) {
   const auto frame = extract(pan, 3, dir / "hm-cpu-3.png");
   const Image gpu = still(frame, flags, dir / "hm-gpu-still-3.png");
   EXPECT_NE(read_json(dir / "hm-gpu-still-3.json")["backend"].get<std::string>().find("GPU"), std::string::npos);
-  EXPECT_LT(mean_difference(load_image(extract(out, 3, dir / "hm-cpu-out-3.png")), gpu), 3.0);
+  EXPECT_LT(mean_grey_difference(load_image(extract(out, 3, dir / "hm-cpu-out-3.png")), gpu), 3.0);
 }
 
 TEST_F(HandMadeVideo, SweepsWithoutAModelRefuseWhatNeedsOne) {
