@@ -133,19 +133,6 @@ TEST(AppUnderXvfb, ClickGiraffeThenZebraExportAndClose) {
   EXPECT_NE(app.log().find("interactive frames"), std::string::npos) << app.log();
 }
 
-namespace {
-
-// Opens a file through the "open by path" field: clear, click the field, type, click Open.
-// (Clicks and typed characters are queued by the app, so a busy machine cannot lose them.)
-void open_by_path(AppProcess& app, const nlohmann::json& sidecar, const std::string& path) {
-  click_widget(app, sidecar, "clear_button");
-  click_widget(app, sidecar, "open_path");
-  app.xdotool("type --delay 5 '" + path + "'");
-  click_widget(app, sidecar, "open_button");
-}
-
-}  // namespace
-
 TEST(AppUnderXvfb, BadImagesKeepThePreviousImageAndSettingsAreRemembered) {
   Xvfb x;
   const auto dir = temp_dir();
@@ -388,12 +375,7 @@ TEST(AppUnderXvfb, TheTourIsClickedThroughEveryStepToTheEnd) {
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const auto [start, start_png] = app.export_view();
   ASSERT_EQ(start.at("tour_step"), -1);
-  const auto [mx, my] = centre_of(start.at("widgets").at("menu:Tour"));
-  app.click(mx, my);
-  const auto [menu, menu_png] = app.export_view();
-  ASSERT_TRUE(menu.at("widgets").contains("menu:Tour/start")) << "the Tour menu did not open";
-  const auto [sx, sy] = centre_of(menu.at("widgets").at("menu:Tour/start"));
-  app.click(sx, sy);
+  ASSERT_TRUE(click_menu_entry(app, start, "Tour", "start")) << "the Tour menu did not open";
   int steps = 0;
   for (; steps < 30; ++steps) {
     const auto [s, png] = app.export_view();

@@ -23,12 +23,7 @@ fs::path vit_data(const std::string& name) { return fs::path(ATTNLAB_SOURCE_DIR)
 // Opens Model → Gallery with real clicks; returns the sidecar of a frame showing the window.
 nlohmann::json open_gallery(AppProcess& app) {
   const auto [start, png] = app.export_view();
-  const auto [mx, my] = centre_of(start.at("widgets").at("menu:Model"));
-  app.click(mx, my);
-  const auto [menu, menu_png] = app.export_view();
-  EXPECT_TRUE(menu.at("widgets").contains("menu:Model/gallery")) << "the Model menu has no Gallery entry";
-  const auto [gx, gy] = centre_of(menu.at("widgets").at("menu:Model/gallery"));
-  app.click(gx, gy);
+  EXPECT_TRUE(click_menu_entry(app, start, "Model", "gallery")) << "the Model menu has no Gallery entry";
   return export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("window:hub_gallery"); });
 }
 

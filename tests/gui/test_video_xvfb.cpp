@@ -36,13 +36,6 @@ Image photo_part(const std::filesystem::path& png, const nlohmann::json& sidecar
   return out;
 }
 
-double mean_difference(const Image& a, const Image& b) {
-  if (a.width != b.width || a.height != b.height) return INFINITY;
-  double sum = 0;
-  for (std::size_t i = 0; i < a.rgb.size(); ++i) sum += std::abs(a.rgb[i] - b.rgb[i]);
-  return 255.0 * sum / static_cast<double>(a.rgb.size());
-}
-
 // True when an export shows a frame of the clip: its sidecar's "video" entry names pan.mp4.
 bool shows_the_clip(const nlohmann::json& j) {
   return j.contains("video") && j.at("video").value("path", std::string()).ends_with("pan.mp4");
@@ -93,13 +86,6 @@ void check_paused_export(const nlohmann::json& paused, const std::filesystem::pa
   }
 }
 
-void open_video_by_path(AppProcess& app, const nlohmann::json& sidecar, const std::string& path) {
-  click_widget(app, sidecar, "clear_button");
-  click_widget(app, sidecar, "open_path");
-  app.xdotool("type --delay 5 '" + path + "'");
-  click_widget(app, sidecar, "open_video_button");
-}
-
 }  // namespace
 
 // Plays the clip in the real window (with the bundled ViT loaded when `with_model`), checks the
@@ -120,7 +106,7 @@ void play_pause_play(bool with_model) {
                                    : app.export_view().first;
 
   // Not a video: a banner, the photo stays.
-  open_video_by_path(app, start, (dir / "notes.mp4").string());
+  open_by_path(app, start, (dir / "notes.mp4").string(), "open_video_button");
   const nlohmann::json refused =
       export_until(app, [](const nlohmann::json& j) { return !j.value("banner", std::string()).empty(); });
   EXPECT_NE(refused.value("banner", std::string()).find("notes.mp4"), std::string::npos)
@@ -132,7 +118,7 @@ void play_pause_play(bool with_model) {
   const nlohmann::json dismissed =
       export_until(app, [](const nlohmann::json& j) { return j.value("banner", std::string()).empty(); });
 
-  open_video_by_path(app, dismissed, clip.string());
+  open_by_path(app, dismissed, clip.string(), "open_video_button");
   const nlohmann::json playing = export_until(app, shows_the_clip);
   EXPECT_EQ(playing.at("grid").at("cols"), 320 / 16);
   EXPECT_EQ(playing.at("grid").at("rows"), 240 / 16);
@@ -142,7 +128,7 @@ void play_pause_play(bool with_model) {
   auto [a, a_png] = app.export_view();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   auto [b, b_png] = app.export_view();
-  EXPECT_GT(mean_difference(photo_part(a_png, a), photo_part(b_png, b)), 1.0)
+  EXPECT_GT(mean_grey_difference(photo_part(a_png, a), photo_part(b_png, b)), 1.0)
       << "the picture did not move while playing";
 
   // Paused: the same picture, export after export, with the hand-made heads' map on it.
@@ -153,14 +139,14 @@ void play_pause_play(bool with_model) {
   for (int n = 0; n < 20; ++n) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     auto [next, next_png] = app.export_view();
-    const bool settled = mean_difference(photo_part(p1_png, p1), photo_part(next_png, next)) < 0.01;
+    const bool settled = mean_grey_difference(photo_part(p1_png, p1), photo_part(next_png, next)) < 0.01;
     p1 = std::move(next);
     p1_png = std::move(next_png);
     if (settled) break;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   auto [p2, p2_png] = app.export_view();
-  EXPECT_LT(mean_difference(photo_part(p1_png, p1), photo_part(p2_png, p2)), 0.01) << "the paused picture moved";
+  EXPECT_LT(mean_grey_difference(photo_part(p1_png, p1), photo_part(p2_png, p2)), 0.01) << "the paused picture moved";
   EXPECT_EQ(p1.at("video").at("frame"), p2.at("video").at("frame"));
   check_paused_export(p2, p2_png, dir);
 
@@ -168,7 +154,7 @@ void play_pause_play(bool with_model) {
   click_widget(app, p2, "video_pause");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   auto [c, c_png] = app.export_view();
-  EXPECT_GT(mean_difference(photo_part(p2_png, p2), photo_part(c_png, c)), 1.0) << "Play did not go on";
+  EXPECT_GT(mean_grey_difference(photo_part(p2_png, p2), photo_part(c_png, c)), 1.0) << "Play did not go on";
 
   EXPECT_EQ(app.close(), 0) << app.log();
 }
@@ -229,7 +215,7 @@ TEST(VideoUnderXvfb, PlaysThroughARandomViTS16WithItsLatencyAndRedrawsThePausedF
                          ")' -frames:v 1 '" + extracted.string() + "'")
                             .c_str()),
             0);
-  EXPECT_LT(mean_difference(load_image(p.at("image").get<std::string>()), load_image(extracted)), 1.5)
+  EXPECT_LT(mean_grey_difference(load_image(p.at("image").get<std::string>()), load_image(extracted)), 1.5)
       << "the exported frame is not frame " << index << " of the clip";
   check_paused_export(p, p_png, dir);
   EXPECT_EQ(app.close(), 0) << app.log();

@@ -353,6 +353,24 @@ void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::str
   app.click(x, y);
 }
 
+bool click_menu_entry(AppProcess& app, const nlohmann::json& sidecar, const std::string& menu, const std::string& entry) {
+  const auto [mx, my] = centre_of(sidecar.at("widgets").at("menu:" + menu));
+  app.click(mx, my);
+  const nlohmann::json open = app.export_view().first;
+  const std::string item = "menu:" + menu + "/" + entry;
+  if (!open.at("widgets").contains(item)) return false;
+  const auto [ix, iy] = centre_of(open.at("widgets").at(item));
+  app.click(ix, iy);
+  return true;
+}
+
+void open_by_path(AppProcess& app, const nlohmann::json& sidecar, const std::string& path, const std::string& open_button) {
+  click_widget(app, sidecar, "clear_button");
+  click_widget(app, sidecar, "open_path");
+  app.xdotool("type --delay 5 '" + path + "'");
+  click_widget(app, sidecar, open_button);
+}
+
 nlohmann::json reveal_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget) {
   // A control below (or above) the part of its panel on screen (a column that scrolls) is
   // scrolled into view with the wheel, as a person would.

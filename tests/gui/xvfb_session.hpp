@@ -132,6 +132,14 @@ nlohmann::json export_until(AppProcess& app, const std::function<bool(const nloh
 /// Clicks the centre of a control recorded in a sidecar's "widgets"; a test failure (and no
 /// click) when it was not drawn.
 void click_widget(AppProcess& app, const nlohmann::json& sidecar, const std::string& widget);
+/// Opens the menu bar's `menu` ("Tour") drawn in `sidecar` with a click, and clicks its entry
+/// `entry` ("start"); false, and no click on an entry, when the open menu does not show it.
+bool click_menu_entry(AppProcess& app, const nlohmann::json& sidecar, const std::string& menu, const std::string& entry);
+/// Opens a file through the "open by path" field: clear, click the field, type, click the open
+/// button (`open_button`, or "open_video_button" for a video). Clicks and typed characters are
+/// queued by the app, so a busy machine cannot lose them.
+void open_by_path(AppProcess& app, const nlohmann::json& sidecar, const std::string& path,
+                  const std::string& open_button = "open_button");
 /// Scrolls the panel `widget` is in (the sidecar's "widget_windows") with the mouse wheel until
 /// the widget lies inside the panel's part on screen; returns the sidecar where it does (or the
 /// last one). click_widget does it first.
