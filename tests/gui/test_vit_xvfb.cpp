@@ -38,6 +38,13 @@ void expect_row(const nlohmann::json& drawn, const std::vector<float>& engine) {
   for (std::size_t j = 0; j < values.size(); ++j) EXPECT_NEAR(values[j], engine[j], 1e-6f) << "patch " << j;
 }
 
+// The engine's side of a test: the checkpoint in `folder` on the safari photo at the model's
+// trained size, on the CPU (the window's map must show its rows).
+VitRun engine_on_safari(const std::filesystem::path& folder) {
+  VitCpuRunner cpu;
+  return VitRun(std::make_shared<const VitModel>(load_vit(folder)), load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+}
+
 }  // namespace
 
 TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
@@ -52,9 +59,7 @@ TEST(AppUnderXvfb, DroppedViTShowsTheEnginesRowsForClickedPatchLayerAndHead) {
 
   // The engine's side: the same checkpoint on the same photo, at the model's trained size.
   const auto folder = vit_data("timm_f32");
-  auto model = std::make_shared<const VitModel>(load_vit(folder));
-  VitCpuRunner cpu;
-  const VitRun engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+  const VitRun engine = engine_on_safari(folder);
   const SourceGrid g = engine.grid();
   const int L = engine.layers();
 
@@ -142,9 +147,7 @@ TEST(AppUnderXvfb, AViTInputOverTheMemoryBudgetIsABannerAndDiagnosticsSwitchesTh
   const auto [start, start_png] = app.export_view();
   const int w = start.at("window").at("width").get<int>(), h = start.at("window").at("height").get<int>();
   const auto folder = vit_data("timm_f32");
-  auto model = std::make_shared<const VitModel>(load_vit(folder));
-  VitCpuRunner cpu;
-  const VitRun engine(model, load_image(asset("safari.jpg")), 0, cpu, vit_memory_budget());
+  const VitRun engine = engine_on_safari(folder);
   const int L = engine.layers();
 
   ASSERT_TRUE(xdnd_drop(x.display(), window, folder, w / 2, h / 2));

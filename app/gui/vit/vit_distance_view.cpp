@@ -98,13 +98,8 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
   }
 }
 
-// The view (view.hpp): a ViT's pass, on the source's own choice.
-class VitDistanceView final : public View {
- public:
-  VitDistanceView() : View(ViewText{"distance", "Distance", "Mean attention distance"}, kNeedRows | kNeedVitPass) {}
-  void draw(ViewSource& s) override { draw_vit_distance_view(s.state, *s.vit, *s.choice); }
-};
-
-std::unique_ptr<View> make_vit_distance_view() { return std::make_unique<VitDistanceView>(); }
+std::unique_ptr<View> make_vit_distance_view() {
+  return std::make_unique<VitPassView>(ViewText{"distance", "Distance", "Mean attention distance"}, draw_vit_distance_view);
+}
 
 }  // namespace attnlab::app

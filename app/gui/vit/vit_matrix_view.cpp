@@ -80,13 +80,8 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
   ImGui::EndGroup();
 }
 
-// The view (view.hpp): a ViT's pass, on the source's own choice.
-class VitMatrixView final : public View {
- public:
-  VitMatrixView() : View(ViewText{"matrix", "Matrix", "Attention matrix"}, kNeedRows | kNeedVitPass) {}
-  void draw(ViewSource& s) override { draw_vit_matrix_view(s.state, *s.vit, *s.choice); }
-};
-
-std::unique_ptr<View> make_vit_matrix_view() { return std::make_unique<VitMatrixView>(); }
+std::unique_ptr<View> make_vit_matrix_view() {
+  return std::make_unique<VitPassView>(ViewText{"matrix", "Matrix", "Attention matrix"}, draw_vit_matrix_view);
+}
 
 }  // namespace attnlab::app

@@ -120,13 +120,8 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
                                   {"histogram", {{"lo", h.lo}, {"hi", h.hi}, {"counts", h.counts}}}};
 }
 
-// The view (view.hpp): a ViT's pass, on the source's own choice.
-class VitNormsView final : public View {
- public:
-  VitNormsView() : View(ViewText{"high-norm", "Norms", "High-norm tokens"}, kNeedRows | kNeedVitPass) {}
-  void draw(ViewSource& s) override { draw_vit_norms_view(s.state, *s.vit, *s.choice); }
-};
-
-std::unique_ptr<View> make_vit_norms_view() { return std::make_unique<VitNormsView>(); }
+std::unique_ptr<View> make_vit_norms_view() {
+  return std::make_unique<VitPassView>(ViewText{"high-norm", "Norms", "High-norm tokens"}, draw_vit_norms_view);
+}
 
 }  // namespace attnlab::app

@@ -87,13 +87,9 @@ void draw_vit_step_view(VitSession& vit, const SourceChoice& choice) {
   }
 }
 
-// The view (view.hpp): a ViT's pass, on the source's own choice.
-class VitStepView final : public View {
- public:
-  VitStepView() : View(ViewText{"step", "Step by step", "One row step by step"}, kNeedRows | kNeedVitPass) {}
-  void draw(ViewSource& s) override { draw_vit_step_view(*s.vit, *s.choice); }
-};
-
-std::unique_ptr<View> make_vit_step_view() { return std::make_unique<VitStepView>(); }
+std::unique_ptr<View> make_vit_step_view() {
+  return std::make_unique<VitPassView>(ViewText{"step", "Step by step", "One row step by step"},
+                                       [](AppState&, VitSession& vit, SourceChoice& choice) { draw_vit_step_view(vit, choice); });
+}
 
 }  // namespace attnlab::app

@@ -44,6 +44,18 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
 // needs a ViT's pass and draws the source's own choice; the registry
 // (app/gui/views/view_registry.cpp) lists them. The ViT tab, the Train tab and `render --model
 // --view vit-NAME` draw them.
+/// A view that needs a ViT's pass and draws it with one function of the document, the source's
+/// session and its choice: each view under a ViT's map is one of these, made by its file's factory.
+class VitPassView final : public View {
+ public:
+  using Draw = void (*)(AppState& state, VitSession& vit, SourceChoice& choice);
+  VitPassView(const ViewText& text, Draw draw_fn) : View(text, kNeedRows | kNeedVitPass), draw_(draw_fn) {}
+  void draw(ViewSource& s) override { draw_(s.state, *s.vit, *s.choice); }
+
+ private:
+  Draw draw_;
+};
+
 std::unique_ptr<View> make_vit_distance_view();  // "distance"
 std::unique_ptr<View> make_vit_matrix_view();    // "matrix"
 std::unique_ptr<View> make_vit_step_view();      // "step"
