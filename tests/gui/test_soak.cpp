@@ -147,81 +147,16 @@ class Monkey {
       : rng_(seed), window_(window), files_(std::move(files)) {}
 
   // The layout from an export: the window's size and the rectangles of its controls.
-  void look_at(const json& sidecar) {
-    width_ = sidecar.at("window").at("width").get<int>();
-    height_ = sidecar.at("window").at("height").get<int>();
-    widgets_ = widgets_of(sidecar);
-    if (home_.empty())  // the first layout: where the panels belong
-      for (const auto& [name, r] : widgets_)
-        if (name.rfind("window:", 0) == 0) home_[name] = r;
-    presentation_ = sidecar.at("classroom").at("presentation").get<bool>();
-    ui_scale_ = sidecar.at("classroom").at("ui_scale").get<float>();
-    patch_ = sidecar.at("patch").get<int>();
-    head_ = head_of(sidecar);
-    // After a directed change: on to the next setting once it took (or after three tries).
-    if (directed_pending_ && (directed_value(sidecar) != directed_before_ || directed_tries_ == 3)) {
-      directed_ = (directed_ + 1) % 4;
-      directed_tries_ = 0;
-    }
-    directed_pending_ = false;
-    directed_before_ = directed_value(sidecar);
-    closed_panel_.clear();  // the first closed one, in the order of the View menu
-    const json& panels = sidecar.at("classroom").at("panels");
-    for (const auto& [key, window] : {std::pair{"images", "window:Images"},
-                                      {"pinned", "window:Pinned queries"},
-                                      {"heads", "window:Heads"},
-                                      {"controls", "window:Controls"}})
-      if (!panels.at(key).get<bool>()) closed_panel_ = window;
-  }
+  void look_at(const json& sidecar);
 
   // About `n` actions as an xdotool script; `rough` adds tiny and odd window sizes.
-  std::string batch(int n, bool rough, Tally& tally) {
-    rough_ = rough;
-    out_.str("");
-    // The banner (a bad file, most batches) is dismissed now and then, and a closed panel
-    // comes back through the View menu.
-    if (const auto dismiss = widgets_.find("banner_dismiss"); dismiss != widgets_.end() && chance(0.5)) {
-      move(dismiss->second.x + dismiss->second.w * 0.5f, dismiss->second.y + dismiss->second.h * 0.5f);
-      click(1);
-      sleep(0.1);  // ImGui finds the window under the pointer from the last frame's windows
-      tally.add("widget click");
-    }
-    if (!closed_panel_.empty() && chance(0.5)) {
-      reopen(closed_panel_, 1);
-      tally.add("widget click");
-    }
-    tidy(tally);
-    for (int k = 0; k < n; ++k) {
-      // Presentation mode shows only the map and lasts until F5 or Escape, two keys of many:
-      // leave it soon, so that the controls get their share of the actions.
-      if (presentation_ && chance(0.25)) press("Escape", tally);
-      action(tally);
-    }
-    line("keyup ctrl shift alt");  // never leave a modifier down (Ctrl + a later key)
-    return out_.str();
-  }
+  std::string batch(int n, bool rough, Tally& tally);
 
   // The value of the setting the directed change is after, in an export.
-  std::string directed_value(const json& sidecar) const {
-    switch (directed_) {
-      case 0:
-        return sidecar.at("mask").at("kind").get<std::string>();
-      case 1:
-        return sidecar.at("patch").dump();
-      case 2:
-        return head_of(sidecar);
-      default:
-        return sidecar.at("image").get<std::string>();
-    }
-  }
+  std::string directed_value(const json& sidecar) const;
 
   // One of the settings the issue names as an xdotool script (see directed_action).
-  std::string directed(Tally& tally) {
-    out_.str("");
-    directed_action(tally);
-    sleep(0.3);  // a choice in a list takes on the release, a frame later; the hand-made session, one more
-    return out_.str();
-  }
+  std::string directed(Tally& tally);
 
   const SoakFile& random_file() { return files_[pick(files_.size())]; }
   std::pair<int, int> random_point() { return {uniform(0, width_ - 1), uniform(0, height_ - 1)}; }
@@ -236,469 +171,88 @@ class Monkey {
   void sleep(double s) { out_ << "sleep " << s << '\n'; }
   // xdotool's click waits 100 ms after the release unless told not to; the sleep after it
   // gives the app a frame to see the click where the pointer is, before the next move.
-  void click(int button) {
-    out_ << "click --delay 0 " << button << '\n';
-    sleep(kFrame);
-  }
-  void move(float x, float y) {
-    const int cx = std::clamp(static_cast<int>(x), 0, std::max(width_ - 1, 0));
-    const int cy = std::clamp(static_cast<int>(y), 0, std::max(height_ - 1, 0));
-    out_ << "mousemove --window " << window_ << ' ' << cx << ' ' << cy << '\n';
-  }
-  std::pair<float, float> inside(const Rect& r) {
-    return {r.x + r.w * std::uniform_real_distribution<float>(0.05f, 0.95f)(rng_),
-            r.y + r.h * std::uniform_real_distribution<float>(0.1f, 0.9f)(rng_)};
-  }
+  void click(int button);
+  void move(float x, float y);
+  std::pair<float, float> inside(const Rect& r);
   // A reachable widget named `name`, or when `name` ends with ':' one whose name starts with
   // it (any widget when empty); nullptr if there is none.
-  const std::pair<const std::string, Rect>* widget(const std::string& name) {
-    if (!name.empty() && name.back() != ':') {
-      const auto it = widgets_.find(name);
-      return it == widgets_.end() || !reachable(name) ? nullptr : &*it;
-    }
-    std::vector<const std::pair<const std::string, Rect>*> found;
-    for (const auto& w : widgets_)
-      if (w.first.rfind(name, 0) == 0 && w.first.rfind("window:", 0) != 0 && reachable(w.first)) found.push_back(&w);
-    return found.empty() ? nullptr : found[pick(found.size())];
-  }
+  const std::pair<const std::string, Rect>* widget(const std::string& name);
   // The window that holds a control; empty for the menus, the banner and the map.
-  static std::string owner(const std::string& control) {
-    auto starts = [&](const char* prefix) { return control.rfind(prefix, 0) == 0; };
-    if (starts("head:") || starts("W_q:") || starts("W_k:") || starts("custom_")) return "window:Heads";
-    if (starts("gallery:") || starts("open_") || control == "clear_button") return "window:Images";
-    if (starts("matrix_")) return "window:matrix";
-    if (starts("output_")) return "window:output";
-    if (starts("menu:") || starts("banner") || starts("tour_") || control == "image_canvas") return "";
-    return "window:Controls";
-  }
+  static std::string owner(const std::string& control);
   // True when the middle of a control lies inside its window (below the title) and inside the
   // app's window: panels record their controls also when scrolled or moved out of sight.
-  bool reachable(const std::string& name) const {
-    const Rect& r = widgets_.at(name);
-    const float cx = r.x + r.w * 0.5f, cy = r.y + r.h * 0.5f;
-    if (cx < 0 || cy < 0 || cx >= static_cast<float>(width_) || cy >= static_cast<float>(height_)) return false;
-    const std::string o = owner(name);
-    if (o.empty()) return true;
-    const auto w = widgets_.find(o);
-    return w != widgets_.end() && cx >= w->second.x && cx < w->second.x + w->second.w &&
-           cy >= w->second.y + 22 * ui_scale_ && cy < w->second.y + w->second.h;
-  }
+  bool reachable(const std::string& name) const;
   // Sliders are recorded with their label; the slider itself is the left part.
-  static bool slider(const std::string& name) {
-    static const std::set<std::string> sliders = {"patch",      "temperature", "display.opacity", "pos.B",
-                                                  "pos.P",      "pos.lambda",  "mask.radius",     "mask.ratio",
-                                                  "classroom.ui_scale"};
-    return sliders.count(name) > 0;
-  }
+  static bool slider(const std::string& name);
 
   // One of the settings the issue names, changed right after an export while the recorded
   // layout is fresh: the mask kind, K, the head or the image, in turn. The first three by their
   // keys (M, [ and ], 1-6), after an Escape held for a frame that takes the keyboard back from a
   // text field (ImGui's own widgets see only keys held over a frame); the image by a click on
   // the gallery. The random actions change them through the controls too.
-  void directed_action(Tally& tally) {
-    const int what = directed_;
-    ++directed_tries_;
-    directed_pending_ = true;
-    if (what <= 2) {
-      line("keydown Escape");
-      sleep(0.1);
-      line("keyup Escape");
-      sleep(0.1);
-      presentation_ = false;
-      if (what == 0) {
-        press("m", tally);
-      } else if (what == 1) {  // halved or doubled, mostly between 8 and 64 (small K is slow)
-        press(patch_ >= 12 && (patch_ > 32 || chance(0.5)) ? "bracketleft" : "bracketright", tally);
-      } else {
-        static const std::array<std::string, 6> heads = {"colour", "position", "colour+position", "texture", "random", "custom"};
-        int n = uniform(0, 4);
-        if (heads[static_cast<size_t>(n)] == head_) n = 5;
-        press(std::to_string(n), tally);  // digit keys pick heads from 0
-      }
-      return;
-    }
-    // The gallery's panel: shown (presentation mode left, the panel opened if closed: the next
-    // turn finds it), brought to the front, dragged home. Each step waits for the app's next
-    // frames (ImGui finds the window under the pointer from the last frame's windows): a frame
-    // takes 25-90 ms on llvmpipe, more on a busy machine.
-    if (presentation_) return press("Escape", tally);
-    const std::string panel = owner("gallery:");
-    if (!widgets_.count(panel)) return reopen(panel, 1);
-    if (!raise_window(panel)) reopen(panel, 2);
-    sleep(0.25);
-    if (drag_home(panel, tally, true)) sleep(0.25);
-    const auto* w = widget("gallery:");
-    if (!w) {  // scrolled away: back to the top of its panel
-      const Rect& p = widgets_.at(panel);
-      move(p.x + p.w * 0.5f, p.y + p.h * 0.5f);
-      line("click --repeat 10 --delay 10 4");
-      sleep(kFrame);
-      tally.add("wheel");
-      return;
-    }
-    const auto [x, y] = inside(w->second);
-    move(x, y);
-    click(1);
-    tally.add("gallery image");
-  }
+  void directed_action(Tally& tally);
 
   // Drags a panel back where it was at the start, by a point of it that is on screen, under no
   // other window and on nothing that takes the click (ImGui moves a window dragged by any empty
   // part, its title bar or not), then its size back by its lower right corner. The recorded
   // controls move with it. False when it is home already or cannot be reached.
-  bool drag_home(const std::string& panel, Tally& tally, bool on_top = false) {
-    const auto it = widgets_.find(panel), home = home_.find(panel);
-    if (it == widgets_.end() || home == home_.end()) return false;
-    const Rect r = it->second, h = home->second;
-    if (std::abs(r.x - h.x) + std::abs(r.y - h.y) + std::abs(r.w - h.w) + std::abs(r.h - h.h) < 40) return false;
-    const float dx = h.x - r.x, dy = h.y - r.y, w = static_cast<float>(width_), ht = static_cast<float>(height_);
-    std::optional<std::pair<float, float>> grab;
-    for (float y = std::max(r.y, 0.0f) + 6; !grab && y < std::min(r.y + r.h, ht) - 20; y += 16)
-      for (float x = std::max(r.x, 0.0f) + 8; x < std::min(r.x + r.w - 30, w - 8); x += 16)
-        if (!(on_top ? outside(x, y) : covered(panel, x, y)) && !on_control(x, y) && x + dx >= 0 && x + dx < w &&
-            y + dy >= 0 && y + dy < ht) {
-          grab = {x, y};
-          break;
-        }
-    if (!grab) return false;
-    drag_path(grab->first, grab->second, grab->first + dx, grab->second + dy, 1);
-    Rect now{h.x, h.y, r.w, r.h};
-    if (h.x + r.w < w && h.y + r.h < ht) {
-      drag_path(h.x + r.w - 3, h.y + r.h - 3, h.x + h.w - 3, h.y + h.h - 3, 1);
-      now = h;
-    }
-    for (auto& [name, rect] : widgets_)
-      if (owner(name) == panel) {
-        rect.x += dx;
-        rect.y += dy;
-      }
-    widgets_[panel] = now;
-    tally.add("drag window");
-    return true;
-  }
+  bool drag_home(const std::string& panel, Tally& tally, bool on_top = false);
 
   // What a person does now and then when the screen gets crowded or slow: drag the panels back
   // where they were (ImGui keeps every window inside a tiny window, and leaves them where they
   // ended up when it grows again), leave the smallest patches, make the UI smaller again and
   // close a chapter window.
-  void tidy(Tally& tally) {
-    int moved = 0;
-    for (const std::string panel : {"window:Controls", "window:Heads", "window:Images", "window:Attention map"})
-      if (chance(0.7) && drag_home(panel, tally) && ++moved == 2)
-        break;  // the others another time: every drag changes what covers what
-    // Small patches (K = 4: 15 000 tokens on the safari photo) slow every frame and every
-    // drop down; a teacher shows them and goes back to a larger K.
-    if (const auto* k = widget("patch"); k && patch_ < 10 && chance(0.8)) {
-      bring_to_front(k->first);
-      move(k->second.x + k->second.w * 0.6f * std::uniform_real_distribution<float>(0.2f, 0.9f)(rng_),
-           k->second.y + k->second.h * 0.5f);
-      click(1);
-      tally.add("widget click");
-    }
-    if (ui_scale_ > 1.5f && chance(0.6)) {
-      for (int n = static_cast<int>(std::lround((ui_scale_ - 1.25f) / 0.25f)); n > 0; --n) press("ctrl+minus", tally);
-    }
-    static const std::set<std::string> panels = {"window:Attention map",  "window:Controls", "window:Heads",
-                                                 "window:Pinned queries", "window:Images",   "window:banner"};
-    for (const auto& [name, r] : widgets_) {
-      if (name.rfind("window:", 0) != 0 || panels.count(name) || !chance(0.4)) continue;
-      move(r.x + r.w - 12 * ui_scale_, r.y + 11 * ui_scale_);  // the close button of its title bar
-      click(1);
-      tally.add("widget click");
-    }
-  }
+  void tidy(Tally& tally);
 
   // True when (x, y) lies on a recorded control (with a margin).
-  bool on_control(float x, float y) const {
-    for (const auto& [name, o] : widgets_)
-      if (name.rfind("window:", 0) != 0 && x >= o.x - 4 && x < o.x + o.w + 4 && y >= o.y - 4 && y < o.y + o.h + 4)
-        return true;
-    return false;
-  }
+  bool on_control(float x, float y) const;
 
-  bool outside(float x, float y) const {
-    return x < 0 || y < 0 || x >= static_cast<float>(width_) || y >= static_cast<float>(height_);
-  }
+  bool outside(float x, float y) const;
   // True when (x, y) is outside the app's window or inside a window other than `window`.
-  bool covered(const std::string& window, float x, float y) const {
-    if (outside(x, y)) return true;
-    for (const auto& [name, o] : widgets_)
-      if (name != window && name.rfind("window:", 0) == 0 && x >= o.x && x < o.x + o.w && y >= o.y && y < o.y + o.h)
-        return true;
-    return false;
-  }
+  bool covered(const std::string& window, float x, float y) const;
 
   // Brings a window to the front, as a person does when another window covers it: a click on
   // a point of it that no other window covers, its title bar first. False when there is none.
-  bool raise_window(const std::string& window) {
-    const auto it = widgets_.find(window);
-    if (it == widgets_.end()) return false;
-    const Rect& r = it->second;
-    for (float y = r.y + 6; y < r.y + r.h; y += 24)
-      for (float x = r.x + 8; x < r.x + r.w - 24; x += 24)
-        if (!covered(window, x, y)) {
-          move(x, y);
-          click(1);
-          return true;
-        }
-    return false;
-  }
+  bool raise_window(const std::string& window);
   void bring_to_front(const std::string& control) { raise_window(owner(control)); }
 
   // Toggles a panel `times` through the View menu (its entries lie below the title, one per
   // line): once opens a closed panel, twice brings an open one up in front of the others.
-  void reopen(const std::string& window, int times) {
-    static const std::map<std::string, int> entries = {
-        {"window:Controls", 0}, {"window:Heads", 1}, {"window:Pinned queries", 2}, {"window:Images", 3}};
-    const auto entry = entries.find(window);
-    const auto menu = widgets_.find("menu:View");
-    if (entry == entries.end() || menu == widgets_.end()) return;
-    for (int n = 0; n < times; ++n) {
-      move(menu->second.x + menu->second.w * 0.5f, menu->second.y + menu->second.h * 0.5f);
-      click(1);
-      sleep(0.3);  // ImGui finds the window under the pointer from the last frame's windows
-      move(menu->second.x + 20, menu->second.y + menu->second.h * (1.5f + static_cast<float>(entry->second)));
-      click(1);
-      sleep(0.3);
-    }
-  }
+  void reopen(const std::string& window, int times);
 
-  void action(Tally& tally) {
-    // Weights: where a teacher's and a student's hands go most, and everything else too.
-    using Action = void (Monkey::*)(Tally&);
-    static const std::vector<std::pair<double, Action>> kinds = {
-        {22, &Monkey::widget_click}, {12, &Monkey::random_click}, {10, &Monkey::canvas_click},
-        {20, &Monkey::key},          {7, &Monkey::wheel},         {12, &Monkey::drag},
-        {3, &Monkey::type_text},     {2, &Monkey::random_resize}, {1.5, &Monkey::open_by_path},
-        {5, &Monkey::hover}};
-    std::vector<double> weights;
-    for (const auto& k : kinds) weights.push_back(k.first);
-    (this->*kinds[std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_)].second)(tally);
-  }
+  void action(Tally& tally);
 
-  void widget_click(Tally& tally) {
-    // Half of the clicks go to the controls the issue names: images, heads, masks, K, τ, menus.
-    static const std::vector<std::string> favourites = words(
-        "gallery: gallery: head: head: patch_size patch_size mask mask mask temperature menu: menu: pos_mode colormap "
-        "normalization tau_one mask_radius mask_ratio paint_mode");
-    const auto* w = widget(chance(0.5) ? favourites[pick(favourites.size())] : "");
-    if (!w) return random_click(tally);
-    // Folding a section hides its controls until it is unfolded: seldom, as people do.
-    if (w->first.rfind("section:", 0) == 0 && chance(0.8)) w = widget("");
-    if (!w) return random_click(tally);
-    if (chance(0.3) && w->first.rfind("menu:", 0) != 0) bring_to_front(w->first);
-    const std::string& name = w->first;
-    Rect r = w->second;
-    if (slider(name)) r.w *= 0.6f;
-    const auto [x, y] = inside(r);
-    move(x, y);
-    click(1);
-    const bool list = name == "mask.kind" || name == "pos.mode" || name == "display.colormap" || name == "display.normalization" ||
-                      (name.rfind("menu:", 0) == 0 && name.find('/') == std::string::npos);
-    if (list && chance(0.75)) {  // a combo or menu opened: pick one of its entries below it
-      sleep(0.08);               // the popup appears a frame or two after the click
-      move(w->second.x + w->second.w * 0.3f, w->second.y + w->second.h * (1.5f + static_cast<float>(uniform(0, 7))));
-      click(1);
-    }
-    tally.add(name.rfind("gallery:", 0) == 0 ? "gallery image" : "widget click");
-  }
+  void widget_click(Tally& tally);
 
-  void random_click(Tally& tally) {
-    const auto [x, y] = random_point();
-    move(static_cast<float>(x), static_cast<float>(y));
-    const int r = uniform(0, 99);
-    if (r < 5) {
-      line("click --repeat 2 --delay 30 1");  // a double click
-      sleep(kFrame);
-    } else {
-      click(r < 80 ? 1 : r < 95 ? 3 : 2);
-    }
-    tally.add("click");
-  }
+  void random_click(Tally& tally);
 
-  void canvas_click(Tally& tally) {
-    const auto it = widgets_.find("image_canvas");
-    if (it == widgets_.end()) return random_click(tally);
-    const auto [x, y] = inside(it->second);
-    move(x, y);
-    click(chance(0.8) ? 1 : 3);  // pick the query, or pin a patch for comparison
-    tally.add("patch click");
-  }
+  void canvas_click(Tally& tally);
 
-  void key(Tally& tally) {
-    // No Ctrl+Q and no 'q' at all: the only keys that end the app. No F8: a recording holds its
-    // encoder's working memory while it runs (about 200 MiB for a 1280 × 1024 window), which is
-    // no leak but would hide one here (RecordUnderXvfb.* records; a recording started from the
-    // Export menu by a random click is stopped before the memory is sampled, below).
-    static const std::vector<std::string> arrows = {"Left", "Right", "Up", "Down"};
-    static const std::vector<std::string> others = words(
-        "0 1 2 3 4 5 p Escape Tab shift+Tab Return KP_Enter space BackSpace Delete Home End Prior Next F1 F2 F3 F4 "
-        "F5 F6 F7 F9 F10 F11 ctrl+equal ctrl+minus ctrl+KP_Add ctrl+KP_Subtract ctrl+a ctrl+c ctrl+v ctrl+x ctrl+z "
-        "shift+Left alt+Left a b c d e f g h i j k l m n o r s t u v w x y z 6 7 8 9 minus period slash bracketleft "
-        "bracketright");
-    press(chance(0.02) ? "F12" : chance(0.35) ? arrows[pick(arrows.size())] : others[pick(others.size())], tally);
-  }
+  void key(Tally& tally);
 
-  void press(const std::string& k, Tally& tally) {
-    tally.add(k == "F12" ? "F12 export" : k == "F9" ? "F9 csv" : "key");
-    if (k == "F5") presentation_ = !presentation_;  // as the app will do, until the next export says
-    if (k == "Escape") presentation_ = false;
-    if (chance(0.5)) {  // a quick tap: the app's own keys are queued, so no frame is needed
-      line("key --delay 0 " + k);
-      sleep(0.01);
-    } else {  // held for a frame, as ImGui's own widgets need
-      line("keydown " + k);
-      sleep(kFrame);
-      line("keyup " + k);
-      sleep(kFrame);
-    }
-  }
+  void press(const std::string& k, Tally& tally);
 
-  void wheel(Tally& tally) {
-    const auto it = widgets_.find("image_canvas");
-    if (it != widgets_.end() && chance(0.6)) {
-      const auto [x, y] = inside(it->second);
-      move(x, y);
-    } else {
-      const auto [x, y] = random_point();
-      move(static_cast<float>(x), static_cast<float>(y));
-    }
-    line("click --repeat " + std::to_string(uniform(1, 3)) + " --delay 10 " + (chance(0.5) ? "4" : "5"));
-    sleep(kFrame);
-    tally.add("wheel");
-  }
+  void wheel(Tally& tally);
 
   // Press at a point, move in a few steps, release; `modifier` is held throughout.
-  void drag_path(float x0, float y0, float x1, float y1, int button, const std::string& modifier = "") {
-    if (!modifier.empty()) line("keydown " + modifier);
-    move(x0, y0);
-    line("mousedown " + std::to_string(button));
-    sleep(kFrame);
-    const int steps = uniform(2, 4);
-    for (int s = 1; s <= steps; ++s) {
-      const float t = static_cast<float>(s) / static_cast<float>(steps);
-      move(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
-      sleep(0.02);
-    }
-    sleep(kFrame);  // ImGui ends a drag on the frame that sees the release, without its last move
-    line("mouseup " + std::to_string(button));
-    if (!modifier.empty()) line("keyup " + modifier);
-    sleep(kFrame);
-  }
+  void drag_path(float x0, float y0, float x1, float y1, int button, const std::string& modifier = "");
 
-  void drag(Tally& tally) {
-    const int kind = uniform(0, 99);
-    const auto canvas = widgets_.find("image_canvas");
-    std::vector<const std::pair<const std::string, Rect>*> windows;
-    for (const auto& w : widgets_)
-      if (w.first.rfind("window:", 0) == 0) windows.push_back(&w);
-    // Windows move and change size a little at a time, or the panels soon hide each other's
-    // controls for the rest of the run.
-    if (kind < 6 && !windows.empty()) {  // move a window by its title bar
-      const Rect& w = windows[pick(windows.size())]->second;
-      drag_path(w.x + w.w * 0.5f, w.y + 6, w.x + w.w * 0.5f + static_cast<float>(uniform(-150, 150)),
-                w.y + 6 + static_cast<float>(uniform(-100, 100)), 1);
-      tally.add("drag window");
-    } else if (kind < 12 && !windows.empty()) {  // resize a window by its lower right corner
-      const Rect& w = windows[pick(windows.size())]->second;
-      drag_path(w.x + w.w - 3, w.y + w.h - 3, w.x + w.w + static_cast<float>(uniform(-120, 120)),
-                w.y + w.h + static_cast<float>(uniform(-80, 80)), 1);
-      tally.add("resize window");
-    } else if (kind < 60 && canvas != widgets_.end()) {  // pan (middle or Ctrl + left), or paint
-      const auto [x0, y0] = inside(canvas->second);
-      const auto [x1, y1] = inside(canvas->second);
-      const int how = uniform(0, 2);
-      drag_path(x0, y0, x1, y1, how == 0 ? 2 : 1, how == 1 ? "ctrl" : how == 2 && chance(0.3) ? "shift" : "");
-      tally.add("drag on photo");
-    } else if (kind < 80) {  // along a slider or a W_q / W_k row
-      static const std::vector<std::string> sliders = {
-          "patch", "temperature", "display.opacity", "pos.B",      "pos.P",      "pos.lambda",
-          "W_q:",  "W_k:",        "mask.radius",     "mask.ratio", "classroom.ui_scale"};
-      const auto* w = widget(sliders[pick(sliders.size())]);
-      if (!w) return random_click(tally);
-      Rect r = w->second;
-      if (slider(w->first)) r.w *= 0.6f;
-      const auto [x0, y0] = inside(r);
-      drag_path(x0, y0, r.x + r.w * std::uniform_real_distribution<float>(-0.2f, 1.2f)(rng_), y0, 1);
-      tally.add("drag slider");
-    } else {  // anywhere
-      // a short one: a drag that starts on a window's empty part moves the window
-      const auto [x0, y0] = random_point();
-      drag_path(static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x0 + uniform(-150, 150)),
-                static_cast<float>(y0 + uniform(-100, 100)), uniform(0, 3) == 0 ? 3 : 1);
-      tally.add("drag");
-    }
-  }
+  void drag(Tally& tally);
 
-  void type_text(Tally& tally) {
-    static const std::string letters = "abcdefghijklmnoprstuvwxyz0123456789./-_";  // no q
-    std::string word;
-    for (int n = uniform(1, 8); n > 0; --n) word += letters[pick(letters.size())];
-    line("type --delay 5 " + word);
-    sleep(kFrame);
-    tally.add("typed text");
-  }
+  void type_text(Tally& tally);
 
-  void resize(int w, int h, Tally& tally) {
-    line("windowsize " + std::to_string(window_) + " " + std::to_string(w) + " " + std::to_string(h));
-    sleep(0.08);  // the app lays out the new size
-    width_ = w;
-    height_ = h;
-    tally.add("window resize");
-  }
+  void resize(int w, int h, Tally& tally);
 
   // A new window size. ImGui keeps every window inside a small one and leaves them where they
   // ended up when it grows again (the panels piled up at the top left, their titles out of
   // reach): tiny and odd sizes come in the last batches only (`rough`), for a few actions each,
   // and the size comes back.
-  void random_resize(Tally& tally) {
-    static const std::vector<std::pair<int, int>> normal = {{kWidth, kHeight}, {1920, 1080}, {1280, 800}};
-    static const std::vector<std::pair<int, int>> odd = {{800, 600}, {640, 480}, {320, 240}, {200, 150},
-                                                         {120, 90},  {1, 1},     {60, 700},  {1900, 180}};
-    if (!rough_ || chance(0.3)) {
-      const auto [w, h] = normal[pick(normal.size())];
-      return resize(w, h, tally);
-    }
-    const int w0 = width_, h0 = height_;
-    const auto [w, h] = odd[pick(odd.size())];
-    resize(w, h, tally);
-    for (int n = uniform(1, 5); n > 0; --n) chance(0.5) ? random_click(tally) : key(tally);
-    resize(w0, h0, tally);
-  }
+  void random_resize(Tally& tally);
 
   // Clear, click the field, type the path, then Open or Enter (as in test_app_xvfb.cpp).
-  void open_by_path(Tally& tally) {
-    const auto clear = widgets_.find("clear_button"), field = widgets_.find("open_path"),
-               open = widgets_.find("open_button");
-    if (clear == widgets_.end() || field == widgets_.end() || open == widgets_.end()) return random_click(tally);
-    auto click_at = [&](const Rect& r) {
-      const auto [x, y] = inside(r);
-      move(x, y);
-      click(1);
-    };
-    const SoakFile& f = random_file();
-    click_at(clear->second);
-    click_at(field->second);
-    line("type --delay 1 " + f.path.string());
-    sleep(kFrame);
-    if (chance(0.5)) {
-      click_at(open->second);
-    } else {
-      line("key --delay 0 Return");
-      sleep(kFrame);
-    }
-    tally.add(f.good ? "open by path (good)" : "open by path (bad)");
-  }
+  void open_by_path(Tally& tally);
 
-  void hover(Tally& tally) {
-    for (int n = uniform(1, 4); n > 0; --n) {
-      const auto [x, y] = random_point();
-      move(static_cast<float>(x), static_cast<float>(y));
-      sleep(0.015);
-    }
-    tally.add("hover");
-  }
+  void hover(Tally& tally);
 
   std::mt19937_64 rng_;
   unsigned long window_;
@@ -715,6 +269,519 @@ class Monkey {
   std::map<std::string, Rect> widgets_, home_;
   std::ostringstream out_;
 };
+
+void Monkey::look_at(const json& sidecar) {
+  width_ = sidecar.at("window").at("width").get<int>();
+  height_ = sidecar.at("window").at("height").get<int>();
+  widgets_ = widgets_of(sidecar);
+  if (home_.empty())  // the first layout: where the panels belong
+    for (const auto& [name, r] : widgets_)
+      if (name.rfind("window:", 0) == 0) home_[name] = r;
+  presentation_ = sidecar.at("classroom").at("presentation").get<bool>();
+  ui_scale_ = sidecar.at("classroom").at("ui_scale").get<float>();
+  patch_ = sidecar.at("patch").get<int>();
+  head_ = head_of(sidecar);
+  // After a directed change: on to the next setting once it took (or after three tries).
+  if (directed_pending_ && (directed_value(sidecar) != directed_before_ || directed_tries_ == 3)) {
+    directed_ = (directed_ + 1) % 4;
+    directed_tries_ = 0;
+  }
+  directed_pending_ = false;
+  directed_before_ = directed_value(sidecar);
+  closed_panel_.clear();  // the first closed one, in the order of the View menu
+  const json& panels = sidecar.at("classroom").at("panels");
+  for (const auto& [key, window] : {std::pair{"images", "window:Images"},
+                                    {"pinned", "window:Pinned queries"},
+                                    {"heads", "window:Heads"},
+                                    {"controls", "window:Controls"}})
+    if (!panels.at(key).get<bool>()) closed_panel_ = window;
+}
+
+std::string Monkey::batch(int n, bool rough, Tally& tally) {
+  rough_ = rough;
+  out_.str("");
+  // The banner (a bad file, most batches) is dismissed now and then, and a closed panel
+  // comes back through the View menu.
+  if (const auto dismiss = widgets_.find("banner_dismiss"); dismiss != widgets_.end() && chance(0.5)) {
+    move(dismiss->second.x + dismiss->second.w * 0.5f, dismiss->second.y + dismiss->second.h * 0.5f);
+    click(1);
+    sleep(0.1);  // ImGui finds the window under the pointer from the last frame's windows
+    tally.add("widget click");
+  }
+  if (!closed_panel_.empty() && chance(0.5)) {
+    reopen(closed_panel_, 1);
+    tally.add("widget click");
+  }
+  tidy(tally);
+  for (int k = 0; k < n; ++k) {
+    // Presentation mode shows only the map and lasts until F5 or Escape, two keys of many:
+    // leave it soon, so that the controls get their share of the actions.
+    if (presentation_ && chance(0.25)) press("Escape", tally);
+    action(tally);
+  }
+  line("keyup ctrl shift alt");  // never leave a modifier down (Ctrl + a later key)
+  return out_.str();
+}
+
+std::string Monkey::directed_value(const json& sidecar) const {
+  switch (directed_) {
+    case 0:
+      return sidecar.at("mask").at("kind").get<std::string>();
+    case 1:
+      return sidecar.at("patch").dump();
+    case 2:
+      return head_of(sidecar);
+    default:
+      return sidecar.at("image").get<std::string>();
+  }
+}
+
+std::string Monkey::directed(Tally& tally) {
+  out_.str("");
+  directed_action(tally);
+  sleep(0.3);  // a choice in a list takes on the release, a frame later; the hand-made session, one more
+  return out_.str();
+}
+
+void Monkey::click(int button) {
+  out_ << "click --delay 0 " << button << '\n';
+  sleep(kFrame);
+}
+
+void Monkey::move(float x, float y) {
+  const int cx = std::clamp(static_cast<int>(x), 0, std::max(width_ - 1, 0));
+  const int cy = std::clamp(static_cast<int>(y), 0, std::max(height_ - 1, 0));
+  out_ << "mousemove --window " << window_ << ' ' << cx << ' ' << cy << '\n';
+}
+
+std::pair<float, float> Monkey::inside(const Rect& r) {
+  return {r.x + r.w * std::uniform_real_distribution<float>(0.05f, 0.95f)(rng_),
+          r.y + r.h * std::uniform_real_distribution<float>(0.1f, 0.9f)(rng_)};
+}
+
+const std::pair<const std::string, Rect>* Monkey::widget(const std::string& name) {
+  if (!name.empty() && name.back() != ':') {
+    const auto it = widgets_.find(name);
+    return it == widgets_.end() || !reachable(name) ? nullptr : &*it;
+  }
+  std::vector<const std::pair<const std::string, Rect>*> found;
+  for (const auto& w : widgets_)
+    if (w.first.rfind(name, 0) == 0 && w.first.rfind("window:", 0) != 0 && reachable(w.first)) found.push_back(&w);
+  return found.empty() ? nullptr : found[pick(found.size())];
+}
+
+std::string Monkey::owner(const std::string& control) {
+  auto starts = [&](const char* prefix) { return control.rfind(prefix, 0) == 0; };
+  if (starts("head:") || starts("W_q:") || starts("W_k:") || starts("custom_")) return "window:Heads";
+  if (starts("gallery:") || starts("open_") || control == "clear_button") return "window:Images";
+  if (starts("matrix_")) return "window:matrix";
+  if (starts("output_")) return "window:output";
+  if (starts("menu:") || starts("banner") || starts("tour_") || control == "image_canvas") return "";
+  return "window:Controls";
+}
+
+bool Monkey::reachable(const std::string& name) const {
+  const Rect& r = widgets_.at(name);
+  const float cx = r.x + r.w * 0.5f, cy = r.y + r.h * 0.5f;
+  if (cx < 0 || cy < 0 || cx >= static_cast<float>(width_) || cy >= static_cast<float>(height_)) return false;
+  const std::string o = owner(name);
+  if (o.empty()) return true;
+  const auto w = widgets_.find(o);
+  return w != widgets_.end() && cx >= w->second.x && cx < w->second.x + w->second.w &&
+         cy >= w->second.y + 22 * ui_scale_ && cy < w->second.y + w->second.h;
+}
+
+bool Monkey::slider(const std::string& name) {
+  static const std::set<std::string> sliders = {"patch",      "temperature", "display.opacity", "pos.B",
+                                                "pos.P",      "pos.lambda",  "mask.radius",     "mask.ratio",
+                                                "classroom.ui_scale"};
+  return sliders.count(name) > 0;
+}
+
+void Monkey::directed_action(Tally& tally) {
+  const int what = directed_;
+  ++directed_tries_;
+  directed_pending_ = true;
+  if (what <= 2) {
+    line("keydown Escape");
+    sleep(0.1);
+    line("keyup Escape");
+    sleep(0.1);
+    presentation_ = false;
+    if (what == 0) {
+      press("m", tally);
+    } else if (what == 1) {  // halved or doubled, mostly between 8 and 64 (small K is slow)
+      press(patch_ >= 12 && (patch_ > 32 || chance(0.5)) ? "bracketleft" : "bracketright", tally);
+    } else {
+      static const std::array<std::string, 6> heads = {"colour", "position", "colour+position", "texture", "random", "custom"};
+      int n = uniform(0, 4);
+      if (heads[static_cast<size_t>(n)] == head_) n = 5;
+      press(std::to_string(n), tally);  // digit keys pick heads from 0
+    }
+    return;
+  }
+  // The gallery's panel: shown (presentation mode left, the panel opened if closed: the next
+  // turn finds it), brought to the front, dragged home. Each step waits for the app's next
+  // frames (ImGui finds the window under the pointer from the last frame's windows): a frame
+  // takes 25-90 ms on llvmpipe, more on a busy machine.
+  if (presentation_) return press("Escape", tally);
+  const std::string panel = owner("gallery:");
+  if (!widgets_.count(panel)) return reopen(panel, 1);
+  if (!raise_window(panel)) reopen(panel, 2);
+  sleep(0.25);
+  if (drag_home(panel, tally, true)) sleep(0.25);
+  const auto* w = widget("gallery:");
+  if (!w) {  // scrolled away: back to the top of its panel
+    const Rect& p = widgets_.at(panel);
+    move(p.x + p.w * 0.5f, p.y + p.h * 0.5f);
+    line("click --repeat 10 --delay 10 4");
+    sleep(kFrame);
+    tally.add("wheel");
+    return;
+  }
+  const auto [x, y] = inside(w->second);
+  move(x, y);
+  click(1);
+  tally.add("gallery image");
+}
+
+bool Monkey::drag_home(const std::string& panel, Tally& tally, bool on_top) {
+  const auto it = widgets_.find(panel), home = home_.find(panel);
+  if (it == widgets_.end() || home == home_.end()) return false;
+  const Rect r = it->second, h = home->second;
+  if (std::abs(r.x - h.x) + std::abs(r.y - h.y) + std::abs(r.w - h.w) + std::abs(r.h - h.h) < 40) return false;
+  const float dx = h.x - r.x, dy = h.y - r.y, w = static_cast<float>(width_), ht = static_cast<float>(height_);
+  std::optional<std::pair<float, float>> grab;
+  for (float y = std::max(r.y, 0.0f) + 6; !grab && y < std::min(r.y + r.h, ht) - 20; y += 16)
+    for (float x = std::max(r.x, 0.0f) + 8; x < std::min(r.x + r.w - 30, w - 8); x += 16)
+      if (!(on_top ? outside(x, y) : covered(panel, x, y)) && !on_control(x, y) && x + dx >= 0 && x + dx < w &&
+          y + dy >= 0 && y + dy < ht) {
+        grab = {x, y};
+        break;
+      }
+  if (!grab) return false;
+  drag_path(grab->first, grab->second, grab->first + dx, grab->second + dy, 1);
+  Rect now{h.x, h.y, r.w, r.h};
+  if (h.x + r.w < w && h.y + r.h < ht) {
+    drag_path(h.x + r.w - 3, h.y + r.h - 3, h.x + h.w - 3, h.y + h.h - 3, 1);
+    now = h;
+  }
+  for (auto& [name, rect] : widgets_)
+    if (owner(name) == panel) {
+      rect.x += dx;
+      rect.y += dy;
+    }
+  widgets_[panel] = now;
+  tally.add("drag window");
+  return true;
+}
+
+void Monkey::tidy(Tally& tally) {
+  int moved = 0;
+  for (const std::string panel : {"window:Controls", "window:Heads", "window:Images", "window:Attention map"})
+    if (chance(0.7) && drag_home(panel, tally) && ++moved == 2)
+      break;  // the others another time: every drag changes what covers what
+  // Small patches (K = 4: 15 000 tokens on the safari photo) slow every frame and every
+  // drop down; a teacher shows them and goes back to a larger K.
+  if (const auto* k = widget("patch"); k && patch_ < 10 && chance(0.8)) {
+    bring_to_front(k->first);
+    move(k->second.x + k->second.w * 0.6f * std::uniform_real_distribution<float>(0.2f, 0.9f)(rng_),
+         k->second.y + k->second.h * 0.5f);
+    click(1);
+    tally.add("widget click");
+  }
+  if (ui_scale_ > 1.5f && chance(0.6)) {
+    for (int n = static_cast<int>(std::lround((ui_scale_ - 1.25f) / 0.25f)); n > 0; --n) press("ctrl+minus", tally);
+  }
+  static const std::set<std::string> panels = {"window:Attention map",  "window:Controls", "window:Heads",
+                                               "window:Pinned queries", "window:Images",   "window:banner"};
+  for (const auto& [name, r] : widgets_) {
+    if (name.rfind("window:", 0) != 0 || panels.count(name) || !chance(0.4)) continue;
+    move(r.x + r.w - 12 * ui_scale_, r.y + 11 * ui_scale_);  // the close button of its title bar
+    click(1);
+    tally.add("widget click");
+  }
+}
+
+bool Monkey::on_control(float x, float y) const {
+  for (const auto& [name, o] : widgets_)
+    if (name.rfind("window:", 0) != 0 && x >= o.x - 4 && x < o.x + o.w + 4 && y >= o.y - 4 && y < o.y + o.h + 4)
+      return true;
+  return false;
+}
+
+bool Monkey::outside(float x, float y) const {
+  return x < 0 || y < 0 || x >= static_cast<float>(width_) || y >= static_cast<float>(height_);
+}
+
+bool Monkey::covered(const std::string& window, float x, float y) const {
+  if (outside(x, y)) return true;
+  for (const auto& [name, o] : widgets_)
+    if (name != window && name.rfind("window:", 0) == 0 && x >= o.x && x < o.x + o.w && y >= o.y && y < o.y + o.h)
+      return true;
+  return false;
+}
+
+bool Monkey::raise_window(const std::string& window) {
+  const auto it = widgets_.find(window);
+  if (it == widgets_.end()) return false;
+  const Rect& r = it->second;
+  for (float y = r.y + 6; y < r.y + r.h; y += 24)
+    for (float x = r.x + 8; x < r.x + r.w - 24; x += 24)
+      if (!covered(window, x, y)) {
+        move(x, y);
+        click(1);
+        return true;
+      }
+  return false;
+}
+
+void Monkey::reopen(const std::string& window, int times) {
+  static const std::map<std::string, int> entries = {
+      {"window:Controls", 0}, {"window:Heads", 1}, {"window:Pinned queries", 2}, {"window:Images", 3}};
+  const auto entry = entries.find(window);
+  const auto menu = widgets_.find("menu:View");
+  if (entry == entries.end() || menu == widgets_.end()) return;
+  for (int n = 0; n < times; ++n) {
+    move(menu->second.x + menu->second.w * 0.5f, menu->second.y + menu->second.h * 0.5f);
+    click(1);
+    sleep(0.3);  // ImGui finds the window under the pointer from the last frame's windows
+    move(menu->second.x + 20, menu->second.y + menu->second.h * (1.5f + static_cast<float>(entry->second)));
+    click(1);
+    sleep(0.3);
+  }
+}
+
+void Monkey::action(Tally& tally) {
+  // Weights: where a teacher's and a student's hands go most, and everything else too.
+  using Action = void (Monkey::*)(Tally&);
+  static const std::vector<std::pair<double, Action>> kinds = {
+      {22, &Monkey::widget_click}, {12, &Monkey::random_click}, {10, &Monkey::canvas_click},
+      {20, &Monkey::key},          {7, &Monkey::wheel},         {12, &Monkey::drag},
+      {3, &Monkey::type_text},     {2, &Monkey::random_resize}, {1.5, &Monkey::open_by_path},
+      {5, &Monkey::hover}};
+  std::vector<double> weights;
+  for (const auto& k : kinds) weights.push_back(k.first);
+  (this->*kinds[std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_)].second)(tally);
+}
+
+void Monkey::widget_click(Tally& tally) {
+  // Half of the clicks go to the controls the issue names: images, heads, masks, K, τ, menus.
+  static const std::vector<std::string> favourites = words(
+      "gallery: gallery: head: head: patch_size patch_size mask mask mask temperature menu: menu: pos_mode colormap "
+      "normalization tau_one mask_radius mask_ratio paint_mode");
+  const auto* w = widget(chance(0.5) ? favourites[pick(favourites.size())] : "");
+  if (!w) return random_click(tally);
+  // Folding a section hides its controls until it is unfolded: seldom, as people do.
+  if (w->first.rfind("section:", 0) == 0 && chance(0.8)) w = widget("");
+  if (!w) return random_click(tally);
+  if (chance(0.3) && w->first.rfind("menu:", 0) != 0) bring_to_front(w->first);
+  const std::string& name = w->first;
+  Rect r = w->second;
+  if (slider(name)) r.w *= 0.6f;
+  const auto [x, y] = inside(r);
+  move(x, y);
+  click(1);
+  const bool list = name == "mask.kind" || name == "pos.mode" || name == "display.colormap" || name == "display.normalization" ||
+                    (name.rfind("menu:", 0) == 0 && name.find('/') == std::string::npos);
+  if (list && chance(0.75)) {  // a combo or menu opened: pick one of its entries below it
+    sleep(0.08);               // the popup appears a frame or two after the click
+    move(w->second.x + w->second.w * 0.3f, w->second.y + w->second.h * (1.5f + static_cast<float>(uniform(0, 7))));
+    click(1);
+  }
+  tally.add(name.rfind("gallery:", 0) == 0 ? "gallery image" : "widget click");
+}
+
+void Monkey::random_click(Tally& tally) {
+  const auto [x, y] = random_point();
+  move(static_cast<float>(x), static_cast<float>(y));
+  const int r = uniform(0, 99);
+  if (r < 5) {
+    line("click --repeat 2 --delay 30 1");  // a double click
+    sleep(kFrame);
+  } else {
+    click(r < 80 ? 1 : r < 95 ? 3 : 2);
+  }
+  tally.add("click");
+}
+
+void Monkey::canvas_click(Tally& tally) {
+  const auto it = widgets_.find("image_canvas");
+  if (it == widgets_.end()) return random_click(tally);
+  const auto [x, y] = inside(it->second);
+  move(x, y);
+  click(chance(0.8) ? 1 : 3);  // pick the query, or pin a patch for comparison
+  tally.add("patch click");
+}
+
+void Monkey::key(Tally& tally) {
+  // No Ctrl+Q and no 'q' at all: the only keys that end the app. No F8: a recording holds its
+  // encoder's working memory while it runs (about 200 MiB for a 1280 × 1024 window), which is
+  // no leak but would hide one here (RecordUnderXvfb.* records; a recording started from the
+  // Export menu by a random click is stopped before the memory is sampled, below).
+  static const std::vector<std::string> arrows = {"Left", "Right", "Up", "Down"};
+  static const std::vector<std::string> others = words(
+      "0 1 2 3 4 5 p Escape Tab shift+Tab Return KP_Enter space BackSpace Delete Home End Prior Next F1 F2 F3 F4 "
+      "F5 F6 F7 F9 F10 F11 ctrl+equal ctrl+minus ctrl+KP_Add ctrl+KP_Subtract ctrl+a ctrl+c ctrl+v ctrl+x ctrl+z "
+      "shift+Left alt+Left a b c d e f g h i j k l m n o r s t u v w x y z 6 7 8 9 minus period slash bracketleft "
+      "bracketright");
+  press(chance(0.02) ? "F12" : chance(0.35) ? arrows[pick(arrows.size())] : others[pick(others.size())], tally);
+}
+
+void Monkey::press(const std::string& k, Tally& tally) {
+  tally.add(k == "F12" ? "F12 export" : k == "F9" ? "F9 csv" : "key");
+  if (k == "F5") presentation_ = !presentation_;  // as the app will do, until the next export says
+  if (k == "Escape") presentation_ = false;
+  if (chance(0.5)) {  // a quick tap: the app's own keys are queued, so no frame is needed
+    line("key --delay 0 " + k);
+    sleep(0.01);
+  } else {  // held for a frame, as ImGui's own widgets need
+    line("keydown " + k);
+    sleep(kFrame);
+    line("keyup " + k);
+    sleep(kFrame);
+  }
+}
+
+void Monkey::wheel(Tally& tally) {
+  const auto it = widgets_.find("image_canvas");
+  if (it != widgets_.end() && chance(0.6)) {
+    const auto [x, y] = inside(it->second);
+    move(x, y);
+  } else {
+    const auto [x, y] = random_point();
+    move(static_cast<float>(x), static_cast<float>(y));
+  }
+  line("click --repeat " + std::to_string(uniform(1, 3)) + " --delay 10 " + (chance(0.5) ? "4" : "5"));
+  sleep(kFrame);
+  tally.add("wheel");
+}
+
+void Monkey::drag_path(float x0, float y0, float x1, float y1, int button, const std::string& modifier) {
+  if (!modifier.empty()) line("keydown " + modifier);
+  move(x0, y0);
+  line("mousedown " + std::to_string(button));
+  sleep(kFrame);
+  const int steps = uniform(2, 4);
+  for (int s = 1; s <= steps; ++s) {
+    const float t = static_cast<float>(s) / static_cast<float>(steps);
+    move(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
+    sleep(0.02);
+  }
+  sleep(kFrame);  // ImGui ends a drag on the frame that sees the release, without its last move
+  line("mouseup " + std::to_string(button));
+  if (!modifier.empty()) line("keyup " + modifier);
+  sleep(kFrame);
+}
+
+void Monkey::drag(Tally& tally) {
+  const int kind = uniform(0, 99);
+  const auto canvas = widgets_.find("image_canvas");
+  std::vector<const std::pair<const std::string, Rect>*> windows;
+  for (const auto& w : widgets_)
+    if (w.first.rfind("window:", 0) == 0) windows.push_back(&w);
+  // Windows move and change size a little at a time, or the panels soon hide each other's
+  // controls for the rest of the run.
+  if (kind < 6 && !windows.empty()) {  // move a window by its title bar
+    const Rect& w = windows[pick(windows.size())]->second;
+    drag_path(w.x + w.w * 0.5f, w.y + 6, w.x + w.w * 0.5f + static_cast<float>(uniform(-150, 150)),
+              w.y + 6 + static_cast<float>(uniform(-100, 100)), 1);
+    tally.add("drag window");
+  } else if (kind < 12 && !windows.empty()) {  // resize a window by its lower right corner
+    const Rect& w = windows[pick(windows.size())]->second;
+    drag_path(w.x + w.w - 3, w.y + w.h - 3, w.x + w.w + static_cast<float>(uniform(-120, 120)),
+              w.y + w.h + static_cast<float>(uniform(-80, 80)), 1);
+    tally.add("resize window");
+  } else if (kind < 60 && canvas != widgets_.end()) {  // pan (middle or Ctrl + left), or paint
+    const auto [x0, y0] = inside(canvas->second);
+    const auto [x1, y1] = inside(canvas->second);
+    const int how = uniform(0, 2);
+    drag_path(x0, y0, x1, y1, how == 0 ? 2 : 1, how == 1 ? "ctrl" : how == 2 && chance(0.3) ? "shift" : "");
+    tally.add("drag on photo");
+  } else if (kind < 80) {  // along a slider or a W_q / W_k row
+    static const std::vector<std::string> sliders = {
+        "patch", "temperature", "display.opacity", "pos.B",      "pos.P",      "pos.lambda",
+        "W_q:",  "W_k:",        "mask.radius",     "mask.ratio", "classroom.ui_scale"};
+    const auto* w = widget(sliders[pick(sliders.size())]);
+    if (!w) return random_click(tally);
+    Rect r = w->second;
+    if (slider(w->first)) r.w *= 0.6f;
+    const auto [x0, y0] = inside(r);
+    drag_path(x0, y0, r.x + r.w * std::uniform_real_distribution<float>(-0.2f, 1.2f)(rng_), y0, 1);
+    tally.add("drag slider");
+  } else {  // anywhere
+    // a short one: a drag that starts on a window's empty part moves the window
+    const auto [x0, y0] = random_point();
+    drag_path(static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x0 + uniform(-150, 150)),
+              static_cast<float>(y0 + uniform(-100, 100)), uniform(0, 3) == 0 ? 3 : 1);
+    tally.add("drag");
+  }
+}
+
+void Monkey::type_text(Tally& tally) {
+  static const std::string letters = "abcdefghijklmnoprstuvwxyz0123456789./-_";  // no q
+  std::string word;
+  for (int n = uniform(1, 8); n > 0; --n) word += letters[pick(letters.size())];
+  line("type --delay 5 " + word);
+  sleep(kFrame);
+  tally.add("typed text");
+}
+
+void Monkey::resize(int w, int h, Tally& tally) {
+  line("windowsize " + std::to_string(window_) + " " + std::to_string(w) + " " + std::to_string(h));
+  sleep(0.08);  // the app lays out the new size
+  width_ = w;
+  height_ = h;
+  tally.add("window resize");
+}
+
+void Monkey::random_resize(Tally& tally) {
+  static const std::vector<std::pair<int, int>> normal = {{kWidth, kHeight}, {1920, 1080}, {1280, 800}};
+  static const std::vector<std::pair<int, int>> odd = {{800, 600}, {640, 480}, {320, 240}, {200, 150},
+                                                       {120, 90},  {1, 1},     {60, 700},  {1900, 180}};
+  if (!rough_ || chance(0.3)) {
+    const auto [w, h] = normal[pick(normal.size())];
+    return resize(w, h, tally);
+  }
+  const int w0 = width_, h0 = height_;
+  const auto [w, h] = odd[pick(odd.size())];
+  resize(w, h, tally);
+  for (int n = uniform(1, 5); n > 0; --n) chance(0.5) ? random_click(tally) : key(tally);
+  resize(w0, h0, tally);
+}
+
+void Monkey::open_by_path(Tally& tally) {
+  const auto clear = widgets_.find("clear_button"), field = widgets_.find("open_path"),
+             open = widgets_.find("open_button");
+  if (clear == widgets_.end() || field == widgets_.end() || open == widgets_.end()) return random_click(tally);
+  auto click_at = [&](const Rect& r) {
+    const auto [x, y] = inside(r);
+    move(x, y);
+    click(1);
+  };
+  const SoakFile& f = random_file();
+  click_at(clear->second);
+  click_at(field->second);
+  line("type --delay 1 " + f.path.string());
+  sleep(kFrame);
+  if (chance(0.5)) {
+    click_at(open->second);
+  } else {
+    line("key --delay 0 Return");
+    sleep(kFrame);
+  }
+  tally.add(f.good ? "open by path (good)" : "open by path (bad)");
+}
+
+void Monkey::hover(Tally& tally) {
+  for (int n = uniform(1, 4); n > 0; --n) {
+    const auto [x, y] = random_point();
+    move(static_cast<float>(x), static_cast<float>(y));
+    sleep(0.015);
+  }
+  tally.add("hover");
+}
+
 
 // Reads the attention settings of a sidecar the way the documented keys say (independently of
 // the app's own reader, so that a mistake there cannot hide itself).
