@@ -159,16 +159,6 @@ Document parse_query_options(const std::vector<std::string>& args, FlagCommand c
   return d;
 }
 
-Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
-                             std::vector<std::pair<std::string, std::string>>* extra, QueryDefaults defaults) {
-  std::vector<CommandFlag> own;
-  for (const std::string& name : known_extra)
-    own.push_back({name, true, [extra](const std::string& text, const std::string& flag) {
-                     if (extra) extra->emplace_back(flag, text);
-                   }});
-  return parse_query_options(args, command, std::move(own), defaults);
-}
-
 namespace {
 
 /// The window's flags, each bound to its option of `g`.

@@ -29,11 +29,6 @@ inline constexpr int kExitUsage = 2;
 enum class QueryDefaults { kRequired, kLikeTheApp };
 Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, std::vector<CommandFlag> own = {},
                              QueryDefaults defaults = QueryDefaults::kRequired);
-/// The same, the caller's flags `known_extra` (each `--name value`) collected into `extra` as
-/// (name, value) in order instead of read by rows of its own (tests/fuzz/fuzz_cli_args.cpp).
-Document parse_query_options(const std::vector<std::string>& args, FlagCommand command, const std::vector<std::string>& known_extra,
-                             std::vector<std::pair<std::string, std::string>>* extra,
-                             QueryDefaults defaults = QueryDefaults::kRequired);
 
 /// The window's arguments: `[IMAGE] [--model PATH] [--video VIDEO] [--hover-bench OUT.json [--train]]` in any
 /// order, read through the window's flag table (gui_flag_names). Throws Error with one line for

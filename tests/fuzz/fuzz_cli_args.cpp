@@ -139,11 +139,15 @@ void run(const std::uint8_t* data, std::size_t size) {
     run_command(mode, args);
     return;
   }
-  std::vector<std::pair<std::string, std::string>> extra;
-  const auto d = mode == 0 ? attnlab::app::parse_query_options(args, attnlab::app::kFlagsRow, {}, nullptr)
-                           : attnlab::app::parse_query_options(args, attnlab::app::kFlagsRender, {"--view", "--size", "--queries"}, &extra);
-  for (const auto& [name, value] : extra)
-    if (name == "--queries") attnlab::parse_cells(value, "--queries");
+  // render's and figure's own flags beside the document's, as rows of the same table.
+  using Text = const std::string&;
+  std::vector<attnlab::app::CommandFlag> own;
+  if (mode != 0)
+    own = {{"--view", true, [](Text, Text) {}},
+           {"--size", true, [](Text, Text) {}},
+           {"--queries", true, [](Text text, Text flag) { attnlab::parse_cells(text, flag); }}};
+  const auto d = attnlab::app::parse_query_options(args, mode == 0 ? attnlab::app::kFlagsRow : attnlab::app::kFlagsRender,
+                                                   std::move(own));
   check_against_image(d.attention, d.hand_made.cell.col, d.hand_made.cell.row, d.painted_cells);
 }
 
