@@ -29,7 +29,14 @@ Writes, under tests/vit/data/relevance/:
 
 Models: tests/vit/data/timm_f32 and tests/vit/data/hf_cls_f32 (make_golden.py's), the new
 timm_reg_avg_f32 (those three on safari_32x32.png and safari_61x45.png) and the bundled trained
-assets/fashion_vit on assets/fashion_vit/images/14_bag.png.
+assets/fashion_vit on assets/fashion_vit/images/14_bag.png. Receptive fields only (no
+classifier, so no logits, classes or relevance): make_golden.py's tests/vit/data/dinov2_reg_f32
+(DINOv2 names, 4 registers inserted after cls without position embedding, layer scale) on
+safari_61x45.png and tests/vit/data/timm_reg_ls_f16 (timm names, 2 registers, layer scale, no
+qkv bias, position embedding on the patches only, F16 weights, --heads 4) on safari_48x48.png;
+their forward is make_golden.forward itself (its "hidden"), on the weights read back from the
+stored files with make_golden.read_safetensors and from_named (F16 rounding included): the
+files test the backward through layer scale (timm LayerScale, x + gamma * branch).
 
 The formulas (SPEC.md section 13). A_l is block l's attention after the softmax (heads x T x T),
 y_c the logit of class c before the softmax, mean_h the mean over heads, (v)+ = max(v, 0), and
@@ -68,7 +75,11 @@ Self-checks (asserted and printed):
   * the token-pooled forward here against make_golden.forward (attention and logits equal);
   * the average-pooled forward against torch.nn modules (nn.TransformerEncoderLayer with
     norm_first, nn.LayerNorm, nn.Linear) within 1e-5;
-  * fashion_vit's logits against assets/fashion_vit/train.py's own nn.Module within 1e-5.
+  * fashion_vit's logits against assets/fashion_vit/train.py's own nn.Module within 1e-5;
+  * dinov2_reg_f32's receptive field d(sum_d z_l[t, d])/dx: float32 autograd against float64
+    autograd, and float64 autograd against a central finite difference at a few input entries;
+  * for dinov2_reg_f32 and timm_reg_ls_f16, the norms of make_golden.forward's residual stream
+    against make_golden's own golden file of that model and image (tests/vit/data/golden).
 """
 import json
 import math
@@ -104,6 +115,11 @@ AVG_SEED = 2000
 
 METHODS = ("attention", "rollout", "grad-rollout", "chefer", "input-gradient")
 
+# make_golden's checkpoints without a classifier, with layer scale and registers: receptive
+# fields only (model, image).
+RF_ONLY = [("dinov2_reg_f32", "safari_61x45.png"), ("timm_reg_ls_f16", "safari_48x48.png")]
+RF_CHECK = "dinov2_reg_f32"  # the one whose receptive field is checked by finite differences
+
 
 def rel(path):
     return os.path.relpath(path, REPO).replace(os.sep, "/")
@@ -124,20 +140,22 @@ def tensors_in(P):
     return [P] if torch.is_tensor(P) else []
 
 
-def assert_all_mapped(P, W):
+def assert_all_mapped(P, W, unused=()):
     """Every tensor of the file has its place in the canonical weights (no name missed)."""
     missed = {k for k, t in W.items() if not any(t is u for u in tensors_in(P))}
-    assert not missed, missed
+    assert missed == set(unused), missed
 
 
-def load_existing(name):
-    """One of make_golden's checkpoints, read back with its independent parser."""
+def load_existing(name, images=SAFARI):
+    """One of make_golden's checkpoints, read back with its independent parser (weights rounded
+    to the stored dtype, as float32: exactly what make_golden's forward used)."""
     spec = spec_of(name)
     folder = os.path.join(mg.DATA, name)
-    W, _ = mg.read_safetensors(os.path.join(folder, "model.safetensors"))
+    W, dtypes = mg.read_safetensors(os.path.join(folder, "model.safetensors"))
+    assert set(dtypes.values()) == {spec["dtype"]}
     P = mg.from_named(spec, W)
-    assert_all_mapped(P, W)
-    return spec, P, folder, [(s, mg.DATA) for s in SAFARI]
+    assert_all_mapped(P, W, ["mask_token"] if spec["naming"] == "dinov2" else [])  # DINOv2's: unused
+    return spec, P, folder, [(s, mg.DATA) for s in images]
 
 
 def make_avg_model():
@@ -242,6 +260,50 @@ def receptive_field(spec, P, img0, layer, token):
     _, _, hidden = forward_grad(spec, P, img)
     hidden[layer][token].sum().backward()
     return img.grad[0].double().abs().sum(0).numpy()  # [h, w]
+
+
+def hidden_mg(spec, P, img):
+    """make_golden.forward's residual stream after each block, [L, T, D] (graph tensor)."""
+    return mg.forward(spec, P, img)["hidden"]
+
+
+def receptive_field_mg(spec, P, img0, layer, token):
+    """receptive_field through make_golden.forward itself (models without a classifier)."""
+    img = img0.clone().requires_grad_()
+    hidden_mg(spec, P, img)[layer, token].sum().backward()
+    return img.grad[0].double().abs().sum(0).numpy()  # [h, w]
+
+
+def check_receptive_field(spec, P, img32, layer, token):
+    """d(sum_d z_l[t, d])/dx: float32 autograd vs float64 autograd vs central differences."""
+    img = img32.clone().requires_grad_()
+    hidden_mg(spec, P, img)[layer, token].sum().backward()
+    dx32 = img.grad.detach()
+    P64, x64 = to64(P), img32.double()
+    xg = x64.clone().requires_grad_()
+    (dx64,) = torch.autograd.grad(hidden_mg(spec, P64, xg)[layer, token].sum(), xg)
+    e32 = ((dx32.double() - dx64).abs().max() / dx64.abs().max()).item()
+    flat = dx64.abs().flatten()
+    rng = np.random.default_rng(11)
+    entries = flat.topk(3).indices.tolist() + rng.choice(flat.numel(), 3, replace=False).tolist()
+    step, worst, rows = 1e-6, 0.0, []
+    with torch.no_grad():
+        for i in entries:
+            xp, xm = x64.clone(), x64.clone()
+            xp.view(-1)[i] += step
+            xm.view(-1)[i] -= step
+            fd = (hidden_mg(spec, P64, xp)[layer, token].sum() - hidden_mg(spec, P64, xm)[layer, token].sum()).item() / (2 * step)
+            g = dx64.view(-1)[i].item()
+            rows.append((i, g, fd))
+            worst = max(worst, abs(fd - g) / flat.max().item())
+    for i, g, fd in rows:
+        ch, r = divmod(i, x64.shape[2] * x64.shape[3])
+        y, xx = divmod(r, x64.shape[3])
+        print(f"  {spec['name']} layer {layer} token {token} dz/dx[c{ch}, y{y}, x{xx}]: autograd f64 {g:+.12e}, "
+              f"central difference {fd:+.12e}")
+    print(f"self-check {spec['name']} receptive field layer {layer} token {token}: float32 vs float64 autograd "
+          f"{e32:.2e} (of max |g|), float64 autograd vs central difference at {len(entries)} entries {worst:.2e}")
+    assert e32 < 1e-4 and worst < 1e-7
 
 
 # --------------------------------------------------------------------------------------------
@@ -465,8 +527,8 @@ for average pooling; maps are that row's patch columns (cls and registers left o
 
 ## Models
 
-| model folder | naming | D | depth | heads | patch | registers | position embedding | pooling | classes | images |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| model folder | naming | D | depth | heads | patch | registers | layer scale | position embedding | pooling | classes | images |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 """
 
 README_TAIL = """
@@ -478,24 +540,42 @@ embedding covers cls + registers + patches (timm with `no_embed_class=False`; ti
 with registers where it covers cls and patches only). `assets/fashion_vit` has no image 08 of a
 bag (08 is a sneaker); the first bag image, 14_bag.png, is used.
 
+`dinov2_reg_f32` and `timm_reg_ls_f16` are make_golden.py's checkpoints (see `../README.md`):
+no classifier, layer scale (timm `LayerScale`: x + gamma * branch, both branches of every
+block), registers. Their files hold receptive fields only, computed through
+`make_golden.forward` itself (its `hidden`) on the weights read back from the stored files with
+make_golden's reader and `from_named` (F16 rounded for `timm_reg_ls_f16`). `dinov2_reg_f32`'s
+position embedding covers cls + patches and its 4 registers are inserted after cls without one
+(DINOv2's `prepare_tokens_with_masks`; its unused `mask_token` is in the file);
+`timm_reg_ls_f16`'s covers the patches only (timm `no_embed_class=True`), has no qkv bias and no
+config.json (the C++ side passes `--heads 4`).
+
 The script asserts and prints its self-checks: dy_c/dx in float32 against float64 autograd
 and float64 autograd against central differences at a few input entries; dy_c/dA_l from
 `retain_grad` (float32) against float64 `torch.autograd.grad` and against central differences
 on single attention entries; the average-pooled forward against torch.nn modules
 (`nn.TransformerEncoderLayer(norm_first=True)`, `nn.LayerNorm`, `nn.Linear`); fashion_vit's
-logits against `assets/fashion_vit/train.py`'s own model.
+logits against `assets/fashion_vit/train.py`'s own model; `dinov2_reg_f32`'s receptive field
+d(sum_d z_l[t, d])/dx (both entries) in float32 against float64 autograd and float64 autograd
+against central differences at a few input entries; for `dinov2_reg_f32` and
+`timm_reg_ls_f16`, the norms of the residual stream against make_golden's own golden file of
+that model and image (`../golden/`).
 
-## Golden files: `golden/<model>__<image stem>.json`
+## Golden files: `golden/<model>__<image stem>.json` (9: 7 with relevance, 2 receptive fields only)
 
 * `model`: the model folder relative to the repository root; `image`: the PNG relative to the
-  repository root; `args`: extra command-line arguments (none here).
+  repository root; `args`: extra command-line arguments (`["--heads", "4"]` for
+  `timm_reg_ls_f16`, none for the others).
 * `grid`: [cols, rows]; `T`: tokens (1 + registers + cols x rows); `prefix`: 1 + registers;
-  `input`: [width, height] of the cropped input tensor; `pooling`: "token" or "avg".
-* `logits`: float32 (shortest round-trip decimals).
-* `classes`: [c_top, c_other]: the argmax logit and (c_top + 1) % classes.
-* `relevance`: {"<c>": {"attention", "rollout", "grad-rollout", "chefer", "input-gradient"}} for
-  both classes (key: the class index as a string); each cols x rows values, raster order,
-  float64.
+  `input`: [width, height] of the cropped input tensor; `pooling`: "token" or "avg" ("token"
+  for the models without a classifier, where nothing is pooled).
+* Only with a classifier (absent from `dinov2_reg_f32__safari_61x45.json` and
+  `timm_reg_ls_f16__safari_48x48.json`):
+  * `logits`: float32 (shortest round-trip decimals).
+  * `classes`: [c_top, c_other]: the argmax logit and (c_top + 1) % classes.
+  * `relevance`: {"<c>": {"attention", "rollout", "grad-rollout", "chefer", "input-gradient"}}
+    for both classes (key: the class index as a string); each cols x rows values, raster
+    order, float64.
 * `receptive_field`: two entries {"layer", "token", "col", "row", "map"}: layer 0 at the patch
   in the grid's centre (col = cols // 2, row = rows // 2) and the last layer at patch (0, 0);
   token = prefix + row x cols + col; `map`: height x width float64 values, row after row.
@@ -567,14 +647,61 @@ def main():
                   f"p {np.round(p, 4).tolist()} chefer max {max(top['chefer']):.4f} "
                   f"rf0 sum {sum(fields[0]['map']):.4f}")
 
+    # Receptive fields only: make_golden's checkpoints without a classifier, with layer scale.
+    for name, img_name in RF_ONLY:
+        spec, P, folder, images = load_existing(name, [img_name])
+        assert P["head_w"] is None and spec["classes"] == 0 and spec["layer_scale"]
+        assert all(b["ls1"] is not None and b["ls2"] is not None for b in P["blocks"])
+        patch = spec.get("patch", mg.PATCH)
+        prefix = 1 + spec["registers"]
+        readme_rows.append((spec, folder, images))
+        img = mg.load_image(img_name, spec["mean"], spec["std"], patch, mg.DATA)
+        h, w = img.shape[2:]
+        rows, cols = h // patch, w // patch
+        T = prefix + rows * cols
+        with torch.no_grad():
+            ref = mg.forward(spec, P, img)
+        assert ref["logits"] is None and ref["hidden"].shape == (spec["depth"], T, spec["D"])
+        # The same residual stream as make_golden's own golden file for this model and image.
+        with open(os.path.join(mg.DATA, "golden", f"{name}__{os.path.splitext(img_name)[0]}.json")) as f:
+            norms = np.array(json.load(f)["norms"])
+        d = np.abs(np.linalg.norm(ref["hidden"].double().numpy(), axis=-1) - norms).max()
+        print(f"self-check {name} {img_name}: ||z_l[t]|| vs make_golden's golden norms {d:.1e}")
+        assert d < 1e-9
+        fields = []
+        for layer, (col, row) in ((0, (cols // 2, rows // 2)), (spec["depth"] - 1, (0, 0))):
+            t = prefix + row * cols + col
+            if name == RF_CHECK:
+                check_receptive_field(spec, P, img, layer, t)
+            m = receptive_field_mg(spec, P, img, layer, t)
+            assert m.shape == (h, w) and np.isfinite(m).all() and m.max() > 0
+            fields.append({"layer": layer, "token": t, "col": col, "row": row, "map": mg.f64_list(m)})
+        g = {
+            "model": rel(folder), "image": rel(os.path.join(mg.DATA, img_name)), "args": spec["args"],
+            "grid": [cols, rows], "T": T, "prefix": prefix, "input": [w, h], "pooling": spec["pooling"],
+            "receptive_field": fields,
+        }
+        stem = os.path.splitext(img_name)[0]
+        mg.write_json(os.path.join(GOLDEN, f"{spec['name']}__{stem}.json"), g)
+        n_files += 1
+        print(f"{spec['name']:17s} {img_name:17s} grid {cols}x{rows} T {T:3d} receptive fields only "
+              f"rf0 sum {sum(fields[0]['map']):.4f} rf{spec['depth'] - 1} sum {sum(fields[1]['map']):.4f}")
+
     with open(os.path.join(REL, "README.md"), "w") as f:
         f.write(README_HEAD)
         for spec, folder, images in readme_rows:
-            pos = "cls + registers + patches" if spec["registers"] else "cls + patches"
+            if spec["pos_prefix"] == 0:
+                pos = "patches only"
+            elif spec["naming"] == "dinov2":
+                pos = "cls + patches (registers inserted after cls, no position)"
+            else:
+                pos = "cls + registers + patches" if spec["registers"] else "cls + patches"
             imgs = ", ".join(f"`{n}`" for n, _ in images)
             f.write(f"| `{rel(folder)}` | {spec['naming']} | {spec['D']} | {spec['depth']} | {spec['heads']} | "
-                    f"{spec.get('patch', mg.PATCH)} | {spec['registers']} | {pos} | {spec['pooling']} | "
-                    f"{spec['classes']} | {imgs} |\n")
+                    f"{spec.get('patch', mg.PATCH)} | {spec['registers']} | "
+                    f"{'yes' if spec['layer_scale'] else 'no'} | {pos} | "
+                    f"{spec['pooling'] if spec['classes'] else '-'} | "
+                    f"{spec['classes'] or 'none (receptive fields only)'} | {imgs} |\n")
         f.write(README_TAIL)
     print(f"{n_files} golden files in {rel(GOLDEN)}")
 
