@@ -1,6 +1,7 @@
 #include "test_support.hpp"
 
 #include "core/base/colormap.hpp"
+#include "core/base/error.hpp"
 #include "core/io/safetensors_write.hpp"
 
 #include <ctime>
@@ -194,6 +195,16 @@ std::filesystem::path write_random_vit(const std::filesystem::path& dir, int D, 
   write_safetensors(dir / "model.safetensors", random_vit_tensors(D, heads, depth, patch, classes, seed));
   write_file(dir / "config.json", random_vit_config(heads) + "\n");
   return dir;
+}
+
+void expect_error_containing(const std::function<void()>& f, const std::string& part) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    return;
+  }
+  ADD_FAILURE() << "no error; expected one saying '" << part << "'";
 }
 
 }  // namespace attnlab::testing

@@ -7,6 +7,7 @@
 #include "core/vit/vit.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace attnlab::testing {
@@ -76,6 +77,10 @@ SafetensorsFile random_vit_tensors(int D, int heads, int depth, int patch, int c
 /// naming the heads (created if need be). Returns `dir`.
 std::filesystem::path write_random_vit(const std::filesystem::path& dir, int D, int heads, int depth, int patch, int classes,
                                        unsigned seed = 42);
+
+/// Runs `f` and expects it to throw attnlab::Error whose message contains `part` (gtest
+/// failures otherwise, naming the message or the missing error).
+void expect_error_containing(const std::function<void()>& f, const std::string& part);
 
 }  // namespace attnlab::testing
 

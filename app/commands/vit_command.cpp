@@ -10,6 +10,7 @@
 #include "core/gpu/context.hpp"
 #include "core/gpu/vit_backend.hpp"
 #include "core/base/parse.hpp"
+#include "core/vit/relevance.hpp"
 #include "core/vit/vit_similarity.hpp"
 
 #include <chrono>
@@ -23,7 +24,8 @@ namespace attnlab::app {
 std::string vit_usage() {
   return R"(  attnlab vit --model PATH --image IMG [--layer L] [--head H|mean|max|min]
               [--query cls|regN|COL,ROW] [--rollout mean|max|min] [--distance] [--top K]
-              [--norms] [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
+              [--norms] [--relevance CLASS|top [--method NAME]] [--receptive-field]
+              [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
                            a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
                            .safetensors; a PyTorch .pth, .pt or pytorch_model.bin; a
                            folder with model.safetensors or pytorch_model.bin and
@@ -38,7 +40,14 @@ std::string vit_usage() {
                            per head in pixels, one line per layer; --norms: each
                            patch token's L2 norm ||z_l[t]|| after the layer (the
                            residual stream before the final LayerNorm; Darcet et al.
-                           2023's high-norm tokens); --top K: the
+                           2023's high-norm tokens); --relevance: which patches
+                           class CLASS (an index, a label, or top) depended on, by
+                           --method attention, rollout, grad-rollout, chefer (default)
+                           or input-gradient (gradients through the model, CPU path;
+                           raw values, SPEC section 13); --receptive-field: the
+                           query's effective receptive field after the layer,
+                           sum over colour of |d(sum of its features)/d input|, one
+                           CSV line per row of the model's input pixels; --top K: the
                            classifier's K likeliest classes; --info: the architecture
                            (with --image: runs the pass and says which path ran, why,
                            and how long it took). --resize S scales the short side to
@@ -72,6 +81,9 @@ struct VitOptions {
   ChoiceFlags choice;  ///< --layer, --head, --query: checked against the model once it is loaded
   std::optional<HeadFusion> rollout;
   std::optional<int> top;
+  std::optional<std::string> relevance;  ///< --relevance CLASS|top
+  std::optional<RelevanceMethod> method;  ///< --method
+  bool receptive_field = false;
   bool distance = false, info = false, cka = false, norms = false;
   bool cka_photo = false;
   int cka_count = 500;
@@ -96,6 +108,12 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
        }},
       {"--distance", false, [&o](Text, Text) { o.distance = true; }},
       {"--norms", false, [&o](Text, Text) { o.norms = true; }},
+      {"--relevance", true, [&o](Text t, Text) { o.relevance = t; }},
+      {"--method", true, [&o](Text t, Text f) {
+         o.method = parse_relevance_method(t);
+         if (!o.method) throw Error(f + " must be one of " + relevance_method_list() + ", got '" + t + "'");
+       }},
+      {"--receptive-field", false, [&o](Text, Text) { o.receptive_field = true; }},
       {"--top", true, [&o](Text t, Text f) { o.top = parse_int(t, f, 1, 1000000); }},
       {"--heads", true, [&o](Text t, Text f) { o.load.heads = parse_int(t, f, 1, 4096); }},
       {"--eps", true, [&o](Text t, Text f) {
@@ -123,8 +141,10 @@ VitOptions parse(const std::vector<std::string>& args) {
   parse_flags(args, vit_flags(o), {" of attnlab vit"});
   if (o.model.empty()) throw Error("--model PATH is required (a .safetensors or .pth file, or a folder holding model.safetensors or pytorch_model.bin)");
   if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error("--image IMG is required");
-  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0) + (o.norms ? 1 : 0);
-  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --norms, --cka at a time");
+  const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0) + (o.norms ? 1 : 0) +
+                    (o.relevance ? 1 : 0) + (o.receptive_field ? 1 : 0);
+  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --norms, --relevance, --receptive-field, --cka at a time");
+  if (o.method && !o.relevance) throw Error("--method goes with --relevance");
   if (!o.cka && !o.against.empty()) throw Error("--against goes with --cka");
   return o;
 }
@@ -161,6 +181,28 @@ int run_cka(const VitOptions& o, const VitModel& model) {
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
+/// --relevance and --receptive-field: one gradient pass on the CPU path (SPEC §13).
+int run_gradients(const VitOptions& o, const VitModel& model, const VitInput& input, int layer, int query, std::int64_t budget) {
+  std::string out;
+  if (o.relevance) {
+    const int klass = vit_class_named(model.arch, *o.relevance);
+    const std::vector<float> map = vit_relevance(model, input, klass, o.method.value_or(RelevanceMethod::Chefer), budget);
+    PatchGrid grid;
+    grid.cols = input.cols;
+    grid.rows = input.rows;
+    grid.K = model.arch.patch;
+    out = grid_csv(map, grid);
+  } else {  // one line per row of input pixels, not normalised
+    const Matrix field = vit_receptive_field(model, input, layer, query, budget);
+    for (Eigen::Index y = 0; y < field.rows(); ++y) {
+      for (Eigen::Index x = 0; x < field.cols(); ++x) out += (x ? "," : "") + format_float(field(y, x));
+      out += "\n";
+    }
+  }
+  print(out);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 std::vector<CommandFlagName> vit_flag_names() {
@@ -185,6 +227,7 @@ int run_vit(const std::vector<std::string>& args) {
   const int layer = choice_layer(chosen, arch.depth), query = choice_query(chosen, tokens);
   const HeadChoice head = choice_head(chosen, arch.heads);
   if (o.top && arch.classes == 0) throw Error("--top: this checkpoint has no classifier");
+  if (o.relevance || o.receptive_field) return run_gradients(o, model, input, layer, query, budget);
 
   // Auto: the faster path by measuring on a hardware GPU (remembered), the CPU path on a
   // software rasterizer (vit_backend.hpp, vit_auto.hpp).

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -202,6 +203,12 @@ std::int64_t vit_memory_budget();
 /// anything is allocated: throws Error with one line saying the tokens, the MiB needed and the
 /// largest --resize (short side in pixels) that would fit.
 void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget);
+
+/// The largest short side in pixels (a multiple of P) at which an image of `input`'s aspect
+/// gives a token count T with bytes(T) ≤ `budget`; 0 when none does. What a refusal over the
+/// memory budget names as the --resize that would fit.
+int vit_largest_fitting_side(const VitArchitecture& arch, const VitInput& input, std::int64_t budget,
+                             const std::function<std::int64_t(int)>& bytes);
 
 /// Which runner does the forward pass (core/gpu/vit_backend.hpp chooses): auto takes the faster
 /// of the GPU engine and the CPU path as measured on a hardware GPU (core/vit/vit_auto.hpp,

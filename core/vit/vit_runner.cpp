@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace attnlab {
 
@@ -54,10 +55,8 @@ std::int64_t vit_pass_bytes(const VitArchitecture& arch, int T) {
 
 std::int64_t vit_memory_budget() { return static_cast<std::int64_t>(memory_budget()); }
 
-void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget) {
-  const int T = arch.prefix() + input.N();
-  const std::int64_t need = vit_pass_bytes(arch, T);
-  if (need <= budget) return;
+int vit_largest_fitting_side(const VitArchitecture& arch, const VitInput& input, std::int64_t budget,
+                             const std::function<std::int64_t(int)>& bytes) {
   // The largest short side (a multiple of P) whose grid, at this image's aspect, fits.
   const double aspect = static_cast<double>(std::max(input.scaled_width, input.scaled_height)) /
                         std::max(1, std::min(input.scaled_width, input.scaled_height));
@@ -65,9 +64,17 @@ void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::i
   for (int side = arch.patch; side <= 65536; side += arch.patch) {
     const int short_patches = side / arch.patch;
     const int long_patches = static_cast<int>(std::floor(side * aspect)) / arch.patch;
-    if (vit_pass_bytes(arch, arch.prefix() + short_patches * long_patches) > budget) break;
+    if (bytes(arch.prefix() + short_patches * long_patches) > budget) break;
     fits = side;
   }
+  return fits;
+}
+
+void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget) {
+  const int T = arch.prefix() + input.N();
+  const std::int64_t need = vit_pass_bytes(arch, T);
+  if (need <= budget) return;
+  const int fits = vit_largest_fitting_side(arch, input, budget, [&arch](int t) { return vit_pass_bytes(arch, t); });
   throw Error("the image gives " + std::to_string(T) + " tokens: the forward pass would need " + std::to_string(need >> 20) +
               " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget" +
               (fits > 0 ? "; use --resize " + std::to_string(fits) + " or less" : "; no size fits this budget"));

@@ -1,5 +1,7 @@
 #include "core/vit/vit_train.hpp"
 
+#include "core/vit/vit_kernels.hpp"
+
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
 
@@ -139,46 +141,6 @@ using ArrMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrMap = Eigen::Map<const Eigen::ArrayXf>;
 using ConstRowMap = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
 
-/// LayerNorm forward of `rows` rows of width D: y = x̂·w + b, x̂ = (x − μ)·r, r = 1/√(σ² + ε)
-/// (σ² with 1/D); keeps μ and r per row.
-void ln_forward(const float* X, const float* w, const float* b, int rows, int D, float eps, float* Y, float* mu, float* rstd) {
-  const ConstMatMap x(X, rows, D);
-  MatMap y(Y, rows, D);
-  const ConstRowMap wa(w, D), ba(b, D);
-  const float inv_d = 1.0f / static_cast<float>(D);
-  for (int t = 0; t < rows; ++t) {
-    const float m = x.row(t).sum() * inv_d;
-    const float var = (x.row(t).array() - m).square().sum() * inv_d;
-    const float r = 1.0f / std::sqrt(var + eps);
-    mu[t] = m;
-    rstd[t] = r;
-    y.row(t) = (((x.row(t).array() - m) * r) * wa + ba).matrix();
-  }
-}
-
-/// LayerNorm backward: from dY, the input X and the kept μ, r: dX (= or +=), and gw, gb summed.
-/// dx = r·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂)), dx̂ = dy ⊙ w.
-void ln_backward(const float* dY, const float* X, const float* mu, const float* rstd, const float* w, int rows, int D, float* dX,
-                 bool accumulate, float* gw, float* gb) {
-  const ConstMatMap x(X, rows, D), dy(dY, rows, D);
-  MatMap dx(dX, rows, D);
-  const ConstRowMap wa(w, D);
-  Eigen::Array<float, 1, Eigen::Dynamic> gwa = Eigen::Array<float, 1, Eigen::Dynamic>::Zero(D), gba = gwa, xhat(D), dxhat(D);
-  const float inv_d = 1.0f / static_cast<float>(D);
-  for (int t = 0; t < rows; ++t) {
-    const float r = rstd[t];
-    xhat = (x.row(t).array() - mu[t]) * r;
-    dxhat = dy.row(t).array() * wa;
-    gwa += dy.row(t).array() * xhat;
-    gba += dy.row(t).array();
-    const float s1 = dxhat.sum() * inv_d, s2 = (dxhat * xhat).sum() * inv_d;
-    if (accumulate) dx.row(t).array() += r * (dxhat - s1 - xhat * s2);
-    else dx.row(t).array() = r * (dxhat - s1 - xhat * s2);
-  }
-  Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>(gw, D) += gwa;
-  Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>(gb, D) += gba;
-}
-
 /// Softmax of each row of a rows × cols block in place (the row's maximum subtracted first).
 void softmax_rows(float* S, int rows, int cols) {
   MatMap s(S, rows, cols);
@@ -209,8 +171,6 @@ VitTensor final_norm_kind(const VitTrainShape& s) {
 }
 constexpr VitTensor next_kind(VitTensor kind) { return static_cast<VitTensor>(static_cast<int>(kind) + 1); }
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
 }  // namespace
 
@@ -493,7 +453,7 @@ void VitTrainer::forward_blocks(Work& w, const std::uint8_t* masked, int n) {
     float* QKV = w.QKV[l].data();
     float* O = w.O[l].data();
     float* Xmid = w.Xmid[l].data();
-    ln_forward(Xin, value_of(Kind::Norm1Weight, l), value_of(Kind::Norm1Bias, l), R, D, eps, Xn1, w.mu1[l].data(), w.rs1[l].data());
+    vit_kernels::ln_forward(Xin, value_of(Kind::Norm1Weight, l), value_of(Kind::Norm1Bias, l), R, D, eps, Xn1, w.mu1[l].data(), w.rs1[l].data());
     linear_forward(Xn1, value_of(Kind::QkvWeight, l), value_of(Kind::QkvBias, l), R, D, 3 * D, QKV);
     for (int b = 0; b < n; ++b)
       for (int h = 0; h < H; ++h) {
@@ -508,14 +468,11 @@ void VitTrainer::forward_blocks(Work& w, const std::uint8_t* masked, int n) {
     linear_forward(O, value_of(Kind::ProjWeight, l), value_of(Kind::ProjBias, l), R, D, D, Xmid);
     ArrMap(Xmid, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xin, static_cast<Eigen::Index>(R) * D);
     float* Xn2 = w.Xn2[l].data();
-    ln_forward(Xmid, value_of(Kind::Norm2Weight, l), value_of(Kind::Norm2Bias, l), R, D, eps, Xn2, w.mu2[l].data(), w.rs2[l].data());
+    vit_kernels::ln_forward(Xmid, value_of(Kind::Norm2Weight, l), value_of(Kind::Norm2Bias, l), R, D, eps, Xn2, w.mu2[l].data(), w.rs2[l].data());
     float* Hpre = w.Hpre[l].data();
     float* Hact = w.Hact[l].data();
     linear_forward(Xn2, value_of(Kind::Fc1Weight, l), value_of(Kind::Fc1Bias, l), R, D, Hd, Hpre);
-    {
-      const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
-      ArrMap(Hact, x.size()) = 0.5f * x * (1.0f + (x * kInvSqrt2).erf());
-    }
+    vit_kernels::gelu_forward(Hpre, static_cast<std::size_t>(R) * Hd, Hact);
     float* Xout = w.X[l + 1].data();
     linear_forward(Hact, value_of(Kind::Fc2Weight, l), value_of(Kind::Fc2Bias, l), R, Hd, D, Xout);
     ArrMap(Xout, static_cast<Eigen::Index>(R) * D) += ConstArrMap(Xmid, static_cast<Eigen::Index>(R) * D);
@@ -528,7 +485,7 @@ double VitTrainer::reconstruction_loss(Work& w, const std::uint8_t* masked, int 
   const float* XL = w.X[s.depth].data();
   const VitTensor norm = final_norm_kind(s);
   // Every token's output normed and through the head: 3P² predicted pixels per token.
-  ln_forward(XL, value_of(norm), value_of(next_kind(norm)), R, D, s.eps, w.Z.data(), w.pmu.data(), w.prs.data());
+  vit_kernels::ln_forward(XL, value_of(norm), value_of(next_kind(norm)), R, D, s.eps, w.Z.data(), w.pmu.data(), w.prs.data());
   float* pred = w.logits.data();
   linear_forward(w.Z.data(), value_of(VitTensor::HeadWeight), value_of(VitTensor::HeadBias), R, D, C, pred);
   if (out) std::copy(pred, pred + static_cast<std::size_t>(R) * C, out);
@@ -552,7 +509,7 @@ double VitTrainer::reconstruction_loss(Work& w, const std::uint8_t* masked, int 
   if (!backward) return loss;
   linear_backward(pred, w.Z.data(), value_of(VitTensor::HeadWeight), R, D, C, gradient_in(w, VitTensor::HeadWeight),
                   gradient_in(w, VitTensor::HeadBias), w.dZ.data());
-  ln_backward(w.dZ.data(), XL, w.pmu.data(), w.prs.data(), value_of(norm), R, D, w.dX.data(), false, gradient_in(w, norm),
+  vit_kernels::ln_backward(w.dZ.data(), XL, w.pmu.data(), w.prs.data(), value_of(norm), R, D, w.dX.data(), false, gradient_in(w, norm),
               gradient_in(w, next_kind(norm)));
   backward_blocks(w, masked, n);
   return loss;
@@ -579,7 +536,7 @@ double VitTrainer::classification_loss(Work& w, const int* labels, int n, double
       }
     }
   }
-  ln_forward(w.pooled.data(), value_of(norm), value_of(next_kind(norm)), n, D, s.eps, w.Z.data(), w.pmu.data(), w.prs.data());
+  vit_kernels::ln_forward(w.pooled.data(), value_of(norm), value_of(next_kind(norm)), n, D, s.eps, w.Z.data(), w.pmu.data(), w.prs.data());
   float* logits = w.logits.data();
   linear_forward(w.Z.data(), value_of(VitTensor::HeadWeight), value_of(VitTensor::HeadBias), n, D, C, logits);
   if (out) std::copy(logits, logits + static_cast<std::size_t>(n) * C, out);
@@ -610,7 +567,7 @@ double VitTrainer::classification_loss(Work& w, const int* labels, int n, double
   // Classifier and final LayerNorm.
   linear_backward(logits, w.Z.data(), value_of(VitTensor::HeadWeight), n, D, C, gradient_in(w, VitTensor::HeadWeight),
                   gradient_in(w, VitTensor::HeadBias), w.dZ.data());
-  ln_backward(w.dZ.data(), w.pooled.data(), w.pmu.data(), w.prs.data(), value_of(norm), n, D, w.dpooled.data(), false,
+  vit_kernels::ln_backward(w.dZ.data(), w.pooled.data(), w.pmu.data(), w.prs.data(), value_of(norm), n, D, w.dpooled.data(), false,
               gradient_in(w, norm), gradient_in(w, next_kind(norm)));
   std::fill(dX, dX + static_cast<std::size_t>(R) * D, 0.0f);
   for (int b = 0; b < n; ++b) {
@@ -653,13 +610,9 @@ void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
     // x_out = x_mid + fc2(gelu(fc1(LN2(x_mid)))).
     linear_backward(dX, w.Hact[l].data(), val(Kind::Fc2Weight, l), R, Hd, D, grd(Kind::Fc2Weight, l), grd(Kind::Fc2Bias, l), dH);
     const float* Hpre = w.Hpre[l].data();
-    {
-      // GELU'(x) = Φ(x) + x·φ(x).
-      const ConstArrMap x(Hpre, static_cast<Eigen::Index>(R) * Hd);
-      ArrMap(dH, x.size()) *= 0.5f * (1.0f + (x * kInvSqrt2).erf()) + x * kInvSqrt2Pi * (-0.5f * x.square()).exp();
-    }
+    vit_kernels::gelu_backward(Hpre, static_cast<std::size_t>(R) * Hd, dH);
     linear_backward(dH, w.Xn2[l].data(), val(Kind::Fc1Weight, l), R, D, Hd, grd(Kind::Fc1Weight, l), grd(Kind::Fc1Bias, l), dXn);
-    ln_backward(dXn, w.Xmid[l].data(), w.mu2[l].data(), w.rs2[l].data(), val(Kind::Norm2Weight, l), R, D, dX, true, grd(Kind::Norm2Weight, l),
+    vit_kernels::ln_backward(dXn, w.Xmid[l].data(), w.mu2[l].data(), w.rs2[l].data(), val(Kind::Norm2Weight, l), R, D, dX, true, grd(Kind::Norm2Weight, l),
                 grd(Kind::Norm2Bias, l));
     // x_mid = x_in + proj(attention(qkv(LN1(x_in)))).
     linear_backward(dX, w.O[l].data(), val(Kind::ProjWeight, l), R, D, D, grd(Kind::ProjWeight, l), grd(Kind::ProjBias, l), dO);
@@ -672,25 +625,12 @@ void VitTrainer::backward_blocks(Work& w, const std::uint8_t* masked, int n) {
         const float* q = QKV + r0 * 3 * D + h * m;
         const float* dOh = dO + r0 * D + h * m;
         float* dq = dQKV + r0 * 3 * D + h * m;
-        // dA = dO·Vᵀ, dV = Aᵀ·dO.
-        blas::sgemm(false, true, T, T, m, 1.0f, dOh, D, q + 2 * D, 3 * D, 0.0f, dA, T);
-        blas::sgemm(true, false, T, m, T, 1.0f, A, T, dOh, D, 0.0f, dq + 2 * D, 3 * D);
-        // Softmax: dS = A ⊙ (dA − Σ_j A ⊙ dA), per row.
-        {
-          const ConstMatMap a(A, T, T);
-          MatMap d(dA, T, T);
-          for (int i = 0; i < T; ++i) {
-            const float dot = a.row(i).dot(d.row(i));
-            d.row(i).array() = a.row(i).array() * (d.row(i).array() - dot);
-          }
-        }
-        // S = scale·Q·Kᵀ: dQ = scale·dS·K, dK = scale·dSᵀ·Q.
-        blas::sgemm(false, false, T, m, T, scale, dA, T, q + D, 3 * D, 0.0f, dq, 3 * D);
-        blas::sgemm(true, false, T, m, T, scale, dA, T, q, 3 * D, 0.0f, dq + D, 3 * D);
+        vit_kernels::attention_head_backward(A, dOh, D, q, q + D, q + 2 * D, 3 * D, T, m, scale, dq, dq + D, dq + 2 * D, dA,
+                                             nullptr);
       }
     linear_backward(dQKV, w.Xn1[l].data(), val(Kind::QkvWeight, l), R, D, 3 * D, grd(Kind::QkvWeight, l), grd(Kind::QkvBias, l),
                     dXn);
-    ln_backward(dXn, w.X[l].data(), w.mu1[l].data(), w.rs1[l].data(), val(Kind::Norm1Weight, l), R, D, dX, true, grd(Kind::Norm1Weight, l),
+    vit_kernels::ln_backward(dXn, w.X[l].data(), w.mu1[l].data(), w.rs1[l].data(), val(Kind::Norm1Weight, l), R, D, dX, true, grd(Kind::Norm1Weight, l),
                 grd(Kind::Norm1Bias, l));
   }
   // Class token, position embedding, patch embedding.

@@ -479,6 +479,74 @@ TEST(CliVit, NormsMatchPyTorchWithAndWithoutRegisters) {
   expect_one_line_error(run_attnlab(vit_args(g) + " --norms --layer 3"), "layer");
 }
 
+// Issue 49: `vit --relevance CLASS|top [--method NAME]` prints the class-relevance map in the
+// grid's layout and `vit --receptive-field --layer L --query C,R` the effective receptive field,
+// one line per row of input pixels, as PyTorch autograd gives them
+// (tests/vit/make_relevance_golden.py); the class by index, by label and as top.
+TEST(CliVit, RelevanceAndReceptiveFieldMatchPyTorchAutograd) {
+  const auto dir = vit_data_dir() / "relevance" / "golden";
+  auto expect_csv = [](const std::string& out, const nlohmann::json& want, int cols, int rows) {
+    const auto got = parse_csv(out);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(rows)) << out;
+    double peak = 0.0;
+    for (const auto& w : want) peak = std::max(peak, std::abs(w.get<double>()));
+    for (int y = 0; y < rows; ++y) {
+      ASSERT_EQ(got[static_cast<std::size_t>(y)].size(), static_cast<std::size_t>(cols)) << out;
+      for (int x = 0; x < cols; ++x) {
+        const double w = want.at(static_cast<std::size_t>(y * cols + x)).get<double>();
+        EXPECT_NEAR(got[static_cast<std::size_t>(y)][static_cast<std::size_t>(x)], w, 1e-4 * peak + 1e-3 * std::abs(w)) << x << "," << y;
+      }
+    }
+  };
+  for (const char* name : {"timm_f32__safari_61x45", "hf_cls_f32__safari_32x32", "timm_reg_avg_f32__safari_61x45",
+                           "dinov2_reg_f32__safari_61x45"}) {
+    SCOPED_TRACE(name);
+    const nlohmann::json g = read_json(dir / (std::string(name) + ".json"));
+    const std::filesystem::path root = ATTNLAB_SOURCE_DIR;
+    std::string base = "vit --model " + quoted(root / g.at("model").get<std::string>()) + " --image " +
+                       quoted(root / g.at("image").get<std::string>());
+    for (const auto& a : g.at("args")) base += " " + a.get<std::string>();
+    const int cols = g.at("grid").at(0), rows = g.at("grid").at(1);
+    if (g.contains("relevance")) {
+      const int top = g.at("classes").at(0), other = g.at("classes").at(1);
+      const CliRun chefer = run_attnlab(base + " --relevance top");  // chefer is the default
+      ASSERT_EQ(chefer.code, 0) << chefer.err;
+      expect_csv(chefer.out, g.at("relevance").at(std::to_string(top)).at("chefer"), cols, rows);
+      for (const char* method : {"attention", "rollout", "grad-rollout", "input-gradient"}) {
+        SCOPED_TRACE(method);
+        const CliRun r = run_attnlab(base + " --relevance " + std::to_string(other) + " --method " + method);
+        ASSERT_EQ(r.code, 0) << r.err;
+        expect_csv(r.out, g.at("relevance").at(std::to_string(other)).at(method), cols, rows);
+      }
+    } else {
+      expect_one_line_error(run_attnlab(base + " --relevance top"), "no classifier");
+    }
+    for (const auto& f : g.at("receptive_field")) {
+      const CliRun r = run_attnlab(base + " --receptive-field --layer " + std::to_string(f.at("layer").get<int>()) + " --query " +
+                                   std::to_string(f.at("col").get<int>()) + "," + std::to_string(f.at("row").get<int>()));
+      ASSERT_EQ(r.code, 0) << r.err;
+      expect_csv(r.out, f.at("map"), g.at("input").at(0), g.at("input").at(1));
+    }
+  }
+  // The class by its label (timm_f32's labels: cat, dog, giraffe, zebra, grass), and refusals.
+  const VitGolden& g = golden("timm_f32__safari_61x45");
+  const CliRun by_index = run_attnlab(vit_args(g) + " --relevance 3 --method grad-rollout");
+  const CliRun by_label = run_attnlab(vit_args(g) + " --relevance Zebra --method grad-rollout");
+  ASSERT_EQ(by_label.code, 0) << by_label.err;
+  EXPECT_EQ(by_label.out, by_index.out);
+  expect_one_line_error(run_attnlab(vit_args(g) + " --relevance okapi"), "no class is named 'okapi'");
+  expect_one_line_error(run_attnlab(vit_args(g) + " --relevance 5"), "outside 0…4");
+  expect_one_line_error(run_attnlab(vit_args(g) + " --relevance top --method gradcam"), "--method must be one of");
+  expect_one_line_error(run_attnlab(vit_args(g) + " --method chefer"), "--method goes with --relevance");
+  expect_one_line_error(run_attnlab(vit_args(g) + " --relevance top --norms"), "one of");
+  expect_one_line_error(run_attnlab(vit_args(g) + " --receptive-field --layer 3"), "layer");
+  // The whole photo (2853 tokens): its forward fits 64 MiB, its gradient pass (every layer's A and
+  // ∂y/∂A) does not: refused before anything is allocated, naming a size that fits.
+  const std::string photo = "vit --model " + quoted(g.model_dir) + " --image " + safari_arg() + " --relevance top";
+  expect_one_line_error(run_attnlab(photo, "export ATTNLAB_MEMORY_BUDGET_MB=64"), "the gradient pass would need");
+  expect_one_line_error(run_attnlab(photo, "export ATTNLAB_MEMORY_BUDGET_MB=64"), "use --resize");
+}
+
 // Issue 48: the high-norm tokens view and the main map's marks pick the patches whose norm is
 // over the ratio times the median, worked here from the PyTorch forward's norms (golden), on a
 // model without registers and one with 4; the input at its own size (--resize its short side),

@@ -21,6 +21,8 @@
 namespace attnlab {
 namespace {
 
+using testing::expect_error_containing;
+
 const std::filesystem::path kGolden = std::filesystem::path(ATTNLAB_SOURCE_DIR) / "tests/vit/data/train/train_golden.safetensors";
 
 /// Worst |ours − ref| / (abs_scale + |ref|) over a tensor, and where.
@@ -302,16 +304,6 @@ TEST(VitTrain, AMaskedPatchsPixelsReachNothing) {
   double loss = 0.0;
   t.reconstruct(images, masked, 1, &loss);
   EXPECT_NEAR(loss, t.compute_gradients_masked(images, masked).loss, 1e-6 * loss);
-}
-
-void expect_error_containing(const std::function<void()>& f, const std::string& part) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-    return;
-  }
-  ADD_FAILURE() << "no error; expected one saying '" << part << "'";
 }
 
 TEST(VitTrain, MaskedPatchRefusals) {

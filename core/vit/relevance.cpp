@@ -1,0 +1,149 @@
+#include "core/vit/relevance.hpp"
+
+#include "core/base/error.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+
+using MatrixD = Eigen::MatrixXd;
+
+struct MethodName {
+  RelevanceMethod method;
+  const char* name;
+};
+constexpr MethodName kNames[] = {
+    {RelevanceMethod::Attention, "attention"}, {RelevanceMethod::Rollout, "rollout"},
+    {RelevanceMethod::GradRollout, "grad-rollout"}, {RelevanceMethod::Chefer, "chefer"},
+    {RelevanceMethod::InputGradient, "input-gradient"},
+};
+
+/// mean_h A_l: T × T in double.
+MatrixD head_mean(const Matrix& A, int H, int T) {
+  MatrixD mean = MatrixD::Zero(T, T);
+  for (int h = 0; h < H; ++h) mean += A.middleRows(static_cast<Eigen::Index>(h) * T, T).cast<double>();
+  return mean / H;
+}
+
+/// mean_h((∂y/∂A_l ⊙ A_l)⁺): T × T in double (Chefer et al.'s gradient-weighted attention).
+MatrixD positive_gradient_mean(const Matrix& A, const Matrix& dA, int H, int T) {
+  MatrixD mean = MatrixD::Zero(T, T);
+  for (int h = 0; h < H; ++h) {
+    const auto rows = Eigen::seqN(static_cast<Eigen::Index>(h) * T, T);
+    mean += (dA(rows, Eigen::all).cast<double>().array() * A(rows, Eigen::all).cast<double>().array()).max(0.0).matrix();
+  }
+  return mean / H;
+}
+
+/// R = Â_{L−1} ⋯ Â_0 with Â_l = ½(M_l + I), rows renormalised (Abnar & Zuidema 2020).
+template <class LayerMatrix>
+MatrixD rollout(int layers, int T, const LayerMatrix& layer_matrix) {
+  MatrixD R = MatrixD::Identity(T, T);
+  for (int l = 0; l < layers; ++l) {
+    MatrixD hat = 0.5 * (layer_matrix(l) + MatrixD::Identity(T, T));
+    hat.array().colwise() /= hat.rowwise().sum().array();
+    R = hat * R;
+  }
+  return R;
+}
+
+/// The row the classifier reads, over the patches: row 0 (the class token), or the mean of the
+/// patch rows for a model pooled by averaging.
+std::vector<float> read_patch_row(const MatrixD& R, const VitGradients& g) {
+  const int pre = g.prefix, N = g.N();
+  Eigen::RowVectorXd row =
+      g.pooling == VitPooling::Token ? Eigen::RowVectorXd(R.row(0)) : Eigen::RowVectorXd(R.bottomRows(N).colwise().mean());
+  std::vector<float> out(static_cast<std::size_t>(N));
+  for (int p = 0; p < N; ++p) out[static_cast<std::size_t>(p)] = static_cast<float>(row(pre + p));
+  return out;
+}
+
+void check_gradients(const VitGradients& g, RelevanceMethod method) {
+  if (g.A.empty()) throw Error("internal: a relevance map needs a gradient pass over every block");
+  if (g.klass < 0) throw Error("internal: a relevance map needs a class's gradient pass, not a token's");
+  if (relevance_needs_gradient(method) && g.dA.size() != g.A.size()) throw Error("internal: the gradient pass kept no ∂y/∂A");
+}
+
+}  // namespace
+
+const char* relevance_method_name(RelevanceMethod method) {
+  for (const MethodName& n : kNames)
+    if (n.method == method) return n.name;
+  return "chefer";
+}
+
+std::optional<RelevanceMethod> parse_relevance_method(std::string_view name) {
+  for (const MethodName& n : kNames)
+    if (name == n.name) return n.method;
+  return std::nullopt;
+}
+
+std::string relevance_method_list() {
+  std::string out;
+  for (const MethodName& n : kNames) out += (out.empty() ? "" : ", ") + std::string(n.name);
+  return out;
+}
+
+bool relevance_needs_gradient(RelevanceMethod method) {
+  return method != RelevanceMethod::Attention && method != RelevanceMethod::Rollout;
+}
+
+std::vector<float> relevance_map(const VitGradients& g, RelevanceMethod method) {
+  check_gradients(g, method);
+  const int T = g.T, H = g.H, L = static_cast<int>(g.A.size());
+  auto A = [&](int l) -> const Matrix& { return g.A[static_cast<std::size_t>(l)]; };
+  auto G = [&](int l) { return positive_gradient_mean(A(l), g.dA[static_cast<std::size_t>(l)], H, T); };
+  switch (method) {
+    case RelevanceMethod::Attention: return read_patch_row(head_mean(A(L - 1), H, T), g);
+    case RelevanceMethod::Rollout: return read_patch_row(rollout(L, T, [&](int l) { return head_mean(A(l), H, T); }), g);
+    case RelevanceMethod::GradRollout: return read_patch_row(rollout(L, T, G), g);
+    case RelevanceMethod::Chefer: {  // eqs. 5–6: R ← R + Ḡ_l·R, from R = I
+      MatrixD R = MatrixD::Identity(T, T);
+      for (int l = 0; l < L; ++l) R += G(l) * R;
+      return read_patch_row(R, g);
+    }
+    case RelevanceMethod::InputGradient: {  // Σ over each patch's values (every colour) of |∂y_c/∂x|
+      std::vector<float> out(static_cast<std::size_t>(g.N()));
+      for (int p = 0; p < g.N(); ++p) out[static_cast<std::size_t>(p)] = g.d_patches.row(p).cwiseAbs().sum();
+      return out;
+    }
+  }
+  return {};
+}
+
+std::vector<float> vit_relevance(const VitModel& model, const VitInput& input, int klass, RelevanceMethod method,
+                                 std::int64_t budget, const std::atomic<bool>* stop) {
+  return relevance_map(vit_gradients(model, input, VitGradientTarget::class_logit(klass), budget, stop), method);
+}
+
+Matrix vit_receptive_field(const VitModel& model, const VitInput& input, int layer, int token, std::int64_t budget,
+                           const std::atomic<bool>* stop) {
+  return vit_input_gradient_map(vit_gradients(model, input, VitGradientTarget::token_sum(layer, token), budget, stop));
+}
+
+int vit_class_named(const VitArchitecture& arch, const std::string& text) {
+  if (arch.classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
+  if (text == "top") return VitGradientTarget::kTopClass;
+  if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    if (text.size() < 10) {
+      const int c = std::stoi(text);
+      if (c < arch.classes) return c;
+    }
+    throw Error("class " + text + " is outside 0…" + std::to_string(arch.classes - 1));
+  }
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  const std::string want = lower(text);
+  for (std::size_t c = 0; c < arch.labels.size(); ++c)
+    if (lower(arch.labels[c]) == want) return static_cast<int>(c);
+  throw Error("no class is named '" + text + "': give an index 0…" + std::to_string(arch.classes - 1) +
+              ", a label from the model's config.json, or top");
+}
+
+}  // namespace attnlab
