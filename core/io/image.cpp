@@ -8,6 +8,8 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+#include <algorithm>
+#include <cctype>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -156,6 +158,18 @@ void write_png(const std::filesystem::path& path, int width, int height, int cha
   const std::vector<std::uint8_t> encoded = encode_png(width, height, channels, pixels, describe(path));
   write_file_safely(path, std::span<const char>(reinterpret_cast<const char*>(encoded.data()), encoded.size()),
                     overwrite);
+}
+
+std::vector<std::filesystem::path> image_files_in(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string ext = e.path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (ext == ".jpg" || ext == ".png" || ext == ".jpeg" || ext == ".bmp" || ext == ".tga") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace attnlab

@@ -32,6 +32,10 @@ inline constexpr std::int64_t kMaxImagePixels = 8192LL * 8192LL;
 /// image, zero width or height, and more than kMaxImagePixels pixels.
 Image load_image(const std::filesystem::path& path);
 
+/// The image files directly in `dir` (extensions .jpg, .jpeg, .png, .bmp, .tga, any case: what
+/// load_image() reads), sorted by name; empty when the folder cannot be read.
+std::vector<std::filesystem::path> image_files_in(const std::filesystem::path& dir);
+
 /// The same from bytes in memory; `what` names the source in error messages.
 Image load_image_from_memory(std::span<const std::uint8_t> bytes, const std::string& what);
 

@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 #include <sys/resource.h>
@@ -545,6 +546,62 @@ TEST(CliVit, RelevanceAndReceptiveFieldMatchPyTorchAutograd) {
   const std::string photo = "vit --model " + quoted(g.model_dir) + " --image " + safari_arg() + " --relevance top";
   expect_one_line_error(run_attnlab(photo, "export ATTNLAB_MEMORY_BUDGET_MB=64"), "the gradient pass would need");
   expect_one_line_error(run_attnlab(photo, "export ATTNLAB_MEMORY_BUDGET_MB=64"), "use --resize");
+}
+
+// Issue 49: `attnlab explain` writes the faithfulness table (method,deletion_auc,insertion_auc,images,
+// random last) over Fashion-MNIST or a folder, with a progress line; never over a file without
+// --force; refusals in one line.
+TEST(CliExplain, WritesTheFaithfulnessTableOverFashionMnistAndAFolder) {
+  const auto dir = temp_dir();
+  const std::string model = " --model " + quoted(std::filesystem::path(ATTNLAB_SOURCE_DIR) / "assets" / "fashion_vit");
+  const auto out = dir / "faith.csv";
+  const CliRun r = run_attnlab("explain" + model + " --images fashion --count 12 --methods chefer,attention --out " + quoted(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("explain: 12/12 images"), std::string::npos) << r.err;
+  std::istringstream lines(read_file(out));
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(line, "method,deletion_auc,insertion_auc,images");
+  std::vector<std::string> methods;
+  std::map<std::string, std::pair<double, double>> auc;
+  while (std::getline(lines, line)) {
+    std::istringstream cells(line);
+    std::string method, del, ins, images;
+    ASSERT_TRUE(std::getline(cells, method, ',') && std::getline(cells, del, ',') && std::getline(cells, ins, ',') &&
+                std::getline(cells, images)) << line;
+    EXPECT_EQ(images, "12") << line;
+    methods.push_back(method);
+    auc[method] = {std::stod(del), std::stod(ins)};
+  }
+  EXPECT_EQ(methods, (std::vector<std::string>{"chefer", "attention", "random"}));
+  EXPECT_LT(auc["chefer"].first, auc["random"].first);
+  EXPECT_GT(auc["chefer"].second, auc["random"].second);
+  // Never over a file without --force (the old table stays), with it replaced.
+  const std::string before = read_file(out);
+  expect_one_line_error(run_attnlab("explain" + model + " --images fashion --count 2 --out " + quoted(out)), "exists");
+  EXPECT_EQ(read_file(out), before);
+  ASSERT_EQ(run_attnlab("explain" + model + " --images fashion --count 2 --methods rollout --out " + quoted(out) + " --force").code, 0);
+  EXPECT_EQ(read_file(out).substr(0, 48), "method,deletion_auc,insertion_auc,images\nrollout");
+  // A folder: its image files by name, the first --count of them.
+  const auto photos = dir / "photos";
+  std::filesystem::create_directories(photos);
+  for (const char* png : {"safari_32x32.png", "safari_61x45.png", "safari_44x20.png"})
+    std::filesystem::copy_file(vit_data_dir() / png, photos / png);
+  write_file(photos / "notes.txt", "not an image");
+  const auto folder_out = dir / "folder.csv";
+  const CliRun f = run_attnlab("explain" + model + " --images " + quoted(photos) + " --count 2 --methods input-gradient --out " + quoted(folder_out));
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_NE(read_file(folder_out).find("\ninput-gradient,"), std::string::npos);
+  EXPECT_NE(read_file(folder_out).find(",2\nrandom,"), std::string::npos) << read_file(folder_out);
+  // Refusals.
+  const std::string more = " --out " + quoted(dir / "never.csv");
+  expect_one_line_error(run_attnlab("explain" + model + " --images fashion --methods chefer,gradcam" + more), "'gradcam' is not a method");
+  expect_one_line_error(run_attnlab("explain" + model + " --images fashion --methods chefer,chefer" + more), "chefer given twice");
+  expect_one_line_error(run_attnlab("explain" + model + " --images " + quoted(dir / "none") + more), "is not a folder");
+  expect_one_line_error(run_attnlab("explain" + model + more), "--images");
+  expect_one_line_error(run_attnlab("explain" + model + " --images fashion"), "--out");
+  expect_one_line_error(run_attnlab("explain --model " + quoted(vit_data_dir() / "dinov2_reg_f32") + " --images fashion" + more), "no classifier");
+  EXPECT_FALSE(std::filesystem::exists(dir / "never.csv"));
 }
 
 // Issue 48: the high-norm tokens view and the main map's marks pick the patches whose norm is

@@ -6,8 +6,10 @@
 // fields also on two models with layer scale and registers, without a classifier); the forward's
 // logits against the CPU runner's; refusals.
 #include "core/vit/relevance.hpp"
+#include "core/vit/faithfulness.hpp"
 
 #include "core/base/error.hpp"
+#include "core/io/fashion_mnist.hpp"
 #include "core/io/image.hpp"
 #include "core/vit/vit_cpu.hpp"
 
@@ -196,6 +198,89 @@ TEST(Relevance, RefusalsAreOneLineAndAllocateNothing) {
   // Cancelled between blocks.
   std::atomic<bool> stop{true};
   testing::expect_error_containing([&] { vit_gradients(g.model, g.input, VitGradientTarget::class_logit(0), kBudget, &stop); }, "cancelled");
+}
+
+// ---- Faithfulness (RISE's deletion and insertion, SPEC §13; core/vit/faithfulness).
+
+TEST(Faithfulness, StepsAreTenthsOfThePatchesAndTheAreaIsTheTrapezoidRule) {
+  const std::vector<int> want = {0, 4, 9, 14, 19, 24, 29, 34, 39, 44, 49};  // ⌊s·49/10⌋
+  for (int s = 0; s < kFaithfulnessSteps; ++s) EXPECT_EQ(faithfulness_patches(s, 49), want[static_cast<std::size_t>(s)]);
+  std::array<double, kFaithfulnessSteps> falling{}, flat{}, step{};
+  for (int s = 0; s < kFaithfulnessSteps; ++s) {
+    falling[static_cast<std::size_t>(s)] = 1.0 - s / 10.0;
+    flat[static_cast<std::size_t>(s)] = 0.75;
+    step[static_cast<std::size_t>(s)] = s == 0 ? 1.0 : 0.0;  // all gone after the first tenth: ½·(1 + 0)·0.1
+  }
+  EXPECT_DOUBLE_EQ(curve_area(falling), 0.5);
+  EXPECT_DOUBLE_EQ(curve_area(flat), 0.75);
+  EXPECT_DOUBLE_EQ(curve_area(step), 0.05);
+}
+
+TEST(Faithfulness, OrdersAreLargestFirstTiesByIndexAndRandomIsAFixedPermutation) {
+  const std::vector<float> map = {0.1f, 0.5f, 0.1f, 0.9f, 0.5f};
+  EXPECT_EQ(relevance_order(map), (std::vector<int>{3, 1, 4, 0, 2}));
+  const std::vector<int> r = random_patch_order(49, 7);
+  EXPECT_EQ(r, random_patch_order(49, 7));
+  EXPECT_NE(r, random_patch_order(49, 8));
+  std::vector<int> sorted = r;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < 49; ++i) EXPECT_EQ(sorted[static_cast<std::size_t>(i)], i);
+  EXPECT_NE(r, sorted);
+}
+
+// Each point of both curves is the class probability of the image with the first ⌊s·N/10⌋
+// patches of the order replaced by (deletion) or restored into (insertion) the mean colour,
+// worked here by hand from the input tensor.
+TEST(Faithfulness, CurvesAreTheProbabilitiesOfThePartlyBlankedImages) {
+  const Golden& g = named("fashion_vit__14_bag");
+  const int N = g.input.N(), klass = g.json.at("classes").at(0), P2 = g.model.arch.patch * g.model.arch.patch;
+  const std::vector<int> order = random_patch_order(N, 3);
+  const FaithfulnessCurves c = faithfulness_curves(g.model, g.input, klass, order, kBudget);
+  auto probability = [&](const VitInput& x) {
+    const auto top = vit_top_classes(VitCpuRunner(1).run(g.model, x, kBudget).logits, g.model.arch.classes);
+    for (const auto& [k, p] : top)
+      if (k == klass) return static_cast<double>(p);
+    return -1.0;
+  };
+  for (const int s : {0, 3, 10}) {
+    VitInput deleted = g.input, inserted = g.input;
+    for (int p = 0; p < N; ++p) {
+      const bool gone = std::find(order.begin(), order.begin() + faithfulness_patches(s, N), p) != order.begin() + faithfulness_patches(s, N);
+      for (int ch = 0; ch < 3; ++ch) {
+        const float mean = g.input.patches.middleCols(ch * P2, P2).mean();
+        if (gone) deleted.patches.row(p).segment(ch * P2, P2).setConstant(mean);
+        else inserted.patches.row(p).segment(ch * P2, P2).setConstant(mean);
+      }
+    }
+    EXPECT_NEAR(c.deletion[static_cast<std::size_t>(s)], probability(deleted), 1e-6) << "step " << s;
+    EXPECT_NEAR(c.insertion[static_cast<std::size_t>(s)], probability(inserted), 1e-6) << "step " << s;
+  }
+  EXPECT_NEAR(c.deletion.front(), c.insertion.back(), 1e-9);  // the whole image
+  EXPECT_NEAR(c.deletion.back(), c.insertion.front(), 1e-9);  // the mean-colour image
+  EXPECT_DOUBLE_EQ(c.deletion_auc, curve_area(c.deletion));
+  EXPECT_DOUBLE_EQ(c.insertion_auc, curve_area(c.insertion));
+}
+
+// The measure on the bundled model (here over 30 Fashion-MNIST test images; the docs'
+// table is over 500): chefer's deletion area is below random's and its insertion area above.
+TEST(Faithfulness, CheferBeatsTheRandomOrderOnTheBundledModel) {
+  const VitModel model = load_vit(kRoot / "assets/fashion_vit");
+  const FashionMnistSplit test = load_fashion_mnist(false);
+  const std::array methods = {RelevanceMethod::Chefer, RelevanceMethod::Attention};
+  int progress = 0;
+  const auto rows = faithfulness_table(
+      model, 30, [&](int i) { return vit_input(model, fashion_mnist_image(test, i)); }, methods, kBudget,
+      [&](int done, int count) {
+        EXPECT_EQ(done, ++progress);
+        EXPECT_EQ(count, 30);
+      });
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].method, "chefer");
+  EXPECT_EQ(rows[1].method, "attention");
+  EXPECT_EQ(rows[2].method, "random");
+  for (const auto& r : rows) EXPECT_EQ(r.images, 30);
+  EXPECT_LT(rows[0].deletion_auc, rows[2].deletion_auc);
+  EXPECT_GT(rows[0].insertion_auc, rows[2].insertion_auc);
 }
 
 }  // namespace

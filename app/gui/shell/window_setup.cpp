@@ -10,6 +10,7 @@
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
 #include "core/io/files.hpp"
+#include "core/io/image.hpp"
 #include "core/gpu/debug.hpp"
 
 #include <epoxy/gl.h>
@@ -79,13 +80,7 @@ std::string glfw_error_text() {
 }  // namespace
 
 std::vector<std::filesystem::path> find_gallery() {
-  std::vector<std::filesystem::path> out;
-  const auto dir = assets_dir();
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const auto ext = e.path().extension().string();
-    if (ext == ".jpg" || ext == ".png" || ext == ".jpeg" || ext == ".bmp" || ext == ".tga") out.push_back(e.path());
-  }
+  std::vector<std::filesystem::path> out = image_files_in(assets_dir());
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     const bool sa = a.filename() == "safari.jpg", sb = b.filename() == "safari.jpg";
     return sa != sb ? sa : a.filename() < b.filename();

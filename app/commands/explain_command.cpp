@@ -1,0 +1,142 @@
+#include "app/commands/explain_command.hpp"
+
+#include "app/commands/models_command.hpp"
+#include "core/base/error.hpp"
+#include "core/base/parse.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/io/files.hpp"
+#include "core/io/image.hpp"
+#include "core/vit/faithfulness.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+namespace attnlab::app {
+
+std::string explain_usage() {
+  return R"(  attnlab explain --model PATH --images DIR|fashion --out F.csv [--count N]
+                  [--methods LIST] [--resize S] [--force]
+                           how faithful each class-relevance method is to the model
+                           (SPEC section 13): for each image the class the model
+                           decides, its relevance map by each method, then deletion
+                           (the most relevant patches replaced by the image's mean
+                           colour first, 0, 10, ..., 100 %) and insertion (restored
+                           into the mean-colour image) with the class probability at
+                           each step, and the areas under both curves; a fixed-seed
+                           random order is the baseline. Lower deletion and higher
+                           insertion areas are more faithful. Images: the first N
+                           (default 500) of Fashion-MNIST's test split, or of DIR's
+                           image files by name (default all), at --resize S (default:
+                           the model's trained size). LIST: methods separated by
+                           commas (default attention,rollout,grad-rollout,chefer,
+                           input-gradient). Writes the CSV
+                           method,deletion_auc,insertion_auc,images, one row per
+                           method and random last; progress on stderr.
+)";
+}
+
+namespace {
+
+struct ExplainOptions {
+  std::filesystem::path model, out;
+  std::string images;
+  std::optional<int> count;
+  std::vector<RelevanceMethod> methods{kRelevanceMethods.begin(), kRelevanceMethods.end()};
+  std::optional<int> resize;
+  bool force = false;
+};
+
+std::vector<RelevanceMethod> parse_methods(const std::string& text, const std::string& flag) {
+  std::vector<RelevanceMethod> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    const auto m = parse_relevance_method(name);
+    if (!m) throw Error(flag + ": '" + name + "' is not a method (" + relevance_method_list() + ")");
+    if (std::find(out.begin(), out.end(), *m) != out.end()) throw Error(flag + ": " + name + " given twice");
+    out.push_back(*m);
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<CommandFlag> explain_flags(ExplainOptions& o) {
+  using Text = const std::string&;
+  return {
+      {"--model", true, [&o](Text t, Text) { o.model = model_argument_path(t); }},
+      {"--images", true, [&o](Text t, Text) { o.images = t; }},
+      {"--count", true, [&o](Text t, Text f) { o.count = parse_int(t, f, 1, 1000000); }},
+      {"--methods", true, [&o](Text t, Text f) { o.methods = parse_methods(t, f); }},
+      {"--resize", true, [&o](Text t, Text f) { o.resize = parse_int(t, f, 1, 8192); }},
+      {"--out", true, [&o](Text t, Text) { o.out = t; }, "", false, true},
+      {"--force", false, [&o](Text, Text) { o.force = true; }},
+  };
+}
+
+ExplainOptions parse(const std::vector<std::string>& args) {
+  ExplainOptions o;
+  parse_flags(args, explain_flags(o), {" of attnlab explain"});
+  if (o.model.empty()) throw Error("--model PATH is required (a ViT classifier: .safetensors, .pth, a folder or hf:ORG/NAME)");
+  if (o.images.empty()) throw Error("--images DIR|fashion is required");
+  if (o.out.empty()) throw Error("--out F.csv is required");
+  if (!o.force && std::filesystem::exists(o.out)) throw Error(o.out.string() + " exists (give --force to replace it)");
+  return o;
+}
+
+/// The progress line on stderr: redrawn in place on a terminal, else a line every 10 %.
+void show_progress(int done, int count, std::chrono::steady_clock::time_point start) {
+  static const bool tty = ::isatty(2) != 0;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (tty) {
+    std::fprintf(stderr, "\r\033[Kexplain: %d/%d images, %.1f s%s", done, count, s, done == count ? "\n" : "");
+  } else if (done == count || (done * 10 / count) != ((done - 1) * 10 / count)) {
+    std::fprintf(stderr, "explain: %d/%d images, %.1f s\n", done, count, s);
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+std::vector<CommandFlagName> explain_flag_names() {
+  ExplainOptions o;
+  return flag_names(explain_flags(o));
+}
+
+int run_explain(const std::vector<std::string>& args) {
+  const ExplainOptions o = parse(args);
+  const VitModel model = load_vit(o.model);
+  if (model.arch.classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
+  // The images at the model's trained size unless --resize says otherwise.
+  const int resize = o.resize.value_or(std::min(model.arch.pos_rows, model.arch.pos_cols) * model.arch.patch);
+  std::optional<FashionMnistSplit> fashion;
+  std::vector<std::filesystem::path> files;
+  int count = 0;
+  if (o.images == "fashion") {
+    fashion = load_fashion_mnist(false);
+    count = std::min(o.count.value_or(500), fashion->count);
+  } else {
+    if (!std::filesystem::is_directory(o.images)) throw Error("--images: " + o.images + " is not a folder (or give fashion)");
+    files = image_files_in(o.images);
+    if (files.empty()) throw Error("--images: " + o.images + " holds no image files (.jpg, .jpeg, .png, .bmp, .tga)");
+    count = std::min(o.count.value_or(static_cast<int>(files.size())), static_cast<int>(files.size()));
+  }
+  auto image = [&](int i) {
+    const Image photo = fashion ? fashion_mnist_image(*fashion, i) : load_image(files[static_cast<std::size_t>(i)]);
+    return vit_input(model, photo, resize);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<FaithfulnessRow> rows =
+      faithfulness_table(model, count, image, o.methods, vit_memory_budget(), [&](int done, int n) { show_progress(done, n, start); });
+  std::string csv = "method,deletion_auc,insertion_auc,images\n";
+  for (const FaithfulnessRow& r : rows)
+    csv += r.method + "," + format_float(static_cast<float>(r.deletion_auc)) + "," + format_float(static_cast<float>(r.insertion_auc)) +
+           "," + std::to_string(r.images) + "\n";
+  write_file_safely(o.out, csv, o.force);
+  return 0;
+}
+
+}  // namespace attnlab::app
