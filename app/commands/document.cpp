@@ -155,6 +155,16 @@ void parse_cka_examples_field(const std::string& t, CkaExamples& e) {
   else if (t == "photo") e = CkaExamples::Photo;
   else throw Error("unknown CKA examples '" + t + "' (fashion, photo)");
 }
+std::string relevance_method_field_name(const RelevanceMethod& m) { return relevance_method_name(m); }
+void parse_relevance_method_field(const std::string& t, RelevanceMethod& m) {
+  const auto parsed = parse_relevance_method(t);
+  if (!parsed) throw Error("unknown relevance method '" + t + "' (" + relevance_method_list() + ")");
+  m = *parsed;
+}
+void text_flag(const std::string& t, const std::string& f, std::string& v) {
+  if (t.empty()) throw Error(f + " needs a value");
+  v = t;
+}
 std::string run_field_name(const int& run) { return run == 1 ? "b" : "a"; }
 void parse_run_field(const std::string& t, int& run) {
   if (t == "a") run = 0;
@@ -381,6 +391,10 @@ void for_each_field(State& s, Field&& field) {
                 .format = "%.1fx", .log = true});
   field("vit.mark_high_norm", s.vit_mark_high_norm, Flag<bool>{"--mark-high-norm", kFlagsRenderModel},
         switch_ui("mark high-norm patches on the map"));
+  // Checked against the model once it is loaded (vit_class_named): an index, a label or top.
+  field("vit.relevance.class", s.relevance_class, Flag<std::string>{"--class", kFlagsRenderModel, text_flag});
+  field("vit.relevance.method", named(s.relevance_method, relevance_method_field_name, parse_relevance_method_field),
+        Flag<RelevanceMethod>{"--method", kFlagsRenderModel});
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kPicture},
         switch_ui("bilinear upsampling",
                   "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "

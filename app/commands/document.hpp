@@ -7,6 +7,7 @@
 // No window: this is attnlab_commands; the app's AppState (app/gui) is a Document plus its UI state.
 #include "app/commands/command_flags.hpp"
 
+#include "core/vit/relevance.hpp"
 #include "core/base/colormap.hpp"
 #include "core/base/settings.hpp"
 #include "core/vit/vit.hpp"
@@ -107,6 +108,10 @@ struct Document {
   bool vit_norms = false;           ///< the main map shows ‖x‖ of the layer's output tokens
   float vit_norm_ratio = 4.0f;      ///< a patch is high-norm over this × the layer's median patch norm (core/vit/token_norms.hpp)
   bool vit_mark_high_norm = false;  ///< outline the high-norm patches on the main map
+  /// Why the model decided (the relevance view, SPEC §13): the class explained ("top": the
+  /// likeliest; an index; or a label of the model's config.json) and the method.
+  std::string relevance_class = "top";
+  RelevanceMethod relevance_method = RelevanceMethod::Chefer;
   bool bilinear = false;            ///< maps upsampled bilinearly instead of as patch blocks
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)

@@ -53,10 +53,11 @@ Usage:
                            the photo's size; --fps default 2; sidecar FILE.json
   attnlab render --model PATH --image IMG [--view map|vit-grid|vit-rollout|vit-mask|
                  vit-norms|vit-distance|vit-pinned|vit-matrix|vit-step|vit-cka|
-                 vit-high-norm] [--layer L]
+                 vit-high-norm|vit-relevance|vit-erf] [--layer L]
                  [--head H|mean|max|min] [--query cls|regN|COL,ROW] [--resize S]
                  [--mass PERCENT] [--bilinear] [--norm-ratio R] [--mark-high-norm]
                  [--cka-examples fashion|photo] [--cka-count N]
+                 [--class CLASS|top] [--method NAME]
                  [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;
                            default: last layer, heads' mean, CLS; S: the input's short
@@ -64,7 +65,12 @@ Usage:
                            of the CLS row the masks keep, default 60; vit-cka: the
                            layers' similarity over N Fashion-MNIST test images,
                            default 500, or the tokens of IMG; vit-high-norm: the
-                           histogram of the patch tokens' norms after the layer)
+                           histogram of the patch tokens' norms after the layer;
+                           vit-relevance: why the model decided on CLASS (an index,
+                           a label or top, the default) by --method (chefer, the
+                           default, or attention, rollout, grad-rollout,
+                           input-gradient) and how faithful each method is on IMG;
+                           vit-erf: the query's receptive field after the layer)
   attnlab render --model A --compare B --image IMG [--view NAME] [--layer L] [--head H]
                  [--query Q] [--match-layers depth|index] [--one-scale] [--size WxH]
                  --out FILE.png [--force]

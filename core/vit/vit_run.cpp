@@ -31,7 +31,8 @@ VitRun::VitRun(std::shared_ptr<const VitModel> model, const Image& image, int re
                      std::int64_t budget, const std::atomic<bool>* stop)
     : model_(std::move(model)) {
   if (!model_) throw Error("no model");
-  const VitInput input = vit_input(*model_, image, resize > 0 ? resize : vit_trained_size(model_->arch));
+  input_ = vit_input(*model_, image, resize > 0 ? resize : vit_trained_size(model_->arch));
+  const VitInput& input = input_;
   if (stop && stop->load()) throw Error("cancelled");
   pass_ = runner.run(*model_, input, budget, stop);
   grid_.cols = input.cols;
@@ -39,8 +40,6 @@ VitRun::VitRun(std::shared_ptr<const VitModel> model, const Image& image, int re
   grid_.prefix = model_->arch.prefix();
   grid_.covered_w = static_cast<double>(input.width) * image.width / input.scaled_width;
   grid_.covered_h = static_cast<double>(input.height) * image.height / input.scaled_height;
-  input_w_ = input.width;
-  input_h_ = input.height;
   // The CLS token's rollout up to the last layer (the view's default) is worked in this job,
   // not when a view first asks for it: L vector–matrix products, each a pass over the layer's rows.
   if (stop && stop->load()) throw Error("cancelled");

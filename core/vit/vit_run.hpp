@@ -61,8 +61,11 @@ class VitRun final : public AttentionSource {
 
   const VitModel& model() const { return *model_; }
   const std::shared_ptr<const VitModel>& model_ptr() const { return model_; }
-  int input_width() const { return input_w_; }    ///< pixels the model saw
-  int input_height() const { return input_h_; }
+  int input_width() const { return input_.width; }    ///< pixels the model saw
+  int input_height() const { return input_.height; }
+  /// The input the pass ran on (the patches, normalized): what a gradient pass of the same
+  /// model and image starts from (core/vit/vit_gradients.hpp).
+  const VitInput& input() const { return input_; }
   int patch() const { return model_->arch.patch; }  ///< P, input pixels
   /// The runner that made it: "cpu" or "gpu".
   const std::string& path() const { return pass_.path; }
@@ -91,7 +94,7 @@ class VitRun final : public AttentionSource {
   std::shared_ptr<const VitModel> model_;
   VitPass pass_;
   SourceGrid grid_;
-  int input_w_ = 0, input_h_ = 0;
+  VitInput input_;
   mutable std::mutex rollout_mutex_;
   mutable std::map<std::tuple<int, int, int>, std::vector<float>> rollouts_;  ///< (layer, fusion, query) → patch row
 };

@@ -92,6 +92,8 @@ AppState changed() {
   s.vit_rollout = s.vit_masks = s.vit_norms = s.bilinear = true;
   s.vit_mass = 0.8f;
   s.vit_norm_ratio = 6.5f;
+  s.relevance_class = "zebra";
+  s.relevance_method = RelevanceMethod::InputGradient;
   s.vit_mark_high_norm = true;
   s.vit_resize = 448;
   s.vit_backend = VitBackend::Cpu;
@@ -168,6 +170,7 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--lambda", "2.5"},              {"--colormap", "kbgyw"}, {"--normalization", "log"}, {"--opacity", "0.4"},
     {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},       {"--backend", "cpu"},
     {"--cka-examples", "photo"},      {"--cka-count", "120"}, {"--norm-ratio", "6.5"},   {"--mark-high-norm", ""}, {"--one-scale", ""},
+    {"--class", "zebra"},             {"--method", "grad-rollout"},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {
@@ -320,7 +323,8 @@ TEST(DocumentFlags, ABadValueIsRefusedNamingTheFlagAndNothingChanges) {
     std::vector<std::vector<std::string>> bad = {{f.flag + "x"}};  // not a flag: unknown option
     if (f.takes_value) {
       bad.push_back({f.flag});  // no value
-      if (f.flag != "--image") bad.push_back({"--patch", "8", f.flag, "bogus"});  // any text is a path
+      // Any text is a path (--image) or may be a class's label (--class: checked once the model is loaded).
+      if (f.flag != "--image" && f.flag != "--class") bad.push_back({"--patch", "8", f.flag, "bogus"});
     }
     for (auto args : bad) {
       if (args[0] == "--patch" && !(command & (kFlagsRow | kFlagsRender))) args.erase(args.begin(), args.begin() + 2);

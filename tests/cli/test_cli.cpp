@@ -548,6 +548,61 @@ TEST(CliVit, RelevanceAndReceptiveFieldMatchPyTorchAutograd) {
   expect_one_line_error(run_attnlab(photo, "export ATTNLAB_MEMORY_BUDGET_MB=64"), "use --resize");
 }
 
+// Issue 49: `render --model M --view vit-relevance [--class C] [--method NAME]` draws the
+// relevance view: its map is `vit --relevance`'s, its curves those of the class on this image;
+// `--view vit-erf` the receptive field `vit --receptive-field` prints. A model without a
+// classifier is refused in one line.
+TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
+  const auto dir = temp_dir();
+  const std::filesystem::path root = ATTNLAB_SOURCE_DIR;
+  const VitGolden& g = golden("timm_f32__safari_61x45");
+  const std::string model = " --model " + quoted(g.model_dir) + " --image " + quoted(g.image) + " --resize 45";
+  const auto png = dir / "relevance.png";
+  const CliRun r = run_attnlab("render" + model + " --view vit-relevance --class zebra --method grad-rollout --size 900x500 --out " + quoted(png));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json drawn = read_json(std::filesystem::path(png).replace_extension(".json")).at("relevance_drawn");
+  EXPECT_EQ(drawn.at("class"), 3);
+  EXPECT_EQ(drawn.at("label"), "zebra");
+  EXPECT_EQ(drawn.at("method"), "grad-rollout");
+  const CliRun printed = run_attnlab(vit_args(g) + " --resize 45 --relevance 3 --method grad-rollout");
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  std::vector<double> want;
+  for (const auto& row : parse_csv(printed.out)) want.insert(want.end(), row.begin(), row.end());
+  const auto map = drawn.at("map").get<std::vector<double>>();
+  ASSERT_EQ(map.size(), want.size());
+  for (std::size_t i = 0; i < map.size(); ++i) EXPECT_NEAR(map[i], want[i], 1e-6 + 1e-5 * std::abs(want[i])) << i;
+  const auto deletion = drawn.at("deletion").get<std::vector<double>>(), insertion = drawn.at("insertion").get<std::vector<double>>();
+  ASSERT_EQ(deletion.size(), 11u);
+  EXPECT_NEAR(deletion.front(), insertion.back(), 1e-9);  // both the whole image
+  EXPECT_NEAR(deletion.back(), insertion.front(), 1e-9);  // both the mean-colour image
+  // The receptive field of patch (3,2) after layer 1.
+  const auto erf = dir / "erf.png";
+  const CliRun f = run_attnlab("render" + model + " --view vit-erf --layer 1 --query 3,2 --size 700x500 --out " + quoted(erf));
+  ASSERT_EQ(f.code, 0) << f.err;
+  const nlohmann::json field = read_json(std::filesystem::path(erf).replace_extension(".json")).at("field_drawn");
+  const CliRun field_printed = run_attnlab(vit_args(g) + " --resize 45 --receptive-field --layer 1 --query 3,2");
+  ASSERT_EQ(field_printed.code, 0) << field_printed.err;
+  double sum = 0.0;
+  std::size_t rows = 0, cols = 0;
+  for (const auto& row : parse_csv(field_printed.out)) {
+    ++rows;
+    cols = row.size();
+    for (const double v : row) sum += v;
+  }
+  EXPECT_EQ(field.at("width").get<std::size_t>(), cols);
+  EXPECT_EQ(field.at("height").get<std::size_t>(), rows);
+  EXPECT_NEAR(field.at("sum").get<double>(), sum, 1e-4 * sum);
+  EXPECT_EQ(field.at("layer"), 1);
+  // Refusals: no classifier, a class the model does not have, a method that does not exist.
+  const std::string dino = " --model " + quoted(vit_data_dir() / "dinov2_reg_f32") + " --image " + quoted(g.image);
+  expect_one_line_error(run_attnlab("render" + dino + " --view vit-relevance --out " + quoted(dir / "no.png")), "no classifier");
+  expect_one_line_error(run_attnlab("render" + model + " --view vit-relevance --class okapi --out " + quoted(dir / "no.png")),
+                        "no class is named 'okapi'");
+  expect_one_line_error(run_attnlab("render" + model + " --view vit-relevance --method gradcam --out " + quoted(dir / "no.png")),
+                        "unknown relevance method 'gradcam'");
+  EXPECT_FALSE(std::filesystem::exists(dir / "no.png"));
+}
+
 // Issue 49: `attnlab explain` writes the faithfulness table (method,deletion_auc,insertion_auc,images,
 // random last) over Fashion-MNIST or a folder, with a progress line; never over a file without
 // --force; refusals in one line.

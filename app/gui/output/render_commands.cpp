@@ -203,6 +203,10 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
       if (settle == 2) state.vit = parse_source_choice(choices, vit_choice_shape(*src), state.vit);
       draw_named_vit_view(view, state, map, lower, geometry);
       if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false))) settle = 3;
+      // The gradient views: until their job's result (the relevance view's curves too) is drawn.
+      const nlohmann::json& relevance = state.report.relevance_drawn;
+      if (view == "vit-relevance" && !(relevance.is_object() && (relevance.contains("deletion") || relevance.contains("error")))) settle = 3;
+      if (view == "vit-erf" && !state.report.field_drawn.is_object()) settle = 3;
     } catch (const Error& e) {
       error = e.what();
     }
@@ -242,14 +246,18 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         if (const auto e = cka.poll_error()) error = "cannot compute the layers' similarity (CKA): " + *e;
         state.report.cka_drawn = nullptr;
         state.report.high_norm_drawn = nullptr;
+        state.report.relevance_drawn = nullptr;
+        state.report.field_drawn = nullptr;
         vit_view_frame(view, state, vit, vit_map, lower_context, geometry, choices, settle, error);
       },
       3,
       [&] {
-        if (vit.busy() || cka.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
+        if (scheduler.busy()) scheduler.wait(std::chrono::milliseconds(200));  // sleeps on the queue, no polling
         return error.empty() && (vit.busy() || !vit.run() || settle > 0);
       },
       std::chrono::minutes(10));
+  for (const nlohmann::json* drawn : {&state.report.relevance_drawn, &state.report.field_drawn})
+    if (drawn->is_object() && drawn->contains("error")) error = drawn->at("error").get<std::string>();
   if (!error.empty()) throw Error(error);
   if (!vit.run()) throw Error("the model did not finish loading in 10 minutes");
   nlohmann::json sidecar = to_json(state);
@@ -261,6 +269,8 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   if (!state.report.vit_drawn.is_null()) sidecar["vit_drawn"] = state.report.vit_drawn;
   if (!state.report.cka_drawn.is_null()) sidecar["cka_drawn"] = state.report.cka_drawn;
   if (!state.report.high_norm_drawn.is_null()) sidecar["high_norm_drawn"] = state.report.high_norm_drawn;
+  if (!state.report.relevance_drawn.is_null()) sidecar["relevance_drawn"] = state.report.relevance_drawn;
+  if (!state.report.field_drawn.is_null()) sidecar["field_drawn"] = state.report.field_drawn;
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;

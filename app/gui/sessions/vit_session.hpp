@@ -8,6 +8,7 @@
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/scheduler.hpp"
 #include "core/gpu/vit_backend.hpp"
+#include "core/vit/faithfulness.hpp"
 #include "core/vit/vit_run.hpp"
 
 #include <array>
@@ -59,6 +60,25 @@ struct VitViewData {
   /// The distance view's mean distance of a uniform head in pixels (vit/vit_distance_view.cpp);
   /// key: the grid's columns, rows and patch size.
   Memo<std::array<int, 3>, double> uniform_distance;
+  /// What the gradient views computed on the scheduler for this session's source
+  /// (vit/vit_relevance_view.cpp, vit/vit_field_view.cpp). Shared with their jobs'
+  /// continuations, which hold it weakly: a result arriving after the session is gone is dropped.
+  struct Gradients {
+    /// The class-relevance maps: key "generation|class", the class explained (the likeliest
+    /// resolved), one map per method of kRelevanceMethods (N values each), or the job's error;
+    /// `*_pending` the key of a job on its way (not asked for again).
+    std::string maps_key, maps_error, maps_pending;
+    int klass = -1;
+    std::vector<std::vector<float>> maps;
+    /// Faithfulness of each method on this image (deletion, insertion; random last): key as
+    /// the maps'.
+    std::string curves_key, curves_error, curves_pending;
+    std::vector<FaithfulnessCurves> curves;
+    /// The effective receptive field: key "generation|layer|token", input height × width.
+    std::string field_key, field_error, field_pending;
+    Matrix field;
+  };
+  std::shared_ptr<Gradients> gradients = std::make_shared<Gradients>();
 };
 
 class VitSession {
@@ -98,6 +118,12 @@ class VitSession {
 
   /// The source of the last finished job (null before the first).
   const VitRun* run() const { return run_.get(); }
+  /// The same, shared: a job of a view keeps it alive while it works on it.
+  const std::shared_ptr<const VitRun>& run_ptr() const { return run_; }
+  /// The scheduler its jobs go to, and its own job's key ("vit:run", "train:a:run"): a view's
+  /// jobs for this session go to the same scheduler under keys naming it.
+  Scheduler& scheduler() { return scheduler_; }
+  const std::string& key() const { return key_; }
   /// The checkpoint file read (the .safetensors inside a folder) and its SHA-256.
   const std::filesystem::path& file() const { return file_; }
   const std::filesystem::path& opened_path() const { return opened_; }

@@ -98,11 +98,10 @@ void App::draw_vit_lower_tabs() {
   const int want = named ? static_cast<int>(std::find(views.begin(), views.end(), named) - views.begin()) : 0;
   std::vector<std::string> labels;
   for (const View* v : views) labels.emplace_back(v->label());
-  if (!tabs_fit(labels)) {  // a narrow column: the views one a line, none cut
-    for (View* v : views) {
-      if (ImGui::Selectable(v->label(), v == views[static_cast<std::size_t>(want)])) state_.vit_view = v->name();
-      record_widget(std::string("vit_tab:") + v->name());
-    }
+  if (!tabs_fit(labels)) {  // a narrow column: the views' names flowed over a few lines, none cut, the view below
+    std::vector<std::string> names;
+    for (const View* v : views) names.push_back(std::string("vit_tab:") + v->name());
+    if (const int t = flowed_choices(labels, names, want); t >= 0) state_.vit_view = views[static_cast<std::size_t>(t)]->name();
     ImGui::Separator();
     shown_vit_lower_ = want;
     views[static_cast<std::size_t>(want)]->draw(source);

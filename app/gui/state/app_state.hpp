@@ -155,6 +155,12 @@ struct FrameReport {
   /// What the high-norm tokens view drew (layer, ratio, median, threshold, the marked patches,
   /// the prefix tokens' norms, the histogram); null when it was not drawn.
   nlohmann::json high_norm_drawn;
+  /// What the relevance view drew (class, label, method, the map, and the faithfulness curves
+  /// once measured), or {"error": …}; null when it was not drawn.
+  nlohmann::json relevance_drawn;
+  /// What the receptive-field view drew (layer, token, size, sum, largest value), or
+  /// {"error": …}; null when it was not drawn.
+  nlohmann::json field_drawn;
   /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
   /// accuracy, the map's layer, head, query and values); null when it was not drawn.
   nlohmann::json train_compared;

@@ -1,4 +1,5 @@
 #include "app/gui/state/ui_common.hpp"
+#include "app/gui/state/widget_log.hpp"
 #include "core/gpu/gl.hpp"
 
 #include <imgui_internal.h>  // the window's text wrap position, as ImGui::TextWrapped reads it
@@ -263,6 +264,18 @@ const char* fitting_label(std::initializer_list<const char*> labels) {
   for (const char* l : labels)
     if (ImGui::CalcTextSize(l).x <= room) return l;
   return *(labels.end() - 1);
+}
+
+int flowed_choices(const std::vector<std::string>& labels, const std::vector<std::string>& names, int selected) {
+  int clicked = -1;
+  for (std::size_t t = 0; t < labels.size(); ++t) {
+    const std::string shown = labels[t].substr(0, labels[t].find("##"));
+    const float w = ImGui::CalcTextSize(shown.c_str()).x;
+    if (t > 0) same_line_if_room(w + ImGui::GetStyle().ItemSpacing.x);
+    if (ImGui::Selectable(shown.c_str(), static_cast<int>(t) == selected, 0, ImVec2(w, 0))) clicked = static_cast<int>(t);
+    record_widget(names[t]);
+  }
+  return clicked;
 }
 
 bool tabs_fit(const std::vector<std::string>& labels) {

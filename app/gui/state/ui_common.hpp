@@ -108,11 +108,16 @@ float radio_width(const char* label);
 /// A button's width with its label and the spacing after it, pixels (for same_line_if_room).
 float button_width(const char* label);
 
-/// Whether tabs with these labels fit the window's width as one row (else a view lists them one a
-/// line: a projector's narrow column, where tabs would be cut or scrolled out of sight). Decided on
+/// Whether tabs with these labels fit the window's width as one row (else a view flows them over
+/// a few lines, flowed_choices(): a projector's narrow column, where tabs would be cut or scrolled
+/// out of sight). Decided on
 /// the width less a scroll bar, shown or not, so that the choice stays the same every frame.
 bool tabs_fit(std::initializer_list<const char*> labels);
 bool tabs_fit(const std::vector<std::string>& labels);
+/// Where tabs do not fit: the labels (text after "##" not shown) as selectables flowed over as
+/// few lines as the column allows, none cut, `selected` marked; each recorded under its entry of
+/// `names` (widget_log.hpp). Returns the index clicked, or −1.
+int flowed_choices(const std::vector<std::string>& labels, const std::vector<std::string>& names, int selected);
 
 /// Help marker: "(?)" with a tooltip.
 void help_marker(const char* text);

@@ -422,12 +422,8 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
     else if (t == 1) draw_train_comparison(state, runs, a, b);
     else offered[t - 2]->draw(run);
   };
-  if (!tabs_fit(labels)) {  // a narrow column: the views one a line, none cut
-    for (std::size_t t = 0; t < labels.size(); ++t) {
-      if (ImGui::Selectable(labels[t].substr(0, labels[t].find("##")).c_str(), state.ui.train_view == static_cast<int>(t)))
-        state.ui.train_view = static_cast<int>(t);
-      record_widget(names[t]);
-    }
+  if (!tabs_fit(labels)) {  // a narrow column: the views' names flowed over a few lines, none cut, the view below
+    if (const int t = flowed_choices(labels, names, state.ui.train_view); t >= 0) state.ui.train_view = t;
     ImGui::Separator();
     draw(std::min(static_cast<std::size_t>(std::max(state.ui.train_view, 0)), labels.size() - 1));
     return;

@@ -26,6 +26,8 @@ std::vector<std::unique_ptr<View>> make_views() {
   v.push_back(make_vit_step_view());      // eqs. 26.5, 26.6 for one row
   v.push_back(make_similarity_view());    // Kornblith et al. 2019 (CKA)
   v.push_back(make_vit_norms_view());     // Darcet et al. 2023
+  v.push_back(make_vit_relevance_view()); // Chefer, Gur, Wolf 2021; SPEC §13
+  v.push_back(make_vit_field_view());     // Luo et al. 2016; Raghu et al. 2021
   return v;
 }
 

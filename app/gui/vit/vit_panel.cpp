@@ -45,7 +45,7 @@ void open_section(AppState& state, VitSession& vit) {
   }
 }
 
-void about_section(const VitRun& src, VitSession& vit) {
+void about_section(AppState& state, const VitRun& src, VitSession& vit) {
   const SourceGrid g = src.grid();
   text_wrapped("%s", vit.file().string().c_str());
   ImGui::TextDisabled("SHA-256 %s", vit.sha256().substr(0, 16).c_str());
@@ -64,7 +64,15 @@ void about_section(const VitRun& src, VitSession& vit) {
       const std::string name = c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
       ImGui::ProgressBar(p, ImVec2(ImGui::GetFontSize() * 6, 0), "");
       ImGui::SameLine();
-      ImGui::Text("%5.1f %%  %s", 100.0 * p, name.c_str());
+      char label[160];
+      std::snprintf(label, sizeof label, "%5.1f %%  %s##top%d", 100.0 * p, name.c_str(), c);
+      // A click asks why: the relevance view explains that class (issue 49).
+      if (ImGui::Selectable(label, state.vit_view == "relevance" && state.relevance_class == std::to_string(c))) {
+        state.relevance_class = std::to_string(c);
+        state.vit_view = "relevance";
+      }
+      record_widget("vit_top:" + std::to_string(c));
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Why %s? Shows which patches this class's score depended on", name.c_str());
     }
   }
 }
@@ -144,7 +152,7 @@ void draw_vit_panel(AppState& state, VitSession& vit) {
     return;
   }
   ImGui::Separator();
-  about_section(*src, vit);
+  about_section(state, *src, vit);
   choice_section(state, *src);
 }
 

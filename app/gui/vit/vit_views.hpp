@@ -60,5 +60,14 @@ std::unique_ptr<View> make_vit_distance_view();  // "distance"
 std::unique_ptr<View> make_vit_matrix_view();    // "matrix"
 std::unique_ptr<View> make_vit_step_view();      // "step"
 std::unique_ptr<View> make_vit_norms_view();     // "high-norm"
+std::unique_ptr<View> make_vit_relevance_view(); // "relevance"
+std::unique_ptr<View> make_vit_field_view();     // "erf"
+
+/// Why the model decided (SPEC §13): the chosen class's relevance by the chosen method over the
+/// photo, the top 5 as buttons and a search over every label, the faithfulness curves on this
+/// image (vit_relevance_view.cpp).
+void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice& choice);
+/// The query's effective receptive field after the layer over the photo (vit_field_view.cpp).
+void draw_vit_field_view(AppState& state, VitSession& vit, SourceChoice& choice);
 
 }  // namespace attnlab::app

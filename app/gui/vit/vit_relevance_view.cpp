@@ -1,0 +1,282 @@
+// Why did the model decide? (issue 49, SPEC §13): the class-relevance map of the class the
+// teacher picks (the top 5 as buttons, any class found by name) by the chosen method over the
+// photo, and how faithful each method is on this image: the deletion and insertion curves of
+// RISE against a random order. The gradient pass and the curves run on the scheduler
+// (cancellable, latest request wins); the results are kept in the session's view data.
+#include "app/gui/vit/vit_views.hpp"
+#include "app/gui/state/widget_log.hpp"
+
+#include "core/base/error.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace attnlab::app {
+namespace {
+
+using Gradients = VitViewData::Gradients;
+
+constexpr ImU32 kDeletionColour = IM_COL32(255, 110, 80, 255), kInsertionColour = IM_COL32(90, 200, 255, 255);
+constexpr ImU32 kRandomColour = IM_COL32(170, 170, 170, 255);
+
+std::string class_name(const VitArchitecture& arch, int c) {
+  return c >= 0 && c < static_cast<int>(arch.labels.size()) ? arch.labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
+}
+
+/// The class the document names for this model (top resolved from the pass's logits), or −1
+/// with the reason in `error`.
+int chosen_class(const AppState& state, const VitRun& run, std::string& error) {
+  try {
+    const int c = vit_class_named(run.model().arch, state.relevance_class);
+    return c == VitGradientTarget::kTopClass ? run.top_classes(1).at(0).first : c;
+  } catch (const Error& e) {
+    error = e.what();
+    return -1;
+  }
+}
+
+/// Starts the gradient pass and every method's map for `klass` unless they are held or on
+/// their way; then, once the maps are there, the faithfulness curves of every method.
+void request(VitSession& vit, int klass) {
+  const std::shared_ptr<Gradients>& held = vit.view_data().gradients;
+  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
+  const std::weak_ptr<Gradients> slot = held;
+  const std::shared_ptr<const VitRun> run = vit.run_ptr();
+  if (held->maps_key != key && held->maps_pending != key) {
+    held->maps_pending = key;
+    struct Maps {
+      int klass = -1;
+      std::vector<std::vector<float>> maps;
+    };
+    vit.scheduler().submit<Maps>(
+        "relevance:" + vit.key(),
+        [run, klass](const std::atomic<bool>& stop) {
+          const VitGradients g = vit_gradients(run->model(), run->input(), VitGradientTarget::class_logit(klass), vit_memory_budget(), &stop);
+          Maps out{g.klass, {}};
+          for (const RelevanceMethod m : kRelevanceMethods) out.maps.push_back(relevance_map(g, m));
+          return out;
+        },
+        [slot, key](std::future<Maps> result) {
+          const auto g = slot.lock();
+          if (!g) return;
+          g->maps_pending.clear();
+          g->maps_key = key;
+          try {
+            Maps m = result.get();
+            g->klass = m.klass;
+            g->maps = std::move(m.maps);
+            g->maps_error.clear();
+          } catch (const std::exception& e) {
+            g->maps.clear();
+            g->maps_error = e.what();
+          }
+        });
+    return;
+  }
+  if (held->maps_key != key || held->maps.empty() || held->curves_key == key || held->curves_pending == key) return;
+  held->curves_pending = key;
+  std::vector<std::vector<int>> orders;
+  for (const auto& map : held->maps) orders.push_back(relevance_order(map));
+  orders.push_back(random_patch_order(run->input().N(), 0));
+  vit.scheduler().submit<std::vector<FaithfulnessCurves>>(
+      "relevance:" + vit.key() + ":curves",
+      [run, klass, orders](const std::atomic<bool>& stop) {
+        std::vector<FaithfulnessCurves> out;
+        for (const auto& order : orders) out.push_back(faithfulness_curves(run->model(), run->input(), klass, order, vit_memory_budget(), 1, &stop));
+        return out;
+      },
+      [slot, key](std::future<std::vector<FaithfulnessCurves>> result) {
+        const auto g = slot.lock();
+        if (!g) return;
+        g->curves_pending.clear();
+        g->curves_key = key;
+        try {
+          g->curves = result.get();
+          g->curves_error.clear();
+        } catch (const std::exception& e) {
+          g->curves.clear();
+          g->curves_error = e.what();
+        }
+      });
+}
+
+/// The top 5 as buttons and a search over every label; a click explains that class.
+void class_list(AppState& state, const VitRun& run, int klass) {
+  const VitArchitecture& arch = run.model().arch;
+  for (const auto& [c, p] : run.top_classes(5)) {
+    char label[160];
+    std::snprintf(label, sizeof label, "%5.1f %%  %s##relevance_class%d", 100.0 * p, class_name(arch, c).c_str(), c);
+    if (ImGui::Selectable(label, c == klass)) state.relevance_class = std::to_string(c);
+    record_widget("relevance_class:" + std::to_string(c));
+  }
+  static char find[64] = "";
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+  ImGui::InputTextWithHint("##relevance_find", "find a class by name", find, sizeof find);
+  record_widget("relevance_find");
+  if (!find[0]) return;
+  std::string want = find;
+  std::transform(want.begin(), want.end(), want.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  int shown = 0;
+  for (int c = 0; c < arch.classes && shown < 6; ++c) {
+    std::string name = class_name(arch, c), lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (lower.find(want) == std::string::npos) continue;
+    ++shown;
+    if (ImGui::Selectable((name + "##relevance_found" + std::to_string(c)).c_str(), c == klass)) state.relevance_class = std::to_string(c);
+    record_widget("relevance_found:" + std::to_string(c));
+  }
+  if (!shown) ImGui::TextDisabled("no class matches");
+}
+
+/// The map (N values over the patch grid) over the photo, `side` pixels on its long side.
+void map_over_photo(AppState& state, VitSession& vit, const std::vector<float>& values, const std::string& key, float side) {
+  const SourceGrid g = vit.run()->grid();
+  const float w = static_cast<float>(g.covered_w), h = static_cast<float>(g.covered_h), scale = side / std::max(w, h);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos(), p1(p0.x + w * scale, p0.y + h * scale);
+  ImGui::InvisibleButton("relevance_map", ImVec2(std::max(1.0f, w * scale), std::max(1.0f, h * scale)));
+  record_widget("relevance_map");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddImage(vit.photo(), p0, p1, ImVec2(0, 0), ImVec2(w / static_cast<float>(vit.photo_width()), h / static_cast<float>(vit.photo_height())));
+  const ImTextureID map = vit_map_texture(vit, state, "relevance", key, values);
+  dl->AddImage(map, p0, p1, ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, static_cast<int>(255 * state.opacity)));
+}
+
+/// Deletion and insertion of the chosen method (solid) against random (thin), 0 … 100 %.
+void curves_plot(const FaithfulnessCurves& method, const FaithfulnessCurves& random, ImVec2 size) {
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("relevance_curves", size);
+  record_widget("relevance_curves");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float font = ImGui::GetFontSize();
+  const float left = p0.x + font * 1.6f, right = p0.x + size.x - 4, top = p0.y + 2, bottom = p0.y + size.y - font * 1.3f;
+  dl->AddRectFilled(ImVec2(left, top), ImVec2(right, bottom), IM_COL32(20, 20, 24, 255));
+  auto point = [&](int s, double p) {
+    return ImVec2(left + (right - left) * static_cast<float>(s) / (kFaithfulnessSteps - 1),
+                  bottom - (bottom - top) * static_cast<float>(std::clamp(p, 0.0, 1.0)));
+  };
+  auto line = [&](const std::array<double, kFaithfulnessSteps>& c, ImU32 colour, float thickness) {
+    for (int s = 1; s < kFaithfulnessSteps; ++s)
+      dl->AddLine(point(s - 1, c[static_cast<std::size_t>(s - 1)]), point(s, c[static_cast<std::size_t>(s)]), colour, thickness);
+  };
+  line(random.deletion, kRandomColour, 1.0f);
+  line(random.insertion, kRandomColour, 1.0f);
+  line(method.deletion, kDeletionColour, 2.5f);
+  line(method.insertion, kInsertionColour, 2.5f);
+  const ImU32 text = IM_COL32(200, 200, 200, 255);
+  dl->AddText(ImVec2(p0.x, top), text, "1");
+  dl->AddText(ImVec2(p0.x, bottom - font), text, "0");
+  dl->AddText(ImVec2(left, bottom + 2), text, "0");
+  const char* end = right - left > ImGui::CalcTextSize("0  100 % of the patches").x ? "100 % of the patches" : "100 %";
+  dl->AddText(ImVec2(right - ImGui::CalcTextSize(end).x, bottom + 2), text, end);
+}
+
+void faithfulness_section(const Gradients& held, const std::string& key, int method, ImVec2 size) {
+  if (!held.curves_error.empty() && held.curves_key == key) {
+    text_wrapped("Faithfulness: %s", held.curves_error.c_str());
+    return;
+  }
+  if (held.curves_key != key || held.curves.size() != kRelevanceMethods.size() + 1) {
+    ImGui::TextDisabled("Measuring faithfulness (deletion and insertion, 2 x 11 forward passes per method) ...");
+    return;
+  }
+  const FaithfulnessCurves& m = held.curves[static_cast<std::size_t>(method)];
+  const FaithfulnessCurves& r = held.curves.back();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kDeletionColour), "deletion %.3f", m.deletion_auc);
+  char insertion[48];
+  std::snprintf(insertion, sizeof insertion, "insertion %.3f", m.insertion_auc);
+  same_line_if_room(ImGui::CalcTextSize(insertion).x + ImGui::GetStyle().ItemSpacing.x);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kInsertionColour), "%s", insertion);
+  char random[64];
+  std::snprintf(random, sizeof random, "random %.3f / %.3f", r.deletion_auc, r.insertion_auc);
+  same_line_if_room(ImGui::CalcTextSize(random).x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 1.5f);
+  ImGui::TextDisabled("%s", random);
+  help_marker("The class's probability as the patches this map ranks first are replaced by the image's mean colour "
+              "(deletion: a faithful map makes it fall fast, a small area) or restored into a mean-colour image "
+              "(insertion: a large area), against a random order (grey). Petsiuk et al. 2018; Chefer et al. 2021. "
+              "attnlab explain measures it over a data set.");
+  record_widget("relevance_auc");
+  curves_plot(m, r, ImVec2(std::max(size.x, 120.0f), std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 4)));
+}
+
+}  // namespace
+
+void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
+  const VitRun* run = vit.run();
+  if (!run) {
+    ImGui::TextUnformatted("No model loaded.");
+    return;
+  }
+  if (run->model().arch.classes == 0) {
+    text_wrapped("This checkpoint has no classifier: there is no decision to explain. Open a classifier (a timm or "
+                 "Hugging Face ViT with a head, or the bundled Fashion-MNIST model).");
+    state.report.relevance_drawn = {{"error", "this checkpoint has no classifier: no class to explain"}};
+    return;
+  }
+  std::string error;
+  const int klass = chosen_class(state, *run, error);
+  const ImVec2 room = ImGui::GetContentRegionAvail();
+  const float font = ImGui::GetFontSize();
+  const bool beside = room.x >= font * 30;
+  if (beside) ImGui::BeginChild("relevance_settings", ImVec2(std::min(room.x * 0.34f, font * 17), room.y));
+  ImGui::TextUnformatted("Why did it decide?");
+  help_marker("Attention says where a token reads from, not what the decision depended on (Jain & Wallace 2019). "
+              "Relevance follows the class's logit back through the model: chefer (Chefer, Gur, Wolf 2021) weights "
+              "each layer's A by its gradient, keeps the positive part and propagates it through the residual stream; "
+              "grad-rollout multiplies the same layers as rollout does; input-gradient is the pixels' sensitivity. "
+              "attention and rollout are the same for every class. See docs/EXPLAIN.md.");
+  if (klass >= 0) class_list(state, *run, klass);
+  else text_wrapped("%s", error.c_str());
+  int method = static_cast<int>(std::find(kRelevanceMethods.begin(), kRelevanceMethods.end(), state.relevance_method) - kRelevanceMethods.begin());
+  ImGui::SetNextItemWidth(font * 9);
+  if (ImGui::BeginCombo("method", relevance_method_name(state.relevance_method))) {
+    for (const RelevanceMethod m : kRelevanceMethods)
+      if (ImGui::Selectable(relevance_method_name(m), m == state.relevance_method)) state.relevance_method = m;
+    ImGui::EndCombo();
+  }
+  record_widget("relevance_method");
+  if (beside) {
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
+  if (klass < 0) {
+    state.report.relevance_drawn = {{"error", error}};
+    return;
+  }
+  request(vit, klass);
+  const Gradients& held = *vit.view_data().gradients;
+  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
+  ImGui::BeginGroup();
+  if (held.maps_key != key) {
+    ImGui::TextDisabled("Computing the gradients of '%s' ...", class_name(run->model().arch, klass).c_str());
+  } else if (!held.maps_error.empty()) {
+    text_wrapped("%s", held.maps_error.c_str());
+    state.report.relevance_drawn = {{"error", held.maps_error}};
+  } else {
+    const std::vector<float>& values = held.maps[static_cast<std::size_t>(method)];
+    ImGui::Text("%s: %s", relevance_method_name(state.relevance_method), class_name(run->model().arch, klass).c_str());
+    record_widget("relevance_what");
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float side = std::max(font * 4, std::min(avail.y, avail.x * 0.5f));
+    map_over_photo(state, vit, values, key + "|" + relevance_method_name(state.relevance_method), side);
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    faithfulness_section(held, key, method, ImVec2(ImGui::GetContentRegionAvail().x, 0));
+    ImGui::EndGroup();
+    state.report.relevance_drawn = {{"class", klass},   {"label", class_name(run->model().arch, klass)},
+                                    {"method", relevance_method_name(state.relevance_method)}, {"map", values}};
+    if (held.curves_key == key && held.curves.size() == kRelevanceMethods.size() + 1) {
+      const FaithfulnessCurves& m = held.curves[static_cast<std::size_t>(method)];
+      state.report.relevance_drawn["deletion"] = m.deletion;
+      state.report.relevance_drawn["insertion"] = m.insertion;
+      state.report.relevance_drawn["random"] = {{"deletion", held.curves.back().deletion}, {"insertion", held.curves.back().insertion}};
+    }
+  }
+  ImGui::EndGroup();
+}
+
+std::unique_ptr<View> make_vit_relevance_view() {
+  return std::make_unique<VitPassView>(ViewText{"relevance", "Why?", "Why did it decide?"}, draw_vit_relevance_view);
+}
+
+}  // namespace attnlab::app
