@@ -109,6 +109,7 @@ void class_list(AppState& state, const VitRun& run, int klass) {
     std::snprintf(label, sizeof label, "%5.1f %%  %s##relevance_class%d", 100.0 * p, class_name(arch, c).c_str(), c);
     if (ImGui::Selectable(label, c == klass)) state.relevance_class = std::to_string(c);
     record_widget("relevance_class:" + std::to_string(c));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Why %s? (%.1f %%)", class_name(arch, c).c_str(), 100.0 * p);
   }
   static char find[64] = "";
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
@@ -219,7 +220,7 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   const float font = ImGui::GetFontSize();
   const bool beside = room.x >= font * 30;
   if (beside) ImGui::BeginChild("relevance_settings", ImVec2(std::min(room.x * 0.34f, font * 17), room.y));
-  ImGui::TextUnformatted("Why did it decide?");
+  text_wrapped("Why did it decide?");
   help_marker("Attention says where a token reads from, not what the decision depended on (Jain & Wallace 2019). "
               "Relevance follows the class's logit back through the model: chefer (Chefer, Gur, Wolf 2021) weights "
               "each layer's A by its gradient, keeps the positive part and propagates it through the residual stream; "
@@ -254,7 +255,7 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
     state.report.relevance_drawn = {{"error", held.maps_error}};
   } else {
     const std::vector<float>& values = held.maps[static_cast<std::size_t>(method)];
-    ImGui::Text("%s: %s", relevance_method_name(state.relevance_method), class_name(run->model().arch, klass).c_str());
+    text_wrapped("%s: %s", relevance_method_name(state.relevance_method), class_name(run->model().arch, klass).c_str());
     record_widget("relevance_what");
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float side = std::max(font * 4, std::min(avail.y, avail.x * 0.5f));

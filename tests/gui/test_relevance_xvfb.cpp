@@ -1,0 +1,63 @@
+// Why did it decide? in the real window under Xvfb (issue 49): the bundled Fashion-MNIST model on
+// a bag; each class of the Model panel's top 5 clicked in turn opens the Why? view on that
+// class, and the map it draws (F12's sidecar, relevance_drawn) is core's Chefer relevance of that
+// class, computed here in-process; the maps differ between classes; the faithfulness curves
+// arrive; the window stays responsive while the gradients run (the Field view's job included).
+#include <gtest/gtest.h>
+
+#include "core/io/image.hpp"
+#include "core/vit/relevance.hpp"
+#include "core/vit/vit_cpu.hpp"
+#include "test_support.hpp"
+#include "xvfb_session.hpp"
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+TEST(RelevanceUnderXvfb, EachClassOfTheTopFiveClickedShowsItsOwnRelevanceMap) {
+  Xvfb x;
+  const auto dir = temp_dir();
+  const auto model_dir = asset("fashion_vit"), image = asset("fashion_vit/images/14_bag.png");
+  AppProcess app(x, dir, {image.string(), "--model", model_dir.string()});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const VitModel model = load_vit(model_dir);
+  const VitInput input = vit_input(model, load_image(image));
+  const VitPass pass = VitCpuRunner(1).run(model, input, vit_memory_budget());
+  const auto top = vit_top_classes(pass.logits, 5);
+  ASSERT_EQ(top.size(), 5u);
+  ASSERT_EQ(model.arch.labels.at(static_cast<std::size_t>(top[0].first)), "Bag");
+  nlohmann::json shown = export_until(app, [&](const nlohmann::json& j) {
+    return j.contains("vit_drawn") && j.at("widgets").contains("vit_top:" + std::to_string(top[4].first));
+  });
+  EXPECT_FALSE(shown.contains("relevance_drawn")) << "the lower panel opens on the distance plot";
+  std::vector<std::vector<float>> maps;
+  for (const auto& [klass, p] : top) {
+    SCOPED_TRACE("class " + std::to_string(klass));
+    click_widget(app, shown, "vit_top:" + std::to_string(klass));
+    shown = export_until(app, [&](const nlohmann::json& j) {
+      return j.contains("relevance_drawn") && j.at("relevance_drawn").value("class", -1) == klass &&
+             j.at("relevance_drawn").contains("deletion") && j.at("widgets").contains("vit_top:" + std::to_string(top[4].first));
+    });
+    EXPECT_EQ(shown.at("vit").at("view"), "relevance");
+    EXPECT_EQ(shown.at("vit").at("relevance").at("class"), std::to_string(klass));
+    const nlohmann::json& drawn = shown.at("relevance_drawn");
+    EXPECT_EQ(drawn.at("label"), model.arch.labels.at(static_cast<std::size_t>(klass)));
+    EXPECT_EQ(drawn.at("method"), "chefer");
+    const std::vector<float> want = vit_relevance(model, input, klass, RelevanceMethod::Chefer, vit_memory_budget());
+    const auto got = drawn.at("map").get<std::vector<float>>();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f + 1e-5f * std::abs(want[i])) << i;
+    EXPECT_TRUE(shown.at("widgets").contains("relevance_map"));
+    EXPECT_TRUE(shown.at("widgets").contains("relevance_curves"));
+    maps.push_back(got);
+  }
+  for (std::size_t a = 0; a < maps.size(); ++a)
+    for (std::size_t b = a + 1; b < maps.size(); ++b) EXPECT_NE(maps[a], maps[b]) << "classes " << a << " and " << b << " drew the same map";
+  // The receptive field of the query after the last layer, a job of its own.
+  click_widget(app, shown, "vit_tab:erf");
+  const nlohmann::json field = export_until(app, [](const nlohmann::json& j) { return j.contains("field_drawn"); });
+  EXPECT_EQ(field.at("field_drawn").at("width"), 28);
+  EXPECT_EQ(field.at("field_drawn").at("height"), 28);
+  EXPECT_GT(field.at("field_drawn").at("sum").get<double>(), 0.0);
+  EXPECT_EQ(app.close(), 0) << app.log();
+}
