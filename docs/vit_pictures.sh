@@ -32,3 +32,9 @@ cka_render() {
 }
 cka_render vit-fashion-cka --image assets/fashion_vit/images/04_shirt.png
 cka_render vit-safari-cka --image assets/safari.jpg --resize 56 --cka-examples photo
+# Why did it decide? (docs/EXPLAIN.md): the relevance view on an ankle boot, headless, once its
+# gradient and faithfulness jobs have run.
+"$bin" render --model assets/fashion_vit --image assets/fashion_vit/images/00_ankle-boot.png --view vit-relevance \
+  --size 1024x420 --out docs/vit-fashion-relevance.png --force >/dev/null
+rm -f docs/vit-fashion-relevance.json
+echo docs/vit-fashion-relevance.png
