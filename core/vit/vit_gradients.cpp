@@ -5,6 +5,7 @@
 #include "core/vit/vit_kernels.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -193,7 +194,15 @@ VitGradients vit_gradients(const VitModel& model, const VitInput& input, const V
   g.rows = input.rows;
   g.patch = a.patch;
   g.pooling = a.pooling;
+  // One-threaded products, as the CPU runner's: OpenBLAS's own threads on these small products
+  // cost more than they give, and spin on the cores the app's other work is using (measured in
+  // attnlab-bench's Relevance/Cpu/S16_224: 7.6 s with them on a busy machine, 0.45 s without).
+  blas::ThreadsForScope blas_threads(1);
   // Forward, keeping every block's activations.
+  const auto start = std::chrono::steady_clock::now();
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
   Matrix patch_tokens;
   linear(input.patches, model.W_patch, model.b_patch, patch_tokens);
   Matrix X = vit_initial_tokens(model, patch_tokens, vit_position_embedding(model, input.rows, input.cols));
@@ -205,6 +214,8 @@ VitGradients vit_gradients(const VitModel& model, const VitInput& input, const V
     block_forward(a, model.blocks[static_cast<std::size_t>(l)], X, kept[static_cast<std::size_t>(l)], g.A[static_cast<std::size_t>(l)]);
   }
   // The seed: ∂y/∂(last block's output).
+  g.forward_ms = ms_since(start);
+  const auto backward_start = std::chrono::steady_clock::now();
   Matrix dX;
   if (target.layer < 0) {
     const Classifier c = classify(model, X);
@@ -225,6 +236,7 @@ VitGradients vit_gradients(const VitModel& model, const VitInput& input, const V
   // The tokens entering block 0 are [prefix…, patch embedding + position code]: the patch rows'
   // gradient goes back through the patch embedding (a product with W_patch).
   linear_input_gradient(dX.bottomRows(input.N()), model.W_patch, g.d_patches);
+  g.backward_ms = ms_since(backward_start);
   return g;
 }
 

@@ -52,6 +52,9 @@ struct VitGradients {
   std::vector<float> logits;
   /// The class whose logit was differentiated (kTopClass resolved); −1 for a token target.
   int klass = -1;
+  /// Wall-clock milliseconds of the forward pass (keeping the activations) and of the backward
+  /// pass, as this call measured them: how a gradient pass's time splits (attnlab-bench).
+  double forward_ms = 0.0, backward_ms = 0.0;
   int N() const { return cols * rows; }
 };
 
