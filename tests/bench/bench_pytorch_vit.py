@@ -2,10 +2,11 @@
 """PyTorch CPU timings to compare Attention Lab's C++ ViT forward and attention benchmark with.
 
     /usr/bin/python3 tests/bench/bench_pytorch_vit.py [--threads 1,2] [--shapes S16_224,...]
-                                                      [--only {vit,attention}]
+                                                      [--only {vit,attention,relevance}]
     # --threads: the thread counts to try (default 1,2); --shapes: a subset of S16_224,
     # B16_224, S8_480 (default all; S8_480 takes ~25 s a forward on 2 cores, ~2 min per thread
-    # count); --only attention times just softmax(Q K^T / sqrt(m)) (seconds, not minutes)
+    # count); --only attention times just softmax(Q K^T / sqrt(m)) (seconds, not minutes);
+    # --only relevance times just the class-relevance pass below (S16_224 only, ~1 min)
 
 The shapes of attnlab-bench's VitForward/{Cpu,Gpu}/{S16_224,B16_224,S8_480}
 (tests/bench/bench_attention.cpp): S16_224 = ViT-S/16 (D 384, 6 heads, 12 layers, MLP 1536),
@@ -30,6 +31,30 @@ Prints which BLAS torch uses: torch.__config__'s build settings (Debian's torch 
 BLAS_INFO=generic: it calls the system's libblas.so.3) and the BLAS libraries actually mapped
 into the process after a matrix product (with libopenblas0-pthread installed:
 openblas-pthread/libopenblasp-r0.3.x.so), with OpenBLAS's own configuration string.
+
+Also times what attnlab-bench's Relevance/Cpu/S16_224 times (core/vit/vit_gradients and
+core/vit/relevance; counters forward_ms, backward_ms, map_ms): why a ViT-S/16 classifier decided.
+The model is the S16_224 ViT above (random weights, the same classes) with a classifier head of
+1000 classes (token pooling: the final LayerNorm on the CLS token, then Linear(384, 1000)); one
+3x224x224 image, T = 197. Each timed run is
+  forward:  one forward with autograd on, keeping every block's attention matrix A_l (1 x H x
+            T x T, after an explicit softmax, no fused attention) with retain_grad();
+  backward: logits[top].backward() for the arg-max class top. As in C++ (no parameter
+            gradients: "the weights are constants here") the weights have requires_grad False
+            and the image requires grad, so the backward pass computes dy/dA_l and dy/dx, not
+            the weights' gradients;
+  map:      Chefer et al. 2021's relevance, R = I (T x T); for l = 0..L-1:
+            R <- R + mean_h((dA_l * A_l).clamp(min=0)) @ R; map = R[0, 1:], in float32 torch ops
+            under no_grad (the main number, counted in the total); "map64" times the same in
+            float64 (A_l and dA_l cast), as C++'s map_ms is ("the L T x T products in double");
+            it is not counted in the total.
+Best and median of 7 runs after 2 warm-up runs, per part and for the total (forward + backward
++ float32 map, per run; the best total is the best run's sum, not the sum of the parts' bests),
+at each thread count; then the best thread count (by best total). Before the timing, the map is
+checked on a small model in float64 (D 64, 4 heads, 3 blocks, 64x64 image, 10 classes): the
+retain_grad() dA_l equal torch.autograd.grad of the logit with respect to the kept A_l, and the
+map equals a per-head, per-block recomputation from those; the float32 map of S16_224 equals
+its float64 map to a relative 1e-4.
 
 On a machine busy with other work, 2 OpenMP threads on 2 cores can be several times slower than
 1 (every op waits at a barrier for a thread that is not scheduled): the load average printed at
@@ -69,11 +94,16 @@ class Block(torch.nn.Module):
         self.fc1 = torch.nn.Linear(D, M)
         self.fc2 = torch.nn.Linear(M, D)
 
-    def forward(self, x):
+    def forward(self, x, keep=None):
+        """keep: None, or a list that gets this block's A (B x H x T x T), with retain_grad()."""
         B, T, D = x.shape
         hd = D // self.H
         q, k, v = self.qkv(self.norm1(x)).reshape(B, T, 3, self.H, hd).permute(2, 0, 3, 1, 4)
         a = ((q * hd ** -0.5) @ k.transpose(-2, -1)).softmax(-1)
+        if keep is not None:
+            if a.requires_grad:
+                a.retain_grad()
+            keep.append(a)
         x = x + self.proj((a @ v).transpose(1, 2).reshape(B, T, D))
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
@@ -99,14 +129,143 @@ class ViT(torch.nn.Module):
                           align_corners=False)
         return torch.cat([prefix, p.permute(0, 2, 3, 1).reshape(1, rows * cols, D)], dim=1)
 
-    def forward(self, img):
+    def tokens(self, img, keep=None):
+        """The residual stream after the last block (before the final LayerNorm)."""
         x = self.patch_embed(img)
         rows, cols = x.shape[2], x.shape[3]
         x = x.flatten(2).transpose(1, 2)
         x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1) + self.pos(rows, cols)
         for b in self.blocks:
-            x = b(x)
-        return self.norm(x)
+            x = b(x, keep)
+        return x
+
+    def forward(self, img):
+        return self.norm(self.tokens(img))
+
+
+class ViTClassifier(ViT):
+    """ViT with timm's token-pooled classifier: final LayerNorm on the CLS token, then Linear."""
+
+    def __init__(self, D, H, depth, M, patch, grid0, classes):
+        super().__init__(D, H, depth, M, patch, grid0)
+        self.head = torch.nn.Linear(D, classes)
+
+    def forward(self, img, keep=None):
+        return self.head(self.norm(self.tokens(img, keep)[:, 0]))
+
+
+CLASSES = 1000
+RELEVANCE_SHAPE = "S16_224"
+
+
+def chefer_map(keep, dtype=torch.float32):
+    """Chefer et al. 2021 from kept A_l (1 x H x T x T, .grad set): R = I; R <- R +
+    mean_h((dA_l * A_l)^+) @ R; returns R[0, 1:] (no_grad; computed in `dtype`)."""
+    with torch.no_grad():
+        T = keep[0].shape[-1]
+        R = torch.eye(T, dtype=dtype)
+        for a in keep:
+            A, dA = a[0].to(dtype), a.grad[0].to(dtype)
+            R = R + (dA * A).clamp(min=0).mean(0) @ R
+        return R[0, 1:]
+
+
+def relevance_pass(model, img, dtype=torch.float32):
+    """One timed run: (forward s, backward s, map s, the map in `dtype`, kept A_l, top class)."""
+    img.grad = None
+    t0 = time.perf_counter()
+    keep = []
+    logits = model(img, keep)[0]
+    top = int(logits.argmax())
+    t1 = time.perf_counter()
+    logits[top].backward()
+    t2 = time.perf_counter()
+    r = chefer_map(keep, dtype)
+    t3 = time.perf_counter()
+    return t1 - t0, t2 - t1, t3 - t2, r, keep, top
+
+
+def relevance_model(D, H, L, M, patch, grid0, classes, dtype=torch.float32):
+    model = ViTClassifier(D, H, L, M, patch, grid0, classes).to(dtype).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)  # the weights are constants, as in C++'s vit_gradients
+    return model
+
+
+def check_relevance():
+    """The map on a small float64 model against torch.autograd.grad and a per-head recomputation."""
+    torch.manual_seed(1)
+    D, H, L, M, patch, side, classes = 64, 4, 3, 128, 16, 64, 10
+    model = relevance_model(D, H, L, M, patch, side // patch, classes, torch.float64)
+    img = torch.randn(1, 3, side, side, dtype=torch.float64, requires_grad=True)
+    with torch.enable_grad():
+        _, _, _, r, keep, top = relevance_pass(model, img, torch.float64)
+        keep2 = []
+        logits = model(img, keep2)[0]
+        assert int(logits.argmax()) == top
+        grads = torch.autograd.grad(logits[top], keep2)
+    T = 1 + (side // patch) ** 2
+    assert r.shape == (T - 1,) and len(keep) == L
+    R = torch.eye(T, dtype=torch.float64)
+    for a, a2, g in zip(keep, keep2, grads):
+        assert torch.allclose(a.detach(), a2.detach(), rtol=0, atol=1e-14)
+        assert torch.allclose(a.grad, g, rtol=1e-10, atol=1e-14), (a.grad - g).abs().max()
+        assert float(g.abs().max()) > 0
+        G = torch.zeros(T, T, dtype=torch.float64)
+        for h in range(H):
+            G += torch.maximum(g[0, h].detach() * a2[0, h].detach(), torch.zeros(T, T, dtype=torch.float64))
+        R = R + (G / H) @ R
+    assert torch.allclose(r, R[0, 1:], rtol=1e-10, atol=1e-14), (r - R[0, 1:]).abs().max()
+    r32 = chefer_map(keep)
+    assert torch.allclose(r32.double(), r, rtol=1e-5, atol=1e-7)
+    return T, float(r.min()), float(r.max())
+
+
+def time_relevance(threads, lib):
+    T0, lo, hi = check_relevance()
+    print(f"relevance map checked on a small float64 model (T {T0}): retain_grad dA = "
+          f"autograd.grad, map = per-head recomputation (map in [{lo:.3g}, {hi:.3g}])")
+    name = RELEVANCE_SHAPE
+    D, H, L, M, patch, side, grid0 = SHAPES[name]
+    torch.manual_seed(0)
+    model = relevance_model(D, H, L, M, patch, grid0, CLASSES)
+    img = torch.randn(1, 3, side, side, requires_grad=True)
+    T = 1 + (side // patch) ** 2
+    print(f"Relevance {name} (attnlab-bench Relevance/Cpu/{name}): D {D}, heads {H}, layers {L}, "
+          f"T {T}, MLP {M}, {CLASSES} classes; forward with autograd keeping A (retain_grad), "
+          f"logits[top].backward() (weights constant), chefer map float32 (map64: float64, not in "
+          f"total); warm-up {WARMUP}, runs {RUNS}; ms best / median")
+    print(f"{'threads':>7s} {'forward':>13s} {'backward':>13s} {'map':>11s} {'map64':>11s} "
+          f"{'total':>13s} {'load':>5s} {'top':>4s}")
+    best_of = None
+    with torch.enable_grad():
+        for n in threads:
+            set_threads(n, lib)
+            load = os.getloadavg()[0]
+            runs = []
+            for i in range(WARMUP + RUNS):
+                fwd, bwd, mp, r, keep, top = relevance_pass(model, img)
+                t0 = time.perf_counter()
+                r64 = chefer_map(keep, torch.float64)
+                mp64 = time.perf_counter() - t0
+                if i == 0:
+                    err = float((r.double() - r64).abs().max() / r64.abs().max())
+                    assert err < 1e-4, err
+                if i >= WARMUP:
+                    runs.append((fwd, bwd, mp, mp64, fwd + bwd + mp))
+                del keep, r, r64
+            cols = list(zip(*runs))
+            stats = [(min(c) * 1e3, statistics.median(c) * 1e3) for c in cols]
+            f, b, m, m64, tot = (f"{lo:.1f}/{med:.1f}" for lo, med in stats)
+            print(f"{n:7d} {f:>13s} {b:>13s} {m:>11s} {m64:>11s} {tot:>13s} {load:5.2f} {top:4d}",
+                  flush=True)
+            if best_of is None or stats[4][0] < best_of[1][4][0]:
+                best_of = (n, stats)
+    n, stats = best_of
+    parts = ", ".join(f"{k} {lo:.1f}/{med:.1f}" for k, (lo, med) in
+                      zip(("forward", "backward", "map", "map64"), stats))
+    print(f"best thread count: {n} threads: total best {stats[4][0]:.1f} ms, median "
+          f"{stats[4][1]:.1f} ms ({parts}; ms best/median)")
 
 
 def time_it(fn, warmup=WARMUP, runs=RUNS):
@@ -181,8 +340,8 @@ def main():
                     help="comma-separated thread counts (torch and OpenBLAS), default 1,2")
     ap.add_argument("--shapes", type=csv(str, SHAPES), default=list(SHAPES),
                     help="comma-separated subset of " + ",".join(SHAPES))
-    ap.add_argument("--only", choices=("vit", "attention"),
-                    help="run only the ViT forwards or only the attention timing")
+    ap.add_argument("--only", choices=("vit", "attention", "relevance"),
+                    help="run only the ViT forwards, the attention timing or the relevance pass")
     args = ap.parse_args()
     lib = openblas()
     print(f"torch {torch.__version__}, threads {args.threads}, warm-up {WARMUP}, runs {RUNS} "
@@ -194,7 +353,7 @@ def main():
     print()
     best_of = {}
     with torch.no_grad():
-        if args.only != "attention":
+        if args.only in (None, "vit"):
             print(f"{'shape':8s} {'D':>4s} {'heads':>5s} {'layers':>6s} {'T':>5s} {'MLP':>5s} "
                   f"{'threads':>7s} {'best ms':>9s} {'median ms':>10s} {'load':>5s}")
             for name in args.shapes:
@@ -216,16 +375,19 @@ def main():
             print("best thread count per shape:")
             for name, (n, best, med) in best_of.items():
                 print(f"  {name:8s} {n} threads: best {best * 1e3:.1f} ms, median {med * 1e3:.1f} ms")
-        if args.only == "vit":
-            return
-        N, m = 4096, 3
-        Q, K = torch.randn(N, m), torch.randn(N, m)
-        print()
-        for n in args.threads:
-            set_threads(n, lib)
-            best, med = time_it(lambda: torch.softmax(Q @ K.T / math.sqrt(m), dim=-1))
-            print(f"softmax(Q K^T / sqrt(m)), N {N}, m {m}, {n} threads: best {best * 1e3:.1f} ms, "
-                  f"median {med * 1e3:.1f} ms")
+        if args.only in (None, "attention"):
+            N, m = 4096, 3
+            Q, K = torch.randn(N, m), torch.randn(N, m)
+            print()
+            for n in args.threads:
+                set_threads(n, lib)
+                best, med = time_it(lambda: torch.softmax(Q @ K.T / math.sqrt(m), dim=-1))
+                print(f"softmax(Q K^T / sqrt(m)), N {N}, m {m}, {n} threads: best "
+                      f"{best * 1e3:.1f} ms, median {med * 1e3:.1f} ms")
+    if args.only in (None, "relevance"):
+        if args.only is None:
+            print()
+        time_relevance(args.threads, lib)
 
 
 if __name__ == "__main__":
