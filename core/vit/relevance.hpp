@@ -42,7 +42,7 @@ bool relevance_needs_gradient(RelevanceMethod method);
 /// values over the patches in raster order, raw (not renormalised; SPEC §13). The class token's
 /// row is read (row 0); for a model pooled by averaging, the mean of the patch rows instead.
 /// Prefix tokens (cls, registers) are left out of the map. Rollout, grad-rollout and chefer
-/// multiply T × T matrices in double precision (T³ per layer).
+/// multiply T × T matrices in float (T³ per layer), as PyTorch does.
 std::vector<float> relevance_map(const VitGradients& g, RelevanceMethod method);
 
 /// One gradient pass of class `klass` and the map of `method` (relevance_map()). Throws what

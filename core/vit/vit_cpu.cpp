@@ -1,6 +1,7 @@
 #include "core/vit/vit_cpu.hpp"
 
 #include "core/base/error.hpp"
+#include "core/vit/vit_kernels.hpp"
 
 #include "core/base/blas.hpp"
 #include <unsupported/Eigen/SpecialFunctions>
@@ -48,35 +49,8 @@ namespace {
 
 constexpr int kQueryBlock = 64;  ///< query rows whose scores are held at once, per thread
 
-/// Runs task(t, worker) for t in [0, tasks) on `threads` threads, the calling one among them
-/// (worker 0), task t on worker t mod threads.
-template <class Task>
-void parallel_tasks(int tasks, int threads, const Task& task) {
-  threads = std::max(1, std::min(threads, tasks));
-  if (threads == 1) {
-    for (int t = 0; t < tasks; ++t) task(t, 0);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int w = 1; w < threads; ++w)
-    pool.emplace_back([&, w] {
-      for (int t = w; t < tasks; t += threads) task(t, w);
-    });
-  for (int t = 0; t < tasks; t += threads) task(t, 0);
-  for (std::thread& th : pool) th.join();
-}
-
-/// Splits `rows` into `threads` contiguous parts (multiples of 8 rows where possible) and runs
-/// part(first, count) for each on its own thread.
-template <class Part>
-void parallel_rows(int rows, int threads, const Part& part) {
-  const int parts = std::max(1, std::min(threads, (rows + 7) / 8));
-  const int per = ((rows + parts - 1) / parts + 7) / 8 * 8;
-  parallel_tasks(parts, parts, [&](int p, int) {
-    const int first = p * per, count = std::min(per, rows - first);
-    if (count > 0) part(first, count);
-  });
-}
+using vit_kernels::parallel_rows;
+using vit_kernels::parallel_tasks;
 
 /// Rows [first, first + count) of out = X·Wᵀ + b, then `epilogue` on those rows.
 template <class Epilogue>
@@ -92,18 +66,7 @@ void linear_rows(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& o
 
 }  // namespace
 
-namespace {
-int default_threads() {
-  if (const char* env = std::getenv("ATTNLAB_THREADS")) {
-    char* end = nullptr;
-    const long n = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && n > 0 && n <= 256) return static_cast<int>(n);
-  }
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-}  // namespace
-
-VitCpuRunner::VitCpuRunner(int threads) : threads_(threads > 0 ? threads : default_threads()) {}
+VitCpuRunner::VitCpuRunner(int threads) : threads_(threads > 0 ? threads : vit_kernels::default_threads()) {}
 
 VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int64_t budget, const std::atomic<bool>* stop) {
   return run(model, input, budget, stop, VitTokenSink());

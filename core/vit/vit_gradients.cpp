@@ -23,90 +23,114 @@ struct BlockActivations {
   std::vector<float> mu1, rs1, mu2, rs2;  ///< LayerNorm statistics, T each
 };
 
-/// Y (rows × out) = X·Wᵀ + b, W out × in (PyTorch's Linear).
-void linear(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& Y) {
+using vit_kernels::parallel_rows;
+using vit_kernels::parallel_tasks;
+
+/// Y (rows × out) = X·Wᵀ + b, W out × in (PyTorch's Linear); the rows split among `threads`.
+void linear(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& Y, int threads) {
   Y.resize(X.rows(), W.rows());
-  Y.rowwise() = b;
-  blas::sgemm(false, true, static_cast<int>(X.rows()), static_cast<int>(W.rows()), static_cast<int>(X.cols()), 1.0f, X.data(),
-              static_cast<int>(X.cols()), W.data(), static_cast<int>(W.cols()), 1.0f, Y.data(), static_cast<int>(W.rows()));
+  const int in = static_cast<int>(X.cols()), out = static_cast<int>(W.rows());
+  parallel_rows(static_cast<int>(X.rows()), threads, [&](int first, int count) {
+    Y.middleRows(first, count).rowwise() = b;
+    blas::sgemm(false, true, count, out, in, 1.0f, X.data() + static_cast<std::ptrdiff_t>(first) * in, in, W.data(), in, 1.0f,
+                Y.data() + static_cast<std::ptrdiff_t>(first) * out, out);
+  });
 }
 
 /// dX (rows × in) = dY·W: the backward of linear() with respect to its input.
-void linear_input_gradient(const Matrix& dY, const Matrix& W, Matrix& dX) {
+void linear_input_gradient(const Matrix& dY, const Matrix& W, Matrix& dX, int threads) {
   dX.resize(dY.rows(), W.cols());
-  blas::sgemm(false, false, static_cast<int>(dY.rows()), static_cast<int>(W.cols()), static_cast<int>(W.rows()), 1.0f, dY.data(),
-              static_cast<int>(dY.cols()), W.data(), static_cast<int>(W.cols()), 0.0f, dX.data(), static_cast<int>(W.cols()));
+  const int in = static_cast<int>(W.cols()), out = static_cast<int>(W.rows());
+  parallel_rows(static_cast<int>(dY.rows()), threads, [&](int first, int count) {
+    blas::sgemm(false, false, count, in, out, 1.0f, dY.data() + static_cast<std::ptrdiff_t>(first) * out, out, W.data(), in, 0.0f,
+                dX.data() + static_cast<std::ptrdiff_t>(first) * in, in);
+  });
 }
 
 void layer_norm(const Matrix& X, const RowVector& w, const RowVector& b, float eps, Matrix& Y, std::vector<float>& mu,
-                std::vector<float>& rs) {
+                std::vector<float>& rs, int threads = 1) {
   Y.resize(X.rows(), X.cols());
   mu.resize(static_cast<std::size_t>(X.rows()));
   rs.resize(static_cast<std::size_t>(X.rows()));
-  vit_kernels::ln_forward(X.data(), w.data(), b.data(), static_cast<int>(X.rows()), static_cast<int>(X.cols()), eps, Y.data(), mu.data(),
-                          rs.data());
+  const int D = static_cast<int>(X.cols());
+  parallel_rows(static_cast<int>(X.rows()), threads, [&](int first, int count) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first) * D;
+    vit_kernels::ln_forward(X.data() + at, w.data(), b.data(), count, D, eps, Y.data() + at, mu.data() + first, rs.data() + first);
+  });
 }
 
 /// dX += the LayerNorm's backward of dY (no weight gradients).
 void add_layer_norm_gradient(const Matrix& dY, const Matrix& X, const std::vector<float>& mu, const std::vector<float>& rs,
-                             const RowVector& w, Matrix& dX) {
-  vit_kernels::ln_backward(dY.data(), X.data(), mu.data(), rs.data(), w.data(), static_cast<int>(X.rows()), static_cast<int>(X.cols()),
-                           dX.data(), true, nullptr, nullptr);
+                             const RowVector& w, Matrix& dX, int threads = 1) {
+  const int D = static_cast<int>(X.cols());
+  parallel_rows(static_cast<int>(X.rows()), threads, [&](int first, int count) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first) * D;
+    vit_kernels::ln_backward(dY.data() + at, X.data() + at, mu.data() + first, rs.data() + first, w.data(), count, D, dX.data() + at,
+                             true, nullptr, nullptr);
+  });
 }
 
 /// One block forward: X (T × D) in, X out; keeps its activations in `k` and A in `A`.
-void block_forward(const VitArchitecture& a, const VitBlock& b, Matrix& X, BlockActivations& k, Matrix& A) {
+void block_forward(const VitArchitecture& a, const VitBlock& b, Matrix& X, BlockActivations& k, Matrix& A, int threads) {
   const int T = static_cast<int>(X.rows()), D = a.D, H = a.heads, m = D / H;
   const float scale = 1.0f / std::sqrt(static_cast<float>(m));
   k.X_in = X;
-  layer_norm(X, b.ln1_w, b.ln1_b, a.eps, k.Xn1, k.mu1, k.rs1);
-  linear(k.Xn1, b.W_qkv, b.b_qkv, k.QKV);
+  layer_norm(X, b.ln1_w, b.ln1_b, a.eps, k.Xn1, k.mu1, k.rs1, threads);
+  linear(k.Xn1, b.W_qkv, b.b_qkv, k.QKV, threads);
   A.resize(static_cast<Eigen::Index>(H) * T, T);
   k.O.resize(T, D);
-  for (int h = 0; h < H; ++h) {
+  parallel_tasks(H, threads, [&](int h, int) {  // heads are independent (eqs. 26.20–26.21)
     float* Ah = A.data() + static_cast<std::ptrdiff_t>(h) * T * T;
     const float* q = k.QKV.data() + h * m;
     blas::sgemm(false, true, T, T, m, scale, q, 3 * D, q + D, 3 * D, 0.0f, Ah, T);  // eq. 26.20's scores
     vit_softmax_rows(A.middleRows(static_cast<Eigen::Index>(h) * T, T));
     blas::sgemm(false, false, T, m, T, 1.0f, Ah, T, q + 2 * D, 3 * D, 0.0f, k.O.data() + h * m, D);  // eq. 26.21
-  }
+  });
   Matrix out;
-  linear(k.O, b.W_proj, b.b_proj, out);
+  linear(k.O, b.W_proj, b.b_proj, out, threads);
   k.X_mid = X + (out.array().rowwise() * b.ls1.array()).matrix();
-  layer_norm(k.X_mid, b.ln2_w, b.ln2_b, a.eps, k.Xn2, k.mu2, k.rs2);
-  linear(k.Xn2, b.W_fc1, b.b_fc1, k.H_pre);
+  layer_norm(k.X_mid, b.ln2_w, b.ln2_b, a.eps, k.Xn2, k.mu2, k.rs2, threads);
+  linear(k.Xn2, b.W_fc1, b.b_fc1, k.H_pre, threads);
   Matrix hidden(k.H_pre.rows(), k.H_pre.cols());
-  vit_kernels::gelu_forward(k.H_pre.data(), static_cast<std::size_t>(k.H_pre.size()), hidden.data());
-  linear(hidden, b.W_fc2, b.b_fc2, out);
+  parallel_rows(static_cast<int>(k.H_pre.rows()), threads, [&](int first, int count) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first) * k.H_pre.cols();
+    vit_kernels::gelu_forward(k.H_pre.data() + at, static_cast<std::size_t>(count) * k.H_pre.cols(), hidden.data() + at);
+  });
+  linear(hidden, b.W_fc2, b.b_fc2, out, threads);
   X = k.X_mid + (out.array().rowwise() * b.ls2.array()).matrix();
 }
 
 /// One block backward: dX (T × D) holds ∂y/∂(block output) and leaves ∂y/∂(block input);
 /// ∂y/∂A into dA ((H·T) × T).
-void block_backward(const VitArchitecture& a, const VitBlock& b, const BlockActivations& k, const Matrix& A, Matrix& dX, Matrix& dA) {
+void block_backward(const VitArchitecture& a, const VitBlock& b, const BlockActivations& k, const Matrix& A, Matrix& dX, Matrix& dA,
+                    int threads) {
   const int T = static_cast<int>(dX.rows()), D = a.D, H = a.heads, m = D / H;
   const float scale = 1.0f / std::sqrt(static_cast<float>(m));
   // x_out = x_mid + ls2 ⊙ fc2(gelu(fc1(LN2(x_mid)))).
   const Matrix dM = (dX.array().rowwise() * b.ls2.array()).matrix();
   Matrix dH, dXn;
-  linear_input_gradient(dM, b.W_fc2, dH);
-  vit_kernels::gelu_backward(k.H_pre.data(), static_cast<std::size_t>(k.H_pre.size()), dH.data());
-  linear_input_gradient(dH, b.W_fc1, dXn);
-  add_layer_norm_gradient(dXn, k.X_mid, k.mu2, k.rs2, b.ln2_w, dX);  // dX is now ∂y/∂x_mid
+  linear_input_gradient(dM, b.W_fc2, dH, threads);
+  parallel_rows(static_cast<int>(dH.rows()), threads, [&](int first, int count) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first) * dH.cols();
+    vit_kernels::gelu_backward(k.H_pre.data() + at, static_cast<std::size_t>(count) * dH.cols(), dH.data() + at);
+  });
+  linear_input_gradient(dH, b.W_fc1, dXn, threads);
+  add_layer_norm_gradient(dXn, k.X_mid, k.mu2, k.rs2, b.ln2_w, dX, threads);  // dX is now ∂y/∂x_mid
   // x_mid = x_in + ls1 ⊙ proj(attention(qkv(LN1(x_in)))).
   const Matrix dP = (dX.array().rowwise() * b.ls1.array()).matrix();
-  Matrix dO, dQKV(T, 3 * D), dS(T, T);
-  linear_input_gradient(dP, b.W_proj, dO);
+  Matrix dO, dQKV(T, 3 * D);
+  std::vector<Matrix> dS(static_cast<std::size_t>(std::max(1, std::min(threads, H))), Matrix(T, T));  // scratch per worker
+  linear_input_gradient(dP, b.W_proj, dO, threads);
   dA.resize(static_cast<Eigen::Index>(H) * T, T);
-  for (int h = 0; h < H; ++h) {
+  parallel_tasks(H, threads, [&](int h, int worker) {  // each head writes its own columns of dQKV
     const float* q = k.QKV.data() + h * m;
     float* dq = dQKV.data() + h * m;
     vit_kernels::attention_head_backward(A.data() + static_cast<std::ptrdiff_t>(h) * T * T, dO.data() + h * m, D, q, q + D, q + 2 * D,
-                                         3 * D, T, m, scale, dq, dq + D, dq + 2 * D, dS.data(),
+                                         3 * D, T, m, scale, dq, dq + D, dq + 2 * D, dS[static_cast<std::size_t>(worker)].data(),
                                          dA.data() + static_cast<std::ptrdiff_t>(h) * T * T);
-  }
-  linear_input_gradient(dQKV, b.W_qkv, dXn);
-  add_layer_norm_gradient(dXn, k.X_in, k.mu1, k.rs1, b.ln1_w, dX);  // ∂y/∂x_in
+  });
+  linear_input_gradient(dQKV, b.W_qkv, dXn, threads);
+  add_layer_norm_gradient(dXn, k.X_in, k.mu1, k.rs1, b.ln1_w, dX, threads);  // ∂y/∂x_in
 }
 
 /// The classifier's head: the pooled token (cls, or the patches' mean) through the final
@@ -124,7 +148,7 @@ Classifier classify(const VitModel& model, const Matrix& X) {
   c.pooled = a.pooling == VitPooling::Token ? Matrix(X.topRows(1)) : Matrix(X.bottomRows(N).colwise().mean());
   layer_norm(c.pooled, model.norm_w, model.norm_b, a.eps, c.Z, c.mu, c.rs);
   Matrix logits;
-  linear(c.Z, model.W_head, model.b_head, logits);
+  linear(c.Z, model.W_head, model.b_head, logits, 1);
   c.logits.assign(logits.data(), logits.data() + logits.size());
   return c;
 }
@@ -203,15 +227,17 @@ VitGradients vit_gradients(const VitModel& model, const VitInput& input, const V
   auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
   };
+  const int threads = vit_kernels::default_threads();
   Matrix patch_tokens;
-  linear(input.patches, model.W_patch, model.b_patch, patch_tokens);
+  linear(input.patches, model.W_patch, model.b_patch, patch_tokens, threads);
   Matrix X = vit_initial_tokens(model, patch_tokens, vit_position_embedding(model, input.rows, input.cols));
   std::vector<BlockActivations> kept(static_cast<std::size_t>(blocks));
   g.A.resize(static_cast<std::size_t>(blocks));
   g.dA.resize(static_cast<std::size_t>(blocks));
   for (int l = 0; l < blocks; ++l) {
     check();
-    block_forward(a, model.blocks[static_cast<std::size_t>(l)], X, kept[static_cast<std::size_t>(l)], g.A[static_cast<std::size_t>(l)]);
+    block_forward(a, model.blocks[static_cast<std::size_t>(l)], X, kept[static_cast<std::size_t>(l)], g.A[static_cast<std::size_t>(l)],
+                  threads);
   }
   // The seed: ∂y/∂(last block's output).
   g.forward_ms = ms_since(start);
@@ -230,12 +256,12 @@ VitGradients vit_gradients(const VitModel& model, const VitInput& input, const V
   for (int l = blocks - 1; l >= 0; --l) {
     check();
     const std::size_t i = static_cast<std::size_t>(l);
-    block_backward(a, model.blocks[i], kept[i], g.A[i], dX, g.dA[i]);
+    block_backward(a, model.blocks[i], kept[i], g.A[i], dX, g.dA[i], threads);
     kept[i] = BlockActivations();
   }
   // The tokens entering block 0 are [prefix…, patch embedding + position code]: the patch rows'
   // gradient goes back through the patch embedding (a product with W_patch).
-  linear_input_gradient(dX.bottomRows(input.N()), model.W_patch, g.d_patches);
+  linear_input_gradient(dX.bottomRows(input.N()), model.W_patch, g.d_patches, threads);
   g.backward_ms = ms_since(backward_start);
   return g;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace attnlab::vit_kernels {
 
@@ -20,6 +21,15 @@ using ConstArrMap = Eigen::Map<const Eigen::ArrayXf>;
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 }  // namespace
+
+int default_threads() {
+  if (const char* env = std::getenv("ATTNLAB_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n <= 256) return static_cast<int>(n);
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 void ln_forward(const float* X, const float* w, const float* b, int rows, int D, float eps, float* Y, float* mu, float* rstd) {
   const ConstMatMap x(X, rows, D);

@@ -4,9 +4,45 @@
 // (vit_gradients.cpp: gradients of one scalar with respect to A and the input). Row-major float
 // buffers; the formulas are docs/MATH.md's, "Training a ViT: the backward pass". Internal to
 // core/vit: not a public interface.
+#include <algorithm>
 #include <cstddef>
+#include <thread>
+#include <vector>
 
 namespace attnlab::vit_kernels {
+
+/// Threads the CPU paths use by default: ATTNLAB_THREADS when set (1 … 256), else one per core.
+int default_threads();
+
+/// Runs task(t, worker) for t in [0, tasks) on `threads` threads, the calling one among them
+/// (worker 0), task t on worker t mod threads.
+template <class Task>
+void parallel_tasks(int tasks, int threads, const Task& task) {
+  threads = std::max(1, std::min(threads, tasks));
+  if (threads == 1) {
+    for (int t = 0; t < tasks; ++t) task(t, 0);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int w = 1; w < threads; ++w)
+    pool.emplace_back([&, w] {
+      for (int t = w; t < tasks; t += threads) task(t, w);
+    });
+  for (int t = 0; t < tasks; t += threads) task(t, 0);
+  for (std::thread& th : pool) th.join();
+}
+
+/// Splits `rows` into `threads` contiguous parts (multiples of 8 rows where possible) and runs
+/// part(first, count) for each on its own thread.
+template <class Part>
+void parallel_rows(int rows, int threads, const Part& part) {
+  const int parts = std::max(1, std::min(threads, (rows + 7) / 8));
+  const int per = ((rows + parts - 1) / parts + 7) / 8 * 8;
+  parallel_tasks(parts, parts, [&](int p, int) {
+    const int first = p * per, count = std::min(per, rows - first);
+    if (count > 0) part(first, count);
+  });
+}
 
 /// LayerNorm forward of `rows` rows of width D: y = x̂·w + b, x̂ = (x − μ)·r, r = 1/√(σ² + ε)
 /// (σ² with 1/D, as torch.nn.LayerNorm); keeps μ and r per row for the backward.
