@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -18,7 +19,8 @@ namespace attnlab::app {
 
 std::string explain_usage() {
   return R"(  attnlab explain --model PATH --images DIR|fashion --out F.csv [--count N]
-                  [--methods LIST] [--resize S] [--force]
+                  [--methods LIST | --receptive-field [--layer L] [--query COL,ROW]]
+                  [--resize S] [--force]
                            how faithful each class-relevance method is to the model
                            (SPEC section 13): for each image the class the model
                            decides, its relevance map by each method, then deletion
@@ -35,6 +37,12 @@ std::string explain_usage() {
                            input-gradient). Writes the CSV
                            method,deletion_auc,insertion_auc,images, one row per
                            method and random last; progress on stderr.
+                           --receptive-field: instead, the effective receptive field
+                           of patch COL,ROW (default 0,0) after layer L (default the
+                           last), averaged over the images (each cropped to the
+                           top-left square of patches its short side covers), one
+                           CSV line per row of input pixels, as vit
+                           --receptive-field prints one image's.
 )";
 }
 
@@ -47,6 +55,10 @@ struct ExplainOptions {
   std::vector<RelevanceMethod> methods{kRelevanceMethods.begin(), kRelevanceMethods.end()};
   std::optional<int> resize;
   bool force = false;
+  bool receptive_field = false;    ///< --receptive-field: the mean field instead of the table
+  std::optional<int> layer;        ///< --layer (default the last)
+  std::array<int, 2> query{0, 0};  ///< --query COL,ROW (default 0,0)
+  bool query_given = false;
 };
 
 std::vector<RelevanceMethod> parse_methods(const std::string& text, const std::string& flag) {
@@ -74,6 +86,12 @@ std::vector<CommandFlag> explain_flags(ExplainOptions& o) {
       {"--resize", true, [&o](Text t, Text f) { o.resize = parse_int(t, f, 1, 8192); }},
       {"--out", true, [&o](Text t, Text) { o.out = t; }, "", false, true},
       {"--force", false, [&o](Text, Text) { o.force = true; }},
+      {"--receptive-field", false, [&o](Text, Text) { o.receptive_field = true; }},
+      {"--layer", true, [&o](Text t, Text f) { o.layer = parse_int(t, f, 0, 100000); }},
+      {"--query", true, [&o](Text t, Text f) {
+         o.query = parse_cell(t, f);
+         o.query_given = true;
+       }},
   };
 }
 
@@ -84,6 +102,8 @@ ExplainOptions parse(const std::vector<std::string>& args) {
   if (o.images.empty()) throw Error("--images DIR|fashion is required");
   if (o.out.empty()) throw Error("--out F.csv is required");
   if (!o.force && std::filesystem::exists(o.out)) throw Error(o.out.string() + " exists (give --force to replace it)");
+  if (!o.receptive_field && (o.layer || o.query_given)) throw Error("--layer and --query go with --receptive-field");
+  if (o.receptive_field && o.methods.size() != kRelevanceMethods.size()) throw Error("--methods goes with the faithfulness table, not --receptive-field");
   return o;
 }
 
@@ -109,7 +129,7 @@ std::vector<CommandFlagName> explain_flag_names() {
 int run_explain(const std::vector<std::string>& args) {
   const ExplainOptions o = parse(args);
   const VitModel model = load_vit(o.model);
-  if (model.arch.classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
+  if (model.arch.classes == 0 && !o.receptive_field) throw Error("this checkpoint has no classifier: no class to explain");
   // The images at the model's trained size unless --resize says otherwise.
   const int resize = o.resize.value_or(std::min(model.arch.pos_rows, model.arch.pos_cols) * model.arch.patch);
   std::optional<FashionMnistSplit> fashion;
@@ -129,8 +149,23 @@ int run_explain(const std::vector<std::string>& args) {
     return vit_input(model, photo, resize);
   };
   const auto start = std::chrono::steady_clock::now();
+  auto progress = [&](int done, int n) { show_progress(done, n, start); };
+  if (o.receptive_field) {  // the mean field over the images, one line per row of input pixels
+    const int layer = o.layer.value_or(model.arch.depth - 1);
+    if (layer >= model.arch.depth) throw Error("--layer " + std::to_string(layer) + " is outside 0…" + std::to_string(model.arch.depth - 1));
+    // Every image's short side is `resize` pixels: the square of patches it covers fits them all.
+    const int side = resize / model.arch.patch;
+    const Matrix field = vit_mean_receptive_field(model, count, image, side, side, layer, o.query[0], o.query[1], vit_memory_budget(), progress);
+    std::string csv;
+    for (Eigen::Index y = 0; y < field.rows(); ++y) {
+      for (Eigen::Index x = 0; x < field.cols(); ++x) csv += (x ? "," : "") + format_float(field(y, x));
+      csv += "\n";
+    }
+    write_file_safely(o.out, csv, o.force);
+    return 0;
+  }
   const std::vector<FaithfulnessRow> rows =
-      faithfulness_table(model, count, image, o.methods, vit_memory_budget(), [&](int done, int n) { show_progress(done, n, start); });
+      faithfulness_table(model, count, image, o.methods, vit_memory_budget(), progress);
   std::string csv = "method,deletion_auc,insertion_auc,images\n";
   for (const FaithfulnessRow& r : rows)
     csv += r.method + "," + format_float(static_cast<float>(r.deletion_auc)) + "," + format_float(static_cast<float>(r.insertion_auc)) +

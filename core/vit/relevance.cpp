@@ -127,6 +127,32 @@ Matrix vit_receptive_field(const VitModel& model, const VitInput& input, int lay
   return vit_input_gradient_map(vit_gradients(model, input, VitGradientTarget::token_sum(layer, token), budget, stop));
 }
 
+Matrix vit_mean_receptive_field(const VitModel& model, int count, const std::function<VitInput(int)>& image, int cols, int rows,
+                                int layer, int col, int row, std::int64_t budget, const std::function<void(int, int)>& progress,
+                                const std::atomic<bool>* stop) {
+  if (col < 0 || row < 0 || col >= cols || row >= rows)
+    throw Error("patch (" + std::to_string(col) + "," + std::to_string(row) + ") is outside the " + std::to_string(cols) + "x" +
+                std::to_string(rows) + " grid");
+  const int P = model.arch.patch;
+  Matrix sum = Matrix::Zero(static_cast<Eigen::Index>(rows) * P, static_cast<Eigen::Index>(cols) * P);
+  for (int i = 0; i < count; ++i) {
+    const VitInput full = image(i);
+    if (full.cols < cols || full.rows < rows)
+      throw Error("image " + std::to_string(i) + " gives a " + std::to_string(full.cols) + "x" + std::to_string(full.rows) +
+                  " grid, smaller than " + std::to_string(cols) + "x" + std::to_string(rows));
+    VitInput crop = full;  // the top-left cols × rows patches, as vit_input() crops the remainder
+    crop.cols = cols;
+    crop.rows = rows;
+    crop.width = cols * P;
+    crop.height = rows * P;
+    crop.patches.resize(static_cast<Eigen::Index>(cols) * rows, full.patches.cols());
+    for (int r = 0; r < rows; ++r) crop.patches.middleRows(static_cast<Eigen::Index>(r) * cols, cols) = full.patches.middleRows(static_cast<Eigen::Index>(r) * full.cols, cols);
+    sum += vit_receptive_field(model, crop, layer, model.arch.prefix() + row * cols + col, budget, stop);
+    if (progress) progress(i + 1, count);
+  }
+  return count > 0 ? Matrix(sum / static_cast<float>(count)) : sum;
+}
+
 int vit_class_named(const VitArchitecture& arch, const std::string& text) {
   if (arch.classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
   if (text == "top") return VitGradientTarget::kTopClass;

@@ -7,6 +7,7 @@
 #include "core/vit/vit_gradients.hpp"
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,6 +57,15 @@ std::vector<float> vit_relevance(const VitModel& model, const VitInput& input, i
 /// Throws what vit_gradients() throws.
 Matrix vit_receptive_field(const VitModel& model, const VitInput& input, int layer, int token, std::int64_t budget,
                            const std::atomic<bool>* stop = nullptr);
+
+/// The effective receptive field of the patch at (`col`, `row`) after block `layer`, averaged
+/// over `count` images (image(i) gives image i's input): each image is cropped to its top-left
+/// `cols` × `rows` patches first (the grid every image must cover: what they share), so the mean
+/// is over one input size, (rows·P) × (cols·P) values. Throws Error for an image smaller than
+/// that grid (naming it by index), a patch outside the grid, and what vit_gradients() throws.
+Matrix vit_mean_receptive_field(const VitModel& model, int count, const std::function<VitInput(int)>& image, int cols, int rows,
+                                int layer, int col, int row, std::int64_t budget, const std::function<void(int, int)>& progress = {},
+                                const std::atomic<bool>* stop = nullptr);
 
 /// The class `text` names for `arch`: an index ("3"), a label as config.json gives it
 /// (case-insensitive: "zebra"), or "top": VitGradientTarget::kTopClass, the likeliest class,

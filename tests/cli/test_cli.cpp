@@ -3,6 +3,8 @@
 #include "core/io/image.hpp"
 #include "core/hand_made/reference.hpp"
 #include "core/io/safetensors.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/vit/relevance.hpp"
 #include "core/vit/vit_cpu.hpp"
 #include "core/vit/vit_run.hpp"
 #include "command_support.hpp"
@@ -648,8 +650,30 @@ TEST(CliExplain, WritesTheFaithfulnessTableOverFashionMnistAndAFolder) {
   ASSERT_EQ(f.code, 0) << f.err;
   EXPECT_NE(read_file(folder_out).find("\ninput-gradient,"), std::string::npos);
   EXPECT_NE(read_file(folder_out).find(",2\nrandom,"), std::string::npos) << read_file(folder_out);
+  // --receptive-field: the mean field over the images, each cropped to the square its short side
+  // covers (Fashion-MNIST: the whole 28 × 28), as core's field of each image averaged here.
+  const auto field_out = dir / "field.csv";
+  const CliRun field =
+      run_attnlab("explain" + model + " --images fashion --count 5 --receptive-field --layer 1 --query 2,3 --out " + quoted(field_out));
+  ASSERT_EQ(field.code, 0) << field.err;
+  {
+    const VitModel fashion = load_vit(std::filesystem::path(ATTNLAB_SOURCE_DIR) / "assets" / "fashion_vit");
+    const FashionMnistSplit test = load_fashion_mnist(false);
+    Matrix want = Matrix::Zero(28, 28);
+    for (int i = 0; i < 5; ++i)
+      want += vit_receptive_field(fashion, vit_input(fashion, fashion_mnist_image(test, i)), 1, 1 + 3 * 7 + 2, vit_memory_budget()) / 5.0f;
+    const auto got = parse_csv(read_file(field_out));
+    ASSERT_EQ(got.size(), 28u);
+    for (int y = 0; y < 28; ++y) {
+      ASSERT_EQ(got[static_cast<std::size_t>(y)].size(), 28u);
+      for (int x = 0; x < 28; ++x)
+        EXPECT_NEAR(got[static_cast<std::size_t>(y)][static_cast<std::size_t>(x)], want(y, x), 1e-5 + 1e-4 * std::abs(want(y, x))) << x << "," << y;
+    }
+  }
   // Refusals.
   const std::string more = " --out " + quoted(dir / "never.csv");
+  expect_one_line_error(run_attnlab("explain" + model + " --images fashion --layer 1" + more), "--layer and --query go with --receptive-field");
+  expect_one_line_error(run_attnlab("explain" + model + " --images fashion --receptive-field --query 7,0" + more), "outside the 7x7 grid");
   expect_one_line_error(run_attnlab("explain" + model + " --images fashion --methods chefer,gradcam" + more), "'gradcam' is not a method");
   expect_one_line_error(run_attnlab("explain" + model + " --images fashion --methods chefer,chefer" + more), "chefer given twice");
   expect_one_line_error(run_attnlab("explain" + model + " --images " + quoted(dir / "none") + more), "is not a folder");
