@@ -62,12 +62,17 @@ void about_section(AppState& state, const VitRun& src, VitSession& vit) {
     const auto& labels = src.model().arch.labels;
     for (const auto& [c, p] : top) {
       const std::string name = c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
-      ImGui::ProgressBar(p, ImVec2(ImGui::GetFontSize() * 6, 0), "");
-      ImGui::SameLine();
       char label[160];
       std::snprintf(label, sizeof label, "%5.1f %%  %s##top%d", 100.0 * p, name.c_str(), c);
+      // The bar where the column has room for it and the line; the line never past the column.
+      const float bar = ImGui::GetFontSize() * 6, spacing = ImGui::GetStyle().ItemSpacing.x;
+      if (ImGui::GetContentRegionAvail().x >= bar + spacing + ImGui::CalcTextSize(label, nullptr, true).x) {
+        ImGui::ProgressBar(p, ImVec2(bar, 0), "");
+        ImGui::SameLine();
+      }
       // A click asks why: the relevance view explains that class (issue 49).
-      if (ImGui::Selectable(label, state.vit_view == "relevance" && state.relevance_class == std::to_string(c))) {
+      if (ImGui::Selectable(label, state.vit_view == "relevance" && state.relevance_class == std::to_string(c), 0,
+                            ImVec2(std::max(1.0f, ImGui::GetContentRegionAvail().x), 0))) {
         state.relevance_class = std::to_string(c);
         state.vit_view = "relevance";
       }

@@ -229,7 +229,8 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   if (klass >= 0) class_list(state, *run, klass);
   else text_wrapped("%s", error.c_str());
   int method = static_cast<int>(std::find(kRelevanceMethods.begin(), kRelevanceMethods.end(), state.relevance_method) - kRelevanceMethods.begin());
-  ImGui::SetNextItemWidth(font * 9);
+  const float label = ImGui::CalcTextSize("method").x + ImGui::GetStyle().ItemInnerSpacing.x;
+  ImGui::SetNextItemWidth(std::max(font * 3, std::min(font * 9, ImGui::GetContentRegionAvail().x - label)));
   if (ImGui::BeginCombo("method", relevance_method_name(state.relevance_method))) {
     for (const RelevanceMethod m : kRelevanceMethods)
       if (ImGui::Selectable(relevance_method_name(m), m == state.relevance_method)) state.relevance_method = m;
