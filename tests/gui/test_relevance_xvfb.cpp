@@ -31,7 +31,8 @@ TEST(RelevanceUnderXvfb, EachClassOfTheTopFiveClickedShowsItsOwnRelevanceMap) {
   });
   EXPECT_FALSE(shown.contains("relevance_drawn")) << "the lower panel opens on the distance plot";
   std::vector<std::vector<float>> maps;
-  for (const auto& [klass, p] : top) {
+  for (const auto& entry : top) {
+    const int klass = entry.first;  // a plain variable: clang 14 captures no structured binding
     SCOPED_TRACE("class " + std::to_string(klass));
     click_widget(app, shown, "vit_top:" + std::to_string(klass));
     shown = export_until(app, [&](const nlohmann::json& j) {
