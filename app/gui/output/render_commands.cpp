@@ -205,7 +205,9 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
       if (view == "vit-cka" && !(state.report.cka_drawn.is_object() && state.report.cka_drawn.value("current", false))) settle = 3;
       // The gradient views: until their job's result (the relevance view's curves too) is drawn.
       const nlohmann::json& relevance = state.report.relevance_drawn;
-      if (view == "vit-relevance" && !(relevance.is_object() && (relevance.contains("deletion") || relevance.contains("error")))) settle = 3;
+      if (view == "vit-relevance" &&
+          !(relevance.is_object() && (relevance.contains("deletion") || relevance.contains("curves_error") || relevance.contains("error"))))
+        settle = 3;
       if (view == "vit-erf" && !state.report.field_drawn.is_object()) settle = 3;
     } catch (const Error& e) {
       error = e.what();

@@ -272,6 +272,8 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
       state.report.relevance_drawn["deletion"] = m.deletion;
       state.report.relevance_drawn["insertion"] = m.insertion;
       state.report.relevance_drawn["random"] = {{"deletion", held.curves.back().deletion}, {"insertion", held.curves.back().insertion}};
+    } else if (held.curves_key == key && !held.curves_error.empty()) {
+      state.report.relevance_drawn["curves_error"] = held.curves_error;  // the map stands; render stops waiting
     }
   }
   ImGui::EndGroup();
