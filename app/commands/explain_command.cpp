@@ -156,12 +156,7 @@ int run_explain(const std::vector<std::string>& args) {
     // Every image's short side is `resize` pixels: the square of patches it covers fits them all.
     const int side = resize / model.arch.patch;
     const Matrix field = vit_mean_receptive_field(model, count, image, side, side, layer, o.query[0], o.query[1], vit_memory_budget(), progress);
-    std::string csv;
-    for (Eigen::Index y = 0; y < field.rows(); ++y) {
-      for (Eigen::Index x = 0; x < field.cols(); ++x) csv += (x ? "," : "") + format_float(field(y, x));
-      csv += "\n";
-    }
-    write_file_safely(o.out, csv, o.force);
+    write_file_safely(o.out, rows_csv(field.data(), field.rows(), field.cols()), o.force);
     return 0;
   }
   const std::vector<FaithfulnessRow> rows =

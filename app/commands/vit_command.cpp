@@ -194,10 +194,7 @@ int run_gradients(const VitOptions& o, const VitModel& model, const VitInput& in
     out = grid_csv(map, grid);
   } else {  // one line per row of input pixels, not normalised
     const Matrix field = vit_receptive_field(model, input, layer, query, budget);
-    for (Eigen::Index y = 0; y < field.rows(); ++y) {
-      for (Eigen::Index x = 0; x < field.cols(); ++x) out += (x ? "," : "") + format_float(field(y, x));
-      out += "\n";
-    }
+    out = rows_csv(field.data(), field.rows(), field.cols());
   }
   print(out);
   return std::fflush(stdout) == 0 ? 0 : 1;
@@ -247,11 +244,7 @@ int run_vit(const std::vector<std::string>& args) {
           "\nbackend: " + pass.path + " (" + why + ")\nforward: " + forward + "\nmemory budget: " + std::to_string(budget >> 20) +
           " MiB\npass memory: " + std::to_string(pass.bytes() >> 20) + " MiB\n";
   } else if (o.distance) {
-    const Matrix& d = pass.distance;
-    for (Eigen::Index l = 0; l < d.rows(); ++l) {
-      for (Eigen::Index h = 0; h < d.cols(); ++h) out += (h ? "," : "") + format_float(d(l, h));
-      out += "\n";
-    }
+    out = rows_csv(pass.distance.data(), pass.distance.rows(), pass.distance.cols());
   } else if (o.top) {
     for (const auto& [c, p] : vit_top_classes(pass.logits, *o.top))
       out += std::to_string(c) + "," + arch.labels[static_cast<std::size_t>(c)] + "," + format_float(p) + "\n";

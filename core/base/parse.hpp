@@ -16,5 +16,8 @@ std::array<int, 2> parse_cell(std::string_view text, std::string_view what);
 std::vector<std::array<int, 2>> parse_cells(std::string_view text, std::string_view what);
 /// Shortest text that reads back to the same float.
 std::string format_float(float value);
+/// `rows` × `cols` floats stored row after row as CSV: one line per row, each value as
+/// format_float() writes it (`vit --distance`, `--receptive-field`, `explain --receptive-field`).
+std::string rows_csv(const float* values, long rows, long cols);
 
 } // namespace attnlab
