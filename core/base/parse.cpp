@@ -58,10 +58,10 @@ std::string format_float(float value) {
   return ec == std::errc() ? std::string(buf, p) : std::string("nan");
 }
 
-std::string rows_csv(const float* values, long rows, long cols) {
+std::string rows_csv(const float* values, std::ptrdiff_t rows, std::ptrdiff_t cols) {
   std::string out;
-  for (long r = 0; r < rows; ++r) {
-    for (long c = 0; c < cols; ++c) out += (c ? "," : "") + format_float(values[r * cols + c]);
+  for (std::ptrdiff_t r = 0; r < rows; ++r) {
+    for (std::ptrdiff_t c = 0; c < cols; ++c) out += (c ? "," : "") + format_float(values[r * cols + c]);
     out += '\n';
   }
   return out;

@@ -2,6 +2,7 @@
 // Strict parsing of numbers and patch coordinates from text (command line, JSON, UI fields).
 // Every function throws attnlab::Error naming `what` and the accepted range.
 #include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,6 @@ std::vector<std::array<int, 2>> parse_cells(std::string_view text, std::string_v
 std::string format_float(float value);
 /// `rows` × `cols` floats stored row after row as CSV: one line per row, each value as
 /// format_float() writes it (`vit --distance`, `--receptive-field`, `explain --receptive-field`).
-std::string rows_csv(const float* values, long rows, long cols);
+std::string rows_csv(const float* values, std::ptrdiff_t rows, std::ptrdiff_t cols);
 
 } // namespace attnlab
