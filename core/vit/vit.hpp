@@ -204,11 +204,12 @@ std::int64_t vit_memory_budget();
 /// largest --resize (short side in pixels) that would fit.
 void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget);
 
-/// The largest short side in pixels (a multiple of P) at which an image of `input`'s aspect
-/// gives a token count T with bytes(T) ≤ `budget`; 0 when none does. What a refusal over the
-/// memory budget names as the --resize that would fit.
-int vit_largest_fitting_side(const VitArchitecture& arch, const VitInput& input, std::int64_t budget,
-                             const std::function<std::int64_t(int)>& bytes);
+/// Refuses an input whose work, `bytes(T)` for its T tokens, would not fit `budget`: throws
+/// Error with one line, "the image gives T tokens: <what> would need N MiB, over the B MiB
+/// memory budget; use --resize S or less" (S the largest short side, a multiple of P, whose
+/// grid at this image's aspect fits). vit_check_budget() is this for the forward pass.
+void vit_check_budget_for(const VitArchitecture& arch, const VitInput& input, std::int64_t budget, const char* what,
+                          const std::function<std::int64_t(int)>& bytes);
 
 /// Which runner does the forward pass (core/gpu/vit_backend.hpp chooses): auto takes the faster
 /// of the GPU engine and the CPU path as measured on a hardware GPU (core/vit/vit_auto.hpp,

@@ -192,14 +192,7 @@ std::int64_t vit_gradient_bytes(const VitArchitecture& arch, int T, int blocks) 
 }
 
 void vit_check_gradient_budget(const VitArchitecture& arch, const VitInput& input, int blocks, std::int64_t budget) {
-  const int T = arch.prefix() + input.N();
-  const std::int64_t need = vit_gradient_bytes(arch, T, blocks);
-  if (need <= budget) return;
-  const int fits =
-      vit_largest_fitting_side(arch, input, budget, [&arch, blocks](int t) { return vit_gradient_bytes(arch, t, blocks); });
-  throw Error("the image gives " + std::to_string(T) + " tokens: the gradient pass would need " + std::to_string(need >> 20) +
-              " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget" +
-              (fits > 0 ? "; use --resize " + std::to_string(fits) + " or less" : "; no size fits this budget"));
+  vit_check_budget_for(arch, input, budget, "the gradient pass", [&arch, blocks](int t) { return vit_gradient_bytes(arch, t, blocks); });
 }
 
 VitGradients vit_gradients(const VitModel& model, const VitInput& input, const VitGradientTarget& target, std::int64_t budget,

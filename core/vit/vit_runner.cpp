@@ -55,8 +55,11 @@ std::int64_t vit_pass_bytes(const VitArchitecture& arch, int T) {
 
 std::int64_t vit_memory_budget() { return static_cast<std::int64_t>(memory_budget()); }
 
-int vit_largest_fitting_side(const VitArchitecture& arch, const VitInput& input, std::int64_t budget,
-                             const std::function<std::int64_t(int)>& bytes) {
+void vit_check_budget_for(const VitArchitecture& arch, const VitInput& input, std::int64_t budget, const char* what,
+                          const std::function<std::int64_t(int)>& bytes) {
+  const int T = arch.prefix() + input.N();
+  const std::int64_t need = bytes(T);
+  if (need <= budget) return;
   // The largest short side (a multiple of P) whose grid, at this image's aspect, fits.
   const double aspect = static_cast<double>(std::max(input.scaled_width, input.scaled_height)) /
                         std::max(1, std::min(input.scaled_width, input.scaled_height));
@@ -67,17 +70,13 @@ int vit_largest_fitting_side(const VitArchitecture& arch, const VitInput& input,
     if (bytes(arch.prefix() + short_patches * long_patches) > budget) break;
     fits = side;
   }
-  return fits;
+  throw Error("the image gives " + std::to_string(T) + " tokens: " + what + " would need " + std::to_string(need >> 20) +
+              " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget" +
+              (fits > 0 ? "; use --resize " + std::to_string(fits) + " or less" : "; no size fits this budget"));
 }
 
 void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget) {
-  const int T = arch.prefix() + input.N();
-  const std::int64_t need = vit_pass_bytes(arch, T);
-  if (need <= budget) return;
-  const int fits = vit_largest_fitting_side(arch, input, budget, [&arch](int t) { return vit_pass_bytes(arch, t); });
-  throw Error("the image gives " + std::to_string(T) + " tokens: the forward pass would need " + std::to_string(need >> 20) +
-              " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget" +
-              (fits > 0 ? "; use --resize " + std::to_string(fits) + " or less" : "; no size fits this budget"));
+  vit_check_budget_for(arch, input, budget, "the forward pass", [&arch](int t) { return vit_pass_bytes(arch, t); });
 }
 
 }  // namespace attnlab
