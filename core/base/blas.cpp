@@ -10,13 +10,21 @@ namespace attnlab::blas {
 
 #ifdef ATTNLAB_OPENBLAS
 
+namespace {
+// OpenBLAS one-threaded from before the program's first product (a static library's object is
+// initialised before main when it is linked, and it is linked wherever sgemm is called).
+const bool one_blas_thread = [] {
+  openblas_set_num_threads(1);
+  return true;
+}();
+}  // namespace
+
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb,
            float beta, float* C, int ldc) {
+  (void)one_blas_thread;
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, A, lda,
               B, ldb, beta, C, ldc);
 }
-ThreadsForScope::ThreadsForScope(int n) : before_(openblas_get_num_threads()) { openblas_set_num_threads(n); }
-ThreadsForScope::~ThreadsForScope() { openblas_set_num_threads(before_); }
 const char* library_name() { return "OpenBLAS"; }
 
 #else
@@ -47,8 +55,6 @@ void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const f
   else if (trans_b) product(a, b.transpose(), alpha, beta, c);
   else product(a, b, alpha, beta, c);
 }
-ThreadsForScope::ThreadsForScope(int) {}
-ThreadsForScope::~ThreadsForScope() = default;
 const char* library_name() { return "Eigen"; }
 
 #endif

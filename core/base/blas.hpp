@@ -8,22 +8,13 @@ namespace attnlab::blas {
 /// C = alpha·op(A)·op(B) + beta·C, all row-major float32 (BLAS's sgemm with CblasRowMajor):
 /// op(A) is m × k (A is k × m when trans_a), op(B) is k × n (B is n × k when trans_b), C is
 /// m × n; lda, ldb, ldc are the row strides in floats. beta = 0 ignores C's old contents.
+/// Always on the calling thread: OpenBLAS's own threads are set to one for the whole program
+/// before its first product. The CPU paths split their work among their own threads
+/// (core/vit/vit_kernels.hpp), each calling a one-threaded sgemm; OpenBLAS's threads, once
+/// woken by a product of their own, spin in sched_yield on the cores those threads need
+/// (10 % of a pipelined video's time went to them).
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb,
            float beta, float* C, int ldc);
-
-/// The BLAS library's own threads set to `n` for a scope (the CPU path splits its work among
-/// its own threads, each calling a one-threaded sgemm); a no-op where the product is Eigen's,
-/// which is single-threaded here.
-class ThreadsForScope {
- public:
-  explicit ThreadsForScope(int n);
-  ~ThreadsForScope();
-  ThreadsForScope(const ThreadsForScope&) = delete;
-  ThreadsForScope& operator=(const ThreadsForScope&) = delete;
-
- private:
-  int before_ = 0;
-};
 
 /// "OpenBLAS" or "Eigen": which library does the products (for --info and Diagnostics).
 const char* library_name();

@@ -49,20 +49,24 @@ namespace {
 
 constexpr int kQueryBlock = 64;  ///< query rows whose scores are held at once, per thread
 
+using vit_kernels::parallel_ranges;
 using vit_kernels::parallel_rows;
 using vit_kernels::parallel_tasks;
 
-/// Rows [first, first + count) of out = X·Wᵀ + b, then `epilogue` on those rows.
+/// Columns [first, first + count) of out = X·Wᵀ + b (W's rows [first, first + count)), then
+/// `epilogue` on those columns. A split by columns packs each thread's own part of W, where a
+/// split by rows packs all of W on every thread (and W is the larger operand here).
 template <class Epilogue>
-void linear_rows(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& out, int first, int count, const Epilogue& epilogue) {
-  const int in = static_cast<int>(X.cols()), outs = static_cast<int>(W.rows());
-  auto rows = out.middleRows(first, count);
-  rows.rowwise() = b;
-  blas::sgemm(false, true, count, outs, in, 1.0f, X.data() + static_cast<std::ptrdiff_t>(first) * in, in,
-              W.data(), in, 1.0f, out.data() + static_cast<std::ptrdiff_t>(first) * outs, outs);
-  epilogue(rows, first);
+void linear_cols(const Matrix& X, const Matrix& W, const RowVector& b, Matrix& out, int first, int count, const Epilogue& epilogue) {
+  const int in = static_cast<int>(X.cols()), outs = static_cast<int>(W.rows()), rows = static_cast<int>(X.rows());
+  auto cols = out.middleCols(first, count);
+  cols.rowwise() = b.segment(first, count);
+  blas::sgemm(false, true, rows, count, in, 1.0f, X.data(), in, W.data() + static_cast<std::ptrdiff_t>(first) * in, in, 1.0f,
+              out.data() + first, outs);
+  epilogue(cols, first);
 }
 
+constexpr int kColumnGranule = 16;  ///< columns split among threads in multiples of this (a kernel's width)
 
 }  // namespace
 
@@ -81,13 +85,14 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
   };
   const int H = a.heads, D = a.D, m = D / H, pre = a.prefix(), N = input.N(), cols = input.cols, rows = input.rows;
   const int threads = threads_;
-  // The work is split among this path's own threads, each calling a one-threaded sgemm
-  // (OpenBLAS's idle threads would otherwise spin on the cores the attention loop uses).
-  blas::ThreadsForScope blas_threads(1);
+  // The work is split among this path's own threads (vit_kernels::run_tasks), each calling
+  // sgemm, which is one-threaded (core/base/blas.hpp).
   auto none = [](auto&&, int) {};
   // Patch embedding (a conv with kernel = stride = P, as a product), prefix tokens, positions.
   Matrix patch_tokens(N, D);
-  parallel_rows(N, threads, [&](int first, int count) { linear_rows(input.patches, model.W_patch, model.b_patch, patch_tokens, first, count, none); });
+  parallel_ranges(D, threads, kColumnGranule, [&](int first, int count) {
+    linear_cols(input.patches, model.W_patch, model.b_patch, patch_tokens, first, count, none);
+  });
   Matrix X = vit_initial_tokens(model, patch_tokens, vit_position_embedding(model, rows, cols));
   patch_tokens = Matrix();
   if (tokens) tokens(0, X);
@@ -106,21 +111,21 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
   Eigen::MatrixXd distance = Eigen::MatrixXd::Zero(a.depth, H);
 
   Matrix Xn(T, D), QKV(T, 3 * D), O(T, D), hidden(T, a.mlp_hidden);
-  const int blocks = (T + kQueryBlock - 1) / kQueryBlock;
-  std::vector<Matrix> scores(static_cast<std::size_t>(threads), Matrix(kQueryBlock, T));
+  const int block_rows = vit_kernels::even_block_rows(T, threads, kQueryBlock);
+  const int blocks = (T + block_rows - 1) / block_rows;
+  std::vector<Matrix> scores(static_cast<std::size_t>(threads), Matrix(block_rows, T));
   for (std::size_t l = 0; l < model.blocks.size(); ++l) {
     check();
     const VitBlock& b = model.blocks[l];
-    // q, k, v of every head from one product (eqs. 26.17–26.19).
-    parallel_rows(T, threads, [&](int first, int count) {
-      layer_norm_rows(X, b.ln1_w, b.ln1_b, a.eps, Xn, first, count);
-      linear_rows(Xn, b.W_qkv, b.b_qkv, QKV, first, count, none);
-    });
+    // q, k, v of every head from one product (eqs. 26.17–26.19). LayerNorms split by rows, the
+    // products by columns (linear_cols).
+    parallel_rows(T, threads, [&](int first, int count) { layer_norm_rows(X, b.ln1_w, b.ln1_b, a.eps, Xn, first, count); });
+    parallel_ranges(3 * D, threads, kColumnGranule, [&](int first, int count) { linear_cols(Xn, b.W_qkv, b.b_qkv, QKV, first, count, none); });
     // A = softmax(q kᵀ/√m), O = A·V (eqs. 26.20–26.21), a block of query rows at a time on each
     // thread, every head; the mean attention distance summed from the same rows.
     std::vector<Eigen::RowVectorXd> dist_sums(static_cast<std::size_t>(threads), Eigen::RowVectorXd::Zero(H));
     parallel_tasks(blocks, threads, [&](int blk, int worker) {
-      const int first = blk * kQueryBlock, count = std::min(kQueryBlock, T - first);
+      const int first = blk * block_rows, count = std::min(block_rows, T - first);
       Matrix& S = scores[static_cast<std::size_t>(worker)];
       for (int h = 0; h < H; ++h) {
         blas::sgemm(false, true, count, T, m, scale, QKV.data() + static_cast<std::ptrdiff_t>(first) * 3 * D + h * m,
@@ -139,18 +144,18 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
     pass.K[l] = QKV.middleCols(D, D);
     // Projection, layer scale, residual; then the MLP with the exact GELU, layer scale, residual.
     const bool ls = a.layer_scale;
-    parallel_rows(T, threads, [&](int first, int count) {
-      linear_rows(O, b.W_proj, b.b_proj, Xn, first, count, [&](auto out_rows, int f) {
-        if (ls) X.middleRows(f, count).array() += out_rows.array().rowwise() * b.ls1.array();
-        else X.middleRows(f, count) += out_rows;
-      });
-      layer_norm_rows(X, b.ln2_w, b.ln2_b, a.eps, O, first, count);  // O is free again: LN2(x)
-      linear_rows(O, b.W_fc1, b.b_fc1, hidden, first, count, [&](auto h_rows, int) { gelu_in_place(h_rows); });
-      linear_rows(hidden, b.W_fc2, b.b_fc2, Xn, first, count, [&](auto out_rows, int f) {
-        if (ls) X.middleRows(f, count).array() += out_rows.array().rowwise() * b.ls2.array();
-        else X.middleRows(f, count) += out_rows;
-      });
+    auto residual = [&](const RowVector& scale_of_layer) {  // X += out (⊙ the layer scale), on out's columns
+      return [&, ls](auto out_cols, int f) {
+        if (ls) X.middleCols(f, out_cols.cols()).array() += out_cols.array().rowwise() * scale_of_layer.segment(f, out_cols.cols()).array();
+        else X.middleCols(f, out_cols.cols()) += out_cols;
+      };
+    };
+    parallel_ranges(D, threads, kColumnGranule, [&](int first, int count) { linear_cols(O, b.W_proj, b.b_proj, Xn, first, count, residual(b.ls1)); });
+    parallel_rows(T, threads, [&](int first, int count) { layer_norm_rows(X, b.ln2_w, b.ln2_b, a.eps, O, first, count); });  // O is free again: LN2(x)
+    parallel_ranges(a.mlp_hidden, threads, kColumnGranule, [&](int first, int count) {
+      linear_cols(O, b.W_fc1, b.b_fc1, hidden, first, count, [](auto h_cols, int) { gelu_in_place(h_cols); });
     });
+    parallel_ranges(D, threads, kColumnGranule, [&](int first, int count) { linear_cols(hidden, b.W_fc2, b.b_fc2, Xn, first, count, residual(b.ls2)); });
     pass.token_norms[l] = X.rowwise().norm().transpose();
     if (tokens) tokens(static_cast<int>(l) + 1, X);
   }

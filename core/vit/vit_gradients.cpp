@@ -211,10 +211,10 @@ VitGradients vit_gradients(const VitModel& model, const VitInput& input, const V
   g.rows = input.rows;
   g.patch = a.patch;
   g.pooling = a.pooling;
-  // One-threaded products, as the CPU runner's: OpenBLAS's own threads on these small products
-  // cost more than they give, and spin on the cores the app's other work is using (measured in
-  // attnlab-bench's Relevance/Cpu/S16_224: 7.6 s with them on a busy machine, 0.45 s without).
-  blas::ThreadsForScope blas_threads(1);
+  // The products are one-threaded (core/base/blas.hpp), the work split among the CPU path's
+  // own threads: OpenBLAS's threads on these small products cost more than they give, and spin
+  // on the cores the app's other work is using (attnlab-bench's Relevance/Cpu/S16_224: 7.6 s
+  // with them on a busy machine, 0.45 s without).
   // Forward, keeping every block's activations.
   const auto start = std::chrono::steady_clock::now();
   auto ms_since = [](std::chrono::steady_clock::time_point t) {

@@ -6,8 +6,13 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
+#include <mutex>
 
 namespace attnlab::vit_kernels {
 
@@ -29,6 +34,104 @@ int default_threads() {
     if (end != env && *end == '\0' && n > 0 && n <= 256) return static_cast<int>(n);
   }
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+namespace {
+
+/// How long an idle worker (and the caller, for the last of its workers) spins before it
+/// sleeps: the gaps between a forward's parallel regions are a few microseconds, and waking a
+/// sleeping thread costs tens of microseconds on a virtual machine (36 regions a ViT-S forward).
+constexpr std::chrono::microseconds kSpin{100};
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/// Spins until `ready()` or kSpin has passed; true when ready.
+template <class Ready>
+bool spin_until(const Ready& ready) {
+  const auto end = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > end) return ready();
+  }
+}
+
+/// The calling thread's workers for run_tasks: started on first use, grown to the largest count
+/// asked, joined when the calling thread ends. Each call publishes its tasks under a new
+/// generation; the workers it needs run them, and every worker counts down `remaining_`.
+class Team {
+ public:
+  ~Team() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      quit_ = true;
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    start_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  void run(int tasks, int threads, const std::function<void(int, int)>& task) {
+    while (static_cast<int>(workers_.size()) < threads - 1) {
+      const int w = static_cast<int>(workers_.size()) + 1;
+      workers_.emplace_back([this, w, seen = generation_.load(std::memory_order_acquire)] { work(w, seen); });
+    }
+    task_ = &task;
+    tasks_ = tasks;
+    threads_ = threads;
+    remaining_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);  // every worker answers
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    start_.notify_all();
+    for (int t = 0; t < tasks; t += threads) task(t, 0);
+    if (!spin_until([&] { return remaining_.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
+    }
+  }
+
+ private:
+  void work(int w, std::uint64_t seen) {
+    while (true) {
+      if (!spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; })) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        start_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      }
+      seen = generation_.load(std::memory_order_acquire);
+      if (quit_) return;
+      for (int t = w; t < tasks_ && w < threads_; t += threads_) (*task_)(t, w);  // none when this call needs fewer workers
+      // Every worker answers every call, so that none still reads this call's task when the
+      // caller has returned and set the next one.
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> workers_;  // worker w is workers_[w − 1]
+  std::mutex mutex_;
+  std::condition_variable start_, done_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<int> remaining_{0};
+  // Written by the caller before the generation is bumped (release), read by the workers after
+  // they see it (acquire).
+  const std::function<void(int, int)>* task_ = nullptr;
+  int tasks_ = 0, threads_ = 0;
+  bool quit_ = false;
+};
+
+}  // namespace
+
+void run_tasks(int tasks, int threads, const std::function<void(int task, int worker)>& task) {
+  thread_local Team team;
+  team.run(tasks, threads, task);
 }
 
 void ln_forward(const float* X, const float* w, const float* b, int rows, int D, float eps, float* Y, float* mu, float* rstd) {

@@ -5,6 +5,7 @@
 #include "core/base/blas.hpp"
 #include "core/base/error.hpp"
 #include "core/vit/attention_source.hpp"
+#include "core/vit/vit_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -87,27 +88,33 @@ std::vector<float> vit_rollout_row(const VitPass& pass, int layer, HeadFusion fu
   const int T = pass.T, H = pass.H;
   Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(T);
   r(query) = 1.0;
-  Matrix block;
+  const int threads = vit_kernels::default_threads(), blocks = (T + kRowBlock - 1) / kRowBlock;
+  std::vector<Matrix> block(static_cast<std::size_t>(threads));
+  std::vector<Eigen::RowVectorXd> next(static_cast<std::size_t>(threads));
   for (int l = layer; l >= 0; --l) {
-    // r ← r Â_l, over blocks of Â_l's rows; rows where r is 0 are skipped (the first step reads one).
-    Eigen::RowVectorXd next = Eigen::RowVectorXd::Zero(T);
-    for (int first = 0; first < T; first += kRowBlock) {
-      const int count = std::min(kRowBlock, T - first);
-      if (r.segment(first, count).isZero(0.0)) continue;
+    // r ← r Â_l, over blocks of Â_l's rows (a worker's blocks summed into its own part of the
+    // next r); rows where r is 0 are skipped (the first step reads one).
+    for (Eigen::RowVectorXd& n : next) n = Eigen::RowVectorXd::Zero(T);
+    vit_kernels::parallel_tasks(blocks, threads, [&](int b, int worker) {
+      const int first = b * kRowBlock, count = std::min(kRowBlock, T - first);
+      if (r.segment(first, count).isZero(0.0)) return;
+      Matrix& rows_of_A = block[static_cast<std::size_t>(worker)];
+      Eigen::RowVectorXd& part = next[static_cast<std::size_t>(worker)];
       const Eigen::MatrixXd hat_rows = fuse_heads(H, fusion, [&](int h) {
-                                         vit_attention_block(pass, l, h, first, count, block);
-                                         return block;
+                                         vit_attention_block(pass, l, h, first, count, rows_of_A);
+                                         return rows_of_A;
                                        }).cast<double>();
       for (int i = 0; i < count; ++i) {
         const double ri = r(first + i);
         if (ri == 0.0) continue;
         // Â's row: (a + e_i)/2, renormalized to sum 1.
         const double sum = 0.5 * (hat_rows.row(i).sum() + 1.0);
-        next += (0.5 * ri / sum) * hat_rows.row(i);
-        next(first + i) += 0.5 * ri / sum;
+        part += (0.5 * ri / sum) * hat_rows.row(i);
+        part(first + i) += 0.5 * ri / sum;
       }
-    }
-    r = next;
+    });
+    r = next[0];
+    for (std::size_t w = 1; w < next.size(); ++w) r += next[w];
   }
   std::vector<float> out(static_cast<std::size_t>(T));
   for (int j = 0; j < T; ++j) out[static_cast<std::size_t>(j)] = static_cast<float>(r(j));

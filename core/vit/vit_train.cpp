@@ -694,7 +694,6 @@ VitStepStats VitTrainer::compute(std::span<const float> images, const int* label
   const double loss_count = masked ? static_cast<double>(count_masked(masked, B, shape_.N())) * shape_.outputs() : B;
   const int parts = std::min(threads_, B);
   while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
-  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   auto run = [&](int p) {
     FlushSubnormals ftz;
     Work& w = *work_[static_cast<std::size_t>(p)];
@@ -780,7 +779,6 @@ Matrix VitTrainer::reconstruct(std::span<const float> images, std::span<const st
   const double loss_count = static_cast<double>(count_masked(masked.data(), count, N)) * C;
   if (work_.empty()) work_.push_back(std::make_unique<Work>());
   Work& w = *work_[0];
-  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   FlushSubnormals ftz;
   Matrix out(static_cast<Eigen::Index>(count) * N, C);
   std::vector<float> rows;
@@ -811,7 +809,6 @@ Matrix VitTrainer::logits(std::span<const float> images, int count) {
   constexpr int kChunk = 128;  // images per forward on one thread: bounds the kept activations
   const int chunks = (count + kChunk - 1) / kChunk, parts = std::min(threads_, chunks);
   while (static_cast<int>(work_.size()) < parts) work_.push_back(std::make_unique<Work>());
-  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   auto run = [&](int p) {
     FlushSubnormals ftz;
     Work& w = *work_[static_cast<std::size_t>(p)];
@@ -836,7 +833,6 @@ std::vector<Matrix> VitTrainer::layer_tokens(std::span<const float> images, int 
   std::vector<Matrix> out(static_cast<std::size_t>(shape_.depth + 1), Matrix(static_cast<Eigen::Index>(count) * T, D));
   if (work_.empty()) work_.push_back(std::make_unique<Work>());
   Work& w = *work_[0];
-  blas::ThreadsForScope one_blas_thread(1);  // the trainer splits the batch among its threads
   FlushSubnormals ftz;
   constexpr int kChunk = 128;
   for (int b0 = 0; b0 < count; b0 += kChunk) {
