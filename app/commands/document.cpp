@@ -161,6 +161,16 @@ void parse_relevance_method_field(const std::string& t, RelevanceMethod& m) {
   if (!parsed) throw Error("unknown relevance method '" + t + "' (" + relevance_method_list() + ")");
   m = *parsed;
 }
+std::string relevance_beside_field_name(const std::optional<RelevanceMethod>& m) { return m ? relevance_method_name(*m) : "none"; }
+void parse_relevance_beside_field(const std::string& t, std::optional<RelevanceMethod>& m) {
+  if (t == "none") {
+    m.reset();
+    return;
+  }
+  const auto parsed = parse_relevance_method(t);
+  if (!parsed) throw Error("unknown relevance method '" + t + "' (" + relevance_method_list() + " or none)");
+  m = *parsed;
+}
 void text_flag(const std::string& t, const std::string& f, std::string& v) {
   if (t.empty()) throw Error(f + " needs a value");
   v = t;
@@ -395,6 +405,9 @@ void for_each_field(State& s, Field&& field) {
   field("vit.relevance.class", s.relevance_class, Flag<std::string>{"--class", kFlagsRenderModel, text_flag});
   field("vit.relevance.method", named(s.relevance_method, relevance_method_field_name, parse_relevance_method_field),
         Flag<RelevanceMethod>{"--method", kFlagsRenderModel});
+  // A second method drawn beside the first, with its own faithfulness curves (none: one map).
+  field("vit.relevance.beside", named(s.relevance_beside, relevance_beside_field_name, parse_relevance_beside_field),
+        Flag<std::optional<RelevanceMethod>>{"--beside", kFlagsRenderModel});
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kPicture},
         switch_ui("bilinear upsampling",
                   "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
@@ -672,7 +685,10 @@ SettingRef setting_ref(Document& d, std::string_view path) {
     } else if constexpr (requires { value.parse; }) {  // an enum (or the run) by its number
       auto& v = value.value;
       using E = std::remove_cvref_t<decltype(v)>;
-      r.value = ChoiceRef{[&v] { return static_cast<int>(v); }, [&v](int n) { v = static_cast<E>(n); }};
+      if constexpr (std::is_enum_v<E> || std::is_integral_v<E>)
+        r.value = ChoiceRef{[&v] { return static_cast<int>(v); }, [&v](int n) { v = static_cast<E>(n); }};
+      else
+        throw Error("internal: the setting '" + p + "' has no widget for its type");  // vit.relevance.beside: the view's own combo
     } else {
       throw Error("internal: the setting '" + p + "' has no widget for its type");
     }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -112,6 +113,7 @@ struct Document {
   /// likeliest; an index; or a label of the model's config.json) and the method.
   std::string relevance_class = "top";
   RelevanceMethod relevance_method = RelevanceMethod::Chefer;
+  std::optional<RelevanceMethod> relevance_beside;  ///< a second method drawn beside (Why?), none by default
   bool bilinear = false;            ///< maps upsampled bilinearly instead of as patch blocks
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)

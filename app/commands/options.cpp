@@ -57,7 +57,7 @@ Usage:
                  [--head H|mean|max|min] [--query cls|regN|COL,ROW] [--resize S]
                  [--mass PERCENT] [--bilinear] [--norm-ratio R] [--mark-high-norm]
                  [--cka-examples fashion|photo] [--cka-count N]
-                 [--class CLASS|top] [--method NAME]
+                 [--class CLASS|top] [--method NAME] [--beside NAME|none]
                  [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;
                            default: last layer, heads' mean, CLS; S: the input's short
@@ -69,7 +69,8 @@ Usage:
                            vit-relevance: why the model decided on CLASS (an index,
                            a label or top, the default) by --method (chefer, the
                            default, or attention, rollout, grad-rollout,
-                           input-gradient) and how faithful each method is on IMG;
+                           input-gradient) and how faithful each method is on IMG,
+                           --beside a second method drawn beside it with its curves;
                            vit-erf: the query's receptive field after the layer)
   attnlab render --model A --compare B --image IMG [--view NAME] [--layer L] [--head H]
                  [--query Q] [--match-layers depth|index] [--one-scale] [--size WxH]
@@ -88,12 +89,13 @@ Usage:
                            the map over the model's input picture at its own size, no
                            window: exactly one frame of attnlab video (below)
   attnlab render --model PATH --image IMG --sweep layer|head|query-row|tau
-                 [--sweep-values T1,T2,...] [--fps F] [--view map|rollout|norms]
+                 [--sweep-values T1,T2,...] [--fps F] [--view map|rollout|norms|erf]
                  [--layer L] [--head H] [--query Q] --out FILE.gif|FILE.mp4 [--force]
                            an animation of overlaid stills, one frame per layer 0…L−1,
                            head 0…H−1, column of the query's row (query-row), or
                            softmax temperature tau (default 0.25,0.5,1,2,4; tau = 1 is
-                           the model); --fps default 2; sidecar FILE.json
+                           the model); --fps default 2; sidecar FILE.json; --view erf:
+                           the query's receptive field, --sweep layer shows it grow
   attnlab render --from FILE.json --out FILE.png [--force]
                            draw again what a sidecar describes
   attnlab figure --image IMG --patch K --queries "C1,R1;C2,R2;..." [options]

@@ -12,6 +12,7 @@
 #include "core/gpu/vit_backend.hpp"
 #include "core/hand_made/tokens.hpp"
 #include "core/io/overlay.hpp"
+#include "core/vit/relevance.hpp"
 #include "core/vit/vit_run.hpp"
 
 namespace attnlab::app {
@@ -90,8 +91,8 @@ nlohmann::json program_json() { return {{"name", "attnlab"}, {"version", ATTNLAB
 class VitOverlay : public OverlaySource {
  public:
   VitOverlay(const Document& d, const OverlayChoices& choices) : d_(d), choices_(choices) {
-    if (choices.view != "map" && choices.view != "rollout" && choices.view != "norms")
-      throw Error("unknown view '" + choices.view + "' (expected map, rollout or norms)");
+    if (choices.view != "map" && choices.view != "rollout" && choices.view != "norms" && choices.view != "erf")
+      throw Error("unknown view '" + choices.view + "' (expected map, rollout, norms or erf)");
     std::error_code ec;
     if (!std::filesystem::exists(d.model_path, ec))
       throw Error("the model '" + d.model_path.string() + "' does not exist");
@@ -118,7 +119,7 @@ class VitOverlay : public OverlaySource {
         frames_.push_back({{l, base_.head, base_.query}, 1.0});
         values.push_back(l);
       }
-    else if (sweep.kind == "head")
+    else if (sweep.kind == "head" && choices_.view != "erf")
       for (int h = 0; h < run_->heads(); ++h) {
         frames_.push_back({{base_.layer, HeadChoice{h, HeadFusion::Mean}, base_.query}, 1.0});
         values.push_back(h);
@@ -147,6 +148,13 @@ class VitOverlay : public OverlaySource {
     const VitRun& run = *run_;
     const SourceGrid g = run.grid();
     std::vector<float> values;
+    if (choices_.view == "erf") {  // per input pixel, not per patch (SPEC §13)
+      const Matrix field = vit_receptive_field(run.model(), run.input(), r.layer, r.query, budget_);
+      values.assign(field.data(), field.data() + field.size());
+      return {overlay_heat_map(photo_, values, static_cast<int>(field.cols()), static_cast<int>(field.rows()), d_.colormap,
+                               d_.normalization, d_.opacity, d_.bilinear),
+              photo_.width, photo_.height};
+    }
     if (choices_.view == "rollout")
       values = run.rollout_row(r.layer, r.head.head >= 0 ? HeadFusion::Mean : r.head.fusion, r.query);
     else if (choices_.view == "norms") {

@@ -162,6 +162,8 @@ VideoRequest parse_video(const std::vector<std::string>& args) {
   } else {
     parse_document_flags(args, kFlagsRenderModel, v.d, video_flags(v, fps, max_seconds, true), {" for video"});
   }
+  if (v.choices.view == "erf")
+    throw Error("--view erf takes a gradient pass per layer: draw it with attnlab render --sweep layer --view erf, not a video");
   if (v.model.empty() && v.choices.view != "map")
     throw Error("--view " + v.choices.view + " needs --model (a ViT's); the hand-made heads draw --view map");
   if (!v.d.image_path.empty())
@@ -258,32 +260,37 @@ int run_video(const std::vector<std::string>& args) {
   const double rate = v.fps > 0 ? v.fps : info.fps > 0 ? std::min(info.fps, 120.0) : 25.0;
   Progress progress(std::min(info.duration > 0 ? info.duration : v.max_seconds, v.max_seconds));
   std::optional<VideoWriter> writer;
+  std::optional<BackgroundWriter> encoder;
   nlohmann::json sidecar;
   int width = 0, height = 0, written = 0;
   double next_time = 0, last_time = 0;
-  while (auto frame = reader.next()) {
+  // Pipelined (issue 49): the next frame decodes and the last one encodes while this one's
+  // forward runs.
+  FramePrefetch frames(reader);
+  while (auto frame = frames.next()) {
     if (frame->time >= v.max_seconds - 1e-9) break;
     if (frame->time + 0.5 / rate < next_time) continue;  // dropped to the output's rate
     while (next_time <= frame->time + 0.5 / rate) next_time += 1.0 / rate;
     overlay->set_image(frame->image);  // the choice checked on the first frame's grid, again if the size changes
-    const OverlayPicture picture = overlay->draw(-1);
+    OverlayPicture picture = overlay->draw(-1);
     if (!writer) {
       width = picture.width;
       height = picture.height;
       writer.emplace(v.out, width, height, rate, v.force);
+      encoder.emplace(*writer);
       sidecar = overlay->sidecar();
     } else if (picture.width != width || picture.height != height) {
       throw Error(source + ": the picture changes size at frame " + std::to_string(frame->index) + " (" +
                   std::to_string(picture.width) + "x" + std::to_string(picture.height) + " after " +
                   std::to_string(width) + "x" + std::to_string(height) + "); nothing was written");
     }
-    writer->write(picture.rgb);
+    encoder->write(std::move(picture.rgb));
     ++written;
     last_time = frame->time;
     progress.frame(written, last_time);
   }
   if (!writer) throw Error(source + ": no frame before --max-seconds; nothing was written");
-  writer->finish();
+  encoder->finish();
   progress.frame(written, last_time, true);
   const bool gif = writer->encoder() == "gif";
   sidecar["video"] = {{"in", v.camera.empty() ? platform::utf8(std::filesystem::absolute(v.input)) : v.camera},

@@ -5,6 +5,7 @@
 // A camera shares every step with a file but the opening (VideoReader::open_camera()).
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,12 +32,14 @@ struct VideoFrame {
   std::int64_t index = 0;  ///< 0, 1, 2… in decoding order
 };
 
-/// The largest frame a reader accepts, in pixels: kMaxImagePixels, lowered so that one frame
-/// as floats and its 8-bit copies fit `budget` bytes (vit_memory_budget()).
+/// The largest frame a reader accepts, in pixels: kMaxImagePixels, lowered so that the frames a
+/// pipelined video holds at once (FramePrefetch's, the caller's, BackgroundWriter's: two as
+/// floats with their decoded and converted 8-bit copies, one as 8-bit RGB with the encoder's
+/// copy) fit `budget` bytes (vit_memory_budget()).
 std::int64_t video_max_pixels(std::int64_t budget);
 
-/// Reads frames from a video file or a camera. Move-only; not thread-safe (one reader per
-/// thread). Every failure is an Error with one line naming the source: a missing or empty file,
+/// Reads frames from a video file or a camera. Move-only; not thread-safe (one call at a time,
+/// from any thread). Every failure is an Error with one line naming the source: a missing or empty file,
 /// a file that is not a video, no video stream, a codec this FFmpeg cannot decode, a header or a
 /// frame larger than the limit (refused from the header before a frame is allocated), a corrupt
 /// or truncated stream (what decodes before the damage is returned first).
@@ -102,6 +105,42 @@ class VideoWriter {
 
  private:
   std::unique_ptr<Impl> impl_;
+};
+
+/// Decodes ahead (issue 49): while the caller works on a frame (a ViT's forward), the reader's
+/// next frame is decoded on another thread. next() returns, in order, what reader.next() would,
+/// and rethrows its Error. The reader must outlive this and be read only through it; the
+/// destructor waits for a decode under way.
+class FramePrefetch {
+ public:
+  explicit FramePrefetch(VideoReader& reader);
+  FramePrefetch(const FramePrefetch&) = delete;
+  FramePrefetch& operator=(const FramePrefetch&) = delete;
+  ~FramePrefetch();
+  std::optional<VideoFrame> next();
+
+ private:
+  VideoReader& reader_;
+  std::future<std::optional<VideoFrame>> ahead_;
+};
+
+/// Encodes behind (issue 49): write() hands a frame to another thread and returns at once,
+/// after waiting for the frame before it (so at most one is being encoded while the caller
+/// works on the next). Frames are written in order; an Error of one comes back from the next
+/// write() or from finish(), which writes the last frame and finishes the file. The writer must
+/// outlive this; the destructor waits for a frame under way (and leaves the file unfinished).
+class BackgroundWriter {
+ public:
+  explicit BackgroundWriter(VideoWriter& writer) : writer_(writer) {}
+  BackgroundWriter(const BackgroundWriter&) = delete;
+  BackgroundWriter& operator=(const BackgroundWriter&) = delete;
+  ~BackgroundWriter();
+  void write(std::vector<std::uint8_t> rgb8);
+  void finish();
+
+ private:
+  VideoWriter& writer_;
+  std::future<void> behind_;
 };
 
 /// An Image as 8-bit RGB (rounded, clamped), width*height*3 bytes.

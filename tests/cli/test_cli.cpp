@@ -560,7 +560,7 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   const VitGolden& g = golden("timm_f32__safari_61x45");
   const std::string model = " --model " + quoted(g.model_dir) + " --image " + quoted(g.image) + " --resize 45";
   const auto png = dir / "relevance.png";
-  const CliRun r = run_attnlab("render" + model + " --view vit-relevance --class zebra --method grad-rollout --size 900x500 --out " + quoted(png));
+  const CliRun r = run_attnlab("render" + model + " --view vit-relevance --class zebra --method grad-rollout --beside chefer --size 900x500 --out " + quoted(png));
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json drawn = read_json(std::filesystem::path(png).replace_extension(".json")).at("relevance_drawn");
   EXPECT_EQ(drawn.at("class"), 3);
@@ -577,6 +577,19 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   ASSERT_EQ(deletion.size(), 11u);
   EXPECT_NEAR(deletion.front(), insertion.back(), 1e-9);  // both the whole image
   EXPECT_NEAR(deletion.back(), insertion.front(), 1e-9);  // both the mean-colour image
+  // The second method beside the first: its own map, as vit prints it, and its own curves.
+  const nlohmann::json& beside = drawn.at("beside");
+  EXPECT_EQ(beside.at("method"), "chefer");
+  const CliRun chefer = run_attnlab(vit_args(g) + " --resize 45 --relevance zebra --method chefer");
+  ASSERT_EQ(chefer.code, 0) << chefer.err;
+  std::vector<double> want_beside;
+  for (const auto& row : parse_csv(chefer.out)) want_beside.insert(want_beside.end(), row.begin(), row.end());
+  const auto map_beside = beside.at("map").get<std::vector<double>>();
+  ASSERT_EQ(map_beside.size(), want_beside.size());
+  for (std::size_t i = 0; i < map_beside.size(); ++i) EXPECT_NEAR(map_beside[i], want_beside[i], 1e-6 + 1e-5 * std::abs(want_beside[i])) << i;
+  EXPECT_NE(map_beside, map) << "two methods drew the same map";
+  EXPECT_EQ(beside.at("deletion").get<std::vector<double>>().front(), deletion.front());  // the whole image either way
+  EXPECT_NE(beside.at("deletion").get<std::vector<double>>(), deletion);
   // The receptive field of patch (3,2) after layer 1.
   const auto erf = dir / "erf.png";
   const CliRun f = run_attnlab("render" + model + " --view vit-erf --layer 1 --query 3,2 --size 700x500 --out " + quoted(erf));
@@ -601,6 +614,8 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   expect_one_line_error(run_attnlab("render" + model + " --view vit-relevance --class okapi --out " + quoted(dir / "no.png")),
                         "no class is named 'okapi'");
   expect_one_line_error(run_attnlab("render" + model + " --view vit-relevance --method gradcam --out " + quoted(dir / "no.png")),
+                        "unknown relevance method 'gradcam'");
+  expect_one_line_error(run_attnlab("render" + model + " --view vit-relevance --beside gradcam --out " + quoted(dir / "no.png")),
                         "unknown relevance method 'gradcam'");
   EXPECT_FALSE(std::filesystem::exists(dir / "no.png"));
 }

@@ -54,6 +54,24 @@ TEST(RelevanceUnderXvfb, EachClassOfTheTopFiveClickedShowsItsOwnRelevanceMap) {
   }
   for (std::size_t a = 0; a < maps.size(); ++a)
     for (std::size_t b = a + 1; b < maps.size(); ++b) EXPECT_NE(maps[a], maps[b]) << "classes " << a << " and " << b << " drew the same map";
+  // A second method beside the first (the combo, then its item): both maps, each its method's.
+  click_widget(app, shown, "relevance_beside");
+  shown = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("relevance_beside:rollout"); });
+  click_widget(app, shown, "relevance_beside:rollout");
+  shown = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("relevance_drawn") && j.at("relevance_drawn").contains("beside") && j.at("widgets").contains("relevance_map_beside");
+  });
+  EXPECT_EQ(shown.at("vit").at("relevance").at("beside"), "rollout");
+  const int last = top[4].first;
+  const nlohmann::json& two = shown.at("relevance_drawn");
+  EXPECT_EQ(two.at("class"), last);
+  EXPECT_EQ(two.at("method"), "chefer");
+  EXPECT_EQ(two.at("beside").at("method"), "rollout");
+  const std::vector<float> rollout = vit_relevance(model, input, last, RelevanceMethod::Rollout, vit_memory_budget());
+  const auto got_rollout = two.at("beside").at("map").get<std::vector<float>>();
+  ASSERT_EQ(got_rollout.size(), rollout.size());
+  for (std::size_t i = 0; i < rollout.size(); ++i) EXPECT_NEAR(got_rollout[i], rollout[i], 1e-6f + 1e-5f * std::abs(rollout[i])) << i;
+  EXPECT_EQ(two.at("map").get<std::vector<float>>(), maps.back()) << "the first method's map stays";
   // The receptive field of the query after the last layer, a job of its own.
   click_widget(app, shown, "vit_tab:erf");
   const nlohmann::json field = export_until(app, [](const nlohmann::json& j) { return j.contains("field_drawn"); });

@@ -16,6 +16,8 @@
 #include "core/io/image.hpp"
 #include "core/io/overlay.hpp"
 #include "core/io/video.hpp"
+#include "core/vit/relevance.hpp"
+#include "core/vit/vit.hpp"
 #include "command_support.hpp"
 #include "test_support.hpp"
 
@@ -245,6 +247,44 @@ TEST_F(Video, GifSweepFramesAreTheStills) {
           << "frame " << l << " against layer " << o;
     }
   }
+}
+
+// Issue 49: the receptive field's layer sweep. Each frame is the field of the query after that
+// layer (core's vit_receptive_field, coloured here over the model's input picture as the
+// overlay colours it), and the field spreads: after the last layer a larger share of it lies
+// outside the query's own patch than after the first.
+TEST_F(Video, ReceptiveFieldSweepIsEachLayersFieldAndGrows) {
+  const auto out = dir / "erf.gif";
+  const auto image = asset("safari.jpg");
+  const Ran r = attnlab("render --model " + model() + " --image " + q(image) + " --sweep layer --view erf --resize 64 --query 6,6 --out " + q(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(probe(out).first, 6);
+  const nlohmann::json side = read_json(dir / "erf.json");
+  EXPECT_EQ(side["overlay"]["view"], "erf");
+  const VitModel vit = load_vit(asset("fashion_vit"));
+  const Image photo = load_image(image);
+  const VitInput input = vit_input(vit, photo, 64);
+  const Image picture = crop_image(vit_scaled_image(photo, 64), input.cols * vit.arch.patch, input.rows * vit.arch.patch);
+  const int P = vit.arch.patch, token = vit.arch.prefix() + 6 * input.cols + 6;
+  std::vector<double> outside;
+  for (int l = 0; l < 6; ++l) {
+    const Matrix field = vit_receptive_field(vit, input, l, token, vit_memory_budget());
+    ASSERT_EQ(field.cols(), picture.width);
+    ASSERT_EQ(field.rows(), picture.height);
+    const std::vector<float> values(field.data(), field.data() + field.size());
+    const Image want = image_from_rgb8(picture.width, picture.height,
+                                       overlay_heat_map(picture, values, picture.width, picture.height, kDefaultColormap,
+                                                        Normalization::MinMax, kDefaultOverlayOpacity, false));
+    const Image frame = load_image(extract(out, l, dir / ("erf-frame-" + std::to_string(l) + ".png")));
+    EXPECT_LT(mean_grey_difference(frame, want), 6.0) << "layer " << l;
+    const double inside = field.block(6 * P, 6 * P, P, P).sum();
+    outside.push_back(1.0 - inside / field.sum());
+  }
+  EXPECT_GT(outside.back(), outside.front()) << "the field after the last layer reaches no farther than after the first";
+  expect_one_line_error(attnlab("render --model " + model() + " --image " + q(image) + " --sweep head --view erf --out " + q(dir / "h.gif")),
+                        "--sweep head");
+  expect_one_line_error(attnlab("video --model " + model() + " --in " + q(pan) + " --view erf --out " + q(dir / "v.mp4")),
+                        "--view erf");
 }
 
 TEST_F(Video, TauSweepAtOneIsTheModel) {

@@ -112,6 +112,11 @@ class VitSession {
   /// model stays then. A finished job's result is taken when the scheduler is drained.
   std::optional<std::string> poll() { return std::exchange(error_, std::nullopt); }
   bool busy() const { return scheduler_.busy(key_); }
+  /// True while a gradient view's job (the relevance maps, their faithfulness curves, the
+  /// receptive field) is under way: a sweep's frame waits for it.
+  bool gradients_busy() const {
+    return scheduler_.busy("relevance:" + key_) || scheduler_.busy("relevance:" + key_ + ":curves") || scheduler_.busy("erf:" + key_);
+  }
   /// What the job under way is doing ("reading the checkpoint" …) and how far, 0…1.
   std::string stage() const;
   float progress() const;

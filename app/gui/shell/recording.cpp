@@ -115,7 +115,8 @@ void Recording::add_frame(const PixelRect& crop, int h) { recorder_.add({crop.w,
 // frame (`crop` of it) is taken and the next step applied (or the recording stopped after the last).
 void Recording::step_sweep(const PixelRect& crop, int h) {
   app_.state.commands.redraw();  // frames go on until the sweep ends
-  const bool settled = !app_.hand_made.rows_pending() && !app_.hand_made.pinned_pending() && !app_.vit.busy();
+  const bool settled = !app_.hand_made.rows_pending() && !app_.hand_made.pinned_pending() && !app_.vit.busy() &&
+                       !app_.vit.gradients_busy();
   sweep_->settled_frames = settled ? sweep_->settled_frames + 1 : 0;
   if (sweep_->settled_frames < 2) return;
   add_frame(crop, h);

@@ -130,21 +130,37 @@ void class_list(AppState& state, const VitRun& run, int klass) {
   if (!shown) ImGui::TextDisabled("no class matches");
 }
 
-/// The map (N values over the patch grid) over the photo, `side` pixels on its long side.
-void map_over_photo(AppState& state, VitSession& vit, const std::vector<float>& values, const std::string& key, float side) {
+/// The map (N values over the patch grid) over the photo, `side` pixels on its long side;
+/// `widget` names it for the widget log.
+void map_over_photo(AppState& state, VitSession& vit, const std::vector<float>& values, const std::string& key, float side,
+                    const std::string& widget) {
   const SourceGrid g = vit.run()->grid();
   const float w = static_cast<float>(g.covered_w), h = static_cast<float>(g.covered_h), scale = side / std::max(w, h);
   const ImVec2 p0 = ImGui::GetCursorScreenPos(), p1(p0.x + w * scale, p0.y + h * scale);
-  ImGui::InvisibleButton("relevance_map", ImVec2(std::max(1.0f, w * scale), std::max(1.0f, h * scale)));
-  record_widget("relevance_map");
+  ImGui::InvisibleButton(widget.c_str(), ImVec2(std::max(1.0f, w * scale), std::max(1.0f, h * scale)));
+  record_widget(widget);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddImage(vit.photo(), p0, p1, ImVec2(0, 0), ImVec2(w / static_cast<float>(vit.photo_width()), h / static_cast<float>(vit.photo_height())));
-  const ImTextureID map = vit_map_texture(vit, state, "relevance", key, values);
+  const ImTextureID map = vit_map_texture(vit, state, widget, key, values);
   dl->AddImage(map, p0, p1, ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, static_cast<int>(255 * state.opacity)));
 }
 
-/// Deletion and insertion of the chosen method (solid) against random (thin), 0 … 100 %.
-void curves_plot(const FaithfulnessCurves& method, const FaithfulnessCurves& random, ImVec2 size) {
+/// A method's curves as drawn: its deletion and insertion colours and the line's thickness.
+struct CurveStyle {
+  ImU32 deletion = kDeletionColour, insertion = kInsertionColour;
+  float thickness = 2.5f;
+};
+
+/// The colour `c` at 55 % of its strength: the second method's curves.
+ImU32 faded(ImU32 c) {
+  const ImVec4 v = ImGui::ColorConvertU32ToFloat4(c);
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(v.x * 0.55f, v.y * 0.55f, v.z * 0.55f, 1.0f));
+}
+
+/// Deletion and insertion of the chosen methods (solid; the second one fainter) against
+/// random (thin), 0 … 100 %.
+void curves_plot(const std::vector<std::pair<const FaithfulnessCurves*, CurveStyle>>& methods, const FaithfulnessCurves& random,
+                 ImVec2 size) {
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("relevance_curves", size);
   record_widget("relevance_curves");
@@ -162,8 +178,10 @@ void curves_plot(const FaithfulnessCurves& method, const FaithfulnessCurves& ran
   };
   line(random.deletion, kRandomColour, 1.0f);
   line(random.insertion, kRandomColour, 1.0f);
-  line(method.deletion, kDeletionColour, 2.5f);
-  line(method.insertion, kInsertionColour, 2.5f);
+  for (auto m = methods.rbegin(); m != methods.rend(); ++m) {  // the first method on top
+    line(m->first->deletion, m->second.deletion, m->second.thickness);
+    line(m->first->insertion, m->second.insertion, m->second.thickness);
+  }
   const ImU32 text = IM_COL32(200, 200, 200, 255);
   dl->AddText(ImVec2(p0.x, top), text, "1");
   dl->AddText(ImVec2(p0.x, bottom - font), text, "0");
@@ -172,7 +190,22 @@ void curves_plot(const FaithfulnessCurves& method, const FaithfulnessCurves& ran
   dl->AddText(ImVec2(right - ImGui::CalcTextSize(end).x, bottom + 2), text, end);
 }
 
-void faithfulness_section(const Gradients& held, const std::string& key, int method, ImVec2 size) {
+/// One method's areas under its curves, in its curves' colours (`name` first when two are drawn).
+void auc_line(const char* name, const FaithfulnessCurves& m, const CurveStyle& style) {
+  if (name) {
+    ImGui::TextUnformatted(name);
+    ImGui::SameLine();
+  }
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(style.deletion), "deletion %.3f", m.deletion_auc);
+  char insertion[48];
+  std::snprintf(insertion, sizeof insertion, "insertion %.3f", m.insertion_auc);
+  same_line_if_room(ImGui::CalcTextSize(insertion).x + ImGui::GetStyle().ItemSpacing.x);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(style.insertion), "%s", insertion);
+}
+
+/// The faithfulness of `methods` (indices into kRelevanceMethods; one or two) on this image:
+/// each one's areas, random's, and the curves.
+void faithfulness_section(const Gradients& held, const std::string& key, const std::vector<int>& methods, ImVec2 size) {
   if (!held.curves_error.empty() && held.curves_key == key) {
     text_wrapped("Faithfulness: %s", held.curves_error.c_str());
     return;
@@ -181,13 +214,14 @@ void faithfulness_section(const Gradients& held, const std::string& key, int met
     ImGui::TextDisabled("Measuring faithfulness (deletion and insertion, 2 x 11 forward passes per method) ...");
     return;
   }
-  const FaithfulnessCurves& m = held.curves[static_cast<std::size_t>(method)];
+  std::vector<std::pair<const FaithfulnessCurves*, CurveStyle>> drawn;
+  for (std::size_t i = 0; i < methods.size(); ++i) {
+    const CurveStyle style = i == 0 ? CurveStyle{} : CurveStyle{faded(kDeletionColour), faded(kInsertionColour), 1.8f};
+    drawn.emplace_back(&held.curves[static_cast<std::size_t>(methods[i])], style);
+    auc_line(methods.size() > 1 ? relevance_method_name(kRelevanceMethods[static_cast<std::size_t>(methods[i])]) : nullptr,
+             *drawn.back().first, style);
+  }
   const FaithfulnessCurves& r = held.curves.back();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kDeletionColour), "deletion %.3f", m.deletion_auc);
-  char insertion[48];
-  std::snprintf(insertion, sizeof insertion, "insertion %.3f", m.insertion_auc);
-  same_line_if_room(ImGui::CalcTextSize(insertion).x + ImGui::GetStyle().ItemSpacing.x);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kInsertionColour), "%s", insertion);
   char random[64];
   std::snprintf(random, sizeof random, "random %.3f / %.3f", r.deletion_auc, r.insertion_auc);
   same_line_if_room(ImGui::CalcTextSize(random).x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 1.5f);
@@ -197,7 +231,63 @@ void faithfulness_section(const Gradients& held, const std::string& key, int met
               "(insertion: a large area), against a random order (grey). Petsiuk et al. 2018; Chefer et al. 2021. "
               "attnlab explain measures it over a data set.");
   record_widget("relevance_auc");
-  curves_plot(m, r, ImVec2(std::max(size.x, 120.0f), std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 4)));
+  curves_plot(drawn, r, ImVec2(std::max(size.x, 120.0f), std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 4)));
+}
+
+/// The index of `m` in kRelevanceMethods.
+int method_index(RelevanceMethod m) {
+  return static_cast<int>(std::find(kRelevanceMethods.begin(), kRelevanceMethods.end(), m) - kRelevanceMethods.begin());
+}
+
+/// What one method drew, for the sidecar: its name, its map and, once measured, its curves.
+nlohmann::json drawn_method(const Gradients& held, const std::string& key, int method) {
+  nlohmann::json j = {{"method", relevance_method_name(kRelevanceMethods[static_cast<std::size_t>(method)])},
+                      {"map", held.maps[static_cast<std::size_t>(method)]}};
+  if (held.curves_key == key && held.curves.size() == kRelevanceMethods.size() + 1) {
+    const FaithfulnessCurves& m = held.curves[static_cast<std::size_t>(method)];
+    j["deletion"] = m.deletion;
+    j["insertion"] = m.insertion;
+  }
+  return j;
+}
+
+/// The maps of `methods` (one, or two side by side, each under its name) and their
+/// faithfulness; fills the sidecar's relevance_drawn.
+void maps_and_curves(AppState& state, VitSession& vit, const Gradients& held, const std::string& key, int klass,
+                     const std::vector<int>& methods) {
+  const std::string label = class_name(vit.run()->model().arch, klass);
+  const float font = ImGui::GetFontSize(), gap = ImGui::GetStyle().ItemSpacing.x;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const bool two = methods.size() > 1;
+  if (two) text_wrapped("Why %s? Two methods", label.c_str());
+  else text_wrapped("%s: %s", relevance_method_name(state.relevance_method), label.c_str());
+  record_widget("relevance_what");
+  // One map: the map beside the curves. Two: the maps side by side, the curves under them.
+  const float side = two ? std::max(font * 4, std::min(avail.y * 0.62f - font * 2, (avail.x - gap) * 0.5f))
+                         : std::max(font * 4, std::min(avail.y - font * 1.5f, avail.x * 0.5f));
+  for (std::size_t i = 0; i < methods.size(); ++i) {
+    const int m = methods[i];
+    const char* name = relevance_method_name(kRelevanceMethods[static_cast<std::size_t>(m)]);
+    if (i > 0) ImGui::SameLine();
+    ImGui::BeginGroup();
+    if (two) ImGui::TextUnformatted(name);
+    map_over_photo(state, vit, held.maps[static_cast<std::size_t>(m)], key + "|" + name, side,
+                   i == 0 ? "relevance_map" : "relevance_map_beside");
+    ImGui::EndGroup();
+  }
+  if (!two) ImGui::SameLine();
+  ImGui::BeginGroup();
+  faithfulness_section(held, key, methods, ImVec2(ImGui::GetContentRegionAvail().x, 0));
+  ImGui::EndGroup();
+  nlohmann::json drawn = drawn_method(held, key, methods[0]);
+  drawn["class"] = klass;
+  drawn["label"] = label;
+  if (held.curves_key == key && held.curves.size() == kRelevanceMethods.size() + 1)
+    drawn["random"] = {{"deletion", held.curves.back().deletion}, {"insertion", held.curves.back().insertion}};
+  else if (held.curves_key == key && !held.curves_error.empty())
+    drawn["curves_error"] = held.curves_error;  // the map stands; render stops waiting
+  if (two) drawn["beside"] = drawn_method(held, key, methods[1]);
+  state.report.relevance_drawn = drawn;
 }
 
 }  // namespace
@@ -218,8 +308,8 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   const int klass = chosen_class(state, *run, error);
   const ImVec2 room = ImGui::GetContentRegionAvail();
   const float font = ImGui::GetFontSize();
-  const bool beside = room.x >= font * 30;
-  if (beside) ImGui::BeginChild("relevance_settings", ImVec2(std::min(room.x * 0.34f, font * 17), room.y));
+  const bool settings_left = room.x >= font * 30;
+  if (settings_left) ImGui::BeginChild("relevance_settings", ImVec2(std::min(room.x * 0.34f, font * 17), room.y));
   text_wrapped("Why did it decide?");
   help_marker("Attention says where a token reads from, not what the decision depended on (Jain & Wallace 2019). "
               "Relevance follows the class's logit back through the model: chefer (Chefer, Gur, Wolf 2021) weights "
@@ -228,16 +318,29 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
               "attention and rollout are the same for every class. See docs/EXPLAIN.md.");
   if (klass >= 0) class_list(state, *run, klass);
   else text_wrapped("%s", error.c_str());
-  int method = static_cast<int>(std::find(kRelevanceMethods.begin(), kRelevanceMethods.end(), state.relevance_method) - kRelevanceMethods.begin());
   const float label = ImGui::CalcTextSize("method").x + ImGui::GetStyle().ItemInnerSpacing.x;
-  ImGui::SetNextItemWidth(std::max(font * 3, std::min(font * 9, ImGui::GetContentRegionAvail().x - label)));
+  const float combo = std::max(font * 3, std::min(font * 9, ImGui::GetContentRegionAvail().x - label));
+  ImGui::SetNextItemWidth(combo);
   if (ImGui::BeginCombo("method", relevance_method_name(state.relevance_method))) {
     for (const RelevanceMethod m : kRelevanceMethods)
       if (ImGui::Selectable(relevance_method_name(m), m == state.relevance_method)) state.relevance_method = m;
     ImGui::EndCombo();
   }
   record_widget("relevance_method");
-  if (beside) {
+  // A second method beside the first: the two maps and their curves side by side.
+  ImGui::SetNextItemWidth(combo);
+  if (ImGui::BeginCombo("beside", state.relevance_beside ? relevance_method_name(*state.relevance_beside) : "none")) {
+    if (ImGui::Selectable("none", !state.relevance_beside)) state.relevance_beside.reset();
+    record_widget("relevance_beside:none");
+    for (const RelevanceMethod m : kRelevanceMethods) {
+      if (ImGui::Selectable(relevance_method_name(m), state.relevance_beside == m)) state.relevance_beside = m;
+      record_widget(std::string("relevance_beside:") + relevance_method_name(m));
+    }
+    ImGui::EndCombo();
+  }
+  record_widget("relevance_beside");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Draw a second method beside the first, with its faithfulness curves");
+  if (settings_left) {
     ImGui::EndChild();
     ImGui::SameLine();
   }
@@ -255,26 +358,9 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
     text_wrapped("%s", held.maps_error.c_str());
     state.report.relevance_drawn = {{"error", held.maps_error}};
   } else {
-    const std::vector<float>& values = held.maps[static_cast<std::size_t>(method)];
-    text_wrapped("%s: %s", relevance_method_name(state.relevance_method), class_name(run->model().arch, klass).c_str());
-    record_widget("relevance_what");
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float side = std::max(font * 4, std::min(avail.y, avail.x * 0.5f));
-    map_over_photo(state, vit, values, key + "|" + relevance_method_name(state.relevance_method), side);
-    ImGui::SameLine();
-    ImGui::BeginGroup();
-    faithfulness_section(held, key, method, ImVec2(ImGui::GetContentRegionAvail().x, 0));
-    ImGui::EndGroup();
-    state.report.relevance_drawn = {{"class", klass},   {"label", class_name(run->model().arch, klass)},
-                                    {"method", relevance_method_name(state.relevance_method)}, {"map", values}};
-    if (held.curves_key == key && held.curves.size() == kRelevanceMethods.size() + 1) {
-      const FaithfulnessCurves& m = held.curves[static_cast<std::size_t>(method)];
-      state.report.relevance_drawn["deletion"] = m.deletion;
-      state.report.relevance_drawn["insertion"] = m.insertion;
-      state.report.relevance_drawn["random"] = {{"deletion", held.curves.back().deletion}, {"insertion", held.curves.back().insertion}};
-    } else if (held.curves_key == key && !held.curves_error.empty()) {
-      state.report.relevance_drawn["curves_error"] = held.curves_error;  // the map stands; render stops waiting
-    }
+    std::vector<int> methods{method_index(state.relevance_method)};
+    if (state.relevance_beside && *state.relevance_beside != state.relevance_method) methods.push_back(method_index(*state.relevance_beside));
+    maps_and_curves(state, vit, held, key, klass, methods);
   }
   ImGui::EndGroup();
 }
