@@ -34,7 +34,15 @@ cka_render vit-fashion-cka --image assets/fashion_vit/images/04_shirt.png
 cka_render vit-safari-cka --image assets/safari.jpg --resize 56 --cka-examples photo
 # Why did it decide? (docs/EXPLAIN.md): the relevance view on an ankle boot, headless, once its
 # gradient and faithfulness jobs have run.
+# Chefer's map beside the last layer's attention (--beside), each with its curves.
 "$bin" render --model assets/fashion_vit --image assets/fashion_vit/images/00_ankle-boot.png --view vit-relevance \
-  --size 1024x420 --out docs/vit-fashion-relevance.png --force >/dev/null
+  --beside attention --size 1024x420 --out docs/vit-fashion-relevance.png --force >/dev/null
 rm -f docs/vit-fashion-relevance.json
 echo docs/vit-fashion-relevance.png
+# The receptive field of the bag's centre patch after each layer (render --sweep layer --view
+# erf), log-scaled, enlarged 4x (nearest) with ffmpeg for the page.
+"$bin" render --model assets/fashion_vit --image assets/fashion_vit/images/14_bag.png --resize 56 --sweep layer \
+  --view erf --query 7,7 --normalization log --fps 1 --out "$work/erf.gif" --force >/dev/null
+ffmpeg -loglevel error -y -i "$work/erf.gif" -vf "scale=224:224:flags=neighbor,split[a][b];[a]palettegen[p];[b][p]paletteuse" \
+  docs/vit-fashion-erf-sweep.gif
+echo docs/vit-fashion-erf-sweep.gif

@@ -408,6 +408,11 @@ void for_each_field(State& s, Field&& field) {
   // A second method drawn beside the first, with its own faithfulness curves (none: one map).
   field("vit.relevance.beside", named(s.relevance_beside, relevance_beside_field_name, parse_relevance_beside_field),
         Flag<std::optional<RelevanceMethod>>{"--beside", kFlagsRenderModel});
+  field("vit.relevance.on_map", s.relevance_on_map, Flag<bool>{"--relevance-on-map", kFlagsRenderModel},
+        switch_ui("the class's relevance on the map (Why?)",
+                  "The main map shows why the model decided on the class the Why? view explains, by its method, "
+                  "instead of a row of A: attention says where a token reads from, relevance what the decision "
+                  "depended on. With Compare on, both models' relevance side by side."));
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kPicture},
         switch_ui("bilinear upsampling",
                   "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "

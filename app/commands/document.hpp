@@ -114,6 +114,7 @@ struct Document {
   std::string relevance_class = "top";
   RelevanceMethod relevance_method = RelevanceMethod::Chefer;
   std::optional<RelevanceMethod> relevance_beside;  ///< a second method drawn beside (Why?), none by default
+  bool relevance_on_map = false;  ///< the main map shows that relevance instead of a row of A
   bool bilinear = false;            ///< maps upsampled bilinearly instead of as patch blocks
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)

@@ -58,7 +58,7 @@ Usage:
                  [--mass PERCENT] [--bilinear] [--norm-ratio R] [--mark-high-norm]
                  [--cka-examples fashion|photo] [--cka-count N]
                  [--class CLASS|top] [--method NAME] [--beside NAME|none]
-                 [--size WxH] --out FILE.png [--force]
+                 [--relevance-on-map] [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;
                            default: last layer, heads' mean, CLS; S: the input's short
                            side, default the model's trained size; --mass: the share
@@ -70,7 +70,8 @@ Usage:
                            a label or top, the default) by --method (chefer, the
                            default, or attention, rollout, grad-rollout,
                            input-gradient) and how faithful each method is on IMG,
-                           --beside a second method drawn beside it with its curves;
+                           --beside a second method drawn beside it with its curves,
+                           --relevance-on-map: the map view draws that relevance;
                            vit-erf: the query's receptive field after the layer)
   attnlab render --model A --compare B --image IMG [--view NAME] [--layer L] [--head H]
                  [--query Q] [--match-layers depth|index] [--one-scale] [--size WxH]

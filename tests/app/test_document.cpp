@@ -95,6 +95,7 @@ AppState changed() {
   s.relevance_class = "zebra";
   s.relevance_method = RelevanceMethod::InputGradient;
   s.relevance_beside = RelevanceMethod::Rollout;
+  s.relevance_on_map = true;
   s.vit_mark_high_norm = true;
   s.vit_resize = 448;
   s.vit_backend = VitBackend::Cpu;
@@ -171,7 +172,7 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--lambda", "2.5"},              {"--colormap", "kbgyw"}, {"--normalization", "log"}, {"--opacity", "0.4"},
     {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},       {"--backend", "cpu"},
     {"--cka-examples", "photo"},      {"--cka-count", "120"}, {"--norm-ratio", "6.5"},   {"--mark-high-norm", ""}, {"--one-scale", ""},
-    {"--class", "zebra"},             {"--method", "grad-rollout"}, {"--beside", "rollout"},
+    {"--class", "zebra"},             {"--method", "grad-rollout"}, {"--beside", "rollout"}, {"--relevance-on-map", ""},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {

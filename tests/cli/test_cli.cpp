@@ -590,6 +590,16 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   EXPECT_NE(map_beside, map) << "two methods drew the same map";
   EXPECT_EQ(beside.at("deletion").get<std::vector<double>>().front(), deletion.front());  // the whole image either way
   EXPECT_NE(beside.at("deletion").get<std::vector<double>>(), deletion);
+  // The same relevance on the main map (--relevance-on-map), in place of a row of A.
+  const auto on_map = dir / "on_map.png";
+  const CliRun m = run_attnlab("render" + model + " --view map --class zebra --method chefer --relevance-on-map --out " + quoted(on_map));
+  ASSERT_EQ(m.code, 0) << m.err;
+  const nlohmann::json main = read_json(std::filesystem::path(on_map).replace_extension(".json")).at("vit_drawn");
+  EXPECT_EQ(main.at("shows"), "relevance");
+  EXPECT_NE(main.at("legend").get<std::string>().find("relevance of 'zebra' by chefer"), std::string::npos) << main.at("legend");
+  const auto main_values = main.at("values").get<std::vector<double>>();
+  ASSERT_EQ(main_values.size(), want_beside.size());
+  for (std::size_t i = 0; i < main_values.size(); ++i) EXPECT_NEAR(main_values[i], want_beside[i], 1e-6 + 1e-5 * std::abs(want_beside[i])) << i;
   // The receptive field of patch (3,2) after layer 1.
   const auto erf = dir / "erf.png";
   const CliRun f = run_attnlab("render" + model + " --view vit-erf --layer 1 --query 3,2 --size 700x500 --out " + quoted(erf));

@@ -3,6 +3,8 @@
 // class, and the map it draws (F12's sidecar, relevance_drawn) is core's Chefer relevance of that
 // class, computed here in-process; the maps differ between classes; the faithfulness curves
 // arrive; the window stays responsive while the gradients run (the Field view's job included).
+// A second method drawn beside the first is that method's map; the switch puts the relevance
+// on the main map.
 #include <gtest/gtest.h>
 
 #include "core/io/image.hpp"
@@ -72,6 +74,16 @@ TEST(RelevanceUnderXvfb, EachClassOfTheTopFiveClickedShowsItsOwnRelevanceMap) {
   ASSERT_EQ(got_rollout.size(), rollout.size());
   for (std::size_t i = 0; i < rollout.size(); ++i) EXPECT_NEAR(got_rollout[i], rollout[i], 1e-6f + 1e-5f * std::abs(rollout[i])) << i;
   EXPECT_EQ(two.at("map").get<std::vector<float>>(), maps.back()) << "the first method's map stays";
+  // The same class's relevance on the main map (the Model panel's switch), in place of the row.
+  click_widget(app, shown, "vit.relevance.on_map");
+  shown = export_until(app, [](const nlohmann::json& j) {
+    return j.contains("vit_drawn") && j.at("vit_drawn").value("shows", "") == "relevance";
+  });
+  EXPECT_EQ(shown.at("vit").at("relevance").at("on_map"), true);
+  const auto on_map = shown.at("vit_drawn").at("values").get<std::vector<float>>();
+  EXPECT_EQ(on_map, maps.back()) << "the main map draws the Why? view's map of the same class and method";
+  click_widget(app, shown, "vit.relevance.on_map");
+  shown = export_until(app, [](const nlohmann::json& j) { return j.contains("vit_drawn") && j.at("vit_drawn").value("shows", "") == "row"; });
   // The receptive field of the query after the last layer, a job of its own.
   click_widget(app, shown, "vit_tab:erf");
   const nlohmann::json field = export_until(app, [](const nlohmann::json& j) { return j.contains("field_drawn"); });

@@ -43,7 +43,8 @@ struct MainMap {
   int layer = 0;                    ///< 0 … layers − 1
   HeadChoice head;                  ///< the head, or the fusion of heads
   int query = 0;                    ///< the query token, 0 … T − 1 (prefix tokens first)
-  std::string shows = "row";        ///< "row" (of A), or what else the source draws ("rollout", "norms")
+  std::string shows = "row";        ///< "row" (of A), or what else the source draws ("rollout", "norms", "relevance")
+  std::string note;                 ///< what the source says of it beyond the legend ("computing the relevance …")
   // --- facts for the header (each source fills those it has)
   RowFlatness flat;                 ///< of the row: how nearly uniform (the hand-made heads' note)
   bool row_empty = false;           ///< every key masked: the row is 0

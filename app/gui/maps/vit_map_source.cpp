@@ -5,6 +5,7 @@
 // in a slot per pinned query.
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/maps/vit_map_pictures.hpp"
+#include "app/gui/vit/vit_views.hpp"
 #include "app/gui/state/widget_log.hpp"
 
 #include "core/base/error.hpp"
@@ -39,6 +40,7 @@ std::string legend(const MainMap& map, const VitRun& src) {
   const SourceGrid g = src.grid();
   const std::string layers = " (of 0-" + std::to_string(src.layers() - 1) + ")";
   if (map.shows == "norms") return "token norms ||x|| after layer " + std::to_string(map.layer) + layers;
+  if (map.shows == "relevance") return map.note + " (Why?; the whole model, not one layer)";
   if (map.shows == "rollout")
     return "rollout up to layer " + std::to_string(map.layer) + layers + " (" +
            (map.head.head >= 0 ? "mean" : head_choice_label(map.head)) + "), query " + token_label(g, map.query);
@@ -67,7 +69,8 @@ HeadInfo VitMapSource::head_info(int layer, HeadChoice head) const {
   out.tooltip = line;
   out.colour = vit_head_colour(head.head);
   const SourceChoice& c = choice();
-  out.shown = layer == choice_layer(c, vit_.run()->layers()) && head == c.head && !state_.vit_rollout && !state_.vit_norms;
+  out.shown = layer == choice_layer(c, vit_.run()->layers()) && head == c.head && !state_.vit_rollout && !state_.vit_norms &&
+              !state_.relevance_on_map;
   return out;
 }
 
@@ -75,6 +78,7 @@ void VitMapSource::changed(ChoiceChange what) {
   if (what == ChoiceChange::MapChosen) {  // a map of A chosen: the main map shows rows of A again
     state_.vit_rollout = false;
     state_.vit_norms = false;
+    state_.relevance_on_map = false;
   } else {
     state_.vit_view = "pinned";  // a pin added: the lower panel shows the pinned queries
   }
@@ -139,12 +143,18 @@ MainMap VitMapSource::main_map(const SourceChoice& choice) {
   map.head = choice_head(choice, src.heads());
   map.query = choice_query(choice, src.grid());
   map.shows = state_.vit_norms ? "norms" : state_.vit_rollout ? "rollout" : "row";
-  map.values = state_.vit_norms || state_.vit_rollout ? vit_main_values(state_, choice, src)
-                                                     : cached_patch_row(map.layer, map.head, map.query);
-  map.value_name = state_.vit_norms ? "||x||" : "a_ij";
+  // The class's relevance (Why?) in place of the row, once its gradient job has run; the row
+  // meanwhile, with a note.
+  const std::vector<float>* relevance = state_.relevance_on_map ? relevance_for_map(state_, vit_, map.note) : nullptr;
+  if (relevance) map.shows = "relevance";
+  map.values = relevance ? *relevance
+               : state_.vit_norms || state_.vit_rollout ? vit_main_values(state_, choice, src)
+                                                        : cached_patch_row(map.layer, map.head, map.query);
+  map.value_name = state_.vit_norms ? "||x||" : relevance ? "R" : "a_ij";
   map.explore = !state_.vit_norms;
   const std::string key = std::to_string(map.layer) + "|" + std::to_string(map.head.head) + "|" +
-                          std::to_string(static_cast<int>(map.head.fusion)) + "|" + std::to_string(map.query) + "|" + map.shows;
+                          std::to_string(static_cast<int>(map.head.fusion)) + "|" + std::to_string(map.query) + "|" + map.shows +
+                          (relevance ? "|" + map.note : "");
   own_range_ = normalization_range(map.values, {}, state_.normalization);
   value_name_ = map.value_name;
   map.range = range_;
@@ -190,6 +200,10 @@ void VitMapSource::draw_map_header(const MainMap& map) {
   }
   ImGui::TextUnformatted(legend(map, src).c_str());
   record_widget("map:what");
+  if (map.shows != "relevance" && !map.note.empty()) {  // the relevance asked for, not yet drawn
+    ImGui::TextDisabled("%s", map.note.c_str());
+    record_widget("map:note");
+  }
   if (map.shows == "row") {  // beside the legend when it fits, else on its own line (never cut)
     char share[96];
     std::snprintf(share, sizeof share, "%.1f %% of this row went to %s (not drawn)", 100.0 * map.prefix_share,
@@ -281,6 +295,7 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
            {"token_label", token_label(g, map.query)},
            {"legend", legend(map, src)},
            {"shows", map.shows},
+           {"note", map.note},
            {"prefix_share", map.prefix_share},
            {"prefix_norms", map.prefix_norms},
            {"flatness", {{"max_over_min", map.flat.max_over_min}, {"entropy_ratio", map.flat.entropy_ratio},

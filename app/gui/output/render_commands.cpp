@@ -209,6 +209,11 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
           !(relevance.is_object() && (relevance.contains("deletion") || relevance.contains("curves_error") || relevance.contains("error"))))
         settle = 3;
       if (view == "vit-erf" && !state.report.field_drawn.is_object()) settle = 3;
+      // The main map with the class's relevance on it: until the relevance is there.
+      const nlohmann::json& main = state.report.vit_drawn;
+      if (state.relevance_on_map && main.is_object() && main.value("shows", "") != "relevance" &&
+          main.value("note", "").starts_with("computing"))
+        settle = 3;
     } catch (const Error& e) {
       error = e.what();
     }

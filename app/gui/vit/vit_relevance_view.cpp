@@ -365,6 +365,31 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   ImGui::EndGroup();
 }
 
+const std::vector<float>* relevance_for_map(const AppState& state, VitSession& vit, std::string& what) {
+  const VitRun* run = vit.run();
+  if (!run) return nullptr;
+  if (run->model().arch.classes == 0) {
+    what = "no classifier: no relevance to draw";
+    return nullptr;
+  }
+  const int klass = chosen_class(state, *run, what);
+  if (klass < 0) return nullptr;
+  request(vit, klass);
+  const Gradients& held = *vit.view_data().gradients;
+  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
+  const std::string label = "'" + class_name(run->model().arch, klass) + "'";
+  if (held.maps_key != key) {
+    what = "computing the relevance of " + label + " ...";
+    return nullptr;
+  }
+  if (!held.maps_error.empty()) {
+    what = held.maps_error;
+    return nullptr;
+  }
+  what = "relevance of " + label + " by " + relevance_method_name(state.relevance_method);
+  return &held.maps[static_cast<std::size_t>(method_index(state.relevance_method))];
+}
+
 std::unique_ptr<View> make_vit_relevance_view() {
   return std::make_unique<VitPassView>(ViewText{"relevance", "Why?", "Why did it decide?"}, draw_vit_relevance_view);
 }
