@@ -600,6 +600,16 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   const auto main_values = main.at("values").get<std::vector<double>>();
   ASSERT_EQ(main_values.size(), want_beside.size());
   for (std::size_t i = 0; i < main_values.size(); ++i) EXPECT_NEAR(main_values[i], want_beside[i], 1e-6 + 1e-5 * std::abs(want_beside[i])) << i;
+  // Through Compare: both halves draw their model's relevance (here the same model twice).
+  const auto pair = dir / "pair.png";
+  const CliRun p = run_attnlab("render" + model + " --compare " + quoted(g.model_dir) +
+                               " --view map --class zebra --method chefer --relevance-on-map --out " + quoted(pair));
+  ASSERT_EQ(p.code, 0) << p.err;
+  const nlohmann::json both = read_json(std::filesystem::path(pair).replace_extension(".json"));
+  EXPECT_EQ(both.at("vit_drawn").at("shows"), "relevance");
+  EXPECT_EQ(both.at("compare").at("vit_drawn").at("shows"), "relevance");
+  EXPECT_EQ(both.at("vit_drawn").at("values"), main.at("values"));
+  EXPECT_EQ(both.at("compare").at("vit_drawn").at("values"), main.at("values"));
   // The receptive field of patch (3,2) after layer 1.
   const auto erf = dir / "erf.png";
   const CliRun f = run_attnlab("render" + model + " --view vit-erf --layer 1 --query 3,2 --size 700x500 --out " + quoted(erf));

@@ -191,6 +191,14 @@ void show_vit_view(AppState& state, const std::string& view) {
   state.vit_norms = view == "vit-norms" || state.vit_norms;
 }
 
+// True while the main map should show the class's relevance (vit.relevance.on_map) and its
+// gradient job is still running: the map drew the row of A with a "computing" note.
+bool relevance_on_map_pending(const AppState& state) {
+  const nlohmann::json& main = state.report.vit_drawn;
+  return state.relevance_on_map && main.is_object() && main.value("shows", "") != "relevance" &&
+         main.value("note", "").starts_with("computing");
+}
+
 // One frame of a ViT view in the render window: the view once the model has loaded (its layer,
 // head and query from `choices` on the first frame, while `settle` is 2: their ranges are the
 // model's), else "loading the model..."; an Error goes to `error`. Counts `settle` down; the
@@ -209,11 +217,7 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
           !(relevance.is_object() && (relevance.contains("deletion") || relevance.contains("curves_error") || relevance.contains("error"))))
         settle = 3;
       if (view == "vit-erf" && !state.report.field_drawn.is_object()) settle = 3;
-      // The main map with the class's relevance on it: until the relevance is there.
-      const nlohmann::json& main = state.report.vit_drawn;
-      if (state.relevance_on_map && main.is_object() && main.value("shows", "") != "relevance" &&
-          main.value("note", "").starts_with("computing"))
-        settle = 3;
+      if (relevance_on_map_pending(state)) settle = 3;
     } catch (const Error& e) {
       error = e.what();
     }
@@ -444,7 +448,8 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
     ImGui::End();
   };
   auto cka_settling = [&](CompareHalf& side) {
-    return view == "vit-cka" && !(side.state.report.cka_drawn.is_object() && side.state.report.cka_drawn.value("current", false));
+    return (view == "vit-cka" && !(side.state.report.cka_drawn.is_object() && side.state.report.cka_drawn.value("current", false))) ||
+           relevance_on_map_pending(side.state);
   };
   auto begin_frame = [&] {
     scheduler.drain();
