@@ -5,7 +5,7 @@
 // in a slot per pinned query.
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/maps/vit_map_pictures.hpp"
-#include "app/gui/vit/vit_views.hpp"
+#include "app/gui/sessions/vit_gradient_jobs.hpp"
 #include "app/gui/state/widget_log.hpp"
 
 #include "core/base/error.hpp"

@@ -4,6 +4,7 @@
 // RISE against a random order. The gradient pass and the curves run on the scheduler
 // (cancellable, latest request wins); the results are kept in the session's view data.
 #include "app/gui/vit/vit_views.hpp"
+#include "app/gui/sessions/vit_gradient_jobs.hpp"
 #include "app/gui/state/widget_log.hpp"
 
 #include "core/base/error.hpp"
@@ -20,96 +21,15 @@ using Gradients = VitViewData::Gradients;
 constexpr ImU32 kDeletionColour = IM_COL32(255, 110, 80, 255), kInsertionColour = IM_COL32(90, 200, 255, 255);
 constexpr ImU32 kRandomColour = IM_COL32(170, 170, 170, 255);
 
-std::string class_name(const VitArchitecture& arch, int c) {
-  return c >= 0 && c < static_cast<int>(arch.labels.size()) ? arch.labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
-}
-
-/// The class the document names for this model (top resolved from the pass's logits), or −1
-/// with the reason in `error`.
-int chosen_class(const AppState& state, const VitRun& run, std::string& error) {
-  try {
-    const int c = vit_class_named(run.model().arch, state.relevance_class);
-    return c == VitGradientTarget::kTopClass ? run.top_classes(1).at(0).first : c;
-  } catch (const Error& e) {
-    error = e.what();
-    return -1;
-  }
-}
-
-/// Starts the gradient pass and every method's map for `klass` unless they are held or on
-/// their way; then, once the maps are there, the faithfulness curves of every method.
-void request(VitSession& vit, int klass) {
-  const std::shared_ptr<Gradients>& held = vit.view_data().gradients;
-  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
-  const std::weak_ptr<Gradients> slot = held;
-  const std::shared_ptr<const VitRun> run = vit.run_ptr();
-  if (held->maps_key != key && held->maps_pending != key) {
-    held->maps_pending = key;
-    struct Maps {
-      int klass = -1;
-      std::vector<std::vector<float>> maps;
-    };
-    vit.scheduler().submit<Maps>(
-        "relevance:" + vit.key(),
-        [run, klass](const std::atomic<bool>& stop) {
-          const VitGradients g = vit_gradients(run->model(), run->input(), VitGradientTarget::class_logit(klass), vit_memory_budget(), &stop);
-          Maps out{g.klass, {}};
-          for (const RelevanceMethod m : kRelevanceMethods) out.maps.push_back(relevance_map(g, m));
-          return out;
-        },
-        [slot, key](std::future<Maps> result) {
-          const auto g = slot.lock();
-          if (!g) return;
-          g->maps_pending.clear();
-          g->maps_key = key;
-          try {
-            Maps m = result.get();
-            g->klass = m.klass;
-            g->maps = std::move(m.maps);
-            g->maps_error.clear();
-          } catch (const std::exception& e) {
-            g->maps.clear();
-            g->maps_error = e.what();
-          }
-        });
-    return;
-  }
-  if (held->maps_key != key || held->maps.empty() || held->curves_key == key || held->curves_pending == key) return;
-  held->curves_pending = key;
-  std::vector<std::vector<int>> orders;
-  for (const auto& map : held->maps) orders.push_back(relevance_order(map));
-  orders.push_back(random_patch_order(run->input().N(), 0));
-  vit.scheduler().submit<std::vector<FaithfulnessCurves>>(
-      "relevance:" + vit.key() + ":curves",
-      [run, klass, orders](const std::atomic<bool>& stop) {
-        std::vector<FaithfulnessCurves> out;
-        for (const auto& order : orders) out.push_back(faithfulness_curves(run->model(), run->input(), klass, order, vit_memory_budget(), 1, &stop));
-        return out;
-      },
-      [slot, key](std::future<std::vector<FaithfulnessCurves>> result) {
-        const auto g = slot.lock();
-        if (!g) return;
-        g->curves_pending.clear();
-        g->curves_key = key;
-        try {
-          g->curves = result.get();
-          g->curves_error.clear();
-        } catch (const std::exception& e) {
-          g->curves.clear();
-          g->curves_error = e.what();
-        }
-      });
-}
-
 /// The top 5 as buttons and a search over every label; a click explains that class.
 void class_list(AppState& state, const VitRun& run, int klass) {
   const VitArchitecture& arch = run.model().arch;
   for (const auto& [c, p] : run.top_classes(5)) {
     char label[160];
-    std::snprintf(label, sizeof label, "%5.1f %%  %s##relevance_class%d", 100.0 * p, class_name(arch, c).c_str(), c);
+    std::snprintf(label, sizeof label, "%5.1f %%  %s##relevance_class%d", 100.0 * p, vit_class_name(arch, c).c_str(), c);
     if (ImGui::Selectable(label, c == klass)) state.relevance_class = std::to_string(c);
     record_widget("relevance_class:" + std::to_string(c));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Why %s? (%.1f %%)", class_name(arch, c).c_str(), 100.0 * p);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Why %s? (%.1f %%)", vit_class_name(arch, c).c_str(), 100.0 * p);
   }
   static char find[64] = "";
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
@@ -120,7 +40,7 @@ void class_list(AppState& state, const VitRun& run, int klass) {
   std::transform(want.begin(), want.end(), want.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   int shown = 0;
   for (int c = 0; c < arch.classes && shown < 6; ++c) {
-    std::string name = class_name(arch, c), lower = name;
+    std::string name = vit_class_name(arch, c), lower = name;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
     if (lower.find(want) == std::string::npos) continue;
     ++shown;
@@ -234,11 +154,6 @@ void faithfulness_section(const Gradients& held, const std::string& key, const s
   curves_plot(drawn, r, ImVec2(std::max(size.x, 120.0f), std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 4)));
 }
 
-/// The index of `m` in kRelevanceMethods.
-int method_index(RelevanceMethod m) {
-  return static_cast<int>(std::find(kRelevanceMethods.begin(), kRelevanceMethods.end(), m) - kRelevanceMethods.begin());
-}
-
 /// What one method drew, for the sidecar: its name, its map and, once measured, its curves.
 nlohmann::json drawn_method(const Gradients& held, const std::string& key, int method) {
   nlohmann::json j = {{"method", relevance_method_name(kRelevanceMethods[static_cast<std::size_t>(method)])},
@@ -255,7 +170,7 @@ nlohmann::json drawn_method(const Gradients& held, const std::string& key, int m
 /// faithfulness; fills the sidecar's relevance_drawn.
 void maps_and_curves(AppState& state, VitSession& vit, const Gradients& held, const std::string& key, int klass,
                      const std::vector<int>& methods) {
-  const std::string label = class_name(vit.run()->model().arch, klass);
+  const std::string label = vit_class_name(vit.run()->model().arch, klass);
   const float font = ImGui::GetFontSize(), gap = ImGui::GetStyle().ItemSpacing.x;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const bool two = methods.size() > 1;
@@ -305,7 +220,7 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
     return;
   }
   std::string error;
-  const int klass = chosen_class(state, *run, error);
+  const int klass = vit_chosen_class(state, *run, error);
   const ImVec2 room = ImGui::GetContentRegionAvail();
   const float font = ImGui::GetFontSize();
   const bool settings_left = room.x >= font * 30;
@@ -348,46 +263,21 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
     state.report.relevance_drawn = {{"error", error}};
     return;
   }
-  request(vit, klass);
+  request_relevance(vit, klass);
   const Gradients& held = *vit.view_data().gradients;
   const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
   ImGui::BeginGroup();
   if (held.maps_key != key) {
-    ImGui::TextDisabled("Computing the gradients of '%s' ...", class_name(run->model().arch, klass).c_str());
+    ImGui::TextDisabled("Computing the gradients of '%s' ...", vit_class_name(run->model().arch, klass).c_str());
   } else if (!held.maps_error.empty()) {
     text_wrapped("%s", held.maps_error.c_str());
     state.report.relevance_drawn = {{"error", held.maps_error}};
   } else {
-    std::vector<int> methods{method_index(state.relevance_method)};
-    if (state.relevance_beside && *state.relevance_beside != state.relevance_method) methods.push_back(method_index(*state.relevance_beside));
+    std::vector<int> methods{relevance_method_index(state.relevance_method)};
+    if (state.relevance_beside && *state.relevance_beside != state.relevance_method) methods.push_back(relevance_method_index(*state.relevance_beside));
     maps_and_curves(state, vit, held, key, klass, methods);
   }
   ImGui::EndGroup();
-}
-
-const std::vector<float>* relevance_for_map(const AppState& state, VitSession& vit, std::string& what) {
-  const VitRun* run = vit.run();
-  if (!run) return nullptr;
-  if (run->model().arch.classes == 0) {
-    what = "no classifier: no relevance to draw";
-    return nullptr;
-  }
-  const int klass = chosen_class(state, *run, what);
-  if (klass < 0) return nullptr;
-  request(vit, klass);
-  const Gradients& held = *vit.view_data().gradients;
-  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
-  const std::string label = "'" + class_name(run->model().arch, klass) + "'";
-  if (held.maps_key != key) {
-    what = "computing the relevance of " + label + " ...";
-    return nullptr;
-  }
-  if (!held.maps_error.empty()) {
-    what = held.maps_error;
-    return nullptr;
-  }
-  what = "relevance of " + label + " by " + relevance_method_name(state.relevance_method);
-  return &held.maps[static_cast<std::size_t>(method_index(state.relevance_method))];
 }
 
 std::unique_ptr<View> make_vit_relevance_view() {

@@ -67,14 +67,6 @@ std::unique_ptr<View> make_vit_field_view();     // "erf"
 /// photo, the top 5 as buttons and a search over every label, the faithfulness curves on this
 /// image (vit_relevance_view.cpp).
 void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice& choice);
-
-/// The relevance the document asks for (vit.relevance.class by vit.relevance.method) over the
-/// patch grid of `vit`'s run, for the main map (vit.relevance.on_map): N values, or nullptr
-/// while the gradient job runs (started here, on the scheduler, when it is neither held nor on
-/// its way) or when there is none to draw. `what` says which: "relevance of 'Bag' by chefer",
-/// "computing the relevance of 'Bag' ...", or the reason (no classifier, no such class, the
-/// job's error).
-const std::vector<float>* relevance_for_map(const AppState& state, VitSession& vit, std::string& what);
 /// The query's effective receptive field after the layer over the photo (vit_field_view.cpp).
 void draw_vit_field_view(AppState& state, VitSession& vit, SourceChoice& choice);
 
