@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 
 namespace attnlab::vit_kernels {
@@ -40,7 +41,7 @@ namespace {
 
 /// How long an idle worker (and the caller, for the last of its workers) spins before it
 /// sleeps: the gaps between a forward's parallel regions are a few microseconds, and waking a
-/// sleeping thread costs tens of microseconds on a virtual machine (36 regions a ViT-S forward).
+/// sleeping thread costs tens of microseconds on a virtual machine (85 regions a ViT-S forward).
 constexpr std::chrono::microseconds kSpin{100};
 
 void cpu_relax() {
@@ -89,11 +90,22 @@ class Team {
       generation_.fetch_add(1, std::memory_order_release);
     }
     start_.notify_all();
-    for (int t = 0; t < tasks; t += threads) task(t, 0);
+    std::exception_ptr error;
+    try {
+      for (int t = 0; t < tasks; t += threads) task(t, 0);
+    } catch (...) {
+      error = std::current_exception();
+    }
     if (!spin_until([&] { return remaining_.load(std::memory_order_acquire) == 0; })) {
       std::unique_lock<std::mutex> lock(mutex_);
       done_.wait(lock, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
     }
+    {  // every worker is done: the first error, the caller's or a worker's, goes to the caller
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (!error) error = worker_error_;
+      worker_error_ = nullptr;
+    }
+    if (error) std::rethrow_exception(error);
   }
 
  private:
@@ -105,7 +117,12 @@ class Team {
       }
       seen = generation_.load(std::memory_order_acquire);
       if (quit_) return;
-      for (int t = w; t < tasks_ && w < threads_; t += threads_) (*task_)(t, w);  // none when this call needs fewer workers
+      try {
+        for (int t = w; t < tasks_ && w < threads_; t += threads_) (*task_)(t, w);  // none when this call needs fewer workers
+      } catch (...) {  // kept for the caller (run rethrows it); the worker lives on
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!worker_error_) worker_error_ = std::current_exception();
+      }
       // Every worker answers every call, so that none still reads this call's task when the
       // caller has returned and set the next one.
       if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -125,6 +142,7 @@ class Team {
   const std::function<void(int, int)>* task_ = nullptr;
   int tasks_ = 0, threads_ = 0;
   bool quit_ = false;
+  std::exception_ptr worker_error_;  // a worker's task's exception, under mutex_
 };
 
 }  // namespace

@@ -17,8 +17,9 @@ int default_threads();
 
 /// Runs task(t, worker) for t in [0, tasks) on `threads` threads, the calling one among them
 /// (worker 0), task t on worker t mod threads, and returns when every task has run. The other
-/// workers are the calling thread's own team (run_tasks), kept between calls. A task must not
-/// throw, nor call parallel_tasks itself.
+/// workers are the calling thread's own team (run_tasks), kept between calls. A task that
+/// throws: the other tasks still run, and the first exception is rethrown here once every
+/// worker is done. A task must not call parallel_tasks itself.
 void run_tasks(int tasks, int threads, const std::function<void(int task, int worker)>& task);
 
 template <class Task>

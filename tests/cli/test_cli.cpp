@@ -566,13 +566,21 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   EXPECT_EQ(drawn.at("class"), 3);
   EXPECT_EQ(drawn.at("label"), "zebra");
   EXPECT_EQ(drawn.at("method"), "grad-rollout");
-  const CliRun printed = run_attnlab(vit_args(g) + " --resize 45 --relevance 3 --method grad-rollout");
-  ASSERT_EQ(printed.code, 0) << printed.err;
-  std::vector<double> want;
-  for (const auto& row : parse_csv(printed.out)) want.insert(want.end(), row.begin(), row.end());
+  // `attnlab vit --relevance` of the same class and method, in raster order; a drawn map against it.
+  auto printed_map = [&](const std::string& flags) {
+    const CliRun printed = run_attnlab(vit_args(g) + " --resize 45 " + flags);
+    EXPECT_EQ(printed.code, 0) << printed.err;
+    std::vector<double> out;
+    for (const auto& row : parse_csv(printed.out)) out.insert(out.end(), row.begin(), row.end());
+    return out;
+  };
+  auto expect_map = [](const nlohmann::json& drawn_values, const std::vector<double>& want) {
+    const auto got = drawn_values.get<std::vector<double>>();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6 + 1e-5 * std::abs(want[i])) << i;
+  };
+  expect_map(drawn.at("map"), printed_map("--relevance 3 --method grad-rollout"));
   const auto map = drawn.at("map").get<std::vector<double>>();
-  ASSERT_EQ(map.size(), want.size());
-  for (std::size_t i = 0; i < map.size(); ++i) EXPECT_NEAR(map[i], want[i], 1e-6 + 1e-5 * std::abs(want[i])) << i;
   const auto deletion = drawn.at("deletion").get<std::vector<double>>(), insertion = drawn.at("insertion").get<std::vector<double>>();
   ASSERT_EQ(deletion.size(), 11u);
   EXPECT_NEAR(deletion.front(), insertion.back(), 1e-9);  // both the whole image
@@ -580,14 +588,9 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   // The second method beside the first: its own map, as vit prints it, and its own curves.
   const nlohmann::json& beside = drawn.at("beside");
   EXPECT_EQ(beside.at("method"), "chefer");
-  const CliRun chefer = run_attnlab(vit_args(g) + " --resize 45 --relevance zebra --method chefer");
-  ASSERT_EQ(chefer.code, 0) << chefer.err;
-  std::vector<double> want_beside;
-  for (const auto& row : parse_csv(chefer.out)) want_beside.insert(want_beside.end(), row.begin(), row.end());
-  const auto map_beside = beside.at("map").get<std::vector<double>>();
-  ASSERT_EQ(map_beside.size(), want_beside.size());
-  for (std::size_t i = 0; i < map_beside.size(); ++i) EXPECT_NEAR(map_beside[i], want_beside[i], 1e-6 + 1e-5 * std::abs(want_beside[i])) << i;
-  EXPECT_NE(map_beside, map) << "two methods drew the same map";
+  const std::vector<double> chefer = printed_map("--relevance zebra --method chefer");
+  expect_map(beside.at("map"), chefer);
+  EXPECT_NE(beside.at("map").get<std::vector<double>>(), map) << "two methods drew the same map";
   EXPECT_EQ(beside.at("deletion").get<std::vector<double>>().front(), deletion.front());  // the whole image either way
   EXPECT_NE(beside.at("deletion").get<std::vector<double>>(), deletion);
   // The same relevance on the main map (--relevance-on-map), in place of a row of A.
@@ -597,9 +600,7 @@ TEST(CliRender, RelevanceAndReceptiveFieldViewsDrawWhatVitPrints) {
   const nlohmann::json main = read_json(std::filesystem::path(on_map).replace_extension(".json")).at("vit_drawn");
   EXPECT_EQ(main.at("shows"), "relevance");
   EXPECT_NE(main.at("legend").get<std::string>().find("relevance of 'zebra' by chefer"), std::string::npos) << main.at("legend");
-  const auto main_values = main.at("values").get<std::vector<double>>();
-  ASSERT_EQ(main_values.size(), want_beside.size());
-  for (std::size_t i = 0; i < main_values.size(); ++i) EXPECT_NEAR(main_values[i], want_beside[i], 1e-6 + 1e-5 * std::abs(want_beside[i])) << i;
+  expect_map(main.at("values"), chefer);
   // Through Compare: both halves draw their model's relevance (here the same model twice).
   const auto pair = dir / "pair.png";
   const CliRun p = run_attnlab("render" + model + " --compare " + quoted(g.model_dir) +

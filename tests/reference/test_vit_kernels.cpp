@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -105,4 +107,18 @@ TEST(VitKernels, QueryBlocksSplitTheTokensEvenlyAmongTheThreads) {
         EXPECT_LE(*hi - *lo, rows) << T << " tokens on " << threads << " threads: one thread waits for another's block";
       }
     }
+}
+
+TEST(VitKernels, ATasksExceptionComesBackToTheCallerAndTheTeamLivesOn) {
+  for (const int thrower : {0, 1, 3}) {  // the caller's own task, then workers'
+    std::atomic<int> ran{0};
+    EXPECT_THROW(vit_kernels::parallel_tasks(8, 4,
+                                             [&](int t, int) {
+                                               ran.fetch_add(1);
+                                               if (t == thrower) throw std::runtime_error("task " + std::to_string(t));
+                                             }),
+                 std::runtime_error);
+    EXPECT_EQ(ran.load(), 7) << "the thrower's next task (t + 4) is skipped; the other workers run theirs";
+    expect_each_task_once(64, 4);  // the same team, afterwards
+  }
 }
