@@ -167,7 +167,8 @@ void draw_value_tooltip(const MainMap& map, const SourceGrid& g, const Cell& und
   const int j = under.row * g.cols + under.col;
   const bool kept = map.keep.empty() || map.keep[static_cast<std::size_t>(j)];
   ImGui::BeginTooltip();
-  ImGui::Text("key (%d,%d)  j = %d", under.col, under.row, g.prefix + j);
+  // A row of A (or its rollout) weighs keys; norms and relevance are the patch's own.
+  ImGui::Text("%s (%d,%d)  j = %d", map.shows == "row" || map.shows == "rollout" ? "key" : "patch", under.col, under.row, g.prefix + j);
   ImGui::Text("%s = %s%s", map.value_name.c_str(), format_weight(map.values[static_cast<std::size_t>(j)]).c_str(), kept ? "" : "  (masked)");
   ImGui::EndTooltip();
 }
