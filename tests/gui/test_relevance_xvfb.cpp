@@ -74,7 +74,7 @@ TEST(RelevanceUnderXvfb, EachClassOfTheTopFiveClickedShowsItsOwnRelevanceMap) {
   ASSERT_EQ(got_rollout.size(), rollout.size());
   for (std::size_t i = 0; i < rollout.size(); ++i) EXPECT_NEAR(got_rollout[i], rollout[i], 1e-6f + 1e-5f * std::abs(rollout[i])) << i;
   EXPECT_EQ(two.at("map").get<std::vector<float>>(), maps.back()) << "the first method's map stays";
-  // The same class's relevance on the main map (the Model panel's switch), in place of the row.
+  // The same class's relevance on the main map (the view's switch), in place of the row.
   click_widget(app, shown, "vit.relevance.on_map");
   shown = export_until(app, [](const nlohmann::json& j) {
     return j.contains("vit_drawn") && j.at("vit_drawn").value("shows", "") == "relevance";

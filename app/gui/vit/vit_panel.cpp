@@ -117,7 +117,6 @@ void choice_section(AppState& state, const VitRun& src) {
   record_widget("vit_query_patch");
   setting_widget(state, "vit.rollout");
   setting_widget(state, "vit.norms");
-  if (src.model().arch.classes > 0) setting_widget(state, "vit.relevance.on_map");
   setting_widget(state, "vit.masks");
   // A label that does not fit beside its widget goes on the line above (a projector's narrow column).
   auto narrow = [](const char* label, float widget_w) {

@@ -177,6 +177,14 @@ void maps_and_curves(AppState& state, VitSession& vit, const Gradients& held, co
   if (two) text_wrapped("Why %s? Two methods", label.c_str());
   else text_wrapped("%s: %s", relevance_method_name(state.relevance_method), label.c_str());
   record_widget("relevance_what");
+  // The main map shows the first method's map (vit.relevance.on_map): beside the title, where
+  // the short lower panel of a 1024 × 768 screen still shows it.
+  same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("on the main map").x +
+                    ImGui::GetStyle().ItemSpacing.x);
+  ImGui::Checkbox("on the main map", &state.relevance_on_map);
+  record_widget("vit.relevance.on_map");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The main map shows this class's relevance by the first method instead of a row of A (Compare: both models')");
   // One map: the map beside the curves. Two: the maps side by side, the curves under them.
   const float side = two ? std::max(font * 4, std::min(avail.y * 0.62f - font * 2, (avail.x - gap) * 0.5f))
                          : std::max(font * 4, std::min(avail.y - font * 1.5f, avail.x * 0.5f));
