@@ -1,8 +1,10 @@
 // Why did the model decide? (issue 49, SPEC §13): the class-relevance map of the class the
 // teacher picks (the top 5 as buttons, any class found by name) by the chosen method over the
 // photo, and how faithful each method is on this image: the deletion and insertion curves of
-// RISE against a random order. The gradient pass and the curves run on the scheduler
-// (cancellable, latest request wins); the results are kept in the session's view data.
+// RISE against a random order; a second method beside the first (vit.relevance.beside), and a
+// check box that puts the map on the main map (vit.relevance.on_map). The gradient pass and the
+// curves run on the scheduler (app/gui/sessions/vit_gradient_jobs.hpp: cancellable, latest
+// request wins); the results are kept in the session's view data.
 #include "app/gui/vit/vit_views.hpp"
 #include "app/gui/sessions/vit_gradient_jobs.hpp"
 #include "app/gui/state/widget_log.hpp"
