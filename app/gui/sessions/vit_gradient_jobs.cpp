@@ -39,7 +39,7 @@ void request_relevance(VitSession& vit, int klass) {
       std::vector<std::vector<float>> maps;
     };
     vit.scheduler().submit<Maps>(
-        "relevance:" + vit.key(),
+        vit.relevance_job(),
         [run, klass](const std::atomic<bool>& stop) {
           const VitGradients g = vit_gradients(run->model(), run->input(), VitGradientTarget::class_logit(klass), vit_memory_budget(), &stop);
           Maps out{g.klass, {}};
@@ -69,7 +69,7 @@ void request_relevance(VitSession& vit, int klass) {
   for (const auto& map : held->maps) orders.push_back(relevance_order(map));
   orders.push_back(random_patch_order(run->input().N(), 0));
   vit.scheduler().submit<std::vector<FaithfulnessCurves>>(
-      "relevance:" + vit.key() + ":curves",
+      vit.curves_job(),
       [run, klass, orders](const std::atomic<bool>& stop) {
         std::vector<FaithfulnessCurves> out;
         for (const auto& order : orders) out.push_back(faithfulness_curves(run->model(), run->input(), klass, order, vit_memory_budget(), 1, &stop));

@@ -115,8 +115,12 @@ class VitSession {
   /// True while a gradient view's job (the relevance maps, their faithfulness curves, the
   /// receptive field) is under way: a sweep's frame waits for it.
   bool gradients_busy() const {
-    return scheduler_.busy("relevance:" + key_) || scheduler_.busy("relevance:" + key_ + ":curves") || scheduler_.busy("erf:" + key_);
+    return scheduler_.busy(relevance_job()) || scheduler_.busy(curves_job()) || scheduler_.busy(field_job());
   }
+  /// The scheduler keys of those jobs (app/gui/sessions/vit_gradient_jobs.cpp, the Field view).
+  std::string relevance_job() const { return "relevance:" + key_; }
+  std::string curves_job() const { return "relevance:" + key_ + ":curves"; }
+  std::string field_job() const { return "erf:" + key_; }
   /// What the job under way is doing ("reading the checkpoint" …) and how far, 0…1.
   std::string stage() const;
   float progress() const;

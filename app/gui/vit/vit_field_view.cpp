@@ -20,7 +20,7 @@ void request_field(VitSession& vit, int layer, int token, const std::string& key
   const std::weak_ptr<Gradients> slot = held;
   const std::shared_ptr<const VitRun> run = vit.run_ptr();
   vit.scheduler().submit<Matrix>(
-      "erf:" + vit.key(),
+      vit.field_job(),
       [run, layer, token](const std::atomic<bool>& stop) {
         return vit_receptive_field(run->model(), run->input(), layer, token, vit_memory_budget(), &stop);
       },
