@@ -1,8 +1,9 @@
-// The dispatcher of the command line (README, "Command line"): row, vit, explain, train, models, video, render, figure,
+// The dispatcher of the command line (README, "Command line"): row, vit, explain, cka, train, models, video, render, figure,
 // --help, --version. Part of the attnlab program, not of a library: it is the one place that
 // sees both the window-free commands (app/commands/) and the headless renderer (app/gui/).
 #include "app/cli.hpp"
 
+#include "app/commands/cka_command.hpp"
 #include "app/commands/explain_command.hpp"
 #include "app/commands/models_command.hpp"
 #include "app/commands/options.hpp"
@@ -30,6 +31,7 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"row", run_row},     {"render", run_render}, {"figure", run_figure}, {"vit", run_vit},
     {"models", run_models}, {"video", run_video}, {"train", run_train}, {"explain", run_explain},
+    {"cka", run_cka},
 };
 
 }  // namespace

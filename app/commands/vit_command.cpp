@@ -10,6 +10,7 @@
 #include "core/gpu/context.hpp"
 #include "core/gpu/vit_backend.hpp"
 #include "core/base/parse.hpp"
+#include "core/cnn/any_model.hpp"
 #include "core/vit/relevance.hpp"
 #include "core/vit/vit_similarity.hpp"
 
@@ -83,6 +84,7 @@ struct VitOptions {
   std::optional<int> top;
   std::optional<std::string> relevance;  ///< --relevance CLASS|top
   std::optional<RelevanceMethod> method;  ///< --method
+  bool grad_cam = false;                  ///< --method grad-cam (a ResNet)
   bool receptive_field = false;
   bool distance = false, info = false, cka = false, norms = false;
   bool cka_photo = false;
@@ -110,8 +112,10 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
       {"--norms", false, [&o](Text, Text) { o.norms = true; }},
       {"--relevance", true, [&o](Text t, Text) { o.relevance = t; }},
       {"--method", true, [&o](Text t, Text f) {
+         o.grad_cam = t == "grad-cam";  // a ResNet's (SPEC §14)
+         if (o.grad_cam) return;
          o.method = parse_relevance_method(t);
-         if (!o.method) throw Error(f + " must be one of " + relevance_method_list() + ", got '" + t + "'");
+         if (!o.method) throw Error(f + " must be one of " + relevance_method_list() + " (grad-cam for a ResNet), got '" + t + "'");
        }},
       {"--receptive-field", false, [&o](Text, Text) { o.receptive_field = true; }},
       {"--top", true, [&o](Text t, Text f) { o.top = parse_int(t, f, 1, 1000000); }},
@@ -144,7 +148,7 @@ VitOptions parse(const std::vector<std::string>& args) {
   const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0) + (o.norms ? 1 : 0) +
                     (o.relevance ? 1 : 0) + (o.receptive_field ? 1 : 0);
   if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --norms, --relevance, --receptive-field, --cka at a time");
-  if (o.method && !o.relevance) throw Error("--method goes with --relevance");
+  if ((o.method || o.grad_cam) && !o.relevance) throw Error("--method goes with --relevance");
   if (!o.cka && !o.against.empty()) throw Error("--against goes with --cka");
   return o;
 }
@@ -200,6 +204,59 @@ int run_gradients(const VitOptions& o, const VitModel& model, const VitInput& in
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
+/// The same command for a ResNet (SPEC §14): --info, --top, --relevance (Grad-CAM at --layer, or
+/// the input gradient), --receptive-field (--layer a residual block, --query COL,ROW a position in
+/// its map). A ResNet has no attention: the rest is refused.
+int run_resnet(const VitOptions& o, const ResnetModel& model) {
+  const ResnetArchitecture& arch = model.arch;
+  if (o.cka) throw Error("vit --cka compares a ViT's tokens; for a ResNet give attnlab cka --model A --model B");
+  if (o.distance || o.rollout || o.norms || !o.choice.head.empty() || o.backend != VitBackend::Auto)
+    throw Error(model.file.string() + " is a ResNet: it has no attention (give --top, --relevance, --receptive-field or --info)");
+  if (o.method && *o.method != RelevanceMethod::InputGradient)
+    throw Error("a ResNet's --method is grad-cam (default) or input-gradient");
+  if (o.info && o.image.empty()) {
+    print(resnet_info(model));
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  if (!o.top && !o.relevance && !o.receptive_field && !o.info)
+    throw Error(model.file.string() + " is a ResNet: it has no attention rows (give --top, --relevance, --receptive-field or --info)");
+  const CnnInput input = cnn_input(arch, load_image(o.image), o.resize);
+  const std::int64_t budget = vit_memory_budget();
+  const int blocks = static_cast<int>(model.blocks.size());
+  int block = blocks - 1;
+  if (!o.choice.layer.empty()) {
+    block = parse_int(o.choice.layer, "--layer", 0, 1000000);
+    if (block >= blocks) throw Error("--layer " + o.choice.layer + " is outside this ResNet's blocks 0…" + std::to_string(blocks - 1));
+  }
+  std::string out;
+  if (o.info || o.top) {
+    const auto start = std::chrono::steady_clock::now();
+    const ResnetPass pass = resnet_forward(model, input, budget);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (o.info) {
+      char forward[64];
+      std::snprintf(forward, sizeof forward, "%.1f ms", ms);
+      out = resnet_info(model) + "input: " + std::to_string(input.width) + "x" + std::to_string(input.height) + "\nbackend: cpu\nforward: " +
+            forward + "\n";
+    } else {
+      for (const auto& [c, p] : vit_top_classes(pass.logits, *o.top))
+        out += std::to_string(c) + "," + arch.labels[static_cast<std::size_t>(c)] + "," + format_float(p) + "\n";
+    }
+  } else if (o.relevance) {  // Grad-CAM at the block (its map's grid), or |d y_c / d x| per input pixel
+    const CnnGradients g = resnet_gradients(model, input, CnnGradientTarget::class_logit(class_named(arch.labels, *o.relevance)), budget);
+    const Matrix map = o.method ? cnn_input_gradient_map(g) : resnet_grad_cam(g, block);
+    out = rows_csv(map.data(), map.rows(), map.cols());
+  } else {  // the receptive field of a position of the block's map: one line per row of input pixels
+    const auto [cols, rows] = resnet_map_size(model, block, input.width, input.height);
+    std::array<int, 2> at{cols / 2, rows / 2};
+    if (!o.choice.query.empty()) at = parse_cell(o.choice.query, "--query");
+    const Matrix field = resnet_receptive_field(model, input, block, at[0], at[1], budget);
+    out = rows_csv(field.data(), field.rows(), field.cols());
+  }
+  print(out);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 std::vector<CommandFlagName> vit_flag_names() {
@@ -209,7 +266,10 @@ std::vector<CommandFlagName> vit_flag_names() {
 
 int run_vit(const std::vector<std::string>& args) {
   const VitOptions o = parse(args);
-  const VitModel model = load_vit(o.model, o.load);
+  AnyModel any = load_any_model(o.model, o.load);
+  if (any.resnet) return run_resnet(o, *any.resnet);
+  const VitModel& model = *any.vit;
+  if (o.grad_cam) throw Error("--method grad-cam is for a ResNet; a ViT's methods are " + relevance_method_list());
   if (o.cka) return run_cka(o, model);
   const VitArchitecture& arch = model.arch;
   if (o.info && o.image.empty()) {

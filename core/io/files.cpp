@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <cerrno>
@@ -15,6 +16,18 @@
 #include <cstring>
 
 namespace attnlab {
+
+std::string read_config_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > 64ull * 1024 * 1024) throw Error(path.string() + ": cannot be read as a config file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in && !in.eof()) throw Error(path.string() + ": cannot be read");
+  return s.str();
+}
 
 namespace {
 

@@ -8,6 +8,11 @@
 
 namespace attnlab {
 
+/// The text of a model's small side file (config.json, preprocessor_config.json): "" when there
+/// is no such regular file. Throws Error with one line for a file over 64 MiB or one that
+/// cannot be read.
+std::string read_config_file(const std::filesystem::path& path);
+
 /// Writes `bytes` to `path` through a temporary file in the same folder, then links it into
 /// place: an existing file is never replaced unless `overwrite`, and a failure (missing or
 /// read-only folder, full disk) leaves nothing behind. Throws Error naming the path and reason.

@@ -690,6 +690,9 @@ std::vector<std::pair<std::string, const Value*>> state_dict(const Value* root, 
       u.fail("the state dict has a key that is " + std::string(kind_name(k->kind)) + ", not a tensor's name");
     if (v->kind != Kind::Tensor)
       u.fail("the state dict's entry " + quote(k->s) + " is " + kind_name(v->kind) + ", not a tensor");
+    // Batch norm's step counter (BatchNorm2d.num_batches_tracked, int64, read by training
+    // only) is left out rather than refused for its dtype: CNN state dicts hold one per norm.
+    if (k->s.ends_with(".num_batches_tracked") && !v->tensor->storage->storage->type->supported) continue;
     tensors.emplace_back(k->s, v);
   }
   if (tensors.empty()) u.fail("the checkpoint holds no tensors");
@@ -937,6 +940,20 @@ SafetensorsFile open_pytorch(const std::filesystem::path& path, const std::atomi
     throw Error(what + ": cannot read its size");
   }
   return read_archive(ZipPtr(z), size, std::move(source), what, stop);
+}
+
+SafetensorsFile open_checkpoint(const std::filesystem::path& file, const std::atomic<bool>* stop) {
+  std::error_code ec;
+  bool pytorch = false;
+  if (std::filesystem::is_regular_file(file, ec)) {
+    std::vector<std::uint8_t> first(512);
+    std::ifstream in(file, std::ios::binary);
+    in.read(reinterpret_cast<char*>(first.data()), static_cast<std::streamsize>(first.size()));
+    first.resize(static_cast<std::size_t>(in.gcount()));
+    const std::string ext = file.extension().string();
+    pytorch = is_zip_magic(first) || is_legacy_torch_magic(first) || ext == ".pth" || ext == ".pt" || ext == ".bin";
+  }
+  return pytorch ? open_pytorch(file, stop) : open_safetensors(file);
 }
 
 }  // namespace attnlab

@@ -83,4 +83,10 @@ SafetensorsFile index_pytorch(std::span<const std::uint8_t> bytes, const std::st
 /// looked at before each storage is read: when set, throws Error("cancelled").
 SafetensorsFile open_pytorch(const std::filesystem::path& path, const std::atomic<bool>* stop = nullptr);
 
+/// A checkpoint file of either kind, told by its first bytes: a PyTorch checkpoint (a zip
+/// archive, or a legacy torch file, which open_pytorch() refuses with its own message; and a
+/// file of neither kind named .pth, .pt or .bin, told what it is not) read by open_pytorch(),
+/// everything else by open_safetensors() (its header only). Throws as those two.
+SafetensorsFile open_checkpoint(const std::filesystem::path& file, const std::atomic<bool>* stop = nullptr);
+
 }  // namespace attnlab

@@ -82,6 +82,15 @@ float half_to_float(std::uint16_t h) {
 
 std::size_t dtype_size(TensorDType dtype) { return dtype == TensorDType::F32 ? 4 : 2; }
 
+// Batch norm's step counter (PyTorch's BatchNorm2d.num_batches_tracked, a scalar int64 that only
+// training reads): left out of the listing rather than refused for its dtype, so that CNN
+// checkpoints (torchvision's and timm's ResNets) open. Its bytes stay unused.
+bool is_batch_norm_counter(const std::string& name, const json& j) {
+  if (!name.ends_with(".num_batches_tracked") || !j.is_object()) return false;
+  const auto dtype = j.find("dtype");
+  return dtype != j.end() && dtype->is_string() && dtype->get_ref<const std::string&>() == "I64";
+}
+
 // One tensor's entry, checked, before its bytes are converted.
 struct Entry {
   std::string name;
@@ -371,7 +380,7 @@ SafetensorsFile index_header(const std::uint8_t* header_begin, std::uint64_t hea
   std::vector<Entry> entries;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") file.metadata = reader.metadata(value);
-    else entries.push_back(reader.entry(name, value));
+    else if (!is_batch_norm_counter(name, value)) entries.push_back(reader.entry(name, value));
   }
 
   // No two tensors share a byte: sorted by begin, each non-empty one starts at or after the

@@ -154,23 +154,28 @@ Matrix vit_mean_receptive_field(const VitModel& model, int count, const std::fun
 }
 
 int vit_class_named(const VitArchitecture& arch, const std::string& text) {
-  if (arch.classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
+  return class_named(arch.labels, text);
+}
+
+int class_named(const std::vector<std::string>& labels, const std::string& text) {
+  const int classes = static_cast<int>(labels.size());
+  if (classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
   if (text == "top") return VitGradientTarget::kTopClass;
   if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) {
     if (text.size() < 10) {
       const int c = std::stoi(text);
-      if (c < arch.classes) return c;
+      if (c < classes) return c;
     }
-    throw Error("class " + text + " is outside 0…" + std::to_string(arch.classes - 1));
+    throw Error("class " + text + " is outside 0…" + std::to_string(classes - 1));
   }
   auto lower = [](std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;
   };
   const std::string want = lower(text);
-  for (std::size_t c = 0; c < arch.labels.size(); ++c)
-    if (lower(arch.labels[c]) == want) return static_cast<int>(c);
-  throw Error("no class is named '" + text + "': give an index 0…" + std::to_string(arch.classes - 1) +
+  for (std::size_t c = 0; c < labels.size(); ++c)
+    if (lower(labels[c]) == want) return static_cast<int>(c);
+  throw Error("no class is named '" + text + "': give an index 0…" + std::to_string(classes - 1) +
               ", a label from the model's config.json, or top");
 }
 

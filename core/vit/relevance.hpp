@@ -73,4 +73,8 @@ Matrix vit_mean_receptive_field(const VitModel& model, int count, const std::fun
 /// and for any other text (naming the indices' range).
 int vit_class_named(const VitArchitecture& arch, const std::string& text);
 
+/// The same for any classifier with these class names (a ResNet's): −2 (kTopClass of
+/// VitGradientTarget and CnnGradientTarget) for "top".
+int class_named(const std::vector<std::string>& labels, const std::string& text);
+
 }  // namespace attnlab

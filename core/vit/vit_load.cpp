@@ -6,6 +6,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/io/files.hpp"
 #include "core/io/pytorch_checkpoint.hpp"
 #include "core/vit/model_family.hpp"
 #include "core/vit/tensor_names.hpp"
@@ -244,18 +245,6 @@ std::optional<std::array<float, 3>> read_rgb(const json& j, const char* key, con
     out[static_cast<std::size_t>(c)] = static_cast<float>(v.get<double>());
   }
   return out;
-}
-
-std::string read_text_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return {};
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > 64ull * 1024 * 1024) throw Error(path.string() + ": cannot be read as a config file");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in && !in.eof()) throw Error(path.string() + ": cannot be read");
-  return s.str();
 }
 
 /// The patch embedding (a conv D × 3 × P × P, kernel = stride = P): D, P and the dtype from it.
@@ -599,24 +588,6 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   return model;
 }
 
-namespace {
-
-// Whether `file` is a PyTorch checkpoint: by its first bytes (a zip archive, or a legacy torch
-// pickle or tar, which open_pytorch() refuses with its own message), and for files that are
-// neither, by the extensions torch.save's files get (.pth, .pt, .bin), so that those are told
-// what they are not rather than read as a safetensors header.
-bool is_pytorch_file(const std::filesystem::path& file) {
-  std::vector<std::uint8_t> first(512);
-  std::ifstream in(file, std::ios::binary);
-  in.read(reinterpret_cast<char*>(first.data()), static_cast<std::streamsize>(first.size()));
-  first.resize(static_cast<std::size_t>(in.gcount()));
-  if (is_zip_magic(first) || is_legacy_torch_magic(first)) return true;
-  const std::string ext = file.extension().string();
-  return ext == ".pth" || ext == ".pt" || ext == ".bin";
-}
-
-}  // namespace
-
 std::filesystem::path checkpoint_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) return path;
@@ -627,15 +598,13 @@ std::filesystem::path checkpoint_file(const std::filesystem::path& path) {
 }
 
 VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options) {
-  std::error_code ec;
   const std::filesystem::path file = checkpoint_file(path);
   const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   // A safetensors file: the header only, the weights at the end of vit_from_tensors. A PyTorch
   // checkpoint: every tensor read now (core/io/pytorch_checkpoint.hpp), the file hashed at the end.
-  SafetensorsFile tensors = std::filesystem::is_regular_file(file, ec) && is_pytorch_file(file) ? open_pytorch(file, options.stop)
-                                                                                              : open_safetensors(file);
-  VitModel model = vit_from_tensors(std::move(tensors), read_text_file(dir / "config.json"),
-                                    read_text_file(dir / "preprocessor_config.json"), options, file.string());
+  SafetensorsFile tensors = open_checkpoint(file, options.stop);
+  VitModel model = vit_from_tensors(std::move(tensors), read_config_file(dir / "config.json"),
+                                    read_config_file(dir / "preprocessor_config.json"), options, file.string());
   model.file = file;
   return model;
 }

@@ -10,6 +10,7 @@
 #   core/vit          core/base core/io
 #   core/vit/families core/base core/io core/vit            (one ModelFamily a file)
 #   core/hand_made    core/base core/io core/vit shaders/   (the AttentionSource interface is vit's)
+#   core/cnn          core/base core/io core/vit            (ResNets; the CKA across two models)
 #   core/gpu          core/ shaders/
 #   app/commands      core/                                  (window-free: attnlab_commands)
 #   app/platform      core/base                              (the desktop's file dialog)
@@ -52,6 +53,7 @@ declare -A allowed=(
   [core/vit]="core/base core/io"
   [core/vit/families]="core/base core/io core/vit"
   [core/hand_made]="core/base core/io core/vit shaders"
+  [core/cnn]="core/base core/io core/vit"
   [core/gpu]="core shaders"
   [app/commands]="core"
   [app/platform]="core/base"

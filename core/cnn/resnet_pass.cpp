@@ -1,0 +1,436 @@
+// A ResNet's forward and backward passes on the CPU (core/cnn/resnet.hpp; docs/MATH.md, "A
+// ResNet beside the ViT"). Every convolution is im2col and one sgemm, split among the CPU path's
+// threads by output positions (or by output channels where a map has few positions); its
+// backward for the input is the transposed product and col2im, split by input channels so that
+// no two threads add into the same value.
+#include "core/cnn/resnet.hpp"
+
+#include "core/base/blas.hpp"
+#include "core/base/error.hpp"
+#include "core/vit/vit.hpp"
+#include "core/vit/vit_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace attnlab {
+
+namespace {
+
+using Map = FeatureMap;
+using vit_kernels::default_threads;
+using vit_kernels::parallel_ranges;
+using vit_kernels::parallel_rows;
+
+Map make_map(int channels, int height, int width) {
+  Map m;
+  m.channels = channels;
+  m.height = height;
+  m.width = width;
+  m.v.resize(channels, static_cast<Eigen::Index>(height) * width);
+  return m;
+}
+
+void check_stop(const std::atomic<bool>* stop) {
+  if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+}
+
+// y = W ⊛ x + b (and ReLU when `relu`): im2col into `cols` (in·k·k × Ho·Wo; not needed for a
+// 1×1 convolution of stride 1), then W · cols.
+Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& cols) {
+  const int Ho = c.out_size(x.height), Wo = c.out_size(x.width), n = Ho * Wo, ikk = c.in * c.k * c.k;
+  Map y = make_map(c.out, Ho, Wo);
+  const float* B = x.v.data();
+  if (c.k != 1 || c.stride != 1) {
+    cols.resize(static_cast<std::size_t>(ikk) * static_cast<std::size_t>(n));
+    parallel_rows(c.in, threads, [&](int first, int count) {
+      for (int ch = first; ch < first + count; ++ch) {
+        const float* plane = x.v.data() + static_cast<std::size_t>(ch) * x.height * x.width;
+        for (int ky = 0; ky < c.k; ++ky)
+          for (int kx = 0; kx < c.k; ++kx) {
+            float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n;
+            for (int oy = 0; oy < Ho; ++oy) {
+              const int iy = oy * c.stride - c.pad + ky;
+              float* out = row + static_cast<std::size_t>(oy) * Wo;
+              if (iy < 0 || iy >= x.height) {
+                std::fill(out, out + Wo, 0.0f);
+                continue;
+              }
+              const float* in = plane + static_cast<std::size_t>(iy) * x.width;
+              for (int ox = 0; ox < Wo; ++ox) {
+                const int ix = ox * c.stride - c.pad + kx;
+                out[ox] = (ix >= 0 && ix < x.width) ? in[ix] : 0.0f;
+              }
+            }
+          }
+      }
+    });
+    B = cols.data();
+  }
+  float* Y = y.v.data();
+  auto finish = [&](int o0, int o1, int j0, int j1) {
+    for (int o = o0; o < o1; ++o) {
+      float* r = Y + static_cast<std::size_t>(o) * n;
+      const float b = c.b[o];
+      for (int j = j0; j < j1; ++j) r[j] = relu ? std::max(r[j] + b, 0.0f) : r[j] + b;
+    }
+  };
+  if (n >= 64 * threads) {
+    parallel_ranges(n, threads, 16, [&](int first, int size) {
+      blas::sgemm(false, false, c.out, size, ikk, 1.0f, c.W.data(), ikk, B + first, n, 0.0f, Y + first, n);
+      finish(0, c.out, first, first + size);
+    });
+  } else {
+    parallel_ranges(c.out, threads, 8, [&](int first, int size) {
+      blas::sgemm(false, false, size, n, ikk, 1.0f, c.W.data() + static_cast<std::size_t>(first) * ikk, ikk, B, n, 0.0f,
+                  Y + static_cast<std::size_t>(first) * n, n);
+      finish(first, first + size, 0, n);
+    });
+  }
+  return y;
+}
+
+// ∂/∂x of a convolution whose input was `height` × `width`: Wᵀ·dy, then col2im.
+Map conv_backward(const CnnConv& c, const Map& dy, int height, int width, int threads, std::vector<float>& cols) {
+  const int n = dy.height * dy.width, ikk = c.in * c.k * c.k;
+  Map dx = make_map(c.in, height, width);
+  const bool direct = c.k == 1 && c.stride == 1;
+  float* D = direct ? dx.v.data() : nullptr;
+  if (!direct) {
+    cols.resize(static_cast<std::size_t>(ikk) * static_cast<std::size_t>(n));
+    D = cols.data();
+  }
+  if (n >= 64 * threads) {
+    parallel_ranges(n, threads, 16, [&](int first, int size) {
+      blas::sgemm(true, false, ikk, size, c.out, 1.0f, c.W.data(), ikk, dy.v.data() + first, n, 0.0f, D + first, n);
+    });
+  } else {
+    parallel_ranges(ikk, threads, 8, [&](int first, int size) {
+      blas::sgemm(true, false, size, n, c.out, 1.0f, c.W.data() + first, ikk, dy.v.data(), n, 0.0f,
+                  D + static_cast<std::size_t>(first) * n, n);
+    });
+  }
+  if (direct) return dx;
+  dx.v.setZero();
+  parallel_rows(c.in, threads, [&](int first, int count) {
+    for (int ch = first; ch < first + count; ++ch) {
+      float* plane = dx.v.data() + static_cast<std::size_t>(ch) * height * width;
+      for (int ky = 0; ky < c.k; ++ky)
+        for (int kx = 0; kx < c.k; ++kx) {
+          const float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n;
+          for (int oy = 0; oy < dy.height; ++oy) {
+            const int iy = oy * c.stride - c.pad + ky;
+            if (iy < 0 || iy >= height) continue;
+            float* out = plane + static_cast<std::size_t>(iy) * width;
+            const float* in = row + static_cast<std::size_t>(oy) * dy.width;
+            for (int ox = 0; ox < dy.width; ++ox) {
+              const int ix = ox * c.stride - c.pad + kx;
+              if (ix >= 0 && ix < width) out[ix] += in[ox];
+            }
+          }
+        }
+    }
+  });
+  return dx;
+}
+
+// torch.nn.MaxPool2d(3, stride 2, padding 1): each output the largest of its window (padding
+// never wins); `arg` keeps where it came from (the first largest, as torch).
+constexpr int kPool = 3, kPoolStride = 2, kPoolPad = 1;
+
+Map max_pool(const Map& x, std::vector<int>& arg, int threads) {
+  const int Ho = (x.height + 2 * kPoolPad - kPool) / kPoolStride + 1, Wo = (x.width + 2 * kPoolPad - kPool) / kPoolStride + 1;
+  Map y = make_map(x.channels, Ho, Wo);
+  arg.resize(static_cast<std::size_t>(x.channels) * Ho * Wo);
+  parallel_rows(x.channels, threads, [&](int first, int count) {
+    for (int ch = first; ch < first + count; ++ch) {
+      const float* in = x.v.data() + static_cast<std::size_t>(ch) * x.height * x.width;
+      for (int oy = 0; oy < Ho; ++oy)
+        for (int ox = 0; ox < Wo; ++ox) {
+          float best = -std::numeric_limits<float>::infinity();
+          int where = -1;
+          for (int dy = 0; dy < kPool; ++dy)
+            for (int dx = 0; dx < kPool; ++dx) {
+              const int iy = oy * kPoolStride - kPoolPad + dy, ix = ox * kPoolStride - kPoolPad + dx;
+              if (iy < 0 || iy >= x.height || ix < 0 || ix >= x.width) continue;
+              const float v = in[iy * x.width + ix];
+              if (v > best || where < 0) best = v, where = iy * x.width + ix;
+            }
+          const std::size_t o = (static_cast<std::size_t>(ch) * Ho + oy) * Wo + ox;
+          y.v.data()[o] = best;
+          arg[o] = where;
+        }
+    }
+  });
+  return y;
+}
+
+Map max_pool_backward(const Map& dy, const std::vector<int>& arg, int height, int width, int threads) {
+  Map dx = make_map(dy.channels, height, width);
+  dx.v.setZero();
+  const int n = dy.height * dy.width;
+  parallel_rows(dy.channels, threads, [&](int first, int count) {
+    for (int ch = first; ch < first + count; ++ch) {
+      float* out = dx.v.data() + static_cast<std::size_t>(ch) * height * width;
+      for (int j = 0; j < n; ++j) out[arg[static_cast<std::size_t>(ch) * n + j]] += dy.v.data()[static_cast<std::size_t>(ch) * n + j];
+    }
+  });
+  return dx;
+}
+
+// g ⊙ (a > 0), in place: the ReLU's backward from its output a.
+void relu_backward(Map& g, const Map& a) {
+  g.v = (a.v.array() > 0.0f).select(g.v, 0.0f);
+}
+
+// What a block's backward needs: its input and output, and its inner ReLUs' outputs.
+struct BlockTape {
+  Map h1, h2;  // after conv1's and (Bottleneck) conv2's ReLU
+};
+
+// out = ReLU(F(x) + shortcut(x)); the tape filled when `tape` is not null.
+Map block_forward(const ResnetBlock& b, const Map& x, BlockTape* tape, int threads, std::vector<float>& cols) {
+  Map h1 = conv_forward(b.conv1, x, true, threads, cols);
+  Map out;
+  Map h2;
+  if (b.bottleneck()) {
+    h2 = conv_forward(b.conv2, h1, true, threads, cols);
+    out = conv_forward(b.conv3, h2, false, threads, cols);
+  } else {
+    out = conv_forward(b.conv2, h1, false, threads, cols);
+  }
+  if (b.downsample) out.v += conv_forward(*b.downsample, x, false, threads, cols).v;
+  else out.v += x.v;
+  out.v = out.v.cwiseMax(0.0f);
+  if (tape) {
+    tape->h1 = std::move(h1);
+    tape->h2 = std::move(h2);
+  }
+  return out;
+}
+
+Map block_backward(const ResnetBlock& b, const Map& x, const Map& out, const BlockTape& tape, Map g, int threads,
+                   std::vector<float>& cols) {
+  relu_backward(g, out);
+  Map dh1;
+  if (b.bottleneck()) {
+    Map dh2 = conv_backward(b.conv3, g, tape.h2.height, tape.h2.width, threads, cols);
+    relu_backward(dh2, tape.h2);
+    dh1 = conv_backward(b.conv2, dh2, tape.h1.height, tape.h1.width, threads, cols);
+  } else {
+    dh1 = conv_backward(b.conv2, g, tape.h1.height, tape.h1.width, threads, cols);
+  }
+  relu_backward(dh1, tape.h1);
+  Map dx = conv_backward(b.conv1, dh1, x.height, x.width, threads, cols);
+  if (b.downsample) dx.v += conv_backward(*b.downsample, g, x.height, x.width, threads, cols).v;
+  else dx.v += g.v;
+  return dx;
+}
+
+Map input_map(const CnnInput& input) {
+  Map m;
+  m.channels = 3;
+  m.height = input.height;
+  m.width = input.width;
+  m.v = input.x;
+  return m;
+}
+
+std::vector<float> classify(const ResnetModel& model, const Map& last) {
+  const Eigen::VectorXf pooled = last.v.rowwise().mean();
+  const Eigen::VectorXf logits = model.W_fc * pooled + model.b_fc.transpose();
+  return {logits.data(), logits.data() + logits.size()};
+}
+
+// The forward pass through `blocks` blocks (all: the logits too), every block's tape kept when
+// `tapes` is not null.
+struct Forward {
+  Map stem;                 // after conv1, bn1 and ReLU
+  std::vector<int> pool_arg;
+  Map pooled;               // after the max pool: block 0's input
+  std::vector<Map> outs;
+  std::vector<BlockTape> tapes;
+  std::vector<float> logits;
+};
+
+Forward run_forward(const ResnetModel& model, const CnnInput& input, int blocks, bool keep, int threads,
+                    const std::atomic<bool>* stop) {
+  Forward f;
+  std::vector<float> cols;
+  f.stem = conv_forward(model.stem, input_map(input), true, threads, cols);
+  f.pooled = max_pool(f.stem, f.pool_arg, threads);
+  if (!keep) f.stem = Map();
+  if (keep) f.tapes.resize(static_cast<std::size_t>(blocks));
+  for (int i = 0; i < blocks; ++i) {
+    check_stop(stop);
+    const Map& x = i == 0 ? f.pooled : f.outs.back();
+    f.outs.push_back(block_forward(model.blocks[static_cast<std::size_t>(i)], x, keep ? &f.tapes[static_cast<std::size_t>(i)] : nullptr,
+                                   threads, cols));
+  }
+  if (blocks == static_cast<int>(model.blocks.size())) f.logits = classify(model, f.outs.back());
+  return f;
+}
+
+std::int64_t floats_of(const CnnConv& c, int h, int w) {
+  return static_cast<std::int64_t>(c.out) * c.out_size(h) * c.out_size(w);
+}
+
+int threads_or_default(int threads) { return threads > 0 ? threads : default_threads(); }
+
+}  // namespace
+
+std::int64_t ResnetPass::bytes() const {
+  std::int64_t n = static_cast<std::int64_t>(logits.size());
+  for (const FeatureMap& m : blocks) n += m.v.size();
+  return n * static_cast<std::int64_t>(sizeof(float));
+}
+
+std::int64_t resnet_pass_bytes(const ResnetModel& model, int width, int height) {
+  // The activations kept (stem, pool, each block's inner maps and output), their gradients as
+  // large again, and the largest im2col buffer.
+  int h = model.stem.out_size(height), w = model.stem.out_size(width);
+  std::int64_t kept = floats_of(model.stem, height, width), cols = static_cast<std::int64_t>(model.stem.in) * model.stem.k * model.stem.k * h * w;
+  h = (h + 2 * kPoolPad - kPool) / kPoolStride + 1;
+  w = (w + 2 * kPoolPad - kPool) / kPoolStride + 1;
+  kept += static_cast<std::int64_t>(model.stem.out) * h * w;
+  for (const ResnetBlock& b : model.blocks) {
+    const CnnConv* convs[] = {&b.conv1, &b.conv2, b.bottleneck() ? &b.conv3 : nullptr};
+    for (const CnnConv* c : convs) {
+      if (!c) continue;
+      cols = std::max(cols, static_cast<std::int64_t>(c->in) * c->k * c->k * c->out_size(h) * c->out_size(w));
+      kept += floats_of(*c, h, w);
+      const int h2 = c->out_size(h), w2 = c->out_size(w);
+      h = h2;
+      w = w2;
+    }
+  }
+  return (2 * kept + 2 * cols) * static_cast<std::int64_t>(sizeof(float));
+}
+
+void resnet_check_budget(const ResnetModel& model, const CnnInput& input, std::int64_t budget) {
+  const std::int64_t need = resnet_pass_bytes(model, input.width, input.height);
+  if (need <= budget) return;
+  const int side = std::min(input.width, input.height);
+  const int fits = std::max(32, static_cast<int>(side * std::sqrt(static_cast<double>(budget) / static_cast<double>(need))) - 1);
+  throw Error("a " + std::to_string(input.width) + "x" + std::to_string(input.height) + " input needs " +
+              std::to_string(need >> 20) + " MiB for the ResNet's pass, over the memory budget of " + std::to_string(budget >> 20) +
+              " MiB: give --resize " + std::to_string(fits) + " or less");
+}
+
+std::array<int, 2> resnet_map_size(const ResnetModel& model, int block, int width, int height) {
+  int w = (model.stem.out_size(width) + 2 * kPoolPad - kPool) / kPoolStride + 1;
+  int h = (model.stem.out_size(height) + 2 * kPoolPad - kPool) / kPoolStride + 1;
+  for (int i = 0; i <= block && i < static_cast<int>(model.blocks.size()); ++i) {
+    const ResnetBlock& b = model.blocks[static_cast<std::size_t>(i)];
+    const CnnConv& strided = b.bottleneck() ? b.conv2 : b.conv1;  // the block's one stride
+    w = strided.out_size(w);
+    h = strided.out_size(h);
+  }
+  return {w, h};
+}
+
+CnnInput cnn_input(const ResnetArchitecture& arch, const Image& image, int resize) {
+  if (resize < 0) throw Error("--resize must be positive");
+  if (image.empty()) throw Error("the image has no pixels");
+  const Image scaled = resize > 0 ? vit_scaled_image(image, resize) : image;
+  if (scaled.width < 32 || scaled.height < 32)
+    throw Error("the image is " + std::to_string(scaled.width) + "x" + std::to_string(scaled.height) +
+                " pixels: a ResNet needs at least 32x32 (the stride of its last stage)");
+  CnnInput in;
+  in.width = scaled.width;
+  in.height = scaled.height;
+  in.x.resize(3, static_cast<Eigen::Index>(in.width) * in.height);
+  for (int c = 0; c < 3; ++c) {
+    const auto ci = static_cast<std::size_t>(c);
+    for (int y = 0; y < in.height; ++y)
+      for (int x = 0; x < in.width; ++x) in.x(c, y * in.width + x) = (scaled.at(x, y, c) - arch.mean[ci]) / arch.std[ci];
+  }
+  return in;
+}
+
+ResnetPass resnet_forward(const ResnetModel& model, const CnnInput& input, std::int64_t budget, int threads,
+                          const std::atomic<bool>* stop) {
+  resnet_check_budget(model, input, budget);
+  Forward f = run_forward(model, input, static_cast<int>(model.blocks.size()), false, threads_or_default(threads), stop);
+  ResnetPass pass;
+  pass.blocks = std::move(f.outs);
+  pass.logits = std::move(f.logits);
+  return pass;
+}
+
+CnnGradients resnet_gradients(const ResnetModel& model, const CnnInput& input, const CnnGradientTarget& target,
+                              std::int64_t budget, int threads, const std::atomic<bool>* stop) {
+  threads = threads_or_default(threads);
+  const int B = static_cast<int>(model.blocks.size());
+  const bool klass = target.block < 0;
+  if (klass && model.arch.classes == 0) throw Error("this ResNet has no classifier");
+  if (klass && target.klass != CnnGradientTarget::kTopClass && (target.klass < 0 || target.klass >= model.arch.classes))
+    throw Error("class " + std::to_string(target.klass) + " is out of range (the model has " + std::to_string(model.arch.classes) +
+                " classes, 0 … " + std::to_string(model.arch.classes - 1) + ")");
+  if (!klass && target.block >= B)
+    throw Error("block " + std::to_string(target.block) + " is out of range (the model has " + std::to_string(B) + " blocks, 0 … " +
+                std::to_string(B - 1) + ")");
+  resnet_check_budget(model, input, budget);
+  const int last = klass ? B : target.block + 1;
+  Forward f = run_forward(model, input, last, true, threads, stop);
+  CnnGradients g;
+  g.width = input.width;
+  g.height = input.height;
+  // ∂y/∂(the last block's output).
+  const Map& top = f.outs.back();
+  Map d = make_map(top.channels, top.height, top.width);
+  d.v.setZero();
+  if (klass) {
+    g.logits = f.logits;
+    g.klass = target.klass == CnnGradientTarget::kTopClass
+                  ? static_cast<int>(std::max_element(g.logits.begin(), g.logits.end()) - g.logits.begin())
+                  : target.klass;
+    // logit_c = W_fc[c] · mean over positions: each position gets W_fc[c, k] / (h·w).
+    const float share = 1.0f / static_cast<float>(top.height * top.width);
+    for (int k = 0; k < top.channels; ++k) d.v.row(k).setConstant(model.W_fc(g.klass, k) * share);
+  } else {
+    if (target.col < 0 || target.col >= top.width || target.row < 0 || target.row >= top.height)
+      throw Error("position " + std::to_string(target.col) + "," + std::to_string(target.row) + " is outside block " +
+                  std::to_string(target.block) + "'s " + std::to_string(top.width) + "x" + std::to_string(top.height) + " map");
+    d.v.col(target.row * top.width + target.col).setOnes();
+  }
+  std::vector<float> cols;
+  g.d_blocks.resize(static_cast<std::size_t>(last));
+  for (int i = last - 1; i >= 0; --i) {
+    check_stop(stop);
+    const auto ii = static_cast<std::size_t>(i);
+    g.d_blocks[ii] = d;
+    const Map& x = i == 0 ? f.pooled : f.outs[ii - 1];
+    d = block_backward(model.blocks[ii], x, f.outs[ii], f.tapes[ii], std::move(d), threads, cols);
+    f.tapes[ii] = BlockTape();
+  }
+  d = max_pool_backward(d, f.pool_arg, f.stem.height, f.stem.width, threads);
+  relu_backward(d, f.stem);
+  g.d_input = conv_backward(model.stem, d, input.height, input.width, threads, cols).v;
+  g.blocks = std::move(f.outs);
+  return g;
+}
+
+Matrix resnet_grad_cam(const CnnGradients& g, int block) {
+  if (g.klass < 0) throw Error("Grad-CAM needs a class's gradients");
+  if (block < 0 || block >= static_cast<int>(g.blocks.size()))
+    throw Error("block " + std::to_string(block) + " is out of range (0 … " + std::to_string(g.blocks.size() - 1) + ")");
+  const FeatureMap &A = g.blocks[static_cast<std::size_t>(block)], &dA = g.d_blocks[static_cast<std::size_t>(block)];
+  const Eigen::VectorXf alpha = dA.v.rowwise().mean();
+  const RowVector cam = (alpha.transpose() * A.v).cwiseMax(0.0f);
+  return Eigen::Map<const Matrix>(cam.data(), A.height, A.width);
+}
+
+Matrix cnn_input_gradient_map(const CnnGradients& g) {
+  const RowVector s = g.d_input.cwiseAbs().colwise().sum();
+  return Eigen::Map<const Matrix>(s.data(), g.height, g.width);
+}
+
+Matrix resnet_receptive_field(const ResnetModel& model, const CnnInput& input, int block, int col, int row, std::int64_t budget,
+                              int threads) {
+  return cnn_input_gradient_map(resnet_gradients(model, input, CnnGradientTarget::position_sum(block, col, row), budget, threads));
+}
+
+}  // namespace attnlab
