@@ -86,7 +86,9 @@ CkaModel vit_cka_model(const VitModel& model, std::int64_t budget, int threads) 
   for (int l = 0; l < model.arch.depth; ++l) m.layers.push_back("L" + std::to_string(l));
   m.input_size = vit_trained_size(model.arch);
   m.features = [&model, budget, threads](const Image& image, const std::atomic<bool>* stop) {
-    const std::vector<Matrix> tokens = vit_layer_tokens(model, std::span<const Image>(&image, 1), 0, budget, threads, stop);
+    // The image as it is (its short side as --resize: no scaling), whatever the trained size.
+    const std::vector<Matrix> tokens =
+        vit_layer_tokens(model, std::span<const Image>(&image, 1), std::min(image.width, image.height), budget, threads, stop);
     std::vector<std::vector<float>> out;
     for (std::size_t l = 1; l < tokens.size(); ++l) out.emplace_back(tokens[l].data(), tokens[l].data() + tokens[l].size());
     return out;

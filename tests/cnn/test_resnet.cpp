@@ -1,0 +1,389 @@
+// Issue 50: ResNets beside the ViTs (core/cnn) against torchvision (tests/cnn/make_resnet_golden.py:
+// torchvision's own BasicBlock and Bottleneck in narrow ResNet-18 and -50 with random weights and
+// random batch-norm statistics, computed in float64): the logits, every residual block's output,
+// Grad-CAM, the input gradient and receptive fields; the CKA across two models against numpy
+// (exact and minibatch); the loader's refusals; `attnlab vit` and `attnlab cka` as a user runs them.
+#include "core/cnn/any_model.hpp"
+#include "core/cnn/model_cka.hpp"
+#include "core/cnn/resnet.hpp"
+
+#include "core/base/error.hpp"
+#include "core/io/image.hpp"
+#include "core/io/safetensors.hpp"
+
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace attnlab::testing;
+const fs::path kRoot = fs::path(ATTNLAB_SOURCE_DIR);
+const fs::path kData = kRoot / "tests/cnn/data";
+constexpr std::int64_t kBudget = std::int64_t{1} << 30;
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+struct Golden {
+  std::string name;
+  nlohmann::json json;
+  ResnetModel model;
+  CnnInput input;
+};
+
+fs::path model_path(const std::string& model) {
+  return model == "resnet18_narrow" ? kData / "resnet18_narrow/model.pth" : kData / "resnet50_narrow/model.safetensors";
+}
+
+/// The four goldens (two models × two images), models loaded, images prepared; throws unless all
+/// four are there (a loop over none would check nothing).
+const std::vector<Golden>& goldens() {
+  static const std::vector<Golden> all = [] {
+    std::vector<Golden> out;
+    for (const char* model : {"resnet18_narrow", "resnet50_narrow"})
+      for (const char* image : {"safari_48x48", "safari_61x45"}) {
+        Golden g;
+        g.name = std::string(model) + "__" + image;
+        g.json = read_json(kData / "golden" / (g.name + ".json"));
+        g.model = load_resnet(model_path(model));
+        g.input = cnn_input(g.model.arch, load_image(kRoot / g.json.at("image").get<std::string>()));
+        out.push_back(std::move(g));
+      }
+    return out;
+  }();
+  return all;
+}
+
+/// |got − want| ≤ 1e-5·max|want| + 1e-4·|want| for every value: float32 against float64 torch.
+void expect_values(const float* got, std::size_t n, const nlohmann::json& want, const std::string& what) {
+  ASSERT_EQ(n, want.size()) << what;
+  double peak = 0.0;
+  for (const auto& w : want) peak = std::max(peak, std::abs(w.get<double>()));
+  ASSERT_GT(peak, 0.0) << what;
+  int bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double w = want.at(i).get<double>();
+    if (std::abs(got[i] - w) > 1e-5 * peak + 1e-4 * std::abs(w) && ++bad <= 3)
+      ADD_FAILURE() << what << " value " << i << ": " << got[i] << ", torchvision " << w << " (largest " << peak << ")";
+  }
+}
+
+TEST(Resnet, ReadsTorchvisionNamesFromPthAndSafetensorsWithConfig) {
+  const ResnetModel r18 = load_resnet(model_path("resnet18_narrow"));
+  EXPECT_EQ(r18.arch.name(), "resnet18");
+  EXPECT_FALSE(r18.arch.bottleneck);
+  EXPECT_EQ(r18.blocks.size(), 8u);
+  EXPECT_EQ(r18.arch.input_size, 48);
+  EXPECT_EQ(r18.arch.labels.at(2), "giraffe");
+  EXPECT_EQ(r18.sha256.size(), 64u);
+  const ResnetModel r50 = load_resnet(kData / "resnet50_narrow");  // the folder: model.safetensors in it
+  EXPECT_EQ(r50.arch.name(), "resnet50");
+  EXPECT_TRUE(r50.arch.bottleneck);
+  EXPECT_EQ(r50.blocks.size(), 16u);
+  EXPECT_EQ(r50.blocks[3].name, "layer2.0");
+  EXPECT_TRUE(r50.blocks[3].downsample.has_value());
+  EXPECT_EQ(r50.arch.mean[0], 0.5f);  // config.json's, not ImageNet's
+  EXPECT_EQ(r50.W_fc.cols(), 256);
+  // load_any_model tells it from a ViT.
+  EXPECT_TRUE(load_any_model(model_path("resnet50_narrow")).resnet.has_value());
+  EXPECT_TRUE(load_any_model(kRoot / "tests/vit/data/timm_f32/model.safetensors").vit.has_value());
+}
+
+TEST(Resnet, LogitsAndEveryBlockMatchTorchvision) {
+  for (const Golden& g : goldens()) {
+    SCOPED_TRACE(g.name);
+    ASSERT_EQ(g.input.width, g.json.at("width").get<int>());
+    ASSERT_EQ(g.input.height, g.json.at("height").get<int>());
+    const ResnetPass pass = resnet_forward(g.model, g.input, kBudget);
+    expect_values(pass.logits.data(), pass.logits.size(), g.json.at("logits"), "logits");
+    const auto& blocks = g.json.at("blocks");
+    ASSERT_EQ(pass.blocks.size(), blocks.size());
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      const auto& w = blocks[b];
+      const FeatureMap& m = pass.blocks[b];
+      EXPECT_EQ(g.model.blocks[b].name, w.at("name").get<std::string>());
+      ASSERT_EQ(m.channels, w.at("channels").get<int>());
+      ASSERT_EQ(m.height, w.at("height").get<int>());
+      ASSERT_EQ(m.width, w.at("width").get<int>());
+      const auto size = resnet_map_size(g.model, static_cast<int>(b), g.input.width, g.input.height);
+      EXPECT_EQ(size[0], m.width);
+      EXPECT_EQ(size[1], m.height);
+      expect_values(m.v.data(), static_cast<std::size_t>(m.v.size()), w.at("values"), "block " + w.at("name").get<std::string>());
+    }
+    const auto top = vit_top_classes(pass.logits, 1);
+    EXPECT_EQ(top.at(0).first, g.json.at("top_class").get<int>());
+  }
+}
+
+TEST(Resnet, GradCamAndInputGradientMatchTorchAutograd) {
+  for (const Golden& g : goldens()) {
+    SCOPED_TRACE(g.name);
+    const CnnGradients grad = resnet_gradients(g.model, g.input, CnnGradientTarget::class_logit(CnnGradientTarget::kTopClass), kBudget);
+    ASSERT_EQ(grad.klass, g.json.at("top_class").get<int>());
+    for (const auto& cam : g.json.at("grad_cam")) {
+      ASSERT_EQ(cam.at("class").get<int>(), grad.klass);
+      const Matrix map = resnet_grad_cam(grad, cam.at("block").get<int>());
+      ASSERT_EQ(map.rows(), cam.at("height").get<int>());
+      ASSERT_EQ(map.cols(), cam.at("width").get<int>());
+      expect_values(map.data(), static_cast<std::size_t>(map.size()), cam.at("values"), "Grad-CAM at block " + cam.at("block").dump());
+    }
+    const auto& ig = g.json.at("input_gradient");
+    const Matrix map = cnn_input_gradient_map(grad);
+    ASSERT_EQ(map.rows(), ig.at("height").get<int>());
+    ASSERT_EQ(map.cols(), ig.at("width").get<int>());
+    expect_values(map.data(), static_cast<std::size_t>(map.size()), ig.at("values"), "input gradient");
+  }
+}
+
+TEST(Resnet, ReceptiveFieldsMatchTorchAutograd) {
+  for (const Golden& g : goldens()) {
+    SCOPED_TRACE(g.name);
+    for (const auto& f : g.json.at("receptive_field")) {
+      const Matrix field = resnet_receptive_field(g.model, g.input, f.at("block").get<int>(), f.at("col").get<int>(), f.at("row").get<int>(), kBudget);
+      ASSERT_EQ(field.rows(), f.at("height").get<int>());
+      ASSERT_EQ(field.cols(), f.at("width").get<int>());
+      expect_values(field.data(), static_cast<std::size_t>(field.size()), f.at("values"),
+                    "field of block " + f.at("block").dump() + " at " + f.at("col").dump() + "," + f.at("row").dump());
+    }
+  }
+}
+
+TEST(Resnet, RefusesWhatIsNoResnetWithOneLine) {
+  SafetensorsFile file = read_safetensors(kData / "resnet50_narrow/model.safetensors");
+  auto without = [&](const std::string& name) {
+    SafetensorsFile f = file;
+    f.tensors.erase(name);
+    return f;
+  };
+  expect_error_containing([&] { resnet_from_tensors(without("layer2.0.bn2.running_var"), "", "m"); },
+                          "tensor 'layer2.0.bn2.running_var' of the ResNet is missing");
+  expect_error_containing([&] { resnet_from_tensors(without("layer3.0.downsample.0.weight"), "", "m"); }, "no 'downsample' tensors");
+  SafetensorsFile extra = file;
+  extra.tensors["head.weight"] = extra.tensors.at("fc.bias");
+  expect_error_containing([&] { resnet_from_tensors(extra, "", "m"); }, "not part of a ResNet as read here: head.weight");
+  SafetensorsFile wrong = file;
+  wrong.tensors.at("layer1.0.conv2.weight").shape = {8, 5, 3, 3};
+  expect_error_containing([&] { resnet_from_tensors(wrong, "", "m"); }, "it takes 5 channels where the layer before gives 8");
+  expect_error_containing([&] { resnet_from_tensors(file, "{\"pretrained_cfg\": {\"std\": [1, 0, 1]}}", "m"); }, "std must be positive");
+  // Targets out of range, named.
+  const Golden& g = goldens().front();
+  expect_error_containing([&] { resnet_gradients(g.model, g.input, CnnGradientTarget::class_logit(5), kBudget); }, "class 5 is out of range");
+  expect_error_containing([&] { resnet_gradients(g.model, g.input, CnnGradientTarget::position_sum(8, 0, 0), kBudget); }, "block 8 is out of range");
+  expect_error_containing([&] { resnet_gradients(g.model, g.input, CnnGradientTarget::position_sum(1, 12, 0), kBudget); }, "outside block 1's 12x12 map");
+  // Over the budget: refused before anything is allocated, naming a size that fits.
+  expect_error_containing([&] { resnet_forward(g.model, g.input, 1 << 16); }, "give --resize");
+}
+
+// ---- CKA across two models (SPEC §14) ----
+
+std::vector<Image> cka_images(const nlohmann::json& golden) {
+  std::vector<Image> images;
+  for (const auto& p : golden.at("images")) images.push_back(load_image(kRoot / p.get<std::string>()));
+  if (images.size() != 8) throw std::runtime_error("8 CKA images expected");
+  return images;
+}
+
+void expect_cka(const Eigen::MatrixXd& got, const nlohmann::json& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.rows(), static_cast<Eigen::Index>(want.size())) << what;
+  ASSERT_EQ(got.cols(), static_cast<Eigen::Index>(want.at(0).size())) << what;
+  for (Eigen::Index i = 0; i < got.rows(); ++i)
+    for (Eigen::Index j = 0; j < got.cols(); ++j)
+      EXPECT_NEAR(got(i, j), want.at(static_cast<std::size_t>(i)).at(static_cast<std::size_t>(j)).get<double>(), tol)
+          << what << " (" << i << ", " << j << ")";
+}
+
+TEST(CrossCka, ResnetAgainstResnetMatchesNumpyExactAndMinibatch) {
+  const nlohmann::json golden = read_json(kData / "golden/cka_resnet18_narrow__resnet50_narrow.json");
+  const std::vector<Image> images = cka_images(golden);
+  const ResnetModel a = load_resnet(model_path("resnet18_narrow")), b = load_resnet(model_path("resnet50_narrow"));
+  const CkaModel ma = resnet_cka_model(a, kBudget), mb = resnet_cka_model(b, kBudget);
+  ASSERT_EQ(ma.layers, golden.at("rows").get<std::vector<std::string>>());
+  ASSERT_EQ(mb.layers, golden.at("cols").get<std::vector<std::string>>());
+  auto image = [&](int i) { return images[static_cast<std::size_t>(i)]; };
+  int last = 0, total = 0;
+  const CrossCka exact = cross_cka(ma, mb, 8, image, 0, kBudget, nullptr, [&](int done, int n) { last = done, total = n; });
+  EXPECT_EQ(exact.images, 8);
+  EXPECT_EQ(exact.batch, 0);
+  EXPECT_EQ(last, 16);  // each image once per model
+  EXPECT_EQ(total, 16);
+  expect_cka(exact.cka, golden.at("cka"), 1e-5, "exact");
+  const CrossCka mini = cross_cka(ma, mb, 8, image, 4, kBudget);
+  EXPECT_EQ(mini.images, 8);
+  expect_cka(mini.cka, golden.at("cka_minibatch"), 1e-4, "minibatch of 4");
+  const CrossCka self = cross_cka(ma, ma, 8, image, 0, kBudget);
+  expect_cka(self.cka, golden.at("cka_self"), 1e-5, "self");
+  for (Eigen::Index i = 0; i < self.cka.rows(); ++i) EXPECT_NEAR(self.cka(i, i), 1.0, 1e-6);
+}
+
+TEST(CrossCka, VitAgainstResnetMatchesNumpy) {
+  const nlohmann::json golden = read_json(kData / "golden/cka_timm_f32__resnet18_narrow.json");
+  const std::vector<Image> images = cka_images(golden);
+  const VitModel vit = load_vit(kRoot / "tests/vit/data/timm_f32/model.safetensors");
+  const ResnetModel r18 = load_resnet(model_path("resnet18_narrow"));
+  CkaModel ma = vit_cka_model(vit, kBudget);
+  ma.input_size = 48;  // the golden runs the ViT on the 48 × 48 crops, its position embedding resampled
+  const CkaModel mb = resnet_cka_model(r18, kBudget);
+  ASSERT_EQ(ma.layers, golden.at("rows").get<std::vector<std::string>>());
+  auto image = [&](int i) { return images[static_cast<std::size_t>(i)]; };
+  expect_cka(cross_cka(ma, mb, 8, image, 0, kBudget).cka, golden.at("cka"), 1e-5, "exact");
+  expect_cka(cross_cka(ma, mb, 8, image, 4, kBudget).cka, golden.at("cka_minibatch"), 1e-4, "minibatch of 4");
+}
+
+TEST(CrossCka, GramFormEqualsTheFeatureFormAndRefusals) {
+  // Hand-made features: Y = X rotated and scaled has CKA 1; an unrelated Y less.
+  Eigen::MatrixXd X(5, 3);
+  X << 1, 2, 0, 0, 1, 3, 2, 2, 2, 5, 0, 1, 1, 1, 4;
+  Eigen::MatrixXd R(3, 3);
+  R << 0, -2, 0, 2, 0, 0, 0, 0, 2;  // a rotation by 90° in the first plane, times 2
+  const Eigen::MatrixXd Y = X * R;
+  EXPECT_NEAR(gram_cka(X * X.transpose(), Y * Y.transpose()), 1.0, 1e-12);
+  Eigen::MatrixXd Z(5, 2);
+  Z << 1, 0, 0, 1, 1, 1, 0, 0, 2, 1;
+  // The feature form, ‖ZcᵀXc‖²/(‖XcᵀXc‖‖ZcᵀZc‖), worked out here with the columns centred.
+  const Eigen::MatrixXd Xc = X.rowwise() - X.colwise().mean(), Zc = Z.rowwise() - Z.colwise().mean();
+  const double want = (Zc.transpose() * Xc).squaredNorm() / ((Xc.transpose() * Xc).norm() * (Zc.transpose() * Zc).norm());
+  EXPECT_NEAR(gram_cka(X * X.transpose(), Z * Z.transpose()), want, 1e-12);
+  EXPECT_LT(want, 0.99);
+  // The unbiased HSIC of a Gram with itself is positive for features with variance.
+  EXPECT_GT(unbiased_hsic(X * X.transpose(), X * X.transpose()), 0.0);
+
+  const ResnetModel r18 = load_resnet(model_path("resnet18_narrow"));
+  const CkaModel m = resnet_cka_model(r18, kBudget);
+  const Image crop = load_image(kData / "cka_images/crop_0.png");
+  auto image = [&](int) { return crop; };
+  expect_error_containing([&] { cross_cka(m, m, 1, image, 0, kBudget); }, "at least 2 images");
+  expect_error_containing([&] { cross_cka(m, m, 8, image, 3, kBudget); }, "--batch must be at least 4");
+  expect_error_containing([&] { cross_cka(m, m, 100000, image, 0, kBudget); }, "over the memory budget of 1024 MiB: give --batch");
+  std::atomic<bool> stop{true};
+  expect_error_containing([&] { cross_cka(m, m, 8, image, 0, kBudget, &stop); }, "cancelled");
+}
+
+TEST(CrossCka, SquareImageScalesTheShortSideAndCropsTheCentre) {
+  const Image wide = random_image(90, 60, 3);
+  const Image sq = cka_square_image(wide, 30);
+  EXPECT_EQ(sq.width, 30);
+  EXPECT_EQ(sq.height, 30);
+  const Image scaled = vit_scaled_image(wide, 30);  // 45 × 30: the centred 30 columns start at 7
+  ASSERT_EQ(scaled.width, 45);
+  EXPECT_EQ(sq.at(0, 0, 1), scaled.at(7, 0, 1));
+  EXPECT_EQ(sq.at(29, 29, 2), scaled.at(36, 29, 2));
+  const Image same = random_image(30, 30, 4);
+  EXPECT_EQ(cka_square_image(same, 30).rgb, same.rgb);  // already the size: as it is
+}
+
+// ---- As a user runs them ----
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun run_attnlab(const std::string& args) {
+  const auto dir = fs::temp_directory_path();
+  const auto out = dir / ("cnn-out-" + std::to_string(::getpid()));
+  const auto err = dir / ("cnn-err-" + std::to_string(::getpid()));
+  const std::string cmd = "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args + " >'" + out.string() +
+                          "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+void expect_one_line_error(const CliRun& r, const std::string& part) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
+}
+
+std::vector<std::vector<double>> csv_numbers(const std::string& text, bool header) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream in(text);
+  std::string line;
+  if (header) std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<double> row;
+    std::istringstream cells(line);
+    std::string cell;
+    bool first = true;
+    while (std::getline(cells, cell, ',')) {
+      if (header && first) {
+        first = false;
+        continue;
+      }
+      row.push_back(std::stod(cell));
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(CnnCommandLine, VitCommandTakesAResnet) {
+  const std::string m18 = "'" + model_path("resnet18_narrow").string() + "'";
+  const std::string img = "'" + (kRoot / "tests/vit/data/safari_61x45.png").string() + "'";
+  const CliRun top = run_attnlab("vit --model " + m18 + " --image " + img + " --top 2");
+  ASSERT_EQ(top.code, 0) << top.err;
+  EXPECT_EQ(top.out.substr(0, top.out.find(',')), std::to_string(goldens()[1].json.at("top_class").get<int>()));
+  // The receptive field of block 1 at its map's (8, 6): one CSV line per row of input pixels.
+  const CliRun field = run_attnlab("vit --model " + m18 + " --image " + img + " --receptive-field --layer 1 --query 8,6");
+  ASSERT_EQ(field.code, 0) << field.err;
+  const auto rows = csv_numbers(field.out, false);
+  ASSERT_EQ(rows.size(), 45u);
+  ASSERT_EQ(rows[0].size(), 61u);
+  const auto& want = goldens()[1].json.at("receptive_field").at(0);
+  ASSERT_EQ(want.at("col").get<int>(), 8);
+  EXPECT_NEAR(rows[20][30], want.at("values").at(20 * 61 + 30).get<double>(), 1e-4 * (1 + std::abs(rows[20][30])));
+  const CliRun cam = run_attnlab("vit --model " + m18 + " --image " + img + " --relevance top");
+  ASSERT_EQ(cam.code, 0) << cam.err;
+  EXPECT_EQ(csv_numbers(cam.out, false).size(), 2u);  // Grad-CAM at the last block: its 2 × 2 map
+  expect_one_line_error(run_attnlab("vit --model " + m18 + " --image " + img + " --distance"), "is a ResNet: it has no attention");
+  expect_one_line_error(run_attnlab("vit --model " + m18 + " --image " + img + " --relevance top --method chefer"),
+                        "a ResNet's --method is grad-cam (default) or input-gradient");
+  expect_one_line_error(run_attnlab("vit --model " + m18 + " --image " + img + " --receptive-field --layer 8"), "outside this ResNet's blocks 0…7");
+}
+
+TEST(CnnCommandLine, CkaTakesTheModelExactlyTwiceAndWritesTheMatrix) {
+  const std::string m18 = "'" + model_path("resnet18_narrow").string() + "'", m50 = "'" + model_path("resnet50_narrow").string() + "'";
+  const std::string images = "'" + (kData / "cka_images").string() + "'";
+  const fs::path out = temp_dir() / ("cka-" + std::to_string(::getpid()) + ".csv");
+  fs::remove(out);
+  expect_one_line_error(run_attnlab("cka --model " + m18 + " --images " + images + " --out '" + out.string() + "'"),
+                        "--model must be given exactly twice");
+  expect_one_line_error(run_attnlab("cka --model " + m18 + " --model " + m18 + " --model " + m50 + " --images " + images + " --out '" +
+                                    out.string() + "'"),
+                        "--model must be given exactly twice");
+  const CliRun r = run_attnlab("cka --model " + m18 + " --model " + m50 + " --images " + images + " --out '" + out.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("cka: 8 images, exact"), std::string::npos) << r.err;
+  const std::string csv = read_file(out);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "layer,layer1.0,layer1.1,layer1.2,layer2.0,layer2.1,layer2.2,layer2.3,layer3.0,layer3.1,"
+                                           "layer3.2,layer3.3,layer3.4,layer3.5,layer4.0,layer4.1,layer4.2");
+  const auto rows = csv_numbers(csv, true);
+  const nlohmann::json golden = read_json(kData / "golden/cka_resnet18_narrow__resnet50_narrow.json");
+  ASSERT_EQ(rows.size(), 8u);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < rows[i].size(); ++j) EXPECT_NEAR(rows[i][j], golden.at("cka").at(i).at(j).get<double>(), 1e-5);
+  expect_one_line_error(run_attnlab("cka --model " + m18 + " --model " + m50 + " --images " + images + " --out '" + out.string() + "'"),
+                        "exists (give --force to replace it)");
+  fs::remove(out);
+}
+
+}  // namespace
+}  // namespace attnlab
