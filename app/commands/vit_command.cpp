@@ -60,6 +60,12 @@ std::string vit_usage() {
                            OpenGL 4.3. An input whose pass would
                            not fit the memory budget (a quarter of the RAM, or
                            ATTNLAB_MEMORY_BUDGET_MB) is refused, naming a size that fits.
+                           A ResNet checkpoint (torchvision's or timm's names) has no
+                           attention: --info, --top, --relevance (Grad-CAM at the
+                           block --layer, default the last, or --method
+                           input-gradient; one CSV line per row of the map) and
+                           --receptive-field (block --layer, position --query COL,ROW
+                           of its map, default its centre).
   attnlab vit --model PATH --cka [--against PATH2] [--cka-examples fashion|photo]
               [--cka-count N] [--image IMG] [--resize S] [--heads N] [--eps E]
                            representational similarity: the linear CKA between every
@@ -224,9 +230,10 @@ int run_resnet(const VitOptions& o, const ResnetModel& model) {
   const std::int64_t budget = vit_memory_budget();
   const int blocks = static_cast<int>(model.blocks.size());
   int block = blocks - 1;
+  const std::string &layer_flag = choice_flag_names()[0], &query_flag = choice_flag_names()[2];
   if (!o.choice.layer.empty()) {
-    block = parse_int(o.choice.layer, "--layer", 0, 1000000);
-    if (block >= blocks) throw Error("--layer " + o.choice.layer + " is outside this ResNet's blocks 0…" + std::to_string(blocks - 1));
+    block = parse_int(o.choice.layer, layer_flag, 0, 1000000);
+    if (block >= blocks) throw Error(layer_flag + " " + o.choice.layer + " is outside this ResNet's blocks 0…" + std::to_string(blocks - 1));
   }
   std::string out;
   if (o.info || o.top) {
@@ -249,7 +256,7 @@ int run_resnet(const VitOptions& o, const ResnetModel& model) {
   } else {  // the receptive field of a position of the block's map: one line per row of input pixels
     const auto [cols, rows] = resnet_map_size(model, block, input.width, input.height);
     std::array<int, 2> at{cols / 2, rows / 2};
-    if (!o.choice.query.empty()) at = parse_cell(o.choice.query, "--query");
+    if (!o.choice.query.empty()) at = parse_cell(o.choice.query, query_flag);
     const Matrix field = resnet_receptive_field(model, input, block, at[0], at[1], budget);
     out = rows_csv(field.data(), field.rows(), field.cols());
   }
