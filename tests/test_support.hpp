@@ -4,6 +4,7 @@
 #include "core/hand_made/reference.hpp"
 #include "core/base/settings.hpp"
 #include "core/base/types.hpp"
+#include "core/cnn/resnet.hpp"
 #include "core/vit/vit.hpp"
 
 #include <filesystem>
@@ -77,6 +78,18 @@ SafetensorsFile random_vit_tensors(int D, int heads, int depth, int patch, int c
 /// naming the heads (created if need be). Returns `dir`.
 std::filesystem::path write_random_vit(const std::filesystem::path& dir, int D, int heads, int depth, int patch, int classes,
                                        unsigned seed = 42);
+
+/// A ResNet's tensors in torchvision's names with random weights (He initialisation; the last
+/// convolution of each residual branch at 0.3 of it, so that the stream neither vanishes nor
+/// explodes) and random batch-norm statistics: BasicBlock or Bottleneck, `stage_blocks` blocks per
+/// stage, stem width `width` (64 for the published ResNets), `classes` outputs (0: no fc, which
+/// the loader refuses). ResNet-50: (true, {3, 4, 6, 3}, 64, 1000).
+SafetensorsFile random_resnet_tensors(bool bottleneck, std::array<int, 4> stage_blocks, int width, int classes, unsigned seed = 42);
+/// The same, loaded (no config.json: ImageNet's mean and std, input size 224).
+ResnetModel random_resnet(bool bottleneck, std::array<int, 4> stage_blocks, int width, int classes, unsigned seed = 42);
+/// The same written to dir/model.safetensors; returns `dir`.
+std::filesystem::path write_random_resnet(const std::filesystem::path& dir, bool bottleneck, std::array<int, 4> stage_blocks, int width,
+                                          int classes, unsigned seed = 42);
 
 /// Runs `f` and expects it to throw attnlab::Error whose message contains `part` (gtest
 /// failures otherwise, naming the message or the missing error).

@@ -37,9 +37,10 @@ void check_stop(const std::atomic<bool>* stop) {
   if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
 }
 
-// y = W ⊛ x + b (and ReLU when `relu`): im2col into `cols` (in·k·k × Ho·Wo; not needed for a
-// 1×1 convolution of stride 1), then W · cols.
-Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& cols) {
+// y = W ⊛ x + b (+ `add`, a residual of y's shape, when not null; then ReLU when `relu`):
+// im2col into `cols` (in·k·k × Ho·Wo; not needed for a 1×1 convolution of stride 1), then y
+// filled with b (+ add) and W · cols added onto it (sgemm's β = 1: no pass that zeroes y first).
+Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& cols, const Map* add = nullptr) {
   const int Ho = c.out_size(x.height), Wo = c.out_size(x.width), n = Ho * Wo, ikk = c.in * c.k * c.k;
   Map y = make_map(c.out, Ho, Wo);
   const float* B = x.v.data();
@@ -51,6 +52,10 @@ Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::ve
         for (int ky = 0; ky < c.k; ++ky)
           for (int kx = 0; kx < c.k; ++kx) {
             float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n;
+            // The output columns whose input column ix = ox·stride − pad + kx is inside: [lo, hi).
+            const int shift = kx - c.pad;
+            const int lo = std::min(Wo, std::max(0, (-shift + c.stride - 1) / c.stride));
+            const int hi = std::max(lo, std::min(Wo, (x.width - 1 - shift) / c.stride + 1));
             for (int oy = 0; oy < Ho; ++oy) {
               const int iy = oy * c.stride - c.pad + ky;
               float* out = row + static_cast<std::size_t>(oy) * Wo;
@@ -58,11 +63,12 @@ Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::ve
                 std::fill(out, out + Wo, 0.0f);
                 continue;
               }
-              const float* in = plane + static_cast<std::size_t>(iy) * x.width;
-              for (int ox = 0; ox < Wo; ++ox) {
-                const int ix = ox * c.stride - c.pad + kx;
-                out[ox] = (ix >= 0 && ix < x.width) ? in[ix] : 0.0f;
-              }
+              const float* in = plane + static_cast<std::size_t>(iy) * x.width + shift;
+              std::fill(out, out + lo, 0.0f);
+              if (c.stride == 1) std::copy(in + lo, in + hi, out + lo);
+              else
+                for (int ox = lo; ox < hi; ++ox) out[ox] = in[ox * c.stride];
+              std::fill(out + hi, out + Wo, 0.0f);
             }
           }
       }
@@ -70,21 +76,32 @@ Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::ve
     B = cols.data();
   }
   float* Y = y.v.data();
-  auto finish = [&](int o0, int o1, int j0, int j1) {
+  if (add && (add->channels != c.out || add->height != Ho || add->width != Wo)) throw Error("a residual of the wrong shape");
+  auto start = [&](int o0, int o1, int j0, int j1) {  // b (+ add) where the product will be added
     for (int o = o0; o < o1; ++o) {
-      float* r = Y + static_cast<std::size_t>(o) * n;
-      const float b = c.b[o];
-      for (int j = j0; j < j1; ++j) r[j] = relu ? std::max(r[j] + b, 0.0f) : r[j] + b;
+      const std::size_t at = static_cast<std::size_t>(o) * n + j0;
+      Eigen::Map<Eigen::ArrayXf> r(Y + at, j1 - j0);
+      if (add) r = Eigen::Map<const Eigen::ArrayXf>(add->v.data() + at, j1 - j0) + c.b[o];
+      else r.setConstant(c.b[o]);
     }
+  };
+  auto finish = [&](int o0, int o1, int j0, int j1) {  // ReLU
+    if (relu)
+      for (int o = o0; o < o1; ++o) {
+        Eigen::Map<Eigen::ArrayXf> r(Y + static_cast<std::size_t>(o) * n + j0, j1 - j0);
+        r = r.max(0.0f);
+      }
   };
   if (n >= 64 * threads) {
     parallel_ranges(n, threads, 16, [&](int first, int size) {
-      blas::sgemm(false, false, c.out, size, ikk, 1.0f, c.W.data(), ikk, B + first, n, 0.0f, Y + first, n);
+      start(0, c.out, first, first + size);
+      blas::sgemm(false, false, c.out, size, ikk, 1.0f, c.W.data(), ikk, B + first, n, 1.0f, Y + first, n);
       finish(0, c.out, first, first + size);
     });
   } else {
     parallel_ranges(c.out, threads, 8, [&](int first, int size) {
-      blas::sgemm(false, false, size, n, ikk, 1.0f, c.W.data() + static_cast<std::size_t>(first) * ikk, ikk, B, n, 0.0f,
+      start(first, first + size, 0, n);
+      blas::sgemm(false, false, size, n, ikk, 1.0f, c.W.data() + static_cast<std::size_t>(first) * ikk, ikk, B, n, 1.0f,
                   Y + static_cast<std::size_t>(first) * n, n);
       finish(first, first + size, 0, n);
     });
@@ -151,10 +168,11 @@ Map max_pool(const Map& x, std::vector<int>& arg, int threads) {
         for (int ox = 0; ox < Wo; ++ox) {
           float best = -std::numeric_limits<float>::infinity();
           int where = -1;
-          for (int dy = 0; dy < kPool; ++dy)
-            for (int dx = 0; dx < kPool; ++dx) {
-              const int iy = oy * kPoolStride - kPoolPad + dy, ix = ox * kPoolStride - kPoolPad + dx;
-              if (iy < 0 || iy >= x.height || ix < 0 || ix >= x.width) continue;
+          // The window clipped to the input (the padding never wins), rows then columns as torch scans it.
+          const int y0 = std::max(0, oy * kPoolStride - kPoolPad), y1 = std::min(x.height, oy * kPoolStride - kPoolPad + kPool);
+          const int x0 = std::max(0, ox * kPoolStride - kPoolPad), x1 = std::min(x.width, ox * kPoolStride - kPoolPad + kPool);
+          for (int iy = y0; iy < y1; ++iy)
+            for (int ix = x0; ix < x1; ++ix) {
               const float v = in[iy * x.width + ix];
               if (v > best || where < 0) best = v, where = iy * x.width + ix;
             }
@@ -193,17 +211,17 @@ struct BlockTape {
 // out = ReLU(F(x) + shortcut(x)); the tape filled when `tape` is not null.
 Map block_forward(const ResnetBlock& b, const Map& x, BlockTape* tape, int threads, std::vector<float>& cols) {
   Map h1 = conv_forward(b.conv1, x, true, threads, cols);
-  Map out;
-  Map h2;
+  // The shortcut first; the last convolution of the branch added onto it, then the ReLU.
+  Map shortcut;
+  if (b.downsample) shortcut = conv_forward(*b.downsample, x, false, threads, cols);
+  const Map* residual = b.downsample ? &shortcut : &x;
+  Map out, h2;
   if (b.bottleneck()) {
     h2 = conv_forward(b.conv2, h1, true, threads, cols);
-    out = conv_forward(b.conv3, h2, false, threads, cols);
+    out = conv_forward(b.conv3, h2, true, threads, cols, residual);
   } else {
-    out = conv_forward(b.conv2, h1, false, threads, cols);
+    out = conv_forward(b.conv2, h1, true, threads, cols, residual);
   }
-  if (b.downsample) out.v += conv_forward(*b.downsample, x, false, threads, cols).v;
-  else out.v += x.v;
-  out.v = out.v.cwiseMax(0.0f);
   if (tape) {
     tape->h1 = std::move(h1);
     tape->h2 = std::move(h2);
