@@ -31,6 +31,10 @@ struct CnnConv {
   int pad = 0;          ///< zeros on each side: k / 2
   Matrix W;             ///< out × in·k·k, each row in (channel, y, x) order (im2col's rows)
   RowVector b;          ///< out
+  /// For a 3×3 convolution of stride 1, its Winograd F(2×2, 3×3) weights (Lavin & Gray 2016):
+  /// U = G·g·Gᵀ (4 × 4) of every (out, in) kernel g, laid out as 16 matrices out × in, one per
+  /// entry (ξ, ν) of U, each row-major: 16·out rows × in columns. Empty for other convolutions.
+  Matrix winograd;
   /// Output side for an input side `n`: ⌊(n + 2·pad − k) / stride⌋ + 1.
   int out_size(int n) const { return (n + 2 * pad - k) / stride + 1; }
 };

@@ -127,6 +127,20 @@ void fold(const Reader& r, const ConvPlan& p) {
     for (int j = 0; j < cols; ++j) c.W(o, j) = static_cast<float>(w[oi * static_cast<std::size_t>(cols) + static_cast<std::size_t>(j)] * scale);
     c.b[o] = static_cast<float>(beta[oi] - mean[oi] * scale);
   }
+  if (c.k != 3 || c.stride != 1) return;
+  // Winograd F(2×2, 3×3): U = G g Gᵀ, G = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1] (docs/MATH.md).
+  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  c.winograd.resize(16 * c.out, c.in);
+  for (int o = 0; o < c.out; ++o)
+    for (int i = 0; i < c.in; ++i) {
+      const float* g = c.W.data() + static_cast<std::size_t>(o) * cols + static_cast<std::size_t>(i) * 9;
+      double Gg[4][3];
+      for (int a = 0; a < 4; ++a)
+        for (int x = 0; x < 3; ++x) Gg[a][x] = G[a][0] * g[x] + G[a][1] * g[3 + x] + G[a][2] * g[6 + x];
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+          c.winograd((a * 4 + b) * c.out + o, i) = static_cast<float>(Gg[a][0] * G[b][0] + Gg[a][1] * G[b][1] + Gg[a][2] * G[b][2]);
+    }
 }
 
 std::array<float, 3> read_rgb(const json& j, const char* key, const std::string& what) {

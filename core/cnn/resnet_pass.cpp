@@ -23,6 +23,7 @@ using Map = FeatureMap;
 using vit_kernels::default_threads;
 using vit_kernels::parallel_ranges;
 using vit_kernels::parallel_rows;
+using vit_kernels::parallel_tasks;
 
 Map make_map(int channels, int height, int width) {
   Map m;
@@ -37,10 +38,95 @@ void check_stop(const std::atomic<bool>* stop) {
   if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
 }
 
+// A 3×3 convolution of stride 1 by Winograd's F(2×2, 3×3) (Lavin & Gray 2016; docs/MATH.md): the
+// output in 2×2 tiles, each from its 4×4 input tile d as Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A, the ⊙ summed
+// over input channels as 16 products U_ξν (out × in) · V_ξν (in × tiles). 2.25× fewer
+// multiplications than im2col's product. y starts at b (+ add) and ReLU follows, as below.
+Map conv_winograd(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& buf, const Map* add) {
+  const int H = x.height, W = x.width, th = (H + 1) / 2, tw = (W + 1) / 2, T = th * tw;
+  const std::size_t vsize = static_cast<std::size_t>(16) * c.in * T, msize = static_cast<std::size_t>(16) * c.out * T;
+  buf.resize(vsize + msize);
+  float* V = buf.data();          // 16 × in × T
+  float* M = buf.data() + vsize;  // 16 × out × T
+  // V = Bᵀ d B per channel and tile, Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1].
+  parallel_rows(c.in, threads, [&](int first, int count) {
+    for (int ch = first; ch < first + count; ++ch) {
+      const float* plane = x.v.data() + static_cast<std::size_t>(ch) * H * W;
+      for (int ty = 0; ty < th; ++ty)
+        for (int tx = 0; tx < tw; ++tx) {
+          float d[4][4];
+          for (int i = 0; i < 4; ++i) {
+            const int y = 2 * ty - 1 + i;
+            for (int j = 0; j < 4; ++j) {
+              const int xx = 2 * tx - 1 + j;
+              d[i][j] = (y >= 0 && y < H && xx >= 0 && xx < W) ? plane[y * W + xx] : 0.0f;
+            }
+          }
+          float t[4][4];  // Bᵀ d
+          for (int j = 0; j < 4; ++j) {
+            t[0][j] = d[0][j] - d[2][j];
+            t[1][j] = d[1][j] + d[2][j];
+            t[2][j] = d[2][j] - d[1][j];
+            t[3][j] = d[1][j] - d[3][j];
+          }
+          const std::size_t at = static_cast<std::size_t>(ch) * T + static_cast<std::size_t>(ty) * tw + tx;
+          const std::size_t step = static_cast<std::size_t>(c.in) * T;
+          for (int i = 0; i < 4; ++i) {  // (Bᵀ d) B
+            float* v = V + static_cast<std::size_t>(i * 4) * step + at;
+            v[0] = t[i][0] - t[i][2];
+            v[step] = t[i][1] + t[i][2];
+            v[2 * step] = t[i][2] - t[i][1];
+            v[3 * step] = t[i][1] - t[i][3];
+          }
+        }
+    }
+  });
+  // M_ξν = U_ξν · V_ξν: 16 products, shared among the threads.
+  parallel_tasks(16, threads, [&](int e, int) {
+    blas::sgemm(false, false, c.out, T, c.in, 1.0f, c.winograd.data() + static_cast<std::size_t>(e) * c.out * c.in, c.in,
+                V + static_cast<std::size_t>(e) * c.in * T, T, 0.0f, M + static_cast<std::size_t>(e) * c.out * T, T);
+  });
+  // y = Aᵀ m A per tile, Aᵀ = [1 1 1 0; 0 1 −1 −1], + b (+ add), ReLU.
+  Map y = make_map(c.out, H, W);
+  if (add && (add->channels != c.out || add->height != H || add->width != W)) throw Error("a residual of the wrong shape");
+  parallel_rows(c.out, threads, [&](int first, int count) {
+    const std::size_t step = static_cast<std::size_t>(c.out) * T;
+    for (int o = first; o < first + count; ++o) {
+      float* out = y.v.data() + static_cast<std::size_t>(o) * H * W;
+      const float* res = add ? add->v.data() + static_cast<std::size_t>(o) * H * W : nullptr;
+      const float b = c.b[o];
+      for (int ty = 0; ty < th; ++ty)
+        for (int tx = 0; tx < tw; ++tx) {
+          const float* m = M + static_cast<std::size_t>(o) * T + static_cast<std::size_t>(ty) * tw + tx;
+          float s[4][2];  // m A
+          for (int i = 0; i < 4; ++i) {
+            const float m0 = m[(i * 4) * step], m1 = m[(i * 4 + 1) * step], m2 = m[(i * 4 + 2) * step], m3 = m[(i * 4 + 3) * step];
+            s[i][0] = m0 + m1 + m2;
+            s[i][1] = m1 - m2 - m3;
+          }
+          for (int j = 0; j < 2; ++j) {
+            const float r0 = s[0][j] + s[1][j] + s[2][j], r1 = s[1][j] - s[2][j] - s[3][j];
+            const int xx = 2 * tx + j;
+            if (xx >= W) continue;
+            for (int i = 0; i < 2; ++i) {
+              const int yy = 2 * ty + i;
+              if (yy >= H) continue;
+              float v = (i == 0 ? r0 : r1) + b;
+              if (res) v += res[yy * W + xx];
+              out[yy * W + xx] = relu ? std::max(v, 0.0f) : v;
+            }
+          }
+        }
+    }
+  });
+  return y;
+}
+
 // y = W ⊛ x + b (+ `add`, a residual of y's shape, when not null; then ReLU when `relu`):
 // im2col into `cols` (in·k·k × Ho·Wo; not needed for a 1×1 convolution of stride 1), then y
 // filled with b (+ add) and W · cols added onto it (sgemm's β = 1: no pass that zeroes y first).
 Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& cols, const Map* add = nullptr) {
+  if (c.winograd.size() > 0) return conv_winograd(c, x, relu, threads, cols, add);
   const int Ho = c.out_size(x.height), Wo = c.out_size(x.width), n = Ho * Wo, ikk = c.in * c.k * c.k;
   Map y = make_map(c.out, Ho, Wo);
   const float* B = x.v.data();
