@@ -79,15 +79,9 @@ SafetensorsFile random_vit_tensors(int D, int heads, int depth, int patch, int c
 std::filesystem::path write_random_vit(const std::filesystem::path& dir, int D, int heads, int depth, int patch, int classes,
                                        unsigned seed = 42);
 
-/// A ResNet's tensors in torchvision's names with random weights (He initialisation; the last
-/// convolution of each residual branch at 0.3 of it, so that the stream neither vanishes nor
-/// explodes) and random batch-norm statistics: BasicBlock or Bottleneck, `stage_blocks` blocks per
-/// stage, stem width `width` (64 for the published ResNets), `classes` outputs (0: no fc, which
-/// the loader refuses). ResNet-50: (true, {3, 4, 6, 3}, 64, 1000).
-SafetensorsFile random_resnet_tensors(bool bottleneck, std::array<int, 4> stage_blocks, int width, int classes, unsigned seed = 42);
-/// The same, loaded (no config.json: ImageNet's mean and std, input size 224).
+/// random_resnet_tensors() (core/cnn/resnet.hpp) loaded (no config.json: ImageNet's mean and std, input size 224).
 ResnetModel random_resnet(bool bottleneck, std::array<int, 4> stage_blocks, int width, int classes, unsigned seed = 42);
-/// The same written to dir/model.safetensors; returns `dir`.
+/// random_resnet_tensors() written to dir/model.safetensors; returns `dir`.
 std::filesystem::path write_random_resnet(const std::filesystem::path& dir, bool bottleneck, std::array<int, 4> stage_blocks, int width,
                                           int classes, unsigned seed = 42);
 

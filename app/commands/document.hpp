@@ -65,6 +65,15 @@ struct SourceChoice {
 /// the photo the source runs on, its tokens as the examples.
 enum class CkaExamples { FashionTest, Photo };
 
+/// What the CNN view (issue 50: the ViT beside a ResNet) shows: both models' effective receptive
+/// fields at matched depth, the ResNet's Grad-CAM, or the CKA between the ViT's layers and the
+/// ResNet's blocks (docs/MATH.md, "CKA across two models").
+enum class CnnShow { Field, GradCam, Cka };
+
+/// The CNN view's model naming a ResNet-18 with random weights made in the window
+/// (random_resnet_tensors(), seed 0) instead of a checkpoint file.
+inline constexpr const char* kCnnRandomResnet18 = "random-resnet18";
+
 /// Which source the window's map views draw: the hand-made heads, a loaded ViT, or the ViT
 /// being trained in the window (the Train tab).
 enum class ShownSource { HandMade, Vit, Train };
@@ -129,6 +138,11 @@ struct Document {
   // --- the CKA view (representational similarity between layers), for the ViT and the Train tab
   CkaExamples cka_examples = CkaExamples::FashionTest;  ///< what the examples are
   int cka_count = 500;              ///< Fashion-MNIST test images used (the first ones of the split), 2…10000
+
+  // --- the CNN view (issue 50, SPEC §14): a ResNet beside the ViT
+  /// The ResNet: a checkpoint (torchvision's or timm's names), kCnnRandomResnet18, or empty: none.
+  std::filesystem::path cnn_model;
+  CnnShow cnn_show = CnnShow::Field;  ///< what the view shows of the two
 
   // --- the ViT being trained in the window (the Train tab; its shape and run are not saved)
   /// Its choice: as the ViT's, the last layer, the heads' mean and the CLS query until changed.

@@ -54,12 +54,13 @@ Usage:
                            the photo's size; --fps default 2; sidecar FILE.json
   attnlab render --model PATH --image IMG [--view map|vit-grid|vit-rollout|vit-mask|
                  vit-norms|vit-distance|vit-pinned|vit-matrix|vit-step|vit-cka|
-                 vit-high-norm|vit-relevance|vit-erf] [--layer L]
+                 vit-high-norm|vit-relevance|vit-erf|vit-cnn] [--layer L]
                  [--head H|mean|max|min] [--query cls|regN|COL,ROW] [--resize S]
                  [--mass PERCENT] [--bilinear] [--norm-ratio R] [--mark-high-norm]
                  [--cka-examples fashion|photo] [--cka-count N]
                  [--class CLASS|top] [--method NAME] [--beside NAME|none]
-                 [--relevance-on-map] [--size WxH] --out FILE.png [--force]
+                 [--relevance-on-map] [--cnn PATH|random-resnet18]
+                 [--cnn-show field|grad-cam|cka] [--size WxH] --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;
                            default: last layer, heads' mean, CLS; S: the input's short
                            side, default the model's trained size; --mass: the share
@@ -73,7 +74,12 @@ Usage:
                            input-gradient) and how faithful each method is on IMG,
                            --beside a second method drawn beside it with its curves,
                            --relevance-on-map: the map view draws that relevance;
-                           vit-erf: the query's receptive field after the layer)
+                           vit-erf: the query's receptive field after the layer;
+                           vit-cnn: the ViT beside the ResNet --cnn (a checkpoint,
+                           or random-resnet18: a ResNet-18 with random weights),
+                           --cnn-show field (both receptive fields at matched
+                           depth, the default), grad-cam (the ResNet's) or cka
+                           (ViT layers x ResNet blocks over --cka-count images))
   attnlab render --model A --compare B --image IMG [--view NAME] [--layer L] [--head H]
                  [--query Q] [--match-layers depth|index] [--one-scale] [--size WxH]
                  --out FILE.png [--force]

@@ -94,6 +94,15 @@ bool is_resnet_checkpoint(const SafetensorsFile& file);
 ResnetModel resnet_from_tensors(SafetensorsFile file, const std::string& config_json, const std::string& what,
                                 const std::atomic<bool>* stop = nullptr);
 
+/// A ResNet's tensors in torchvision's names with random weights (He initialisation; the last
+/// convolution of each residual branch at 0.3 of it, so that the stream neither vanishes nor
+/// explodes) and random batch-norm statistics: BasicBlock or Bottleneck, `stage_blocks` blocks
+/// per stage, stem width `width` (64 for the published ResNets), `classes` outputs (0: no fc,
+/// which the loader refuses), from `seed`. ResNet-18: (false, {2, 2, 2, 2}, 64, 1000); ResNet-50:
+/// (true, {3, 4, 6, 3}, 64, 1000). The same tensors for the same arguments on every machine
+/// (std::mt19937 and a normal distribution of libstdc++).
+SafetensorsFile random_resnet_tensors(bool bottleneck, std::array<int, 4> stage_blocks, int width, int classes, unsigned seed = 42);
+
 /// Loads a checkpoint file (or a folder holding model.safetensors or pytorch_model.bin, as
 /// load_vit()) and the config.json beside it. Throws as open_checkpoint() and resnet_from_tensors().
 ResnetModel load_resnet(const std::filesystem::path& path, const std::atomic<bool>* stop = nullptr);

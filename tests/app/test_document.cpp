@@ -103,6 +103,8 @@ AppState changed() {
   s.compare_model = "/models/dinov2_reg";
   s.compare_by_index = true;
   s.compare_one_scale = true;
+  s.cnn_model = kCnnRandomResnet18;  // the CNN view's ResNet and what it shows
+  s.cnn_show = CnnShow::Cka;
   s.export_dir = "/tmp/slides";
   s.export_map_only = true;
   return s;
@@ -173,6 +175,7 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},       {"--backend", "cpu"},
     {"--cka-examples", "photo"},      {"--cka-count", "120"}, {"--norm-ratio", "6.5"},   {"--mark-high-norm", ""}, {"--one-scale", ""},
     {"--class", "zebra"},             {"--method", "grad-rollout"}, {"--beside", "rollout"}, {"--relevance-on-map", ""},
+    {"--cnn", "random-resnet18"},     {"--cnn-show", "cka"},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {
@@ -325,8 +328,8 @@ TEST(DocumentFlags, ABadValueIsRefusedNamingTheFlagAndNothingChanges) {
     std::vector<std::vector<std::string>> bad = {{f.flag + "x"}};  // not a flag: unknown option
     if (f.takes_value) {
       bad.push_back({f.flag});  // no value
-      // Any text is a path (--image) or may be a class's label (--class: checked once the model is loaded).
-      if (f.flag != "--image" && f.flag != "--class") bad.push_back({"--patch", "8", f.flag, "bogus"});
+      // Any text is a path (--image, --cnn) or may be a class's label (--class: checked once the model is loaded).
+      if (f.flag != "--image" && f.flag != "--class" && f.flag != "--cnn") bad.push_back({"--patch", "8", f.flag, "bogus"});
     }
     for (auto args : bad) {
       if (args[0] == "--patch" && !(command & (kFlagsRow | kFlagsRender))) args.erase(args.begin(), args.begin() + 2);

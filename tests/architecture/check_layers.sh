@@ -21,8 +21,9 @@
 #   app/gui/chapter   core/ app/commands app/gui/{state,sessions,maps}
 #   app/gui/vit       core/ app/commands app/gui/{state,sessions,maps}
 #   app/gui/train     core/ app/commands app/gui/{state,sessions,maps,vit}
-#   app/gui/views     core/ app/commands app/gui/{state,sessions,maps,chapter,vit,train}
-#   app/gui/output    core/ app/commands app/gui/{state,window,sessions,maps,chapter,vit,train,views}
+#   app/gui/cnn       core/ app/commands app/gui/{state,sessions,maps,vit,train}   (the ViT beside a CNN)
+#   app/gui/views     core/ app/commands app/gui/{state,sessions,maps,chapter,vit,train,cnn}
+#   app/gui/output    core/ app/commands app/gui/{state,window,sessions,maps,chapter,vit,train,cnn,views}
 #   app/gui/panels    core/ app/commands app/platform app/gui/{state,sessions,maps,output}
 #   app/gui/shell     core/ app/commands app/platform app/gui/ (everything but app/cli.hpp)
 #
@@ -64,10 +65,11 @@ declare -A allowed=(
   [$gui/chapter]="core app/commands $gui/state $gui/sessions $gui/maps"
   [$gui/vit]="core app/commands $gui/state $gui/sessions $gui/maps"
   [$gui/train]="core app/commands $gui/state $gui/sessions $gui/maps $gui/vit"
-  [$gui/views]="core app/commands $gui/state $gui/sessions $gui/maps $gui/chapter $gui/vit $gui/train"
-  [$gui/output]="core app/commands $gui/state $gui/window $gui/sessions $gui/maps $gui/chapter $gui/vit $gui/train $gui/views"
+  [$gui/cnn]="core app/commands $gui/state $gui/sessions $gui/maps $gui/vit $gui/train"
+  [$gui/views]="core app/commands $gui/state $gui/sessions $gui/maps $gui/chapter $gui/vit $gui/train $gui/cnn"
+  [$gui/output]="core app/commands $gui/state $gui/window $gui/sessions $gui/maps $gui/chapter $gui/vit $gui/train $gui/cnn $gui/views"
   [$gui/panels]="core app/commands app/platform $gui/state $gui/sessions $gui/maps $gui/output"
-  [$gui/shell]="core app/commands app/platform $gui/state $gui/window $gui/sessions $gui/maps $gui/chapter $gui/vit $gui/train $gui/views $gui/output $gui/panels"
+  [$gui/shell]="core app/commands app/platform $gui/state $gui/window $gui/sessions $gui/maps $gui/chapter $gui/vit $gui/train $gui/cnn $gui/views $gui/output $gui/panels"
 )
 
 violations=0

@@ -387,3 +387,63 @@ TEST(CnnCommandLine, CkaTakesTheModelExactlyTwiceAndWritesTheMatrix) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// The window's CNN view, drawn headless by `attnlab render --view vit-cnn` (app/gui/cnn/cnn_view.cpp).
+TEST(CnnView, RenderDrawsBothFieldsAtMatchedDepthAndTheCkaTheCommandLineComputes) {
+  const fs::path dir = temp_dir();
+  const std::string vit = "'" + (kRoot / "assets/fashion_vit").string() + "' --image '" + (kRoot / "assets/safari.jpg").string() + "'";
+  const fs::path field_png = dir / "field.png";
+  const CliRun field = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --layer 2 --query 3,3 --size 900x300 --out '" +
+                                   field_png.string() + "'");
+  ASSERT_EQ(field.code, 0) << field.err;
+  const nlohmann::json f = read_json(dir / "field.json").at("cnn_drawn");
+  EXPECT_EQ(f.at("show"), "field");
+  EXPECT_EQ(f.at("layer"), 2);
+  EXPECT_EQ(f.at("block"), 3);  // layer 2 of 6 is half way: block 3 of ResNet-18's 8 (layer2.1)
+  EXPECT_EQ(f.at("block_name"), "layer2.1");
+  EXPECT_EQ(f.at("vit_size"), nlohmann::json::array({28, 28}));
+  const auto resnet = f.at("resnet_size");
+  // The patch (3,3) is the photo's centre: the ResNet's position is the centre of its map too.
+  const auto [mw, mh] = resnet_map_size(testing::random_resnet(false, {2, 2, 2, 2}, 64, 1000, 0), 3, resnet[0].get<int>(), resnet[1].get<int>());
+  EXPECT_EQ(f.at("position"), nlohmann::json::array({mw / 2, mh / 2}));
+  EXPECT_GT(f.at("resnet_reach").get<double>(), 0.0);
+
+  // The CKA the view draws is the one `attnlab cka` writes for the same models and images.
+  const CliRun cka = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --cnn-show cka --cka-count 8 --size 900x300 --out '" +
+                                 (dir / "cka.png").string() + "'");
+  ASSERT_EQ(cka.code, 0) << cka.err;
+  const nlohmann::json c = read_json(dir / "cka.json").at("cnn_drawn");
+  ASSERT_EQ(c.at("show"), "cka");
+  EXPECT_EQ(c.at("rows"), nlohmann::json::array({"L0", "L1", "L2", "L3", "L4", "L5"}));
+  EXPECT_EQ(c.at("cols").size(), 8u);
+  const fs::path r18 = testing::write_random_resnet(dir / "random_r18", false, {2, 2, 2, 2}, 64, 1000, 0);
+  const CliRun cli = run_attnlab("cka --model '" + (kRoot / "assets/fashion_vit").string() + "' --model '" + r18.string() +
+                                 "' --images fashion --count 8 --out '" + (dir / "cka.csv").string() + "'");
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  const auto rows = csv_numbers(read_file(dir / "cka.csv"), true);
+  ASSERT_EQ(rows.size(), 6u);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), 8u);
+    for (std::size_t j = 0; j < rows[i].size(); ++j) EXPECT_NEAR(c.at("cka").at(i).at(j).get<double>(), rows[i][j], 1e-5) << i << "," << j;
+  }
+
+  const CliRun cam = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --cnn-show grad-cam --size 900x300 --out '" +
+                                 (dir / "cam.png").string() + "'");
+  ASSERT_EQ(cam.code, 0) << cam.err;
+  const nlohmann::json g = read_json(dir / "cam.json").at("cnn_drawn");
+  EXPECT_EQ(g.at("show"), "grad-cam");
+  EXPECT_EQ(g.at("block"), 7);  // the last layer: the last block
+  EXPECT_GE(g.at("class").get<int>(), 0);
+
+  expect_one_line_error(run_attnlab("render --model " + vit + " --view vit-cnn --out '" + (dir / "none.png").string() + "'"),
+                        "--view vit-cnn needs --cnn");
+  expect_one_line_error(run_attnlab("render --model " + vit + " --view vit-cnn --cnn '" + (dir / "missing.pth").string() + "' --out '" +
+                                    (dir / "bad.png").string() + "'"),
+                        "missing.pth");
+}
+
+}  // namespace
+}  // namespace attnlab

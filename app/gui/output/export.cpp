@@ -71,6 +71,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, c
   if (!state.report.high_norm_drawn.is_null()) j["high_norm_drawn"] = state.report.high_norm_drawn;
   if (!state.report.relevance_drawn.is_null()) j["relevance_drawn"] = state.report.relevance_drawn;
   if (!state.report.field_drawn.is_null()) j["field_drawn"] = state.report.field_drawn;
+  if (!state.report.cnn_drawn.is_null()) j["cnn_drawn"] = state.report.cnn_drawn;
   if (!state.report.vit_drawn.is_null()) j["vit_drawn"] = state.report.vit_drawn;
   if (!state.report.train_drawn.is_null()) j["train_drawn"] = state.report.train_drawn;
   if (!state.report.train_compared.is_null()) j["train_compared"] = state.report.train_compared;

@@ -217,6 +217,7 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
           !(relevance.is_object() && (relevance.contains("deletion") || relevance.contains("curves_error") || relevance.contains("error"))))
         settle = 3;
       if (view == "vit-erf" && !state.report.field_drawn.is_object()) settle = 3;
+      if (view == "vit-cnn" && !state.report.cnn_drawn.is_object()) settle = 3;  // the ResNet's load and its jobs
       if (relevance_on_map_pending(state)) settle = 3;
     } catch (const Error& e) {
       error = e.what();
@@ -234,6 +235,7 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
 int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
                const ChoiceFlags& choices, const std::string& expected_sha, const std::string& from) {
   check_vit_view_and_model(view, state.model_path, expected_sha, from);
+  if (view == "vit-cnn" && state.cnn_model.empty()) throw Error("--view vit-cnn needs --cnn PATH|random-resnet18 (the ResNet beside the ViT)");
   check_outputs(out, force);
   const Image image = load_image(state.image_path);
   show_vit_view(state, view);
@@ -259,6 +261,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         state.report.high_norm_drawn = nullptr;
         state.report.relevance_drawn = nullptr;
         state.report.field_drawn = nullptr;
+        state.report.cnn_drawn = nullptr;
         vit_view_frame(view, state, vit, vit_map, lower_context, geometry, choices, settle, error);
       },
       3,
@@ -267,7 +270,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
         return error.empty() && (vit.busy() || !vit.run() || settle > 0);
       },
       std::chrono::minutes(10));
-  for (const nlohmann::json* drawn : {&state.report.relevance_drawn, &state.report.field_drawn})
+  for (const nlohmann::json* drawn : {&state.report.relevance_drawn, &state.report.field_drawn, &state.report.cnn_drawn})
     if (drawn->is_object() && drawn->contains("error")) error = drawn->at("error").get<std::string>();
   if (!error.empty()) throw Error(error);
   if (!vit.run()) throw Error("the model did not finish loading in 10 minutes");
@@ -282,6 +285,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   if (!state.report.high_norm_drawn.is_null()) sidecar["high_norm_drawn"] = state.report.high_norm_drawn;
   if (!state.report.relevance_drawn.is_null()) sidecar["relevance_drawn"] = state.report.relevance_drawn;
   if (!state.report.field_drawn.is_null()) sidecar["field_drawn"] = state.report.field_drawn;
+  if (!state.report.cnn_drawn.is_null()) sidecar["cnn_drawn"] = state.report.cnn_drawn;
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
   std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
   return 0;

@@ -46,6 +46,8 @@ class MapTextures {
   std::map<std::string, Slot> slots_;
 };
 
+struct CnnViewState;  // the CNN view's (app/gui/cnn/cnn_view.cpp)
+
 /// The numbers behind the ViT views' pictures, derived from a session's source and kept with it:
 /// each tab (the ViT tab, the Train tab's runs A and B) draws its own session, so none remakes
 /// another's. Each is remade when its key changes (state/memo.hpp).
@@ -79,6 +81,10 @@ struct VitViewData {
     Matrix field;
   };
   std::shared_ptr<Gradients> gradients = std::make_shared<Gradients>();
+  /// The CNN view's ResNet beside this session's ViT and what its jobs computed
+  /// (app/gui/cnn/cnn_view.cpp defines it; made by the view when first drawn). Its jobs'
+  /// continuations hold it weakly.
+  std::shared_ptr<CnnViewState> cnn;
 };
 
 class VitSession {

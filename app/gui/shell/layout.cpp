@@ -190,6 +190,7 @@ void App::draw_windows() {
   state_.report.high_norm_drawn = nullptr;  // until the high-norm tokens view draws
   state_.report.relevance_drawn = nullptr;  // until the relevance view draws
   state_.report.field_drawn = nullptr;      // until the receptive-field view draws
+  state_.report.cnn_drawn = nullptr;        // until the CNN view draws
   last_panel_rects_ = std::move(panel_rects_);
   panel_rects_.clear();
   float menu_h = 0;

@@ -161,6 +161,10 @@ struct FrameReport {
   /// What the receptive-field view drew (layer, token, size, sum, largest value), or
   /// {"error": …}; null when it was not drawn.
   nlohmann::json field_drawn;
+  /// What the CNN view drew (app/gui/cnn/cnn_view.cpp: what it shows, the ViT's layer and token,
+  /// the ResNet's block and position, the maps' sizes and reach, or the CKA matrix), or
+  /// {"error": …}; null when it was not drawn.
+  nlohmann::json cnn_drawn;
   /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
   /// accuracy, the map's layer, head, query and values); null when it was not drawn.
   nlohmann::json train_compared;

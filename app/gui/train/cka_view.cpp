@@ -146,9 +146,9 @@ void examples_choice(AppState& state) {
               "\"Representational similarity (CKA)\".");
 }
 
-/// The heatmap of `r`: rows A's representations, columns B's, a cell per pair coloured 0…1 with
-/// its value written when it fits, the colour bar beside it; a hovered cell is named.
-void draw_heatmap(const AppState& state, const CkaResult& r) {
+}  // namespace
+
+void draw_cka_heatmap(const AppState& state, const CkaResult& r) {
   const auto rows = static_cast<int>(r.cka.rows()), cols = static_cast<int>(r.cka.cols());
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize(), pad = ui_px(4);
@@ -212,6 +212,8 @@ void draw_heatmap(const AppState& state, const CkaResult& r) {
   colour_bar(state.colormap, Normalization::MinMax, ValueRange{0.0f, 1.0f}, size.y);
 }
 
+namespace {
+
 nlohmann::json drawn_json(const CkaResult& r, bool current) {
   nlohmann::json m = nlohmann::json::array();
   for (Eigen::Index i = 0; i < r.cka.rows(); ++i) {
@@ -269,7 +271,7 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1.0f), "(of an earlier model or other examples)");
   }
-  draw_heatmap(state, *r);
+  draw_cka_heatmap(state, *r);
   state.report.cka_drawn = drawn_json(*r, have);
 }
 

@@ -106,4 +106,9 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
 /// pass and the source's similarity job, and calls ViewSource::draw_similarity.
 std::unique_ptr<View> make_similarity_view();
 
+/// The heatmap of `r`: rows A's representations, columns B's, a cell per pair coloured 0…1 with
+/// its value written when it fits, the colour bar beside it; a hovered cell is named. Also the
+/// CNN view's (app/gui/cnn/cnn_view.cpp), with a ResNet's blocks as the columns.
+void draw_cka_heatmap(const AppState& state, const CkaResult& r);
+
 }  // namespace attnlab::app

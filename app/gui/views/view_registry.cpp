@@ -3,6 +3,7 @@
 #include "app/gui/views/view_registry.hpp"
 
 #include "app/gui/chapter/teaching_view.hpp"
+#include "app/gui/cnn/cnn_view.hpp"
 #include "app/gui/train/cka_view.hpp"
 #include "app/gui/vit/vit_views.hpp"
 
@@ -28,6 +29,7 @@ std::vector<std::unique_ptr<View>> make_views() {
   v.push_back(make_vit_norms_view());     // Darcet et al. 2023
   v.push_back(make_vit_relevance_view()); // Chefer, Gur, Wolf 2021; SPEC §13
   v.push_back(make_vit_field_view());     // Luo et al. 2016; Raghu et al. 2021
+  v.push_back(make_cnn_view());           // issue 50: a ResNet beside the ViT (Raghu et al. 2021)
   return v;
 }
 

@@ -1,0 +1,505 @@
+// The ViT beside a CNN (cnn_view.hpp; issue 50, SPEC §14). The view owns the ResNet (loaded or
+// made on the scheduler) and the results of its jobs, each kept under the key of what it is of.
+#include "app/gui/cnn/cnn_view.hpp"
+
+#include "app/gui/state/widget_log.hpp"
+#include "app/gui/train/cka_view.hpp"
+#include "app/gui/vit/vit_views.hpp"
+#include "core/cnn/model_cka.hpp"
+#include "core/cnn/resnet.hpp"
+#include "core/io/fashion_mnist.hpp"
+#include "core/vit/relevance.hpp"
+#include "core/vit/vit_gradients.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace attnlab::app {
+
+int matched_block(int layer, int layers, int blocks) {
+  if (layers <= 0 || blocks <= 0) return 0;
+  const int b = static_cast<int>(std::lround(static_cast<double>(layer + 1) * blocks / layers)) - 1;
+  return std::clamp(b, 0, blocks - 1);
+}
+
+/// A finished job's picture or matrix, and what it is of.
+struct CnnResults {
+  std::string field_key, cam_key, cka_key;        // of the results below
+  std::string field_pending, cam_pending, cka_pending;
+  Matrix vit_field, cnn_field;                    // input height × width of each model
+  int block = 0, col = 0, row = 0;                // where the ResNet's field is of
+  Matrix cam;                                     // the block's h × w
+  std::vector<std::pair<int, float>> top;         // the ResNet's likeliest classes on the photo
+  std::optional<CkaResult> cka;
+  std::string error;                              // the last job's one line, with its key
+  std::string error_key;
+  std::shared_ptr<std::atomic<int>> cka_done = std::make_shared<std::atomic<int>>(0);
+  int cka_total = 1;
+};
+
+/// What the CNN view keeps for one ViT session (VitViewData::cnn): the ResNet (loaded or made on
+/// the scheduler), its input made from the session's photo, and its jobs' results. Every job is
+/// keyed by the session ("cnn:…:" + its key) and holds this weakly.
+struct CnnViewState : std::enable_shared_from_this<CnnViewState> {
+  void draw(ViewSource& s);
+
+ private:
+  void model_line(AppState& state, VitSession& vit);
+  void model_choice(AppState& state);
+  void request_load(VitSession& vit, const std::filesystem::path& path);
+  void draw_fields(AppState& state, VitSession& vit, SourceChoice& choice);
+  void draw_grad_cam(AppState& state, VitSession& vit, SourceChoice& choice);
+  void draw_cka(AppState& state, VitSession& vit);
+  static std::string job(const VitSession& vit, const char* what) { return std::string("cnn:") + what + ":" + vit.key(); }
+
+  std::shared_ptr<const ResnetModel> model_;
+  std::filesystem::path loaded_, loading_, failed_;
+  std::string load_error_;
+  std::shared_ptr<CnnResults> results_ = std::make_shared<CnnResults>();
+  std::shared_ptr<const Image> input_image_;  // the photo the ResNet's input was made from
+  std::shared_ptr<const CnnInput> input_;
+  char path_[1024] = {};
+};
+
+namespace {
+
+std::string model_name(const std::filesystem::path& p) {
+  if (p == kCnnRandomResnet18) return "random ResNet-18";
+  return (p.filename() == "model.safetensors" || p.filename() == "pytorch_model.bin") && p.has_parent_path()
+             ? p.parent_path().filename().string()
+             : p.filename().string();
+}
+
+}  // namespace
+
+void CnnViewState::request_load(VitSession& vit, const std::filesystem::path& path) {
+  if (path == loading_) return;
+  loading_ = path;
+  std::weak_ptr<CnnViewState> alive = weak_from_this();
+  vit.scheduler().submit<std::shared_ptr<const ResnetModel>>(
+      job(vit, "load"),
+      [path](const std::atomic<bool>& stop) {
+        if (path == kCnnRandomResnet18)
+          return std::make_shared<const ResnetModel>(
+              resnet_from_tensors(random_resnet_tensors(false, {2, 2, 2, 2}, 64, 1000, 0), "", "random ResNet-18"));
+        return std::make_shared<const ResnetModel>(load_resnet(path, &stop));
+      },
+      [alive, path](std::future<std::shared_ptr<const ResnetModel>> f) {
+        const auto self = alive.lock();
+        if (!self) return;
+        self->loading_.clear();
+        try {
+          self->model_ = f.get();
+          self->loaded_ = path;
+          self->load_error_.clear();
+          *self->results_ = CnnResults();
+          self->input_.reset();
+        } catch (const std::exception& e) {
+          self->failed_ = path;
+          self->load_error_ = e.what();
+        }
+      });
+}
+
+// The ways to set the ResNet: a random ResNet-18, or a checkpoint's path; its loading or error.
+void CnnViewState::model_choice(AppState& state) {
+  if (ImGui::Button("Random ResNet-18")) state.cnn_model = kCnnRandomResnet18;
+  record_widget("cnn_random");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::clamp(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Open ResNet").x - ui_px(24), ui_px(80), ui_px(420)));
+  ImGui::InputTextWithHint("##cnn_path", "a ResNet checkpoint (.safetensors, .pth or its folder)", path_, sizeof path_);
+  record_widget("cnn_path");
+  ImGui::SameLine();
+  if (ImGui::Button("Open ResNet") && path_[0]) state.cnn_model = std::filesystem::path(path_);
+  record_widget("cnn_open");
+  if (!loading_.empty()) {
+    ImGui::TextDisabled("Loading %s ...", model_name(loading_).c_str());
+    state.commands.redraw();
+  } else if (!failed_.empty() && failed_ == state.cnn_model) {
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", load_error_.c_str());
+  }
+}
+
+// One line: the ResNet as a button (its choice in a popup) and what it is.
+void CnnViewState::model_line(AppState& state, VitSession& vit) {
+  const std::filesystem::path& want = state.cnn_model;
+  if (!want.empty() && want != loaded_ && want != failed_) request_load(vit, want);
+  if (!failed_.empty() && failed_ == want) state.report.cnn_drawn = {{"error", "cannot open the ResNet: " + load_error_}};
+  if (!model_) {  // nothing to show yet: the choice itself
+    model_choice(state);
+    return;
+  }
+  const ResnetArchitecture& a = model_->arch;
+  const std::string label = model_name(loaded_);
+  if (ImGui::Button((label + "##cnn_model").c_str())) ImGui::OpenPopup("cnn_model_choice");
+  record_widget("cnn_model");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s: %d blocks, %.1f M parameters, trained at %d px%s. Click for another ResNet.", a.name().c_str(), a.blocks(),
+                      static_cast<double>(a.parameters) / 1e6, a.input_size, loaded_ == kCnnRandomResnet18 ? ", random weights (never trained)" : "");
+  if (ImGui::BeginPopup("cnn_model_choice")) {
+    model_choice(state);
+    ImGui::EndPopup();
+  }
+  if (!loading_.empty() || (!failed_.empty() && failed_ == want)) {
+    ImGui::SameLine();
+    if (!loading_.empty()) ImGui::TextDisabled("loading %s ...", model_name(loading_).c_str());
+    else ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", load_error_.c_str());
+  }
+}
+
+namespace {
+
+// The photo with `map` (height × width values over the part of the photo given by `uv1`) over it,
+// `side` pixels on its long side; returns where it was drawn.
+ImVec2 draw_map_over_photo(AppState& state, VitSession& vit, const Matrix& map, const std::string& slot, const std::string& key, ImVec2 uv1,
+                           float max_w, float max_h) {
+  const float w = static_cast<float>(vit.photo_width()) * uv1.x, h = static_cast<float>(vit.photo_height()) * uv1.y;
+  const float scale = std::max(1e-3f, std::min(max_w / w, max_h / h));
+  const ImVec2 p0 = ImGui::GetCursorScreenPos(), p1(p0.x + w * scale, p0.y + h * scale);
+  ImGui::Dummy(ImVec2(p1.x - p0.x, p1.y - p0.y));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddImage(vit.photo(), p0, p1, ImVec2(0, 0), uv1);
+  const std::vector<float> values(map.data(), map.data() + map.size());
+  const ImTextureID tex = vit.textures().get(
+      slot, key + "|" + std::string(colormap_name(state.colormap)) + "|" + std::string(normalization_name(state.normalization)),
+      static_cast<int>(map.cols()), static_cast<int>(map.rows()), [&] { return apply_colormap(values, {}, state.colormap, state.normalization); },
+      state.bilinear);
+  dl->AddImage(tex, p0, p1, ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, static_cast<int>(255 * state.opacity)));
+  return ImVec2(p1.x - p0.x, p1.y - p0.y);
+}
+
+// Where token `token` of the ViT lies on the photo, as fractions of its width and height: a
+// patch's centre; the prefix tokens (cls, registers), which have no place, the photo's centre.
+ImVec2 token_point(const SourceGrid& g, int token, int photo_w, int photo_h) {
+  if (token < g.prefix || g.cols == 0 || g.rows == 0) return ImVec2(0.5f, 0.5f);
+  const int p = token - g.prefix, col = p % g.cols, row = p / g.cols;
+  return ImVec2(static_cast<float>((col + 0.5) * g.covered_w / g.cols / photo_w), static_cast<float>((row + 0.5) * g.covered_h / g.rows / photo_h));
+}
+
+}  // namespace
+
+void CnnViewState::draw_fields(AppState& state, VitSession& vit, SourceChoice& choice) {
+  const VitRun* run = vit.run();
+  const SourceGrid g = run->grid();
+  const int layer = choice_layer(choice, run->layers()), token = choice_query(choice, g);
+  const int blocks = static_cast<int>(model_->blocks.size()), block = matched_block(layer, run->layers(), blocks);
+  const ImVec2 at = token_point(g, token, vit.photo_width(), vit.photo_height());
+  const auto [mw, mh] = resnet_map_size(*model_, block, input_->width, input_->height);
+  const int col = std::clamp(static_cast<int>(at.x * static_cast<float>(mw)), 0, mw - 1);
+  const int row = std::clamp(static_cast<int>(at.y * static_cast<float>(mh)), 0, mh - 1);
+  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(model_->id) + "|" + std::to_string(layer) + "|" +
+                          std::to_string(token) + "|" + std::to_string(block) + "|" + std::to_string(col) + "," + std::to_string(row);
+  const std::string says = "Effective receptive fields at the same depth and the same point of the photo: the ViT's " +
+                           token_label(g, token) + " after layer " + std::to_string(layer) + " of " + std::to_string(run->layers()) +
+                           "; the ResNet's position (" + std::to_string(col) + "," + std::to_string(row) + ") after block " +
+                           std::to_string(block) + " (" + model_->blocks[static_cast<std::size_t>(block)].name + ") of " +
+                           std::to_string(blocks) + ".";
+  const char* help = "How much each input pixel moves the features there (Luo et al. 2016). Step the layer with PgUp / PgDn: "
+                     "the ViT's field reaches across the photo within a few layers, the ResNet's grows a kernel and a stride "
+                     "at a time (Raghu et al. 2021). Click the main map to move the point.";
+  CnnResults& r = *results_;
+  if (r.field_key != key && r.field_pending != key) {
+    r.field_pending = key;
+    std::weak_ptr<CnnResults> slot = results_;
+    const std::shared_ptr<const VitRun> vrun = vit.run_ptr();
+    const std::shared_ptr<const ResnetModel> cnn = model_;
+    const std::shared_ptr<const CnnInput> input = input_;
+    vit.scheduler().submit<std::pair<Matrix, Matrix>>(
+        job(vit, "field"),
+        [vrun, cnn, input, layer, token, block, col, row](const std::atomic<bool>& stop) {
+          Matrix v = vit_receptive_field(vrun->model(), vrun->input(), layer, token, vit_memory_budget(), &stop);
+          Matrix c = cnn_input_gradient_map(
+              resnet_gradients(*cnn, *input, CnnGradientTarget::position_sum(block, col, row), vit_memory_budget(), 0, &stop));
+          return std::make_pair(std::move(v), std::move(c));
+        },
+        [slot, key, block, col, row](std::future<std::pair<Matrix, Matrix>> f) {
+          const auto res = slot.lock();
+          if (!res) return;
+          res->field_pending.clear();
+          try {
+            std::tie(res->vit_field, res->cnn_field) = f.get();
+            res->field_key = key;
+            res->block = block, res->col = col, res->row = row;
+          } catch (const std::exception& e) {
+            res->error = e.what(), res->error_key = key;
+            res->field_key = key;
+          }
+        });
+  }
+  if (r.field_key != key) {
+    text_wrapped("%s", says.c_str());
+    ImGui::TextDisabled("Computing both models' gradients ...");
+    state.commands.redraw();
+    return;
+  }
+  if (r.error_key == key) {
+    text_wrapped("%s", r.error.c_str());
+    state.report.cnn_drawn = {{"show", "field"}, {"error", r.error}};
+    return;
+  }
+  // The two fields side by side as large as the panel's height allows, what they are to the right.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float high = std::max(ui_px(40), avail.y - ImGui::GetTextLineHeightWithSpacing() - ui_px(4));
+  const float each = std::min((avail.x - ui_px(24)) * 0.35f, high * 1.6f);
+  const ImVec2 covered(static_cast<float>(g.covered_w / vit.photo_width()), static_cast<float>(g.covered_h / vit.photo_height()));
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("ViT");
+  draw_map_over_photo(state, vit, r.vit_field, "cnn-vit-field", key, covered, each, high);
+  record_widget("cnn_vit_field");
+  ImGui::EndGroup();
+  ImGui::SameLine(0, ui_px(12));
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("ResNet");
+  draw_map_over_photo(state, vit, r.cnn_field, "cnn-resnet-field", key, ImVec2(1, 1), each, high);
+  record_widget("cnn_resnet_field");
+  ImGui::EndGroup();
+  ImGui::SameLine(0, ui_px(12));
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(says.c_str());
+  ImGui::PopTextWrapPos();
+  help_marker(help);
+  ImGui::EndGroup();
+  // How far each reaches: the share of the input whose gradient is over a tenth of the largest.
+  auto reach = [](const Matrix& f) {
+    const float top = f.maxCoeff();
+    return top > 0 ? static_cast<double>((f.array() > 0.1f * top).count()) / static_cast<double>(f.size()) : 0.0;
+  };
+  state.report.cnn_drawn = {{"show", "field"},      {"layer", layer},         {"token", token},
+                            {"block", block},       {"block_name", model_->blocks[static_cast<std::size_t>(block)].name},
+                            {"position", {col, row}}, {"vit_size", {r.vit_field.cols(), r.vit_field.rows()}},
+                            {"resnet_size", {r.cnn_field.cols(), r.cnn_field.rows()}}, {"vit_reach", reach(r.vit_field)},
+                            {"resnet_reach", reach(r.cnn_field)}};
+}
+
+void CnnViewState::draw_grad_cam(AppState& state, VitSession& vit, SourceChoice& choice) {
+  const VitRun* run = vit.run();
+  const int layer = choice_layer(choice, run->layers());
+  const int block = matched_block(layer, run->layers(), static_cast<int>(model_->blocks.size()));
+  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(model_->id) + "|" + std::to_string(block);
+  CnnResults& r = *results_;
+  if (r.cam_key != key && r.cam_pending != key) {
+    r.cam_pending = key;
+    std::weak_ptr<CnnResults> slot = results_;
+    const std::shared_ptr<const ResnetModel> cnn = model_;
+    const std::shared_ptr<const CnnInput> input = input_;
+    using Out = std::pair<Matrix, std::vector<std::pair<int, float>>>;
+    vit.scheduler().submit<Out>(
+        job(vit, "grad-cam"),
+        [cnn, input, block](const std::atomic<bool>& stop) {
+          const CnnGradients g =
+              resnet_gradients(*cnn, *input, CnnGradientTarget::class_logit(CnnGradientTarget::kTopClass), vit_memory_budget(), 0, &stop);
+          return Out(resnet_grad_cam(g, block), vit_top_classes(g.logits, 3));
+        },
+        [slot, key](std::future<Out> f) {
+          const auto res = slot.lock();
+          if (!res) return;
+          res->cam_pending.clear();
+          res->cam_key = key;
+          try {
+            std::tie(res->cam, res->top) = f.get();
+          } catch (const std::exception& e) {
+            res->error = e.what(), res->error_key = key;
+          }
+        });
+  }
+  const std::string says = "Grad-CAM (Selvaraju et al. 2017) of the ResNet's likeliest class at block " + std::to_string(block) + " (" +
+                           model_->blocks[static_cast<std::size_t>(block)].name + "), the depth of the ViT's layer " +
+                           std::to_string(layer) + ".";
+  const char* help = "The block's feature maps weighted by how much the class's score rises with each (the mean of its "
+                     "gradient), summed, negatives cut. Beside the ViT's Why? view: where each model found its evidence.";
+  if (r.cam_key != key) {
+    text_wrapped("%s", says.c_str());
+    ImGui::TextDisabled("Computing the gradients ...");
+    state.commands.redraw();
+    return;
+  }
+  if (r.error_key == key) {
+    text_wrapped("%s", r.error.c_str());
+    state.report.cnn_drawn = {{"show", "grad-cam"}, {"error", r.error}};
+    return;
+  }
+  std::string top;
+  for (const auto& [c, p] : r.top)
+    top += (top.empty() ? "" : ", ") + model_->arch.labels[static_cast<std::size_t>(c)] + " " + std::to_string(static_cast<int>(std::lround(p * 100))) + "%";
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  draw_map_over_photo(state, vit, r.cam, "cnn-grad-cam", key, ImVec2(1, 1), avail.x * 0.4f, std::max(ui_px(40), avail.y - ui_px(4)));
+  record_widget("cnn_grad_cam");
+  ImGui::SameLine(0, ui_px(12));
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(says.c_str());
+  ImGui::TextDisabled("The ResNet's likeliest: %s", top.c_str());
+  ImGui::PopTextWrapPos();
+  help_marker(help);
+  ImGui::EndGroup();
+  state.report.cnn_drawn = {{"show", "grad-cam"}, {"block", block}, {"class", r.top.empty() ? -1 : r.top[0].first},
+                            {"size", {r.cam.cols(), r.cam.rows()}}, {"max", r.cam.maxCoeff()}};
+}
+
+void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
+  const VitRun* run = vit.run();
+  const int count = state.cka_count;
+  const std::string key = std::to_string(run->model().id) + "|" + std::to_string(model_->id) + "|" + std::to_string(count);
+  ImGui::TextUnformatted("Linear CKA: the ViT's layers (rows) x the ResNet's blocks (columns, stage.block)");
+  ImGui::SameLine();
+  help_marker("Over the first Fashion-MNIST test images (as many as the CKA view uses), one example per image, each layer's "
+              "whole output flattened (docs/MATH.md, \"CKA across two models\"). 1: the two layers represent the images "
+              "alike, up to a rotation and a scale; 0: unrelated. With trained models (Raghu et al. 2021, fig. 2) many of the "
+              "ResNet's lower blocks match a few of the ViT's lowest layers.");
+  CnnResults& r = *results_;
+  const bool have = r.cka && r.cka_key == key;
+  if (!have && r.cka_pending != key && r.error_key != key) {
+    r.cka_pending = key;
+    r.cka_done->store(0);
+    r.cka_total = 2 * count;
+    std::weak_ptr<CnnResults> slot = results_;
+    const std::shared_ptr<const VitRun> vrun = vit.run_ptr();
+    const std::shared_ptr<const ResnetModel> cnn = model_;
+    const std::shared_ptr<std::atomic<int>> done = r.cka_done;
+    const std::string a_name = vit.label(), b_name = model_name(loaded_);
+    vit.scheduler().submit<CkaResult>(
+        job(vit, "cka"),
+        [vrun, cnn, count, done, a_name, b_name](const std::atomic<bool>& stop) {
+          const auto start = std::chrono::steady_clock::now();
+          const FashionMnistSplit test = load_fashion_mnist(false, fashion_mnist_dir(), &stop);
+          const std::int64_t budget = vit_memory_budget();
+          const CkaModel a = vit_cka_model(vrun->model(), budget), b = resnet_cka_model(*cnn, budget);
+          const int n = std::min(count, test.count);
+          // Exact while every image's features fit half the budget, else minibatches of 100.
+          auto image = [&](int i) { return fashion_mnist_image(test, i); };
+          const std::vector<std::vector<float>> fa = a.features(cka_square_image(image(0), a.input_size), &stop);
+          const std::vector<std::vector<float>> fb = b.features(cka_square_image(image(0), b.input_size), &stop);
+          std::int64_t pa = 0, pb = 0;
+          for (const auto& l : fa) pa += static_cast<std::int64_t>(l.size());
+          for (const auto& l : fb) pb += static_cast<std::int64_t>(l.size());
+          const int layers = static_cast<int>(fa.size() + fb.size());
+          const int batch = cross_cka_bytes(n, pa, pb, layers) <= budget / 2 ? 0 : std::min(100, n);
+          const CrossCka m = cross_cka(a, b, n, image, batch, budget, &stop, [&](int d, int) { done->store(d); });
+          CkaResult out;
+          out.cka = m.cka;
+          out.rows = a.layers;
+          for (const std::string& c : b.layers) out.cols.push_back(c.starts_with("layer") ? c.substr(5) : c);  // "1.0": stage.block
+          out.a_name = a_name;
+          out.b_name = b_name;
+          out.same_model = false;
+          out.examples = std::to_string(m.images) + " Fashion-MNIST test images" + (batch ? ", minibatches of " + std::to_string(batch) : "");
+          out.tokens = m.images;
+          out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          return out;
+        },
+        [slot, key](std::future<CkaResult> f) {
+          const auto res = slot.lock();
+          if (!res) return;
+          res->cka_pending.clear();
+          try {
+            res->cka = f.get();
+            res->cka->key = key;
+            res->cka_key = key;
+          } catch (const std::exception& e) {
+            res->error = e.what(), res->error_key = key;
+          }
+        },
+        Scheduler::Priority::Background);
+  }
+  if (r.cka_pending == key) {
+    const float bar = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Cancel").x - ImGui::GetStyle().FramePadding.x * 4;
+    ImGui::ProgressBar(static_cast<float>(r.cka_done->load()) / static_cast<float>(std::max(1, r.cka_total)), ImVec2(std::max(bar, ui_px(60)), 0),
+                       ("CKA over " + std::to_string(count) + " images").c_str());
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel##cnn_cka")) {
+      vit.scheduler().cancel(job(vit, "cka"));
+      r.cka_pending.clear();
+      r.error = "cancelled", r.error_key = key;
+    }
+    record_widget("cnn_cka_cancel");
+    state.commands.redraw();
+    return;
+  }
+  if (r.error_key == key) {
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", r.error.c_str());
+    ImGui::SameLine();
+    if (ImGui::Button("Compute##cnn_cka")) r.error_key.clear();
+    record_widget("cnn_cka_compute");
+    return;
+  }
+  if (!have) return;
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s x %s, %s, %.0f s", r.cka->a_name.c_str(), r.cka->b_name.c_str(), r.cka->examples.c_str(), r.cka->seconds);
+  draw_cka_heatmap(state, *r.cka);
+  nlohmann::json m = nlohmann::json::array();
+  for (Eigen::Index i = 0; i < r.cka->cka.rows(); ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (Eigen::Index j = 0; j < r.cka->cka.cols(); ++j) row.push_back(r.cka->cka(i, j));
+    m.push_back(row);
+  }
+  state.report.cnn_drawn = {{"show", "cka"}, {"rows", r.cka->rows}, {"cols", r.cka->cols}, {"cka", m}, {"examples", r.cka->examples}};
+}
+
+void CnnViewState::draw(ViewSource& s) {
+  AppState& state = s.state;
+  VitSession& vit = *s.vit;
+  if (!vit.run()) {
+    ImGui::TextUnformatted("No model loaded.");
+    return;
+  }
+  model_line(state, vit);
+  if (!model_) {
+    if (state.cnn_model.empty()) text_wrapped("Set a ResNet beside this ViT: a ResNet-18 with random weights, or a checkpoint.");
+    return;
+  }
+  // The ResNet's input: the ViT's photo, its short side the ResNet's trained size.
+  if (!input_ || input_image_ != vit.image()) {
+    input_image_ = vit.image();
+    try {
+      input_ = std::make_shared<const CnnInput>(cnn_input(model_->arch, *input_image_, model_->arch.input_size));
+    } catch (const std::exception& e) {
+      input_.reset();
+      text_wrapped("%s", e.what());
+      return;
+    }
+  }
+  int show = static_cast<int>(state.cnn_show);
+  ImGui::SameLine(0, ui_px(16));
+  ImGui::RadioButton("fields##cnn_show", &show, static_cast<int>(CnnShow::Field));
+  record_widget("cnn_show_field");
+  ImGui::SameLine();
+  ImGui::RadioButton("Grad-CAM##cnn_show", &show, static_cast<int>(CnnShow::GradCam));
+  record_widget("cnn_show_grad_cam");
+  ImGui::SameLine();
+  ImGui::RadioButton("CKA##cnn_show", &show, static_cast<int>(CnnShow::Cka));
+  record_widget("cnn_show_cka");
+  state.cnn_show = static_cast<CnnShow>(show);
+  switch (state.cnn_show) {
+    case CnnShow::Field: draw_fields(state, vit, *s.choice); break;
+    case CnnShow::GradCam: draw_grad_cam(state, vit, *s.choice); break;
+    case CnnShow::Cka: draw_cka(state, vit); break;
+  }
+}
+
+namespace {
+
+// The view itself keeps nothing (one list of views serves every source, and `render`'s lives
+// as long as the program): its state is the session's.
+class CnnView final : public View {
+ public:
+  CnnView()
+      : View(ViewText{"cnn", "CNN", "The ViT beside a CNN", nullptr,
+                      "A ResNet beside the ViT on the same photo: how far each model's features reach at the same depth, "
+                      "where the CNN looks for its class, and which of its blocks the ViT's layers resemble (CKA)."},
+             kNeedRows | kNeedVitPass) {}
+  void draw(ViewSource& s) override {
+    std::shared_ptr<CnnViewState>& st = s.vit->view_data().cnn;
+    if (!st) st = std::make_shared<CnnViewState>();
+    st->draw(s);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<View> make_cnn_view() { return std::make_unique<CnnView>(); }
+
+}  // namespace attnlab::app
