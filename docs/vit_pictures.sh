@@ -46,3 +46,9 @@ echo docs/vit-fashion-relevance.png
 ffmpeg -loglevel error -y -i "$work/erf.gif" -vf "scale=224:224:flags=neighbor,split[a][b];[a]palettegen[p];[b][p]paletteuse" \
   docs/vit-fashion-erf-sweep.gif
 echo docs/vit-fashion-erf-sweep.gif
+# The ViT beside a CNN (issue 50): the bundled ViT's and a random ResNet-18's receptive fields of
+# the giraffe's neck at the same depth (the CNN view).
+"$bin" render --model assets/fashion_vit --image assets/safari.jpg --view vit-cnn --cnn random-resnet18 --layer 3 --query 3,2 \
+  --size 1000x340 --out docs/vit-beside-cnn.png --force >/dev/null
+rm -f docs/vit-beside-cnn.json
+echo docs/vit-beside-cnn.png
