@@ -854,7 +854,7 @@ std::vector<CachedRepo> scan_cache(const HubConfig& config) {
 std::span<const GalleryEntry> gallery() {
   // Sizes: the F32 model.safetensors of each repository (parameters × 4 bytes), roughly. Licences
   // as the repositories' model cards state them (timm's cards: apache-2.0).
-  static constexpr std::array<GalleryEntry, 7> kGallery = {{
+  static constexpr std::array<GalleryEntry, 9> kGallery = {{
       {"DINO ViT-S/16", "timm/vit_small_patch16_224.dino", 87'000'000, "Apache-2.0",
        "self-supervised: the last layer's heads segment the animals without ever seeing a label"},
       {"DINO ViT-S/8", "timm/vit_small_patch8_224.dino", 87'000'000, "Apache-2.0",
@@ -869,6 +869,10 @@ std::span<const GalleryEntry> gallery() {
        "trained on ImageNet-1k labels: attention for classifying, top-5 classes to predict"},
       {"ViT-B/16 (ImageNet)", "timm/vit_base_patch16_224.augreg2_in21k_ft_in1k", 346'000'000, "Apache-2.0",
        "the original ViT recipe (AugReg): mean attention distance grows with depth (ViT paper fig. 7)"},
+      {"ResNet-18 (ImageNet)", "timm/resnet18.a1_in1k", 47'000'000, "Apache-2.0",
+       "a CNN beside the ViT (the CNN view): receptive fields that grow a kernel at a time, Grad-CAM, CKA", true},
+      {"ResNet-50 (ImageNet)", "timm/resnet50.a1_in1k", 103'000'000, "Apache-2.0",
+       "the ResNet of Raghu et al.'s ViT-versus-CNN comparison (2021), beside the ViT in the CNN view", true},
   }};
   return kGallery;
 }

@@ -179,9 +179,11 @@ struct GalleryEntry {
   std::uint64_t approx_bytes;  ///< the weights' size, roughly
   std::string_view licence;    ///< "Apache-2.0"
   std::string_view shows;      ///< one line on what it teaches
+  bool resnet = false;         ///< a ResNet (core/cnn): it opens beside the ViT (the CNN view), not as the ViT
 };
 
-/// The gallery of models that teach (DINO, DINOv2 with and without registers, DeiT, ViT).
+/// The gallery of models that teach (DINO, DINOv2 with and without registers, DeiT, ViT; and two
+/// ResNets to set beside them).
 std::span<const GalleryEntry> gallery();
 
 /// "86 MB", "1.2 GB", "512 B" (decimal units, as the hub shows sizes).

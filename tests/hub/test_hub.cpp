@@ -2,6 +2,8 @@
 // speaks the hub's protocol (tests/hub/fake_hub.py) and can misbehave in every way of issue 36's
 // item 5; the cache checked by an independent implementation of its layout (hf_cache_check.py).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,7 +154,8 @@ TEST(HubNames, RepositoryNamesAndHfArguments) {
 
 TEST(HubNames, GalleryHasTheModelsThatTeach) {
   const auto g = hub::gallery();
-  ASSERT_EQ(g.size(), 7u);
+  ASSERT_EQ(g.size(), 9u);
+  EXPECT_EQ(std::count_if(g.begin(), g.end(), [](const auto& e) { return e.resnet; }), 2);  // set beside the ViT (issue 50)
   for (const auto& e : g) {
     EXPECT_NO_THROW(hub::parse_repo_ref(e.repo_id)) << e.repo_id;
     EXPECT_FALSE(e.licence.empty());

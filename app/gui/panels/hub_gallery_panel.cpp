@@ -69,7 +69,12 @@ void draw_hub_gallery(AppState& state, HubSession& hub) {
     ImGui::TableNextColumn();
     if (in_cache) {
       if (ImGui::Button("Open")) {
-        state.commands.open_model(*cached[i]);
+        if (m.resnet) {  // beside the ViT: the ViT views' CNN tab
+          state.cnn_model = *cached[i];
+          state.vit_view = "cnn";
+        } else {
+          state.commands.open_model(*cached[i]);
+        }
         state.ui.show_hub_gallery = false;  // the map it opens on is under the window
       }
     } else {
