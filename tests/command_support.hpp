@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace attnlab::testing {
@@ -15,6 +20,34 @@ namespace attnlab::testing {
 inline nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
+}
+
+/// A finished run of the attnlab program: its exit status and what it printed.
+struct CommandRun {
+  int code;
+  std::string out, err;
+};
+
+/// Runs `prefix binary args` through the shell (no display, Mesa's EGL quiet), capturing stdout
+/// and stderr in files named by `tag` and the process id, removed after.
+inline CommandRun run_attnlab_binary(const std::string& binary, const std::string& args, const std::string& tag,
+                                 const std::string& prefix = "") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("attnlab-" + tag + "-out-" + std::to_string(::getpid()));
+  const auto err = dir / ("attnlab-" + tag + "-err-" + std::to_string(::getpid()));
+  const std::string cmd = prefix + "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + binary + "' " + args + " >'" + out.string() + "' 2>'" +
+                          err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  CommandRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
 }
 
 /// A finished run (its `code` and standard error `err`) refused as a usage error: exit status 2

@@ -1,6 +1,7 @@
 #include "app/commands/cka_command.hpp"
 
 #include "app/commands/models_command.hpp"
+#include "app/commands/progress_line.hpp"
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
 #include "core/cnn/any_model.hpp"
@@ -8,8 +9,6 @@
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
-
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -77,18 +76,6 @@ CkaOptions parse(const std::vector<std::string>& args) {
   return o;
 }
 
-/// The progress line on stderr: redrawn in place on a terminal, else a line every 10 %.
-void show_progress(int done, int count, std::chrono::steady_clock::time_point start) {
-  static const bool tty = ::isatty(2) != 0;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (tty) {
-    std::fprintf(stderr, "\r\033[Kcka: %d/%d passes, %.1f s%s", done, count, s, done == count ? "\n" : "");
-  } else if (done == count || (done * 10 / count) != ((done - 1) * 10 / count)) {
-    std::fprintf(stderr, "cka: %d/%d passes, %.1f s\n", done, count, s);
-  }
-  std::fflush(stderr);
-}
-
 CkaModel cka_model(const AnyModel& m, std::int64_t budget) {
   return m.vit ? vit_cka_model(*m.vit, budget) : resnet_cka_model(*m.resnet, budget);
 }
@@ -120,7 +107,7 @@ int run_cka(const std::vector<std::string>& args) {
   const std::int64_t budget = vit_memory_budget();
   const CkaModel ma = cka_model(a, budget), mb = cka_model(b, budget);
   const auto start = std::chrono::steady_clock::now();
-  const CrossCka m = cross_cka(ma, mb, count, image, o.batch, budget, nullptr, [&](int done, int n) { show_progress(done, n, start); });
+  const CrossCka m = cross_cka(ma, mb, count, image, o.batch, budget, nullptr, [&](int done, int n) { show_progress("cka", "passes", done, n, start); });
   std::string csv = "layer";
   for (const std::string& c : mb.layers) csv += "," + c;
   csv += "\n";

@@ -1,14 +1,13 @@
 #include "app/commands/explain_command.hpp"
 
 #include "app/commands/models_command.hpp"
+#include "app/commands/progress_line.hpp"
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
 #include "core/vit/faithfulness.hpp"
-
-#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -107,18 +106,6 @@ ExplainOptions parse(const std::vector<std::string>& args) {
   return o;
 }
 
-/// The progress line on stderr: redrawn in place on a terminal, else a line every 10 %.
-void show_progress(int done, int count, std::chrono::steady_clock::time_point start) {
-  static const bool tty = ::isatty(2) != 0;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (tty) {
-    std::fprintf(stderr, "\r\033[Kexplain: %d/%d images, %.1f s%s", done, count, s, done == count ? "\n" : "");
-  } else if (done == count || (done * 10 / count) != ((done - 1) * 10 / count)) {
-    std::fprintf(stderr, "explain: %d/%d images, %.1f s\n", done, count, s);
-  }
-  std::fflush(stderr);
-}
-
 }  // namespace
 
 std::vector<CommandFlagName> explain_flag_names() {
@@ -149,7 +136,7 @@ int run_explain(const std::vector<std::string>& args) {
     return vit_input(model, photo, resize);
   };
   const auto start = std::chrono::steady_clock::now();
-  auto progress = [&](int done, int n) { show_progress(done, n, start); };
+  auto progress = [&](int done, int n) { show_progress("explain", "images", done, n, start); };
   if (o.receptive_field) {  // the mean field over the images, one line per row of input pixels
     const int layer = o.layer.value_or(model.arch.depth - 1);
     if (layer >= model.arch.depth) throw Error("--layer " + std::to_string(layer) + " is outside 0…" + std::to_string(model.arch.depth - 1));

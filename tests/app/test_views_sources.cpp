@@ -188,7 +188,7 @@ TEST(ViewRegistry, EachSourceOffersTheViewsItHasWhatTheyNeedAndEachDraws) {
       EXPECT_EQ(names, (std::vector<std::string>{"tokenization", "question", "step", "output", "permutation", "matrix",
                                                   "positional", "cost", "pinned"}));
     } else {  // the ViT and Train tabs' lower views, in their tabs' order
-      EXPECT_EQ(names, (std::vector<std::string>{"distance", "pinned", "matrix", "step", "cka", "high-norm", "relevance", "erf"}));
+      EXPECT_EQ(names, (std::vector<std::string>{"distance", "pinned", "matrix", "step", "cka", "high-norm", "relevance", "erf", "cnn"}));
     }
     HeadlessUi ui(1000, 700);
     for (View* v : offered) {

@@ -10,6 +10,7 @@
 #include "core/vit/vit.hpp"
 #include "core/vit/vit_similarity.hpp"
 #include "core/vit/vit_train.hpp"
+#include "command_support.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -26,30 +27,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
+using CliRun = attnlab::testing::CommandRun;
 
 /// Runs `prefix attnlab args` through the shell, capturing stdout and stderr.
 CliRun run_attnlab(const std::string& args, const std::string& prefix = "") {
-  const auto dir = fs::temp_directory_path();
-  const auto out = dir / ("attnlab-train-out-" + std::to_string(::getpid()));
-  const auto err = dir / ("attnlab-train-err-" + std::to_string(::getpid()));
-  const std::string cmd = prefix + "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args + " >'" + out.string() +
-                          "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
-  fs::remove(out);
-  fs::remove(err);
-  return r;
+  return attnlab::testing::run_attnlab_binary(ATTNLAB_BINARY, args, "train", prefix);
 }
 
-void expect_one_line_error(const CliRun& r, const std::string& part) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
-}
+using attnlab::testing::expect_one_line_error;
 
 /// A folder under the test's temporary folder, removed at the end.
 struct TempDir {

@@ -11,6 +11,7 @@
 #include "core/io/image.hpp"
 #include "core/io/safetensors.hpp"
 
+#include "command_support.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -34,11 +35,6 @@ using namespace attnlab::testing;
 const fs::path kRoot = fs::path(ATTNLAB_SOURCE_DIR);
 const fs::path kData = kRoot / "tests/cnn/data";
 constexpr std::int64_t kBudget = std::int64_t{1} << 30;
-
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
 
 struct Golden {
   std::string name;
@@ -289,29 +285,7 @@ TEST(CrossCka, SquareImageScalesTheShortSideAndCropsTheCentre) {
 
 // ---- As a user runs them ----
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun run_attnlab(const std::string& args) {
-  const auto dir = fs::temp_directory_path();
-  const auto out = dir / ("cnn-out-" + std::to_string(::getpid()));
-  const auto err = dir / ("cnn-err-" + std::to_string(::getpid()));
-  const std::string cmd = "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(ATTNLAB_BINARY) + "' " + args + " >'" + out.string() +
-                          "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
-
-void expect_one_line_error(const CliRun& r, const std::string& part) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
-}
+CommandRun run_attnlab(const std::string& args) { return run_attnlab_binary(ATTNLAB_BINARY, args, "cnn"); }
 
 std::vector<std::vector<double>> csv_numbers(const std::string& text, bool header) {
   std::vector<std::vector<double>> rows;
@@ -338,11 +312,11 @@ std::vector<std::vector<double>> csv_numbers(const std::string& text, bool heade
 TEST(CnnCommandLine, VitCommandTakesAResnet) {
   const std::string m18 = "'" + model_path("resnet18_narrow").string() + "'";
   const std::string img = "'" + (kRoot / "tests/vit/data/safari_61x45.png").string() + "'";
-  const CliRun top = run_attnlab("vit --model " + m18 + " --image " + img + " --top 2");
+  const CommandRun top = run_attnlab("vit --model " + m18 + " --image " + img + " --top 2");
   ASSERT_EQ(top.code, 0) << top.err;
   EXPECT_EQ(top.out.substr(0, top.out.find(',')), std::to_string(goldens()[1].json.at("top_class").get<int>()));
   // The receptive field of block 1 at its map's (8, 6): one CSV line per row of input pixels.
-  const CliRun field = run_attnlab("vit --model " + m18 + " --image " + img + " --receptive-field --layer 1 --query 8,6");
+  const CommandRun field = run_attnlab("vit --model " + m18 + " --image " + img + " --receptive-field --layer 1 --query 8,6");
   ASSERT_EQ(field.code, 0) << field.err;
   const auto rows = csv_numbers(field.out, false);
   ASSERT_EQ(rows.size(), 45u);
@@ -350,7 +324,7 @@ TEST(CnnCommandLine, VitCommandTakesAResnet) {
   const auto& want = goldens()[1].json.at("receptive_field").at(0);
   ASSERT_EQ(want.at("col").get<int>(), 8);
   EXPECT_NEAR(rows[20][30], want.at("values").at(20 * 61 + 30).get<double>(), 1e-4 * (1 + std::abs(rows[20][30])));
-  const CliRun cam = run_attnlab("vit --model " + m18 + " --image " + img + " --relevance top");
+  const CommandRun cam = run_attnlab("vit --model " + m18 + " --image " + img + " --relevance top");
   ASSERT_EQ(cam.code, 0) << cam.err;
   EXPECT_EQ(csv_numbers(cam.out, false).size(), 2u);  // Grad-CAM at the last block: its 2 × 2 map
   expect_one_line_error(run_attnlab("vit --model " + m18 + " --image " + img + " --distance"), "is a ResNet: it has no attention");
@@ -369,7 +343,7 @@ TEST(CnnCommandLine, CkaTakesTheModelExactlyTwiceAndWritesTheMatrix) {
   expect_one_line_error(run_attnlab("cka --model " + m18 + " --model " + m18 + " --model " + m50 + " --images " + images + " --out '" +
                                     out.string() + "'"),
                         "--model must be given exactly twice");
-  const CliRun r = run_attnlab("cka --model " + m18 + " --model " + m50 + " --images " + images + " --out '" + out.string() + "'");
+  const CommandRun r = run_attnlab("cka --model " + m18 + " --model " + m50 + " --images " + images + " --out '" + out.string() + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("cka: 8 images, exact"), std::string::npos) << r.err;
   const std::string csv = read_file(out);
@@ -396,7 +370,7 @@ TEST(CnnView, RenderDrawsBothFieldsAtMatchedDepthAndTheCkaTheCommandLineComputes
   const fs::path dir = temp_dir();
   const std::string vit = "'" + (kRoot / "assets/fashion_vit").string() + "' --image '" + (kRoot / "assets/safari.jpg").string() + "'";
   const fs::path field_png = dir / "field.png";
-  const CliRun field = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --layer 2 --query 3,3 --size 900x300 --out '" +
+  const CommandRun field = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --layer 2 --query 3,3 --size 900x300 --out '" +
                                    field_png.string() + "'");
   ASSERT_EQ(field.code, 0) << field.err;
   const nlohmann::json f = read_json(dir / "field.json").at("cnn_drawn");
@@ -412,7 +386,7 @@ TEST(CnnView, RenderDrawsBothFieldsAtMatchedDepthAndTheCkaTheCommandLineComputes
   EXPECT_GT(f.at("resnet_reach").get<double>(), 0.0);
 
   // The CKA the view draws is the one `attnlab cka` writes for the same models and images.
-  const CliRun cka = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --cnn-show cka --cka-count 8 --size 900x300 --out '" +
+  const CommandRun cka = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --cnn-show cka --cka-count 8 --size 900x300 --out '" +
                                  (dir / "cka.png").string() + "'");
   ASSERT_EQ(cka.code, 0) << cka.err;
   const nlohmann::json c = read_json(dir / "cka.json").at("cnn_drawn");
@@ -420,7 +394,7 @@ TEST(CnnView, RenderDrawsBothFieldsAtMatchedDepthAndTheCkaTheCommandLineComputes
   EXPECT_EQ(c.at("rows"), nlohmann::json::array({"L0", "L1", "L2", "L3", "L4", "L5"}));
   EXPECT_EQ(c.at("cols").size(), 8u);
   const fs::path r18 = testing::write_random_resnet(dir / "random_r18", false, {2, 2, 2, 2}, 64, 1000, 0);
-  const CliRun cli = run_attnlab("cka --model '" + (kRoot / "assets/fashion_vit").string() + "' --model '" + r18.string() +
+  const CommandRun cli = run_attnlab("cka --model '" + (kRoot / "assets/fashion_vit").string() + "' --model '" + r18.string() +
                                  "' --images fashion --count 8 --out '" + (dir / "cka.csv").string() + "'");
   ASSERT_EQ(cli.code, 0) << cli.err;
   const auto rows = csv_numbers(read_file(dir / "cka.csv"), true);
@@ -430,7 +404,7 @@ TEST(CnnView, RenderDrawsBothFieldsAtMatchedDepthAndTheCkaTheCommandLineComputes
     for (std::size_t j = 0; j < rows[i].size(); ++j) EXPECT_NEAR(c.at("cka").at(i).at(j).get<double>(), rows[i][j], 1e-5) << i << "," << j;
   }
 
-  const CliRun cam = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --cnn-show grad-cam --size 900x300 --out '" +
+  const CommandRun cam = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --cnn-show grad-cam --size 900x300 --out '" +
                                  (dir / "cam.png").string() + "'");
   ASSERT_EQ(cam.code, 0) << cam.err;
   const nlohmann::json g = read_json(dir / "cam.json").at("cnn_drawn");

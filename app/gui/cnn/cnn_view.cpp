@@ -487,10 +487,7 @@ namespace {
 class CnnView final : public View {
  public:
   CnnView()
-      : View(ViewText{"cnn", "CNN", "The ViT beside a CNN", nullptr,
-                      "A ResNet beside the ViT on the same photo: how far each model's features reach at the same depth, "
-                      "where the CNN looks for its class, and which of its blocks the ViT's layers resemble (CKA)."},
-             kNeedRows | kNeedVitPass) {}
+      : View(ViewText{"cnn", "CNN", "The ViT beside a CNN"}, kNeedRows | kNeedVitPass) {}  // no tour text: not a chapter view
   void draw(ViewSource& s) override {
     std::shared_ptr<CnnViewState>& st = s.vit->view_data().cnn;
     if (!st) st = std::make_shared<CnnViewState>();
