@@ -7,6 +7,8 @@
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
+#include "core/cnn/any_model.hpp"
+#include "core/cnn/model_cka.hpp"
 #include "core/vit/faithfulness.hpp"
 
 #include <array>
@@ -41,7 +43,10 @@ std::string explain_usage() {
                            last), averaged over the images (each cropped to the
                            top-left square of patches its short side covers), one
                            CSV line per row of input pixels, as vit
-                           --receptive-field prints one image's.
+                           --receptive-field prints one image's. For a ResNet: the
+                           mean field of position COL,ROW (default its map's centre)
+                           of block L, each image scaled and cropped to the model's
+                           input size square.
 )";
 }
 
@@ -113,9 +118,48 @@ std::vector<CommandFlagName> explain_flag_names() {
   return flag_names(explain_flags(o));
 }
 
+namespace {
+
+/// --receptive-field of a ResNet (SPEC §14): the mean field of position --query (default the map's
+/// centre) after block --layer (default the last) over the images, each made the model's input
+/// size square (cka_square_image()), one CSV line per row of input pixels.
+int explain_resnet_field(const ExplainOptions& o, const ResnetModel& model) {
+  if (!o.receptive_field) throw Error(model.file.string() + " is a ResNet: explain measures a ViT's relevance methods; give --receptive-field");
+  std::optional<FashionMnistSplit> fashion;
+  std::vector<std::filesystem::path> files;
+  int count = 0;
+  if (o.images == "fashion") {
+    fashion = load_fashion_mnist(false);
+    count = std::min(o.count.value_or(500), fashion->count);
+  } else {
+    if (!std::filesystem::is_directory(o.images)) throw Error("--images: " + o.images + " is not a folder (or give fashion)");
+    files = image_files_in(o.images);
+    if (files.empty()) throw Error("--images: " + o.images + " holds no image files (.jpg, .jpeg, .png, .bmp, .tga)");
+    count = std::min(o.count.value_or(static_cast<int>(files.size())), static_cast<int>(files.size()));
+  }
+  const int side = o.resize.value_or(model.arch.input_size);
+  const int blocks = static_cast<int>(model.blocks.size()), block = o.layer.value_or(blocks - 1);
+  if (block >= blocks) throw Error("--layer " + std::to_string(block) + " is outside this ResNet's blocks 0…" + std::to_string(blocks - 1));
+  const auto [mw, mh] = resnet_map_size(model, block, side, side);
+  const std::array<int, 2> at = o.query_given ? o.query : std::array<int, 2>{mw / 2, mh / 2};
+  auto input = [&](int i) {
+    const Image photo = fashion ? fashion_mnist_image(*fashion, i) : load_image(files[static_cast<std::size_t>(i)]);
+    return cnn_input(model.arch, cka_square_image(photo, side));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const Matrix field = resnet_mean_receptive_field(model, count, input, block, at[0], at[1], vit_memory_budget(),
+                                                   [&](int done, int n) { show_progress("explain", "images", done, n, start); });
+  write_file_safely(o.out, rows_csv(field.data(), field.rows(), field.cols()), o.force);
+  return 0;
+}
+
+}  // namespace
+
 int run_explain(const std::vector<std::string>& args) {
   const ExplainOptions o = parse(args);
-  const VitModel model = load_vit(o.model);
+  AnyModel any = load_any_model(o.model);
+  if (any.resnet) return explain_resnet_field(o, *any.resnet);
+  const VitModel& model = *any.vit;
   if (model.arch.classes == 0 && !o.receptive_field) throw Error("this checkpoint has no classifier: no class to explain");
   // The images at the model's trained size unless --resize says otherwise.
   const int resize = o.resize.value_or(std::min(model.arch.pos_rows, model.arch.pos_cols) * model.arch.patch);

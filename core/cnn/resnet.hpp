@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -189,5 +190,13 @@ Matrix cnn_input_gradient_map(const CnnGradients& g);
 /// of |∂(Σ_k z_b[k, row, col])/∂x|, height × width of the input (Luo et al. 2016; SPEC §13).
 Matrix resnet_receptive_field(const ResnetModel& model, const CnnInput& input, int block, int col, int row,
                               std::int64_t budget, int threads = 0);
+
+/// The effective receptive field of position (`col`, `row`) of block `block`, averaged over
+/// `count` inputs (input(i) gives input i, all of one size: e.g. cka_square_image() crops at the
+/// model's input size), height × width of that size. Throws Error for an input of another size
+/// than the first (naming it by index) and what resnet_gradients() throws; calls progress(done,
+/// count) after each image when given.
+Matrix resnet_mean_receptive_field(const ResnetModel& model, int count, const std::function<CnnInput(int)>& input, int block, int col,
+                                   int row, std::int64_t budget, const std::function<void(int, int)>& progress = {});
 
 }  // namespace attnlab

@@ -537,4 +537,24 @@ Matrix resnet_receptive_field(const ResnetModel& model, const CnnInput& input, i
   return cnn_input_gradient_map(resnet_gradients(model, input, CnnGradientTarget::position_sum(block, col, row), budget, threads));
 }
 
+Matrix resnet_mean_receptive_field(const ResnetModel& model, int count, const std::function<CnnInput(int)>& input, int block, int col,
+                                   int row, std::int64_t budget, const std::function<void(int, int)>& progress) {
+  if (count < 1) throw Error("no image to average the receptive field over");
+  Eigen::MatrixXd sum;
+  int width = 0, height = 0;
+  for (int i = 0; i < count; ++i) {
+    const CnnInput in = input(i);
+    if (i == 0) {
+      width = in.width, height = in.height;
+      sum = Eigen::MatrixXd::Zero(height, width);
+    } else if (in.width != width || in.height != height) {
+      throw Error("image " + std::to_string(i) + " is " + std::to_string(in.width) + "x" + std::to_string(in.height) + ", not " +
+                  std::to_string(width) + "x" + std::to_string(height) + " as the first");
+    }
+    sum += resnet_receptive_field(model, in, block, col, row, budget).cast<double>();
+    if (progress) progress(i + 1, count);
+  }
+  return (sum / count).cast<float>();
+}
+
 }  // namespace attnlab

@@ -421,3 +421,33 @@ TEST(CnnView, RenderDrawsBothFieldsAtMatchedDepthAndTheCkaTheCommandLineComputes
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+TEST(CnnCommandLine, ExplainAveragesAResnetsReceptiveFieldOverAFolder) {
+  const fs::path dir = temp_dir();
+  const ResnetModel r18 = load_resnet(model_path("resnet18_narrow"));
+  const fs::path images = kData / "cka_images";
+  const CommandRun r = run_attnlab("explain --model '" + model_path("resnet18_narrow").string() + "' --images '" + images.string() +
+                                   "' --receptive-field --layer 3 --out '" + (dir / "field.csv").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = csv_numbers(read_file(dir / "field.csv"), false);
+  ASSERT_EQ(rows.size(), 48u);  // the model's input size (config.json: 48)
+  ASSERT_EQ(rows[0].size(), 48u);
+  // The mean of each crop's field at block 3's centre, computed here one by one.
+  const auto [mw, mh] = resnet_map_size(r18, 3, 48, 48);
+  Eigen::MatrixXd want = Eigen::MatrixXd::Zero(48, 48);
+  const auto files = image_files_in(images);
+  ASSERT_EQ(files.size(), 8u);
+  for (const auto& f : files) want += resnet_receptive_field(r18, cnn_input(r18.arch, load_image(f)), 3, mw / 2, mh / 2, kBudget).cast<double>();
+  want /= 8.0;
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 48; ++x) EXPECT_NEAR(rows[static_cast<std::size_t>(y)][static_cast<std::size_t>(x)], want(y, x), 1e-5 + 1e-4 * want(y, x));
+  expect_one_line_error(run_attnlab("explain --model '" + model_path("resnet18_narrow").string() + "' --images '" + images.string() +
+                                    "' --out '" + (dir / "t.csv").string() + "'"),
+                        "is a ResNet: explain measures a ViT's relevance methods");
+}
+
+}  // namespace
+}  // namespace attnlab
