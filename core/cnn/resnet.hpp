@@ -191,6 +191,12 @@ Matrix cnn_input_gradient_map(const CnnGradients& g);
 Matrix resnet_receptive_field(const ResnetModel& model, const CnnInput& input, int block, int col, int row,
                               std::int64_t budget, int threads = 0);
 
+/// The stem's k × k kernel (conv1, batch norm folded) as the chapter's fig. 26.21 draws a
+/// convolution over the token grid: output channel `out` from input channel `in` (its weights as
+/// they are), or with `out` < 0 the sum of |w| over every (output, input) channel pair. Row-major,
+/// k·k values. Throws Error for a channel out of range.
+std::vector<float> resnet_stem_kernel(const ResnetModel& model, int out, int in);
+
 /// The effective receptive field of position (`col`, `row`) of block `block`, averaged over
 /// `count` inputs (input(i) gives input i, all of one size: e.g. cka_square_image() crops at the
 /// model's input size), height × width of that size. Throws Error for an input of another size

@@ -557,4 +557,21 @@ Matrix resnet_mean_receptive_field(const ResnetModel& model, int count, const st
   return (sum / count).cast<float>();
 }
 
+std::vector<float> resnet_stem_kernel(const ResnetModel& model, int out, int in) {
+  const CnnConv& c = model.stem;
+  const int kk = c.k * c.k;
+  std::vector<float> k(static_cast<std::size_t>(kk), 0.0f);
+  if (out < 0) {
+    for (int o = 0; o < c.out; ++o)
+      for (int ch = 0; ch < c.in; ++ch)
+        for (int t = 0; t < kk; ++t) k[static_cast<std::size_t>(t)] += std::abs(c.W(o, ch * kk + t));
+    return k;
+  }
+  if (out >= c.out || in < 0 || in >= c.in)
+    throw Error("channel pair (" + std::to_string(out) + ", " + std::to_string(in) + ") is outside conv1's " + std::to_string(c.out) +
+                " outputs and " + std::to_string(c.in) + " inputs");
+  for (int t = 0; t < kk; ++t) k[static_cast<std::size_t>(t)] = c.W(out, in * kk + t);
+  return k;
+}
+
 }  // namespace attnlab

@@ -451,3 +451,38 @@ TEST(CnnCommandLine, ExplainAveragesAResnetsReceptiveFieldOverAFolder) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// Fig. 26.21 with a real convolution: the stem's kernel as the chapter's matrix view draws it,
+// against the checkpoint's own conv1 and bn1 folded here by hand (w·γ/√(σ² + 1e-5)).
+TEST(Resnet, StemKernelIsConv1WithItsBatchNormFolded) {
+  const fs::path file = kData / "resnet50_narrow/model.safetensors";
+  const SafetensorsFile raw = read_safetensors(file);
+  const ResnetModel m = load_resnet(file);
+  const Tensor& w = raw.tensors.at("conv1.weight");  // out × 3 × 7 × 7
+  const auto& gamma = raw.tensors.at("bn1.weight").values;
+  const auto& var = raw.tensors.at("bn1.running_var").values;
+  const int out = static_cast<int>(w.shape[0]), k = static_cast<int>(w.shape[2]);
+  ASSERT_EQ(m.stem.k, 7);
+  std::vector<double> sum(static_cast<std::size_t>(k * k), 0.0);
+  for (int o = 0; o < out; ++o) {
+    const double scale = gamma[static_cast<std::size_t>(o)] / std::sqrt(var[static_cast<std::size_t>(o)] + 1e-5);
+    for (int c = 0; c < 3; ++c)
+      for (int t = 0; t < k * k; ++t)
+        sum[static_cast<std::size_t>(t)] += std::abs(w.values[static_cast<std::size_t>((o * 3 + c) * k * k + t)] * scale);
+  }
+  const std::vector<float> all = resnet_stem_kernel(m, -1, 0);
+  ASSERT_EQ(all.size(), sum.size());
+  for (std::size_t t = 0; t < sum.size(); ++t) EXPECT_NEAR(all[t], sum[t], 1e-5 * sum[t]) << t;
+  // One pair: output 5 from the green channel, signs kept.
+  const std::vector<float> pair = resnet_stem_kernel(m, 5, 1);
+  const double scale5 = gamma[5] / std::sqrt(var[5] + 1e-5);
+  for (int t = 0; t < k * k; ++t)
+    EXPECT_NEAR(pair[static_cast<std::size_t>(t)], w.values[static_cast<std::size_t>((5 * 3 + 1) * k * k + t)] * scale5, 1e-6);
+  expect_error_containing([&] { resnet_stem_kernel(m, out, 0); }, "outside conv1's");
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -127,7 +127,10 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSess
   const int N = g.N();
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);  // the label wraps within its picture's width
-  if (conv)
+  if (conv && use_cnn_ && cnn_)
+    text_wrapped("conv %dx%d: the ResNet's conv1, %s", cnn_->stem.k, cnn_->stem.k,
+                 cnn_out_ < 0 ? "sum of |w|" : ("channel " + std::to_string(cnn_out_) + " from " + std::to_string(cnn_in_)).c_str());
+  else if (conv)
     text_wrapped("conv %dx%d: banded, shared", k_, k_);
   else
     wrap_text("fc: dense, fixed");
@@ -150,12 +153,12 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSess
     ImGui::Text("output token i = %d (col %d, row %d), input token j = %d (col %d, row %d)", i, g.col_of(i), g.row_of(i), j,
                 g.col_of(j), g.row_of(j));
     if (conv) {
-      const int tap = conv_tap(g, k_, i, j);
+      const int kc = conv_k(), tap = conv_tap(g, kc, i, j);
       if (tap < 0)
         ImGui::TextUnformatted("0: patch j is outside the kernel window around patch i");
       else
-        ImGui::Text("kernel tap (row %+d, col %+d): the same weight on every pair of tokens at this offset", tap / k_ - k_ / 2,
-                    tap % k_ - k_ / 2);
+        ImGui::Text("kernel tap (row %+d, col %+d): the same weight on every pair of tokens at this offset", tap / kc - kc / 2,
+                    tap % kc - kc / 2);
     } else {
       ImGui::Text("weight %.3f (a stand-in value): every pair of tokens has its own weight", static_cast<double>(fc_weight(i, j, kFcSeed)));
     }
@@ -175,7 +178,7 @@ void MatrixView::draw_properties(HandMadeSession& hand_made) {
   const long long D = hand_made.tokens().cols();  // width of the head input X = [T | P]
   const Head& h = hand_made.setup().heads[static_cast<size_t>(std::clamp(a_key_.head, 0, kHeadCount - 1))];
   const long long head_params = h.W_q.size() + h.W_k.size() + h.W_v.size();
-  const long long conv_nz = conv_nonzeros(g, k_);
+  const long long conv_nz = conv_nonzeros(g, conv_k());
   if (!ImGui::BeginTable("props", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) return;
   ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableSetupColumn("attention A", ImGuiTableColumnFlags_WidthStretch, 1.2f);
@@ -197,7 +200,7 @@ void MatrixView::draw_properties(HandMadeSession& hand_made) {
   row("changes with the image?", "yes: computed from Q and K of this input (eq. 26.20)", "no: learned once, fixed",
       "no: learned once, fixed");
   row("learned numbers (D = " + n(D) + ": width of the head input [T | P])", n(head_params) + " in W_q, W_k, W_v of this head; none in A itself",
-      n(D * D * N * N) + " (D^2 N^2, exercise 12.1)", n(static_cast<long long>(k_) * k_ * D * D) + " (k^2 D^2, shared by all tokens)");
+      n(D * D * N * N) + " (D^2 N^2, exercise 12.1)", n(static_cast<long long>(conv_k()) * conv_k() * D * D) + " (k^2 D^2, shared by all tokens)");
   row("which inputs reach token i", "every unmasked token", "every token", "only the k x k patches around it");
   ImGui::EndTable();
 }
@@ -207,6 +210,7 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   if (!a_fresh_) state.commands.redraw();
   const int query = hand_made_query(state, hand_made.grid());
   draw_controls(state);
+  update_cnn(state, hand_made);
   update_attention(state, hand_made);
   draw_size_note(hand_made.grid());
   draw_matrices(state, hand_made, query);
@@ -228,8 +232,39 @@ void MatrixView::draw_controls(AppState& state) {
                   "as 0. With one weight per pixel both are a_ij itself.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  ImGui::BeginDisabled(use_cnn_ && cnn_);
   if (ImGui::SliderInt("conv kernel k", &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
+  ImGui::EndDisabled();
   help_marker("Size of the convolution's window in patches (odd). Its matrix has a band of k rows of k entries.");
+  // Fig. 26.21 with a real convolution: the ResNet the ViT views' CNN tab sets (cnn.model).
+  ImGui::BeginDisabled(state.cnn_model.empty());
+  ImGui::Checkbox("the ResNet's conv1", &use_cnn_);
+  record_widget("matrix_cnn_conv1");
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  help_marker(state.cnn_model.empty()
+                  ? "Set a ResNet in the ViT views' CNN tab (a random ResNet-18 or a checkpoint): its first convolution then "
+                    "draws the conv matrix here instead of the stand-in kernel."
+                  : "The conv matrix from the first convolution (conv1, its batch norm folded) of the CNN tab's ResNet, "
+                    "applied with stride 1 over this grid of tokens: one (output, input) channel pair, or the sum of |w| "
+                    "over all pairs. Its band is the kernel's size, whatever the weights: locality is in the structure.");
+  if (use_cnn_ && cnn_) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+    ImGui::SliderInt("out channel", &cnn_out_, -1, cnn_->stem.out - 1, cnn_out_ < 0 ? "all (sum |w|)" : "%d", ImGuiSliderFlags_AlwaysClamp);
+    if (cnn_out_ >= 0) {
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+      ImGui::SliderInt("in (RGB)", &cnn_in_, 0, cnn_->stem.in - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+    }
+  } else if (use_cnn_ && !cnn_loading_.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("loading the ResNet ...");
+    state.commands.redraw();
+  } else if (use_cnn_ && !cnn_error_.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", cnn_error_.c_str());
+  }
 }
 
 // N, the matrices' size, and how they are reduced to the screen.
@@ -332,7 +367,7 @@ void MatrixView::draw_notes(HandMadeSession& hand_made, int query) {
                      "patches: in raster order its entries sit on k groups of k adjacent diagonals (one group per kernel "
                      "row, the groups one grid row apart), and along each diagonal one kernel weight repeats (a "
                      "block-Toeplitz matrix, fig. 26.21). Stand-in values "
-                     "are drawn for fc and conv, as no trained weights ship.");
+                     "are drawn for fc, and for conv unless the ResNet's conv1 is on (set a ResNet in the ViT views' CNN tab).");
 }
 
 }  // namespace matrix_view

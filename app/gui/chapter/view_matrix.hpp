@@ -8,12 +8,15 @@
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
+#include "core/cnn/resnet.hpp"
 #include "core/hand_made/structure.hpp"
 
 #include <imgui.h>
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
+#include <memory>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -125,8 +128,17 @@ class MatrixView final : public TeachingView {
   int fc_N_ = 0;          // the N that fc_ shows
   KeyMemo<int> fc_job_;   // the N asked of the scheduler (N² hashes take a second at N = 15625)
   std::string fc_error_;  // why the fc picture could not be made
-  KeyMemo<std::array<int, 4>> conv_key_;  // what conv_ shows: grid columns, rows, k, side in pixels
+  KeyMemo<std::array<int, 7>> conv_key_;  // what conv_ shows: grid columns, rows, k, side in pixels, the kernel's source (model id, channels)
   int k_ = 3;  // conv kernel size (odd)
+  // Fig. 26.21 with a real convolution (issue 50): the first convolution (conv1) of the ResNet the
+  // CNN view sets beside the ViT (the document's cnn.model), loaded here on the scheduler.
+  bool use_cnn_ = false;                      // the conv picture draws conv1's kernel, not the stand-in
+  int cnn_out_ = -1, cnn_in_ = 0;             // the (output, input) channel pair; out < 0: sum of |w| over all pairs
+  std::shared_ptr<const ResnetModel> cnn_;    // the loaded ResNet (its stem)
+  std::filesystem::path cnn_path_, cnn_loading_;  // what cnn_ is, what is being loaded
+  std::string cnn_error_;
+  void update_cnn(AppState& state, HandMadeSession& hand_made);
+  int conv_k() const { return use_cnn_ && cnn_ ? cnn_->stem.k : k_; }  // the conv picture's kernel size
   int range_ = 1;  // 0: colours over the whole matrix, 1: each row stretched on its own (the default,
                    // like the attention map: a masked row with few keys would dwarf all others)
 };

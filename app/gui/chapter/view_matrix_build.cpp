@@ -3,6 +3,8 @@
 // conv at the size it is drawn. view_matrix.cpp draws them.
 #include "app/gui/chapter/view_matrix.hpp"
 
+#include "app/commands/cnn_model.hpp"
+
 namespace attnlab::app::matrix_view {
 
 // Rows whose every key is masked (their weights are all 0): checked with the mask alone, O(N)
@@ -110,12 +112,37 @@ void MatrixView::update_structures(HandMadeSession& hand_made, int conv_side) {
             }
           });
     });
-  // conv: O(N k²), computed at the size it is drawn so that its thin band is never skipped.
+  // conv: O(N k²), computed at the size it is drawn so that its thin band is never skipped. With
+  // the ResNet's conv1: its kernel (k = its size), one channel pair or the sum of |w| over all.
   const int cs = std::clamp(conv_side, 16, kMaxSide);
-  conv_key_.update({g.cols, g.rows, k_, cs}, [&] {
-    conv_.image = conv_structure_image(g, k_, demo_kernel(k_, kKernelSeed), cs);
+  const bool real = use_cnn_ && cnn_;
+  const int k = real ? cnn_->stem.k : k_;
+  conv_key_.update({g.cols, g.rows, k, cs, real ? static_cast<int>(cnn_->id) : 0, real ? cnn_out_ : 0, real ? cnn_in_ : 0}, [&] {
+    conv_.image = conv_structure_image(g, k, real ? resnet_stem_kernel(*cnn_, cnn_out_, cnn_in_) : demo_kernel(k, kKernelSeed), cs);
     ++conv_.version;
   });
+}
+
+void MatrixView::update_cnn(AppState& state, HandMadeSession& hand_made) {
+  const std::filesystem::path& want = state.cnn_model;
+  if (!use_cnn_ || want.empty() || want == cnn_path_ || want == cnn_loading_) return;
+  cnn_loading_ = want;
+  cnn_error_.clear();
+  scheduler_ = &hand_made.scheduler();
+  scheduler_->submit<std::shared_ptr<const ResnetModel>>(
+      "matrix:cnn", [want](const std::atomic<bool>& stop) { return std::make_shared<const ResnetModel>(open_cnn_model(want, &stop)); },
+      [this, want](std::future<std::shared_ptr<const ResnetModel>> result) {
+        cnn_loading_.clear();
+        cnn_path_ = want;
+        try {
+          cnn_ = result.get();
+          cnn_out_ = std::min(cnn_out_, cnn_->stem.out - 1);
+          cnn_in_ = std::min(cnn_in_, cnn_->stem.in - 1);
+        } catch (const std::exception& e) {
+          cnn_.reset();
+          cnn_error_ = e.what();
+        }
+      });
 }
 
 }  // namespace attnlab::app::matrix_view

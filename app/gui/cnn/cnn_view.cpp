@@ -2,6 +2,7 @@
 // made on the scheduler) and the results of its jobs, each kept under the key of what it is of.
 #include "app/gui/cnn/cnn_view.hpp"
 
+#include "app/commands/cnn_model.hpp"
 #include "app/gui/state/widget_log.hpp"
 #include "app/gui/train/cka_view.hpp"
 #include "app/gui/vit/vit_views.hpp"
@@ -66,12 +67,7 @@ struct CnnViewState : std::enable_shared_from_this<CnnViewState> {
 
 namespace {
 
-std::string model_name(const std::filesystem::path& p) {
-  if (p == kCnnRandomResnet18) return "random ResNet-18";
-  return (p.filename() == "model.safetensors" || p.filename() == "pytorch_model.bin") && p.has_parent_path()
-             ? p.parent_path().filename().string()
-             : p.filename().string();
-}
+std::string model_name(const std::filesystem::path& p) { return cnn_model_name(p); }
 
 }  // namespace
 
@@ -81,12 +77,7 @@ void CnnViewState::request_load(VitSession& vit, const std::filesystem::path& pa
   std::weak_ptr<CnnViewState> alive = weak_from_this();
   vit.scheduler().submit<std::shared_ptr<const ResnetModel>>(
       job(vit, "load"),
-      [path](const std::atomic<bool>& stop) {
-        if (path == kCnnRandomResnet18)
-          return std::make_shared<const ResnetModel>(
-              resnet_from_tensors(random_resnet_tensors(false, {2, 2, 2, 2}, 64, 1000, 0), "", "random ResNet-18"));
-        return std::make_shared<const ResnetModel>(load_resnet(path, &stop));
-      },
+      [path](const std::atomic<bool>& stop) { return std::make_shared<const ResnetModel>(open_cnn_model(path, &stop)); },
       [alive, path](std::future<std::shared_ptr<const ResnetModel>> f) {
         const auto self = alive.lock();
         if (!self) return;
