@@ -155,12 +155,15 @@ void parse_cka_examples_field(const std::string& t, CkaExamples& e) {
   else if (t == "photo") e = CkaExamples::Photo;
   else throw Error("unknown CKA examples '" + t + "' (fashion, photo)");
 }
-std::string cnn_show_field_name(const CnnShow& c) { return c == CnnShow::GradCam ? "grad-cam" : c == CnnShow::Cka ? "cka" : "field"; }
+std::string cnn_show_field_name(const CnnShow& c) {
+  return c == CnnShow::GradCam ? "grad-cam" : c == CnnShow::Cka ? "cka" : c == CnnShow::Features ? "features" : "field";
+}
 void parse_cnn_show_field(const std::string& t, CnnShow& c) {
   if (t == "field") c = CnnShow::Field;
   else if (t == "grad-cam") c = CnnShow::GradCam;
   else if (t == "cka") c = CnnShow::Cka;
-  else throw Error("unknown CNN view '" + t + "' (field, grad-cam, cka)");
+  else if (t == "features") c = CnnShow::Features;
+  else throw Error("unknown CNN view '" + t + "' (field, grad-cam, cka, features)");
 }
 std::string relevance_method_field_name(const RelevanceMethod& m) { return relevance_method_name(m); }
 void parse_relevance_method_field(const std::string& t, RelevanceMethod& m) {
@@ -439,6 +442,7 @@ void for_each_field(State& s, Field&& field) {
   field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel}, FieldRange{2, 10000, kRefuse});
   field("cnn.model", s.cnn_model, Flag<std::filesystem::path>{"--cnn", kFlagsRenderModel, path_flag});
   field("cnn.show", named(s.cnn_show, cnn_show_field_name, parse_cnn_show_field), Flag<CnnShow>{"--cnn-show", kFlagsRenderModel});
+  field("cnn.channel", s.cnn_channel, Flag<int>{"--cnn-channel", kFlagsRenderModel}, FieldRange{0, 65535, kRefuse});
   // The model being trained in the window (the Train tab): its choice, as the ViT's.
   choice_fields("train", s.train);
   field("train.run", named(s.train_run, run_field_name, parse_run_field));

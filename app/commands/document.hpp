@@ -66,9 +66,10 @@ struct SourceChoice {
 enum class CkaExamples { FashionTest, Photo };
 
 /// What the CNN view (issue 50: the ViT beside a ResNet) shows: both models' effective receptive
-/// fields at matched depth, the ResNet's Grad-CAM, or the CKA between the ViT's layers and the
-/// ResNet's blocks (docs/MATH.md, "CKA across two models").
-enum class CnnShow { Field, GradCam, Cka };
+/// fields at matched depth, the ResNet's Grad-CAM, the CKA between the ViT's layers and the
+/// ResNet's blocks (docs/MATH.md, "CKA across two models"), or one channel of the ResNet's
+/// feature maps at matched depth.
+enum class CnnShow { Field, GradCam, Cka, Features };
 
 /// The CNN view's model naming a ResNet-18 with random weights made in the window
 /// (random_resnet_tensors(), seed 0) instead of a checkpoint file.
@@ -143,6 +144,7 @@ struct Document {
   /// The ResNet: a checkpoint (torchvision's or timm's names), kCnnRandomResnet18, or empty: none.
   std::filesystem::path cnn_model;
   CnnShow cnn_show = CnnShow::Field;  ///< what the view shows of the two
+  int cnn_channel = 0;                ///< the feature map shown (CnnShow::Features): a channel of the block, clamped to its count
 
   // --- the ViT being trained in the window (the Train tab; its shape and run are not saved)
   /// Its choice: as the ViT's, the last layer, the heads' mean and the CLS query until changed.

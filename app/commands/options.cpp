@@ -60,7 +60,8 @@ Usage:
                  [--cka-examples fashion|photo] [--cka-count N]
                  [--class CLASS|top] [--method NAME] [--beside NAME|none]
                  [--relevance-on-map] [--cnn PATH|random-resnet18]
-                 [--cnn-show field|grad-cam|cka] [--size WxH] --out FILE.png [--force]
+                 [--cnn-show field|grad-cam|cka|features] [--cnn-channel C] [--size WxH]
+                 --out FILE.png [--force]
                            a real ViT's view as in the app (layers and heads from 0;
                            default: last layer, heads' mean, CLS; S: the input's short
                            side, default the model's trained size; --mass: the share
@@ -78,8 +79,9 @@ Usage:
                            vit-cnn: the ViT beside the ResNet --cnn (a checkpoint,
                            or random-resnet18: a ResNet-18 with random weights),
                            --cnn-show field (both receptive fields at matched
-                           depth, the default), grad-cam (the ResNet's) or cka
-                           (ViT layers x ResNet blocks over --cka-count images))
+                           depth, the default), grad-cam (the ResNet's), cka
+                           (ViT layers x ResNet blocks over --cka-count images) or
+                           features (channel --cnn-channel of the block's maps))
   attnlab render --model A --compare B --image IMG [--view NAME] [--layer L] [--head H]
                  [--query Q] [--match-layers depth|index] [--one-scale] [--size WxH]
                  --out FILE.png [--force]

@@ -105,6 +105,7 @@ AppState changed() {
   s.compare_one_scale = true;
   s.cnn_model = kCnnRandomResnet18;  // the CNN view's ResNet and what it shows
   s.cnn_show = CnnShow::Cka;
+  s.cnn_channel = 7;
   s.export_dir = "/tmp/slides";
   s.export_map_only = true;
   return s;
@@ -175,7 +176,7 @@ const std::map<std::string, std::string> kFlagValues = {
     {"--mass", "80"},                 {"--bilinear", ""},     {"--resize", "448"},       {"--backend", "cpu"},
     {"--cka-examples", "photo"},      {"--cka-count", "120"}, {"--norm-ratio", "6.5"},   {"--mark-high-norm", ""}, {"--one-scale", ""},
     {"--class", "zebra"},             {"--method", "grad-rollout"}, {"--beside", "rollout"}, {"--relevance-on-map", ""},
-    {"--cnn", "random-resnet18"},     {"--cnn-show", "cka"},
+    {"--cnn", "random-resnet18"},     {"--cnn-show", "cka"},  {"--cnn-channel", "7"},
 };
 
 std::vector<std::string> flag_args(const DocumentFlag& f) {

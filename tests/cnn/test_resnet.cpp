@@ -412,6 +412,21 @@ TEST(CnnView, RenderDrawsBothFieldsAtMatchedDepthAndTheCkaTheCommandLineComputes
   EXPECT_EQ(g.at("block"), 7);  // the last layer: the last block
   EXPECT_GE(g.at("class").get<int>(), 0);
 
+  // One channel of the matched block's feature maps: the ResNet's own forward on the photo, as here.
+  const CommandRun feat = run_attnlab("render --model " + vit + " --view vit-cnn --cnn random-resnet18 --cnn-show features --cnn-channel 5 "
+                                      "--layer 0 --size 900x300 --out '" + (dir / "feat.png").string() + "'");
+  ASSERT_EQ(feat.code, 0) << feat.err;
+  const nlohmann::json fm = read_json(dir / "feat.json").at("cnn_drawn");
+  EXPECT_EQ(fm.at("show"), "features");
+  EXPECT_EQ(fm.at("block"), 0);  // layer 0 of 6: block round(8/6) − 1 = 0
+  EXPECT_EQ(fm.at("channel"), 5);
+  const ResnetModel r18m = testing::random_resnet(false, {2, 2, 2, 2}, 64, 1000, 0);
+  const ResnetPass pass = resnet_forward(r18m, cnn_input(r18m.arch, load_image(kRoot / "assets/safari.jpg"), 224), kBudget);
+  const FeatureMap& m0 = pass.blocks[0];
+  EXPECT_EQ(fm.at("size"), nlohmann::json::array({m0.width, m0.height}));
+  EXPECT_NEAR(fm.at("max").get<double>(), m0.v.row(5).maxCoeff(), 1e-4 * (1 + m0.v.row(5).maxCoeff()));
+  EXPECT_NEAR(fm.at("sum").get<double>(), m0.v.row(5).sum(), 1e-4 * (1 + m0.v.row(5).sum()));
+
   expect_one_line_error(run_attnlab("render --model " + vit + " --view vit-cnn --out '" + (dir / "none.png").string() + "'"),
                         "--view vit-cnn needs --cnn");
   expect_one_line_error(run_attnlab("render --model " + vit + " --view vit-cnn --cnn '" + (dir / "missing.pth").string() + "' --out '" +

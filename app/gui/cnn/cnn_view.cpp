@@ -35,6 +35,8 @@ struct CnnResults {
   Matrix cam;                                     // the block's h × w
   std::vector<std::pair<int, float>> top;         // the ResNet's likeliest classes on the photo
   std::optional<CkaResult> cka;
+  std::string pass_key, pass_pending;             // the ResNet's forward on the photo (every block's maps)
+  std::shared_ptr<const ResnetPass> pass;
   std::string error;                              // the last job's one line, with its key
   std::string error_key;
   std::shared_ptr<std::atomic<int>> cka_done = std::make_shared<std::atomic<int>>(0);
@@ -54,6 +56,7 @@ struct CnnViewState : std::enable_shared_from_this<CnnViewState> {
   void draw_fields(AppState& state, VitSession& vit, SourceChoice& choice);
   void draw_grad_cam(AppState& state, VitSession& vit, SourceChoice& choice);
   void draw_cka(AppState& state, VitSession& vit);
+  void draw_features(AppState& state, VitSession& vit, SourceChoice& choice);
   static std::string job(const VitSession& vit, const char* what) { return std::string("cnn:") + what + ":" + vit.key(); }
 
   std::shared_ptr<const ResnetModel> model_;
@@ -430,6 +433,69 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
   state.report.cnn_drawn = {{"show", "cka"}, {"rows", r.cka->rows}, {"cols", r.cka->cols}, {"cka", m}, {"examples", r.cka->examples}};
 }
 
+void CnnViewState::draw_features(AppState& state, VitSession& vit, SourceChoice& choice) {
+  const VitRun* run = vit.run();
+  const int layer = choice_layer(choice, run->layers());
+  const int block = matched_block(layer, run->layers(), static_cast<int>(model_->blocks.size()));
+  const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(model_->id);
+  CnnResults& r = *results_;
+  if (r.pass_key != key && r.pass_pending != key) {
+    r.pass_pending = key;
+    std::weak_ptr<CnnResults> slot = results_;
+    const std::shared_ptr<const ResnetModel> cnn = model_;
+    const std::shared_ptr<const CnnInput> input = input_;
+    vit.scheduler().submit<std::shared_ptr<const ResnetPass>>(
+        job(vit, "features"),
+        [cnn, input](const std::atomic<bool>& stop) {
+          return std::make_shared<const ResnetPass>(resnet_forward(*cnn, *input, vit_memory_budget(), 0, &stop));
+        },
+        [slot, key](std::future<std::shared_ptr<const ResnetPass>> f) {
+          const auto res = slot.lock();
+          if (!res) return;
+          res->pass_pending.clear();
+          res->pass_key = key;
+          try {
+            res->pass = f.get();
+          } catch (const std::exception& e) {
+            res->error = e.what(), res->error_key = key;
+          }
+        });
+  }
+  const std::string says = "Block " + std::to_string(block) + " (" + model_->blocks[static_cast<std::size_t>(block)].name +
+                           ")'s feature map of one channel, the depth of the ViT's layer " + std::to_string(layer) +
+                           ": what one of its filters answers to, over the photo.";
+  if (r.pass_key != key) {
+    text_wrapped("%s", says.c_str());
+    ImGui::TextDisabled("Running the ResNet ...");
+    state.commands.redraw();
+    return;
+  }
+  if (r.error_key == key) {
+    text_wrapped("%s", r.error.c_str());
+    state.report.cnn_drawn = {{"show", "features"}, {"error", r.error}};
+    return;
+  }
+  const FeatureMap& m = r.pass->blocks[static_cast<std::size_t>(block)];
+  state.cnn_channel = std::clamp(state.cnn_channel, 0, m.channels - 1);
+  const Matrix map = Eigen::Map<const Matrix>(m.v.row(state.cnn_channel).data(), m.height, m.width);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  draw_map_over_photo(state, vit, map, "cnn-features", key + "|" + std::to_string(block) + "|" + std::to_string(state.cnn_channel), ImVec2(1, 1),
+                      avail.x * 0.4f, std::max(ui_px(40), avail.y - ui_px(4)));
+  record_widget("cnn_features");
+  ImGui::SameLine(0, ui_px(12));
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(says.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetNextItemWidth(ui_px(160));
+  ImGui::SliderInt("channel##cnn", &state.cnn_channel, 0, m.channels - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+  record_widget("cnn_channel");
+  ImGui::TextDisabled("%d channels of %d x %d; largest %.3g", m.channels, m.width, m.height, static_cast<double>(map.maxCoeff()));
+  ImGui::EndGroup();
+  state.report.cnn_drawn = {{"show", "features"}, {"block", block}, {"channel", state.cnn_channel},
+                            {"size", {m.width, m.height}}, {"max", map.maxCoeff()}, {"sum", map.sum()}};
+}
+
 void CnnViewState::draw(ViewSource& s) {
   AppState& state = s.state;
   VitSession& vit = *s.vit;
@@ -463,11 +529,15 @@ void CnnViewState::draw(ViewSource& s) {
   ImGui::SameLine();
   ImGui::RadioButton("CKA##cnn_show", &show, static_cast<int>(CnnShow::Cka));
   record_widget("cnn_show_cka");
+  ImGui::SameLine();
+  ImGui::RadioButton("features##cnn_show", &show, static_cast<int>(CnnShow::Features));
+  record_widget("cnn_show_features");
   state.cnn_show = static_cast<CnnShow>(show);
   switch (state.cnn_show) {
     case CnnShow::Field: draw_fields(state, vit, *s.choice); break;
     case CnnShow::GradCam: draw_grad_cam(state, vit, *s.choice); break;
     case CnnShow::Cka: draw_cka(state, vit); break;
+    case CnnShow::Features: draw_features(state, vit, *s.choice); break;
   }
 }
 
