@@ -519,19 +519,17 @@ void CnnViewState::draw(ViewSource& s) {
       return;
     }
   }
+  // The four pictures on the model's line, flowed onto the next where a narrow column (a
+  // projector at UI scale 2) has no room: none cut.
   int show = static_cast<int>(state.cnn_show);
-  ImGui::SameLine(0, ui_px(16));
-  ImGui::RadioButton("fields##cnn_show", &show, static_cast<int>(CnnShow::Field));
-  record_widget("cnn_show_field");
-  ImGui::SameLine();
-  ImGui::RadioButton("Grad-CAM##cnn_show", &show, static_cast<int>(CnnShow::GradCam));
-  record_widget("cnn_show_grad_cam");
-  ImGui::SameLine();
-  ImGui::RadioButton("CKA##cnn_show", &show, static_cast<int>(CnnShow::Cka));
-  record_widget("cnn_show_cka");
-  ImGui::SameLine();
-  ImGui::RadioButton("features##cnn_show", &show, static_cast<int>(CnnShow::Features));
-  record_widget("cnn_show_features");
+  const std::pair<const char*, CnnShow> choices[] = {
+      {"fields", CnnShow::Field}, {"Grad-CAM", CnnShow::GradCam}, {"CKA", CnnShow::Cka}, {"features", CnnShow::Features}};
+  const char* names[] = {"cnn_show_field", "cnn_show_grad_cam", "cnn_show_cka", "cnn_show_features"};
+  for (std::size_t i = 0; i < std::size(choices); ++i) {
+    same_line_if_room(radio_width(choices[i].first));
+    ImGui::RadioButton((std::string(choices[i].first) + "##cnn_show").c_str(), &show, static_cast<int>(choices[i].second));
+    record_widget(names[i]);
+  }
   state.cnn_show = static_cast<CnnShow>(show);
   switch (state.cnn_show) {
     case CnnShow::Field: draw_fields(state, vit, *s.choice); break;
