@@ -331,6 +331,9 @@ TEST(CnnCommandLine, VitCommandTakesAResnet) {
   expect_one_line_error(run_attnlab("vit --model " + m18 + " --image " + img + " --relevance top --method chefer"),
                         "a ResNet's --method is grad-cam (default) or input-gradient");
   expect_one_line_error(run_attnlab("vit --model " + m18 + " --image " + img + " --receptive-field --layer 8"), "outside this ResNet's blocks 0…7");
+  // Where a ViT is needed (render --model), a ResNet is named as one, with where it opens.
+  expect_one_line_error(run_attnlab("render --model " + m18 + " --image " + img + " --out '" + (temp_dir() / "r.png").string() + "'"),
+                        "a ResNet (conv1, layer1.0, ...), not a ViT: set it beside a ViT");
 }
 
 TEST(CnnCommandLine, CkaTakesTheModelExactlyTwiceAndWritesTheMatrix) {
