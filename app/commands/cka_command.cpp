@@ -1,6 +1,7 @@
 #include "app/commands/cka_command.hpp"
 
 #include "app/commands/models_command.hpp"
+#include "app/commands/image_set.hpp"
 #include "app/commands/progress_line.hpp"
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
@@ -91,19 +92,9 @@ int run_cka(const std::vector<std::string>& args) {
   const CkaOptions o = parse(args);
   const AnyModel a = load_any_model(o.models[0]);
   const AnyModel b = load_any_model(o.models[1]);
-  std::optional<FashionMnistSplit> fashion;
-  std::vector<std::filesystem::path> files;
-  int count = 0;
-  if (o.images == "fashion") {
-    fashion = load_fashion_mnist(false);
-    count = std::min(o.count.value_or(500), fashion->count);
-  } else {
-    if (!std::filesystem::is_directory(o.images)) throw Error("--images: " + o.images + " is not a folder (or give fashion)");
-    files = image_files_in(o.images);
-    if (files.empty()) throw Error("--images: " + o.images + " holds no image files (.jpg, .jpeg, .png, .bmp, .tga)");
-    count = std::min(o.count.value_or(static_cast<int>(files.size())), static_cast<int>(files.size()));
-  }
-  auto image = [&](int i) { return fashion ? fashion_mnist_image(*fashion, i) : load_image(files[static_cast<std::size_t>(i)]); };
+  const ImageSet set(o.images, o.count);
+  const int count = set.count();
+  auto image = [&](int i) { return set(i); };
   const std::int64_t budget = vit_memory_budget();
   const CkaModel ma = cka_model(a, budget), mb = cka_model(b, budget);
   const auto start = std::chrono::steady_clock::now();

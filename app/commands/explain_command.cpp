@@ -1,6 +1,7 @@
 #include "app/commands/explain_command.hpp"
 
 #include "app/commands/models_command.hpp"
+#include "app/commands/image_set.hpp"
 #include "app/commands/progress_line.hpp"
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
@@ -125,25 +126,15 @@ namespace {
 /// size square (cka_square_image()), one CSV line per row of input pixels.
 int explain_resnet_field(const ExplainOptions& o, const ResnetModel& model) {
   if (!o.receptive_field) throw Error(model.file.string() + " is a ResNet: explain measures a ViT's relevance methods; give --receptive-field");
-  std::optional<FashionMnistSplit> fashion;
-  std::vector<std::filesystem::path> files;
-  int count = 0;
-  if (o.images == "fashion") {
-    fashion = load_fashion_mnist(false);
-    count = std::min(o.count.value_or(500), fashion->count);
-  } else {
-    if (!std::filesystem::is_directory(o.images)) throw Error("--images: " + o.images + " is not a folder (or give fashion)");
-    files = image_files_in(o.images);
-    if (files.empty()) throw Error("--images: " + o.images + " holds no image files (.jpg, .jpeg, .png, .bmp, .tga)");
-    count = std::min(o.count.value_or(static_cast<int>(files.size())), static_cast<int>(files.size()));
-  }
+  const ImageSet set(o.images, o.count);
+  const int count = set.count();
   const int side = o.resize.value_or(model.arch.input_size);
   const int blocks = static_cast<int>(model.blocks.size()), block = o.layer.value_or(blocks - 1);
   if (block >= blocks) throw Error("--layer " + std::to_string(block) + " is outside this ResNet's blocks 0…" + std::to_string(blocks - 1));
   const auto [mw, mh] = resnet_map_size(model, block, side, side);
   const std::array<int, 2> at = o.query_given ? o.query : std::array<int, 2>{mw / 2, mh / 2};
   auto input = [&](int i) {
-    const Image photo = fashion ? fashion_mnist_image(*fashion, i) : load_image(files[static_cast<std::size_t>(i)]);
+    const Image photo = set(i);
     return cnn_input(model.arch, cka_square_image(photo, side));
   };
   const auto start = std::chrono::steady_clock::now();
@@ -163,20 +154,10 @@ int run_explain(const std::vector<std::string>& args) {
   if (model.arch.classes == 0 && !o.receptive_field) throw Error("this checkpoint has no classifier: no class to explain");
   // The images at the model's trained size unless --resize says otherwise.
   const int resize = o.resize.value_or(std::min(model.arch.pos_rows, model.arch.pos_cols) * model.arch.patch);
-  std::optional<FashionMnistSplit> fashion;
-  std::vector<std::filesystem::path> files;
-  int count = 0;
-  if (o.images == "fashion") {
-    fashion = load_fashion_mnist(false);
-    count = std::min(o.count.value_or(500), fashion->count);
-  } else {
-    if (!std::filesystem::is_directory(o.images)) throw Error("--images: " + o.images + " is not a folder (or give fashion)");
-    files = image_files_in(o.images);
-    if (files.empty()) throw Error("--images: " + o.images + " holds no image files (.jpg, .jpeg, .png, .bmp, .tga)");
-    count = std::min(o.count.value_or(static_cast<int>(files.size())), static_cast<int>(files.size()));
-  }
+  const ImageSet set(o.images, o.count);
+  const int count = set.count();
   auto image = [&](int i) {
-    const Image photo = fashion ? fashion_mnist_image(*fashion, i) : load_image(files[static_cast<std::size_t>(i)]);
+    const Image photo = set(i);
     return vit_input(model, photo, resize);
   };
   const auto start = std::chrono::steady_clock::now();
