@@ -4,6 +4,7 @@
 #include "core/cnn/resnet.hpp"
 
 #include "core/base/error.hpp"
+#include "core/io/config_json.hpp"
 #include "core/io/files.hpp"
 #include "core/io/pytorch_checkpoint.hpp"
 #include "core/vit/vit.hpp"
@@ -22,12 +23,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr float kBatchNormEps = 1e-5f;  // torch.nn.BatchNorm2d's default, torchvision's and timm's ResNets
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 // The tensors a ResNet uses, found and checked, their values read later in one pass.
 class Reader {
@@ -143,34 +138,15 @@ void fold(const Reader& r, const ConvPlan& p) {
     }
 }
 
-std::array<float, 3> read_rgb(const json& j, const char* key, const std::string& what) {
-  const auto it = j.find(key);
-  if (!it->is_array() || it->size() != 3) throw Error(what + ": '" + key + "' is not a list of 3 numbers");
-  std::array<float, 3> out{};
-  for (std::size_t c = 0; c < 3; ++c) {
-    const auto& v = (*it)[c];
-    if (!v.is_number() || !std::isfinite(v.get<double>())) throw Error(what + ": '" + key + "' is not a list of 3 numbers");
-    out[c] = static_cast<float>(v.get<double>());
-  }
-  return out;
-}
-
 // timm's config.json: pretrained_cfg.{mean, std, input_size}, label_names.
 void read_config(const std::string& text, const std::string& what, ResnetArchitecture& arch) {
   arch.labels.resize(static_cast<std::size_t>(arch.classes));
   for (int c = 0; c < arch.classes; ++c) arch.labels[static_cast<std::size_t>(c)] = "class " + std::to_string(c);
-  if (text.empty()) return;
   const std::string cfg = what + " (config.json)";
-  json config;
-  try {
-    config = json::parse(text);
-  } catch (const json::exception&) {
-    throw Error(cfg + ": not valid JSON");
-  }
-  if (!config.is_object()) throw Error(cfg + ": not a JSON object");
+  const json config = parse_config_json(text, cfg);
   if (const auto pc = config.find("pretrained_cfg"); pc != config.end() && pc->is_object()) {
-    if (pc->contains("mean")) arch.mean = read_rgb(*pc, "mean", cfg);
-    if (pc->contains("std")) arch.std = read_rgb(*pc, "std", cfg);
+    if (const auto m = read_config_rgb(*pc, "mean", cfg)) arch.mean = *m;
+    if (const auto s = read_config_rgb(*pc, "std", cfg)) arch.std = *s;
     if (const auto in = pc->find("input_size"); in != pc->end()) {
       if (!in->is_array() || in->size() != 3 || !(*in)[2].is_number_integer() || (*in)[2].get<int>() < 32 || (*in)[2].get<int>() > 4096)
         throw Error(cfg + ": 'input_size' is not [3, H, W] with W from 32 to 4096");

@@ -919,15 +919,24 @@ SafetensorsFile index_pytorch(std::span<const std::uint8_t> bytes, const std::st
   return read_archive(ZipPtr(z), bytes.size(), memory_source(bytes, what), what);
 }
 
+namespace {
+
+// The first bytes of the file at `path` (at most 512; fewer for a shorter or unreadable file),
+// enough for is_zip_magic() and is_legacy_torch_magic().
+std::vector<std::uint8_t> first_bytes(const std::filesystem::path& path) {
+  std::vector<std::uint8_t> first(512);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(first.data()), static_cast<std::streamsize>(first.size()));
+  first.resize(static_cast<std::size_t>(in.gcount()));
+  return first;
+}
+
+}  // namespace
+
 SafetensorsFile open_pytorch(const std::filesystem::path& path, const std::atomic<bool>* stop) {
   const std::string what = path.string();
   auto source = open_file_source(path);  // the checks of a missing path, a directory, ...
-  std::vector<std::uint8_t> first(512);
-  {
-    std::ifstream in(path, std::ios::binary);
-    in.read(reinterpret_cast<char*>(first.data()), static_cast<std::streamsize>(first.size()));
-    first.resize(static_cast<std::size_t>(in.gcount()));
-  }
+  const std::vector<std::uint8_t> first = first_bytes(path);
   if (!is_zip_magic(first)) not_zip(first, what);
   int code = 0;
   // libzip takes UTF-8 names on Windows too.
@@ -946,10 +955,7 @@ SafetensorsFile open_checkpoint(const std::filesystem::path& file, const std::at
   std::error_code ec;
   bool pytorch = false;
   if (std::filesystem::is_regular_file(file, ec)) {
-    std::vector<std::uint8_t> first(512);
-    std::ifstream in(file, std::ios::binary);
-    in.read(reinterpret_cast<char*>(first.data()), static_cast<std::streamsize>(first.size()));
-    first.resize(static_cast<std::size_t>(in.gcount()));
+    const std::vector<std::uint8_t> first = first_bytes(file);
     const std::string ext = file.extension().string();
     pytorch = is_zip_magic(first) || is_legacy_torch_magic(first) || ext == ".pth" || ext == ".pt" || ext == ".bin";
   }

@@ -328,6 +328,12 @@ constexpr std::size_t kPiece = std::size_t{1} << 20;
 
 }  // namespace
 
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 const char* dtype_name(TensorDType dtype) {
   switch (dtype) {
     case TensorDType::F32: return "F32";

@@ -26,6 +26,9 @@ enum class TensorDType { F32, F16, BF16 };
 /// "F32", "F16" or "BF16".
 const char* dtype_name(TensorDType dtype);
 
+/// A tensor's shape as the loaders' errors write it: "[384, 3, 16, 16]".
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 /// One tensor. `shape` as stored (e.g. {384, 3, 16, 16} for a patch embedding's conv weight,
 /// out × in × kh × kw). `values`: float32, row-major, product(shape) floats (1 for a scalar,
 /// shape {}) once read; empty in a file opened by open_safetensors() or index_safetensors(),

@@ -6,6 +6,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/io/config_json.hpp"
 #include "core/io/files.hpp"
 #include "core/io/pytorch_checkpoint.hpp"
 #include "core/vit/model_family.hpp"
@@ -34,12 +35,6 @@ std::string join_names(const std::vector<std::string>& names, std::size_t most =
   for (std::size_t i = 0; i < names.size() && i < most; ++i) out += (i ? ", " : "") + ("'" + names[i] + "'");
   if (names.size() > most) out += " and " + std::to_string(names.size() - most) + " more";
   return out;
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 /// Takes tensors by name from a checkpoint, remembering which were used and which were missing,
@@ -217,34 +212,6 @@ int perfect_square_root(std::int64_t n) {
   if (n <= 0) return 0;
   const auto r = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
   return r * r == n ? static_cast<int>(r) : 0;
-}
-
-json parse_config(const std::string& text, const std::string& what) {
-  if (text.empty()) return json::object();
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) throw Error(what + ": not a JSON object");
-  return j;
-}
-
-std::optional<float> read_number(const json& j, const char* key, const std::string& what) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number() || !std::isfinite(it->get<double>()))
-    throw Error(what + ": '" + key + "' is not a finite number");
-  return static_cast<float>(it->get<double>());
-}
-
-std::optional<std::array<float, 3>> read_rgb(const json& j, const char* key, const std::string& what) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_array() || it->size() != 3) throw Error(what + ": '" + key + "' is not a list of 3 numbers");
-  std::array<float, 3> out{};
-  for (int c = 0; c < 3; ++c) {
-    const auto& v = (*it)[static_cast<std::size_t>(c)];
-    if (!v.is_number() || !std::isfinite(v.get<double>())) throw Error(what + ": '" + key + "' is not a list of 3 numbers");
-    out[static_cast<std::size_t>(c)] = static_cast<float>(v.get<double>());
-  }
-  return out;
 }
 
 /// The patch embedding (a conv D × 3 × P × P, kernel = stride = P): D, P and the dtype from it.
@@ -469,7 +436,8 @@ void allocate_weights(TensorTaker& taker) {
 }
 
 /// The first of `keys` config.json holds ("a.b": key b of the object a), read as a number;
-/// nullopt when it holds none. A key present but no finite number is an error (read_number).
+/// nullopt when it holds none. A key present but no finite number is an error (read_config_number
+/// of one key, core/io/config_json.hpp).
 std::optional<float> read_config_number(const json& config, std::span<const char* const> keys, const std::string& what) {
   for (const std::string key : keys) {
     const json* obj = &config;
@@ -480,7 +448,7 @@ std::optional<float> read_config_number(const json& config, std::span<const char
       obj = &*it;
       leaf = key.substr(dot + 1);
     }
-    if (auto v = read_number(*obj, leaf.c_str(), what)) return v;
+    if (auto v = attnlab::read_config_number(*obj, leaf.c_str(), what)) return v;  // one key (config_json.hpp)
   }
   return std::nullopt;
 }
@@ -533,11 +501,11 @@ void read_normalization_and_labels(const json& config, const json& pre, const Mo
   const std::string cfg_what = what + " (config.json)", pre_what = what + " (preprocessor_config.json)";
   arch.mean = family.input.mean;
   arch.std = family.input.std;
-  if (auto m = read_rgb(pre, "image_mean", pre_what)) arch.mean = *m;
-  if (auto s = read_rgb(pre, "image_std", pre_what)) arch.std = *s;
+  if (auto m = read_config_rgb(pre, "image_mean", pre_what)) arch.mean = *m;
+  if (auto s = read_config_rgb(pre, "image_std", pre_what)) arch.std = *s;
   if (const auto pc = config.find("pretrained_cfg"); pc != config.end() && pc->is_object()) {
-    if (auto m = read_rgb(*pc, "mean", cfg_what)) arch.mean = *m;
-    if (auto s = read_rgb(*pc, "std", cfg_what)) arch.std = *s;
+    if (auto m = read_config_rgb(*pc, "mean", cfg_what)) arch.mean = *m;
+    if (auto s = read_config_rgb(*pc, "std", cfg_what)) arch.std = *s;
   }
   for (const float s : arch.std)
     if (!(s > 0.0f)) throw Error(what + ": the normalization's std must be positive");
@@ -573,13 +541,13 @@ VitModel vit_from_tensors(SafetensorsFile file, const std::string& config_json, 
   take_prefix_tokens(taker, names, model);
   read_depth(file, names, what, model.arch);
   take_blocks(taker, names, model);
-  const json config = parse_config(config_json, what + " (config.json)");
+  const json config = parse_config_json(config_json, what + " (config.json)");
   take_head(taker, file, names, config, model);
   taker.check_complete();
   allocate_weights(taker);
   model.arch.parameters = taker.used_elements();
   // What only the config files can say: heads, ε, mean/std, labels, pooling.
-  const json pre = parse_config(preprocessor_json, what + " (preprocessor_config.json)");
+  const json pre = parse_config_json(preprocessor_json, what + " (preprocessor_config.json)");
   read_heads_and_eps(config, *names.family, options, what, model.arch);
   read_normalization_and_labels(config, pre, *names.family, what, model.arch);
   // Everything checked: now the weights, in one pass over the file, into the matrices above
