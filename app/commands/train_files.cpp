@@ -53,11 +53,13 @@ void prepare_checkpoint_folder(const std::filesystem::path& given, bool force, c
     throw Error(parent.string() + ": not writable, so " + dir.string() + " cannot be made");
 }
 
-void write_train_checkpoint(const std::filesystem::path& given, const VitTrainer& trainer, const std::string& log_csv,
-                            const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) {
+namespace {
+// model.safetensors, config.json and log.csv: a new folder in one step, or in an existing one the
+// three replaced together.
+void write_checkpoint_files(const std::filesystem::path& given, const SafetensorsFile& tensors, const std::string& config,
+                            const std::string& log_csv) {
   const std::filesystem::path dir = given.has_filename() ? given : given.parent_path();  // "runs/a/" is "runs/a"
-  const std::vector<std::uint8_t> model = safetensors_bytes(trainer.tensors());
-  const std::string config = vit_train_config_json(trainer.shape(), mean, std, labels);
+  const std::vector<std::uint8_t> model = safetensors_bytes(tensors);
   const FileToWrite files[] = {
       {"model.safetensors", std::span<const char>(reinterpret_cast<const char*>(model.data()), model.size())},
       {"config.json", std::span<const char>(config.data(), config.size())},
@@ -72,12 +74,29 @@ void write_train_checkpoint(const std::filesystem::path& given, const VitTrainer
   for (int i = 0; i < 3; ++i) inside[i] = {dir / files[i].path, files[i].bytes};
   write_files_together(inside, /*overwrite=*/true);
 }
+}  // namespace
+
+void write_train_checkpoint(const std::filesystem::path& given, const VitTrainer& trainer, const std::string& log_csv,
+                            const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) {
+  write_checkpoint_files(given, trainer.tensors(), vit_train_config_json(trainer.shape(), mean, std, labels), log_csv);
+}
+
+void write_cnn_train_checkpoint(const std::filesystem::path& dir, const CnnTrainer& trainer, const std::string& log_csv) {
+  write_checkpoint_files(dir, trainer.tensors(),
+                         cnn_train_config_json(trainer.shape(), fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()),
+                         log_csv);
+}
 
 void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv) {
   write_train_checkpoint(dir, trainer, log_csv, fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names());
 }
 
 double fashion_mnist_accuracy(VitTrainer& trainer, const FashionMnistSplit& split, int count) {
+  return fashion_mnist_accuracy([&](std::span<const float> in, int n) { return trainer.logits(in, n); }, split, count);
+}
+
+double fashion_mnist_accuracy(const std::function<Matrix(std::span<const float>, int)>& logits, const FashionMnistSplit& split,
+                              int count) {
   if (count < 0 || count > split.count)
     throw Error("the evaluation reads " + std::to_string(count) + " images, but the split has only " +
                 std::to_string(split.count));
@@ -89,7 +108,7 @@ double fashion_mnist_accuracy(VitTrainer& trainer, const FashionMnistSplit& spli
     const int n = std::min(kChunk, count - b0);
     in.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(pixels));
     for (int i = 0; i < n; ++i) fashion_mnist_input(split, b0 + i, in.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(pixels));
-    const Matrix z = trainer.logits(in, n);
+    const Matrix z = logits(in, n);
     for (int i = 0; i < n; ++i) {
       Eigen::Index best = 0;
       z.row(i).maxCoeff(&best);

@@ -2,11 +2,14 @@
 // What `attnlab train` and the window's Train panel share: the folder a checkpoint goes to (never
 // overwritten without asking), the files written there (model.safetensors in timm's names,
 // config.json, log.csv) and the accuracy of a model on Fashion-MNIST images.
+#include "core/cnn/cnn_train.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/vit/vit_train.hpp"
 
 #include <array>
 #include <filesystem>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,8 +66,17 @@ void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& 
 /// The same with Fashion-MNIST's normalization and labels.
 void write_train_checkpoint(const std::filesystem::path& dir, const VitTrainer& trainer, const std::string& log_csv);
 
+/// The same files for the Train tab's CNN: CnnTrainer::tensors() in torchvision's names,
+/// cnn_train_config_json() with Fashion-MNIST's normalization and labels, and `log_csv`: a
+/// folder load_resnet() opens (the CNN tab's --cnn).
+void write_cnn_train_checkpoint(const std::filesystem::path& dir, const CnnTrainer& trainer, const std::string& log_csv);
+
 /// The share of the first `count` images of `split` whose arg-max logit is their label
 /// (forwards in chunks of 1000).
 double fashion_mnist_accuracy(VitTrainer& trainer, const FashionMnistSplit& split, int count);
+/// The same with any model's logits: `logits(images, n)` is n × classes for n images as
+/// fashion_mnist_input() makes them.
+double fashion_mnist_accuracy(const std::function<Matrix(std::span<const float>, int)>& logits, const FashionMnistSplit& split,
+                              int count);
 
 }  // namespace attnlab::app

@@ -8,6 +8,8 @@
 #include "core/vit/vit_similarity.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <chrono>
 #include <cmath>
 #include <span>
@@ -150,10 +152,21 @@ std::int64_t cross_cka_bytes(std::int64_t count, std::int64_t features_a, std::i
 
 CrossCka cross_cka(const CkaModel& a, const CkaModel& b, int count, const std::function<Image(int)>& image, int batch,
                    std::int64_t budget, const std::atomic<bool>* stop, const CrossCkaProgress& progress) {
+  const int layers = static_cast<int>(a.layers.size() + b.layers.size());
+  // kCkaAutoBatch: image 0's features tell the size; they are kept for the pass below.
+  std::optional<std::array<std::vector<std::vector<float>>, 2>> first_features;
+  if (batch == kCkaAutoBatch) {
+    if (count < 2) throw Error("CKA needs at least 2 images, got " + std::to_string(count));
+    const Image photo = image(0);
+    first_features.emplace();
+    (*first_features)[0] = a.features(cka_square_image(photo, a.input_size), stop);
+    (*first_features)[1] = b.features(cka_square_image(photo, b.input_size), stop);
+    batch = cross_cka_bytes(count, total((*first_features)[0]), total((*first_features)[1]), layers) <= budget / 2 ? 0 : std::min(100, count);
+    if (batch && count < 4) batch = 0;
+  }
   if (batch != 0 && batch < 4) throw Error("--batch must be at least 4 (the unbiased HSIC needs 4 images a batch), got " + std::to_string(batch));
   if (count < (batch ? 4 : 2)) throw Error("CKA needs at least " + std::string(batch ? "4 images with --batch" : "2 images") + ", got " + std::to_string(count));
   const int threads = vit_kernels::default_threads();
-  const int layers = static_cast<int>(a.layers.size() + b.layers.size());
   CrossCka out;
   out.batch = batch;
   const int chunk = batch ? batch : count;  // images whose features are held at once
@@ -173,11 +186,12 @@ CrossCka cross_cka(const CkaModel& a, const CkaModel& b, int count, const std::f
     auto t = Clock::now();
     for (int i = 0; i < n; ++i) {
       check_stop(stop);
-      const Image photo = image(first + i);
-      const auto xa = a.features(cka_square_image(photo, a.input_size), stop);
+      const bool kept = first_features && first + i == 0;  // image 0's, from the size check above
+      const Image photo = kept ? Image() : image(first + i);
+      const auto xa = kept ? (*first_features)[0] : a.features(cka_square_image(photo, a.input_size), stop);
       if (xa.size() != a.layers.size()) throw Error(a.name + ": gave " + std::to_string(xa.size()) + " layers, not " + std::to_string(a.layers.size()));
       if (progress) progress(++done, steps);
-      const auto xb = b.features(cka_square_image(photo, b.input_size), stop);
+      const auto xb = kept ? (*first_features)[1] : b.features(cka_square_image(photo, b.input_size), stop);
       if (xb.size() != b.layers.size()) throw Error(b.name + ": gave " + std::to_string(xb.size()) + " layers, not " + std::to_string(b.layers.size()));
       if (progress) progress(++done, steps);
       if (i == 0) {

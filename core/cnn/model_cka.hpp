@@ -68,9 +68,14 @@ struct CrossCka {
 /// floats per image: every image's features of every layer, and each layer's n × n Gram in double.
 std::int64_t cross_cka_bytes(std::int64_t count, std::int64_t features_a, std::int64_t features_b, int layers);
 
+/// cross_cka()'s `batch` that chooses: exact while every image's features fit half the budget
+/// (cross_cka_bytes()), else minibatches of min(100, count); image 0's features, computed to tell
+/// their size, are used in the pass (the window's CNN view).
+inline constexpr int kCkaAutoBatch = -1;
+
 /// The CKA between every layer of `a` (rows) and every layer of `b` (columns) over `count`
 /// images, image(i) giving image i (each made square for each model by cka_square_image()).
-/// `batch` 0: exact, refused with one line naming the --batch that would fit when the features
+/// `batch` kCkaAutoBatch: chosen as it says; 0: exact, refused with one line naming the --batch that would fit when the features
 /// of all the images would not fit `budget` bytes; `batch` ≥ 4: minibatch CKA over consecutive
 /// batches of that many images (a last batch of fewer than 4 is left out: `images` says how many
 /// were used). Throws Error for fewer than 2 images (4 with a batch), a batch under 4, a model

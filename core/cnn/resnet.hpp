@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -120,8 +121,8 @@ struct CnnInput {
 
 /// Prepares an image: scaled so its short side is `resize` pixels first (0: as it is;
 /// vit_scaled_image()'s filter), then normalised with the model's mean and std. No crop: a
-/// ResNet takes any size. Throws Error for an image smaller than 32 pixels a side (the stride
-/// of the last stage).
+/// ResNet takes any size. Throws Error for an image smaller than 16 pixels a side (the Train
+/// tab's ResNets see Fashion-MNIST's 28: a 1 × 1 map after the last stage).
 CnnInput cnn_input(const ResnetArchitecture& arch, const Image& image, int resize = 0);
 
 /// The width and height of block `block`'s output map for a `width` × `height` input.
@@ -190,6 +191,35 @@ Matrix cnn_input_gradient_map(const CnnGradients& g);
 /// of |∂(Σ_k z_b[k, row, col])/∂x|, height × width of the input (Luo et al. 2016; SPEC §13).
 Matrix resnet_receptive_field(const ResnetModel& model, const CnnInput& input, int block, int col, int row,
                               std::int64_t budget, int threads = 0);
+
+/// Every convolution of a ResNet in its state_dict's order: the stem (conv1), then each block's
+/// conv1, conv2, conv3 (Bottleneck) and downsample.0 (where it has one).
+std::vector<const CnnConv*> resnet_convs(const ResnetModel& model);
+
+/// The gradient of one convolution's parameters: its (folded) weight W and bias b, their shapes.
+struct CnnConvGradient {
+  Matrix dW;     ///< out × in·k·k
+  RowVector db;  ///< out
+};
+
+/// A ResNet's parameter gradients, one per convolution in resnet_convs() order, and fc's.
+struct ResnetParameterGradients {
+  std::vector<CnnConvGradient> convs;
+  Matrix dW_fc;     ///< classes × features
+  RowVector db_fc;  ///< classes
+  /// Sized for `model`, every value 0.
+  void zero(const ResnetModel& model);
+};
+
+/// One training example through a ResNet whose batch norms are folded (or absent: the Train
+/// tab's, core/cnn/cnn_train.hpp): the forward pass keeping every activation, then
+/// `loss_gradient` turns the logits (a copy) into ∂loss/∂logits in place, and the backward pass
+/// adds every parameter's gradient to `grads` (zero()ed for this model): conv weights
+/// dW += dy·im2col(x)ᵀ and biases db += Σ dy, fc's dz ⊗ pooled and dz (docs/MATH.md, "Training
+/// a small CNN"). Returns the logits. Throws Error for a model without classes or gradients sized
+/// for another model. Checked against torch autograd (tests/cnn/make_cnn_train_golden.py).
+std::vector<float> resnet_train_pass(const ResnetModel& model, const CnnInput& input, const std::function<void(std::span<float>)>& loss_gradient,
+                                     ResnetParameterGradients& grads, int threads = 1);
 
 /// The stem's k × k kernel (conv1, batch norm folded) as the chapter's fig. 26.21 draws a
 /// convolution over the token grid: output channel `out` from input channel `in` (its weights as

@@ -148,8 +148,8 @@ void read_config(const std::string& text, const std::string& what, ResnetArchite
     if (const auto m = read_config_rgb(*pc, "mean", cfg)) arch.mean = *m;
     if (const auto s = read_config_rgb(*pc, "std", cfg)) arch.std = *s;
     if (const auto in = pc->find("input_size"); in != pc->end()) {
-      if (!in->is_array() || in->size() != 3 || !(*in)[2].is_number_integer() || (*in)[2].get<int>() < 32 || (*in)[2].get<int>() > 4096)
-        throw Error(cfg + ": 'input_size' is not [3, H, W] with W from 32 to 4096");
+      if (!in->is_array() || in->size() != 3 || !(*in)[2].is_number_integer() || (*in)[2].get<int>() < 16 || (*in)[2].get<int>() > 4096)
+        throw Error(cfg + ": 'input_size' is not [3, H, W] with W from 16 to 4096");
       arch.input_size = (*in)[2].get<int>();
     }
   }

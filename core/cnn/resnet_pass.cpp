@@ -122,6 +122,41 @@ Map conv_winograd(const CnnConv& c, const Map& x, bool relu, int threads, std::v
   return y;
 }
 
+// im2col: the input under each of the convolution's Ho·Wo output positions, one row per weight
+// (channel, ky, kx), in.k·k rows of Ho·Wo columns into `cols` (zeros where the kernel hangs over
+// the padding).
+void im2col(const CnnConv& c, const Map& x, int threads, std::vector<float>& cols) {
+  const int Ho = c.out_size(x.height), Wo = c.out_size(x.width), n = Ho * Wo, ikk = c.in * c.k * c.k;
+  cols.resize(static_cast<std::size_t>(ikk) * static_cast<std::size_t>(n));
+  parallel_rows(c.in, threads, [&](int first, int count) {
+    for (int ch = first; ch < first + count; ++ch) {
+      const float* plane = x.v.data() + static_cast<std::size_t>(ch) * x.height * x.width;
+      for (int ky = 0; ky < c.k; ++ky)
+        for (int kx = 0; kx < c.k; ++kx) {
+          float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n;
+          // The output columns whose input column ix = ox·stride − pad + kx is inside: [lo, hi).
+          const int shift = kx - c.pad;
+          const int lo = std::min(Wo, std::max(0, (-shift + c.stride - 1) / c.stride));
+          const int hi = std::max(lo, std::min(Wo, (x.width - 1 - shift) / c.stride + 1));
+          for (int oy = 0; oy < Ho; ++oy) {
+            const int iy = oy * c.stride - c.pad + ky;
+            float* out = row + static_cast<std::size_t>(oy) * Wo;
+            if (iy < 0 || iy >= x.height) {
+              std::fill(out, out + Wo, 0.0f);
+              continue;
+            }
+            const float* in = plane + static_cast<std::size_t>(iy) * x.width + shift;
+            std::fill(out, out + lo, 0.0f);
+            if (c.stride == 1) std::copy(in + lo, in + hi, out + lo);
+            else
+              for (int ox = lo; ox < hi; ++ox) out[ox] = in[ox * c.stride];
+            std::fill(out + hi, out + Wo, 0.0f);
+          }
+        }
+    }
+  });
+}
+
 // y = W ⊛ x + b (+ `add`, a residual of y's shape, when not null; then ReLU when `relu`):
 // im2col into `cols` (in·k·k × Ho·Wo; not needed for a 1×1 convolution of stride 1), then y
 // filled with b (+ add) and W · cols added onto it (sgemm's β = 1: no pass that zeroes y first).
@@ -131,34 +166,7 @@ Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::ve
   Map y = make_map(c.out, Ho, Wo);
   const float* B = x.v.data();
   if (c.k != 1 || c.stride != 1) {
-    cols.resize(static_cast<std::size_t>(ikk) * static_cast<std::size_t>(n));
-    parallel_rows(c.in, threads, [&](int first, int count) {
-      for (int ch = first; ch < first + count; ++ch) {
-        const float* plane = x.v.data() + static_cast<std::size_t>(ch) * x.height * x.width;
-        for (int ky = 0; ky < c.k; ++ky)
-          for (int kx = 0; kx < c.k; ++kx) {
-            float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n;
-            // The output columns whose input column ix = ox·stride − pad + kx is inside: [lo, hi).
-            const int shift = kx - c.pad;
-            const int lo = std::min(Wo, std::max(0, (-shift + c.stride - 1) / c.stride));
-            const int hi = std::max(lo, std::min(Wo, (x.width - 1 - shift) / c.stride + 1));
-            for (int oy = 0; oy < Ho; ++oy) {
-              const int iy = oy * c.stride - c.pad + ky;
-              float* out = row + static_cast<std::size_t>(oy) * Wo;
-              if (iy < 0 || iy >= x.height) {
-                std::fill(out, out + Wo, 0.0f);
-                continue;
-              }
-              const float* in = plane + static_cast<std::size_t>(iy) * x.width + shift;
-              std::fill(out, out + lo, 0.0f);
-              if (c.stride == 1) std::copy(in + lo, in + hi, out + lo);
-              else
-                for (int ox = lo; ox < hi; ++ox) out[ox] = in[ox * c.stride];
-              std::fill(out + hi, out + Wo, 0.0f);
-            }
-          }
-      }
-    });
+    im2col(c, x, threads, cols);
     B = cols.data();
   }
   float* Y = y.v.data();
@@ -239,6 +247,19 @@ Map conv_backward(const CnnConv& c, const Map& dy, int height, int width, int th
   return dx;
 }
 
+// The parameters' gradient of a convolution whose input was x and whose output's gradient is
+// dy, added to g: dW += dy · colsᵀ (cols = im2col(x)), db += Σ over positions of dy.
+void conv_parameter_gradient(const CnnConv& c, const Map& x, const Map& dy, CnnConvGradient& g, int threads, std::vector<float>& cols) {
+  const int n = dy.height * dy.width, ikk = c.in * c.k * c.k;
+  const float* B = x.v.data();
+  if (c.k != 1 || c.stride != 1) {
+    im2col(c, x, threads, cols);
+    B = cols.data();
+  }
+  blas::sgemm(false, true, c.out, ikk, n, 1.0f, dy.v.data(), n, B, n, 1.0f, g.dW.data(), ikk);
+  g.db += dy.v.rowwise().sum().transpose();
+}
+
 // torch.nn.MaxPool2d(3, stride 2, padding 1): each output the largest of its window (padding
 // never wins); `arg` keeps where it came from (the first largest, as torch).
 constexpr int kPool = 3, kPoolStride = 2, kPoolPad = 1;
@@ -315,21 +336,31 @@ Map block_forward(const ResnetBlock& b, const Map& x, BlockTape* tape, int threa
   return out;
 }
 
+// From ∂/∂out to ∂/∂x; with `grads` (the block's convolutions' in resnet_convs() order: conv1,
+// conv2, conv3 when a Bottleneck, downsample when it has one) their parameters' gradients added too.
 Map block_backward(const ResnetBlock& b, const Map& x, const Map& out, const BlockTape& tape, Map g, int threads,
-                   std::vector<float>& cols) {
+                   std::vector<float>& cols, CnnConvGradient* grads = nullptr) {
   relu_backward(g, out);
   Map dh1;
   if (b.bottleneck()) {
+    if (grads) conv_parameter_gradient(b.conv3, tape.h2, g, grads[2], threads, cols);
     Map dh2 = conv_backward(b.conv3, g, tape.h2.height, tape.h2.width, threads, cols);
     relu_backward(dh2, tape.h2);
+    if (grads) conv_parameter_gradient(b.conv2, tape.h1, dh2, grads[1], threads, cols);
     dh1 = conv_backward(b.conv2, dh2, tape.h1.height, tape.h1.width, threads, cols);
   } else {
+    if (grads) conv_parameter_gradient(b.conv2, tape.h1, g, grads[1], threads, cols);
     dh1 = conv_backward(b.conv2, g, tape.h1.height, tape.h1.width, threads, cols);
   }
   relu_backward(dh1, tape.h1);
+  if (grads) conv_parameter_gradient(b.conv1, x, dh1, grads[0], threads, cols);
   Map dx = conv_backward(b.conv1, dh1, x.height, x.width, threads, cols);
-  if (b.downsample) dx.v += conv_backward(*b.downsample, g, x.height, x.width, threads, cols).v;
-  else dx.v += g.v;
+  if (b.downsample) {
+    if (grads) conv_parameter_gradient(*b.downsample, x, g, grads[b.bottleneck() ? 3 : 2], threads, cols);
+    dx.v += conv_backward(*b.downsample, g, x.height, x.width, threads, cols).v;
+  } else {
+    dx.v += g.v;
+  }
   return dx;
 }
 
@@ -439,9 +470,9 @@ CnnInput cnn_input(const ResnetArchitecture& arch, const Image& image, int resiz
   if (resize < 0) throw Error("--resize must be positive");
   if (image.empty()) throw Error("the image has no pixels");
   const Image scaled = resize > 0 ? vit_scaled_image(image, resize) : image;
-  if (scaled.width < 32 || scaled.height < 32)
+  if (scaled.width < 16 || scaled.height < 16)
     throw Error("the image is " + std::to_string(scaled.width) + "x" + std::to_string(scaled.height) +
-                " pixels: a ResNet needs at least 32x32 (the stride of its last stage)");
+                " pixels: a ResNet needs at least 16x16");
   CnnInput in;
   in.width = scaled.width;
   in.height = scaled.height;
@@ -555,6 +586,65 @@ Matrix resnet_mean_receptive_field(const ResnetModel& model, int count, const st
     if (progress) progress(i + 1, count);
   }
   return (sum / count).cast<float>();
+}
+
+std::vector<const CnnConv*> resnet_convs(const ResnetModel& model) {
+  std::vector<const CnnConv*> convs{&model.stem};
+  for (const ResnetBlock& b : model.blocks) {
+    convs.push_back(&b.conv1);
+    convs.push_back(&b.conv2);
+    if (b.bottleneck()) convs.push_back(&b.conv3);
+    if (b.downsample) convs.push_back(&*b.downsample);
+  }
+  return convs;
+}
+
+void ResnetParameterGradients::zero(const ResnetModel& model) {
+  const std::vector<const CnnConv*> of_model = resnet_convs(model);
+  convs.resize(of_model.size());
+  for (std::size_t i = 0; i < of_model.size(); ++i) {
+    convs[i].dW.setZero(of_model[i]->W.rows(), of_model[i]->W.cols());
+    convs[i].db.setZero(of_model[i]->out);
+  }
+  dW_fc.setZero(model.W_fc.rows(), model.W_fc.cols());
+  db_fc.setZero(model.b_fc.size());
+}
+
+std::vector<float> resnet_train_pass(const ResnetModel& model, const CnnInput& input, const std::function<void(std::span<float>)>& loss_gradient,
+                                     ResnetParameterGradients& grads, int threads) {
+  threads = threads_or_default(threads);
+  if (model.arch.classes == 0) throw Error("this ResNet has no classifier to train");
+  if (grads.convs.size() != resnet_convs(model).size()) throw Error("the gradients are not this ResNet's (zero() them for it)");
+  Forward f = run_forward(model, input, static_cast<int>(model.blocks.size()), true, threads, nullptr);
+  const std::vector<float> logits = f.logits;
+  std::vector<float> d_logits = f.logits;
+  loss_gradient(d_logits);
+  // fc on the global average pool: dW_fc += dz ⊗ pooled, dpooled = W_fcᵀ dz, each position 1/(h·w) of it.
+  const Map& top = f.outs.back();
+  const Eigen::Map<const Eigen::VectorXf> dz(d_logits.data(), static_cast<Eigen::Index>(d_logits.size()));
+  const Eigen::VectorXf pooled = top.v.rowwise().mean();
+  grads.dW_fc.noalias() += dz * pooled.transpose();
+  grads.db_fc += dz.transpose();
+  const Eigen::VectorXf dpooled = model.W_fc.transpose() * dz / static_cast<float>(top.height * top.width);
+  Map d = make_map(top.channels, top.height, top.width);
+  d.v = dpooled.replicate(1, top.height * top.width);
+  // The blocks' convolutions follow the stem's in resnet_convs() order.
+  std::vector<std::size_t> first(model.blocks.size());
+  for (std::size_t i = 0, at = 1; i < model.blocks.size(); ++i) {
+    first[i] = at;
+    at += 2 + (model.blocks[i].bottleneck() ? 1 : 0) + (model.blocks[i].downsample ? 1 : 0);
+  }
+  std::vector<float> cols;
+  for (int i = static_cast<int>(model.blocks.size()) - 1; i >= 0; --i) {
+    const auto ii = static_cast<std::size_t>(i);
+    const Map& x = i == 0 ? f.pooled : f.outs[ii - 1];
+    d = block_backward(model.blocks[ii], x, f.outs[ii], f.tapes[ii], std::move(d), threads, cols, &grads.convs[first[ii]]);
+    f.tapes[ii] = BlockTape();
+  }
+  d = max_pool_backward(d, f.pool_arg, f.stem.height, f.stem.width, threads);
+  relu_backward(d, f.stem);
+  conv_parameter_gradient(model.stem, input_map(input), d, grads.convs[0], threads, cols);
+  return logits;
 }
 
 std::vector<float> resnet_stem_kernel(const ResnetModel& model, int out, int in) {

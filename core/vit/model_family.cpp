@@ -92,7 +92,7 @@ DetectedFamily detect_model_family(const SafetensorsFile& file, const std::strin
   }
   // A ResNet (torchvision's and timm's names, core/cnn): said so, with where it opens instead.
   if (file.tensors.count("conv1.weight") && file.tensors.count("layer1.0.conv1.weight"))
-    throw Error(what + ": a ResNet (conv1, layer1.0, ...), not a ViT: set it beside a ViT (the window's CNN tab, "
+    throw Error(what + ": " + kResnetNotVit + ": set it beside a ViT (the window's CNN tab, "
                        "render --view vit-cnn --cnn), or give it to attnlab vit, cka or explain --receptive-field");
   std::reverse(anchors.begin(), anchors.end());  // the most general family's first
   std::vector<std::string> some;

@@ -98,6 +98,10 @@ struct DetectedFamily {
   std::string prefix;
 };
 
+/// What the Error of find_family() says of a ResNet's tensors ("<what>: a ResNet (conv1,
+/// layer1.0, ...), not a ViT: ..."): the window tells it apart and sets the file in the CNN tab.
+inline constexpr const char* kResnetNotVit = "a ResNet (conv1, layer1.0, ...), not a ViT";
+
 /// The first family of the table whose detection rule `file`'s tensor names meet (see
 /// ModelFamily::markers). Throws Error "<what>: not a ViT checkpoint: …" naming the patch
 /// embeddings looked for and a few of its tensors when none does.

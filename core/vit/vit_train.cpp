@@ -4,6 +4,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/flush_subnormals.hpp"
 
 #include "core/base/blas.hpp"
 #if defined(__SSE2__)
@@ -88,25 +89,6 @@ Matrix sincos_position_embedding(int rows, int cols, int D) {
 
 namespace {
 
-
-/// Subnormal floats flushed to zero for a scope, on this thread (x86's MXCSR flags FTZ and DAZ,
-/// as torch.set_flush_denormal(True)): the masked keys' weights, exp(−∞) in the vectorized exp,
-/// and gradients that decay towards 0 would otherwise be subnormal, and arithmetic on them costs
-/// a hundred times a normal number's. Nothing a model learns lives below 1e-38.
-class FlushSubnormals {
- public:
-#if defined(__SSE2__)
-  FlushSubnormals() : before_(_mm_getcsr()) { _mm_setcsr(before_ | 0x8040u); }
-  ~FlushSubnormals() { _mm_setcsr(before_); }
-#else
-  FlushSubnormals() = default;
-#endif
-  FlushSubnormals(const FlushSubnormals&) = delete;
-  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
-
- private:
-  [[maybe_unused]] unsigned before_ = 0;
-};
 
 /// Random numbers that do not depend on the standard library's distributions (which differ
 /// between implementations): uniform doubles from the top 53 bits, normals by Box–Muller.
@@ -543,24 +525,13 @@ double VitTrainer::classification_loss(Work& w, const int* labels, int n, double
   if (!labels) return 0.0;
 
   // Cross-entropy with label smoothing; dlogits = (p − q)·loss_scale (1/B) in place of the logits.
-  const double ls = settings_.label_smoothing;
   double loss = 0.0;
   w.correct = 0;
   for (int b = 0; b < n; ++b) {
-    float* z = logits + static_cast<std::size_t>(b) * C;
-    const int y = labels[b];
-    const int best = static_cast<int>(std::max_element(z, z + C) - z);
-    if (best == y) ++w.correct;
-    const double mx = z[best];
-    double sum = 0.0;
-    for (int c = 0; c < C; ++c) sum += std::exp(z[c] - mx);
-    const double lse = mx + std::log(sum);
-    for (int c = 0; c < C; ++c) {
-      const double q = (c == y ? 1.0 - ls : 0.0) + ls / C;
-      const double logp = z[c] - lse;
-      loss -= q * logp;
-      z[c] = static_cast<float>((std::exp(logp) - q) * loss_scale);
-    }
+    bool correct = false;
+    loss += smoothed_cross_entropy(logits + static_cast<std::size_t>(b) * C, C, labels[b], settings_.label_smoothing, loss_scale, true,
+                                   &correct);
+    w.correct += correct;
   }
   if (!backward) return loss;
 
@@ -724,32 +695,54 @@ VitStepStats VitTrainer::compute(std::span<const float> images, const int* label
 }
 
 VitStepStats VitTrainer::apply_update() {
-  const VitTrainSettings& s = settings_;
+  const VitStepStats stats = adamw_update(settings_, step_, params_, values_, grad_, m_, v_);
+  ++step_;
+  return stats;
+}
+
+double smoothed_cross_entropy(float* z, int C, int y, double smoothing, double scale, bool gradient, bool* correct) {
+  const int best = static_cast<int>(std::max_element(z, z + C) - z);
+  if (correct) *correct = best == y;
+  const double mx = z[best];
+  double sum = 0.0;
+  for (int c = 0; c < C; ++c) sum += std::exp(z[c] - mx);
+  const double lse = mx + std::log(sum);
+  double loss = 0.0;
+  for (int c = 0; c < C; ++c) {
+    const double q = (c == y ? 1.0 - smoothing : 0.0) + smoothing / C;
+    const double logp = z[c] - lse;
+    loss -= q * logp;
+    if (gradient) z[c] = static_cast<float>((std::exp(logp) - q) * scale);
+  }
+  return loss;
+}
+
+VitStepStats adamw_update(const VitTrainSettings& s, std::int64_t step, const std::vector<VitParam>& params, std::span<float> values,
+                          std::span<const float> grad, std::span<float> m, std::span<float> v) {
   VitStepStats stats;
   double sq = 0.0;
-  for (const VitParam& p : params_)
+  for (const VitParam& p : params)
     if (p.trained)
-      for (const float g : gradient_of(p)) sq += static_cast<double>(g) * g;
+      for (std::size_t i = p.offset; i < p.offset + p.size; ++i) sq += static_cast<double>(grad[i]) * grad[i];
   stats.grad_norm = std::sqrt(sq);
   const double coef = s.clip_norm > 0.0 ? std::min(1.0, s.clip_norm / (stats.grad_norm + 1e-6)) : 1.0;
-  stats.lr = vit_learning_rate(s, step_);
-  const double t = static_cast<double>(step_ + 1);
+  stats.lr = vit_learning_rate(s, step);
+  const double t = static_cast<double>(step + 1);
   const double bc1 = 1.0 - std::pow(s.beta1, t), bc2_sqrt = std::sqrt(1.0 - std::pow(s.beta2, t));
   const float step_size = static_cast<float>(stats.lr / bc1), b1 = static_cast<float>(s.beta1), b2 = static_cast<float>(s.beta2);
   const float inv_bc2 = static_cast<float>(1.0 / bc2_sqrt), eps = static_cast<float>(s.adam_eps), c = static_cast<float>(coef);
-  for (const VitParam& p : params_) {
+  for (const VitParam& p : params) {
     if (!p.trained) continue;
     const float keep = static_cast<float>(1.0 - stats.lr * (p.decay ? s.weight_decay : 0.0));
     for (std::size_t i = p.offset; i < p.offset + p.size; ++i) {
-      const float g = grad_[i] * c;
-      float& x = values_[i];
+      const float g = grad[i] * c;
+      float& x = values[i];
       x *= keep;
-      m_[i] = b1 * m_[i] + (1.0f - b1) * g;
-      v_[i] = b2 * v_[i] + (1.0f - b2) * g * g;
-      x -= step_size * m_[i] / (std::sqrt(v_[i]) * inv_bc2 + eps);
+      m[i] = b1 * m[i] + (1.0f - b1) * g;
+      v[i] = b2 * v[i] + (1.0f - b2) * g * g;
+      x -= step_size * m[i] / (std::sqrt(v[i]) * inv_bc2 + eps);
     }
   }
-  ++step_;
   return stats;
 }
 

@@ -71,6 +71,12 @@ struct VitTrainShape {
   /// Throws Error naming what does not fit (D not divisible by heads, a patch not dividing the
   /// image, sincos with D not a multiple of 4, non-positive sizes).
   void check() const;
+  /// The values a VitTrainer of this shape holds (fixed position codes included): what the Train
+  /// tab sets beside a CNN's count.
+  std::int64_t parameters() const {
+    const std::int64_t d = D, h = mlp_hidden, block = 4 * d + 3 * d * d + 3 * d + d * d + d + 2 * h * d + h + d;
+    return d + static_cast<std::int64_t>(T()) * d + 3ll * patch * patch * d + d + depth * block + 2 * d + outputs() * d + outputs();
+  }
 };
 
 /// The optimizer and the loss.
@@ -87,6 +93,13 @@ struct VitTrainSettings {
 
 /// The learning rate of (0-based) step `step`: warm-up then cosine (see VitTrainSettings).
 double vit_learning_rate(const VitTrainSettings& s, std::int64_t step);
+
+/// Cross-entropy with label smoothing of one example (torch's F.cross_entropy(z, y,
+/// label_smoothing=ε)): C logits at `z`, label y in [0, C), targets q = (1−ε)·onehot(y) + ε/C.
+/// Returns −Σ q_c·log softmax(z)_c; when `gradient`, overwrites z with (softmax(z) − q)·scale (the
+/// loss's gradient times scale, e.g. 1/B for a batch mean); `correct` (may be null) tells whether
+/// the arg-max logit is y. Shared by VitTrainer and CnnTrainer (core/cnn/cnn_train.hpp).
+double smoothed_cross_entropy(float* z, int C, int y, double smoothing, double scale, bool gradient, bool* correct);
 
 /// The 2-D sine–cosine position codes of MAE (Kaiming He et al. 2022, get_2d_sincos_pos_embed):
 /// for the patch at column x, row y and ω_k = 10000^(−k/(D/4)), k < D/4, the row is
@@ -233,6 +246,15 @@ class VitTrainer {
   std::vector<float> values_, grad_, m_, v_;
   std::vector<std::unique_ptr<Work>> work_;
 };
+
+/// One AdamW update of every trained parameter in `params` (their offset and size in the flat
+/// `values`, `grad`, `m`, `v`), at 0-based step `step`: the gradient clipped to s.clip_norm by its
+/// global L2 norm (torch's clip_grad_norm_: factor clip/(norm + 1e-6) when below 1), decoupled
+/// weight decay lr·s.weight_decay on those with `decay`, then Adam's moments with bias
+/// correction, as torch.optim.AdamW. Returns the norm before clipping and the rate used
+/// (vit_learning_rate()). Shared by VitTrainer and CnnTrainer.
+VitStepStats adamw_update(const VitTrainSettings& s, std::int64_t step, const std::vector<VitParam>& params, std::span<float> values,
+                          std::span<const float> grad, std::span<float> m, std::span<float> v);
 
 /// Bytes a VitTrainer of `shape` holds while it trains on batches of `batch` images on `threads`
 /// threads (0: one per core) and evaluates: the parameters, their gradient and AdamW's two moments

@@ -222,6 +222,21 @@ TEST(CrossCka, ResnetAgainstResnetMatchesNumpyExactAndMinibatch) {
   const CrossCka mini = cross_cka(ma, mb, 8, image, 4, kBudget);
   EXPECT_EQ(mini.images, 8);
   expect_cka(mini.cka, golden.at("cka_minibatch"), 1e-4, "minibatch of 4");
+  // kCkaAutoBatch (the window's): exact when the features fit half the budget, image 0 passed once per model.
+  const CrossCka chosen = cross_cka(ma, mb, 8, image, kCkaAutoBatch, kBudget, nullptr, [&](int done, int n) { last = done, total = n; });
+  EXPECT_EQ(chosen.batch, 0);
+  EXPECT_EQ(last, 16);
+  expect_cka(chosen.cka, golden.at("cka"), 1e-5, "exact, chosen");
+  // Over half the budget: minibatches of min(100, 8) images.
+  std::int64_t fa = 0, fb = 0;
+  for (const auto& l : ma.features(cka_square_image(image(0), ma.input_size), nullptr)) fa += static_cast<std::int64_t>(l.size());
+  for (const auto& l : mb.features(cka_square_image(image(0), mb.input_size), nullptr)) fb += static_cast<std::int64_t>(l.size());
+  const std::int64_t need = cross_cka_bytes(8, fa, fb, static_cast<int>(ma.layers.size() + mb.layers.size()));
+  const CrossCka tight = cross_cka(ma, mb, 8, image, kCkaAutoBatch, need * 3 / 2);
+  EXPECT_EQ(tight.batch, 8);
+  EXPECT_EQ(tight.images, 8);
+  const CrossCka by_hand = cross_cka(ma, mb, 8, image, 8, kBudget);
+  EXPECT_LT((tight.cka - by_hand.cka).cwiseAbs().maxCoeff(), 1e-12);
   const CrossCka self = cross_cka(ma, ma, 8, image, 0, kBudget);
   expect_cka(self.cka, golden.at("cka_self"), 1e-5, "self");
   for (Eigen::Index i = 0; i < self.cka.rows(); ++i) EXPECT_NEAR(self.cka(i, i), 1.0, 1e-6);

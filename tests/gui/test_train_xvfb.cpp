@@ -5,6 +5,7 @@
 // the same folder is refused with a banner, and "Open as ViT" opens it as a loaded ViT.
 #include <gtest/gtest.h>
 
+#include "core/cnn/resnet.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
 #include "test_support.hpp"
@@ -200,6 +201,89 @@ TEST(TrainUnderXvfb, TwoRunsSideBySideOnThePhotoProbeAndF9WritesTheTrainedRow) {
   EXPECT_EQ(back.at("train_drawn").at("probe"), "photo safari.jpg");
   EXPECT_TRUE(app.alive());
   EXPECT_EQ(app.close(), 0) << app.log();
+}
+
+// Issue 50, item 2: a CNN beside a ViT in the Train tab. Run A trains the tests' tiny ViT; run B
+// is switched to "CNN (ResNet)" and started: both take turns on the same data, the runs' tab shows
+// both (the CNN's column its probe with the input gradient, its prediction), both advance, and
+// the CNN's checkpoint saves as a ResNet that load_resnet() reads back with Fashion-MNIST's labels.
+TEST(TrainUnderXvfb, ACnnBesideAViTTrainsOnTheSameDataAndSavesAResNet) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed (./setup.sh installs it)";
+  Xvfb x;
+  const auto dir = temp_dir();
+  AppProcess app(x, dir, {}, {"ATTNLAB_TRAIN_DEFAULTS=depth=1 dim=32 heads=2 batch=32 steps=100000"});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  start_run_a(app);
+  const nlohmann::json a_started = export_until(app, [](const nlohmann::json& j) { return j.contains("train_drawn"); });
+  click_widget(app, a_started, "train:run_b");
+  const nlohmann::json b = export_until(app, [](const nlohmann::json& j) {
+    return j.at("train").at("run") == "b" && j.at("widgets").contains("train:model_cnn") && j.at("widgets").contains("train:start");
+  });
+  EXPECT_TRUE(b.at("widgets").contains("train:dim")) << "a ViT's switches before the click";
+  click_widget(app, b, "train:model_cnn");
+  const nlohmann::json cnn_panel = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:cnn_width"); });
+  EXPECT_FALSE(cnn_panel.at("widgets").contains("train:dim")) << "a CNN has no token width";
+  EXPECT_FALSE(cnn_panel.at("widgets").contains("train:heads"));
+  click_widget(app, cnn_panel, "train:start");
+  const nlohmann::json started = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train_tab:runs"); });
+  EXPECT_FALSE(started.at("widgets").contains("train_tab:pinned")) << "no map views for a CNN run";
+  EXPECT_FALSE(started.at("widgets").contains("train_tab:cka"));
+  click_widget(app, started, "train_tab:runs");
+  auto runs_at = [](const nlohmann::json& j, std::int64_t a_step, std::int64_t b_step) {
+    if (!j.contains("train_compared") || j.at("train_compared").size() != 2) return false;
+    const auto& c = j.at("train_compared");
+    return c[1].value("model", "") == "cnn" && c[0].at("step").get<std::int64_t>() >= a_step && c[1].at("step").get<std::int64_t>() >= b_step &&
+           c[1].at("test_accuracy").get<double>() >= 0;
+  };
+  const nlohmann::json side = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, 10, 10); }, 240);
+  const auto& c = side.at("train_compared");
+  EXPECT_EQ(c[0].at("model"), "vit");
+  EXPECT_EQ(c[1].at("run"), "B");
+  const std::string switches = c[1].at("switches");
+  EXPECT_NE(switches.find("CNN: ResNet, 1-1-1-1 basic blocks, width 16, 310k parameters"), std::string::npos) << switches;
+  EXPECT_EQ(c[1].at("probe"), "test image 0");
+  EXPECT_GT(c[1].at("probability").get<double>(), 0.1) << "the arg-max of 10 classes";
+  EXPECT_LE(c[1].at("probability").get<double>(), 1.0);
+  EXPECT_FALSE(c[1].at("predicted").get<std::string>().empty());
+  EXPECT_TRUE(side.at("widgets").contains("train:compare_b"));
+  // Both keep advancing, taking turns.
+  const auto a0 = c[0].at("step").get<std::int64_t>(), b0 = c[1].at("step").get<std::int64_t>();
+  const nlohmann::json on = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, a0 + 10, b0 + 10); }, 240);
+
+  // Pause and save run B: a ResNet's checkpoint, in torchvision's names.
+  click_widget(app, on, "train:pause");
+  const nlohmann::json paused = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:resume"); });
+  const auto folder = app.export_dir() / "trained-vit";
+  click_widget(app, paused, "train:save");
+  const nlohmann::json saved = export_until(app, [](const nlohmann::json& j) { return j.at("widgets").contains("train:open"); });
+  (void)saved;
+  const ResnetModel loaded = load_resnet(folder);
+  EXPECT_EQ(loaded.arch.input_size, 28);
+  EXPECT_EQ(loaded.arch.labels.at(8), "Bag");
+  EXPECT_EQ(loaded.blocks.size(), 4u);
+  const std::string log = read_file(folder / "log.csv");
+  EXPECT_EQ(log.substr(0, log.find('\n')), "step,loss,train_accuracy,test_accuracy,seconds");
+  // "Open in the CNN tab": the ViT views' CNN tab, with the saved ResNet beside the ViT.
+  click_widget(app, saved, "train:open");
+  const nlohmann::json opened = export_until(app, [](const nlohmann::json& j) { return j.at("vit").at("view") == "cnn"; });
+  EXPECT_EQ(std::filesystem::path(opened.at("cnn").at("model").get<std::string>()), folder);
+  EXPECT_TRUE(app.alive());
+  EXPECT_EQ(app.close(), 0) << app.log();
+
+  // The same folder given where a ViT goes (--model, as a drop): set beside the ViT in the CNN tab, said in one line.
+  const auto second = dir / "second";  // temp_dir() again would empty the folder the checkpoint is in
+  std::filesystem::create_directories(second);
+  AppProcess again(x, second, {"--model", folder.string()});
+  ASSERT_NE(again.wait_for_window(), 0u) << again.log();
+  const nlohmann::json routed = export_until(again, [](const nlohmann::json& j) {
+    return j.at("banner").get<std::string>().find("is a ResNet") != std::string::npos;
+  });
+  EXPECT_EQ(routed.at("vit").at("view"), "cnn");
+  EXPECT_EQ(std::filesystem::path(routed.at("cnn").at("model").get<std::string>()), folder);
+  const std::string banner = routed.at("banner");
+  EXPECT_EQ(std::count(banner.begin(), banner.end(), '\n'), 0) << banner;
+  EXPECT_EQ(again.close(), 0) << again.log();
 }
 
 // `attnlab --hover-bench OUT.json --train`: the benchmark starts run A itself, waits for its first

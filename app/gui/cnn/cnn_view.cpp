@@ -363,16 +363,10 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
           const std::int64_t budget = vit_memory_budget();
           const CkaModel a = vit_cka_model(vrun->model(), budget), b = resnet_cka_model(*cnn, budget);
           const int n = std::min(count, test.count);
-          // Exact while every image's features fit half the budget, else minibatches of 100.
           auto image = [&](int i) { return fashion_mnist_image(test, i); };
-          const std::vector<std::vector<float>> fa = a.features(cka_square_image(image(0), a.input_size), &stop);
-          const std::vector<std::vector<float>> fb = b.features(cka_square_image(image(0), b.input_size), &stop);
-          std::int64_t pa = 0, pb = 0;
-          for (const auto& l : fa) pa += static_cast<std::int64_t>(l.size());
-          for (const auto& l : fb) pb += static_cast<std::int64_t>(l.size());
-          const int layers = static_cast<int>(fa.size() + fb.size());
-          const int batch = cross_cka_bytes(n, pa, pb, layers) <= budget / 2 ? 0 : std::min(100, n);
-          const CrossCka m = cross_cka(a, b, n, image, batch, budget, &stop, [&](int d, int) { done->store(d); });
+          // Exact while every image's features fit half the budget, else minibatches of 100 (kCkaAutoBatch).
+          const CrossCka m = cross_cka(a, b, n, image, kCkaAutoBatch, budget, &stop, [&](int d, int) { done->store(d); });
+          const int batch = m.batch;
           CkaResult out;
           out.cka = m.cka;
           out.rows = a.layers;

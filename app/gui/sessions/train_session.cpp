@@ -3,6 +3,7 @@
 #include "app/commands/train_files.hpp"
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/io/overlay.hpp"
 #include "core/vit/vit_cpu.hpp"
 #include "core/vit/vit_run.hpp"
 
@@ -30,6 +31,14 @@ std::string switches_of(const VitTrainShape& s) {
   else
     std::snprintf(buf, sizeof buf, "depth %d, %d heads, D %d, patch %d, %s, %s position", s.depth, s.heads, s.D, s.patch,
                   pooling_name(s.pooling), pos_kind_name(s.pos));
+  return buf;
+}
+
+std::string cnn_switches_of(const CnnTrainShape& s) {
+  char buf[160];
+  const auto& b = s.stage_blocks;
+  std::snprintf(buf, sizeof buf, "CNN: ResNet, %d-%d-%d-%d basic blocks, width %d, %.0fk parameters", b[0], b[1], b[2], b[3], s.width,
+                static_cast<double>(s.parameters()) / 1000.0);
   return buf;
 }
 
@@ -106,24 +115,48 @@ Image probe_image(const FashionMnistSplit& test, const TrainProbe& probe) {
 
 struct TrainSession::Run {
   std::shared_ptr<const Data> data;  // before batches, which hold a reference into it (classification)
-  VitTrainer trainer;
+  std::optional<VitTrainer> trainer;  // a ViT run's
+  std::optional<CnnTrainer> cnn;      // a CNN run's
   std::optional<FashionMnistBatches> batches;  // classification: Fashion-MNIST's training split
   std::optional<MaskedPatchData> masked;       // masked patches: crops of the photo
   double seconds = 0, since_eval = 0;
   std::vector<float> images;
   std::vector<int> labels;
-  Run(std::shared_ptr<const Data> d, const TrainConfig& c, const VitTrainSettings& settings)
-      : data(std::move(d)), trainer(c.shape, settings, static_cast<std::uint64_t>(c.seed), /*threads=*/1) {
+  Run(std::shared_ptr<const Data> d, const TrainConfig& c, const VitTrainSettings& settings) : data(std::move(d)) {
     const auto seed = static_cast<std::uint64_t>(c.seed) + 1;
-    if (c.shape.task == VitTask::MaskedPatches) masked.emplace(*c.photo, c.shape, seed, kTrainFixedCrops);
+    if (c.cnn) cnn.emplace(c.cnn_shape, settings, static_cast<std::uint64_t>(c.seed), /*threads=*/1);
+    else trainer.emplace(c.shape, settings, static_cast<std::uint64_t>(c.seed), /*threads=*/1);
+    // The same batches for a CNN as for a ViT of the same seed: A against B differ in the model alone.
+    if (!c.cnn && c.shape.task == VitTask::MaskedPatches) masked.emplace(*c.photo, c.shape, seed, kTrainFixedCrops);
     else batches.emplace(data->train, c.batch, seed, 0, false);
   }
+  std::int64_t step() const { return cnn ? cnn->step() : trainer->step(); }
   /// The snapshot as a checkpoint would load it, with the data's normalization.
   VitModel model() const {
-    if (masked) return trainer.model(masked->crops().mean(), masked->crops().std(), {});
-    return trainer.model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names());
+    if (masked) return trainer->model(masked->crops().mean(), masked->crops().std(), {});
+    return trainer->model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names());
   }
 };
+
+namespace {
+
+// A CNN's snapshot on the probe: its prediction and the input gradient of the predicted class's logit.
+std::shared_ptr<const CnnSnapshot> make_cnn_snapshot(std::shared_ptr<const ResnetModel> model, const Image& probe, const std::atomic<bool>& stop) {
+  auto s = std::make_shared<CnnSnapshot>();
+  s->model = std::move(model);
+  s->probe = probe;
+  const CnnGradients g = resnet_gradients(*s->model, cnn_input(s->model->arch, probe), CnnGradientTarget::class_logit(CnnGradientTarget::kTopClass),
+                                          static_cast<std::int64_t>(vit_memory_budget()), 1, &stop);
+  s->klass = g.klass;
+  const float top = g.logits[static_cast<std::size_t>(g.klass)];
+  double sum = 0;
+  for (const float z : g.logits) sum += std::exp(static_cast<double>(z - top));
+  s->probability = static_cast<float>(1.0 / sum);
+  s->input_gradient = cnn_input_gradient_map(g);
+  return s;
+}
+
+}  // namespace
 
 struct TrainSession::Chunk {
   std::shared_ptr<const Data> data;
@@ -133,6 +166,7 @@ struct TrainSession::Chunk {
   double rate = 0;
   std::shared_ptr<const VitModel> model;
   std::shared_ptr<const VitRun> probe_run;
+  std::shared_ptr<const CnnSnapshot> cnn;  // a CNN run's snapshot in place of model and probe_run
   Image probe_image;
   std::string probe_name;  // what the probe is (TrainProbe::name)
   unsigned probe_serial = 0;  // which of the session's probes it is
@@ -154,7 +188,29 @@ std::string TrainSession::key(const char* job) const {
   return "train:" + run + ":" + job;
 }
 
-std::string TrainSession::switches() const { return switches_of(run_ ? run_shape_ : config_.shape); }
+std::string TrainSession::switches() const {
+  if (is_cnn()) return cnn_switches_of(config_.cnn_shape);  // fixed once started, as the panel disables it
+  return switches_of(run_ ? run_shape_ : config_.shape);
+}
+
+ImTextureID TrainSession::cnn_texture() {
+  if (!cnn_snapshot_) return ImTextureID{};
+  if (cnn_uploaded_ != cnn_serial_) {
+    const CnnSnapshot& s = *cnn_snapshot_;
+    const Matrix& g = s.input_gradient;
+    const std::vector<std::uint8_t> bytes = overlay_heat_map(s.probe, std::span<const float>(g.data(), static_cast<std::size_t>(g.size())),
+                                                             static_cast<int>(g.cols()), static_cast<int>(g.rows()), kDefaultColormap,
+                                                             Normalization::MinMax, 0.55f, false);
+    Image shown;
+    shown.width = s.probe.width;
+    shown.height = s.probe.height;
+    shown.rgb.resize(bytes.size());
+    for (std::size_t i = 0; i < bytes.size(); ++i) shown.rgb[i] = static_cast<float>(bytes[i]) / 255.0f;
+    cnn_texture_.set_photo(shown, false);
+    cnn_uploaded_ = cnn_serial_;
+  }
+  return cnn_texture_.im();
+}
 
 ImTextureID TrainSession::picture_texture(int which) {
   if (!pictures_) return ImTextureID{};
@@ -180,7 +236,7 @@ float TrainSession::test_accuracy() const {
 }
 
 bool TrainSession::preview() {
-  if (started() || (!preview_of_.empty() && preview_of_ == switches_of(config_.shape))) return false;
+  if (started() || (!preview_of_.empty() && preview_of_ == switches())) return false;
   try {
     start();  // the first chunk is step 0's snapshot only; not running, so no chunk follows it
   } catch (const Error&) {
@@ -188,7 +244,7 @@ bool TrainSession::preview() {
     return false;
   }
   running_ = false;
-  preview_of_ = switches_of(config_.shape);
+  preview_of_ = switches();
   return true;
 }
 
@@ -196,6 +252,20 @@ void TrainSession::start() {
   reset();
   TrainConfig c = config_;
   c.shape.mlp_hidden = kDefaultMlpRatio * c.shape.D;
+  if (c.cnn) {
+    c.cnn_shape.check();  // one line naming what does not fit, before any job
+    if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error("batch, steps and the learning rate must be positive");
+    const std::size_t need = cnn_train_bytes(c.cnn_shape, c.batch, 1);
+    if (need > memory_budget())
+      throw Error("the CNN needs " + std::to_string(need >> 20) + " MiB to train, over the memory budget of " + std::to_string(memory_budget() >> 20) +
+                  " MiB: a smaller width or batch fits");
+    config_ = c;
+    run_shape_ = c.shape;
+    run_cnn_ = true;
+    running_ = true;
+    submit_chunk(true);
+    return;
+  }
   c.shape.check();  // one line naming what does not fit, before any job
   if (c.shape.task == VitTask::MaskedPatches) {
     if (!c.photo || c.photo->empty()) throw Error("no photo is open to cut the training crops from");
@@ -205,6 +275,7 @@ void TrainSession::start() {
   vit_check_train_budget(c.shape, c.batch, /*threads=*/1, memory_budget());  // one thread: Run's trainer
   config_ = c;
   run_shape_ = c.shape;
+  run_cnn_ = false;
   running_ = true;
   submit_chunk(true);
 }
@@ -233,6 +304,8 @@ void TrainSession::reset() {
   vit_.clear();
   shown_probe_.clear();
   pictures_.reset();
+  cnn_snapshot_.reset();
+  run_cnn_ = false;
   ++generation_;
 }
 
@@ -244,18 +317,17 @@ namespace {
 // schedule has ended or `stop` is set. Fills the point's loss and train accuracy; returns the
 // steps per second.
 double train_steps(TrainSession::Run& r, const TrainConfig& c, const std::atomic<bool>& stop, TrainPoint& point) {
-  VitTrainer& t = r.trainer;
   double loss = 0;
   int correct = 0, seen = 0, steps = 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  while (!stop.load() && t.step() < c.steps) {
+  while (!stop.load() && r.step() < c.steps) {
     VitStepStats st;
     if (r.masked) {
-      st = r.masked->train_step(t, c.batch);
+      st = r.masked->train_step(*r.trainer, c.batch);
     } else {
       r.batches->next(r.images, r.labels);
-      st = t.train_step(r.images, r.labels);
+      st = r.cnn ? r.cnn->train_step(r.images, r.labels) : r.trainer->train_step(r.images, r.labels);
     }
     loss += st.loss;
     correct += st.correct;
@@ -282,7 +354,7 @@ void TrainSession::submit_chunk(bool first) {
     const std::string label_run = name_;
     auto work = [first, c, label_run, data = data_, data_set = data_set_, run = run_, probe = probe_, serial = probe_serial_](const std::atomic<bool>& stop) {
       Chunk out;
-      const bool masked = c.shape.task == VitTask::MaskedPatches;
+      const bool masked = !c.cnn && c.shape.task == VitTask::MaskedPatches;
       out.data = data || masked ? data : data_set->get(stop);  // masked patches need no data set
       std::shared_ptr<Run> r = run;
       if (first) {
@@ -293,18 +365,30 @@ void TrainSession::submit_chunk(bool first) {
         r = std::make_shared<Run>(out.data, c, s);
         out.run = r;
       }
-      VitTrainer& t = r->trainer;
       out.point.loss = std::log(static_cast<float>(c.shape.classes));  // step 0: the uniform guess's loss
       out.point.train_accuracy = masked ? -1.0f : 0.1f;
       if (!first) out.rate = train_steps(*r, c, stop, out.point);
       if (stop.load()) throw Error("cancelled");
-      out.point.step = t.step();
+      out.point.step = r->step();
       out.point.seconds = r->seconds;
-      if (first || r->since_eval >= kEvalEvery || t.step() >= c.steps) {
-        if (masked) out.point.fixed_loss = static_cast<float>(r->masked->fixed_loss(t));
-        else out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(t, out.data->test, kTrainEvalImages));
+      if (first || r->since_eval >= kEvalEvery || r->step() >= c.steps) {
+        if (masked) out.point.fixed_loss = static_cast<float>(r->masked->fixed_loss(*r->trainer));
+        else if (r->cnn)
+          out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(
+              [&](std::span<const float> in, int n) { return r->cnn->logits(in, n); }, out.data->test, kTrainEvalImages));
+        else out.point.test_accuracy = static_cast<float>(fashion_mnist_accuracy(*r->trainer, out.data->test, kTrainEvalImages));
         r->since_eval = 0;
       }
+      if (r->cnn) {
+        // A CNN's snapshot: the model as its checkpoint loads, on the probe; no heads, no distances.
+        auto model = std::make_shared<const ResnetModel>(r->cnn->model(fashion_mnist_mean3(), fashion_mnist_std3(), fashion_mnist_label_names()));
+        out.probe_image = probe_image(out.data->test, probe);
+        out.probe_name = probe.name;
+        out.probe_serial = serial;
+        out.cnn = make_cnn_snapshot(std::move(model), out.probe_image, stop);
+        return out;
+      }
+      VitTrainer& t = *r->trainer;
       if (first && masked) out.point.loss = out.point.fixed_loss;  // step 0: the untrained model's loss
       // The snapshot: the model as a checkpoint would load, on the probe, and its mean attention
       // distance over 16 test images (masked patches: over the probe, the whole photo).
@@ -350,7 +434,12 @@ void TrainSession::take(Chunk c) {
   if (!run_) return;
   points_.push_back(std::move(c.point));
   if (c.rate > 0) rate_ = c.rate;
-  vit_.show(c.model, c.probe_run, c.probe_image, c.label);
+  if (c.cnn) {
+    cnn_snapshot_ = std::move(c.cnn);
+    ++cnn_serial_;
+  } else {
+    vit_.show(c.model, c.probe_run, c.probe_image, c.label);
+  }
   shown_probe_ = c.probe_name;
   if (c.pictures) {
     pictures_ = std::move(c.pictures);
@@ -371,6 +460,30 @@ void TrainSession::set_probe(TrainProbe probe) {
 }
 
 void TrainSession::run_probe() {
+  if (cnn_snapshot_ && data_) {  // a CNN's snapshot again on the new probe
+    auto model = cnn_snapshot_->model;
+    auto work = [model, data = data_, probe = probe_](const std::atomic<bool>& stop) {
+      Chunk out;
+      out.probe_image = probe_image(data->test, probe);
+      out.probe_name = probe.name;
+      out.cnn = make_cnn_snapshot(model, out.probe_image, stop);
+      return out;
+    };
+    scheduler_.submit<Chunk>(key("probe"), std::move(work), [this, model](std::future<Chunk> result) {
+      try {
+        Chunk c = result.get();
+        if (cnn_snapshot_ && cnn_snapshot_->model == model) {
+          cnn_snapshot_ = std::move(c.cnn);
+          ++cnn_serial_;
+          shown_probe_ = c.probe_name;
+          ++generation_;
+        }
+      } catch (const std::exception& e) {
+        error_ = e.what();
+      }
+    });
+    return;
+  }
   const VitRun* shown = vit_.run();
   if (!shown || !data_ || task() == VitTask::MaskedPatches) return;  // the next chunk's snapshot is on it; the photo is a masked run's own probe
   auto model = shown->model_ptr();
@@ -409,8 +522,12 @@ void TrainSession::save(const std::filesystem::path& dir) {
 void TrainSession::write(const std::filesystem::path& dir) {
   try {
     prepare_checkpoint_folder(dir, false, dir.string() + " exists: choose another folder (a checkpoint is never written over)");
-    const VitModel& shown = vit_.run()->model();  // the normalization and the class names the snapshots have
-    write_train_checkpoint(dir, run_->trainer, log_csv(), shown.arch.mean, shown.arch.std, shown.arch.labels);
+    if (run_->cnn) {
+      write_cnn_train_checkpoint(dir, *run_->cnn, log_csv());
+    } else {
+      const VitModel& shown = vit_.run()->model();  // the normalization and the class names the snapshots have
+      write_train_checkpoint(dir, *run_->trainer, log_csv(), shown.arch.mean, shown.arch.std, shown.arch.labels);
+    }
     saved_ = dir;
     last_saved_ = dir;
   } catch (const std::exception& e) {

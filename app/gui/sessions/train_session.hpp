@@ -16,6 +16,7 @@
 #include "app/gui/sessions/train_lane.hpp"
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/sessions/vit_session.hpp"
+#include "core/cnn/cnn_train.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/vit/photo_crops.hpp"
 #include "core/vit/vit_train.hpp"
@@ -37,6 +38,11 @@ namespace attnlab::app {
 /// heads=2 batch=32 chunk=5", the tests' tiny model) changes them.
 struct TrainConfig {
   VitTrainShape shape;     ///< shape.task: classify Fashion-MNIST, or reconstruct masked patches of a photo
+  /// The run trains a CNN (core/cnn/cnn_train.hpp: a small ResNet) on Fashion-MNIST's classes
+  /// instead of a ViT, with the same data, batch, schedule, optimizer and curves (issue 50 item 2:
+  /// "which learns faster here?"); `shape` is then not used.
+  bool cnn = false;
+  CnnTrainShape cnn_shape;  ///< width 16, one block a stage: about the default ViT's parameter count
   int batch = 128;
   double lr = 2e-3;
   int steps = 3000;        ///< the schedule's length (warm-up, then cosine to 0); training stops there
@@ -66,6 +72,17 @@ struct TrainProbe {
 /// What a run is measured on every ~2 s of training: the first 500 Fashion-MNIST test images
 /// (test accuracy), or 64 fixed crops of the photo with fixed masks (masked patches' loss).
 inline constexpr int kTrainEvalImages = 500, kTrainFixedCrops = 64;
+
+/// A CNN run's snapshot on the probe (the ViT's is its VitRun): what it predicts and where in
+/// the image that decision is sensitive, |∂ logit/∂ pixel| summed over colour (the input
+/// gradient, core/cnn/resnet.hpp cnn_input_gradient_map).
+struct CnnSnapshot {
+  std::shared_ptr<const ResnetModel> model;
+  Image probe;                  ///< the probe as the model saw it (28 × 28)
+  int klass = -1;               ///< the arg-max class
+  float probability = 0;        ///< its softmax probability
+  Matrix input_gradient;        ///< probe.height × probe.width
+};
 
 /// One point of the curves.
 struct TrainPoint {
@@ -139,8 +156,15 @@ class TrainSession {
   float test_accuracy() const;
   /// Masked patches: the last loss on the fixed crops (−1 before one, and for classification).
   float fixed_loss() const;
-  /// The task of the run (config()'s before Start).
-  VitTask task() const { return (run_ ? run_shape_ : config_.shape).task; }
+  /// The task of the run (config()'s before Start); a CNN classifies.
+  VitTask task() const { return is_cnn() ? VitTask::Classify : (run_ ? run_shape_ : config_.shape).task; }
+  /// Whether the run trains a CNN (config()'s before Start).
+  bool is_cnn() const { return run_ ? run_cnn_ : config_.cnn; }
+  /// A CNN run's last snapshot on the probe (null before one, and for a ViT).
+  const CnnSnapshot* cnn_snapshot() const { return cnn_snapshot_.get(); }
+  /// The CNN snapshot's probe with its input gradient over it, as a texture (main thread: GL),
+  /// made again on first use after each snapshot; 0 before one.
+  ImTextureID cnn_texture();
   /// Masked patches: the probe (the whole photo) under its fixed mask, as the last snapshot
   /// reconstructs it (null before one, and for classification); bumped with each.
   const MaskedPatchPictures* pictures() const { return pictures_.get(); }
@@ -149,8 +173,8 @@ class TrainSession {
   ImTextureID picture_texture(int which);
   /// The shape of the run (config() may have changed since Start).
   const VitTrainShape& shape() const { return run_shape_; }
-  /// The run's switches in words: "depth 4, 4 heads, D 96, patch 7, cls, learned position"
-  /// (config()'s before Start).
+  /// The run's switches in words: "depth 4, 4 heads, D 96, patch 7, cls, learned position", or
+  /// "CNN: ResNet, 1-1-1-1 basic blocks, width 16, 310k parameters" (config()'s before Start).
   std::string switches() const;
 
   /// The photo a masked-patch run will cut its crops from (config().photo), handed over by the
@@ -200,6 +224,10 @@ class TrainSession {
   std::string name_;
   TrainConfig config_;
   VitTrainShape run_shape_;
+  bool run_cnn_ = false;
+  std::shared_ptr<const CnnSnapshot> cnn_snapshot_;
+  GuiTexture cnn_texture_;
+  unsigned cnn_serial_ = 0, cnn_uploaded_ = 0;  // bumped with each snapshot; the one the texture holds
   std::shared_ptr<const Data> data_;
   std::shared_ptr<Run> run_;
   std::vector<TrainPoint> points_;

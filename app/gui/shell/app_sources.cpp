@@ -3,6 +3,7 @@
 // settings handed to the hand-made heads (a change of K keeps the query and the pins over the
 // same spot of the photo: core/hand_made/grid_math.hpp).
 #include "app/gui/shell/app.hpp"
+#include "core/vit/model_family.hpp"
 #include "app/gui/output/export.hpp"
 
 #include "core/base/error.hpp"
@@ -127,7 +128,15 @@ void App::take_finished_work() {
   // A finished ViT job was taken by the scheduler's drain at the start of this frame.
   const unsigned before = std::exchange(seen_vit_generation_, vit_.generation());
   if (const auto error = vit_.poll()) {
-    state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
+    if (opening_model_ && error->find(kResnetNotVit) != std::string::npos) {
+      // A ResNet dropped or opened where a ViT goes: set beside the ViT, in the ViT views' CNN tab.
+      state_.cnn_model = *opening_model_;
+      state_.vit_view = "cnn";
+      state_.show_error(opening_model_->filename().string() + " is a ResNet: it is set beside the ViT in the CNN tab" +
+                        (vit_.run() ? "" : " (open a ViT to see the two side by side)"));
+    } else {
+      state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
+    }
     if (!vit_.run()) state_.source = ShownSource::HandMade;
     opening_model_.reset();
     swapped_choice_.reset();

@@ -51,12 +51,29 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
     ImGui::PopTextWrapPos();
     const std::string id = r ? "train:compare_b" : "train:compare_a";
     const float top = ImGui::GetCursorPosY();
-    if (const SourceInfo info = source.info(); info.ready) {
+    if (const CnnSnapshot* snap = run.cnn_snapshot()) {
+      // A CNN's column: the probe with its input gradient (it has no attention to map).
+      ImGui::Image(run.cnn_texture(), ImVec2(side, side));
+      record_widget(id);
+      const auto& labels = snap->model->arch.labels;
+      const std::string predicted = snap->klass >= 0 && snap->klass < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(snap->klass)] : "?";
+      compared.push_back({{"run", run.name()},
+                          {"model", "cnn"},
+                          {"step", run.step()},
+                          {"switches", run.switches()},
+                          {"task", task_name(run.task())},
+                          {"test_accuracy", test},
+                          {"probe", run.shown_probe()},
+                          {"predicted", predicted},
+                          {"probability", snap->probability},
+                          {"shows", "input gradient"}});
+    } else if (const SourceInfo info = source.info(); info.ready) {
       const MainMap map = source.main_map(state.train);
       std::vector<Cell> outline;
       if (const auto c = query_cell(info.grid, map.query)) outline.push_back(*c);
       source_thumbnail(id, source, [&] { return map.texture; }, state, ImVec2(side, side), outline, r == state.train_run);
       compared.push_back({{"run", run.name()},
+                          {"model", "vit"},
                           {"step", run.step()},
                           {"switches", run.switches()},
                           {"pooling", pooling_name(run.shape().pooling)},

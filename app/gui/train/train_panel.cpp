@@ -113,7 +113,33 @@ void shape_section(TrainSession& train, const TrainSession& other) {
   if (ImGui::Button(fitting_label({copy.c_str(), copy_short.c_str()}))) c = other.config();
   record_widget("train:copy");
   const float w = ImGui::GetFontSize() * 7;
-  if (task_switch(c)) {
+  // The model: a ViT, or a small ResNet on the same data and schedule (the deck's question, "do
+  // transformers learn differently from CNNs?", as an experiment: which learns faster here?).
+  ImGui::TextUnformatted("model");
+  same_line_if_room(radio_width("ViT"));
+  if (ImGui::RadioButton("ViT##train_model", !c.cnn)) c.cnn = false;
+  record_widget("train:model_vit");
+  same_line_if_room(radio_width("CNN (ResNet)"));
+  if (ImGui::RadioButton("CNN (ResNet)##train_model", c.cnn)) c.cnn = true;
+  record_widget("train:model_cnn");
+  auto number = [&](const char* label, const char* id, int& v, int lo, int hi, int step) {
+    if (ImGui::InputInt(fit_label(label, w).c_str(), &v, step, step * 4)) v = std::clamp(v, lo, hi);
+    record_widget(id);
+  };
+  if (c.cnn) {
+    // A ResNet of BasicBlocks (core/cnn/cnn_train.hpp): its width and blocks per stage; the
+    // parameter count set beside the other run's, so that "about the ViT's size" can be seen.
+    number("width (channels)", "train:cnn_width", c.cnn_shape.width, 2, 128, 2);
+    int blocks = c.cnn_shape.stage_blocks[0];
+    number("blocks per stage", "train:cnn_blocks", blocks, 1, 4, 1);
+    c.cnn_shape.stage_blocks = {blocks, blocks, blocks, blocks};
+    const TrainConfig& o = other.config();
+    const double mine = static_cast<double>(c.cnn_shape.parameters()) / 1000.0;
+    const double theirs = static_cast<double>(o.cnn ? o.cnn_shape.parameters() : o.shape.parameters()) / 1000.0;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    text_wrapped("%.0fk parameters (run %s's %s: %.0fk)", mine, other.name().c_str(), o.cnn ? "CNN" : "ViT", theirs);
+    ImGui::PopStyleColor();
+  } else if (task_switch(c)) {
     masked_switches(c, w * 1.4f);
   } else {
     // The lecture's switch, one click: what the classifier reads.
@@ -130,16 +156,14 @@ void shape_section(TrainSession& train, const TrainSession& other) {
     if (ImGui::Combo(fit_label("patch", w * 1.4f).c_str(), &patch, patch_names, 4)) c.shape.patch = kPatches[patch];
     record_widget("train:patch");
   }
-  int pos = static_cast<int>(c.shape.pos);
-  if (ImGui::Combo(fit_label("position", w * 1.4f).c_str(), &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
-  record_widget("train:pos");
-  auto number = [&](const char* label, const char* id, int& v, int lo, int hi, int step) {
-    if (ImGui::InputInt(fit_label(label, w).c_str(), &v, step, step * 4)) v = std::clamp(v, lo, hi);
-    record_widget(id);
-  };
-  number("depth (blocks)", "train:depth", c.shape.depth, 1, 12, 1);
-  number("heads", "train:heads", c.shape.heads, 1, 16, 1);
-  number("D (token width)", "train:dim", c.shape.D, 4, 512, 8);
+  if (!c.cnn) {
+    int pos = static_cast<int>(c.shape.pos);
+    if (ImGui::Combo(fit_label("position", w * 1.4f).c_str(), &pos, kPosNames, 3)) c.shape.pos = static_cast<VitPosKind>(pos);
+    record_widget("train:pos");
+    number("depth (blocks)", "train:depth", c.shape.depth, 1, 12, 1);
+    number("heads", "train:heads", c.shape.heads, 1, 16, 1);
+    number("D (token width)", "train:dim", c.shape.D, 4, 512, 8);
+  }
   number("batch", "train:batch", c.batch, 1, 1024, 16);
   number("steps (schedule)", "train:steps", c.steps, 1, 1000000, 500);
   number("seed", "train:seed", c.seed, 0, 1000000, 1);
@@ -220,6 +244,14 @@ void runs_section(AppState& state, const TrainRuns& runs) {
       continue;
     }
     const char* state_text = run.running() ? "" : run.finished() ? " (finished)" : " (paused)";
+    if (run.is_cnn()) {
+      const float test = run.test_accuracy();
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      text_wrapped("%s: CNN, step %lld, test %.1f %%%s", run.name().c_str(), static_cast<long long>(run.step()), test >= 0 ? 100.0 * test : 0.0,
+                   state_text);
+      ImGui::PopStyleColor();
+      continue;
+    }
     if (run.task() == VitTask::MaskedPatches) {
       ImGui::TextDisabled("%s: masked patches, step %lld, fixed-crops loss %.4f%s", run.name().c_str(), static_cast<long long>(run.step()),
                           static_cast<double>(std::max(run.fixed_loss(), 0.0f)), state_text);
@@ -260,7 +292,17 @@ void probe_section(AppState& state, TrainSession& train) {
     if (ImGui::RadioButton(photo_label, state.train_probe_photo)) state.train_probe_photo = true;
     record_widget("train:probe_photo");
   }
-  if (const VitRun* run = train.vit().run()) {
+  if (const CnnSnapshot* snap = train.cnn_snapshot()) {
+    // A CNN has no attention to map: the probe with where its decision is sensitive over it.
+    const float side = ImGui::GetFontSize() * 3;
+    ImGui::Image(train.cnn_texture(), ImVec2(side, side));
+    record_widget("train:probe_image");
+    ImGui::SameLine();
+    const auto& labels = snap->model->arch.labels;
+    ImGui::TextDisabled("run %s predicts %s (%.0f %%)", train.name().c_str(),
+                        snap->klass >= 0 && snap->klass < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(snap->klass)].c_str() : "?",
+                        100.0 * snap->probability);
+  } else if (const VitRun* run = train.vit().run()) {
     // What the model sees: the probe as the input (a test image, the photo made as the data are, or the whole photo).
     const float side = ImGui::GetFontSize() * 3;
     ImGui::Image(train.vit().photo(), ImVec2(side, side));
@@ -289,7 +331,14 @@ void save_section(AppState& state, TrainSession& train) {
   ImGui::EndDisabled();
   if (!train.last_saved().empty()) {
     ImGui::SameLine();
-    if (ImGui::Button("Open as ViT")) state.commands.open_model(train.last_saved());
+    if (train.is_cnn()) {
+      if (ImGui::Button("Open in the CNN tab")) {  // beside the ViT, as the gallery's ResNets
+        state.cnn_model = train.last_saved();
+        state.vit_view = "cnn";
+      }
+    } else if (ImGui::Button("Open as ViT")) {
+      state.commands.open_model(train.last_saved());
+    }
     record_widget("train:open");
     ImGui::TextDisabled("saved: %s", train.last_saved().string().c_str());
   }
@@ -376,6 +425,16 @@ void draw_train_curves(AppState& state, TrainSession& train) {
   ImGui::EndGroup();
   next_column();
   ImGui::BeginGroup();
+  if (train.is_cnn()) {
+    // A CNN has no heads: in their place, the probe with the input gradient of its prediction.
+    wrap_text("no attention heads: where the prediction is sensitive, |d logit / d pixel|");
+    const float side = std::max(std::min(side_w, h - ImGui::GetTextLineHeightWithSpacing()), 32.0f);
+    if (train.cnn_snapshot()) ImGui::Image(train.cnn_texture(), ImVec2(side, side));
+    else ImGui::Dummy(ImVec2(side, side));
+    record_widget("train:cnn_gradient");
+    ImGui::EndGroup();
+    return;
+  }
   // One line per head of the map's layer: local heads fall, global ones stay high.
   std::vector<PlotSeries> heads;
   float dmax = 0.0f, dmin = 1e9f;
@@ -411,7 +470,8 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
                  [&] { draw_train_cka(state, runs, train, cka); }};
   // The views: the curves, runs A and B, then the views that work on a ViT (view.hpp) on the
   // shown run's latest snapshot, its similarity view computed again on request while training runs.
-  const std::vector<View*> offered = views_for(views, run);
+  // A CNN run has no attention for the map views: its curves and A against B.
+  const std::vector<View*> offered = train.is_cnn() ? std::vector<View*>{} : views_for(views, run);
   std::vector<std::string> labels = {curves_tab, "A and B"}, names = {"train_tab:curves", "train_tab:runs"};
   for (const View* view : offered) {
     labels.emplace_back(view->label());
