@@ -1,7 +1,7 @@
 // A small ResNet trained on the CPU (core/cnn/cnn_train.hpp): the structure is the loader's
 // (random_resnet_tensors() read by resnet_from_tensors()), the values live in flat buffers for
 // AdamW and are copied into the model's convolutions after each update; each example's
-// gradient comes from resnet_train_pass(). The batch is split among threads, each with its own
+// gradient comes from resnet_train_batch(). The batch is split among threads, each with its own
 // gradient, summed in a fixed order.
 #include "core/cnn/cnn_train.hpp"
 
@@ -171,15 +171,6 @@ void CnnTrainer::sync() {
   net_.b_fc = Eigen::Map<const RowVector>(values_.data() + fc_bias_, net_.b_fc.size());
 }
 
-namespace {
-CnnInput image_input(const float* image, int side) {
-  CnnInput in;
-  in.width = in.height = side;
-  in.x = Eigen::Map<const Matrix>(image, 3, static_cast<Eigen::Index>(side) * side);
-  return in;
-}
-}  // namespace
-
 VitStepStats CnnTrainer::compute_gradients(std::span<const float> images, std::span<const int> labels) {
   const int B = static_cast<int>(labels.size()), side = shape_.image_side;
   const std::size_t image_size = 3ull * side * side;
@@ -198,14 +189,17 @@ VitStepStats CnnTrainer::compute_gradients(std::span<const float> images, std::s
     FlushSubnormals ftz;
     const auto pp = static_cast<std::size_t>(p);
     grads[pp].zero(net_);
-    for (int b = part_begin(B, parts, p); b < part_begin(B, parts, p + 1); ++b) {
-      const int y = labels[static_cast<std::size_t>(b)];
-      resnet_train_pass(net_, image_input(images.data() + image_size * static_cast<std::size_t>(b), side), [&](std::span<float> z) {
+    const int b0 = part_begin(B, parts, p), b1 = part_begin(B, parts, p + 1);
+    if (b1 <= b0) return;
+    resnet_train_batch(net_, images.subspan(image_size * static_cast<std::size_t>(b0), image_size * static_cast<std::size_t>(b1 - b0)), b1 - b0,
+                       side, side, [&](Matrix& z) {
+      for (int b = 0; b < b1 - b0; ++b) {
         bool right = false;
-        losses[pp] += smoothed_cross_entropy(z.data(), static_cast<int>(z.size()), y, settings_.label_smoothing, scale, true, &right);
+        losses[pp] += smoothed_cross_entropy(&z(b, 0), static_cast<int>(z.cols()), labels[static_cast<std::size_t>(b0 + b)],
+                                             settings_.label_smoothing, scale, true, &right);
         correct[pp] += right;
-      }, grads[pp], 1);
-    }
+      }
+    }, grads[pp], 1);
   };
   std::vector<std::thread> pool;
   for (int p = 1; p < parts; ++p) pool.emplace_back(run, p);
@@ -253,10 +247,11 @@ Matrix CnnTrainer::logits(std::span<const float> images, int count) const {
     throw Error("logits: " + std::to_string(images.size()) + " floats are not " + std::to_string(count) + " images");
   Matrix z(count, shape_.classes);
   FlushSubnormals ftz;
-  for (int b = 0; b < count; ++b) {
-    const ResnetPass pass = resnet_forward(net_, image_input(images.data() + image_size * static_cast<std::size_t>(b), side),
-                                           std::numeric_limits<std::int64_t>::max(), 1);
-    for (int c = 0; c < shape_.classes; ++c) z(b, c) = pass.logits[static_cast<std::size_t>(c)];
+  constexpr int kChunk = 100;  // images through the network at once (their maps side by side)
+  for (int b0 = 0; b0 < count; b0 += kChunk) {
+    const int n = std::min(kChunk, count - b0);
+    z.middleRows(b0, n) = resnet_batch_logits(net_, images.subspan(image_size * static_cast<std::size_t>(b0), image_size * static_cast<std::size_t>(n)),
+                                              n, side, side, 1);
   }
   return z;
 }

@@ -128,10 +128,12 @@ CnnInput cnn_input(const ResnetArchitecture& arch, const Image& image, int resiz
 /// The width and height of block `block`'s output map for a `width` × `height` input.
 std::array<int, 2> resnet_map_size(const ResnetModel& model, int block, int width, int height);
 
-/// A feature map: `channels` × height·width values.
+/// A feature map: `channels` × height·width values, of one image or (the CNN trainer's batch)
+/// `count` images side by side in each channel's row.
 struct FeatureMap {
   int channels = 0, height = 0, width = 0;
-  Matrix v;  ///< channels × height·width
+  int count = 1;  ///< images
+  Matrix v;       ///< channels × count·height·width, image after image in each row
 };
 
 /// What one forward pass leaves: every residual block's output (after its ReLU) and the logits.
@@ -211,15 +213,22 @@ struct ResnetParameterGradients {
   void zero(const ResnetModel& model);
 };
 
-/// One training example through a ResNet whose batch norms are folded (or absent: the Train
-/// tab's, core/cnn/cnn_train.hpp): the forward pass keeping every activation, then
-/// `loss_gradient` turns the logits (a copy) into ∂loss/∂logits in place, and the backward pass
+/// One training batch through a ResNet whose batch norms are folded (or absent: the Train
+/// tab's, core/cnn/cnn_train.hpp): `count` images of 3 × height × width floats each (image,
+/// channel, y, x), already normalized, all through each convolution at once (im2col of every
+/// image side by side, one sgemm). The forward pass keeps every activation; `loss_gradient`
+/// turns the logits (a copy, count × classes) into ∂loss/∂logits in place; the backward pass
 /// adds every parameter's gradient to `grads` (zero()ed for this model): conv weights
-/// dW += dy·im2col(x)ᵀ and biases db += Σ dy, fc's dz ⊗ pooled and dz (docs/MATH.md, "Training
-/// a small CNN"). Returns the logits. Throws Error for a model without classes or gradients sized
-/// for another model. Checked against torch autograd (tests/cnn/make_cnn_train_golden.py).
-std::vector<float> resnet_train_pass(const ResnetModel& model, const CnnInput& input, const std::function<void(std::span<float>)>& loss_gradient,
-                                     ResnetParameterGradients& grads, int threads = 1);
+/// dW += dy·im2col(x)ᵀ and biases db += Σ dy, fc's dzᵀ·pooled and Σ dz (docs/MATH.md, "Training
+/// a small CNN"). Returns the logits. Throws Error for a model without classes, gradients sized
+/// for another model, or images that are not `count` of that size. Checked against torch
+/// autograd (tests/cnn/make_cnn_train_golden.py).
+Matrix resnet_train_batch(const ResnetModel& model, std::span<const float> images, int count, int height, int width,
+                          const std::function<void(Matrix&)>& loss_gradient, ResnetParameterGradients& grads, int threads = 1);
+
+/// The logits (count × classes) of a batch laid out as resnet_train_batch() takes it, all
+/// through each convolution at once, nothing kept. Throws as it does.
+Matrix resnet_batch_logits(const ResnetModel& model, std::span<const float> images, int count, int height, int width, int threads = 1);
 
 /// The stem's k × k kernel (conv1, batch norm folded) as the chapter's fig. 26.21 draws a
 /// convolution over the token grid: output channel `out` from input channel `in` (its weights as

@@ -25,12 +25,13 @@ using vit_kernels::parallel_ranges;
 using vit_kernels::parallel_rows;
 using vit_kernels::parallel_tasks;
 
-Map make_map(int channels, int height, int width) {
+Map make_map(int channels, int height, int width, int count = 1) {
   Map m;
   m.channels = channels;
   m.height = height;
   m.width = width;
-  m.v.resize(channels, static_cast<Eigen::Index>(height) * width);
+  m.count = count;
+  m.v.resize(channels, static_cast<Eigen::Index>(count) * height * width);
   return m;
 }
 
@@ -43,6 +44,7 @@ void check_stop(const std::atomic<bool>* stop) {
 // over input channels as 16 products U_ξν (out × in) · V_ξν (in × tiles). 2.25× fewer
 // multiplications than im2col's product. y starts at b (+ add) and ReLU follows, as below.
 Map conv_winograd(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& buf, const Map* add) {
+  if (x.count != 1) throw Error("Winograd's convolution takes one image at a time");
   const int H = x.height, W = x.width, th = (H + 1) / 2, tw = (W + 1) / 2, T = th * tw;
   const std::size_t vsize = static_cast<std::size_t>(16) * c.in * T, msize = static_cast<std::size_t>(16) * c.out * T;
   buf.resize(vsize + msize);
@@ -127,13 +129,15 @@ Map conv_winograd(const CnnConv& c, const Map& x, bool relu, int threads, std::v
 // the padding).
 void im2col(const CnnConv& c, const Map& x, int threads, std::vector<float>& cols) {
   const int Ho = c.out_size(x.height), Wo = c.out_size(x.width), n = Ho * Wo, ikk = c.in * c.k * c.k;
-  cols.resize(static_cast<std::size_t>(ikk) * static_cast<std::size_t>(n));
+  const std::size_t N = static_cast<std::size_t>(x.count) * static_cast<std::size_t>(n);  // every image's columns, side by side
+  cols.resize(static_cast<std::size_t>(ikk) * N);
   parallel_rows(c.in, threads, [&](int first, int count) {
-    for (int ch = first; ch < first + count; ++ch) {
-      const float* plane = x.v.data() + static_cast<std::size_t>(ch) * x.height * x.width;
+    for (int ch = first; ch < first + count; ++ch)
+    for (int image = 0; image < x.count; ++image) {
+      const float* plane = x.v.data() + (static_cast<std::size_t>(ch) * x.count + image) * x.height * x.width;
       for (int ky = 0; ky < c.k; ++ky)
         for (int kx = 0; kx < c.k; ++kx) {
-          float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n;
+          float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * N + static_cast<std::size_t>(image) * n;
           // The output columns whose input column ix = ox·stride − pad + kx is inside: [lo, hi).
           const int shift = kx - c.pad;
           const int lo = std::min(Wo, std::max(0, (-shift + c.stride - 1) / c.stride));
@@ -161,16 +165,16 @@ void im2col(const CnnConv& c, const Map& x, int threads, std::vector<float>& col
 // im2col into `cols` (in·k·k × Ho·Wo; not needed for a 1×1 convolution of stride 1), then y
 // filled with b (+ add) and W · cols added onto it (sgemm's β = 1: no pass that zeroes y first).
 Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& cols, const Map* add = nullptr) {
-  if (c.winograd.size() > 0) return conv_winograd(c, x, relu, threads, cols, add);
-  const int Ho = c.out_size(x.height), Wo = c.out_size(x.width), n = Ho * Wo, ikk = c.in * c.k * c.k;
-  Map y = make_map(c.out, Ho, Wo);
+  if (c.winograd.size() > 0 && x.count == 1) return conv_winograd(c, x, relu, threads, cols, add);
+  const int Ho = c.out_size(x.height), Wo = c.out_size(x.width), n = x.count * Ho * Wo, ikk = c.in * c.k * c.k;
+  Map y = make_map(c.out, Ho, Wo, x.count);
   const float* B = x.v.data();
   if (c.k != 1 || c.stride != 1) {
     im2col(c, x, threads, cols);
     B = cols.data();
   }
   float* Y = y.v.data();
-  if (add && (add->channels != c.out || add->height != Ho || add->width != Wo)) throw Error("a residual of the wrong shape");
+  if (add && (add->channels != c.out || add->height != Ho || add->width != Wo || add->count != x.count)) throw Error("a residual of the wrong shape");
   auto start = [&](int o0, int o1, int j0, int j1) {  // b (+ add) where the product will be added
     for (int o = o0; o < o1; ++o) {
       const std::size_t at = static_cast<std::size_t>(o) * n + j0;
@@ -205,8 +209,8 @@ Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::ve
 
 // ∂/∂x of a convolution whose input was `height` × `width`: Wᵀ·dy, then col2im.
 Map conv_backward(const CnnConv& c, const Map& dy, int height, int width, int threads, std::vector<float>& cols) {
-  const int n = dy.height * dy.width, ikk = c.in * c.k * c.k;
-  Map dx = make_map(c.in, height, width);
+  const int n = dy.count * dy.height * dy.width, ikk = c.in * c.k * c.k;
+  Map dx = make_map(c.in, height, width, dy.count);
   const bool direct = c.k == 1 && c.stride == 1;
   float* D = direct ? dx.v.data() : nullptr;
   if (!direct) {
@@ -225,12 +229,14 @@ Map conv_backward(const CnnConv& c, const Map& dy, int height, int width, int th
   }
   if (direct) return dx;
   dx.v.setZero();
+  const int per = dy.height * dy.width;  // one image's output positions
   parallel_rows(c.in, threads, [&](int first, int count) {
-    for (int ch = first; ch < first + count; ++ch) {
-      float* plane = dx.v.data() + static_cast<std::size_t>(ch) * height * width;
+    for (int ch = first; ch < first + count; ++ch)
+    for (int image = 0; image < dy.count; ++image) {
+      float* plane = dx.v.data() + (static_cast<std::size_t>(ch) * dy.count + image) * height * width;
       for (int ky = 0; ky < c.k; ++ky)
         for (int kx = 0; kx < c.k; ++kx) {
-          const float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n;
+          const float* row = cols.data() + (static_cast<std::size_t>((ch * c.k + ky) * c.k + kx)) * n + static_cast<std::size_t>(image) * per;
           for (int oy = 0; oy < dy.height; ++oy) {
             const int iy = oy * c.stride - c.pad + ky;
             if (iy < 0 || iy >= height) continue;
@@ -250,7 +256,7 @@ Map conv_backward(const CnnConv& c, const Map& dy, int height, int width, int th
 // The parameters' gradient of a convolution whose input was x and whose output's gradient is
 // dy, added to g: dW += dy · colsᵀ (cols = im2col(x)), db += Σ over positions of dy.
 void conv_parameter_gradient(const CnnConv& c, const Map& x, const Map& dy, CnnConvGradient& g, int threads, std::vector<float>& cols) {
-  const int n = dy.height * dy.width, ikk = c.in * c.k * c.k;
+  const int n = dy.count * dy.height * dy.width, ikk = c.in * c.k * c.k;
   const float* B = x.v.data();
   if (c.k != 1 || c.stride != 1) {
     im2col(c, x, threads, cols);
@@ -266,9 +272,10 @@ constexpr int kPool = 3, kPoolStride = 2, kPoolPad = 1;
 
 Map max_pool(const Map& x, std::vector<int>& arg, int threads) {
   const int Ho = (x.height + 2 * kPoolPad - kPool) / kPoolStride + 1, Wo = (x.width + 2 * kPoolPad - kPool) / kPoolStride + 1;
-  Map y = make_map(x.channels, Ho, Wo);
-  arg.resize(static_cast<std::size_t>(x.channels) * Ho * Wo);
-  parallel_rows(x.channels, threads, [&](int first, int count) {
+  Map y = make_map(x.channels, Ho, Wo, x.count);
+  arg.resize(static_cast<std::size_t>(x.channels) * x.count * Ho * Wo);
+  // Each (channel, image) plane alone; `arg` is the winner's place in its plane.
+  parallel_rows(x.channels * x.count, threads, [&](int first, int count) {
     for (int ch = first; ch < first + count; ++ch) {
       const float* in = x.v.data() + static_cast<std::size_t>(ch) * x.height * x.width;
       for (int oy = 0; oy < Ho; ++oy)
@@ -293,10 +300,10 @@ Map max_pool(const Map& x, std::vector<int>& arg, int threads) {
 }
 
 Map max_pool_backward(const Map& dy, const std::vector<int>& arg, int height, int width, int threads) {
-  Map dx = make_map(dy.channels, height, width);
+  Map dx = make_map(dy.channels, height, width, dy.count);
   dx.v.setZero();
   const int n = dy.height * dy.width;
-  parallel_rows(dy.channels, threads, [&](int first, int count) {
+  parallel_rows(dy.channels * dy.count, threads, [&](int first, int count) {
     for (int ch = first; ch < first + count; ++ch) {
       float* out = dx.v.data() + static_cast<std::size_t>(ch) * height * width;
       for (int j = 0; j < n; ++j) out[arg[static_cast<std::size_t>(ch) * n + j]] += dy.v.data()[static_cast<std::size_t>(ch) * n + j];
@@ -390,11 +397,10 @@ struct Forward {
   std::vector<float> logits;
 };
 
-Forward run_forward(const ResnetModel& model, const CnnInput& input, int blocks, bool keep, int threads,
-                    const std::atomic<bool>* stop) {
+Forward run_forward(const ResnetModel& model, const Map& input, int blocks, bool keep, int threads, const std::atomic<bool>* stop) {
   Forward f;
   std::vector<float> cols;
-  f.stem = conv_forward(model.stem, input_map(input), true, threads, cols);
+  f.stem = conv_forward(model.stem, input, true, threads, cols);
   f.pooled = max_pool(f.stem, f.pool_arg, threads);
   if (!keep) f.stem = Map();
   if (keep) f.tapes.resize(static_cast<std::size_t>(blocks));
@@ -404,7 +410,7 @@ Forward run_forward(const ResnetModel& model, const CnnInput& input, int blocks,
     f.outs.push_back(block_forward(model.blocks[static_cast<std::size_t>(i)], x, keep ? &f.tapes[static_cast<std::size_t>(i)] : nullptr,
                                    threads, cols));
   }
-  if (blocks == static_cast<int>(model.blocks.size())) f.logits = classify(model, f.outs.back());
+  if (blocks == static_cast<int>(model.blocks.size()) && input.count == 1) f.logits = classify(model, f.outs.back());
   return f;
 }
 
@@ -488,7 +494,7 @@ CnnInput cnn_input(const ResnetArchitecture& arch, const Image& image, int resiz
 ResnetPass resnet_forward(const ResnetModel& model, const CnnInput& input, std::int64_t budget, int threads,
                           const std::atomic<bool>* stop) {
   resnet_check_budget(model, input, budget);
-  Forward f = run_forward(model, input, static_cast<int>(model.blocks.size()), false, threads_or_default(threads), stop);
+  Forward f = run_forward(model, input_map(input), static_cast<int>(model.blocks.size()), false, threads_or_default(threads), stop);
   ResnetPass pass;
   pass.blocks = std::move(f.outs);
   pass.logits = std::move(f.logits);
@@ -509,7 +515,7 @@ CnnGradients resnet_gradients(const ResnetModel& model, const CnnInput& input, c
                 std::to_string(B - 1) + ")");
   resnet_check_budget(model, input, budget);
   const int last = klass ? B : target.block + 1;
-  Forward f = run_forward(model, input, last, true, threads, stop);
+  Forward f = run_forward(model, input_map(input), last, true, threads, stop);
   CnnGradients g;
   g.width = input.width;
   g.height = input.height;
@@ -610,24 +616,61 @@ void ResnetParameterGradients::zero(const ResnetModel& model) {
   db_fc.setZero(model.b_fc.size());
 }
 
-std::vector<float> resnet_train_pass(const ResnetModel& model, const CnnInput& input, const std::function<void(std::span<float>)>& loss_gradient,
-                                     ResnetParameterGradients& grads, int threads) {
+namespace {
+
+// The images (image, channel, y, x) as one map: each channel's row holds every image's plane.
+Map batch_map(std::span<const float> images, int count, int height, int width) {
+  const std::size_t hw = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+  if (count < 1 || height < 1 || width < 1 || images.size() != static_cast<std::size_t>(count) * 3 * hw)
+    throw Error("a batch of " + std::to_string(images.size()) + " floats is not " + std::to_string(count) + " images of 3 x " +
+                std::to_string(height) + " x " + std::to_string(width));
+  Map x = make_map(3, height, width, count);
+  for (int b = 0; b < count; ++b)
+    for (int c = 0; c < 3; ++c)
+      std::copy_n(images.data() + (static_cast<std::size_t>(b) * 3 + c) * hw, hw, x.v.data() + (static_cast<std::size_t>(c) * count + b) * hw);
+  return x;
+}
+
+// fc on each image's global average pool of `top`: the pooled features (channels × count) into
+// `pooled`, the logits (count × classes) returned.
+Matrix batch_logits(const ResnetModel& model, const Map& top, Matrix& pooled) {
+  const Eigen::Index C = top.channels, n = static_cast<Eigen::Index>(top.height) * top.width;
+  const Eigen::VectorXf means = Eigen::Map<const Matrix>(top.v.data(), C * top.count, n).rowwise().mean();
+  pooled = Eigen::Map<const Matrix>(means.data(), C, top.count);
+  Matrix logits = (model.W_fc * pooled).transpose();
+  logits.rowwise() += model.b_fc;
+  return logits;
+}
+
+}  // namespace
+
+Matrix resnet_batch_logits(const ResnetModel& model, std::span<const float> images, int count, int height, int width, int threads) {
+  if (model.arch.classes == 0) throw Error("this ResNet has no classifier");
+  const Forward f = run_forward(model, batch_map(images, count, height, width), static_cast<int>(model.blocks.size()), false,
+                                threads_or_default(threads), nullptr);
+  Matrix pooled;
+  return batch_logits(model, f.outs.back(), pooled);
+}
+
+Matrix resnet_train_batch(const ResnetModel& model, std::span<const float> images, int count, int height, int width,
+                          const std::function<void(Matrix&)>& loss_gradient, ResnetParameterGradients& grads, int threads) {
   threads = threads_or_default(threads);
   if (model.arch.classes == 0) throw Error("this ResNet has no classifier to train");
   if (grads.convs.size() != resnet_convs(model).size()) throw Error("the gradients are not this ResNet's (zero() them for it)");
-  Forward f = run_forward(model, input, static_cast<int>(model.blocks.size()), true, threads, nullptr);
-  const std::vector<float> logits = f.logits;
-  std::vector<float> d_logits = f.logits;
-  loss_gradient(d_logits);
-  // fc on the global average pool: dW_fc += dz ⊗ pooled, dpooled = W_fcᵀ dz, each position 1/(h·w) of it.
+  const Map x = batch_map(images, count, height, width);
+  Forward f = run_forward(model, x, static_cast<int>(model.blocks.size()), true, threads, nullptr);
   const Map& top = f.outs.back();
-  const Eigen::Map<const Eigen::VectorXf> dz(d_logits.data(), static_cast<Eigen::Index>(d_logits.size()));
-  const Eigen::VectorXf pooled = top.v.rowwise().mean();
-  grads.dW_fc.noalias() += dz * pooled.transpose();
-  grads.db_fc += dz.transpose();
-  const Eigen::VectorXf dpooled = model.W_fc.transpose() * dz / static_cast<float>(top.height * top.width);
-  Map d = make_map(top.channels, top.height, top.width);
-  d.v = dpooled.replicate(1, top.height * top.width);
+  const Eigen::Index C = top.channels, n = static_cast<Eigen::Index>(top.height) * top.width;
+  Matrix pooled;
+  const Matrix logits = batch_logits(model, top, pooled);
+  Matrix dz = logits;
+  loss_gradient(dz);
+  // dW_fc += dzᵀ pooledᵀ, db_fc += Σ dz; each position of image b's last map gets (W_fcᵀ dz_b)/(h·w).
+  grads.dW_fc.noalias() += dz.transpose() * pooled.transpose();
+  grads.db_fc += dz.colwise().sum();
+  const Matrix dpooled = (model.W_fc.transpose() * dz.transpose()) / static_cast<float>(n);  // C × count, row-major: plane k·count + b
+  Map d = make_map(top.channels, top.height, top.width, count);
+  Eigen::Map<Matrix>(d.v.data(), C * count, n) = Eigen::Map<const Eigen::VectorXf>(dpooled.data(), C * count).replicate(1, n);
   // The blocks' convolutions follow the stem's in resnet_convs() order.
   std::vector<std::size_t> first(model.blocks.size());
   for (std::size_t i = 0, at = 1; i < model.blocks.size(); ++i) {
@@ -637,13 +680,13 @@ std::vector<float> resnet_train_pass(const ResnetModel& model, const CnnInput& i
   std::vector<float> cols;
   for (int i = static_cast<int>(model.blocks.size()) - 1; i >= 0; --i) {
     const auto ii = static_cast<std::size_t>(i);
-    const Map& x = i == 0 ? f.pooled : f.outs[ii - 1];
-    d = block_backward(model.blocks[ii], x, f.outs[ii], f.tapes[ii], std::move(d), threads, cols, &grads.convs[first[ii]]);
+    const Map& in = i == 0 ? f.pooled : f.outs[ii - 1];
+    d = block_backward(model.blocks[ii], in, f.outs[ii], f.tapes[ii], std::move(d), threads, cols, &grads.convs[first[ii]]);
     f.tapes[ii] = BlockTape();
   }
   d = max_pool_backward(d, f.pool_arg, f.stem.height, f.stem.width, threads);
   relu_backward(d, f.stem);
-  conv_parameter_gradient(model.stem, input_map(input), d, grads.convs[0], threads, cols);
+  conv_parameter_gradient(model.stem, x, d, grads.convs[0], threads, cols);
   return logits;
 }
 

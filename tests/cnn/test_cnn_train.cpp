@@ -235,6 +235,48 @@ TEST(CnnTrain, TheSavedTensorsLoadAsAResnetWithTheTrainersLogits) {
   EXPECT_TRUE(m.stem.W.isApprox(loaded.stem.W));
 }
 
+// The trainer's batch goes through each convolution at once (every image's im2col side by side):
+// the same logits as each image alone through the loader's path (Winograd for the 3×3s), and the
+// same gradients as the images one at a time, for BasicBlocks and Bottlenecks with downsampling.
+TEST(CnnTrain, ABatchAtOnceIsEachImageAlone) {
+  const fs::path data = fs::path(ATTNLAB_SOURCE_DIR) / "tests/cnn/data";
+  for (const fs::path& file : {data / "resnet18_narrow/model.pth", data / "resnet50_narrow/model.safetensors"}) {
+    SCOPED_TRACE(file.string());
+    const ResnetModel m = load_resnet(file);
+    constexpr int kCount = 3, kH = 40, kW = 36;
+    std::mt19937 gen(21);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> images(static_cast<std::size_t>(kCount) * 3 * kH * kW);
+    for (float& x : images) x = normal(gen);
+    const Matrix batch = resnet_batch_logits(m, images, kCount, kH, kW);
+    ASSERT_EQ(batch.rows(), kCount);
+    const std::size_t one = 3ull * kH * kW;
+    ResnetParameterGradients together, alone;
+    together.zero(m);
+    alone.zero(m);
+    const Matrix dz = Matrix::Random(kCount, m.arch.classes);  // any ∂loss/∂logits
+    resnet_train_batch(m, images, kCount, kH, kW, [&](Matrix& z) { z = dz; }, together);
+    for (int b = 0; b < kCount; ++b) {
+      CnnInput in;
+      in.width = kW, in.height = kH;
+      in.x = Eigen::Map<const Matrix>(images.data() + one * static_cast<std::size_t>(b), 3, kH * kW);
+      const ResnetPass pass = resnet_forward(m, in, std::int64_t{1} << 30, 1);
+      for (int c = 0; c < m.arch.classes; ++c)
+        EXPECT_NEAR(batch(b, c), pass.logits[static_cast<std::size_t>(c)], 1e-4 * (1.0 + std::abs(batch(b, c))));
+      const Matrix z = resnet_train_batch(m, std::span<const float>(images).subspan(one * static_cast<std::size_t>(b), one), 1, kH, kW,
+                                          [&](Matrix& g) { g = dz.row(b); }, alone);
+      EXPECT_LT((z.row(0) - batch.row(b)).cwiseAbs().maxCoeff(), 1e-4);
+    }
+    ASSERT_EQ(together.convs.size(), alone.convs.size());
+    for (std::size_t i = 0; i < together.convs.size(); ++i) {
+      const double scale = 1e-4 * (1.0 + alone.convs[i].dW.cwiseAbs().maxCoeff());
+      EXPECT_LT((together.convs[i].dW - alone.convs[i].dW).cwiseAbs().maxCoeff(), scale) << "convolution " << i;
+      EXPECT_LT((together.convs[i].db - alone.convs[i].db).cwiseAbs().maxCoeff(), scale) << "convolution " << i;
+    }
+    EXPECT_LT((together.dW_fc - alone.dW_fc).cwiseAbs().maxCoeff(), 1e-4 * (1.0 + alone.dW_fc.cwiseAbs().maxCoeff()));
+  }
+}
+
 TEST(CnnTrain, SameSeedAndThreadsGiveTheSameNumbers) {
   CnnTrainShape shape;
   shape.width = 4;

@@ -247,6 +247,10 @@ TEST(TrainUnderXvfb, ACnnBesideAViTTrainsOnTheSameDataAndSavesAResNet) {
   EXPECT_LE(c[1].at("probability").get<double>(), 1.0);
   EXPECT_FALSE(c[1].at("predicted").get<std::string>().empty());
   EXPECT_TRUE(side.at("widgets").contains("train:compare_b"));
+  // Run B shown: the main map's place has the CNN's probe and prediction, not an attention map.
+  ASSERT_TRUE(side.contains("train_cnn")) << side.dump();
+  EXPECT_EQ(side.at("train_cnn").at("run"), "B");
+  EXPECT_FALSE(side.contains("train_drawn")) << "no attention map of a CNN";
   // Both keep advancing, taking turns.
   const auto a0 = c[0].at("step").get<std::int64_t>(), b0 = c[1].at("step").get<std::int64_t>();
   const nlohmann::json on = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, a0 + 10, b0 + 10); }, 240);

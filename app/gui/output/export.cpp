@@ -75,6 +75,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, c
   if (!state.report.vit_drawn.is_null()) j["vit_drawn"] = state.report.vit_drawn;
   if (!state.report.train_drawn.is_null()) j["train_drawn"] = state.report.train_drawn;
   if (!state.report.train_compared.is_null()) j["train_compared"] = state.report.train_compared;
+  if (!state.report.train_cnn.is_null()) j["train_cnn"] = state.report.train_cnn;
   if (!state.report.compare.is_null()) j["compare"] = state.report.compare;  // `render --from` redraws the pair
   if (!hand_made.has_image()) return j;
   const auto& g = hand_made.grid();

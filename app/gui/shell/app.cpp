@@ -107,6 +107,7 @@ void App::draw_views() {
   widget_log().clear();
   state_.report.view_errors.clear();
   state_.report.train_compared = nullptr;  // until the runs' side-by-side view draws
+  state_.report.train_cnn = nullptr;
   draw_windows();
 }
 

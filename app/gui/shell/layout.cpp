@@ -293,7 +293,8 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   };
   // The lower row's contents, as panels or (a cramped projector) as sections of the controls column.
   auto heads_contents = [&] {
-    if (state_.source == ShownSource::Train && !shown_train_run()) wrap_text("The untrained model's heads appear here in a moment.");
+    if (state_.source == ShownSource::Train && shown_train().is_cnn()) wrap_text("A CNN has no attention heads: the map's place shows its input gradient.");
+    else if (state_.source == ShownSource::Train && !shown_train_run()) wrap_text("The untrained model's heads appear here in a moment.");
     else draw_heads_grid(state_, source);
   };
   const char* own_title = state_.source == ShownSource::Train ? "Training###train_lower" : vit ? "ViT views###vit_lower" : "Pinned queries";
@@ -414,6 +415,11 @@ void App::draw_main_map() {
     replay_->note_vit_map(state_.source == ShownSource::Vit ? vit_.run() : state_.source == ShownSource::Train ? shown_train_run() : nullptr);
   // Before Start: the untrained model's maps, said so in the model line's place (the map keeps
   // the room); nothing of the hand-made heads' while the untrained model is being made.
+  if (state_.source == ShownSource::Train && shown_train().is_cnn()) {  // a CNN has no map: its probe and input gradient
+    draw_cnn_run_map(state_, shown_train());
+    geometry_.valid = false;
+    return;
+  }
   const bool untrained = state_.source == ShownSource::Train && !shown_train().started();
   shown_train_map().set_note(untrained ? "Untrained (random weights): press Start (Train panel) to watch these maps focus." : "");
   if (untrained && !shown_train_run()) {

@@ -168,6 +168,9 @@ struct FrameReport {
   /// What the Train tab's side-by-side view drew of each run (run, step, switches, test
   /// accuracy, the map's layer, head, query and values); null when it was not drawn.
   nlohmann::json train_compared;
+  /// What the main map's place showed for a CNN run of the Train tab (run, step, probe, its
+  /// prediction; draw_cnn_run_map); null when it was not drawn.
+  nlohmann::json train_cnn;
   /// What Compare's model B drew beside the ViT's map (View → Compare; vit_compare.hpp's
   /// compare_entry); null when Compare was not drawn.
   nlohmann::json compare;

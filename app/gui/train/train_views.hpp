@@ -35,6 +35,11 @@ void draw_train_lower(AppState& state, TrainRuns& runs, MapSource& a, MapSource&
 /// the frame's report (train_compared).
 void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSource& b);
 
+/// The main map's place when the shown run is a CNN (train_cnn_view.cpp): it has no attention
+/// matrix, so the probe as the CNN sees it, with the input gradient of its prediction over it
+/// (|∂ logit/∂ pixel|, summed over colour), what it predicts, and where the ViT's maps are.
+void draw_cnn_run_map(AppState& state, TrainSession& run);
+
 /// A line of a plot against the training step.
 struct PlotSeries {
   std::vector<float> x, y;

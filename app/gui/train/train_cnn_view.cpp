@@ -1,0 +1,32 @@
+// The main map's place for a CNN run of the Train tab (issue 50, item 2): a CNN has no attention
+// matrix, so the map shows what the CNN's snapshot has, its probe and the input gradient of its
+// prediction (TrainSession::cnn_snapshot), as large as the room allows.
+#include "app/gui/train/train_views.hpp"
+
+#include "app/gui/state/widget_log.hpp"
+
+#include <algorithm>
+
+namespace attnlab::app {
+
+void draw_cnn_run_map(AppState& state, TrainSession& run) {
+  const CnnSnapshot* snap = run.cnn_snapshot();
+  char line[160];
+  std::snprintf(line, sizeof line, "Run %s is a CNN (ResNet): no attention matrix to map. %s", run.name().c_str(),
+                snap ? "Shown: the probe with where its prediction is sensitive, |d logit / d pixel|." : "Its first snapshot is on its way...");
+  wrap_text(line);
+  if (!snap) return;
+  const auto& labels = snap->model->arch.labels;
+  const std::string predicted = snap->klass >= 0 && snap->klass < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(snap->klass)] : "?";
+  ImGui::TextDisabled("step %lld, on %s: predicts %s (%.0f %%)", static_cast<long long>(run.step()), run.shown_probe().c_str(), predicted.c_str(),
+                      100.0 * snap->probability);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float side = std::max(std::min(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing()), 32.0f);
+  ImGui::Image(run.cnn_texture(), ImVec2(side, side));
+  record_widget("train:cnn_map");
+  ImGui::TextDisabled("The ViT's maps: \"The maps show\" run %s in the Train panel, when it is a ViT.", run.name() == "A" ? "B" : "A");
+  state.report.train_cnn = {{"run", run.name()}, {"step", run.step()}, {"probe", run.shown_probe()}, {"predicted", predicted},
+                            {"probability", snap->probability}};
+}
+
+}  // namespace attnlab::app
