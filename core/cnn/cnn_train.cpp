@@ -33,18 +33,6 @@ std::vector<std::array<std::string, 2>> conv_names(const ResnetModel& m) {
   return names;
 }
 
-// Each block's last convolution (zero_init_residual's): its index in resnet_convs() order.
-std::vector<bool> last_of_branch(const ResnetModel& m) {
-  std::vector<bool> last{false};
-  for (const ResnetBlock& b : m.blocks) {
-    last.push_back(false);
-    last.push_back(!b.bottleneck());
-    if (b.bottleneck()) last.push_back(true);
-    if (b.downsample) last.push_back(false);
-  }
-  return last;
-}
-
 // What a running_var of 1 − 10⁻⁵ and ε = 10⁻⁵ fold to: γ/√(σ² + ε) = 1 in float.
 constexpr float kIdentityVariance = 1.0f - 1e-5f;
 
@@ -129,14 +117,12 @@ CnnTrainer::CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& setti
   grad_.assign(at, 0.0f);
   m_.assign(at, 0.0f);
   v_.assign(at, 0.0f);
-  // torchvision's init (ResNet.__init__): kaiming_normal_ fan_out for the convolutions, the
-  // residual branches' last at 0 (zero_init_residual), Linear's default for fc.
+  // torchvision's init (ResNet.__init__, zero_init_residual False as its default): kaiming_normal_
+  // fan_out for the convolutions, Linear's default for fc.
   std::mt19937_64 gen(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  const std::vector<bool> last = last_of_branch(net_);
   for (std::size_t i = 0; i < convs.size(); ++i) {
     const CnnConv& c = *convs[i];
-    if (last[i]) continue;
     const float sd = std::sqrt(2.0f / static_cast<float>(c.out * c.k * c.k));
     for (std::size_t j = 0; j < static_cast<std::size_t>(c.W.size()); ++j) values_[slots_[i].weight + j] = sd * normal(gen);
   }

@@ -41,10 +41,9 @@ struct CnnTrainShape {
 /// y, x), 3 × side × side each, normalized. One caller at a time.
 class CnnTrainer {
  public:
-  /// A fresh model initialized as torchvision's ResNet: conv weights kaiming_normal_(mode
-  /// "fan_out", ReLU), std √(2/(out·k·k)); biases 0; fc PyTorch's Linear default U(±1/√in) for
-  /// weight and bias; and, as torchvision's zero_init_residual, each block's last convolution
-  /// at 0 (there its batch norm's γ), so that every block starts as the identity. From one
+  /// A fresh model initialized as torchvision's ResNet (zero_init_residual False, its default):
+  /// conv weights kaiming_normal_(mode "fan_out", ReLU), std √(2/(out·k·k)); biases 0 (a batch
+  /// norm's β); fc PyTorch's Linear default U(±1/√in) for weight and bias. From one
   /// std::mt19937_64 seeded by `seed`. `threads`: how many threads share a batch (0: one per
   /// core). Throws Error for a bad shape.
   CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& settings, std::uint64_t seed, int threads = 1);

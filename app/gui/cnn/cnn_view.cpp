@@ -146,6 +146,10 @@ void CnnViewState::model_line(AppState& state, VitSession& vit) {
 
 namespace {
 
+// A column too narrow for a picture with words beside it (under 24 lines of type wide): the
+// words go below.
+bool narrow_column(float width) { return width < ImGui::GetFontSize() * 24; }
+
 // The photo with `map` (height × width values over the part of the photo given by `uv1`) over it,
 // `side` pixels on its long side; returns where it was drawn.
 ImVec2 draw_map_over_photo(AppState& state, VitSession& vit, const Matrix& map, const std::string& slot, const std::string& key, ImVec2 uv1,
@@ -234,10 +238,12 @@ void CnnViewState::draw_fields(AppState& state, VitSession& vit, SourceChoice& c
     state.report.cnn_drawn = {{"show", "field"}, {"error", r.error}};
     return;
   }
-  // The two fields side by side as large as the panel's height allows, what they are to the right.
+  // The two fields side by side as large as the panel's height allows, what they are to the right;
+  // in a narrow column (the controls column of a projector at a large UI scale) the words below.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float high = std::max(ui_px(40), avail.y - ImGui::GetTextLineHeightWithSpacing() - ui_px(4));
-  const float each = std::min((avail.x - ui_px(24)) * 0.35f, high * 1.6f);
+  const bool stacked = narrow_column(avail.x);
+  const float high = stacked ? avail.x : std::max(ui_px(40), avail.y - ImGui::GetTextLineHeightWithSpacing() - ui_px(4));
+  const float each = stacked ? std::max((avail.x - ui_px(12)) / 2, ui_px(20)) : std::min((avail.x - ui_px(24)) * 0.35f, high * 1.6f);
   const ImVec2 covered(static_cast<float>(g.covered_w / vit.photo_width()), static_cast<float>(g.covered_h / vit.photo_height()));
   ImGui::BeginGroup();
   ImGui::TextUnformatted("ViT");
@@ -250,7 +256,7 @@ void CnnViewState::draw_fields(AppState& state, VitSession& vit, SourceChoice& c
   draw_map_over_photo(state, vit, r.cnn_field, "cnn-resnet-field", key, ImVec2(1, 1), each, high);
   record_widget("cnn_resnet_field");
   ImGui::EndGroup();
-  ImGui::SameLine(0, ui_px(12));
+  if (!stacked) ImGui::SameLine(0, ui_px(12));
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(says.c_str());
@@ -320,9 +326,11 @@ void CnnViewState::draw_grad_cam(AppState& state, VitSession& vit, SourceChoice&
   for (const auto& [c, p] : r.top)
     top += (top.empty() ? "" : ", ") + model_->arch.labels[static_cast<std::size_t>(c)] + " " + std::to_string(static_cast<int>(std::lround(p * 100))) + "%";
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  draw_map_over_photo(state, vit, r.cam, "cnn-grad-cam", key, ImVec2(1, 1), avail.x * 0.4f, std::max(ui_px(40), avail.y - ui_px(4)));
+  const bool stacked = narrow_column(avail.x);
+  draw_map_over_photo(state, vit, r.cam, "cnn-grad-cam", key, ImVec2(1, 1), stacked ? avail.x : avail.x * 0.4f,
+                      stacked ? avail.x : std::max(ui_px(40), avail.y - ui_px(4)));
   record_widget("cnn_grad_cam");
-  ImGui::SameLine(0, ui_px(12));
+  if (!stacked) ImGui::SameLine(0, ui_px(12));
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(says.c_str());
@@ -473,15 +481,16 @@ void CnnViewState::draw_features(AppState& state, VitSession& vit, SourceChoice&
   state.cnn_channel = std::clamp(state.cnn_channel, 0, m.channels - 1);
   const Matrix map = Eigen::Map<const Matrix>(m.v.row(state.cnn_channel).data(), m.height, m.width);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const bool stacked = narrow_column(avail.x);
   draw_map_over_photo(state, vit, map, "cnn-features", key + "|" + std::to_string(block) + "|" + std::to_string(state.cnn_channel), ImVec2(1, 1),
-                      avail.x * 0.4f, std::max(ui_px(40), avail.y - ui_px(4)));
+                      stacked ? avail.x : avail.x * 0.4f, stacked ? avail.x : std::max(ui_px(40), avail.y - ui_px(4)));
   record_widget("cnn_features");
-  ImGui::SameLine(0, ui_px(12));
+  if (!stacked) ImGui::SameLine(0, ui_px(12));
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(says.c_str());
   ImGui::PopTextWrapPos();
-  ImGui::SetNextItemWidth(ui_px(160));
+  ImGui::SetNextItemWidth(std::min(ui_px(160), ImGui::GetContentRegionAvail().x));
   ImGui::SliderInt("channel##cnn", &state.cnn_channel, 0, m.channels - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
   record_widget("cnn_channel");
   ImGui::TextDisabled("%d channels of %d x %d; largest %.3g", m.channels, m.width, m.height, static_cast<double>(map.maxCoeff()));
