@@ -37,7 +37,7 @@ from torchvision.models.resnet import BasicBlock, ResNet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vit"))
-from make_golden import write_safetensors  # noqa: E402
+from make_golden import set_safetensors_metadata, write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 
@@ -132,15 +132,7 @@ def main():
     print(f"loss {loss0:.6f}, gradient norms {', '.join(f'{n:.4f}' for n in norms)} (clip {c['clip_norm']})")
     path = os.path.join(HERE, "data", "cnn_train_golden.safetensors")
     write_safetensors(path, [(k, v.float()) for k, v in out.items()], "F32")
-    with open(path, "rb") as f:
-        raw = f.read()
-    n = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8:8 + n])
-    header["__metadata__"] = {"format": "pt", "settings": json.dumps(c)}
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(len(h).to_bytes(8, "little") + h + raw[8 + n:])
+    set_safetensors_metadata(path, {"format": "pt", "settings": json.dumps(c)})
     print(f"wrote {path} ({os.path.getsize(path)} bytes)")
 
 

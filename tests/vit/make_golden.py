@@ -158,6 +158,20 @@ def write_safetensors(path, named, dtype):
             f.write(b)
 
 
+def set_safetensors_metadata(path, meta):
+    """Rewrites the header of the safetensors file at `path` with `meta` (str -> str) as its
+    "__metadata__" (write_safetensors writes {"format": "pt"}), padded to a multiple of 8."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    header["__metadata__"] = meta
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + raw[8 + n:])
+
+
 def read_safetensors(path):
     """An independent parser (numpy only): {name: float32 torch tensor}, {name: dtype}."""
     with open(path, "rb") as f:

@@ -44,7 +44,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_golden import write_safetensors  # noqa: E402
+from make_golden import set_safetensors_metadata, write_safetensors  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 
@@ -222,16 +222,7 @@ def main():
     path = os.path.join(HERE, "data", "train", "train_golden.safetensors")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_safetensors(path, [(k, v.float()) for k, v in named.items()], "F32")
-    # the metadata: rewrite the header with the cases' settings (write_safetensors writes {"format": "pt"})
-    with open(path, "rb") as f:
-        raw = f.read()
-    n = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8:8 + n])
-    header["__metadata__"] = meta
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(len(h).to_bytes(8, "little") + h + raw[8 + n:])
+    set_safetensors_metadata(path, meta)
     print(f"wrote {path} ({os.path.getsize(path)} bytes)")
 
 
