@@ -119,8 +119,10 @@ void shape_section(TrainSession& train, const TrainSession& other) {
   same_line_if_room(radio_width("ViT"));
   if (ImGui::RadioButton("ViT##train_model", !c.cnn)) c.cnn = false;
   record_widget("train:model_vit");
-  same_line_if_room(radio_width("CNN (ResNet)"));
-  if (ImGui::RadioButton("CNN (ResNet)##train_model", c.cnn)) c.cnn = true;
+  // Beside the word while it fits, else below, shorter in a narrow column (UI scale 2 on a projector).
+  const bool cnn_long = radio_width("CNN (ResNet)") <= ImGui::GetContentRegionAvail().x;
+  same_line_if_room(radio_width(cnn_long ? "CNN (ResNet)" : "CNN"));
+  if (ImGui::RadioButton(cnn_long ? "CNN (ResNet)###train_model_cnn" : "CNN###train_model_cnn", c.cnn)) c.cnn = true;
   record_widget("train:model_cnn");
   auto number = [&](const char* label, const char* id, int& v, int lo, int hi, int step) {
     if (ImGui::InputInt(fit_label(label, w).c_str(), &v, step, step * 4)) v = std::clamp(v, lo, hi);
