@@ -232,6 +232,7 @@ TEST(CrossCka, ResnetAgainstResnetMatchesNumpyExactAndMinibatch) {
   for (const auto& l : ma.features(cka_square_image(image(0), ma.input_size), nullptr)) fa += static_cast<std::int64_t>(l.size());
   for (const auto& l : mb.features(cka_square_image(image(0), mb.input_size), nullptr)) fb += static_cast<std::int64_t>(l.size());
   const std::int64_t need = cross_cka_bytes(8, fa, fb, static_cast<int>(ma.layers.size() + mb.layers.size()));
+  EXPECT_EQ(cross_cka(ma, mb, 8, image, kCkaAutoBatch, need * 2).batch, 0) << "exact while they fit half the budget";
   const CrossCka tight = cross_cka(ma, mb, 8, image, kCkaAutoBatch, need * 3 / 2);
   EXPECT_EQ(tight.batch, 8);
   EXPECT_EQ(tight.images, 8);

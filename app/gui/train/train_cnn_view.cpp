@@ -6,6 +6,7 @@
 #include "app/gui/state/widget_log.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace attnlab::app {
 
