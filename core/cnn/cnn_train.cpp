@@ -275,12 +275,13 @@ ResnetModel CnnTrainer::model(const std::array<float, 3>& mean, const std::array
 std::size_t cnn_train_bytes(const CnnTrainShape& shape, int batch, int threads) {
   const auto p = static_cast<std::size_t>(shape.parameters());
   const int parts = std::max(1, std::min(threads > 0 ? threads : vit_kernels::default_threads(), std::max(batch, 1)));
-  // One image's gradient pass: the stem's map (width × ⌈side/2⌉²) and its im2col (3·7·7 rows of
-  // as many columns) are the largest; the later maps, kept and with their gradients, are at most
-  // a few times the stem's (each stage halves the side and doubles the channels).
+  const auto per_part = static_cast<std::size_t>((std::max(batch, 1) + parts - 1) / parts);  // images through each thread's pass at once
+  // One image's share of a gradient pass: the stem's map (width × ⌈side/2⌉²) and its im2col (3·7·7
+  // rows of as many columns) are the largest; the later maps, kept and with their gradients, are
+  // at most a few times the stem's (each stage halves the side and doubles the channels).
   const std::size_t half = static_cast<std::size_t>(shape.image_side + 1) / 2;
   const std::size_t pass = 8 * static_cast<std::size_t>(shape.width) * half * half + 147 * half * half;
-  return (5 * p + static_cast<std::size_t>(parts) * (p + pass)) * sizeof(float);
+  return (5 * p + static_cast<std::size_t>(parts) * (p + per_part * pass)) * sizeof(float);
 }
 
 }  // namespace attnlab

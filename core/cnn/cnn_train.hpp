@@ -106,7 +106,7 @@ std::string cnn_train_config_json(const CnnTrainShape& shape, const std::array<f
 
 /// Bytes a CnnTrainer holds while training on batches of `batch` images on `threads` threads: the
 /// parameters four times (values, gradient, moments), the views' model, and per thread its own
-/// gradient and one image's gradient pass (resnet_pass_bytes()).
+/// gradient and the gradient pass of its share of the batch (all its images at once).
 std::size_t cnn_train_bytes(const CnnTrainShape& shape, int batch, int threads);
 
 }  // namespace attnlab
