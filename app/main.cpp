@@ -2,6 +2,7 @@
 #include "app/cli.hpp"
 #include "app/commands/options.hpp"
 #include "app/gui/shell/gui.hpp"
+#include "core/base/platform.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -9,6 +10,7 @@
 #include <vector>
 
 int main(int argc, char** argv) {
+  attnlab::platform::keep_freed_memory_for_reuse();  // before the first allocation that matters
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (auto code = attnlab::app::run_cli(args)) return *code;

@@ -14,6 +14,10 @@
 #include <random>
 #include <string_view>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #ifdef _WIN32
 #include <windows.h>
 #include <knownfolders.h>
@@ -603,6 +607,12 @@ std::tm utc_time(std::time_t t) {
   gmtime_r(&t, &tm);
 #endif
   return tm;
+}
+
+void keep_freed_memory_for_reuse() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+#endif
 }
 
 }  // namespace attnlab::platform

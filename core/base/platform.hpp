@@ -12,6 +12,15 @@
 
 namespace attnlab::platform {
 
+/// Asks the C library to keep freed blocks of up to 64 MiB in the process for reuse instead of
+/// handing each back to the system (glibc: mallopt(M_MMAP_THRESHOLD, 64 MiB); nothing elsewhere).
+/// A ResNet-50 pass makes and drops maps of a few MiB at every convolution; with glibc's default
+/// each one was a fresh mmap whose pages faulted in again, which on this project's VM made half
+/// of the pass (docs/SPEED.md: CnnForward/Cpu/R50_224 169 ms against 76 ms). PyTorch's CPU
+/// allocator keeps its blocks likewise. Called once at the start of main(): the app's and the
+/// benchmark program's.
+void keep_freed_memory_for_reuse();
+
 /// The user's home folder: $HOME on POSIX (the password database when unset), %USERPROFILE% on
 /// Windows, as Python's os.path.expanduser("~") finds it. Empty when none is known.
 std::filesystem::path home_folder();

@@ -68,12 +68,14 @@
 #include "core/gpu/gl.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
 #include "core/gpu/vit_engine.hpp"
+#include "core/base/platform.hpp"
 #include "core/hand_made/reference.hpp"
 #include "core/vit/relevance.hpp"
 #include "core/vit/vit_cpu.hpp"
 #include "test_support.hpp"
 
 #include <benchmark/benchmark.h>
+
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -606,6 +608,7 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attnlab::platform::keep_freed_memory_for_reuse();  // as the app's main() does
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
