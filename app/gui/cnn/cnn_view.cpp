@@ -169,6 +169,23 @@ ImVec2 draw_map_over_photo(AppState& state, VitSession& vit, const Matrix& map, 
   return ImVec2(p1.x - p0.x, p1.y - p0.y);
 }
 
+// One map over the whole photo as large as the room allows, with what it is beside it (below it in
+// a narrow column): the map, recorded as `widget`, then a group begun with `says` wrapped. The
+// caller adds to the group and ends it.
+void map_with_words(AppState& state, VitSession& vit, const Matrix& map, const std::string& slot, const std::string& key, const char* widget,
+                    const std::string& says) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const bool stacked = narrow_column(avail.x);
+  draw_map_over_photo(state, vit, map, slot, key, ImVec2(1, 1), stacked ? avail.x : avail.x * 0.4f,
+                      stacked ? avail.x : std::max(ui_px(40), avail.y - ui_px(4)));
+  record_widget(widget);
+  if (!stacked) ImGui::SameLine(0, ui_px(12));
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(says.c_str());
+  ImGui::PopTextWrapPos();
+}
+
 // Where token `token` of the ViT lies on the photo, as fractions of its width and height: a
 // patch's centre; the prefix tokens (cls, registers), which have no place, the photo's centre.
 ImVec2 token_point(const SourceGrid& g, int token, int photo_w, int photo_h) {
@@ -325,15 +342,8 @@ void CnnViewState::draw_grad_cam(AppState& state, VitSession& vit, SourceChoice&
   std::string top;
   for (const auto& [c, p] : r.top)
     top += (top.empty() ? "" : ", ") + model_->arch.labels[static_cast<std::size_t>(c)] + " " + std::to_string(static_cast<int>(std::lround(p * 100))) + "%";
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const bool stacked = narrow_column(avail.x);
-  draw_map_over_photo(state, vit, r.cam, "cnn-grad-cam", key, ImVec2(1, 1), stacked ? avail.x : avail.x * 0.4f,
-                      stacked ? avail.x : std::max(ui_px(40), avail.y - ui_px(4)));
-  record_widget("cnn_grad_cam");
-  if (!stacked) ImGui::SameLine(0, ui_px(12));
-  ImGui::BeginGroup();
+  map_with_words(state, vit, r.cam, "cnn-grad-cam", key, "cnn_grad_cam", says);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(says.c_str());
   ImGui::TextDisabled("The ResNet's likeliest: %s", top.c_str());
   ImGui::PopTextWrapPos();
   help_marker(help);
@@ -480,16 +490,8 @@ void CnnViewState::draw_features(AppState& state, VitSession& vit, SourceChoice&
   const FeatureMap& m = r.pass->blocks[static_cast<std::size_t>(block)];
   state.cnn_channel = std::clamp(state.cnn_channel, 0, m.channels - 1);
   const Matrix map = Eigen::Map<const Matrix>(m.v.row(state.cnn_channel).data(), m.height, m.width);
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const bool stacked = narrow_column(avail.x);
-  draw_map_over_photo(state, vit, map, "cnn-features", key + "|" + std::to_string(block) + "|" + std::to_string(state.cnn_channel), ImVec2(1, 1),
-                      stacked ? avail.x : avail.x * 0.4f, stacked ? avail.x : std::max(ui_px(40), avail.y - ui_px(4)));
-  record_widget("cnn_features");
-  if (!stacked) ImGui::SameLine(0, ui_px(12));
-  ImGui::BeginGroup();
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(says.c_str());
-  ImGui::PopTextWrapPos();
+  map_with_words(state, vit, map, "cnn-features", key + "|" + std::to_string(block) + "|" + std::to_string(state.cnn_channel), "cnn_features",
+                 says);
   ImGui::SetNextItemWidth(std::min(ui_px(160), ImGui::GetContentRegionAvail().x));
   ImGui::SliderInt("channel##cnn", &state.cnn_channel, 0, m.channels - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
   record_widget("cnn_channel");
