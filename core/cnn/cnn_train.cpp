@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <random>
 #include <thread>
 
@@ -131,12 +130,6 @@ CnnTrainer::CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& setti
   for (std::size_t j = 0; j < static_cast<std::size_t>(net_.W_fc.size()); ++j) values_[fc_weight_ + j] = uniform(gen);
   for (int j = 0; j < shape_.classes; ++j) values_[fc_bias_ + static_cast<std::size_t>(j)] = uniform(gen);
   sync();
-}
-
-const VitParam& CnnTrainer::param(const std::string& name) const {
-  for (const VitParam& p : params_)
-    if (p.name == name) return p;
-  throw Error("the CNN has no parameter named " + name);
 }
 
 void CnnTrainer::sync() {

@@ -54,8 +54,6 @@ class CnnTrainer {
   int threads() const { return threads_; }
 
   const std::vector<VitParam>& params() const { return params_; }
-  /// The parameter named `name` (torchvision's); throws Error if there is none.
-  const VitParam& param(const std::string& name) const;
   std::span<float> values() { return values_; }
   std::span<const float> values() const { return values_; }
   std::span<const float> gradients() const { return grad_; }

@@ -188,6 +188,8 @@ std::string TrainSession::key(const char* job) const {
   return "train:" + run + ":" + job;
 }
 
+bool TrainSession::is_cnn() const { return run_ ? run_->cnn.has_value() : config_.cnn; }
+
 std::string TrainSession::switches() const {
   if (is_cnn()) return cnn_switches_of(config_.cnn_shape);  // fixed once started, as the panel disables it
   return switches_of(run_ ? run_shape_ : config_.shape);
@@ -261,7 +263,6 @@ void TrainSession::start() {
                   " MiB: a smaller width or batch fits");
     config_ = c;
     run_shape_ = c.shape;
-    run_cnn_ = true;
     running_ = true;
     submit_chunk(true);
     return;
@@ -275,7 +276,6 @@ void TrainSession::start() {
   vit_check_train_budget(c.shape, c.batch, /*threads=*/1, memory_budget());  // one thread: Run's trainer
   config_ = c;
   run_shape_ = c.shape;
-  run_cnn_ = false;
   running_ = true;
   submit_chunk(true);
 }
@@ -305,7 +305,6 @@ void TrainSession::reset() {
   shown_probe_.clear();
   pictures_.reset();
   cnn_snapshot_.reset();
-  run_cnn_ = false;
   ++generation_;
 }
 

@@ -159,7 +159,7 @@ class TrainSession {
   /// The task of the run (config()'s before Start); a CNN classifies.
   VitTask task() const { return is_cnn() ? VitTask::Classify : (run_ ? run_shape_ : config_.shape).task; }
   /// Whether the run trains a CNN (config()'s before Start).
-  bool is_cnn() const { return run_ ? run_cnn_ : config_.cnn; }
+  bool is_cnn() const;
   /// A CNN run's last snapshot on the probe (null before one, and for a ViT).
   const CnnSnapshot* cnn_snapshot() const { return cnn_snapshot_.get(); }
   /// The CNN snapshot's probe with its input gradient over it, as a texture (main thread: GL),
@@ -224,7 +224,6 @@ class TrainSession {
   std::string name_;
   TrainConfig config_;
   VitTrainShape run_shape_;
-  bool run_cnn_ = false;
   std::shared_ptr<const CnnSnapshot> cnn_snapshot_;
   GuiTexture cnn_texture_;
   unsigned cnn_serial_ = 0, cnn_uploaded_ = 0;  // bumped with each snapshot; the one the texture holds
