@@ -20,18 +20,6 @@ namespace attnlab {
 
 namespace {
 
-// Each convolution's tensor names, in resnet_convs() order: its weight's prefix and its batch norm's.
-std::vector<std::array<std::string, 2>> conv_names(const ResnetModel& m) {
-  std::vector<std::array<std::string, 2>> names{{"conv1", "bn1"}};
-  for (const ResnetBlock& b : m.blocks) {
-    names.push_back({b.name + ".conv1", b.name + ".bn1"});
-    names.push_back({b.name + ".conv2", b.name + ".bn2"});
-    if (b.bottleneck()) names.push_back({b.name + ".conv3", b.name + ".bn3"});
-    if (b.downsample) names.push_back({b.name + ".downsample.0", b.name + ".downsample.1"});
-  }
-  return names;
-}
-
 // What a running_var of 1 − 10⁻⁵ and ε = 10⁻⁵ fold to: γ/√(σ² + ε) = 1 in float.
 constexpr float kIdentityVariance = 1.0f - 1e-5f;
 
@@ -84,12 +72,8 @@ CnnTrainer::CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& setti
   net_ = resnet_from_tensors(random_resnet_tensors(false, shape_.stage_blocks, shape_.width, shape_.classes),
                              cnn_train_config_json(shape_, {0, 0, 0}, {1, 1, 1}, names), "the CNN being trained");
   // The trainer's forward is im2col's on the weights as they are: no Winograd copy to keep in step.
-  net_.stem.winograd.resize(0, 0);
-  for (ResnetBlock& b : net_.blocks)
-    for (CnnConv* c : {&b.conv1, &b.conv2, &b.conv3}) c->winograd.resize(0, 0);
+  for_each_resnet_conv(net_, [](CnnConv& c, const std::string&, const std::string&, int) { c.winograd.resize(0, 0); });
   // The layout, in the state_dict's order.
-  const auto convs = resnet_convs(net_);
-  const auto cnames = conv_names(net_);
   std::size_t at = 0;
   auto add = [&](const std::string& name, std::vector<std::int64_t> dims, bool decay) {
     VitParam p;
@@ -103,13 +87,12 @@ CnnTrainer::CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& setti
     params_.push_back(std::move(p));
     return params_.back().offset;
   };
-  for (std::size_t i = 0; i < convs.size(); ++i) {
-    const CnnConv& c = *convs[i];
+  for_each_resnet_conv(net_, [&](const CnnConv& c, const std::string& weight, const std::string& norm, int) {
     Slot s;
-    s.weight = add(cnames[i][0] + ".weight", {c.out, c.in, c.k, c.k}, true);
-    s.bias = add(cnames[i][1] + ".bias", {c.out}, false);
+    s.weight = add(weight + ".weight", {c.out, c.in, c.k, c.k}, true);
+    s.bias = add(norm + ".bias", {c.out}, false);
     slots_.push_back(s);
-  }
+  });
   fc_weight_ = add("fc.weight", {net_.W_fc.rows(), net_.W_fc.cols()}, true);
   fc_bias_ = add("fc.bias", {net_.W_fc.rows()}, false);
   values_.assign(at, 0.0f);
@@ -120,11 +103,12 @@ CnnTrainer::CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& setti
   // fan_out for the convolutions, Linear's default for fc.
   std::mt19937_64 gen(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (std::size_t i = 0; i < convs.size(); ++i) {
-    const CnnConv& c = *convs[i];
+  std::size_t i = 0;
+  for_each_resnet_conv(net_, [&](const CnnConv& c, const std::string&, const std::string&, int) {
     const float sd = std::sqrt(2.0f / static_cast<float>(c.out * c.k * c.k));
     for (std::size_t j = 0; j < static_cast<std::size_t>(c.W.size()); ++j) values_[slots_[i].weight + j] = sd * normal(gen);
-  }
+    ++i;
+  });
   const float bound = 1.0f / std::sqrt(static_cast<float>(net_.W_fc.cols()));
   std::uniform_real_distribution<float> uniform(-bound, bound);
   for (std::size_t j = 0; j < static_cast<std::size_t>(net_.W_fc.size()); ++j) values_[fc_weight_ + j] = uniform(gen);
@@ -134,18 +118,11 @@ CnnTrainer::CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& setti
 
 void CnnTrainer::sync() {
   std::size_t i = 0;
-  auto copy = [&](CnnConv& c) {
+  for_each_resnet_conv(net_, [&](CnnConv& c, const std::string&, const std::string&, int) {
     const Slot& s = slots_[i++];
     c.W = Eigen::Map<const Matrix>(values_.data() + s.weight, c.out, c.W.cols());
     c.b = Eigen::Map<const RowVector>(values_.data() + s.bias, c.out);
-  };
-  copy(net_.stem);
-  for (ResnetBlock& b : net_.blocks) {
-    copy(b.conv1);
-    copy(b.conv2);
-    if (b.bottleneck()) copy(b.conv3);
-    if (b.downsample) copy(*b.downsample);
-  }
+  });
   net_.W_fc = Eigen::Map<const Matrix>(values_.data() + fc_weight_, net_.W_fc.rows(), net_.W_fc.cols());
   net_.b_fc = Eigen::Map<const RowVector>(values_.data() + fc_bias_, net_.b_fc.size());
 }
@@ -245,17 +222,15 @@ SafetensorsFile CnnTrainer::tensors() const {
     else std::fill(t.values.begin(), t.values.end(), fill);
     file.tensors[name] = std::move(t);
   };
-  const auto cnames = conv_names(net_);
-  const auto convs = resnet_convs(net_);
-  for (std::size_t i = 0; i < convs.size(); ++i) {
-    const CnnConv& c = *convs[i];
-    const std::string& bn = cnames[i][1];
-    put(cnames[i][0] + ".weight", {c.out, c.in, c.k, c.k}, values_.data() + slots_[i].weight);
+  std::size_t i = 0;
+  for_each_resnet_conv(net_, [&](const CnnConv& c, const std::string& weight, const std::string& bn, int) {
+    put(weight + ".weight", {c.out, c.in, c.k, c.k}, values_.data() + slots_[i].weight);
     put(bn + ".weight", {c.out}, nullptr, 1.0f);
     put(bn + ".bias", {c.out}, values_.data() + slots_[i].bias);
     put(bn + ".running_mean", {c.out}, nullptr, 0.0f);
     put(bn + ".running_var", {c.out}, nullptr, kIdentityVariance);
-  }
+    ++i;
+  });
   put("fc.weight", {net_.W_fc.rows(), net_.W_fc.cols()}, values_.data() + fc_weight_);
   put("fc.bias", {net_.W_fc.rows()}, values_.data() + fc_bias_);
   return file;

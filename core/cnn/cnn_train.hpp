@@ -91,7 +91,7 @@ class CnnTrainer {
   std::int64_t step_ = 0;
   std::vector<VitParam> params_;
   std::vector<float> values_, grad_, m_, v_;
-  std::vector<Slot> slots_;  // resnet_convs(net_) order
+  std::vector<Slot> slots_;  // for_each_resnet_conv(net_)'s order
   std::size_t fc_weight_ = 0, fc_bias_ = 0;
   ResnetModel net_;  // the structure (from the loader), its values kept equal to values_
 };

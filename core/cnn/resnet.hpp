@@ -194,8 +194,25 @@ Matrix cnn_input_gradient_map(const CnnGradients& g);
 Matrix resnet_receptive_field(const ResnetModel& model, const CnnInput& input, int block, int col, int row,
                               std::int64_t budget, int threads = 0);
 
-/// Every convolution of a ResNet in its state_dict's order: the stem (conv1), then each block's
-/// conv1, conv2, conv3 (Bottleneck) and downsample.0 (where it has one).
+/// Calls f(conv, weight, norm, block) for every convolution of `model` (const or not) in its
+/// state_dict's order, with its tensors' prefixes in torchvision's names and its block (−1 for the
+/// stem): the stem ("conv1", "bn1"), then each block's conv1 ("layer1.0.conv1", "layer1.0.bn1"),
+/// conv2, conv3 (Bottleneck) and downsample ("….downsample.0", "….downsample.1") where it has one.
+/// The one place that order is written.
+template <class Model, class F>
+void for_each_resnet_conv(Model& model, F&& f) {
+  f(model.stem, std::string("conv1"), std::string("bn1"), -1);
+  for (std::size_t i = 0; i < model.blocks.size(); ++i) {
+    auto& b = model.blocks[i];
+    const int block = static_cast<int>(i);
+    f(b.conv1, b.name + ".conv1", b.name + ".bn1", block);
+    f(b.conv2, b.name + ".conv2", b.name + ".bn2", block);
+    if (b.bottleneck()) f(b.conv3, b.name + ".conv3", b.name + ".bn3", block);
+    if (b.downsample) f(*b.downsample, b.name + ".downsample.0", b.name + ".downsample.1", block);
+  }
+}
+
+/// Every convolution of a ResNet in for_each_resnet_conv()'s order.
 std::vector<const CnnConv*> resnet_convs(const ResnetModel& model);
 
 /// The gradient of one convolution's parameters: its (folded) weight W and bias b, their shapes.

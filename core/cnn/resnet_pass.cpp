@@ -595,13 +595,8 @@ Matrix resnet_mean_receptive_field(const ResnetModel& model, int count, const st
 }
 
 std::vector<const CnnConv*> resnet_convs(const ResnetModel& model) {
-  std::vector<const CnnConv*> convs{&model.stem};
-  for (const ResnetBlock& b : model.blocks) {
-    convs.push_back(&b.conv1);
-    convs.push_back(&b.conv2);
-    if (b.bottleneck()) convs.push_back(&b.conv3);
-    if (b.downsample) convs.push_back(&*b.downsample);
-  }
+  std::vector<const CnnConv*> convs;
+  for_each_resnet_conv(model, [&](const CnnConv& c, const std::string&, const std::string&, int) { convs.push_back(&c); });
   return convs;
 }
 
@@ -671,12 +666,14 @@ Matrix resnet_train_batch(const ResnetModel& model, std::span<const float> image
   const Matrix dpooled = (model.W_fc.transpose() * dz.transpose()) / static_cast<float>(n);  // C × count, row-major: plane k·count + b
   Map d = make_map(top.channels, top.height, top.width, count);
   Eigen::Map<Matrix>(d.v.data(), C * count, n) = Eigen::Map<const Eigen::VectorXf>(dpooled.data(), C * count).replicate(1, n);
-  // The blocks' convolutions follow the stem's in resnet_convs() order.
-  std::vector<std::size_t> first(model.blocks.size());
-  for (std::size_t i = 0, at = 1; i < model.blocks.size(); ++i) {
-    first[i] = at;
-    at += 2 + (model.blocks[i].bottleneck() ? 1 : 0) + (model.blocks[i].downsample ? 1 : 0);
-  }
+  // Where each block's convolutions start among grads.convs (for_each_resnet_conv()'s order; the
+  // stem's is 0, so a block's first is never 0).
+  std::vector<std::size_t> first(model.blocks.size(), 0);
+  std::size_t at = 0;
+  for_each_resnet_conv(model, [&](const CnnConv&, const std::string&, const std::string&, int block) {
+    if (block >= 0 && first[static_cast<std::size_t>(block)] == 0) first[static_cast<std::size_t>(block)] = at;
+    ++at;
+  });
   std::vector<float> cols;
   for (int i = static_cast<int>(model.blocks.size()) - 1; i >= 0; --i) {
     const auto ii = static_cast<std::size_t>(i);
