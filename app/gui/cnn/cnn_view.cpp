@@ -186,6 +186,23 @@ void map_with_words(AppState& state, VitSession& vit, const Matrix& map, const s
   ImGui::PopTextWrapPos();
 }
 
+// The wait before a picture, and its failure: until its job for `key` has answered (`answered`),
+// what it will be (`says`) and that it is on its way (`waiting`); then, if the job failed, the
+// error, recorded as the picture `show`'s. True while there is no picture to draw.
+bool not_drawable(AppState& state, const CnnResults& r, bool answered, const std::string& key, const std::string& says, const char* waiting,
+                  const char* show) {
+  if (!answered) {
+    text_wrapped("%s", says.c_str());
+    ImGui::TextDisabled("%s", waiting);
+    state.commands.redraw();
+    return true;
+  }
+  if (r.error_key != key) return false;
+  text_wrapped("%s", r.error.c_str());
+  state.report.cnn_drawn = {{"show", show}, {"error", r.error}};
+  return true;
+}
+
 // Where token `token` of the ViT lies on the photo, as fractions of its width and height: a
 // patch's centre; the prefix tokens (cls, registers), which have no place, the photo's centre.
 ImVec2 token_point(const SourceGrid& g, int token, int photo_w, int photo_h) {
@@ -244,17 +261,7 @@ void CnnViewState::draw_fields(AppState& state, VitSession& vit, SourceChoice& c
           }
         });
   }
-  if (r.field_key != key) {
-    text_wrapped("%s", says.c_str());
-    ImGui::TextDisabled("Computing both models' gradients ...");
-    state.commands.redraw();
-    return;
-  }
-  if (r.error_key == key) {
-    text_wrapped("%s", r.error.c_str());
-    state.report.cnn_drawn = {{"show", "field"}, {"error", r.error}};
-    return;
-  }
+  if (not_drawable(state, r, r.field_key == key, key, says, "Computing both models' gradients ...", "field")) return;
   // The two fields side by side as large as the panel's height allows, what they are to the right;
   // in a narrow column (the controls column of a projector at a large UI scale) the words below.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -328,17 +335,7 @@ void CnnViewState::draw_grad_cam(AppState& state, VitSession& vit, SourceChoice&
                            std::to_string(layer) + ".";
   const char* help = "The block's feature maps weighted by how much the class's score rises with each (the mean of its "
                      "gradient), summed, negatives cut. Beside the ViT's Why? view: where each model found its evidence.";
-  if (r.cam_key != key) {
-    text_wrapped("%s", says.c_str());
-    ImGui::TextDisabled("Computing the gradients ...");
-    state.commands.redraw();
-    return;
-  }
-  if (r.error_key == key) {
-    text_wrapped("%s", r.error.c_str());
-    state.report.cnn_drawn = {{"show", "grad-cam"}, {"error", r.error}};
-    return;
-  }
+  if (not_drawable(state, r, r.cam_key == key, key, says, "Computing the gradients ...", "grad-cam")) return;
   std::string top;
   for (const auto& [c, p] : r.top)
     top += (top.empty() ? "" : ", ") + model_->arch.labels[static_cast<std::size_t>(c)] + " " + std::to_string(static_cast<int>(std::lround(p * 100))) + "%";
@@ -476,17 +473,7 @@ void CnnViewState::draw_features(AppState& state, VitSession& vit, SourceChoice&
   const std::string says = "Block " + std::to_string(block) + " (" + model_->blocks[static_cast<std::size_t>(block)].name +
                            ")'s feature map of one channel, the depth of the ViT's layer " + std::to_string(layer) +
                            ": what one of its filters answers to, over the photo.";
-  if (r.pass_key != key) {
-    text_wrapped("%s", says.c_str());
-    ImGui::TextDisabled("Running the ResNet ...");
-    state.commands.redraw();
-    return;
-  }
-  if (r.error_key == key) {
-    text_wrapped("%s", r.error.c_str());
-    state.report.cnn_drawn = {{"show", "features"}, {"error", r.error}};
-    return;
-  }
+  if (not_drawable(state, r, r.pass_key == key, key, says, "Running the ResNet ...", "features")) return;
   const FeatureMap& m = r.pass->blocks[static_cast<std::size_t>(block)];
   state.cnn_channel = std::clamp(state.cnn_channel, 0, m.channels - 1);
   const Matrix map = Eigen::Map<const Matrix>(m.v.row(state.cnn_channel).data(), m.height, m.width);
