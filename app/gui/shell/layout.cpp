@@ -335,8 +335,9 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   }
   place(l.map);
   // The grid in the title bar, so that the map keeps the height a line of text would take.
-  std::string title = "Attention map";
-  if (&source == &hand_made_map_ && hand_made_.has_image()) {
+  const bool cnn_run = state_.source == ShownSource::Train && shown_train().is_cnn();  // no attention: its input gradient
+  std::string title = cnn_run ? "Input gradient (a CNN)" : "Attention map";
+  if (!cnn_run && &source == &hand_made_map_ && hand_made_.has_image()) {
     const PatchGrid& g = hand_made_.grid();
     title += ": N = " + std::to_string(g.N()) + " (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
              "), K = " + std::to_string(g.K);

@@ -12,8 +12,10 @@ namespace attnlab::app {
 
 void draw_cnn_run_map(AppState& state, TrainSession& run) {
   const CnnSnapshot* snap = run.cnn_snapshot();
-  char line[160];
-  std::snprintf(line, sizeof line, "Run %s is a CNN (ResNet): no attention matrix to map. %s", run.name().c_str(),
+  // Every word above the picture: below it, in presentation mode, is where the F5 hint sits.
+  char line[256];
+  std::snprintf(line, sizeof line, "Run %s is a CNN (ResNet): no attention matrix to map (the ViT's maps: \"The maps show\" run %s). %s",
+                run.name().c_str(), run.name() == "A" ? "B" : "A",
                 snap ? "Shown: the probe with where its prediction is sensitive, |d logit / d pixel|." : "Its first snapshot is on its way...");
   wrap_text(line);
   if (!snap) return;
@@ -22,10 +24,9 @@ void draw_cnn_run_map(AppState& state, TrainSession& run) {
   ImGui::TextDisabled("step %lld, on %s: predicts %s (%.0f %%)", static_cast<long long>(run.step()), run.shown_probe().c_str(), predicted.c_str(),
                       100.0 * snap->probability);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float side = std::max(std::min(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing()), 32.0f);
+  const float side = std::max(std::min(avail.x, avail.y), 32.0f);
   ImGui::Image(run.cnn_texture(), ImVec2(side, side));
   record_widget("train:cnn_map");
-  ImGui::TextDisabled("The ViT's maps: \"The maps show\" run %s in the Train panel, when it is a ViT.", run.name() == "A" ? "B" : "A");
   state.report.train_cnn = {{"run", run.name()}, {"step", run.step()}, {"probe", run.shown_probe()}, {"predicted", predicted},
                             {"probability", snap->probability}};
 }
