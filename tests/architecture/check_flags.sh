@@ -52,46 +52,88 @@ for rel in "${tables[@]}"; do
     hits=$((hits + 1))
   fi
 done
+# The files of app/, and every "--flag" literal of a line: found with bash's own matching, since
+# a program started per file or per flag (a fork costs ~15 ms on a small VM) made this take minutes.
+mapfile -d '' -t app_files < <(find "$root/app" -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
+flags_in() {  # TEXT: the "--name" literals on it, into the array `found` (without the quotes)
+  local rest=$1
+  found=()
+  while [[ $rest =~ \"(--[a-z0-9-]+)\" ]]; do
+    found+=("${BASH_REMATCH[1]}")
+    rest=${rest#*"${BASH_REMATCH[0]}"}
+  done
+}
+
 # No source of app/ compares a flag by hand: a line that does is reported unless every flag on
 # it is one allowed_compared allows in its file (and it takes nothing by hand).
-while IFS= read -r -d '' file; do
+while IFS= read -r hit; do  # FILE:LINE:TEXT
+  file=${hit%%:*}
+  rest=${hit#*:}
   rel=${file#"$root"/}
+  line=${rest%%:*}
+  text=${rest#*:}
   mine=()
   for entry in "${allowed_compared[@]}"; do
-    [[ $entry == "$rel|"* ]] && mine+=("$(cut -d'|' -f2 <<<"$entry")")
+    if [[ $entry == "$rel|"* ]]; then entry=${entry#*|}; mine+=("${entry%%|*}"); fi
   done
-  while IFS= read -r line; do
-    text=${line#*:}
-    if ((${#mine[@]} > 0)) && ! grep -qE 'take_(option|flag)' <<<"$text" &&
-      [[ -z $(grep -oE '"--[a-z0-9-]+"' <<<"$text" | tr -d '"' | grep -vxF "${mine[@]/#/-e}") ]]; then
-      continue
-    fi
-    echo "$rel:${line%%:*}: a flag compared by hand, not read through the command's flag table"
-    compared[$rel:${line%%:*}]=1
-    hits=$((hits + 1))
-  done < <(grep -nE "$by_hand" "$file")
-done < <(find "$root/app" -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
+  if ((${#mine[@]} > 0)) && [[ ! $text =~ take_(option|flag) ]]; then
+    flags_in "$text"
+    other=0
+    for flag in "${found[@]}"; do
+      ok=0
+      for m in "${mine[@]}"; do [[ $flag == "$m" ]] && ok=1; done
+      ((ok)) || other=1
+    done
+    ((other)) || continue
+  fi
+  echo "$rel:$line: a flag compared by hand, not read through the command's flag table"
+  compared[$rel:$line]=1
+  hits=$((hits + 1))
+done < <(grep -nHE "$by_hand" -- "${app_files[@]}")
 
-while IFS= read -r -d '' file; do
+# Each flag of the field table is named in no other file of app/; the flags of a command's own
+# table (its rows) in no other line of that file. The lines that name any of these flags are
+# found with one grep; the flags on each such line are then read from its text.
+declare -A own  # "FILE|--name": a flag of FILE's own table
+patterns=$(mktemp)
+trap 'rm -f "$patterns"' EXIT
+printf '"%s"\n' "${flags[@]}" >"$patterns"
+while IFS= read -r hit; do  # FILE:TEXT
+  if [[ ${hit#*:} =~ $row ]]; then
+    own[${hit%%:*}|${BASH_REMATCH[1]}]=1
+    printf '"%s"\n' "${BASH_REMATCH[1]}" >>"$patterns"
+  fi
+done < <(grep -HE "$row" -- "${app_files[@]}")
+others=()
+for file in "${app_files[@]}"; do
+  [[ ${file#"$root"/} == app/commands/document.cpp ]] || others+=("$file")
+done
+files=${#others[@]}
+while IFS= read -r hit; do  # FILE:LINE:TEXT
+  file=${hit%%:*}
+  rest=${hit#*:}
   rel=${file#"$root"/}
-  [[ $rel == app/commands/document.cpp ]] && continue
-  files=$((files + 1))
-  # The file's own table's flags are checked in it as the field table's are everywhere.
-  mapfile -t own < <(grep -oE "$row" "$file" | grep -oE '"--[a-z0-9-]+"' | tr -d '"' | sort -u)
-  for flag in $(printf '%s\n' "${flags[@]}" "${own[@]}" | sort -u); do
+  line=${rest%%:*}
+  text=${rest#*:}
+  flags_in "$text"
+  declare -A seen=()
+  for flag in "${found[@]}"; do
+    # The file's own table's flags are checked in it as the field table's are everywhere.
+    [[ -n ${is_flag[$flag]:-} || -n ${own[$file|$flag]:-} ]] || continue
+    [[ -z ${seen[$flag]:-} ]] || continue
+    seen[$flag]=1
     ok=0
     for entry in "${allowed[@]}"; do
       [[ $entry == "$rel|$flag|"* ]] && ok=1
     done
     ((ok)) && continue
-    while IFS= read -r line; do
-      [[ ${line#*:} =~ ^[[:space:]]*\{\"$flag\",[[:space:]](true|false), ]] && continue  # a row of a command's table
-      [[ -n ${compared[$rel:${line%%:*}]:-} ]] && continue  # reported above
-      echo "$rel:${line%%:*}: \"$flag\": parsed outside a flag table (app/commands/document.cpp, command_flags.hpp)"
-      hits=$((hits + 1))
-    done < <(grep -nF "\"$flag\"" "$file")
+    [[ $text =~ ^[[:space:]]*\{\"$flag\",[[:space:]](true|false), ]] && continue  # a row of a command's table
+    [[ -n ${compared[$rel:$line]:-} ]] && continue  # reported above
+    echo "$rel:$line: \"$flag\": parsed outside a flag table (app/commands/document.cpp, command_flags.hpp)"
+    hits=$((hits + 1))
   done
-done < <(find "$root/app" -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
+  unset seen
+done < <(grep -nHF -f "$patterns" -- "${others[@]}")
 
 if ((hits > 0)); then
   echo "check_flags: $hits use(s) of flags outside their tables" >&2
