@@ -104,6 +104,8 @@ while IFS= read -r hit; do  # FILE:TEXT
     printf '"%s"\n' "${BASH_REMATCH[1]}" >>"$patterns"
   fi
 done < <(grep -HE "$row" -- "${app_files[@]}")
+declare -A is_flag
+for flag in "${flags[@]}"; do is_flag[$flag]=1; done
 others=()
 for file in "${app_files[@]}"; do
   [[ ${file#"$root"/} == app/commands/document.cpp ]] || others+=("$file")
