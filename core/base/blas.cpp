@@ -26,8 +26,11 @@ void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const f
               B, ldb, beta, C, ldc);
 }
 const char* library_name() { return "OpenBLAS"; }
+const char* kernel_name() { return openblas_get_corename(); }
 
 #else
+
+const char* kernel_name() { return ""; }
 
 namespace {
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

@@ -19,4 +19,10 @@ void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const f
 /// "OpenBLAS" or "Eigen": which library does the products (for --info and Diagnostics).
 const char* library_name();
 
+/// The kernels OpenBLAS chose for this CPU when it was loaded ("Haswell", "Cooperlake", …:
+/// openblas_get_corename()), or "" in the Eigen build. OpenBLAS picks them from the CPU unless
+/// the environment variable OPENBLAS_CORETYPE names others (docs/SPEED.md: on this project's
+/// machines it is set to Haswell, and AVX-512's Cooperlake kernels make ResNet-50 a quarter faster).
+const char* kernel_name();
+
 }  // namespace attnlab::blas

@@ -62,6 +62,7 @@
 // Not a CTest timed test; `bench_smoke` only checks that the program runs. Exits with 1 if any
 // case could not run (e.g. no OpenGL 4.3 context) or no case matches the filter, so the smoke
 // test can fail.
+#include "core/base/blas.hpp"
 #include "core/base/error.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
@@ -611,6 +612,8 @@ int main(int argc, char** argv) {
   attnlab::platform::keep_freed_memory_for_reuse();  // as the app's main() does
   register_all();
   benchmark::Initialize(&argc, argv);
+  // Which kernels OpenBLAS took (OPENBLAS_CORETYPE changes them; docs/SPEED.md).
+  benchmark::AddCustomContext("blas", std::string(attnlab::blas::library_name()) + " " + attnlab::blas::kernel_name());
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const size_t matched = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -236,7 +236,9 @@ TEST(TrainUnderXvfb, ACnnBesideAViTTrainsOnTheSameDataAndSavesAResNet) {
     return c[1].value("model", "") == "cnn" && c[0].at("step").get<std::int64_t>() >= a_step && c[1].at("step").get<std::int64_t>() >= b_step &&
            c[1].at("test_accuracy").get<double>() >= 0;
   };
-  const nlohmann::json side = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, 10, 10); }, 240);
+  // A few steps each are enough to show both train (and keep this test short under ASan, where a
+  // ResNet step is slow).
+  const nlohmann::json side = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, 3, 3); }, 240);
   const auto& c = side.at("train_compared");
   EXPECT_EQ(c[0].at("model"), "vit");
   EXPECT_EQ(c[1].at("run"), "B");
@@ -253,7 +255,7 @@ TEST(TrainUnderXvfb, ACnnBesideAViTTrainsOnTheSameDataAndSavesAResNet) {
   EXPECT_FALSE(side.contains("train_drawn")) << "no attention map of a CNN";
   // Both keep advancing, taking turns.
   const auto a0 = c[0].at("step").get<std::int64_t>(), b0 = c[1].at("step").get<std::int64_t>();
-  const nlohmann::json on = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, a0 + 10, b0 + 10); }, 240);
+  const nlohmann::json on = export_until(app, [&](const nlohmann::json& j) { return runs_at(j, a0 + 3, b0 + 3); }, 240);
 
   // Pause and save run B: a ResNet's checkpoint, in torchvision's names.
   click_widget(app, on, "train:pause");
