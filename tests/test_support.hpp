@@ -13,7 +13,22 @@
 
 namespace attnlab::testing {
 
-/// assets/ of the source tree (ATTNLAB_SOURCE_DIR is set by tests/CMakeLists.txt).
+/// This build's paths, from one file that tests/CMakeLists.txt generates (test_paths.cpp in the
+/// build folder): the repository's root and the attnlab program this tree builds. No other test
+/// file's compile command holds an absolute path, so a clone elsewhere (a CI run) finds every test
+/// file in the compiler cache (docs/ROBUSTNESS.md, "CI").
+const char* source_dir();
+const char* attnlab_binary();
+
+}  // namespace attnlab::testing
+
+#define ATTNLAB_SOURCE_DIR (::attnlab::testing::source_dir())
+#define ATTNLAB_BINARY (::attnlab::testing::attnlab_binary())
+#define ATTNLAB_HUB_TEST_DIR (std::string(::attnlab::testing::source_dir()) + "/tests/hub")
+
+namespace attnlab::testing {
+
+/// assets/ of the source tree.
 inline std::filesystem::path asset(const std::string& name) {
   return std::filesystem::path(ATTNLAB_SOURCE_DIR) / "assets" / name;
 }

@@ -3,6 +3,7 @@
 // the actions do to the document what the table says, in the scopes it says.
 #include "app/gui/sessions/hand_made_session.hpp"
 #include "app/gui/shell/keys.hpp"
+#include "test_support.hpp"
 
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>

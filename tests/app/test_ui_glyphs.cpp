@@ -4,6 +4,8 @@
 // decoded), and each non-ASCII character must be inside the ranges the app builds its atlas with
 // (ui_glyph_ranges(), the one list load_ui_font and setup_app_style use) and have a glyph of its
 // own in the UI font's file (an ImFontAtlas built here with that file and those ranges).
+#include "test_support.hpp"
+
 #include <gtest/gtest.h>
 #include <imgui.h>
 

@@ -3,6 +3,7 @@
 #include "core/vit/cka.hpp"
 #include "core/base/error.hpp"
 #include "core/vit/vit_train.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
