@@ -16,7 +16,7 @@ namespace attnlab::testing {
 /// This build's paths, from one file that tests/CMakeLists.txt generates (test_paths.cpp in the
 /// build folder): the repository's root and the attnlab program this tree builds. No other test
 /// file's compile command holds an absolute path, so a clone elsewhere (a CI run) finds every test
-/// file in the compiler cache (docs/ROBUSTNESS.md, "CI").
+/// file in the compiler cache (docs/ROBUSTNESS.md, "CI time").
 const char* source_dir();
 const char* attnlab_binary();
 
