@@ -55,6 +55,13 @@ done
 # The files of app/, and every "--flag" literal of a line: found with bash's own matching, since
 # a program started per file or per flag (a fork costs ~15 ms on a small VM) made this take minutes.
 mapfile -d '' -t app_files < <(find "$root/app" -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
+split_hit() {  # FILE:LINE:TEXT (a line of grep -nH) into file, rel, line and text
+  file=${1%%:*}
+  local rest=${1#*:}
+  rel=${file#"$root"/}
+  line=${rest%%:*}
+  text=${rest#*:}
+}
 flags_in() {  # TEXT: the "--name" literals on it, into the array `found` (without the quotes)
   local rest=$1
   found=()
@@ -67,11 +74,7 @@ flags_in() {  # TEXT: the "--name" literals on it, into the array `found` (witho
 # No source of app/ compares a flag by hand: a line that does is reported unless every flag on
 # it is one allowed_compared allows in its file (and it takes nothing by hand).
 while IFS= read -r hit; do  # FILE:LINE:TEXT
-  file=${hit%%:*}
-  rest=${hit#*:}
-  rel=${file#"$root"/}
-  line=${rest%%:*}
-  text=${rest#*:}
+  split_hit "$hit"
   mine=()
   for entry in "${allowed_compared[@]}"; do
     if [[ $entry == "$rel|"* ]]; then entry=${entry#*|}; mine+=("${entry%%|*}"); fi
@@ -112,11 +115,7 @@ for file in "${app_files[@]}"; do
 done
 files=${#others[@]}
 while IFS= read -r hit; do  # FILE:LINE:TEXT
-  file=${hit%%:*}
-  rest=${hit#*:}
-  rel=${file#"$root"/}
-  line=${rest%%:*}
-  text=${rest#*:}
+  split_hit "$hit"
   flags_in "$text"
   declare -A seen=()
   for flag in "${found[@]}"; do
