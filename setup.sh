@@ -51,6 +51,9 @@ if ((tests)); then
     clang libclang-rt-14-dev llvm
     # the install test (tests/install/): the .deb (cpack, dpkg-shlibdeps) and its checkers
     dpkg-dev file desktop-file-utils appstream lintian man-db
+    # ... and the lesson file type as a desktop sees it: the MIME database, xdg-mime, which asks
+    # File::MimeInfo's `mimetype` (no GNOME) or `gio info` (GNOME)
+    shared-mime-info xdg-utils libfile-mimeinfo-perl libglib2.0-bin
   )
 fi
 if ((windows)); then

@@ -7,7 +7,13 @@
 #    each, in a private mount namespace); from another folder the installed program renders the
 #    default photo (no --image) and the bundled ViT, finding its assets beside itself.
 # 3. desktop-file-validate and appstreamcli validate pass on the installed files.
-# 4. `cpack -G DEB` makes a package that lists the same files, whose dependencies were
+# 4. The desktop knows a lesson (issue 51): with the prefix's MIME database and desktop entry
+#    cache made (update-mime-database, update-desktop-database) and only the prefix and
+#    /usr/share in XDG_DATA_DIRS, `xdg-mime query filetype` calls a lesson
+#    application/x-attnlab-lesson (by its name and, renamed, by its first bytes) and a plain zip
+#    application/zip, both as a desktop without GNOME does it (File::MimeInfo's `mimetype`) and
+#    as GNOME does it (`gio info`); `xdg-mime query default` names the program's desktop entry.
+# 5. `cpack -G DEB` makes a package that lists the same files, whose dependencies were
 #    computed by dpkg-shlibdeps, and in which lintian finds no error.
 set -euo pipefail
 src="$(cd "$1" && pwd)"
@@ -32,10 +38,15 @@ expected=(
   share/applications/$app_id.desktop
   share/metainfo/$app_id.metainfo.xml
   share/icons/hicolor/scalable/apps/$app_id.svg
+  share/mime/packages/attnlab-lesson.xml
+  share/icons/hicolor/scalable/mimetypes/application-x-attnlab-lesson.svg
   share/man/man1/attnlab.1.gz
   share/doc/attnlab/copyright
 )
-for size in 16 24 32 48 64 128 256 512; do expected+=("share/icons/hicolor/${size}x${size}/apps/$app_id.png"); done
+for size in 16 24 32 48 64 128 256 512; do
+  expected+=("share/icons/hicolor/${size}x${size}/apps/$app_id.png"
+             "share/icons/hicolor/${size}x${size}/mimetypes/application-x-attnlab-lesson.png")
+done
 for f in "${expected[@]}"; do [[ -e $prefix/$f ]] || fail "cmake --install did not install $f"; done
 [[ -x $prefix/bin/attnlab ]] || fail "bin/attnlab is not executable"
 for size in 16 48 256; do
@@ -83,7 +94,59 @@ grep -q '<screenshot' "$prefix/share/metainfo/$app_id.metainfo.xml" || fail "the
 grep -q '<project_license>' "$prefix/share/metainfo/$app_id.metainfo.xml" || fail "the metainfo names no licence"
 
 phase "desktop entry and metainfo valid"
-# --- 4. the Debian package -----------------------------------------------------------------
+# --- 4. lessons: the desktop knows the file type -----------------------------------------------
+lesson_type=application/x-attnlab-lesson
+for tool in update-mime-database update-desktop-database xdg-mime mimetype gio; do
+  command -v "$tool" >/dev/null || fail "$tool is missing (./setup.sh --tests installs it)"
+done
+# A desktop of the prefix alone: its data and /usr/share's, a user's folders and settings of
+# its own (no mimeapps.list of this machine's), no session to detect; each query names its
+# desktop (X-Generic: xdg-mime asks `mimetype`; GNOME: `gio info`, local files only).
+mkdir -p "$work/xdg/data" "$work/xdg/config" "$work/xdg/config-dirs" "$work/xdg/runtime"
+chmod 700 "$work/xdg/runtime"
+desktop=(env -u DESKTOP_SESSION -u KDE_FULL_SESSION -u GNOME_DESKTOP_SESSION_ID -u MATE_DESKTOP_SESSION_ID
+         -u LXQT_SESSION_CONFIG -u XDG_MENU_PREFIX -u DBUS_SESSION_BUS_ADDRESS
+         XDG_DATA_DIRS="$prefix/share:/usr/share" XDG_DATA_HOME="$work/xdg/data"
+         XDG_CONFIG_HOME="$work/xdg/config" XDG_CONFIG_DIRS="$work/xdg/config-dirs"
+         XDG_RUNTIME_DIR="$work/xdg/runtime" GIO_USE_VFS=local)
+"${desktop[@]}" update-mime-database "$prefix/share/mime" >"$work/mime.log" 2>&1 ||
+  { cat "$work/mime.log"; fail "update-mime-database failed"; }
+[[ ! -s $work/mime.log ]] || { cat "$work/mime.log"; fail "update-mime-database complained about share/mime/packages/attnlab-lesson.xml"; }
+"${desktop[@]}" update-desktop-database "$prefix/share/applications" >"$work/desktop-db.log" 2>&1 ||
+  { cat "$work/desktop-db.log"; fail "update-desktop-database failed"; }
+grep -qx "$lesson_type=$app_id.desktop;" "$prefix/share/applications/mimeinfo.cache" ||
+  fail "update-desktop-database found no $lesson_type in the desktop entry's MimeType="
+# A lesson as the format makes it: first a stored `mimetype` entry with no extra field, then
+# lesson.json; the same under a name without .attnlab; a plain zip named x.zip.
+python3 - "$work/lessons" <<'PY'
+import os, sys, zipfile
+d = sys.argv[1]
+os.makedirs(d)
+for name in ("L.attnlab", "renamed-lesson"):
+    with zipfile.ZipFile(os.path.join(d, name), "w") as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), "application/x-attnlab-lesson", compress_type=zipfile.ZIP_STORED)
+        z.writestr("lesson.json", '{"format":"attnlab-lesson","format_version":1,"steps":[]}',
+                   compress_type=zipfile.ZIP_DEFLATED)
+    head = open(os.path.join(d, name), "rb").read(66)
+    assert head[:4] == b"PK\x03\x04" and head[30:] == b"mimetypeapplication/x-attnlab-lesson", head
+with zipfile.ZipFile(os.path.join(d, "x.zip"), "w") as z:
+    z.writestr("lesson.json", "{}", compress_type=zipfile.ZIP_DEFLATED)
+PY
+for desk in X-Generic GNOME; do
+  for case in "L.attnlab $lesson_type" "renamed-lesson $lesson_type" "x.zip application/zip"; do
+    read -r f want <<<"$case"
+    got="$("${desktop[@]}" XDG_CURRENT_DESKTOP=$desk xdg-mime query filetype "$work/lessons/$f" 2>&1)"
+    [[ $got == "$want" ]] || fail "xdg-mime query filetype $f as $desk: '$got', not $want"
+  done
+done
+got="$("${desktop[@]}" XDG_CURRENT_DESKTOP=X-Generic xdg-mime query default $lesson_type 2>&1)"
+[[ $got == "$app_id.desktop" ]] || fail "xdg-mime query default $lesson_type: '$got', not $app_id.desktop"
+icons="$("${desktop[@]}" gio info -a standard::icon "$work/lessons/L.attnlab" 2>&1)"
+[[ $icons == *"standard::icon: application-x-attnlab-lesson,"* ]] || fail "gio names no application-x-attnlab-lesson icon for a lesson: $icons"
+echo "test_install: a lesson is $lesson_type (by name and by content), x.zip application/zip, opened by $app_id.desktop"
+
+phase "lesson file type known"
+# --- 5. the Debian package -----------------------------------------------------------------
 (cd "$work" && cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/deb" >"$work/cpack.log") ||
   { cat "$work/cpack.log"; fail "cpack -G DEB failed"; }
 debs=("$work"/deb/attnlab_*.deb)
