@@ -35,6 +35,8 @@ packages=(
   libcurl4-openssl-dev
   # video in and out (core/io/video.cpp): FFmpeg's libraries
   libavformat-dev libavcodec-dev libavdevice-dev libavfilter-dev libswscale-dev libavutil-dev
+  # a lesson's slides as PDF pages (app/gui/output/slides_pdf.cpp): cairo
+  libcairo2-dev
   # Fashion-MNIST for `attnlab train` (core/io/fashion_mnist.cpp reads its gzip-compressed IDX files)
   dataset-fashion-mnist
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
@@ -44,6 +46,8 @@ if ((tests)); then
     git python3 libgtest-dev libbenchmark-dev
     # the video tests make their clips and check the outputs with ffmpeg and ffprobe
     ffmpeg
+    # the lesson tests count a slides PDF's pages and draw them (pdfinfo, pdftoppm)
+    poppler-utils
     # what the tests use to run the real app headless: a virtual X server and real input
     xvfb xauth xdotool
     # the sanitized build and the fuzzers (tests/sanitized_suite.sh): clang with its runtimes,
