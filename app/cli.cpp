@@ -1,4 +1,4 @@
-// The dispatcher of the command line (README, "Command line"): row, vit, explain, cka, train, models, video, render, figure,
+// The dispatcher of the command line (README, "Command line"): row, vit, explain, cka, train, models, video, render, figure, lesson,
 // --help, --version. Part of the attnlab program, not of a library: it is the one place that
 // sees both the window-free commands (app/commands/) and the headless renderer (app/gui/).
 #include "app/cli.hpp"
@@ -11,6 +11,7 @@
 #include "app/commands/train_command.hpp"
 #include "app/commands/video_command.hpp"
 #include "app/commands/vit_command.hpp"
+#include "app/gui/output/lesson_commands.hpp"
 #include "app/gui/output/render_commands.hpp"
 
 #include "core/base/error.hpp"
@@ -31,7 +32,7 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"row", run_row},     {"render", run_render}, {"figure", run_figure}, {"vit", run_vit},
     {"models", run_models}, {"video", run_video}, {"train", run_train}, {"explain", run_explain},
-    {"cka", run_cka},
+    {"cka", run_cka},     {"lesson", run_lesson},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "app/commands/options.hpp"
 
+#include "app/commands/lesson_steps.hpp"
 #include "app/commands/models_command.hpp"
 #include "app/commands/train_command.hpp"
 #include "app/commands/video_command.hpp"
@@ -112,7 +113,7 @@ Usage:
                  --out FILE.png [--panel PX] [--force]
                            input, query/key features and one map per query in a row
                            (the layout of fig. 26.12), for slides
-)" + vit_usage() + explain_usage() + cka_usage() + video_usage() + train_usage() + models_usage() + R"(  attnlab --help | --version
+)" + vit_usage() + explain_usage() + cka_usage() + video_usage() + train_usage() + models_usage() + lesson_usage() + R"(  attnlab --help | --version
 
 Options of row:
   --image IMG           PNG, JPEG, BMP, TGA, GIF, PSD or PNM file

@@ -295,6 +295,23 @@ std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std
   }
 }
 
+namespace {
+
+// The digest of `ctx` as 64 lowercase hex digits.
+std::string sha256_hex(sha256_ctx& ctx) {
+  std::uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (const std::uint8_t b : digest) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string file_sha256(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read " + platform::utf8(path) + " to hash it");
@@ -307,15 +324,14 @@ std::string file_sha256(const std::filesystem::path& path) {
     if (got > 0) sha256_update(&ctx, static_cast<std::size_t>(got), reinterpret_cast<const std::uint8_t*>(buffer.data()));
   }
   if (in.bad()) throw Error("cannot read " + platform::utf8(path) + " to hash it");
-  std::uint8_t digest[SHA256_DIGEST_SIZE];
-  sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (const std::uint8_t b : digest) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
+  return sha256_hex(ctx);
+}
+
+std::string bytes_sha256(std::span<const std::uint8_t> bytes) {
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, bytes.size(), bytes.data());
+  return sha256_hex(ctx);
 }
 
 }  // namespace attnlab

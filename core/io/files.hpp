@@ -1,6 +1,7 @@
 #pragma once
 // Writing export files safely: never over an existing file unless asked, never half-written.
 
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -73,5 +74,8 @@ std::filesystem::path next_free_stem(const std::filesystem::path& dir, const std
 /// The SHA-256 of a file's contents as 64 lowercase hex digits (nettle), read in chunks.
 /// Throws Error naming the path when it cannot be read.
 std::string file_sha256(const std::filesystem::path& path);
+
+/// The SHA-256 of `bytes` as 64 lowercase hex digits (nettle), as file_sha256() of a file holding them.
+std::string bytes_sha256(std::span<const std::uint8_t> bytes);
 
 }  // namespace attnlab

@@ -6,7 +6,6 @@
 // compared with a short list, never looked up.
 #include "core/io/pytorch_checkpoint.hpp"
 
-#include <zip.h>
 
 #include <algorithm>
 #include <bit>
@@ -22,6 +21,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/io/zip_archive.hpp"
 
 namespace attnlab {
 namespace {
@@ -582,33 +582,13 @@ Value* unpickle(Unpickler& u) {
   }
 }
 
-// ---- The zip archive (libzip) ----
-
-struct ZipCloser {
-  void operator()(zip_t* z) const { zip_discard(z); }
-};
-struct ZipFileCloser {
-  void operator()(zip_file_t* f) const { zip_fclose(f); }
-};
-using ZipPtr = std::unique_ptr<zip_t, ZipCloser>;
-using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
-
-std::string zip_error_text(int code) {
-  zip_error_t e;
-  zip_error_init_with_code(&e, code);
-  std::string text = zip_error_strerror(&e);
-  zip_error_fini(&e);
-  return text;
-}
+// ---- The zip archive (core/io/zip_archive.hpp) ----
 
 class Archive {
  public:
-  Archive(ZipPtr zip, std::uint64_t archive_size, const std::string& what)
-      : zip_(std::move(zip)), size_(archive_size), what_(what) {
-    const zip_int64_t n = zip_get_num_entries(zip_.get(), 0);
-    if (n <= 0) fail("an empty zip archive, not a PyTorch checkpoint");
-    const char* first = zip_get_name(zip_.get(), 0, ZIP_FL_ENC_RAW);
-    const std::string name = first ? first : "";
+  explicit Archive(ZipArchive zip) : zip_(std::move(zip)) {
+    if (zip_.entry_count() == 0) fail("an empty zip archive, not a PyTorch checkpoint");
+    const std::string name = zip_.entry(0).name;
     const auto slash = name.find('/');
     if (slash == std::string::npos || slash == 0)
       fail("a zip archive whose first entry " + quote(name) +
@@ -616,55 +596,29 @@ class Archive {
     prefix_ = name.substr(0, slash + 1);  // as torch's reader: the first entry's folder
   }
 
-  [[noreturn]] void fail(const std::string& problem) const { throw Error(what_ + ": " + problem); }
+  [[noreturn]] void fail(const std::string& problem) const { zip_.fail(problem); }
   const std::string& prefix() const { return prefix_; }
 
-  // The index and size of ARCHIVE/`record`, stored uncompressed and unencrypted; nullopt when absent.
-  std::optional<std::pair<zip_uint64_t, std::uint64_t>> find(const std::string& record) const {
+  // ARCHIVE/`record`, stored uncompressed and unencrypted; nullopt when absent.
+  std::optional<ZipEntry> find(const std::string& record) const {
     const std::string name = prefix_ + record;
-    const zip_int64_t i = zip_name_locate(zip_.get(), name.c_str(), ZIP_FL_ENC_RAW);
-    if (i < 0) return std::nullopt;
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(zip_.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
-      fail("cannot read the zip entry " + quote(name) + " (" + zip_strerror(zip_.get()) + ")");
-    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
-      fail("the zip entry " + quote(name) + " is encrypted");
-    if (!(st.valid & ZIP_STAT_COMP_METHOD) || st.comp_method != ZIP_CM_STORE)
+    auto e = zip_.find(name);
+    if (!e) return std::nullopt;
+    if (e->encrypted) fail("the zip entry " + quote(name) + " is encrypted");
+    if (!e->stored)
       fail("the zip entry " + quote(name) +
            " is compressed; torch.save stores its entries uncompressed (re-save it with torch.save)");
-    if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE) || st.size != st.comp_size || st.size > size_)
-      fail("the zip entry " + quote(name) + " declares " + std::to_string(st.size) +
-           " bytes, more than the archive's " + std::to_string(size_) + " (a corrupt zip)");
-    return std::make_pair(static_cast<zip_uint64_t>(i), static_cast<std::uint64_t>(st.size));
+    if (e->size != e->comp_size || e->size > zip_.archive_size())
+      fail("the zip entry " + quote(name) + " declares " + std::to_string(e->size) +
+           " bytes, more than the archive's " + std::to_string(zip_.archive_size()) + " (a corrupt zip)");
+    return e;
   }
 
-  // All `n` bytes of entry `index` (its CRC checked by libzip at the end).
-  std::vector<std::uint8_t> read(zip_uint64_t index, std::uint64_t n, const std::string& record) const {
-    const std::string name = prefix_ + record;
-    ZipFilePtr f(zip_fopen_index(zip_.get(), index, 0));
-    if (!f) fail("cannot open the zip entry " + quote(name) + " (" + zip_strerror(zip_.get()) + ")");
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n));  // n <= the archive's size (find())
-    std::uint64_t got = 0;
-    while (got < n) {
-      const zip_int64_t r = zip_fread(f.get(), bytes.data() + got, n - got);
-      if (r < 0) fail("cannot read the zip entry " + quote(name) + " (" + zip_file_strerror(f.get()) + ")");
-      if (r == 0)
-        fail("the zip entry " + quote(name) + " ends after " + std::to_string(got) + " of its " + std::to_string(n) +
-             " bytes");
-      got += static_cast<std::uint64_t>(r);
-    }
-    std::uint8_t extra;  // the end: libzip checks the CRC here
-    const zip_int64_t r = zip_fread(f.get(), &extra, 1);
-    if (r < 0) fail("the zip entry " + quote(name) + " is corrupt (" + zip_file_strerror(f.get()) + ")");
-    if (r > 0) fail("the zip entry " + quote(name) + " holds more bytes than it declares");
-    return bytes;
-  }
+  // All bytes of `e` (found by find(), its size checked there; its CRC checked by libzip at the end).
+  std::vector<std::uint8_t> read(const ZipEntry& e) const { return zip_.read(e, zip_.archive_size()); }
 
  private:
-  ZipPtr zip_;
-  std::uint64_t size_;
-  const std::string& what_;
+  ZipArchive zip_;
   std::string prefix_;
 };
 
@@ -732,8 +686,8 @@ struct ArchivePlan {
 // Refuses a checkpoint written in another byte order than little-endian.
 void check_byteorder(const Archive& archive) {
   if (const auto bo = archive.find("byteorder")) {
-    if (bo->second > 16) archive.fail("a byteorder record of " + std::to_string(bo->second) + " bytes");
-    const auto bytes = archive.read(bo->first, bo->second, "byteorder");
+    if (bo->size > 16) archive.fail("a byteorder record of " + std::to_string(bo->size) + " bytes");
+    const auto bytes = archive.read(*bo);
     const std::string order(bytes.begin(), bytes.end());
     if (order != "little")
       archive.fail("the checkpoint was written " +
@@ -831,11 +785,11 @@ void read_storages(const Archive& archive, const ArchivePlan& plan, SafetensorsF
     const std::string record = "data/" + key;
     const auto entry = archive.find(record);
     if (!entry) archive.fail("storage " + quote(key) + " has no zip entry " + archive.prefix() + record);
-    if (!bytes_needed || static_cast<std::uint64_t>(*bytes_needed) != entry->second)
-      archive.fail("storage " + quote(key) + " holds " + std::to_string(entry->second) +
+    if (!bytes_needed || static_cast<std::uint64_t>(*bytes_needed) != entry->size)
+      archive.fail("storage " + quote(key) + " holds " + std::to_string(entry->size) +
                    " bytes but its pickle declares " + std::to_string(s->numel) + " elements of " +
                    std::to_string(element) + " bytes");
-    const std::vector<std::uint8_t> data = archive.read(entry->first, entry->second, record);
+    const std::vector<std::uint8_t> data = archive.read(*entry);
     const TensorDType dtype = *s->type->supported;
     for (const std::size_t u : plan.users.at(key)) {
       const TensorPlan& p = plan.plans[u];
@@ -844,16 +798,17 @@ void read_storages(const Archive& archive, const ArchivePlan& plan, SafetensorsF
   }
 }
 
-SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared_ptr<SafetensorsSource> source,
-                             const std::string& what, const std::atomic<bool>* stop = nullptr) {
-  const Archive archive(std::move(zip), archive_size, what);
+SafetensorsFile read_archive(ZipArchive zip, std::shared_ptr<SafetensorsSource> source, const std::string& what,
+                             const std::atomic<bool>* stop = nullptr) {
+  const std::uint64_t archive_size = zip.archive_size();
+  const Archive archive(std::move(zip));
   check_byteorder(archive);
   const auto pkl = archive.find("data.pkl");
   if (!pkl) archive.fail("a zip archive without " + archive.prefix() + "data.pkl: not a PyTorch checkpoint");
-  if (pkl->second > kMaxPickleBytes)
-    archive.fail("data.pkl is " + std::to_string(pkl->second) + " bytes, over the limit of " +
+  if (pkl->size > kMaxPickleBytes)
+    archive.fail("data.pkl is " + std::to_string(pkl->size) + " bytes, over the limit of " +
                  std::to_string(kMaxPickleBytes));
-  const std::vector<std::uint8_t> pickle = archive.read(pkl->first, pkl->second, "data.pkl");
+  const std::vector<std::uint8_t> pickle = archive.read(*pkl);
   Unpickler unpickler(pickle, what);
   const Value* root = unpickle(unpickler);
   const auto tensors = state_dict(root, unpickler);
@@ -882,15 +837,7 @@ SafetensorsFile read_archive(ZipPtr zip, std::uint64_t archive_size, std::shared
   throw Error(what + ": not a PyTorch checkpoint (no zip archive, which torch.save writes since torch 1.6)");
 }
 
-[[noreturn]] void bad_zip(int code, const std::string& what) {
-  throw Error(what + ": not a complete zip archive (" + zip_error_text(code) + "): the file is truncated or corrupt");
-}
-
 }  // namespace
-
-bool is_zip_magic(std::span<const std::uint8_t> first) {
-  return first.size() >= 4 && first[0] == 'P' && first[1] == 'K' && first[2] == 3 && first[3] == 4;
-}
 
 bool is_legacy_torch_magic(std::span<const std::uint8_t> first) {
   if (first.size() >= 2 && first[0] == 0x80 && first[1] >= 2 && first[1] <= 5)
@@ -901,22 +848,7 @@ bool is_legacy_torch_magic(std::span<const std::uint8_t> first) {
 
 SafetensorsFile index_pytorch(std::span<const std::uint8_t> bytes, const std::string& what) {
   if (!is_zip_magic(bytes)) not_zip(bytes, what);
-  zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
-  if (!src) {
-    zip_error_fini(&error);
-    throw Error(what + ": cannot read it as a zip archive");
-  }
-  zip_t* z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
-  if (!z) {
-    zip_source_free(src);
-    const int code = zip_error_code_zip(&error);
-    zip_error_fini(&error);
-    bad_zip(code, what);
-  }
-  zip_error_fini(&error);
-  return read_archive(ZipPtr(z), bytes.size(), memory_source(bytes, what), what);
+  return read_archive(ZipArchive::open_memory(bytes, what), memory_source(bytes, what), what);
 }
 
 namespace {
@@ -938,17 +870,7 @@ SafetensorsFile open_pytorch(const std::filesystem::path& path, const std::atomi
   auto source = open_file_source(path);  // the checks of a missing path, a directory, ...
   const std::vector<std::uint8_t> first = first_bytes(path);
   if (!is_zip_magic(first)) not_zip(first, what);
-  int code = 0;
-  // libzip takes UTF-8 names on Windows too.
-  zip_t* z = zip_open(platform::utf8(path).c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
-  if (!z) bad_zip(code, what);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    zip_discard(z);
-    throw Error(what + ": cannot read its size");
-  }
-  return read_archive(ZipPtr(z), size, std::move(source), what, stop);
+  return read_archive(ZipArchive::open_file(path, what), std::move(source), what, stop);
 }
 
 SafetensorsFile open_checkpoint(const std::filesystem::path& file, const std::atomic<bool>* stop) {

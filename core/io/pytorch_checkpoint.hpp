@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "core/io/safetensors.hpp"
+#include "core/io/zip_archive.hpp"  // is_zip_magic
 
 namespace attnlab {
 
@@ -33,9 +34,6 @@ namespace attnlab {
 inline constexpr const char* kPytorchStateDictWrappers[] = {"teacher", "model", "state_dict", "student"};
 inline constexpr std::string_view kPytorchModulePrefix = "module.";
 inline constexpr std::string_view kPytorchBackbonePrefix = "backbone.";
-
-/// Whether `first` (a file's first bytes) starts like a zip archive ("PK\x03\x04").
-bool is_zip_magic(std::span<const std::uint8_t> first);
 
 /// Whether `first` starts like a PyTorch file of the legacy format (before torch 1.6: a raw
 /// pickle stream, "\x80" + protocol, or a tar archive).

@@ -47,6 +47,11 @@ add_library(attnlab_curl INTERFACE)
 target_link_libraries(attnlab_curl INTERFACE CURL::libcurl)
 add_library(attnlab::curl ALIAS attnlab_curl)
 # The Open dialog (IFileOpenDialog, COM): Windows' own libraries.
+# No cairo in the Windows build: `lesson slides` writes PNG pages there (slides_pdf_unavailable.cpp).
+add_library(attnlab_pdf INTERFACE)
+add_library(attnlab::pdf ALIAS attnlab_pdf)
+set(ATTNLAB_PDF OFF CACHE INTERNAL "PDF slides through cairo")
+
 add_library(attnlab_file_dialog INTERFACE)
 target_link_libraries(attnlab_file_dialog INTERFACE ole32 shell32 uuid)
 add_library(attnlab::file_dialog ALIAS attnlab_file_dialog)

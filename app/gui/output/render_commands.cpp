@@ -30,6 +30,13 @@
 namespace attnlab::app {
 namespace {
 
+// False while render_from_quietly() draws: the pictures are a step of its own work.
+bool say_what_was_written = true;
+
+// The line every render ends with: the PNG and its sidecar.
+void say_written(const std::filesystem::path& out) {
+  if (say_what_was_written) std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+}
 
 
 std::array<int, 2> parse_size(const std::string& text) {
@@ -287,7 +294,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   if (!state.report.field_drawn.is_null()) sidecar["field_drawn"] = state.report.field_drawn;
   if (!state.report.cnn_drawn.is_null()) sidecar["cnn_drawn"] = state.report.cnn_drawn;
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  say_written(out);
   return 0;
 }
 
@@ -324,7 +331,7 @@ void write_compare_pair(const std::filesystem::path& out, std::array<int, 2> siz
   sidecar["render"] = {{"view", view}, {"width", size[0]}, {"height", size[1]}, {"finished", true}, {"compare", true}};
   sidecar["compare"] = std::move(b_entry);
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  say_written(out);
 }
 
 // Frames of a hand-made heads' view drawn headless until its work has settled: each frame takes
@@ -688,11 +695,13 @@ int render_hand_made(AppState& state, const std::string& view, std::array<int, 2
   if (geometry.valid) sidecar["image_view"] = {{"x", geometry.x}, {"y", geometry.y}, {"scale", geometry.scale}};
   sidecar["grid"] = {{"cols", hand_made.grid().cols}, {"rows", hand_made.grid().rows}, {"N", hand_made.grid().N()}, {"K", hand_made.grid().K}};
   write_outputs(out, size[0], size[1], rgb, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  say_written(out);
   return 0;
 }
 
 }  // namespace
+
+std::vector<std::string> render_vit_view_names() { return vit_view_names(); }
 
 std::vector<std::string> render_view_names() {
   std::vector<std::string> names = {"map", "heads"};
@@ -748,6 +757,14 @@ int run_render(const std::vector<std::string>& args) {
     if (v.fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
   }
   return render_hand_made(state, view, size, out, force, painted);
+}
+
+void render_from_quietly(const std::filesystem::path& from, const std::filesystem::path& out) {
+  struct Quiet {
+    Quiet() { say_what_was_written = false; }
+    ~Quiet() { say_what_was_written = true; }
+  } quiet;
+  run_render({"--from", from.string(), "--out", out.string(), "--force"});
 }
 
 int run_figure(const std::vector<std::string>& in) {
@@ -844,7 +861,7 @@ int run_figure(const std::vector<std::string>& in) {
   sidecar["figure"] = {{"queries", queries}, {"panel", panel}, {"gap", gap}, {"width", width}, {"height", height}};
   sidecar["grid"] = {{"cols", g.cols}, {"rows", g.rows}, {"N", g.N()}, {"K", g.K}};
   write_outputs(out, width, height, rgb, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  say_written(out);
   return 0;
 }
 
