@@ -36,6 +36,29 @@ set(CPACK_NSIS_MUI_UNIICON "${ATTNLAB_ICO}")
 set(CPACK_NSIS_INSTALLED_ICON_NAME "bin\\\\attnlab.exe")
 set(CPACK_NSIS_URL_INFO_ABOUT "${ATTNLAB_HOMEPAGE}")
 set(CPACK_NSIS_ENABLE_UNINSTALL_BEFORE_INSTALL ON)
+# Lesson files (issue 51): a double-click on a .attnlab opens it in the program. The keys go to
+# SHCTX's Software\Classes, which Windows shows merged into HKEY_CLASSES_ROOT: CPack's installer
+# asks for administrator rights and then installs for all users (SetShellVarContext all: SHCTX
+# is HKLM), a user's own install writes to HKCU. .attnlab names the ProgID AttentionLab.Lesson,
+# whose icon is the program's (its resource 1, packaging/windows/attnlab.rc) and whose open
+# command passes the file to it; SHChangeNotify(SHCNE_ASSOCCHANGED) tells Explorer. The
+# uninstaller deletes the ProgID, and .attnlab while it still names it, before the template
+# deletes the files. Escaping: CPack writes these values unescaped into CPackConfig.cmake and
+# reads them again, so one backslash of the NSIS script is \\\\ here and one double quote \\\";
+# NSIS strings are in single quotes, $INSTDIR is NSIS's (CMake expands only ${...}).
+set(CPACK_NSIS_EXTRA_INSTALL_COMMANDS "
+  WriteRegStr SHCTX 'Software\\\\Classes\\\\.attnlab' '' 'AttentionLab.Lesson'
+  WriteRegStr SHCTX 'Software\\\\Classes\\\\.attnlab' 'Content Type' 'application/x-attnlab-lesson'
+  WriteRegStr SHCTX 'Software\\\\Classes\\\\AttentionLab.Lesson' '' 'Attention Lab lesson'
+  WriteRegStr SHCTX 'Software\\\\Classes\\\\AttentionLab.Lesson\\\\DefaultIcon' '' '$INSTDIR\\\\bin\\\\attnlab.exe,0'
+  WriteRegStr SHCTX 'Software\\\\Classes\\\\AttentionLab.Lesson\\\\shell\\\\open\\\\command' '' '\\\"$INSTDIR\\\\bin\\\\attnlab.exe\\\" \\\"%1\\\"'
+  System::Call 'shell32::SHChangeNotify(i 0x08000000, i 0, p 0, p 0)'")
+set(CPACK_NSIS_EXTRA_UNINSTALL_COMMANDS "
+  DeleteRegKey SHCTX 'Software\\\\Classes\\\\AttentionLab.Lesson'
+  ReadRegStr $0 SHCTX 'Software\\\\Classes\\\\.attnlab' ''
+  StrCmp $0 'AttentionLab.Lesson' 0 +2
+    DeleteRegKey SHCTX 'Software\\\\Classes\\\\.attnlab'
+  System::Call 'shell32::SHChangeNotify(i 0x08000000, i 0, p 0, p 0)'")
 set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/packaging/copyright")
 # A 64-bit installer (Debian's nsis has the amd64-unicode stubs) for a 64-bit program, into
 # "Program Files" rather than "Program Files (x86)".

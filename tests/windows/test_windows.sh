@@ -2,8 +2,8 @@
 # The Windows build under Wine (CTest label `windows`, issue 37): the .exe's outputs against the
 # Linux build's, its one-line errors, a path with a space and a non-ASCII letter, video through
 # FFmpeg's DLLs (issue 40: `video`, F8, Open video, no camera), the installer's silent install,
-# run and uninstall. Wine passes WGL to the host's Mesa, so the .exe's compute
-# shaders run on llvmpipe as the Linux build's do.
+# run and uninstall (issue 51: with the .attnlab file type). Wine passes WGL to the host's Mesa,
+# so the .exe's compute shaders run on llvmpipe as the Linux build's do.
 #   test_windows.sh BUILD_WINDOWS LINUX_ATTNLAB SOURCE_DIR
 set -uo pipefail
 win_build="$(realpath "$1")" linux="$(realpath "$2")" src="$(realpath "$3")"
@@ -295,8 +295,8 @@ sys.exit(0 if v.get('path', '').endswith('pan.mp4') and v.get('frame', -1) >= 0 
     || fail "Ctrl+Q: the program did not exit 0 ($(cat "$gui/exit" 2>/dev/null || echo 'still running'))"
 fi
 
-# 9. The installer: silent install, the installed program renders from another folder, silent
-# uninstall leaves nothing behind.
+# 9. The installer: silent install, the installed program renders from another folder, .attnlab
+# opens in it (issue 51), silent uninstall leaves nothing behind.
 installer="$(ls "$win_build"/attnlab-*-win64.exe 2>/dev/null | head -1)"
 if [[ -z $installer ]]; then
   fail "no installer in $win_build (cpack -G NSIS)"
@@ -305,6 +305,17 @@ else
   target="C:\\Program Files\\Attention Lab"
   unix_target="$WINEPREFIX/drive_c/Program Files/Attention Lab"
   timeout 300 wine "$installer" /S "/D=$target"; wineserver -w
+  # Lesson files: .attnlab names the ProgID AttentionLab.Lesson (in HKEY_CLASSES_ROOT, as
+  # Explorer reads it), whose icon is the installed program's and whose open command passes the
+  # file to it.
+  reg_default() { timeout 60 wine reg query "$1" /ve 2>/dev/null | crlf | sed -nE 's/^ +[^ ].* +REG_(EXPAND_)?SZ {4}//p'; }
+  lesson_keys="$(reg_default 'HKCR\.attnlab') | $(reg_default 'HKCR\AttentionLab.Lesson') | $(reg_default 'HKCR\AttentionLab.Lesson\DefaultIcon') | $(reg_default 'HKCR\AttentionLab.Lesson\shell\open\command')"
+  if [[ $lesson_keys == "AttentionLab.Lesson | Attention Lab lesson | $target\bin\attnlab.exe,0 | \"$target\bin\attnlab.exe\" \"%1\"" \
+        && -f $unix_target/bin/attnlab.exe ]]; then
+    pass "the installer registers .attnlab: AttentionLab.Lesson opens it with the installed program ($lesson_keys)"
+  else
+    fail "the installer's .attnlab keys (.attnlab | ProgID | DefaultIcon | open command): '$lesson_keys'"
+  fi
   # The installed program on its own: Wine's Z: drive (this machine's / : the source tree, the
   # build trees, Debian's Fashion-MNIST) hidden, run from a folder of the user's on C:.
   mv "$WINEPREFIX/dosdevices/z:" "$WINEPREFIX/dosdevices/z-hidden"
@@ -342,6 +353,12 @@ else
   for _ in $(seq 20); do [[ -e $unix_target ]] || break; sleep 0.5; done
   left="$(find "$unix_target" "$(dirname "${menu:-/nonexistent}")" 2>/dev/null | head -3 | tr '\n' ' ')"
   [[ -z $left ]] && pass "the silent uninstall leaves nothing behind" || fail "left after uninstalling: $left"
+  left_keys=""
+  for key in 'HKCR\.attnlab' 'HKCR\AttentionLab.Lesson' 'HKLM\Software\Classes\.attnlab' 'HKLM\Software\Classes\AttentionLab.Lesson' \
+             'HKCU\Software\Classes\.attnlab' 'HKCU\Software\Classes\AttentionLab.Lesson'; do
+    timeout 60 wine reg query "$key" >/dev/null 2>&1 && left_keys+="$key "
+  done
+  [[ -z $left_keys ]] && pass "the silent uninstall removes the .attnlab file type" || fail "registry keys left after uninstalling: $left_keys"
 fi
 
 echo "$failures failure(s)"
