@@ -9,10 +9,11 @@
 # 3. desktop-file-validate and appstreamcli validate pass on the installed files.
 # 4. The desktop knows a lesson (issue 51): with the prefix's MIME database and desktop entry
 #    cache made (update-mime-database, update-desktop-database) and only the prefix and
-#    /usr/share in XDG_DATA_DIRS, `xdg-mime query filetype` calls a lesson
-#    application/x-attnlab-lesson (by its name and, renamed, by its first bytes) and a plain zip
-#    application/zip, both as a desktop without GNOME does it (File::MimeInfo's `mimetype`) and
-#    as GNOME does it (`gio info`); `xdg-mime query default` names the program's desktop entry.
+#    /usr/share in XDG_DATA_DIRS, `xdg-mime query filetype` calls a lesson made by the
+#    installed program application/x-attnlab-lesson (by its name and, renamed, by its first
+#    bytes) and a plain zip application/zip, both as a desktop without GNOME does it
+#    (File::MimeInfo's `mimetype`) and as GNOME does it (`gio info`); `xdg-mime query default`
+#    names the program's desktop entry.
 # 5. `cpack -G DEB` makes a package that lists the same files, whose dependencies were
 #    computed by dpkg-shlibdeps, and in which lintian finds no error.
 set -euo pipefail
@@ -116,22 +117,13 @@ desktop=(env -u DESKTOP_SESSION -u KDE_FULL_SESSION -u GNOME_DESKTOP_SESSION_ID 
   { cat "$work/desktop-db.log"; fail "update-desktop-database failed"; }
 grep -qx "$lesson_type=$app_id.desktop;" "$prefix/share/applications/mimeinfo.cache" ||
   fail "update-desktop-database found no $lesson_type in the desktop entry's MimeType="
-# A lesson as the format makes it: first a stored `mimetype` entry with no extra field, then
-# lesson.json; the same under a name without .attnlab; a plain zip named x.zip.
-python3 - "$work/lessons" <<'PY'
-import os, sys, zipfile
-d = sys.argv[1]
-os.makedirs(d)
-for name in ("L.attnlab", "renamed-lesson"):
-    with zipfile.ZipFile(os.path.join(d, name), "w") as z:
-        z.writestr(zipfile.ZipInfo("mimetype"), "application/x-attnlab-lesson", compress_type=zipfile.ZIP_STORED)
-        z.writestr("lesson.json", '{"format":"attnlab-lesson","format_version":1,"steps":[]}',
-                   compress_type=zipfile.ZIP_DEFLATED)
-    head = open(os.path.join(d, name), "rb").read(66)
-    assert head[:4] == b"PK\x03\x04" and head[30:] == b"mimetypeapplication/x-attnlab-lesson", head
-with zipfile.ZipFile(os.path.join(d, "x.zip"), "w") as z:
-    z.writestr("lesson.json", "{}", compress_type=zipfile.ZIP_DEFLATED)
-PY
+# A lesson as the installed program makes it (`attnlab lesson make`, one step: the default
+# render's sidecar of section 2), the same under a name without .attnlab, a plain zip x.zip.
+mkdir -p "$work/lessons"
+EGL_LOG_LEVEL=fatal "$prefix/bin/attnlab" lesson make --out "$work/lessons/L.attnlab" --step "$run/default.json::A step" \
+  >"$work/lesson.log" 2>&1 || { cat "$work/lesson.log"; fail "the installed program made no lesson"; }
+cp "$work/lessons/L.attnlab" "$work/lessons/renamed-lesson"
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("lesson.json", "{}")' "$work/lessons/x.zip"
 for desk in X-Generic GNOME; do
   for case in "L.attnlab $lesson_type" "renamed-lesson $lesson_type" "x.zip application/zip"; do
     read -r f want <<<"$case"
