@@ -430,6 +430,7 @@ void for_each_field(State& s, Field&& field) {
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, nullptr, 1, 1}, FieldRange{0, 4096, kRefuse});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
+  field("lesson.recent", s.recent_lessons);
   field("compare.model", s.compare_model);
   field("compare.match_layers", named(s.compare_by_index, match_field_name, parse_match_field));
   field("compare.one_scale", s.compare_one_scale, Flag<bool>{"--one-scale", kFlagsRenderModel},

@@ -129,6 +129,7 @@ struct Document {
   int vit_resize = 0;               ///< the input's short side in pixels; 0: the model's trained size
   VitBackend vit_backend = VitBackend::Auto;  ///< which runner does the ViT's forward pass (Diagnostics, --backend)
   std::vector<std::string> recent_models;  ///< most recent first (remembered between runs)
+  std::vector<std::string> recent_lessons;  ///< lesson files opened or saved, most recent first (remembered between runs)
   /// Compare (View → Compare, issue 48, SPEC §12): a second model B drawn beside the ViT's map,
   /// on the same image, its layer, head and query following the ViT's (matched_choice in
   /// app/commands/source_choice.hpp). Empty: one model.

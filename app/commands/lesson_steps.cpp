@@ -209,11 +209,18 @@ LessonFolder::LessonFolder(const Lesson& lesson) {
     throw Error("cannot make a temporary folder for the lesson's photos in '" + platform::utf8(tmp) + "' (" +
                 std::error_code(err, std::generic_category()).message() + ")");
   try {
-    for (const auto& [name, bytes] : lesson.images)
-      write_file_safely(photo(name), std::span<const char>(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    write_missing(lesson);
   } catch (...) {
     std::filesystem::remove_all(dir_, ec);
     throw;
+  }
+}
+
+void LessonFolder::write_missing(const Lesson& lesson) {
+  for (const auto& [name, bytes] : lesson.images) {
+    const std::filesystem::path p = photo(name);
+    if (platform::name_is_free(p))
+      write_file_safely(p, std::span<const char>(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   }
 }
 

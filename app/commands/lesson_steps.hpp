@@ -66,6 +66,8 @@ class LessonFolder {
   LessonFolder(const LessonFolder&) = delete;
   LessonFolder& operator=(const LessonFolder&) = delete;
   const std::filesystem::path& path() const { return dir_; }
+  /// Writes the photos of `lesson` not written yet (a step added since). Throws Error when it cannot.
+  void write_missing(const Lesson& lesson);
   /// Where the photo of entry `name` ("images/<sha>.jpg") was written.
   std::filesystem::path photo(const std::string& name) const;
 

@@ -14,6 +14,8 @@ enum class FileDialogKind {
   ModelFile,        ///< "Open a ViT checkpoint": .safetensors, .pth, .pt, .bin
   ModelFolder,      ///< "Open a ViT checkpoint folder": a folder with model.safetensors and config.json
   ExportFolder,     ///< "Choose the export folder"
+  Lesson,           ///< "Open a lesson": .attnlab
+  SaveLesson,       ///< "Save the lesson": a Save dialog (a name taken asks before replacing), .attnlab
 };
 
 /// Shows the dialog, modal, on the calling (main) thread and waits for it: the chosen path, or

@@ -14,6 +14,8 @@ const char* file_dialog_title(FileDialogKind kind) {
     case FileDialogKind::ModelFile: return "Open a ViT checkpoint";
     case FileDialogKind::ModelFolder: return "Open a ViT checkpoint folder";
     case FileDialogKind::ExportFolder: return "Choose the export folder";
+    case FileDialogKind::Lesson: return "Open a lesson";
+    case FileDialogKind::SaveLesson: return "Save the lesson";
   }
   return "Open";
 }

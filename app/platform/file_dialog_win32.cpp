@@ -44,22 +44,32 @@ std::optional<std::filesystem::path> show_file_dialog(FileDialogKind kind, const
       if (on) CoUninitialize();
     }
   } uninit{SUCCEEDED(init)};
-  ComPtr<IFileOpenDialog> dialog;
-  if (FAILED(CoCreateInstance(CLSID_FileOpenDialog, nullptr, CLSCTX_INPROC_SERVER, IID_IFileOpenDialog,
-                              reinterpret_cast<void**>(dialog.out()))))
-    throw Error("no file dialog: Windows' Open dialog could not be made; type the path instead");
+  // The Save dialog for a lesson (it asks before replacing a file), the Open dialog for the rest.
+  const bool save = kind == FileDialogKind::SaveLesson;
+  ComPtr<IFileDialog> dialog;
+  if (FAILED(CoCreateInstance(save ? CLSID_FileSaveDialog : CLSID_FileOpenDialog, nullptr, CLSCTX_INPROC_SERVER,
+                              save ? IID_IFileSaveDialog : IID_IFileOpenDialog, reinterpret_cast<void**>(dialog.out()))))
+    throw Error("no file dialog: Windows' file dialog could not be made; type the path instead");
   const bool folder = kind == FileDialogKind::ModelFolder || kind == FileDialogKind::ExportFolder;
   FILEOPENDIALOGOPTIONS options = 0;
   dialog->GetOptions(&options);
-  options |= FOS_FORCEFILESYSTEM | FOS_PATHMUSTEXIST | (folder ? FOS_PICKFOLDERS : FOS_FILEMUSTEXIST);
+  options |= FOS_FORCEFILESYSTEM | FOS_PATHMUSTEXIST |
+             (folder ? FOS_PICKFOLDERS : save ? FOS_OVERWRITEPROMPT : FOS_FILEMUSTEXIST);
   dialog->SetOptions(options);
   dialog->SetTitle(wide(file_dialog_title(kind)).c_str());
   std::vector<COMDLG_FILTERSPEC> filters;
   if (kind == FileDialogKind::Image)
-    filters = {{L"Images", L"*.png;*.jpg;*.jpeg;*.bmp;*.gif;*.tga;*.psd;*.pnm;*.ppm;*.pgm"}, {L"All files", L"*.*"}};
+    filters = {{L"Images and lessons", L"*.png;*.jpg;*.jpeg;*.bmp;*.gif;*.tga;*.psd;*.pnm;*.ppm;*.pgm;*.attnlab"},
+               {L"All files", L"*.*"}};
+  else if (kind == FileDialogKind::Lesson || save)
+    filters = {{L"Lessons", L"*.attnlab"}};
   else if (kind == FileDialogKind::ModelFile)
     filters = {{L"ViT checkpoints", L"*.safetensors;*.pth;*.pt;*.bin"}, {L"All files", L"*.*"}};
   if (!filters.empty()) dialog->SetFileTypes(static_cast<UINT>(filters.size()), filters.data());
+  if (save) {
+    dialog->SetDefaultExtension(L"attnlab");
+    dialog->SetFileName(L"lesson.attnlab");
+  }
   std::error_code ec;
   if (!start.empty() && std::filesystem::is_directory(start, ec)) {
     ComPtr<IShellItem> where;
@@ -69,7 +79,7 @@ std::optional<std::filesystem::path> show_file_dialog(FileDialogKind kind, const
   }
   const HRESULT shown = dialog->Show(GetActiveWindow());
   if (shown == HRESULT_FROM_WIN32(ERROR_CANCELLED)) return std::nullopt;
-  if (FAILED(shown)) throw Error("the Open dialog failed; type the path instead");
+  if (FAILED(shown)) throw Error("the file dialog failed; type the path instead");
   ComPtr<IShellItem> item;
   if (FAILED(dialog->GetResult(item.out()))) return std::nullopt;
   PWSTR name = nullptr;

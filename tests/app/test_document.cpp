@@ -100,6 +100,7 @@ AppState changed() {
   s.vit_resize = 448;
   s.vit_backend = VitBackend::Cpu;
   s.recent_models = {"/models/dino", "/models/deit"};
+  s.recent_lessons = {"/lessons/giraffe.attnlab"};
   s.compare_model = "/models/dinov2_reg";
   s.compare_by_index = true;
   s.compare_one_scale = true;

@@ -67,6 +67,8 @@ int App::run() {
   recording_.finish();    // a recording running when the window closes is written, not lost
   scheduler_.stop_all();  // the jobs stop while the window is torn down
   if (replay_) return replay_->code();
+  // The user's own settings, never a lesson's step (SPEC §15).
+  if (lesson_ && lesson_->user_document) static_cast<Document&>(state_) = Document(remembered_document());
   save_remembered(state_, window_);
   report_frames();
   return 0;
@@ -226,13 +228,17 @@ int run_gui(const GuiArgs& args) {
     App app(session.window, std::move(state), session.context_note, std::move(replay));
     app.set_font_scale(session.font_scale);
     const auto safari = assets_dir() / "safari.jpg";
+    // A lesson file (a double-click in the file manager): the safari photo first, then the
+    // lesson plays from step 1 over it.
+    const bool lesson = std::filesystem::path(image).extension() == ".attnlab";
     try {
-      app.open_initial(image.empty() ? safari : std::filesystem::path(image));
+      app.open_initial(image.empty() || lesson ? safari : std::filesystem::path(image));
     } catch (const Error& e) {
       if (image.empty()) throw;
       app.show_error(std::string(e.what()) + "; showing the safari photo instead");
       app.open_initial(safari);
     }
+    if (lesson) app.open_lesson_file(image);
     if (!model.empty()) app.open_model(model);
     if (!args.video.empty()) app.open_video(args.video);  // a video that cannot be read: a banner, the photo stays
     code = app.run();

@@ -25,7 +25,9 @@
 #include "app/gui/train/train_probe_feed.hpp"
 #include "app/gui/views/view_registry.hpp"
 #include "app/gui/vit/vit_compare.hpp"
+#include "app/commands/lesson_steps.hpp"
 #include "core/gpu/gl.hpp"
+#include "core/io/lesson.hpp"
 #include "core/hand_made/grid_math.hpp"
 
 #include <imgui.h>
@@ -86,6 +88,23 @@ std::vector<std::filesystem::path> find_gallery();
 
 // --- The app ---------------------------------------------------------------------------------
 
+/// The lesson the window has open (lesson.cpp, SPEC §15): made with F6 and the Lesson menu, or
+/// opened from a file, and played step by step.
+struct OpenLesson {
+  Lesson lesson;
+  std::filesystem::path file;              ///< where it was opened from or last saved ("" for a new one)
+  std::unique_ptr<LessonFolder> folder;    ///< its photos while it is open (a private temporary folder)
+  int step = -1;                           ///< the step shown (played, or chosen in the editor)
+  bool dirty = false;                      ///< changed since opened or saved
+  /// The user's own document while a step drives the window: put back when the lesson is left
+  /// and what settings.json keeps (a lesson's state is never written there).
+  std::optional<Document> user_document;
+  bool reapply = false;   ///< the step's model is opening: its choice is applied again once it has
+  std::string missing;    ///< why the step could not be shown (a model not on this machine), "" when it is
+  std::string pull;       ///< the missing model's Hub `repo@commit`, offered as a download
+  int pulling_step = -1;  ///< the step played again once that download has finished
+};
+
 class App {
  public:
   App(GLFWwindow* window, AppState state, const std::string& context_note, std::optional<HoverReplay> replay = std::nullopt);
@@ -103,6 +122,7 @@ class App {
   void set_font_scale(float s) { font_scale_ = s; }
   void open_model(const std::filesystem::path& path) { state_.commands.open_model(path); }
   void open_video(const std::filesystem::path& path) { state_.commands.open_video(path); }
+  void open_lesson_file(const std::filesystem::path& path) { state_.commands.open_lesson(path); }
   void show_error(const std::string& message) { state_.show_error(message); }
 
   // What the GLFW callbacks hand over (window_setup.cpp: they find the App through the window's
@@ -177,6 +197,24 @@ class App {
   bool begin_menu(const char* label);
   void menu_item(const std::string& name, const char* label, const char* shortcut, bool* selected);
   void draw_key_list();
+
+  // The lesson (lesson.cpp): opened, played, made and saved; its caption strip and menu.
+  void take_lesson_work();
+  void open_lesson(const std::filesystem::path& path);
+  void play_step(int index, bool open_models = true);
+  void apply_document(const Document& d, bool open_models);
+  void leave_lesson();
+  void add_lesson_step();
+  void save_lesson(const std::filesystem::path& path);
+  void new_lesson();
+  /// The window's room for the views: the display less the lesson's caption strip.
+  ImVec2 room() const;
+  void measure_lesson_strip(ImVec2 d);
+  void draw_lesson_strip(ImVec2 d);
+  void draw_lesson_menu();
+  void draw_lesson_editor(float menu_h);
+  /// The user's own document (the lesson's state never goes to settings.json).
+  const Document& remembered_document();
 
   // The teaching views and the guided tour (tour.cpp).
   void set_tour_step(int step);
@@ -256,6 +294,8 @@ class App {
   AppParts parts_{window_, state_, hand_made_, vit_, train_, geometry_, video_, key_queue_, opening_model_,
                   query_anchor_, pin_anchors_, [this](const std::filesystem::path& f) { saved(f); }};
   Recording recording_{parts_};          // Export → Record
+  std::optional<OpenLesson> lesson_;     // the lesson open (lesson.cpp)
+  float lesson_h_ = 0;                   // the caption strip's height in this frame (0: no lesson playing)
   std::optional<ReplayDriver> replay_;  // the hover benchmark, when asked for
 };
 

@@ -98,6 +98,7 @@ void App::clamp_query() {
 // whatever changes the document asks for the next frame at once, to show it.
 void App::take_finished_work() {
   take_file_dialog();
+  take_lesson_work();  // lesson.cpp: opened, stepped, saved
   if (const auto open = state_.commands.take(Commands::Kind::OpenImage)) {
     open_image(open->path);
     state_.commands.redraw();
@@ -265,12 +266,19 @@ void App::take_file_dialog() {
   const FileDialogKind kind = asked->asked;
   std::filesystem::path start = kind == FileDialogKind::ExportFolder ? state_.export_dir
                                 : kind == FileDialogKind::Image      ? state_.image_path.parent_path()
+                                : kind == FileDialogKind::Lesson || kind == FileDialogKind::SaveLesson
+                                    ? (lesson_ && !lesson_->file.empty() ? lesson_->file.parent_path() : state_.export_dir)
                                                                      : state_.model_path.parent_path();
   try {
     const auto chosen = show_file_dialog(kind, start);
     if (chosen) {
       switch (kind) {
-        case FileDialogKind::Image: state_.commands.open_image(*chosen); break;
+        case FileDialogKind::Image:
+          if (chosen->extension() == ".attnlab") state_.commands.open_lesson(*chosen);  // Ctrl+O opens lessons too
+          else state_.commands.open_image(*chosen);
+          break;
+        case FileDialogKind::Lesson: state_.commands.open_lesson(*chosen); break;
+        case FileDialogKind::SaveLesson: state_.commands.save_lesson(*chosen); break;
         case FileDialogKind::ModelFile:
         case FileDialogKind::ModelFolder:
           state_.source = ShownSource::Vit;

@@ -37,6 +37,13 @@ void toggle_source(KeyContext& c, int) {  // the source tabs
 // Leaves presentation mode, never changes the map (Esc also closes menus).
 void leave_presentation(KeyContext& c, int) { c.state.presentation = false; }
 
+// --- a lesson (app/gui/shell/lesson.cpp): what presentation clickers send steps it --------------
+
+void next_step(KeyContext& c, int) { ++c.state.ui.lesson_move; }
+void previous_step(KeyContext& c, int) { --c.state.ui.lesson_move; }
+void leave_lesson(KeyContext& c, int) { c.state.ui.lesson_leave = true; }
+void add_step(KeyContext& c, int) { c.state.ui.lesson_add_step = true; }
+
 // --- either source: the layer, the head, the query and pins --------------------------------------
 
 // The ViT the window shows (a loaded one, or the model being trained), null for the hand-made heads.
@@ -92,6 +99,14 @@ const std::array kKeys = {
   KeyBinding{GLFW_KEY_EQUAL,         GLFW_KEY_EQUAL,        GLFW_KEY_KP_ADD,       kCtrl, S::Always,    "Ctrl +",      "larger UI (up to 3)", larger_ui},
   KeyBinding{GLFW_KEY_MINUS,         GLFW_KEY_MINUS,        GLFW_KEY_KP_SUBTRACT,  kCtrl, S::Always,    "Ctrl -",      "smaller UI (down to 0.75)", smaller_ui},
   KeyBinding{GLFW_KEY_V,             GLFW_KEY_V,            0,                     0,     S::NotTyping, "V",           "the ViT's attention or the hand-made heads'", toggle_source},
+  KeyBinding{GLFW_KEY_F6,            GLFW_KEY_F6,           0,                     0,     S::NotTyping, "F6",          "add this view as the lesson's next step (Lesson menu)", add_step},
+  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     kCtrl, S::Vit,       "Ctrl PageUp", "the layer before (PageUp alone while a lesson plays)", choose},
+  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     kCtrl, S::Vit,       "Ctrl PageDown", "the next layer (PageDown alone while a lesson plays)", choose},
+  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     0,     S::Lesson,    "PageDown",    "the lesson's next step (what a presentation clicker sends)", next_step},
+  KeyBinding{GLFW_KEY_SPACE,         GLFW_KEY_SPACE,        0,                     0,     S::Lesson,    "Space",       "the lesson's next step", next_step},
+  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     0,     S::Lesson,    "PageUp",      "the lesson's step before", previous_step},
+  KeyBinding{GLFW_KEY_BACKSPACE,     GLFW_KEY_BACKSPACE,    0,                     0,     S::Lesson,    "Backspace",   "the lesson's step before", previous_step},
+  KeyBinding{GLFW_KEY_ESCAPE,        GLFW_KEY_ESCAPE,       0,                     0,     S::Lesson,    "Esc",         "leave the lesson: your own settings come back", leave_lesson},
   KeyBinding{GLFW_KEY_ESCAPE,        GLFW_KEY_ESCAPE,       0,                     0,     S::EitherMap, "Esc",         "leave presentation mode (never changes the map)", leave_presentation},
   KeyBinding{GLFW_KEY_LEFT,          GLFW_KEY_LEFT,         0,                     0,     S::EitherMap, "Left",        "query one patch left", choose},
   KeyBinding{GLFW_KEY_RIGHT,         GLFW_KEY_RIGHT,        0,                     0,     S::EitherMap, "Right",       "query one patch right", choose},
@@ -124,6 +139,7 @@ bool in_scope(const KeyContext& c, KeyScope scope) {
     case KeyScope::HandMade: return hand_made;
     case KeyScope::Vit: return vit;
     case KeyScope::EitherMap: return vit || hand_made;
+    case KeyScope::Lesson: return !c.typing && c.state.ui.lesson_playing;
   }
   return false;
 }
@@ -150,6 +166,7 @@ const char* scope_name(KeyScope scope) {
     case KeyScope::HandMade: return "hand-made heads";
     case KeyScope::Vit: return "ViT";
     case KeyScope::EitherMap: return "either source";
+    case KeyScope::Lesson: return "a lesson playing";
   }
   return "?";
 }

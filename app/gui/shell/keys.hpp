@@ -34,6 +34,7 @@ enum class KeyScope {
   HandMade,   ///< not typing, the hand-made heads the source, an image loaded
   Vit,        ///< not typing, the ViT the source and its run finished
   EitherMap,  ///< HandMade or Vit
+  Lesson,     ///< not typing, a lesson playing (app/gui/shell/lesson.cpp)
 };
 
 struct KeyBinding {

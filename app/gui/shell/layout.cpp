@@ -185,7 +185,9 @@ void App::draw_toast(ImVec2 d) {
 // The window's views, each frame: presentation mode's map alone, or the menu bar, the tiled
 // panels and the teaching views; then the banner and the export toast over them.
 void App::draw_windows() {
-  const ImVec2 d = ImGui::GetIO().DisplaySize;
+  const ImVec2 full = ImGui::GetIO().DisplaySize;
+  measure_lesson_strip(full);  // a lesson's caption strip takes the bottom; the views the room above
+  const ImVec2 d = room();
   state_.report.cka_drawn = nullptr;  // until the similarity view draws
   state_.report.high_norm_drawn = nullptr;  // until the high-norm tokens view draws
   state_.report.relevance_drawn = nullptr;  // until the relevance view draws
@@ -202,7 +204,9 @@ void App::draw_windows() {
     draw_teaching_windows(menu_h);
     draw_hub_window(menu_h);
     draw_compare_window(menu_h);
+    draw_lesson_editor(menu_h);
   }
+  draw_lesson_strip(full);
   if (!state_.ui.banner.empty()) draw_banner(d, menu_h);
   draw_toast(d);
 }
@@ -246,11 +250,25 @@ void App::draw_presentation(ImVec2 d) {
   ImGui::Begin("##presentation", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoScrollWithMouse |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
-  draw_main_map();
+  // A chapter view open (a lesson's step shows one) takes the map's place, as in the window.
+  View* chapter = nullptr;
+  for (View* v : teaching_)
+    if (const auto it = state_.open_views.find(v->name()); it != state_.open_views.end() && it->second) chapter = v;
+  if (chapter) {
+    ImGui::Text("%s (%s)", chapter->title(), chapter->chapter_reference());
+    try {
+      ViewSource source = hand_made_view_source();
+      chapter->draw(source);
+    } catch (const std::exception& e) {
+      text_wrapped("%s", e.what());
+    }
+  } else {
+    draw_main_map();
+  }
   // How to leave, always on screen in this mode (not in a slide exported from it).
   if (state_.commands.pending(Commands::Kind::ExportPng)) {
     widget_log().overlays_left_out.push_back("leave hint");
-  } else {
+  } else if (!state_.ui.lesson_playing) {  // a lesson's strip says its own keys
     const char* leave = "F5 or Esc: leave presentation mode";
     const ImVec2 size = ImGui::CalcTextSize(leave);
     ImDrawList* fg = ImGui::GetForegroundDrawList();

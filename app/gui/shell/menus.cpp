@@ -87,6 +87,7 @@ float App::draw_menu_bar() {
       record_widget("menu:Tour/end");
       ImGui::EndMenu();
     }
+    draw_lesson_menu();
     if (begin_menu("Export")) {
       if (ImGui::MenuItem(state_.export_map_only ? "Map as PNG + settings" : "Window as PNG + settings", "F12"))
         state_.commands.export_png();

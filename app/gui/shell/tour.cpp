@@ -30,7 +30,7 @@ bool App::teaching_view_open() const {
 // map and its panels are while no view is open), above the tour box when touring; a view taller
 // than its place scrolls inside.
 void App::draw_teaching_windows(float menu_h) {
-  const ImVec2 d = ImGui::GetIO().DisplaySize;
+  const ImVec2 d = room();  // above a lesson's caption strip
   const bool touring = state_.tour_step >= 0 && state_.tour_step < static_cast<int>(teaching_.size());
   const float left = state_.show_controls ? controls_w_ : 0.0f;
   if (touring) {  // the tour box's height in this frame, before the view above it is placed
@@ -79,7 +79,7 @@ void App::draw_teaching_windows(float menu_h) {
 // 30 % of the window's height: a longer text (a large UI scale) scrolls inside, the buttons stay.
 void App::draw_tour_box() {
   if (state_.tour_step < 0 || state_.tour_step >= static_cast<int>(teaching_.size())) return;
-  const ImVec2 d = ImGui::GetIO().DisplaySize;
+  const ImVec2 d = room();  // above a lesson's caption strip
   const auto& v = teaching_[static_cast<size_t>(state_.tour_step)];
   const float left = state_.show_controls ? controls_w_ : 0.0f;
   ImGui::SetNextWindowPos(ImVec2(left, d.y), ImGuiCond_Always, ImVec2(0, 1));

@@ -295,7 +295,8 @@ AppState initial_state(GLFWwindow* window, const std::optional<HoverReplay>& rep
 }
 
 void App::dropped(const std::filesystem::path& path) {
-  if (is_model_path(path)) state_.commands.open_model(path);
+  if (path.extension() == ".attnlab") state_.commands.open_lesson(path);
+  else if (is_model_path(path)) state_.commands.open_model(path);
   else state_.commands.open_image(path);
 }
 

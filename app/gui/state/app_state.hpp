@@ -67,6 +67,17 @@ struct UiState {
   std::string record_status;  ///< "recording the map: 3.2 s, 32 frames (F8 stops)"; empty when idle
   /// The images panel's cameras, looked for when asked (none before: the panel's button).
   std::optional<std::vector<CameraInfo>> cameras;
+
+  // --- the lesson (app/gui/shell/lesson.cpp, SPEC §15): what the keys and the Lesson menu ask of
+  // it, taken before the next frame, and what the playing step locks.
+  int lesson_move = 0;            ///< steps to move (PgDn +1, PgUp −1), summed until taken
+  bool lesson_leave = false;      ///< Esc: leave the lesson, the user's own settings back
+  bool lesson_add_step = false;   ///< F6 or the menu: this view becomes the lesson's next step
+  bool lesson_playing = false;    ///< a step of the open lesson drives the document
+  /// The playing step's settings (JSON paths) drawn disabled or not at all (setting_widget).
+  std::vector<std::string> lesson_locked, lesson_hidden;
+  bool show_lesson_editor = false;  ///< Lesson → Edit steps: the steps' list, title, caption, locks
+  std::string lesson_path_text;     ///< the editor's "save to" field (a path typed instead of the Save dialog)
 };
 
 /// The command queue: what a view, a key, a menu or a dropped file asks the main loop to do. A
@@ -75,7 +86,7 @@ struct UiState {
 /// the frame just drawn). Of several opens of one kind the latest wins.
 class Commands {
  public:
-  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv, AskForFile, Record };
+  enum class Kind { OpenImage, OpenModel, OpenVideo, PauseVideo, ExportPng, ExportCsv, AskForFile, Record, OpenLesson, SaveLesson };
   struct Command {
     Kind kind;
     std::filesystem::path path;  ///< the file to open (OpenImage, OpenModel)
@@ -86,6 +97,10 @@ class Commands {
   void open_model(const std::filesystem::path& p) { push(Kind::OpenModel, p); }
   void open_video(const std::filesystem::path& p) { push(Kind::OpenVideo, p); }
   void pause_video() { push(Kind::PauseVideo); }  ///< Pause, or Play when paused
+  /// Opens a lesson file (.attnlab) and plays it from step 1 (app/gui/shell/lesson.cpp).
+  void open_lesson(const std::filesystem::path& p) { push(Kind::OpenLesson, p); }
+  /// Saves the open lesson to `p` (empty: where it was opened from or last saved).
+  void save_lesson(const std::filesystem::path& p = {}) { push(Kind::SaveLesson, p); }
   /// The desktop's Open dialog (app/platform/file_dialog.hpp), shown before the next frame; what
   /// is chosen is opened (or becomes the export folder), Cancel changes nothing.
   void ask_for_file(FileDialogKind kind) { push(Kind::AskForFile, {}, kind); }

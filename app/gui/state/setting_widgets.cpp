@@ -113,8 +113,15 @@ std::string setting_widget_name(std::string_view path, const WidgetPlace& place)
   return place.scope ? std::string(place.scope) + "/" + std::string(path) : std::string(path);
 }
 
-bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& place) {
+bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& at) {
   const SettingRef s = setting_ref(state, path);
+  // A lesson's step (app/gui/shell/lesson.cpp) may hide a setting or lock it for the class.
+  const auto listed = [&](const std::vector<std::string>& names) {
+    return state.ui.lesson_playing && std::find(names.begin(), names.end(), s.path) != names.end();
+  };
+  if (listed(state.ui.lesson_hidden)) return false;
+  WidgetPlace place = at;
+  if (!place.disabled_why && listed(state.ui.lesson_locked)) place.disabled_why = "locked by the lesson for this step";
   if (place.same_line) same_line_if_room(widths(s, place).whole);
   const Widths w = widths(s, place);
   const bool box = w.frame == 0;  // a checkbox: a long label wraps beside it, after it is drawn
