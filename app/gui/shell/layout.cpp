@@ -255,6 +255,7 @@ void App::draw_presentation(ImVec2 d) {
   for (View* v : teaching_)
     if (const auto it = state_.open_views.find(v->name()); it != state_.open_views.end() && it->second) chapter = v;
   if (chapter) {
+    geometry_.valid = false;  // no main map in this frame: an export's sidecar takes the document's query
     ImGui::Text("%s (%s)", chapter->title(), chapter->chapter_reference());
     try {
       ViewSource source = hand_made_view_source();

@@ -16,6 +16,7 @@
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>  // BringWindowToDisplayFront: the editor stays in front of the docked views
 #include <imgui_stdlib.h>
 
 #include <algorithm>
@@ -393,6 +394,10 @@ void App::draw_lesson_editor(float menu_h) {
   ImGui::SetNextWindowSize(size, ImGuiCond_Appearing);
   ImGui::SetNextWindowBgAlpha(1.0f);
   if (ImGui::Begin("Lesson###lesson_editor", &state_.ui.show_lesson_editor, ImGuiWindowFlags_NoCollapse)) {
+    // In front of the docked views (a chapter view clicked, the map) while it is open; under an
+    // open menu or list.
+    if (!ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel))
+      ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
     record_window("lesson_editor");
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputText("##lesson_title", &l.lesson.title)) l.dirty = true;

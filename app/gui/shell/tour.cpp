@@ -52,6 +52,7 @@ void App::draw_teaching_windows(float menu_h) {
       continue;
     }
     drawn = true;
+    geometry_.valid = false;  // the view has the map's place: an export's sidecar takes the document's query
     ImGui::SetNextWindowPos(ImVec2(left, menu_h), ImGuiCond_Always);
     ImGui::SetNextWindowSize(ImVec2(d.x - left, std::max(d.y - menu_h - (touring ? tour_h_ : 0.0f), 100.0f)), ImGuiCond_Always);
     const std::string title = std::string(v->title()) + " (" + v->chapter_reference() + ")###" + v->name();

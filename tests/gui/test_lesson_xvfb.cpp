@@ -1,0 +1,202 @@
+// Issue 51's acceptance in the real window under Xvfb at 1024 × 768, with real input (xdotool):
+// a lesson of three steps made by driving the window (F6 for the view as it is, the keys ] and M
+// for K and the mask, the Chapter menu for the tokenization view; a caption typed into the
+// editor; saved through the editor's path field), then opened in a new process as a file
+// manager opens it (`attnlab L.attnlab`) and played with PgDn, Space and PgUp. At each step F12's
+// sidecar, the window's own document, equals the step's state as the lesson holds it (every
+// setting but this machine's own: UI scale, presentation, export folder, recent files), so its
+// picture is `render --from` of the step's state; the caption strip lies below the map, never
+// over it; a step changed by the class comes back exactly when revisited; Esc gives the user's
+// own settings back and settings.json never holds a step. Played again at UI scale 2.
+// ATTNLAB_LESSON_SHOTS=<folder> keeps each step's F12 picture there to look at.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "app/commands/lesson_steps.hpp"
+#include "core/io/lesson.hpp"
+#include "test_support.hpp"
+#include "xvfb_session.hpp"
+
+using namespace attnlab;
+using namespace attnlab::testing;
+
+namespace {
+
+constexpr int kScreenW = 1024, kScreenH = 768;
+
+void write_settings(const std::filesystem::path& dir, float ui_scale) {
+  std::filesystem::create_directories(dir / "config" / "attnlab");
+  const nlohmann::json j = {{"patch", 16}, {"temperature", 0.25}, {"display", {{"colormap", "bmy"}}},
+                            {"classroom", {{"ui_scale", ui_scale}}}, {"export_dir", ""}};
+  std::ofstream(dir / "config" / "attnlab" / "settings.json") << j.dump(2);
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// Every leaf of a JSON object by its path ("mask/kind"); arrays are leaves.
+void leaves(const nlohmann::json& j, const std::string& at, std::map<std::string, nlohmann::json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) leaves(v, at.empty() ? k : at + "/" + k, out);
+    return;
+  }
+  out[at] = j;
+}
+
+// The document of a sidecar or a step's state, less what is this machine's own or what the
+// renderer reports (kMachineKeys, the render entry, the image's path: the lesson's photo is
+// written into the lesson's own folder), and less a view's open flag that is false (an absent
+// one is closed too).
+std::map<std::string, nlohmann::json> document_of(const nlohmann::json& j) {
+  std::map<std::string, nlohmann::json> all, out;
+  leaves(j, "", all);
+  for (const auto& [path, v] : all) {
+    bool local = path == "image" || path.starts_with("render/") || path == "widgets" || path.starts_with("widgets/") ||
+                 path == "widget_windows" || path.starts_with("widget_windows/") ||
+                 path == "classroom/ui_scale" || path == "classroom/presentation" || path == "lesson/recent" || path == "vit/recent";
+    for (const char* key : app::kMachineKeys) local = local || path == key || path.starts_with(std::string(key) + "/");
+    // What an export's sidecar reports of the frame beside the document (app/gui/output/export.cpp).
+    const auto top = path.substr(0, path.find('/'));
+    for (const char* key : {"banner", "recording", "pinned_note", "toast", "overlays_left_out", "checks", "image_size", "labels_cut",
+                            "left_out_widgets", "query_index", "row", "train_cnn", "train_compared", "view_errors"})
+      local = local || top == key;
+    local = local || top.ends_with("_drawn");
+    if (path.starts_with("views/") && v == false) local = true;
+    if (!local) out[path] = v;
+  }
+  return out;
+}
+
+// F12 in the playing window: its sidecar, checked against step `index` of `lesson`.
+nlohmann::json expect_step_shown(AppProcess& app, const Lesson& lesson, std::size_t index, const std::string& shot) {
+  SCOPED_TRACE("step " + std::to_string(index + 1));
+  nlohmann::json s;
+  std::filesystem::path png;
+  // The step's photo and maps can take a frame or two: exported until its K shows.
+  for (int i = 0; i < 20; ++i) {
+    std::tie(s, png) = app.export_view();
+    if (s.value("patch", 0) == lesson.steps[index].state.value("patch", -1) && s.contains("widgets") &&
+        s["widgets"].contains("lesson:counter"))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  if (const char* dir = std::getenv("ATTNLAB_LESSON_SHOTS"); dir && *dir) {
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(png, std::filesystem::path(dir) / (shot + ".png"), std::filesystem::copy_options::overwrite_existing);
+  }
+  const auto shown = document_of(s), step = document_of(lesson.steps[index].state);
+  for (const auto& [path, v] : step) {
+    const auto it = shown.find(path);
+    if (it == shown.end()) {
+      ADD_FAILURE() << path << " of the step is not in the window's sidecar";
+      continue;
+    }
+    EXPECT_EQ(it->second, v) << path;
+  }
+  for (const auto& [path, v] : shown)
+    if (!step.count(path)) ADD_FAILURE() << path << " = " << v << " in the window but not in the step";
+  // The caption strip under the map, never over it; the step counter drawn.
+  const nlohmann::json& w = s.at("widgets");
+  EXPECT_TRUE(w.contains("lesson:counter"));
+  if (w.contains("window:lesson") && w.contains("map:picture")) {
+    const float strip_top = w["window:lesson"][1].get<float>();
+    const float map_bottom = w["map:picture"][1].get<float>() + w["map:picture"][3].get<float>();
+    EXPECT_LE(map_bottom, strip_top + 0.5f) << "the map reaches under the caption strip";
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(LessonXvfb, ThreeStepsMadeInTheWindowSavedReopenedAndPlayedWithPgDnAndPgUp) {
+  Xvfb x(kScreenW, kScreenH);
+  const auto dir = temp_dir() / "lesson_xvfb";
+  std::filesystem::remove_all(dir);
+  const auto lesson_path = dir / "giraffe.attnlab";
+
+  // --- made by driving the window
+  {
+    write_settings(dir / "make", 1.0f);
+    AppProcess app(x, dir / "make", {asset("safari.jpg").string()});
+    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    app.key("F6");  // step 1: the view as it opened
+    app.key("bracketright");  // K doubled
+    app.key("m");             // the next mask
+    app.key("F6");            // step 2
+    nlohmann::json s = app.export_view().first;
+    ASSERT_TRUE(click_menu_entry(app, s, "Chapter", "tokenization")) << "no tokenization view in the Chapter menu";
+    app.key("F6");  // step 3: the chapter's view
+    s = app.export_view().first;
+    EXPECT_NE(app.log().find("lesson step 3 of 3 added"), std::string::npos) << app.log();
+    // The editor (opened with the lesson): step 1's caption typed, then saved to a typed path.
+    ASSERT_TRUE(s.at("widgets").contains("lesson:step1")) << s.at("widgets").dump();
+    click_widget(app, s, "lesson:step1");
+    s = app.export_view().first;
+    click_widget(app, s, "lesson:step_caption");
+    app.xdotool("type --delay 5 'The *colour* head: one query'");
+    s = app.export_view().first;
+    click_widget(app, s, "lesson:path");
+    app.xdotool("type --delay 5 '" + lesson_path.string() + "'");
+    click_widget(app, s, "lesson:save_to");
+    for (int i = 0; i < 50 && !std::filesystem::exists(lesson_path); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(std::filesystem::exists(lesson_path)) << app.log();
+    EXPECT_EQ(app.close(), 0);
+  }
+  const Lesson lesson = read_lesson(lesson_path);
+  ASSERT_EQ(lesson.steps.size(), 3u);
+  EXPECT_EQ(lesson.steps[0].caption, "The *colour* head: one query");
+  EXPECT_EQ(lesson.steps[1].state.value("patch", 0), 2 * lesson.steps[0].state.value("patch", 0));
+  EXPECT_EQ(lesson.steps[2].state["render"].value("view", ""), "tokenization");
+  // The photo travels inside the lesson: the one on disk is not needed to play it.
+  ASSERT_EQ(lesson.images.size(), 1u);
+
+  // --- played in a new process, as a double-click opens it, at UI scale 1 and 2
+  for (const float scale : {1.0f, 2.0f}) {
+    SCOPED_TRACE("UI scale " + std::to_string(scale));
+    const auto play_dir = dir / ("play" + std::to_string(static_cast<int>(scale)));
+    write_settings(play_dir, scale);
+    const std::string settings_before = [&] {
+      std::ifstream in(play_dir / "config" / "attnlab" / "settings.json");
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    AppProcess app(x, play_dir, {lesson_path.string()});
+    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    const std::string tag = "scale" + std::to_string(static_cast<int>(scale)) + "-step";
+    nlohmann::json s = expect_step_shown(app, lesson, 0, tag + "1");
+    EXPECT_TRUE(s["classroom"].value("presentation", false)) << "a lesson opens in presentation mode";
+    app.key("Next");  // PgDn, as a presentation clicker sends it
+    expect_step_shown(app, lesson, 1, tag + "2");
+    app.key("bracketright");  // the class changes K ...
+    s = app.export_view().first;
+    EXPECT_NE(s.value("patch", 0), lesson.steps[1].state.value("patch", 0));
+    app.key("space");  // Space: the next step
+    s = expect_step_shown(app, lesson, 2, tag + "3");
+    EXPECT_TRUE(s["views"].value("tokenization", false));
+    app.key("Prior");  // PgUp: step 2 as it was made, not as the class left it
+    expect_step_shown(app, lesson, 1, tag + "2-again");
+    app.key("Escape");  // leave: the user's own settings back
+    for (int i = 0; i < 20; ++i) {
+      s = app.export_view().first;
+      if (s.value("patch", 0) == 16) break;
+    }
+    EXPECT_EQ(s.value("patch", 0), 16);
+    EXPECT_DOUBLE_EQ(s.value("temperature", 0.0), 0.25);
+    EXPECT_FALSE(s["widgets"].contains("lesson:counter")) << "the caption strip outlived the lesson";
+    EXPECT_FALSE(s["classroom"].value("presentation", true));
+    EXPECT_EQ(app.close(), 0);
+    // settings.json: the user's, never a step's (the lesson's file among the recent lessons).
+    const nlohmann::json after = read_json_file(play_dir / "config" / "attnlab" / "settings.json");
+    const nlohmann::json before = nlohmann::json::parse(settings_before);
+    EXPECT_EQ(after.value("patch", 0), 16) << after.dump();
+    EXPECT_DOUBLE_EQ(after.value("temperature", 0.0), 0.25);
+    EXPECT_EQ(after["display"].value("colormap", ""), before["display"].value("colormap", "?"));
+    EXPECT_EQ(after["lesson"]["recent"][0], std::filesystem::absolute(lesson_path).lexically_normal().string());
+  }
+  std::filesystem::remove_all(dir);
+}
