@@ -188,13 +188,17 @@ std::vector<FoundModel> find_lesson_models(const LessonStep& step) {
       } catch (const Error&) {
       }
     }
-    if (!f.path && !m.sha256.empty()) {  // a bundled model (assets/fashion_vit …) with that hash
+    if (!f.path && !m.sha256.empty()) {  // a bundled model (assets/fashion_vit, assets/lessons/models/…) with that hash
       std::error_code ec;
-      for (const auto& entry : std::filesystem::directory_iterator(assets_dir(), ec))
-        if (entry.is_directory(ec) && matches(entry.path(), m.sha256)) {
-          f.path = entry.path();
+      for (auto it = std::filesystem::recursive_directory_iterator(assets_dir(), ec); !ec && it != std::filesystem::recursive_directory_iterator();
+           it.increment(ec)) {
+        if (it.depth() >= 3) it.disable_recursion_pending();
+        std::error_code dir_ec;
+        if (it->is_directory(dir_ec) && std::filesystem::exists(it->path() / "config.json", dir_ec) && matches(it->path(), m.sha256)) {
+          f.path = it->path();
           break;
         }
+      }
     }
     found.push_back(std::move(f));
   }

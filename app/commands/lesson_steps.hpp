@@ -48,7 +48,8 @@ struct FoundModel {
 
 /// Where each model of `step` is here: the path its state names when that file's SHA-256 is the
 /// one recorded; else the Hub cache's snapshot of its `repo@commit` (HubConfig::from_environment);
-/// else a model among the bundled assets (assets_dir()) with that SHA-256. A built-in model
+/// else a model folder (with a config.json) among the bundled assets (assets_dir(), three levels
+/// down: assets/fashion_vit, assets/lessons/models/NAME) with that SHA-256. A built-in model
 /// (kCnnRandomResnet18) needs no file.
 std::vector<FoundModel> find_lesson_models(const LessonStep& step);
 

@@ -10,6 +10,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/assets/safari.jpg ${PROJECT_SOURCE_DIR}/asse
               ${PROJECT_SOURCE_DIR}/assets/README.md
         DESTINATION share/attnlab)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/assets/fashion_vit DESTINATION share/attnlab PATTERN "*.py" EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/assets/lessons DESTINATION share/attnlab PATTERN "*.sh" EXCLUDE)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION share/doc/attnlab)
 # Fashion-MNIST for `attnlab train`, the Train tab and CKA (core/io/fashion_mnist.cpp looks in
 # share/attnlab/fashion-mnist when Debian's folder is not there): the four files of Debian's

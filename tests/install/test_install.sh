@@ -36,6 +36,8 @@ expected=(
   share/attnlab/README.md
   share/attnlab/fashion_vit/model.safetensors share/attnlab/fashion_vit/config.json
   share/attnlab/fashion_vit/images/14_bag.png
+  share/attnlab/lessons/tour.attnlab share/attnlab/lessons/learned-maps.attnlab share/attnlab/lessons/pooling.attnlab
+  share/attnlab/lessons/models/pool-cls/model.safetensors share/attnlab/lessons/models/pool-avg/model.safetensors
   share/applications/$app_id.desktop
   share/metainfo/$app_id.metainfo.xml
   share/icons/hicolor/scalable/apps/$app_id.svg
@@ -75,6 +77,10 @@ export EGL_LOG_LEVEL=fatal
   --image "$prefix/share/attnlab/fashion_vit/images/14_bag.png" --size 640x480 --out "$run/vit.png"
 "$prefix/bin/attnlab" vit --model "$prefix/share/attnlab/fashion_vit" \
   --image "$prefix/share/attnlab/fashion_vit/images/14_bag.png" --top 1 --backend cpu
+# The bundled lessons on a machine that has only the installed files: every model they name is
+# found there by its SHA-256, and their slides draw.
+for l in tour learned-maps pooling; do "$prefix/bin/attnlab" lesson check "$prefix/share/attnlab/lessons/$l.attnlab"; done
+"$prefix/bin/attnlab" lesson slides "$prefix/share/attnlab/lessons/pooling.attnlab" --out "$run/pooling.pdf"
 INNER
 "${ns[@]}" bash "$work/hidden.sh" "$src" "$build" "$prefix" "$run" >"$work/hidden.log" 2>&1 ||
   { cat "$work/hidden.log"; fail "the installed program failed with the source tree out of reach (needs unshare --mount)"; }
@@ -86,6 +92,8 @@ file "$run/vit.png" | grep -q "PNG image data, 640 x 480" || fail "vit.png is no
 # The default render drew the installed safari photo, the ViT render the installed model.
 grep -q "\"$prefix/share/attnlab/safari.jpg\"" "$run/default.json" || fail "default.json names no $prefix/share/attnlab/safari.jpg"
 grep -q "$prefix/share/attnlab/fashion_vit" "$run/vit.json" || fail "vit.json names no installed model"
+grep -q "found at $prefix/share/attnlab/lessons/models/pool-avg" "$work/hidden.log" || { cat "$work/hidden.log"; fail "the pooling lesson's model was not found among the installed files"; }
+[[ -s $run/pooling.pdf ]] || fail "the installed program drew no slides of the pooling lesson"
 
 phase "installed program ran with the trees hidden"
 # --- 3. the desktop entry and the metainfo -----------------------------------------------
