@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "app/commands/lesson_steps.hpp"
+#include "core/io/image.hpp"
 #include "core/io/lesson.hpp"
 #include "test_support.hpp"
 #include "xvfb_session.hpp"
@@ -73,6 +74,17 @@ std::map<std::string, nlohmann::json> document_of(const nlohmann::json& j) {
   return out;
 }
 
+// The picture `attnlab render --from` draws of `sidecar` (written beside `png` as JSON first).
+Image render_from(const nlohmann::json& sidecar, const std::filesystem::path& png) {
+  std::filesystem::path json = png;
+  json.replace_extension(".json");
+  std::ofstream(json) << sidecar.dump(2);
+  const std::string cmd = "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(attnlab_binary()) + "' render --from '" + json.string() +
+                          "' --out '" + png.string() + "' --force >/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return load_image(png);
+}
+
 // F12 in the playing window: its sidecar, checked against step `index` of `lesson`.
 nlohmann::json expect_step_shown(AppProcess& app, const Lesson& lesson, std::size_t index, const std::string& shot) {
   SCOPED_TRACE("step " + std::to_string(index + 1));
@@ -89,6 +101,22 @@ nlohmann::json expect_step_shown(AppProcess& app, const Lesson& lesson, std::siz
   if (const char* dir = std::getenv("ATTNLAB_LESSON_SHOTS"); dir && *dir) {
     std::filesystem::create_directories(dir);
     std::filesystem::copy_file(png, std::filesystem::path(dir) / (shot + ".png"), std::filesystem::copy_options::overwrite_existing);
+  }
+  // The window's picture is the step's: render --from of the window's own sidecar (its view at
+  // the step's size, presentation and UI scale as the step had them) equals render --from of the step's state
+  // (its photo from the lesson), pixel for pixel, for a step of the map.
+  if (lesson.steps[index].state["render"].value("view", "") == "map") {
+    const app::LessonFolder folder(lesson);
+    const nlohmann::json step_json = app::step_sidecar(lesson, index, folder);
+    nlohmann::json window_json = s;
+    window_json["classroom"]["presentation"] = step_json["classroom"]["presentation"];  // this machine's own:
+    window_json["classroom"]["ui_scale"] = step_json["classroom"]["ui_scale"];          // the step's for the picture
+    window_json["render"] = step_json["render"];
+    const auto dir = png.parent_path();
+    const Image a = render_from(step_json, dir / ("step-" + shot + ".png")), b = render_from(window_json, dir / ("window-" + shot + ".png"));
+    EXPECT_EQ(a.width, b.width);
+    EXPECT_EQ(a.height, b.height);
+    EXPECT_TRUE(a.rgb == b.rgb) << "render --from of the window's sidecar and of the step's state differ";
   }
   const auto shown = document_of(s), step = document_of(lesson.steps[index].state);
   for (const auto& [path, v] : step) {
