@@ -69,7 +69,7 @@ cls_acc=$(tail -1 "$models/pool-cls/log.csv" | cut -d, -f4)
 avg_acc=$(tail -1 "$models/pool-avg/log.csv" | cut -d, -f4)
 "$attnlab" lesson make --force --out "$out/pooling.attnlab" --title "CLS or average pooling?" \
   --step "$work/pool-cls.json::The ViT classifies from one token: an extra learnable **class token** whose output the MLP head reads. Do we need it? Its row of A at the last layer, on a bag." \
-  --step "$work/pool-both.json::Two models trained alike for 1500 steps, left with a class token (test accuracy $cls_acc), right averaging all output tokens instead (*global average pooling*, test accuracy $avg_acc). The right one has no CLS query: its map is the patch's row that the left one's query matches." \
+  --step "$work/pool-both.json::Two models trained alike for 1500 steps. Left, the classifier reads the class token (test accuracy $cls_acc); right, it averages the patches' output tokens (*global average pooling*, test accuracy $avg_acc). The right one keeps a class token, as timm does, but nothing reads its output: compare what each one's CLS row attends to." \
   --step "$work/pool-layer0.json::The first layer, one patch as the query in both models: before any pooling happens, the two learn much the same local attention." \
   --step "$work/pool-cls-distance.json::How far the class-token model's heads look, layer by layer." \
   --step "$work/pool-avg-distance.json::And the average-pooling model's. Compare the last layers: with no class token to gather the image, do its heads need to look far?"
