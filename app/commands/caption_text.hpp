@@ -1,6 +1,6 @@
 #pragma once
 // A lesson step's caption (SPEC §15): a small Markdown subset, parsed once for the window's lower
-// third and the slides (app/gui/panels/caption_strip.hpp draws it). What is read:
+// third and the slides (app/gui/output/caption_strip.hpp draws it). What is read:
 //   *emphasis* or _emphasis_, **strong**, `math` (inline, drawn as text in its own colour),
 //   lines starting "- " or "* " as list items, a blank line between paragraphs,
 //   a backslash before a marker character for the character itself.

@@ -72,9 +72,43 @@ TEST(Keys, NoKeyIsBoundTwiceWhereItActs) {
     for (size_t j = i + 1; j < table.size(); ++j) {
       const KeyBinding &a = table[i], &b = table[j];
       const bool same_keys = a.key <= b.last_key && b.key <= a.last_key;
+      // While a lesson plays its keys come first (SPEC §15: PgDn/PgUp step it, Esc leaves it):
+      // a lesson's binding ahead of another of the same key is the one that acts then.
+      if (a.scope == KeyScope::Lesson && b.scope != KeyScope::Lesson) continue;
       EXPECT_FALSE(same_keys && a.mods == b.mods && overlap(a.scope, b.scope)) << a.keys << " and " << b.keys << " both act";
     }
   }
+}
+
+TEST(Keys, WhileALessonPlaysPgDnAndPgUpStepItAndCtrlMovesTheLayer) {
+  const auto table = key_table();
+  const auto acts = [&](int key, int mods, bool lesson, bool vit) -> const KeyBinding* {
+    for (const KeyBinding& b : table) {
+      const bool is_key = (key >= b.key && key <= b.last_key) || (b.keypad_key != 0 && key == b.keypad_key);
+      const bool scope = b.scope == KeyScope::Always || b.scope == KeyScope::NotTyping || (b.scope == KeyScope::Lesson && lesson) ||
+                         (b.scope == KeyScope::Vit && vit) || (b.scope == KeyScope::EitherMap && vit) || (b.scope == KeyScope::HandMade && !vit);
+      if (is_key && (mods & b.mods) == b.mods && scope) return &b;
+    }
+    return nullptr;
+  };
+  for (const int key : {GLFW_KEY_PAGE_DOWN, GLFW_KEY_PAGE_UP, GLFW_KEY_SPACE, GLFW_KEY_BACKSPACE, GLFW_KEY_ESCAPE}) {
+    const KeyBinding* b = acts(key, 0, true, true);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->scope, KeyScope::Lesson) << b->keys << " does not step the lesson";
+  }
+  for (const int key : {GLFW_KEY_PAGE_DOWN, GLFW_KEY_PAGE_UP}) {
+    const KeyBinding* lesson = acts(key, GLFW_MOD_CONTROL, true, true);
+    const KeyBinding* plain = acts(key, 0, false, true);
+    ASSERT_NE(lesson, nullptr);
+    ASSERT_NE(plain, nullptr);
+    EXPECT_EQ(lesson->scope, KeyScope::Vit) << "Ctrl " << plain->keys << " while a lesson plays";
+    EXPECT_EQ(lesson->act, plain->act) << "Ctrl " << plain->keys << " is not the layer key";
+    EXPECT_EQ(plain->scope, KeyScope::Vit) << plain->keys << " without a lesson is the layer key";
+  }
+  // The arrow keys keep moving the query.
+  const KeyBinding* left = acts(GLFW_KEY_LEFT, 0, true, true);
+  ASSERT_NE(left, nullptr);
+  EXPECT_EQ(left->scope, KeyScope::EitherMap);
 }
 
 TEST(Keys, ActionsChangeTheDocumentAsTheTableSays) {

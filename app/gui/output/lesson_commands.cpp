@@ -6,7 +6,7 @@
 #include "app/commands/lesson_steps.hpp"
 #include "app/gui/output/render_commands.hpp"
 #include "app/gui/output/slides_pdf.hpp"
-#include "app/gui/panels/caption_strip.hpp"
+#include "app/gui/output/caption_strip.hpp"
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
 #include "core/io/files.hpp"

@@ -710,6 +710,26 @@ std::vector<std::string> render_view_names() {
   return names;
 }
 
+namespace {
+
+// render --from FROM: the document, view and size of the sidecar FROM drawn into `out`.
+int render_from(const std::string& from, const std::filesystem::path& out, bool force) {
+  std::string view = "map", sha;
+  std::array<int, 2> size = {1200, 900};
+  AppState state;
+  read_render_sidecar(from, state, view, size, sha);
+  if (state.source == ShownSource::Vit) {
+    if (state.model_path.empty()) throw Error("'" + from + "' names no model");
+    if (const auto compared = read_compare_entry(from))
+      return render_vit_compare(state, compared->model, compared->match, view, size, out, force, ChoiceFlags{},
+                                {sha, compared->sha}, from, compared->has_choice ? &compared->choice : nullptr);
+    return render_vit(state, view, size, out, force, ChoiceFlags{}, sha, from);
+  }
+  return render_hand_made(state, view, size, out, force, {});
+}
+
+}  // namespace
+
 int run_render(const std::vector<std::string>& args) {
   RenderArgs r;
   read_first_flags(args, render_own_flags(r));  // --out, --force, --from, --model: which table reads the rest
@@ -724,19 +744,10 @@ int run_render(const std::vector<std::string>& args) {
   AppState state;
   std::vector<std::array<int, 2>> painted;
   if (!r.from.empty()) {  // everything from a sidecar written by an earlier render
-    const std::string from = r.from;
     FlagRules only;
     only.refused = [](const std::string& a) { return "--from FILE.json takes only --out and --force, got '" + a + "'"; };
     parse_flags(args, render_own_flags(r), only);
-    std::string sha;
-    read_render_sidecar(from, state, view, size, sha);
-    if (state.source == ShownSource::Vit) {
-      if (state.model_path.empty()) throw Error("'" + from + "' names no model");
-      if (const auto compared = read_compare_entry(from))
-        return render_vit_compare(state, compared->model, compared->match, view, size, out, force, ChoiceFlags{},
-                                  {sha, compared->sha}, from, compared->has_choice ? &compared->choice : nullptr);
-      return render_vit(state, view, size, out, force, ChoiceFlags{}, sha, from);
-    }
+    return render_from(r.from, out, force);
   } else {
     ViewFlags v;
     std::vector<CommandFlag> own = render_own_flags(r);
@@ -764,7 +775,7 @@ void render_from_quietly(const std::filesystem::path& from, const std::filesyste
     Quiet() { say_what_was_written = false; }
     ~Quiet() { say_what_was_written = true; }
   } quiet;
-  run_render({"--from", from.string(), "--out", out.string(), "--force"});
+  render_from(from.string(), out, /*force=*/true);
 }
 
 int run_figure(const std::vector<std::string>& in) {

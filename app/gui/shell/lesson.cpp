@@ -7,7 +7,7 @@
 #include "app/gui/shell/app.hpp"
 
 #include "app/gui/output/lesson_commands.hpp"
-#include "app/gui/panels/caption_strip.hpp"
+#include "app/gui/output/caption_strip.hpp"
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
@@ -402,7 +402,7 @@ void App::draw_lesson_editor(float menu_h) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputText("##lesson_title", &l.lesson.title)) l.dirty = true;
     record_widget("lesson:title");
-    text_wrapped("%zu steps%s%s. F6 adds the view as it is now after the chosen step.", l.lesson.steps.size(),
+    text_wrapped("%zu step%s%s%s. F6 adds the view as it is now after the chosen step.", l.lesson.steps.size(), l.lesson.steps.size() == 1 ? "" : "s",
                  l.file.empty() ? ", not saved yet" : (", " + platform::utf8(l.file.filename())).c_str(), l.dirty ? " (changed)" : "");
     auto& steps = l.lesson.steps;
     ImGui::BeginChild("##steps", ImVec2(0, std::min(8.0f, static_cast<float>(steps.size()) + 0.5f) * ImGui::GetTextLineHeightWithSpacing()), true);

@@ -1,5 +1,5 @@
-// A lesson step's caption drawn (app/gui/panels/caption_strip.hpp).
-#include "app/gui/panels/caption_strip.hpp"
+// A lesson step's caption drawn (app/gui/output/caption_strip.hpp).
+#include "app/gui/output/caption_strip.hpp"
 
 #include "app/gui/window/headless.hpp"
 
