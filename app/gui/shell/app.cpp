@@ -67,6 +67,7 @@ int App::run() {
   recording_.finish();    // a recording running when the window closes is written, not lost
   scheduler_.stop_all();  // the jobs stop while the window is torn down
   if (replay_) return replay_->code();
+  keep_unsaved_lesson();  // a lesson being made is not lost with the window
   // The user's own settings, never a lesson's step (SPEC §15).
   if (lesson_ && lesson_->user_document) static_cast<Document&>(state_) = Document(remembered_document());
   save_remembered(state_, window_);

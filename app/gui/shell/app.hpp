@@ -103,6 +103,7 @@ struct OpenLesson {
   std::string missing;    ///< why the step could not be shown (a model not on this machine), "" when it is
   std::string pull;       ///< the missing model's Hub `repo@commit`, offered as a download
   int pulling_step = -1;  ///< the step played again once that download has finished
+  bool discard_armed = false;  ///< its unsaved changes were named once: the next open or New discards them
 };
 
 class App {
@@ -207,6 +208,10 @@ class App {
   void add_lesson_step();
   void save_lesson(const std::filesystem::path& path);
   void new_lesson();
+  /// False (and a banner) the first time an open or New would drop the lesson's unsaved changes.
+  bool may_replace_lesson();
+  /// At the window's close: a lesson with unsaved changes written to the config folder, not lost.
+  void keep_unsaved_lesson();
   /// The window's room for the views: the display less the lesson's caption strip.
   ImVec2 room() const;
   void measure_lesson_strip(ImVec2 d);

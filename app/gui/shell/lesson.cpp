@@ -13,6 +13,7 @@
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
 #include "core/io/hub.hpp"
+#include "core/io/user_config.hpp"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -95,7 +96,29 @@ void App::take_lesson_work() {
   if (l.pulling_step >= 0 && !hub_.busy()) play_step(std::exchange(l.pulling_step, -1));
 }
 
+bool App::may_replace_lesson() {
+  if (!lesson_ || !lesson_->dirty || lesson_->lesson.steps.empty() || lesson_->discard_armed) return true;
+  lesson_->discard_armed = true;
+  state_.show_error("the lesson \"" + lesson_->lesson.title +
+                    "\" has unsaved changes: Lesson → Save keeps them; do it again to discard them");
+  return false;
+}
+
+void App::keep_unsaved_lesson() {
+  if (!lesson_ || !lesson_->dirty || lesson_->lesson.steps.empty()) return;
+  const std::filesystem::path kept = user_config_dir() / "unsaved-lesson.attnlab";
+  try {
+    std::filesystem::create_directories(kept.parent_path());
+    write_lesson(lesson_->lesson, kept, /*overwrite=*/true);
+    remember(state_.recent_lessons, kept);  // Lesson → its recent lessons opens it next time
+    std::printf("attnlab: the lesson's unsaved changes were kept in %s\n", platform::utf8(kept).c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlab: the lesson's unsaved changes could not be kept: %s\n", e.what());
+  }
+}
+
 void App::open_lesson(const std::filesystem::path& path) {
+  if (!may_replace_lesson()) return;
   try {
     Lesson lesson = read_lesson(path);
     if (lesson.steps.empty()) throw Error(platform::utf8(path) + ": a lesson without steps");
@@ -125,6 +148,7 @@ void App::open_lesson(const std::filesystem::path& path) {
 }
 
 void App::new_lesson() {
+  if (!may_replace_lesson()) return;
   try {
     Lesson empty;
     empty.title = "Untitled lesson";
