@@ -43,7 +43,7 @@ render --model "$vit" --image "$bag" --view vit-distance --out "$work/distance.p
 render --model "$vit" --image "${shoe:-$bag}" --view map --out "$work/shoe.png"
 "$attnlab" lesson make --force --out "$out/learned-maps.attnlab" --title "What do the learned attention maps look like?" \
   --step "$work/cls-last.json::A ViT trained on Fashion-MNIST (the bundled model), shown a bag. The query is the **CLS token** at the last layer, the heads' mean: its row of A (eq. 26.20) is what the classifier reads. Where does it look?" \
-  --step "$work/heads.json::Every head of that layer, each its own row of A. Heads of one layer look at different things: that is why there are several (eqs. 26.27–26.28)." \
+  --step "$work/heads.json::Every head of every layer (a row a layer), each its own row of A for the CLS query. Heads of one layer look at different things: that is why there are several (eqs. 26.27–26.28)." \
   --step "$work/layer0.json::The first layer (layer 0). Early heads attend mostly near the query or to everything alike; the class is not known yet." \
   --step "$work/rollout.json::*Attention rollout* multiplies the layers' matrices (each with the residual's identity added) to follow the CLS token's attention down to the input patches (Abnar and Zuidema 2020)." \
   --step "$work/distance.json::How far each head looks: the mean distance between a query and the patches it attends to, weighted by A, layer by layer (the ViT paper's fig. 7). Far-looking heads appear already in the first layers." \

@@ -254,7 +254,21 @@ void App::draw_presentation(ImVec2 d) {
   View* chapter = nullptr;
   for (View* v : teaching_)
     if (const auto it = state_.open_views.find(v->name()); it != state_.open_views.end() && it->second) chapter = v;
-  if (chapter) {
+  // A lesson's step shows its view as `render --from` draws it: the heads' grid, or a view of
+  // the ViT's lower row in the map's place.
+  const std::string& lesson_view = state_.ui.lesson_playing ? state_.ui.lesson_view : std::string();
+  View* vit_lower = nullptr;
+  if (lesson_view.starts_with("vit-") && state_.source == ShownSource::Vit && vit_.run())
+    for (const auto& v : views_)
+      if (lesson_view == std::string("vit-") + v->name() && v->works_with(kVitOffers)) vit_lower = v.get();
+  if (!chapter && (lesson_view == "heads" || lesson_view == "vit-grid")) {
+    geometry_.valid = false;
+    draw_heads_grid(state_, map_source());
+  } else if (!chapter && vit_lower) {
+    geometry_.valid = false;
+    ViewSource source = vit_view_source();
+    vit_lower->draw(source);
+  } else if (chapter) {
     geometry_.valid = false;  // no main map in this frame: an export's sidecar takes the document's query
     ImGui::Text("%s (%s)", chapter->title(), chapter->chapter_reference());
     try {

@@ -178,6 +178,8 @@ void App::play_step(int index, bool open_models) {
   const LessonStep& step = l.lesson.steps[static_cast<std::size_t>(index)];
   state_.ui.lesson_locked = step.locked;
   state_.ui.lesson_hidden = step.hidden;
+  const auto render = step.state.find("render");
+  state_.ui.lesson_view = render != step.state.end() && render->is_object() ? render->value("view", "map") : "map";
   state_.commands.redraw();
   try {
     l.folder->write_missing(l.lesson);
@@ -244,6 +246,7 @@ void App::leave_lesson() {
   lesson_->user_document.reset();
   lesson_->reapply = false;
   state_.ui.lesson_playing = false;
+  state_.ui.lesson_view.clear();
   state_.ui.lesson_locked.clear();
   state_.ui.lesson_hidden.clear();
   Document d = user;

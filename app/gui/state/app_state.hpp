@@ -74,6 +74,7 @@ struct UiState {
   bool lesson_leave = false;      ///< Esc: leave the lesson, the user's own settings back
   bool lesson_add_step = false;   ///< F6 or the menu: this view becomes the lesson's next step
   bool lesson_playing = false;    ///< a step of the open lesson drives the document
+  std::string lesson_view;        ///< the playing step's view, as `render --from` names it ("map", "heads", "vit-distance", …)
   /// The playing step's settings (JSON paths) drawn disabled or not at all (setting_widget).
   std::vector<std::string> lesson_locked, lesson_hidden;
   bool show_lesson_editor = false;  ///< Lesson → Edit steps: the steps' list, title, caption, locks
