@@ -78,6 +78,9 @@ std::string lesson_usage() {
 LessonStep step_from_state(Lesson& lesson, nlohmann::json state, std::string title, std::string caption) {
   if (!state.is_object()) throw Error("a step's state must be a JSON object of settings");
   for (const char* key : kMachineKeys) state.erase(key);
+  // The recent files are this machine's, and name its folders: not a lesson's.
+  if (const auto vit = state.find("vit"); vit != state.end() && vit->is_object()) vit->erase("recent");
+  state.erase("lesson");
   {
     Document d;  // the values checked as the window will apply them (one line for a bad one)
     apply_json(state, d);
@@ -178,17 +181,8 @@ std::vector<FoundModel> find_lesson_models(const LessonStep& step) {
   };
   for (const LessonModel& m : step.models) {
     FoundModel f{m, std::nullopt};
-    const std::string named = model_in(step.state, m.role);
-    if (!named.empty() && matches(platform::path_from_utf8(named), m.sha256)) f.path = platform::path_from_utf8(named);
-    if (!f.path && !m.hub.empty()) {
-      try {
-        const hub::RepoRef ref = hub::parse_repo_ref(m.hub);
-        if (const auto snapshot = hub::cached_model(ref, hub::HubConfig::from_environment()); snapshot && matches(*snapshot, m.sha256))
-          f.path = *snapshot;
-      } catch (const Error&) {
-      }
-    }
-    if (!f.path && !m.sha256.empty()) {  // a bundled model (assets/fashion_vit, assets/lessons/models/…) with that hash
+    // The installation's own copy first (a bundled lesson's model, wherever the lesson was made).
+    if (!m.sha256.empty()) {  // a bundled model (assets/fashion_vit, assets/lessons/models/…) with that hash
       std::error_code ec;
       for (auto it = std::filesystem::recursive_directory_iterator(assets_dir(), ec); !ec && it != std::filesystem::recursive_directory_iterator();
            it.increment(ec)) {
@@ -200,6 +194,16 @@ std::vector<FoundModel> find_lesson_models(const LessonStep& step) {
         }
       }
     }
+    if (!f.path && !m.hub.empty()) {
+      try {
+        const hub::RepoRef ref = hub::parse_repo_ref(m.hub);
+        if (const auto snapshot = hub::cached_model(ref, hub::HubConfig::from_environment()); snapshot && matches(*snapshot, m.sha256))
+          f.path = *snapshot;
+      } catch (const Error&) {
+      }
+    }
+    const std::string named = model_in(step.state, m.role);
+    if (!f.path && !named.empty() && matches(platform::path_from_utf8(named), m.sha256)) f.path = platform::path_from_utf8(named);
     found.push_back(std::move(f));
   }
   return found;

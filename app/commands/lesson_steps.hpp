@@ -26,7 +26,7 @@ inline constexpr const char* kMachineKeys[] = {"export_dir", "program", "backend
 /// the photo its "image" names read and embedded into `lesson` (the state then names the entry),
 /// each model its vit.model, compare.model and cnn.model name referenced by its weights file's
 /// SHA-256 (and `repo@commit` for a Hub snapshot folder, …/models--ORG--NAME/snapshots/COMMIT),
-/// kMachineKeys dropped. The state is checked with apply_json first. Throws Error in one line for
+/// kMachineKeys and the recent files (vit.recent, lesson.recent) dropped. The state is checked with apply_json first. Throws Error in one line for
 /// a photo that cannot be read, a model that does not exist, a bad value.
 LessonStep step_from_state(Lesson& lesson, nlohmann::json state, std::string title, std::string caption);
 
@@ -46,10 +46,11 @@ struct FoundModel {
   std::optional<std::filesystem::path> path;
 };
 
-/// Where each model of `step` is here: the path its state names when that file's SHA-256 is the
-/// one recorded; else the Hub cache's snapshot of its `repo@commit` (HubConfig::from_environment);
-/// else a model folder (with a config.json) among the bundled assets (assets_dir(), three levels
-/// down: assets/fashion_vit, assets/lessons/models/NAME) with that SHA-256. A built-in model
+/// Where each model of `step` is here: a model folder (with a config.json) among the bundled
+/// assets with the recorded SHA-256 (assets_dir(), three levels down: assets/fashion_vit,
+/// assets/lessons/models/NAME; the installation's own copy first); else the Hub cache's snapshot
+/// of its `repo@commit` (HubConfig::from_environment); else the path its state names (where the
+/// lesson was made) when that file's SHA-256 is the one recorded. A built-in model
 /// (kCnnRandomResnet18) needs no file.
 std::vector<FoundModel> find_lesson_models(const LessonStep& step);
 
