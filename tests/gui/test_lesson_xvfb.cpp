@@ -1,7 +1,7 @@
 // Issue 51's acceptance in the real window under Xvfb at 1024 × 768, with real input (xdotool):
 // a lesson of three steps made by driving the window (F6 for the view as it is, the keys ] and M
 // for K and the mask, the Chapter menu for the tokenization view; a caption typed into the
-// editor; saved through the editor's path field), then opened in a new process as a file
+// editor; saved through the editor's path field; dropped on the window, it plays), then opened in a new process as a file
 // manager opens it (`attnlab L.attnlab`) and played with PgDn, Space and PgUp. At each step F12's
 // sidecar, the window's own document, equals the step's state as the lesson holds it (every
 // setting but this machine's own: UI scale, presentation, export folder, recent files), so its
@@ -20,6 +20,7 @@
 #include "core/io/image.hpp"
 #include "core/io/lesson.hpp"
 #include "test_support.hpp"
+#include "xdnd_drop.hpp"
 #include "xvfb_session.hpp"
 
 using namespace attnlab;
@@ -152,7 +153,8 @@ TEST(LessonXvfb, ThreeStepsMadeInTheWindowSavedReopenedAndPlayedWithPgDnAndPgUp)
   {
     write_settings(dir / "make", 1.0f);
     AppProcess app(x, dir / "make", {asset("safari.jpg").string()});
-    ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+    const unsigned long window = app.wait_for_window();
+    ASSERT_NE(window, 0u) << app.log();
     app.key("F6");  // step 1: the view as it opened
     app.key("bracketright");  // K doubled
     app.key("m");             // the next mask
@@ -174,6 +176,15 @@ TEST(LessonXvfb, ThreeStepsMadeInTheWindowSavedReopenedAndPlayedWithPgDnAndPgUp)
     click_widget(app, s, "lesson:save_to");
     for (int i = 0; i < 50 && !std::filesystem::exists(lesson_path); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     ASSERT_TRUE(std::filesystem::exists(lesson_path)) << app.log();
+    // The saved lesson dropped on the window plays from step 1.
+    const XdndResult dropped = xdnd_drop(x.display(), window, lesson_path, kScreenW / 2, kScreenH / 2);
+    EXPECT_TRUE(dropped) << dropped.error;
+    for (int i = 0; i < 20; ++i) {
+      s = app.export_view().first;
+      if (s["widgets"].contains("lesson:counter")) break;
+    }
+    EXPECT_TRUE(s["widgets"].contains("lesson:counter")) << "the dropped lesson does not play";
+    EXPECT_TRUE(s["classroom"].value("presentation", false));
     EXPECT_EQ(app.close(), 0);
   }
   const Lesson lesson = read_lesson(lesson_path);
