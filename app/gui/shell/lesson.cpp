@@ -310,7 +310,7 @@ void App::save_lesson(const std::filesystem::path& path) {
 // caption wrapped to the window's width, a missing model's line; at most 40 % of the window.
 void App::measure_lesson_strip(ImVec2 d) {
   lesson_h_ = 0;
-  if (!lesson_ || !state_.ui.lesson_playing || lesson_->step < 0) return;
+  if (!lesson_ || !state_.ui.lesson_playing || lesson_->step < 0 || lesson_->step >= static_cast<int>(lesson_->lesson.steps.size())) return;
   const ImGuiStyle& st = ImGui::GetStyle();
   const LessonStep& step = lesson_->lesson.steps[static_cast<std::size_t>(lesson_->step)];
   const float width = d.x - st.WindowPadding.x * 2;
@@ -325,6 +325,8 @@ void App::measure_lesson_strip(ImVec2 d) {
 void App::draw_lesson_strip(ImVec2 d) {
   if (lesson_h_ <= 0 || !lesson_) return;
   OpenLesson& l = *lesson_;
+  // The editor, drawn before, may have deleted the step measured at the frame's start.
+  if (l.step < 0 || l.step >= static_cast<int>(l.lesson.steps.size())) return;
   const LessonStep& step = l.lesson.steps[static_cast<std::size_t>(l.step)];
   ImGui::SetNextWindowPos(ImVec2(0, d.y - lesson_h_));
   ImGui::SetNextWindowSize(ImVec2(d.x, lesson_h_));
