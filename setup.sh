@@ -37,6 +37,9 @@ packages=(
   libavformat-dev libavcodec-dev libavdevice-dev libavfilter-dev libswscale-dev libavutil-dev
   # a lesson's slides as PDF pages (app/gui/output/slides_pdf.cpp): cairo
   libcairo2-dev
+  # the app in the class's language (po/, issue 52): msgfmt compiles the catalogs, xgettext and
+  # msgmerge keep them current; Noto Sans (Latin, Greek) and Noto Sans CJK draw every script
+  gettext fonts-noto-core fonts-noto-cjk fonts-dejavu-core
   # Fashion-MNIST for `attnlab train` (core/io/fashion_mnist.cpp reads its gzip-compressed IDX files)
   dataset-fashion-mnist
   libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri

@@ -77,10 +77,31 @@ std::string windows_ui_language() {
 }
 #endif
 
+// LANGUAGE as the user set it. use_language() sets LANGUAGE to its choice (gettext reads it), so
+// a value equal to the one it last set stands for the user's earlier value.
+struct LanguageVariable {
+  std::string set_by_us, users;
+  bool set = false;
+};
+
+LanguageVariable& language_variable() {
+  static LanguageVariable v;
+  return v;
+}
+
+std::string users_language_variable() {
+  LanguageVariable& v = language_variable();
+  const char* now = std::getenv("LANGUAGE");
+  if (!v.set || !now || v.set_by_us != now) {
+    v.users = now ? now : "";
+    v.set = false;
+  }
+  return v.users;
+}
+
 // The environment's choice (use_language("")): LANGUAGE's list, then the locale variables.
-std::vector<std::string> environment_choices() {
+std::vector<std::string> environment_choices(const std::string& list) {
   std::vector<std::string> out;
-  const std::string list = env("LANGUAGE");
   for (size_t at = 0; at <= list.size();) {
     const size_t colon = std::min(list.find(':', at), list.size());
     if (colon > at) out.push_back(strip_locale(std::string_view(list).substr(at, colon - at)));
@@ -212,7 +233,7 @@ std::string use_language(std::string_view code) {
   if (!code.empty()) {
     chosen = catalog_for(strip_locale(code), have);
   } else {
-    for (const std::string& c : environment_choices()) {
+    for (const std::string& c : environment_choices(users_language_variable())) {
       chosen = catalog_for(c, have);
       if (!chosen.empty()) break;
     }
@@ -225,11 +246,14 @@ std::string use_language(std::string_view code) {
   // (under which gettext honours LANGUAGE, unlike under "C").
   const char* set = std::setlocale(LC_MESSAGES, "");
   if (!set || std::strcmp(set, "C") == 0 || std::strcmp(set, "POSIX") == 0) std::setlocale(LC_MESSAGES, "C.UTF-8");
+  users_language_variable();  // remembers the user's value before it is replaced
 #ifdef _WIN32
   _putenv_s("LANGUAGE", chosen.c_str());
 #else
   setenv("LANGUAGE", chosen.c_str(), 1);
 #endif
+  language_variable().set_by_us = chosen;
+  language_variable().set = true;
   ++_nl_msg_cat_cntr;
 #endif
   language_in_use() = chosen;

@@ -12,6 +12,19 @@ install(FILES ${PROJECT_SOURCE_DIR}/assets/safari.jpg ${PROJECT_SOURCE_DIR}/asse
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/assets/fashion_vit DESTINATION share/attnlab PATTERN "*.py" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/assets/lessons DESTINATION share/attnlab PATTERN "*.sh" EXCLUDE)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION share/doc/attnlab)
+# The UI's fonts for every script (issue 52; app/gui/window/ui_font.cpp looks in share/attnlab/fonts
+# first): Debian's Noto Sans, Noto Sans CJK and DejaVu Sans (SIL OFL 1.1 and the Bitstream Vera
+# licence, their copyright files beside them), when the building machine has them.
+foreach(font truetype/noto/NotoSans-Regular.ttf opentype/noto/NotoSansCJK-Regular.ttc truetype/dejavu/DejaVuSans.ttf)
+  if(EXISTS /usr/share/fonts/${font})
+    install(FILES /usr/share/fonts/${font} DESTINATION share/attnlab/fonts)
+  endif()
+endforeach()
+foreach(pkg fonts-noto-core fonts-noto-cjk fonts-dejavu-core)
+  if(EXISTS /usr/share/doc/${pkg}/copyright)
+    install(FILES /usr/share/doc/${pkg}/copyright DESTINATION share/attnlab/fonts RENAME ${pkg}.copyright)
+  endif()
+endforeach()
 # Fashion-MNIST for `attnlab train`, the Train tab and CKA (core/io/fashion_mnist.cpp looks in
 # share/attnlab/fashion-mnist when Debian's folder is not there): the four files of Debian's
 # dataset-fashion-mnist (MIT, its copyright file beside them), when the building machine has it.
