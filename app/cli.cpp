@@ -15,6 +15,7 @@
 #include "app/gui/output/render_commands.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -63,17 +64,17 @@ std::optional<int> run_cli(const std::vector<std::string>& args) {
       return std::any_of(gui_flags.begin(), gui_flags.end(), [&a](const CommandFlagName& f) { return f.flag == a; });
     };
     const bool gui_option = is_gui_option(cmd);
-    if (cmd.starts_with("-") && !gui_option) throw Error("unknown option '" + cmd + "' (see attnlab --help)");
+    if (cmd.starts_with("-") && !gui_option) throw Error(text_format(_("unknown option '%s' (see attnlab --help)"), cmd.c_str()));
     if (args.size() == 1 && !gui_option) return std::nullopt;  // attnlab IMAGE: the GUI
     if (std::find_if(args.begin(), args.end(), is_gui_option) != args.end()) {
       parse_gui_args(args);  // throws on anything else
       return std::nullopt;
     }
-    throw Error("unknown command '" + cmd + "' (see attnlab --help)");
+    throw Error(text_format(_("unknown command '%s' (see attnlab --help)"), cmd.c_str()));
   } catch (const std::exception& e) {
     std::string msg = e.what();
     if (const auto nl = msg.find('\n'); nl != std::string::npos) msg = msg.substr(0, nl);
-    std::fprintf(stderr, "attnlab: %s\n", msg.c_str());
+    std::fprintf(stderr, "attnlab: %s\n", msg.c_str());  // i18n: English (the program's name before a message)
     return kExitUsage;
   }
 }

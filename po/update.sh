@@ -15,7 +15,7 @@ find core app -name '*.cpp' -o -name '*.hpp' | LC_ALL=C sort >"$tmp"
   --keyword=_ --keyword=N_ --keyword=tr_n:1,2 --keyword=tr_c:1c,2 \
   --flag=_:1:pass-c-format --flag=tr_n:1:pass-c-format --flag=tr_n:2:pass-c-format \
   --flag=text_format:1:c-format \
-  --add-comments=TRANSLATORS: --add-location=file --sort-by-file \
+  --add-comments=TRANSLATORS: --add-location=file --sort-by-file --no-wrap \
   --package-name=attnlab --package-version="$version" --msgid-bugs-address=https://attnlab.org \
   --copyright-holder="the Attention Lab authors"
 # The creation date alone would change the file on every run.
@@ -24,5 +24,5 @@ mv "$pot.new" "$pot"
 [[ -n $out ]] && exit 0
 while read -r lang; do
   [[ $lang =~ ^[a-zA-Z_]+$ ]] || continue
-  "$MSGMERGE" --quiet --update --backup=none --add-location=file "po/$lang.po" "$pot"
+  "$MSGMERGE" --quiet --update --backup=none --add-location=file --no-wrap "po/$lang.po" "$pot"
 done <po/LINGUAS

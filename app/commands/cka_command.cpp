@@ -4,6 +4,7 @@
 #include "app/commands/image_set.hpp"
 #include "app/commands/progress_line.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/parse.hpp"
 #include "core/cnn/any_model.hpp"
 #include "core/cnn/model_cka.hpp"
@@ -18,9 +19,11 @@
 namespace attnlab::app {
 
 std::string cka_usage() {
-  return R"(  attnlab cka --model A --model B --images DIR|fashion --out F.csv [--count N]
+  std::string text = R"(  attnlab cka --model A --model B --images DIR|fashion --out F.csv [--count N]
               [--batch B] [--force]
-                           representational similarity between two models (SPEC
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           representational similarity between two models (SPEC
                            section 14; Kornblith et al. 2019; Raghu et al. 2021):
                            the linear CKA between every layer of A (rows) and every
                            layer of B (columns) over the same images, one example
@@ -40,7 +43,8 @@ std::string cka_usage() {
                            row per layer of A; progress and the time split on
                            stderr. (vit --cka is another measure: one ViT's tokens
                            of one image set as examples.)
-)";
+)");
+  return text;
 }
 
 namespace {
@@ -68,12 +72,15 @@ std::vector<CommandFlag> cka_flags(CkaOptions& o) {
 
 CkaOptions parse(const std::vector<std::string>& args) {
   CkaOptions o;
-  parse_flags(args, cka_flags(o), {" of attnlab cka"});
+  // TRANSLATORS: the end of "unknown option 'X'".
+  parse_flags(args, cka_flags(o), {N_(" of attnlab cka")});
   if (o.models.size() != 2)
-    throw Error("--model must be given exactly twice (A, whose layers are the rows, and B, the columns), got " + std::to_string(o.models.size()));
-  if (o.images.empty()) throw Error("--images DIR|fashion is required");
-  if (o.out.empty()) throw Error("--out F.csv is required");
-  if (!o.force && std::filesystem::exists(o.out)) throw Error(o.out.string() + " exists (give --force to replace it)");
+    throw Error(text_format(_("--model must be given exactly twice (A, whose layers are the rows, and B, the columns), got %zu"),
+                            o.models.size()));
+  if (o.images.empty()) throw Error(_("--images DIR|fashion is required"));
+  if (o.out.empty()) throw Error(_("--out F.csv is required"));
+  if (!o.force && std::filesystem::exists(o.out))
+    throw Error(text_format(_("%s exists (give --force to replace it)"), o.out.string().c_str()));
   return o;
 }
 
@@ -98,7 +105,10 @@ int run_cka(const std::vector<std::string>& args) {
   const std::int64_t budget = vit_memory_budget();
   const CkaModel ma = cka_model(a, budget), mb = cka_model(b, budget);
   const auto start = std::chrono::steady_clock::now();
-  const CrossCka m = cross_cka(ma, mb, count, image, o.batch, budget, nullptr, [&](int done, int n) { show_progress("cka", "passes", done, n, start); });
+  const CrossCka m = cross_cka(ma, mb, count, image, o.batch, budget, nullptr, [&](int done, int n) {
+    // TRANSLATORS: the unit of cka's progress line: "cka: 3/40 passes, 1.2 s" (forward passes of a model).
+    show_progress("cka", _("passes"), done, n, start);
+  });
   std::string csv = "layer";
   for (const std::string& c : mb.layers) csv += "," + c;
   csv += "\n";
@@ -108,8 +118,10 @@ int run_cka(const std::vector<std::string>& args) {
     csv += "\n";
   }
   write_file_safely(o.out, csv, o.force);
-  std::fprintf(stderr, "cka: %d images, %s; passes %.1f s, Grams and CKA %.1f s\n", m.images,
-               m.batch ? ("minibatches of " + std::to_string(m.batch)).c_str() : "exact", m.forward_seconds, m.gram_seconds);
+  // TRANSLATORS: the summary of attnlab cka on stderr: the images, how CKA was computed ("exact" or
+  // "minibatches of 64"), the seconds of the forward passes and of the Gram matrices and CKA.
+  std::fprintf(stderr, _("cka: %d images, %s; passes %.1f s, Grams and CKA %.1f s\n"), m.images,
+               m.batch ? text_format(_("minibatches of %d"), m.batch).c_str() : _("exact"), m.forward_seconds, m.gram_seconds);
   return 0;
 }
 

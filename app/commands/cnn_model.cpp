@@ -2,6 +2,8 @@
 
 #include "app/commands/document.hpp"
 
+#include "core/base/translate.hpp"
+
 namespace attnlab::app {
 
 ResnetModel open_cnn_model(const std::filesystem::path& path, const std::atomic<bool>* stop) {
@@ -14,7 +16,8 @@ ResnetModel open_cnn_model(const std::filesystem::path& path, const std::atomic<
 }
 
 std::string cnn_model_name(const std::filesystem::path& p) {
-  if (p == kCnnRandomResnet18) return "random ResNet-18";
+  // TRANSLATORS: the name shown for a ResNet-18 with random weights (never trained).
+  if (p == kCnnRandomResnet18) return _("random ResNet-18");
   return (p.filename() == "model.safetensors" || p.filename() == "pytorch_model.bin") && p.has_parent_path()
              ? p.parent_path().filename().string()
              : p.filename().string();

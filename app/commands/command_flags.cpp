@@ -1,6 +1,7 @@
 #include "app/commands/command_flags.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 
@@ -15,7 +16,10 @@ const CommandFlag* row_of(const std::vector<CommandFlag>& flags, const std::stri
 
 // The value after args[n] for the row `f`, n moved onto it; throws the row's missing-value error.
 const std::string& value_of(const std::vector<std::string>& args, std::size_t& n, const CommandFlag& f) {
-  if (n + 1 >= args.size()) throw Error(f.needs.empty() ? "option " + f.name + " needs a value" : f.name + " needs " + f.needs);
+  if (n + 1 >= args.size())
+    throw Error(f.needs.empty() ? text_format(_("option %s needs a value"), f.name.c_str())
+                                // TRANSLATORS: a flag and what its value is: "--model needs a path (…)".
+                                : text_format(_("%s needs %s"), f.name.c_str(), _(f.needs.c_str())));
   return args[++n];
 }
 
@@ -28,7 +32,8 @@ std::vector<std::string> parse_flags(const std::vector<std::string>& args, const
     const std::string& a = args[n];
     if (const CommandFlag* f = row_of(flags, a)) {
       const std::string text = f->takes_value ? value_of(args, n, *f) : std::string();
-      if (f->once && std::find(given.begin(), given.end(), f->name) != given.end()) throw Error(f->name + " given twice");
+      if (f->once && std::find(given.begin(), given.end(), f->name) != given.end())
+        throw Error(text_format(_("%s given twice"), f->name.c_str()));
       f->set(text, f->name);
       given.push_back(f->name);
     } else if (rules.positional && !a.starts_with("-")) {
@@ -36,7 +41,9 @@ std::vector<std::string> parse_flags(const std::vector<std::string>& args, const
     } else if (rules.refused) {
       throw Error(rules.refused(a));
     } else {
-      throw Error("unknown option '" + a + "'" + rules.for_what + " (see attnlab --help)");
+      // TRANSLATORS: the second %s is empty or a command's words marked elsewhere (" of attnlab vit").
+      throw Error(text_format(_("unknown option '%s'%s (see attnlab --help)"), a.c_str(),
+                              rules.for_what.empty() ? "" : _(rules.for_what.c_str())));
     }
   }
   return given;

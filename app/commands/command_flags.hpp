@@ -24,7 +24,8 @@ struct CommandFlag {
   /// --file`, collects; any other keeps the last). Throws Error naming the flag for a bad value.
   std::function<void(const std::string& text, const std::string& flag)> set;
   /// What the missing value is, for its error "NAME needs <needs>" ("a path (…)" for the
-  /// window's --model); empty: "option NAME needs a value".
+  /// window's --model); empty: "option NAME needs a value". English, marked N_() where written:
+  /// parse_flags translates it when it reports the error.
   std::string needs = {};
   bool once = false;   ///< a second one is refused: "NAME given twice"
   /// Read before the rest (read_first_flags), wherever it stands: what the command's table
@@ -35,7 +36,8 @@ struct CommandFlag {
 
 /// What parse_flags does with an argument that is no flag of the table.
 struct FlagRules {
-  /// The end of "unknown option 'X'<for_what> (see attnlab --help)": " of attnlab vit".
+  /// The end of "unknown option 'X'<for_what> (see attnlab --help)": " of attnlab vit". English,
+  /// marked N_() where written: parse_flags translates it when it reports the error.
   std::string for_what = {};
   /// An argument that does not start with '-' (the window's IMAGE, `models pull`'s REPO), in
   /// order; null: such an argument is refused as an unknown option is.

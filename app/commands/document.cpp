@@ -4,6 +4,7 @@
 #include "app/commands/source_choice.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/base/parse.hpp"
 #include "core/hand_made/reference.hpp"
@@ -38,47 +39,49 @@ void read_value(const nlohmann::json& v, T& out, const std::string& key) {
   if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>) {
     out = v.get<T>();
   } else if constexpr (std::is_integral_v<T>) {
-    if (!v.is_number_integer()) throw Error("setting '" + key + "' must be a whole number");
+    if (!v.is_number_integer()) throw Error(text_format(_("setting '%s' must be a whole number"), key.c_str()));
     const bool fits = v.is_number_unsigned()
                           ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
                           : v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
                                 v.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
-    if (!fits) throw Error("setting '" + key + "' is out of range");
+    if (!fits) throw Error(text_format(_("setting '%s' is out of range"), key.c_str()));
     out = v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
   } else if constexpr (std::is_floating_point_v<T>) {
-    if (!v.is_number()) throw Error("setting '" + key + "' must be a number");
+    if (!v.is_number()) throw Error(text_format(_("setting '%s' must be a number"), key.c_str()));
     const double d = v.get<double>();
     if (!std::isfinite(d) || std::abs(d) > static_cast<double>(std::numeric_limits<T>::max()))
-      throw Error("setting '" + key + "' is out of range");
+      throw Error(text_format(_("setting '%s' is out of range"), key.c_str()));
     out = static_cast<T>(d);
   } else if constexpr (is_std_array<T>::value) {
     if (!v.is_array() || v.size() != out.size())
-      throw Error("setting '" + key + "' must be a list of " + std::to_string(out.size()) + " numbers");
+      throw Error(text_format(_("setting '%s' must be a list of %zu numbers"), key.c_str(), out.size()));
     for (std::size_t n = 0; n < out.size(); ++n) read_value(v[n], out[n], key);
   } else if constexpr (is_std_vector<T>::value) {
-    if (!v.is_array()) throw Error("setting '" + key + "' must be a list");
+    if (!v.is_array()) throw Error(text_format(_("setting '%s' must be a list"), key.c_str()));
     T items(v.size());
     for (std::size_t n = 0; n < v.size(); ++n) read_value(v[n], items[n], key);
     out = std::move(items);
   } else if constexpr (std::is_same_v<T, Cell>) {  // a patch: {"col": c, "row": r}, both >= 0
     if (!v.is_object() || !v.contains("col") || !v.contains("row"))
-      throw Error("setting '" + key + "' must be an object with 'col' and 'row'");
+      // TRANSLATORS: 'col' and 'row' are the file's keys: keep them.
+      throw Error(text_format(_("setting '%s' must be an object with 'col' and 'row'"), key.c_str()));
     read_value(v.at("col"), out.col, key + ".col");
     read_value(v.at("row"), out.row, key + ".row");
-    if (out.col < 0 || out.row < 0) throw Error("setting '" + key + "' is out of range");
+    if (out.col < 0 || out.row < 0) throw Error(text_format(_("setting '%s' is out of range"), key.c_str()));
   } else if constexpr (std::is_same_v<T, HeadChoice>) {  // a head from 0, or "mean", "max", "min" over the heads
     if (v.is_string()) {
       const auto fusion = parse_head_fusion(v.get<std::string>());
-      if (!fusion) throw Error("setting '" + key + "' must be a head (0, 1, …) or mean, max or min");
+      // TRANSLATORS: mean, max and min are the file's words: keep them.
+      if (!fusion) throw Error(text_format(_("setting '%s' must be a head (0, 1, …) or mean, max or min"), key.c_str()));
       out = HeadChoice{-1, *fusion};
     } else {
       int h = 0;
       read_value(v, h, key);
-      if (h < 0) throw Error("setting '" + key + "' is out of range");
+      if (h < 0) throw Error(text_format(_("setting '%s' is out of range"), key.c_str()));
       out = HeadChoice{h, HeadFusion::Mean};
     }
   } else if constexpr (std::is_same_v<T, std::map<std::string, bool>>) {
-    if (!v.is_object()) throw Error("setting '" + key + "' must be an object");
+    if (!v.is_object()) throw Error(text_format(_("setting '%s' must be an object"), key.c_str()));
     T items;
     for (const auto& [name, value] : v.items()) read_value(value, items[name], key + "." + name);
     out = std::move(items);
@@ -147,13 +150,13 @@ void parse_source_field(const std::string& t, ShownSource& s) {
   if (t == "vit") s = ShownSource::Vit;
   else if (t == "train") s = ShownSource::Train;
   else if (t == "hand_made") s = ShownSource::HandMade;
-  else throw Error("unknown source '" + t + "' (hand_made, vit, train)");
+  else throw Error(text_format(_("unknown source '%s' (hand_made, vit, train)"), t.c_str()));
 }
 std::string cka_examples_field_name(const CkaExamples& e) { return e == CkaExamples::Photo ? "photo" : "fashion"; }
 void parse_cka_examples_field(const std::string& t, CkaExamples& e) {
   if (t == "fashion") e = CkaExamples::FashionTest;
   else if (t == "photo") e = CkaExamples::Photo;
-  else throw Error("unknown CKA examples '" + t + "' (fashion, photo)");
+  else throw Error(text_format(_("unknown CKA examples '%s' (fashion, photo)"), t.c_str()));
 }
 std::string cnn_show_field_name(const CnnShow& c) {
   return c == CnnShow::GradCam ? "grad-cam" : c == CnnShow::Cka ? "cka" : c == CnnShow::Features ? "features" : "field";
@@ -163,12 +166,13 @@ void parse_cnn_show_field(const std::string& t, CnnShow& c) {
   else if (t == "grad-cam") c = CnnShow::GradCam;
   else if (t == "cka") c = CnnShow::Cka;
   else if (t == "features") c = CnnShow::Features;
-  else throw Error("unknown CNN view '" + t + "' (field, grad-cam, cka, features)");
+  else throw Error(text_format(_("unknown CNN view '%s' (field, grad-cam, cka, features)"), t.c_str()));
 }
 std::string relevance_method_field_name(const RelevanceMethod& m) { return relevance_method_name(m); }
 void parse_relevance_method_field(const std::string& t, RelevanceMethod& m) {
   const auto parsed = parse_relevance_method(t);
-  if (!parsed) throw Error("unknown relevance method '" + t + "' (" + relevance_method_list() + ")");
+  // TRANSLATORS: the name given, the methods there are.
+  if (!parsed) throw Error(text_format(_("unknown relevance method '%s' (%s)"), t.c_str(), relevance_method_list().c_str()));
   m = *parsed;
 }
 std::string relevance_beside_field_name(const std::optional<RelevanceMethod>& m) { return m ? relevance_method_name(*m) : "none"; }
@@ -178,24 +182,26 @@ void parse_relevance_beside_field(const std::string& t, std::optional<RelevanceM
     return;
   }
   const auto parsed = parse_relevance_method(t);
-  if (!parsed) throw Error("unknown relevance method '" + t + "' (" + relevance_method_list() + " or none)");
+  // TRANSLATORS: the name given, the methods there are; none is the flag's word: keep it.
+  if (!parsed)
+    throw Error(text_format(_("unknown relevance method '%s' (%s or none)"), t.c_str(), relevance_method_list().c_str()));
   m = *parsed;
 }
 void text_flag(const std::string& t, const std::string& f, std::string& v) {
-  if (t.empty()) throw Error(f + " needs a value");
+  if (t.empty()) throw Error(text_format(_("%s needs a value"), f.c_str()));
   v = t;
 }
 std::string run_field_name(const int& run) { return run == 1 ? "b" : "a"; }
 void parse_run_field(const std::string& t, int& run) {
   if (t == "a") run = 0;
   else if (t == "b") run = 1;
-  else throw Error("unknown run '" + t + "' (a, b)");
+  else throw Error(text_format(_("unknown run '%s' (a, b)"), t.c_str()));
 }
 std::string match_field_name(const bool& by_index) { return by_index ? "index" : "depth"; }
 void parse_match_field(const std::string& t, bool& by_index) {
   if (t == "index") by_index = true;
   else if (t == "depth") by_index = false;
-  else throw Error("unknown layer match '" + t + "' (depth, index)");
+  else throw Error(text_format(_("unknown layer match '%s' (depth, index)"), t.c_str()));
 }
 std::string edge_field_name(const EdgeMode& e) { return std::string(edge_mode_name(e)); }
 void parse_edge_field(const std::string& t, EdgeMode& e) { e = parse_edge_mode(t); }
@@ -241,16 +247,20 @@ void mask_flag(const std::string& t, const std::string& f, Document& d) {
 
 using W = FieldUi::Widget;
 
-/// The hints of a switch (a checkbox): its label and help.
+/// The hints of a switch (a checkbox): its label and help (English, marked N_(); setting_ref translates).
 FieldUi switch_ui(const char* label, const char* help = "") { return FieldUi{.label = label, .help = help, .widget = W::Checkbox}; }
 
-/// The colour maps' labels for the colormap chooser, the colour-blind safe ones marked.
+/// The colour maps' labels for the colormap chooser, the colour-blind safe ones marked. The names are
+/// the --colormap values; the mark is translated here: the table is made anew on every call
+/// (setting_ref, each frame the widget is drawn), so this is the point of use.
 std::vector<std::string> colormap_choices() {
   std::vector<std::string> out;
   for (int c = 0; c < kColormapCount; ++c) {
     const auto map = static_cast<Colormap>(c);
     out.emplace_back(colormap_name(map));
-    if (colormap_is_colour_blind_safe(map)) out.back() += "  (colour-blind safe)";
+    // TRANSLATORS: a colour map's name (heat, cb-blue-yellow) in the colormap chooser, marked as safe
+    // for colour-blind eyes; keep the two spaces.
+    if (colormap_is_colour_blind_safe(map)) out.back() = text_format(_("%s  (colour-blind safe)"), out.back().c_str());
   }
   return out;
 }
@@ -274,61 +284,77 @@ void attention_fields(State& s, Field& field) {
   field("image", s.image_path, Flag<std::filesystem::path>{"--image", kQuery | kFlagsRenderModel, path_flag});
   field("patch", a.patch, Flag<int>{"--patch", kQuery},
         FieldRange{1, 1 << 20, kKeep},
-        FieldUi{.label = "patch size K",
-                .help = "Each K x K patch of the photo is one token (fig. 26.2). Smaller K: more tokens N, and N^2 weights in A.",
-                .format = "%d px", .drag_lo = kMinPatchSize, .drag_hi = kMaxPatchSize});
+        // TRANSLATORS: K is the patch size in pixels (the chapter's symbol).
+        FieldUi{.label = N_("patch size K"),
+                // TRANSLATORS: K is the patch size, N the number of tokens, A the attention matrix (the chapter's symbols).
+                .help = N_("Each K x K patch of the photo is one token (fig. 26.2). Smaller K: more tokens N, and N^2 weights in A."),
+                // TRANSLATORS: the patch size slider's number of pixels.
+                .format = N_("%d px"), .drag_lo = kMinPatchSize, .drag_hi = kMaxPatchSize});
   field("edge", named(a.edge, edge_field_name, parse_edge_field), Flag<EdgeMode>{"--edge", kQuery},
-        FieldUi{.label = "pad the last row/column", .widget = W::Checkbox, .choices = {"crop", "pad"}});
+        FieldUi{.label = N_("pad the last row/column"), .widget = W::Checkbox, .choices = {"crop", "pad"}});
   field("temperature", a.temperature, Flag<float>{"--temperature", kQuery},
         FieldRange{0.01, 100, kKeep},
-        FieldUi{.label = "temperature",
-                .help = "softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax "
-                        "(exercise 12.4): a few keys take all the weight.",
+        // TRANSLATORS: the softmax temperature (tau, τ).
+        FieldUi{.label = N_("temperature"),
+                // TRANSLATORS: tau is τ; Q, K^T and m are the chapter's symbols; the equation and exercise are the book's.
+                .help = N_("softmax(Q K^T / (tau sqrt(m))): tau = 1 is eq. 26.20. Small tau saturates the softmax "
+                           "(exercise 12.4): a few keys take all the weight."),
                 .format = "%.3g", .log = true});
   field("seed", a.seed, Flag<std::uint32_t>{"--seed", kQuery}, FieldRange{0, 2147483647, kKeep});
   // The hand-made heads' choice (one layer; heads 0 … 5, as HeadKind): --head and --query.
   field("hand_made.layer", s.hand_made.layer);
   field("hand_made.head", s.hand_made.head, Flag<HeadChoice>{"--head", kQuery, hand_made_head_flag},
-        FieldUi{.label = "head", .widget = W::Combo, .choices = head_choices()});
+        // TRANSLATORS: the attention head a map shows (one of the hand-made heads).
+        FieldUi{.label = N_("head"), .widget = W::Combo, .choices = head_choices()});
   field("hand_made.token", s.hand_made.prefix_token);
   field("hand_made.cell", s.hand_made.cell, Flag<Cell>{"--query", kQuery, cell_flag});
   field("hand_made.query_pinned", s.hand_made.query_pinned);
   field("hand_made.pins", s.hand_made.pins);
   field("mask.kind", named(a.mask.kind, mask_field_name, parse_mask_field), FlagTo<State>{"--mask", kQuery, s, mask_flag},
-        FieldUi{.label = "mask",
-                .help = "Section 26.10: masked weights are exactly 0 and each row's remaining weights sum to 1. Causal "
-                        "masks follow the raster order of the tokens.",
+        // TRANSLATORS: the attention mask: which keys a query may attend to.
+        FieldUi{.label = N_("mask"),
+                .help = N_("Section 26.10: masked weights are exactly 0 and each row's remaining weights sum to 1. Causal "
+                           "masks follow the raster order of the tokens."),
                 .widget = W::Combo,
-                .choices = {"none", "causal (j <= i)", "strict (j < i)", "local window", "random drop", "painted"}});
+                // TRANSLATORS: the kinds of mask (a key j is masked for the query i); j and i stay.
+                .choices = {N_("none"), N_("causal (j <= i)"), N_("strict (j < i)"), N_("local window"), N_("random drop"),
+                            N_("painted")}});
   field("mask.radius", a.mask.radius, FieldRange{0, 20, kKeep},
-        FieldUi{.label = "radius (patches)"});
+        FieldUi{.label = N_("radius (patches)")});
   field("mask.ratio", a.mask.ratio, FieldRange{0, 1, kKeep},
-        FieldUi{.label = "drop ratio", .format = "%.2f"});
+        // TRANSLATORS: the share of keys a random mask drops.
+        FieldUi{.label = N_("drop ratio"), .format = "%.2f"});
   field("mask.seed", a.mask.seed, FieldRange{0, 2147483647, kKeep},
-        FieldUi{.label = "mask seed", .widget = W::Input});
+        FieldUi{.label = N_("mask seed"), .widget = W::Input});
   field("mask.painted", a.mask.painted);
   field("pos.mode", named(a.pos.mode, pos_field_name, parse_pos_field), Flag<PosMode>{"--pos", kQuery},
-        FieldUi{.label = "codes",
-                .help = "Eqs. 26.38-26.40: p = [sin(x), sin(x/B), ..., sin(x/B^P)] for the column x and the row y. "
-                        "Concat appends lambda p to every query and key (q' = [q; lambda p]); add maps p to the token "
-                        "width and adds it before W_q, W_k, W_v (as a ViT does).",
+        // TRANSLATORS: the positional codes p; B, P, lambda, q, k, W_q, W_k, W_v are the chapter's symbols.
+        FieldUi{.label = N_("codes"),
+                // TRANSLATORS: p, x, y, B, P, lambda (λ), q, k, W_q, W_k, W_v are the chapter's symbols.
+                .help = N_("Eqs. 26.38-26.40: p = [sin(x), sin(x/B), ..., sin(x/B^P)] for the column x and the row y. "
+                           "Concat appends lambda p to every query and key (q' = [q; lambda p]); add maps p to the token "
+                           "width and adds it before W_q, W_k, W_v (as a ViT does)."),
                 .widget = W::Combo,
-                .choices = {"none", "concat", "add (ViT)"}});
+                // TRANSLATORS: the positional codes' modes, each starting with its --pos value (none, concat, add);
+                // keep those words where the language has none better.
+                .choices = {N_("none"), N_("concat"), N_("add (ViT)")}});
   field("pos.B", a.pos.B, Flag<float>{"--base", kQuery},
         FieldRange{1.1, 10, kKeep},
-        FieldUi{.label = "B", .help = "Base of the wavelengths: dimension k divides the coordinate by B^k (eq. 26.38).",
+        FieldUi{.label = "B", .help = N_("Base of the wavelengths: dimension k divides the coordinate by B^k (eq. 26.38)."),
                 .format = "%.2f"});
   field("pos.P", a.pos.P, Flag<int>{"--power", kQuery},
         FieldRange{0, 15, kKeep},
-        FieldUi{.label = "P", .help = "Highest power: P+1 waves per axis, so p has 2(P+1) values (4(P+1) with sine-cosine pairs)."});
+        FieldUi{.label = "P", .help = N_("Highest power: P+1 waves per axis, so p has 2(P+1) values (4(P+1) with sine-cosine pairs).")});
   field("pos.sincos", a.pos.sincos, Flag<bool>{"--sincos", kQuery},
-        switch_ui("sine-cosine pairs",
-                  "Adds cos next to every sin (as in 'Attention Is All You Need'). Then |p|^2 is the same "
-                  "everywhere and p_i^T p_j depends only on the offset between the two patches."));
+        switch_ui(N_("sine-cosine pairs"),
+                     N_("Adds cos next to every sin (as in 'Attention Is All You Need'). Then |p|^2 is the same "
+                     "everywhere and p_i^T p_j depends only on the offset between the two patches.")));
   field("pos.lambda", a.pos.lambda, Flag<float>{"--lambda", kQuery},
         FieldRange{0, 4, kKeep},
-        FieldUi{.label = "lambda",
-                .help = "The weight of the code appended to q and k in concat mode: every score gains lambda^2 p_i^T p_j.",
+        // TRANSLATORS: the symbol lambda (λ), the weight of the positional code: keep it or write λ.
+        FieldUi{.label = N_("lambda"),
+                // TRANSLATORS: lambda is λ; q, k, p_i^T p_j are the chapter's symbols.
+                .help = N_("The weight of the code appended to q and k in concat mode: every score gains lambda^2 p_i^T p_j."),
                 .format = "%.2f"});
   field("custom.W_q", a.custom.W_q);
   field("custom.W_k", a.custom.W_k);
@@ -338,28 +364,32 @@ void attention_fields(State& s, Field& field) {
 template <class State, class Field>
 void display_fields(State& s, Field& field) {
   field("display.colormap", named(s.colormap, colormap_field_name, parse_colormap_field), Flag<Colormap>{"--colormap", kPicture},
-        FieldUi{.label = "colormap", .widget = W::Combo, .choices = colormap_choices()});
+        FieldUi{.label = N_("colormap"), .widget = W::Combo, .choices = colormap_choices()});
   field("display.normalization", named(s.normalization, norm_field_name, parse_norm_field),
         Flag<Normalization>{"--normalization", kPicture},
-        FieldUi{.label = "scale",
-                .help = "At tau = 1 a row is nearly flat (max/min about 1.2 for the colour head), so min-max stretches "
-                        "each map between its own extremes. Absolute shows how flat it really is.",
+        // TRANSLATORS: the colour scale of the maps (how each map's weights are normalized); tau is τ.
+        FieldUi{.label = N_("scale"),
+                .help = N_("At tau = 1 a row is nearly flat (max/min about 1.2 for the colour head), so min-max stretches "
+                           "each map between its own extremes. Absolute shows how flat it really is."),
                 .widget = W::Combo,
-                .choices = {"min-max (each map)", "absolute (0 to max)", "log"}});
+                // TRANSLATORS: the colour scale's normalizations; "log" is logarithmic.
+                .choices = {N_("min-max (each map)"), N_("absolute (0 to max)"), N_("log")}});
   field("display.opacity", s.opacity, Flag<float>{"--opacity", kPicture},
         FieldRange{0, 1, kRefuse},
-        FieldUi{.label = "opacity", .format = "%.2f"});
-  field("display.grid", s.show_grid, switch_ui("patch grid"));
-  field("display.mask_overlay", s.show_mask, switch_ui("darken masked keys"));
+        FieldUi{.label = N_("opacity"), .format = "%.2f"});
+  field("display.grid", s.show_grid, switch_ui(N_("patch grid")));
+  field("display.mask_overlay", s.show_mask, switch_ui(N_("darken masked keys")));
   field("display.zoom", s.zoom, FieldRange{0.25, 32, kDefault});  // the map view's wheel
   field("display.pan", s.pan);
   field("classroom.ui_scale", s.ui_scale, FieldRange{0.75, 3, kDefault},
-        FieldUi{.label = "UI scale", .format = "%.2f"});
-  field("classroom.presentation", s.presentation, switch_ui("presentation mode (F5)"));
+        FieldUi{.label = N_("UI scale"), .format = "%.2f"});
+  field("classroom.language", s.language);  // the Language menu's choice; "" = the environment's
+  field("classroom.presentation", s.presentation, switch_ui(N_("presentation mode (F5)")));
   field("classroom.panels.controls", s.show_controls);
-  field("classroom.panels.heads", s.show_heads, switch_ui("heads"));
-  field("classroom.panels.pinned", s.show_pinned, switch_ui("pinned"));
-  field("classroom.panels.images", s.show_images, switch_ui("images"));
+  // TRANSLATORS: the names of the window's panels, on checkboxes that show or hide them.
+  field("classroom.panels.heads", s.show_heads, switch_ui(N_("heads")));
+  field("classroom.panels.pinned", s.show_pinned, switch_ui(N_("pinned")));
+  field("classroom.panels.images", s.show_images, switch_ui(N_("images")));
   field("classroom.panels.diagnostics", s.show_diagnostics);
   field("views", s.open_views);
   field("tour_step", s.tour_step);
@@ -390,27 +420,30 @@ void for_each_field(State& s, Field&& field) {
   choice_fields("vit", s.vit);
   field("vit.view", s.vit_view);
   field("vit.rollout", s.vit_rollout,
-        switch_ui("rollout up to this layer (R)",
-                  "Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as "
-                  "(A + I)/2, rows renormalized, and the layers multiplied from the first to this one. A mean head "
-                  "fuses by the mean, max and min by those. See docs/MATH.md."));
-  field("vit.masks", s.vit_masks, switch_ui("DINO masks"));
+        // TRANSLATORS: (R) is the key that toggles it; A + I and docs/MATH.md stay as they are.
+        switch_ui(N_("rollout up to this layer (R)"),
+                     N_("Attention rollout (Abnar and Zuidema 2020): each layer's heads fused, the residual added as "
+                     "(A + I)/2, rows renormalized, and the layers multiplied from the first to this one. A mean head "
+                     "fuses by the mean, max and min by those. See docs/MATH.md.")));
+  field("vit.masks", s.vit_masks, switch_ui(N_("DINO masks")));
   field("vit.mass", s.vit_mass, Flag<float>{"--mass", kFlagsRenderModel, nullptr, 100}, FieldRange{0, 1, kRefuse});
   field("vit.norms", s.vit_norms,
-        switch_ui("token norms ||x|| of this layer (N)",
-                  "The length of every output token of this layer, over the image. Trained ViTs without registers "
-                  "grow a few tokens of very large norm in background patches and use them as scratch space "
-                  "(Darcet et al. 2024)."));
+        // TRANSLATORS: ||x|| is a token's length; (N) is the key that toggles it.
+        switch_ui(N_("token norms ||x|| of this layer (N)"),
+                     N_("The length of every output token of this layer, over the image. Trained ViTs without registers "
+                     "grow a few tokens of very large norm in background patches and use them as scratch space "
+                     "(Darcet et al. 2024).")));
   field("vit.norm_ratio", s.vit_norm_ratio, Flag<float>{"--norm-ratio", kFlagsRenderModel},
         FieldRange{1.1, 50, kKeep},
-        FieldUi{.label = "threshold",
-                .help = "The high-norm threshold: a patch token is high-norm when its ||x|| is over this many times the "
-                        "median of the layer's "
-                        "patch tokens. Darcet et al. (2023) find such tokens in large trained ViTs without registers, "
-                        "about ten times the others; registers take their job and they go.",
-                .format = "%.1fx", .log = true});
+        // TRANSLATORS: the high-norm threshold; "%.1fx" is its slider's number of times ("4.0x").
+        FieldUi{.label = N_("threshold"),
+                .help = N_("The high-norm threshold: a patch token is high-norm when its ||x|| is over this many times the "
+                           "median of the layer's "
+                           "patch tokens. Darcet et al. (2023) find such tokens in large trained ViTs without registers, "
+                           "about ten times the others; registers take their job and they go."),
+                .format = N_("%.1fx"), .log = true});
   field("vit.mark_high_norm", s.vit_mark_high_norm, Flag<bool>{"--mark-high-norm", kFlagsRenderModel},
-        switch_ui("mark high-norm patches on the map"));
+        switch_ui(N_("mark high-norm patches on the map")));
   // Checked against the model once it is loaded (vit_class_named): an index, a label or top.
   field("vit.relevance.class", s.relevance_class, Flag<std::string>{"--class", kFlagsRenderModel, text_flag});
   field("vit.relevance.method", named(s.relevance_method, relevance_method_field_name, parse_relevance_method_field),
@@ -419,14 +452,14 @@ void for_each_field(State& s, Field&& field) {
   field("vit.relevance.beside", named(s.relevance_beside, relevance_beside_field_name, parse_relevance_beside_field),
         Flag<std::optional<RelevanceMethod>>{"--beside", kFlagsRenderModel});
   field("vit.relevance.on_map", s.relevance_on_map, Flag<bool>{"--relevance-on-map", kFlagsRenderModel},
-        switch_ui("the class's relevance on the map (Why?)",
-                  "The main map shows why the model decided on the class the Why? view explains, by its method, "
-                  "instead of a row of A: attention says where a token reads from, relevance what the decision "
-                  "depended on. With Compare on, both models' relevance side by side."));
+        switch_ui(N_("the class's relevance on the map (Why?)"),
+                     N_("The main map shows why the model decided on the class the Why? view explains, by its method, "
+                     "instead of a row of A: attention says where a token reads from, relevance what the decision "
+                     "depended on. With Compare on, both models' relevance side by side.")));
   field("vit.bilinear", s.bilinear, Flag<bool>{"--bilinear", kPicture},
-        switch_ui("bilinear upsampling",
-                  "Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
-                  "patch centres, prettier but it invents detail finer than a patch."));
+        switch_ui(N_("bilinear upsampling"),
+                     N_("Off: every patch is one block of colour, which is what the model computed. On: smoothed between "
+                     "patch centres, prettier but it invents detail finer than a patch.")));
   field("vit.resize", s.vit_resize, Flag<int>{"--resize", kFlagsRenderModel, nullptr, 1, 1}, FieldRange{0, 4096, kRefuse});
   field("vit.backend", named(s.vit_backend, backend_field_name, parse_backend_field), Flag<VitBackend>{"--backend", kFlagsRenderModel});
   field("vit.recent", s.recent_models);
@@ -434,10 +467,10 @@ void for_each_field(State& s, Field&& field) {
   field("compare.model", s.compare_model);
   field("compare.match_layers", named(s.compare_by_index, match_field_name, parse_match_field));
   field("compare.one_scale", s.compare_one_scale, Flag<bool>{"--one-scale", kFlagsRenderModel},
-        switch_ui("one colour scale for both",
-                  "On: the two maps share one colour scale, from the smaller of their lowest values to the larger of "
-                  "their highest, so equal colours are equal weights. Off: each map spans its own range, which shows "
-                  "each model's pattern but not which attends more sharply."));
+        switch_ui(N_("one colour scale for both"),
+                     N_("On: the two maps share one colour scale, from the smaller of their lowest values to the larger of "
+                     "their highest, so equal colours are equal weights. Off: each map spans its own range, which shows "
+                     "each model's pattern but not which attends more sharply.")));
   field("cka.examples", named(s.cka_examples, cka_examples_field_name, parse_cka_examples_field),
         Flag<CkaExamples>{"--cka-examples", kFlagsRenderModel});
   field("cka.count", s.cka_count, Flag<int>{"--cka-count", kFlagsRenderModel}, FieldRange{2, 10000, kRefuse});
@@ -451,9 +484,9 @@ void for_each_field(State& s, Field&& field) {
   field("train.probe_photo", s.train_probe_photo);
   field("export_dir", s.export_dir);
   field("export_map_only", s.export_map_only,
-        switch_ui("map only, for a slide",
-                  "F12 saves the map with its colour bar only (no panels), or the whole window. A JSON file of "
-                  "every setting goes beside the picture, and no file is ever overwritten."));
+        switch_ui(N_("map only, for a slide"),
+                     N_("F12 saves the map with its colour bar only (no panels), or the whole window. A JSON file of "
+                     "every setting goes beside the picture, and no file is ever overwritten.")));
 }
 
 template <class T>
@@ -544,7 +577,8 @@ std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
           p.takes_value = false;  // a switch
           p.set = [&target = value](const std::string&) { target = true; };
         } else if constexpr (is_number_field<V>) {
-          if (!range) throw Error("internal: the flag " + name + " has no parse and its field no range");
+          if (!range)
+            throw Error("internal: the flag " + name + " has no parse and its field no range");  // i18n: English (a bug)
           const double lo = std::max(range->lo, f.lo.value_or(range->lo)), hi = range->hi, times = f.times;
           if constexpr (std::is_same_v<V, float>)
             p.set = [&target = value, lo, hi, times, name](const std::string& t) {
@@ -555,7 +589,7 @@ std::vector<std::pair<std::string, FlagParser>> flag_parsers(Document& d) {
               target = static_cast<V>(parse_int(t, name, static_cast<int>(lo), static_cast<int>(hi)));
             };
         } else {
-          throw Error("internal: the flag " + name + " has no parse");
+          throw Error("internal: the flag " + name + " has no parse");  // i18n: English (a bug)
         }
         out.emplace_back(name, std::move(p));
       }
@@ -601,7 +635,7 @@ nlohmann::json migrate_json(const nlohmann::json& in) {
     try {
       return static_cast<int>(parse_head(v.get<std::string>()));
     } catch (const Error& e) {
-      throw Error(std::string("setting 'head': ") + e.what());
+      throw Error(text_format(_("setting '%s': %s"), "head", e.what()));  // i18n: English (a file's key)
     }
   });
   // `vit.source` (a bool) is `source`; `vit.head` was −1/−2/−3 for the heads' mean/max/min.
@@ -618,7 +652,8 @@ nlohmann::json migrate_json(const nlohmann::json& in) {
     static const char* const kOrder[] = {"distance", "pinned", "matrix", "step", "cka"};
     if (!v.is_number_integer()) return v;
     const std::int64_t t = v.get<std::int64_t>();
-    if (t < 0 || t > 4) throw Error("setting 'vit.tab' is out of range (0 … 4)");
+    if (t < 0 || t > 4)
+      throw Error(text_format(_("setting '%s' is out of range (%d … %d)"), "vit.tab", 0, 4));  // i18n: English (a file's key)
     return kOrder[t];
   });
   // Before issue 47 the export folder defaulted to "." (the current folder) and was written so;
@@ -645,14 +680,16 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
         try {
           field.parse(v->get<std::string>(), field.value);
         } catch (const Error& e) {
-          throw Error("setting '" + path + "': " + e.what());
+          // TRANSLATORS: a setting's name in the file, what is wrong with its value.
+          throw Error(text_format(_("setting '%s': %s"), path.c_str(), e.what()));
         }
       } else {
         read_value(*v, field, path);
       }
     });
   } catch (const nlohmann::json::exception& e) {
-    throw Error("setting '" + key + "' has the wrong type (" + e.what() + ")");
+    // TRANSLATORS: a setting's name in the file, the JSON library's own words.
+    throw Error(text_format(_("setting '%s' has the wrong type (%s)"), key.c_str(), e.what()));
   }
   // Each number against its field's range (FieldRange::OnRead), the defaults from a new document.
   std::map<std::string, double> defaults;
@@ -671,19 +708,29 @@ void apply_json(const nlohmann::json& j_in, Document& out) {
         value = static_cast<V>(defaults.at(path));
         return;
       }
-      throw Error("setting '" + path + "' is out of range (" + format_float(static_cast<float>(r->lo)) + " … " +
-                  format_float(static_cast<float>(r->hi)) + ")");
+      // TRANSLATORS: a setting's name in the file, the lowest and the highest value it takes.
+      throw Error(text_format(_("setting '%s' is out of range (%s … %s)"),
+                              path.c_str(), format_float(static_cast<float>(r->lo)).c_str(),
+                              format_float(static_cast<float>(r->hi)).c_str()));
     }
   });
   validate(s.attention);
   const SourceChoice& h = s.hand_made;
-  if (h.layer != 0) throw Error("setting 'hand_made.layer' is out of range (the hand-made heads are one layer, 0)");
-  if (h.head.head < 0 || h.head.head >= kHeadCount) throw Error("setting 'hand_made.head' is out of range (0 … 5)");
-  if (h.prefix_token != -1) throw Error("setting 'hand_made.token' is out of range (the hand-made heads have no prefix tokens: -1)");
-  if (s.vit.layer < -1) throw Error("setting 'vit.layer' is out of range");
-  if (s.vit.prefix_token < -1) throw Error("setting 'vit.token' is out of range");
-  if (s.train.layer < -1) throw Error("setting 'train.layer' is out of range");
-  if (s.train.prefix_token < -1) throw Error("setting 'train.token' is out of range");
+  // The errors name the setting by its key in the file (English).
+  const auto out_of_range = [](const char* setting) { return Error(text_format(_("setting '%s' is out of range"), setting)); };
+  if (h.layer != 0)
+    throw Error(text_format(_("setting '%s' is out of range (the hand-made heads are one layer, 0)"),
+                            "hand_made.layer"));  // i18n: English (a file's key)
+  if (h.head.head < 0 || h.head.head >= kHeadCount)
+    throw Error(text_format(_("setting '%s' is out of range (%d … %d)"),
+                            "hand_made.head", 0, kHeadCount - 1));  // i18n: English (a file's key)
+  if (h.prefix_token != -1)
+    throw Error(text_format(_("setting '%s' is out of range (the hand-made heads have no prefix tokens: -1)"),
+                            "hand_made.token"));  // i18n: English (a file's key)
+  if (s.vit.layer < -1) throw out_of_range("vit.layer");
+  if (s.vit.prefix_token < -1) throw out_of_range("vit.token");
+  if (s.train.layer < -1) throw out_of_range("train.layer");
+  if (s.train.prefix_token < -1) throw out_of_range("train.token");
   out = std::move(s);
 }
 
@@ -692,9 +739,17 @@ SettingRef setting_ref(Document& d, std::string_view path) {
   for_each_field(d, [&](const std::string& p, auto&& value, const auto&... extras) {
     if (found || p != path) return;
     const FieldUi* ui = extra_among<FieldUi>(extras...);
-    if (!ui) throw Error("internal: the setting '" + p + "' has no UI hints in the field table");
+    if (!ui) throw Error("internal: the setting '" + p + "' has no UI hints in the field table");  // i18n: English (a bug)
     using V = std::remove_cvref_t<decltype(value)>;
     SettingRef r{p, *ui, {}};
+    // The table's text is English, marked N_(): shown in the language in use, translated on every
+    // call (the window asks each frame), never kept. "" stays "" (gettext's "" is the catalog's header).
+    const auto shown = [](const char* english) { return *english ? _(english) : english; };
+    r.ui.label = shown(ui->label);
+    r.ui.help = shown(ui->help);
+    r.ui.format = shown(ui->format);
+    for (std::string& c : r.ui.choices)
+      if (const char* t = shown(c.c_str()); t != c.c_str()) c = t;
     if (const FieldRange* range = extra_among<FieldRange>(extras...)) r.ui.lo = range->lo, r.ui.hi = range->hi;
     if constexpr (std::is_same_v<V, int> || std::is_same_v<V, float> || std::is_same_v<V, bool> ||
                   std::is_same_v<V, std::uint32_t>) {
@@ -707,13 +762,14 @@ SettingRef setting_ref(Document& d, std::string_view path) {
       if constexpr (std::is_enum_v<E> || std::is_integral_v<E>)
         r.value = ChoiceRef{[&v] { return static_cast<int>(v); }, [&v](int n) { v = static_cast<E>(n); }};
       else
-        throw Error("internal: the setting '" + p + "' has no widget for its type");  // vit.relevance.beside: the view's own combo
+        // vit.relevance.beside: the view's own combo
+        throw Error("internal: the setting '" + p + "' has no widget for its type");  // i18n: English (a bug)
     } else {
-      throw Error("internal: the setting '" + p + "' has no widget for its type");
+      throw Error("internal: the setting '" + p + "' has no widget for its type");  // i18n: English (a bug)
     }
     found = std::move(r);
   });
-  if (!found) throw Error("internal: no setting '" + std::string(path) + "' in the field table");
+  if (!found) throw Error("internal: no setting '" + std::string(path) + "' in the field table");  // i18n: English (a bug)
   return *found;
 }
 
@@ -724,7 +780,7 @@ FieldRange field_range(std::string_view path) {
     if (p == path)
       if (const FieldRange* r = extra_among<FieldRange>(extras...)) found = *r;
   });
-  if (!found) throw Error("internal: the field table gives '" + std::string(path) + "' no range");
+  if (!found) throw Error("internal: the field table gives '" + std::string(path) + "' no range");  // i18n: English (a bug)
   return *found;
 }
 
@@ -757,7 +813,8 @@ std::vector<std::string> parse_document_flags(const std::vector<std::string>& ar
   for (auto& [name, p] : flag_parsers(d)) {
     if ((p.commands & command) == 0) continue;
     for (const CommandFlag& f : flags)
-      if (f.name == name) throw Error("internal: " + name + " is a flag of the field table and of the command's own");
+      if (f.name == name)
+        throw Error("internal: " + name + " is a flag of the field table and of the command's own");  // i18n: English (a bug)
     flags.push_back({name, p.takes_value, [set = std::move(p.set)](const std::string& text, const std::string&) { set(text); }});
   }
   const auto given = parse_flags(args, flags, rules);

@@ -96,6 +96,9 @@ struct Document {
 
   // --- classroom
   float ui_scale = 1.0f;
+  /// The language of the window's text (issue 52; the Language menu): a catalog's code ("de",
+  /// "zh_CN"), "en", or "" for the environment's choice (LANGUAGE, LC_MESSAGES, LANG; --lang).
+  std::string language;
   bool presentation = false;
   bool show_controls = true, show_heads = true, show_pinned = true, show_images = true, show_diagnostics = false;
 
@@ -198,7 +201,8 @@ nlohmann::json migrate_json(const nlohmann::json& j);
 /// How a window shows one setting of the field table (document.cpp, for_each_field): the widget
 /// that app/gui/state/setting_widgets.hpp draws from it, and for a number the range that both the
 /// widget and the setting's command-line flag accept (the same numbers, written once: the
-/// field's FieldRange, copied here by setting_ref).
+/// field's FieldRange, copied here by setting_ref). The table writes its text in English, marked
+/// N_() (label, help, a format with words, choices); setting_ref returns it in the language in use.
 struct FieldUi {
   enum class Widget {
     Slider,    ///< a number on a slider from lo to hi
@@ -246,8 +250,9 @@ struct SettingRef {
   std::variant<int*, float*, bool*, std::uint32_t*, ChoiceRef> value;
 };
 
-/// The setting at JSON path `path` ("pos.P") of `d`, pointing into `d`. Throws Error for a path
-/// the field table lacks or one it gives no UI hints.
+/// The setting at JSON path `path` ("pos.P") of `d`, pointing into `d`, its hints' text (label,
+/// help, format, choices) translated into the language in use now: call it when drawing, and keep
+/// nothing of it across frames. Throws Error for a path the field table lacks or one it gives no UI hints.
 SettingRef setting_ref(Document& d, std::string_view path);
 
 /// The JSON paths of every setting with UI hints, in the table's order.

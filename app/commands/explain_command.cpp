@@ -4,6 +4,7 @@
 #include "app/commands/image_set.hpp"
 #include "app/commands/progress_line.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/parse.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/files.hpp"
@@ -20,10 +21,12 @@
 namespace attnlab::app {
 
 std::string explain_usage() {
-  return R"(  attnlab explain --model PATH --images DIR|fashion --out F.csv [--count N]
+  std::string text = R"(  attnlab explain --model PATH --images DIR|fashion --out F.csv [--count N]
                   [--methods LIST | --receptive-field [--layer L] [--query COL,ROW]]
                   [--resize S] [--force]
-                           how faithful each class-relevance method is to the model
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           how faithful each class-relevance method is to the model
                            (SPEC section 13): for each image the class the model
                            decides, its relevance map by each method, then deletion
                            (the most relevant patches replaced by the image's mean
@@ -48,7 +51,8 @@ std::string explain_usage() {
                            mean field of position COL,ROW (default its map's centre)
                            of block L, each image scaled and cropped to the model's
                            input size square.
-)";
+)");
+  return text;
 }
 
 namespace {
@@ -73,8 +77,11 @@ std::vector<RelevanceMethod> parse_methods(const std::string& text, const std::s
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string name = text.substr(start, comma - start);
     const auto m = parse_relevance_method(name);
-    if (!m) throw Error(flag + ": '" + name + "' is not a method (" + relevance_method_list() + ")");
-    if (std::find(out.begin(), out.end(), *m) != out.end()) throw Error(flag + ": " + name + " given twice");
+    // TRANSLATORS: a flag, the name given, the methods there are.
+    if (!m)
+      throw Error(text_format(_("%s: '%s' is not a method (%s)"), flag.c_str(), name.c_str(), relevance_method_list().c_str()));
+    if (std::find(out.begin(), out.end(), *m) != out.end())
+      throw Error(text_format(_("%s: %s given twice"), flag.c_str(), name.c_str()));
     out.push_back(*m);
     start = comma + 1;
   }
@@ -102,13 +109,16 @@ std::vector<CommandFlag> explain_flags(ExplainOptions& o) {
 
 ExplainOptions parse(const std::vector<std::string>& args) {
   ExplainOptions o;
-  parse_flags(args, explain_flags(o), {" of attnlab explain"});
-  if (o.model.empty()) throw Error("--model PATH is required (a ViT classifier: .safetensors, .pth, a folder or hf:ORG/NAME)");
-  if (o.images.empty()) throw Error("--images DIR|fashion is required");
-  if (o.out.empty()) throw Error("--out F.csv is required");
-  if (!o.force && std::filesystem::exists(o.out)) throw Error(o.out.string() + " exists (give --force to replace it)");
-  if (!o.receptive_field && (o.layer || o.query_given)) throw Error("--layer and --query go with --receptive-field");
-  if (o.receptive_field && o.methods.size() != kRelevanceMethods.size()) throw Error("--methods goes with the faithfulness table, not --receptive-field");
+  // TRANSLATORS: the end of "unknown option 'X'".
+  parse_flags(args, explain_flags(o), {N_(" of attnlab explain")});
+  if (o.model.empty()) throw Error(_("--model PATH is required (a ViT classifier: .safetensors, .pth, a folder or hf:ORG/NAME)"));
+  if (o.images.empty()) throw Error(_("--images DIR|fashion is required"));
+  if (o.out.empty()) throw Error(_("--out F.csv is required"));
+  if (!o.force && std::filesystem::exists(o.out))
+    throw Error(text_format(_("%s exists (give --force to replace it)"), o.out.string().c_str()));
+  if (!o.receptive_field && (o.layer || o.query_given)) throw Error(_("--layer and --query go with --receptive-field"));
+  if (o.receptive_field && o.methods.size() != kRelevanceMethods.size())
+    throw Error(_("--methods goes with the faithfulness table, not --receptive-field"));
   return o;
 }
 
@@ -125,12 +135,14 @@ namespace {
 /// centre) after block --layer (default the last) over the images, each made the model's input
 /// size square (cka_square_image()), one CSV line per row of input pixels.
 int explain_resnet_field(const ExplainOptions& o, const ResnetModel& model) {
-  if (!o.receptive_field) throw Error(model.file.string() + " is a ResNet: explain measures a ViT's relevance methods; give --receptive-field");
+  if (!o.receptive_field)
+    throw Error(text_format(_("%s is a ResNet: explain measures a ViT's relevance methods; give --receptive-field"),
+                            model.file.string().c_str()));
   const ImageSet set(o.images, o.count);
   const int count = set.count();
   const int side = o.resize.value_or(model.arch.input_size);
   const int blocks = static_cast<int>(model.blocks.size()), block = o.layer.value_or(blocks - 1);
-  if (block >= blocks) throw Error("--layer " + std::to_string(block) + " is outside this ResNet's blocks 0…" + std::to_string(blocks - 1));
+  if (block >= blocks) throw Error(text_format(_("--layer %d is outside this ResNet's blocks 0…%d"), block, blocks - 1));
   const auto [mw, mh] = resnet_map_size(model, block, side, side);
   const std::array<int, 2> at = o.query_given ? o.query : std::array<int, 2>{mw / 2, mh / 2};
   auto input = [&](int i) {
@@ -139,7 +151,10 @@ int explain_resnet_field(const ExplainOptions& o, const ResnetModel& model) {
   };
   const auto start = std::chrono::steady_clock::now();
   const Matrix field = resnet_mean_receptive_field(model, count, input, block, at[0], at[1], vit_memory_budget(),
-                                                   [&](int done, int n) { show_progress("explain", "images", done, n, start); });
+                                                   [&](int done, int n) {
+                                                     // TRANSLATORS: the unit of "explain: 40/500 images, 12.3 s".
+                                                     show_progress("explain", _("images"), done, n, start);
+                                                   });
   write_file_safely(o.out, rows_csv(field.data(), field.rows(), field.cols()), o.force);
   return 0;
 }
@@ -151,7 +166,7 @@ int run_explain(const std::vector<std::string>& args) {
   AnyModel any = load_any_model(o.model);
   if (any.resnet) return explain_resnet_field(o, *any.resnet);
   const VitModel& model = *any.vit;
-  if (model.arch.classes == 0 && !o.receptive_field) throw Error("this checkpoint has no classifier: no class to explain");
+  if (model.arch.classes == 0 && !o.receptive_field) throw Error(_("this checkpoint has no classifier: no class to explain"));
   // The images at the model's trained size unless --resize says otherwise.
   const int resize = o.resize.value_or(std::min(model.arch.pos_rows, model.arch.pos_cols) * model.arch.patch);
   const ImageSet set(o.images, o.count);
@@ -161,10 +176,10 @@ int run_explain(const std::vector<std::string>& args) {
     return vit_input(model, photo, resize);
   };
   const auto start = std::chrono::steady_clock::now();
-  auto progress = [&](int done, int n) { show_progress("explain", "images", done, n, start); };
+  auto progress = [&](int done, int n) { show_progress("explain", _("images"), done, n, start); };
   if (o.receptive_field) {  // the mean field over the images, one line per row of input pixels
     const int layer = o.layer.value_or(model.arch.depth - 1);
-    if (layer >= model.arch.depth) throw Error("--layer " + std::to_string(layer) + " is outside 0…" + std::to_string(model.arch.depth - 1));
+    if (layer >= model.arch.depth) throw Error(text_format(_("--layer %d is outside 0…%d"), layer, model.arch.depth - 1));
     // Every image's short side is `resize` pixels: the square of patches it covers fits them all.
     const int side = resize / model.arch.patch;
     const Matrix field = vit_mean_receptive_field(model, count, image, side, side, layer, o.query[0], o.query[1], vit_memory_budget(), progress);

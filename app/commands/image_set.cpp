@@ -1,6 +1,7 @@
 #include "app/commands/image_set.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 
@@ -12,9 +13,11 @@ ImageSet::ImageSet(const std::string& images, std::optional<int> count) {
     count_ = std::min(count.value_or(500), fashion_->count);
     return;
   }
-  if (!std::filesystem::is_directory(images)) throw Error("--images: " + images + " is not a folder (or give fashion)");
+  if (!std::filesystem::is_directory(images))
+    throw Error(text_format(_("--images: %s is not a folder (or give fashion)"), images.c_str()));
   files_ = image_files_in(images);
-  if (files_.empty()) throw Error("--images: " + images + " holds no image files (.jpg, .jpeg, .png, .bmp, .tga)");
+  if (files_.empty())
+    throw Error(text_format(_("--images: %s holds no image files (.jpg, .jpeg, .png, .bmp, .tga)"), images.c_str()));
   count_ = std::min(count.value_or(static_cast<int>(files_.size())), static_cast<int>(files_.size()));
 }
 

@@ -3,6 +3,7 @@
 
 #include "app/commands/options.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/platform.hpp"
 #include "core/io/files.hpp"
 #include "core/io/hub.hpp"
@@ -46,37 +47,54 @@ std::string hub_reference(const std::filesystem::path& path) {
 std::vector<std::uint8_t> read_photo(const std::filesystem::path& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error("cannot read the photo '" + platform::utf8(path) + "' (" + ec.message() + ")");
+  // TRANSLATORS: the photo's file, and why the system could not read it.
+  if (ec) throw Error(text_format(_("cannot read the photo '%s' (%s)"), platform::utf8(path).c_str(), ec.message().c_str()));
   if (size > LessonLimits{}.max_image_bytes)
-    throw Error("the photo '" + platform::utf8(path) + "' is " + std::to_string(size) + " bytes, more than a lesson embeds");
+    throw Error(text_format(_("the photo '%s' is %llu bytes, more than a lesson embeds"), platform::utf8(path).c_str(),
+                            static_cast<unsigned long long>(size)));
   std::ifstream in(path, std::ios::binary);
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
-    throw Error("cannot read the photo '" + platform::utf8(path) + "'");
+    throw Error(text_format(_("cannot read the photo '%s'"), platform::utf8(path).c_str()));
   return bytes;
 }
 
-std::string step_name(std::size_t index) { return "step " + std::to_string(index + 1); }
+// "step 3", counted from 1, for the errors.
+std::string step_name(std::size_t index) { return text_format(_("step %zu"), index + 1); }
 
 }  // namespace
 
 std::string lesson_usage() {
-  return R"(  attnlab lesson make --out L.attnlab [--title T] --step SIDECAR.json[::CAPTION]... [--force]
-                           a lesson from sidecars (render --out X.png writes X.json), a
-                           step each, in order: its photo embedded, its models named by
-                           SHA-256 (and repo@commit from the Hub); 
- in CAPTION breaks a line
-  attnlab lesson slides L.attnlab --out L.pdf|DIR [--force]
-                           every step as a slide: its picture as render --from draws it,
-                           its caption below; a PDF (a page a slide) or a new folder of PNGs
-  attnlab lesson check L.attnlab
-                           what the lesson holds and needs, and what is missing here (exit 1)
-  attnlab L.attnlab        open the lesson in the app, playing from step 1
+  std::string text = R"(  attnlab lesson make --out L.attnlab [--title T] --step SIDECAR.json[::CAPTION]
+                 [--caption LANG::TEXT]... ... [--force]
 )";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           a lesson from sidecars (render --out X.png writes X.json), a
+                           step each, in order: its photo embedded, its models named by
+                           SHA-256 (and repo@commit from the Hub); \n in CAPTION breaks
+                           a line; --caption LANG::TEXT after a --step gives its
+                           caption in another language (CAPTION's is the one of
+                           --lang), shown where that language is in use
+)");
+  text += R"(  attnlab lesson slides L.attnlab --out L.pdf|DIR [--force]
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           every step as a slide: its picture as render --from draws it,
+                           its caption below; a PDF (a page a slide) or a new folder of PNGs
+)");
+  text += R"(  attnlab lesson check L.attnlab
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           what the lesson holds and needs, and what is missing here (exit 1)
+)");
+  text += "  attnlab L.attnlab        ";
+  // TRANSLATORS: --help text: what `attnlab L.attnlab` does (after the command, on its line).
+  text += _("open the lesson in the app, playing from step 1\n");
+  return text;
 }
 
 LessonStep step_from_state(Lesson& lesson, nlohmann::json state, std::string title, std::string caption) {
-  if (!state.is_object()) throw Error("a step's state must be a JSON object of settings");
+  if (!state.is_object()) throw Error(_("a step's state must be a JSON object of settings"));
   for (const char* key : kMachineKeys) state.erase(key);
   // The recent files are this machine's, and name its folders: not a lesson's.
   if (const auto vit = state.find("vit"); vit != state.end() && vit->is_object()) vit->erase("recent");
@@ -100,7 +118,9 @@ LessonStep step_from_state(Lesson& lesson, nlohmann::json state, std::string tit
     if (built_in_model(text)) continue;
     const std::filesystem::path path = platform::path_from_utf8(text);
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw Error("the " + role + " model '" + text + "' does not exist");
+    // TRANSLATORS: the model's role in the step (vit, compare, cnn: the settings' names), its file.
+    if (!std::filesystem::exists(path, ec))
+      throw Error(text_format(_("the %s model '%s' does not exist"), role.c_str(), text.c_str()));
     LessonModel m;
     m.role = role;
     m.sha256 = file_sha256(checkpoint_file(path));
@@ -115,11 +135,13 @@ LessonStep step_from_state(Lesson& lesson, nlohmann::json state, std::string tit
 LessonStep step_from_sidecar(Lesson& lesson, const std::filesystem::path& sidecar, std::string caption) {
   const std::string what = platform::utf8(sidecar);
   std::ifstream in(sidecar);
-  if (!in) throw Error("cannot read the sidecar '" + what + "'");
+  if (!in) throw Error(text_format(_("cannot read the sidecar '%s'"), what.c_str()));
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw Error("'" + what + "' is not a JSON settings file (a render's or an export's sidecar)");
+  if (j.is_discarded() || !j.is_object())
+    throw Error(text_format(_("'%s' is not a JSON settings file (a render's or an export's sidecar)"), what.c_str()));
   if (!j.contains("render") && !(j.contains("export") && j.contains("window")))
-    throw Error("'" + what + "' was not written by attnlab render or an export (no \"render\" entry)");
+    // TRANSLATORS: "render" is a key of the file: keep it.
+    throw Error(text_format(_("'%s' was not written by attnlab render or an export (no \"render\" entry)"), what.c_str()));
   nlohmann::json state = j;
   if (!state.contains("render")) {  // an export: its main map at the window's size
     nlohmann::json r = j["window"].is_object() ? j["window"] : nlohmann::json::object();
@@ -143,25 +165,32 @@ void check_lesson_step(const Lesson& lesson, std::size_t index, const std::vecto
     throw Error(where + ": " + e.what());
   }
   const auto render = step.state.find("render");
-  if (render == step.state.end() || !render->is_object()) throw Error(where + " names no view (its state has no \"render\" entry)");
+  if (render == step.state.end() || !render->is_object())
+    // TRANSLATORS: "step 3 names no view …"; "render" is a key of the file: keep it.
+    throw Error(text_format(_("%s names no view (its state has no \"render\" entry)"), where.c_str()));
   const auto view = render->find("view");
-  if (view == render->end() || !view->is_string()) throw Error(where + " names no view");
+  // TRANSLATORS: "step 3 names no view".
+  if (view == render->end() || !view->is_string()) throw Error(text_format(_("%s names no view"), where.c_str()));
   if (std::find(views.begin(), views.end(), view->get<std::string>()) == views.end())
-    throw Error(where + " shows the view '" + one_line(view->get<std::string>()) + "', which this attnlab does not have");
+    throw Error(text_format(_("%s shows the view '%s', which this attnlab does not have"), where.c_str(),
+                            one_line(view->get<std::string>()).c_str()));
   for (const char* side : {"width", "height"}) {
     const auto v = render->find(side);
     if (v != render->end() && (!v->is_number_integer() || v->get<std::int64_t>() < 16 || v->get<std::int64_t>() > 8192))
-      throw Error(where + ": its render " + side + " is not a number of pixels from 16 to 8192");
+      // TRANSLATORS: "step 3: its render width is …"; width or height, the file's key.
+      throw Error(text_format(_("%s: its render %s is not a number of pixels from 16 to 8192"), where.c_str(), side));
   }
   const auto paths = setting_paths();
   for (const auto* names : {&step.locked, &step.hidden})
     for (const std::string& n : *names)
       if (std::find(paths.begin(), paths.end(), n) == paths.end())
-        throw Error(where + " locks or hides '" + one_line(n) + "', which is no setting of this attnlab");
+        throw Error(text_format(_("%s locks or hides '%s', which is no setting of this attnlab"),
+                                where.c_str(), one_line(n).c_str()));
 }
 
 std::string describe_lesson_model(const LessonModel& m) {
-  std::string s = "the " + m.role + " model '" + one_line(m.file) + "'";
+  // TRANSLATORS: the model's role in the step (vit, compare, cnn: the settings' names), its file.
+  std::string s = text_format(_("the %s model '%s'"), m.role.c_str(), one_line(m.file).c_str());
   if (!m.sha256.empty()) s += " (SHA-256 " + m.sha256.substr(0, 12) + "…";
   if (!m.hub.empty()) s += std::string(m.sha256.empty() ? " (" : ", ") + "Hub " + one_line(m.hub);
   if (!m.sha256.empty() || !m.hub.empty()) s += ")";
@@ -212,10 +241,10 @@ std::vector<FoundModel> find_lesson_models(const LessonStep& step) {
 LessonFolder::LessonFolder(const Lesson& lesson) {
   std::error_code ec;
   const auto tmp = std::filesystem::temp_directory_path(ec);
-  if (ec) throw Error("no temporary folder for the lesson's photos (" + ec.message() + ")");
+  if (ec) throw Error(text_format(_("no temporary folder for the lesson's photos (%s)"), ec.message().c_str()));
   if (const int err = platform::create_unique_folder(tmp, "attnlab-lesson-", 0700, dir_); err != 0)
-    throw Error("cannot make a temporary folder for the lesson's photos in '" + platform::utf8(tmp) + "' (" +
-                std::error_code(err, std::generic_category()).message() + ")");
+    throw Error(text_format(_("cannot make a temporary folder for the lesson's photos in '%s' (%s)"), platform::utf8(tmp).c_str(),
+                            std::error_code(err, std::generic_category()).message().c_str()));
   try {
     write_missing(lesson);
   } catch (...) {
@@ -238,7 +267,7 @@ LessonFolder::~LessonFolder() {
 }
 
 std::filesystem::path LessonFolder::photo(const std::string& name) const {
-  if (!is_lesson_image_name(name)) throw Error("'" + one_line(name) + "' is not a lesson's photo");
+  if (!is_lesson_image_name(name)) throw Error(text_format(_("'%s' is not a lesson's photo"), one_line(name).c_str()));
   return dir_ / name.substr(7);  // the name after "images/": its SHA-256 and extension, checked
 }
 
@@ -249,8 +278,14 @@ nlohmann::json step_sidecar(const Lesson& lesson, std::size_t index, const Lesso
     *img = platform::utf8(folder.photo(img->get<std::string>()));
   for (const FoundModel& f : find_lesson_models(step)) {
     if (!f.path)
-      throw Error(step_name(index) + " needs " + describe_lesson_model(f.model) + ", which is not on this machine" +
-                  (f.model.hub.empty() ? "" : ": attnlab models pull " + f.model.hub));
+      throw Error(f.model.hub.empty()
+                      // TRANSLATORS: "step 3 needs the vit model 'x' (SHA-256 …), which is not on this machine".
+                      ? text_format(_("%s needs %s, which is not on this machine"), step_name(index).c_str(),
+                                    describe_lesson_model(f.model).c_str())
+                      // TRANSLATORS: as above, then the command that downloads the model from the Hub.
+                      : text_format(_("%s needs %s, which is not on this machine: attnlab models pull %s"),
+                                    step_name(index).c_str(),
+                                    describe_lesson_model(f.model).c_str(), f.model.hub.c_str()));
     j[f.model.role]["model"] = platform::utf8(*f.path);
     if (f.model.role == "vit" && !f.model.sha256.empty()) j["vit_model_sha256"] = f.model.sha256;
     if (f.model.role == "compare" && !f.model.sha256.empty()) j["compare"]["vit_model_sha256"] = f.model.sha256;

@@ -39,6 +39,7 @@ struct GuiArgs {
   std::string video;        ///< --video VIDEO: played from the start (Images → Open video)
   std::string hover_bench;  ///< --hover-bench OUT.json: replay the hover benchmark, write OUT.json, quit
   bool train = false;       ///< --train: the benchmark replays over the Train tab's model while it trains
+  std::string language;     ///< --lang CODE (main.cpp takes it for every command): the window's language, saved
 };
 GuiArgs parse_gui_args(const std::vector<std::string>& args);
 

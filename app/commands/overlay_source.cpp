@@ -8,6 +8,7 @@
 #include "app/commands/row_command.hpp"
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/parse.hpp"
 #include "core/gpu/vit_backend.hpp"
 #include "core/hand_made/tokens.hpp"
@@ -92,10 +93,10 @@ class VitOverlay : public OverlaySource {
  public:
   VitOverlay(const Document& d, const OverlayChoices& choices) : d_(d), choices_(choices) {
     if (choices.view != "map" && choices.view != "rollout" && choices.view != "norms" && choices.view != "erf")
-      throw Error("unknown view '" + choices.view + "' (expected map, rollout, norms or erf)");
+      throw Error(text_format(_("unknown view '%s' (expected map, rollout, norms or erf)"), choices.view.c_str()));
     std::error_code ec;
     if (!std::filesystem::exists(d.model_path, ec))
-      throw Error("the model '" + d.model_path.string() + "' does not exist");
+      throw Error(text_format(_("the model '%s' does not exist"), d.model_path.string().c_str()));
     model_ = std::make_shared<const VitModel>(load_vit(d.model_path));
     runner_ = choose_vit_runner(d.vit_backend);
     budget_ = vit_memory_budget();
@@ -136,7 +137,7 @@ class VitOverlay : public OverlaySource {
         values.push_back(tau);
       }
     } else {
-      throw Error("--sweep " + sweep.kind + " is not a sweep of a ViT's --view " + choices_.view);
+      throw Error(text_format(_("--sweep %s is not a sweep of a ViT's --view %s"), sweep.kind.c_str(), choices_.view.c_str()));
     }
     return values;
   }
@@ -236,7 +237,7 @@ class HandMadeOverlay : public OverlaySource {
     } else if (sweep.kind == "K") {
       plan_patch_sizes(sweep, g, values);
     } else {
-      throw Error("--sweep " + sweep.kind + " is not a sweep of the hand-made heads");
+      throw Error(text_format(_("--sweep %s is not a sweep of the hand-made heads"), sweep.kind.c_str()));
     }
     return values;
   }
@@ -245,7 +246,8 @@ class HandMadeOverlay : public OverlaySource {
     const Document& d = frame < 0 ? d_ : frames_.at(static_cast<std::size_t>(frame));
     const HandMadeRow row = rows_.row(d);
     if (row.empty && !said_empty_)
-      std::fprintf(stderr, "attnlab: every key is masked for the query %s; its row is all 0\n",
+      // TRANSLATORS: the query patch as COL,ROW.
+      std::fprintf(stderr, _("attnlab: every key is masked for the query %s; its row is all 0\n"),
                    cell_text(d.hand_made.cell).c_str());
     said_empty_ = said_empty_ || row.empty;
     const PatchGrid& g = row.grid;
@@ -282,7 +284,8 @@ class HandMadeOverlay : public OverlaySource {
     const int most = std::min(image.width, image.height);
     const int x = d_.hand_made.cell.col * base.K + base.K / 2, y = d_.hand_made.cell.row * base.K + base.K / 2;
     for (const float v : sweep_numbers(sweep, "8,12,16,24,32", 1.0f, static_cast<float>(kMaxPatch))) {
-      if (v != std::floor(v)) throw Error("--sweep-values: a patch size K is a whole number of pixels, got " + std::to_string(v));
+      if (v != std::floor(v))
+        throw Error(text_format(_("--sweep-values: a patch size K is a whole number of pixels, got %f"), static_cast<double>(v)));
       const int K = std::min(static_cast<int>(v), most);
       if (!frames_.empty() && frames_.back().attention.patch == K) continue;
       Document& d = frames_.emplace_back(d_);

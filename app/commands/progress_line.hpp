@@ -6,7 +6,8 @@
 namespace attnlab::app {
 
 /// Writes "COMMAND: DONE/COUNT UNIT, S s" for `done` of `count` (`done` counting from 1), the
-/// seconds since `start`; on a terminal the line is redrawn and ends with the last one.
+/// seconds since `start`; on a terminal the line is redrawn and ends with the last one. The
+/// line's words are translated; `unit` is passed translated (_("images")), `command` is the name.
 void show_progress(const char* command, const char* unit, int done, int count, std::chrono::steady_clock::time_point start);
 
 }  // namespace attnlab::app

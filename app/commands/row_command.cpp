@@ -3,6 +3,7 @@
 #include "app/commands/options.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/gpu/context.hpp"
 #include "core/gpu/hand_made_gpu_engine.hpp"
@@ -27,7 +28,7 @@ std::string HandMadeRows::backend() const {
 }
 
 HandMadeRow HandMadeRows::row(const Document& d) {
-  if (image_.empty()) throw Error("no image for the hand-made heads");
+  if (image_.empty()) throw Error(_("no image for the hand-made heads"));
   Settings settings = d.attention;
   const ModelSetup probe = make_setup(image_.width, image_.height, settings);  // validates K, settings
   const int i = token_at(probe.grid, d.hand_made.cell.col, d.hand_made.cell.row);
@@ -38,7 +39,8 @@ HandMadeRow HandMadeRows::row(const Document& d) {
     try {
       context_ = std::make_unique<HeadlessContext>();
     } catch (const Error& e) {
-      std::fprintf(stderr, "attnlab: GPU unavailable (%s); using the CPU reference\n", e.what());
+      // TRANSLATORS: why no GPU context could be made.
+      std::fprintf(stderr, _("attnlab: GPU unavailable (%s); using the CPU reference\n"), e.what());
     }
   }
   if (!context_) {
@@ -66,7 +68,7 @@ int run_row(const std::vector<std::string>& args) {
   HandMadeRows rows;
   rows.set_image(load_image(d.image_path));
   const HandMadeRow row = rows.row(d);
-  if (row.empty) std::fprintf(stderr, "attnlab: every key is masked for this query; the row is all 0\n");
+  if (row.empty) std::fputs(_("attnlab: every key is masked for this query; the row is all 0\n"), stderr);
   const std::string out = grid_csv(row.weights, row.grid);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;

@@ -1,6 +1,7 @@
 #include "app/commands/source_choice.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/parse.hpp"
 
 #include <algorithm>
@@ -64,32 +65,40 @@ SourceChoice parse_source_choice(const ChoiceFlags& given, const ChoiceShape& sh
   const std::string &layer_flag = names[0], &head_flag = names[1], &query_flag = names[2];
   if (const std::string& t = given.layer; !t.empty()) {
     c.layer = parse_int(t, layer_flag, 0, kMany);
-    if (c.layer >= shape.layers) throw Error(layer_flag + " " + t + " is outside the model's layers " + upto(shape.layers));
+    // TRANSLATORS: the flag (--layer), the layer given, the layers there are ("0…11").
+    if (c.layer >= shape.layers)
+      throw Error(text_format(_("%s %s is outside the model's layers %s"),
+                              layer_flag.c_str(), t.c_str(), upto(shape.layers).c_str()));
   }
   if (const std::string& t = given.head; !t.empty()) {
     if (const auto fusion = parse_head_fusion(t)) {
-      if (!shape.fusions) throw Error(head_flag + " " + t + ": this source does not fuse its heads");
+      if (!shape.fusions) throw Error(text_format(_("%s %s: this source does not fuse its heads"), head_flag.c_str(), t.c_str()));
       c.head = HeadChoice{-1, *fusion};
     } else if (std::isdigit(static_cast<unsigned char>(t[0]))) {
       c.head = HeadChoice{parse_int(t, head_flag, 0, kMany), HeadFusion::Mean};
-      if (c.head.head >= shape.heads) throw Error(head_flag + " " + t + " is outside the model's heads " + upto(shape.heads));
+      // TRANSLATORS: the flag (--head), the head given, the heads there are ("0…11").
+      if (c.head.head >= shape.heads)
+        throw Error(text_format(_("%s %s is outside the model's heads %s"),
+                                head_flag.c_str(), t.c_str(), upto(shape.heads).c_str()));
     } else {
-      throw Error(head_flag + " must be a head from 0 or mean, max or min, got '" + t + "'");
+      throw Error(text_format(_("%s must be a head from 0 or mean, max or min, got '%s'"), head_flag.c_str(), t.c_str()));
     }
   }
   if (const std::string& t = given.query; t == "cls") {
-    if (shape.grid.prefix < 1) throw Error(query_flag + " cls: the model has no CLS token");
+    if (shape.grid.prefix < 1) throw Error(text_format(_("%s cls: the model has no CLS token"), query_flag.c_str()));
     c.prefix_token = 0;
   } else if (t.starts_with("reg")) {  // regN: register N, token 1 + N
     const int r = parse_int(t.substr(3), query_flag + " regN", 0, kMany);
     if (1 + r >= shape.grid.prefix)
-      throw Error(query_flag + " " + t + ": the model has " + std::to_string(std::max(shape.grid.prefix - 1, 0)) + " register token(s)");
+      throw Error(text_format(_("%s %s: the model has %d register token(s)"),
+                              query_flag.c_str(), t.c_str(), std::max(shape.grid.prefix - 1, 0)));
     c.prefix_token = 1 + r;
   } else if (!t.empty()) {
     const auto cell = parse_cell(t, query_flag);
     if (cell[0] >= shape.grid.cols || cell[1] >= shape.grid.rows)
-      throw Error(query_flag + " " + t + " is outside the model's " + std::to_string(shape.grid.cols) + "x" +
-                  std::to_string(shape.grid.rows) + " patch grid");
+      // TRANSLATORS: the flag (--query), the patch given (COL,ROW), the grid's columns and rows.
+      throw Error(text_format(_("%s %s is outside the model's %dx%d patch grid"), query_flag.c_str(), t.c_str(), shape.grid.cols,
+                              shape.grid.rows));
     c.cell = {cell[0], cell[1]};
     c.prefix_token = -1;
   }
@@ -111,7 +120,7 @@ bool read_choice_flag(ChoiceFlags& flags, const std::string& flag, const std::st
   const auto at = std::find(names.begin(), names.end(), flag);
   if (at == names.end()) return false;
   const auto n = static_cast<std::size_t>(at - names.begin());
-  if (value.empty()) throw Error(flag + " needs a value");
+  if (value.empty()) throw Error(text_format(_("%s needs a value"), flag.c_str()));
   *ones[n] = value;
   parse_source_choice(one, any_shape(), SourceChoice{});  // the form; the model's ranges once it is loaded
   *slots[n] = value;

@@ -6,6 +6,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/image.hpp"
 #include "core/vit/photo_crops.hpp"
@@ -31,12 +32,14 @@
 namespace attnlab::app {
 
 std::string train_usage() {
-  return R"(  attnlab train [--task classify|masked] [--data fashion-mnist] [--depth L] [--heads H]
+  std::string text = R"(  attnlab train [--task classify|masked] [--data fashion-mnist] [--depth L] [--heads H]
                 [--dim D] [--patch P] [--pool cls|avg] [--pos learned|sincos|none]
                 [--batch B] [--lr X] [--steps N | --minutes M] [--seed S] [--mlp W]
                 [--warmup N] [--augment on|off] [--image IMG] [--crop S]
                 [--mask-ratio R] [--threads T] --out DIR [--force]
-                           trains a small ViT on Fashion-MNIST (Debian's
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           trains a small ViT on Fashion-MNIST (Debian's
                            dataset-fashion-mnist) on the CPU and writes DIR/model.safetensors
                            (timm's names), DIR/config.json and DIR/log.csv (step, loss,
                            train_accuracy, test_accuracy, seconds; test accuracy on the
@@ -57,7 +60,8 @@ std::string train_usage() {
                            depth 4, 4 heads, D 64, patch 8, batch 64, lr 0.0015,
                            sine-cosine position codes; log.csv holds step, loss,
                            fixed_crops_loss (128 fixed crops and masks), seconds.
-)";
+)");
+  return text;
 }
 
 namespace {
@@ -85,21 +89,24 @@ struct TrainOptions {
 /// The flags of `attnlab train`, each bound to its option of `o`.
 std::vector<CommandFlag> train_flags(TrainOptions& o) {
   using Text = const std::string&;
-  // A number > 0 read as a float first, so that "-5" and "0.5" get the flag's own words.
+  // A number > 0 read as a float first, so that "-5" and "0.5" get the flag's own words (`what`,
+  // marked N_(), translated here).
   auto positive = [](Text t, Text f, float hi, const char* what) {
     const float v = parse_float(t, f, -1e12f, 1e12f);
-    if (!(v > 0.0f) || v > hi) throw Error(f + " must be " + what + ", got " + t);
+    // TRANSLATORS: the flag, what its value must be ("a positive duration"), the value given.
+    if (!(v > 0.0f) || v > hi) throw Error(text_format(_("%s must be %s, got %s"), f.c_str(), _(what), t.c_str()));
     return v;
   };
   return {
       {"--data", true, [&o](Text t, Text f) {
          o.classify_flags.push_back(f);
-         if (t != "fashion-mnist") throw Error(f + " must be fashion-mnist (the only data set), got '" + t + "'");
+         if (t != "fashion-mnist")
+           throw Error(text_format(_("%s must be fashion-mnist (the only data set), got '%s'"), f.c_str(), t.c_str()));
        }},
       {"--task", true, [&o](Text t, Text f) {
          if (t == "classify") o.task = VitTask::Classify;
          else if (t == "masked") o.task = VitTask::MaskedPatches;
-         else throw Error(f + " must be classify or masked, got '" + t + "'");
+         else throw Error(text_format(_("%s must be classify or masked, got '%s'"), f.c_str(), t.c_str()));
        }},
       {"--image", true, [&o](Text t, Text f) {
          o.masked_flags.push_back(f);
@@ -112,7 +119,8 @@ std::vector<CommandFlag> train_flags(TrainOptions& o) {
       {"--mask-ratio", true, [&o](Text t, Text f) {
          o.masked_flags.push_back(f);
          o.mask_ratio = parse_float(t, f, -1e9f, 1e9f);
-         if (!(*o.mask_ratio > 0.0f && *o.mask_ratio < 1.0f)) throw Error(f + " must be between 0 and 1 (exclusive), got " + t);
+         if (!(*o.mask_ratio > 0.0f && *o.mask_ratio < 1.0f))
+           throw Error(text_format(_("%s must be between 0 and 1 (exclusive), got %s"), f.c_str(), t.c_str()));
        }},
       {"--depth", true, [&o](Text t, Text f) { o.depth = parse_int(t, f, 1, 64); }},
       {"--heads", true, [&o](Text t, Text f) { o.heads = parse_int(t, f, 1, 4096); }},
@@ -123,30 +131,34 @@ std::vector<CommandFlag> train_flags(TrainOptions& o) {
          o.classify_flags.push_back(f);
          if (t == "cls") o.pool = VitPooling::Token;
          else if (t == "avg") o.pool = VitPooling::Average;
-         else throw Error(f + " must be cls or avg, got '" + t + "'");
+         else throw Error(text_format(_("%s must be cls or avg, got '%s'"), f.c_str(), t.c_str()));
        }},
       {"--pos", true, [&o](Text t, Text f) {
          if (t == "learned") o.pos = VitPosKind::Learned;
          else if (t == "sincos") o.pos = VitPosKind::Sincos;
          else if (t == "none") o.pos = VitPosKind::None;
-         else throw Error(f + " must be learned, sincos or none, got '" + t + "'");
+         else throw Error(text_format(_("%s must be learned, sincos or none, got '%s'"), f.c_str(), t.c_str()));
        }},
       {"--batch", true, [&o, positive](Text t, Text f) {
-         if (const float v = positive(t, f, 1e9f, "a positive whole number"); v != std::floor(v))
-           throw Error(f + " must be a positive whole number, got " + t);
+         // TRANSLATORS: what --batch must be, after "--batch must be ".
+         if (const float v = positive(t, f, 1e9f, N_("a positive whole number")); v != std::floor(v))
+           throw Error(text_format(_("%s must be a positive whole number, got %s"), f.c_str(), t.c_str()));
          o.batch = parse_int(t, f, 1, 60000);
        }},
-      {"--lr", true, [&o, positive](Text t, Text f) { o.lr = positive(t, f, 10.0f, "a positive rate (at most 10)"); }},
+      // TRANSLATORS: what --lr must be, after "--lr must be ".
+      {"--lr", true, [&o, positive](Text t, Text f) { o.lr = positive(t, f, 10.0f, N_("a positive rate (at most 10)")); }},
       {"--steps", true, [&o, positive](Text t, Text f) {
-         positive(t, f, 1e12f, "a positive number of steps");
+         // TRANSLATORS: what --steps must be, after "--steps must be ".
+         positive(t, f, 1e12f, N_("a positive number of steps"));
          o.steps = parse_int(t, f, 1, 100000000);
        }},
-      {"--minutes", true, [&o, positive](Text t, Text f) { o.minutes = positive(t, f, 100000.0f, "a positive duration"); }},
+      // TRANSLATORS: what --minutes must be, after "--minutes must be ".
+      {"--minutes", true, [&o, positive](Text t, Text f) { o.minutes = positive(t, f, 100000.0f, N_("a positive duration")); }},
       {"--warmup", true, [&o](Text t, Text f) { o.warmup = parse_int(t, f, 0, 100000000); }},
       {"--seed", true, [&o](Text t, Text f) { o.seed = static_cast<std::uint64_t>(parse_int(t, f, 0, 2147483647)); }},
       {"--augment", true, [&o](Text t, Text f) {
          o.classify_flags.push_back(f);
-         if (t != "on" && t != "off") throw Error(f + " must be on or off, got '" + t + "'");
+         if (t != "on" && t != "off") throw Error(text_format(_("%s must be on or off, got '%s'"), f.c_str(), t.c_str()));
          o.augment = t == "on";
        }},
       {"--threads", true, [&o](Text t, Text f) { o.threads = parse_int(t, f, 1, 256); }},
@@ -157,14 +169,16 @@ std::vector<CommandFlag> train_flags(TrainOptions& o) {
 
 TrainOptions parse(const std::vector<std::string>& args) {
   TrainOptions o;
-  parse_flags(args, train_flags(o), {" of attnlab train"});
-  if (o.out.empty()) throw Error("--out DIR is required (the folder the checkpoint, config.json and log.csv go to)");
-  if (o.steps && o.minutes) throw Error("give --steps or --minutes, not both");
+  // TRANSLATORS: the end of "unknown option 'X'".
+  parse_flags(args, train_flags(o), {N_(" of attnlab train")});
+  if (o.out.empty()) throw Error(_("--out DIR is required (the folder the checkpoint, config.json and log.csv go to)"));
+  if (o.steps && o.minutes) throw Error(_("give --steps or --minutes, not both"));
   const bool masked = o.task == VitTask::MaskedPatches;
   // The options of the other task: refused, not silently ignored.
   if (masked && !o.classify_flags.empty())
-    throw Error(o.classify_flags[0] + " is for --task classify (--task masked trains on --image's crops)");
-  if (!masked && !o.masked_flags.empty()) throw Error(o.masked_flags[0] + " is for --task masked");
+    throw Error(text_format(_("%s is for --task classify (--task masked trains on --image's crops)"),
+                            o.classify_flags[0].c_str()));
+  if (!masked && !o.masked_flags.empty()) throw Error(text_format(_("%s is for --task masked"), o.masked_flags[0].c_str()));
   // The task's defaults where nothing was given.
   const TaskDefaults& d = task_defaults(o.task);
   o.depth = o.depth.value_or(d.depth);
@@ -174,17 +188,17 @@ TrainOptions parse(const std::vector<std::string>& args) {
   o.batch = o.batch.value_or(d.batch);
   o.lr = o.lr.value_or(d.lr);
   o.pos = o.pos.value_or(d.pos);
-  if (*o.dim % *o.heads != 0) throw Error("--heads " + std::to_string(*o.heads) + " does not divide --dim " + std::to_string(*o.dim));
+  if (*o.dim % *o.heads != 0) throw Error(text_format(_("--heads %d does not divide --dim %d"), *o.heads, *o.dim));
   if (masked) {
     o.crop = o.crop.value_or(d.side);
     if (*o.crop % *o.patch != 0 || *o.crop / *o.patch < 2)
-      throw Error("--patch " + std::to_string(*o.patch) + " must divide --crop " + std::to_string(*o.crop) + " into at least 2 patches a side");
+      throw Error(text_format(_("--patch %d must divide --crop %d into at least 2 patches a side"), *o.patch, *o.crop));
   } else if (d.side % *o.patch != 0) {
-    throw Error("--patch " + std::to_string(*o.patch) + " does not divide the 28-pixel images (1, 2, 4, 7, 14 or 28)");
+    throw Error(text_format(_("--patch %d does not divide the 28-pixel images (1, 2, 4, 7, 14 or 28)"), *o.patch));
   }
   if (*o.pos == VitPosKind::Sincos && *o.dim % 4 != 0)
-    throw Error("--pos sincos needs --dim to be a multiple of 4, got " + std::to_string(*o.dim));
-  if (*o.batch > 60000) throw Error("--batch must be at most 60000 (the training set)");
+    throw Error(text_format(_("--pos sincos needs --dim to be a multiple of 4, got %d"), *o.dim));
+  if (*o.batch > 60000) throw Error(_("--batch must be at most 60000 (the training set)"));
   return o;
 }
 
@@ -306,10 +320,11 @@ TrainData read_train_data(const TrainOptions& o, const VitTrainShape& shape) {
 
 /// The progress line's numbers: the training numbers since the last row and the evaluation.
 std::string progress_numbers(bool masked, double loss, double train, double eval, const char* eval_note) {
-  char text[160];
-  if (masked) std::snprintf(text, sizeof text, "loss %.4f  fixed crops %.4f", loss, eval);
-  else std::snprintf(text, sizeof text, "loss %.4f  train %.1f%%  test %.1f%%%s", loss, 100.0 * train, 100.0 * eval, eval_note);
-  return text;
+  // TRANSLATORS: the masked task's progress numbers: the training loss and the loss on the fixed crops.
+  if (masked) return text_format(_("loss %.4f  fixed crops %.4f"), loss, eval);
+  // TRANSLATORS: the classifier's progress numbers: the training loss, the training and the test accuracy in
+  // percent, then "" or " (all 10000)" (the test images of the final evaluation).
+  return text_format(_("loss %.4f  train %.1f%%  test %.1f%%%s"), loss, 100.0 * train, 100.0 * eval, eval_note);
 }
 
 /// Where the training loop stands: the steps, the log's rows, the training numbers of the steps
@@ -381,13 +396,19 @@ void train_steps(const TrainOptions& o, TrainData& data, VitTrainer& trainer, Tr
     const int width = 24, filled = total_fixed ? static_cast<int>(static_cast<std::int64_t>(width) * step / total) : 0;
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.resize(static_cast<std::size_t>(width), '.');
-    std::fprintf(stderr, "%s[%s] step %lld/%d  %s  %.1f steps/s  %s left%s", tty ? "\r" : "", bar.c_str(), static_cast<long long>(step), total,
-                 progress_numbers(masked, p.last_loss, p.last_train, eval, "").c_str(), rate, clock_text(left).c_str(), tty ? "  " : "\n");
+    // TRANSLATORS: attnlab train's progress line: the bar, the step and the steps planned, the numbers
+    // above ("loss …"), the steps a second, the time left (minutes:seconds).
+    const std::string line = text_format(_("[%s] step %lld/%d  %s  %.1f steps/s  %s left"),
+                                         bar.c_str(), static_cast<long long>(step), total,
+                                         progress_numbers(masked, p.last_loss, p.last_train, eval, "").c_str(), rate,
+                                         clock_text(left).c_str());
+    std::fprintf(stderr, "%s%s%s", tty ? "\r" : "", line.c_str(), tty ? "  " : "\n");
     std::fflush(stderr);
   }
   if (tty && p.step >= log_every) std::fputc('\n', stderr);
   if (p.interrupted)
-    std::fprintf(stderr, "attnlab train: stopped by Ctrl-C after %lld steps; writing what it learned\n", static_cast<long long>(p.step));
+    std::fprintf(stderr, _("attnlab train: stopped by Ctrl-C after %lld steps; writing what it learned\n"),
+                 static_cast<long long>(p.step));
 }
 
 /// The last row (the final evaluation: the whole test set; the training numbers of the steps
@@ -398,18 +419,26 @@ void finish_training(const TrainOptions& o, TrainData& data, VitTrainer& trainer
   const double final_eval = data.evaluate(trainer, true);
   if (p.since > 0) p.close_row();
   p.log << train_log_row(o.task, step, p.last_loss, p.last_train, final_eval, p.elapsed());
-  const std::string all = masked ? "" : " (all " + std::to_string(data.final_count) + ")";
-  std::fprintf(stderr, "[%s] step %d/%d  %s  %.1f steps/s  %s\n", std::string(24, '#').c_str(), step, trainer.settings().total_steps,
+  // TRANSLATORS: after the test accuracy of the final evaluation: all the test images it read.
+  const std::string all = masked ? "" : text_format(_(" (all %d)"), data.final_count);
+  // TRANSLATORS: attnlab train's last progress line: the bar, the step and the steps planned, the numbers
+  // ("loss …"), the steps a second, the time it took (minutes:seconds).
+  std::fprintf(stderr, _("[%s] step %d/%d  %s  %.1f steps/s  %s\n"), std::string(24, '#').c_str(), step,
+               trainer.settings().total_steps,
                progress_numbers(masked, p.last_loss, p.last_train, final_eval, all.c_str()).c_str(), step / std::max(p.elapsed(), 1e-9),
                clock_text(p.elapsed()).c_str());
   const fs::path out = o.out;
   write_train_checkpoint(out, trainer, p.log.str(), data.mean, data.std, data.labels);
   const double total = p.elapsed();
   if (masked) {
-    std::printf("fixed crops loss %.5f after %lld steps in %s (%.2f steps/s); wrote %s\n", final_eval, static_cast<long long>(step),
+    // TRANSLATORS: attnlab train's summary (masked task): the loss, the steps, the time (minutes:seconds), the speed, the file.
+    std::printf(_("fixed crops loss %.5f after %lld steps in %s (%.2f steps/s); wrote %s\n"), final_eval,
+                static_cast<long long>(step),
                 clock_text(total).c_str(), static_cast<double>(step) / total, (out / "model.safetensors").string().c_str());
   } else {
-    std::printf("test accuracy %.4f (%d of %d) after %lld steps (%.1f epochs) in %s (%.2f steps/s); wrote %s\n", final_eval,
+    // TRANSLATORS: attnlab train's summary: the accuracy, the test images right of all, the steps, the epochs,
+    // the time (minutes:seconds), the speed, the file.
+    std::printf(_("test accuracy %.4f (%d of %d) after %lld steps (%.1f epochs) in %s (%.2f steps/s); wrote %s\n"), final_eval,
                 static_cast<int>(std::lround(final_eval * data.final_count)), data.final_count, static_cast<long long>(step),
                 static_cast<double>(step) / data.steps_per_epoch, clock_text(total).c_str(), static_cast<double>(step) / total,
                 (out / "model.safetensors").string().c_str());
@@ -428,8 +457,10 @@ int run_train(const std::vector<std::string>& args) {
   const fs::path out = o.out;
   std::error_code ec;
   if (fs::exists(out, ec)) {  // refused before the data is read; prepare_checkpoint_folder() says it again below
-    if (!o.force) throw Error(o.out + " exists: give --force to overwrite its model.safetensors, config.json and log.csv");
-    if (!fs::is_directory(out, ec)) throw Error(o.out + " exists and is not a folder");
+    if (!o.force)
+      throw Error(text_format(_("%s exists: give --force to overwrite its model.safetensors, config.json and log.csv"),
+                              o.out.c_str()));
+    if (!fs::is_directory(out, ec)) throw Error(text_format(_("%s exists and is not a folder"), o.out.c_str()));
   }
   const VitTrainShape shape = train_shape(o);
   TrainData data = read_train_data(o, shape);

@@ -1,6 +1,7 @@
 #include "app/commands/train_files.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/base/platform.hpp"
 #include "core/io/safetensors_write.hpp"
@@ -39,18 +40,21 @@ void prepare_checkpoint_folder(const std::filesystem::path& given, bool force, c
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!force)
-      throw Error(refusal.empty() ? dir.string() + " exists: give --force to overwrite its model.safetensors, config.json and log.csv"
-                                  : refusal);
-    if (!fs::is_directory(dir, ec)) throw Error(dir.string() + " exists and is not a folder");
-    if (!platform::folder_is_writable(dir)) throw Error(dir.string() + ": not writable");
+      throw Error(refusal.empty()
+                      ? text_format(_("%s exists: give --force to overwrite its model.safetensors, config.json and log.csv"),
+                                    dir.string().c_str())
+                      : refusal);
+    if (!fs::is_directory(dir, ec)) throw Error(text_format(_("%s exists and is not a folder"), dir.string().c_str()));
+    if (!platform::folder_is_writable(dir)) throw Error(text_format(_("%s: not writable"), dir.string().c_str()));
     return;
   }
   // The folder itself is made by write_train_checkpoint, whole, in one step; here its parent.
   const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
   fs::create_directories(parent, ec);
-  if (ec) throw Error(parent.string() + ": cannot be created (" + ec.message() + ")");
+  // TRANSLATORS: a folder, and why the system could not make it.
+  if (ec) throw Error(text_format(_("%s: cannot be created (%s)"), parent.string().c_str(), ec.message().c_str()));
   if (!platform::folder_is_writable(parent))
-    throw Error(parent.string() + ": not writable, so " + dir.string() + " cannot be made");
+    throw Error(text_format(_("%s: not writable, so %s cannot be made"), parent.string().c_str(), dir.string().c_str()));
 }
 
 namespace {
@@ -98,8 +102,7 @@ double fashion_mnist_accuracy(VitTrainer& trainer, const FashionMnistSplit& spli
 double fashion_mnist_accuracy(const std::function<Matrix(std::span<const float>, int)>& logits, const FashionMnistSplit& split,
                               int count) {
   if (count < 0 || count > split.count)
-    throw Error("the evaluation reads " + std::to_string(count) + " images, but the split has only " +
-                std::to_string(split.count));
+    throw Error(text_format(_("the evaluation reads %d images, but the split has only %d"), count, split.count));
   constexpr int kChunk = 1000;
   const int pixels = 3 * split.rows * split.cols;
   std::vector<float> in;

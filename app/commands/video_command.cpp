@@ -14,6 +14,7 @@
 
 #include "core/base/platform.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/gpu/vit_backend.hpp"
 #include "core/io/overlay.hpp"
@@ -24,11 +25,13 @@
 namespace attnlab::app {
 
 std::string video_usage() {
-  return R"(  attnlab video --model PATH --in VIDEO|--camera DEVICE --out FILE.mp4|FILE.gif [--view map|rollout|norms]
+  std::string text = R"(  attnlab video --model PATH --in VIDEO|--camera DEVICE --out FILE.mp4|FILE.gif [--view map|rollout|norms]
               [--layer L] [--head H|mean|max|min] [--query cls|regN|COL,ROW]
               [--fps F] [--max-seconds S] [--resize S] [--bilinear] [--colormap NAME]
               [--normalization N] [--opacity A] [--backend auto|gpu|cpu] [--force]
-                           every frame of VIDEO (MP4, WebM, MKV, MOV, AVI, animated GIF…)
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           every frame of VIDEO (MP4, WebM, MKV, MOV, AVI, animated GIF…)
                            through the ViT, its map over the frame (as render --view
                            overlay draws a still), written as H.264 MP4 (MPEG-4 part 2
                            where this FFmpeg lacks libx264) or a GIF with one palette,
@@ -37,16 +40,23 @@ std::string video_usage() {
                            dropped to it, never made up); --max-seconds: stop after S
                            seconds of video (default 600 for MP4, 30 for GIF, 10 for a
                            camera); --camera DEVICE: a camera (v4l2 on Linux) instead
-  attnlab video --in VIDEO|--camera DEVICE --out FILE.mp4|FILE.gif [--patch K]
+)");
+  text += R"(  attnlab video --in VIDEO|--camera DEVICE --out FILE.mp4|FILE.gif [--patch K]
               [--query COL,ROW] [--head NAME|H] [options of row] [--bilinear]
               [--colormap NAME] [--normalization N] [--opacity A] [--fps F]
               [--max-seconds S] [--force]
-                           without a ViT: the hand-made heads' row for the query (default
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           without a ViT: the hand-made heads' row for the query (default
                            the middle patch) over each whole frame, on the GPU (the CPU
                            reference without one), as render --view overlay draws a still
-  attnlab video --list-cameras
-                           the cameras FFmpeg finds, one a line, or "no camera found"
+)");
+  text += R"(  attnlab video --list-cameras
 )";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           the cameras FFmpeg finds, one a line, or "no camera found"
+)");
+  return text;
 }
 
 namespace {
@@ -54,7 +64,7 @@ namespace {
 // The output and its sidecar must be free (or --force) and the folder must exist: checked before
 // any work.
 void check_outputs(const std::filesystem::path& out, bool force, std::initializer_list<const char*> extensions) {
-  if (out.empty()) throw Error("--out FILE is required");
+  if (out.empty()) throw Error(_("--out FILE is required"));
   std::string ext = out.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -62,16 +72,19 @@ void check_outputs(const std::filesystem::path& out, bool force, std::initialize
   bool ok = false;
   for (const char* e : extensions) {
     ok = ok || ext == e;
-    names += (names.empty() ? "" : " or ") + std::string(e);
+    // TRANSLATORS: a list of file extensions: ".mp4 or .gif".
+    names = names.empty() ? std::string(e) : text_format(_("%s or %s"), names.c_str(), e);
   }
-  if (!ok) throw Error("--out must name a " + names + " file, got '" + platform::utf8(out) + "'");
+  // TRANSLATORS: the file extensions (".mp4 or .gif"), the file given.
+  if (!ok) throw Error(text_format(_("--out must name a %s file, got '%s'"), names.c_str(), platform::utf8(out).c_str()));
   std::error_code ec;
   const auto dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
   if (!std::filesystem::is_directory(dir, ec))
-    throw Error("cannot write '" + platform::utf8(out) + "': the folder '" + platform::utf8(dir) + "' does not exist");
+    throw Error(text_format(_("cannot write '%s': the folder '%s' does not exist"),
+                            platform::utf8(out).c_str(), platform::utf8(dir).c_str()));
   for (const auto& p : {out, sidecar_of(out)})
     if (!force && std::filesystem::exists(p, ec))
-      throw Error("'" + platform::utf8(p) + "' exists; nothing was written (use --force to replace it)");
+      throw Error(text_format(_("'%s' exists; nothing was written (use --force to replace it)"), platform::utf8(p).c_str()));
 }
 
 // The sidecar after the picture or video; if it fails, the picture goes again.
@@ -88,10 +101,13 @@ class Progress {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double share = total_ > 0 ? std::clamp(t / total_, 0.0, 1.0) : 0.0;
     const int filled = static_cast<int>(std::lround(share * 20));
-    std::fprintf(stderr, "%sattnlab video: [%s%s] %3.0f%% %d frame(s), %.1f s of video, %.1f frames/s%s",
-                 tty_ ? "\r" : "", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(20 - filled), '.').c_str(), share * 100, written, t,
-                 s > 0 ? written / s : 0.0, tty_ && !last ? "" : "\n");
+    // TRANSLATORS: attnlab video's progress line: the bar (# done, . to come), the percentage done, the
+    // frames written, the seconds of video read, the frames written a second.
+    const std::string line = text_format(_("attnlab video: [%s%s] %3.0f%% %d frame(s), %.1f s of video, %.1f frames/s"),
+                                         std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                                         std::string(static_cast<std::size_t>(20 - filled), '.').c_str(), share * 100, written, t,
+                                         s > 0 ? written / s : 0.0);
+    std::fprintf(stderr, "%s%s%s", tty_ ? "\r" : "", line.c_str(), tty_ && !last ? "" : "\n");
     std::fflush(stderr);
   }
 
@@ -143,7 +159,9 @@ std::vector<CommandFlag> video_flags(VideoRequest& v, LaterFlag& fps, LaterFlag&
   if (vit) {
     for (CommandFlag& f : choice_command_flags(v.choices.choice)) out.push_back(std::move(f));
   } else {  // --layer (the choice's first flag) refused; --head and --query are the document's
-    out.push_back({choice_flag_names()[0], true, [](Text, Text flag) { throw Error(flag + " needs --model: the hand-made heads have one layer"); }});
+    out.push_back({choice_flag_names()[0], true, [](Text, Text flag) {
+      throw Error(text_format(_("%s needs --model: the hand-made heads have one layer"), flag.c_str()));
+    }});
   }
   return out;
 }
@@ -157,19 +175,22 @@ VideoRequest parse_video(const std::vector<std::string>& args) {
   read_first_flags(args, video_flags(v, fps, max_seconds, false));  // --model: which table reads the rest
   if (v.model.empty()) {
     const auto given = parse_document_flags(args, kFlagsRender, v.d, video_flags(v, fps, max_seconds, false),
-                                            {" for video without --model"});
+                                            // TRANSLATORS: the end of "unknown option 'X'".
+                                            {N_(" for video without --model")});
     v.query_given = std::find(given.begin(), given.end(), flag_of_field("hand_made.cell")) != given.end();
   } else {
-    parse_document_flags(args, kFlagsRenderModel, v.d, video_flags(v, fps, max_seconds, true), {" for video"});
+    // TRANSLATORS: the end of "unknown option 'X'".
+    parse_document_flags(args, kFlagsRenderModel, v.d, video_flags(v, fps, max_seconds, true), {N_(" for video")});
   }
   if (v.choices.view == "erf")
-    throw Error("--view erf takes a gradient pass per layer: draw it with attnlab render --sweep layer --view erf, not a video");
+    throw Error(
+        _("--view erf takes a gradient pass per layer: draw it with attnlab render --sweep layer --view erf, not a video"));
   if (v.model.empty() && v.choices.view != "map")
-    throw Error("--view " + v.choices.view + " needs --model (a ViT's); the hand-made heads draw --view map");
+    throw Error(text_format(_("--view %s needs --model (a ViT's); the hand-made heads draw --view map"), v.choices.view.c_str()));
   if (!v.d.image_path.empty())
-    throw Error("attnlab video reads --in VIDEO, not an image (for a still: attnlab render --view overlay)");
+    throw Error(_("attnlab video reads --in VIDEO, not an image (for a still: attnlab render --view overlay)"));
   if (v.input.empty() == v.camera.empty())
-    throw Error("give one of --in VIDEO and --camera DEVICE (attnlab video --list-cameras lists them)");
+    throw Error(_("give one of --in VIDEO and --camera DEVICE (attnlab video --list-cameras lists them)"));
   check_outputs(v.out, v.force, {".mp4", ".gif"});
   const bool gif = video_encoder_for(v.out) == "gif";
   v.fps = fps.text.empty() ? 0.0 : parse_float(fps.text, fps.flag, 0.1f, 120.0f);
@@ -186,7 +207,7 @@ int write_sweep(OverlaySource& source, const Image& image, const SweepRequest& s
                 bool force) {
   source.set_image(image);
   const nlohmann::json values = source.plan_sweep(sweep);
-  if (values.empty()) throw Error("--sweep " + sweep.kind + ": nothing to sweep");
+  if (values.empty()) throw Error(text_format(_("--sweep %s: nothing to sweep"), sweep.kind.c_str()));
   std::optional<VideoWriter> writer;
   int width = 0, height = 0;
   for (int k = 0; k < static_cast<int>(values.size()); ++k) {
@@ -196,8 +217,7 @@ int write_sweep(OverlaySource& source, const Image& image, const SweepRequest& s
       height = picture.height;
       writer.emplace(out, width, height, sweep.fps, force);
     } else if (picture.width != width || picture.height != height) {
-      throw Error("--sweep " + sweep.kind + ": the picture changes size at frame " + std::to_string(k) +
-                  "; nothing was written");
+      throw Error(text_format(_("--sweep %s: the picture changes size at frame %d; nothing was written"), sweep.kind.c_str(), k));
     }
     writer->write(picture.rgb);
   }
@@ -206,7 +226,8 @@ int write_sweep(OverlaySource& source, const Image& image, const SweepRequest& s
   sidecar["sweep"] = {{"kind", sweep.kind},           {"values", values}, {"fps", sweep.fps}, {"frames", values.size()},
                       {"encoder", writer->encoder()}, {"width", width},   {"height", height}};
   write_sidecar(out, sidecar, force);
-  std::printf("attnlab: wrote %s (%zu frames, %s) and %s\n", platform::utf8(out).c_str(), values.size(),
+  // TRANSLATORS: the animation written, its frames, the encoder (h264, gif), its sidecar.
+  std::printf(_("attnlab: wrote %s (%zu frames, %s) and %s\n"), platform::utf8(out).c_str(), values.size(),
               writer->encoder().c_str(), platform::utf8(sidecar_of(out)).c_str());
   return 0;
 }
@@ -219,7 +240,8 @@ int write_still(OverlaySource& source, const Image& image, const std::filesystem
   nlohmann::json sidecar = source.sidecar();
   sidecar["render"] = {{"view", "overlay"}, {"width", picture.width}, {"height", picture.height}, {"finished", true}};
   write_sidecar(out, sidecar, force);
-  std::printf("attnlab: wrote %s and %s\n", platform::utf8(out).c_str(), platform::utf8(sidecar_of(out)).c_str());
+  // TRANSLATORS: the picture written and its sidecar.
+  std::printf(_("attnlab: wrote %s and %s\n"), platform::utf8(out).c_str(), platform::utf8(sidecar_of(out)).c_str());
   return 0;
 }
 
@@ -227,9 +249,9 @@ int write_still(OverlaySource& source, const Image& image, const std::filesystem
 void check_sweep(const SweepRequest& sweep) {
   if (sweep.kind != "layer" && sweep.kind != "head" && sweep.kind != "query-row" && sweep.kind != "tau" &&
       sweep.kind != "K")
-    throw Error("--sweep must be layer, head, query-row, tau or K, got '" + sweep.kind + "'");
+    throw Error(text_format(_("--sweep must be layer, head, query-row, tau or K, got '%s'"), sweep.kind.c_str()));
   if (!sweep.values.empty() && sweep.kind != "tau" && sweep.kind != "K")
-    throw Error("--sweep-values goes with --sweep tau or K");
+    throw Error(_("--sweep-values goes with --sweep tau or K"));
 }
 
 }  // namespace
@@ -239,10 +261,11 @@ int run_video(const std::vector<std::string>& args) {
   read_first_flags(args, list_cameras_flags(list));
   if (list) {
     FlagRules alone;
-    alone.refused = [](const std::string& a) { return "--list-cameras takes no other option, got '" + a + "'"; };
+    alone.refused = [](const std::string& a) { return text_format(_("--list-cameras takes no other option, got '%s'"),
+                                                                  a.c_str()); };
     parse_flags(args, list_cameras_flags(list), alone);
     const std::vector<CameraInfo> cameras = list_cameras();
-    if (cameras.empty()) std::printf("no camera found\n");
+    if (cameras.empty()) std::printf("%s\n", _("no camera found"));
     for (const CameraInfo& c : cameras) std::printf("%s\t%s\n", c.device.c_str(), c.name.c_str());
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
@@ -255,7 +278,8 @@ int run_video(const std::vector<std::string>& args) {
   const std::int64_t max_pixels = video_max_pixels(overlay->memory_budget());
   VideoReader reader = v.camera.empty() ? VideoReader::open_file(v.input, max_pixels)
                                         : VideoReader::open_camera(v.camera, max_pixels);
-  const std::string source = v.camera.empty() ? "'" + v.input + "'" : "the camera '" + v.camera + "'";
+  // TRANSLATORS: what the errors below name: "the camera '/dev/video0': no frame before --max-seconds; …".
+  const std::string source = v.camera.empty() ? "'" + v.input + "'" : text_format(_("the camera '%s'"), v.camera.c_str());
   const VideoInfo info = reader.info();
   const double rate = v.fps > 0 ? v.fps : info.fps > 0 ? std::min(info.fps, 120.0) : 25.0;
   Progress progress(std::min(info.duration > 0 ? info.duration : v.max_seconds, v.max_seconds));
@@ -280,16 +304,17 @@ int run_video(const std::vector<std::string>& args) {
       encoder.emplace(*writer);
       sidecar = overlay->sidecar();
     } else if (picture.width != width || picture.height != height) {
-      throw Error(source + ": the picture changes size at frame " + std::to_string(frame->index) + " (" +
-                  std::to_string(picture.width) + "x" + std::to_string(picture.height) + " after " +
-                  std::to_string(width) + "x" + std::to_string(height) + "); nothing was written");
+      // TRANSLATORS: the video or camera, the frame's number, its new width x height, the earlier width x height.
+      throw Error(text_format(_("%s: the picture changes size at frame %lld (%dx%d after %dx%d); nothing was written"),
+                              source.c_str(), static_cast<long long>(frame->index), picture.width, picture.height, width,
+                              height));
     }
     encoder->write(std::move(picture.rgb));
     ++written;
     last_time = frame->time;
     progress.frame(written, last_time);
   }
-  if (!writer) throw Error(source + ": no frame before --max-seconds; nothing was written");
+  if (!writer) throw Error(text_format(_("%s: no frame before --max-seconds; nothing was written"), source.c_str()));
   encoder->finish();
   progress.frame(written, last_time, true);
   const bool gif = writer->encoder() == "gif";
@@ -309,7 +334,8 @@ int run_video(const std::vector<std::string>& args) {
                         {"duration", info.duration},
                         {"codec", info.codec}}}};
   write_sidecar(v.out, sidecar, v.force);
-  std::printf("attnlab: wrote %s (%d frames, %s) and %s\n", platform::utf8(v.out).c_str(), written,
+  // TRANSLATORS: the video written, its frames, the encoder (h264, gif), its sidecar.
+  std::printf(_("attnlab: wrote %s (%d frames, %s) and %s\n"), platform::utf8(v.out).c_str(), written,
               writer->encoder().c_str(), platform::utf8(sidecar_of(v.out)).c_str());
   return 0;
 }
@@ -324,8 +350,8 @@ int run_overlay_sweep(const Document& d, const OverlayChoices& choices, const Sw
                       const std::filesystem::path& out, bool force) {
   check_sweep(sweep);
   if (sweep.kind == "tau" && choices.view != "map")
-    throw Error("--sweep tau varies a row of A: it takes --view map only");
-  if (sweep.kind == "K") throw Error("--sweep K varies the hand-made heads' patch size: leave out --model");
+    throw Error(_("--sweep tau varies a row of A: it takes --view map only"));
+  if (sweep.kind == "K") throw Error(_("--sweep K varies the hand-made heads' patch size: leave out --model"));
   check_outputs(out, force, {".gif", ".mp4"});
   const std::unique_ptr<OverlaySource> overlay = make_vit_overlay(d, choices);
   return write_sweep(*overlay, load_image(d.image_path), sweep, out, force);
@@ -335,7 +361,7 @@ int run_hand_made_overlay(const Document& d, const SweepRequest& sweep, const st
   if (!sweep.kind.empty()) {
     check_sweep(sweep);
     if (sweep.kind == "layer")
-      throw Error("--sweep layer: the hand-made heads have one layer (sweep a ViT's layers with --model)");
+      throw Error(_("--sweep layer: the hand-made heads have one layer (sweep a ViT's layers with --model)"));
   }
   check_outputs(out, force, sweep.kind.empty() ? std::initializer_list<const char*>{".png"}
                                                : std::initializer_list<const char*>{".gif", ".mp4"});

@@ -4,6 +4,7 @@
 #include "app/commands/models_command.hpp"
 #include "app/commands/source_choice.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/fashion_mnist.hpp"
 #include "core/io/files.hpp"
 #include "core/hand_made/tokens.hpp"
@@ -23,11 +24,13 @@
 namespace attnlab::app {
 
 std::string vit_usage() {
-  return R"(  attnlab vit --model PATH --image IMG [--layer L] [--head H|mean|max|min]
+  std::string text = R"(  attnlab vit --model PATH --image IMG [--layer L] [--head H|mean|max|min]
               [--query cls|regN|COL,ROW] [--rollout mean|max|min] [--distance] [--top K]
               [--norms] [--relevance CLASS|top [--method NAME]] [--receptive-field]
               [--heads N] [--eps E] [--resize S] [--backend auto|gpu|cpu] [--info]
-                           a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           a real ViT checkpoint (timm, DINO, DINOv2 or Hugging Face
                            .safetensors; a PyTorch .pth, .pt or pytorch_model.bin; a
                            folder with model.safetensors or pytorch_model.bin and
                            config.json; or hf:ORG/NAME[@REVISION] from the Hugging Face
@@ -66,16 +69,20 @@ std::string vit_usage() {
                            input-gradient; one CSV line per row of the map) and
                            --receptive-field (block --layer, position --query COL,ROW
                            of its map, default its centre).
-  attnlab vit --model PATH --cka [--against PATH2] [--cka-examples fashion|photo]
+)");
+  text += R"(  attnlab vit --model PATH --cka [--against PATH2] [--cka-examples fashion|photo]
               [--cka-count N] [--image IMG] [--resize S] [--heads N] [--eps E]
-                           representational similarity: the linear CKA between every
+)";
+  // TRANSLATORS: --help text: keep each line's 27-space indent, the flags and the capitals (IMG, PATH).
+  text += _(R"(                           representational similarity: the linear CKA between every
                            layer's tokens (input: the tokens entering block 0; L0 …:
                            leaving each block) and every other's, over N Fashion-MNIST
                            test images (default 500, scaled to the model's input size)
                            or the tokens of IMG (photo), every token one example; with
                            --against, PATH's layers (rows) against PATH2's (columns)
                            over the same examples. CSV with a header line.
-)";
+)");
+  return text;
 }
 
 namespace {
@@ -112,7 +119,7 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
       {"--query", true, choice},
       {"--rollout", true, [&o](Text t, Text f) {
          o.rollout = parse_head_fusion(t);
-         if (!o.rollout) throw Error(f + " must be mean, max or min, got '" + t + "'");
+         if (!o.rollout) throw Error(text_format(_("%s must be mean, max or min, got '%s'"), f.c_str(), t.c_str()));
        }},
       {"--distance", false, [&o](Text, Text) { o.distance = true; }},
       {"--norms", false, [&o](Text, Text) { o.norms = true; }},
@@ -121,14 +128,16 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
          o.grad_cam = t == "grad-cam";  // a ResNet's (SPEC §14)
          if (o.grad_cam) return;
          o.method = parse_relevance_method(t);
-         if (!o.method) throw Error(f + " must be one of " + relevance_method_list() + " (grad-cam for a ResNet), got '" + t + "'");
+         if (!o.method)
+           throw Error(text_format(_("%s must be one of %s (grad-cam for a ResNet), got '%s'"), f.c_str(),
+                                   relevance_method_list().c_str(), t.c_str()));
        }},
       {"--receptive-field", false, [&o](Text, Text) { o.receptive_field = true; }},
       {"--top", true, [&o](Text t, Text f) { o.top = parse_int(t, f, 1, 1000000); }},
       {"--heads", true, [&o](Text t, Text f) { o.load.heads = parse_int(t, f, 1, 4096); }},
       {"--eps", true, [&o](Text t, Text f) {
          o.load.eps = parse_float(t, f, 0.0f, 1.0f);
-         if (!(*o.load.eps > 0.0f)) throw Error(f + " must be > 0, got " + t);
+         if (!(*o.load.eps > 0.0f)) throw Error(text_format(_("%s must be > 0, got %s"), f.c_str(), t.c_str()));
        }},
       {"--resize", true, [&o](Text t, Text f) { o.resize = parse_int(t, f, 1, 8192); }},
       {"--backend", true, [&o](Text t, Text) { o.backend = parse_vit_backend(t); }},
@@ -136,7 +145,8 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
       {"--cka", false, [&o](Text, Text) { o.cka = true; }},
       {"--against", true, [&o](Text t, Text) { o.against = model_argument_path(t); }},
       {"--cka-examples", true, [&o](Text t, Text f) {
-         if (t != "fashion" && t != "photo") throw Error(f + " must be fashion or photo, got '" + t + "'");
+         if (t != "fashion" && t != "photo")
+           throw Error(text_format(_("%s must be fashion or photo, got '%s'"), f.c_str(), t.c_str()));
          o.cka_photo = t == "photo";
        }},
       {"--cka-count", true, [&o](Text t, Text f) {  // the document's range (render --model --cka-count, the CKA view)
@@ -148,14 +158,18 @@ std::vector<CommandFlag> vit_flags(VitOptions& o) {
 
 VitOptions parse(const std::vector<std::string>& args) {
   VitOptions o;
-  parse_flags(args, vit_flags(o), {" of attnlab vit"});
-  if (o.model.empty()) throw Error("--model PATH is required (a .safetensors or .pth file, or a folder holding model.safetensors or pytorch_model.bin)");
-  if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error("--image IMG is required");
+  // TRANSLATORS: the end of "unknown option 'X'".
+  parse_flags(args, vit_flags(o), {N_(" of attnlab vit")});
+  if (o.model.empty())
+    throw Error(
+        _("--model PATH is required (a .safetensors or .pth file, or a folder holding model.safetensors or pytorch_model.bin)"));
+  if (o.image.empty() && !o.info && !(o.cka && !o.cka_photo)) throw Error(_("--image IMG is required"));
   const int modes = (o.distance ? 1 : 0) + (o.top ? 1 : 0) + (o.rollout ? 1 : 0) + (o.info ? 1 : 0) + (o.cka ? 1 : 0) + (o.norms ? 1 : 0) +
                     (o.relevance ? 1 : 0) + (o.receptive_field ? 1 : 0);
-  if (modes > 1) throw Error("give one of --info, --distance, --top, --rollout, --norms, --relevance, --receptive-field, --cka at a time");
-  if ((o.method || o.grad_cam) && !o.relevance) throw Error("--method goes with --relevance");
-  if (!o.cka && !o.against.empty()) throw Error("--against goes with --cka");
+  if (modes > 1)
+    throw Error(_("give one of --info, --distance, --top, --rollout, --norms, --relevance, --receptive-field, --cka at a time"));
+  if ((o.method || o.grad_cam) && !o.relevance) throw Error(_("--method goes with --relevance"));
+  if (!o.cka && !o.against.empty()) throw Error(_("--against goes with --cka"));
   return o;
 }
 
@@ -215,17 +229,19 @@ int run_gradients(const VitOptions& o, const VitModel& model, const VitInput& in
 /// its map). A ResNet has no attention: the rest is refused.
 int run_resnet(const VitOptions& o, const ResnetModel& model) {
   const ResnetArchitecture& arch = model.arch;
-  if (o.cka) throw Error("vit --cka compares a ViT's tokens; for a ResNet give attnlab cka --model A --model B");
+  if (o.cka) throw Error(_("vit --cka compares a ViT's tokens; for a ResNet give attnlab cka --model A --model B"));
   if (o.distance || o.rollout || o.norms || !o.choice.head.empty() || o.backend != VitBackend::Auto)
-    throw Error(model.file.string() + " is a ResNet: it has no attention (give --top, --relevance, --receptive-field or --info)");
+    throw Error(text_format(_("%s is a ResNet: it has no attention (give --top, --relevance, --receptive-field or --info)"),
+                            model.file.string().c_str()));
   if (o.method && *o.method != RelevanceMethod::InputGradient)
-    throw Error("a ResNet's --method is grad-cam (default) or input-gradient");
+    throw Error(_("a ResNet's --method is grad-cam (default) or input-gradient"));
   if (o.info && o.image.empty()) {
     print(resnet_info(model));
     return std::fflush(stdout) == 0 ? 0 : 1;
   }
   if (!o.top && !o.relevance && !o.receptive_field && !o.info)
-    throw Error(model.file.string() + " is a ResNet: it has no attention rows (give --top, --relevance, --receptive-field or --info)");
+    throw Error(text_format(_("%s is a ResNet: it has no attention rows (give --top, --relevance, --receptive-field or --info)"),
+                            model.file.string().c_str()));
   const CnnInput input = cnn_input(arch, load_image(o.image), o.resize);
   const std::int64_t budget = vit_memory_budget();
   const int blocks = static_cast<int>(model.blocks.size());
@@ -233,7 +249,10 @@ int run_resnet(const VitOptions& o, const ResnetModel& model) {
   const std::string &layer_flag = choice_flag_names()[0], &query_flag = choice_flag_names()[2];
   if (!o.choice.layer.empty()) {
     block = parse_int(o.choice.layer, layer_flag, 0, 1000000);
-    if (block >= blocks) throw Error(layer_flag + " " + o.choice.layer + " is outside this ResNet's blocks 0…" + std::to_string(blocks - 1));
+    if (block >= blocks)
+      // TRANSLATORS: the flag (--layer), the block given, the last block.
+      throw Error(text_format(_("%s %s is outside this ResNet's blocks 0…%d"),
+                              layer_flag.c_str(), o.choice.layer.c_str(), blocks - 1));
   }
   std::string out;
   if (o.info || o.top) {
@@ -276,7 +295,8 @@ int run_vit(const std::vector<std::string>& args) {
   AnyModel any = load_any_model(o.model, o.load);
   if (any.resnet) return run_resnet(o, *any.resnet);
   const VitModel& model = *any.vit;
-  if (o.grad_cam) throw Error("--method grad-cam is for a ResNet; a ViT's methods are " + relevance_method_list());
+  if (o.grad_cam)
+    throw Error(text_format(_("--method grad-cam is for a ResNet; a ViT's methods are %s"), relevance_method_list().c_str()));
   if (o.cka) return run_cka(o, model);
   const VitArchitecture& arch = model.arch;
   if (o.info && o.image.empty()) {
@@ -290,7 +310,7 @@ int run_vit(const std::vector<std::string>& args) {
   const SourceChoice chosen = parse_source_choice(o.choice, ChoiceShape{tokens, arch.depth, arch.heads, true}, Document().vit);
   const int layer = choice_layer(chosen, arch.depth), query = choice_query(chosen, tokens);
   const HeadChoice head = choice_head(chosen, arch.heads);
-  if (o.top && arch.classes == 0) throw Error("--top: this checkpoint has no classifier");
+  if (o.top && arch.classes == 0) throw Error(_("--top: this checkpoint has no classifier"));
   if (o.relevance || o.receptive_field) return run_gradients(o, model, input, layer, query, budget);
 
   // Auto: the faster path by measuring on a hardware GPU (remembered), the CPU path on a

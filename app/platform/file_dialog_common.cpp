@@ -2,6 +2,7 @@
 #include "app/platform/file_dialog.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <cstdlib>
 #include <string>
@@ -10,20 +11,21 @@ namespace attnlab::app {
 
 const char* file_dialog_title(FileDialogKind kind) {
   switch (kind) {
-    case FileDialogKind::Image: return "Open an image";
-    case FileDialogKind::ModelFile: return "Open a ViT checkpoint";
-    case FileDialogKind::ModelFolder: return "Open a ViT checkpoint folder";
-    case FileDialogKind::ExportFolder: return "Choose the export folder";
-    case FileDialogKind::Lesson: return "Open a lesson";
-    case FileDialogKind::SaveLesson: return "Save the lesson";
+    case FileDialogKind::Image: return _("Open an image");
+    case FileDialogKind::ModelFile: return _("Open a ViT checkpoint");
+    case FileDialogKind::ModelFolder: return _("Open a ViT checkpoint folder");
+    case FileDialogKind::ExportFolder: return _("Choose the export folder");
+    case FileDialogKind::Lesson: return _("Open a lesson");
+    case FileDialogKind::SaveLesson: return _("Save the lesson");
   }
-  return "Open";
+  // TRANSLATORS: a file dialog's title.
+  return tr_c("file dialog", "Open");
 }
 
 // ATTNLAB_FILE_DIALOG=none: no dialog (the window tests' default), a one-line error instead.
 void refuse_when_dialogs_are_off() {
   if (const char* v = std::getenv("ATTNLAB_FILE_DIALOG"); v && std::string(v) == "none")
-    throw Error("file dialogs are off here (ATTNLAB_FILE_DIALOG=none): type the path, or drop the file on the window");
+    throw Error(_("file dialogs are off here (ATTNLAB_FILE_DIALOG=none): type the path, or drop the file on the window"));
 }
 
 }  // namespace attnlab::app

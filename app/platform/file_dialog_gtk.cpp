@@ -4,6 +4,7 @@
 #include "app/platform/file_dialog.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <gtk/gtk.h>
 
@@ -33,28 +34,29 @@ void settle() {
 std::optional<std::filesystem::path> show_file_dialog(FileDialogKind kind, const std::filesystem::path& start) {
   refuse_when_dialogs_are_off();
   static const bool started = gtk_init_check(nullptr, nullptr);
-  if (!started) throw Error("no file dialog: GTK could not open the display; type the path instead");
+  if (!started) throw Error(_("no file dialog: GTK could not open the display; type the path instead"));
   const bool folder = kind == FileDialogKind::ModelFolder || kind == FileDialogKind::ExportFolder;
   const bool save = kind == FileDialogKind::SaveLesson;
   GtkFileChooserNative* dialog = gtk_file_chooser_native_new(
       file_dialog_title(kind), nullptr,
       folder ? GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER : save ? GTK_FILE_CHOOSER_ACTION_SAVE : GTK_FILE_CHOOSER_ACTION_OPEN,
-      folder ? "_Choose" : save ? "_Save" : "_Open", "_Cancel");
+      // TRANSLATORS: the file dialog's buttons; the underscore marks the access key (Alt+letter).
+      folder ? _("_Choose") : save ? _("_Save") : _("_Open"), _("_Cancel"));
   GtkFileChooser* chooser = GTK_FILE_CHOOSER(dialog);
   gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(dialog), TRUE);
   if (kind == FileDialogKind::Image) {
-    add_filter(chooser, "Images and lessons", {"*.png", "*.PNG", "*.jpg", "*.JPG", "*.jpeg", "*.JPEG", "*.bmp", "*.gif", "*.tga",
-                                               "*.psd", "*.pnm", "*.ppm", "*.pgm", "*.attnlab"});
-    add_filter(chooser, "All files", {"*"});
+    add_filter(chooser, _("Images and lessons"), {"*.png", "*.PNG", "*.jpg", "*.JPG", "*.jpeg", "*.JPEG", "*.bmp", "*.gif",
+                                                  "*.tga", "*.psd", "*.pnm", "*.ppm", "*.pgm", "*.attnlab"});
+    add_filter(chooser, _("All files"), {"*"});
   } else if (kind == FileDialogKind::Lesson || save) {
-    add_filter(chooser, "Lessons", {"*.attnlab"});
+    add_filter(chooser, _("Lessons"), {"*.attnlab"});
     if (save) {
       gtk_file_chooser_set_do_overwrite_confirmation(chooser, TRUE);  // a name taken: the dialog asks first
       gtk_file_chooser_set_current_name(chooser, "lesson.attnlab");
     }
   } else if (kind == FileDialogKind::ModelFile) {
-    add_filter(chooser, "ViT checkpoints", {"*.safetensors", "*.pth", "*.pt", "*.bin"});
-    add_filter(chooser, "All files", {"*"});
+    add_filter(chooser, _("ViT checkpoints"), {"*.safetensors", "*.pth", "*.pt", "*.bin"});
+    add_filter(chooser, _("All files"), {"*"});
   }
   std::error_code ec;
   if (!start.empty() && std::filesystem::is_directory(start, ec))

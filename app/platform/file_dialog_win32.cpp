@@ -4,6 +4,7 @@
 #include "app/platform/file_dialog.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <windows.h>
 #include <shobjidl.h>
@@ -37,7 +38,7 @@ std::wstring wide(const char* s) {
 std::optional<std::filesystem::path> show_file_dialog(FileDialogKind kind, const std::filesystem::path& start) {
   refuse_when_dialogs_are_off();
   const HRESULT init = CoInitializeEx(nullptr, COINIT_APARTMENTTHREADED | COINIT_DISABLE_OLE1DDE);
-  if (FAILED(init) && init != RPC_E_CHANGED_MODE) throw Error("no file dialog: COM could not start; type the path instead");
+  if (FAILED(init) && init != RPC_E_CHANGED_MODE) throw Error(_("no file dialog: COM could not start; type the path instead"));
   struct Uninit {
     bool on;
     ~Uninit() {
@@ -49,7 +50,7 @@ std::optional<std::filesystem::path> show_file_dialog(FileDialogKind kind, const
   ComPtr<IFileDialog> dialog;
   if (FAILED(CoCreateInstance(save ? CLSID_FileSaveDialog : CLSID_FileOpenDialog, nullptr, CLSCTX_INPROC_SERVER,
                               save ? IID_IFileSaveDialog : IID_IFileOpenDialog, reinterpret_cast<void**>(dialog.out()))))
-    throw Error("no file dialog: Windows' file dialog could not be made; type the path instead");
+    throw Error(_("no file dialog: Windows' file dialog could not be made; type the path instead"));
   const bool folder = kind == FileDialogKind::ModelFolder || kind == FileDialogKind::ExportFolder;
   FILEOPENDIALOGOPTIONS options = 0;
   dialog->GetOptions(&options);
@@ -57,14 +58,17 @@ std::optional<std::filesystem::path> show_file_dialog(FileDialogKind kind, const
              (folder ? FOS_PICKFOLDERS : save ? FOS_OVERWRITEPROMPT : FOS_FILEMUSTEXIST);
   dialog->SetOptions(options);
   dialog->SetTitle(wide(file_dialog_title(kind)).c_str());
+  // The filters' names in the user's language: the wide strings outlive the dialog's use of them.
+  const std::wstring images = wide(_("Images and lessons")), all = wide(_("All files")), lessons = wide(_("Lessons")),
+                     checkpoints = wide(_("ViT checkpoints"));
   std::vector<COMDLG_FILTERSPEC> filters;
   if (kind == FileDialogKind::Image)
-    filters = {{L"Images and lessons", L"*.png;*.jpg;*.jpeg;*.bmp;*.gif;*.tga;*.psd;*.pnm;*.ppm;*.pgm;*.attnlab"},
-               {L"All files", L"*.*"}};
+    filters = {{images.c_str(), L"*.png;*.jpg;*.jpeg;*.bmp;*.gif;*.tga;*.psd;*.pnm;*.ppm;*.pgm;*.attnlab"},
+               {all.c_str(), L"*.*"}};
   else if (kind == FileDialogKind::Lesson || save)
-    filters = {{L"Lessons", L"*.attnlab"}};
+    filters = {{lessons.c_str(), L"*.attnlab"}};
   else if (kind == FileDialogKind::ModelFile)
-    filters = {{L"ViT checkpoints", L"*.safetensors;*.pth;*.pt;*.bin"}, {L"All files", L"*.*"}};
+    filters = {{checkpoints.c_str(), L"*.safetensors;*.pth;*.pt;*.bin"}, {all.c_str(), L"*.*"}};
   if (!filters.empty()) dialog->SetFileTypes(static_cast<UINT>(filters.size()), filters.data());
   if (save) {
     dialog->SetDefaultExtension(L"attnlab");
@@ -79,7 +83,7 @@ std::optional<std::filesystem::path> show_file_dialog(FileDialogKind kind, const
   }
   const HRESULT shown = dialog->Show(GetActiveWindow());
   if (shown == HRESULT_FROM_WIN32(ERROR_CANCELLED)) return std::nullopt;
-  if (FAILED(shown)) throw Error("the file dialog failed; type the path instead");
+  if (FAILED(shown)) throw Error(_("the file dialog failed; type the path instead"));
   ComPtr<IShellItem> item;
   if (FAILED(dialog->GetResult(item.out()))) return std::nullopt;
   PWSTR name = nullptr;

@@ -3,6 +3,7 @@
 #include "core/base/platform.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,14 +36,20 @@ std::size_t checked_sum(std::size_t a, std::size_t b) {
 }
 
 std::string mib_text(std::size_t bytes) {
-  if (bytes == std::numeric_limits<std::size_t>::max()) return "more than 16 EiB";
-  return std::to_string(bytes / (std::size_t{1} << 20) + (bytes % (std::size_t{1} << 20) != 0)) + " MiB";
+  // TRANSLATORS: a size too large to count (EiB: exbibytes, 2^60 bytes).
+  if (bytes == std::numeric_limits<std::size_t>::max()) return _("more than 16 EiB");
+  // TRANSLATORS: a size in mebibytes (MiB, 2^20 bytes), e.g. "12 MiB".
+  return text_format(_("%zu MiB"), bytes / (std::size_t{1} << 20) + (bytes % (std::size_t{1} << 20) != 0));
 }
 
 void check_memory(std::size_t bytes, std::uint64_t budget, const std::string& what, const std::string& hint) {
   if (bytes <= budget) return;
-  throw Error(what + " would need " + mib_text(bytes) + ", over the " + std::to_string(budget >> 20) +
-              " MiB memory budget (ATTNLAB_MEMORY_BUDGET_MB)" + (hint.empty() ? "" : "; " + hint));
+  // TRANSLATORS: %1$s is the work ("decoding 'photo.jpg' (4000x3000 pixels)"), %2$s a size ("12 MiB"), %3$llu
+  // the budget in MiB. ATTNLAB_MEMORY_BUDGET_MB is an environment variable: keep it as it is.
+  std::string message = text_format(_("%s would need %s, over the %llu MiB memory budget (ATTNLAB_MEMORY_BUDGET_MB)"),
+                                    what.c_str(), mib_text(bytes).c_str(), static_cast<unsigned long long>(budget >> 20));
+  if (!hint.empty()) message += "; " + hint;
+  throw Error(message);
 }
 
 }  // namespace attnlab

@@ -1,6 +1,7 @@
 #include "core/base/colormap.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -25,7 +26,8 @@ Colormap parse_colormap(std::string_view name) {
     if (colormap_name(static_cast<Colormap>(c)) == name) return static_cast<Colormap>(c);
   std::string all;
   for (int c = 0; c < kColormapCount; ++c) all += (c ? ", " : "") + std::string(colormap_name(static_cast<Colormap>(c)));
-  throw Error("unknown colormap '" + std::string(name) + "' (expected " + all + ")");
+  // TRANSLATORS: %2$s lists the colormaps' names (command-line values, in English).
+  throw Error(text_format(_("unknown colormap '%s' (expected %s)"), std::string(name).c_str(), all.c_str()));
 }
 
 bool colormap_is_colour_blind_safe(Colormap c) {
@@ -40,7 +42,8 @@ std::string_view normalization_name(Normalization n) {
 Normalization parse_normalization(std::string_view name) {
   for (int n = 0; n < kNormalizationCount; ++n)
     if (normalization_name(static_cast<Normalization>(n)) == name) return static_cast<Normalization>(n);
-  throw Error("unknown normalization '" + std::string(name) + "' (expected minmax, absolute or log)");
+  // TRANSLATORS: minmax, absolute and log are values of a command-line flag: keep them in English.
+  throw Error(text_format(_("unknown normalization '%s' (expected minmax, absolute or log)"), std::string(name).c_str()));
 }
 
 std::span<const float> colormap_table(Colormap c) {
@@ -82,8 +85,8 @@ float normalize_value(float v, ValueRange r, Normalization n) {
 std::vector<std::uint8_t> colormap_pixels(std::span<const float> values, std::span<const std::uint8_t> keep, Colormap c,
                                           Normalization n, ValueRange range) {
   if (!keep.empty() && keep.size() != values.size())
-    throw Error("colormap: " + std::to_string(keep.size()) + " keep flags for " + std::to_string(values.size()) +
-                " values");
+    // TRANSLATORS: an internal check: "keep flags" say which values are drawn (the others are masked).
+    throw Error(text_format(_("colormap: %zu keep flags for %zu values"), keep.size(), values.size()));
   std::vector<std::uint8_t> out(values.size() * 4, 0);
   for (size_t j = 0; j < values.size(); ++j) {
     if (!keep.empty() && !keep[j]) continue;  // masked: transparent

@@ -1,6 +1,7 @@
 #include "core/base/parse.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -12,10 +13,11 @@ int parse_int(std::string_view text, std::string_view what, int lo, int hi) {
   const auto* end = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || p != end)
-    throw Error(std::string(what) + " must be a whole number, got '" + std::string(text) + "'");
+    // TRANSLATORS: %1$s names the value, often a command-line flag ("--layer"); %2$s is the text given.
+    throw Error(text_format(_("%s must be a whole number, got '%s'"), std::string(what).c_str(), std::string(text).c_str()));
   if (v < lo || v > hi)
-    throw Error(std::string(what) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                ", got " + std::to_string(v));
+    // TRANSLATORS: %1$s names the value, often a command-line flag ("--layer"); then the range and the value given.
+    throw Error(text_format(_("%s must be between %d and %d, got %d"), std::string(what).c_str(), lo, hi, v));
   return v;
 }
 
@@ -24,20 +26,27 @@ float parse_float(std::string_view text, std::string_view what, float lo, float 
   const auto* end = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || p != end || !std::isfinite(v))
-    throw Error(std::string(what) + " must be a number, got '" + std::string(text) + "'");
+    // TRANSLATORS: %1$s names the value, often a command-line flag ("--fps"); %2$s is the text given.
+    throw Error(text_format(_("%s must be a number, got '%s'"), std::string(what).c_str(), std::string(text).c_str()));
   if (v < lo || v > hi)
-    throw Error(std::string(what) + " must be between " + format_float(lo) + " and " + format_float(hi) +
-                ", got " + std::string(text));
+    // TRANSLATORS: %1$s names the value, often a command-line flag ("--fps"); then the range (numbers) and the text given.
+    throw Error(text_format(_("%s must be between %s and %s, got %s"), std::string(what).c_str(), format_float(lo).c_str(),
+                            format_float(hi).c_str(), std::string(text).c_str()));
   return v;
 }
 
 std::array<int, 2> parse_cell(std::string_view text, std::string_view what) {
   const auto comma = text.find(',');
   if (comma == std::string_view::npos)
-    throw Error(std::string(what) + " must be COL,ROW (two whole numbers), got '" + std::string(text) + "'");
+    // TRANSLATORS: %1$s names the value, often a command-line flag ("--query"); COL,ROW is the syntax asked for
+    // (a column and a row of the patch grid); %2$s is the text given.
+    throw Error(text_format(_("%s must be COL,ROW (two whole numbers), got '%s'"), std::string(what).c_str(),
+                            std::string(text).c_str()));
   const std::string w(what);
-  return {parse_int(text.substr(0, comma), w + " column", 0, 1 << 30),
-          parse_int(text.substr(comma + 1), w + " row", 0, 1 << 30)};
+  // TRANSLATORS: the column of a patch given as COL,ROW; %s names the value, often a flag ("--query column").
+  return {parse_int(text.substr(0, comma), text_format(_("%s column"), w.c_str()), 0, 1 << 30),
+          // TRANSLATORS: the row of a patch given as COL,ROW; %s names the value, often a flag ("--query row").
+          parse_int(text.substr(comma + 1), text_format(_("%s row"), w.c_str()), 0, 1 << 30)};
 }
 
 std::vector<std::array<int, 2>> parse_cells(std::string_view text, std::string_view what) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <cerrno>
 #include <algorithm>
@@ -127,7 +128,9 @@ void open_in_file_manager(const std::filesystem::path& folder) {
 #ifdef _WIN32
   const auto result = reinterpret_cast<INT_PTR>(ShellExecuteW(nullptr, L"open", folder.c_str(), nullptr, nullptr, SW_SHOWNORMAL));
   if (result <= 32)
-    throw Error("cannot open " + utf8(folder) + " in the file manager (ShellExecute error " + std::to_string(result) + ")");
+    // TRANSLATORS: %1$s is a folder; ShellExecute is a Windows function, %2$lld its error number.
+    throw Error(text_format(_("cannot open %s in the file manager (ShellExecute error %lld)"), utf8(folder).c_str(),
+                            static_cast<long long>(result)));
 #else
   // xdg-open found on the PATH before forking: the child could only fail silently.
   std::string opener;
@@ -145,13 +148,16 @@ void open_in_file_manager(const std::filesystem::path& folder) {
     }
   }
   if (opener.empty())
-    throw Error("cannot open " + folder.string() + " in the file manager: xdg-open is not installed (Debian's xdg-utils)");
+    // TRANSLATORS: %s is a folder; xdg-open is a program, xdg-utils a Debian package: keep their names.
+    throw Error(text_format(_("cannot open %s in the file manager: xdg-open is not installed (Debian's xdg-utils)"),
+                            folder.string().c_str()));
   const std::string target = folder.string();
   // Everything the child needs is made before fork: between fork and exec only async-signal-safe
   // calls (a window's process may have threads).
   char* const argv[] = {const_cast<char*>(opener.c_str()), const_cast<char*>(target.c_str()), nullptr};
   const pid_t child = ::fork();
-  if (child < 0) throw Error(std::string("cannot open the file manager: fork failed: ") + std::strerror(errno));
+  // TRANSLATORS: fork is a system call; %s is the system's reason.
+  if (child < 0) throw Error(text_format(_("cannot open the file manager: fork failed: %s"), std::strerror(errno)));
   if (child == 0) {
     // The child leaves a grandchild to run xdg-open (adopted by init, so never a zombie of ours)
     // and ends at once, so that waitpid below does not wait for the file manager.
@@ -211,7 +217,7 @@ FileLock::FileLock(const std::filesystem::path& path, const std::atomic<bool>* c
   HANDLE h =
       CreateFileW(path.c_str(), GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                   nullptr, OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, nullptr);
-  if (h == INVALID_HANDLE_VALUE) throw Error("cannot create the lock file '" + path.string() + "'");
+  if (h == INVALID_HANDLE_VALUE) throw Error(text_format(_("cannot create the lock file '%s'"), path.string().c_str()));
   handle_ = reinterpret_cast<intptr_t>(h);
   for (;;) {
     OVERLAPPED ov{};
@@ -224,7 +230,10 @@ FileLock::FileLock(const std::filesystem::path& path, const std::atomic<bool>* c
   }
 #else
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0664);
-  if (fd < 0) throw Error("cannot create the lock file '" + path.string() + "': " + std::strerror(errno));
+  if (fd < 0) {
+    const int e = errno;
+    throw Error(text_format(_("cannot create the lock file '%s': %s"), path.string().c_str(), std::strerror(e)));
+  }
   handle_ = fd;
   for (;;) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -235,7 +244,7 @@ FileLock::FileLock(const std::filesystem::path& path, const std::atomic<bool>* c
       const int e = errno;
       ::close(fd);
       handle_ = -1;
-      throw Error("cannot lock '" + path.string() + "': " + std::strerror(e));
+      throw Error(text_format(_("cannot lock '%s': %s"), path.string().c_str(), std::strerror(e)));
     }
     if (cancel && cancel->load()) return;
     std::this_thread::sleep_for(100ms);

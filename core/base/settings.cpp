@@ -2,6 +2,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab {
 
@@ -19,12 +20,21 @@ std::string_view head_name(HeadKind kind) {
 
 std::string_view head_summary(HeadKind kind) {
   switch (kind) {
-    case HeadKind::Colour: return "q = k = unit mean colour of the patch (fig. 26.12)";
-    case HeadKind::Position: return "q = k = positional code p (eq. 26.40); it reads p even when 'codes' is off";
-    case HeadKind::ColourPosition: return "q = k = [colour; p/2]: similar colour and near";
-    case HeadKind::Texture: return "q = k = gradient energy and orientation of the patch";
-    case HeadKind::Random: return "random W_q, W_k on a random projection of the patch: an untrained ViT, noise";
-    case HeadKind::Custom: return "q = W_q c, k = W_k c with your W_q, W_k (eq. 26.24), edited in the Heads panel";
+    // TRANSLATORS: a hand-made attention head. q = query, k = key (vectors of the patch); fig./eq. numbers are the
+    // book chapter's.
+    case HeadKind::Colour: return _("q = k = unit mean colour of the patch (fig. 26.12)");
+    // TRANSLATORS: q = query, k = key, p = the patch's positional code; 'codes' is the name of a checkbox
+    // (positional codes) in the app.
+    case HeadKind::Position: return _("q = k = positional code p (eq. 26.40); it reads p even when 'codes' is off");
+    // TRANSLATORS: q = query, k = key; [colour; p/2] is a vector: the colour stacked on half the positional code p.
+    case HeadKind::ColourPosition: return _("q = k = [colour; p/2]: similar colour and near");
+    // TRANSLATORS: q = query, k = key.
+    case HeadKind::Texture: return _("q = k = gradient energy and orientation of the patch");
+    // TRANSLATORS: W_q, W_k are the query and key matrices; ViT = vision transformer.
+    case HeadKind::Random: return _("random W_q, W_k on a random projection of the patch: an untrained ViT, noise");
+    // TRANSLATORS: q = query, k = key, c = the patch's content vector; W_q, W_k the query and key matrices;
+    // "Heads" is the name of a panel of the app.
+    case HeadKind::Custom: return _("q = W_q c, k = W_k c with your W_q, W_k (eq. 26.24), edited in the Heads panel");
   }
   return "?";
 }
@@ -33,8 +43,9 @@ HeadKind parse_head(std::string_view name) {
   for (int h = 0; h < kHeadCount; ++h)
     if (head_name(static_cast<HeadKind>(h)) == name) return static_cast<HeadKind>(h);
   if (name == "color") return HeadKind::Colour;
-  throw Error("unknown head '" + std::string(name) +
-              "' (expected colour, position, colour+position, texture, random or custom)");
+  // TRANSLATORS: the words in parentheses are values of a command-line flag: keep them in English.
+  throw Error(text_format(_("unknown head '%s' (expected colour, position, colour+position, texture, random or custom)"),
+                          std::string(name).c_str()));
 }
 
 std::string_view mask_kind_name(MaskKind kind) {
@@ -50,14 +61,16 @@ std::string_view mask_kind_name(MaskKind kind) {
 }
 
 ParsedMask parse_mask(std::string_view text) {
-  const std::string usage =
-      " (expected none, causal, strict, window:R, random:RATIO[:SEED] or painted:C,R;C,R;...)";
+  // TRANSLATORS: the values of a command-line flag (keep them in English); R = radius, RATIO and SEED numbers,
+  // C,R a patch's column and row.
+  const std::string usage = _("(expected none, causal, strict, window:R, random:RATIO[:SEED] or painted:C,R;C,R;...)");
   ParsedMask out;
   const auto colon = text.find(':');
   const std::string_view kind = text.substr(0, colon);
   const std::string_view arg = colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
   auto no_arg = [&] {
-    if (colon != std::string_view::npos) throw Error("mask '" + std::string(text) + "' takes no argument" + usage);
+    if (colon != std::string_view::npos)
+      throw Error(text_format(_("mask '%s' takes no argument"), std::string(text).c_str()) + " " + usage);
   };
   if (kind == "none") {
     no_arg();
@@ -69,20 +82,20 @@ ParsedMask parse_mask(std::string_view text) {
     out.spec.kind = MaskKind::Strict;
   } else if (kind == "window") {
     out.spec.kind = MaskKind::Window;
-    if (!arg.empty()) out.spec.radius = parse_int(arg, "window radius", 0, 100000);
+    if (!arg.empty()) out.spec.radius = parse_int(arg, _("window radius"), 0, 100000);
   } else if (kind == "random") {
     out.spec.kind = MaskKind::Random;
     if (!arg.empty()) {
       const auto c2 = arg.find(':');
-      out.spec.ratio = parse_float(arg.substr(0, c2), "random mask ratio", 0.0f, 1.0f);
+      out.spec.ratio = parse_float(arg.substr(0, c2), _("random mask ratio"), 0.0f, 1.0f);
       if (c2 != std::string_view::npos)
-        out.spec.seed = static_cast<std::uint32_t>(parse_int(arg.substr(c2 + 1), "random mask seed", 0, 2147483647));
+        out.spec.seed = static_cast<std::uint32_t>(parse_int(arg.substr(c2 + 1), _("random mask seed"), 0, 2147483647));
     }
   } else if (kind == "painted") {
     out.spec.kind = MaskKind::Painted;
-    out.painted_cells = parse_cells(arg, "painted cells");
+    out.painted_cells = parse_cells(arg, _("painted cells"));
   } else {
-    throw Error("unknown mask '" + std::string(text) + "'" + usage);
+    throw Error(text_format(_("unknown mask '%s'"), std::string(text).c_str()) + " " + usage);
   }
   return out;
 }
@@ -118,7 +131,8 @@ PosMode parse_pos_mode(std::string_view name) {
   if (name == "none") return PosMode::None;
   if (name == "concat") return PosMode::Concat;
   if (name == "add") return PosMode::Add;
-  throw Error("unknown positional mode '" + std::string(name) + "' (expected none, concat or add)");
+  // TRANSLATORS: none, concat and add are values of a command-line flag: keep them in English.
+  throw Error(text_format(_("unknown positional mode '%s' (expected none, concat or add)"), std::string(name).c_str()));
 }
 
 std::string_view edge_mode_name(EdgeMode mode) { return mode == EdgeMode::Crop ? "crop" : "pad"; }
@@ -126,7 +140,8 @@ std::string_view edge_mode_name(EdgeMode mode) { return mode == EdgeMode::Crop ?
 EdgeMode parse_edge_mode(std::string_view name) {
   if (name == "crop") return EdgeMode::Crop;
   if (name == "pad") return EdgeMode::Pad;
-  throw Error("unknown edge mode '" + std::string(name) + "' (expected crop or pad)");
+  // TRANSLATORS: crop and pad are values of a command-line flag: keep them in English.
+  throw Error(text_format(_("unknown edge mode '%s' (expected crop or pad)"), std::string(name).c_str()));
 }
 
 } // namespace attnlab

@@ -161,7 +161,8 @@ void add_codepoints(std::string_view s, std::vector<char32_t>& out) {
 
 const char* tr(const char* msgid) {
 #if defined(ATTNLAB_HAVE_GETTEXT)
-  return language_in_use() == "en" ? msgid : dgettext(kDomain, msgid);
+  // "" is the catalog's header's key: an empty text stays empty.
+  return language_in_use() == "en" || !*msgid ? msgid : dgettext(kDomain, msgid);
 #else
   return msgid;
 #endif
@@ -176,7 +177,7 @@ const char* tr_n(const char* singular, const char* plural, unsigned long n) {
 
 const char* tr_c(const char* context, const char* msgid) {
 #if defined(ATTNLAB_HAVE_GETTEXT)
-  if (language_in_use() == "en") return msgid;
+  if (language_in_use() == "en" || !*msgid) return msgid;
   // The catalog's key is context "\x04" msgid; gettext returns its argument when the key is
   // missing, so the key must outlive the answer: kept, one per (language, key), for the program.
   static std::mutex m;

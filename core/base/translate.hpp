@@ -30,7 +30,8 @@ namespace attnlab {
 #endif
 
 /// `msgid` (UTF-8 English) in the current language; `msgid` itself when the catalog lacks it.
-/// The result lives as long as the program (gettext's catalog or the literal).
+/// The result lives as long as the program (gettext's catalog or the literal). "" stays "" (not
+/// the catalog's header, as gettext("") would give).
 const char* tr(const char* msgid) ATTNLAB_FORMAT_ARG(1);
 /// The form of `singular`/`plural` for the count `n` in the current language (ngettext; English:
 /// singular for n == 1).

@@ -6,6 +6,7 @@
 #include "core/cnn/cnn_train.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/flush_subnormals.hpp"
 #include "core/vit/vit_kernels.hpp"
 
@@ -28,11 +29,11 @@ int part_begin(int count, int parts, int p) { return static_cast<int>(static_cas
 }  // namespace
 
 void CnnTrainShape::check() const {
-  if (image_side < 16) throw Error("a CNN's images need at least 16 pixels a side");
-  if (width < 1 || width > 256) throw Error("the CNN's width must be from 1 to 256 channels");
+  if (image_side < 16) throw Error(_("a CNN's images need at least 16 pixels a side"));
+  if (width < 1 || width > 256) throw Error(_("the CNN's width must be from 1 to 256 channels"));
   for (const int b : stage_blocks)
-    if (b < 1 || b > 8) throw Error("each of the CNN's four stages needs from 1 to 8 blocks");
-  if (classes < 1) throw Error("the CNN needs at least one class");
+    if (b < 1 || b > 8) throw Error(_("each of the CNN's four stages needs from 1 to 8 blocks"));
+  if (classes < 1) throw Error(_("the CNN needs at least one class"));
 }
 
 std::int64_t CnnTrainShape::parameters() const {
@@ -70,7 +71,7 @@ CnnTrainer::CnnTrainer(const CnnTrainShape& shape, const VitTrainSettings& setti
   std::vector<std::string> names(static_cast<std::size_t>(shape_.classes));
   for (int c = 0; c < shape_.classes; ++c) names[static_cast<std::size_t>(c)] = "class " + std::to_string(c);
   net_ = resnet_from_tensors(random_resnet_tensors(false, shape_.stage_blocks, shape_.width, shape_.classes),
-                             cnn_train_config_json(shape_, {0, 0, 0}, {1, 1, 1}, names), "the CNN being trained");
+                             cnn_train_config_json(shape_, {0, 0, 0}, {1, 1, 1}, names), _("the CNN being trained"));
   // The trainer's forward is im2col's on the weights as they are: no Winograd copy to keep in step.
   for_each_resnet_conv(net_, [](CnnConv& c, const std::string&, const std::string&, int) { c.winograd.resize(0, 0); });
   // The layout, in the state_dict's order.
@@ -130,12 +131,11 @@ void CnnTrainer::sync() {
 VitStepStats CnnTrainer::compute_gradients(std::span<const float> images, std::span<const int> labels) {
   const int B = static_cast<int>(labels.size()), side = shape_.image_side;
   const std::size_t image_size = 3ull * side * side;
-  if (B <= 0) throw Error("a training batch needs at least one image");
+  if (B <= 0) throw Error(_("a training batch needs at least one image"));
   if (images.size() != image_size * static_cast<std::size_t>(B))
-    throw Error("the batch holds " + std::to_string(images.size()) + " floats, not " + std::to_string(B) + " images of " +
-                std::to_string(image_size));
+    throw Error(text_format(_("the batch holds %zu floats, not %d images of %zu"), images.size(), B, image_size));
   for (const int y : labels)
-    if (y < 0 || y >= shape_.classes) throw Error("label " + std::to_string(y) + " is outside [0, " + std::to_string(shape_.classes) + ")");
+    if (y < 0 || y >= shape_.classes) throw Error(text_format(_("label %d is outside [0, %d)"), y, shape_.classes));
   const int parts = std::min(threads_, B);
   std::vector<ResnetParameterGradients> grads(static_cast<std::size_t>(parts));
   std::vector<double> losses(static_cast<std::size_t>(parts), 0.0);
@@ -200,7 +200,7 @@ Matrix CnnTrainer::logits(std::span<const float> images, int count) const {
   const int side = shape_.image_side;
   const std::size_t image_size = 3ull * side * side;
   if (count < 0 || images.size() != image_size * static_cast<std::size_t>(count))
-    throw Error("logits: " + std::to_string(images.size()) + " floats are not " + std::to_string(count) + " images");
+    throw Error(text_format(_("logits: %zu floats are not %d images"), images.size(), count));
   Matrix z(count, shape_.classes);
   FlushSubnormals ftz;
   constexpr int kChunk = 100;  // images through the network at once (their maps side by side)
@@ -237,7 +237,8 @@ SafetensorsFile CnnTrainer::tensors() const {
 }
 
 ResnetModel CnnTrainer::model(const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) const {
-  return resnet_from_tensors(tensors(), cnn_train_config_json(shape_, mean, std, labels), "the CNN being trained");
+  // TRANSLATORS: stands where a file's name would in messages about the model ("the CNN being trained: ...").
+  return resnet_from_tensors(tensors(), cnn_train_config_json(shape_, mean, std, labels), _("the CNN being trained"));
 }
 
 std::size_t cnn_train_bytes(const CnnTrainShape& shape, int batch, int threads) {

@@ -3,6 +3,7 @@
 
 #include "core/base/blas.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/vit_kernels.hpp"
 #include "core/vit/vit_run.hpp"
 #include "core/vit/vit_similarity.hpp"
@@ -23,7 +24,7 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 void check_stop(const std::atomic<bool>* stop) {
-  if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+  if (stop && stop->load(std::memory_order_relaxed)) throw Error(_("cancelled"));
 }
 
 // K = F·Fᵀ (n × n, in double) of the n rows of F (n × p floats), the p columns split among the
@@ -67,8 +68,10 @@ struct Features {
   void put(int row, const std::vector<std::vector<float>>& f, const std::string& model) {
     for (std::size_t l = 0; l < f.size(); ++l) {
       if (static_cast<Eigen::Index>(f[l].size()) != layers[l].cols())
-        throw Error(model + ": layer " + std::to_string(l) + " gave " + std::to_string(f[l].size()) + " features for one image and " +
-                    std::to_string(layers[l].cols()) + " for another (the images must be the same size)");
+        throw Error(text_format(
+            // TRANSLATORS: %1$s is a model (its file's name), %2$zu a layer's index, then two counts of features.
+            _("%s: layer %zu gave %zu features for one image and %lld for another (the images must be the same size)"),
+            model.c_str(), l, f[l].size(), static_cast<long long>(layers[l].cols())));
       layers[l].row(row) = Eigen::Map<const RowVector>(f[l].data(), static_cast<Eigen::Index>(f[l].size()));
     }
   }
@@ -113,7 +116,7 @@ CkaModel resnet_cka_model(const ResnetModel& model, std::int64_t budget, int thr
 }
 
 Image cka_square_image(const Image& image, int side) {
-  if (image.empty()) throw Error("the image has no pixels");
+  if (image.empty()) throw Error(_("the image has no pixels"));
   if (image.width == side && image.height == side) return image;
   const Image scaled = vit_scaled_image(image, side);
   const int x0 = (scaled.width - side) / 2, y0 = (scaled.height - side) / 2;
@@ -135,7 +138,7 @@ double gram_cka(const Eigen::MatrixXd& K, const Eigen::MatrixXd& L) {
 
 double unbiased_hsic(const Eigen::MatrixXd& K, const Eigen::MatrixXd& L) {
   const auto n = static_cast<double>(K.rows());
-  if (K.rows() < 4) throw Error("the unbiased HSIC needs at least 4 examples");
+  if (K.rows() < 4) throw Error(_("the unbiased HSIC needs at least 4 examples"));
   Eigen::MatrixXd Kt = K, Lt = L;
   Kt.diagonal().setZero();
   Lt.diagonal().setZero();
@@ -156,7 +159,7 @@ CrossCka cross_cka(const CkaModel& a, const CkaModel& b, int count, const std::f
   // kCkaAutoBatch: image 0's features tell the size; they are kept for the pass below.
   std::optional<std::array<std::vector<std::vector<float>>, 2>> first_features;
   if (batch == kCkaAutoBatch) {
-    if (count < 2) throw Error("CKA needs at least 2 images, got " + std::to_string(count));
+    if (count < 2) throw Error(text_format(_("CKA needs at least 2 images, got %d"), count));
     const Image photo = image(0);
     first_features.emplace();
     (*first_features)[0] = a.features(cka_square_image(photo, a.input_size), stop);
@@ -164,8 +167,12 @@ CrossCka cross_cka(const CkaModel& a, const CkaModel& b, int count, const std::f
     batch = cross_cka_bytes(count, total((*first_features)[0]), total((*first_features)[1]), layers) <= budget / 2 ? 0 : std::min(100, count);
     if (batch && count < 4) batch = 0;
   }
-  if (batch != 0 && batch < 4) throw Error("--batch must be at least 4 (the unbiased HSIC needs 4 images a batch), got " + std::to_string(batch));
-  if (count < (batch ? 4 : 2)) throw Error("CKA needs at least " + std::string(batch ? "4 images with --batch" : "2 images") + ", got " + std::to_string(count));
+  if (batch != 0 && batch < 4)
+    // TRANSLATORS: --batch is a command-line option; HSIC: the Hilbert–Schmidt independence criterion.
+    throw Error(text_format(_("--batch must be at least 4 (the unbiased HSIC needs 4 images a batch), got %d"), batch));
+  if (count < (batch ? 4 : 2))
+    throw Error(batch ? text_format(_("CKA needs at least 4 images with --batch, got %d"), count)
+                      : text_format(_("CKA needs at least 2 images, got %d"), count));
   const int threads = vit_kernels::default_threads();
   CrossCka out;
   out.batch = batch;
@@ -189,19 +196,29 @@ CrossCka cross_cka(const CkaModel& a, const CkaModel& b, int count, const std::f
       const bool kept = first_features && first + i == 0;  // image 0's, from the size check above
       const Image photo = kept ? Image() : image(first + i);
       const auto xa = kept ? (*first_features)[0] : a.features(cka_square_image(photo, a.input_size), stop);
-      if (xa.size() != a.layers.size()) throw Error(a.name + ": gave " + std::to_string(xa.size()) + " layers, not " + std::to_string(a.layers.size()));
+      if (xa.size() != a.layers.size())
+        // TRANSLATORS: %1$s is a model (its file's name), then two counts of layers.
+        throw Error(text_format(_("%s: gave %zu layers, not %zu"), a.name.c_str(), xa.size(), a.layers.size()));
       if (progress) progress(++done, steps);
       const auto xb = kept ? (*first_features)[1] : b.features(cka_square_image(photo, b.input_size), stop);
-      if (xb.size() != b.layers.size()) throw Error(b.name + ": gave " + std::to_string(xb.size()) + " layers, not " + std::to_string(b.layers.size()));
+      if (xb.size() != b.layers.size())
+        throw Error(text_format(_("%s: gave %zu layers, not %zu"), b.name.c_str(), xb.size(), b.layers.size()));
       if (progress) progress(++done, steps);
       if (i == 0) {
         const std::int64_t need = cross_cka_bytes(n, total(xa), total(xb), layers);
         if (need > budget) {
           const std::int64_t per = (total(xa) + total(xb)) * static_cast<std::int64_t>(sizeof(float));
           const std::int64_t fits = std::max<std::int64_t>(0, budget / std::max<std::int64_t>(per, 1) - 1);
-          throw Error("the features of " + std::to_string(n) + " images take " + mib(need) + ", over the memory budget of " + mib(budget) +
-                      (fits >= 4 ? ": give --batch " + std::to_string(std::min<std::int64_t>(fits, 512)) + " (minibatch CKA) or fewer images"
-                                 : ": give smaller images or fewer layers"));
+          if (fits >= 4)
+            throw Error(text_format(
+                // TRANSLATORS: %2$s and %3$s are amounts such as "120 MiB"; --batch is a command-line option.
+                _("the features of %d images take %s, over the memory budget of %s: give --batch %lld (minibatch CKA) or "
+                  "fewer images"),
+                n, mib(need).c_str(), mib(budget).c_str(), static_cast<long long>(std::min<std::int64_t>(fits, 512))));
+          throw Error(text_format(
+              // TRANSLATORS: %2$s and %3$s are amounts such as "120 MiB".
+              _("the features of %d images take %s, over the memory budget of %s: give smaller images or fewer layers"), n,
+              mib(need).c_str(), mib(budget).c_str()));
         }
         fa.reserve_rows(n, xa);
         fb.reserve_rows(n, xb);

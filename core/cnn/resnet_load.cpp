@@ -4,6 +4,7 @@
 #include "core/cnn/resnet.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/config_json.hpp"
 #include "core/io/files.hpp"
 #include "core/io/pytorch_checkpoint.hpp"
@@ -36,9 +37,11 @@ class Reader {
   /// The tensor `name` of `rank` dimensions; its values to be read into a buffer of its own.
   const Tensor& take(const std::string& name, std::size_t rank) {
     const auto it = file_.tensors.find(name);
-    if (it == file_.tensors.end()) fail("tensor '" + name + "' of the ResNet is missing");
+    if (it == file_.tensors.end()) fail(text_format(_("tensor '%s' of the ResNet is missing"), name.c_str()));
     if (it->second.shape.size() != rank)
-      fail("tensor '" + name + "' has shape " + shape_text(it->second.shape) + ", not " + std::to_string(rank) + " dimensions");
+      // TRANSLATORS: %1$s is a tensor's name, %2$s its shape such as [64, 3, 7, 7].
+      fail(text_format(_("tensor '%s' has shape %s, not %zu dimensions"), name.c_str(), shape_text(it->second.shape).c_str(),
+                       rank));
     if (used_.insert(name).second) parameters_ += it->second.numel();
     return it->second;
   }
@@ -52,7 +55,8 @@ class Reader {
     std::string list;
     for (std::size_t i = 0; i < unknown.size() && i < 5; ++i) list += (i ? ", " : "") + unknown[i];
     if (unknown.size() > 5) list += ", …";
-    fail(std::to_string(unknown.size()) + " tensor(s) are not part of a ResNet as read here: " + list);
+    // TRANSLATORS: %1$zu is a count, %2$s the tensors' names.
+    fail(text_format(_("%zu tensor(s) are not part of a ResNet as read here: %s"), unknown.size(), list.c_str()));
   }
 
   /// Reads every taken tensor (one pass over the file), returns the file's SHA-256.
@@ -89,11 +93,16 @@ void plan_conv(Reader& r, const std::string& conv, const std::string& norm, int 
   const Tensor& w = r.take(conv + ".weight", 4);
   const auto& s = w.shape;
   if (s[2] != s[3] || s[2] % 2 == 0 || s[2] > 11)
-    r.fail("tensor '" + conv + ".weight' has shape " + shape_text(s) + ": the kernel must be square and odd (1, 3, 7)");
+    // TRANSLATORS: %1$s.weight is a tensor's name (the %1$s part its convolution's), %2$s its shape such as [64, 3, 7, 7].
+    r.fail(text_format(_("tensor '%s.weight' has shape %s: the kernel must be square and odd (1, 3, 7)"), conv.c_str(),
+                       shape_text(s).c_str()));
   if (s[1] != in)
-    r.fail("tensor '" + conv + ".weight' has shape " + shape_text(s) + ": it takes " + std::to_string(s[1]) +
-           " channels where the layer before gives " + std::to_string(in));
-  if (s[0] < 1 || s[0] > 65536) r.fail("tensor '" + conv + ".weight' has shape " + shape_text(s) + ": no output channels");
+    // TRANSLATORS: %1$s.weight is a tensor's name, %2$s its shape, then two numbers of channels.
+    r.fail(text_format(_("tensor '%s.weight' has shape %s: it takes %lld channels where the layer before gives %d"), conv.c_str(),
+                       shape_text(s).c_str(), static_cast<long long>(s[1]), in));
+  if (s[0] < 1 || s[0] > 65536)
+    // TRANSLATORS: %1$s.weight is a tensor's name, %2$s its shape.
+    r.fail(text_format(_("tensor '%s.weight' has shape %s: no output channels"), conv.c_str(), shape_text(s).c_str()));
   c.in = in;
   c.out = static_cast<int>(s[0]);
   c.k = static_cast<int>(s[2]);
@@ -102,8 +111,9 @@ void plan_conv(Reader& r, const std::string& conv, const std::string& norm, int 
   for (const char* p : {".weight", ".bias", ".running_mean", ".running_var"}) {
     const Tensor& t = r.take(norm + p, 1);
     if (t.shape[0] != c.out)
-      r.fail("tensor '" + norm + p + "' has shape " + shape_text(t.shape) + ", not [" + std::to_string(c.out) + "] (the channels of " +
-             conv + ")");
+      // TRANSLATORS: %1$s%2$s is a tensor's name, %3$s its shape, %4$d a number of channels, %5$s a convolution's name.
+      r.fail(text_format(_("tensor '%s%s' has shape %s, not [%d] (the channels of %s)"), norm.c_str(), p,
+                         shape_text(t.shape).c_str(), c.out, conv.c_str()));
   }
   plans.push_back({conv, norm, &c});
 }
@@ -149,12 +159,14 @@ void read_config(const std::string& text, const std::string& what, ResnetArchite
     if (const auto s = read_config_rgb(*pc, "std", cfg)) arch.std = *s;
     if (const auto in = pc->find("input_size"); in != pc->end()) {
       if (!in->is_array() || in->size() != 3 || !(*in)[2].is_number_integer() || (*in)[2].get<int>() < 16 || (*in)[2].get<int>() > 4096)
-        throw Error(cfg + ": 'input_size' is not [3, H, W] with W from 16 to 4096");
+        // TRANSLATORS: %s is the file and "(config.json)"; 'input_size' is a key in it; H, W: height and width.
+        throw Error(text_format(_("%s: 'input_size' is not [3, H, W] with W from 16 to 4096"), cfg.c_str()));
       arch.input_size = (*in)[2].get<int>();
     }
   }
   for (const float s : arch.std)
-    if (!(s > 0.0f)) throw Error(cfg + ": the normalization's std must be positive");
+    // TRANSLATORS: %s is the file; std: the standard deviations the input is divided by.
+    if (!(s > 0.0f)) throw Error(text_format(_("%s: the normalization's std must be positive"), cfg.c_str()));
   if (const auto names = config.find("label_names"); names != config.end() && names->is_array())
     for (std::size_t c = 0; c < names->size() && c < arch.labels.size(); ++c)
       if ((*names)[c].is_string()) arch.labels[c] = (*names)[c].get<std::string>();
@@ -194,7 +206,7 @@ ResnetModel resnet_from_tensors(SafetensorsFile file, const std::string& config_
   ResnetArchitecture& arch = model.arch;
   std::vector<ConvPlan> plans;
   // The stem: conv1 (7×7, stride 2) + bn1.
-  if (!r.has("conv1.weight")) r.fail("not a ResNet (no tensor 'conv1.weight')");
+  if (!r.has("conv1.weight")) r.fail(_("not a ResNet (no tensor 'conv1.weight')"));
   plan_conv(r, "conv1", "bn1", 3, 2, model.stem, plans);
   arch.width = model.stem.out;
   arch.bottleneck = r.has("layer1.0.conv3.weight");
@@ -226,23 +238,30 @@ ResnetModel resnet_from_tensors(SafetensorsFile file, const std::string& config_
         block.downsample.emplace();
         plan_conv(r, p + "downsample.0", p + "downsample.1", channels, stride, *block.downsample, plans);
         if (block.downsample->out != out || block.downsample->k != 1)
-          r.fail("tensor '" + p + "downsample.0.weight' must be a 1×1 convolution to " + std::to_string(out) + " channels");
+          // TRANSLATORS: %1$sdownsample.0.weight is a tensor's name ("layer2.0.downsample.0.weight").
+          r.fail(text_format(_("tensor '%sdownsample.0.weight' must be a 1×1 convolution to %d channels"), p.c_str(), out));
       } else if (stride != 1 || out != channels) {
-        r.fail("block " + block.name + " changes the shape (" + std::to_string(channels) + " to " + std::to_string(out) +
-               " channels, stride " + std::to_string(stride) + ") but has no 'downsample' tensors");
+        // TRANSLATORS: %1$s is a block's name (layer2.0); 'downsample' is part of tensors' names.
+        r.fail(text_format(_("block %s changes the shape (%d to %d channels, stride %d) but has no 'downsample' tensors"),
+                           block.name.c_str(), channels, out, stride));
       }
       channels = out;
     }
-    if (i == 0) r.fail("stage " + stage + " has no blocks (no tensor '" + stage + ".0.conv1.weight')");
+    // TRANSLATORS: %1$s is a stage's name (layer1 … layer4); %2$s.0.conv1.weight a tensor's name.
+    if (i == 0) r.fail(text_format(_("stage %s has no blocks (no tensor '%s.0.conv1.weight')"), stage.c_str(), stage.c_str()));
     arch.stage_blocks[static_cast<std::size_t>(s)] = i;
   }
   // The classifier after the global average pool.
   const Tensor& fc = r.take("fc.weight", 2);
   if (fc.shape[1] != channels)
-    r.fail("tensor 'fc.weight' has shape " + shape_text(fc.shape) + ": it takes " + std::to_string(fc.shape[1]) +
-           " features where the last block gives " + std::to_string(channels));
+    // TRANSLATORS: 'fc.weight' is a tensor's name, %1$s its shape.
+    r.fail(text_format(_("tensor 'fc.weight' has shape %s: it takes %lld features where the last block gives %d"),
+                       shape_text(fc.shape).c_str(), static_cast<long long>(fc.shape[1]), channels));
   const Tensor& fcb = r.take("fc.bias", 1);
-  if (fcb.shape[0] != fc.shape[0]) r.fail("tensor 'fc.bias' has shape " + shape_text(fcb.shape) + ", not [" + std::to_string(fc.shape[0]) + "]");
+  if (fcb.shape[0] != fc.shape[0])
+    // TRANSLATORS: 'fc.bias' is a tensor's name, %1$s its shape.
+    r.fail(text_format(_("tensor 'fc.bias' has shape %s, not [%lld]"), shape_text(fcb.shape).c_str(),
+                       static_cast<long long>(fc.shape[0])));
   arch.classes = static_cast<int>(fc.shape[0]);
   r.check_complete();
   read_config(config_json, what, arch);

@@ -7,6 +7,7 @@
 
 #include "core/base/blas.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/vit.hpp"
 #include "core/vit/vit_kernels.hpp"
 
@@ -36,7 +37,7 @@ Map make_map(int channels, int height, int width, int count = 1) {
 }
 
 void check_stop(const std::atomic<bool>* stop) {
-  if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+  if (stop && stop->load(std::memory_order_relaxed)) throw Error(_("cancelled"));
 }
 
 // A 3×3 convolution of stride 1 by Winograd's F(2×2, 3×3) (Lavin & Gray 2016; docs/MATH.md): the
@@ -44,7 +45,7 @@ void check_stop(const std::atomic<bool>* stop) {
 // over input channels as 16 products U_ξν (out × in) · V_ξν (in × tiles). 2.25× fewer
 // multiplications than im2col's product. y starts at b (+ add) and ReLU follows, as below.
 Map conv_winograd(const CnnConv& c, const Map& x, bool relu, int threads, std::vector<float>& buf, const Map* add) {
-  if (x.count != 1) throw Error("Winograd's convolution takes one image at a time");
+  if (x.count != 1) throw Error(_("Winograd's convolution takes one image at a time"));
   const int H = x.height, W = x.width, th = (H + 1) / 2, tw = (W + 1) / 2, T = th * tw;
   const std::size_t vsize = static_cast<std::size_t>(16) * c.in * T, msize = static_cast<std::size_t>(16) * c.out * T;
   buf.resize(vsize + msize);
@@ -90,7 +91,7 @@ Map conv_winograd(const CnnConv& c, const Map& x, bool relu, int threads, std::v
   });
   // y = Aᵀ m A per tile, Aᵀ = [1 1 1 0; 0 1 −1 −1], + b (+ add), ReLU.
   Map y = make_map(c.out, H, W);
-  if (add && (add->channels != c.out || add->height != H || add->width != W)) throw Error("a residual of the wrong shape");
+  if (add && (add->channels != c.out || add->height != H || add->width != W)) throw Error(_("a residual of the wrong shape"));
   parallel_rows(c.out, threads, [&](int first, int count) {
     const std::size_t step = static_cast<std::size_t>(c.out) * T;
     for (int o = first; o < first + count; ++o) {
@@ -174,7 +175,7 @@ Map conv_forward(const CnnConv& c, const Map& x, bool relu, int threads, std::ve
     B = cols.data();
   }
   float* Y = y.v.data();
-  if (add && (add->channels != c.out || add->height != Ho || add->width != Wo || add->count != x.count)) throw Error("a residual of the wrong shape");
+  if (add && (add->channels != c.out || add->height != Ho || add->width != Wo || add->count != x.count)) throw Error(_("a residual of the wrong shape"));
   auto start = [&](int o0, int o1, int j0, int j1) {  // b (+ add) where the product will be added
     for (int o = o0; o < o1; ++o) {
       const std::size_t at = static_cast<std::size_t>(o) * n + j0;
@@ -455,9 +456,10 @@ void resnet_check_budget(const ResnetModel& model, const CnnInput& input, std::i
   if (need <= budget) return;
   const int side = std::min(input.width, input.height);
   const int fits = std::max(32, static_cast<int>(side * std::sqrt(static_cast<double>(budget) / static_cast<double>(need))) - 1);
-  throw Error("a " + std::to_string(input.width) + "x" + std::to_string(input.height) + " input needs " +
-              std::to_string(need >> 20) + " MiB for the ResNet's pass, over the memory budget of " + std::to_string(budget >> 20) +
-              " MiB: give --resize " + std::to_string(fits) + " or less");
+  throw Error(text_format(
+      // TRANSLATORS: "a 640x480 input needs ..."; MiB: mebibytes; --resize is a command-line option, %5$d pixels.
+      _("a %dx%d input needs %lld MiB for the ResNet's pass, over the memory budget of %lld MiB: give --resize %d or less"),
+      input.width, input.height, static_cast<long long>(need >> 20), static_cast<long long>(budget >> 20), fits));
 }
 
 std::array<int, 2> resnet_map_size(const ResnetModel& model, int block, int width, int height) {
@@ -473,12 +475,11 @@ std::array<int, 2> resnet_map_size(const ResnetModel& model, int block, int widt
 }
 
 CnnInput cnn_input(const ResnetArchitecture& arch, const Image& image, int resize) {
-  if (resize < 0) throw Error("--resize must be positive");
-  if (image.empty()) throw Error("the image has no pixels");
+  if (resize < 0) throw Error(_("--resize must be positive"));
+  if (image.empty()) throw Error(_("the image has no pixels"));
   const Image scaled = resize > 0 ? vit_scaled_image(image, resize) : image;
   if (scaled.width < 16 || scaled.height < 16)
-    throw Error("the image is " + std::to_string(scaled.width) + "x" + std::to_string(scaled.height) +
-                " pixels: a ResNet needs at least 16x16");
+    throw Error(text_format(_("the image is %dx%d pixels: a ResNet needs at least 16x16"), scaled.width, scaled.height));
   CnnInput in;
   in.width = scaled.width;
   in.height = scaled.height;
@@ -506,13 +507,12 @@ CnnGradients resnet_gradients(const ResnetModel& model, const CnnInput& input, c
   threads = threads_or_default(threads);
   const int B = static_cast<int>(model.blocks.size());
   const bool klass = target.block < 0;
-  if (klass && model.arch.classes == 0) throw Error("this ResNet has no classifier");
+  if (klass && model.arch.classes == 0) throw Error(_("this ResNet has no classifier"));
   if (klass && target.klass != CnnGradientTarget::kTopClass && (target.klass < 0 || target.klass >= model.arch.classes))
-    throw Error("class " + std::to_string(target.klass) + " is out of range (the model has " + std::to_string(model.arch.classes) +
-                " classes, 0 … " + std::to_string(model.arch.classes - 1) + ")");
+    throw Error(text_format(_("class %d is out of range (the model has %d classes, 0 … %d)"), target.klass, model.arch.classes,
+                            model.arch.classes - 1));
   if (!klass && target.block >= B)
-    throw Error("block " + std::to_string(target.block) + " is out of range (the model has " + std::to_string(B) + " blocks, 0 … " +
-                std::to_string(B - 1) + ")");
+    throw Error(text_format(_("block %d is out of range (the model has %d blocks, 0 … %d)"), target.block, B, B - 1));
   resnet_check_budget(model, input, budget);
   const int last = klass ? B : target.block + 1;
   Forward f = run_forward(model, input_map(input), last, true, threads, stop);
@@ -533,8 +533,9 @@ CnnGradients resnet_gradients(const ResnetModel& model, const CnnInput& input, c
     for (int k = 0; k < top.channels; ++k) d.v.row(k).setConstant(model.W_fc(g.klass, k) * share);
   } else {
     if (target.col < 0 || target.col >= top.width || target.row < 0 || target.row >= top.height)
-      throw Error("position " + std::to_string(target.col) + "," + std::to_string(target.row) + " is outside block " +
-                  std::to_string(target.block) + "'s " + std::to_string(top.width) + "x" + std::to_string(top.height) + " map");
+      // TRANSLATORS: "position column,row is outside block B's width x height map" (of features).
+      throw Error(text_format(_("position %d,%d is outside block %d's %dx%d map"), target.col, target.row, target.block, top.width,
+                              top.height));
     d.v.col(target.row * top.width + target.col).setOnes();
   }
   std::vector<float> cols;
@@ -555,9 +556,9 @@ CnnGradients resnet_gradients(const ResnetModel& model, const CnnInput& input, c
 }
 
 Matrix resnet_grad_cam(const CnnGradients& g, int block) {
-  if (g.klass < 0) throw Error("Grad-CAM needs a class's gradients");
+  if (g.klass < 0) throw Error(_("Grad-CAM needs a class's gradients"));
   if (block < 0 || block >= static_cast<int>(g.blocks.size()))
-    throw Error("block " + std::to_string(block) + " is out of range (0 … " + std::to_string(g.blocks.size() - 1) + ")");
+    throw Error(text_format(_("block %d is out of range (0 … %zu)"), block, g.blocks.size() - 1));
   const FeatureMap &A = g.blocks[static_cast<std::size_t>(block)], &dA = g.d_blocks[static_cast<std::size_t>(block)];
   const Eigen::VectorXf alpha = dA.v.rowwise().mean();
   const RowVector cam = (alpha.transpose() * A.v).cwiseMax(0.0f);
@@ -576,7 +577,7 @@ Matrix resnet_receptive_field(const ResnetModel& model, const CnnInput& input, i
 
 Matrix resnet_mean_receptive_field(const ResnetModel& model, int count, const std::function<CnnInput(int)>& input, int block, int col,
                                    int row, std::int64_t budget, const std::function<void(int, int)>& progress) {
-  if (count < 1) throw Error("no image to average the receptive field over");
+  if (count < 1) throw Error(_("no image to average the receptive field over"));
   Eigen::MatrixXd sum;
   int width = 0, height = 0;
   for (int i = 0; i < count; ++i) {
@@ -585,8 +586,8 @@ Matrix resnet_mean_receptive_field(const ResnetModel& model, int count, const st
       width = in.width, height = in.height;
       sum = Eigen::MatrixXd::Zero(height, width);
     } else if (in.width != width || in.height != height) {
-      throw Error("image " + std::to_string(i) + " is " + std::to_string(in.width) + "x" + std::to_string(in.height) + ", not " +
-                  std::to_string(width) + "x" + std::to_string(height) + " as the first");
+      // TRANSLATORS: sizes in pixels, width x height.
+      throw Error(text_format(_("image %d is %dx%d, not %dx%d as the first"), i, in.width, in.height, width, height));
     }
     sum += resnet_receptive_field(model, in, block, col, row, budget).cast<double>();
     if (progress) progress(i + 1, count);
@@ -617,8 +618,8 @@ namespace {
 Map batch_map(std::span<const float> images, int count, int height, int width) {
   const std::size_t hw = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
   if (count < 1 || height < 1 || width < 1 || images.size() != static_cast<std::size_t>(count) * 3 * hw)
-    throw Error("a batch of " + std::to_string(images.size()) + " floats is not " + std::to_string(count) + " images of 3 x " +
-                std::to_string(height) + " x " + std::to_string(width));
+    // TRANSLATORS: "images of 3 x height x width" values (channels x rows x columns).
+    throw Error(text_format(_("a batch of %zu floats is not %d images of 3 x %d x %d"), images.size(), count, height, width));
   Map x = make_map(3, height, width, count);
   for (int b = 0; b < count; ++b)
     for (int c = 0; c < 3; ++c)
@@ -640,7 +641,7 @@ Matrix batch_logits(const ResnetModel& model, const Map& top, Matrix& pooled) {
 }  // namespace
 
 Matrix resnet_batch_logits(const ResnetModel& model, std::span<const float> images, int count, int height, int width, int threads) {
-  if (model.arch.classes == 0) throw Error("this ResNet has no classifier");
+  if (model.arch.classes == 0) throw Error(_("this ResNet has no classifier"));
   const Forward f = run_forward(model, batch_map(images, count, height, width), static_cast<int>(model.blocks.size()), false,
                                 threads_or_default(threads), nullptr);
   Matrix pooled;
@@ -650,8 +651,8 @@ Matrix resnet_batch_logits(const ResnetModel& model, std::span<const float> imag
 Matrix resnet_train_batch(const ResnetModel& model, std::span<const float> images, int count, int height, int width,
                           const std::function<void(Matrix&)>& loss_gradient, ResnetParameterGradients& grads, int threads) {
   threads = threads_or_default(threads);
-  if (model.arch.classes == 0) throw Error("this ResNet has no classifier to train");
-  if (grads.convs.size() != resnet_convs(model).size()) throw Error("the gradients are not this ResNet's (zero() them for it)");
+  if (model.arch.classes == 0) throw Error(_("this ResNet has no classifier to train"));
+  if (grads.convs.size() != resnet_convs(model).size()) throw Error(_("the gradients are not this ResNet's (zero() them for it)"));
   const Map x = batch_map(images, count, height, width);
   Forward f = run_forward(model, x, static_cast<int>(model.blocks.size()), true, threads, nullptr);
   const Map& top = f.outs.back();
@@ -698,8 +699,8 @@ std::vector<float> resnet_stem_kernel(const ResnetModel& model, int out, int in)
     return k;
   }
   if (out >= c.out || in < 0 || in >= c.in)
-    throw Error("channel pair (" + std::to_string(out) + ", " + std::to_string(in) + ") is outside conv1's " + std::to_string(c.out) +
-                " outputs and " + std::to_string(c.in) + " inputs");
+    // TRANSLATORS: conv1 is the name of the ResNet's first convolution.
+    throw Error(text_format(_("channel pair (%d, %d) is outside conv1's %d outputs and %d inputs"), out, in, c.out, c.in));
   for (int t = 0; t < kk; ++t) k[static_cast<std::size_t>(t)] = c.W(out, in * kk + t);
   return k;
 }

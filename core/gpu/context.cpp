@@ -1,6 +1,7 @@
 #include "core/gpu/context.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <epoxy/gl.h>
 
@@ -26,8 +27,9 @@ GlInfo current_gl_info() {
 GlInfo check_compute_support() {
   GlInfo info = current_gl_info();
   if (info.major < 4 || (info.major == 4 && info.minor < 3))
-    throw Error("OpenGL 4.3 with compute shaders is needed, but this context is OpenGL " + std::to_string(info.major) +
-                "." + std::to_string(info.minor) + " ('" + info.version + "' on '" + info.renderer + "')");
+    // TRANSLATORS: %d.%d is the OpenGL version found; then the driver's version string and the renderer's name.
+    throw Error(text_format(_("OpenGL 4.3 with compute shaders is needed, but this context is OpenGL %d.%d ('%s' on '%s')"),
+                            info.major, info.minor, info.version.c_str(), info.renderer.c_str()));
   return info;
 }
 

@@ -3,6 +3,7 @@
 #include "core/gpu/context.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <epoxy/egl.h>
 #include <epoxy/gl.h>
@@ -68,16 +69,16 @@ bool has_extension(const char* list, const char* name) {
 bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_display, EGLContext& out_context,
                  std::string& why) {
   if (display == EGL_NO_DISPLAY) {
-    why = "no display";
+    why = _("no display");
     return false;
   }
   EGLint major = 0, minor = 0;
   if (!initialize_display(display, major, minor)) {
-    why = "eglInitialize failed";
+    why = _("eglInitialize failed");
     return false;
   }
   if (!eglBindAPI(EGL_OPENGL_API)) {
-    why = "no desktop OpenGL";
+    why = _("no desktop OpenGL");
     release_display(display);
     return false;
   }
@@ -87,7 +88,7 @@ bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_d
     const EGLint attrs[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
     EGLint count = 0;
     if (!eglChooseConfig(display, attrs, &config, 1, &count) || count == 0) {
-      why = "no OpenGL config";
+      why = _("no OpenGL config");
       release_display(display);
       return false;
     }
@@ -100,12 +101,12 @@ bool try_display(EGLDisplay display, const HeadlessOptions& o, EGLDisplay& out_d
   ctx.push_back(EGL_NONE);
   EGLContext context = eglCreateContext(display, config, EGL_NO_CONTEXT, ctx.data());
   if (context == EGL_NO_CONTEXT) {
-    why = "cannot create an OpenGL " + std::to_string(o.major) + "." + std::to_string(o.minor) + " context";
+    why = text_format(_("cannot create an OpenGL %d.%d context"), o.major, o.minor);
     release_display(display);
     return false;
   }
   if (!eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context)) {
-    why = "cannot make the context current without a surface";
+    why = _("cannot make the context current without a surface");
     eglDestroyContext(display, context);
     release_display(display);
     return false;
@@ -144,7 +145,8 @@ HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::ma
         std::string why;
         ok = try_display(eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, devices[d], nullptr), options, impl_->display, impl_->context, why);
         if (ok) info_.platform = "EGL device " + std::to_string(d);
-        else tried += "device " + std::to_string(d) + ": " + why + "; ";
+        // TRANSLATORS: an EGL device's number, then why it gave no OpenGL context.
+        else tried += text_format(_("device %d: %s"), static_cast<int>(d), why.c_str()) + "; ";
       }
   }
   // 2. Mesa's surfaceless platform: llvmpipe on the CPU when there is no GPU.
@@ -165,9 +167,11 @@ HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::ma
       check_compute_support();  // throws, naming the version found
   }
   if (!ok) {
-    if (tried.empty()) tried = "this EGL has neither the device nor the surfaceless platform; ";
+    if (tried.empty()) tried = std::string(_("this EGL has neither the device nor the surfaceless platform")) + "; ";
     tried.resize(tried.size() - 2);
-    throw Error("no headless OpenGL context could be made (" + tried + "); install Mesa's EGL (libegl-mesa0, libgl1-mesa-dri)");
+    throw Error(text_format(_("no headless OpenGL context could be made (%s); install Mesa's EGL (libegl-mesa0, "
+                              "libgl1-mesa-dri)"),
+                            tried.c_str()));
   }
   const std::string platform = info_.platform;
   info_ = options.require_compute ? check_compute_support() : current_gl_info();

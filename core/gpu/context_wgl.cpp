@@ -5,6 +5,7 @@
 #include "core/gpu/context.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <windows.h>
 
@@ -62,12 +63,12 @@ int hardware_egl_devices() { return 0; }
 
 HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::make_unique<Impl>()) {
   auto fail = [](const std::string& why) {
-    throw Error("no headless OpenGL context could be made (WGL: " + why + "); update the graphics driver");
+    throw Error(text_format(_("no headless OpenGL context could be made (WGL: %s); update the graphics driver"), why.c_str()));
   };
   register_window_class();
   impl_->window = CreateWindowExW(0, kWindowClass, L"Attention Lab (headless)", WS_OVERLAPPEDWINDOW, 0, 0, 16, 16, nullptr,
                                   nullptr, GetModuleHandleW(nullptr), nullptr);
-  if (!impl_->window) fail("cannot create a hidden window");
+  if (!impl_->window) fail(_("cannot create a hidden window"));
   impl_->dc = GetDC(impl_->window);
   PIXELFORMATDESCRIPTOR pfd{};
   pfd.nSize = sizeof pfd;
@@ -78,15 +79,15 @@ HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::ma
   pfd.cDepthBits = 24;
   pfd.iLayerType = PFD_MAIN_PLANE;
   const int format = ChoosePixelFormat(impl_->dc, &pfd);
-  if (format == 0 || !SetPixelFormat(impl_->dc, format, &pfd)) fail("no OpenGL pixel format");
+  if (format == 0 || !SetPixelFormat(impl_->dc, format, &pfd)) fail(_("no OpenGL pixel format"));
   // A legacy context first: wglCreateContextAttribsARB is only found with one current.
   HGLRC legacy = wglCreateContext(impl_->dc);
-  if (!legacy || !wglMakeCurrent(impl_->dc, legacy)) fail("cannot create an OpenGL context");
+  if (!legacy || !wglMakeCurrent(impl_->dc, legacy)) fail(_("cannot create an OpenGL context"));
   if (options.major > 0) {
     if (!epoxy_has_wgl_extension(impl_->dc, "WGL_ARB_create_context_profile")) {
       wglMakeCurrent(nullptr, nullptr);
       wglDeleteContext(legacy);
-      fail("the driver cannot make core-profile contexts");
+      fail(_("the driver cannot make core-profile contexts"));
     }
     int flags = options.debug ? WGL_CONTEXT_DEBUG_BIT_ARB : 0;
     const int attrs[] = {WGL_CONTEXT_MAJOR_VERSION_ARB, options.major, WGL_CONTEXT_MINOR_VERSION_ARB, options.minor,
@@ -98,7 +99,7 @@ HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::ma
     wglMakeCurrent(nullptr, nullptr);
     wglDeleteContext(legacy);
     if (!impl_->context) {
-      if (!options.require_compute) fail("cannot create an OpenGL " + std::to_string(options.major) + "." + std::to_string(options.minor) + " context");
+      if (!options.require_compute) fail(text_format(_("cannot create an OpenGL %d.%d context"), options.major, options.minor));
       // Say what the driver has: its default context's version.
       HGLRC any = wglCreateContext(impl_->dc);
       if (any && wglMakeCurrent(impl_->dc, any)) {
@@ -112,12 +113,12 @@ HeadlessContext::HeadlessContext(const HeadlessOptions& options) : impl_(std::ma
         wglMakeCurrent(nullptr, nullptr);
       }
       if (any) wglDeleteContext(any);
-      fail("cannot create an OpenGL " + std::to_string(options.major) + "." + std::to_string(options.minor) + " context");
+      fail(text_format(_("cannot create an OpenGL %d.%d context"), options.major, options.minor));
     }
   } else {
     impl_->context = legacy;
   }
-  if (!wglMakeCurrent(impl_->dc, impl_->context)) fail("cannot make the context current");
+  if (!wglMakeCurrent(impl_->dc, impl_->context)) fail(_("cannot make the context current"));
   info_ = options.require_compute ? check_compute_support() : current_gl_info();
   info_.platform = "WGL hidden window";
   if (options.debug) install_gl_debug_callback();

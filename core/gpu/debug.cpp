@@ -21,7 +21,7 @@ void GLAPIENTRY on_gl_message(GLenum source, GLenum type, GLuint id, GLenum /*se
   std::string text = length >= 0 ? std::string(message, static_cast<size_t>(length)) : std::string(message);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   text += " (id " + std::to_string(id) + ")";
-  std::fprintf(stderr, "attnlab: GL error: %s\n", text.c_str());
+  std::fprintf(stderr, "attnlab: GL error: %s\n", text.c_str());  // i18n: English (a developers' debug log, debug builds only)
   const std::lock_guard lock(errors_mutex);
   if (errors.size() < 64) errors.push_back(std::move(text));
 }

@@ -2,6 +2,7 @@
 
 #include "attnlab/embedded_shaders.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/shader_constants.hpp"
 
 #include <algorithm>
@@ -97,7 +98,7 @@ Buffer::Buffer(std::size_t bytes, const void* data) : bytes_(bytes) {
   if (err == GL_OUT_OF_MEMORY) {
     glDeleteBuffers(1, &id_);
     id_ = 0;
-    throw Error("the GPU is out of memory for a buffer of " + std::to_string(bytes >> 20) + " MiB");
+    throw Error(text_format(_("the GPU is out of memory for a buffer of %zu MiB"), bytes >> 20));
   }
   count_allocation(bytes_);
   if (data && bytes) count_upload(bytes);
@@ -111,7 +112,7 @@ Buffer::~Buffer() {
 }
 
 void Buffer::upload(const void* data, std::size_t bytes, std::size_t offset) {
-  if (offset + bytes > bytes_) throw Error("internal: buffer upload out of range");
+  if (offset + bytes > bytes_) throw Error(_("internal: buffer upload out of range"));
   if (!bytes) return;
   GLint previous = 0;
   glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &previous);
@@ -122,7 +123,7 @@ void Buffer::upload(const void* data, std::size_t bytes, std::size_t offset) {
 }
 
 void Buffer::download(void* out, std::size_t bytes, std::size_t offset) const {
-  if (offset + bytes > bytes_) throw Error("internal: buffer download out of range");
+  if (offset + bytes > bytes_) throw Error(_("internal: buffer download out of range"));
   if (!bytes) return;
   GLint previous = 0;
   glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &previous);
@@ -133,7 +134,7 @@ void Buffer::download(void* out, std::size_t bytes, std::size_t offset) const {
 }
 
 void Buffer::read_mapped(std::size_t bytes, std::size_t offset, const std::function<void(const void*)>& use) const {
-  if (offset + bytes > bytes_) throw Error("internal: buffer read out of range");
+  if (offset + bytes > bytes_) throw Error(_("internal: buffer read out of range"));
   if (!bytes) return;
   GLint previous = 0;
   glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &previous);
@@ -142,7 +143,7 @@ void Buffer::read_mapped(std::size_t bytes, std::size_t offset, const std::funct
                                    GL_MAP_READ_BIT);
   if (!p) {
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(previous));
-    throw Error("the GPU could not map a buffer of " + std::to_string(bytes >> 10) + " KiB for reading");
+    throw Error(text_format(_("the GPU could not map a buffer of %zu KiB for reading"), bytes >> 10));
   }
   struct Unmap {  // also when use() throws
     GLuint id, previous;
@@ -193,8 +194,7 @@ Texture::Texture(int width, int height, GLenum internal_format)
   if (err != GL_NO_ERROR) {
     glDeleteTextures(1, &id_);
     id_ = 0;
-    throw Error("cannot make a " + std::to_string(width) + "x" + std::to_string(height) + " texture (GL error " +
-                std::to_string(err) + ")");
+    throw Error(text_format(_("cannot make a %dx%d texture (GL error %u)"), width, height, static_cast<unsigned>(err)));
   }
   bytes_ = static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * texel_bytes(internal_format);
   count_allocation(bytes_);
@@ -221,7 +221,7 @@ void Texture::upload(GLenum format, GLenum type, const void* pixels) {
 }
 
 void Texture::download_rgba8(std::span<std::uint8_t> out) const {
-  if (out.size() != static_cast<size_t>(width_) * height_ * 4) throw Error("internal: texture download size");
+  if (out.size() != static_cast<size_t>(width_) * height_ * 4) throw Error(_("internal: texture download size"));
   GLint previous = 0, align = 0;
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous);
   glGetIntegerv(GL_PACK_ALIGNMENT, &align);
@@ -254,7 +254,7 @@ Program::Program(GLuint id, std::string name) : id_(id), name_(std::move(name)) 
   GLint blocks = 0, uniforms = 0;
   glGetProgramInterfaceiv(id_, GL_UNIFORM_BLOCK, GL_ACTIVE_RESOURCES, &blocks);
   glGetProgramInterfaceiv(id_, GL_UNIFORM, GL_ACTIVE_RESOURCES, &uniforms);
-  if (blocks > 1) refused = std::to_string(blocks) + " uniform blocks; a kernel takes one, Params";
+  if (blocks > 1) refused = text_format(_("%d uniform blocks; a kernel takes one, Params"), static_cast<int>(blocks));
   for (GLint u = 0; u < uniforms && refused.empty(); ++u) {
     const GLenum props[] = {GL_BLOCK_INDEX, GL_TYPE, GL_OFFSET, GL_ARRAY_SIZE};
     GLint v[4] = {};
@@ -262,15 +262,16 @@ Program::Program(GLuint id, std::string name) : id_(id), name_(std::move(name)) 
     if (v[0] < 0 && !is_opaque(v[1])) {
       char uname[64] = {};
       glGetProgramResourceName(id_, GL_UNIFORM, static_cast<GLuint>(u), sizeof uname, nullptr, uname);
-      refused = std::string("a uniform outside its parameter block (") + uname + ")";
+      refused = text_format(_("a uniform outside its parameter block (%s)"), uname);
     } else if (v[0] >= 0) {
-      if (v[1] != GL_INT && v[1] != GL_FLOAT && v[1] != GL_UNSIGNED_INT) refused = "a parameter that is not an int, uint or float";
+      if (v[1] != GL_INT && v[1] != GL_FLOAT && v[1] != GL_UNSIGNED_INT)
+        refused = _("a parameter that is not an int, uint or float");
       else param_bytes_ = std::max(param_bytes_, static_cast<std::size_t>(v[2]) + 4 * static_cast<std::size_t>(v[3]));
     }
   }
   if (!refused.empty()) {
     glDeleteProgram(std::exchange(id_, 0));
-    throw Error("internal: shader " + name_ + " has " + refused);
+    throw Error(text_format(_("internal: shader %s has %s"), name_.c_str(), refused.c_str()));
   }
 }
 
@@ -281,8 +282,8 @@ Program::~Program() {
 void ParamBlock::check_size(const Program& program, std::size_t bytes) const {
   const std::size_t block = program.param_bytes();
   if (block != bytes)
-    throw Error("internal: shader " + program.name() + "'s parameter block is " + std::to_string(block) +
-                " bytes, its C++ struct " + std::to_string(bytes));
+    throw Error(text_format(_("internal: shader %s's parameter block is %zu bytes, its C++ struct %zu"), program.name().c_str(),
+                            block, bytes));
 }
 
 Program compile_compute(std::string_view name, std::string_view source) {
@@ -299,7 +300,7 @@ Program compile_compute(std::string_view name, std::string_view source) {
     glGetShaderInfoLog(shader, len, nullptr, log.data());
     glDeleteShader(shader);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    throw Error::with_log("shader " + std::string(name) + " failed to compile:", log);
+    throw Error::with_log(text_format(_("shader %s failed to compile:"), std::string(name).c_str()), log);
   }
   const GLuint program = glCreateProgram();
   glAttachShader(program, shader);
@@ -312,7 +313,7 @@ Program compile_compute(std::string_view name, std::string_view source) {
     glGetProgramInfoLog(program, len, nullptr, log.data());
     glDeleteProgram(program);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    throw Error::with_log("shader " + std::string(name) + " failed to link:", log);
+    throw Error::with_log(text_format(_("shader %s failed to link:"), std::string(name).c_str()), log);
   }
   return Program(program, std::string(name));
 }
@@ -321,7 +322,7 @@ std::string shader_prelude(std::string_view defines) {
   std::string source = shader::shader_constant_defines() + std::string(defines) + "\n";
   for (const char* shared : {"mask_rule.glsl", "common.glsl"}) {
     const auto text = embedded_shader(shared);
-    if (!text) throw Error(std::string("internal: the embedded shader ") + shared + " is missing");
+    if (!text) throw Error(text_format(_("internal: the embedded shader %s is missing"), shared));
     source += std::string(*text) + "\n";
   }
   return source + "#line 1\n";
@@ -329,7 +330,7 @@ std::string shader_prelude(std::string_view defines) {
 
 Program compile_embedded(std::string_view name, std::string_view defines) {
   const auto body = embedded_shader(name);
-  if (!body) throw Error("no embedded shader named " + std::string(name));
+  if (!body) throw Error(text_format(_("no embedded shader named %s"), std::string(name).c_str()));
   std::string source = shader_prelude(defines);
   source += *body;
   return compile_compute(name, source);
@@ -372,7 +373,7 @@ BindingGuard::~BindingGuard() {
 }
 
 void copy(const Buffer& from, Buffer& to, std::size_t from_offset, std::size_t to_offset, std::size_t bytes) {
-  if (from_offset + bytes > from.bytes() || to_offset + bytes > to.bytes()) throw Error("internal: buffer copy out of range");
+  if (from_offset + bytes > from.bytes() || to_offset + bytes > to.bytes()) throw Error(_("internal: buffer copy out of range"));
   if (!bytes) return;
   GLint read = 0, write = 0;
   glGetIntegerv(GL_COPY_READ_BUFFER_BINDING, &read);
@@ -410,13 +411,13 @@ TimerQuery::~TimerQuery() {
 }
 
 void TimerQuery::begin() {
-  if (state_ == State::Running) throw Error("internal: timer query begun twice");
+  if (state_ == State::Running) throw Error(_("internal: timer query begun twice"));
   state_ = State::Running;
   if (id_) glBeginQuery(GL_TIME_ELAPSED, id_);
 }
 
 void TimerQuery::end() {
-  if (state_ != State::Running) throw Error("internal: timer query ended without begin");
+  if (state_ != State::Running) throw Error(_("internal: timer query ended without begin"));
   state_ = State::Done;
   if (id_) glEndQuery(GL_TIME_ELAPSED);
 }

@@ -1,6 +1,7 @@
 #include "core/gpu/hand_made_gpu.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/gpu/context.hpp"
 
 namespace attnlab {
@@ -20,12 +21,12 @@ void GpuHandMade::set_image(const Image& image, const Settings& settings) {
 }
 
 void GpuHandMade::set_settings(const Settings& settings) {
-  if (!engine_.has_image()) throw Error("no image loaded");
+  if (!engine_.has_image()) throw Error(_("no image loaded"));
   engine_.set_settings(settings);
 }
 
 int GpuHandMade::N() const {
-  if (!engine_.has_image()) throw Error("no image loaded");
+  if (!engine_.has_image()) throw Error(_("no image loaded"));
   return engine_.N();
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/gpu/context.hpp"
 #include "core/hand_made/shader_constants.hpp"
 
@@ -164,12 +165,12 @@ void HandMadeGpuEngine::rebuild_setup(const Settings& s, int width, int height) 
 }
 
 void HandMadeGpuEngine::set_image(const Image& image) {
-  if (image.empty()) throw Error("the image is empty");
+  if (image.empty()) throw Error(_("the image is empty"));
   GLint max_tex = 0;
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_tex);
   if (image.width > max_tex || image.height > max_tex)
-    throw Error("the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
-                " pixels; this GPU takes at most " + std::to_string(max_tex) + " per side");
+    throw Error(text_format(_("the image is %dx%d pixels; this GPU takes at most %d per side"), image.width, image.height,
+                            static_cast<int>(max_tex)));
   Settings s = settings_;
   if (!fits(image.width, image.height, s)) rebuild_setup(s, image.width, image.height);  // throws if K does not fit: nothing changed yet
   gl::Texture tex(image.width, image.height, GL_RGB32F);
@@ -205,9 +206,9 @@ void HandMadeGpuEngine::set_settings(const Settings& s) {
 }
 
 void HandMadeGpuEngine::check_query(int query) const {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   if (query < 0 || query >= N())
-    throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(N()) + ")");
+    throw Error(text_format(_("query token %d is outside [0,%d)"), query, N()));
 }
 
 void HandMadeGpuEngine::upload_mask() {
@@ -222,7 +223,7 @@ void HandMadeGpuEngine::upload_mask() {
 }
 
 void HandMadeGpuEngine::ensure_tokens() {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   if (!tokens_dirty_) return;
   const auto& g = setup_->grid;
   const int np = static_cast<int>(setup_->P.cols());
@@ -397,17 +398,18 @@ Matrix HandMadeGpuEngine::head_weights_q(int head) const {
 }
 
 int HandMadeGpuEngine::head_m(int head) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   ensure_qkv();
   return gpu_->m[head];
 }
 
 std::pair<std::vector<float>, std::vector<float>> HandMadeGpuEngine::row_for_token(int head, const RowVector& x) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   ensure_qkv();
   const Matrix Wq = head_weights_q(head);
   if (x.size() != Wq.cols())
-    throw Error("a question token needs " + std::to_string(Wq.cols()) + " values, got " + std::to_string(x.size()));
+    throw Error(text_format(_("a question token needs %lld values, got %lld"), static_cast<long long>(Wq.cols()),
+                            static_cast<long long>(x.size())));
   const RowVector q = x * Wq.transpose();  // eq. 26.11: q = W_q t
   const int N = this->N();
   gl::BindingGuard guard;
@@ -426,7 +428,7 @@ std::pair<std::vector<float>, std::vector<float>> HandMadeGpuEngine::row_for_tok
 }
 
 Matrix HandMadeGpuEngine::matrix(int head) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   ensure_qkv();
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
@@ -434,10 +436,11 @@ Matrix HandMadeGpuEngine::matrix(int head) {
   const int N = this->N();
   const size_t total = static_cast<size_t>(N) * N * sizeof(float);
   if (total > max_matrix_bytes())
-    throw Error("the full attention matrix of " + std::to_string(N) + " tokens needs " + std::to_string(total >> 20) +
-                " MiB, more than the limit of " + std::to_string(max_matrix_bytes() >> 20) + " MiB; choose a larger patch size");
+    throw Error(text_format(_("the full attention matrix of %d tokens needs %zu MiB, more than the limit of %zu MiB; choose a "
+                              "larger patch size"),
+                            N, total >> 20, max_matrix_bytes() >> 20));
   check_memory(total, std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
-               "the full attention matrix of " + std::to_string(N) + " tokens", "choose a larger patch size");
+               text_format(_("the full attention matrix of %d tokens"), N), _("choose a larger patch size"));
   const size_t row_bytes = static_cast<size_t>(N) * sizeof(float);
   int tile_rows = static_cast<int>(std::max<size_t>(1, std::min(kMatrixTileBytes, gl::max_storage_block_bytes()) / row_bytes));
   if (matrix_tile_rows_ > 0) tile_rows = std::min(tile_rows, matrix_tile_rows_);
@@ -494,12 +497,12 @@ Matrix HandMadeGpuEngine::matrix(int head) {
 }
 
 void HandMadeGpuEngine::set_matrix_tile_rows(int rows) {
-  if (rows < 0) throw Error("a tile cannot have " + std::to_string(rows) + " rows");
+  if (rows < 0) throw Error(text_format(_("a tile cannot have %d rows"), rows));
   matrix_tile_rows_ = rows;
 }
 
 void HandMadeGpuEngine::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   check_pool_rows(N(), head, first, count, image);
   if (count == 0) return;
   ensure_qkv();
@@ -552,7 +555,7 @@ void HandMadeGpuEngine::pool_matrix_rows(int head, Pooling pooling, int first, i
 }
 
 void HandMadeGpuEngine::ensure_output(int head) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   ensure_qkv();
   if (outputs_fresh_[head]) return;
   const int N = this->N();
@@ -602,7 +605,7 @@ Matrix HandMadeGpuEngine::tokens() {
 }
 
 HeadQKV HandMadeGpuEngine::qkv(int head) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   ensure_qkv();
   const int N = this->N(), m = gpu_->m[head], stride = gpu_->stride[head];
   Matrix Qp(N, stride), Kp(N, stride);
@@ -615,7 +618,7 @@ HeadQKV HandMadeGpuEngine::qkv(int head) {
 }
 
 const gl::Texture& HandMadeGpuEngine::heatmap(int query, int head, const HeatmapStyle& style) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   check_query(query);
   auto& tex = gpu_->heatmaps[head];
   const Buffers::Shown shown{query, style};
@@ -627,7 +630,7 @@ const gl::Texture& HandMadeGpuEngine::heatmap(int query, int head, const Heatmap
 }
 
 void HandMadeGpuEngine::heatmap_into(int query, int head, const HeatmapStyle& style, gl::Texture& out, gl::Buffer& row) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   check_query(query);
   row_pass(query, gpu_->other_rows, gpu_->other_aux);
   ++counts_.row;

@@ -1,6 +1,7 @@
 #include "core/gpu/vit_backend.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/gpu/vit_engine.hpp"
 #include "core/vit/vit_auto.hpp"
 #include "core/vit/vit_cpu.hpp"
@@ -15,7 +16,8 @@ VitRunnerChoice auto_cpu_only(const std::string& note) {
                                                 cpu_model_name(), VitAutoStore());
   choice.auto_runner = runner.get();
   choice.runner = std::move(runner);
-  choice.why = "auto: " + note + "; the CPU path is faster";
+  // TRANSLATORS: %s says why the GPU was not timed; follows "auto: " (the backend's name).
+  choice.why = "auto: " + text_format(_("%s; the CPU path is faster"), note.c_str());
   return choice;
 }
 
@@ -27,26 +29,29 @@ VitRunnerChoice choose_vit_runner(VitBackend requested) {
   VitRunnerChoice choice;
   if (requested == VitBackend::Cpu) {
     choice.runner = std::make_unique<VitCpuRunner>();
-    choice.why = "cpu: asked for";
+    // TRANSLATORS: after "cpu: " (the backend's name): the user chose this backend.
+    choice.why = std::string("cpu: ") + _("asked for");
     return choice;
   }
   // No GPU among EGL's devices: a context would be Mesa's llvmpipe, so auto need not make one.
   if (requested == VitBackend::Auto && hardware_egl_devices() == 0)
-    return auto_cpu_only("no hardware GPU among EGL's devices, OpenGL would be a software rasterizer");
+    return auto_cpu_only(_("no hardware GPU among EGL's devices, OpenGL would be a software rasterizer"));
   try {
     choice.context = std::make_unique<HeadlessContext>();
   } catch (const Error& e) {
-    if (requested == VitBackend::Gpu) throw Error(std::string("--backend gpu: ") + e.what());
-    return auto_cpu_only(std::string("no OpenGL 4.3 context: ") + e.what());
+    if (requested == VitBackend::Gpu) throw Error(std::string("--backend gpu: ") + e.what());  // i18n: English (the flag)
+    return auto_cpu_only(text_format(_("no OpenGL 4.3 context: %s"), e.what()));
   }
   const std::string renderer = choice.context->info().renderer;
   if (requested == VitBackend::Auto && is_software_renderer(renderer)) {
     choice.context.reset();
-    return auto_cpu_only(renderer + " is a software rasterizer");
+    // TRANSLATORS: %s is the OpenGL renderer's name (llvmpipe ...).
+    return auto_cpu_only(text_format(_("%s is a software rasterizer"), renderer.c_str()));
   }
   if (requested == VitBackend::Gpu) {
     choice.runner = std::make_unique<VitGpuRunner>();
-    choice.why = "gpu: asked for (" + renderer + ")";
+    // TRANSLATORS: after "gpu: " (the backend's name): the user chose this backend; %s is the renderer's name.
+    choice.why = "gpu: " + text_format(_("asked for (%s)"), renderer.c_str());
     return choice;
   }
   // A hardware GPU: both paths, the faster by measuring (remembered per renderer, CPU and shape).
@@ -56,7 +61,8 @@ VitRunnerChoice choose_vit_runner(VitBackend requested) {
                                                 cpu_model_name(), VitAutoStore());
   choice.auto_runner = runner.get();
   choice.runner = std::move(runner);
-  choice.why = "auto: a hardware GPU (" + renderer + "), the faster path by measuring";
+  // TRANSLATORS: after "auto: " (the backend's name); %s is the renderer's name.
+  choice.why = "auto: " + text_format(_("a hardware GPU (%s), the faster path by measuring"), renderer.c_str());
   return choice;
 }
 

@@ -1,6 +1,7 @@
 #include "core/gpu/vit_engine.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/shader_constants.hpp"
 
 #include <algorithm>
@@ -161,12 +162,14 @@ void check_gpu_fits(const StorageLimits& lim, int T, int D, int H, int Hd, int L
       {static_cast<std::int64_t>(T) * ld3 / 4, static_cast<std::int64_t>(T) * ldD, static_cast<std::int64_t>(Hd) * ldD / 4,
        static_cast<std::int64_t>(D) * ldH / 4, static_cast<std::int64_t>(D) * ldP / 4});
   if (largest_texture > max_texels)
-    throw Error("the image gives " + std::to_string(T) + " tokens: a buffer of " + std::to_string(largest_texture) +
-                " texels would exceed the GPU's buffer textures (" + std::to_string(max_texels) + " texels); use --resize");
+    throw Error(text_format(_("the image gives %d tokens: a buffer of %lld texels would exceed the GPU's buffer textures (%lld "
+                              "texels); use --resize"),
+                            T, static_cast<long long>(largest_texture), static_cast<long long>(max_texels)));
   if (floats(static_cast<std::int64_t>(H) * T) + lim.align > lim.cap ||
       floats(static_cast<std::int64_t>(L) * std::max(T, H)) + lim.align > lim.cap)
-    throw Error("the image gives " + std::to_string(T) + " tokens: the per-token results would not fit the GPU's " +
-                std::to_string(lim.cap >> 10) + " KiB storage blocks; use --resize");
+    throw Error(text_format(_("the image gives %d tokens: the per-token results would not fit the GPU's %zu KiB storage blocks; "
+                              "use --resize"),
+                            T, static_cast<std::size_t>(lim.cap >> 10)));
 }
 
 void bind_image(GLuint unit, const gl::BufferTexture& texture) {
@@ -200,8 +203,9 @@ struct Dispatcher {
   int rows_per_chunk(int ld, const char* what) const {
     const std::size_t row = floats(ld);
     if (row + lim.align > lim.cap)
-      throw Error(std::string("one row of ") + what + " (" + std::to_string(row) + " bytes) does not fit the GPU's " +
-                  std::to_string(lim.cap >> 10) + " KiB storage blocks");
+      // TRANSLATORS: %s names what is stored ("an activation", "the attention output").
+      throw Error(text_format(_("one row of %s (%zu bytes) does not fit the GPU's %zu KiB storage blocks"), _(what), row,
+                              static_cast<std::size_t>(lim.cap >> 10)));
     return static_cast<int>(std::min<std::size_t>((lim.cap - lim.align) / row, 1 << 30));
   }
   /// Binds floats [first, first + count) of `buffer` to storage binding `index`, from the
@@ -213,7 +217,8 @@ struct Dispatcher {
     return static_cast<std::int32_t>((begin - from) / sizeof(float));
   }
   void bind_whole(GLuint index, const gl::Buffer& buffer) const {
-    if (buffer.bytes() > lim.cap) throw Error("internal: a GPU buffer of " + std::to_string(buffer.bytes() >> 10) + " KiB bound whole");
+    if (buffer.bytes() > lim.cap)
+      throw Error(text_format(_("internal: a GPU buffer of %zu KiB bound whole"), buffer.bytes() >> 10));
     gl::bind(index, buffer);
   }
   /// C = A Wᵀ (+ epilogue) for rows [0, M) of A (from row a_row) into Out (from row out_row),
@@ -221,7 +226,7 @@ struct Dispatcher {
   void gemm(const gl::BufferTexture& A, int lda, int a_row, const GpuMatrix& W, const gl::Buffer* bias, const gl::Buffer* ls,
             gl::Buffer& out, int ldo, int out_row, int M, int flags) {
     const int K4 = W.ld / 4, Nout = W.rows;
-    const int chunk = std::max(kGemmRows, rows_per_chunk(ldo, "an activation") / kGemmRows * kGemmRows);
+    const int chunk = std::max(kGemmRows, rows_per_chunk(ldo, N_("an activation")) / kGemmRows * kGemmRows);
     if (chunk < M) ++chunked;
     bind_image(1, W.texture);
     bind_image(2, A);
@@ -239,7 +244,7 @@ struct Dispatcher {
   /// norms[norm_first …] (norm_first < 0: none).
   void layer_norm(const gl::BufferTexture& in, int ld, const gl::Buffer& weight, const gl::Buffer& bias, gl::Buffer* out, int rows,
                   std::int64_t norm_first) {
-    const int chunk = rows_per_chunk(ld, "an activation");
+    const int chunk = rows_per_chunk(ld, N_("an activation"));
     if (chunk < rows) ++chunked;
     in.bind(1);
     bind_whole(2, weight);
@@ -304,8 +309,9 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
   vit_check_budget(a, input, budget);
   const int D = a.D, H = a.heads, dh = D / H, Hd = a.mlp_hidden, pre = a.prefix(), N = input.N(), T = pre + N, L = a.depth;
   const int PP3 = 3 * a.patch * a.patch;
-  if (dh > 256) throw Error("the GPU engine takes heads up to 256 wide; this model's are " + std::to_string(dh));
-  if (dh % 4 != 0) throw Error("the GPU engine takes heads whose width is a multiple of 4; this model's are " + std::to_string(dh));
+  if (dh > 256) throw Error(text_format(_("the GPU engine takes heads up to 256 wide; this model's are %d"), dh));
+  if (dh % 4 != 0)
+    throw Error(text_format(_("the GPU engine takes heads whose width is a multiple of 4; this model's are %d"), dh));
   // Row strides in floats: multiples of 4 (vec4 loads), padding zero.
   const int ldD = D, ld3 = 3 * D, ldH = round4(Hd), ldP = round4(PP3);
   const StorageLimits lim = storage_limits(storage_limit_);
@@ -345,9 +351,9 @@ VitPass VitGpuRunner::run(const VitModel& model, const VitInput& input, std::int
   // address that is not a constant is a loop over the lanes, a texel fetch a function call and
   // an image load an inline gather.
   const gl::Program& attention = attention_program(dh);
-  const int query_chunk = d.rows_per_chunk(ldD, "the attention output");
+  const int query_chunk = d.rows_per_chunk(ldD, N_("the attention output"));
   for (int l = 0; l < L; ++l) {
-    if (stop && stop->load()) throw Error("cancelled");
+    if (stop && stop->load()) throw Error(_("cancelled"));
     const Weights::Block& b = w.blocks[static_cast<std::size_t>(l)];
     // The previous block's output tokens' norms, with the LayerNorm that reads them.
     d.layer_norm(X_tex, ldD, b.ln1_w, b.ln1_b, &Xn, T, l > 0 ? static_cast<std::int64_t>(l - 1) * T : -1);

@@ -2,6 +2,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
+#include "core/base/translate.hpp"
 
 #include <cmath>
 #include <limits>
@@ -38,7 +39,7 @@ namespace {
 
 void check_temperature(float temperature) {
   if (!(temperature > 0.0f) || !std::isfinite(temperature))
-    throw Error("temperature must be a number > 0, got " + format_float(temperature));
+    throw Error(text_format(_("temperature must be a number > 0, got %s"), format_float(temperature).c_str()));
 }
 
 RowResult row_from_logits(RowVector logits, const std::unique_ptr<bool[]>& keep) {
@@ -56,7 +57,8 @@ RowResult row_from_logits(RowVector logits, const std::unique_ptr<bool[]>& keep)
 RowResult attention_row(const Matrix& Q, const Matrix& K, int i, float temperature, const Mask& mask) {
   check_temperature(temperature);
   const int N = static_cast<int>(K.rows());
-  if (i < 0 || i >= Q.rows()) throw Error("query index " + std::to_string(i) + " is outside [0," + std::to_string(Q.rows()) + ")");
+  if (i < 0 || i >= Q.rows())
+    throw Error(text_format(_("query index %d is outside [0,%lld)"), i, static_cast<long long>(Q.rows())));
   const float scale = 1.0f / (temperature * std::sqrt(static_cast<float>(Q.cols())));
   RowVector logits = (Q.row(i) * K.transpose()) * scale;  // s_ij / (τ√m), eqs. 26.22, 26.20
   std::unique_ptr<bool[]> keep(new bool[static_cast<size_t>(N)]);
@@ -94,11 +96,13 @@ Matrix attention_matrix(const Matrix& Q, const Matrix& K, float temperature, con
 Matrix attend(const Matrix& A, const Matrix& V) { return A * V; }  // eq. 26.21
 
 Matrix merge_heads(const std::vector<Matrix>& outputs, const Matrix& W_MSA) {
-  if (outputs.empty()) throw Error("merge_heads: no heads");
+  if (outputs.empty()) throw Error(_("merge_heads: no heads"));
   const auto N = outputs.front().rows();
   Eigen::Index width = 0;
   for (const auto& o : outputs) width += o.cols();
-  if (W_MSA.rows() != width) throw Error("merge_heads: W_MSA has " + std::to_string(W_MSA.rows()) + " rows, expected " + std::to_string(width));
+  if (W_MSA.rows() != width)
+    throw Error(text_format(_("merge_heads: W_MSA has %lld rows, expected %lld"), static_cast<long long>(W_MSA.rows()),
+                            static_cast<long long>(width)));
   Matrix Tbar(N, width);  // eq. 26.27
   Eigen::Index at = 0;
   for (const auto& o : outputs) {
@@ -126,7 +130,7 @@ Saturation saturation(std::span<const float> weights) {
 }
 
 RowFlatness row_flatness(std::span<const float> row, std::span<const std::uint8_t> keep) {
-  if (!keep.empty() && keep.size() != row.size()) throw Error("internal: row and keep differ in length");
+  if (!keep.empty() && keep.size() != row.size()) throw Error(_("internal: row and keep differ in length"));
   RowFlatness f;
   double lo = std::numeric_limits<double>::infinity(), hi = 0, h = 0;
   for (size_t j = 0; j < row.size(); ++j) {

@@ -7,6 +7,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/positional.hpp"
 
 namespace attnlab {
@@ -14,9 +15,9 @@ namespace attnlab {
 // ---------------------------------------------------------------- positional codes
 
 std::vector<float> code_similarity(const Matrix& P, int i) {
-  if (P.rows() == 0 || P.cols() == 0) throw Error("code similarity needs at least one token and one code dimension");
+  if (P.rows() == 0 || P.cols() == 0) throw Error(_("code similarity needs at least one token and one code dimension"));
   if (i < 0 || i >= P.rows())
-    throw Error("token " + std::to_string(i) + " is outside the " + std::to_string(P.rows()) + " codes");
+    throw Error(text_format(_("token %d is outside the %lld codes"), i, static_cast<long long>(P.rows())));
   const Eigen::VectorXf s = P * P.row(i).transpose();  // s_j = p_jᵀ p_i
   return {s.data(), s.data() + s.size()};
 }
@@ -24,7 +25,7 @@ std::vector<float> code_similarity(const Matrix& P, int i) {
 std::string code_dimension_label(const PosSpec& spec, int n) {
   const int length = code_length(spec);
   if (n < 0 || n >= length)
-    throw Error("code dimension " + std::to_string(n) + " is outside [0," + std::to_string(length) + ")");
+    throw Error(text_format(_("code dimension %d is outside [0,%d)"), n, length));
   const int per_axis = length / 2;
   const char axis = n < per_axis ? 'x' : 'y';
   const int within = n % per_axis;
@@ -40,9 +41,10 @@ LambdaSweep::LambdaSweep(const Head& head, const Matrix& X, const ModelSetup& se
     : mask_(setup.mask), temperature_(settings.temperature) {
   const Eigen::Index L = setup.P.cols(), D = TokenLayout::d + L;
   if (X.rows() != setup.grid.N() || X.cols() != D || head.W_q.cols() != D || head.W_k.cols() != D)
-    throw Error("the head input has " + std::to_string(X.rows()) + " x " + std::to_string(X.cols()) +
-                " values where the setup needs " + std::to_string(setup.grid.N()) + " x " + std::to_string(D));
-  if (!(temperature_ > 0.0f) || !std::isfinite(temperature_)) throw Error("temperature must be a number > 0");
+    throw Error(text_format(_("the head input has %lld x %lld values where the setup needs %d x %lld"),
+                            static_cast<long long>(X.rows()), static_cast<long long>(X.cols()), setup.grid.N(),
+                            static_cast<long long>(D)));
+  if (!(temperature_ > 0.0f) || !std::isfinite(temperature_)) throw Error(_("temperature must be a number > 0"));
   P_ = X.rightCols(L);
   Matrix plain = X;
   if (settings.pos.mode == PosMode::Add) plain.leftCols(TokenLayout::d) -= P_ * setup.W_pos.transpose();
@@ -51,8 +53,8 @@ LambdaSweep::LambdaSweep(const Head& head, const Matrix& X, const ModelSetup& se
 }
 
 RowResult LambdaSweep::row(int i, float lambda) const {
-  if (i < 0 || i >= N()) throw Error("query token " + std::to_string(i) + " is outside the grid");
-  if (!std::isfinite(lambda)) throw Error("lambda must be a finite number");
+  if (i < 0 || i >= N()) throw Error(text_format(_("query token %d is outside the grid"), i));
+  if (!std::isfinite(lambda)) throw Error(_("lambda must be a finite number"));
   const int n = N();
   const float scale = 1.0f / (temperature_ * std::sqrt(static_cast<float>(m_concat())));
   RowResult r;
@@ -86,23 +88,22 @@ void check_permutation(std::span<const int> perm) {
   std::vector<char> seen(perm.size(), 0);
   for (int v : perm) {
     if (v < 0 || static_cast<size_t>(v) >= perm.size() || seen[static_cast<size_t>(v)])
-      throw Error("the shuffle is not a permutation of " + std::to_string(perm.size()) + " tokens");
+      throw Error(text_format(_("the shuffle is not a permutation of %zu tokens"), perm.size()));
     seen[static_cast<size_t>(v)] = 1;
   }
 }
 
 void check_pair(const Reference& original, const Reference& shuffled, std::span<const int> perm, int head) {
   if (original.N() != shuffled.N() || static_cast<size_t>(original.N()) != perm.size())
-    throw Error("the original and shuffled images must have the same grid as the shuffle (" +
-                std::to_string(original.N()) + ", " + std::to_string(shuffled.N()) + " and " +
-                std::to_string(perm.size()) + " tokens)");
-  if (head < 0 || head >= kHeadCount) throw Error("head " + std::to_string(head) + " does not exist");
+    throw Error(text_format(_("the original and shuffled images must have the same grid as the shuffle (%d, %d and %zu tokens)"),
+                            original.N(), shuffled.N(), perm.size()));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("head %d does not exist"), head));
 }
 
 }  // namespace
 
 std::vector<int> seeded_permutation(int n, std::uint32_t seed) {
-  if (n < 0) throw Error("a permutation needs n >= 0 elements, got " + std::to_string(n));
+  if (n < 0) throw Error(text_format(_("a permutation needs n >= 0 elements, got %d"), n));
   std::vector<int> perm(static_cast<size_t>(n));
   for (int k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
   std::mt19937 gen(seed);
@@ -122,17 +123,17 @@ std::vector<int> inverse_permutation(std::span<const int> perm) {
 
 Image permute_patches(const Image& image, const PatchGrid& grid, std::span<const int> perm) {
   if (grid.image_width != image.width || grid.image_height != image.height || grid.K < 1)
-    throw Error("the patch grid was made for a " + std::to_string(grid.image_width) + "x" +
-                std::to_string(grid.image_height) + " image, not " + std::to_string(image.width) + "x" +
-                std::to_string(image.height));
+    throw Error(text_format(_("the patch grid was made for a %dx%d image, not %dx%d"), grid.image_width, grid.image_height,
+                            image.width, image.height));
   const int K = grid.K;
   if (grid.cols * K > image.width || grid.rows * K > image.height)
-    throw Error("the patches cannot be shuffled: with padding the last column or row of patches is partial (K=" +
-                std::to_string(K) + " does not divide " + std::to_string(image.width) + "x" +
-                std::to_string(image.height) + "); use crop or a patch size that divides the image");
+    // TRANSLATORS: K is the patch size in pixels; %dx%d is the image's width x height; "crop" is the edge mode that drops
+    // partial patches.
+    throw Error(text_format(_("the patches cannot be shuffled: with padding the last column or row of patches is partial "
+                              "(K=%d does not divide %dx%d); use crop or a patch size that divides the image"),
+                            K, image.width, image.height));
   if (perm.size() != static_cast<size_t>(grid.N()))
-    throw Error("the shuffle has " + std::to_string(perm.size()) + " entries for " + std::to_string(grid.N()) +
-                " patches");
+    throw Error(text_format(_("the shuffle has %zu entries for %d patches"), perm.size(), grid.N()));
   check_permutation(perm);
   Image out = image;
   const size_t row_floats = static_cast<size_t>(K) * 3;
@@ -153,8 +154,7 @@ Image permute_patches(const Image& image, const PatchGrid& grid, std::span<const
 
 std::vector<float> undo_permutation(std::span<const float> values, std::span<const int> perm) {
   if (values.size() != perm.size())
-    throw Error("cannot undo a shuffle of " + std::to_string(perm.size()) + " tokens on " +
-                std::to_string(values.size()) + " values");
+    throw Error(text_format(_("cannot undo a shuffle of %zu tokens on %zu values"), perm.size(), values.size()));
   check_permutation(perm);
   std::vector<float> out(values.size());
   for (size_t m = 0; m < perm.size(); ++m) out[static_cast<size_t>(perm[m])] = values[m];
@@ -164,7 +164,7 @@ std::vector<float> undo_permutation(std::span<const float> values, std::span<con
 float row_difference(const Reference& original, const Reference& shuffled, std::span<const int> perm, int head,
                      int query) {
   check_pair(original, shuffled, perm, head);
-  if (query < 0 || query >= original.N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
+  if (query < 0 || query >= original.N()) throw Error(text_format(_("query token %d is outside the grid"), query));
   const std::vector<int> inv = inverse_permutation(perm);
   const RowResult a = original.row(head, query);
   const RowResult b = shuffled.row(head, inv[static_cast<size_t>(query)]);
@@ -194,7 +194,7 @@ std::optional<float> output_difference(const Reference& original, const Referenc
 PermutationReadout permutation_readout(const Image& image, const Settings& settings, int head, int query,
                                        std::uint32_t seed) {
   const Reference original(image, settings);
-  if (query < 0 || query >= original.N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
+  if (query < 0 || query >= original.N()) throw Error(text_format(_("query token %d is outside the grid"), query));
   PermutationReadout r;
   r.perm = seeded_permutation(original.N(), seed);
   const Reference shuffled(permute_patches(image, original.grid(), r.perm), settings);
@@ -208,10 +208,9 @@ PermutationReadout permutation_readout(const Image& image, const Settings& setti
 
 RowVector question_token(const std::array<float, 3>& colour, int D) {
   if (D < TokenLayout::d)
-    throw Error("a question token needs at least " + std::to_string(TokenLayout::d) + " values, got " +
-                std::to_string(D));
+    throw Error(text_format(_("a question token needs at least %d values, got %d"), TokenLayout::d, D));
   for (float c : colour)
-    if (!std::isfinite(c)) throw Error("the question colour has a channel that is not a finite number");
+    if (!std::isfinite(c)) throw Error(_("the question colour has a channel that is not a finite number"));
   RowVector x = RowVector::Zero(D);
   double len2 = 0;
   for (int c = 0; c < 3; ++c) {
@@ -226,19 +225,21 @@ RowVector question_token(const std::array<float, 3>& colour, int D) {
 }
 
 RowResult question_row(const Reference& ref, int head, const RowVector& x) {
-  if (head < 0 || head >= kHeadCount) throw Error("head " + std::to_string(head) + " does not exist");
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("head %d does not exist"), head));
   const Matrix Wq = query_key_weights(ref.heads()[static_cast<size_t>(head)].W_q, ref.settings().pos,
                                       static_cast<int>(ref.P().cols()));
   if (x.size() != Wq.cols())
-    throw Error("a question token needs " + std::to_string(Wq.cols()) + " values, got " + std::to_string(x.size()));
+    throw Error(text_format(_("a question token needs %lld values, got %lld"), static_cast<long long>(Wq.cols()),
+                            static_cast<long long>(x.size())));
   const RowVector q = x * Wq.transpose();  // eq. 26.11 (with λ·0 appended in concat mode)
   return attention_row_for(q, ref.qkv(head).K, ref.settings().temperature);
 }
 
 QuestionAnswer output_with_count(std::span<const float> weights, const Matrix& V) {
-  if (V.cols() != 3) throw Error("values must have 3 columns (a colour), got " + std::to_string(V.cols()));
+  if (V.cols() != 3)
+    throw Error(text_format(_("values must have 3 columns (a colour), got %lld"), static_cast<long long>(V.cols())));
   if (static_cast<Eigen::Index>(weights.size()) != V.rows())
-    throw Error(std::to_string(weights.size()) + " weights for " + std::to_string(V.rows()) + " values");
+    throw Error(text_format(_("%zu weights for %lld values"), weights.size(), static_cast<long long>(V.rows())));
   double sum[3] = {0, 0, 0}, count = 0;
   for (size_t j = 0; j < weights.size(); ++j) {
     const double a = weights[j];

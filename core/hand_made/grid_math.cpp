@@ -1,6 +1,7 @@
 #include "core/hand_made/grid_math.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <string>
@@ -15,8 +16,9 @@ RegriddedCell regrid_cell(const PatchGrid& from, const PatchGrid& to, int col, i
 }
 
 int fitted_patch(int width, int height, int wanted, EdgeMode edge) {
-  if (width < 1 || height < 1) throw Error("the image is empty");
-  if (wanted < 1) throw Error("patch size K must be at least 1 pixel, got " + std::to_string(wanted));
+  if (width < 1 || height < 1) throw Error(_("the image is empty"));
+  // TRANSLATORS: K is the patch size in pixels.
+  if (wanted < 1) throw Error(text_format(_("patch size K must be at least 1 pixel, got %d"), wanted));
   const auto fits = [&](int k) {
     try {
       make_grid(width, height, k, edge);
@@ -35,7 +37,7 @@ int fitted_patch(int width, int height, int wanted, EdgeMode edge) {
   }
   long long k = wanted;  // too small (too many tokens): double up the ladder
   while (k < kMaxPatch && !fits(static_cast<int>(k))) k *= 2;
-  if (k > kMaxPatch || !fits(static_cast<int>(k))) throw Error("no patch size fits a " + std::to_string(width) + "x" + std::to_string(height) + " image");
+  if (k > kMaxPatch || !fits(static_cast<int>(k))) throw Error(text_format(_("no patch size fits a %dx%d image"), width, height));
   return static_cast<int>(k);
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/heads.hpp"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ namespace {
 class ReferenceModel final : public HandMadeModel {
  public:
   std::string name() const override { return "CPU reference"; }
-  std::string short_name() const override { return "CPU reference"; }
+  std::string short_name() const override { return _("CPU reference"); }
 
   void set_image(const Image& image, const Settings& settings) override {
     auto fresh = std::make_unique<Reference>(image, settings);  // throws: nothing changed
@@ -28,7 +29,7 @@ class ReferenceModel final : public HandMadeModel {
   RowSet rows(int query) override {
     const Reference& ref = current();
     if (query < 0 || query >= ref.N())
-      throw Error("query token " + std::to_string(query) + " is outside [0," + std::to_string(ref.N()) + ")");
+      throw Error(text_format(_("query token %d is outside [0,%d)"), query, ref.N()));
     RowSet r;
     r.query = query;
     r.N = ref.N();
@@ -50,9 +51,9 @@ class ReferenceModel final : public HandMadeModel {
     const Reference& ref = current();
     const size_t bytes = static_cast<size_t>(ref.N()) * ref.N() * 4;
     if (bytes > max_matrix_bytes())
-      throw Error("the full attention matrix needs " + std::to_string(bytes >> 20) + " MiB; choose a larger patch size");
+      throw Error(text_format(_("the full attention matrix needs %zu MiB; choose a larger patch size"), bytes >> 20));
     check_memory(bytes, std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
-                 "the full attention matrix of " + std::to_string(ref.N()) + " tokens", "choose a larger patch size");
+                 text_format(_("the full attention matrix of %d tokens"), ref.N()), _("choose a larger patch size"));
     return ref.matrix(checked(head));
   }
   int N() const override { return current().N(); }
@@ -76,7 +77,8 @@ class ReferenceModel final : public HandMadeModel {
     const Reference& ref = current();
     const Matrix Wq = query_key_weights(ref.heads()[static_cast<size_t>(checked(head))].W_q, ref.settings().pos,
                                         static_cast<int>(ref.P().cols()));
-    if (x.size() != Wq.cols()) throw Error("a question token needs " + std::to_string(Wq.cols()) + " values");
+    if (x.size() != Wq.cols())
+      throw Error(text_format(_("a question token needs %lld values"), static_cast<long long>(Wq.cols())));
     const RowResult r = attention_row_for(x * Wq.transpose(), ref.qkv(head).K, ref.settings().temperature);
     return {std::vector<float>(r.weights.data(), r.weights.data() + r.weights.size()),
             std::vector<float>(r.logits.data(), r.logits.data() + r.logits.size())};
@@ -84,11 +86,11 @@ class ReferenceModel final : public HandMadeModel {
 
  private:
   const Reference& current() const {
-    if (!reference_) throw Error("no image loaded");
+    if (!reference_) throw Error(_("no image loaded"));
     return *reference_;
   }
   static int checked(int head) {
-    if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+    if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
     return head;
   }
   std::unique_ptr<Reference> reference_;
@@ -98,18 +100,18 @@ class ReferenceModel final : public HandMadeModel {
 }  // namespace
 
 void check_pool_rows(int N, int head, int first, int count, const BlockImage& image) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   if (image.N != N || image.side < 1 || image.values.size() != static_cast<size_t>(image.side) * image.side ||
       image.all_zero.size() != image.values.size())
-    throw Error("the pooled image is for N = " + std::to_string(image.N) + ", the model has N = " + std::to_string(N) +
-                " tokens (make it with empty_block_image)");
+    // TRANSLATORS: N is the number of tokens; empty_block_image is a function's name.
+    throw Error(text_format(_("the pooled image is for N = %d, the model has N = %d tokens (make it with empty_block_image)"),
+                            image.N, N));
   if (first < 0 || count < 0 || first + count > image.side)
-    throw Error("image rows " + std::to_string(first) + ".." + std::to_string(first + count - 1) + " are outside [0," +
-                std::to_string(image.side) + ")");
+    throw Error(text_format(_("image rows %d..%d are outside [0,%d)"), first, first + count - 1, image.side));
 }
 
 BlockImage HandMadeModel::pooled_matrix(int head, int max_side, Pooling pooling) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   const int n = N();
   BlockImage image = empty_block_image(n, max_side);
   // Bands of about 2^23 weights: each call stays short (a GPU driver may stop a long dispatch).

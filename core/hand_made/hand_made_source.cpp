@@ -1,6 +1,7 @@
 #include "core/hand_made/hand_made_source.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab {
 
@@ -15,8 +16,8 @@ SourceGrid hand_made_source_grid(const PatchGrid& grid) {
 SourceGrid HandMadeSource::grid() const { return hand_made_source_grid(grid_); }
 
 void HandMadeSource::check(int layer, HeadChoice head) const {
-  if (layer != 0) throw Error("layer " + std::to_string(layer) + " is outside 0…0: the hand-made heads are one layer");
-  if (head.head >= kHeadCount) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(kHeadCount - 1));
+  if (layer != 0) throw Error(text_format(_("layer %d is outside 0…0: the hand-made heads are one layer"), layer));
+  if (head.head >= kHeadCount) throw Error(text_format(_("head %d is outside 0…%d"), head.head, kHeadCount - 1));
 }
 
 std::vector<float> HandMadeSource::patch_row(int layer, HeadChoice head, int query) const {

@@ -1,6 +1,7 @@
 #include "core/hand_made/mask.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/shader_constants.hpp"
 
 #include <algorithm>
@@ -23,10 +24,10 @@ Mask::Mask(const MaskSpec& spec, const PatchGrid& grid)
     : kind_(spec.kind), radius_(spec.radius), cols_(grid.cols), keep_(static_cast<size_t>(grid.N()), 1) {
   const int N = grid.N();
   if (kind_ == MaskKind::Window && radius_ < 0)
-    throw Error("window mask radius must be >= 0 patches, got " + std::to_string(radius_));
+    throw Error(text_format(_("window mask radius must be >= 0 patches, got %d"), radius_));
   if (kind_ == MaskKind::Random) {
     if (!(spec.ratio >= 0.0f && spec.ratio <= 1.0f))
-      throw Error("random mask ratio must be between 0 and 1");
+      throw Error(_("random mask ratio must be between 0 and 1"));
     // Exactly round(ratio·N) keys are dropped: the first ones of a seeded shuffle.
     std::vector<int> order(static_cast<size_t>(N));
     std::iota(order.begin(), order.end(), 0);
@@ -37,7 +38,7 @@ Mask::Mask(const MaskSpec& spec, const PatchGrid& grid)
   }
   if (kind_ == MaskKind::Painted)
     for (int j : spec.painted) {
-      if (j < 0 || j >= N) throw Error("painted mask cell " + std::to_string(j) + " is outside the grid of " + std::to_string(N) + " tokens");
+      if (j < 0 || j >= N) throw Error(text_format(_("painted mask cell %d is outside the grid of %d tokens"), j, N));
       keep_[j] = 0;
     }
 }

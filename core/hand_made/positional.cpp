@@ -2,15 +2,19 @@
 
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
+#include "core/base/translate.hpp"
 
 #include <cmath>
 
 namespace attnlab {
 
 void validate(const PosSpec& spec) {
-  if (!(spec.B > 0.0f) || !std::isfinite(spec.B)) throw Error("positional code base B must be > 0, got " + format_float(spec.B));
-  if (spec.P < 0 || spec.P > 30) throw Error("positional code power P must be between 0 and 30, got " + std::to_string(spec.P));
-  if (!std::isfinite(spec.lambda)) throw Error("positional code weight lambda must be a finite number");
+  if (!(spec.B > 0.0f) || !std::isfinite(spec.B))
+    // TRANSLATORS: B is the base of the positional code's frequencies (B^k).
+    throw Error(text_format(_("positional code base B must be > 0, got %s"), format_float(spec.B).c_str()));
+  // TRANSLATORS: P is the highest power k of the positional code's frequencies (B^k).
+  if (spec.P < 0 || spec.P > 30) throw Error(text_format(_("positional code power P must be between 0 and 30, got %d"), spec.P));
+  if (!std::isfinite(spec.lambda)) throw Error(_("positional code weight lambda must be a finite number"));
 }
 
 int code_length(const PosSpec& spec) { return (spec.sincos ? 4 : 2) * (spec.P + 1); }

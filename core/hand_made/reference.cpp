@@ -3,23 +3,25 @@
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
+#include "core/base/translate.hpp"
 
 #include <cmath>
 
 namespace attnlab {
 
 void validate(const Settings& s) {
-  if (s.patch < 1) throw Error("patch size K must be at least 1 pixel, got " + std::to_string(s.patch));
+  // TRANSLATORS: K is the patch size in pixels.
+  if (s.patch < 1) throw Error(text_format(_("patch size K must be at least 1 pixel, got %d"), s.patch));
   if (!(s.temperature > 0.0f) || !std::isfinite(s.temperature))
-    throw Error("temperature must be a number > 0, got " + format_float(s.temperature));
+    throw Error(text_format(_("temperature must be a number > 0, got %s"), format_float(s.temperature).c_str()));
   validate(s.pos);
-  if (s.mask.kind == MaskKind::Window && s.mask.radius < 0) throw Error("window mask radius must be >= 0");
+  if (s.mask.kind == MaskKind::Window && s.mask.radius < 0) throw Error(_("window mask radius must be >= 0"));
   if (s.mask.kind == MaskKind::Random && !(s.mask.ratio >= 0.0f && s.mask.ratio <= 1.0f))
-    throw Error("random mask ratio must be between 0 and 1");
+    throw Error(_("random mask ratio must be between 0 and 1"));
   for (float w : s.custom.W_q)
-    if (!std::isfinite(w)) throw Error("custom head W_q has a value that is not a finite number");
+    if (!std::isfinite(w)) throw Error(_("custom head W_q has a value that is not a finite number"));
   for (float w : s.custom.W_k)
-    if (!std::isfinite(w)) throw Error("custom head W_k has a value that is not a finite number");
+    if (!std::isfinite(w)) throw Error(_("custom head W_k has a value that is not a finite number"));
 }
 
 ModelSetup make_setup(int image_width, int image_height, const Settings& s) {

@@ -2,6 +2,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/parse.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,15 +14,16 @@ namespace attnlab {
 StepBreakdown step_breakdown(const Matrix& Q, const Matrix& K, const Matrix& V, int i, float temperature,
                              const Mask& mask) {
   if (!(temperature > 0.0f) || !std::isfinite(temperature))
-    throw Error("temperature must be a number > 0, got " + format_float(temperature));
+    throw Error(text_format(_("temperature must be a number > 0, got %s"), format_float(temperature).c_str()));
   const auto N = static_cast<int>(K.rows());
   if (Q.rows() != N || V.rows() != N)
-    throw Error("step_breakdown: Q, K and V must have one row per token (got " + std::to_string(Q.rows()) + ", " +
-                std::to_string(K.rows()) + ", " + std::to_string(V.rows()) + ")");
+    throw Error(text_format(_("step_breakdown: Q, K and V must have one row per token (got %lld, %lld, %lld)"),
+                            static_cast<long long>(Q.rows()), static_cast<long long>(K.rows()),
+                            static_cast<long long>(V.rows())));
   if (Q.cols() != K.cols())
-    throw Error("step_breakdown: queries have " + std::to_string(Q.cols()) + " values but keys have " +
-                std::to_string(K.cols()));
-  if (i < 0 || i >= N) throw Error("query index " + std::to_string(i) + " is outside [0," + std::to_string(N) + ")");
+    throw Error(text_format(_("step_breakdown: queries have %lld values but keys have %lld"), static_cast<long long>(Q.cols()),
+                            static_cast<long long>(K.cols())));
+  if (i < 0 || i >= N) throw Error(text_format(_("query index %d is outside [0,%d)"), i, N));
 
   StepBreakdown b;
   const auto n = static_cast<size_t>(N);
@@ -66,7 +68,7 @@ StepBreakdown step_breakdown(const Matrix& Q, const Matrix& K, const Matrix& V, 
 
 std::vector<int> top_keys(std::span<const float> weights, std::span<const std::uint8_t> keep, int count) {
   if (!keep.empty() && keep.size() != weights.size())
-    throw Error("top_keys: " + std::to_string(weights.size()) + " weights but " + std::to_string(keep.size()) + " mask entries");
+    throw Error(text_format(_("top_keys: %zu weights but %zu mask entries"), weights.size(), keep.size()));
   std::vector<int> idx;
   if (count <= 0) return idx;
   idx.reserve(weights.size());
@@ -84,7 +86,7 @@ std::vector<int> top_keys(std::span<const float> weights, std::span<const std::u
 
 RowVector weighted_sum(std::span<const float> a, const Matrix& V) {
   if (static_cast<Eigen::Index>(a.size()) != V.rows())
-    throw Error("weighted_sum: " + std::to_string(a.size()) + " weights for " + std::to_string(V.rows()) + " values");
+    throw Error(text_format(_("weighted_sum: %zu weights for %lld values"), a.size(), static_cast<long long>(V.rows())));
   Eigen::Matrix<double, 1, Eigen::Dynamic> t = Eigen::Matrix<double, 1, Eigen::Dynamic>::Zero(V.cols());
   for (Eigen::Index j = 0; j < V.rows(); ++j) {
     const float w = a[static_cast<size_t>(j)];
@@ -94,9 +96,9 @@ RowVector weighted_sum(std::span<const float> a, const Matrix& V) {
 }
 
 CostReport cost_report(long long N, long long D, std::span<const int> m, long long v) {
-  if (N < 0 || D < 0 || v < 0) throw Error("cost_report: N, D and v must be >= 0");
+  if (N < 0 || D < 0 || v < 0) throw Error(_("cost_report: N, D and v must be >= 0"));
   for (int mh : m)
-    if (mh < 0) throw Error("cost_report: a head has a negative query/key length");
+    if (mh < 0) throw Error(_("cost_report: a head has a negative query/key length"));
   CostReport r;
   r.N = N;
   r.D = D;
@@ -129,17 +131,17 @@ CostReport cost_report(long long N, long long D, std::span<const int> m, long lo
 std::vector<Saturation> saturation_curve(std::span<const float> logits, std::span<const std::uint8_t> keep,
                                          float tau_now, std::span<const float> taus) {
   if (!keep.empty() && keep.size() != logits.size())
-    throw Error("saturation_curve: " + std::to_string(logits.size()) + " logits but " + std::to_string(keep.size()) +
-                " mask entries");
+    throw Error(text_format(_("saturation_curve: %zu logits but %zu mask entries"), logits.size(), keep.size()));
   if (!(tau_now > 0.0f) || !std::isfinite(tau_now))
-    throw Error("temperature must be a number > 0, got " + format_float(tau_now));
+    throw Error(text_format(_("temperature must be a number > 0, got %s"), format_float(tau_now).c_str()));
   double mx = -std::numeric_limits<double>::infinity();
   for (size_t j = 0; j < logits.size(); ++j)
     if (keep.empty() || keep[j]) mx = std::max(mx, static_cast<double>(logits[j]));
   std::vector<Saturation> out;
   out.reserve(taus.size());
   for (float tau : taus) {
-    if (!(tau > 0.0f) || !std::isfinite(tau)) throw Error("temperature must be a number > 0, got " + format_float(tau));
+    if (!(tau > 0.0f) || !std::isfinite(tau))
+      throw Error(text_format(_("temperature must be a number > 0, got %s"), format_float(tau).c_str()));
     if (mx == -std::numeric_limits<double>::infinity()) {
       out.push_back({0.0f, 0.0f});
       continue;
@@ -161,7 +163,7 @@ std::vector<Saturation> saturation_curve(std::span<const float> logits, std::spa
 }
 
 RowVector raw_token(const Image& img, const PatchGrid& grid, int i) {
-  if (i < 0 || i >= grid.N()) throw Error("patch index " + std::to_string(i) + " is outside [0," + std::to_string(grid.N()) + ")");
+  if (i < 0 || i >= grid.N()) throw Error(text_format(_("patch index %d is outside [0,%d)"), i, grid.N()));
   const int K = grid.K;
   RowVector x = RowVector::Zero(3 * Eigen::Index{K} * K);
   const int x0 = grid.col_of(i) * K, y0 = grid.row_of(i) * K;
@@ -176,20 +178,21 @@ RowVector raw_token(const Image& img, const PatchGrid& grid, int i) {
 
 RowVector project_patch(const RowVector& x, const Matrix& W_tokenize) {
   if (x.size() != W_tokenize.cols())
-    throw Error("project_patch: the raw token has " + std::to_string(x.size()) + " values but W_tokenize expects " +
-                std::to_string(W_tokenize.cols()));
+    throw Error(text_format(_("project_patch: the raw token has %lld values but W_tokenize expects %lld"),
+                            static_cast<long long>(x.size()), static_cast<long long>(W_tokenize.cols())));
   return x * W_tokenize.transpose();  // one output position of eq. 26.32: d dot products with the K×K×3 filters
 }
 
 std::vector<TokenPart> token_parts(int code_len) {
   using L = TokenLayout;
   std::vector<TokenPart> parts = {
-      {"c", "mean colour (r, g, b)", L::kColour, 3},
-      {"c/|c|", "mean colour scaled to unit length", L::kUnitColour, 3},
-      {"g", "texture: gradient energy, two orientations", L::kTexture, 3},
-      {"r", "random projection W_tokenize x of the raw patch", L::kRandom, L::kRandomDims},
+      {"c", _("mean colour (r, g, b)"), L::kColour, 3},
+      {"c/|c|", _("mean colour scaled to unit length"), L::kUnitColour, 3},
+      {"g", _("texture: gradient energy, two orientations"), L::kTexture, 3},
+      // TRANSLATORS: W_tokenize is the random projection matrix, x the raw patch's values.
+      {"r", _("random projection W_tokenize x of the raw patch"), L::kRandom, L::kRandomDims},
   };
-  if (code_len > 0) parts.push_back({"p", "positional code [p_x; p_y]", L::d, code_len});
+  if (code_len > 0) parts.push_back({"p", _("positional code [p_x; p_y]"), L::d, code_len});
   return parts;
 }
 

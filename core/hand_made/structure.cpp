@@ -1,6 +1,7 @@
 #include "core/hand_made/structure.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/splitmix.hpp"
 
 #include <algorithm>
@@ -11,7 +12,7 @@ namespace attnlab {
 namespace {
 
 void check_kernel_size(int k) {
-  if (k < 1 || k % 2 == 0) throw Error("the convolution kernel size k must be odd and >= 1, got " + std::to_string(k));
+  if (k < 1 || k % 2 == 0) throw Error(text_format(_("the convolution kernel size k must be odd and >= 1, got %d"), k));
 }
 
 // splitmix64's first number from state x: a fixed, platform-independent mixing of 64 bits.
@@ -65,8 +66,9 @@ struct BlockSums {
 }  // namespace
 
 int block_size(int N, int max_side) {
-  if (N < 1) throw Error("a matrix image needs at least one token, got N = " + std::to_string(N));
-  if (max_side < 1) throw Error("a matrix image needs at least one pixel per side, got " + std::to_string(max_side));
+  // TRANSLATORS: N is the number of tokens.
+  if (N < 1) throw Error(text_format(_("a matrix image needs at least one token, got N = %d"), N));
+  if (max_side < 1) throw Error(text_format(_("a matrix image needs at least one pixel per side, got %d"), max_side));
   return (N + max_side - 1) / max_side;
 }
 
@@ -84,11 +86,10 @@ BlockImage empty_block_image(int N, int max_side) {
 
 void pool_block_row(BlockImage& img, int r, std::span<const float> rows, const Mask* mask, Pooling pooling) {
   if (r < 0 || r >= img.side)
-    throw Error("pool_block_row: image row " + std::to_string(r) + " is outside [0," + std::to_string(img.side) + ")");
+    throw Error(text_format(_("pool_block_row: image row %d is outside [0,%d)"), r, img.side));
   const int N = img.N, i0 = img.first(r), i1 = img.last(r);
   if (rows.size() != static_cast<size_t>(i1 - i0) * static_cast<size_t>(N))
-    throw Error("pool_block_row: got " + std::to_string(rows.size()) + " values for rows " + std::to_string(i0) + ".." +
-                std::to_string(i1 - 1) + " of N = " + std::to_string(N));
+    throw Error(text_format(_("pool_block_row: got %zu values for rows %d..%d of N = %d"), rows.size(), i0, i1 - 1, N));
   const size_t S = static_cast<size_t>(img.side), at0 = static_cast<size_t>(r) * S;
   for (int c = 0; c < img.side; ++c) {
     const int j0 = img.first(c), j1 = img.last(c);
@@ -118,7 +119,7 @@ void pool_block_row(BlockImage& img, int r, std::span<const float> rows, const M
 
 BlockImage downsample_matrix(std::span<const float> A, int N, int max_side, const Mask* mask, Pooling pooling) {
   if (N < 1 || A.size() != static_cast<size_t>(N) * static_cast<size_t>(N))
-    throw Error("downsample_matrix: A has " + std::to_string(A.size()) + " values, expected N² for N = " + std::to_string(N));
+    throw Error(text_format(_("downsample_matrix: A has %zu values, expected N² for N = %d"), A.size(), N));
   BlockImage img = empty_block_image(N, max_side);
   for (int r = 0; r < img.side; ++r) {
     const size_t from = static_cast<size_t>(img.first(r)) * static_cast<size_t>(N);
@@ -139,10 +140,9 @@ int conv_tap(const PatchGrid& grid, int k, int i, int j) {
 Matrix conv_matrix(const PatchGrid& grid, int k, std::span<const float> kernel) {
   check_kernel_size(k);
   if (kernel.size() != static_cast<size_t>(k) * static_cast<size_t>(k))
-    throw Error("a " + std::to_string(k) + "x" + std::to_string(k) + " kernel needs " + std::to_string(k * k) +
-                " weights, got " + std::to_string(kernel.size()));
+    throw Error(text_format(_("a %dx%d kernel needs %d weights, got %zu"), k, k, k * k, kernel.size()));
   const int N = grid.N();
-  if (N < 1 || N > 4096) throw Error("conv_matrix is for grids of 1 to 4096 tokens, got " + std::to_string(N));
+  if (N < 1 || N > 4096) throw Error(text_format(_("conv_matrix is for grids of 1 to 4096 tokens, got %d"), N));
   Matrix W = Matrix::Zero(N, N);
   for (int i = 0; i < N; ++i)
     for (int j = 0; j < N; ++j) {
@@ -163,10 +163,10 @@ long long conv_nonzeros(const PatchGrid& grid, int k) {
 }
 
 bool is_block_toeplitz(const Matrix& M, int cols) {
-  if (M.rows() != M.cols()) throw Error("is_block_toeplitz: the matrix is not square");
+  if (M.rows() != M.cols()) throw Error(_("is_block_toeplitz: the matrix is not square"));
   if (cols < 1 || M.rows() % cols != 0)
-    throw Error("is_block_toeplitz: size " + std::to_string(M.rows()) + " is not a multiple of " + std::to_string(cols) +
-                " columns");
+    throw Error(text_format(_("is_block_toeplitz: size %lld is not a multiple of %d columns"), static_cast<long long>(M.rows()),
+                            cols));
   const int N = static_cast<int>(M.rows()), rows = N / cols;
   // One value per offset (row_j − row_i, col_j − col_i): the first one seen must repeat.
   const int span_c = 2 * cols - 1;
@@ -201,7 +201,7 @@ float fc_weight(int i, int j, std::uint32_t seed) {
 BlockImage conv_structure_image(const PatchGrid& grid, int k, std::span<const float> kernel, int max_side) {
   check_kernel_size(k);
   if (kernel.size() != static_cast<size_t>(k) * static_cast<size_t>(k))
-    throw Error("a " + std::to_string(k) + "x" + std::to_string(k) + " kernel needs " + std::to_string(k * k) + " weights");
+    throw Error(text_format(_("a %dx%d kernel needs %d weights"), k, k, k * k));
   const int N = grid.N(), r = (k - 1) / 2;
   BlockSums s(N, max_side);
   for (int i = 0; i < N; ++i) {
@@ -262,8 +262,8 @@ std::vector<std::uint8_t> block_image_rgb8(const BlockImage& img, Colormap c, No
 
 std::vector<std::uint8_t> colours_rgb8(const Matrix& M, int first_col) {
   if (first_col < 0 || M.cols() < first_col + 3)
-    throw Error("colours_rgb8: needs columns " + std::to_string(first_col) + ".." + std::to_string(first_col + 2) +
-                ", the matrix has " + std::to_string(M.cols()));
+    throw Error(text_format(_("colours_rgb8: needs columns %d..%d, the matrix has %lld"), first_col, first_col + 2,
+                            static_cast<long long>(M.cols())));
   std::vector<std::uint8_t> px(static_cast<size_t>(M.rows()) * 3);
   for (Eigen::Index i = 0; i < M.rows(); ++i)
     for (int ch = 0; ch < 3; ++ch) {

@@ -2,6 +2,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <cstdio>
 #include <algorithm>
@@ -13,11 +14,13 @@
 namespace attnlab {
 
 PatchGrid make_grid(int width, int height, int K, EdgeMode edge) {
-  if (K < 1) throw Error("patch size K must be at least 1 pixel, got " + std::to_string(K));
-  if (width < 1 || height < 1) throw Error("the image is empty");
+  // TRANSLATORS: K is the patch size in pixels.
+  if (K < 1) throw Error(text_format(_("patch size K must be at least 1 pixel, got %d"), K));
+  if (width < 1 || height < 1) throw Error(_("the image is empty"));
   if (K > kMaxPatch)
-    throw Error("patch size K=" + std::to_string(K) + " is more than the largest accepted, " +
-                std::to_string(kMaxPatch) + " (a token's 3·K² values are counted in 32 bits on the GPU)");
+    throw Error(text_format(_("patch size K=%d is more than the largest accepted, %d (a token's 3·K² values are counted in 32 "
+                              "bits on the GPU)"),
+                            K, kMaxPatch));
   PatchGrid g;
   g.K = K;
   g.image_width = width;
@@ -25,8 +28,8 @@ PatchGrid make_grid(int width, int height, int K, EdgeMode edge) {
   g.edge = edge;
   if (edge == EdgeMode::Crop) {
     if (K > width || K > height)
-      throw Error("patch size K=" + std::to_string(K) + " is larger than the image (" + std::to_string(width) +
-                  "x" + std::to_string(height) + " pixels): no whole patch fits");
+      throw Error(
+          text_format(_("patch size K=%d is larger than the image (%dx%d pixels): no whole patch fits"), K, width, height));
     g.cols = width / K;
     g.rows = height / K;
   } else {
@@ -34,16 +37,15 @@ PatchGrid make_grid(int width, int height, int K, EdgeMode edge) {
     g.rows = (height + K - 1) / K;
   }
   if (static_cast<long long>(g.cols) * g.rows > kMaxTokens)
-    throw Error("patch size K=" + std::to_string(K) + " gives " + std::to_string(static_cast<long long>(g.cols) * g.rows) +
-                " tokens, more than the limit of " + std::to_string(kMaxTokens) + "; choose a larger K");
+    throw Error(text_format(_("patch size K=%d gives %lld tokens, more than the limit of %d; choose a larger K"), K,
+                            static_cast<long long>(g.cols) * g.rows, kMaxTokens));
   return g;
 }
 
 int token_at(const PatchGrid& grid, int col, int row) {
   if (!grid.contains(col, row))
-    throw Error("patch (" + std::to_string(col) + "," + std::to_string(row) + ") is outside the " +
-                std::to_string(grid.cols) + "x" + std::to_string(grid.rows) + " grid (columns 0.." +
-                std::to_string(grid.cols - 1) + ", rows 0.." + std::to_string(grid.rows - 1) + ")");
+    throw Error(text_format(_("patch (%d,%d) is outside the %dx%d grid (columns 0..%d, rows 0..%d)"), col, row, grid.cols,
+                            grid.rows, grid.cols - 1, grid.rows - 1));
   return grid.index(col, row);
 }
 
@@ -84,14 +86,18 @@ void check_hand_made_budget(const PatchGrid& grid, std::uint64_t budget) {
     (bytes_at(mid) <= budget ? lo : hi) = mid;
   }
   while (lo > 0 && bytes_at(lo) > budget) --lo;
-  const std::string what =
-      "patch size K=" + std::to_string(grid.K) + (grid.edge == EdgeMode::Pad ? " (padded)" : "") + " gives " +
-      std::to_string(grid.N()) + " token(s) of " +
-      mib_text(checked_product({3, static_cast<std::size_t>(grid.K), static_cast<std::size_t>(grid.K), 4})) + " each, which";
-  const std::string hint = lo > 0 ? "choose K up to " + std::to_string(lo) : "no patch size fits";
+  const std::string what = text_format(grid.edge == EdgeMode::Pad
+                                           // TRANSLATORS: the start of a sentence that goes on "... would need 600 MiB,
+                                           // over ..."; %s is a size in MiB.
+                                           ? _("patch size K=%d (padded) gives %d token(s) of %s each, which")
+                                           : _("patch size K=%d gives %d token(s) of %s each, which"),
+                                       grid.K, grid.N(),
+                                       mib_text(checked_product({3, static_cast<std::size_t>(grid.K),
+                                                                 static_cast<std::size_t>(grid.K), 4})).c_str());
+  const std::string hint = lo > 0 ? text_format(_("choose K up to %d"), lo) : std::string(_("no patch size fits"));
   if (ceiling)
-    throw Error(what + " would need " + mib_text(need) + ", over the hand-made pipeline's limit of " +
-                mib_text(kHandMadeLimitBytes) + "; " + hint);
+    throw Error(text_format(_("%s would need %s, over the hand-made pipeline's limit of %s; %s"), what.c_str(),
+                            mib_text(need).c_str(), mib_text(kHandMadeLimitBytes).c_str(), hint.c_str()));
   check_memory(need, budget, what, hint);
 }
 

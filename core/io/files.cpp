@@ -2,6 +2,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 
 #include <nettle/sha2.h>
 
@@ -21,11 +22,11 @@ std::string read_config_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return {};
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > 64ull * 1024 * 1024) throw Error(path.string() + ": cannot be read as a config file");
+  if (ec || size > 64ull * 1024 * 1024) throw Error(path.string() + ": " + _("cannot be read as a config file"));
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
-  if (!in && !in.eof()) throw Error(path.string() + ": cannot be read");
+  if (!in && !in.eof()) throw Error(path.string() + ": " + _("cannot be read"));
   return s.str();
 }
 
@@ -38,13 +39,14 @@ std::string write_failure(int err) {
 #ifdef EDQUOT
     case EDQUOT:
 #endif
-      return "the disk is full (nothing was written)";
-    case EFBIG: return "the file would be larger than this system allows (nothing was written)";
+      return _("the disk is full (nothing was written)");
+    case EFBIG: return _("the file would be larger than this system allows (nothing was written)");
     case EACCES:
-    case EPERM: return "permission denied: the folder is read-only or not yours (nothing was written)";
-    case EROFS: return "the disk is read-only (nothing was written)";
-    case EEXIST: return "the file exists";
-    default: return std::string(std::strerror(err)) + " (nothing was written)";
+    case EPERM: return _("permission denied: the folder is read-only or not yours (nothing was written)");
+    case EROFS: return _("the disk is read-only (nothing was written)");
+    case EEXIST: return _("the file exists");
+    // TRANSLATORS: %s is the system's reason a write failed.
+    default: return text_format(_("%s (nothing was written)"), std::strerror(err));
   }
 }
 
@@ -58,7 +60,8 @@ std::filesystem::path folder_of(const std::filesystem::path& path) {
 }
 
 [[noreturn]] void fail_write(const std::filesystem::path& path, int err) {
-  throw Error("cannot write '" + platform::utf8(path) + "': " + write_failure(err));
+  // TRANSLATORS: a file's name, then the reason ("the disk is full (nothing was written)").
+  throw Error(text_format(_("cannot write '%s': %s"), platform::utf8(path).c_str(), write_failure(err).c_str()));
 }
 
 // One file of a set being written: its temporary (written, synced), and how it was moved in.
@@ -132,19 +135,26 @@ void write_files_together(std::span<const FileToWrite> files, bool overwrite) {
     }
   }
   for (const FileToWrite& f : targets) {
-    const std::string where = "'" + platform::utf8(f.path) + "'";
+    const std::string where = platform::utf8(f.path);
     std::error_code ec;
     const auto st = std::filesystem::symlink_status(f.path, ec);
     if (std::filesystem::exists(st)) {
       if (!overwrite)
-        throw Error("cannot write " + where + ": the file exists (choose another name; nothing was overwritten)");
+        // TRANSLATORS: %s is a file's name.
+        throw Error(text_format(_("cannot write '%s': the file exists (choose another name; nothing was overwritten)"),
+                                where.c_str()));
+      if (std::filesystem::is_directory(st))
+        // TRANSLATORS: %s is a file's name.
+        throw Error(text_format(_("cannot write '%s': a folder has that name (nothing was written)"), where.c_str()));
       if (!std::filesystem::is_regular_file(st))
-        throw Error("cannot write " + where + ": " +
-                    (std::filesystem::is_directory(st) ? "a folder" : "something that is not a plain file") +
-                    " has that name (nothing was written)");
+        // TRANSLATORS: %s is a file's name.
+        throw Error(text_format(_("cannot write '%s': something that is not a plain file has that name (nothing was written)"),
+                                where.c_str()));
     }
     if (!std::filesystem::is_directory(folder_of(f.path), ec))
-      throw Error("cannot write " + where + ": the folder '" + platform::utf8(folder_of(f.path)) + "' does not exist");
+      // TRANSLATORS: a file's name, then its folder's.
+      throw Error(text_format(_("cannot write '%s': the folder '%s' does not exist"), where.c_str(),
+                              platform::utf8(folder_of(f.path)).c_str()));
   }
   std::vector<Pending> pending;
   pending.reserve(files.size());
@@ -206,31 +216,37 @@ void write_file_safely(const std::filesystem::path& path, std::span<const char> 
 void write_new_folder(const std::filesystem::path& given, std::span<const FileToWrite> files) {
   namespace fs = std::filesystem;
   const fs::path dir = given.has_filename() ? given : given.parent_path();  // "runs/a/" is "runs/a"
-  const std::string where = "'" + platform::utf8(dir) + "'";
+  const std::string where = platform::utf8(dir);
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dir, ec)))
-    throw Error("cannot write " + where + ": it exists (choose another folder; nothing was overwritten)");
+    // TRANSLATORS: %s is a folder's name.
+    throw Error(text_format(_("cannot write '%s': it exists (choose another folder; nothing was overwritten)"), where.c_str()));
   const fs::path parent = folder_of(dir);
   if (!fs::is_directory(parent, ec))
-    throw Error("cannot write " + where + ": the folder '" + platform::utf8(parent) + "' does not exist");
+    // TRANSLATORS: a folder's name, then the folder it should be in.
+    throw Error(text_format(_("cannot write '%s': the folder '%s' does not exist"), where.c_str(),
+                            platform::utf8(parent).c_str()));
   fs::path tmp;
   // 0777 less the umask, as mkdir() would make it (mkdtemp makes 0700).
   if (const int err = platform::create_unique_folder(parent, "." + platform::utf8(dir.filename()) + ".",
                                                      platform::new_folder_mode(), tmp))
-    throw Error("cannot write " + where + ": " + write_failure(err));
+    throw Error(text_format(_("cannot write '%s': %s"), where.c_str(), write_failure(err).c_str()));
   try {
     std::vector<FileToWrite> inside;
     for (const FileToWrite& f : files) {
       if (f.path.has_parent_path() || f.path.empty())
-        throw Error("cannot write " + where + ": '" + platform::utf8(f.path) + "' is not a plain file name");
+        // TRANSLATORS: a folder's name, then the name of a file to go into it.
+        throw Error(text_format(_("cannot write '%s': '%s' is not a plain file name"), where.c_str(),
+                                platform::utf8(f.path).c_str()));
       inside.push_back({tmp / f.path, f.bytes});
     }
     write_files_together(inside);
     platform::sync_folder(tmp);
     if (const int err = platform::rename_folder(tmp, dir)) {
-      throw Error("cannot write " + where + ": " +
-                  (err == ENOTEMPTY || err == EEXIST ? std::string("it appeared meanwhile (nothing was overwritten)")
-                                                     : write_failure(err)));
+      if (err == ENOTEMPTY || err == EEXIST)
+        // TRANSLATORS: %s is a folder's name.
+        throw Error(text_format(_("cannot write '%s': it appeared meanwhile (nothing was overwritten)"), where.c_str()));
+      throw Error(text_format(_("cannot write '%s': %s"), where.c_str(), write_failure(err).c_str()));
     }
   } catch (...) {
     fs::remove_all(tmp, ec);
@@ -256,27 +272,28 @@ void write_sidecar_or_remove(const std::filesystem::path& output, const std::str
 }
 
 std::filesystem::path temp_file_beside(const std::filesystem::path& path, bool overwrite) {
-  const std::string where = "'" + platform::utf8(path) + "'";
+  const std::string where = platform::utf8(path);
   std::error_code ec;
   if (!overwrite && std::filesystem::exists(path, ec))
-    throw Error("cannot write " + where + ": the file exists (choose another name; nothing was overwritten)");
+    throw Error(text_format(_("cannot write '%s': the file exists (choose another name; nothing was overwritten)"),
+                            where.c_str()));
   auto parent = path.parent_path();
   if (parent.empty()) parent = ".";
   if (!std::filesystem::is_directory(parent, ec))
-    throw Error("cannot write " + where + ": the folder '" + platform::utf8(parent) + "' does not exist");
+    throw Error(text_format(_("cannot write '%s': the folder '%s' does not exist"), where.c_str(),
+                            platform::utf8(parent).c_str()));
   std::filesystem::path tmp;
   int fd = -1;
   if (const int err = platform::create_unique_file(parent, "." + platform::utf8(path.filename()) + ".", tmp, fd))
-    throw Error("cannot write " + where + ": " + write_failure(err));
+    throw Error(text_format(_("cannot write '%s': %s"), where.c_str(), write_failure(err).c_str()));
   platform::finish_file(fd, 0644);
   return tmp;
 }
 
 void publish_file(const std::filesystem::path& temp, const std::filesystem::path& path, bool overwrite) {
-  const std::string where = "'" + platform::utf8(path) + "'";
   const int err = overwrite ? platform::rename_replacing(temp, path) : platform::rename_if_free(temp, path);
   platform::remove_file(temp);
-  if (err) throw Error("cannot write " + where + ": " + write_failure(err));
+  if (err) throw Error(text_format(_("cannot write '%s': %s"), platform::utf8(path).c_str(), write_failure(err).c_str()));
 }
 
 
@@ -314,7 +331,8 @@ std::string sha256_hex(sha256_ctx& ctx) {
 
 std::string file_sha256(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + platform::utf8(path) + " to hash it");
+  // TRANSLATORS: %s is a file's name.
+  if (!in) throw Error(text_format(_("cannot read %s to hash it"), platform::utf8(path).c_str()));
   sha256_ctx ctx;
   sha256_init(&ctx);
   std::vector<char> buffer(1 << 20);
@@ -323,7 +341,7 @@ std::string file_sha256(const std::filesystem::path& path) {
     const auto got = in.gcount();
     if (got > 0) sha256_update(&ctx, static_cast<std::size_t>(got), reinterpret_cast<const std::uint8_t*>(buffer.data()));
   }
-  if (in.bad()) throw Error("cannot read " + platform::utf8(path) + " to hash it");
+  if (in.bad()) throw Error(text_format(_("cannot read %s to hash it"), platform::utf8(path).c_str()));
   return sha256_hex(ctx);
 }
 

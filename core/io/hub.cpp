@@ -22,6 +22,7 @@
 
 #include "core/io/files.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab::hub {
 namespace fs = std::filesystem;
@@ -80,7 +81,7 @@ fs::path repo_folder(const HubConfig& c, const std::string& repo_id) {
 fs::path relative_name(const std::string& name) {
   fs::path p = fs::path(name).lexically_normal();
   if (name.empty() || p.is_absolute() || p.has_root_name() || *p.begin() == "..")
-    throw Error("'" + name + "' is not a file name inside a repository");
+    throw Error(text_format(_("'%s' is not a file name inside a repository"), name.c_str()));
   return p;
 }
 
@@ -205,7 +206,7 @@ int on_xfer(void* user, curl_off_t, curl_off_t now_down, curl_off_t, curl_off_t)
 CurlHandle new_handle(const HubConfig& c, Watch& watch, Response& response) {
   curl_global();
   CurlHandle h(curl_easy_init());
-  if (!h) throw Error("cannot start an HTTP client (libcurl)");
+  if (!h) throw Error(_("cannot start an HTTP client (libcurl)"));
   CURL* e = h.get();
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, c.connect_seconds);
@@ -246,14 +247,16 @@ class EntryNotFound : public Error {
   std::string detail = errbuf && *errbuf ? errbuf : curl_easy_strerror(code);
   switch (code) {
     case CURLE_OPERATION_TIMEDOUT:
-      throw Error(what + ": the server stalled (no data for " + std::to_string(c.stall_seconds) +
-                  " s); try again later");
+      // TRANSLATORS: %1$s is ORG/NAME/FILE on the hub, %2$ld a number of seconds.
+      throw Error(text_format(_("%s: the server stalled (no data for %ld s); try again later"), what.c_str(), c.stall_seconds));
     case CURLE_TOO_MANY_REDIRECTS:
-      throw Error(what + ": redirect loop (more than " + std::to_string(c.max_redirects) + " redirects)");
+      // TRANSLATORS: %1$s is ORG/NAME/FILE on the hub, %2$d the number of HTTP redirects followed.
+      throw Error(text_format(_("%s: redirect loop (more than %d redirects)"), what.c_str(), c.max_redirects));
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_PROXY:
-      throw Unreachable("cannot reach " + c.endpoint + " (" + detail + ")");
+      // TRANSLATORS: %1$s is the hub's address (https://huggingface.co), %2$s libcurl's reason.
+      throw Unreachable(text_format(_("cannot reach %s (%s)"), c.endpoint.c_str(), detail.c_str()));
     default:
       throw Error(what + ": " + detail);
   }
@@ -264,17 +267,31 @@ class EntryNotFound : public Error {
   const std::string code = r.header("x-error-code");
   const std::string where = "'" + repo.repo_id + "'";
   const std::string status = " (HTTP " + std::to_string(r.status) + ")";
+  // In the messages below, the last %s is the HTTP status: " (HTTP 403)".
   if (code == "GatedRepo" || (r.status == 403 && code.empty()))
-    throw Error(where +
-                " is gated or private: accept its conditions on the hub and set HF_TOKEN to a token that may read it" +
-                status);
+    // TRANSLATORS: %1$s is a repository ('ORG/NAME'), %2$s the HTTP status " (HTTP 403)" (with its leading space).
+    // HF_TOKEN is an environment variable: keep it.
+    throw Error(text_format(_("%s is gated or private: accept its conditions on the hub and set HF_TOKEN to a token that "
+                              "may read it%s"),
+                            where.c_str(), status.c_str()));
   if (code == "RepoNotFound" || r.status == 401)
-    throw Error(where + " was not found, or is private: check the name, or set HF_TOKEN" + status);
-  if (code == "RevisionNotFound") throw Error(where + " has no revision '" + repo.revision + "'" + status);
+    // TRANSLATORS: %1$s is a repository ('ORG/NAME'), %2$s the HTTP status " (HTTP 401)" (with its leading space).
+    // HF_TOKEN is an environment variable: keep it.
+    throw Error(text_format(_("%s was not found, or is private: check the name, or set HF_TOKEN%s"), where.c_str(),
+                            status.c_str()));
+  if (code == "RevisionNotFound")
+    // TRANSLATORS: %1$s is a repository ('ORG/NAME'), %2$s a branch, tag or commit, %3$s the HTTP status " (HTTP 404)".
+    throw Error(text_format(_("%s has no revision '%s'%s"), where.c_str(), repo.revision.c_str(), status.c_str()));
   if (r.status == 404)
-    throw EntryNotFound(where + " has no file '" + filename + "' at revision '" + repo.revision + "'" + status);
-  if (r.status >= 500) throw Error("the hub failed on " + where + "/" + filename + status + "; try again later");
-  throw Error("the hub refused " + where + "/" + filename + status);
+    // TRANSLATORS: %1$s is a repository ('ORG/NAME'), %2$s a file, %3$s a branch, tag or commit, %4$s the HTTP
+    // status " (HTTP 404)".
+    throw EntryNotFound(text_format(_("%s has no file '%s' at revision '%s'%s"), where.c_str(), filename.c_str(),
+                                    repo.revision.c_str(), status.c_str()));
+  if (r.status >= 500)
+    // TRANSLATORS: %1$s/%2$s is a repository ('ORG/NAME') and a file, %3$s the HTTP status " (HTTP 503)".
+    throw Error(text_format(_("the hub failed on %s/%s%s; try again later"), where.c_str(), filename.c_str(), status.c_str()));
+  // TRANSLATORS: %1$s/%2$s is a repository ('ORG/NAME') and a file, %3$s the HTTP status " (HTTP 400)".
+  throw Error(text_format(_("the hub refused %s/%s%s"), where.c_str(), filename.c_str(), status.c_str()));
 }
 
 void write_ref(const fs::path& repo_dir, const std::string& revision, const std::string& commit);
@@ -308,8 +325,8 @@ Metadata head_metadata(const HubConfig& c, const RepoRef& repo, const std::strin
       const std::string location = r.header("location");
       if (!location.empty() && origin_of(location).empty()) {  // relative: same host, follow
         if (hops >= c.max_redirects)
-          throw Error(repo.repo_id + "/" + filename + ": redirect loop (more than " + std::to_string(c.max_redirects) +
-                      " redirects)");
+          throw Error(text_format(_("%s: redirect loop (more than %d redirects)"), (repo.repo_id + "/" + filename).c_str(),
+                                  c.max_redirects));
         url = origin_of(url) + (location.front() == '/' ? location : "/" + location);
         continue;
       }
@@ -342,16 +359,23 @@ Metadata head_metadata(const HubConfig& c, const RepoRef& repo, const std::strin
     try {
       m.size = size.empty() ? 0 : std::stoull(size);
     } catch (...) {
-      throw Error(repo.repo_id + "/" + filename + ": the hub sent a size that is not a number ('" + size + "')");
+      // TRANSLATORS: %1$s is ORG/NAME/FILE on the hub, %2$s what it sent.
+      throw Error(text_format(_("%s: the hub sent a size that is not a number ('%s')"), (repo.repo_id + "/" + filename).c_str(),
+                              size.c_str()));
     }
     m.location = r.header("location").empty() ? url : r.header("location");
     // hf_hub_download: FileMetadataError when either is missing.
     if (m.commit.empty() || !is_commit(m.commit))
-      throw Error(repo.repo_id + "/" + filename +
-                  ": the server did not send the commit (X-Repo-Commit); is HF_ENDPOINT a hub?");
+      // TRANSLATORS: %s is ORG/NAME/FILE on the hub; X-Repo-Commit is an HTTP header, HF_ENDPOINT an environment
+      // variable: keep both.
+      throw Error(text_format(_("%s: the server did not send the commit (X-Repo-Commit); is HF_ENDPOINT a hub?"),
+                              (repo.repo_id + "/" + filename).c_str()));
     if (m.etag.empty() || m.etag.find_first_of("/\\") != std::string::npos || m.etag == "." || m.etag == "..")
-      throw Error(repo.repo_id + "/" + filename + ": the server sent no usable ETag; is HF_ENDPOINT a hub?");
-    if (size.empty()) throw Error(repo.repo_id + "/" + filename + ": the server did not say the file's size");
+      // TRANSLATORS: %s is ORG/NAME/FILE on the hub; ETag is an HTTP header, HF_ENDPOINT an environment variable.
+      throw Error(text_format(_("%s: the server sent no usable ETag; is HF_ENDPOINT a hub?"),
+                              (repo.repo_id + "/" + filename).c_str()));
+    if (size.empty())
+      throw Error(text_format(_("%s: the server did not say the file's size"), (repo.repo_id + "/" + filename).c_str()));
     return m;
   }
 }
@@ -425,7 +449,10 @@ void fetch_blob(const HubConfig& c, const RepoRef& repo, const std::string& file
     }
     if (have == m.size && m.size > 0) break;  // complete already: check it
     std::FILE* f = std::fopen(incomplete.string().c_str(), "ab");
-    if (!f) throw Error("cannot write '" + incomplete.string() + "': " + std::strerror(errno));
+    if (!f) {
+      const int e = errno;
+      throw Error(text_format(_("cannot write '%s': %s"), incomplete.string().c_str(), std::strerror(e)));
+    }
     Response r;
     watch.offset = have;
     watch.counting = true;
@@ -455,18 +482,21 @@ void fetch_blob(const HubConfig& c, const RepoRef& repo, const std::string& file
     if (rc == CURLE_ABORTED_BY_CALLBACK) throw Cancelled();
     if (sink.too_long) {
       remove_quietly(incomplete);
-      throw Error(what + ": the server sent more than the " + std::to_string(m.size) +
-                  " bytes it announced; nothing kept");
+      // TRANSLATORS: %1$s is ORG/NAME/FILE on the hub, %2$llu a number of bytes.
+      throw Error(text_format(_("%s: the server sent more than the %llu bytes it announced; nothing kept"), what.c_str(),
+                              static_cast<unsigned long long>(m.size)));
     }
     if (sink.write_errno != 0 || (!closed && rc == CURLE_OK)) {
       const int e = sink.write_errno ? sink.write_errno : errno;
-      throw Error("cannot write '" + incomplete.string() + "': " + std::strerror(e) +
-                  " (the part already written is resumed next time)");
+      // TRANSLATORS: %1$s is a file, %2$s the system's reason.
+      throw Error(text_format(_("cannot write '%s': %s (the part already written is resumed next time)"),
+                              incomplete.string().c_str(), std::strerror(e)));
     }
     if (rc == CURLE_OK && r.status >= 400) {
       if (r.status == 416 && have > 0) {  // the range starts past the end: not our file
         remove_quietly(incomplete);
-        if (++retries > 5) throw Error(what + ": the server refused every range request");
+        // TRANSLATORS: %s is ORG/NAME/FILE on the hub; a range request asks for the rest of a file (HTTP Range).
+        if (++retries > 5) throw Error(text_format(_("%s: the server refused every range request"), what.c_str()));
         continue;
       }
       throw_status(r, repo, filename);
@@ -474,14 +504,16 @@ void fetch_blob(const HubConfig& c, const RepoRef& repo, const std::string& file
     if (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING) {
       const std::uint64_t now = fs::file_size(incomplete, ec);
       if (!ec && now > have && ++retries <= 5) continue;  // dropped mid-file: resume with Range
-      throw Error(what + ": the connection dropped at " + std::to_string(ec ? have : now) + " of " +
-                  std::to_string(m.size) + " bytes; run the pull again to resume");
+      // TRANSLATORS: %1$s is ORG/NAME/FILE on the hub, then bytes received and bytes in all.
+      throw Error(text_format(_("%s: the connection dropped at %llu of %llu bytes; run the pull again to resume"), what.c_str(),
+                              static_cast<unsigned long long>(ec ? have : now), static_cast<unsigned long long>(m.size)));
     }
     if (rc != CURLE_OK) throw_curl(rc, c, what, errbuf);
     if (sink.written != m.size) {  // a complete answer, but not the announced size
       remove_quietly(incomplete);
-      throw Error(what + ": the server sent " + std::to_string(sink.written) + " bytes but announced " +
-                  std::to_string(m.size) + "; nothing kept");
+      // TRANSLATORS: %1$s is ORG/NAME/FILE on the hub, then bytes received and bytes announced.
+      throw Error(text_format(_("%s: the server sent %llu bytes but announced %llu; nothing kept"), what.c_str(),
+                              static_cast<unsigned long long>(sink.written), static_cast<unsigned long long>(m.size)));
     }
     break;
   }
@@ -489,8 +521,9 @@ void fetch_blob(const HubConfig& c, const RepoRef& repo, const std::string& file
   const std::uint64_t size = fs::file_size(incomplete, ec);
   if (ec || size != m.size) {  // "Consistency check failed: file should be of size …"
     remove_quietly(incomplete);
-    throw Error(what + ": the file should be " + std::to_string(m.size) + " bytes but is " + std::to_string(size) +
-                "; nothing kept");
+    // TRANSLATORS: %1$s is ORG/NAME/FILE on the hub, then bytes announced and bytes on disk.
+    throw Error(text_format(_("%s: the file should be %llu bytes but is %llu; nothing kept"), what.c_str(),
+                            static_cast<unsigned long long>(m.size), static_cast<unsigned long long>(size)));
   }
   watch.report(size, true);
   if (is_sha256(m.etag)) {
@@ -499,7 +532,8 @@ void fetch_blob(const HubConfig& c, const RepoRef& repo, const std::string& file
                    [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
     if (file_sha256(incomplete) != lower) {
       remove_quietly(incomplete);
-      throw Error(what + ": the file's SHA-256 is not the one the hub announced; nothing kept");
+      // TRANSLATORS: %s is ORG/NAME/FILE on the hub; SHA-256 is a checksum.
+      throw Error(text_format(_("%s: the file's SHA-256 is not the one the hub announced; nothing kept"), what.c_str()));
     }
   }
 }
@@ -509,7 +543,7 @@ void fetch_blob(const HubConfig& c, const RepoRef& repo, const std::string& file
 void link_pointer(const fs::path& blob, const fs::path& pointer) {
   std::error_code ec;
   fs::create_directories(pointer.parent_path(), ec);
-  if (ec) throw Error("cannot create '" + pointer.parent_path().string() + "': " + ec.message());
+  if (ec) throw Error(text_format(_("cannot create '%s': %s"), pointer.parent_path().string().c_str(), ec.message().c_str()));
   fs::remove(pointer, ec);
   const fs::path target = blob.lexically_relative(pointer.parent_path());
   fs::create_symlink(target, pointer, ec);
@@ -520,7 +554,8 @@ void link_pointer(const fs::path& blob, const fs::path& pointer) {
   if (!ec) fs::rename(tmp, pointer, ec);
   if (ec) {
     remove_quietly(tmp);
-    throw Error("cannot place '" + pointer.string() + "': " + ec.message());
+    // TRANSLATORS: %1$s is a file of the cache (a link or a copy being made), %2$s the system's reason.
+    throw Error(text_format(_("cannot place '%s': %s"), pointer.string().c_str(), ec.message().c_str()));
   }
 }
 
@@ -558,7 +593,10 @@ bool file_exists(const fs::path& p) {
 // offline branch, try_to_load_from_cache), else the error.
 fs::path cached_or_throw(const HubConfig& c, const RepoRef& repo, const std::string& filename, const std::string& why) {
   if (auto p = try_to_load_from_cache(repo, filename, c)) return *p;
-  throw Error("'" + repo.text() + "' has no '" + filename + "' in the cache (" + c.cache_dir.string() + ") and " + why);
+  // TRANSLATORS: %1$s is a repository (ORG/NAME), %2$s a file, %3$s the cache folder, %4$s why the network is not
+  // asked ("HF_HUB_OFFLINE is set").
+  throw Error(text_format(_("'%s' has no '%s' in the cache (%s) and %s"), repo.text().c_str(), filename.c_str(),
+                          c.cache_dir.string().c_str(), why.c_str()));
 }
 
 }  // namespace
@@ -569,32 +607,39 @@ RepoRef parse_repo_ref(std::string_view text) {
   if (const auto at = s.find('@'); at != std::string::npos) {
     r.revision = s.substr(at + 1);
     s = s.substr(0, at);
-    if (r.revision.empty()) throw Error("'" + std::string(text) + "': nothing after '@' (a branch, tag or commit)");
+    if (r.revision.empty())
+      // TRANSLATORS: %s is the text given (ORG/NAME@REVISION).
+      throw Error(text_format(_("'%s': nothing after '@' (a branch, tag or commit)"), std::string(text).c_str()));
     for (char ch : r.revision)
       if (static_cast<unsigned char>(ch) < 0x20 || ch == '\\' || ch == ' ')
-        throw Error("'" + std::string(text) + "': the revision may not hold spaces, backslashes or control characters");
+        throw Error(text_format(_("'%s': the revision may not hold spaces, backslashes or control characters"),
+                                std::string(text).c_str()));
     relative_name(r.revision);  // no "..", no absolute path
   }
   // validate_repo_id (utils/_validators.py): [A-Za-z0-9_.-] in one or two parts, no "--" or "..",
   // no leading or trailing '-' or '.', at most 96 characters.
   const auto bad = [&](const std::string& why) {
-    return Error("'" + std::string(text) + "' is not a repository name ORG/NAME[@REVISION]: " + why);
+    // TRANSLATORS: %1$s is the text given; ORG/NAME[@REVISION] is the syntax (keep it); %2$s says what is wrong.
+    return Error(text_format(_("'%s' is not a repository name ORG/NAME[@REVISION]: %s"), std::string(text).c_str(), why.c_str()));
   };
-  if (s.empty()) throw bad("it is empty");
-  if (s.size() > 96) throw bad("longer than 96 characters");
-  if (std::count(s.begin(), s.end(), '/') > 1) throw bad("more than one '/'");
+  // TRANSLATORS: a repository name (ORG/NAME) that is empty.
+  if (s.empty()) throw bad(_("it is empty"));
+  if (s.size() > 96) throw bad(_("longer than 96 characters"));
+  if (std::count(s.begin(), s.end(), '/') > 1) throw bad(_("more than one '/'"));
   if (s.find("--") != std::string::npos || s.find("..") != std::string::npos)
-    throw bad("'--' and '..' are not allowed");
+    throw bad(_("'--' and '..' are not allowed"));
   std::size_t start = 0;
   while (start <= s.size()) {
     const std::size_t end = std::min(s.find('/', start), s.size());
     const std::string part = s.substr(start, end - start);
-    if (part.empty()) throw bad("an empty part");
+    // TRANSLATORS: ORG or NAME of a repository name ORG/NAME.
+    if (part.empty()) throw bad(_("an empty part"));
     for (char ch : part)
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.')
-        throw bad("only letters, digits, '-', '_' and '.'");
+        throw bad(_("only letters, digits, '-', '_' and '.'"));
     if (part.front() == '-' || part.front() == '.' || part.back() == '-' || part.back() == '.')
-      throw bad("a part may not start or end with '-' or '.'");
+      // TRANSLATORS: a part is ORG or NAME of a repository name ORG/NAME.
+      throw bad(_("a part may not start or end with '-' or '.'"));
     start = end + 1;
   }
   r.repo_id = s;
@@ -676,7 +721,8 @@ fs::path download_file(const RepoRef& repo, const std::string& filename, const H
       s.seconds_left = -1;
     });
   }
-  if (config.offline) return cached_or_throw(config, repo, filename, "HF_HUB_OFFLINE is set");
+  // TRANSLATORS: HF_HUB_OFFLINE is an environment variable: keep it.
+  if (config.offline) return cached_or_throw(config, repo, filename, _("HF_HUB_OFFLINE is set"));
   Watch watch;
   watch.transfer = transfer;
   watch.on_progress = &on_progress;
@@ -695,7 +741,9 @@ fs::path download_file(const RepoRef& repo, const std::string& filename, const H
   const fs::path pointer = dir / "snapshots" / m.commit / name;
   std::error_code ec;
   fs::create_directories(blob.parent_path(), ec);
-  if (ec) throw Error("cannot create the cache folder '" + blob.parent_path().string() + "': " + ec.message());
+  if (ec)
+    throw Error(text_format(_("cannot create the cache folder '%s': %s"), blob.parent_path().string().c_str(),
+                            ec.message().c_str()));
   write_ref(dir, repo.revision, m.commit);
   if (file_exists(pointer) && file_exists(blob)) {  // already there: nothing to fetch
     watch.report(m.size, true);
@@ -710,7 +758,8 @@ fs::path download_file(const RepoRef& repo, const std::string& filename, const H
   // _chmod_and_move(): the checked file takes its place in one rename.
   if (!file_exists(blob)) {
     fs::rename(blob.string() + ".incomplete", blob, ec);
-    if (ec) throw Error("cannot move the download into '" + blob.string() + "': " + ec.message());
+    if (ec)
+      throw Error(text_format(_("cannot move the download into '%s': %s"), blob.string().c_str(), ec.message().c_str()));
   }
   link_pointer(blob, pointer);
   watch.report(m.size, true);
@@ -754,8 +803,9 @@ fs::path pull_model(const RepoRef& repo, const HubConfig& config, const PullOpti
         try {
           fetch("pytorch_model.bin", 1);
         } catch (const EntryNotFound&) {
-          throw Error("'" + repo.text() +
-                      "' has neither model.safetensors nor pytorch_model.bin: not a model attnlab can open");
+          // TRANSLATORS: %s is a repository (ORG/NAME); model.safetensors and pytorch_model.bin are file names.
+          throw Error(text_format(_("'%s' has neither model.safetensors nor pytorch_model.bin: not a model attnlab can open"),
+                                  repo.text().c_str()));
         }
       } catch (const Error& e) {
         // Offline, a repository cached with only pytorch_model.bin.
@@ -793,8 +843,11 @@ fs::path resolve_model_argument(std::string_view model_argument, const HubConfig
   if (!repo) return fs::path(std::string(model_argument));
   if (auto p = cached_model(*repo, config)) return *p;
   if (config.offline)
-    throw Error("'hf:" + repo->text() + "' is not in the cache (" + config.cache_dir.string() +
-                ") and HF_HUB_OFFLINE is set: pull it once online with 'attnlab models pull " + repo->text() + "'");
+    // TRANSLATORS: %1$s and %3$s are a repository (ORG/NAME), %2$s the cache folder; HF_HUB_OFFLINE is an environment
+    // variable and 'attnlab models pull' a command: keep them.
+    throw Error(text_format(_("'hf:%s' is not in the cache (%s) and HF_HUB_OFFLINE is set: pull it once online with "
+                              "'attnlab models pull %s'"),
+                            repo->text().c_str(), config.cache_dir.string().c_str(), repo->text().c_str()));
   PullOptions options;
   options.transfer = transfer;
   options.on_progress = on_progress;
@@ -853,58 +906,59 @@ std::vector<CachedRepo> scan_cache(const HubConfig& config) {
 
 std::span<const GalleryEntry> gallery() {
   // Sizes: the F32 model.safetensors of each repository (parameters × 4 bytes), roughly. Licences
-  // as the repositories' model cards state them (timm's cards: apache-2.0).
+  // as the repositories' model cards state them (timm's cards: apache-2.0). What each shows is marked
+  // for the catalog (N_) and translated where it is shown. Titles are the models' names.
   static constexpr std::array<GalleryEntry, 9> kGallery = {{
       {"DINO ViT-S/16", "timm/vit_small_patch16_224.dino", 87'000'000, "Apache-2.0",
-       "self-supervised: the last layer's heads segment the animals without ever seeing a label"},
+       N_("self-supervised: the last layer's heads segment the animals without ever seeing a label")},
       {"DINO ViT-S/8", "timm/vit_small_patch8_224.dino", 87'000'000, "Apache-2.0",
-       "DINO with 8-pixel patches: sharper object masks (4x the tokens of ViT-S/16)"},
+       N_("DINO with 8-pixel patches: sharper object masks (4x the tokens of ViT-S/16)")},
       {"DINO ViT-B/16", "timm/vit_base_patch16_224.dino", 343'000'000, "Apache-2.0",
-       "DINO at base size: 12 heads per layer, each finding a different part of the scene"},
+       N_("DINO at base size: 12 heads per layer, each finding a different part of the scene")},
       {"DINOv2 ViT-S/14 with registers", "timm/vit_small_patch14_reg4_dinov2.lvd142m", 88'000'000, "Apache-2.0",
-       "four register tokens absorb the high-norm artefacts: clean maps (Darcet et al. 2024)"},
+       N_("four register tokens absorb the high-norm artefacts: clean maps (Darcet et al. 2024)")},
       {"DINOv2 ViT-S/14", "timm/vit_small_patch14_dinov2.lvd142m", 88'000'000, "Apache-2.0",
-       "without registers: a few background patches with huge norms draw the attention (the artefact)"},
+       N_("without registers: a few background patches with huge norms draw the attention (the artefact)")},
       {"DeiT-S", "timm/deit_small_patch16_224.fb_in1k", 88'000'000, "Apache-2.0",
-       "trained on ImageNet-1k labels: attention for classifying, top-5 classes to predict"},
+       N_("trained on ImageNet-1k labels: attention for classifying, top-5 classes to predict")},
       {"ViT-B/16 (ImageNet)", "timm/vit_base_patch16_224.augreg2_in21k_ft_in1k", 346'000'000, "Apache-2.0",
-       "the original ViT recipe (AugReg): mean attention distance grows with depth (ViT paper fig. 7)"},
+       N_("the original ViT recipe (AugReg): mean attention distance grows with depth (ViT paper fig. 7)")},
       {"ResNet-18 (ImageNet)", "timm/resnet18.a1_in1k", 47'000'000, "Apache-2.0",
-       "a CNN beside the ViT (the CNN view): receptive fields that grow a kernel at a time, Grad-CAM, CKA", true},
+       N_("a CNN beside the ViT (the CNN view): receptive fields that grow a kernel at a time, Grad-CAM, CKA"), true},
       {"ResNet-50 (ImageNet)", "timm/resnet50.a1_in1k", 103'000'000, "Apache-2.0",
-       "the ResNet of Raghu et al.'s ViT-versus-CNN comparison (2021), beside the ViT in the CNN view", true},
+       N_("the ResNet of Raghu et al.'s ViT-versus-CNN comparison (2021), beside the ViT in the CNN view"), true},
   }};
   return kGallery;
 }
 
 std::string format_bytes(std::uint64_t bytes) {
-  char buf[32];
   const double b = static_cast<double>(bytes);
-  if (bytes < 1000)
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else if (bytes < 1'000'000)
-    std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-  else if (bytes < 1'000'000'000)
-    std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-  return buf;
+  // TRANSLATORS: a size in bytes (B); decimal units, as the Hugging Face Hub shows sizes.
+  if (bytes < 1000) return text_format(_("%llu B"), static_cast<unsigned long long>(bytes));
+  // TRANSLATORS: a size in kilobytes (kB = 1000 bytes).
+  if (bytes < 1'000'000) return text_format(_("%.1f kB"), b / 1e3);
+  // TRANSLATORS: a size in megabytes (MB = 1 000 000 bytes).
+  if (bytes < 1'000'000'000) return text_format(_("%.1f MB"), b / 1e6);
+  // TRANSLATORS: a size in gigabytes (GB = 10^9 bytes).
+  return text_format(_("%.2f GB"), b / 1e9);
 }
 
 std::string format_status(const TransferStatus& s) {
-  std::string out = s.file.empty() ? std::string("starting") : s.file;
+  // TRANSLATORS: a download before its first file is known.
+  std::string out = s.file.empty() ? std::string(_("starting")) : s.file;
   if (s.file_count > 1) out = "[" + std::to_string(s.file_index + 1) + "/" + std::to_string(s.file_count) + "] " + out;
   out += " " + format_bytes(s.bytes_done);
   if (s.bytes_total > 0) out += " / " + format_bytes(s.bytes_total);
   if (s.bytes_per_second > 0) out += ", " + format_bytes(static_cast<std::uint64_t>(s.bytes_per_second)) + "/s";
   if (s.seconds_left >= 0 && s.bytes_done < s.bytes_total) {
     const long left = static_cast<long>(s.seconds_left + 0.5);
-    out += ", " +
-           (left >= 60 ? std::to_string(left / 60) + " min " + std::to_string(left % 60) + " s"
-                       : std::to_string(left) + " s") +
-           " left";
+    // TRANSLATORS: the time a download still needs: minutes (min) and seconds (s).
+    out += ", " + (left >= 60 ? text_format(_("%ld min %ld s left"), left / 60, left % 60)
+                              // TRANSLATORS: the time a download still needs, in seconds (s).
+                              : text_format(_("%ld s left"), left));
   }
-  if (s.resumed_from > 0) out += " (resumed at " + format_bytes(s.resumed_from) + ")";
+  // TRANSLATORS: %s is a size ("12.3 MB"): where an interrupted download went on.
+  if (s.resumed_from > 0) out += " " + text_format(_("(resumed at %s)"), format_bytes(s.resumed_from).c_str());
   return out;
 }
 

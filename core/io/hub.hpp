@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab::hub {
 
@@ -29,7 +30,7 @@ namespace attnlab::hub {
 /// `blobs/<etag>.incomplete` stays in the cache and the next pull resumes it with a Range request.
 class Cancelled : public Error {
  public:
-  Cancelled() : Error("download cancelled (the part already fetched is kept and resumed next time)") {}
+  Cancelled() : Error(_("download cancelled (the part already fetched is kept and resumed next time)")) {}
 };
 
 /// A model repository on the hub and the revision asked for: `ORG/NAME[@REVISION]`.
@@ -178,7 +179,7 @@ struct GalleryEntry {
   std::string_view repo_id;    ///< "timm/vit_small_patch16_224.dino"
   std::uint64_t approx_bytes;  ///< the weights' size, roughly
   std::string_view licence;    ///< "Apache-2.0"
-  std::string_view shows;      ///< one line on what it teaches
+  std::string_view shows;      ///< one line on what it teaches (English, marked N_: show it as _(shows.data()))
   bool resnet = false;         ///< a ResNet (core/cnn): it opens beside the ViT (the CNN view), not as the ViT
 };
 

@@ -4,6 +4,7 @@
 #include "core/base/error.hpp"
 #include "core/io/files.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 
 #include <stb_image.h>
 #include <stb_image_write.h>
@@ -39,27 +40,33 @@ bool jpeg_truncated(std::span<const std::uint8_t> b) {
 }  // namespace
 
 Image load_image_from_memory(std::span<const std::uint8_t> bytes, const std::string& what) {
-  if (bytes.empty()) throw Error("cannot load " + what + ": the file is empty (0 bytes)");
+  // TRANSLATORS: %s is a file's name in quotes ('photo.jpg').
+  if (bytes.empty()) throw Error(text_format(_("cannot load %s: the file is empty (0 bytes)"), what.c_str()));
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
-    throw Error("cannot load " + what + ": the file is larger than 2 GiB");
+    throw Error(text_format(_("cannot load %s: the file is larger than 2 GiB"), what.c_str()));
   const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int len = static_cast<int>(bytes.size());
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(data, len, &w, &h, &comp))
-    throw Error("cannot load " + what +
-                ": not an image stb_image can read (PNG, JPEG, BMP, TGA, GIF, PSD, PNM)");
-  if (w <= 0 || h <= 0) throw Error("cannot load " + what + ": the image has zero width or height");
+    // TRANSLATORS: %s is a file's name in quotes; stb_image is the library that reads images: keep its name.
+    throw Error(text_format(_("cannot load %s: not an image stb_image can read (PNG, JPEG, BMP, TGA, GIF, PSD, PNM)"),
+                            what.c_str()));
+  if (w <= 0 || h <= 0) throw Error(text_format(_("cannot load %s: the image has zero width or height"), what.c_str()));
   const std::int64_t pixels = static_cast<std::int64_t>(w) * h;
   if (pixels > kMaxImagePixels)
-    throw Error("cannot load " + what + ": " + std::to_string(w) + "x" + std::to_string(h) +
-                " pixels is more than the limit of " + std::to_string(kMaxImagePixels) +
-                " pixels; resize it first");
+    // TRANSLATORS: %1$s is a file's name in quotes, %2$dx%3$d its width and height, %4$lld the largest pixel count.
+    throw Error(text_format(_("cannot load %s: %dx%d pixels is more than the limit of %lld pixels; resize it first"),
+                            what.c_str(), w, h, static_cast<long long>(kMaxImagePixels)));
   // The floats kept (3 per pixel) and stb's decoded pixels (up to 4 channels of 16 bits) at once.
   check_memory(checked_product({static_cast<std::size_t>(pixels), 3 * sizeof(float) + 4 * 2}),
                std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
-               "decoding " + what + " (" + std::to_string(w) + "x" + std::to_string(h) + " pixels)", "resize it first");
+               // TRANSLATORS: the work that needs memory, in "... would need 12 MiB, over the ... memory budget";
+               // %1$s is a file's name in quotes, %2$dx%3$d its width and height.
+               text_format(_("decoding %s (%dx%d pixels)"), what.c_str(), w, h),
+               // TRANSLATORS: a hint after "... would need 12 MiB, over the ... memory budget": make the image smaller.
+               _("resize it first"));
   if (jpeg_truncated(bytes))
-    throw Error("cannot load " + what + ": the JPEG is truncated (no end-of-image marker)");
+    throw Error(text_format(_("cannot load %s: the JPEG is truncated (no end-of-image marker)"), what.c_str()));
 
   Image img;
   img.width = w;
@@ -69,9 +76,11 @@ Image load_image_from_memory(std::span<const std::uint8_t> bytes, const std::str
   // Decoded with the file's own channel count, then expanded here: grey is replicated, alpha
   // dropped. (stb's own conversion to 3 channels loses half of a 16-bit PNM.)
   auto convert = [&](const auto* px, float max) {
-    if (!px) throw Error("cannot load " + what + ": corrupt or truncated image (" + stbi_failure_reason() + ")");
-    if (gc < 1 || gc > 4) throw Error("cannot load " + what + ": unsupported channel count");
-    if (gw != w || gh != h) throw Error("cannot load " + what + ": the decoded size differs from the header");
+    // TRANSLATORS: %1$s is a file's name in quotes, %2$s the decoder's reason.
+    if (!px) throw Error(text_format(_("cannot load %s: corrupt or truncated image (%s)"), what.c_str(), stbi_failure_reason()));
+    if (gc < 1 || gc > 4) throw Error(text_format(_("cannot load %s: unsupported channel count"), what.c_str()));
+    if (gw != w || gh != h)
+      throw Error(text_format(_("cannot load %s: the decoded size differs from the header"), what.c_str()));
     for (size_t p = 0; p < static_cast<size_t>(pixels); ++p)
       for (int c = 0; c < 3; ++c)
         img.rgb[p * 3 + c] = static_cast<float>(px[p * gc + (gc >= 3 ? c : 0)]) / max;
@@ -95,33 +104,40 @@ Image load_image(const std::filesystem::path& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status))
-    throw Error("cannot load " + describe(path) + ": no such file");
+    throw Error(text_format(_("cannot load %s: no such file"), describe(path).c_str()));
   if (std::filesystem::is_directory(status))
-    throw Error("cannot load " + describe(path) + ": it is a directory, not an image file");
+    throw Error(text_format(_("cannot load %s: it is a directory, not an image file"), describe(path).c_str()));
   // Opened without blocking (a FIFO would wait for a writer), then its type and size checked on
   // the open file before a byte is read: only a regular file, and no more than can be decoded.
   int fd = -1;
   std::uint64_t size = 0;
   if (const int err = platform::open_regular_for_reading(path, fd, size)) {
     if (err == platform::ENOTREG_FILE)
-      throw Error("cannot load " + describe(path) +
-                  ": not a regular file (a pipe, a device or a socket), so not an image file");
-    throw Error("cannot load " + describe(path) + ": cannot open it for reading (" + std::strerror(err) + ")");
+      throw Error(text_format(_("cannot load %s: not a regular file (a pipe, a device or a socket), so not an image file"),
+                              describe(path).c_str()));
+    // TRANSLATORS: %1$s is a file's name in quotes, %2$s the system's reason.
+    throw Error(text_format(_("cannot load %s: cannot open it for reading (%s)"), describe(path).c_str(), std::strerror(err)));
   }
   struct Closer {
     int fd;
     ~Closer() { platform::close_file(fd); }
   } closer{fd};
   if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
-    throw Error("cannot load " + describe(path) + ": the file is larger than 2 GiB");
+    throw Error(text_format(_("cannot load %s: the file is larger than 2 GiB"), describe(path).c_str()));
   check_memory(static_cast<std::size_t>(size), std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
-               "reading " + describe(path));
+               // TRANSLATORS: the work that needs memory, in "... would need 12 MiB, over the ... memory budget";
+               // %s is a file's name in quotes.
+               text_format(_("reading %s"), describe(path).c_str()));
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   std::size_t got = 0;
   while (got < bytes.size()) {
     const long long n = platform::read_some(fd, bytes.data() + got, bytes.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error("cannot load " + describe(path) + ": read error (" + std::strerror(errno) + ")");
+    if (n < 0) {
+      const int e = errno;
+      // TRANSLATORS: %1$s is a file's name in quotes, %2$s the system's reason.
+      throw Error(text_format(_("cannot load %s: read error (%s)"), describe(path).c_str(), std::strerror(e)));
+    }
     if (n == 0) break;  // shortened meanwhile: decoded as far as it goes (and refused if cut)
     got += static_cast<std::size_t>(n);
   }
@@ -131,7 +147,8 @@ Image load_image(const std::filesystem::path& path) {
 
 Image image_from_rgb8(int width, int height, std::span<const std::uint8_t> rgb8) {
   if (width <= 0 || height <= 0 || rgb8.size() != static_cast<size_t>(width) * height * 3)
-    throw Error("image_from_rgb8: size does not match " + std::to_string(width) + "x" + std::to_string(height));
+    // TRANSLATORS: an internal check; image_from_rgb8 is a function's name; %dx%d a width and height in pixels.
+    throw Error(text_format(_("image_from_rgb8: size does not match %dx%d"), width, height));
   Image img{width, height, std::vector<float>(rgb8.size())};
   for (size_t i = 0; i < rgb8.size(); ++i) img.rgb[i] = static_cast<float>(rgb8[i]) / 255.0f;
   return img;
@@ -141,7 +158,8 @@ std::vector<std::uint8_t> encode_png(int width, int height, int channels, std::s
                                      const std::string& what) {
   if (width <= 0 || height <= 0 || channels < 1 || channels > 4 ||
       pixels.size() != static_cast<size_t>(width) * height * channels)
-    throw Error("cannot write " + what + ": pixel buffer does not match the image size");
+    // TRANSLATORS: %s is a file's name in quotes.
+    throw Error(text_format(_("cannot write %s: pixel buffer does not match the image size"), what.c_str()));
   std::vector<std::uint8_t> encoded;
   auto sink = [](void* ctx, void* data, int size) {
     auto* out = static_cast<std::vector<std::uint8_t>*>(ctx);
@@ -149,7 +167,7 @@ std::vector<std::uint8_t> encode_png(int width, int height, int channels, std::s
     out->insert(out->end(), p, p + size);
   };
   if (!stbi_write_png_to_func(sink, &encoded, width, height, channels, pixels.data(), width * channels))
-    throw Error("cannot write " + what + ": PNG encoding failed");
+    throw Error(text_format(_("cannot write %s: PNG encoding failed"), what.c_str()));
   return encoded;
 }
 

@@ -49,7 +49,10 @@ struct LessonModel {
 /// One step of a lesson.
 struct LessonStep {
   std::string title;    ///< a few words, shown in the step counter
-  std::string caption;  ///< the lower third: a small Markdown subset (*emphasis*, **strong**, "- " lists, `math`)
+  std::string caption;  ///< the lower third: a small Markdown subset (*emphasis*, **strong**, "- " lists, `math`), in the lesson's language
+  /// The caption in other languages (issue 52), by catalog code ("de", "zh_CN"): caption_in()
+  /// shows the one of the language in use, else `caption`. At most 16, each as a caption.
+  std::map<std::string, std::string> captions;
   nlohmann::json state = nlohmann::json::object();  ///< the document, as a sidecar holds it; "image": "images/…"
   std::vector<std::string> locked;  ///< settings (their JSON paths, "patch", "pos.P") the class cannot change
   std::vector<std::string> hidden;  ///< settings not drawn at all while the step plays
@@ -59,11 +62,22 @@ struct LessonStep {
 
 struct Lesson {
   std::string title;
+  /// The language its titles and `caption`s are written in ("en", "de"…; "" when not said): the
+  /// lesson's first language, shown where a step has no caption in the language in use.
+  std::string language;
   std::vector<LessonStep> steps;
   /// The embedded photos by entry name ("images/<sha256>.jpg"): their bytes as in the file.
   std::map<std::string, std::vector<std::uint8_t>> images;
   bool operator==(const Lesson&) const = default;
 };
+
+/// Step `step`'s caption in `language` (a catalog code): its captions' entry for it, else the
+/// caption in the lesson's own language.
+const std::string& caption_in(const LessonStep& step, const std::string& language);
+
+/// Whether `code` can name a caption's language: 2 or 3 lowercase letters, then optionally "_"
+/// and 2 capitals ("de", "zh_CN").
+bool is_caption_language(const std::string& code);
 
 /// Whether `name` is an embedded photo's entry name: "images/" + 64 lowercase hex digits + one
 /// of .jpg .jpeg .png .bmp .gif .tga .ppm .pgm .pnm. Nothing else (no folder, no "..", no

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab {
 
@@ -17,12 +18,14 @@ std::vector<std::uint8_t> overlay_heat_map(const Image& photo, std::span<const f
 std::vector<std::uint8_t> overlay_heat_map_on_grid(const Image& photo, std::span<const float> values, int cols,
                                                    int rows, int grid_width, int grid_height, Colormap colormap,
                                                    Normalization normalization, float opacity, bool bilinear) {
-  if (photo.empty()) throw Error("overlay: the photo is empty");
+  // TRANSLATORS: "overlay" is the heat map drawn over the photo (an internal check).
+  if (photo.empty()) throw Error(_("overlay: the photo is empty"));
   if (grid_width < 1 || grid_height < 1)
-    throw Error("overlay: a grid of " + std::to_string(grid_width) + "x" + std::to_string(grid_height) + " pixels");
+    // TRANSLATORS: an internal check; %dx%d is a width and a height in pixels.
+    throw Error(text_format(_("overlay: a grid of %dx%d pixels"), grid_width, grid_height));
   if (cols < 1 || rows < 1 || values.size() != static_cast<std::size_t>(cols) * rows)
-    throw Error("overlay: " + std::to_string(values.size()) + " values for a " + std::to_string(cols) + "x" +
-                std::to_string(rows) + " grid");
+    // TRANSLATORS: an internal check; %1$zu values for a grid of %2$d columns and %3$d rows of patches.
+    throw Error(text_format(_("overlay: %zu values for a %dx%d grid"), values.size(), cols, rows));
   const std::vector<std::uint8_t> rgba = apply_colormap(values, {}, colormap, normalization);  // cols·rows × 4
   const float a = std::clamp(opacity, 0.0f, 1.0f);
   const int W = photo.width, H = photo.height;

@@ -21,12 +21,14 @@
 
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/zip_archive.hpp"
 
 namespace attnlab {
 namespace {
 
-std::string quote(const std::string& s) { return "'" + (s.size() > 80 ? s.substr(0, 80) + "…" : s) + "'"; }
+// A name from the file, quoted for a message (escaped as Error would: it goes into messages through %s).
+std::string quote(const std::string& s) { return "'" + one_line(s.size() > 80 ? s.substr(0, 80) + "…" : s) + "'"; }
 
 std::string hex_byte(std::uint8_t b) {
   char text[8];
@@ -62,30 +64,41 @@ constexpr StorageType kStorageTypes[] = {
 
 enum class Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor };
 
+// What a Python object of the pickle is, completing sentences such as "APPEND to a tuple, not a list".
 const char* kind_name(Kind k) {
   switch (k) {
     case Kind::None:
-      return "None";
+      return "None";  // i18n: English (Python's None)
     case Kind::Bool:
-      return "a bool";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a bool");
     case Kind::Int:
-      return "an int";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("an int");
     case Kind::Float:
-      return "a float";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a float");
     case Kind::Str:
-      return "a string";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a string");
     case Kind::Tuple:
-      return "a tuple";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a tuple");
     case Kind::List:
-      return "a list";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a list");
     case Kind::Dict:
-      return "a dict";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a dict");
     case Kind::Global:
-      return "a global";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a global");
     case Kind::Storage:
-      return "a storage";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a storage");
     case Kind::Tensor:
-      return "a tensor";
+      // TRANSLATORS: a kind of Python object in a checkpoint, completing "APPEND to %s, not a list".
+      return _("a tensor");
   }
   return "?";
 }
@@ -164,7 +177,7 @@ class Unpickler {
   std::size_t position() const { return pos_; }
   std::uint64_t remaining() const { return p_.size() - pos_; }
   void need(std::uint64_t n) const {
-    if (n > p_.size() - pos_) fail("the pickle ends inside an opcode's argument (data.pkl is truncated)");
+    if (n > p_.size() - pos_) fail(_("the pickle ends inside an opcode's argument (data.pkl is truncated)"));
   }
   std::uint8_t byte() {
     need(1);
@@ -172,7 +185,7 @@ class Unpickler {
   }
   /// The next opcode; fails at the end of the bytes (no STOP).
   std::uint8_t opcode() {
-    if (pos_ >= p_.size()) fail("the pickle ends before its STOP opcode (data.pkl is truncated)");
+    if (pos_ >= p_.size()) fail(_("the pickle ends before its STOP opcode (data.pkl is truncated)"));
     return p_[pos_++];
   }
   /// The next `n` bytes (checked to be there), consumed.
@@ -192,7 +205,7 @@ class Unpickler {
   std::string line() {
     const auto* begin = p_.data() + pos_;
     const auto* end = std::find(begin, p_.data() + p_.size(), std::uint8_t{'\n'});
-    if (end == p_.data() + p_.size()) fail("the pickle ends inside a GLOBAL's name (data.pkl is truncated)");
+    if (end == p_.data() + p_.size()) fail(_("the pickle ends inside a GLOBAL's name (data.pkl is truncated)"));
     pos_ += static_cast<std::size_t>(end - begin) + 1;
     return std::string(begin, end);
   }
@@ -202,11 +215,11 @@ class Unpickler {
   std::size_t stack_size() const { return stack_.size(); }
   std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
   [[noreturn]] void underflow() const {
-    fail("the pickle takes more objects from its stack than it put there (corrupt data.pkl)");
+    fail(_("the pickle takes more objects from its stack than it put there (corrupt data.pkl)"));
   }
   void push(Value* v) {
     if (stack_.size() >= kMaxPickleStack)
-      fail("more than " + std::to_string(kMaxPickleStack) + " objects on the pickle's stack");
+      fail(text_format(_("more than %zu objects on the pickle's stack"), kMaxPickleStack));
     stack_.push_back(v);
   }
   Value* pop() {
@@ -228,11 +241,13 @@ class Unpickler {
   }
   void mark() {
     if (marks_.size() >= kMaxPickleMarks)
-      fail("more than " + std::to_string(kMaxPickleMarks) + " MARKs open at once (nesting too deep)");
+      // TRANSLATORS: MARK is an opcode of Python's pickle format (keep it as is).
+      fail(text_format(_("more than %zu MARKs open at once (nesting too deep)"), kMaxPickleMarks));
     marks_.push_back(stack_.size());
   }
   std::vector<Value*> pop_mark() {
-    if (marks_.empty()) fail("an opcode that needs a MARK without one (corrupt data.pkl)");
+    // TRANSLATORS: MARK is an opcode of Python's pickle format (keep it as is).
+    if (marks_.empty()) fail(_("an opcode that needs a MARK without one (corrupt data.pkl)"));
     const std::size_t m = marks_.back();
     marks_.pop_back();
     std::vector<Value*> items(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
@@ -242,7 +257,7 @@ class Unpickler {
 
   // -- objects
   Value* make(Kind k) {
-    if (values_.size() >= kMaxValues) fail("the pickle makes more than " + std::to_string(kMaxValues) + " objects");
+    if (values_.size() >= kMaxValues) fail(text_format(_("the pickle makes more than %zu objects"), kMaxValues));
     Value& v = values_.emplace_back();
     v.kind = k;
     if (k == Kind::Dict) v.dict = std::make_unique<DictData>();
@@ -268,20 +283,23 @@ class Unpickler {
   void insert(Value& c, Value* item) {
     c.depth = std::max(c.depth, item->depth + 1);
     if (c.depth > kMaxPickleNesting)
-      fail("containers nested more than " + std::to_string(kMaxPickleNesting) + " deep (a state dict needs 2 or 3)");
+      fail(text_format(_("containers nested more than %d deep (a state dict needs 2 or 3)"), kMaxPickleNesting));
     c.items.push_back(item);
   }
   void append(Value* list, Value* v) {
-    if (list->kind != Kind::List) fail("APPEND to " + std::string(kind_name(list->kind)) + ", not a list");
+    // TRANSLATORS: APPEND is an opcode of Python's pickle format; %s is what the object is ("a dict").
+    if (list->kind != Kind::List) fail(text_format(_("APPEND to %s, not a list"), kind_name(list->kind)));
     insert(*list, v);
   }
   void set_item(Value* d, Value* k, Value* v) {
-    if (d->kind != Kind::Dict) fail("SETITEM on " + std::string(kind_name(d->kind)) + ", not a dict");
+    // TRANSLATORS: SETITEM is an opcode of Python's pickle format; %s is what the object is ("a list").
+    if (d->kind != Kind::Dict) fail(text_format(_("SETITEM on %s, not a dict"), kind_name(d->kind)));
     const auto key = hash_key(*k);
-    if (!key) fail("a dict key that is " + std::string(kind_name(k->kind)) + " (keys are strings or ints)");
+    // TRANSLATORS: %s is what the key is ("a tuple").
+    if (!key) fail(text_format(_("a dict key that is %s (keys are strings or ints)"), kind_name(k->kind)));
     d->depth = std::max({d->depth, k->depth + 1, v->depth + 1});
     if (d->depth > kMaxPickleNesting)
-      fail("containers nested more than " + std::to_string(kMaxPickleNesting) + " deep (a state dict needs 2 or 3)");
+      fail(text_format(_("containers nested more than %d deep (a state dict needs 2 or 3)"), kMaxPickleNesting));
     DictData& dd = *d->dict;
     const auto [it, fresh] = dd.index.emplace(*key, dd.entries.size());
     if (fresh)
@@ -295,14 +313,16 @@ class Unpickler {
   std::size_t memo_size() const { return memo_.size(); }
   void memo_put(std::uint64_t i) {
     if (i > p_.size())
-      fail("memo index " + std::to_string(i) + " is past what a pickle of " + std::to_string(p_.size()) +
-           " bytes can hold");
+      // TRANSLATORS: the memo is the pickle's table of objects kept for reuse.
+      fail(text_format(_("memo index %llu is past what a pickle of %zu bytes can hold"), static_cast<unsigned long long>(i),
+                       p_.size()));
     memo_[i] = top();
   }
   void memo_get(std::uint64_t i) {
     const auto it = memo_.find(i);
     if (it == memo_.end())
-      fail("memo index " + std::to_string(i) + " is read before it was written (corrupt data.pkl)");
+      fail(text_format(_("memo index %llu is read before it was written (corrupt data.pkl)"),
+                       static_cast<unsigned long long>(i)));
     push(it->second);
   }
 
@@ -337,9 +357,10 @@ Value* allowed_global(Unpickler& u, const std::string& module, const std::string
         v->storage_type = &t;
         return v;
       }
-    u.fail("the pickle names the global " + quote(full) +
-           ", which torch.load(weights_only=True) refuses too: only tensors, dicts, lists, tuples, numbers, strings "
-           "are read (nothing in the file was run)");
+    // TRANSLATORS: %s is a Python name in quotes, e.g. 'os.system'.
+    u.fail(text_format(_("the pickle names the global %s, which torch.load(weights_only=True) refuses too: only tensors, "
+                         "dicts, lists, tuples, numbers, strings are read (nothing in the file was run)"),
+                       quote(full).c_str()));
   }
   return v;
 }
@@ -347,18 +368,19 @@ Value* allowed_global(Unpickler& u, const std::string& module, const std::string
 // torch/_utils.py: _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
 // backward_hooks, metadata=None), its arguments checked, as a Tensor viewing the storage.
 Value* rebuild_tensor_v2(Unpickler& u, const std::vector<Value*>& a) {
-  if (a.size() != 6 && a.size() != 7) u.fail("_rebuild_tensor_v2 with " + std::to_string(a.size()) + " arguments, not 6 or 7");
-  if (a[0]->kind != Kind::Storage) u.fail("_rebuild_tensor_v2 of " + std::string(kind_name(a[0]->kind)) + ", not a storage");
-  if (a[1]->kind != Kind::Int) u.fail("_rebuild_tensor_v2 with a storage offset that is not an int");
+  if (a.size() != 6 && a.size() != 7)
+    u.fail(text_format(_("_rebuild_tensor_v2 with %zu arguments, not 6 or 7"), a.size()));
+  // TRANSLATORS: %s is what the object is ("a tuple").
+  if (a[0]->kind != Kind::Storage) u.fail(text_format(_("_rebuild_tensor_v2 of %s, not a storage"), kind_name(a[0]->kind)));
+  if (a[1]->kind != Kind::Int) u.fail(_("_rebuild_tensor_v2 with a storage offset that is not an int"));
   if (a[2]->kind != Kind::Tuple || a[3]->kind != Kind::Tuple)
-    u.fail("_rebuild_tensor_v2 with a size or stride that is not a tuple");
+    u.fail(_("_rebuild_tensor_v2 with a size or stride that is not a tuple"));
   if (a[2]->items.size() != a[3]->items.size())
-    u.fail("_rebuild_tensor_v2 with " + std::to_string(a[2]->items.size()) + " sizes but " +
-           std::to_string(a[3]->items.size()) + " strides");
-  if (a[2]->items.size() > kMaxTensorDims) u.fail("a tensor of more than " + std::to_string(kMaxTensorDims) + " dimensions");
-  if (a[4]->kind != Kind::Bool) u.fail("_rebuild_tensor_v2 with requires_grad that is not a bool");
+    u.fail(text_format(_("_rebuild_tensor_v2 with %zu sizes but %zu strides"), a[2]->items.size(), a[3]->items.size()));
+  if (a[2]->items.size() > kMaxTensorDims) u.fail(text_format(_("a tensor of more than %zu dimensions"), kMaxTensorDims));
+  if (a[4]->kind != Kind::Bool) u.fail(_("_rebuild_tensor_v2 with requires_grad that is not a bool"));
   if (a[5]->kind != Kind::Dict || !a[5]->dict->entries.empty())
-    u.fail("_rebuild_tensor_v2 with backward hooks (a checkpoint's tensors have none)");
+    u.fail(_("_rebuild_tensor_v2 with backward hooks (a checkpoint's tensors have none)"));
   Value* t = u.make(Kind::Tensor);
   t->tensor = std::make_unique<TensorRef>();
   t->tensor->storage = a[0];
@@ -366,7 +388,7 @@ Value* rebuild_tensor_v2(Unpickler& u, const std::vector<Value*>& a) {
   for (std::size_t d = 0; d < a[2]->items.size(); ++d) {
     const Value* sz = a[2]->items[d];
     const Value* st = a[3]->items[d];
-    if (sz->kind != Kind::Int || st->kind != Kind::Int) u.fail("a tensor's size or stride that is not an int");
+    if (sz->kind != Kind::Int || st->kind != Kind::Int) u.fail(_("a tensor's size or stride that is not an int"));
     t->tensor->size.push_back(sz->i);
     t->tensor->stride.push_back(st->i);
   }
@@ -377,12 +399,15 @@ Value* rebuild_tensor_v2(Unpickler& u, const std::vector<Value*>& a) {
 void reduce(Unpickler& u) {
   Value* args = u.pop();
   Value* func = u.pop();
-  if (func->kind != Kind::Global) u.fail("REDUCE calls " + std::string(kind_name(func->kind)) + ", not an allowed global");
-  if (args->kind != Kind::Tuple) u.fail("REDUCE of " + quote(func->s) + " with arguments that are not a tuple");
+  // TRANSLATORS: REDUCE is an opcode of Python's pickle format; %s is what the object is ("a dict").
+  if (func->kind != Kind::Global) u.fail(text_format(_("REDUCE calls %s, not an allowed global"), kind_name(func->kind)));
+  if (args->kind != Kind::Tuple)
+    // TRANSLATORS: REDUCE is an opcode of Python's pickle format; %s is a Python name in quotes.
+    u.fail(text_format(_("REDUCE of %s with arguments that are not a tuple"), quote(func->s).c_str()));
   const auto& a = args->items;
   switch (func->callable) {
     case Callable::OrderedDict: {
-      if (!a.empty()) u.fail("collections.OrderedDict called with arguments (torch writes OrderedDict())");
+      if (!a.empty()) u.fail(_("collections.OrderedDict called with arguments (torch writes OrderedDict())"));
       Value* d = u.make(Kind::Dict);
       d->dict->ordered = true;
       u.push(d);
@@ -395,11 +420,12 @@ void reduce(Unpickler& u) {
       // torch/_utils.py: _rebuild_parameter(data, requires_grad, backward_hooks)
       if (a.size() != 3 || a[0]->kind != Kind::Tensor || a[1]->kind != Kind::Bool || a[2]->kind != Kind::Dict ||
           !a[2]->dict->entries.empty())
-        u.fail("_rebuild_parameter with arguments other than (tensor, bool, {})");
+        u.fail(_("_rebuild_parameter with arguments other than (tensor, bool, {})"));
       u.push(a[0]);
       return;
     case Callable::Storage:
-      u.fail("the pickle calls " + quote(func->s) + " (a storage is only named by a persistent id)");
+      // TRANSLATORS: %s is a Python name in quotes, e.g. 'torch.FloatStorage'.
+      u.fail(text_format(_("the pickle calls %s (a storage is only named by a persistent id)"), quote(func->s).c_str()));
   }
 }
 
@@ -408,13 +434,14 @@ void persistent_load(Unpickler& u) {
   const Value* pid = u.pop();
   if (pid->kind != Kind::Tuple || pid->items.size() != 5 || pid->items[0]->kind != Kind::Str ||
       pid->items[0]->s != "storage")
-    u.fail("a persistent id other than ('storage', type, key, location, numel), which torch.load refuses too");
+    u.fail(_("a persistent id other than ('storage', type, key, location, numel), which torch.load refuses too"));
   const auto& a = pid->items;
   if (a[1]->kind != Kind::Global || a[1]->callable != Callable::Storage)
-    u.fail("a storage whose type is not torch.<T>Storage");
+    u.fail(_("a storage whose type is not torch.<T>Storage"));
   if (a[2]->kind != Kind::Str || a[3]->kind != Kind::Str || a[4]->kind != Kind::Int)
-    u.fail("a storage's key, location or size of the wrong type");
-  if (a[4]->i < 0) u.fail("storage " + quote(a[2]->s) + " has a negative size");
+    u.fail(_("a storage's key, location or size of the wrong type"));
+  // TRANSLATORS: %s is a storage's key in quotes, e.g. '0'.
+  if (a[4]->i < 0) u.fail(text_format(_("storage %s has a negative size"), quote(a[2]->s).c_str()));
   Value* v = u.make(Kind::Storage);
   v->storage = std::make_unique<StorageRef>(StorageRef{a[1]->storage_type, a[2]->s, a[4]->i});
   u.push(v);
@@ -426,7 +453,8 @@ void build(Unpickler& u) {
   const Value* state = u.pop();
   const Value* inst = u.top();
   if (inst->kind == Kind::Dict && inst->dict->ordered && (state->kind == Kind::Dict || state->kind == Kind::None)) return;
-  u.fail("BUILD on " + std::string(kind_name(inst->kind)) + " (only an OrderedDict's state is accepted)");
+  // TRANSLATORS: BUILD is an opcode of Python's pickle format; %s is what the object is ("a list").
+  u.fail(text_format(_("BUILD on %s (only an OrderedDict's state is accepted)"), kind_name(inst->kind)));
 }
 
 // -- The opcode handlers, each for a group of opcodes; each returns false for an opcode not its own.
@@ -461,7 +489,8 @@ bool container_op(Unpickler& u, std::uint8_t op) {
     }
     case 'u': {  // SETITEMS
       const std::vector<Value*> items = u.pop_mark();
-      if (items.size() % 2) u.fail("SETITEMS with an odd number of items");
+      // TRANSLATORS: SETITEMS is an opcode of Python's pickle format.
+      if (items.size() % 2) u.fail(_("SETITEMS with an odd number of items"));
       Value* d = u.top();
       for (std::size_t k = 0; k < items.size(); k += 2) u.set_item(d, items[k], items[k + 1]);
       break;
@@ -485,7 +514,8 @@ bool container_op(Unpickler& u, std::uint8_t op) {
 // LONG1: a little-endian two's-complement integer of up to 8 bytes.
 void push_long1(Unpickler& u) {
   const std::size_t n = u.byte();
-  if (n > 8) u.fail("an integer of " + std::to_string(n) + " bytes (LONG1), over 64 bits");
+  // TRANSLATORS: LONG1 is an opcode of Python's pickle format.
+  if (n > 8) u.fail(text_format(_("an integer of %zu bytes (LONG1), over 64 bits"), n));
   const auto b = u.take(n);
   std::uint64_t x = 0;
   for (std::size_t k = 0; k < n; ++k) x |= std::uint64_t{b[k]} << (8 * k);
@@ -526,12 +556,14 @@ bool object_op(Unpickler& u, std::uint8_t op) {
   switch (op) {
     case 0x80: {  // PROTO
       const std::uint8_t proto = u.byte();
-      if (proto < 2 || proto > 5) u.fail("pickle protocol " + std::to_string(proto) + " is not one torch.save writes (2)");
+      if (proto < 2 || proto > 5)
+        u.fail(text_format(_("pickle protocol %d is not one torch.save writes (2)"), static_cast<int>(proto)));
       break;
     }
     case 0x95: {  // FRAME: a length, then that many bytes of opcodes (only a hint)
       const std::uint64_t n = u.le(8);
-      if (n > u.remaining()) u.fail("a FRAME longer than the rest of the pickle");
+      // TRANSLATORS: FRAME is an opcode of Python's pickle format.
+      if (n > u.remaining()) u.fail(_("a FRAME longer than the rest of the pickle"));
       break;
     }
     case 'q': u.memo_put(u.byte()); break;         // BINPUT
@@ -548,7 +580,8 @@ bool object_op(Unpickler& u, std::uint8_t op) {
     case 0x93: {  // STACK_GLOBAL
       Value* name = u.pop();
       Value* module = u.pop();
-      if (module->kind != Kind::Str || name->kind != Kind::Str) u.fail("STACK_GLOBAL with names that are not strings");
+      // TRANSLATORS: STACK_GLOBAL is an opcode of Python's pickle format.
+      if (module->kind != Kind::Str || name->kind != Kind::Str) u.fail(_("STACK_GLOBAL with names that are not strings"));
       u.push(allowed_global(u, module->s, name->s));
       break;
     }
@@ -557,9 +590,11 @@ bool object_op(Unpickler& u, std::uint8_t op) {
     case 0x81: {                          // NEWOBJ: torch allows it for nn.Parameter and allowlisted classes only
       u.pop();
       const Value* cls = u.pop();
-      u.fail("the pickle creates an object of " +
-             (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))) +
-             " (NEWOBJ), which a checkpoint of weights does not need; nothing was run");
+      // TRANSLATORS: %s is a Python class's name in quotes or what the object is ("a dict"); NEWOBJ is an
+      // opcode of Python's pickle format.
+      u.fail(text_format(_("the pickle creates an object of %s (NEWOBJ), which a checkpoint of weights does not need; "
+                           "nothing was run"),
+                         (cls->kind == Kind::Global ? quote(cls->s) : std::string(kind_name(cls->kind))).c_str()));
     }
     case 'b': build(u); break;  // BUILD
     default: return false;
@@ -572,13 +607,17 @@ Value* unpickle(Unpickler& u) {
   while (true) {
     const std::uint8_t op = u.opcode();
     if (op == '.') {  // STOP
-      if (u.marks_open()) u.fail("a MARK left open at STOP");
-      if (u.stack_size() != 1) u.fail("STOP with " + std::to_string(u.stack_size()) + " objects on the stack instead of 1");
+      // TRANSLATORS: MARK and STOP are opcodes of Python's pickle format.
+      if (u.marks_open()) u.fail(_("a MARK left open at STOP"));
+      // TRANSLATORS: STOP is an opcode of Python's pickle format.
+      if (u.stack_size() != 1) u.fail(text_format(_("STOP with %zu objects on the stack instead of 1"), u.stack_size()));
       return u.pop();
     }
     if (!container_op(u, op) && !scalar_op(u, op) && !object_op(u, op))
-      u.fail("opcode " + hex_byte(op) + " at byte " + std::to_string(u.position() - 1) +
-             " of data.pkl is not one torch.save writes (only pickle protocol 2's data opcodes are read)");
+      // TRANSLATORS: the first %s is a byte in hex (0x63), %zu its place in the file.
+      u.fail(text_format(_("opcode %s at byte %zu of data.pkl is not one torch.save writes (only pickle protocol 2's data "
+                           "opcodes are read)"),
+                         hex_byte(op).c_str(), u.position() - 1));
   }
 }
 
@@ -587,12 +626,14 @@ Value* unpickle(Unpickler& u) {
 class Archive {
  public:
   explicit Archive(ZipArchive zip) : zip_(std::move(zip)) {
-    if (zip_.entry_count() == 0) fail("an empty zip archive, not a PyTorch checkpoint");
+    if (zip_.entry_count() == 0) fail(_("an empty zip archive, not a PyTorch checkpoint"));
     const std::string name = zip_.entry(0).name;
     const auto slash = name.find('/');
     if (slash == std::string::npos || slash == 0)
-      fail("a zip archive whose first entry " + quote(name) +
-           " is in no folder: not a PyTorch checkpoint (torch.save writes ARCHIVE/data.pkl)");
+      // TRANSLATORS: %s is the name of a file inside the zip archive, in quotes.
+      fail(text_format(_("a zip archive whose first entry %s is in no folder: not a PyTorch checkpoint (torch.save writes "
+                         "ARCHIVE/data.pkl)"),
+                       quote(name).c_str()));
     prefix_ = name.substr(0, slash + 1);  // as torch's reader: the first entry's folder
   }
 
@@ -604,13 +645,17 @@ class Archive {
     const std::string name = prefix_ + record;
     auto e = zip_.find(name);
     if (!e) return std::nullopt;
-    if (e->encrypted) fail("the zip entry " + quote(name) + " is encrypted");
+    // TRANSLATORS: %s is the name of a file inside the zip archive, in quotes.
+    if (e->encrypted) fail(text_format(_("the zip entry %s is encrypted"), quote(name).c_str()));
     if (!e->stored)
-      fail("the zip entry " + quote(name) +
-           " is compressed; torch.save stores its entries uncompressed (re-save it with torch.save)");
+      fail(text_format(_("the zip entry %s is compressed; torch.save stores its entries uncompressed (re-save it with "
+                         "torch.save)"),
+                       quote(name).c_str()));
     if (e->size != e->comp_size || e->size > zip_.archive_size())
-      fail("the zip entry " + quote(name) + " declares " + std::to_string(e->size) +
-           " bytes, more than the archive's " + std::to_string(zip_.archive_size()) + " (a corrupt zip)");
+      // TRANSLATORS: %s is the name of a file inside the zip archive, in quotes; then two sizes in bytes.
+      fail(text_format(_("the zip entry %s declares %llu bytes, more than the archive's %llu (a corrupt zip)"),
+                       quote(name).c_str(), static_cast<unsigned long long>(e->size),
+                       static_cast<unsigned long long>(zip_.archive_size())));
     return e;
   }
 
@@ -627,7 +672,8 @@ class Archive {
 // The state dict within the saved object (see index_pytorch()), prefixes dropped.
 std::vector<std::pair<std::string, const Value*>> state_dict(const Value* root, const Unpickler& u) {
   if (root->kind != Kind::Dict)
-    u.fail("the checkpoint holds " + std::string(kind_name(root->kind)) + ", not a dict of tensors (a state dict)");
+    // TRANSLATORS: %s is what the object is ("a list").
+    u.fail(text_format(_("the checkpoint holds %s, not a dict of tensors (a state dict)"), kind_name(root->kind)));
   const Value* dict = root;
   // DINO's release files: {"teacher": {...}, "student": {...}, "epoch": ...}; others wrap the
   // state dict in "model" or "state_dict".
@@ -641,15 +687,17 @@ std::vector<std::pair<std::string, const Value*>> state_dict(const Value* root, 
   std::vector<std::pair<std::string, const Value*>> tensors;
   for (const auto& [k, v] : dict->dict->entries) {
     if (k->kind != Kind::Str)
-      u.fail("the state dict has a key that is " + std::string(kind_name(k->kind)) + ", not a tensor's name");
+      // TRANSLATORS: %s is what the key is ("an int").
+      u.fail(text_format(_("the state dict has a key that is %s, not a tensor's name"), kind_name(k->kind)));
     if (v->kind != Kind::Tensor)
-      u.fail("the state dict's entry " + quote(k->s) + " is " + kind_name(v->kind) + ", not a tensor");
+      // TRANSLATORS: the first %s is a name in quotes, the second what its value is ("a list").
+      u.fail(text_format(_("the state dict's entry %s is %s, not a tensor"), quote(k->s).c_str(), kind_name(v->kind)));
     // Batch norm's step counter (BatchNorm2d.num_batches_tracked, int64, read by training
     // only) is left out rather than refused for its dtype: CNN state dicts hold one per norm.
     if (k->s.ends_with(".num_batches_tracked") && !v->tensor->storage->storage->type->supported) continue;
     tensors.emplace_back(k->s, v);
   }
-  if (tensors.empty()) u.fail("the checkpoint holds no tensors");
+  if (tensors.empty()) u.fail(_("the checkpoint holds no tensors"));
   auto starts = [](std::string_view prefix) { return [prefix](const auto& t) { return t.first.starts_with(prefix); }; };
   if (std::all_of(tensors.begin(), tensors.end(), starts(kPytorchModulePrefix))) {
     for (auto& t : tensors) t.first.erase(0, kPytorchModulePrefix.size());
@@ -686,13 +734,16 @@ struct ArchivePlan {
 // Refuses a checkpoint written in another byte order than little-endian.
 void check_byteorder(const Archive& archive) {
   if (const auto bo = archive.find("byteorder")) {
-    if (bo->size > 16) archive.fail("a byteorder record of " + std::to_string(bo->size) + " bytes");
+    if (bo->size > 16)
+      // TRANSLATORS: byteorder is the name of a record in the checkpoint (keep it as is).
+      archive.fail(text_format(_("a byteorder record of %llu bytes"), static_cast<unsigned long long>(bo->size)));
     const auto bytes = archive.read(*bo);
     const std::string order(bytes.begin(), bytes.end());
+    if (order == "big") archive.fail(_("the checkpoint was written big-endian; only little-endian files are read"));
     if (order != "little")
-      archive.fail("the checkpoint was written " +
-                   (order == "big" ? std::string("big-endian") : "in byte order " + quote(order)) +
-                   "; only little-endian files are read");
+      // TRANSLATORS: %s is the byte order the file names, in quotes.
+      archive.fail(text_format(_("the checkpoint was written in byte order %s; only little-endian files are read"),
+                               quote(order).c_str()));
   }
 }
 
@@ -706,38 +757,43 @@ ArchivePlan plan_tensors(const Archive& archive, const std::vector<std::pair<std
   for (const auto& [name, v] : tensors) {
     const TensorRef& t = *v->tensor;
     const StorageRef& s = *t.storage->storage;
-    const std::string tn = "tensor " + quote(name);
+    const std::string tn = quote(name);  // "tensor %s" in the messages
     if (!s.type->supported)
-      archive.fail(tn + " has dtype " + s.type->dtype + " (torch." + s.type->torch_name +
-                   "), which is not supported (F32, F16, BF16 are)");
+      // TRANSLATORS: the first %s is a tensor's name in quotes; then a dtype (I64) and a storage type (LongStorage).
+      archive.fail(text_format(_("tensor %s has dtype %s (torch.%s), which is not supported (F32, F16, BF16 are)"), tn.c_str(),
+                               s.type->dtype, s.type->torch_name));
     const auto [it, fresh] = storages.emplace(s.key, &s);
     if (!fresh && (it->second->type != s.type || it->second->numel != s.numel))
-      archive.fail("storage " + quote(s.key) + " is named with two different types or sizes");
-    if (t.offset < 0) archive.fail(tn + " has a negative storage offset");
+      // TRANSLATORS: %s is a storage's key in quotes, e.g. '0'.
+      archive.fail(text_format(_("storage %s is named with two different types or sizes"), quote(s.key).c_str()));
+    // TRANSLATORS: %s is a tensor's name in quotes.
+    if (t.offset < 0) archive.fail(text_format(_("tensor %s has a negative storage offset"), tn.c_str()));
     std::int64_t numel = 1, last = t.offset;
     bool empty = false;
     for (std::size_t d = 0; d < t.size.size(); ++d) {
-      if (t.size[d] < 0 || t.stride[d] < 0) archive.fail(tn + " has a negative size or stride");
+      if (t.size[d] < 0 || t.stride[d] < 0) archive.fail(text_format(_("tensor %s has a negative size or stride"), tn.c_str()));
       if (t.size[d] == 0) empty = true;
     }
     for (std::size_t d = 0; d < t.size.size() && !empty; ++d) {
       const auto n = mul(numel, t.size[d]);
-      if (!n) archive.fail(tn + " has a shape whose element count overflows 64 bits");
+      if (!n) archive.fail(text_format(_("tensor %s has a shape whose element count overflows 64 bits"), tn.c_str()));
       numel = *n;
       const auto reach = mul(t.size[d] - 1, t.stride[d]);
       if (!reach || __builtin_add_overflow(last, *reach, &last))
-        archive.fail(tn + " has strides that reach past 64 bits");
+        archive.fail(text_format(_("tensor %s has strides that reach past 64 bits"), tn.c_str()));
     }
     if (empty) numel = 0;
     if (numel > 0 && last >= s.numel)
-      archive.fail(tn + " reaches element " + std::to_string(last) + " of storage " + quote(s.key) + ", which holds " +
-                   std::to_string(s.numel));
+      // TRANSLATORS: a tensor's name in quotes, an element's index, a storage's key in quotes, its element count.
+      archive.fail(text_format(_("tensor %s reaches element %lld of storage %s, which holds %lld"), tn.c_str(),
+                               static_cast<long long>(last), quote(s.key).c_str(), static_cast<long long>(s.numel)));
     // Views of one storage could repeat it without end (stride 0, many tensors): the values
     // are bounded by the file's size.
     if (static_cast<std::uint64_t>(numel) > archive_size ||
         (total_floats += static_cast<std::uint64_t>(numel)) > archive_size)
-      archive.fail("the tensors' values would take more than 4 times the file's " + std::to_string(archive_size) +
-                   " bytes (views repeating one storage)");
+      archive.fail(text_format(_("the tensors' values would take more than 4 times the file's %llu bytes (views repeating one "
+                                 "storage)"),
+                               static_cast<unsigned long long>(archive_size)));
     users[s.key].push_back(plans.size());
     plans.push_back({name, &t, &s, numel});
   }
@@ -779,16 +835,19 @@ std::vector<float> tensor_values(const TensorPlan& p, const std::vector<std::uin
 // Storage by storage, each read once: its tensors' values converted from it into `file`.
 void read_storages(const Archive& archive, const ArchivePlan& plan, SafetensorsFile& file, const std::atomic<bool>* stop) {
   for (const auto& [key, s] : plan.storages) {
-    if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error(_("cancelled"));
     const std::size_t element = s->type->element;
     const auto bytes_needed = mul(s->numel, static_cast<std::int64_t>(element));
     const std::string record = "data/" + key;
     const auto entry = archive.find(record);
-    if (!entry) archive.fail("storage " + quote(key) + " has no zip entry " + archive.prefix() + record);
+    if (!entry)
+      // TRANSLATORS: a storage's key in quotes, then the name of a file inside the zip archive (archive/data/0).
+      archive.fail(text_format(_("storage %s has no zip entry %s"), quote(key).c_str(), (archive.prefix() + record).c_str()));
     if (!bytes_needed || static_cast<std::uint64_t>(*bytes_needed) != entry->size)
-      archive.fail("storage " + quote(key) + " holds " + std::to_string(entry->size) +
-                   " bytes but its pickle declares " + std::to_string(s->numel) + " elements of " +
-                   std::to_string(element) + " bytes");
+      // TRANSLATORS: a storage's key in quotes, its size in bytes, its element count, the bytes of one element.
+      archive.fail(text_format(_("storage %s holds %llu bytes but its pickle declares %lld elements of %zu bytes"),
+                               quote(key).c_str(), static_cast<unsigned long long>(entry->size),
+                               static_cast<long long>(s->numel), element));
     const std::vector<std::uint8_t> data = archive.read(*entry);
     const TensorDType dtype = *s->type->supported;
     for (const std::size_t u : plan.users.at(key)) {
@@ -804,10 +863,12 @@ SafetensorsFile read_archive(ZipArchive zip, std::shared_ptr<SafetensorsSource> 
   const Archive archive(std::move(zip));
   check_byteorder(archive);
   const auto pkl = archive.find("data.pkl");
-  if (!pkl) archive.fail("a zip archive without " + archive.prefix() + "data.pkl: not a PyTorch checkpoint");
+  const std::string pkl_name = archive.prefix() + "data.pkl";
+  // TRANSLATORS: %s is the name of a file inside the zip archive (archive/data.pkl).
+  if (!pkl) archive.fail(text_format(_("a zip archive without %s: not a PyTorch checkpoint"), pkl_name.c_str()));
   if (pkl->size > kMaxPickleBytes)
-    archive.fail("data.pkl is " + std::to_string(pkl->size) + " bytes, over the limit of " +
-                 std::to_string(kMaxPickleBytes));
+    archive.fail(text_format(_("data.pkl is %llu bytes, over the limit of %llu"), static_cast<unsigned long long>(pkl->size),
+                             static_cast<unsigned long long>(kMaxPickleBytes)));
   const std::vector<std::uint8_t> pickle = archive.read(*pkl);
   Unpickler unpickler(pickle, what);
   const Value* root = unpickle(unpickler);
@@ -822,7 +883,7 @@ SafetensorsFile read_archive(ZipArchive zip, std::shared_ptr<SafetensorsSource> 
     t.shape = p.t->size;
   }
   if (file.tensors.size() != plan.plans.size())
-    archive.fail("two tensors of the state dict have the same name once prefixes are dropped");
+    archive.fail(_("two tensors of the state dict have the same name once prefixes are dropped"));
   read_storages(archive, plan, file, stop);
   file.source = std::move(source);
   return file;
@@ -830,11 +891,10 @@ SafetensorsFile read_archive(ZipArchive zip, std::shared_ptr<SafetensorsSource> 
 
 [[noreturn]] void not_zip(std::span<const std::uint8_t> first, const std::string& what) {
   if (is_legacy_torch_magic(first))
-    throw Error(
-        what +
-        ": a PyTorch file in the legacy format (before torch 1.6), which is not read: re-save it with torch >= 1.6 "
-        "(torch.save(torch.load(path), new_path))");
-  throw Error(what + ": not a PyTorch checkpoint (no zip archive, which torch.save writes since torch 1.6)");
+    throw Error(what + ": " +
+                _("a PyTorch file in the legacy format (before torch 1.6), which is not read: re-save it with torch >= 1.6 "
+                  "(torch.save(torch.load(path), new_path))"));
+  throw Error(what + ": " + _("not a PyTorch checkpoint (no zip archive, which torch.save writes since torch 1.6)"));
 }
 
 }  // namespace

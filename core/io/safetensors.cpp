@@ -3,6 +3,7 @@
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 
 #include <nettle/sha2.h>
 #include <nlohmann/json.hpp>
@@ -24,23 +25,34 @@ namespace {
 using json = nlohmann::json;
 
 // A name or value from the file, quoted for a message: at most 80 characters (a hostile file
-// may hold a name of megabytes); one_line() in Error escapes control characters.
+// may hold a name of megabytes); control characters escaped as one_line() in Error would (the
+// name goes into messages through %s, which would stop at a NUL).
 std::string quote(const std::string& s) {
   constexpr std::size_t kMax = 80;
-  if (s.size() <= kMax) return "'" + s + "'";
-  return "'" + s.substr(0, kMax) + "...' (" + std::to_string(s.size()) + " characters)";
+  if (s.size() <= kMax) return "'" + one_line(s) + "'";
+  // TRANSLATORS: after a name cut short, in quotes; %zu is the name's full length.
+  return "'" + one_line(s.substr(0, kMax)) + "...' " + text_format(_("(%zu characters)"), s.size());
 }
 
 // What a JSON value is, for "... is a string, not an array".
 std::string kind(const json& j) {
-  if (j.is_number_unsigned()) return "the number " + std::to_string(j.get<std::uint64_t>());
-  if (j.is_number_integer()) return "the number " + std::to_string(j.get<std::int64_t>());
-  if (j.is_number_float()) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "the number %g", j.get<double>());
-    return buf;
-  }
-  return std::string("a") + (j.is_array() || j.is_object() ? "n " : " ") + j.type_name();
+  // TRANSLATORS: what a JSON value is, completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_number_unsigned()) return text_format(_("the number %llu"), static_cast<unsigned long long>(j.get<std::uint64_t>()));
+  // TRANSLATORS: what a JSON value is, completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_number_integer()) return text_format(_("the number %lld"), static_cast<long long>(j.get<std::int64_t>()));
+  // TRANSLATORS: what a JSON value is, completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_number_float()) return text_format(_("the number %g"), j.get<double>());
+  // TRANSLATORS: what a JSON value is, completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_array()) return _("an array");
+  // TRANSLATORS: what a JSON value is, completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_object()) return _("an object");
+  // TRANSLATORS: what a JSON value is, completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_string()) return _("a string");
+  // TRANSLATORS: what a JSON value is, completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_boolean()) return _("a boolean");
+  // TRANSLATORS: what a JSON value is (JSON's null), completing sentences such as "tensor 'x' has shape %s, not an array".
+  if (j.is_null()) return _("a null");
+  return std::string("a ") + j.type_name();  // binary or discarded: never from a parsed file
 }
 
 std::uint64_t read_le64(const std::uint8_t* p) {
@@ -105,24 +117,34 @@ class HeaderReader {
 
   [[noreturn]] void fail(const std::string& problem) const { throw Error(what_ + ": " + problem); }
 
+  // `t` below is the tensor's name, quoted: "tensor %s" in the messages.
   Entry entry(const std::string& name, const json& j) const {
-    const std::string t = "tensor " + quote(name);
-    if (!j.is_object()) fail(t + " is " + kind(j) + ", not an object with dtype, shape and data_offsets");
+    const std::string quoted = quote(name);
+    const char* t = quoted.c_str();
+    if (!j.is_object())
+      // TRANSLATORS: the first %s is a tensor's name in quotes, the second what the JSON value is ("a string").
+      fail(text_format(_("tensor %s is %s, not an object with dtype, shape and data_offsets"), t, kind(j).c_str()));
     Entry e;
     e.name = name;
     e.dtype = dtype(t, field(t, j, "dtype"));
     e.shape = shape(t, field(t, j, "shape"));
     const json& offsets = field(t, j, "data_offsets");
-    if (!offsets.is_array() || offsets.size() != 2)
-      fail(t + " has data_offsets " + (offsets.is_array() ? "with " + std::to_string(offsets.size()) + " numbers" : kind(offsets)) +
-           ", not an array [begin, end]");
+    if (offsets.is_array() && offsets.size() != 2)
+      // TRANSLATORS: %s is a tensor's name in quotes; data_offsets, begin and end are the file format's words.
+      fail(text_format(_("tensor %s has data_offsets with %zu numbers, not an array [begin, end]"), t, offsets.size()));
+    if (!offsets.is_array())
+      // TRANSLATORS: a tensor's name in quotes, then what the JSON value is ("a string").
+      fail(text_format(_("tensor %s has data_offsets %s, not an array [begin, end]"), t, kind(offsets).c_str()));
     e.begin = offset(t, offsets[0], "begin");
     e.end = offset(t, offsets[1], "end");
     const std::string range = "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
-    if (e.end < e.begin) fail(t + " has reversed data_offsets " + range + " (end before begin)");
+    // TRANSLATORS: a tensor's name in quotes, then two offsets as [begin, end].
+    if (e.end < e.begin) fail(text_format(_("tensor %s has reversed data_offsets %s (end before begin)"), t, range.c_str()));
     if (e.end > data_size_)
-      fail(t + " has data_offsets " + range + " past the end of the data (" + std::to_string(data_size_) +
-           " bytes): the file is truncated or the offsets are wrong");
+      // TRANSLATORS: a tensor's name in quotes, two offsets as [begin, end], the data's size in bytes.
+      fail(text_format(_("tensor %s has data_offsets %s past the end of the data (%llu bytes): the file is truncated or the "
+                         "offsets are wrong"),
+                       t, range.c_str(), static_cast<unsigned long long>(data_size_)));
     // numel × the dtype's size, without overflow (a zero dimension makes it 0 whatever the others).
     std::uint64_t numel = 1;
     bool overflow = false;
@@ -131,70 +153,97 @@ class HeaderReader {
       for (const std::int64_t d : e.shape)
         overflow = overflow || __builtin_mul_overflow(numel, static_cast<std::uint64_t>(d), &numel);
     if (overflow || numel > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      fail(t + " has a shape whose element count overflows 64 bits");
+      // TRANSLATORS: %s is a tensor's name in quotes.
+      fail(text_format(_("tensor %s has a shape whose element count overflows 64 bits"), t));
     std::uint64_t byte_count = 0;
     if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtype_size(e.dtype)), &byte_count))
-      fail(t + " has a shape whose byte count overflows 64 bits");
+      // TRANSLATORS: %s is a tensor's name in quotes.
+      fail(text_format(_("tensor %s has a shape whose byte count overflows 64 bits"), t));
     if (e.end - e.begin != byte_count)
-      fail(t + " has " + std::to_string(e.end - e.begin) + " bytes of data (data_offsets " + range + ") but its shape and dtype " +
-           dtype_name(e.dtype) + " need " + std::to_string(numel) + " x " + std::to_string(dtype_size(e.dtype)) + " = " +
-           std::to_string(byte_count) + " bytes: the length does not match");
+      // TRANSLATORS: a tensor's name in quotes, its bytes, its data_offsets as [begin, end], its dtype (F32), then
+      // elements x bytes per element = bytes.
+      fail(text_format(_("tensor %s has %llu bytes of data (data_offsets %s) but its shape and dtype %s need %llu x %zu = %llu "
+                         "bytes: the length does not match"),
+                       t, static_cast<unsigned long long>(e.end - e.begin), range.c_str(), dtype_name(e.dtype),
+                       static_cast<unsigned long long>(numel), dtype_size(e.dtype), static_cast<unsigned long long>(byte_count)));
     return e;
   }
 
   std::map<std::string, std::string> metadata(const json& j) const {
-    if (!j.is_object()) fail("__metadata__ is " + kind(j) + ", not an object of strings");
+    // TRANSLATORS: __metadata__ is the file format's word; %s is what the JSON value is ("an array").
+    if (!j.is_object()) fail(text_format(_("__metadata__ is %s, not an object of strings"), kind(j).c_str()));
     std::map<std::string, std::string> out;
     for (const auto& [key, value] : j.items()) {
-      if (!value.is_string()) fail("__metadata__ value " + quote(key) + " is " + kind(value) + ", not a string");
+      if (!value.is_string())
+        // TRANSLATORS: __metadata__ is the file format's word; a key in quotes, then what its value is ("a number").
+        fail(text_format(_("__metadata__ value %s is %s, not a string"), quote(key).c_str(), kind(value).c_str()));
       out.emplace(key, value.get<std::string>());
     }
     return out;
   }
 
  private:
-  const json& field(const std::string& t, const json& j, const char* key) const {
+  const json& field(const char* t, const json& j, const char* key) const {
     const auto it = j.find(key);
-    if (it == j.end()) fail(t + " has no " + key + " (every tensor needs dtype, shape and data_offsets)");
+    // TRANSLATORS: a tensor's name in quotes, then a key of the file format (dtype, shape, data_offsets).
+    if (it == j.end()) fail(text_format(_("tensor %s has no %s (every tensor needs dtype, shape and data_offsets)"), t, key));
     return *it;
   }
 
-  TensorDType dtype(const std::string& t, const json& j) const {
-    if (!j.is_string()) fail(t + " has dtype " + kind(j) + ", not a string such as \"F32\"");
+  TensorDType dtype(const char* t, const json& j) const {
+    // TRANSLATORS: a tensor's name in quotes, then what the JSON value is ("a number").
+    if (!j.is_string()) fail(text_format(_("tensor %s has dtype %s, not a string such as \"F32\""), t, kind(j).c_str()));
     const std::string& s = j.get_ref<const std::string&>();
     if (s == "F32") return TensorDType::F32;
     if (s == "F16") return TensorDType::F16;
     if (s == "BF16") return TensorDType::BF16;
-    fail(t + " has dtype " + (s.size() <= 80 ? s : quote(s)) + ", which is not supported (F32, F16, BF16 are)");
+    const std::string shown = s.size() <= 80 ? one_line(s) : quote(s);
+    // TRANSLATORS: a tensor's name in quotes, then the dtype the file names (I64).
+    fail(text_format(_("tensor %s has dtype %s, which is not supported (F32, F16, BF16 are)"), t, shown.c_str()));
   }
 
-  std::vector<std::int64_t> shape(const std::string& t, const json& j) const {
-    if (!j.is_array()) fail(t + " has shape " + kind(j) + ", not an array of dimensions");
+  std::vector<std::int64_t> shape(const char* t, const json& j) const {
+    // TRANSLATORS: a tensor's name in quotes, then what the JSON value is ("a string").
+    if (!j.is_array()) fail(text_format(_("tensor %s has shape %s, not an array of dimensions"), t, kind(j).c_str()));
     std::vector<std::int64_t> out;
     out.reserve(j.size());
     for (std::size_t i = 0; i < j.size(); ++i) {
       const json& d = j[i];
-      const std::string which = t + " has shape dimension " + std::to_string(i) + " ";
       if (d.is_number_unsigned()) {
         const std::uint64_t v = d.get<std::uint64_t>();
         if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-          fail(which + std::to_string(v) + ", which overflows 64-bit signed integers");
+          // TRANSLATORS: a tensor's name in quotes, a dimension's index (from 0), then its value.
+          fail(text_format(_("tensor %s has shape dimension %zu %llu, which overflows 64-bit signed integers"), t, i,
+                           static_cast<unsigned long long>(v)));
         out.push_back(static_cast<std::int64_t>(v));
       } else if (d.is_number_integer()) {
-        fail(which + std::to_string(d.get<std::int64_t>()) + ": a negative dimension");
+        // TRANSLATORS: a tensor's name in quotes, a dimension's index (from 0), then its value.
+        fail(text_format(_("tensor %s has shape dimension %zu %lld: a negative dimension"), t, i,
+                         static_cast<long long>(d.get<std::int64_t>())));
+      } else if (d.is_number_float()) {
+        // TRANSLATORS: a tensor's name in quotes, a dimension's index (from 0), then what the JSON value is ("the number 1.5").
+        fail(text_format(_("tensor %s has shape dimension %zu as %s, not a non-negative integer (too large, or not whole)"), t, i,
+                         kind(d).c_str()));
       } else {
-        fail(which + "as " + kind(d) + ", not a non-negative integer" +
-             (d.is_number_float() ? " (too large, or not whole)" : ""));
+        // TRANSLATORS: a tensor's name in quotes, a dimension's index (from 0), then what the JSON value is ("a string").
+        fail(text_format(_("tensor %s has shape dimension %zu as %s, not a non-negative integer"), t, i, kind(d).c_str()));
       }
     }
     return out;
   }
 
-  std::uint64_t offset(const std::string& t, const json& j, const char* which) const {
+  std::uint64_t offset(const char* t, const json& j, const char* which) const {
     if (j.is_number_unsigned()) return j.get<std::uint64_t>();
-    if (j.is_number_integer()) fail(t + " has a negative data_offsets " + which + " (" + std::to_string(j.get<std::int64_t>()) + ")");
-    fail(t + " has data_offsets " + which + " as " + kind(j) + ", not a non-negative integer" +
-         (j.is_number_float() ? " (too large, or not whole)" : ""));
+    if (j.is_number_integer())
+      // TRANSLATORS: a tensor's name in quotes, "begin" or "end" (the file format's words), then the number.
+      fail(text_format(_("tensor %s has a negative data_offsets %s (%lld)"), t, which,
+                       static_cast<long long>(j.get<std::int64_t>())));
+    if (j.is_number_float())
+      // TRANSLATORS: a tensor's name in quotes, "begin" or "end" (the file format's words), then what the JSON value is.
+      fail(text_format(_("tensor %s has data_offsets %s as %s, not a non-negative integer (too large, or not whole)"), t, which,
+                       kind(j).c_str()));
+    // TRANSLATORS: a tensor's name in quotes, "begin" or "end" (the file format's words), then what the JSON value is.
+    fail(text_format(_("tensor %s has data_offsets %s as %s, not a non-negative integer"), t, which, kind(j).c_str()));
   }
 
   const std::string& what_;
@@ -222,22 +271,29 @@ void convert(TensorDType dtype, const std::uint8_t* p, std::size_t bytes, float*
 std::uint64_t header_length(const std::uint8_t* first8, std::uint64_t file_size, const std::string& what) {
   const std::uint64_t header_size = read_le64(first8);
   if (header_size > kMaxSafetensorsHeaderBytes)
-    throw Error(what + ": the header length is " + std::to_string(header_size) + " bytes, over the limit of " +
-                std::to_string(kMaxSafetensorsHeaderBytes) + " (not a safetensors file, or a corrupt one)");
+    throw Error(what + ": " +
+                text_format(_("the header length is %llu bytes, over the limit of %llu (not a safetensors file, or a corrupt "
+                              "one)"),
+                            static_cast<unsigned long long>(header_size),
+                            static_cast<unsigned long long>(kMaxSafetensorsHeaderBytes)));
   if (header_size > file_size - 8)
-    throw Error(what + ": the header length is " + std::to_string(header_size) + " bytes, past the end of the file (" +
-                std::to_string(file_size - 8) + " bytes follow it): the file is truncated or not a safetensors file");
+    throw Error(what + ": " +
+                text_format(_("the header length is %llu bytes, past the end of the file (%llu bytes follow it): the file is "
+                              "truncated or not a safetensors file"),
+                            static_cast<unsigned long long>(header_size), static_cast<unsigned long long>(file_size - 8)));
   // Parsed, a JSON value per number, list and name: up to about 32 bytes per byte of text (e.g.
   // "[1,2,3]" → three 16-byte values in a list), checked before it is read.
   check_memory(checked_product({static_cast<std::size_t>(header_size), 32}),
                std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
-               what + ": reading its " + std::to_string(header_size) + "-byte header");
+               // TRANSLATORS: completes "<file>: reading its 2048-byte header would need N MiB, over the ... budget".
+               what + ": " + text_format(_("reading its %llu-byte header"), static_cast<unsigned long long>(header_size)));
   return header_size;
 }
 
 [[noreturn]] void too_short(std::uint64_t file_size, const std::string& what) {
-  throw Error(what + ": the file is " + std::to_string(file_size) +
-              " bytes, too short for a safetensors file (it starts with an 8-byte header length)");
+  throw Error(what + ": " +
+              text_format(_("the file is %llu bytes, too short for a safetensors file (it starts with an 8-byte header length)"),
+                          static_cast<unsigned long long>(file_size)));
 }
 
 // The header (the `header_size` bytes after the length) of a file of `file_size` bytes:
@@ -270,7 +326,7 @@ class MemorySource final : public SafetensorsSource {
  public:
   MemorySource(std::span<const std::uint8_t> bytes, const std::string& what) : SafetensorsSource(what, bytes.size()), bytes_(bytes) {}
   const std::uint8_t* view(std::uint64_t offset, std::size_t n, std::uint8_t*) const override {
-    if (offset > bytes_.size() || n > bytes_.size() - offset) throw Error(what() + ": a read past the end of the data");
+    if (offset > bytes_.size() || n > bytes_.size() - offset) throw Error(what() + ": " + _("a read past the end of the data"));
     return bytes_.data() + offset;
   }
 
@@ -289,10 +345,17 @@ class FileSource final : public SafetensorsSource {
     while (got < n) {
       const long long r = platform::read_at(fd_, scratch + got, n - got, offset + got);
       if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw Error(what() + ": read error at byte " + std::to_string(offset + got) + " (" + std::strerror(errno) + ")");
+      if (r < 0) {
+        const int err = errno;
+        // TRANSLATORS: a byte's place in the file, then the system's reason.
+        throw Error(what() + ": " + text_format(_("read error at byte %llu (%s)"), static_cast<unsigned long long>(offset + got),
+                                                std::strerror(err)));
+      }
       if (r == 0)
-        throw Error(what() + ": the file ended after " + std::to_string(offset + got) + " of its " + std::to_string(size()) +
-                    " bytes while it was read: it was truncated or replaced meanwhile (load it again)");
+        throw Error(what() + ": " +
+                    text_format(_("the file ended after %llu of its %llu bytes while it was read: it was truncated or replaced "
+                                  "meanwhile (load it again)"),
+                                static_cast<unsigned long long>(offset + got), static_cast<unsigned long long>(size())));
       got += static_cast<std::size_t>(r);
     }
     return scratch;
@@ -372,13 +435,19 @@ SafetensorsFile index_header(const std::uint8_t* header_begin, std::uint64_t hea
   try {
     header = json::parse(header_begin, header_end, note_duplicates, /*allow_exceptions=*/false);
   } catch (const json::exception& e) {
-    throw Error(what + ": the header is not valid JSON (" + e.what() + ")");
+    // TRANSLATORS: %s is the JSON parser's reason (in English).
+    throw Error(what + ": " + text_format(_("the header is not valid JSON (%s)"), e.what()));
   }
   if (header.is_discarded())
-    throw Error(what + ": the header is not valid JSON (" + std::to_string(header_size) +
-                " bytes after the length; a syntax error or invalid UTF-8)");
-  if (!header.is_object()) throw Error(what + ": the header is " + kind(header) + ", not a JSON object");
-  if (!duplicate.empty()) throw Error(what + ": the header names " + quote(duplicate) + " twice (a duplicate key)");
+    throw Error(what + ": " +
+                text_format(_("the header is not valid JSON (%llu bytes after the length; a syntax error or invalid UTF-8)"),
+                            static_cast<unsigned long long>(header_size)));
+  if (!header.is_object())
+    // TRANSLATORS: %s is what the JSON value is ("an array").
+    throw Error(what + ": " + text_format(_("the header is %s, not a JSON object"), kind(header).c_str()));
+  if (!duplicate.empty())
+    // TRANSLATORS: %s is a tensor's name in quotes.
+    throw Error(what + ": " + text_format(_("the header names %s twice (a duplicate key)"), quote(duplicate).c_str()));
 
   const std::uint64_t data_size = file_size - 8 - header_size;
   const HeaderReader reader(what, data_size);
@@ -399,9 +468,12 @@ SafetensorsFile index_header(const std::uint8_t* header_begin, std::uint64_t hea
   const Entry* furthest = nullptr;
   for (const Entry* e : sorted) {
     if (furthest && e->begin < furthest->end)
-      reader.fail("tensors " + quote(furthest->name) + " (data_offsets [" + std::to_string(furthest->begin) + ", " +
-                  std::to_string(furthest->end) + "]) and " + quote(e->name) + " ([" + std::to_string(e->begin) + ", " +
-                  std::to_string(e->end) + "]) overlap");
+      // TRANSLATORS: two tensors' names in quotes, each followed by its data_offsets [begin, end].
+      reader.fail(text_format(_("tensors %s (data_offsets [%llu, %llu]) and %s ([%llu, %llu]) overlap"),
+                              quote(furthest->name).c_str(),
+                              static_cast<unsigned long long>(furthest->begin), static_cast<unsigned long long>(furthest->end),
+                              quote(e->name).c_str(), static_cast<unsigned long long>(e->begin),
+                              static_cast<unsigned long long>(e->end)));
     if (!furthest || e->end > furthest->end) furthest = e;
   }
 
@@ -441,7 +513,7 @@ std::string SafetensorsFile::read(std::span<const TensorRead> reads, const std::
     else pending.push_back(&r);
   }
   if (!source) {
-    if (!pending.empty()) throw Error("a tensor without values and no file to read it from");
+    if (!pending.empty()) throw Error(_("a tensor without values and no file to read it from"));
     return "";
   }
   // In the file's order; outputs of the same tensor side by side.
@@ -453,7 +525,7 @@ std::string SafetensorsFile::read(std::span<const TensorRead> reads, const std::
   std::vector<std::uint8_t> buffer(kPiece);
   std::uint64_t pos = 0;
   auto check_stop = [stop] {
-    if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error(_("cancelled"));
   };
   auto hash_up_to = [&](std::uint64_t end) {
     while (pos < end) {
@@ -470,7 +542,7 @@ std::string SafetensorsFile::read(std::span<const TensorRead> reads, const std::
     const std::size_t element = dtype_size(t.dtype);
     const std::uint64_t bytes = static_cast<std::uint64_t>(t.numel()) * element;
     if (t.offset < pos || t.offset > src.size() || bytes > src.size() - t.offset)
-      throw Error(src.what() + ": a tensor's bytes overlap another's or lie outside the file");
+      throw Error(src.what() + ": " + _("a tensor's bytes overlap another's or lie outside the file"));
     hash_up_to(t.offset);
     for (std::uint64_t done = 0; done < bytes;) {
       check_stop();
@@ -518,21 +590,26 @@ std::shared_ptr<FileSource> open_file(const std::filesystem::path& path, const c
   const std::string what = platform::utf8(path);
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw Error(what + ": no such file");
-  if (std::filesystem::is_directory(status)) throw Error(what + ": it is a directory, not " + kind);
-  if (!std::filesystem::is_regular_file(status)) throw Error(what + ": not a regular file");
+  if (ec || !std::filesystem::exists(status)) throw Error(what + ": " + _("no such file"));
+  // TRANSLATORS: %s is what the file should be ("a checkpoint file").
+  if (std::filesystem::is_directory(status)) throw Error(what + ": " + text_format(_("it is a directory, not %s"), kind));
+  if (!std::filesystem::is_regular_file(status)) throw Error(what + ": " + _("not a regular file"));
   int fd = -1;
   std::uint64_t size = 0;
   // Owned by the source from here on: closed when the last copy of the file goes.
   if (const int err = platform::open_regular_for_reading(path, fd, size))
-    throw Error(what + (err == platform::ENOTREG_FILE ? std::string(": not a regular file")
-                                                      : ": cannot open it for reading (" + std::string(std::strerror(err)) + ")"));
+    throw Error(what + ": " +
+                (err == platform::ENOTREG_FILE ? std::string(_("not a regular file"))
+                                               // TRANSLATORS: %s is the system's reason.
+                                               : text_format(_("cannot open it for reading (%s)"), std::strerror(err))));
   return std::make_shared<FileSource>(fd, what, size);
 }
 
 }  // namespace
 
-std::shared_ptr<SafetensorsSource> open_file_source(const std::filesystem::path& path) { return open_file(path, "a checkpoint file"); }
+std::shared_ptr<SafetensorsSource> open_file_source(const std::filesystem::path& path) {
+  return open_file(path, _("a checkpoint file"));
+}
 
 std::shared_ptr<SafetensorsSource> memory_source(std::span<const std::uint8_t> bytes, const std::string& what) {
   return std::make_shared<MemorySource>(bytes, what);
@@ -544,7 +621,7 @@ void convert_to_float(TensorDType dtype, const std::uint8_t* p, std::size_t coun
 
 SafetensorsFile open_safetensors(const std::filesystem::path& path) {
   const std::string what = platform::utf8(path);
-  const auto source = open_file(path, "a safetensors file");
+  const auto source = open_file(path, _("a safetensors file"));
   const std::uint64_t size = source->size();
   if (size < 8) too_short(size, what);
   std::uint8_t first8[8];

@@ -1,6 +1,7 @@
 #include "core/io/safetensors_write.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,8 @@ std::vector<std::uint8_t> safetensors_bytes(const SafetensorsFile& file) {
   }
   std::uint64_t offset = 0;
   for (const auto& [name, t] : file.tensors) {
-    if (!t.has_values()) throw Error("tensor '" + name + "' holds no values to write");
+    // TRANSLATORS: %s is a tensor's name.
+    if (!t.has_values()) throw Error(text_format(_("tensor '%s' holds no values to write"), one_line(name).c_str()));
     const std::uint64_t bytes = static_cast<std::uint64_t>(t.numel()) * 4;
     header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;

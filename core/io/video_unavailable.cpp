@@ -1,12 +1,14 @@
 // Video in and out in a build configured with -DATTNLAB_VIDEO=OFF (no FFmpeg's libraries):
 // every entry point of core/io/video.hpp says so in one line; no camera is listed.
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/video.hpp"
 
 namespace attnlab {
 namespace {
 [[noreturn]] void no_video() {
-  throw Error("video is not in this build of Attention Lab (built with -DATTNLAB_VIDEO=OFF: no FFmpeg)");
+  // TRANSLATORS: -DATTNLAB_VIDEO=OFF is a build option: keep it as it is.
+  throw Error(_("video is not in this build of Attention Lab (built with -DATTNLAB_VIDEO=OFF: no FFmpeg)"));
 }
 }  // namespace
 

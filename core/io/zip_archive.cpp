@@ -4,6 +4,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 
 #include <zip.h>
 
@@ -29,7 +30,9 @@ using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
 std::string quote(const std::string& name) { return "'" + one_line(name) + "'"; }
 
 [[noreturn]] void bad_zip(int code, const std::string& what) {
-  throw Error(what + ": not a complete zip archive (" + zip_error_text(code) + "): the file is truncated or corrupt");
+  throw Error(what + ": " +
+              // TRANSLATORS: %s is libzip's reason (in English).
+              text_format(_("not a complete zip archive (%s): the file is truncated or corrupt"), zip_error_text(code).c_str()));
 }
 
 }  // namespace
@@ -45,7 +48,8 @@ ZipArchive::ZipArchive(std::unique_ptr<Handle> handle, std::uint64_t size, std::
     : zip_(std::move(handle)), size_(size), what_(std::move(what)) {
   const std::uint64_t n = entry_count();
   if (n > max_entries)
-    fail("a zip archive of " + std::to_string(n) + " entries, more than the " + std::to_string(max_entries) + " it may hold");
+    fail(text_format(_("a zip archive of %llu entries, more than the %llu it may hold"), static_cast<unsigned long long>(n),
+                     static_cast<unsigned long long>(max_entries)));
 }
 
 ZipArchive::ZipArchive(ZipArchive&&) noexcept = default;
@@ -55,7 +59,8 @@ ZipArchive::~ZipArchive() = default;
 ZipArchive ZipArchive::open_file(const std::filesystem::path& path, const std::string& what, std::uint64_t max_entries) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(what + ": cannot read it (" + ec.message() + ")");
+  // TRANSLATORS: %s is the system's reason.
+  if (ec) throw Error(what + ": " + text_format(_("cannot read it (%s)"), ec.message().c_str()));
   int code = 0;
   // libzip takes UTF-8 names on Windows too.
   zip_t* z = zip_open(platform::utf8(path).c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
@@ -71,7 +76,7 @@ ZipArchive ZipArchive::open_memory(std::span<const std::uint8_t> bytes, const st
   zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
   if (!src) {
     zip_error_fini(&error);
-    throw Error(what + ": cannot read it as a zip archive");
+    throw Error(what + ": " + _("cannot read it as a zip archive"));
   }
   zip_t* z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
   if (!z) {
@@ -97,12 +102,14 @@ ZipEntry ZipArchive::entry(std::uint64_t index) const {
   zip_stat_t st;
   zip_stat_init(&st);
   if (zip_stat_index(zip_->zip, index, ZIP_FL_ENC_RAW, &st) != 0)
-    fail("cannot read zip entry " + std::to_string(index) + " (" + zip_strerror(zip_->zip) + ")");
+    // TRANSLATORS: an entry's number in the archive (from 0), then libzip's reason (in English).
+    fail(text_format(_("cannot read zip entry %llu (%s)"), static_cast<unsigned long long>(index), zip_strerror(zip_->zip)));
   ZipEntry e;
   e.index = index;
   e.name = (st.valid & ZIP_STAT_NAME) && st.name ? st.name : "";
   if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
-    fail("the zip entry " + quote(e.name) + " declares no size");
+    // TRANSLATORS: %s is the name of a file inside the zip archive, in quotes.
+    fail(text_format(_("the zip entry %s declares no size"), quote(e.name).c_str()));
   e.size = st.size;
   e.comp_size = st.comp_size;
   e.stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
@@ -117,29 +124,39 @@ std::optional<ZipEntry> ZipArchive::find(const std::string& name) const {
 }
 
 std::vector<std::uint8_t> ZipArchive::read(const ZipEntry& e, std::uint64_t max_bytes) const {
-  if (e.encrypted) fail("the zip entry " + quote(e.name) + " is encrypted");
+  const std::string name = quote(e.name);
+  const char* n = name.c_str();
+  // TRANSLATORS: %s is the name of a file inside the zip archive, in quotes.
+  if (e.encrypted) fail(text_format(_("the zip entry %s is encrypted"), n));
   if (e.size > max_bytes)
-    fail("the zip entry " + quote(e.name) + " declares " + std::to_string(e.size) + " bytes, more than the " +
-         std::to_string(max_bytes) + " it may hold");
+    // TRANSLATORS: the name of a file inside the zip archive, in quotes, then two sizes in bytes.
+    fail(text_format(_("the zip entry %s declares %llu bytes, more than the %llu it may hold"), n,
+                     static_cast<unsigned long long>(e.size), static_cast<unsigned long long>(max_bytes)));
   if (e.comp_size > size_ || (e.stored && e.size != e.comp_size))
-    fail("the zip entry " + quote(e.name) + " declares " + std::to_string(e.comp_size) +
-         " bytes, more than the archive's " + std::to_string(size_) + " (a corrupt zip)");
+    // TRANSLATORS: %s is the name of a file inside the zip archive, in quotes; then two sizes in bytes.
+    fail(text_format(_("the zip entry %s declares %llu bytes, more than the archive's %llu (a corrupt zip)"), n,
+                     static_cast<unsigned long long>(e.comp_size), static_cast<unsigned long long>(size_)));
   ZipFilePtr f(zip_fopen_index(zip_->zip, e.index, 0));
-  if (!f) fail("cannot open the zip entry " + quote(e.name) + " (" + zip_strerror(zip_->zip) + ")");
+  // TRANSLATORS: the name of a file inside the zip archive, in quotes, then libzip's reason (in English).
+  if (!f) fail(text_format(_("cannot open the zip entry %s (%s)"), n, zip_strerror(zip_->zip)));
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(e.size));  // e.size <= max_bytes
   std::uint64_t got = 0;
   while (got < e.size) {
     const zip_int64_t r = zip_fread(f.get(), bytes.data() + got, e.size - got);
-    if (r < 0) fail("cannot read the zip entry " + quote(e.name) + " (" + zip_file_strerror(f.get()) + ")");
+    // TRANSLATORS: the name of a file inside the zip archive, in quotes, then libzip's reason (in English).
+    if (r < 0) fail(text_format(_("cannot read the zip entry %s (%s)"), n, zip_file_strerror(f.get())));
     if (r == 0)
-      fail("the zip entry " + quote(e.name) + " ends after " + std::to_string(got) + " of its " + std::to_string(e.size) +
-           " bytes");
+      // TRANSLATORS: the name of a file inside the zip archive, in quotes, then two sizes in bytes.
+      fail(text_format(_("the zip entry %s ends after %llu of its %llu bytes"), n, static_cast<unsigned long long>(got),
+                       static_cast<unsigned long long>(e.size)));
     got += static_cast<std::uint64_t>(r);
   }
   std::uint8_t extra;  // the end: libzip checks the CRC here
   const zip_int64_t r = zip_fread(f.get(), &extra, 1);
-  if (r < 0) fail("the zip entry " + quote(e.name) + " is corrupt (" + zip_file_strerror(f.get()) + ")");
-  if (r > 0) fail("the zip entry " + quote(e.name) + " holds more bytes than it declares");
+  // TRANSLATORS: the name of a file inside the zip archive, in quotes, then libzip's reason (in English).
+  if (r < 0) fail(text_format(_("the zip entry %s is corrupt (%s)"), n, zip_file_strerror(f.get())));
+  // TRANSLATORS: %s is the name of a file inside the zip archive, in quotes.
+  if (r > 0) fail(text_format(_("the zip entry %s holds more bytes than it declares"), n));
   return bytes;
 }
 
@@ -149,19 +166,20 @@ std::vector<std::uint8_t> zip_bytes(std::span<const ZipFileToAdd> files, const s
   zip_source_t* out = zip_source_buffer_create(nullptr, 0, 0, &error);
   if (!out) {
     zip_error_fini(&error);
-    throw Error(what + ": cannot make a zip archive in memory");
+    throw Error(what + ": " + _("cannot make a zip archive in memory"));
   }
   zip_t* z = zip_open_from_source(out, ZIP_TRUNCATE, &error);
   zip_error_fini(&error);
   if (!z) {
     zip_source_free(out);
-    throw Error(what + ": cannot make a zip archive in memory");
+    throw Error(what + ": " + _("cannot make a zip archive in memory"));
   }
   zip_source_keep(out);  // zip_close writes into it; it is read below
   const auto give_up = [&](const std::string& why) {
     zip_discard(z);
     zip_source_free(out);
-    throw Error(what + ": cannot write the zip archive (" + why + ")");
+    // TRANSLATORS: %s is libzip's reason (in English).
+    throw Error(what + ": " + text_format(_("cannot write the zip archive (%s)"), why.c_str()));
   };
   for (const ZipFileToAdd& f : files) {
     zip_source_t* s = zip_source_buffer(z, f.bytes.data(), f.bytes.size(), 0);
@@ -191,7 +209,7 @@ std::vector<std::uint8_t> zip_bytes(std::span<const ZipFileToAdd> files, const s
     zip_source_close(out);
   }
   zip_source_free(out);
-  if (!ok) throw Error(what + ": cannot read back the zip archive made in memory");
+  if (!ok) throw Error(what + ": " + _("cannot read back the zip archive made in memory"));
   return bytes;
 }
 

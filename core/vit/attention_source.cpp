@@ -1,11 +1,12 @@
 #include "core/vit/attention_source.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab {
 
 Matrix fuse_heads(int heads, HeadFusion fusion, const std::function<Matrix(int)>& head_matrix) {
-  if (heads < 1) throw Error("no heads to fuse");
+  if (heads < 1) throw Error(_("no heads to fuse"));
   Matrix fused = head_matrix(0);
   for (int h = 1; h < heads; ++h) {
     const Matrix A = head_matrix(h);

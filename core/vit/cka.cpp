@@ -1,6 +1,7 @@
 #include "core/vit/cka.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <cmath>
 
@@ -23,8 +24,9 @@ double cka_centered(const Eigen::MatrixXd& X, const Eigen::MatrixXd& Y, double x
 }  // namespace
 
 double linear_cka(const Matrix& X, const Matrix& Y) {
-  if (X.rows() != Y.rows()) throw Error("CKA needs the same examples in both representations (" + std::to_string(X.rows()) + " and " + std::to_string(Y.rows()) + " rows)");
-  if (X.rows() < 2) throw Error("CKA needs at least 2 examples");
+  if (X.rows() != Y.rows()) throw Error(text_format(_("CKA needs the same examples in both representations (%lld and %lld rows)"),
+                                                     static_cast<long long>(X.rows()), static_cast<long long>(Y.rows())));
+  if (X.rows() < 2) throw Error(_("CKA needs at least 2 examples"));
   const Eigen::MatrixXd x = centered(X), y = centered(Y);
   return cka_centered(x, y, (x.transpose() * x).norm(), (y.transpose() * y).norm());
 }
@@ -32,27 +34,27 @@ double linear_cka(const Matrix& X, const Matrix& Y) {
 Eigen::MatrixXd cka_matrix(const std::vector<Matrix>& a, const std::vector<Matrix>& b, const std::atomic<bool>* stop) {
   const bool same = &a == &b;  // one model's layers against themselves: each centred once
   auto check_stop = [stop] {
-    if (stop && stop->load(std::memory_order_relaxed)) throw Error("cancelled");
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error(_("cancelled"));
   };
   std::vector<Eigen::MatrixXd> ca, cb_own;
   std::vector<double> na, nb_own;
   for (const Matrix& m : a) {
     check_stop();
     if (m.rows() != a.front().rows() || (!b.empty() && m.rows() != b.front().rows()))
-      throw Error("CKA needs the same examples in every representation");
+      throw Error(_("CKA needs the same examples in every representation"));
     ca.push_back(centered(m));
     na.push_back((ca.back().transpose() * ca.back()).norm());
   }
   if (!same)
     for (const Matrix& m : b) {
       check_stop();
-      if (m.rows() != b.front().rows()) throw Error("CKA needs the same examples in every representation");
+      if (m.rows() != b.front().rows()) throw Error(_("CKA needs the same examples in every representation"));
       cb_own.push_back(centered(m));
       nb_own.push_back((cb_own.back().transpose() * cb_own.back()).norm());
     }
   const std::vector<Eigen::MatrixXd>& cb = same ? ca : cb_own;
   const std::vector<double>& nb = same ? na : nb_own;
-  if (!a.empty() && a.front().rows() < 2) throw Error("CKA needs at least 2 examples");
+  if (!a.empty() && a.front().rows() < 2) throw Error(_("CKA needs at least 2 examples"));
   Eigen::MatrixXd out(static_cast<Eigen::Index>(a.size()), static_cast<Eigen::Index>(b.size()));
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < b.size(); ++j) {

@@ -1,6 +1,7 @@
 #include "core/vit/faithfulness.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/vit_cpu.hpp"
 
 #include <algorithm>
@@ -43,8 +44,8 @@ int faithfulness_patches(int step, int N) { return static_cast<int>(static_cast<
 FaithfulnessCurves faithfulness_curves(const VitModel& model, const VitInput& input, int klass, std::span<const int> order,
                                        std::int64_t budget, int threads, const std::atomic<bool>* stop) {
   const int N = input.N(), P2 = model.arch.patch * model.arch.patch;
-  if (static_cast<int>(order.size()) != N) throw Error("internal: a faithfulness order must list every patch");
-  if (klass < 0 || klass >= model.arch.classes) throw Error("class " + std::to_string(klass) + " is outside the classifier");
+  if (static_cast<int>(order.size()) != N) throw Error(_("internal: a faithfulness order must list every patch"));
+  if (klass < 0 || klass >= model.arch.classes) throw Error(text_format(_("class %d is outside the classifier"), klass));
   // The image's mean colour, per channel of the input tensor.
   RowVector blank(input.patches.cols());
   for (int c = 0; c < 3; ++c) blank.segment(c * P2, P2).setConstant(input.patches.middleCols(c * P2, P2).mean());

@@ -3,6 +3,7 @@
 #include "core/vit/model_family.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -40,7 +41,8 @@ std::optional<std::string> prefix_before(const SafetensorsFile& file, const std:
 std::string join_quoted(const std::vector<std::string>& names, std::size_t most, const char* separator) {
   std::string out;
   for (std::size_t i = 0; i < names.size() && i < most; ++i) out += (i ? separator : "") + ("'" + names[i] + "'");
-  if (names.size() > most) out += " and " + std::to_string(names.size() - most) + " more";
+  // TRANSLATORS: after a list of tensor names: "'a', 'b', 'c' and 12 more" (with its leading space).
+  if (names.size() > most) out += text_format(_(" and %zu more"), names.size() - most);
   return out;
 }
 
@@ -64,7 +66,8 @@ const VitTensorPattern* ModelFamily::find(VitTensor kind) const {
 std::string ModelFamily::tensor_name(VitTensor kind, int block, const std::string& prefix) const {
   const VitTensorPattern* p = find(kind);
   if (!p || !p->pattern)
-    throw Error(std::string("a ViT in ") + name + "'s names has no tensor of kind " + std::to_string(static_cast<int>(kind)));
+    // TRANSLATORS: %s is a model family's name (hf, timm, dinov2); %d is a number for a kind of tensor.
+    throw Error(text_format(_("a ViT in %s's names has no tensor of kind %d"), name, static_cast<int>(kind)));
   std::string out = p->prefixed ? prefix + p->pattern : std::string(p->pattern);
   if (const auto at = out.find(kBlockIndex); at != std::string::npos) out.replace(at, kBlockIndex.size(), std::to_string(block));
   return out;
@@ -74,7 +77,7 @@ std::span<const ModelFamily* const> model_families() { return table(); }
 
 const ModelFamily& model_family(VitNaming naming) {
   const auto i = static_cast<std::size_t>(naming);
-  if (i >= table().size()) throw Error("no model family of naming " + std::to_string(i));
+  if (i >= table().size()) throw Error(text_format(_("no model family of naming %zu"), i));
   return *table()[i];
 }
 
@@ -92,13 +95,21 @@ DetectedFamily detect_model_family(const SafetensorsFile& file, const std::strin
   }
   // A ResNet (torchvision's and timm's names, core/cnn): said so, with where it opens instead.
   if (file.tensors.count("conv1.weight") && file.tensors.count("layer1.0.conv1.weight"))
-    throw Error(what + ": " + kResnetNotVit + ": set it beside a ViT (the window's CNN tab, "
-                       "render --view vit-cnn --cnn), or give it to attnlab vit, cka or explain --receptive-field");
+    // TRANSLATORS: the first %s is the file, the second "a ResNet (conv1, layer1.0, ...), not a ViT" (kept in English:
+    // the window looks for it). "render --view vit-cnn --cnn", "attnlab vit", "cka", "explain --receptive-field" are commands.
+    throw Error(text_format(_("%s: %s: set it beside a ViT (the window's CNN tab, render --view vit-cnn --cnn), or give it to "
+                              "attnlab vit, cka or explain --receptive-field"),
+                            what.c_str(), kResnetNotVit));
   std::reverse(anchors.begin(), anchors.end());  // the most general family's first
   std::vector<std::string> some;
   for (const auto& [name, t] : file.tensors) some.push_back(name);
-  throw Error(what + ": not a ViT checkpoint: it has no patch embedding (" + join_quoted(anchors, anchors.size(), " or ") +
-              "); its tensors are " + (some.empty() ? std::string("none") : join_quoted(some, 3, ", ")));
+  // TRANSLATORS: between tensor names: "'patch_embed.proj.weight' or 'embeddings.patch_embeddings.projection.weight'".
+  const std::string looked_for = join_quoted(anchors, anchors.size(), _(" or "));
+  // TRANSLATORS: the checkpoint has no tensors at all ("its tensors are none").
+  const std::string tensors = some.empty() ? std::string(_("none")) : join_quoted(some, 3, ", ");
+  // TRANSLATORS: %1$s is the file; %2$s the tensor names looked for; %3$s a few of its tensors' names, or "none".
+  throw Error(text_format(_("%s: not a ViT checkpoint: it has no patch embedding (%s); its tensors are %s"), what.c_str(),
+                          looked_for.c_str(), tensors.c_str()));
 }
 
 std::vector<std::string> model_family_problems(const ModelFamily& family) {

@@ -1,6 +1,7 @@
 #include "core/vit/photo_crops.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/splitmix.hpp"
 
 #include <stb_image_resize.h>
@@ -20,7 +21,7 @@ Image scaled_region(const Image& photo, int x0, int y0, int w, int h, int side) 
   out.rgb.resize(static_cast<std::size_t>(side) * side * 3);
   const float* src = photo.rgb.data() + (static_cast<std::size_t>(y0) * photo.width + x0) * 3;
   if (!stbir_resize_float(src, w, h, photo.width * 3 * static_cast<int>(sizeof(float)), out.rgb.data(), side, side, 0, 3))
-    throw Error("the photo could not be scaled for training");
+    throw Error(_("the photo could not be scaled for training"));
   for (float& v : out.rgb) v = std::clamp(v, 0.0f, 1.0f);  // the filter overshoots a little at edges
   return out;
 }
@@ -29,11 +30,11 @@ Image scaled_region(const Image& photo, int x0, int y0, int w, int h, int side) 
 
 PhotoCrops::PhotoCrops(Image photo, int side, int patch, float mask_ratio, std::uint64_t seed)
     : photo_(std::move(photo)), side_(side), patch_(patch), state_(seed) {
-  if (photo_.empty()) throw Error("no photo to train on");
+  if (photo_.empty()) throw Error(_("no photo to train on"));
   if (patch <= 0 || side <= 0 || side % patch != 0)
-    throw Error("the crop side " + std::to_string(side) + " is no positive multiple of the patch size " + std::to_string(patch));
-  if (!(mask_ratio > 0.0f && mask_ratio < 1.0f)) throw Error("the mask ratio must be between 0 and 1 (exclusive)");
-  if (N() < 2) throw Error("a crop of one patch leaves nothing visible to reconstruct it from");
+    throw Error(text_format(_("the crop side %d is no positive multiple of the patch size %d"), side, patch));
+  if (!(mask_ratio > 0.0f && mask_ratio < 1.0f)) throw Error(_("the mask ratio must be between 0 and 1 (exclusive)"));
+  if (N() < 2) throw Error(_("a crop of one patch leaves nothing visible to reconstruct it from"));
   masked_ = std::clamp(static_cast<int>(std::lround(mask_ratio * static_cast<float>(N()))), 1, N() - 1);
   const double pixels = static_cast<double>(photo_.width) * photo_.height;
   for (int c = 0; c < 3; ++c) {
@@ -94,8 +95,8 @@ Image PhotoCrops::whole() const {
 
 void PhotoCrops::input(const Image& image, float* out) const {
   if (image.width != side_ || image.height != side_)
-    throw Error("a " + std::to_string(image.width) + "×" + std::to_string(image.height) + " image is not a " + std::to_string(side_) +
-                "-pixel crop");
+    // TRANSLATORS: "a 64×48 image is not a 32-pixel crop" (a square crop of that side).
+    throw Error(text_format(_("a %d×%d image is not a %d-pixel crop"), image.width, image.height, side_));
   const std::size_t plane = static_cast<std::size_t>(side_) * side_;
   for (int c = 0; c < 3; ++c)
     for (std::size_t i = 0; i < plane; ++i)
@@ -115,7 +116,7 @@ MaskedPatchPictures masked_patch_pictures(const PhotoCrops& crops, const Image& 
   const int side = crops.side(), P = crops.patch(), g = side / P, N = crops.N();
   if (crop.width != side || crop.height != side || mask.size() != static_cast<std::size_t>(N) || predicted.rows() != N ||
       predicted.cols() != 3 * P * P)
-    throw Error("the reconstruction's sizes do not match a " + std::to_string(side) + "-pixel crop of " + std::to_string(N) + " patches");
+    throw Error(text_format(_("the reconstruction's sizes do not match a %d-pixel crop of %d patches"), side, N));
   MaskedPatchPictures out{crop, crop, crop};
   for (int p = 0; p < N; ++p) {
     if (!mask[static_cast<std::size_t>(p)]) continue;

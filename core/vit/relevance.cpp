@@ -1,6 +1,7 @@
 #include "core/vit/relevance.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -65,9 +66,9 @@ std::vector<float> read_patch_row(const MatrixT& R, const VitGradients& g) {
 }
 
 void check_gradients(const VitGradients& g, RelevanceMethod method) {
-  if (g.A.empty()) throw Error("internal: a relevance map needs a gradient pass over every block");
-  if (g.klass < 0) throw Error("internal: a relevance map needs a class's gradient pass, not a token's");
-  if (relevance_needs_gradient(method) && g.dA.size() != g.A.size()) throw Error("internal: the gradient pass kept no ∂y/∂A");
+  if (g.A.empty()) throw Error(_("internal: a relevance map needs a gradient pass over every block"));
+  if (g.klass < 0) throw Error(_("internal: a relevance map needs a class's gradient pass, not a token's"));
+  if (relevance_needs_gradient(method) && g.dA.size() != g.A.size()) throw Error(_("internal: the gradient pass kept no ∂y/∂A"));
 }
 
 }  // namespace
@@ -131,15 +132,15 @@ Matrix vit_mean_receptive_field(const VitModel& model, int count, const std::fun
                                 int layer, int col, int row, std::int64_t budget, const std::function<void(int, int)>& progress,
                                 const std::atomic<bool>* stop) {
   if (col < 0 || row < 0 || col >= cols || row >= rows)
-    throw Error("patch (" + std::to_string(col) + "," + std::to_string(row) + ") is outside the " + std::to_string(cols) + "x" +
-                std::to_string(rows) + " grid");
+    // TRANSLATORS: "patch (column,row) is outside the columns x rows grid" of patches.
+    throw Error(text_format(_("patch (%d,%d) is outside the %dx%d grid"), col, row, cols, rows));
   const int P = model.arch.patch;
   Matrix sum = Matrix::Zero(static_cast<Eigen::Index>(rows) * P, static_cast<Eigen::Index>(cols) * P);
   for (int i = 0; i < count; ++i) {
     const VitInput full = image(i);
     if (full.cols < cols || full.rows < rows)
-      throw Error("image " + std::to_string(i) + " gives a " + std::to_string(full.cols) + "x" + std::to_string(full.rows) +
-                  " grid, smaller than " + std::to_string(cols) + "x" + std::to_string(rows));
+      // TRANSLATORS: grids of patches, columns x rows.
+      throw Error(text_format(_("image %d gives a %dx%d grid, smaller than %dx%d"), i, full.cols, full.rows, cols, rows));
     VitInput crop = full;  // the top-left cols × rows patches, as vit_input() crops the remainder
     crop.cols = cols;
     crop.rows = rows;
@@ -159,14 +160,14 @@ int vit_class_named(const VitArchitecture& arch, const std::string& text) {
 
 int class_named(const std::vector<std::string>& labels, const std::string& text) {
   const int classes = static_cast<int>(labels.size());
-  if (classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
+  if (classes == 0) throw Error(_("this checkpoint has no classifier: no class to explain"));
   if (text == "top") return VitGradientTarget::kTopClass;
   if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) {
     if (text.size() < 10) {
       const int c = std::stoi(text);
       if (c < classes) return c;
     }
-    throw Error("class " + text + " is outside 0…" + std::to_string(classes - 1));
+    throw Error(text_format(_("class %s is outside 0…%d"), text.c_str(), classes - 1));
   }
   auto lower = [](std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -175,8 +176,9 @@ int class_named(const std::vector<std::string>& labels, const std::string& text)
   const std::string want = lower(text);
   for (std::size_t c = 0; c < labels.size(); ++c)
     if (lower(labels[c]) == want) return static_cast<int>(c);
-  throw Error("no class is named '" + text + "': give an index 0…" + std::to_string(classes - 1) +
-              ", a label from the model's config.json, or top");
+  // TRANSLATORS: "top" is a value the user types (the likeliest class); config.json is a file name.
+  throw Error(text_format(_("no class is named '%s': give an index 0…%d, a label from the model's config.json, or top"),
+                          text.c_str(), classes - 1));
 }
 
 }  // namespace attnlab

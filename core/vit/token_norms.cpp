@@ -1,6 +1,7 @@
 #include "core/vit/token_norms.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +10,9 @@
 namespace attnlab {
 
 HighNormTokens high_norm_tokens(std::span<const float> patch_norms, float ratio) {
-  if (patch_norms.empty()) throw Error("no patch norms to threshold");
-  if (!(ratio > 0) || !std::isfinite(ratio)) throw Error("the high-norm ratio must be > 0, got " + std::to_string(ratio));
+  if (patch_norms.empty()) throw Error(_("no patch norms to threshold"));
+  if (!(ratio > 0) || !std::isfinite(ratio))
+    throw Error(text_format(_("the high-norm ratio must be > 0, got %f"), static_cast<double>(ratio)));
   std::vector<float> sorted(patch_norms.begin(), patch_norms.end());
   std::sort(sorted.begin(), sorted.end());
   const std::size_t n = sorted.size();
@@ -33,7 +35,7 @@ std::vector<int> HighNormTokens::indices() const {
 }
 
 NormHistogram norm_histogram(std::span<const float> values, float lo, float hi, int bins) {
-  if (bins < 1) throw Error("a histogram needs at least one bin, got " + std::to_string(bins));
+  if (bins < 1) throw Error(text_format(_("a histogram needs at least one bin, got %d"), bins));
   NormHistogram h{lo, hi, std::vector<int>(static_cast<std::size_t>(bins), 0)};
   const float width = (hi - lo) / static_cast<float>(bins);
   for (const float v : values) {

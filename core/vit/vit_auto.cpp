@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/base/platform.hpp"
 #include "core/io/user_config.hpp"
@@ -64,10 +65,16 @@ std::string cpu_model_name() {
 }
 
 std::string vit_auto_summary(const VitAutoTiming& t) {
-  const std::string cpu = t.cpu_ms >= 0 ? "cpu " + ms_text(t.cpu_ms) : "cpu not timed";
+  // TRANSLATORS: after "cpu " or "gpu " (the paths' names): the path's forward pass was not timed.
+  const char* not_timed = _("not timed");
+  const std::string cpu = t.cpu_ms >= 0 ? "cpu " + ms_text(t.cpu_ms) : std::string("cpu ") + not_timed;
   const std::string gpu =
-      t.gpu_ms >= 0 ? "gpu " + ms_text(t.gpu_ms) : "gpu not timed" + (t.note.empty() ? "" : " (" + t.note + ")");
-  if (t.remembered) return "auto: remembered " + t.choice + " (" + cpu + ", " + gpu + ", measured " + t.measured + ")";
+      t.gpu_ms >= 0 ? "gpu " + ms_text(t.gpu_ms) : std::string("gpu ") + not_timed + (t.note.empty() ? "" : " (" + t.note + ")");
+  if (t.remembered)
+    // TRANSLATORS: after "auto: " (the backend's name): %1$s is the path chosen (cpu or gpu), then both paths' times
+    // ("cpu 71 ms", "gpu 286 ms") and the date they were measured (YYYY-MM-DD).
+    return "auto: " + text_format(_("remembered %s (%s, %s, measured %s)"), t.choice.c_str(), cpu.c_str(), gpu.c_str(),
+                                  t.measured.c_str());
   return "auto: " + cpu + ", " + gpu + " \u2192 " + t.choice;
 }
 
@@ -110,12 +117,12 @@ VitAutoRunner::VitAutoRunner(std::unique_ptr<VitRunner> cpu, MakeRunner make_gpu
       cpu_model_(std::move(cpu_model)),
       store_(std::move(store)),
       clock_(clock ? std::move(clock) : Clock(steady_ms)) {
-  if (!cpu_) throw Error("auto: no CPU path");
+  if (!cpu_) throw Error(_("auto: no CPU path"));
 }
 
 VitRunner& VitAutoRunner::gpu() {
   if (!gpu_) gpu_ = make_gpu_();
-  if (!gpu_) throw Error("auto: no GPU runner");
+  if (!gpu_) throw Error(_("auto: no GPU runner"));
   return *gpu_;
 }
 
@@ -146,14 +153,15 @@ VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::in
   // Both, the CPU's pass kept while the GPU's runs within what is left of the budget.
   ++measurements_;
   VitPass cpu_pass = timed(*cpu_, budget, timing_.cpu_ms);
-  if (stop && stop->load()) throw Error("cancelled");
+  if (stop && stop->load()) throw Error(_("cancelled"));
   VitPass gpu_pass;
   try {
     gpu_pass = timed(gpu(), std::max<std::int64_t>(budget - cpu_pass.bytes(), 0), timing_.gpu_ms);
   } catch (const Error& e) {
     if (stop && stop->load()) throw;
     timing_.gpu_ms = -1;
-    timing_.note = std::string("failed: ") + e.what();
+    // TRANSLATORS: why the GPU path has no time: %s is its error.
+    timing_.note = text_format(_("failed: %s"), e.what());
     timing_.choice = "cpu";
     chosen_ = cpu_.get();
     return cpu_pass;  // not remembered: the GPU may fit another input of this shape's budget
@@ -164,7 +172,8 @@ VitPass VitAutoRunner::run(const VitModel& model, const VitInput& input, std::in
   try {
     store_.remember(key, timing_);
   } catch (const std::exception& e) {
-    timing_.note = std::string("not remembered: ") + e.what();
+    // TRANSLATORS: the timing could not be saved: %s is why.
+    timing_.note = text_format(_("not remembered: %s"), e.what());
   }
   return gpu_faster ? std::move(gpu_pass) : std::move(cpu_pass);
 }

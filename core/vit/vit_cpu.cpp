@@ -1,6 +1,7 @@
 #include "core/vit/vit_cpu.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/vit_kernels.hpp"
 
 #include "core/base/blas.hpp"
@@ -81,7 +82,7 @@ VitPass VitCpuRunner::run(const VitModel& model, const VitInput& input, std::int
   const VitArchitecture& a = model.arch;
   vit_check_budget(a, input, budget);
   auto check = [&] {
-    if (stop && stop->load()) throw Error("cancelled");
+    if (stop && stop->load()) throw Error(_("cancelled"));
   };
   const int H = a.heads, D = a.D, m = D / H, pre = a.prefix(), N = input.N(), cols = input.cols, rows = input.rows;
   const int threads = threads_;

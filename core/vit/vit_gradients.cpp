@@ -2,6 +2,7 @@
 
 #include "core/base/blas.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/vit_kernels.hpp"
 
 #include <algorithm>
@@ -170,15 +171,15 @@ Matrix class_seed(const VitModel& model, const Classifier& c, int klass, int T) 
 /// The blocks the pass runs for `target`, after checking it against the model and input.
 int target_blocks(const VitArchitecture& a, int T, const VitGradientTarget& target) {
   if (target.klass >= 0 || target.klass == VitGradientTarget::kTopClass) {
-    if (a.classes == 0) throw Error("this checkpoint has no classifier: no class to explain");
+    if (a.classes == 0) throw Error(_("this checkpoint has no classifier: no class to explain"));
     if (target.klass >= a.classes)
-      throw Error("class " + std::to_string(target.klass) + " is outside 0…" + std::to_string(a.classes - 1));
+      throw Error(text_format(_("class %d is outside 0…%d"), target.klass, a.classes - 1));
     return a.depth;
   }
   if (target.layer < 0 || target.layer >= a.depth)
-    throw Error("layer " + std::to_string(target.layer) + " is outside 0…" + std::to_string(a.depth - 1));
+    throw Error(text_format(_("layer %d is outside 0…%d"), target.layer, a.depth - 1));
   if (target.token < 0 || target.token >= T)
-    throw Error("query token " + std::to_string(target.token) + " is outside 0…" + std::to_string(T - 1));
+    throw Error(text_format(_("query token %d is outside 0…%d"), target.token, T - 1));
   return target.layer + 1;
 }
 
@@ -192,7 +193,9 @@ std::int64_t vit_gradient_bytes(const VitArchitecture& arch, int T, int blocks) 
 }
 
 void vit_check_gradient_budget(const VitArchitecture& arch, const VitInput& input, int blocks, std::int64_t budget) {
-  vit_check_budget_for(arch, input, budget, "the gradient pass", [&arch, blocks](int t) { return vit_gradient_bytes(arch, t, blocks); });
+  // TRANSLATORS: goes into "the image gives %d tokens: %s would need %lld MiB, ..." (the backward pass for gradients).
+  vit_check_budget_for(arch, input, budget, _("the gradient pass"),
+                       [&arch, blocks](int t) { return vit_gradient_bytes(arch, t, blocks); });
 }
 
 VitGradients vit_gradients(const VitModel& model, const VitInput& input, const VitGradientTarget& target, std::int64_t budget,
@@ -201,7 +204,7 @@ VitGradients vit_gradients(const VitModel& model, const VitInput& input, const V
   const int T = a.prefix() + input.N(), blocks = target_blocks(a, T, target);
   vit_check_gradient_budget(a, input, blocks, budget);
   auto check = [&] {
-    if (stop && stop->load()) throw Error("cancelled");
+    if (stop && stop->load()) throw Error(_("cancelled"));
   };
   VitGradients g;
   g.T = T;

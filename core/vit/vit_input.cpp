@@ -5,6 +5,7 @@
 #include "core/vit/vit.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/model_family.hpp"
 
 #include <stb_image_resize.h>
@@ -23,21 +24,21 @@ Image vit_scaled_image(const Image& image, int resize) {
   scaled.width = portrait ? resize : std::max(1, static_cast<int>(std::lround(image.width * f)));
   scaled.height = portrait ? std::max(1, static_cast<int>(std::lround(image.height * f))) : resize;
   if (static_cast<std::int64_t>(scaled.width) * scaled.height > kMaxImagePixels)
-    throw Error("--resize " + std::to_string(resize) + " makes the image larger than the largest accepted");
+    throw Error(text_format(_("--resize %d makes the image larger than the largest accepted"), resize));
   scaled.rgb.resize(static_cast<std::size_t>(scaled.width) * scaled.height * 3);
   if (!stbir_resize_float(image.rgb.data(), image.width, image.height, 0, scaled.rgb.data(), scaled.width, scaled.height, 0, 3))
-    throw Error("the image could not be resized");
+    throw Error(_("the image could not be resized"));
   for (float& v : scaled.rgb) v = std::clamp(v, 0.0f, 1.0f);
   return scaled;
 }
 
 VitInput vit_input(const VitModel& model, const Image& image, int resize) {
   const int P = model.arch.patch;
-  if (resize < 0) throw Error("--resize must be a positive number of pixels");
+  if (resize < 0) throw Error(_("--resize must be a positive number of pixels"));
   // A picture with no pixels (an empty probe photo): stb's resampler asserts on it.
   if (image.width <= 0 || image.height <= 0 ||
       image.rgb.size() != static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height) * 3)
-    throw Error("the image has no pixels (" + std::to_string(image.width) + "x" + std::to_string(image.height) + ")");
+    throw Error(text_format(_("the image has no pixels (%dx%d)"), image.width, image.height));
   const Image* src = &image;
   Image scaled;
   if (resize > 0 && std::min(image.width, image.height) != resize) {
@@ -48,8 +49,8 @@ VitInput vit_input(const VitModel& model, const Image& image, int resize) {
   in.cols = src->width / P;
   in.rows = src->height / P;
   if (in.cols < 1 || in.rows < 1)
-    throw Error("the image (" + std::to_string(src->width) + "×" + std::to_string(src->height) + " pixels) is smaller than one " +
-                std::to_string(P) + "×" + std::to_string(P) + " patch of the model");
+    throw Error(text_format(_("the image (%d×%d pixels) is smaller than one %d×%d patch of the model"), src->width, src->height,
+                            P, P));
   in.width = in.cols * P;
   in.height = in.rows * P;
   in.scaled_width = src->width;

@@ -6,6 +6,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/config_json.hpp"
 #include "core/io/files.hpp"
 #include "core/io/pytorch_checkpoint.hpp"
@@ -33,7 +34,8 @@ using json = nlohmann::json;
 std::string join_names(const std::vector<std::string>& names, std::size_t most = 5) {
   std::string out;
   for (std::size_t i = 0; i < names.size() && i < most; ++i) out += (i ? ", " : "") + ("'" + names[i] + "'");
-  if (names.size() > most) out += " and " + std::to_string(names.size() - most) + " more";
+  // TRANSLATORS: after a list of tensor names: "'a', 'b', 'c' and 12 more" (with its leading space).
+  if (names.size() > most) out += text_format(_(" and %zu more"), names.size() - most);
   return out;
 }
 
@@ -59,14 +61,16 @@ class TensorTaker {
   /// Throws naming the missing tensors, then the unknown ones.
   void check_complete() const {
     if (!missing_.empty())
-      throw Error(what_ + ": " + std::to_string(missing_.size()) + " tensor(s) of the ViT are missing: " +
-                  join_names(missing_));
+      // TRANSLATORS: %1$s is the file, %2$zu a count, %3$s the tensors' names.
+      throw Error(text_format(_("%s: %zu tensor(s) of the ViT are missing: %s"), what_.c_str(), missing_.size(),
+                              join_names(missing_).c_str()));
     std::vector<std::string> unknown;
     for (const auto& [name, t] : file_.tensors)
       if (!used_.count(name) && !ignored_.count(name)) unknown.push_back(name);
     if (!unknown.empty())
-      throw Error(what_ + ": " + std::to_string(unknown.size()) + " tensor(s) are not part of a ViT as read here: " +
-                  join_names(unknown));
+      // TRANSLATORS: %1$s is the file, %2$zu a count, %3$s the tensors' names.
+      throw Error(text_format(_("%s: %zu tensor(s) are not part of a ViT as read here: %s"), what_.c_str(), unknown.size(),
+                              join_names(unknown).c_str()));
   }
   std::int64_t used_elements() const {
     std::int64_t n = 0;
@@ -116,8 +120,9 @@ class TensorTaker {
 void expect_shape(const TensorTaker& taker, const std::string& name, const Tensor& t,
                   const std::vector<std::int64_t>& shape) {
   if (t.shape != shape)
-    throw Error(taker.what() + ": tensor '" + name + "' has shape " + shape_text(t.shape) + ", expected " +
-                shape_text(shape));
+    // TRANSLATORS: %1$s is the file, %2$s a tensor's name, then two shapes such as [768, 3, 16, 16].
+    throw Error(text_format(_("%s: tensor '%s' has shape %s, expected %s"), taker.what().c_str(), name.c_str(),
+                            shape_text(t.shape).c_str(), shape_text(shape).c_str()));
 }
 
 // `m` to be sized rows × cols (= t.numel(), its shape checked) and `t` read into it. Nothing is
@@ -221,9 +226,12 @@ void take_patch_embedding(TensorTaker& taker, const CheckpointNames& names, VitM
   const Tensor& pw = *taker.get(w_name);
   const std::string& what = taker.what();
   if (pw.shape.size() != 4 || pw.shape[1] != 3 || pw.shape[2] != pw.shape[3] || pw.shape[0] <= 0 || pw.shape[2] <= 0)
-    throw Error(what + ": tensor '" + w_name + "' has shape " + shape_text(pw.shape) +
-                ", expected [D, 3, P, P] (a patch embedding over RGB)");
-  if (pw.shape[0] > 65536 || pw.shape[2] > 1024) throw Error(what + ": the patch embedding " + shape_text(pw.shape) + " is too large");
+    // TRANSLATORS: %1$s is the file, %2$s a tensor's name, %3$s its shape. D: the token width; P: the patch size in pixels.
+    throw Error(text_format(_("%s: tensor '%s' has shape %s, expected [D, 3, P, P] (a patch embedding over RGB)"), what.c_str(),
+                            w_name.c_str(), shape_text(pw.shape).c_str()));
+  if (pw.shape[0] > 65536 || pw.shape[2] > 1024)
+    // TRANSLATORS: %1$s is the file, %2$s a tensor's shape such as [768, 3, 16, 16].
+    throw Error(text_format(_("%s: the patch embedding %s is too large"), what.c_str(), shape_text(pw.shape).c_str()));
   arch.D = static_cast<int>(pw.shape[0]);
   arch.patch = static_cast<int>(pw.shape[2]);
   arch.dtype = pw.dtype;
@@ -242,8 +250,9 @@ void take_position_embedding(TensorTaker& taker, const CheckpointNames& names, V
   if (!pos) return;
   const std::string& what = taker.what();
   if (pos->shape.size() != 3 || pos->shape[0] != 1 || pos->shape[2] != D)
-    throw Error(what + ": tensor '" + pos_name + "' has shape " + shape_text(pos->shape) + ", expected [1, L, " +
-                std::to_string(D) + "]");
+    // TRANSLATORS: %1$s is the file, %2$s a tensor's name, %3$s its shape; L: the number of positions; %4$lld the token width.
+    throw Error(text_format(_("%s: tensor '%s' has shape %s, expected [1, L, %lld]"), what.c_str(), pos_name.c_str(),
+                            shape_text(pos->shape).c_str(), static_cast<long long>(D)));
   const std::int64_t L = pos->shape[1];
   int side = 0;
   if (!rules.registers_have_positions) {
@@ -255,9 +264,10 @@ void take_position_embedding(TensorTaker& taker, const CheckpointNames& names, V
     arch.pos_layout = PosLayout::PatchesOnly;
   }
   if (side == 0)
-    throw Error(what + ": tensor '" + pos_name + "' covers " + std::to_string(L) +
-                " tokens, which is no square grid of patches with or without the " + std::to_string(arch.prefix()) +
-                " prefix token(s)");
+    // TRANSLATORS: %1$s is the file, %2$s a tensor's name; prefix tokens: the class token and registers before the patches.
+    throw Error(text_format(_("%s: tensor '%s' covers %lld tokens, which is no square grid of patches with or without the %d prefix "
+                              "token(s)"),
+                            what.c_str(), pos_name.c_str(), static_cast<long long>(L), arch.prefix()));
   arch.pos_rows = arch.pos_cols = side;
   take_matrix(taker, *pos, model.pos, L, D);
 }
@@ -279,8 +289,9 @@ void take_prefix_tokens(TensorTaker& taker, const CheckpointNames& names, VitMod
   }
   if (reg) {
     if (reg->shape.size() != 3 || reg->shape[0] != 1 || reg->shape[2] != D || reg->shape[1] <= 0 || reg->shape[1] > 4096)
-      throw Error(taker.what() + ": tensor '" + reg_name + "' has shape " + shape_text(reg->shape) + ", expected [1, R, " +
-                  std::to_string(D) + "]");
+      // TRANSLATORS: %1$s is the file, %2$s a tensor's name, %3$s its shape; R: the number of registers; %4$lld the token width.
+      throw Error(text_format(_("%s: tensor '%s' has shape %s, expected [1, R, %lld]"), taker.what().c_str(), reg_name.c_str(),
+                              shape_text(reg->shape).c_str(), static_cast<long long>(D)));
     arch.registers = static_cast<int>(reg->shape[1]);
     take_matrix(taker, *reg, model.registers, arch.registers, D);
   } else {
@@ -299,22 +310,29 @@ void take_prefix_tokens(TensorTaker& taker, const CheckpointNames& names, VitMod
 void read_depth(const SafetensorsFile& file, const CheckpointNames& names, const std::string& what, VitArchitecture& arch) {
   const std::string block_prefix = vit_block_prefix(names.family->naming, names.prefix);
   const auto indices = block_indices(file, block_prefix);
-  if (indices.empty()) throw Error(what + ": the checkpoint has no transformer blocks ('" + block_prefix + "0.…')");
+  if (indices.empty())
+    // TRANSLATORS: %1$s is the file, %2$s the start of the blocks' tensor names ("blocks.").
+    throw Error(text_format(_("%s: the checkpoint has no transformer blocks ('%s0.…')"), what.c_str(), block_prefix.c_str()));
   if (indices.size() > 1000)
-    throw Error(what + ": " + std::to_string(indices.size()) + " blocks is more than a ViT has");
+    throw Error(text_format(_("%s: %zu blocks is more than a ViT has"), what.c_str(), indices.size()));
   for (int i = 0; const int idx : indices) {
     if (idx != i)
-      throw Error(what + ": block " + std::to_string(i) + " is missing (no '" + names(VitTensor::Norm1Weight, i) +
-                  "' nor the rest of its tensors), but block " + std::to_string(idx) +
-                  " is there: blocks are numbered 0, 1, 2, … with none left out");
+      // TRANSLATORS: %1$s is the file, %2$d and %4$d block numbers, %3$s a tensor's name.
+      throw Error(text_format(_("%s: block %d is missing (no '%s' nor the rest of its tensors), but block %d is there: blocks are "
+                                "numbered 0, 1, 2, … with none left out"),
+                              what.c_str(), i, names(VitTensor::Norm1Weight, i).c_str(), idx));
     ++i;
   }
   arch.depth = static_cast<int>(indices.size());
   const std::string fc1 = names(VitTensor::Fc1Weight, 0);
   if (file.tensors.count(fc1) && file.tensors.at(fc1).shape.size() == 2) arch.mlp_hidden = static_cast<int>(file.tensors.at(fc1).shape[0]);
   else if (!file.tensors.count(fc1)) arch.mlp_hidden = 4 * arch.D;
-  else throw Error(what + ": tensor '" + fc1 + "' has shape " + shape_text(file.tensors.at(fc1).shape) + ", expected [hidden, D]");
-  if (arch.mlp_hidden <= 0 || arch.mlp_hidden > 1 << 20) throw Error(what + ": tensor '" + fc1 + "' has no usable width");
+  else
+    // TRANSLATORS: %1$s is the file, %2$s a tensor's name, %3$s its shape; hidden: the MLP's width, D: the token width.
+    throw Error(text_format(_("%s: tensor '%s' has shape %s, expected [hidden, D]"), what.c_str(), fc1.c_str(),
+                            shape_text(file.tensors.at(fc1).shape).c_str()));
+  if (arch.mlp_hidden <= 0 || arch.mlp_hidden > 1 << 20)
+    throw Error(text_format(_("%s: tensor '%s' has no usable width"), what.c_str(), fc1.c_str()));
 }
 
 /// HF's query, key and value, read straight into their rows of W_qkv and parts of b_qkv (zeros
@@ -411,8 +429,9 @@ void take_head(TensorTaker& taker, const SafetensorsFile& file, const Checkpoint
   } else if (taker.has(head_w)) {
     const Tensor& hw = file.tensors.at(head_w);
     if (hw.shape.size() != 2 || hw.shape[1] != D || hw.shape[0] <= 0 || hw.shape[0] > 1000000)
-      throw Error(taker.what() + ": tensor '" + head_w + "' has shape " + shape_text(hw.shape) + ", expected [classes, " +
-                  std::to_string(D) + "]");
+      // TRANSLATORS: %1$s is the file, %2$s a tensor's name, %3$s its shape; %4$lld the token width.
+      throw Error(text_format(_("%s: tensor '%s' has shape %s, expected [classes, %lld]"), taker.what().c_str(), head_w.c_str(),
+                              shape_text(hw.shape).c_str(), static_cast<long long>(D)));
     arch.classes = static_cast<int>(hw.shape[0]);
     take_linear(taker, names, VitTensor::HeadWeight, -1, arch.classes, D, model.W_head, model.b_head, true);
   } else {
@@ -429,9 +448,13 @@ void allocate_weights(TensorTaker& taker) {
   const std::string& what = taker.what();
   const std::size_t need = taker.planned_bytes(), stored = taker.stored_bytes();
   if (need > checked_sum(checked_product({stored, 4}), std::size_t{1} << 20))
-    throw Error(what + ": the model would need " + mib_text(need) + " in memory, more than its " +
-                std::to_string(stored) + " bytes of tensors can hold: the checkpoint is inconsistent");
-  check_memory(need, std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes), what + ": the model's weights");
+    // TRANSLATORS: %1$s is the file, %2$s an amount such as "12 MiB".
+    throw Error(text_format(_("%s: the model would need %s in memory, more than its %zu bytes of tensors can hold: the checkpoint is "
+                              "inconsistent"),
+                            what.c_str(), mib_text(need).c_str(), stored));
+  // TRANSLATORS: %s is the file; goes into "... would need N MiB, over the B MiB memory budget".
+  check_memory(need, std::max<std::uint64_t>(memory_budget(), kAlwaysAllowedBytes),
+               text_format(_("%s: the model's weights"), what.c_str()));
   taker.make_allocations();
 }
 
@@ -469,18 +492,22 @@ void read_heads_and_eps(const json& config, const ModelFamily& family, const Vit
     arch.heads_from = "--heads";
   } else if (heads_cfg) {
     if (*heads_cfg != std::floor(*heads_cfg) || *heads_cfg < 1 || *heads_cfg > 4096)
-      throw Error(cfg_what + ": the number of heads is not a positive whole number");
+      // TRANSLATORS: %s is the file and "(config.json)".
+      throw Error(text_format(_("%s: the number of heads is not a positive whole number"), cfg_what.c_str()));
     arch.heads = static_cast<int>(*heads_cfg);
     arch.heads_from = "config.json";
   } else {
     if (arch.D % 64 != 0)
-      throw Error(what + ": the number of heads cannot be read from the tensors, and D = " + std::to_string(arch.D) +
-                  " is no multiple of 64: give --heads N or a config.json beside the file");
+      // TRANSLATORS: %1$s is the file; D: the token width; --heads N is a command-line option.
+      throw Error(text_format(_("%s: the number of heads cannot be read from the tensors, and D = %d is no multiple of 64: give "
+                                "--heads N or a config.json beside the file"),
+                              what.c_str(), arch.D));
     arch.heads = arch.D / 64;
     arch.heads_from = "default D/64";
   }
   if (arch.heads < 1 || arch.D % arch.heads != 0)
-    throw Error(what + ": " + std::to_string(arch.heads) + " heads do not divide D = " + std::to_string(arch.D));
+    // TRANSLATORS: %1$s is the file; D: the token width.
+    throw Error(text_format(_("%s: %d heads do not divide D = %d"), what.c_str(), arch.heads, arch.D));
   if (options.eps) {
     arch.eps = *options.eps;
     arch.eps_from = "--eps";
@@ -491,7 +518,9 @@ void read_heads_and_eps(const json& config, const ModelFamily& family, const Vit
     arch.eps = family.config.default_eps;
     arch.eps_from = family.config.default_eps_from;
   }
-  if (!(arch.eps > 0.0f) || !std::isfinite(arch.eps)) throw Error(what + ": LayerNorm's eps must be a positive number");
+  if (!(arch.eps > 0.0f) || !std::isfinite(arch.eps))
+    // TRANSLATORS: %s is the file; eps (ε) is LayerNorm's small constant.
+    throw Error(text_format(_("%s: LayerNorm's eps must be a positive number"), what.c_str()));
 }
 
 /// Mean and std (HF's preprocessor_config.json, timm's pretrained_cfg, else the family's) and the
@@ -508,7 +537,8 @@ void read_normalization_and_labels(const json& config, const json& pre, const Mo
     if (auto s = read_config_rgb(*pc, "std", cfg_what)) arch.std = *s;
   }
   for (const float s : arch.std)
-    if (!(s > 0.0f)) throw Error(what + ": the normalization's std must be positive");
+    // TRANSLATORS: %s is the file; std: the standard deviations the input is divided by.
+    if (!(s > 0.0f)) throw Error(text_format(_("%s: the normalization's std must be positive"), what.c_str()));
 
   arch.labels.resize(static_cast<std::size_t>(arch.classes));
   for (int c = 0; c < arch.classes; ++c) arch.labels[static_cast<std::size_t>(c)] = "class " + std::to_string(c);
@@ -561,8 +591,10 @@ std::filesystem::path checkpoint_file(const std::filesystem::path& path) {
   if (!std::filesystem::is_directory(path, ec)) return path;
   for (const char* name : {"model.safetensors", "pytorch_model.bin"})
     if (std::filesystem::is_regular_file(path / name, ec)) return path / name;
-  throw Error(path.string() + ": a folder without model.safetensors or pytorch_model.bin (give the checkpoint file, or a "
-                              "folder holding one of them and config.json)");
+  // TRANSLATORS: %s is a folder; model.safetensors, pytorch_model.bin and config.json are file names.
+  throw Error(text_format(_("%s: a folder without model.safetensors or pytorch_model.bin (give the checkpoint file, or a folder "
+                            "holding one of them and config.json)"),
+                          path.string().c_str()));
 }
 
 VitModel load_vit(const std::filesystem::path& path, const VitLoadOptions& options) {

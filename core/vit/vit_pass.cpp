@@ -4,6 +4,7 @@
 
 #include "core/base/blas.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/attention_source.hpp"
 #include "core/vit/vit_kernels.hpp"
 
@@ -17,10 +18,10 @@ namespace {
 
 void check_layer(const VitPass& pass, int layer) {
   if (layer < 0 || layer >= pass.layers())
-    throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(pass.layers() - 1));
+    throw Error(text_format(_("layer %d is outside 0…%d"), layer, pass.layers() - 1));
 }
 void check_query(const VitPass& pass, int query) {
-  if (query < 0 || query >= pass.T) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(pass.T - 1));
+  if (query < 0 || query >= pass.T) throw Error(text_format(_("query token %d is outside 0…%d"), query, pass.T - 1));
 }
 
 constexpr int kRowBlock = 64;  ///< rows of A computed at once where a whole A is streamed over
@@ -37,8 +38,8 @@ void vit_softmax_rows(Eigen::Ref<Matrix> S) {
 
 void vit_attention_block(const VitPass& pass, int layer, int head, int first, int count, Matrix& out) {
   check_layer(pass, layer);
-  if (head < 0 || head >= pass.H) throw Error("head " + std::to_string(head) + " is outside 0…" + std::to_string(pass.H - 1));
-  if (first < 0 || count < 0 || first + count > pass.T) throw Error("internal: attention rows outside the pass");
+  if (head < 0 || head >= pass.H) throw Error(text_format(_("head %d is outside 0…%d"), head, pass.H - 1));
+  if (first < 0 || count < 0 || first + count > pass.T) throw Error(_("internal: attention rows outside the pass"));
   const Matrix& Q = pass.Q[static_cast<std::size_t>(layer)];
   const Matrix& K = pass.K[static_cast<std::size_t>(layer)];
   const float scale = 1.0f / std::sqrt(static_cast<float>(pass.m));
@@ -71,7 +72,7 @@ Matrix vit_attention(const VitPass& pass, int layer, int head) {
 
 std::vector<float> vit_patch_row(const VitPass& pass, int prefix, int layer, HeadChoice head, int query) {
   check_layer(pass, layer);
-  if (head.head >= pass.H) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(pass.H - 1));
+  if (head.head >= pass.H) throw Error(text_format(_("head %d is outside 0…%d"), head.head, pass.H - 1));
   check_query(pass, query);
   const int T = pass.T, N = T - prefix;
   const std::vector<float> rows = vit_attention_rows(pass, layer, query);
@@ -123,7 +124,7 @@ std::vector<float> vit_rollout_row(const VitPass& pass, int layer, HeadFusion fu
 
 Matrix vit_attention_distance(const VitPass& pass, int prefix, int cols, int rows, int patch) {
   const int T = pass.T, N = cols * rows;
-  if (T != prefix + N) throw Error("the grid does not match the tokens of the pass");
+  if (T != prefix + N) throw Error(_("the grid does not match the tokens of the pass"));
   Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(pass.layers(), pass.H);
   Matrix block;
   const PatchDistances distances(cols, rows, patch);

@@ -1,6 +1,7 @@
 #include "core/vit/vit_run.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +12,7 @@ namespace attnlab {
 int vit_trained_size(const VitArchitecture& arch) { return std::min(arch.pos_rows, arch.pos_cols) * arch.patch; }
 
 std::vector<std::uint8_t> vit_mass_mask(const std::vector<float>& row, float p) {
-  if (!(p >= 0.0f && p <= 1.0f)) throw Error("the attention mass to keep must be in 0…1");
+  if (!(p >= 0.0f && p <= 1.0f)) throw Error(_("the attention mass to keep must be in 0…1"));
   std::vector<std::uint8_t> keep(row.size(), 0);
   double total = 0.0;
   for (const float v : row) total += v;
@@ -30,10 +31,10 @@ std::vector<std::uint8_t> vit_mass_mask(const std::vector<float>& row, float p) 
 VitRun::VitRun(std::shared_ptr<const VitModel> model, const Image& image, int resize, VitRunner& runner,
                      std::int64_t budget, const std::atomic<bool>* stop)
     : model_(std::move(model)) {
-  if (!model_) throw Error("no model");
+  if (!model_) throw Error(_("no model"));
   input_ = vit_input(*model_, image, resize > 0 ? resize : vit_trained_size(model_->arch));
   const VitInput& input = input_;
-  if (stop && stop->load()) throw Error("cancelled");
+  if (stop && stop->load()) throw Error(_("cancelled"));
   pass_ = runner.run(*model_, input, budget, stop);
   grid_.cols = input.cols;
   grid_.rows = input.rows;
@@ -42,7 +43,7 @@ VitRun::VitRun(std::shared_ptr<const VitModel> model, const Image& image, int re
   grid_.covered_h = static_cast<double>(input.height) * image.height / input.scaled_height;
   // The CLS token's rollout up to the last layer (the view's default) is worked in this job,
   // not when a view first asks for it: L vector–matrix products, each a pass over the layer's rows.
-  if (stop && stop->load()) throw Error("cancelled");
+  if (stop && stop->load()) throw Error(_("cancelled"));
   rollout_row(layers() - 1, HeadFusion::Mean, 0);
 }
 
@@ -51,8 +52,8 @@ std::vector<float> VitRun::patch_row(int layer, HeadChoice head, int query) cons
 }
 
 Matrix VitRun::matrix(int layer, HeadChoice head) const {
-  if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
-  if (head.head >= heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(heads() - 1));
+  if (layer < 0 || layer >= layers()) throw Error(text_format(_("layer %d is outside 0…%d"), layer, layers() - 1));
+  if (head.head >= heads()) throw Error(text_format(_("head %d is outside 0…%d"), head.head, heads() - 1));
   if (head.head >= 0) return vit_attention(pass_, layer, head.head);
   return fuse_heads(heads(), head.fusion, [&](int h) { return vit_attention(pass_, layer, h); });
 }
@@ -70,7 +71,7 @@ float VitRun::prefix_share(int layer, HeadChoice head, int query) const {
 }
 
 std::vector<float> VitRun::rollout_row(int layer, HeadFusion fusion, int query) const {
-  if (query < 0 || query >= grid_.T()) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(grid_.T() - 1));
+  if (query < 0 || query >= grid_.T()) throw Error(text_format(_("query token %d is outside 0…%d"), query, grid_.T() - 1));
   const auto key = std::make_tuple(layer, static_cast<int>(fusion), query);
   {
     const std::lock_guard lock(rollout_mutex_);
@@ -84,9 +85,9 @@ std::vector<float> VitRun::rollout_row(int layer, HeadFusion fusion, int query) 
 }
 
 VitHeadStep VitRun::head_step(int layer, int head, int query) const {
-  if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
-  if (head < 0 || head >= heads()) throw Error("head " + std::to_string(head) + " is outside 0…" + std::to_string(heads() - 1));
-  if (query < 0 || query >= grid_.T()) throw Error("query token " + std::to_string(query) + " is outside 0…" + std::to_string(grid_.T() - 1));
+  if (layer < 0 || layer >= layers()) throw Error(text_format(_("layer %d is outside 0…%d"), layer, layers() - 1));
+  if (head < 0 || head >= heads()) throw Error(text_format(_("head %d is outside 0…%d"), head, heads() - 1));
+  if (query < 0 || query >= grid_.T()) throw Error(text_format(_("query token %d is outside 0…%d"), query, grid_.T() - 1));
   const int m = pass_.m;
   // Head h's q and k are columns [h·m, (h+1)·m) of the layer's Q and K (LN1(x) W_q + b_q, …).
   const Matrix& Q = pass_.Q[static_cast<std::size_t>(layer)];
@@ -109,7 +110,7 @@ VitHeadStep VitRun::head_step(int layer, int head, int query) const {
 }
 
 std::vector<float> VitRun::token_norms(int layer) const {
-  if (layer < 0 || layer >= layers()) throw Error("layer " + std::to_string(layer) + " is outside 0…" + std::to_string(layers() - 1));
+  if (layer < 0 || layer >= layers()) throw Error(text_format(_("layer %d is outside 0…%d"), layer, layers() - 1));
   const RowVector& n = pass_.token_norms[static_cast<std::size_t>(layer)];
   return {n.data(), n.data() + n.size()};
 }

@@ -4,6 +4,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -15,7 +16,8 @@ VitBackend parse_vit_backend(const std::string& text, const char* flag) {
   if (text == "auto") return VitBackend::Auto;
   if (text == "gpu") return VitBackend::Gpu;
   if (text == "cpu") return VitBackend::Cpu;
-  throw Error(std::string(flag) + " must be auto, gpu or cpu, got '" + text + "'");
+  // TRANSLATORS: %1$s is a flag or field (--backend); auto, gpu and cpu are its values, typed as they are.
+  throw Error(text_format(_("%s must be auto, gpu or cpu, got '%s'"), flag, text.c_str()));
 }
 
 const char* vit_backend_name(VitBackend backend) {
@@ -70,13 +72,21 @@ void vit_check_budget_for(const VitArchitecture& arch, const VitInput& input, st
     if (bytes(arch.prefix() + short_patches * long_patches) > budget) break;
     fits = side;
   }
-  throw Error("the image gives " + std::to_string(T) + " tokens: " + what + " would need " + std::to_string(need >> 20) +
-              " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget" +
-              (fits > 0 ? "; use --resize " + std::to_string(fits) + " or less" : "; no size fits this budget"));
+  const auto need_mib = static_cast<long long>(need >> 20), budget_mib = static_cast<long long>(budget >> 20);
+  if (fits > 0)
+    // TRANSLATORS: %2$s is "the forward pass" or "the gradient pass"; MiB: mebibytes; --resize is a flag, %5$d pixels.
+    throw Error(text_format(_("the image gives %d tokens: %s would need %lld MiB, over the %lld MiB memory budget; use --resize %d "
+                              "or less"),
+                            T, what, need_mib, budget_mib, fits));
+  // TRANSLATORS: %2$s is "the forward pass" or "the gradient pass"; MiB: mebibytes.
+  throw Error(text_format(_("the image gives %d tokens: %s would need %lld MiB, over the %lld MiB memory budget; no size fits this "
+                            "budget"),
+                          T, what, need_mib, budget_mib));
 }
 
 void vit_check_budget(const VitArchitecture& arch, const VitInput& input, std::int64_t budget) {
-  vit_check_budget_for(arch, input, budget, "the forward pass", [&arch](int t) { return vit_pass_bytes(arch, t); });
+  // TRANSLATORS: goes into "the image gives %d tokens: %s would need %lld MiB, ...".
+  vit_check_budget_for(arch, input, budget, _("the forward pass"), [&arch](int t) { return vit_pass_bytes(arch, t); });
 }
 
 }  // namespace attnlab

@@ -2,6 +2,7 @@
 
 #include "core/vit/cka.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/vit_cpu.hpp"
 #include "core/vit/vit_run.hpp"
 
@@ -45,7 +46,7 @@ int append_tokens(Collector& c, const VitInput& input, VitCpuRunner& runner, std
 /// The representations of one or two models (b null: one) over the same images.
 void collect(Collector& a, Collector* b, std::span<const Image> images, int resize, std::int64_t budget, int threads,
              const std::atomic<bool>* stop, const CkaProgress& progress) {
-  if (images.empty()) throw Error("CKA needs at least one example image");
+  if (images.empty()) throw Error(_("CKA needs at least one example image"));
   const auto count = static_cast<std::int64_t>(images.size());
   // The first image fixes the estimate of the memory needed (every image of a set is usually
   // the same size: the Fashion-MNIST tiles, or the one photo).
@@ -61,29 +62,38 @@ void collect(Collector& a, Collector* b, std::span<const Image> images, int resi
     c->reps.assign(static_cast<std::size_t>(arch.depth + 1), Matrix(0, arch.D));
   }
   if (b && a.tokens_first != b->tokens_first)
-    throw Error("model A gives " + std::to_string(a.tokens_first) + " tokens per image and model B " + std::to_string(b->tokens_first) +
-                ": CKA compares the same examples (tokens), so both need the same patch grid and prefix tokens");
+    throw Error(text_format(_("model A gives %d tokens per image and model B %d: CKA compares the same examples (tokens), so "
+                              "both need the same patch grid and prefix tokens"),
+                            a.tokens_first, b->tokens_first));
   need = per_image * count + pass;
   if (need > budget) {
     const std::int64_t fits = per_image > 0 ? std::max<std::int64_t>(0, (budget - pass) / per_image) : 0;
-    throw Error("CKA over " + std::to_string(count) + " images of " + std::to_string(a.tokens_first) + " tokens needs " +
-                std::to_string(need >> 20) + " MiB, over the " + std::to_string(budget >> 20) + " MiB memory budget; " +
-                (fits > 0 ? "at most " + std::to_string(fits) + " images fit" : "not one image fits"));
+    const auto need_mib = static_cast<long long>(need >> 20), budget_mib = static_cast<long long>(budget >> 20);
+    if (fits > 0)
+      throw Error(text_format(
+          // TRANSLATORS: MiB: mebibytes.
+          _("CKA over %lld images of %d tokens needs %lld MiB, over the %lld MiB memory budget; at most %lld images fit"),
+          static_cast<long long>(count), a.tokens_first, need_mib, budget_mib, static_cast<long long>(fits)));
+    throw Error(text_format(
+        // TRANSLATORS: MiB: mebibytes.
+        _("CKA over %lld images of %d tokens needs %lld MiB, over the %lld MiB memory budget; not one image fits"),
+        static_cast<long long>(count), a.tokens_first, need_mib, budget_mib));
   }
-  if (static_cast<std::int64_t>(a.tokens_first) * count < 2) throw Error("CKA needs at least 2 examples (tokens)");
+  if (static_cast<std::int64_t>(a.tokens_first) * count < 2) throw Error(_("CKA needs at least 2 examples (tokens)"));
   VitCpuRunner runner(threads);
   const int total = static_cast<int>(count) * static_cast<int>(models.size());
   int done = 0;
   for (const Image& image : images) {
-    if (stop && stop->load()) throw Error("cancelled");
+    if (stop && stop->load()) throw Error(_("cancelled"));
     int T_a = 0;
     for (Collector* c : models) {
       const VitInput input = vit_input(*c->model, image, effective_resize(*c->model, resize));
       const int T = append_tokens(*c, input, runner, budget, stop, static_cast<Eigen::Index>(c->tokens_first) * count);
       if (c == &a) T_a = T;
       else if (T != T_a)
-        throw Error("model A gives " + std::to_string(T_a) + " tokens for image " + std::to_string(&image - images.data()) +
-                    " and model B " + std::to_string(T) + ": CKA compares the same examples (tokens)");
+        throw Error(text_format(
+            _("model A gives %d tokens for image %lld and model B %d: CKA compares the same examples (tokens)"), T_a,
+            static_cast<long long>(&image - images.data()), T));
       if (progress) progress(++done, total);
     }
   }
@@ -107,7 +117,7 @@ VitCka vit_cka(const VitModel& a, const VitModel& b, std::span<const Image> imag
   cb.model = &b;
   const bool same = &a == &b;
   collect(ca, same ? nullptr : &cb, images, resize, budget, threads, stop, progress);
-  if (stop && stop->load()) throw Error("cancelled");
+  if (stop && stop->load()) throw Error(_("cancelled"));
   VitCka out;
   out.examples = ca.rows;
   out.cka = cka_matrix(ca.reps, same ? ca.reps : cb.reps, stop);

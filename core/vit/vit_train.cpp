@@ -4,6 +4,7 @@
 
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/base/flush_subnormals.hpp"
 
 #include "core/base/blas.hpp"
@@ -39,27 +40,34 @@ const char* task_name(VitTask task) {
 
 void VitTrainShape::check() const {
   auto positive = [](int v, const char* what) {
-    if (v <= 0) throw Error(std::string(what) + " must be positive, not " + std::to_string(v));
+    // TRANSLATORS: %1$s is one of the model's sizes ("the image height", "the token width D", ...), %2$d its value.
+    if (v <= 0) throw Error(text_format(_("%s must be positive, not %d"), what, v));
   };
-  positive(image_rows, "the image height");
-  positive(image_cols, "the image width");
-  positive(patch, "the patch size");
-  positive(D, "the token width D");
-  positive(depth, "the depth");
-  positive(heads, "the number of heads");
-  positive(mlp_hidden, "the MLP width");
-  if (task == VitTask::Classify) positive(classes, "the number of classes");
+  positive(image_rows, _("the image height"));
+  positive(image_cols, _("the image width"));
+  positive(patch, _("the patch size"));
+  // TRANSLATORS: D is the width of a token (its number of values).
+  positive(D, _("the token width D"));
+  // TRANSLATORS: the model's number of transformer blocks.
+  positive(depth, _("the depth"));
+  positive(heads, _("the number of heads"));
+  positive(mlp_hidden, _("the MLP width"));
+  if (task == VitTask::Classify) positive(classes, _("the number of classes"));
   if (task == VitTask::MaskedPatches && !(mask_ratio > 0.0f && mask_ratio < 1.0f))
-    throw Error("the mask ratio must be between 0 and 1 (exclusive), not " + std::to_string(mask_ratio));
-  if (image_rows != image_cols) throw Error("the images must be square (" + std::to_string(image_cols) + "×" + std::to_string(image_rows) + " given)");
+    throw Error(text_format(_("the mask ratio must be between 0 and 1 (exclusive), not %f"), static_cast<double>(mask_ratio)));
+  if (image_rows != image_cols)
+    // TRANSLATORS: width×height of the images.
+    throw Error(text_format(_("the images must be square (%d×%d given)"), image_cols, image_rows));
   if (image_rows % patch != 0)
-    throw Error("the patch size " + std::to_string(patch) + " does not divide the image side " + std::to_string(image_rows));
-  if (D % heads != 0) throw Error(std::to_string(heads) + " heads do not divide D = " + std::to_string(D));
+    throw Error(text_format(_("the patch size %d does not divide the image side %d"), patch, image_rows));
+  // TRANSLATORS: D is the width of a token.
+  if (D % heads != 0) throw Error(text_format(_("%d heads do not divide D = %d"), heads, D));
   if (pos == VitPosKind::Sincos && D % 4 != 0)
-    throw Error("sine–cosine position codes need D to be a multiple of 4, not " + std::to_string(D));
+    // TRANSLATORS: D is the width of a token.
+    throw Error(text_format(_("sine–cosine position codes need D to be a multiple of 4, not %d"), D));
   if (D > 4096 || depth > 64 || mlp_hidden > 16384 || N() > 4096 || classes > 100000)
-    throw Error("the model is larger than the trainer is made for");
-  if (!(eps > 0.0f)) throw Error("LayerNorm's eps must be positive");
+    throw Error(_("the model is larger than the trainer is made for"));
+  if (!(eps > 0.0f)) throw Error(_("LayerNorm's eps must be positive"));
 }
 
 double vit_learning_rate(const VitTrainSettings& s, std::int64_t step) {
@@ -70,7 +78,7 @@ double vit_learning_rate(const VitTrainSettings& s, std::int64_t step) {
 }
 
 Matrix sincos_position_embedding(int rows, int cols, int D) {
-  if (D % 4 != 0) throw Error("sine–cosine position codes need D to be a multiple of 4");
+  if (D % 4 != 0) throw Error(_("sine–cosine position codes need D to be a multiple of 4"));
   const int q = D / 4;
   Matrix pos = Matrix::Zero(1 + rows * cols, D);
   for (int y = 0; y < rows; ++y)
@@ -263,12 +271,14 @@ void vit_check_train_budget(const VitTrainShape& shape, int batch, int threads, 
     const int mid = lo + (hi - lo) / 2;
     (vit_train_bytes(shape, mid, threads) <= budget ? lo : hi) = mid;
   }
-  const std::string model = "training a ViT of D=" + std::to_string(shape.D) + ", depth " + std::to_string(shape.depth) + ", MLP " +
-                            std::to_string(shape.mlp_hidden) + " on " + std::to_string(shape.T()) + " tokens, batch " +
-                            std::to_string(batch);
+  // TRANSLATORS: goes into "... would need N MiB, over the B MiB memory budget"; D: the token width, depth: the number of blocks,
+  // MLP: the MLP's width.
+  const std::string model = text_format(_("training a ViT of D=%d, depth %d, MLP %d on %d tokens, batch %d"), shape.D, shape.depth,
+                                        shape.mlp_hidden, shape.T(), batch);
   check_memory(need, budget, model,
-               lo > 0 ? "a batch of up to " + std::to_string(lo) + " fits"
-                      : "no batch fits: choose a smaller D, depth or MLP width");
+               lo > 0 ? text_format(_("a batch of up to %d fits"), lo)
+                      // TRANSLATORS: D: the token width; depth: the number of blocks.
+                      : std::string(_("no batch fits: choose a smaller D, depth or MLP width")));
 }
 
 VitTrainer::~VitTrainer() = default;
@@ -361,13 +371,14 @@ VitTrainer::VitTrainer(const VitTrainShape& shape, const VitTrainSettings& setti
 const VitParam& VitTrainer::param(const std::string& name) const {
   for (const VitParam& p : params_)
     if (p.name == name) return p;
-  throw Error("the model has no parameter '" + name + "'");
+  throw Error(text_format(_("the model has no parameter '%s'"), name.c_str()));
 }
 
 const VitParam& VitTrainer::param(VitTensor kind, int block) const {
   const bool exists = block >= -1 && block < shape_.depth && kind != VitTensor::Count;
   const int i = exists ? index_[static_cast<std::size_t>(block + 1)][static_cast<std::size_t>(kind)] : -1;
-  if (i < 0) throw Error("the model has no parameter '" + vit_tensor_name(VitNaming::Timm, kind, block) + "'");
+  if (i < 0)
+    throw Error(text_format(_("the model has no parameter '%s'"), vit_tensor_name(VitNaming::Timm, kind, block).c_str()));
   return params_[static_cast<std::size_t>(i)];
 }
 
@@ -627,17 +638,17 @@ int part_begin(int count, int parts, int p) { return static_cast<int>(static_cas
 }  // namespace
 
 VitStepStats VitTrainer::compute_gradients(std::span<const float> images, std::span<const int> labels) {
-  if (shape_.task != VitTask::Classify) throw Error("this model reconstructs masked patches: it has no labels to learn");
+  if (shape_.task != VitTask::Classify) throw Error(_("this model reconstructs masked patches: it has no labels to learn"));
   for (const int y : labels)
-    if (y < 0 || y >= shape_.classes) throw Error("label " + std::to_string(y) + " is outside [0, " + std::to_string(shape_.classes) + ")");
+    if (y < 0 || y >= shape_.classes) throw Error(text_format(_("label %d is outside [0, %d)"), y, shape_.classes));
   return compute(images, labels.data(), nullptr, static_cast<int>(labels.size()));
 }
 
 VitStepStats VitTrainer::compute_gradients_masked(std::span<const float> images, std::span<const std::uint8_t> masked) {
-  if (shape_.task != VitTask::MaskedPatches) throw Error("this model classifies: it has no masked patches to reconstruct");
+  if (shape_.task != VitTask::MaskedPatches) throw Error(_("this model classifies: it has no masked patches to reconstruct"));
   const int N = shape_.N();
   if (masked.size() % static_cast<std::size_t>(N) != 0)
-    throw Error("the mask holds " + std::to_string(masked.size()) + " bytes, no whole number of images of " + std::to_string(N) + " patches");
+    throw Error(text_format(_("the mask holds %zu bytes, no whole number of images of %d patches"), masked.size(), N));
   return compute(images, nullptr, masked.data(), static_cast<int>(masked.size() / static_cast<std::size_t>(N)));
 }
 
@@ -648,7 +659,7 @@ std::int64_t count_masked(const std::uint8_t* masked, int count, int N) {
   for (int b = 0; b < count; ++b) {
     const auto in_image = std::count_if(masked + static_cast<std::size_t>(b) * N, masked + static_cast<std::size_t>(b + 1) * N,
                                         [](std::uint8_t v) { return v != 0; });
-    if (in_image == 0) throw Error("image " + std::to_string(b) + " of the batch has no masked patch to reconstruct");
+    if (in_image == 0) throw Error(text_format(_("image %d of the batch has no masked patch to reconstruct"), b));
     total += in_image;
   }
   return total;
@@ -657,10 +668,9 @@ std::int64_t count_masked(const std::uint8_t* masked, int count, int N) {
 
 VitStepStats VitTrainer::compute(std::span<const float> images, const int* labels, const std::uint8_t* masked, int B) {
   const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
-  if (B <= 0) throw Error("a training batch needs at least one image");
+  if (B <= 0) throw Error(_("a training batch needs at least one image"));
   if (images.size() != image_size * B)
-    throw Error("the batch holds " + std::to_string(images.size()) + " floats, not " + std::to_string(B) + " images of " +
-                std::to_string(image_size));
+    throw Error(text_format(_("the batch holds %zu floats, not %d images of %zu"), images.size(), B, image_size));
   // The loss is a mean: over the images (cross-entropy), or over the masked patches' pixel values.
   const double loss_count = masked ? static_cast<double>(count_masked(masked, B, shape_.N())) * shape_.outputs() : B;
   const int parts = std::min(threads_, B);
@@ -763,12 +773,12 @@ VitStepStats VitTrainer::train_step_masked(std::span<const float> images, std::s
 }
 
 Matrix VitTrainer::reconstruct(std::span<const float> images, std::span<const std::uint8_t> masked, int count, double* loss) {
-  if (shape_.task != VitTask::MaskedPatches) throw Error("this model classifies: it reconstructs no patches");
+  if (shape_.task != VitTask::MaskedPatches) throw Error(_("this model classifies: it reconstructs no patches"));
   const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
   const int N = shape_.N(), T = shape_.T(), C = shape_.outputs();
   if (count <= 0 || images.size() != image_size * static_cast<std::size_t>(count) || masked.size() != static_cast<std::size_t>(count) * N)
-    throw Error("reconstruct: " + std::to_string(images.size()) + " floats and " + std::to_string(masked.size()) + " mask bytes are not " +
-                std::to_string(count) + " images");
+    throw Error(text_format(_("reconstruct: %zu floats and %zu mask bytes are not %d images"), images.size(), masked.size(),
+                            count));
   const double loss_count = static_cast<double>(count_masked(masked.data(), count, N)) * C;
   if (work_.empty()) work_.push_back(std::make_unique<Work>());
   Work& w = *work_[0];
@@ -795,8 +805,8 @@ Matrix VitTrainer::reconstruct(std::span<const float> images, std::span<const st
 Matrix VitTrainer::logits(std::span<const float> images, int count) {
   const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
   if (count < 0 || images.size() != image_size * static_cast<std::size_t>(count))
-    throw Error("the images hold " + std::to_string(images.size()) + " floats, not " + std::to_string(count) + " images");
-  if (shape_.task != VitTask::Classify) throw Error("this model reconstructs masked patches: it has no class logits");
+    throw Error(text_format(_("the images hold %zu floats, not %d images"), images.size(), count));
+  if (shape_.task != VitTask::Classify) throw Error(_("this model reconstructs masked patches: it has no class logits"));
   Matrix out(count, shape_.classes);
   if (count == 0) return out;
   constexpr int kChunk = 128;  // images per forward on one thread: bounds the kept activations
@@ -821,7 +831,7 @@ Matrix VitTrainer::logits(std::span<const float> images, int count) {
 std::vector<Matrix> VitTrainer::layer_tokens(std::span<const float> images, int count) {
   const std::size_t image_size = 3ull * shape_.image_rows * shape_.image_cols;
   if (count <= 0 || images.size() != image_size * static_cast<std::size_t>(count))
-    throw Error("the images hold " + std::to_string(images.size()) + " floats, not " + std::to_string(count) + " images");
+    throw Error(text_format(_("the images hold %zu floats, not %d images"), images.size(), count));
   const int T = shape_.T(), D = shape_.D;
   std::vector<Matrix> out(static_cast<std::size_t>(shape_.depth + 1), Matrix(static_cast<Eigen::Index>(count) * T, D));
   if (work_.empty()) work_.push_back(std::make_unique<Work>());
@@ -854,7 +864,8 @@ SafetensorsFile VitTrainer::tensors() const {
 }
 
 VitModel VitTrainer::model(const std::array<float, 3>& mean, const std::array<float, 3>& std, const std::vector<std::string>& labels) const {
-  return vit_from_tensors(tensors(), vit_train_config_json(shape_, mean, std, labels), "", {}, "the model being trained");
+  // TRANSLATORS: stands where a file's name would in messages about the model ("the model being trained: ...").
+  return vit_from_tensors(tensors(), vit_train_config_json(shape_, mean, std, labels), "", {}, _("the model being trained"));
 }
 
 std::string vit_train_config_json(const VitTrainShape& shape, const std::array<float, 3>& mean, const std::array<float, 3>& std,

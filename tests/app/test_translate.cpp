@@ -111,6 +111,9 @@ TEST_F(Translate, ACodeChoosesItsCatalogAndEnglishIsTheMessageItself) {
   EXPECT_EQ(use_language("de"), "de");
   EXPECT_STREQ(_("the image is empty"), "das Bild ist leer");
   EXPECT_STREQ(_("a message no catalog has"), "a message no catalog has");
+  const char* empty = "";  // gettext("") is the catalog's header; an empty label must stay empty
+  EXPECT_STREQ(_(empty), "");
+  EXPECT_STREQ(tr_c("menu", empty), "");
   EXPECT_EQ(use_language("zh_CN"), "zh_CN");
   EXPECT_STREQ(_("the image is empty"), "图像为空");
   EXPECT_EQ(current_language(), "zh_CN");

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "app/gui/window/headless.hpp"
+#include "app/gui/window/ui_font.hpp"
+#include "core/base/translate.hpp"
 
 namespace {
 
@@ -250,9 +252,9 @@ TEST(UiGlyphs, EveryCharacterOfTheUiStringsIsInTheFontAtlas) {
   EXPECT_GT(literals, 1000) << "the sources' literals were not found under " << ATTNLAB_SOURCE_DIR;
   ASSERT_TRUE(used.count(0xD7)) << "no '\xC3\x97' found: the lexer misses literals it should read";
   const std::string font = ui_font_file();
-  ASSERT_FALSE(font.empty()) << "no UI font file (Debian's fonts-dejavu-core) is installed";
+  ASSERT_FALSE(font.empty()) << "no UI font file (Debian's fonts-noto-core) is installed";
   ImFontAtlas atlas;
-  ImFont* f = atlas.AddFontFromFileTTF(font.c_str(), 16.0f, nullptr, ui_glyph_ranges());
+  ImFont* f = attnlab::app::add_ui_font(atlas, 16.0f, "en");
   ASSERT_NE(f, nullptr) << font;
   ASSERT_TRUE(atlas.Build()) << font;
   for (const auto& [c, where] : used) {
@@ -262,3 +264,40 @@ TEST(UiGlyphs, EveryCharacterOfTheUiStringsIsInTheFontAtlas) {
         << hex(c) << " '" << utf8_of(c) << "' (" << where << ") has no glyph in the atlas built from " << font;
   }
 }
+
+namespace {
+
+// Every character of every catalog's translations (the .mo files the build made from po/) is in
+// that language's atlas ranges and has a glyph of its own in the font chain (issue 52: no
+// missing-glyph box in German, French, Spanish or Chinese).
+TEST(UiGlyphs, EveryCharacterOfEachCatalogIsInItsLanguagesAtlas) {
+  const std::vector<std::string> langs = attnlab::available_languages();
+  ASSERT_EQ(langs, (std::vector<std::string>{"de", "es", "fr", "zh_CN"}))
+      << "the catalogs were not built beside the tests (" << attnlab::locale_folder().string() << ")";
+  for (const std::string& lang : langs) {
+    const std::vector<char32_t> chars = attnlab::catalog_characters(lang);
+    EXPECT_GT(chars.size(), 60u) << lang << ": its catalog holds next to no text";
+    ImFontAtlas atlas;
+    ImFont* f = attnlab::app::add_ui_font(atlas, 16.0f, lang);
+    ASSERT_NE(f, nullptr) << lang;
+    ASSERT_TRUE(atlas.Build()) << lang;
+    const ImWchar* ranges = attnlab::app::ui_glyph_ranges_for(lang);
+    int missing = 0;
+    for (const char32_t c : chars) {
+      if (c < 0x20) continue;  // line breaks and tabs are not drawn as glyphs
+      const bool in = in_ranges(ranges, c);
+      const bool drawn = c <= 0xFFFF && f->FindGlyphNoFallback(static_cast<ImWchar>(c)) != nullptr;
+      if ((!in || !drawn) && ++missing <= 20)
+        ADD_FAILURE() << lang << ": " << hex(c) << " '" << utf8_of(c) << "' is " << (in ? "in the ranges but has no glyph" : "outside the atlas's ranges");
+    }
+    EXPECT_EQ(missing, 0) << lang << ": characters of its catalog the atlas cannot draw";
+  }
+  // The Language menu names each language in its own script, whatever the language shown.
+  ImFontAtlas atlas;
+  ImFont* f = attnlab::app::add_ui_font(atlas, 16.0f, "de");
+  ASSERT_TRUE(f && atlas.Build());
+  for (const char32_t c : {U'\u7B80', U'\u4F53', U'\u4E2D', U'\u6587', U'\u00F1', U'\u00E7'})
+    EXPECT_NE(f->FindGlyphNoFallback(static_cast<ImWchar>(c)), nullptr) << hex(c);
+}
+
+}  // namespace

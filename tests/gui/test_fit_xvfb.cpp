@@ -28,6 +28,7 @@ namespace {
 struct Case {
   int width, height;
   float scale;
+  const char* language = "en";  // the Language menu's choice (settings.json's classroom.language)
 };
 
 // The window's rectangle on the X screen: x, y, width, height.
@@ -105,7 +106,7 @@ TEST_P(FitUnderXvfb, TheWindowFitsTheScreenAndEveryPanelIsReachable) {
   const Case c = GetParam();
   Xvfb x(c.width, c.height);
   const auto dir = temp_dir();
-  if (c.scale != 1.0f) write_settings(dir, R"({"classroom": {"ui_scale": )" + std::to_string(c.scale) + "}}");
+  write_settings(dir, R"({"classroom": {"ui_scale": )" + std::to_string(c.scale) + R"(, "language": ")" + c.language + "\"}}");
   AppProcess app(x, dir);
   const unsigned long window = app.wait_for_window();
   ASSERT_NE(window, 0u) << app.log();
@@ -135,9 +136,14 @@ TEST_P(FitUnderXvfb, TheWindowFitsTheScreenAndEveryPanelIsReachable) {
     expect_inside(widgets, panel_window, W, H, 150.0f * c.scale * 0.6f, 90.0f);
   }
   // The menu bar's menus and the source tabs on screen too.
-  for (const char* item : {"menu:View", "menu:Model", "menu:Chapter", "menu:Tour", "menu:Export", "menu:Keys",
-                           "tab:heads", "tab:vit", "tab:train"})
+  for (const char* item : {"menu:View", "menu:Model", "menu:Chapter", "menu:Tour", "menu:Lesson", "menu:Export", "menu:Keys",
+                           "menu:Language", "tab:heads", "tab:vit", "tab:train"})
     expect_inside(widgets, item, W, H);
+  // Nothing shortened: no tab drawn with an ellipsis, no window title cut (issue 52: German's long
+  // words, Chinese at UI scale 2).
+  EXPECT_TRUE(s.at("labels_cut").empty()) << c.language << ": " << s.at("labels_cut").dump();
+  // The language asked is the one drawn.
+  EXPECT_EQ(s.at("classroom").at("language"), c.language);
   // The map keeps most of the window's height (it is what the class looks at).
   EXPECT_GE(widgets.at("window:Attention map")[3].get<float>(), 0.4f * static_cast<float>(H));
 
@@ -159,7 +165,8 @@ TEST_P(FitUnderXvfb, TheWindowFitsTheScreenAndEveryPanelIsReachable) {
   // What a person sees: the whole screen, to look at, once the exports' toast has gone (4 s).
   std::this_thread::sleep_for(std::chrono::milliseconds(4500));
   const std::string name = "fit-" + std::to_string(c.width) + "x" + std::to_string(c.height) +
-                           (c.scale != 1.0f ? "-scale" + std::to_string(static_cast<int>(c.scale)) : "");
+                           (c.scale != 1.0f ? "-scale" + std::to_string(static_cast<int>(c.scale)) : "") +
+                           (std::string(c.language) != "en" ? std::string("-") + c.language : "");
   const auto shot = dir / (name + ".png");
   screenshot(x.display(), shot);
   std::printf("screenshot: %s\n", shot.string().c_str());
@@ -189,11 +196,55 @@ TEST_P(FitUnderXvfb, TheWindowFitsTheScreenAndEveryPanelIsReachable) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Screens, FitUnderXvfb,
-                         ::testing::Values(Case{1024, 768, 1.0f}, Case{1366, 768, 1.0f}, Case{1024, 768, 2.0f}),
+                         ::testing::Values(Case{1024, 768, 1.0f}, Case{1366, 768, 1.0f}, Case{1024, 768, 2.0f},
+                                           // Each language on the projector, at UI scale 1 and 2 (issue 52).
+                                           Case{1024, 768, 1.0f, "de"}, Case{1024, 768, 2.0f, "de"},
+                                           Case{1024, 768, 1.0f, "es"}, Case{1024, 768, 2.0f, "es"},
+                                           Case{1024, 768, 1.0f, "fr"}, Case{1024, 768, 2.0f, "fr"},
+                                           Case{1024, 768, 1.0f, "zh_CN"}, Case{1024, 768, 2.0f, "zh_CN"}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            return std::to_string(i.param.width) + "x" + std::to_string(i.param.height) + "_scale" +
-                                  std::to_string(static_cast<int>(i.param.scale));
+                                  std::to_string(static_cast<int>(i.param.scale)) +
+                                  (std::string(i.param.language) != "en" ? std::string("_") + i.param.language : "");
                          });
+
+// The Language menu switches the whole window live, without a restart, and the choice is saved:
+// English, then Deutsch from the menu (the menu bar's titles and the controls' labels change
+// width, the sidecar says "de"), then 简体中文, then the system's language again.
+TEST(LanguageUnderXvfb, TheLanguageMenuSwitchesLiveAndIsRemembered) {
+  Xvfb x(1024, 768);
+  const auto dir = temp_dir();
+  write_settings(dir, R"({"classroom": {"language": "en"}})");
+  AppProcess app(x, dir);
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  auto s = app.export_view().first;
+  const float view_en = s.at("widgets").at("menu:View")[2].get<float>();
+  const auto choose = [&](const std::string& code) {
+    click_widget(app, s, "menu:Language");
+    const auto menu = app.export_view().first;
+    for (const char* entry : {"menu:Language/system", "menu:Language/en", "menu:Language/de", "menu:Language/es",
+                              "menu:Language/fr", "menu:Language/zh_CN"})
+      expect_inside(menu.at("widgets"), entry, 1024, 768);
+    click_widget(app, menu, "menu:Language/" + code);
+    app.xdotool("mousemove 5 5");
+    s = app.export_view().first;
+  };
+  choose("de");
+  EXPECT_EQ(s.at("classroom").at("language"), "de");
+  EXPECT_NE(s.at("widgets").at("menu:View")[2].get<float>(), view_en) << "the menu bar still reads English";
+  EXPECT_TRUE(s.at("labels_cut").empty()) << s.at("labels_cut").dump();
+  choose("zh_CN");
+  EXPECT_EQ(s.at("classroom").at("language"), "zh_CN");
+  // Still answering clicks in Chinese: the ViT tab opens.
+  click_widget(app, s, "tab:vit");
+  app.xdotool("mousemove 5 5");
+  EXPECT_EQ(app.export_view().first.at("source"), "vit");
+  screenshot(x.display(), dir / "language-zh_CN.png");
+  std::printf("screenshot: %s\n", (dir / "language-zh_CN.png").string().c_str());
+  EXPECT_EQ(app.close(), 0) << app.log();
+  std::ifstream in(dir / "config" / "attnlab" / "settings.json");
+  EXPECT_EQ(nlohmann::json::parse(in).at("classroom").at("language"), "zh_CN");
+}
 
 // A window last closed on a large screen (or a monitor now gone) opens on this one, whole.
 TEST(FitUnderXvfbRemembered, AWindowFromALargerScreenIsPutBackOnThisOne) {

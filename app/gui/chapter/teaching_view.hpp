@@ -7,6 +7,7 @@
 #include "app/gui/maps/view.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/sessions/hand_made_session.hpp"
+#include "core/base/translate.hpp"
 
 #include <memory>
 #include <string>
@@ -15,16 +16,19 @@
 namespace attnlab::app {
 
 /// The chapter the views follow, named in full once (the Chapter menu's first line); the views,
-/// the tour and the menu's items cite it short after ("fig. 26.2, section 26.9.1").
+/// the tour and the menu's items cite it short after ("fig. 26.2, section 26.9.1"). A citation of
+/// the English book: it stays English (not in the catalog).
 inline constexpr const char* kChapterCitation =
     "Torralba, Isola, Freeman, Foundations of Computer Vision (MIT Press, 2024), ch. 26 \"Transformers\"";
 
-/// What a teaching view says of itself: the menus, the window title and the tour show it.
+/// What a teaching view says of itself: the menus, the window title and the tour show it. The
+/// name is an identifier (English); the other three are English marked N_() where the view is
+/// made, and translated where shown (View::title(), chapter_reference(), tour_text()).
 struct TeachingViewText {
   const char* name;               ///< short name on the command line (`attnlab render --view NAME`) and in AppState
-  const char* title;              ///< window title
-  const char* chapter_reference;  ///< where the idea is in the chapter (kChapterCitation), e.g. "figs. 26.8, 26.10"
-  const char* tour_text;          ///< one or two sentences of the project's own words, for the guided tour
+  const char* title;              ///< window title (N_)
+  const char* chapter_reference;  ///< where the idea is in the chapter (kChapterCitation), e.g. "figs. 26.8, 26.10" (N_)
+  const char* tour_text;          ///< one or two sentences of the project's own words, for the guided tour (N_)
 };
 
 /// A view of the chapter (view.hpp's one interface): it needs the hand-made heads' session.

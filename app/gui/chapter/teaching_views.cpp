@@ -8,7 +8,7 @@ void TeachingView::draw(ViewSource& source) { draw(source.state, *source.hand_ma
 
 void TeachingView::draw(AppState& state, HandMadeSession& hand_made) {
   if (!hand_made.has_image()) {
-    ImGui::TextUnformatted("No image loaded.");
+    ImGui::TextUnformatted(_("No image loaded."));
     return;
   }
   draw_contents(state, hand_made);

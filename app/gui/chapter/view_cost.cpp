@@ -82,17 +82,27 @@ constexpr int kCurvePoints = 76;  // τ from 0.001 to 100, log-spaced
 class CostView final : public TeachingView {
  public:
   CostView()
-      : TeachingView({"cost", "Cost", "exercises 12.1, 12.5",
-            "Self-attention stores one weight per pair of tokens: N^2 per head, so halving the patch size "
-            "multiplies the attention weights by 16, while the Q/K/V projections stay at 3D^2 weights whatever N is "
-            "(exercise 12.1). Splitting the width D over H heads keeps the total cost of one wide head (exercise 12.5). "
-            "Lower the temperature and watch the query row's softmax saturate."}) {}
+      : TeachingView({"cost",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu): what self-attention costs.
+            N_("Cost"),
+            // TRANSLATORS: where the view's idea is in the book: exercises 12.1 and 12.5. Keep the numbers.
+            N_("exercises 12.1, 12.5"),
+            // TRANSLATORS: the guided tour's text for the cost view. N is the number of tokens, D the tokens'
+            // width, H the number of heads; Q/K/V the query, key and value projections. Keep the symbols and
+            // the exercise numbers.
+            N_("Self-attention stores one weight per pair of tokens: N^2 per head, so halving the patch size "
+               "multiplies the attention weights by 16, while the Q/K/V projections stay at 3D^2 weights whatever N is "
+               "(exercise 12.1). Splitting the width D over H heads keeps the total cost of one wide head (exercise 12.5). "
+               "Lower the temperature and watch the query row's softmax saturate.")}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
     refresh(state, hand_made);
     const PatchGrid& g = hand_made.grid();
-    text_wrapped("Now: N = %d x %d = %s tokens (patch K = %d), token width d = %d (TokenLayout), head input X = [T | P] "
-                       "of width %d, H = %d heads with m' = %s.",
+    // TRANSLATORS: N is the number of tokens (grid columns x rows = the total), K the patch size in pixels, d the
+    // token's width (TokenLayout is a name in the code: keep it), X = [T | P] the head input (tokens T and positional
+    // codes P side by side), H the number of heads, m' the heads' query lengths (a list).
+    text_wrapped(_("Now: N = %d x %d = %s tokens (patch K = %d), token width d = %d (TokenLayout), head input X = [T | P] "
+                   "of width %d, H = %d heads with m' = %s."),
                        g.cols, g.rows, group(static_cast<long long>(g.N())).c_str(), g.K, TokenLayout::d, x_width_, kHeadCount,
                        m_text_.c_str());
     // Two columns when the window is wide enough, else one after the other.
@@ -125,53 +135,72 @@ class CostView final : public TeachingView {
 
   void exercise_121() {
     const CostReport& r = report_;
-    text_wrapped("Exercise 12.1: one head mapping N tokens of width D = d = %d to N tokens of width D", TokenLayout::d);
+    // TRANSLATORS: the heading of exercise 12.1 (the book's numbering: keep it). N is the number of tokens, D their width
+    // (here equal to the app's token width d).
+    text_wrapped(_("Exercise 12.1: one head mapping N tokens of width D = d = %d to N tokens of width D"), TokenLayout::d);
     if (ImGui::BeginTable("ex121", 3, kTable)) {
       ImGui::TableSetupColumn("");
-      ImGui::TableSetupColumn("formula");
-      ImGui::TableSetupColumn("count");
+      // TRANSLATORS: a table column: the formula of each count (in N, D, H).
+      ImGui::TableSetupColumn(_("formula"));
+      // TRANSLATORS: a table column: how many numbers (a count).
+      ImGui::TableSetupColumn(_("count"));
       ImGui::TableHeadersRow();
-      text_row("Q/K/V weights", "3D^2", group(r.exercise.qkv_weights));
-      text_row("Q/K/V biases", "3D", group(r.exercise.qkv_biases));
-      text_row("a_ij, one head", "N^2", group(r.exercise.attention_weights));
-      text_row("a_ij, all heads", "HN^2", group(r.attention_weights_all));
-      text_row("dense layer weights", "D^2N^2", group(r.exercise.fc_weights));
-      text_row("dense layer biases", "DN", group(r.exercise.fc_biases));
+      // TRANSLATORS: the learned weights of the query, key and value projections.
+      text_row(_("Q/K/V weights"), "3D^2", group(r.exercise.qkv_weights));
+      // TRANSLATORS: the bias vectors of the query, key and value projections.
+      text_row(_("Q/K/V biases"), "3D", group(r.exercise.qkv_biases));
+      // TRANSLATORS: a_ij are the attention weights; this row counts them for one head.
+      text_row(_("a_ij, one head"), "N^2", group(r.exercise.attention_weights));
+      // TRANSLATORS: a_ij are the attention weights; this row counts them for all heads.
+      text_row(_("a_ij, all heads"), "HN^2", group(r.attention_weights_all));
+      // TRANSLATORS: a dense (fully connected) layer for comparison.
+      text_row(_("dense layer weights"), "D^2N^2", group(r.exercise.fc_weights));
+      text_row(_("dense layer biases"), "DN", group(r.exercise.fc_biases));
       ImGui::EndTable();
     }
     const double ratio = static_cast<double>(r.exercise.fc_weights) / static_cast<double>(std::max(1LL, r.exercise.qkv_weights));
-    note("Q, K and V are each an affine map of a token: a D x D weight matrix plus a bias vector of length D, so the "
-         "biases count 3D (each bias is a vector, not one number). A dense layer from all DN inputs to all DN outputs "
-         "has one bias per output: DN.");
-    note("The dense layer needs " + group(static_cast<long long>(std::llround(ratio))) +
-         " times the weights of the Q/K/V projections (N^2/3). Attention does not learn its N^2 weights: it computes them "
-         "from the tokens.");
+    // TRANSLATORS: Q, K, V are the queries, keys and values; D is the tokens' width, N the number of tokens.
+    note(_("Q, K and V are each an affine map of a token: a D x D weight matrix plus a bias vector of length D, so the "
+           "biases count 3D (each bias is a vector, not one number). A dense layer from all DN inputs to all DN outputs "
+           "has one bias per output: DN."));
+    // TRANSLATORS: %s is a whole number with thousands separators (1,234). N is the number of tokens.
+    note(text_format(_("The dense layer needs %s times the weights of the Q/K/V projections (N^2/3). Attention does not learn "
+                       "its N^2 weights: it computes them from the tokens."),
+                     group(static_cast<long long>(std::llround(ratio))).c_str()));
   }
 
   void compute_and_memory() {
     const CostReport& r = report_;
-    text_wrapped("Compute and memory of this app's heads (a multiply-add counts as 2 FLOPs; A in float32, 4 bytes)");
+    // TRANSLATORS: FLOPs = floating-point operations; A is the attention matrix, stored as 32-bit floats.
+    text_wrapped("%s", _("Compute and memory of this app's heads (a multiply-add counts as 2 FLOPs; A in float32, 4 bytes)"));
     if (ImGui::BeginTable("flops", 3, kTable)) {
       ImGui::TableSetupColumn("");
-      ImGui::TableSetupColumn("formula");
-      ImGui::TableSetupColumn("value");
+      ImGui::TableSetupColumn(_("formula"));
+      // TRANSLATORS: a table column: the computed amount (FLOPs or bytes).
+      ImGui::TableSetupColumn(_("value"));
       ImGui::TableHeadersRow();
       for (int h = 0; h < kHeadCount; ++h) {
         const std::string what = "Q K^T, " + std::string(head_name(static_cast<HeadKind>(h))) + " (m'=" + std::to_string(m_[h]) + ")";
         text_row(what.c_str(), "2 N^2 m'", flops(static_cast<double>(r.qk_flops[static_cast<size_t>(h)])));
       }
-      text_row("Q K^T, all heads", "2 N^2 sum m'", flops(static_cast<double>(r.qk_flops_all)));
-      text_row("A V, all heads (v = 3)", "2 N^2 v H", flops(static_cast<double>(r.av_flops_all)));
-      text_row("A of one head", "4N^2 bytes", bytes(r.a_bytes));
-      text_row("A of every head", "4HN^2 bytes", bytes(r.a_bytes_all));
-      text_row("one row per head (heat maps)", "4HN bytes", bytes(r.row_bytes_all));
+      // TRANSLATORS: the product of queries Q and transposed keys K^T (a formula), for all heads.
+      text_row(_("Q K^T, all heads"), "2 N^2 sum m'", flops(static_cast<double>(r.qk_flops_all)));
+      // TRANSLATORS: the product of the attention matrix A and the values V, all heads; v = 3 is the values' width.
+      text_row(_("A V, all heads (v = 3)"), "2 N^2 v H", flops(static_cast<double>(r.av_flops_all)));
+      // TRANSLATORS: the memory of the attention matrix A of one head; the formula "4N^2 bytes": 4 bytes per weight, N tokens.
+      text_row(_("A of one head"), _("4N^2 bytes"), bytes(r.a_bytes));
+      // TRANSLATORS: the memory of the attention matrices A of all heads; the formula: 4 bytes per weight, H heads, N tokens.
+      text_row(_("A of every head"), _("4HN^2 bytes"), bytes(r.a_bytes_all));
+      text_row(_("one row per head (heat maps)"), _("4HN bytes"), bytes(r.row_bytes_all));
       ImGui::EndTable();
     }
-    note("Halving K multiplies N by 4, and the attention weights, the FLOPs and the bytes of A by 16.");
+    // TRANSLATORS: K is the patch size, N the number of tokens, A the attention matrix.
+    note(_("Halving K multiplies N by 4, and the attention weights, the FLOPs and the bytes of A by 16."));
   }
 
   void exercise_125(int N) {
-    text_wrapped("Exercise 12.5: H heads whose queries, keys and values have width D/H");
+    // TRANSLATORS: the heading of exercise 12.5 (the book's numbering: keep it). H is the number of heads, D the width.
+    text_wrapped("%s", _("Exercise 12.5: H heads whose queries, keys and values have width D/H"));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     ImGui::InputInt("D", &split_D_);
     ImGui::SameLine();
@@ -179,12 +208,13 @@ class CostView final : public TeachingView {
     ImGui::InputInt("H", &split_H_);
     split_D_ = std::clamp(split_D_, 1, 100000);
     split_H_ = std::clamp(split_H_, 1, 1024);
-    if (ImGui::SmallButton("this app (D = d, H = 6)")) {
+    // TRANSLATORS: a button: set D to the app's token width d and H to its 6 heads.
+    if (ImGui::SmallButton(_("this app (D = d, H = 6)"))) {
       split_D_ = TokenLayout::d;
       split_H_ = kHeadCount;
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton("ViT-Base (D = 768, H = 12)")) {
+    if (ImGui::SmallButton("ViT-Base (D = 768, H = 12)")) {  // i18n: English (a model's name and its numbers)
       split_D_ = 768;
       split_H_ = 12;
     }
@@ -192,24 +222,33 @@ class CostView final : public TeachingView {
     const CostReport s = cost_report(N, split_D_, split_m, 3);
     if (ImGui::BeginTable("ex125", 3, kTable)) {
       ImGui::TableSetupColumn("");
-      ImGui::TableSetupColumn("width D/H");
-      ImGui::TableSetupColumn("width D");
+      // TRANSLATORS: a table column: heads whose queries, keys and values have width D/H.
+      ImGui::TableSetupColumn(_("width D/H"));
+      // TRANSLATORS: a table column: heads whose queries, keys and values have the full width D.
+      ImGui::TableSetupColumn(_("width D"));
       ImGui::TableHeadersRow();
       const std::string w = format_number(s.head_width, 4);
       const double Nd = static_cast<double>(N);
-      text_row("q, k, v width", w, std::to_string(split_D_));
-      text_row("weights, one head", group(s.split_qkv_weights_per_head), group(s.exercise.qkv_weights));
-      text_row("weights, H heads", group(s.split_qkv_weights_all), group(s.full_qkv_weights_all));
-      text_row("Q K^T FLOPs, one head", flops(s.split_qk_flops_per_head), flops(2.0 * Nd * Nd * split_D_));
-      text_row("Q K^T FLOPs, H heads", flops(s.split_qk_flops_all), flops(static_cast<double>(s.full_qk_flops_all)));
-      text_row("a_ij, H heads", group(s.attention_weights_all), group(s.attention_weights_all));
+      // TRANSLATORS: the width of a query q, a key k and a value v.
+      text_row(_("q, k, v width"), w, std::to_string(split_D_));
+      text_row(_("weights, one head"), group(s.split_qkv_weights_per_head), group(s.exercise.qkv_weights));
+      // TRANSLATORS: H is the number of heads.
+      text_row(_("weights, H heads"), group(s.split_qkv_weights_all), group(s.full_qkv_weights_all));
+      // TRANSLATORS: the floating-point operations of the product Q K^T (queries times transposed keys).
+      text_row(_("Q K^T FLOPs, one head"), flops(s.split_qk_flops_per_head), flops(2.0 * Nd * Nd * split_D_));
+      text_row(_("Q K^T FLOPs, H heads"), flops(s.split_qk_flops_all), flops(static_cast<double>(s.full_qk_flops_all)));
+      // TRANSLATORS: a_ij are the attention weights; H is the number of heads.
+      text_row(_("a_ij, H heads"), group(s.attention_weights_all), group(s.attention_weights_all));
       ImGui::EndTable();
     }
-    note(std::string("Weights count W_q, W_k, W_v: each head's W_q takes all D inputs to D/H outputs, so D*D/H weights. "
-                     "Over the H heads the narrow heads add up to exactly one head of width D, in weights (3D^2) and in "
-                     "Q K^T work (2N^2 D, a multiply-add = 2 FLOPs), so more heads cost nothing extra there") +
-         (split_D_ % split_H_ ? " (in practice D is chosen divisible by H)" : "") +
-         ". What does grow with H is the number of N x N matrices A: H N^2 weights.");
+    // TRANSLATORS: W_q, W_k, W_v are the query, key and value weights; D the width, H the number of heads, N the number
+    // of tokens, A the attention matrix. %s is empty or " (in practice D is chosen divisible by H)".
+    note(text_format(_("Weights count W_q, W_k, W_v: each head's W_q takes all D inputs to D/H outputs, so D*D/H weights. "
+                       "Over the H heads the narrow heads add up to exactly one head of width D, in weights (3D^2) and in "
+                       "Q K^T work (2N^2 D, a multiply-add = 2 FLOPs), so more heads cost nothing extra there%s. What does "
+                       "grow with H is the number of N x N matrices A: H N^2 weights."),
+                     // TRANSLATORS: inserted into "Weights count W_q, ..." when D is not a multiple of H.
+                     split_D_ % split_H_ ? _(" (in practice D is chosen divisible by H)") : ""));
   }
 
   void refresh(AppState& state, HandMadeSession& hand_made) {
@@ -247,32 +286,40 @@ class CostView final : public TeachingView {
 
   void saturation_section(AppState& state) {
     const double logN = kept_ > 0 ? std::log(static_cast<double>(kept_)) : 0.0;
-    text_wrapped("Softmax saturation of the query row (token %d)", query_);
+    text_wrapped(_("Softmax saturation of the query row (token %d)"), query_);
     ImGui::SameLine();
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Entropy H = -sum_j a_ij log a_ij (nats). A uniform row over the %d kept keys has H = log %d = %.3f;\n"
-                        "a one-hot row has H = 0. exp(H) reads as the number of keys the query effectively averages.",
+      // TRANSLATORS: H is the entropy here (not the number of heads); a_ij the weights; nats: the unit of entropy with
+      // the natural logarithm. %d is the number of keys the mask keeps (twice), %.3f its logarithm.
+      ImGui::SetTooltip(_("Entropy H = -sum_j a_ij log a_ij (nats). A uniform row over the %d kept keys has H = log %d = %.3f;\n"
+                          "a one-hot row has H = 0. exp(H) reads as the number of keys the query effectively averages."),
                         kept_, kept_, logN);
     setting_widget(state, "temperature", {.scope = "cost", .width_em = 14, .help = false});
     ImGui::SameLine();
-    if (ImGui::SmallButton("tau = 1")) state.attention.temperature = 1.0f;
+    if (ImGui::SmallButton("tau = 1")) state.attention.temperature = 1.0f;  // i18n: English (a formula)
 
     if (ImGui::BeginTable("sat", 5, kTable)) {
-      ImGui::TableSetupColumn("head");
-      ImGui::TableSetupColumn("max a_ij");
-      ImGui::TableSetupColumn("entropy H");
-      ImGui::TableSetupColumn("H / log N");
-      ImGui::TableSetupColumn("exp(H) keys");
+      // TRANSLATORS: a table column: the attention head (one of the six).
+      ImGui::TableSetupColumn(_("head"));
+      // TRANSLATORS: a table column: the largest weight a_ij of the row.
+      ImGui::TableSetupColumn(_("max a_ij"));
+      // TRANSLATORS: a table column: the row's entropy, written H.
+      ImGui::TableSetupColumn(_("entropy H"));
+      ImGui::TableSetupColumn("H / log N");  // i18n: English (a formula)
+      // TRANSLATORS: a table column: exp(H), the number of keys the query effectively averages.
+      ImGui::TableSetupColumn(_("exp(H) keys"));
       ImGui::TableHeadersRow();
       for (int h = 0; h < kHeadCount; ++h) {
         ImGui::TableNextRow();
         ImGui::TableSetColumnIndex(0);
-        if (h == head_) ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1.0f), "%s (main)", std::string(head_name(static_cast<HeadKind>(h))).c_str());
+        if (h == head_)
+          // TRANSLATORS: %s is a head's name (an English identifier); "main": the head the image view shows.
+          ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1.0f), _("%s (main)"), std::string(head_name(static_cast<HeadKind>(h))).c_str());
         else ImGui::TextUnformatted(std::string(head_name(static_cast<HeadKind>(h))).c_str());
         if (empty_[static_cast<size_t>(h)]) {
           ImGui::TableSetColumnIndex(1);
-          ImGui::TextDisabled("every key masked");
+          ImGui::TextDisabled("%s", _("every key masked"));
           continue;
         }
         const Saturation& s = sat_[h];
@@ -287,10 +334,9 @@ class CostView final : public TeachingView {
       }
       ImGui::EndTable();
     }
-    char uni[160];
-    std::snprintf(uni, sizeof uni, "A uniform row would have max a_ij = 1/%d = %s and entropy log %d = %.4f.", std::max(kept_, 1),
-                  format_weight(1.0 / std::max(kept_, 1)).c_str(), std::max(kept_, 1), logN);
-    note(uni);
+    // TRANSLATORS: a_ij are the weights; %d is the number of keys the mask keeps (twice), %s the weight 1/%d.
+    note(text_format(_("A uniform row would have max a_ij = 1/%d = %s and entropy log %d = %.4f."), std::max(kept_, 1),
+                     format_weight(1.0 / std::max(kept_, 1)).c_str(), std::max(kept_, 1), logN));
     if (kept_ == 0 || empty_[static_cast<size_t>(head_)]) return;
     curve(logN);
   }
@@ -298,7 +344,8 @@ class CostView final : public TeachingView {
   // Entropy and max weight of the main head's row against τ (log axis), from its logits: the
   // scores do not change with τ, only their scale does.
   void curve(double logN) {
-    text_wrapped("Main head (%s): the entropy (blue) and the max weight (orange) this row would have at other tau",
+    // TRANSLATORS: %s is the head's name (an English identifier); tau is the temperature. The colours name the curves.
+    text_wrapped(_("Main head (%s): the entropy (blue) and the max weight (orange) this row would have at other tau"),
                        std::string(head_name(static_cast<HeadKind>(head_))).c_str());
     const float margin = ImGui::CalcTextSize("log N = 9.99").x + 8.0f;
     const float w = std::max(ImGui::GetContentRegionAvail().x - margin, 160.0f), h = 8.0f * ImGui::GetTextLineHeight();
@@ -339,7 +386,8 @@ class CostView final : public TeachingView {
     if (ImGui::IsMouseHoveringRect(p, ImVec2(p.x + w, p.y + h))) {
       const float t = std::clamp((ImGui::GetIO().MousePos.x - p.x) / w, 0.0f, 1.0f);
       const int n = std::clamp(static_cast<int>(std::lround(t * (kCurvePoints - 1))), 0, kCurvePoints - 1);
-      ImGui::SetTooltip("tau = %s: entropy %.4f (log N = %.4f), max a_ij %s", format_number(taus_[n], 3).c_str(),
+      // TRANSLATORS: tau is the temperature; N the number of kept keys; a_ij the weights.
+      ImGui::SetTooltip(_("tau = %s: entropy %.4f (log N = %.4f), max a_ij %s"), format_number(taus_[n], 3).c_str(),
                         static_cast<double>(curve_h_[n]), logN, format_weight(curve_max_[n]).c_str());
     }
   }

@@ -4,6 +4,8 @@
 // k×k convolution over the same tokens in raster order.
 #include "app/gui/chapter/view_matrix.hpp"
 
+#include "core/base/translate.hpp"
+
 namespace attnlab::app {
 namespace matrix_view {
 namespace {
@@ -39,6 +41,12 @@ bool cell_under_mouse(ImVec2 p, float side, int N, int& i, int& j) {
   return true;
 }
 
+// A pooling's name as the view shows it: pooling_name()'s word, translated.
+const char* pooling_text(Pooling pooling) {
+  // TRANSLATORS: how a block of weights is reduced to one pixel: their largest ("max") or their average ("mean").
+  return pooling == Pooling::Max ? tr_c("pooling", "max") : tr_c("pooling", "mean");
+}
+
 // A combo box after the previous control, `width_em` font sizes wide, recorded as `widget`,
 // with its help marker.
 void combo_with_help(const char* label, int* value, const char* items, float width_em, const char* widget, const char* help) {
@@ -56,14 +64,16 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& hand_made, flo
   const int N = g.N();
   const int head = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
   ImGui::BeginGroup();
-  ImGui::Text("A, head %d %s", head, std::string(head_name(static_cast<HeadKind>(head))).c_str());
+  // TRANSLATORS: the picture's caption: A is the attention matrix; %d the head's number, %s its name (an English identifier).
+  ImGui::Text(_("A, head %d %s"), head, std::string(head_name(static_cast<HeadKind>(head))).c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   if (!a_.valid()) {
     ImGui::Dummy(ImVec2(side, side));
     dl->AddRectFilled(p, ImVec2(p.x + side, p.y + side), IM_COL32(40, 40, 44, 255));
     dl->AddRect(p, ImVec2(p.x + side, p.y + side), IM_COL32(120, 120, 120, 255));
-    const std::string msg = !a_error_.empty() ? a_error_ : progress_text("computing A");
+    // TRANSLATORS: A is the attention matrix (being computed; a percentage may follow).
+    const std::string msg = !a_error_.empty() ? a_error_ : progress_text(_("computing A"));
     dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(p.x + 8, p.y + 8), ImGui::GetColorU32(ImGuiCol_Text),
                 msg.c_str(), nullptr, side - 16);
     ImGui::EndGroup();
@@ -80,7 +90,8 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& hand_made, flo
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
   if (a_fresh_ && img.N == N) outline_row(dl, p, side, img, hand_made_query(state, g));
   if (!a_fresh_)
-    dl->AddText(ImVec2(p.x + 8, p.y + 8), IM_COL32(255, 255, 255, 255), progress_text("updating").c_str());
+    // TRANSLATORS: over the old picture while the new one is computed (a percentage may follow).
+    dl->AddText(ImVec2(p.x + 8, p.y + 8), IM_COL32(255, 255, 255, 255), progress_text(_("updating")).c_str());
 
   int i = 0, j = 0;
   if (hovered && a_fresh_ && img.N == N && cell_under_mouse(p, side, N, i, j)) {
@@ -94,24 +105,31 @@ void MatrixView::draw_attention(AppState& state, HandMadeSession& hand_made, flo
     const RowSet& hover = hover_.get(std::pair{hand_made.generation(), i}, [&] { return hand_made.rows_of(i); });
     const bool allowed = hand_made.setup().mask.allowed(i, j);
     ImGui::BeginTooltip();
-    ImGui::Text("query i = %d, patch (col %d, row %d)", i, g.col_of(i), g.row_of(i));
-    ImGui::Text("key   j = %d, patch (col %d, row %d)", j, g.col_of(j), g.row_of(j));
+    // TRANSLATORS: i is the query's token index; col and row its patch's column and row. The next line ("key   j = ...")
+    // is aligned under this one.
+    ImGui::Text(_("query i = %d, patch (col %d, row %d)"), i, g.col_of(i), g.row_of(i));
+    // TRANSLATORS: j is the key's token index; the spaces align it under "query i = ...".
+    ImGui::Text(_("key   j = %d, patch (col %d, row %d)"), j, g.col_of(j), g.row_of(j));
     const float thumb = ImGui::GetTextLineHeight() * 3;
     patch_image(hand_made, i, thumb);
     ImGui::SameLine();
-    ImGui::TextUnformatted("i attends to j:");
+    // TRANSLATORS: between the pictures of patch i (the query) and patch j (the key).
+    ImGui::TextUnformatted(_("i attends to j:"));
     ImGui::SameLine();
     patch_image(hand_made, j, thumb);
     if (allowed)
-      ImGui::Text("a_ij = %s", format_weight(hover.head(head)[static_cast<size_t>(j)]).c_str());
+      ImGui::Text("a_ij = %s", format_weight(hover.head(head)[static_cast<size_t>(j)]).c_str());  // i18n: English (a formula)
     else
-      ImGui::Text("a_ij = 0 (masked: key j is hidden from query i)");
+      // TRANSLATORS: a_ij is the weight of key j for query i.
+      ImGui::TextUnformatted(_("a_ij = 0 (masked: key j is hidden from query i)"));
     if (img.block > 1) {
-      ImGui::Text("this pixel: rows %d-%d x columns %d-%d, %s %s%s", img.first(r), img.last(r) - 1, img.first(c),
-                  img.last(c) - 1, pooling_name(static_cast<Pooling>(a_key_.pooling)),
-                  format_weight(img.value(r, c)).c_str(), img.empty(r, c) ? " (all masked)" : "");
+      // TRANSLATORS: the block of A a pixel stands for (rows and columns from-to), then the pooling ("mean" or "max"),
+      // its value, and "" or " (all masked)".
+      ImGui::Text(_("this pixel: rows %d-%d x columns %d-%d, %s %s%s"), img.first(r), img.last(r) - 1, img.first(c),
+                  img.last(c) - 1, pooling_text(static_cast<Pooling>(a_key_.pooling)),
+                  format_weight(img.value(r, c)).c_str(), img.empty(r, c) ? _(" (all masked)") : "");
     }
-    ImGui::TextDisabled("click: make token i the query");
+    ImGui::TextDisabled("%s", _("click: make token i the query"));
     ImGui::EndTooltip();
     if (clicked) {
       state.hand_made.cell = Cell{g.col_of(i), g.row_of(i)};
@@ -128,12 +146,18 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSess
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);  // the label wraps within its picture's width
   if (conv && use_cnn_ && cnn_)
-    text_wrapped("conv %dx%d: the ResNet's conv1, %s", cnn_->stem.k, cnn_->stem.k,
-                 cnn_out_ < 0 ? "sum of |w|" : ("channel " + std::to_string(cnn_out_) + " from " + std::to_string(cnn_in_)).c_str());
+    // TRANSLATORS: a picture's caption: conv = the convolution, %dx%d its kernel size; conv1 is the ResNet's first
+    // convolution (a name). %s is "sum of |w|" (w: the kernel's weights) or "channel %d from %d".
+    text_wrapped(_("conv %dx%d: the ResNet's conv1, %s"), cnn_->stem.k, cnn_->stem.k,
+                 cnn_out_ < 0 ? _("sum of |w|")
+                              // TRANSLATORS: the output channel, then the input channel (r, g or b as 0, 1, 2) of a convolution.
+                              : text_format(_("channel %d from %d"), cnn_out_, cnn_in_).c_str());
   else if (conv)
-    text_wrapped("conv %dx%d: banded, shared", k_, k_);
+    // TRANSLATORS: a picture's caption: conv = a convolution with a %dx%d kernel; its matrix is a band, its weights shared.
+    text_wrapped(_("conv %dx%d: banded, shared"), k_, k_);
   else
-    wrap_text("fc: dense, fixed");
+    // TRANSLATORS: a picture's caption: fc = a fully connected (dense) layer, its weights fixed.
+    wrap_text(_("fc: dense, fixed"));
   ImGui::PopTextWrapPos();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -144,28 +168,33 @@ void MatrixView::draw_structure(const char* id, const Picture& pic, HandMadeSess
     dl->AddImage(pic.texture.im(), p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1),
                  current ? IM_COL32_WHITE : IM_COL32(255, 255, 255, 90));
   if (!current)
-    dl->AddText(ImVec2(p.x + 6, p.y + 6), IM_COL32(255, 255, 255, 255), conv || fc_error_.empty() ? "computing ..." : fc_error_.c_str());
+    dl->AddText(ImVec2(p.x + 6, p.y + 6), IM_COL32(255, 255, 255, 255),
+                conv || fc_error_.empty() ? _("computing ...") : fc_error_.c_str());
   dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + side + 1, p.y + side + 1), IM_COL32(120, 120, 120, 255));
   if (pic.valid() && pic.image.N == N) outline_row(dl, p, side, pic.image, query);
   int i = 0, j = 0;
   if (hovered && pic.valid() && pic.image.N == N && cell_under_mouse(p, side, N, i, j)) {
     ImGui::BeginTooltip();
-    ImGui::Text("output token i = %d (col %d, row %d), input token j = %d (col %d, row %d)", i, g.col_of(i), g.row_of(i), j,
+    // TRANSLATORS: i and j are token indices; col and row a patch's column and row in the grid.
+    ImGui::Text(_("output token i = %d (col %d, row %d), input token j = %d (col %d, row %d)"), i, g.col_of(i), g.row_of(i), j,
                 g.col_of(j), g.row_of(j));
     if (conv) {
       const int kc = conv_k(), tap = conv_tap(g, kc, i, j);
       if (tap < 0)
-        ImGui::TextUnformatted("0: patch j is outside the kernel window around patch i");
+        ImGui::TextUnformatted(_("0: patch j is outside the kernel window around patch i"));
       else
-        ImGui::Text("kernel tap (row %+d, col %+d): the same weight on every pair of tokens at this offset", tap / kc - kc / 2,
+        // TRANSLATORS: a kernel tap is one weight of the convolution's kernel; row and col its offset from the centre.
+        ImGui::Text(_("kernel tap (row %+d, col %+d): the same weight on every pair of tokens at this offset"), tap / kc - kc / 2,
                     tap % kc - kc / 2);
     } else {
-      ImGui::Text("weight %.3f (a stand-in value): every pair of tokens has its own weight", static_cast<double>(fc_weight(i, j, kFcSeed)));
+      ImGui::Text(_("weight %.3f (a stand-in value): every pair of tokens has its own weight"),
+                  static_cast<double>(fc_weight(i, j, kFcSeed)));
     }
     if (pic.image.block > 1) {
       const int r = i / pic.image.block, c = j / pic.image.block;
-      ImGui::Text("this pixel averages %d x %d entries%s", pic.image.last(r) - pic.image.first(r),
-                  pic.image.last(c) - pic.image.first(c), pic.image.empty(r, c) ? ", all zero" : "");
+      // TRANSLATORS: a block of %d x %d matrix entries; the last %s is "" or ", all zero".
+      ImGui::Text(_("this pixel averages %d x %d entries%s"), pic.image.last(r) - pic.image.first(r),
+                  pic.image.last(c) - pic.image.first(c), pic.image.empty(r, c) ? _(", all zero") : "");
     }
     ImGui::EndTooltip();
   }
@@ -181,9 +210,12 @@ void MatrixView::draw_properties(HandMadeSession& hand_made) {
   const long long conv_nz = conv_nonzeros(g, conv_k());
   if (!ImGui::BeginTable("props", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) return;
   ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableSetupColumn("attention A", ImGuiTableColumnFlags_WidthStretch, 1.2f);
-  ImGui::TableSetupColumn("fc", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableSetupColumn("conv", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  // TRANSLATORS: a table column: the attention matrix A.
+  ImGui::TableSetupColumn(_("attention A"), ImGuiTableColumnFlags_WidthStretch, 1.2f);
+  // TRANSLATORS: a table column: fc = a fully connected (dense) layer (an abbreviation).
+  ImGui::TableSetupColumn(_("fc"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  // TRANSLATORS: a table column: conv = a convolution (an abbreviation).
+  ImGui::TableSetupColumn(_("conv"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
   auto row = [](const std::string& what, const std::string& a, const std::string& f, const std::string& c) {
     ImGui::TableNextRow();
@@ -195,13 +227,27 @@ void MatrixView::draw_properties(HandMadeSession& hand_made) {
     }
   };
   const auto n = [](long long v) { return std::to_string(v); };
-  row("entries that can be non-zero", n(N * N) + " (N^2), minus the masked ones", n(N * N) + " (N^2)",
-      n(conv_nz) + " (about k^2 N)");
-  row("changes with the image?", "yes: computed from Q and K of this input (eq. 26.20)", "no: learned once, fixed",
-      "no: learned once, fixed");
-  row("learned numbers (D = " + n(D) + ": width of the head input [T | P])", n(head_params) + " in W_q, W_k, W_v of this head; none in A itself",
-      n(D * D * N * N) + " (D^2 N^2, exercise 12.1)", n(static_cast<long long>(conv_k()) * conv_k() * D * D) + " (k^2 D^2, shared by all tokens)");
-  row("which inputs reach token i", "every unmasked token", "every token", "only the k x k patches around it");
+  // TRANSLATORS: a table's row: how many matrix entries can be non-zero. %lld is a count; N is the number of tokens,
+  // k the convolution's kernel size.
+  row(_("entries that can be non-zero"),
+      // TRANSLATORS: %lld is a count of matrix entries, N^2 (N the number of tokens).
+      text_format(_("%lld (N^2), minus the masked ones"), N * N), n(N * N) + " (N^2)",
+      // TRANSLATORS: a count of matrix entries; k is the convolution's kernel size, N the number of tokens.
+      text_format(_("%lld (about k^2 N)"), conv_nz));
+  // TRANSLATORS: a table's row and its answers; Q and K are the queries and keys.
+  row(_("changes with the image?"), _("yes: computed from Q and K of this input (eq. 26.20)"), _("no: learned once, fixed"),
+      _("no: learned once, fixed"));
+  // TRANSLATORS: a table's row: how many learned weights. D is the width of the head input X = [T | P] (tokens T and
+  // positional codes P).
+  row(text_format(_("learned numbers (D = %lld: width of the head input [T | P])"), D),
+      // TRANSLATORS: %lld is a count; W_q, W_k, W_v are the head's query, key and value weights; A the attention matrix.
+      text_format(_("%lld in W_q, W_k, W_v of this head; none in A itself"), head_params),
+      // TRANSLATORS: %lld is a count; D the width, N the number of tokens. Keep the exercise's number.
+      text_format(_("%lld (D^2 N^2, exercise 12.1)"), D * D * N * N),
+      // TRANSLATORS: %lld is a count; k the kernel size, D the width.
+      text_format(_("%lld (k^2 D^2, shared by all tokens)"), static_cast<long long>(conv_k()) * conv_k() * D * D));
+  // TRANSLATORS: a table's row and its answers for A, fc and conv; k is the convolution's kernel size.
+  row(_("which inputs reach token i"), _("every unmasked token"), _("every token"), _("only the k x k patches around it"));
   ImGui::EndTable();
 }
 
@@ -221,45 +267,63 @@ void MatrixView::draw_contents(AppState& state, HandMadeSession& hand_made) {
 // The head, the colour range, the pooling and the conv kernel's size.
 void MatrixView::draw_controls(AppState& state) {
   setting_widget(state, "hand_made.head", {.scope = "matrix", .width_em = 11});
-  combo_with_help("colours", &range_, "whole matrix\0each row\0", 9, "matrix_range",
-                  "whole matrix: one colour scale for all of A (the colour bar). each row: every query's row is stretched "
-                  "between its own smallest and largest weight, as the attention map does; useful when a mask leaves some "
-                  "rows with few keys and therefore large weights. The colormap and the normalization are the app's.");
-  combo_with_help("pooling", &pooling_, "mean\0max\0", 5, "matrix_pooling",
-                  "When A has more rows than the picture has pixels, each pixel stands for a b x b block of weights: "
-                  "mean shows their average (the true share of the block, so large blocks look dim), max the largest "
-                  "weight in the block (a strong key stays visible however small the block's share). Masked weights count "
-                  "as 0. With one weight per pixel both are a_ij itself.");
+  // The combos' items, "\0"-separated (translated each frame: the language may change).
+  // TRANSLATORS: the choices of the "colours" list: one colour scale for the whole matrix, or one for each row.
+  const std::string ranges = std::string(_("whole matrix")) + '\0' + _("each row") + '\0';
+  const std::string poolings = std::string(pooling_text(Pooling::Mean)) + '\0' + pooling_text(Pooling::Max) + '\0';
+  // TRANSLATORS: a list's label: how the matrix's weights are turned into colours.
+  combo_with_help(_("colours"), &range_, ranges.c_str(), 9, "matrix_range",
+                  // TRANSLATORS: the help of "colours"; "whole matrix" and "each row" are its choices (translate them
+                  // alike). A is the attention matrix.
+                  _("whole matrix: one colour scale for all of A (the colour bar). each row: every query's row is stretched "
+                    "between its own smallest and largest weight, as the attention map does; useful when a mask leaves some "
+                    "rows with few keys and therefore large weights. The colormap and the normalization are the app's."));
+  // TRANSLATORS: a list's label: how a block of weights becomes one pixel ("mean" or "max").
+  combo_with_help(_("pooling"), &pooling_, poolings.c_str(), 5, "matrix_pooling",
+                  // TRANSLATORS: the help of "pooling"; "mean" and "max" are its choices (translate them alike). A is the
+                  // attention matrix, b the block's side, a_ij a weight.
+                  _("When A has more rows than the picture has pixels, each pixel stands for a b x b block of weights: "
+                    "mean shows their average (the true share of the block, so large blocks look dim), max the largest "
+                    "weight in the block (a strong key stays visible however small the block's share). Masked weights count "
+                    "as 0. With one weight per pixel both are a_ij itself."));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   ImGui::BeginDisabled(use_cnn_ && cnn_);
-  if (ImGui::SliderInt("conv kernel k", &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
+  // TRANSLATORS: a slider: the convolution's kernel size, written k.
+  if (ImGui::SliderInt(_("conv kernel k"), &k_, 1, 15, "%d", ImGuiSliderFlags_AlwaysClamp) && k_ % 2 == 0) ++k_;
   ImGui::EndDisabled();
-  help_marker("Size of the convolution's window in patches (odd). Its matrix has a band of k rows of k entries.");
+  help_marker(_("Size of the convolution's window in patches (odd). Its matrix has a band of k rows of k entries."));
   // Fig. 26.21 with a real convolution: the ResNet the ViT views' CNN tab sets (cnn.model).
   ImGui::BeginDisabled(state.cnn_model.empty());
-  ImGui::Checkbox("the ResNet's conv1", &use_cnn_);
+  // TRANSLATORS: a checkbox: draw the conv matrix from the ResNet's first convolution (conv1 is its name).
+  ImGui::Checkbox(_("the ResNet's conv1"), &use_cnn_);
   record_widget("matrix_cnn_conv1");
   ImGui::EndDisabled();
   ImGui::SameLine();
   help_marker(state.cnn_model.empty()
-                  ? "Set a ResNet in the ViT views' CNN tab (a random ResNet-18 or a checkpoint): its first convolution then "
-                    "draws the conv matrix here instead of the stand-in kernel."
-                  : "The conv matrix from the first convolution (conv1, its batch norm folded) of the CNN tab's ResNet, "
-                    "applied with stride 1 over this grid of tokens: one (output, input) channel pair, or the sum of |w| "
-                    "over all pairs. Its band is the kernel's size, whatever the weights: locality is in the structure.");
+                  // TRANSLATORS: "CNN" is the name of a tab of the ViT views (translate it as that tab does).
+                  ? _("Set a ResNet in the ViT views' CNN tab (a random ResNet-18 or a checkpoint): its first convolution then "
+                      "draws the conv matrix here instead of the stand-in kernel.")
+                  // TRANSLATORS: conv1 is the ResNet's first convolution (a name); w are its kernel's weights.
+                  : _("The conv matrix from the first convolution (conv1, its batch norm folded) of the CNN tab's ResNet, "
+                      "applied with stride 1 over this grid of tokens: one (output, input) channel pair, or the sum of |w| "
+                      "over all pairs. Its band is the kernel's size, whatever the weights: locality is in the structure."));
   if (use_cnn_ && cnn_) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-    ImGui::SliderInt("out channel", &cnn_out_, -1, cnn_->stem.out - 1, cnn_out_ < 0 ? "all (sum |w|)" : "%d", ImGuiSliderFlags_AlwaysClamp);
+    // TRANSLATORS: a slider: the convolution's output channel; at its lowest it shows "all (sum |w|)": the sum of the
+    // kernel weights' magnitudes over all channels.
+    ImGui::SliderInt(_("out channel"), &cnn_out_, -1, cnn_->stem.out - 1, cnn_out_ < 0 ? _("all (sum |w|)") : "%d",
+                     ImGuiSliderFlags_AlwaysClamp);
     if (cnn_out_ >= 0) {
       ImGui::SameLine();
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-      ImGui::SliderInt("in (RGB)", &cnn_in_, 0, cnn_->stem.in - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+      // TRANSLATORS: a slider: the convolution's input channel (0, 1, 2 = red, green, blue).
+      ImGui::SliderInt(_("in (RGB)"), &cnn_in_, 0, cnn_->stem.in - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
     }
   } else if (use_cnn_ && !cnn_loading_.empty()) {
     ImGui::SameLine();
-    ImGui::TextDisabled("loading the ResNet ...");
+    ImGui::TextDisabled("%s", _("loading the ResNet ..."));
     state.commands.redraw();
   } else if (use_cnn_ && !cnn_error_.empty()) {
     ImGui::SameLine();
@@ -271,16 +335,20 @@ void MatrixView::draw_controls(AppState& state) {
 void MatrixView::draw_size_note(const PatchGrid& g) const {
   const int N = g.N();
   const long long NN = static_cast<long long>(N) * N;
-  text_wrapped("N = %d tokens (%d x %d patches of %d px), so every matrix here is %d x %d = %lld entries.", N, g.cols, g.rows,
+  // TRANSLATORS: N is the number of tokens; the grid's columns x rows, the patch size in pixels, then N x N and its product.
+  text_wrapped(_("N = %d tokens (%d x %d patches of %d px), so every matrix here is %d x %d = %lld entries."), N, g.cols, g.rows,
               g.K, N, N, NN);
   const int b = block_size(N, kMaxSide);
   if (b > 1)
-    text_wrapped("Too many entries for the screen: A and fc are reduced to %d x %d pixels, each the %s (A) or the "
-                       "mean (fc) of a %d x %d block of entries; conv is reduced to the size it is drawn. A block is black "
-                       "only when every entry in it is masked (or zero).",
-                       (N + b - 1) / b, (N + b - 1) / b, pooling_name(static_cast<Pooling>(pooling_)), b, b);
+    // TRANSLATORS: A is the attention matrix, fc the fully connected layer's, conv the convolution's. The %s is the
+    // pooling: "mean" or "max" (as translated for the "pooling" list).
+    text_wrapped(_("Too many entries for the screen: A and fc are reduced to %d x %d pixels, each the %s (A) or the "
+                   "mean (fc) of a %d x %d block of entries; conv is reduced to the size it is drawn. A block is black "
+                   "only when every entry in it is masked (or zero)."),
+                 (N + b - 1) / b, (N + b - 1) / b, pooling_text(static_cast<Pooling>(pooling_)), b, b);
   else
-    ImGui::TextUnformatted("A and fc are shown exactly, one pixel per entry. Black = masked (weight exactly 0) or zero.");
+    // TRANSLATORS: A is the attention matrix, fc the fully connected layer's matrix.
+    ImGui::TextUnformatted(_("A and fc are shown exactly, one pixel per entry. Black = masked (weight exactly 0) or zero."));
 }
 
 // The three matrices: side by side when the window is wide, else A large with fc and conv
@@ -320,7 +388,8 @@ void MatrixView::draw_matrices(AppState& state, HandMadeSession& hand_made, int 
 // The colour bar: the whole matrix's range, or the query row's when each row has its own.
 void MatrixView::draw_colour_bar(const AppState& state, int N, int query, float side, float bar_w) const {
   ImGui::BeginGroup();
-  ImGui::TextUnformatted(range_ == 1 ? "row i" : "all of A");
+  // TRANSLATORS: the colour bar's caption: the range of the query's row i, or of the whole attention matrix A.
+  ImGui::TextUnformatted(range_ == 1 ? _("row i") : _("all of A"));
   if (a_.valid()) {
     std::vector<std::uint8_t> keep(a_.image.all_zero.size());
     for (size_t t = 0; t < keep.size(); ++t) keep[t] = a_.image.all_zero[t] ? 0 : 1;
@@ -343,31 +412,42 @@ void MatrixView::draw_notes(HandMadeSession& hand_made, int query) {
   const int N = hand_made.grid().N();
   const long long NN = static_cast<long long>(N) * N;
   if (a_.valid()) {
-    ImGui::TextDisabled("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
-                        "full matrix would take %s); the outlined row is query i = %d.",
+    // TRANSLATORS: A is the attention matrix; the first %s is the engine that computed it (a name), the second an amount
+    // of memory (e.g. "12.5 MiB"); i is the query's token index.
+    ImGui::TextDisabled(_("A pooled once for these settings from its %lld weights without storing them (%s, %.0f ms; the "
+                          "full matrix would take %s); the outlined row is query i = %d."),
                         NN, hand_made.short_name().c_str(), a_ms_, mib(static_cast<double>(NN) * 4).c_str(), query);
     const Mask& mask = hand_made.setup().mask;
     if (mask.kind() == MaskKind::Window) {
-      text_wrapped("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "
-                         "the conv's banded pattern; its values still come from the image.",
+      // TRANSLATORS: radius in patches; %dx%d is a convolution's kernel size; A is the attention matrix.
+      text_wrapped(_("The local-window mask of radius %d keeps exactly the entries a %dx%d convolution uses, so A gets "
+                     "the conv's banded pattern; its values still come from the image."),
                          mask.radius(), 2 * mask.radius() + 1, 2 * mask.radius() + 1);
       if (2 * mask.radius() + 1 <= 15 && k_ != 2 * mask.radius() + 1 &&
-          ImGui::SmallButton(("set the conv kernel to k = " + std::to_string(2 * mask.radius() + 1) + " to compare").c_str()))
+          // TRANSLATORS: a button; k is the convolution's kernel size.
+          ImGui::SmallButton(text_format(_("set the conv kernel to k = %d to compare"), 2 * mask.radius() + 1).c_str()))
         k_ = 2 * mask.radius() + 1;
     }
     if (a_empty_rows_ > 0)
-      text_wrapped("%d row(s) have no key left (first: row %d): the mask hides every key from that query, so its "
-                         "weights are all 0 and the row is black.",
-                         a_empty_rows_, a_first_empty_);
+      // TRANSLATORS: %d rows of the attention matrix (a count), then the first one's number.
+      text_wrapped(tr_n("%d row(s) have no key left (first: row %d): the mask hides every key from that query, so its "
+                        "weights are all 0 and the row is black.",
+                        "%d row(s) have no key left (first: row %d): the mask hides every key from that query, so its "
+                        "weights are all 0 and the row is black.",
+                        static_cast<unsigned long>(a_empty_rows_)),
+                   a_empty_rows_, a_first_empty_);
   }
-  text_wrapped("Row i of each matrix says how much output token i takes from every input token j. A (eq. 26.20) "
-                     "is filled almost everywhere and is recomputed from Q and K for each image; masks turn cells off "
-                     "(fig. 26.18; the causal mask keeps j <= i, the lower triangle). The fc layer (eq. 26.6) is just as "
-                     "dense but its weights are fixed, whatever the image. The convolution only links neighbouring "
-                     "patches: in raster order its entries sit on k groups of k adjacent diagonals (one group per kernel "
-                     "row, the groups one grid row apart), and along each diagonal one kernel weight repeats (a "
-                     "block-Toeplitz matrix, fig. 26.21). Stand-in values "
-                     "are drawn for fc, and for conv unless the ResNet's conv1 is on (set a ResNet in the ViT views' CNN tab).");
+  // TRANSLATORS: i and j are token indices; A is the attention matrix, Q and K the queries and keys; fc the fully connected
+  // layer, conv the convolution, k its kernel size; conv1 is the ResNet's first convolution (a name); "CNN" is a tab of
+  // the ViT views. Keep the equation and figure numbers.
+  text_wrapped("%s", _("Row i of each matrix says how much output token i takes from every input token j. A (eq. 26.20) "
+                       "is filled almost everywhere and is recomputed from Q and K for each image; masks turn cells off "
+                       "(fig. 26.18; the causal mask keeps j <= i, the lower triangle). The fc layer (eq. 26.6) is just as "
+                       "dense but its weights are fixed, whatever the image. The convolution only links neighbouring "
+                       "patches: in raster order its entries sit on k groups of k adjacent diagonals (one group per kernel "
+                       "row, the groups one grid row apart), and along each diagonal one kernel weight repeats (a "
+                       "block-Toeplitz matrix, fig. 26.21). Stand-in values "
+                       "are drawn for fc, and for conv unless the ResNet's conv1 is on (set a ResNet in the ViT views' CNN tab)."));
 }
 
 }  // namespace matrix_view

@@ -69,11 +69,18 @@ struct Picture {
 class MatrixView final : public TeachingView {
  public:
   MatrixView()
-      : TeachingView({"matrix", "Attention matrix", "figs. 26.18, 26.21",
-            "Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
-            "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
-            "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
-            "band that repeats one small kernel."}) {}
+      : TeachingView({"matrix",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu).
+            N_("Attention matrix"),
+            // TRANSLATORS: where the view's idea is in the book: figures 26.18 and 26.21. Keep the numbers.
+            N_("figs. 26.18, 26.21"),
+            // TRANSLATORS: the guided tour's text for the attention-matrix view. A is the attention matrix, N the
+            // number of tokens; fc = a fully connected layer, conv = a convolution. Keep the symbols and the
+            // equation and figure numbers.
+            N_("Every row of A is one query's weights over all N keys, so the whole layer is an N x N matrix (eq. 26.20). "
+               "Masked cells are black (fig. 26.18). Beside it, an fc layer and a convolution written as matrices over the "
+               "same tokens (fig. 26.21): A is dense and changes with the image, fc is dense and fixed, conv is a narrow "
+               "band that repeats one small kernel.")}) {}
   void draw_contents(AppState& state, HandMadeSession& hand_made) override;
 
  private:
@@ -88,7 +95,7 @@ class MatrixView final : public TeachingView {
   void draw_matrices(AppState& state, HandMadeSession& hand_made, int query);
   void draw_colour_bar(const AppState& state, int N, int query, float side, float bar_w) const;
   void draw_notes(HandMadeSession& hand_made, int query);
-  // "<what> A ... 37%" while a picture is under way.
+  // "<what> ... 37%" while a picture is under way (`what` translated by the caller).
   std::string progress_text(const char* what) const {
     if (!building_ || next_.side < 1) return std::string(what) + " ...";
     return std::string(what) + " ... " + std::to_string(100 * next_row_ / next_.side) + "%";

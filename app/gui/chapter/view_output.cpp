@@ -35,10 +35,17 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 class OutputView final : public TeachingView {
  public:
   OutputView()
-      : TeachingView({"output", "Output tokens", "eqs. 26.21, 26.28",
-            "What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
-            "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
-            "picture; W_MSA merges them (eqs. 26.27-26.28)."}) {}
+      : TeachingView({"output",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu): the tokens attention outputs.
+            N_("Output tokens"),
+            // TRANSLATORS: where the view's idea is in the book: equations 26.21 and 26.28. Keep the numbers.
+            N_("eqs. 26.21, 26.28"),
+            // TRANSLATORS: the guided tour's text for the output view. T_out (the output tokens), A (the attention
+            // matrix), V (the values) and W_MSA (the heads' merging weights) are the chapter's symbols: keep them
+            // and the equation numbers.
+            N_("What attention hands on: T_out = A V (eq. 26.21). Each head's value is the patch's mean colour, so every "
+               "output token is a colour, the image's colours averaged with the query's weights. Each head gives its own "
+               "picture; W_MSA merges them (eqs. 26.27-26.28).")}) {}
   void draw_contents(AppState& state, HandMadeSession& hand_made) override;
 
  private:
@@ -74,8 +81,10 @@ class OutputView final : public TeachingView {
 };
 
 std::string OutputView::tile_label(int t) const {
-  if (t == kInputTile) return "input: mean colours (T)";
-  if (t == kMergedTile) return "merged: T_out W_MSA";
+  // TRANSLATORS: a picture's caption: the input tokens' mean colours; T is the tokens' matrix.
+  if (t == kInputTile) return _("input: mean colours (T)");
+  // TRANSLATORS: a picture's caption: the heads' outputs T_out merged by the weights W_MSA (symbols: keep them).
+  if (t == kMergedTile) return _("merged: T_out W_MSA");
   return std::to_string(t - 1) + " " + std::string(head_name(static_cast<HeadKind>(t - 1)));
 }
 
@@ -165,41 +174,54 @@ void OutputView::draw_contents(AppState& state, HandMadeSession& hand_made) {
 
 // The text, the temperature and the display-only stretch.
 void OutputView::draw_controls(AppState& state) {
-  text_wrapped("Each picture paints patch i with an output token. For a head, t_out_i = sum over j of a_ij v_j "
-                     "(eq. 26.21, T_out = A V), and v_j is patch j's mean colour, so t_out_i is the colour of the whole "
-                     "image averaged with query i's weights. The merged picture concatenates the heads (eq. 26.27) and "
-                     "multiplies by W_MSA (eq. 26.28), here the average of the heads.");
+  // TRANSLATORS: t_out_i is output token i, a_ij the weights, v_j the values, T_out = A V the outputs as a matrix product
+  // (A the attention matrix, V the values), W_MSA the heads' merging weights. Keep the symbols and equation numbers.
+  text_wrapped("%s", _("Each picture paints patch i with an output token. For a head, t_out_i = sum over j of a_ij v_j "
+                       "(eq. 26.21, T_out = A V), and v_j is patch j's mean colour, so t_out_i is the colour of the whole "
+                       "image averaged with query i's weights. The merged picture concatenates the heads (eq. 26.27) and "
+                       "multiplies by W_MSA (eq. 26.28), here the average of the heads."));
   setting_widget(state, "temperature", {.scope = "output", .width_em = 12, .help = false});
-  help_marker("The same setting as in Controls. At 1 a row of A is nearly flat, so each output is close to the image's "
-              "average colour; lower it and every patch takes the colour of the patches it attends to most.");
+  // TRANSLATORS: the temperature's help. "Controls" is the panel's name (translate it as the View menu does); A is the
+  // attention matrix.
+  help_marker(_("The same setting as in Controls. At 1 a row of A is nearly flat, so each output is close to the image's "
+                "average colour; lower it and every patch takes the colour of the patches it attends to most."));
   ImGui::SameLine();
-  if (ImGui::SmallButton("tau = 0.05")) state.attention.temperature = 0.05f;
+  if (ImGui::SmallButton("tau = 0.05")) state.attention.temperature = 0.05f;  // i18n: English (a formula)
   ImGui::SameLine();
-  if (ImGui::SmallButton("tau = 1")) state.attention.temperature = 1.0f;
+  if (ImGui::SmallButton("tau = 1")) state.attention.temperature = 1.0f;  // i18n: English (a formula)
   ImGui::SameLine();
-  ImGui::Checkbox("stretch contrast", &stretch_);
-  help_marker("Display only: spreads each picture's darkest to brightest value over the full range (one linear map per "
-              "picture, the same for r, g and b), so small differences between outputs become visible. The numbers "
-              "below are never stretched.");
+  ImGui::Checkbox(_("stretch contrast"), &stretch_);
+  // TRANSLATORS: the help of "stretch contrast"; r, g and b are the colour channels.
+  help_marker(_("Display only: spreads each picture's darkest to brightest value over the full range (one linear map per "
+                "picture, the same for r, g and b), so small differences between outputs become visible. The numbers "
+                "below are never stretched."));
 }
 
 // Above kAutoTokens: the button that asks for T_out, with an estimate; the flat rows' hint.
 void OutputView::draw_request(AppState& state, int N, bool all) {
   if (N > kAutoTokens && !requested_ && !all) {
     const double n2 = static_cast<double>(N) * N;
-    text_wrapped("%d tokens: each head's T_out needs N^2 = %s weights, so it is computed only when asked.", N, format_number(n2, 4).c_str());
+    // TRANSLATORS: %d is the number of tokens N (a large number); T_out are a head's output tokens.
+    text_wrapped(tr_n("%d tokens: each head's T_out needs N^2 = %s weights, so it is computed only when asked.",
+                      "%d tokens: each head's T_out needs N^2 = %s weights, so it is computed only when asked.",
+                      static_cast<unsigned long>(N)),
+                 N, format_number(n2, 4).c_str());
     if (ms_per_entry_ > 0)
-      ImGui::TextDisabled("Estimate from the last run: about %.0f s for the %d heads.", ms_per_entry_ * n2 * kHeadCount / 1000.0,
+      // TRANSLATORS: %.0f is a time in seconds ("s"), %d the number of heads.
+      ImGui::TextDisabled(_("Estimate from the last run: about %.0f s for the %d heads."), ms_per_entry_ * n2 * kHeadCount / 1000.0,
                           kHeadCount);
     else
-      ImGui::TextDisabled("On a software renderer (llvmpipe) this can take minutes; the heads are computed one at a time.");
-    if (ImGui::Button("compute the output tokens")) requested_ = true;
+      ImGui::TextDisabled("%s",
+                          // TRANSLATORS: llvmpipe is the name of a software OpenGL renderer.
+                          _("On a software renderer (llvmpipe) this can take minutes; the heads are computed one at a time."));
+    if (ImGui::Button(_("compute the output tokens"))) requested_ = true;
     record_widget("output_compute");
   }
   if (state.attention.temperature >= 0.5f && !stretch_ && all) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    text_wrapped("At this temperature the rows of A are nearly flat: every output is close to the image's mean "
-                       "colour. Lower tau, or stretch the contrast, to see the differences.");
+    // TRANSLATORS: A is the attention matrix, tau the temperature.
+    text_wrapped("%s", _("At this temperature the rows of A are nearly flat: every output is close to the image's mean "
+                         "colour. Lower tau, or stretch the contrast, to see the differences."));
     ImGui::PopStyleColor();
   }
 }
@@ -231,7 +253,9 @@ OutputView::Hovered OutputView::draw_tiles(AppState& state, HandMadeSession& han
     ImGui::BeginGroup();
     const std::string label = tile_label(t);
     ImGui::TextUnformatted(label.c_str());
-    if (t > kInputTile && t < kMergedTile && ImGui::IsItemHovered()) ImGui::SetTooltip("head %d: T_out = A V (eq. 26.21)", t - 1);
+    if (t > kInputTile && t < kMergedTile && ImGui::IsItemHovered())
+      // TRANSLATORS: %d is the head's number; T_out = A V: output tokens = attention matrix times values.
+      ImGui::SetTooltip(_("head %d: T_out = A V (eq. 26.21)"), t - 1);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const bool clicked = ImGui::InvisibleButton(("tile" + std::to_string(t)).c_str(), ImVec2(tile_w, tile_h));
     if (t == 1) record_widget("output_head0");
@@ -247,7 +271,7 @@ OutputView::Hovered OutputView::draw_tiles(AppState& state, HandMadeSession& han
       dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x0 + cw + 1, y0 + ch + 1), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
     } else {
       dl->AddText(ImVec2(p.x + 4, p.y + 4), IM_COL32(255, 255, 255, 255),
-                  N > kAutoTokens && !requested_ ? "not computed" : "computing ...");
+                  N > kAutoTokens && !requested_ ? _("not computed") : _("computing ..."));
     }
     if (t == 1 + state.hand_made.head.head)
       dl->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(p.x + tile_w + 2, p.y + tile_h + 2), IM_COL32(255, 255, 255, 200), 0, 0, 1.0f);
@@ -272,10 +296,12 @@ void OutputView::draw_tile_tooltip(const PatchGrid& g, Hovered hovered) const {
   const Matrix& M = colours_[static_cast<size_t>(hovered.tile)];
   ImGui::BeginTooltip();
   ImGui::Text("%s", tile_label(hovered.tile).c_str());
-  ImGui::Text("patch i = %d (col %d, row %d)", hovered.token, g.col_of(hovered.token), g.row_of(hovered.token));
-  ImGui::Text("%s = (%.4f, %.4f, %.4f)", hovered.tile == kInputTile ? "c_i" : "t_out_i", static_cast<double>(M(hovered.token, 0)),
+  // TRANSLATORS: i is the patch's token index; col and row its column and row in the grid.
+  ImGui::Text(_("patch i = %d (col %d, row %d)"), hovered.token, g.col_of(hovered.token), g.row_of(hovered.token));
+  ImGui::Text("%s = (%.4f, %.4f, %.4f)", hovered.tile == kInputTile ? "c_i" : "t_out_i",  // i18n: English (symbols)
+              static_cast<double>(M(hovered.token, 0)),
               static_cast<double>(M(hovered.token, 1)), static_cast<double>(M(hovered.token, 2)));
-  ImGui::TextDisabled("click: read this patch's numbers below (and make it the query)");
+  ImGui::TextDisabled("%s", _("click: read this patch's numbers below (and make it the query)"));
   ImGui::EndTooltip();
 }
 
@@ -284,21 +310,26 @@ void OutputView::draw_numbers(HandMadeSession& hand_made, int sel, bool all) {
   const PatchGrid& g = hand_made.grid();
   const int N = g.N();
   ImGui::Spacing();
-  text_wrapped("Patch i = %d (col %d, row %d), the query: its output token in every picture", sel, g.col_of(sel), g.row_of(sel));
+  // TRANSLATORS: i is the patch's token index; col and row its column and row in the grid.
+  text_wrapped(_("Patch i = %d (col %d, row %d), the query: its output token in every picture"), sel, g.col_of(sel),
+               g.row_of(sel));
   const auto& empty = hand_made.latest_rows(sel).empty;
   if (ImGui::BeginTable("tout", 6, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
     ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn("colour");
+    // TRANSLATORS: a table column: a colour swatch.
+    ImGui::TableSetupColumn(_("colour"));
     ImGui::TableSetupColumn("r");
     ImGui::TableSetupColumn("g");
     ImGui::TableSetupColumn("b");
-    ImGui::TableSetupColumn("note");
+    // TRANSLATORS: a table column: a remark on the row.
+    ImGui::TableSetupColumn(_("note"));
     ImGui::TableHeadersRow();
     const bool have_input = current(kInputTile);
     for (int t = 0; t < kTiles; ++t) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(t == kInputTile ? "input c_i" : tile_label(t).c_str());
+      // TRANSLATORS: a table's row: the input token's mean colour c_i (a symbol).
+      ImGui::TextUnformatted(t == kInputTile ? _("input c_i") : tile_label(t).c_str());
       if (!current(t)) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("-");
@@ -315,16 +346,22 @@ void OutputView::draw_numbers(HandMadeSession& hand_made, int sel, bool all) {
       }
       ImGui::TableNextColumn();
       if (t > kInputTile && t < kMergedTile && empty[static_cast<size_t>(t - 1)])
-        ImGui::TextUnformatted("no key left for this query: t_out = 0");
+        // TRANSLATORS: t_out is the output token.
+        ImGui::TextUnformatted(_("no key left for this query: t_out = 0"));
       else if (t == kMergedTile && std::all_of(empty.begin(), empty.end(), [](bool e) { return e; }))
-        ImGui::TextUnformatted("no head has a key for this query: 0");
+        ImGui::TextUnformatted(_("no head has a key for this query: 0"));
       else if (t != kInputTile && have_input)
-        ImGui::Text("|t_out - c_i| = %.4f", static_cast<double>((v - colours_[kInputTile].row(sel)).norm()));
+        ImGui::Text("|t_out - c_i| = %.4f",  // i18n: English (a formula)
+                    static_cast<double>((v - colours_[kInputTile].row(sel)).norm()));
     }
     ImGui::EndTable();
   }
   if (all)
-    ImGui::TextDisabled("%d tokens; outputs computed once per change of image or settings (%s, %.0f ms for the %d heads).", N,
+    // TRANSLATORS: %d tokens (a count); %s is the engine that computed them (a name); ms = milliseconds; %d heads.
+    ImGui::TextDisabled(tr_n("%d tokens; outputs computed once per change of image or settings (%s, %.0f ms for the %d heads).",
+                             "%d tokens; outputs computed once per change of image or settings (%s, %.0f ms for the %d heads).",
+                             static_cast<unsigned long>(N)),
+                        N,
                         hand_made.short_name().c_str(), ms_, kHeadCount);
 }
 

@@ -22,6 +22,7 @@
 #include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/state/memo.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/demos.hpp"
 
 namespace attnlab::app {
@@ -88,17 +89,22 @@ struct Output {
 class PermutationView final : public TeachingView {
  public:
   PermutationView()
-      : TeachingView({"permutation", "Permutation", "section 26.8, fig. 26.15",
-            "Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
-            "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
-            "on where a patch sits, and the numbers change."}) {}
+      : TeachingView({"permutation",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu): shuffling the patches.
+            N_("Permutation"),
+            // TRANSLATORS: where the view's idea is in the book: section 26.8 and figure 26.15. Keep the numbers.
+            N_("section 26.8, fig. 26.15"),
+            // TRANSLATORS: the guided tour's text for the permutation view. Keep the equation and exercise numbers.
+            N_("Shuffle the patches and run attention again. Without positional codes every weight moves with its patch: "
+               "putting the patches back gives the very same map (eq. 26.30, exercise 12.3). With codes the scores depend "
+               "on where a patch sits, and the numbers change.")}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
-    text_wrapped(
-        "Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every other "
-        "one and never looks at their order, so the shuffled image's map is the original map with its values carried "
-        "along by their patches. Put back in place, it should match the original exactly - unless something in the "
-        "scores depends on the place: positional codes (section 26.11) or a mask.");
+    // TRANSLATORS: T is the matrix of the tokens (one row each). Keep the equation and section numbers.
+    text_wrapped("%s", _("Shuffling the patches permutes the rows of T (eq. 26.30). Attention compares every token with every "
+                         "other one and never looks at their order, so the shuffled image's map is the original map with its "
+                         "values carried along by their patches. Put back in place, it should match the original exactly - "
+                         "unless something in the scores depends on the place: positional codes (section 26.11) or a mask."));
     draw_controls(state);
     ImGui::Separator();
 
@@ -108,9 +114,9 @@ class PermutationView final : public TeachingView {
       while (K < std::min(g.image_width, g.image_height) &&
              static_cast<long long>(g.image_width / K) * (g.image_height / K) > kMaxDemoTokens)
         ++K;
-      text_wrapped(
-          "This demo runs the CPU reference on two images; with N = %d tokens that is too slow for a live view. "
-          "Choose a patch size of at least %d pixels (N <= %d).",
+      // TRANSLATORS: N is the number of tokens; the second %d a patch size in pixels, the third the most tokens allowed.
+      text_wrapped(_("This demo runs the CPU reference on two images; with N = %d tokens that is too slow for a live view. "
+                     "Choose a patch size of at least %d pixels (N <= %d)."),
           g.N(), K, kMaxDemoTokens);
       return;
     }
@@ -131,28 +137,33 @@ class PermutationView final : public TeachingView {
  private:
   void draw_controls(AppState& state) {
     const float w = ImGui::GetFontSize() * 6;
-    ImGui::TextUnformatted("seed");
+    // TRANSLATORS: the random seed of the shuffle (a number field follows).
+    ImGui::TextUnformatted(_("seed"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(w);
     if (ImGui::InputInt("##seed", &seed_)) seed_ = std::max(seed_, 0);
     ImGui::SameLine();
-    if (ImGui::Button("shuffle again")) seed_ = seed_ < 1 << 30 ? seed_ + 1 : 0;
+    if (ImGui::Button(_("shuffle again"))) seed_ = seed_ < 1 << 30 ? seed_ + 1 : 0;
     // "codes:" and "head:" each with its widget, on this line while they fit, else on the next.
     const float gap = ImGui::GetStyle().ItemSpacing.x;
     const WidgetPlace codes{.scope = "permutation", .radio = true, .label = false, .help = false};
-    same_line_if_room(ImGui::CalcTextSize("   codes:").x + gap + setting_widget_width(state, "pos.mode", codes));
-    ImGui::TextUnformatted("   codes:");
+    // TRANSLATORS: the label of the positional codes' choice (radio buttons follow). Keep the leading spaces.
+    const char* codes_label = _("   codes:");
+    same_line_if_room(ImGui::CalcTextSize(codes_label).x + gap + setting_widget_width(state, "pos.mode", codes));
+    ImGui::TextUnformatted(codes_label);
     ImGui::SameLine();
     setting_widget(state, "pos.mode", codes);
     const WidgetPlace head{.scope = "permutation", .width_em = 9, .label = false, .help = false};
-    same_line_if_room(ImGui::CalcTextSize("   head:").x + 2 * gap + setting_widget_width(state, "hand_made.head", head) +
+    // TRANSLATORS: the label of the attention head's choice (a list follows). Keep the leading spaces.
+    const char* head_label = _("   head:");
+    same_line_if_room(ImGui::CalcTextSize(head_label).x + 2 * gap + setting_widget_width(state, "hand_made.head", head) +
                       ImGui::CalcTextSize("(?)").x);
-    ImGui::TextUnformatted("   head:");
+    ImGui::TextUnformatted(head_label);
     ImGui::SameLine();
     setting_widget(state, "hand_made.head", head);
-    help_marker(
-        "The main head (the image view's). The position and colour+position heads read the code p "
-        "themselves, so they depend on the place even with the codes switched off.");
+    // TRANSLATORS: "position" and "colour+position" are heads' names; p is the positional code.
+    help_marker(_("The main head (the image view's). The position and colour+position heads read the code p themselves, so they "
+                  "depend on the place even with the codes switched off."));
   }
 
   // The two CPU references, the permutation and the shuffled photo: on a new image, settings or seed.
@@ -260,22 +271,25 @@ class PermutationView final : public TeachingView {
       state.hand_made.query_pinned = true;
     };
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("shuffled image");
+    ImGui::TextUnformatted(_("shuffled image"));
     if (auto hit = map_panel("shuffled", pair().photo.im(), rows().shuffled.im(), g, moved, side, opacity))
       pick(pair().perm[static_cast<size_t>(*hit)]);  // the patch sitting there comes from perm[hit]
-    ImGui::TextDisabled("query now at (%d,%d)", g.col_of(moved), g.row_of(moved));
+    // TRANSLATORS: where the query's patch sits in the shuffled image: (column,row).
+    ImGui::TextDisabled(_("query now at (%d,%d)"), g.col_of(moved), g.row_of(moved));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("shuffle undone");
+    ImGui::TextUnformatted(_("shuffle undone"));
     if (auto hit = map_panel("undone", hand_made.photo(), rows().undone.im(), g, query, side, opacity)) pick(*hit);
-    ImGui::TextDisabled("weights put back in place");
+    ImGui::TextDisabled("%s", _("weights put back in place"));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("original");
+    // TRANSLATORS: a picture's caption: the map of the original (unshuffled) image.
+    ImGui::TextUnformatted(_("original"));
     if (auto hit = map_panel("original", hand_made.photo(), rows().original.im(), g, query, side, opacity)) pick(*hit);
-    ImGui::TextDisabled("query (%d,%d)", g.col_of(query), g.row_of(query));
+    // TRANSLATORS: the query's patch: (column,row).
+    ImGui::TextDisabled(_("query (%d,%d)"), g.col_of(query), g.row_of(query));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -284,28 +298,31 @@ class PermutationView final : public TeachingView {
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("|undone - original|");
+    // TRANSLATORS: a picture's caption: the absolute difference of the "shuffle undone" and "original" maps.
+    ImGui::TextUnformatted(_("|undone - original|"));
     map_panel("difference", nullptr, rows().diff.im(), g, query, side, 1.0f);
-    ImGui::TextDisabled("black = 0, brightest = %s", format_weight(rows().diff_max).c_str());
+    ImGui::TextDisabled(_("black = 0, brightest = %s"), format_weight(rows().diff_max).c_str());
     ImGui::EndGroup();
-    ImGui::TextDisabled("The three maps share one colour scale. Click a patch (in any map) to make it the query.");
+    ImGui::TextDisabled("%s", _("The three maps share one colour scale. Click a patch (in any map) to make it the query."));
   }
 
   void draw_readout(HandMadeSession& hand_made, int head, int query) {
     const Settings& s = hand_made.settings();
     const int N = pair().original->N();
     ImGui::Separator();
-    ImGui::Text(
-        "largest |difference| after undoing the shuffle: %s   (row %d of A; a uniform weight would be 1/N = %s)",
+    // TRANSLATORS: A is the attention matrix, N the number of tokens.
+    ImGui::Text(_("largest |difference| after undoing the shuffle: %s   (row %d of A; a uniform weight would be 1/N = %s)"),
         format_weight(rows().diff_max).c_str(), query, format_weight(1.0 / N).c_str());
     if (output_.last()->diff)
-      text_wrapped("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s", N,
+      // TRANSLATORS: T_out are the output tokens (the chapter's symbol); %d how many.
+      text_wrapped(_("largest |difference| of the output tokens T_out (all %d, eq. 26.21) after undoing: %s"), N,
                   format_weight(*output_.last()->diff).c_str());
     else if (!output_.last()->error.empty())
-      ImGui::Text("output tokens T_out: %s", output_.last()->error.c_str());
+      // TRANSLATORS: %s is why the output tokens could not be computed (an error message).
+      ImGui::Text(_("output tokens T_out: %s"), output_.last()->error.c_str());
     else
-      ImGui::TextDisabled("largest |difference| of the output tokens T_out after undoing: computing...");
-    if (rows().empty) ImGui::TextDisabled("(every key is masked for this query in one of the images)");
+      ImGui::TextDisabled("%s", _("largest |difference| of the output tokens T_out after undoing: computing..."));
+    if (rows().empty) ImGui::TextDisabled("%s", _("(every key is masked for this query in one of the images)"));
 
     const bool codes = s.pos.mode != PosMode::None;
     const bool masked = s.mask.kind != MaskKind::None;
@@ -313,28 +330,35 @@ class PermutationView final : public TeachingView {
         head == static_cast<int>(HeadKind::Position) || head == static_cast<int>(HeadKind::ColourPosition);
     ImGui::Spacing();
     if (!codes && !masked && !reads_p) {
-      text_wrapped(
-          "Zero up to float rounding: every score s_ij depends only on the contents of patches i and j, so shuffling "
-          "the tokens shuffles the rows and columns of A the same way and T_out moves along with them "
-          "(eqs. 26.29-26.31: the whole transformer is permutation equivariant). Switch on codes to break this.");
+      // TRANSLATORS: s_ij is the score of patches i and j, A the attention matrix, T_out the output tokens.
+      text_wrapped("%s", _("Zero up to float rounding: every score s_ij depends only on the contents of patches i and j, so "
+                           "shuffling the tokens shuffles the rows and columns of A the same way and T_out moves along with "
+                           "them (eqs. 26.29-26.31: the whole transformer is permutation equivariant). Switch on codes to break "
+                           "this."));
     } else {
       std::string why;
       if (codes)
         why += s.pos.mode == PosMode::Concat
-                   ? "The codes appended to q and k belong to the place, not to the patch: a moved patch gets the code "
-                     "of its new place, so its scores change (lambda^2 p_i^T p_j, eq. 26.40). "
-                   : "The codes added to the tokens belong to the place, not to the patch: a moved patch is a "
-                     "different token at its new place, so its query, key and value change. ";
+                   // TRANSLATORS: one sentence of an explanation built of several; keep its trailing space. q and k are
+                   // the query and key, lambda the codes' weight, p_i and p_j the positional codes.
+                   ? _("The codes appended to q and k belong to the place, not to the patch: a moved patch gets the code "
+                       "of its new place, so its scores change (lambda^2 p_i^T p_j, eq. 26.40). ")
+                   // TRANSLATORS: one sentence of an explanation built of several; keep its trailing space.
+                   : _("The codes added to the tokens belong to the place, not to the patch: a moved patch is a "
+                       "different token at its new place, so its query, key and value change. ");
       if (masked)
-        why +=
-            "The mask decides by index which keys a query may see, so it does not move with the patches (the "
-            "chapter's note next to section 26.11). ";
+        // TRANSLATORS: one sentence of an explanation built of several; keep its trailing space.
+        why += _("The mask decides by index which keys a query may see, so it does not move with the patches (the chapter's "
+                 "note next to section 26.11). ");
       if (reads_p)
-        why += "This head reads the positional code p itself, so it depends on the place even without codes. ";
-      why += "The difference is the information about the layout that attention alone would not have.";
+        // TRANSLATORS: one sentence of an explanation built of several; keep its trailing space. p is the positional code.
+        why += _("This head reads the positional code p itself, so it depends on the place even without codes. ");
+      // TRANSLATORS: the last sentence of an explanation built of several.
+      why += _("The difference is the information about the layout that attention alone would not have.");
       text_wrapped("%s", why.c_str());
     }
-    ImGui::TextDisabled("Computed with the CPU reference (Eigen) on both images; seed %d shuffles %d patches.",
+    // TRANSLATORS: Eigen is a library's name; the first %d is the random seed, the second the number of patches.
+    ImGui::TextDisabled(_("Computed with the CPU reference (Eigen) on both images; seed %d shuffles %d patches."),
                         pair().seed, N);
   }
 

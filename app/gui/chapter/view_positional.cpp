@@ -18,6 +18,7 @@
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/state/memo.hpp"
 #include "app/gui/state/setting_widgets.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/demos.hpp"
 #include "core/hand_made/positional.hpp"
 
@@ -59,10 +60,16 @@ struct LambdaMaps {
 class PositionalView final : public TeachingView {
  public:
   PositionalView()
-      : TeachingView({"positional", "Positional codes", "fig. 26.20, eqs. 26.38-26.40",
-            "Attention by itself cannot tell where a patch is. Positional codes give every patch a vector of sines of "
-            "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
-            "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight."}) {}
+      : TeachingView({"positional",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu).
+            N_("Positional codes"),
+            // TRANSLATORS: where the view's idea is in the book: figure 26.20, equations 26.38 to 26.40. Keep the numbers.
+            N_("fig. 26.20, eqs. 26.38-26.40"),
+            // TRANSLATORS: the guided tour's text for the positional view. B is the codes' base, lambda their
+            // weight, p_i and p_j the positional codes of patches i and j. Keep the symbols and the numbers.
+            N_("Attention by itself cannot tell where a patch is. Positional codes give every patch a vector of sines of "
+               "its column and row, one wave per power of B (eqs. 26.38-26.40, fig. 26.20). Appended to queries and keys "
+               "with weight lambda, they add lambda^2 p_i^T p_j to every score, so near patches gain weight.")}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override;
 
@@ -104,21 +111,23 @@ void PositionalView::draw_contents(AppState& state, HandMadeSession& hand_made) 
   const int i = std::clamp(hand_made_query(state, hand_made.grid()), 0, static_cast<int>(codes().rows()) - 1);
   const PatchGrid& g = hand_made.grid();
 
-  text_wrapped(
-      "Patch (x, y) = (column, row) gets the code p = [p_x; p_y] (eq. 26.40): p_x holds sin(x / B^k) for k = 0..P "
-      "(eq. 26.38), p_y the same for the row (26.39). Each power k is a wave with a period of 2 pi B^k patches: "
-      "k = 0 changes fast, large k changes slowly, so together they tell every place apart.");
+  // TRANSLATORS: p is a patch's positional code, p_x and p_y its parts for the column x and the row y; B is the codes'
+  // base, k a power of it (0 to P). Keep the symbols and the equation numbers.
+  text_wrapped("%s", _("Patch (x, y) = (column, row) gets the code p = [p_x; p_y] (eq. 26.40): p_x holds sin(x / B^k) for k = "
+                       "0..P (eq. 26.38), p_y the same for the row (26.39). Each power k is a wave with a period of 2 pi B^k "
+                       "patches: k = 0 changes fast, large k changes slowly, so together they tell every place apart."));
   draw_controls(state);
   ImGui::Separator();
 
-  ImGui::Text(
-      "Every dimension of p over the %d x %d grid (fig. 26.20): black = -1, grey = 0, white = +1; the query "
-      "(%d,%d) is outlined.",
+  // TRANSLATORS: p is the positional code; "%d x %d" the grid's columns x rows; (%d,%d) the query's (column,row).
+  ImGui::Text(_("Every dimension of p over the %d x %d grid (fig. 26.20): black = -1, grey = 0, white = +1; the query (%d,%d) "
+                "is outlined."),
       g.cols, g.rows, g.col_of(i), g.row_of(i));
   draw_code_grid(g, i);
   ImGui::Separator();
 
-  text_wrapped("The query's code p_i, %d values (i = %d, x = %d, y = %d):", L, i, g.col_of(i), g.row_of(i));
+  // TRANSLATORS: p_i is the query's positional code; i its token index, x and y its column and row.
+  text_wrapped(_("The query's code p_i, %d values (i = %d, x = %d, y = %d):"), L, i, g.col_of(i), g.row_of(i));
   draw_code_vector(i);
   ImGui::Separator();
 
@@ -132,7 +141,7 @@ void PositionalView::update_codes(HandMadeSession& hand_made) {
   codes_.get(std::tuple{hand_made.generation(), hand_made.grid().N()}, [&](Codes& c) {
     const Matrix& X = hand_made.tokens();  // [T | P] as the engine (or the reference) computed it
     const int L = static_cast<int>(X.cols()) - TokenLayout::d;
-    if (L <= 0) throw Error("the head input has no positional code columns");
+    if (L <= 0) throw Error(_("the head input has no positional code columns"));
     c.spec = hand_made.settings().pos;
     c.P = X.rightCols(L);
     const PatchGrid& g = hand_made.grid();
@@ -152,7 +161,8 @@ void PositionalView::draw_controls(AppState& state) {
   setting_widget(state, "pos.B", {.scope = "positional", .width_em = 7});
   setting_widget(state, "pos.P", slider);
   setting_widget(state, "pos.sincos", {.scope = "positional", .same_line = true});
-  ImGui::TextUnformatted("codes in attention:");
+  // TRANSLATORS: the label of the choice how the positional codes enter attention (radio buttons follow).
+  ImGui::TextUnformatted(_("codes in attention:"));
   setting_widget(state, "pos.mode", {.scope = "positional", .same_line = true, .radio = true, .label = false, .help = false});
   setting_widget(state, "pos.lambda", slider);
 }
@@ -211,7 +221,9 @@ void PositionalView::draw_code_grid(const PatchGrid& g, int i) {
       if (ImGui::IsItemHovered()) {
         dl->AddRect(a, b, IM_COL32(255, 255, 255, 200));
         const double period = 2 * std::numbers::pi * std::pow(static_cast<double>(spec().B), k);
-        ImGui::SetTooltip("dimension %d of p: %s\nperiod 2 pi B^%d = %.1f patches\nat the query: %+.4f", n,
+        // TRANSLATORS: p is the positional code; the first %s names the dimension (a formula such as sin(x/10^2));
+        // B is the codes' base; the period is measured in patches; the last number is the code's value at the query.
+        ImGui::SetTooltip(_("dimension %d of p: %s\nperiod 2 pi B^%d = %.1f patches\nat the query: %+.4f"), n,
                           code_dimension_label(spec(), n).c_str(), k, period, static_cast<double>(codes()(i, n)));
       }
     }
@@ -244,7 +256,8 @@ void PositionalView::draw_code_vector(int i) {
     dl->AddRectFilled(ImVec2(x + 0.5f, std::min(mid, mid - v * (h * 0.5f - 1))),
                       ImVec2(x + std::max(bar - 1.0f, 1.5f), std::max(mid, mid - v * (h * 0.5f - 1))), col);
     if (hovered && mx >= x && mx < x + bar)
-      ImGui::SetTooltip("p_i[%d] = %s = %+.4f", n, code_dimension_label(spec(), n).c_str(), static_cast<double>(v));
+      ImGui::SetTooltip("p_i[%d] = %s = %+.4f", n, code_dimension_label(spec(), n).c_str(),  // i18n: English (a formula)
+                        static_cast<double>(v));
   }
   const float half = static_cast<float>(per_axis) * bar;
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -261,7 +274,7 @@ void PositionalView::draw_code_vector(int i) {
       text_wrapped("%s", line.c_str());
     }
   } else {
-    ImGui::TextDisabled("(hover over a bar for its value)");
+    ImGui::TextDisabled("%s", _("(hover over a bar for its value)"));
   }
 }
 
@@ -272,7 +285,8 @@ void PositionalView::draw_similarity(AppState& state, HandMadeSession& hand_made
     s.range = normalization_range(s.values, {}, Normalization::MinMax);
     s.texture.set(g.cols, g.rows, 4, colormap_pixels(s.values, {}, state.colormap, Normalization::MinMax, s.range), false);
   });
-  ImGui::Text("How alike the codes are: p_i^T p_j for every patch j");
+  // TRANSLATORS: p_i^T p_j is the dot product of the positional codes of patches i and j.
+  ImGui::TextUnformatted(_("How alike the codes are: p_i^T p_j for every patch j"));
   const float side = std::min(ui_px(295), ImGui::GetContentRegionAvail().x * 0.4f);
   const float scale = side / static_cast<float>(std::max(g.cols, g.rows));
   const ImVec2 size(scale * static_cast<float>(g.cols), scale * static_cast<float>(g.rows));
@@ -287,7 +301,8 @@ void PositionalView::draw_similarity(AppState& state, HandMadeSession& hand_made
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int c = std::clamp(static_cast<int>((m.x - o.x) / scale), 0, g.cols - 1);
     const int r = std::clamp(static_cast<int>((m.y - o.y) / scale), 0, g.rows - 1);
-    ImGui::SetTooltip("patch (%d,%d): p_i^T p_j = %.3f", c, r,
+    // TRANSLATORS: the patch's (column,row) and the dot product of its positional code p_j with the query's p_i.
+    ImGui::SetTooltip(_("patch (%d,%d): p_i^T p_j = %.3f"), c, r,
                       static_cast<double>(sim.values[static_cast<size_t>(g.index(c, r))]));
   }
   ImGui::SameLine();
@@ -297,24 +312,26 @@ void PositionalView::draw_similarity(AppState& state, HandMadeSession& hand_made
   const float self = sim.values[static_cast<size_t>(i)];
   const auto [lo, hi] = std::minmax_element(sim.values.begin(), sim.values.end());
   ImGui::PushTextWrapPos(0.0f);
-  text_wrapped("p_i^T p_i = |p_i|^2 = %s; over the grid from %s to %s.", format_number(self, 3).c_str(),
+  // TRANSLATORS: p_i is the query's positional code; then the smallest and largest p_i^T p_j over the grid.
+  text_wrapped(_("p_i^T p_i = |p_i|^2 = %s; over the grid from %s to %s."), format_number(self, 3).c_str(),
                format_number(*lo, 3).c_str(), format_number(*hi, 3).c_str());
-  text_wrapped(
-      "Nearby patches share their slow waves (large k), so p_i^T p_j changes smoothly over the grid; the fast "
-      "waves (small k) add the ripples.");
+  // TRANSLATORS: k is a power of the codes' base B; p_i^T p_j the dot product of two patches' positional codes.
+  text_wrapped("%s", _("Nearby patches share their slow waves (large k), so p_i^T p_j changes smoothly over the grid; the fast "
+                       "waves (small k) add the ripples."));
   if (spec().sincos)
-    text_wrapped(
-        "With sine-cosine pairs, p_i^T p_j = sum over k of cos((x_i - x_j)/B^k) + cos((y_i - y_j)/B^k): "
-        "it depends only on the offset between the patches and is largest, |p|^2 = %d, at the query.",
+    // TRANSLATORS: x_i, y_i are patch i's column and row, B the codes' base, p a positional code; %d is |p|^2.
+    text_wrapped(_("With sine-cosine pairs, p_i^T p_j = sum over k of cos((x_i - x_j)/B^k) + cos((y_i - y_j)/B^k): it depends "
+                   "only on the offset between the patches and is largest, |p|^2 = %d, at the query."),
         static_cast<int>(codes().cols()) / 2);
   else
-    text_wrapped(
-        "With sines only the map need not peak at the query: |p_j|^2 differs from place to place (at column 0 "
-        "and row 0 the code is all zeros, as sin 0 = 0), so a patch with a longer code can outscore the query "
-        "itself. The sine-cosine option removes this.");
-  text_wrapped(
-      "In concat mode this number, times lambda^2, is added to every score q_i^T k_j (eq. 26.40 "
-      "appended to eqs. 26.17-26.18).");
+    // TRANSLATORS: p_j is patch j's positional code. "sine-cosine" names the option of the same name.
+    text_wrapped("%s", _("With sines only the map need not peak at the query: |p_j|^2 differs from place to place (at column 0 "
+                         "and row 0 the code is all zeros, as sin 0 = 0), so a patch with a longer code can outscore the query "
+                         "itself. The sine-cosine option removes this."));
+  // TRANSLATORS: "concat" is the positional mode that appends the codes; lambda is their weight; q_i^T k_j the score of
+  // query i and key j. Keep the equation numbers.
+  text_wrapped("%s", _("In concat mode this number, times lambda^2, is added to every score q_i^T k_j (eq. 26.40 appended to "
+                       "eqs. 26.17-26.18)."));
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
 }
@@ -344,13 +361,15 @@ void PositionalView::draw_lambda_row(AppState& state, HandMadeSession& hand_made
     }
   });
 
-  ImGui::Text(
-      "The %s head's map as lambda grows (concat mode, m' = %d): the score becomes q_i^T k_j + lambda^2 p_i^T p_j.",
+  // TRANSLATORS: %s is the head's name (an English identifier); lambda the codes' weight; m' the query's length in concat
+  // mode; q_i^T k_j the score, p_i^T p_j the codes' dot product.
+  ImGui::Text(_("The %s head's map as lambda grows (concat mode, m' = %d): the score becomes q_i^T k_j + lambda^2 p_i^T p_j."),
       std::string(head_name(static_cast<HeadKind>(head))).c_str(), sweep.m_concat());
   if (hand_made.settings().pos.mode != PosMode::Concat)
-    ImGui::TextDisabled("(shown in concat mode whatever the current mode is; click a map to switch to it)");
+    ImGui::TextDisabled("%s", _("(shown in concat mode whatever the current mode is; click a map to switch to it)"));
   else
-    ImGui::TextDisabled("(click a map to use its lambda)");
+    // TRANSLATORS: lambda is the positional codes' weight.
+    ImGui::TextDisabled("%s", _("(click a map to use its lambda)"));
   const float avail = ImGui::GetContentRegionAvail().x;
   const float sp = ImGui::GetStyle().ItemSpacing.x;
   const float side =
@@ -360,7 +379,7 @@ void PositionalView::draw_lambda_row(AppState& state, HandMadeSession& hand_made
   for (size_t n = 0; n < kLambdas.size(); ++n) {
     if (n) ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::Text("lambda = %g", static_cast<double>(kLambdas[n]));
+    ImGui::Text("lambda = %g", static_cast<double>(kLambdas[n]));  // i18n: English (a formula)
     const bool current = cur.mode == PosMode::Concat && std::abs(cur.lambda - kLambdas[n]) < 1e-6f;
     if (map_thumbnail(("lambda" + std::to_string(n)).c_str(), hand_made, maps.textures[n].im(), state,
                           ImVec2(side, side), {Cell{g.col_of(i), g.row_of(i)}}, current)) {
@@ -369,21 +388,24 @@ void PositionalView::draw_lambda_row(AppState& state, HandMadeSession& hand_made
     }
     const Summary& s = maps.summary[n];
     if (s.empty) {
-      ImGui::TextDisabled("all keys masked");
+      ImGui::TextDisabled("%s", _("all keys masked"));
     } else {
-      ImGui::TextDisabled("a_ii %s", format_weight(s.self).c_str());
+      ImGui::TextDisabled("a_ii %s", format_weight(s.self).c_str());  // i18n: English (a symbol: the query's own weight)
       if (s.lo > 0)
-        ImGui::TextDisabled("max/min %s", format_number(s.hi / s.lo, 3).c_str());
+        // TRANSLATORS: the ratio of the largest to the smallest weight of the map.
+        ImGui::TextDisabled(_("max/min %s"), format_number(s.hi / s.lo, 3).c_str());
       else
-        ImGui::TextDisabled("max/min: min is 0");
+        // TRANSLATORS: the ratio max/min of the map's weights cannot be given: the smallest weight is 0.
+        ImGui::TextDisabled("%s", _("max/min: min is 0"));
     }
     ImGui::EndGroup();
   }
-  text_wrapped(
-      "At lambda = 0 the codes carry no weight and the map is the head's content map alone (only m' is larger). "
-      "As lambda grows, lambda^2 p_i^T p_j outweighs q_i^T k_j and the weight gathers where the codes are most "
-      "alike - around the query, whatever the patches look like (with sines only not always on the query itself, "
-      "see the map above).");
+  // TRANSLATORS: lambda is the positional codes' weight, m' the query's length, p_i^T p_j the codes' dot product, q_i^T k_j
+  // the score from the patches' contents.
+  text_wrapped("%s", _("At lambda = 0 the codes carry no weight and the map is the head's content map alone (only m' is "
+                       "larger). As lambda grows, lambda^2 p_i^T p_j outweighs q_i^T k_j and the weight gathers where the codes "
+                       "are most alike - around the query, whatever the patches look like (with sines only not always on the "
+                       "query itself, see the map above)."));
 }
 
 

@@ -15,6 +15,7 @@
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/state/memo.hpp"
+#include "core/base/translate.hpp"
 #include "core/hand_made/demos.hpp"
 
 namespace attnlab::app {
@@ -50,17 +51,23 @@ struct Pictures {
 class QuestionView final : public TeachingView {
  public:
   QuestionView()
-      : TeachingView({"question", "Question token", "figs. 26.7, 26.8",
-            "A query does not have to come from the image. Pick a colour: it becomes a question token whose query is "
-            "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
-            "(26.16). The chapter adds a constant 1 to every value so that the answer can also count."}) {}
+      : TeachingView({"question",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu): a token that asks a question.
+            N_("Question token"),
+            // TRANSLATORS: where the view's idea is in the book: figures 26.7 and 26.8. Keep the numbers.
+            N_("figs. 26.7, 26.8"),
+            // TRANSLATORS: the guided tour's text for the question view. Keep the equation numbers.
+            N_("A query does not have to come from the image. Pick a colour: it becomes a question token whose query is "
+               "matched against every patch's key (eqs. 26.14-26.15); the answer is the weighted sum of the values "
+               "(26.16). The chapter adds a constant 1 to every value so that the answer can also count.")}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
-    text_wrapped(
-        "The question is a token of its own, not one of the N patches (figs. 26.7-26.8). Its input x holds the colour "
-        "c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The head turns it "
-        "into a query q = W_q x (eq. 26.11), scores every patch's key, s_j = q^T k_j (26.14), takes the softmax "
-        "(26.15) and sums the values with those weights (26.16).");
+    // TRANSLATORS: N is the number of patches; x the question's input, c its colour, q its query, W_q the query weights,
+    // k_j a patch's key, s_j its score. Keep the symbols and the equation numbers.
+    text_wrapped("%s", _("The question is a token of its own, not one of the N patches (figs. 26.7-26.8). Its input x holds the "
+                         "colour c and its direction c/|c| and zeros everywhere else: no texture, no features, no place. The "
+                         "head turns it into a query q = W_q x (eq. 26.11), scores every patch's key, s_j = q^T k_j (26.14), "
+                         "takes the softmax (26.15) and sums the values with those weights (26.16)."));
     draw_controls(hand_made, hand_made_query(state, hand_made.grid()));
     update(state, hand_made);
     ImGui::Separator();
@@ -73,24 +80,29 @@ class QuestionView final : public TeachingView {
   void draw_controls(HandMadeSession& hand_made, int i) {
     // Within the view's width at any UI scale: the label on its own line, the button and the
     // radio buttons on the next line when they do not fit.
-    ImGui::TextUnformatted("question colour c");
+    // TRANSLATORS: the label of a colour picker: the question's colour, written c.
+    ImGui::TextUnformatted(_("question colour c"));
     ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 16, ImGui::GetContentRegionAvail().x));
     ImGui::ColorEdit3("##question colour c", colour_.data(), ImGuiColorEditFlags_Float);
     const PatchGrid& g = hand_made.grid();
     const ImGuiStyle& st = ImGui::GetStyle();
-    same_line_if_room(ImGui::CalcTextSize("use the query patch's colour").x + st.FramePadding.x * 2 + st.ItemSpacing.x);
-    if (ImGui::Button("use the query patch's colour")) colour_ = patch_colour(hand_made, i);
+    const char* use_query = _("use the query patch's colour");
+    same_line_if_room(ImGui::CalcTextSize(use_query).x + st.FramePadding.x * 2 + st.ItemSpacing.x);
+    if (ImGui::Button(use_query)) colour_ = patch_colour(hand_made, i);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("the mean colour of patch (%d,%d), the image view's query", g.col_of(i), g.row_of(i));
-    ImGui::TextUnformatted("head:");
+      // TRANSLATORS: (%d,%d) is the patch's (column,row).
+      ImGui::SetTooltip(_("the mean colour of patch (%d,%d), the image view's query"), g.col_of(i), g.row_of(i));
+    // TRANSLATORS: the label of the attention head's choice (radio buttons with the heads' names follow).
+    ImGui::TextUnformatted(_("head:"));
     for (HeadKind h : kColourHeads) {
       const std::string name(head_name(h));
       same_line_if_room(ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + ImGui::CalcTextSize(name.c_str()).x + st.ItemSpacing.x);
       ImGui::RadioButton(name.c_str(), &head_, static_cast<int>(h));
     }
-    help_marker(
-        "Only these heads read the colour part of x. colour: q = c/|c| (fig. 26.12); colour+position: "
-        "q = [c/|c|; p/2] with p = 0 for the question; custom: q = W_q c/|c| with the matrix of the heads view.");
+    // TRANSLATORS: "colour", "colour+position" and "custom" are the heads' names (English identifiers, shown as they are);
+    // x is the question's input, c its colour, q its query, p a positional code, W_q the query weights.
+    help_marker(_("Only these heads read the colour part of x. colour: q = c/|c| (fig. 26.12); colour+position: q = [c/|c|; "
+                  "p/2] with p = 0 for the question; custom: q = W_q c/|c| with the matrix of the heads view."));
   }
 
   static std::array<float, 3> patch_colour(const HandMadeSession& hand_made, int i) {
@@ -149,7 +161,8 @@ class QuestionView final : public TeachingView {
     const PatchGrid& g = hand_made.grid();
     const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.35f, ui_px(148), ui_px(418));
     ImGui::BeginGroup();
-    ImGui::Text("where the question attends: a_j (%s head)",
+    // TRANSLATORS: a_j are the question's weights over the patches; %s is the head's name (an English identifier).
+    ImGui::Text(_("where the question attends: a_j (%s head)"),
                 std::string(head_name(static_cast<HeadKind>(head_))).c_str());
     map_thumbnail("question_map", hand_made, pictures().soft_tex.im(), state, ImVec2(side, side), {}, false);
     ImGui::EndGroup();
@@ -164,41 +177,50 @@ class QuestionView final : public TeachingView {
     ImGui::PushTextWrapPos(0.0f);
     std::string q = "q = W_q x = [";
     for (Eigen::Index n = 0; n < std::min<Eigen::Index>(asked_row().q.size(), 6); ++n) q += (n ? ", " : "") + format_short(asked_row().q[n]);
-    q += asked_row().q.size() > 6 ? ", ... ]  (" + std::to_string(asked_row().q.size()) + " values; the code part is 0)" : "]";
+    q += asked_row().q.size() > 6
+             // TRANSLATORS: ends the list of q's values when not all are shown: %ld is how many values q has; "the code
+             // part": the positional code's columns of q.
+             ? text_format(_(", ... ]  (%ld values; the code part is 0)"), static_cast<long>(asked_row().q.size()))
+             : std::string("]");
     wrap_text(q);
     const auto best = std::max_element(asked_row().weights.begin(), asked_row().weights.end());
     const int jb = static_cast<int>(best - asked_row().weights.begin());
-    text_wrapped("largest weight %s at patch (%d,%d); 1/N = %s", format_weight(*best).c_str(), g.col_of(jb),
+    // TRANSLATORS: the largest weight, at the patch (column,row); 1/N is the uniform weight (N the number of patches).
+    text_wrapped(_("largest weight %s at patch (%d,%d); 1/N = %s"), format_weight(*best).c_str(), g.col_of(jb),
                 g.row_of(jb), format_weight(1.0 / g.N()).c_str());
     ImGui::Spacing();
-    wrap_text("the output token t_out = sum_j a_j [v_j; 1]:");
+    // TRANSLATORS: t_out is the output token, a_j the weights, [v_j; 1] a patch's value with a constant 1 appended.
+    wrap_text(_("the output token t_out = sum_j a_j [v_j; 1]:"));
     swatch("##tout", asked_row().soft.colour, ImGui::GetFrameHeight() * 2);
     ImGui::SameLine();
     ImGui::BeginGroup();
-    text_wrapped("colour part  sum_j a_j v_j = (%.4f, %.4f, %.4f)", static_cast<double>(asked_row().soft.colour[0]),
+    // TRANSLATORS: the colour part of t_out (its first three numbers); the spaces align the formula with the next line's.
+    text_wrapped(_("colour part  sum_j a_j v_j = (%.4f, %.4f, %.4f)"), static_cast<double>(asked_row().soft.colour[0]),
                 static_cast<double>(asked_row().soft.colour[1]), static_cast<double>(asked_row().soft.colour[2]));
-    text_wrapped("count part   sum_j a_j * 1 = %.6f", static_cast<double>(asked_row().soft.count));
+    // TRANSLATORS: the count part of t_out (its constant dimension); the spaces align it with the line above.
+    text_wrapped(_("count part   sum_j a_j * 1 = %.6f"), static_cast<double>(asked_row().soft.count));
     ImGui::EndGroup();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    text_wrapped("v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s",
-                 hand_made.settings().pos.mode == PosMode::Add ? "; in add mode it also carries the added code" : "");
+    // TRANSLATORS: v_j is a patch's value, V = T W_v^T the values as tokens T times the value weights. %s is "" or
+    // "; in add mode it also carries the added code".
+    text_wrapped(_("v_j = the patch's mean colour (V = T W_v^T, eq. 26.13)%s"),
+                 // TRANSLATORS: "add" is the positional mode that adds the codes to the tokens.
+                 hand_made.settings().pos.mode == PosMode::Add ? _("; in add mode it also carries the added code") : "");
     ImGui::PopStyleColor();
     ImGui::Spacing();
-    text_wrapped(
-        "The colour part is an average of the patches' colours, pulled towards the ones that match the question. "
-        "The count part always reads 1: the softmax makes the weights add up to 1, so a softmax answer is an "
-        "average and cannot say how many patches matched.");
+    text_wrapped("%s", _("The colour part is an average of the patches' colours, pulled towards the ones that match the "
+                         "question. The count part always reads 1: the softmax makes the weights add up to 1, so a softmax "
+                         "answer is an average and cannot say how many patches matched."));
     if (hand_made.settings().pos.mode == PosMode::Concat)
-      text_wrapped(
-          "Concat mode: the question has no place, so its code is 0 and lambda p_j adds nothing to its "
-          "scores.");
+      // TRANSLATORS: "Concat" is the positional mode that appends the codes; lambda their weight, p_j a patch's code.
+      text_wrapped("%s", _("Concat mode: the question has no place, so its code is 0 and lambda p_j adds nothing to its scores."));
     else if (hand_made.settings().pos.mode == PosMode::Add)
-      text_wrapped(
-          "Add mode: the keys carry their place mixed into every feature, so the scores also vary with "
-          "the place.");
+      // TRANSLATORS: "Add" is the positional mode that adds the codes to the tokens.
+      text_wrapped("%s", _("Add mode: the keys carry their place mixed into every feature, so the scores also vary with the "
+                           "place."));
     if (hand_made.settings().mask.kind != MaskKind::None) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-      wrap_text("The mask is not used: it is defined between image tokens, and the question is not one.");
+      wrap_text(_("The mask is not used: it is defined between image tokens, and the question is not one."));
       ImGui::PopStyleColor();
     }
     ImGui::PopTextWrapPos();
@@ -206,30 +228,32 @@ class QuestionView final : public TeachingView {
   }
 
   void draw_count(AppState& state, HandMadeSession& hand_made) {
-    ImGui::TextUnformatted("Counting, as in fig. 26.7: weight 1 on each matching patch, 0 elsewhere (no softmax)");
-    text_wrapped(
-        "The chapter gives every value one extra dimension that is always 1, so that part of t_out is just the sum of "
-        "the weights. In its hand-made example (figs. 26.7-26.8 leave the softmax out) a counting question puts weight "
-        "1 on every patch it is about: the sum is how many there are. A colour question puts 1/n on each of n "
-        "patches: the colour part is their average and the count part reads 1. Here a patch 'matches' when its score "
-        "s_j = q^T k_j is within delta of the best score.");
+    ImGui::TextUnformatted(_("Counting, as in fig. 26.7: weight 1 on each matching patch, 0 elsewhere (no softmax)"));
+    // TRANSLATORS: t_out is the output token; n a number of patches; s_j = q^T k_j a patch's score; delta the slider of
+    // that name (a symbol). Keep the figure numbers.
+    text_wrapped("%s", _("The chapter gives every value one extra dimension that is always 1, so that part of t_out is just the "
+                         "sum of the weights. In its hand-made example (figs. 26.7-26.8 leave the softmax out) a counting "
+                         "question puts weight 1 on every patch it is about: the sum is how many there are. A colour question "
+                         "puts 1/n on each of n patches: the colour part is their average and the count part reads 1. Here a "
+                         "patch 'matches' when its score s_j = q^T k_j is within delta of the best score."));
     const float range = std::max(asked_row().smax - asked_row().smin, 2e-6f);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
-    ImGui::SliderFloat("delta", &delta_, 1e-6f, range, "%.6f", ImGuiSliderFlags_Logarithmic);
+    ImGui::SliderFloat("delta", &delta_, 1e-6f, range, "%.6f", ImGuiSliderFlags_Logarithmic);  // i18n: English (a symbol)
     delta_ = std::clamp(delta_, 0.0f, range);
-    help_marker(
-        "Logarithmic: the scores crowd near the top. For the colour head s_j is the cosine between the "
-        "question's colour and the patch's, so delta = 0.002 means 'within about 3.6 degrees of the best match'.");
+    // TRANSLATORS: the help of the slider "delta". "colour" is a head's name; s_j a patch's score.
+    help_marker(_("Logarithmic: the scores crowd near the top. For the colour head s_j is the cosine between the question's "
+                  "colour and the patch's, so delta = 0.002 means 'within about 3.6 degrees of the best match'."));
     update(state, hand_made);  // delta may have changed the threshold
     const PatchGrid& g = hand_made.grid();
     const int n = static_cast<int>(std::lround(pictures().hard_answer.count));
     ImGui::SameLine();
-    ImGui::Text("match if s_j >= %.6f: %d of %d patches", static_cast<double>(pictures().threshold), n, g.N());
+    // TRANSLATORS: s_j is a patch's score, %.6f the threshold; then how many of all the patches match.
+    ImGui::Text(_("match if s_j >= %.6f: %d of %d patches"), static_cast<double>(pictures().threshold), n, g.N());
 
     const float side = std::clamp(ImGui::GetContentRegionAvail().x * 0.3f, ui_px(148), ui_px(369));
     ImGui::BeginGroup();
     map_thumbnail("question_matches", hand_made, pictures().hard_tex.im(), state, ImVec2(side, side), {}, false);
-    ImGui::TextDisabled("matching patches bright, the rest darkened");
+    ImGui::TextDisabled("%s", _("matching patches bright, the rest darkened"));
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginGroup();
@@ -238,10 +262,14 @@ class QuestionView final : public TeachingView {
       for (size_t c = 0; c < 3; ++c) mean[c] = pictures().hard_answer.colour[c] / static_cast<float>(n);
     const float sw = ImGui::GetFrameHeight();
     if (ImGui::BeginTable("answers", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-      ImGui::TableSetupColumn("weights a_j");
-      ImGui::TableSetupColumn("count part: sum a_j * 1");
-      ImGui::TableSetupColumn("colour part: sum a_j v_j");
-      ImGui::TableSetupColumn("colour");
+      // TRANSLATORS: a table column: the weights a_j given to the patches.
+      ImGui::TableSetupColumn(_("weights a_j"));
+      // TRANSLATORS: a table column: the count part of the answer, the sum of the weights a_j.
+      ImGui::TableSetupColumn(_("count part: sum a_j * 1"));
+      // TRANSLATORS: a table column: the colour part of the answer, the weighted sum of the values v_j.
+      ImGui::TableSetupColumn(_("colour part: sum a_j v_j"));
+      // TRANSLATORS: a table column: a colour swatch.
+      ImGui::TableSetupColumn(_("colour"));
       ImGui::TableHeadersRow();
       auto row = [&](const char* what, const std::string& count, const std::array<float, 3>& c, const char* id,
                      bool show) {
@@ -258,17 +286,24 @@ class QuestionView final : public TeachingView {
       };
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(asked_row().soft.count));
-      row("softmax (eq. 26.15)", buf, asked_row().soft.colour, "##s", true);
-      row("1 on matches (count)", std::to_string(n), pictures().hard_answer.colour, "##h", false);
-      row(n > 0 ? "1/n on matches (colour)" : "1/n: no match", n > 0 ? "1" : "0", mean, "##m", n > 0);
+      // TRANSLATORS: a table's row: the weights from the softmax.
+      row(_("softmax (eq. 26.15)"), buf, asked_row().soft.colour, "##s", true);
+      // TRANSLATORS: a table's row: weight 1 on each matching patch (the counting question).
+      row(_("1 on matches (count)"), std::to_string(n), pictures().hard_answer.colour, "##h", false);
+      // TRANSLATORS: table rows: weight 1/n on each of the n matching patches (the colour question), or none matches.
+      row(n > 0 ? _("1/n on matches (colour)") : _("1/n: no match"), n > 0 ? "1" : "0", mean, "##m", n > 0);
       ImGui::EndTable();
     }
     ImGui::PushTextWrapPos(0.0f);
-    text_wrapped(
-        "With weights of 1 the colour part is a sum of %d colours (no colour to show); divided by the count it is the "
-        "average of the last row. The constant dimension counts only when the weights are not normalized: after the "
-        "softmax of eq. 26.15 it always reads 1.",
-        n);
+    // TRANSLATORS: %d is the number of matching patches (their colours are summed).
+    text_wrapped(tr_n("With weights of 1 the colour part is a sum of %d colours (no colour to show); divided by the count it is the "
+                      "average of the last row. The constant dimension counts only when the weights are not normalized: after the "
+                      "softmax of eq. 26.15 it always reads 1.",
+                      "With weights of 1 the colour part is a sum of %d colours (no colour to show); divided by the count it is the "
+                      "average of the last row. The constant dimension counts only when the weights are not normalized: after the "
+                      "softmax of eq. 26.15 it always reads 1.",
+                      static_cast<unsigned long>(std::max(n, 0))),
+                 n);
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();
   }

@@ -6,6 +6,7 @@
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/state/memo.hpp"
 #include "app/gui/state/setting_widgets.hpp"
+#include "app/gui/state/ui_text.hpp"
 
 #include "core/hand_made/step.hpp"
 
@@ -35,7 +36,8 @@ std::string fmt(const char* f, double v) {
 std::string vec_text(const float* v, int n, int show) {
   std::string s = "(";
   for (int c = 0; c < std::min(n, show); ++c) s += (c ? ", " : "") + format_number(static_cast<double>(v[c]), 4);
-  if (n > show) s += ", ... " + std::to_string(n - show) + " more";
+  // TRANSLATORS: ends a vector's values when not all are shown; %d is how many more values there are.
+  if (n > show) s += text_format(_(", ... %d more"), n - show);
   return s + ")";
 }
 
@@ -86,11 +88,18 @@ void draw_patch(ImDrawList* dl, HandMadeSession& hand_made, int j, ImVec2 p, flo
 class StepView final : public TeachingView {
  public:
   StepView()
-      : TeachingView({"step", "Step by step", "figs. 26.8, 26.10",
-            "Follow one query through the layer: its vector q_i is compared with every key by a dot product, the "
-            "scores are divided by tau*sqrt(m), the softmax turns them into weights that sum to 1, and the weights "
-            "mix the values into the new token t_out (eqs. 26.20-26.22, figs. 26.8 and 26.10). Hover a bar to see "
-            "the arithmetic for that key."}) {}
+      : TeachingView({"step",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu).
+            N_("Step by step"),
+            // TRANSLATORS: where the view's idea is in the book: figures 26.8 and 26.10 of chapter 26. Keep the numbers.
+            N_("figs. 26.8, 26.10"),
+            // TRANSLATORS: the guided tour's text for the step view. q_i (a query vector), tau (the temperature),
+            // m (the query's length) and t_out (the output token) are the chapter's symbols: keep them, and
+            // keep the equation and figure numbers.
+            N_("Follow one query through the layer: its vector q_i is compared with every key by a dot product, the "
+               "scores are divided by tau*sqrt(m), the softmax turns them into weights that sum to 1, and the weights "
+               "mix the values into the new token t_out (eqs. 26.20-26.22, figs. 26.8 and 26.10). Hover a bar to see "
+               "the arithmetic for that key.")}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override;
 
@@ -126,6 +135,7 @@ void StepView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   hovered_ = -1;
   head_selector(state);
   refresh(hand_made, hand_made_query(state, hand_made.grid()));
+  // i18n: English (the check's name and result go into the exported report's JSON, export.cpp)
   state.report.checks["step: softmax redone from Q and K vs the engine's a_ij"] =
       "largest difference " + fmt("%.2g", max_diff_) + " (query " + std::to_string(b_.i) + ", " + hand_made.name() + ")";
   const PatchGrid& g = hand_made.grid();
@@ -134,7 +144,9 @@ void StepView::draw_contents(AppState& state, HandMadeSession& hand_made) {
 
   // --- 1. the query
   ImGui::Separator();
-  text_wrapped("1. The query (eq. 26.17): token i = %d, patch (%d,%d) of a %d x %d grid, N = %d", i, g.col_of(i), g.row_of(i),
+  // TRANSLATORS: a section heading of the step view. i is the query's token index, N the number of tokens;
+  // (%d,%d) is the patch's (column,row), "%d x %d" the grid's columns x rows. Keep "eq. 26.17"'s number.
+  text_wrapped(_("1. The query (eq. 26.17): token i = %d, patch (%d,%d) of a %d x %d grid, N = %d"), i, g.col_of(i), g.row_of(i),
               g.cols, g.rows, g.N());
   {
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -143,43 +155,57 @@ void StepView::draw_contents(AppState& state, HandMadeSession& hand_made) {
     ImGui::Dummy(ImVec2(side, side));
     ImGui::SameLine();
     ImGui::BeginGroup();
-    text_wrapped("q_i = W_q t_i, m' = %d values: %s", b_.m, vec_text(b_.q.data(), b_.m, 24).c_str());
-    text_wrapped("its own value v_i (the patch's mean colour) = %s",
+    // TRANSLATORS: q_i is the query vector, W_q the query weights, t_i the token; m' is the query's length; %s lists its values.
+    text_wrapped(_("q_i = W_q t_i, m' = %d values: %s"), b_.m, vec_text(b_.q.data(), b_.m, 24).c_str());
+    // TRANSLATORS: v_i is the query token's value vector; %s lists its numbers.
+    text_wrapped(_("its own value v_i (the patch's mean colour) = %s"),
                        vec_text(hand_made.qkv(head_).V.row(i).data(), static_cast<int>(hand_made.qkv(head_).V.cols()), 8).c_str());
     ImGui::EndGroup();
   }
 
   // --- 2. scores and scaling over every key
   ImGui::Separator();
-  text_wrapped("2. Scores s_ij = q_i . k_j for all %d keys (eq. 26.22), then divided by tau*sqrt(m') = %s x %s = %s",
+  // TRANSLATORS: a section heading. s_ij is the score of query i and key j, q_i . k_j their dot product, tau the
+  // temperature, m' the query's length; %d is the number of keys, then the numbers tau, sqrt(m') and their product.
+  text_wrapped(_("2. Scores s_ij = q_i . k_j for all %d keys (eq. 26.22), then divided by tau*sqrt(m') = %s x %s = %s"),
               g.N(), n6(b_.temperature).c_str(), n6(std::sqrt(static_cast<double>(b_.m))).c_str(), n6(b_.divisor).c_str());
   if (b_.kept > 0) {
-    text_wrapped("   s_ij ranges over [%s, %s]; scaled over [%s, %s]; largest scaled (kept) = %s", n6(s_lo_).c_str(),
+    // TRANSLATORS: the range of the scores s_ij, then of the scaled scores (divided by tau*sqrt(m')), then the largest
+    // scaled score among the keys the mask keeps. Keep the leading spaces (an indent).
+    text_wrapped(_("   s_ij ranges over [%s, %s]; scaled over [%s, %s]; largest scaled (kept) = %s"), n6(s_lo_).c_str(),
                        n6(s_hi_).c_str(), n6(s_lo_ / b_.divisor).c_str(), n6(s_hi_ / b_.divisor).c_str(), n6(b_.row_max).c_str());
   }
   if (b_.kept < g.N())
-    warn(std::to_string(g.N() - b_.kept) + " of " + std::to_string(g.N()) + " keys are masked for this query (" +
-         std::string(mask_kind_name(hand_made.settings().mask.kind)) + " mask): they get weight exactly 0.");
+    // TRANSLATORS: "%d of %d keys": how many of all the keys; %s is the mask's name as the settings call it
+    // (an English word, e.g. "causal", "window").
+    warn(text_format(_("%d of %d keys are masked for this query (%s mask): they get weight exactly 0."), g.N() - b_.kept, g.N(),
+                     std::string(mask_kind_name(hand_made.settings().mask.kind)).c_str()));
 
   // --- 3. the softmax weights, sorted
   ImGui::Separator();
-  text_wrapped("3. Softmax (eq. 26.20): a_ij = exp(scaled_ij - max) / sum_j exp(scaled_ij - max), largest first");
+  // TRANSLATORS: a section heading. a_ij is the weight of key j for query i, scaled_ij the scaled score, max the row's
+  // largest scaled score; the formula may keep its English symbols. "largest first": the weights are sorted.
+  text_wrapped("%s", _("3. Softmax (eq. 26.20): a_ij = exp(scaled_ij - max) / sum_j exp(scaled_ij - max), largest first"));
   if (b_.empty) {
-    warn("Every key is masked for this query: the row has no weights (reported, never NaN) and there is no t_out. "
-         "The scores below are still defined; pick another query or another mask to see a softmax.");
+    // TRANSLATORS: t_out is the output token (the chapter's symbol); NaN = not a number.
+    warn(_("Every key is masked for this query: the row has no weights (reported, never NaN) and there is no t_out. "
+           "The scores below are still defined; pick another query or another mask to see a softmax."));
   } else {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-    ImGui::SliderInt("bars", &bars_, 5, kMaxBars);
+    // TRANSLATORS: a slider: how many bars (weights) the bar chart shows.
+    ImGui::SliderInt(_("bars"), &bars_, 5, kMaxBars);
     ImGui::SameLine();
-    ImGui::Checkbox("stretch the bars", &stretch_);
+    ImGui::Checkbox(_("stretch the bars"), &stretch_);
     ImGui::SameLine();
     ImGui::TextDisabled("(?)");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Off: bar height is proportional to a_ij (axis from 0). On: the axis starts just below the smallest\n"
-                        "weight shown, so nearly equal weights (tau = 1 on a flat row) show their differences.");
+      // TRANSLATORS: the tooltip of "stretch the bars". a_ij is a weight, tau the temperature.
+      ImGui::SetTooltip("%s", _("Off: bar height is proportional to a_ij (axis from 0). On: the axis starts just below the smallest\n"
+                                "weight shown, so nearly equal weights (tau = 1 on a flat row) show their differences."));
     bar_chart(state, hand_made);
-    note("hover a bar or a thumbnail for its arithmetic; click a thumbnail to make that patch the query");
-    if (ImGui::TreeNode("every stage for these keys (table)")) {
+    note(_("hover a bar or a thumbnail for its arithmetic; click a thumbnail to make that patch the query"));
+    const std::string stages = ui_id(_("every stage for these keys (table)"), "every stage for these keys (table)");  // i18n: English (id)
+    if (ImGui::TreeNode(stages.c_str())) {
       stage_table(hand_made);
       ImGui::TreePop();
     }
@@ -189,15 +215,19 @@ void StepView::draw_contents(AppState& state, HandMadeSession& hand_made) {
   ImGui::Separator();
   if (hovered_ >= 0) key_ = hovered_;
   if (key_ < 0 || key_ >= g.N()) key_ = top_.empty() ? i : top_.front();
-  ImGui::Text("4. One key in detail (fig. 26.10's grey box):");
+  // TRANSLATORS: a section heading; fig. 26.10 of the book draws the arithmetic for one key in a grey box.
+  ImGui::TextUnformatted(_("4. One key in detail (fig. 26.10's grey box):"));
   ImGui::SameLine();
-  if (ImGui::SmallButton("largest") && !top_.empty()) key_ = top_.front();
+  // TRANSLATORS: a button: show the key with the largest weight.
+  if (ImGui::SmallButton(_("largest")) && !top_.empty()) key_ = top_.front();
   ImGui::SameLine();
-  if (ImGui::SmallButton("itself (j = i)")) key_ = i;
+  // TRANSLATORS: a button: show the query's own key (key index j equal to query index i).
+  if (ImGui::SmallButton(_("itself (j = i)"))) key_ = i;
   ImGui::SameLine();
   int cell[2] = {g.col_of(key_), g.row_of(key_)};
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-  if (ImGui::DragInt2("key (col,row)", cell, 0.1f, 0, std::max(g.cols, g.rows) - 1)) {
+  // TRANSLATORS: two number fields: the key patch's column and row in the grid.
+  if (ImGui::DragInt2(_("key (col,row)"), cell, 0.1f, 0, std::max(g.cols, g.rows) - 1)) {
     cell[0] = std::clamp(cell[0], 0, g.cols - 1);
     cell[1] = std::clamp(cell[1], 0, g.rows - 1);
     key_ = g.index(cell[0], cell[1]);
@@ -215,7 +245,8 @@ void StepView::head_selector(AppState& state) {
   head_ = std::clamp(state.hand_made.head.head, 0, kHeadCount - 1);
   setting_widget(state, "hand_made.head", {.scope = "step", .width_em = 10});
   ImGui::SameLine();
-  ImGui::TextDisabled("(the image view's main head; keys 0-5)");
+  // TRANSLATORS: "keys 0-5": the keyboard keys 0 to 5 choose the head.
+  ImGui::TextDisabled("%s", _("(the image view's main head; keys 0-5)"));
 }
 
 void StepView::refresh(HandMadeSession& hand_made, int query) {
@@ -250,7 +281,7 @@ void StepView::bar_chart(AppState& state, HandMadeSession& hand_made) {
   if (n <= 0) return;
   const float avail = ImGui::GetContentRegionAvail().x;
   const float label_w = ImGui::CalcTextSize("0.00000000").x + 8.0f;
-  const float right_w = ImGui::CalcTextSize("1/N kept").x + 8.0f;  // room for the uniform line's label
+  const float right_w = ImGui::CalcTextSize(_("1/N kept")).x + 8.0f;  // room for the uniform line's label
   const float col_w = std::clamp((avail - label_w - right_w) / static_cast<float>(n), 14.0f, 72.0f);
   const float bar_h = 7.0f * ImGui::GetTextLineHeight();
   const float thumb = col_w - 2.0f;
@@ -301,7 +332,8 @@ void StepView::bar_chart(AppState& state, HandMadeSession& hand_made) {
     for (float x = x_bars; x < x_bars + col_w * static_cast<float>(n); x += 8.0f)
       dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 4.0f, x_bars + col_w * static_cast<float>(n)), y), IM_COL32(120, 200, 255, 255));
     dl->AddText(ImVec2(x_bars + col_w * static_cast<float>(n) + 4, y - ImGui::GetTextLineHeight() * 0.5f), IM_COL32(120, 200, 255, 255),
-                b_.kept == hand_made.grid().N() ? "1/N" : "1/N kept");
+                // TRANSLATORS: a label on the bar chart's line at the uniform weight: 1 over the number of keys the mask keeps.
+                b_.kept == hand_made.grid().N() ? "1/N" : _("1/N kept"));
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, base + thumb + 8));
   ImGui::Dummy(ImVec2(label_w + col_w * static_cast<float>(n), 0));
@@ -316,7 +348,9 @@ void StepView::stage_table(HandMadeSession& hand_made) {
   const float height = ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(std::min(n, 10) + 1) + 4.0f;
   if (!ImGui::BeginTable("stages", 7, tf, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* c : {"#", "patch j", "s_ij = q.k", "/ (tau sqrt m')", "exp(. - max)", "a_ij", "a_ij v_j"}) ImGui::TableSetupColumn(c);
+  // TRANSLATORS: a table column: the key's patch (index j) in the grid. The other columns are formulas.
+  const char* patch_j = _("patch j");
+  for (const char* c : {"#", patch_j, "s_ij = q.k", "/ (tau sqrt m')", "exp(. - max)", "a_ij", "a_ij v_j"}) ImGui::TableSetupColumn(c);
   ImGui::TableHeadersRow();
   for (int r = 0; r < n; ++r) {
     const int j = top_[static_cast<size_t>(r)];
@@ -356,31 +390,42 @@ void StepView::key_detail(HandMadeSession& hand_made) {
   ImGui::Dummy(ImVec2(side, side));
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::Text("key j = %d, patch (%d,%d)%s", j, g.col_of(j), g.row_of(j), j == b_.i ? "  (the query itself)" : "");
+  // TRANSLATORS: j is the key's token index; (%d,%d) the patch's (column,row); the last %s is empty or "  (the query itself)".
+  ImGui::Text(_("key j = %d, patch (%d,%d)%s"), j, g.col_of(j), g.row_of(j), j == b_.i ? _("  (the query itself)") : "");
   text_wrapped("k_j = W_k t_j = %s", vec_text(h.K.row(j).data(), b_.m, 24).c_str());
   // s_ij as a sum of products, written out when m is small.
   std::string terms;
   const int shown = std::min(b_.m, 4);
   for (int c = 0; c < shown; ++c)
     terms += (c ? " + " : "") + format_number(static_cast<double>(b_.q[c]), 4) + "*" + format_number(static_cast<double>(h.K(j, c)), 4);
-  if (b_.m > shown) terms += " + ... (" + std::to_string(b_.m) + " products)";
+  // TRANSLATORS: ends a written-out sum of products; %d is how many products it has in all.
+  if (b_.m > shown) terms += text_format(_(" + ... (%d products)"), b_.m);
   text_wrapped("s_ij = q_i . k_j = %s = %s", terms.c_str(), n6(b_.score[J]).c_str());
-  text_wrapped("scaled = s_ij / (tau*sqrt(m')) = %s / %s = %s   (engine's logit: %s)", n6(b_.score[J]).c_str(),
+  // TRANSLATORS: "scaled" is the scaled score; s_ij the score, tau the temperature, m' the query's length. The last
+  // number is the same value as the attention engine computed it.
+  text_wrapped(_("scaled = s_ij / (tau*sqrt(m')) = %s / %s = %s   (engine's logit: %s)"), n6(b_.score[J]).c_str(),
               n6(b_.divisor).c_str(), n6(b_.scaled[J]).c_str(), n6(engine_logits_[J]).c_str());
   if (!b_.keep[J]) {
-    warn("This key is masked for query i: it is left out of the softmax, so a_ij = 0 exactly (engine: " +
-         format_weight(engine_w_[J]) + ") and it adds nothing to t_out.");
+    // TRANSLATORS: a_ij is the key's weight, t_out the output token; %s is the weight the attention engine computed.
+    warn(text_format(_("This key is masked for query i: it is left out of the softmax, so a_ij = 0 exactly (engine: %s) and it "
+                       "adds nothing to t_out."),
+                     format_weight(engine_w_[J]).c_str()));
   } else {
-    ImGui::Text("exp(scaled - max) = exp(%s - %s) = %s", n6(b_.scaled[J]).c_str(), n6(b_.row_max).c_str(), n6(b_.exp_term[J]).c_str());
-    ImGui::Text("row sum over the %d kept keys = %s", b_.kept, n6(b_.row_sum).c_str());
-    ImGui::Text("a_ij = %s / %s = %s   (engine's a_ij: %s)", n6(b_.exp_term[J]).c_str(), n6(b_.row_sum).c_str(), format_weight(b_.weight[J]).c_str(),
+    // TRANSLATORS: "scaled" is the key's scaled score, "max" the row's largest scaled score.
+    ImGui::Text(_("exp(scaled - max) = exp(%s - %s) = %s"), n6(b_.scaled[J]).c_str(), n6(b_.row_max).c_str(), n6(b_.exp_term[J]).c_str());
+    // TRANSLATORS: the softmax's denominator: the sum of exp(scaled - max) over the keys the mask keeps.
+    ImGui::Text(_("row sum over the %d kept keys = %s"), b_.kept, n6(b_.row_sum).c_str());
+    // TRANSLATORS: a_ij is the key's weight; the last %s is the weight the attention engine computed.
+    ImGui::Text(_("a_ij = %s / %s = %s   (engine's a_ij: %s)"), n6(b_.exp_term[J]).c_str(), n6(b_.row_sum).c_str(), format_weight(b_.weight[J]).c_str(),
                 format_weight(engine_w_[J]).c_str());
     const auto rank = std::find(top_.begin(), top_.end(), j);
     if (rank != top_.end())
-      ImGui::TextDisabled("rank %d of %d kept keys; uniform would be 1/%d = %s", static_cast<int>(rank - top_.begin()) + 1, b_.kept,
+      // TRANSLATORS: the key's place when the weights are sorted, largest first; "uniform": the weight every key would
+      // get if all weights were equal (1 over the number of kept keys).
+      ImGui::TextDisabled(_("rank %d of %d kept keys; uniform would be 1/%d = %s"), static_cast<int>(rank - top_.begin()) + 1, b_.kept,
                           b_.kept, format_weight(1.0 / b_.kept).c_str());
     else
-      ImGui::TextDisabled("uniform would be 1/%d = %s", b_.kept, format_weight(1.0 / b_.kept).c_str());
+      ImGui::TextDisabled(_("uniform would be 1/%d = %s"), b_.kept, format_weight(1.0 / b_.kept).c_str());
   }
   ImGui::EndGroup();
 }
@@ -388,8 +433,10 @@ void StepView::key_detail(HandMadeSession& hand_made) {
 void StepView::weighted_sum_section(HandMadeSession& hand_made) {
   const HeadQKV& h = hand_made.qkv(head_);
   const int v = static_cast<int>(h.V.cols());
-  text_wrapped("5. The weighted sum of values (eq. 26.21, fig. 26.8): t_out = sum_j a_ij v_j");
-  note("v_j = W_v t_j is the patch's mean colour for every head here, so t_out is a colour too.");
+  // TRANSLATORS: a section heading. t_out is the output token, a_ij the weights, v_j the values (the chapter's symbols).
+  text_wrapped("%s", _("5. The weighted sum of values (eq. 26.21, fig. 26.8): t_out = sum_j a_ij v_j"));
+  // TRANSLATORS: v_j is key j's value, W_v the value weights, t_j the token, t_out the output token.
+  note(_("v_j = W_v t_j is the patch's mean colour for every head here, so t_out is a colour too."));
   const float sw = ImGui::GetTextLineHeight() * 1.4f;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float line_w = ImGui::GetContentRegionAvail().x;
@@ -423,37 +470,46 @@ void StepView::weighted_sum_section(HandMadeSession& hand_made) {
     ImGui::EndGroup();
     if (ImGui::IsItemHovered()) {
       hovered_ = j;
-      ImGui::SetTooltip("key (%d,%d): a_ij = %s, v_j = %s", hand_made.grid().col_of(j), hand_made.grid().row_of(j),
+      // TRANSLATORS: the key patch's (column,row), its weight a_ij and its value v_j.
+      ImGui::SetTooltip(_("key (%d,%d): a_ij = %s, v_j = %s"), hand_made.grid().col_of(j), hand_made.grid().row_of(j),
                         format_weight(w).c_str(), vec_text(h.V.row(j).data(), v, 8).c_str());
     }
   }
   const int rest = b_.kept - terms;
   if (rest > 0) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "+ %d more terms (weights adding up to %s)", rest, n6(std::max(0.0, 1.0 - shown)).c_str());
-    flow(ImGui::CalcTextSize(buf).x);
-    ImGui::TextUnformatted(buf);
+    const std::string more =
+        // TRANSLATORS: ends the written-out weighted sum: %d terms not shown, and the sum of their weights.
+        text_format(_("+ %d more terms (weights adding up to %s)"), rest, n6(std::max(0.0, 1.0 - shown)).c_str());
+    flow(ImGui::CalcTextSize(more.c_str()).x);
+    ImGui::TextUnformatted(more.c_str());
   }
-  ImGui::Text("= t_out = %s", vec_text(engine_t_.data(), v, 8).c_str());
+  ImGui::Text("= t_out = %s", vec_text(engine_t_.data(), v, 8).c_str());  // i18n: English (a formula)
   if (v == 3) {
     ImGui::SameLine();
     swatch(engine_t_.data(), sw);
     // The two limits of the temperature: a flat row averages every kept value, a one-hot row
     // copies the best key's value.
-    ImGui::TextUnformatted("limits: tau -> infinity gives the plain average of the kept v_j");
+    // TRANSLATORS: the first of three pieces on one line, each followed by a colour swatch: "limits: tau -> infinity
+    // gives the plain average of the kept v_j [swatch], tau -> 0 the top key's v_j [swatch], the query's own v_i [swatch]".
+    // tau is the temperature, v_j the values.
+    ImGui::TextUnformatted(_("limits: tau -> infinity gives the plain average of the kept v_j"));
     ImGui::SameLine();
     swatch(uniform_t_.data(), sw);
     ImGui::SameLine(0.0f, 2.0f);
-    ImGui::TextUnformatted(", tau -> 0 the top key's v_j");
+    // TRANSLATORS: the second piece of "limits: ..." (see there), after a colour swatch.
+    ImGui::TextUnformatted(_(", tau -> 0 the top key's v_j"));
     ImGui::SameLine();
     swatch(h.V.row(top_.front()).data(), sw);
     ImGui::SameLine(0.0f, 2.0f);
-    ImGui::TextUnformatted(", the query's own v_i");
+    // TRANSLATORS: the third piece of "limits: ..." (see there), after a colour swatch.
+    ImGui::TextUnformatted(_(", the query's own v_i"));
     ImGui::SameLine();
     swatch(h.V.row(b_.i).data(), sw);
   }
-  note("t_out uses the row of A and the values V of the attention engine; the arithmetic above redoes the softmax from "
-       "its Q and K (how closely the two agree: View > Diagnostics).");
+  // TRANSLATORS: A is the attention matrix, V the values, Q and K the queries and keys. "View > Diagnostics" is
+  // the menu item (translate it as the View menu does).
+  note(_("t_out uses the row of A and the values V of the attention engine; the arithmetic above redoes the softmax from "
+         "its Q and K (how closely the two agree: View > Diagnostics)."));
 }
 
 

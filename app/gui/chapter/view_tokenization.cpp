@@ -4,6 +4,7 @@
 // each row of W_tokenize is one K×K×3 filter, shown at the bottom.
 #include "app/gui/chapter/teaching_view.hpp"
 #include "app/gui/state/memo.hpp"
+#include "core/base/translate.hpp"
 
 #include "core/hand_made/step.hpp"
 
@@ -52,7 +53,10 @@ void signed_bars(const float* v, int n) {
     dl->AddRectFilled(ImVec2(x + 0.5f, std::min(y, mid)), ImVec2(x + bw - 0.5f, std::max(y, mid)), col);
   }
   dl->AddLine(ImVec2(p.x, mid), ImVec2(p.x + bw * static_cast<float>(n), mid), IM_COL32(200, 200, 200, 120));
-  if (hovered >= 0) ImGui::SetTooltip("value %d of this part: %.4f (scale +-%.3g)", hovered, static_cast<double>(v[hovered]), static_cast<double>(r));
+  if (hovered >= 0)
+    // TRANSLATORS: the index and value of one number of a token's part; "scale" is the bars' range, plus or minus %.3g.
+    ImGui::SetTooltip(_("value %d of this part: %.4f (scale +-%.3g)"), hovered, static_cast<double>(v[hovered]),
+                      static_cast<double>(r));
 }
 
 // A wrapped note in the disabled text colour.
@@ -65,21 +69,30 @@ void note(const std::string& text) {
 class TokenizationView final : public TeachingView {
  public:
   TokenizationView()
-      : TeachingView({"tokenization", "Tokenization", "fig. 26.2, section 26.9.1",
-            "Before attention, the photo becomes N tokens: it is cut into K x K patches, each patch is unrolled into "
-            "3K^2 numbers, and a linear map turns those numbers into a short token vector (fig. 26.2). Applying the "
-            "same map to every patch is a convolution whose kernel and stride are both K (eq. 26.32). Click a patch "
-            "to see its numbers."}) {}
+      : TeachingView({"tokenization",
+            // TRANSLATORS: a view's window title (and its item in the Chapter menu): cutting the photo into tokens.
+            N_("Tokenization"),
+            // TRANSLATORS: where the view's idea is in the book: figure 26.2, section 26.9.1. Keep the numbers.
+            N_("fig. 26.2, section 26.9.1"),
+            // TRANSLATORS: the guided tour's text for the tokenization view. N is the number of tokens, K the
+            // patch size in pixels (K x K patches, 3K^2 numbers each). Keep the symbols and the numbers.
+            N_("Before attention, the photo becomes N tokens: it is cut into K x K patches, each patch is unrolled into "
+               "3K^2 numbers, and a linear map turns those numbers into a short token vector (fig. 26.2). Applying the "
+               "same map to every patch is a convolution whose kernel and stride are both K (eq. 26.32). Click a patch "
+               "to see its numbers.")}) {}
 
   void draw_contents(AppState& state, HandMadeSession& hand_made) override {
     refresh(hand_made, hand_made_query(state, hand_made.grid()));
     const PatchGrid& g = hand_made.grid();
     const int i = i_;
     const int K = g.K;
-    text_wrapped("The photo is cut into a %d x %d grid of K x K patches (K = %d pixels%s): N = %d tokens, numbered "
-                       "row by row. Click a patch to make it the query.",
-                       g.cols, g.rows, K, g.edge == EdgeMode::Pad ? ", the last row/column padded with 0" : ", the remainder cropped",
-                       g.N());
+    // TRANSLATORS: "%d x %d" is the grid's columns x rows; K the patch size in pixels; N the number of tokens. %s is
+    // ", the last row/column padded with 0" or ", the remainder cropped".
+    text_wrapped(_("The photo is cut into a %d x %d grid of K x K patches (K = %d pixels%s): N = %d tokens, numbered "
+                   "row by row. Click a patch to make it the query."),
+                 g.cols, g.rows, K,
+                 // TRANSLATORS: inserted into "The photo is cut into ...": how the image's edge is handled.
+                 g.edge == EdgeMode::Pad ? _(", the last row/column padded with 0") : _(", the remainder cropped"), g.N());
 
     // --- the grid, the enlarged patch and its unrolled pixels, side by side
     const float avail = ImGui::GetContentRegionAvail().x;
@@ -88,14 +101,24 @@ class TokenizationView final : public TeachingView {
     ImGui::SameLine();
     ImGui::BeginGroup();
     const bool padded = (g.col_of(i) + 1) * K > g.image_width || (g.row_of(i) + 1) * K > g.image_height;
-    ImGui::Text("patch %d = (%d,%d): pixels x %d..%d, y %d..%d%s", i, g.col_of(i), g.row_of(i), g.col_of(i) * K,
-                g.col_of(i) * K + K - 1, g.row_of(i) * K, g.row_of(i) * K + K - 1, padded ? " (past the image edge: 0)" : "");
+    // TRANSLATORS: the patch's token index and (column,row), then its pixels' x and y ranges; the last %s is "" or
+    // " (past the image edge: 0)".
+    ImGui::Text(_("patch %d = (%d,%d): pixels x %d..%d, y %d..%d%s"), i, g.col_of(i), g.row_of(i), g.col_of(i) * K,
+                g.col_of(i) * K + K - 1, g.row_of(i) * K, g.row_of(i) * K + K - 1, padded ? _(" (past the image edge: 0)") : "");
     const float side = std::min(box * 0.62f, std::max(avail - box - 30.0f, 60.0f) * 0.45f);
     ImGui::Image(patch_tex_.im(), ImVec2(side, side));
     ImGui::SameLine();
     ImGui::BeginGroup();
-    ImGui::TextDisabled("unrolled: each line is one");
-    ImGui::TextDisabled("pixel row, values r g b r g b ...");
+    {  // one text, drawn a line at a time as two items
+      // TRANSLATORS: a caption in two short lines (keep the line break): the patch's pixels unrolled, one pixel row per
+      // line; r g b are the colour channels.
+      const std::string unrolled = _("unrolled: each line is one\npixel row, values r g b r g b ...");
+      for (size_t at = 0; at <= unrolled.size();) {
+        const size_t end = std::min(unrolled.find('\n', at), unrolled.size());
+        ImGui::TextDisabled("%s", unrolled.substr(at, end - at).c_str());
+        at = end + 1;
+      }
+    }
     const float strip_w = std::max(std::min(avail - box - side - 40.0f, side * 3.0f), 40.0f);
     ImGui::Image(strip_tex_.im(), ImVec2(strip_w, side * std::min(1.0f, strip_w / (3.0f * side)) ));
     ImGui::EndGroup();
@@ -104,21 +127,29 @@ class TokenizationView final : public TeachingView {
     // --- the raw token
     ImGui::Separator();
     const int L = static_cast<int>(raw_.size());
-    text_wrapped("Raw token x_i = the patch's pixels vectorized: 3K^2 = 3 x %d x %d = %d values in [0,1]", K, K, L);
+    // TRANSLATORS: x_i is the raw token of patch i; K the patch size in pixels.
+    text_wrapped(_("Raw token x_i = the patch's pixels vectorized: 3K^2 = 3 x %d x %d = %d values in [0,1]"), K, K, L);
     text_wrapped("x_i = (%s%s)", numbers(raw_.data(), std::min(L, 12)).c_str(), L > 12 ? ", ..." : "");
-    note("order: r, g, b of pixel (0,0), then of pixel (1,0), ... along the first pixel row, then the next row");
+    // TRANSLATORS: r, g, b are the colour channels; (0,0) and (1,0) pixel positions (x,y).
+    note(_("order: r, g, b of pixel (0,0), then of pixel (1,0), ... along the first pixel row, then the next row"));
     ImGui::PlotLines("##raw", raw_.data(), L, 0, nullptr, 0.0f, 1.0f, ImVec2(ImGui::GetContentRegionAvail().x, 3.0f * ImGui::GetTextLineHeight()));
 
     // --- the feature token
     ImGui::Separator();
-    text_wrapped("The token: row i of the head input X = [T | P], %d values (d = %d for T, then %d for P)", static_cast<int>(x_.size()),
+    // TRANSLATORS: X = [T | P] is the head input: the tokens T and the positional codes P side by side; d the token's width.
+    text_wrapped(_("The token: row i of the head input X = [T | P], %d values (d = %d for T, then %d for P)"),
+                 static_cast<int>(x_.size()),
                 TokenLayout::d, static_cast<int>(x_.size()) - TokenLayout::d);
     const ImGuiTableFlags tf = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("token", 4, tf)) {
-      ImGui::TableSetupColumn("part");
-      ImGui::TableSetupColumn("columns");
-      ImGui::TableSetupColumn("what");
-      ImGui::TableSetupColumn("values", ImGuiTableColumnFlags_WidthStretch);
+      // TRANSLATORS: a table column: a part of the token (its symbol: c, g, r, p).
+      ImGui::TableSetupColumn(_("part"));
+      // TRANSLATORS: a table column: the part's columns in the token (from..to).
+      ImGui::TableSetupColumn(_("columns"));
+      // TRANSLATORS: a table column: what the part holds (a description).
+      ImGui::TableSetupColumn(_("what"));
+      // TRANSLATORS: a table column: the part's numbers.
+      ImGui::TableSetupColumn(_("values"), ImGuiTableColumnFlags_WidthStretch);
       ImGui::TableHeadersRow();
       for (const TokenPart& part : token_parts(static_cast<int>(x_.size()) - TokenLayout::d)) {
         ImGui::TableNextRow();
@@ -127,7 +158,7 @@ class TokenizationView final : public TeachingView {
         ImGui::TableSetColumnIndex(1);
         ImGui::Text("%d..%d", part.begin, part.begin + part.count - 1);
         ImGui::TableSetColumnIndex(2);
-        ImGui::TextUnformatted(part.what.c_str());
+        ImGui::TextUnformatted(part.what.c_str());  // translated by token_parts()
         ImGui::TableSetColumnIndex(3);
         const float* v = x_.data() + part.begin;
         if (part.begin == TokenLayout::kColour && hand_made.settings().pos.mode != PosMode::Add) {
@@ -149,35 +180,45 @@ class TokenizationView final : public TeachingView {
     }
     if (hand_made.settings().pos.mode == PosMode::Add) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.4f, 1.0f));
-      text_wrapped("Positional mode 'add': the code has been mapped to d values by W_pos and added to T, so the T "
-                         "parts above include P W_pos^T (and c is no longer exactly the mean colour).");
+      // TRANSLATORS: 'add' is the positional mode of that name; d the token's width, W_pos the codes' weights, T the
+      // tokens, P the positional codes, c the mean colour part.
+      text_wrapped("%s", _("Positional mode 'add': the code has been mapped to d values by W_pos and added to T, so the T "
+                           "parts above include P W_pos^T (and c is no longer exactly the mean colour)."));
       ImGui::PopStyleColor();
     } else {
       char d[32];
       std::snprintf(d, sizeof d, "%.2g", r_diff_);
+      // i18n: English (the check's name and result go into the exported report's JSON, export.cpp)
       state.report.checks["tokenization: W_tokenize x_i from the raw pixels vs the engine's r"] =
           std::string("largest difference ") + d + " (token " + std::to_string(i) + ", " + hand_made.name() + ")";
-      note("The r part above is W_tokenize x_i, worked here from the raw pixels. The p part is in X for every positional "
-           "mode: the position heads read it, and in concat mode it is appended to every q and k.");
+      // TRANSLATORS: r and p are parts of the token; W_tokenize the tokenizing weights, x_i the raw token, X the head input,
+      // q and k the queries and keys; "concat" is the positional mode of that name.
+      note(_("The r part above is W_tokenize x_i, worked here from the raw pixels. The p part is in X for every positional "
+             "mode: the position heads read it, and in concat mode it is appended to every q and k."));
     }
 
     // --- the convolution
     ImGui::Separator();
-    text_wrapped("Tokenizing is a convolution (eq. 26.32, section 26.9.1): each of the %d rows of W_tokenize, reshaped to "
-                       "K x K x 3, is one filter with kernel size K, and the filter moves K pixels at a time (stride = K), so "
-                       "the windows tile the image without overlap and output position (col,row) is exactly the token of "
-                       "that patch. C_in = 3 colour channels, C_out = %d channels of r. The hand-made parts c, c/|c| and g "
-                       "are fixed functions of the same K x K window.",
-                       TokenLayout::kRandomDims, TokenLayout::kRandomDims);
-    note("The " + std::to_string(TokenLayout::kRandomDims) +
-         " filters of W_tokenize, each K x K x 3 (grey = 0; more red, green or blue = a positive weight on that channel):");
+    // TRANSLATORS: W_tokenize is the tokenizing weights' matrix; K the patch size in pixels; C_in and C_out the
+    // convolution's input and output channels; r, c, c/|c| and g are parts of the token. Keep the symbols and the numbers.
+    text_wrapped(_("Tokenizing is a convolution (eq. 26.32, section 26.9.1): each of the %d rows of W_tokenize, reshaped to "
+                   "K x K x 3, is one filter with kernel size K, and the filter moves K pixels at a time (stride = K), so "
+                   "the windows tile the image without overlap and output position (col,row) is exactly the token of "
+                   "that patch. C_in = 3 colour channels, C_out = %d channels of r. The hand-made parts c, c/|c| and g "
+                   "are fixed functions of the same K x K window."),
+                 TokenLayout::kRandomDims, TokenLayout::kRandomDims);
+    // TRANSLATORS: %d filters (rows) of W_tokenize, the tokenizing weights; K is the patch size in pixels.
+    note(text_format(_("The %d filters of W_tokenize, each K x K x 3 (grey = 0; more red, green or blue = a positive weight on "
+                       "that channel):"),
+                     TokenLayout::kRandomDims));
     const float fs = std::clamp((ImGui::GetContentRegionAvail().x - 8.0f * 15) / 16.0f, 16.0f, 64.0f);
     for (int n = 0; n < TokenLayout::kRandomDims; ++n) {
       if (n) ImGui::SameLine();
       const float u0 = static_cast<float>(n) / TokenLayout::kRandomDims, u1 = static_cast<float>(n + 1) / TokenLayout::kRandomDims;
       ImGui::Image(filters_tex_.last()->im(), ImVec2(fs, fs), ImVec2(u0, 0), ImVec2(u1, 1));
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("filter %d: r_%d = (row %d of W_tokenize) . x_i = %.4f", n, n, n,
+        // TRANSLATORS: r_%d is one number of the token's r part: a row of W_tokenize times the raw token x_i.
+        ImGui::SetTooltip(_("filter %d: r_%d = (row %d of W_tokenize) . x_i = %.4f"), n, n, n,
                           static_cast<double>(x_[static_cast<size_t>(TokenLayout::kRandom + n)]));
     }
   }
@@ -257,7 +298,8 @@ class TokenizationView final : public TeachingView {
       const int col = std::clamp(static_cast<int>((m.x - p.x) / cell), 0, g.cols - 1);
       const int row = std::clamp(static_cast<int>((m.y - p.y) / cell), 0, g.rows - 1);
       outline(col, row, IM_COL32(255, 255, 255, 160));
-      ImGui::SetTooltip("patch (%d,%d), token %d", col, row, g.index(col, row));
+      // TRANSLATORS: the patch's (column,row) and its token index.
+      ImGui::SetTooltip(_("patch (%d,%d), token %d"), col, row, g.index(col, row));
       if (clicked) {
         state.hand_made.cell = Cell{col, row};
         state.hand_made.query_pinned = true;

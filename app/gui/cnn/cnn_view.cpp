@@ -6,6 +6,7 @@
 #include "app/gui/state/widget_log.hpp"
 #include "app/gui/train/cka_view.hpp"
 #include "app/gui/vit/vit_views.hpp"
+#include "core/base/translate.hpp"
 #include "core/cnn/model_cka.hpp"
 #include "core/cnn/resnet.hpp"
 #include "core/io/fashion_mnist.hpp"
@@ -35,6 +36,7 @@ struct CnnResults {
   Matrix cam;                                     // the block's h × w
   std::vector<std::pair<int, float>> top;         // the ResNet's likeliest classes on the photo
   std::optional<CkaResult> cka;
+  int cka_batch = 0;                              // its minibatch (0: exact), for the line that says what it is over
   std::string pass_key, pass_pending;             // the ResNet's forward on the photo (every block's maps)
   std::shared_ptr<const ResnetPass> pass;
   std::string error;                              // the last job's one line, with its key
@@ -100,17 +102,22 @@ void CnnViewState::request_load(VitSession& vit, const std::filesystem::path& pa
 
 // The ways to set the ResNet: a random ResNet-18, or a checkpoint's path; its loading or error.
 void CnnViewState::model_choice(AppState& state) {
-  if (ImGui::Button("Random ResNet-18")) state.cnn_model = kCnnRandomResnet18;
+  // TRANSLATORS: a button: a ResNet-18 (a CNN of 18 layers) with random weights, made by the app.
+  if (ImGui::Button(_("Random ResNet-18"))) state.cnn_model = kCnnRandomResnet18;
   record_widget("cnn_random");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(std::clamp(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Open ResNet").x - ui_px(24), ui_px(80), ui_px(420)));
-  ImGui::InputTextWithHint("##cnn_path", "a ResNet checkpoint (.safetensors, .pth or its folder)", path_, sizeof path_);
+  const char* open = _("Open ResNet");
+  ImGui::SetNextItemWidth(
+      std::clamp(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(open).x - ui_px(24), ui_px(80), ui_px(420)));
+  // TRANSLATORS: the hint in an empty text field for a file's path; .safetensors and .pth are file types.
+  ImGui::InputTextWithHint("##cnn_path", _("a ResNet checkpoint (.safetensors, .pth or its folder)"), path_, sizeof path_);
   record_widget("cnn_path");
   ImGui::SameLine();
-  if (ImGui::Button("Open ResNet") && path_[0]) state.cnn_model = std::filesystem::path(path_);
+  if (ImGui::Button(open) && path_[0]) state.cnn_model = std::filesystem::path(path_);
   record_widget("cnn_open");
   if (!loading_.empty()) {
-    ImGui::TextDisabled("Loading %s ...", model_name(loading_).c_str());
+    // TRANSLATORS: %s is a model's name.
+    ImGui::TextDisabled(_("Loading %s ..."), model_name(loading_).c_str());
     state.commands.redraw();
   } else if (!failed_.empty() && failed_ == state.cnn_model) {
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", load_error_.c_str());
@@ -131,15 +138,20 @@ void CnnViewState::model_line(AppState& state, VitSession& vit) {
   if (ImGui::Button((label + "##cnn_model").c_str())) ImGui::OpenPopup("cnn_model_choice");
   record_widget("cnn_model");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s: %d blocks, %.1f M parameters, trained at %d px%s. Click for another ResNet.", a.name().c_str(), a.blocks(),
-                      static_cast<double>(a.parameters) / 1e6, a.input_size, loaded_ == kCnnRandomResnet18 ? ", random weights (never trained)" : "");
+    // TRANSLATORS: %1$s is the architecture (resnet18); M: millions; px: pixels (the image side it was trained at); %5$s is
+    // empty or ", random weights (never trained)".
+    ImGui::SetTooltip(_("%s: %d blocks, %.1f M parameters, trained at %d px%s. Click for another ResNet."), a.name().c_str(),
+                      a.blocks(), static_cast<double>(a.parameters) / 1e6, a.input_size,
+                      // TRANSLATORS: goes after "trained at 224 px" in a model's tooltip, with its leading comma.
+                      loaded_ == kCnnRandomResnet18 ? _(", random weights (never trained)") : "");
   if (ImGui::BeginPopup("cnn_model_choice")) {
     model_choice(state);
     ImGui::EndPopup();
   }
   if (!loading_.empty() || (!failed_.empty() && failed_ == want)) {
     ImGui::SameLine();
-    if (!loading_.empty()) ImGui::TextDisabled("loading %s ...", model_name(loading_).c_str());
+    // TRANSLATORS: %s is a model's name.
+    if (!loading_.empty()) ImGui::TextDisabled(_("loading %s ..."), model_name(loading_).c_str());
     else ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", load_error_.c_str());
   }
 }
@@ -224,14 +236,16 @@ void CnnViewState::draw_fields(AppState& state, VitSession& vit, SourceChoice& c
   const int row = std::clamp(static_cast<int>(at.y * static_cast<float>(mh)), 0, mh - 1);
   const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(model_->id) + "|" + std::to_string(layer) + "|" +
                           std::to_string(token) + "|" + std::to_string(block) + "|" + std::to_string(col) + "," + std::to_string(row);
-  const std::string says = "Effective receptive fields at the same depth and the same point of the photo: the ViT's " +
-                           token_label(g, token) + " after layer " + std::to_string(layer) + " of " + std::to_string(run->layers()) +
-                           "; the ResNet's position (" + std::to_string(col) + "," + std::to_string(row) + ") after block " +
-                           std::to_string(block) + " (" + model_->blocks[static_cast<std::size_t>(block)].name + ") of " +
-                           std::to_string(blocks) + ".";
-  const char* help = "How much each input pixel moves the features there (Luo et al. 2016). Step the layer with PgUp / PgDn: "
-                     "the ViT's field reaches across the photo within a few layers, the ResNet's grows a kernel and a stride "
-                     "at a time (Raghu et al. 2021). Click the main map to move the point.";
+  // TRANSLATORS: %1$s is a token ("CLS", "patch (3,4)"); then the ViT's layer and its number of layers; the ResNet's position
+  // (column,row) in its feature map, its block's index, the block's name (layer2.1) and its number of blocks.
+  const std::string says = text_format(_("Effective receptive fields at the same depth and the same point of the photo: the "
+                                         "ViT's %s after layer %d of %d; the ResNet's position (%d,%d) after block %d (%s) of %d."),
+                                       token_label(g, token).c_str(), layer, run->layers(), col, row, block,
+                                       model_->blocks[static_cast<std::size_t>(block)].name.c_str(), blocks);
+  // TRANSLATORS: PgUp / PgDn are keys.
+  const char* help = _("How much each input pixel moves the features there (Luo et al. 2016). Step the layer with PgUp / PgDn: "
+                       "the ViT's field reaches across the photo within a few layers, the ResNet's grows a kernel and a stride "
+                       "at a time (Raghu et al. 2021). Click the main map to move the point.");
   CnnResults& r = *results_;
   if (r.field_key != key && r.field_pending != key) {
     r.field_pending = key;
@@ -261,7 +275,7 @@ void CnnViewState::draw_fields(AppState& state, VitSession& vit, SourceChoice& c
           }
         });
   }
-  if (not_drawable(state, r, r.field_key == key, key, says, "Computing both models' gradients ...", "field")) return;
+  if (not_drawable(state, r, r.field_key == key, key, says, _("Computing both models' gradients ..."), "field")) return;
   // The two fields side by side as large as the panel's height allows, what they are to the right;
   // in a narrow column (the controls column of a projector at a large UI scale) the words below.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -270,13 +284,13 @@ void CnnViewState::draw_fields(AppState& state, VitSession& vit, SourceChoice& c
   const float each = stacked ? std::max((avail.x - ui_px(12)) / 2, ui_px(20)) : std::min((avail.x - ui_px(24)) * 0.35f, high * 1.6f);
   const ImVec2 covered(static_cast<float>(g.covered_w / vit.photo_width()), static_cast<float>(g.covered_h / vit.photo_height()));
   ImGui::BeginGroup();
-  ImGui::TextUnformatted("ViT");
+  ImGui::TextUnformatted("ViT");  // i18n: English (the model's name)
   draw_map_over_photo(state, vit, r.vit_field, "cnn-vit-field", key, covered, each, high);
   record_widget("cnn_vit_field");
   ImGui::EndGroup();
   ImGui::SameLine(0, ui_px(12));
   ImGui::BeginGroup();
-  ImGui::TextUnformatted("ResNet");
+  ImGui::TextUnformatted("ResNet");  // i18n: English (the model's name)
   draw_map_over_photo(state, vit, r.cnn_field, "cnn-resnet-field", key, ImVec2(1, 1), each, high);
   record_widget("cnn_resnet_field");
   ImGui::EndGroup();
@@ -330,18 +344,21 @@ void CnnViewState::draw_grad_cam(AppState& state, VitSession& vit, SourceChoice&
           }
         });
   }
-  const std::string says = "Grad-CAM (Selvaraju et al. 2017) of the ResNet's likeliest class at block " + std::to_string(block) + " (" +
-                           model_->blocks[static_cast<std::size_t>(block)].name + "), the depth of the ViT's layer " +
-                           std::to_string(layer) + ".";
-  const char* help = "The block's feature maps weighted by how much the class's score rises with each (the mean of its "
-                     "gradient), summed, negatives cut. Beside the ViT's Why? view: where each model found its evidence.";
-  if (not_drawable(state, r, r.cam_key == key, key, says, "Computing the gradients ...", "grad-cam")) return;
+  // TRANSLATORS: %1$d is a block's index, %2$s its name (layer2.1), %3$d the ViT's layer at the same depth.
+  const std::string says = text_format(_("Grad-CAM (Selvaraju et al. 2017) of the ResNet's likeliest class at block %d (%s), the "
+                                         "depth of the ViT's layer %d."),
+                                       block, model_->blocks[static_cast<std::size_t>(block)].name.c_str(), layer);
+  // TRANSLATORS: "Why?" is the name of another view (its tab).
+  const char* help = _("The block's feature maps weighted by how much the class's score rises with each (the mean of its "
+                       "gradient), summed, negatives cut. Beside the ViT's Why? view: where each model found its evidence.");
+  if (not_drawable(state, r, r.cam_key == key, key, says, _("Computing the gradients ..."), "grad-cam")) return;
   std::string top;
   for (const auto& [c, p] : r.top)
     top += (top.empty() ? "" : ", ") + model_->arch.labels[static_cast<std::size_t>(c)] + " " + std::to_string(static_cast<int>(std::lround(p * 100))) + "%";
   map_with_words(state, vit, r.cam, "cnn-grad-cam", key, "cnn_grad_cam", says);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("The ResNet's likeliest: %s", top.c_str());
+  // TRANSLATORS: %s lists the likeliest classes with their probabilities ("sneaker 62%, sandal 20%").
+  ImGui::TextDisabled(_("The ResNet's likeliest: %s"), top.c_str());
   ImGui::PopTextWrapPos();
   help_marker(help);
   ImGui::EndGroup();
@@ -353,12 +370,14 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
   const VitRun* run = vit.run();
   const int count = state.cka_count;
   const std::string key = std::to_string(run->model().id) + "|" + std::to_string(model_->id) + "|" + std::to_string(count);
-  ImGui::TextUnformatted("Linear CKA: the ViT's layers (rows) x the ResNet's blocks (columns, stage.block)");
+  // TRANSLATORS: CKA: centered kernel alignment; "stage.block" is how the columns are labelled (1.0, 1.1, 2.0, ...).
+  ImGui::TextUnformatted(_("Linear CKA: the ViT's layers (rows) x the ResNet's blocks (columns, stage.block)"));
   ImGui::SameLine();
-  help_marker("Over the first Fashion-MNIST test images (as many as the CKA view uses), one example per image, each layer's "
-              "whole output flattened (docs/MATH.md, \"CKA across two models\"). 1: the two layers represent the images "
-              "alike, up to a rotation and a scale; 0: unrelated. With trained models (Raghu et al. 2021, fig. 2) many of the "
-              "ResNet's lower blocks match a few of the ViT's lowest layers.");
+  // TRANSLATORS: "CKA across two models" is a section title of docs/MATH.md (English); "the CKA view" is another view.
+  help_marker(_("Over the first Fashion-MNIST test images (as many as the CKA view uses), one example per image, each layer's "
+                "whole output flattened (docs/MATH.md, \"CKA across two models\"). 1: the two layers represent the images "
+                "alike, up to a rotation and a scale; 0: unrelated. With trained models (Raghu et al. 2021, fig. 2) many of the "
+                "ResNet's lower blocks match a few of the ViT's lowest layers."));
   CnnResults& r = *results_;
   const bool have = r.cka && r.cka_key == key;
   if (!have && r.cka_pending != key && r.error_key != key) {
@@ -370,7 +389,7 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
     const std::shared_ptr<const ResnetModel> cnn = model_;
     const std::shared_ptr<std::atomic<int>> done = r.cka_done;
     const std::string a_name = vit.label(), b_name = model_name(loaded_);
-    vit.scheduler().submit<CkaResult>(
+    vit.scheduler().submit<std::pair<CkaResult, int>>(
         job(vit, "cka"),
         [vrun, cnn, count, done, a_name, b_name](const std::atomic<bool>& stop) {
           const auto start = std::chrono::steady_clock::now();
@@ -389,17 +408,18 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
           out.a_name = a_name;
           out.b_name = b_name;
           out.same_model = false;
+          // The record's words (the sidecar's cnn_drawn.examples): English; the window says it in the user's language.
           out.examples = std::to_string(m.images) + " Fashion-MNIST test images" + (batch ? ", minibatches of " + std::to_string(batch) : "");
           out.tokens = m.images;
           out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          return out;
+          return std::make_pair(std::move(out), batch);
         },
-        [slot, key](std::future<CkaResult> f) {
+        [slot, key](std::future<std::pair<CkaResult, int>> f) {
           const auto res = slot.lock();
           if (!res) return;
           res->cka_pending.clear();
           try {
-            res->cka = f.get();
+            std::tie(res->cka, res->cka_batch) = f.get();
             res->cka->key = key;
             res->cka_key = key;
           } catch (const std::exception& e) {
@@ -409,14 +429,15 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
         Scheduler::Priority::Background);
   }
   if (r.cka_pending == key) {
-    const float bar = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Cancel").x - ImGui::GetStyle().FramePadding.x * 4;
+    const float bar =
+        ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(_("Cancel")).x - ImGui::GetStyle().FramePadding.x * 4;
     ImGui::ProgressBar(static_cast<float>(r.cka_done->load()) / static_cast<float>(std::max(1, r.cka_total)), ImVec2(std::max(bar, ui_px(60)), 0),
-                       ("CKA over " + std::to_string(count) + " images").c_str());
+                       text_format(_("CKA over %d images"), count).c_str());
     ImGui::SameLine();
-    if (ImGui::Button("Cancel##cnn_cka")) {
+    if (ImGui::Button(_("Cancel##cnn_cka"))) {
       vit.scheduler().cancel(job(vit, "cka"));
       r.cka_pending.clear();
-      r.error = "cancelled", r.error_key = key;
+      r.error = _("cancelled"), r.error_key = key;
     }
     record_widget("cnn_cka_cancel");
     state.commands.redraw();
@@ -425,13 +446,19 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
   if (r.error_key == key) {
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", r.error.c_str());
     ImGui::SameLine();
-    if (ImGui::Button("Compute##cnn_cka")) r.error_key.clear();
+    if (ImGui::Button(_("Compute##cnn_cka"))) r.error_key.clear();
     record_widget("cnn_cka_compute");
     return;
   }
   if (!have) return;
   ImGui::SameLine();
-  ImGui::TextDisabled("%s x %s, %s, %.0f s", r.cka->a_name.c_str(), r.cka->b_name.c_str(), r.cka->examples.c_str(), r.cka->seconds);
+  const int images = static_cast<int>(r.cka->tokens);
+  std::string examples =
+      text_format(tr_n("%d Fashion-MNIST test image", "%d Fashion-MNIST test images", static_cast<unsigned long>(images)), images);
+  // TRANSLATORS: goes after "500 Fashion-MNIST test images" when CKA was computed in minibatches of that many images.
+  if (r.cka_batch) examples += text_format(_(", minibatches of %d"), r.cka_batch);
+  // TRANSLATORS: model A x model B, what CKA was computed over, and the seconds it took (s: seconds).
+  ImGui::TextDisabled(_("%s x %s, %s, %.0f s"), r.cka->a_name.c_str(), r.cka->b_name.c_str(), examples.c_str(), r.cka->seconds);
   draw_cka_heatmap(state, *r.cka);
   nlohmann::json m = nlohmann::json::array();
   for (Eigen::Index i = 0; i < r.cka->cka.rows(); ++i) {
@@ -470,19 +497,23 @@ void CnnViewState::draw_features(AppState& state, VitSession& vit, SourceChoice&
           }
         });
   }
-  const std::string says = "Block " + std::to_string(block) + " (" + model_->blocks[static_cast<std::size_t>(block)].name +
-                           ")'s feature map of one channel, the depth of the ViT's layer " + std::to_string(layer) +
-                           ": what one of its filters answers to, over the photo.";
-  if (not_drawable(state, r, r.pass_key == key, key, says, "Running the ResNet ...", "features")) return;
+  // TRANSLATORS: %1$d is a block's index, %2$s its name (layer2.1), %3$d the ViT's layer at the same depth.
+  const std::string says = text_format(_("Block %d (%s)'s feature map of one channel, the depth of the ViT's layer %d: what one of "
+                                         "its filters answers to, over the photo."),
+                                       block, model_->blocks[static_cast<std::size_t>(block)].name.c_str(), layer);
+  if (not_drawable(state, r, r.pass_key == key, key, says, _("Running the ResNet ..."), "features")) return;
   const FeatureMap& m = r.pass->blocks[static_cast<std::size_t>(block)];
   state.cnn_channel = std::clamp(state.cnn_channel, 0, m.channels - 1);
   const Matrix map = Eigen::Map<const Matrix>(m.v.row(state.cnn_channel).data(), m.height, m.width);
   map_with_words(state, vit, map, "cnn-features", key + "|" + std::to_string(block) + "|" + std::to_string(state.cnn_channel), "cnn_features",
                  says);
   ImGui::SetNextItemWidth(std::min(ui_px(160), ImGui::GetContentRegionAvail().x));
-  ImGui::SliderInt("channel##cnn", &state.cnn_channel, 0, m.channels - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+  // TRANSLATORS: a slider: which channel of the block's feature map is shown.
+  ImGui::SliderInt(_("channel##cnn"), &state.cnn_channel, 0, m.channels - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
   record_widget("cnn_channel");
-  ImGui::TextDisabled("%d channels of %d x %d; largest %.3g", m.channels, m.width, m.height, static_cast<double>(map.maxCoeff()));
+  // TRANSLATORS: the feature map: its number of channels, each width x height, and its largest value.
+  ImGui::TextDisabled(_("%d channels of %d x %d; largest %.3g"), m.channels, m.width, m.height,
+                      static_cast<double>(map.maxCoeff()));
   ImGui::EndGroup();
   state.report.cnn_drawn = {{"show", "features"}, {"block", block}, {"channel", state.cnn_channel},
                             {"size", {m.width, m.height}}, {"max", map.maxCoeff()}, {"sum", map.sum()}};
@@ -492,12 +523,13 @@ void CnnViewState::draw(ViewSource& s) {
   AppState& state = s.state;
   VitSession& vit = *s.vit;
   if (!vit.run()) {
-    ImGui::TextUnformatted("No model loaded.");
+    ImGui::TextUnformatted(_("No model loaded."));
     return;
   }
   model_line(state, vit);
   if (!model_) {
-    if (state.cnn_model.empty()) text_wrapped("Set a ResNet beside this ViT: a ResNet-18 with random weights, or a checkpoint.");
+    if (state.cnn_model.empty())
+      text_wrapped("%s", _("Set a ResNet beside this ViT: a ResNet-18 with random weights, or a checkpoint."));
     return;
   }
   // The ResNet's input: the ViT's photo, its short side the ResNet's trained size.
@@ -515,11 +547,17 @@ void CnnViewState::draw(ViewSource& s) {
   // projector at UI scale 2) has no room: none cut.
   int show = static_cast<int>(state.cnn_show);
   const std::pair<const char*, CnnShow> choices[] = {
-      {"fields", CnnShow::Field}, {"Grad-CAM", CnnShow::GradCam}, {"CKA", CnnShow::Cka}, {"features", CnnShow::Features}};
+      // TRANSLATORS: a choice of picture: the two models' effective receptive fields.
+      {N_("fields"), CnnShow::Field},
+      {N_("Grad-CAM"), CnnShow::GradCam},
+      {N_("CKA"), CnnShow::Cka},
+      // TRANSLATORS: a choice of picture: a ResNet block's feature map, one channel at a time.
+      {N_("features"), CnnShow::Features}};
   const char* names[] = {"cnn_show_field", "cnn_show_grad_cam", "cnn_show_cka", "cnn_show_features"};
   for (std::size_t i = 0; i < std::size(choices); ++i) {
-    same_line_if_room(radio_width(choices[i].first));
-    ImGui::RadioButton((std::string(choices[i].first) + "##cnn_show").c_str(), &show, static_cast<int>(choices[i].second));
+    const char* label = _(choices[i].first);
+    same_line_if_room(radio_width(label));
+    ImGui::RadioButton((std::string(label) + "##cnn_show").c_str(), &show, static_cast<int>(choices[i].second));
     record_widget(names[i]);
   }
   state.cnn_show = static_cast<CnnShow>(show);
@@ -538,7 +576,9 @@ namespace {
 class CnnView final : public View {
  public:
   CnnView()
-      : View(ViewText{"cnn", "CNN", "The ViT beside a CNN"}, kNeedRows | kNeedVitPass) {}  // no tour text: not a chapter view
+      // no tour text: not a chapter view
+      // TRANSLATORS: the CNN view's tab (CNN: a convolutional neural network) and its title.
+      : View(ViewText{"cnn", N_("CNN"), N_("The ViT beside a CNN")}, kNeedRows | kNeedVitPass) {}
   void draw(ViewSource& s) override {
     std::shared_ptr<CnnViewState>& st = s.vit->view_data().cnn;
     if (!st) st = std::make_shared<CnnViewState>();

@@ -6,6 +6,7 @@
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/maps/map_pictures.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include "core/hand_made/attention.hpp"
 #include "core/hand_made/hand_made_source.hpp"
@@ -18,7 +19,7 @@ namespace attnlab::app {
 
 SourceInfo HandMadeMapSource::info() const {
   SourceInfo out;
-  out.empty_text = "No image loaded.";
+  out.empty_text = _("No image loaded.");
   out.ready = hand_made_.has_image();
   if (out.ready) {
     out.grid = hand_made_source_grid(hand_made_.grid());
@@ -55,7 +56,8 @@ void HandMadeMapSource::keep_pinned(const std::vector<int>& queries) { hand_made
 // The custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24); its two 3 × 3 matrices, edited here.
 void HandMadeMapSource::draw_head_settings() {
   ImGui::Separator();
-  text_wrapped("custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24), c = unit mean colour");
+  // TRANSLATORS: s_ij is the logit of query i and key j, c the token's colour, W_q and W_k the head's 3 x 3 matrices.
+  text_wrapped("%s", _("custom head: s_ij = c_i^T W_q^T W_k c_j (eq. 26.24), c = unit mean colour"));
   // Two matrices side by side where the panel is wide enough, one under the other where not
   // (a narrow panel: a small screen, a large UI scale); never wider than the panel.
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -82,11 +84,12 @@ void HandMadeMapSource::draw_head_settings() {
   // The buttons' labels short enough for a narrow panel, one under the other when they do not fit.
   const ImGuiStyle& st = ImGui::GetStyle();
   auto button_w = [&](const char* label) { return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x; };
-  if (ImGui::Button("identity")) state_.attention.custom = CustomHead{};
+  // TRANSLATORS: a button: set W_q and W_k to the identity matrix.
+  if (ImGui::Button(_("identity"))) state_.attention.custom = CustomHead{};
   record_widget("custom_identity");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("W_q = W_k = I: the colour head");
-  same_line_if_room(button_w("only red/green"));
-  if (ImGui::Button("only red/green")) {
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("W_q = W_k = I: the colour head"));
+  same_line_if_room(button_w(_("only red/green")));
+  if (ImGui::Button(_("only red/green"))) {
     state_.attention.custom = CustomHead{};
     state_.attention.custom.W_q[8] = state_.attention.custom.W_k[8] = 0.0f;
   }
@@ -122,9 +125,10 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   const PatchGrid& g = hand_made_.grid();
   const SourceChoice& c = state_.hand_made;
   const auto kind = static_cast<HeadKind>(map.head.head);
-  text_wrapped("query (%d,%d)  i = %d  %s  head %d: %s%s", g.col_of(map.query), g.row_of(map.query), map.query,
-               c.query_pinned ? "[pinned]" : "[follows mouse]", map.head.head, std::string(head_name(kind)).c_str(),
-               map.row_empty ? "  (every key masked: row is 0)" : "");
+  // TRANSLATORS: the query patch (column,row), its token index i, "[pinned]" or "[follows mouse]", the head's number and name.
+  text_wrapped(_("query (%d,%d)  i = %d  %s  head %d: %s%s"), g.col_of(map.query), g.row_of(map.query), map.query,
+               c.query_pinned ? _("[pinned]") : _("[follows mouse]"), map.head.head, std::string(head_name(kind)).c_str(),
+               map.row_empty ? _("  (every key masked: row is 0)") : "");
   // What the head is, in one line: beside it when it fits, on hover otherwise.
   const std::string summary(head_summary(kind));
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", summary.c_str());
@@ -138,8 +142,11 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   if (state_.presentation) {  // for the class: what the map depends on, no developer numbers
     const Settings& a = hand_made_.settings();
     const std::string tau = format_number(a.temperature, 3);
-    ImGui::Text("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu", std::string(mask_kind_name(a.mask.kind)).c_str(),
-                tau.c_str(), std::string(pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(), c.pins.size());
+    // TRANSLATORS: a legend: the mask's kind, the temperature tau, the positional codes' mode, K = patch size in pixels,
+    // N = number of tokens, the number of pinned queries.
+    ImGui::Text(_("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu"),
+                std::string(mask_kind_name(a.mask.kind)).c_str(), tau.c_str(), std::string(pos_mode_name(a.pos.mode)).c_str(), g.K,
+                g.N(), c.pins.size());
     record_widget("presentation:legend");
     for (size_t n = 0; n < c.pins.size(); ++n) {  // the pins' outline colours, as a legend
       ImGui::SameLine();
@@ -160,29 +167,35 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   if (flat.nearly_uniform && !map.row_empty) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.3f, 1.0f));
     ImGui::AlignTextToFramePadding();
-    ImGui::Text("Nearly uniform row: max/min %s", format_number(flat.max_over_min, 3).c_str());
+    // TRANSLATORS: max/min is the ratio of the row's largest weight to its smallest.
+    ImGui::Text(_("Nearly uniform row: max/min %s"), format_number(flat.max_over_min, 3).c_str());
     ImGui::PopStyleColor();
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("max/min = %s, H/log N = %s: every weight is close to 1/N (marked on the bar), and the colours stretch "
-                        "that small spread.", format_number(flat.max_over_min, 3).c_str(), format_number(flat.entropy_ratio, 3).c_str());
+      // TRANSLATORS: H is the row's entropy, N the number of tokens.
+      ImGui::SetTooltip(_("max/min = %s, H/log N = %s: every weight is close to 1/N (marked on the bar), and the colours stretch "
+                          "that small spread."),
+                        format_number(flat.max_over_min, 3).c_str(), format_number(flat.entropy_ratio, 3).c_str());
     record_widget("flat:note");
     auto small_w = [&](const char* label) { return ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 + st.ItemSpacing.x; };
     if (state_.normalization == Normalization::MinMax) {
       ImGui::SameLine();
-      if (ImGui::GetContentRegionAvail().x >= small_w("absolute scale")) {
-        if (ImGui::SmallButton("absolute scale")) state_.normalization = Normalization::Absolute;
+      if (ImGui::GetContentRegionAvail().x >= small_w(_("absolute scale"))) {
+        if (ImGui::SmallButton(_("absolute scale"))) state_.normalization = Normalization::Absolute;
         record_widget("flat:absolute");
       }
     }
     ImGui::SameLine();
-    if (ImGui::GetContentRegionAvail().x >= small_w("sharpen: tau = 0.05")) {
-      if (ImGui::SmallButton("sharpen: tau = 0.05")) state_.attention.temperature = 0.05f;
+    // TRANSLATORS: a button that sets the temperature tau to 0.05.
+    if (ImGui::GetContentRegionAvail().x >= small_w(_("sharpen: tau = 0.05"))) {
+      if (ImGui::SmallButton(_("sharpen: tau = 0.05"))) state_.attention.temperature = 0.05f;
       record_widget("flat:sharpen");
     }
   } else if (flat.n > 0) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("max/min %s, H/log N = %s (1: uniform, 0: one key)",
-                        std::isinf(flat.max_over_min) ? "inf" : format_number(flat.max_over_min, 4).c_str(), format_number(flat.entropy_ratio, 3).c_str());
+    // TRANSLATORS: max/min is the ratio of the row's largest weight to its smallest; H is its entropy, N the number of tokens.
+    ImGui::TextDisabled(_("max/min %s, H/log N = %s (1: uniform, 0: one key)"),
+                        std::isinf(flat.max_over_min) ? "inf" : format_number(flat.max_over_min, 4).c_str(),  // i18n: English (∞)
+                        format_number(flat.entropy_ratio, 3).c_str());
   }
   ImGui::EndChild();
 }

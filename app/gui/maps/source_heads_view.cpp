@@ -4,6 +4,7 @@
 // makes a map the main one.
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -28,7 +29,7 @@ std::optional<Cell> query_cell(const SourceGrid& grid, int token) {
 void draw_heads_grid(AppState& state, MapSource& source) {
   const SourceInfo info = source.info();
   if (!info.ready) {
-    ImGui::TextUnformatted("Nothing to show yet.");
+    ImGui::TextUnformatted(_("Nothing to show yet."));
     return;
   }
   const SourceGrid g = info.grid;
@@ -77,13 +78,16 @@ void draw_heads_grid(AppState& state, MapSource& source) {
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", about.tooltip.c_str());
       const auto mx = thumbnail(0, h, "head:" + std::to_string(h), ImVec2(side, side));
       const std::string weight = mx ? format_weight(*mx) : "...";
-      const std::string masked = mx && *mx == 0 ? " (all masked)" : "";
-      const std::string caption = "max a_ij " + weight + masked;
-      ImGui::TextDisabled("%s", ImGui::CalcTextSize(caption.c_str()).x <= side ? caption.c_str() : fitted("max " + weight + masked).c_str());
+      const std::string masked = mx && *mx == 0 ? _(" (all masked)") : "";
+      // TRANSLATORS: the largest attention weight a_ij of the head's row; the next one is its short form.
+      const std::string caption = text_format(_("max a_ij %s%s"), weight.c_str(), masked.c_str());
+      ImGui::TextDisabled("%s", ImGui::CalcTextSize(caption.c_str()).x <= side
+                                    ? caption.c_str()
+                                    : fitted(text_format(_("max %s%s"), weight.c_str(), masked.c_str())).c_str());
       ImGui::EndGroup();
     }
   } else {  // many: a layers × heads table of small maps
-    text_wrapped("query %s; click a map to show it large", token_label(g, query).c_str());
+    text_wrapped(_("query %s; click a map to show it large"), token_label(g, query).c_str());
     const ImGuiStyle& style = ImGui::GetStyle();
     const float label_w = ImGui::CalcTextSize("L00").x + style.ItemSpacing.x;
     const float avail = ImGui::GetContentRegionAvail().x - label_w - style.ScrollbarSize;

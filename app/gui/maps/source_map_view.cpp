@@ -3,6 +3,7 @@
 // outlined, and the colour bar with the real values. Hover, click, right click, wheel, pan.
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,9 +38,9 @@ struct Canvas {
 // The zoom and a button back to 1x, whichever source is shown.
 void draw_zoom_reset(AppState& state) {
   if (state.zoom == 1.0f && state.pan[0] == 0.0f && state.pan[1] == 0.0f) return;
-  ImGui::TextDisabled("zoom %.2fx", static_cast<double>(state.zoom));
+  ImGui::TextDisabled(_("zoom %.2fx"), static_cast<double>(state.zoom));
   ImGui::SameLine();
-  if (ImGui::SmallButton("reset zoom")) {
+  if (ImGui::SmallButton(_("reset zoom"))) {
     state.zoom = 1.0f;
     state.pan = {0.0f, 0.0f};
   }
@@ -168,8 +169,11 @@ void draw_value_tooltip(const MainMap& map, const SourceGrid& g, const Cell& und
   const bool kept = map.keep.empty() || map.keep[static_cast<std::size_t>(j)];
   ImGui::BeginTooltip();
   // A row of A (or its rollout) weighs keys; norms and relevance are the patch's own.
-  ImGui::Text("%s (%d,%d)  j = %d", map.shows == "row" || map.shows == "rollout" ? "key" : "patch", under.col, under.row, g.prefix + j);
-  ImGui::Text("%s = %s%s", map.value_name.c_str(), format_weight(map.values[static_cast<std::size_t>(j)]).c_str(), kept ? "" : "  (masked)");
+  const bool weighs_keys = map.shows == "row" || map.shows == "rollout";
+  // TRANSLATORS: the key (a token attended to) or patch under the pointer: (column,row) and its token index j.
+  ImGui::Text(weighs_keys ? _("key (%d,%d)  j = %d") : _("patch (%d,%d)  j = %d"), under.col, under.row, g.prefix + j);
+  ImGui::Text("%s = %s%s", map.value_name.c_str(), format_weight(map.values[static_cast<std::size_t>(j)]).c_str(),
+              kept ? "" : _("  (masked)"));
   ImGui::EndTooltip();
 }
 

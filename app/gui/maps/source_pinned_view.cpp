@@ -4,6 +4,7 @@
 #include "app/gui/maps/map_source.hpp"
 #include "app/gui/maps/view.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 
@@ -22,16 +23,19 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
       text_wrapped("%s", state.ui.pinned_note.c_str());
       ImGui::PopStyleColor();
     }
-    text_wrapped("Right-click patches on the map to pin them here, or pin the current query:");
+    text_wrapped("%s", _("Right-click patches on the map to pin them here, or pin the current query:"));
   }
   const auto current = query_cell(g, info.query);
   ImGui::BeginDisabled(!current);
-  if (ImGui::Button(fitting_label({"pin the current query (P)", "pin the query (P)", "pin (P)"})) && current && std::find(pinned.begin(), pinned.end(), *current) == pinned.end())
+  // TRANSLATORS: the same button's label, long to short (the longest that fits is shown); P is its key.
+  if (ImGui::Button(fitting_label({_("pin the current query (P)"), _("pin the query (P)"), _("pin (P)")})) && current &&
+      std::find(pinned.begin(), pinned.end(), *current) == pinned.end())
     pinned.push_back(*current);
   ImGui::EndDisabled();
   record_widget("pinned:pin");
-  same_line_if_room(button_width("clear"));
-  if (ImGui::Button("clear")) pinned.clear();
+  // TRANSLATORS: a button: unpin every pinned query.
+  same_line_if_room(button_width(_("clear")));
+  if (ImGui::Button(_("clear"))) pinned.clear();
   record_widget("pinned:clear");
   if (!pinned.empty()) state.ui.pinned_note.clear();
 
@@ -41,7 +45,7 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
   for (const Cell& c : pinned) queries.push_back(g.prefix + c.row * g.cols + c.col);
   source.keep_pinned(queries);
   ImGui::SameLine();  // what every map shows: the main map's layer and head
-  ImGui::TextDisabled("%s%s", info.layers > 1 ? ("layer " + std::to_string(layer) + ", ").c_str() : "",
+  ImGui::TextDisabled("%s%s", info.layers > 1 ? text_format(_("layer %d, "), layer).c_str() : "",
                       source.head_info(layer, head).label.c_str());
   const float h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2, 60.0f);
   const float w = h * static_cast<float>(g.covered_w / g.covered_h);
@@ -54,7 +58,8 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
     pinned_swatch(n);
     ImGui::SameLine();
     const SourceMap m = source.map(layer, head, query);
-    ImGui::Text("(%d,%d) max a_ij %s", c.col, c.row, m.max ? format_weight(*m.max).c_str() : "...");
+    // TRANSLATORS: a pinned patch (column,row) and the largest attention weight a_ij of its row.
+    ImGui::Text(_("(%d,%d) max a_ij %s"), c.col, c.row, m.max ? format_weight(*m.max).c_str() : "...");
     const std::string id = "pinned:" + std::to_string(c.col) + "," + std::to_string(c.row);
     if (source_thumbnail(id, source, [&] { return m.texture; }, state, ImVec2(w, h), {c}, false)) {
       choice.cell = c;  // click a pinned map: make it the query, and keep it
@@ -68,10 +73,10 @@ void draw_pinned_maps(AppState& state, MapSource& source) {
 // The view (view.hpp): rows of A only, so every source offers it.
 class PinnedView final : public View {
  public:
-  PinnedView() : View(ViewText{"pinned", "Pinned", "Pinned queries"}, kNeedRows) {}
+  PinnedView() : View(ViewText{"pinned", N_("Pinned"), N_("Pinned queries")}, kNeedRows) {}
   void draw(ViewSource& s) override {
     if (s.map.info().ready) draw_pinned_maps(s.state, s.map);
-    else ImGui::TextDisabled("No attention yet: the pinned queries show once the source has run.");
+    else ImGui::TextDisabled("%s", _("No attention yet: the pinned queries show once the source has run."));
   }
 };
 

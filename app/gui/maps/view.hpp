@@ -11,6 +11,7 @@
 #include "app/gui/sessions/vit_session.hpp"
 #include "app/gui/state/app_state.hpp"
 #include "app/gui/state/scheduler.hpp"
+#include "core/base/translate.hpp"
 
 #include <functional>
 #include <memory>
@@ -66,10 +67,12 @@ class View {
   View& operator=(const View&) = delete;
 
   const char* name() const { return text_.name; }
-  const char* label() const { return text_.label; }
-  const char* title() const { return text_.title ? text_.title : text_.label; }
-  const char* chapter_reference() const { return text_.chapter_reference; }
-  const char* tour_text() const { return text_.tour_text; }
+  /// The label, title, chapter reference and tour text in the user's language (marked N_() where
+  /// the view is made, translated here at each use: the language may change while the app runs).
+  const char* label() const { return _(text_.label); }
+  const char* title() const { return _(text_.title ? text_.title : text_.label); }
+  const char* chapter_reference() const { return text_.chapter_reference ? _(text_.chapter_reference) : nullptr; }
+  const char* tour_text() const { return text_.tour_text ? _(text_.tour_text) : nullptr; }
   unsigned needs() const { return needs_; }
   /// Whether a source offering `offers` (ViewNeed bits) offers everything this view needs.
   bool works_with(unsigned offers) const { return (needs_ & ~offers) == 0; }

@@ -9,6 +9,7 @@
 #include "app/gui/state/widget_log.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/token_norms.hpp"
 
 #include <algorithm>
@@ -38,13 +39,22 @@ void mask_outline(ImDrawList* dl, const std::vector<std::uint8_t>& keep, int col
 // (layers and heads from 0, as the command line and the sidecar's vit_drawn count them).
 std::string legend(const MainMap& map, const VitRun& src) {
   const SourceGrid g = src.grid();
-  const std::string layers = " (of 0-" + std::to_string(src.layers() - 1) + ")";
-  if (map.shows == "norms") return "token norms ||x|| after layer " + std::to_string(map.layer) + layers;
-  if (map.shows == "relevance") return map.note + " (Why?; the whole model, not one layer)";
-  if (map.shows == "rollout")
-    return "rollout up to layer " + std::to_string(map.layer) + layers + " (" +
-           (map.head.head >= 0 ? "mean" : head_choice_label(map.head)) + "), query " + token_label(g, map.query);
-  return "layer " + std::to_string(map.layer) + layers + ", " + head_choice_label(map.head) + ", query " + token_label(g, map.query);
+  // TRANSLATORS: after "layer 4": the layers there are, counted from 0.
+  const std::string layers = text_format(_(" (of 0-%d)"), src.layers() - 1);
+  // TRANSLATORS: ||x|| is a token's norm; the last %s is " (of 0-5)".
+  if (map.shows == "norms") return text_format(_("token norms ||x|| after layer %d%s"), map.layer, layers.c_str());
+  // TRANSLATORS: %s says what the map shows ("relevance of 'zebra' by chefer"); "Why?" is the view's name.
+  if (map.shows == "relevance") return text_format(_("%s (Why?; the whole model, not one layer)"), map.note.c_str());
+  if (map.shows == "rollout") {
+    // TRANSLATORS: the rollout's heads: their mean.
+    const std::string heads = map.head.head >= 0 ? std::string(_("mean")) : head_choice_label(map.head);
+    // TRANSLATORS: the layer, " (of 0-5)", the heads ("mean", "max of heads"), the query token ("patch (3,4)", "CLS").
+    return text_format(_("rollout up to layer %d%s (%s), query %s"), map.layer, layers.c_str(), heads.c_str(),
+                       token_label(g, map.query).c_str());
+  }
+  // TRANSLATORS: the layer, " (of 0-5)", the head ("head 1", "mean of heads"), the query token ("patch (3,4)", "CLS").
+  return text_format(_("layer %d%s, %s, query %s"), map.layer, layers.c_str(), head_choice_label(map.head).c_str(),
+                     token_label(g, map.query).c_str());
 }
 
 constexpr ImU32 kHighNormColour = IM_COL32(255, 0, 255, 255);  // as the Norms view's threshold (vit_norms_view.cpp)
@@ -53,8 +63,8 @@ constexpr ImU32 kHighNormColour = IM_COL32(255, 0, 255, 255);  // as the Norms v
 
 SourceInfo VitMapSource::info() const {
   SourceInfo out;
-  out.empty_text = which_ == ShownSource::Train ? "No model trained yet: press Start in the Train tab of the controls."
-                                                 : "No model loaded: open one in the Model tab of the controls.";
+  out.empty_text = which_ == ShownSource::Train ? _("No model trained yet: press Start in the Train tab of the controls.")
+                                                 : _("No model loaded: open one in the Model tab of the controls.");
   if (const VitRun* run = vit_.run())
     out = SourceInfo{true, out.empty_text, run->grid(), run->layers(), run->heads(), choice_query(choice(), run->grid())};
   return out;
@@ -64,9 +74,9 @@ HeadInfo VitMapSource::head_info(int layer, HeadChoice head) const {
   HeadInfo out;
   out.label = head_choice_label(head);
   if (head.head < 0) return out;
-  char line[96];
-  std::snprintf(line, sizeof line, "layer %d, head %d: mean distance %.1f px", layer, head.head, vit_.run()->distance()(layer, head.head));
-  out.tooltip = line;
+  // TRANSLATORS: the head's mean attention distance in pixels.
+  out.tooltip = text_format(_("layer %d, head %d: mean distance %.1f px"), layer, head.head,
+                            static_cast<double>(vit_.run()->distance()(layer, head.head)));
   out.colour = vit_head_colour(head.head);
   const SourceChoice& c = choice();
   out.shown = layer == choice_layer(c, vit_.run()->layers()) && head == c.head && !state_.vit_rollout && !state_.vit_norms &&
@@ -105,7 +115,7 @@ const std::vector<float>& VitMapSource::attention_rows(int layer, int query) {
 // VitRun::patch_row from the cached rows: the same weights, fused by the same rule.
 std::vector<float> VitMapSource::cached_patch_row(int layer, HeadChoice head, int query) {
   const VitRun& src = *vit_.run();
-  if (head.head >= src.heads()) throw Error("head " + std::to_string(head.head) + " is outside 0…" + std::to_string(src.heads() - 1));
+  if (head.head >= src.heads()) throw Error(text_format(_("head %d is outside 0…%d"), head.head, src.heads() - 1));
   const std::vector<float>& rows = attention_rows(layer, query);
   const int T = src.grid().T(), prefix = src.grid().prefix, N = T - prefix;
   auto patch_keys = [&](int h) {  // head h's row over the patch keys, 1 × N
@@ -205,28 +215,33 @@ void VitMapSource::draw_map_header(const MainMap& map) {
     record_widget("map:note");
   }
   if (map.shows == "row") {  // beside the legend when it fits, else on its own line (never cut)
-    char share[96];
-    std::snprintf(share, sizeof share, "%.1f %% of this row went to %s (not drawn)", 100.0 * map.prefix_share,
-                  g.prefix > 1 ? "CLS and registers" : "CLS");
-    same_line_if_room(ImGui::CalcTextSize(share).x + ImGui::GetStyle().ItemSpacing.x);
-    ImGui::TextColored(map.prefix_share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s", share);
+    // TRANSLATORS: the share of the attention row that went to the prefix tokens: "CLS" or "CLS and registers".
+    const std::string share = text_format(_("%.1f %% of this row went to %s (not drawn)"), 100.0 * map.prefix_share,
+                                          g.prefix > 1 ? _("CLS and registers") : "CLS");
+    same_line_if_room(ImGui::CalcTextSize(share.c_str()).x + ImGui::GetStyle().ItemSpacing.x);
+    ImGui::TextColored(map.prefix_share > 0.5f ? ImVec4(1, 0.75f, 0.3f, 1) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s", share.c_str());
     record_widget("map:prefix_share");
   }
   if (map.shows == "row" && map.flat.n > 0) {  // how flat the row is, beside the share when it fits (the map keeps a line)
-    char flat[128];
-    std::snprintf(flat, sizeof flat, "%s: max/min %s, H/log N = %s", map.flat.nearly_uniform ? "nearly uniform row" : "row",
-                  format_number(map.flat.max_over_min, 3).c_str(), format_number(map.flat.entropy_ratio, 3).c_str());
-    same_line_if_room(ImGui::CalcTextSize(flat).x + ImGui::GetStyle().ItemSpacing.x * 3);
-    ImGui::TextColored(map.flat.nearly_uniform ? ImVec4(1.0f, 0.8f, 0.3f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s", flat);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("H/log N: 1 for a uniform row, 0 for one key");
+    // TRANSLATORS: "row" (of the attention matrix A) or "nearly uniform row"; max/min is the ratio of its largest weight to its
+    // smallest, H its entropy, N the number of tokens.
+    const std::string flat = text_format(_("%s: max/min %s, H/log N = %s"),
+                                         map.flat.nearly_uniform ? _("nearly uniform row") : tr_c("attention matrix", "row"),
+                                         format_number(map.flat.max_over_min, 3).c_str(),
+                                         format_number(map.flat.entropy_ratio, 3).c_str());
+    same_line_if_room(ImGui::CalcTextSize(flat.c_str()).x + ImGui::GetStyle().ItemSpacing.x * 3);
+    ImGui::TextColored(map.flat.nearly_uniform ? ImVec4(1.0f, 0.8f, 0.3f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1), "%s",
+                       flat.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("H/log N: 1 for a uniform row, 0 for one key"));
   }
   // Presentation mode: what the model decided, for the class (the ViT panel that lists it is hidden).
   if (const auto top = src.top_classes(5); state_.presentation && !top.empty()) {
     const auto& labels = src.model().arch.labels;
-    std::string line = "Prediction:";
+    std::string line = _("Prediction:");
     for (std::size_t n = 0; n < top.size(); ++n) {
       const auto& [c, p] = top[n];
-      const std::string name = c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
+      const std::string name =
+          c < static_cast<int>(labels.size()) ? labels[static_cast<std::size_t>(c)] : text_format(_("class %d"), c);
       char item[160];
       std::snprintf(item, sizeof item, "%s %s\u00a0%.1f\u00a0%%", n ? "," : "", name.c_str(), 100.0 * p);
       line += item;
@@ -246,15 +261,18 @@ void VitMapSource::draw_map_header(const MainMap& map) {
     std::sort(sorted.begin(), sorted.end());
     const auto top = std::max_element(map.values.begin(), map.values.end()) - map.values.begin();
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.7f, 0.7f, 0.7f, 1));
-    text_wrapped("not drawn: %s;  patches: median %s, largest %s at (%d,%d)", prefix.c_str(), format_number(sorted[sorted.size() / 2], 3).c_str(),
+    // TRANSLATORS: the prefix tokens' norms (not on the map), then the patches' median and largest norm and where it is
+    // (column,row).
+    text_wrapped(_("not drawn: %s;  patches: median %s, largest %s at (%d,%d)"), prefix.c_str(),
+                 format_number(sorted[sorted.size() / 2], 3).c_str(),
                  format_number(sorted.back(), 3).c_str(), static_cast<int>(top % g.cols), static_cast<int>(top / g.cols));
     ImGui::PopStyleColor();
   }
   // The model's line; a model being trained has a long label (its switches), so its input's size
   // goes to the line's tooltip and the map keeps the line.
-  char input[96];
-  std::snprintf(input, sizeof input, "input %d x %d, grid %d x %d, patch %d px", src.input_width(), src.input_height(), g.cols, g.rows,
-                src.patch());
+  // TRANSLATORS: the model's input in pixels, its grid of patches, the patch's side in pixels.
+  const std::string input = text_format(_("input %d x %d, grid %d x %d, patch %d px"), src.input_width(), src.input_height(),
+                                        g.cols, g.rows, src.patch());
   if (!note_.empty()) {  // in the model line's place: the map keeps the room
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.35f, 1.0f));
     wrap_text(note_);
@@ -263,10 +281,11 @@ void VitMapSource::draw_map_header(const MainMap& map) {
     return;
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  if (which_ == ShownSource::Train) text_wrapped("%s%s", vit_.label().c_str(), vit_.busy() ? "   (new maps on the way...)" : "");
-  else text_wrapped("%s   %s%s", vit_.label().c_str(), input, vit_.busy() ? "   (new maps on the way...)" : "");
+  const char* busy = vit_.busy() ? _("   (new maps on the way...)") : "";
+  if (which_ == ShownSource::Train) text_wrapped("%s%s", vit_.label().c_str(), busy);
+  else text_wrapped("%s   %s%s", vit_.label().c_str(), input.c_str(), busy);
   ImGui::PopStyleColor();
-  if (which_ == ShownSource::Train && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", input);
+  if (which_ == ShownSource::Train && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", input.c_str());
   record_widget("map:model_line");
 }
 
@@ -314,12 +333,12 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
     mask_outline(dl, high.marked, g.cols, g.rows, origin, cell_w, cell_h, kHighNormColour, 0.0f, 3.0f);
     // Its legend over the canvas's top left, under the masks' legend when they are on (at the
     // bottom, presentation mode's "F5 or Esc" line covered it).
-    char label[96];
-    std::snprintf(label, sizeof label, "%d high-norm, ||x|| > %.3g", high.count, high.threshold);  // short: a narrow map at scale 2
-    const ImVec2 size = ImGui::CalcTextSize(label);
+    // TRANSLATORS: a legend over the map, short (a narrow map): the number of patches whose norm ||x|| is over the threshold.
+    const std::string label = text_format(_("%d high-norm, ||x|| > %.3g"), high.count, static_cast<double>(high.threshold));
+    const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     const float y = canvas.y + 3 + (state_.vit_masks ? size.y + 4 : 0.0f);
     dl->AddRectFilled(ImVec2(canvas.x + 2, y - 2), ImVec2(canvas.x + 6 + size.x, y + size.y + 2), IM_COL32(0, 0, 0, 200));
-    dl->AddText(ImVec2(canvas.x + 4, y), kHighNormColour, label);
+    dl->AddText(ImVec2(canvas.x + 4, y), kHighNormColour, label.c_str());
     drawn["high_norm"] = {{"ratio", state_.vit_norm_ratio}, {"threshold", high.threshold}, {"marked", high.indices()}};
   }
   if (!state_.vit_masks) return;
@@ -330,7 +349,7 @@ void VitMapSource::draw_overlays(const MainMap& map, ImDrawList* dl, ImVec2 orig
   }
   float x = canvas.x + 4;
   for (int h = 0; h < src.heads(); ++h) {
-    const std::string label = "head " + std::to_string(h) + "  ";
+    const std::string label = text_format(_("head %d"), h) + "  ";
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     dl->AddRectFilled(ImVec2(x - 2, canvas.y + 2), ImVec2(x + size.x, canvas.y + 4 + size.y), IM_COL32(0, 0, 0, 200));
     dl->AddText(ImVec2(x, canvas.y + 3), vit_head_colour(h), label.c_str());

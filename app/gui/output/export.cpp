@@ -3,6 +3,7 @@
 
 #include "core/hand_made/attention.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
 #include "core/io/video.hpp"
@@ -174,7 +175,7 @@ std::optional<FramePng> video_frame_png(const AppState& state, const std::filesy
 
 std::filesystem::path export_window(const AppState& state, HandMadeSession& hand_made, const ViewGeometry& view, int width,
                                     int height) {
-  if (width <= 0 || height <= 0) throw Error("the window has no size to export");
+  if (width <= 0 || height <= 0) throw Error(_("the window has no size to export"));
   // What is kept, in framebuffer pixels from the top left: the whole window, or for slides the
   // map and its colour bar (the main view's picture).
   const bool map_only = state.export_map_only && view.valid && view.picture[2] > 0 && view.picture[3] > 0;
@@ -202,21 +203,22 @@ std::filesystem::path choose_export_dir(const std::string& typed) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path p = fs::absolute(fs::path(typed), ec).lexically_normal();
-  if (ec) throw Error("cannot use '" + typed + "' as the export folder: " + ec.message());
+  if (ec) throw Error(text_format(_("cannot use '%s' as the export folder: %s"), typed.c_str(), ec.message().c_str()));
   if (fs::exists(p, ec)) {
-    if (!fs::is_directory(p, ec)) throw Error("cannot export into '" + p.string() + "': it is a file, not a folder");
+    if (!fs::is_directory(p, ec)) throw Error(text_format(_("cannot export into '%s': it is a file, not a folder"), p.string().c_str()));
     return p;
   }
   const fs::path parent = p.has_filename() ? p.parent_path() : p.parent_path().parent_path();
   if (!fs::is_directory(parent, ec))
-    throw Error("cannot export into '" + p.string() + "': its parent folder " + parent.string() + " does not exist");
+    throw Error(text_format(_("cannot export into '%s': its parent folder %s does not exist"), p.string().c_str(), parent.string().c_str()));
   if (!fs::create_directory(p, ec) || ec)
-    throw Error("cannot make the export folder '" + p.string() + "': " + (ec ? ec.message() : std::string("not made")));
+    throw Error(text_format(_("cannot make the export folder '%s': %s"), p.string().c_str(),
+                            ec ? ec.message().c_str() : _("not made")));
   return p;
 }
 
 std::filesystem::path export_row_csv(const AppState& state, HandMadeSession& hand_made) {
-  if (!hand_made.has_image()) throw Error("no image loaded");
+  if (!hand_made.has_image()) throw Error(_("no image loaded"));
   const auto& g = hand_made.grid();
   const int query = hand_made_query(state, g);
   const auto row = hand_made.rows_blocking(query).head(state.hand_made.head.head);
@@ -256,7 +258,7 @@ std::filesystem::path map_csv(const AppState& state, const nlohmann::json& d, co
   PatchGrid g;
   g.cols = d.at("grid").at("cols").get<int>();
   g.rows = d.at("grid").at("rows").get<int>();
-  if (static_cast<int>(values.size()) != g.N()) throw Error("the ViT map drawn does not fit its grid");
+  if (static_cast<int>(values.size()) != g.N()) throw Error(_("the ViT map drawn does not fit its grid"));
   const std::string shows = d.at("shows").get<std::string>();
   std::string csv = "# attnlab ViT map: " + std::string(shows == "norms"     ? "token norms ||x_i|| of the layer's output"
                                                         : shows == "rollout" ? "attention rollout up to the layer"
@@ -285,7 +287,7 @@ std::filesystem::path map_csv(const AppState& state, const nlohmann::json& d, co
 
 std::filesystem::path export_vit_csv(const AppState& state) {
   const auto& d = state.report.vit_drawn;
-  if (!d.is_object() || !d.contains("values")) throw Error("no ViT map drawn yet");
+  if (!d.is_object() || !d.contains("values")) throw Error(_("no ViT map drawn yet"));
   const std::string about = "# model: " + d.at("model").get<std::string>() + "\n# sha256: " + d.at("sha256").get<std::string>() +
                             "\n# image: " + state.image_path.string() + "\n";
   return map_csv(state, d, about, "attnlab-vit");
@@ -293,7 +295,7 @@ std::filesystem::path export_vit_csv(const AppState& state) {
 
 std::filesystem::path export_train_csv(const AppState& state) {
   const auto& d = state.report.train_drawn;
-  if (!d.is_object() || !d.contains("values") || !d.contains("run")) throw Error("no map of the model being trained drawn yet");
+  if (!d.is_object() || !d.contains("values") || !d.contains("run")) throw Error(_("no map of the model being trained drawn yet"));
   const std::string run = d.at("run").get<std::string>();
   const std::string about = "# model: " + d.at("model").get<std::string>() + "\n# being trained: run " + run + ", step " +
                             std::to_string(d.at("step").get<std::int64_t>()) + "\n# switches: " +

@@ -1,6 +1,7 @@
 #include "app/gui/output/hover_bench.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/base/platform.hpp"
 
@@ -17,7 +18,7 @@
 namespace attnlab::app {
 
 Spread spread_of(std::vector<double> ms) {
-  if (ms.empty()) throw Error("no frames to summarize");
+  if (ms.empty()) throw Error(_("no frames to summarize"));
   std::sort(ms.begin(), ms.end());
   const auto rank = [&](double p) {  // nearest rank: the smallest value with at least p of the list at or below it
     const auto k = static_cast<std::size_t>(std::ceil(p * static_cast<double>(ms.size())));
@@ -27,9 +28,9 @@ Spread spread_of(std::vector<double> ms) {
 }
 
 std::vector<Cell> hover_path(int cols, int rows, int hovers, std::uint32_t seed) {
-  if (cols < 1 || rows < 1) throw Error("hover path: the grid is empty");
-  if (hovers < 1) throw Error("hover path: needs at least one hover");
-  if (cols * rows < 2 && hovers > 1) throw Error("hover path: a grid of one patch has nowhere to move");
+  if (cols < 1 || rows < 1) throw Error(_("hover path: the grid is empty"));
+  if (hovers < 1) throw Error(_("hover path: needs at least one hover"));
+  if (cols * rows < 2 && hovers > 1) throw Error(_("hover path: a grid of one patch has nowhere to move"));
   std::mt19937 gen(seed);
   std::vector<Cell> out;
   out.reserve(static_cast<std::size_t>(hovers));
@@ -48,10 +49,10 @@ std::vector<Cell> hover_path(int cols, int rows, int hovers, std::uint32_t seed)
 HoverReplay::HoverReplay(HoverBenchConfig config) : config_(std::move(config)) {
   std::error_code ec;
   if (std::filesystem::exists(config_.out, ec))
-    throw Error("the hover benchmark's report " + config_.out.string() + " already exists; name a new file");
+    throw Error(text_format(_("the hover benchmark's report %s already exists; name a new file"), config_.out.string().c_str()));
   const auto dir = config_.out.has_parent_path() ? config_.out.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(dir, ec)) throw Error("no folder " + dir.string() + " for the hover benchmark's report");
-  if (config_.hovers < 1) throw Error("the hover benchmark needs at least one hover");
+  if (!std::filesystem::is_directory(dir, ec)) throw Error(text_format(_("no folder %s for the hover benchmark's report"), dir.string().c_str()));
+  if (config_.hovers < 1) throw Error(_("the hover benchmark needs at least one hover"));
 }
 
 const std::vector<Cell>& HoverReplay::path(int cols, int rows) {
@@ -172,31 +173,40 @@ std::string HoverReplay::finish(const std::string& renderer) const {
   char what[400];
   if (config_.train)
     std::snprintf(what, sizeof what,
-                  "%d hovers over the model being trained (%d x %d patches, %d layers x %d heads) with %zu layer/head steps, "
-                  "training %lld steps in %.1f s (%.1f steps/s)",
+                  // TRANSLATORS: the hover benchmark's summary: hovers, the grid's columns x rows, layers x heads, the
+                  // layer/head steps made, then the training steps made while it ran, seconds and steps per second.
+                  _("%d hovers over the model being trained (%d x %d patches, %d layers x %d heads) with %zu layer/head steps, "
+                    "training %lld steps in %.1f s (%.1f steps/s)"),
                   config_.hovers, source_.cols, source_.rows, source_.layers, source_.heads, step_ms_.size(),
                   static_cast<long long>(trained), wall_s, train_rate);
   else if (config_.vit)
-    std::snprintf(what, sizeof what, "%d hovers over the ViT %s (%d x %d patches, %d layers x %d heads, %s path) with %zu layer/head steps",
+    // TRANSLATORS: hovers, the model's file name, the grid's columns x rows, layers x heads, where attention ran
+    // ("cpu" or "gpu", kept as it is), the layer/head steps made.
+    std::snprintf(what, sizeof what, _("%d hovers over the ViT %s (%d x %d patches, %d layers x %d heads, %s path) with %zu layer/head steps"),
                   config_.hovers, std::filesystem::path(source_.model).filename().string().c_str(), source_.cols, source_.rows,
                   source_.layers, source_.heads, source_.runner.c_str(), step_ms_.size());
   else
-    std::snprintf(what, sizeof what, "%d hovers at K = %d", config_.hovers, config_.patch);
+    // TRANSLATORS: K is the patch size in pixels.
+    std::snprintf(what, sizeof what, _("%d hovers at K = %d"), config_.hovers, config_.patch);
   if (!video_.is_null()) {  // --video: "…, while clip.mp4 played (123 frames shown, 4 dropped)"
     char played[300];
-    std::snprintf(played, sizeof played, ", while %s played (%lld frames shown, %lld dropped%s)",
+    // TRANSLATORS: added to the benchmark's summary: the video's file name, its frames shown and dropped, then
+    // possibly "; it ended before the replay did".
+    std::snprintf(played, sizeof played, _(", while %s played (%lld frames shown, %lld dropped%s)"),
                   std::filesystem::path(video_.value("path", std::string())).filename().string().c_str(),
                   static_cast<long long>(video_.value("frames_shown", std::int64_t{0})),
                   static_cast<long long>(video_.value("frames_dropped", std::int64_t{0})),
-                  video_.value("ended", false) ? "; it ended before the replay did" : "");
+                  video_.value("ended", false) ? _("; it ended before the replay did") : "");
     std::strncat(what, played, sizeof what - std::strlen(what) - 1);
   }
   char line[900];
   std::snprintf(line, sizeof line,
-                "hover benchmark: %s, %zu frames: frame median %.1f ms, p95 %.1f ms; pointer move to "
-                "new map on screen median %.1f ms, p95 %.1f ms; read-backs: at most %d in a frame, at most %d of them waiting for the GPU, %ld "
-                "frames with any; "
-                "process CPU %.1f ms per frame (%s)",
+                // TRANSLATORS: the hover benchmark's result line; the first %s is the summary above, p95 the 95th
+                // percentile, the last %s the OpenGL renderer's name.
+                _("hover benchmark: %s, %zu frames: frame median %.1f ms, p95 %.1f ms; pointer move to "
+                  "new map on screen median %.1f ms, p95 %.1f ms; read-backs: at most %d in a frame, at most %d of them waiting for the GPU, %ld "
+                  "frames with any; "
+                  "process CPU %.1f ms per frame (%s)"),
                 what, frame.count, frame.median, frame.p95, latency.median, latency.p95, max_readbacks,
                 max_waited, static_cast<long>(frames_with_readbacks), cpu_ms_ / static_cast<double>(frame.count), renderer.c_str());
   return line;

@@ -3,6 +3,7 @@
 #include "app/gui/output/export.hpp"
 #include "core/base/platform.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/io/video.hpp"
 
@@ -40,10 +41,10 @@ Recorder::Recorder() = default;
 Recorder::~Recorder() { abandon(); }
 
 void Recorder::start(const RecordPlan& plan, const std::filesystem::path& dir, nlohmann::json sidecar) {
-  if (busy()) throw Error("a recording is already running or being written");
+  if (busy()) throw Error(_("a recording is already running or being written"));
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    throw Error("cannot record into '" + platform::utf8(dir) + "': it is not a folder");
+    throw Error(text_format(_("cannot record into '%s': it is not a folder"), platform::utf8(dir).c_str()));
   const auto stem = next_free_stem(dir, "attnlab-record-" + plan.what + "-" + timestamp(), {".mp4", ".gif", ".json"});
   const std::filesystem::path path = stem.string() + (plan.gif ? ".gif" : ".mp4");
   video_encoder_for(path);  // a build without FFmpeg says so here, in one line, before anything starts
@@ -143,15 +144,19 @@ int Recorder::frames_written() const {
 std::string Recorder::status() const {
   std::lock_guard lock(mutex_);
   if (!thread_.joinable()) return "";
-  const char* scope = plan_.map_only ? "the map" : "the window";
+  // TRANSLATORS: what is being recorded, in "recording %s: 2.5 s, 25 frames (F8 stops)".
+  const char* scope = plan_.map_only ? _("the map") : _("the window");
   char line[160];
   if (stopping_) {
-    std::snprintf(line, sizeof line, "writing %s (%d frames)...", platform::utf8(path_.filename()).c_str(), written_);
+    // TRANSLATORS: the video file being written, then the frames it has.
+    std::snprintf(line, sizeof line, _("writing %s (%d frames)..."), platform::utf8(path_.filename()).c_str(), written_);
   } else if (plan_.kind == RecordPlan::Kind::Live) {
     const double s = started_ ? std::chrono::duration<double>(Clock::now() - first_).count() : 0.0;
-    std::snprintf(line, sizeof line, "recording %s: %.1f s, %d frames (F8 stops)", scope, s, written_);
+    // TRANSLATORS: "the map" or "the window", the seconds recorded, the frames; F8 is the key that stops.
+    std::snprintf(line, sizeof line, _("recording %s: %.1f s, %d frames (F8 stops)"), scope, s, written_);
   } else {
-    std::snprintf(line, sizeof line, "recording %s: %d frames", plan_.what.c_str(), written_);
+    // TRANSLATORS: %s is what is recorded, an identifier kept as it is ("sweep-layer", "training").
+    std::snprintf(line, sizeof line, _("recording %s: %d frames"), plan_.what.c_str(), written_);
   }
   return line;
 }
@@ -165,7 +170,7 @@ void Recorder::write_one(const RgbFrame& frame) {
   } catch (const Error& e) {
     std::lock_guard lock(mutex_);
     failed_ = true;
-    error_ = std::string("the recording stopped: ") + e.what();
+    error_ = text_format(_("the recording stopped: %s"), e.what());
     return;
   }
   std::lock_guard lock(mutex_);
@@ -195,8 +200,8 @@ void Recorder::loop() {
       if (ticks < due) {
         if (static_cast<double>(due - ticks) > kMaxBehindSeconds * plan_.fps && !stopping_) {
           limit_ = true;
-          error_ = "the recording stopped: the writer could not keep up with " + std::to_string(plan_.fps) +
-                   " frames/s (record the map only, or a lower rate)";
+          error_ = text_format(_("the recording stopped: the writer could not keep up with %f frames/s (record the map only, or a lower rate)"),
+                               plan_.fps);
           break;
         }
         const std::shared_ptr<const RgbFrame> frame = latest_;
@@ -241,7 +246,7 @@ void Recorder::finish_file(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   std::string error;
   try {
-    if (!writer_ || frames == 0) throw Error("nothing was recorded (no frame was drawn)");
+    if (!writer_ || frames == 0) throw Error(_("nothing was recorded (no frame was drawn)"));
     writer_->finish();
     nlohmann::json record = {{"kind", plan_.kind == RecordPlan::Kind::Live    ? "live"
                                       : plan_.kind == RecordPlan::Kind::Sweep ? "sweep"
@@ -260,7 +265,7 @@ void Recorder::finish_file(std::unique_lock<std::mutex>& lock) {
     sidecar["record"] = record;
     write_sidecar_or_remove(path_, sidecar.dump(2) + "\n");
   } catch (const Error& e) {
-    error = std::string("the recording was not saved: ") + e.what();
+    error = text_format(_("the recording was not saved: %s"), e.what());
   }
   lock.lock();
   if (error.empty()) finished_ = path_;

@@ -17,6 +17,7 @@
 #include "core/base/error.hpp"
 #include "core/io/files.hpp"
 #include "core/base/parse.hpp"
+#include "core/base/translate.hpp"
 
 #include <imgui.h>
 
@@ -35,15 +36,19 @@ bool say_what_was_written = true;
 
 // The line every render ends with: the PNG and its sidecar.
 void say_written(const std::filesystem::path& out) {
-  if (say_what_was_written) std::printf("attnlab: wrote %s and %s\n", out.string().c_str(), sidecar_of(out).string().c_str());
+  // TRANSLATORS: the picture (PNG) and its settings (JSON) written.
+  if (say_what_was_written) std::printf(_("attnlab: wrote %s and %s\n"), out.string().c_str(), sidecar_of(out).string().c_str());
 }
 
 
 std::array<int, 2> parse_size(const std::string& text) {
   const auto x = text.find('x');
-  if (x == std::string::npos) throw Error("--size must be WIDTHxHEIGHT in pixels, got '" + text + "'");
-  return {parse_int(std::string_view(text).substr(0, x), "--size width", 16, 8192),
-          parse_int(std::string_view(text).substr(x + 1), "--size height", 16, 8192)};
+  // TRANSLATORS: --size is a flag and WIDTHxHEIGHT its value's form (both typed as they are).
+  if (x == std::string::npos) throw Error(text_format(_("--size must be WIDTHxHEIGHT in pixels, got '%s'"), text.c_str()));
+  // TRANSLATORS: the value named in an error ("--size width must be ..."); --size is a flag.
+  return {parse_int(std::string_view(text).substr(0, x), _("--size width"), 16, 8192),
+          // TRANSLATORS: the value named in an error ("--size height must be ..."); --size is a flag.
+          parse_int(std::string_view(text).substr(x + 1), _("--size height"), 16, 8192)};
 }
 
 using Text = const std::string&;
@@ -95,14 +100,15 @@ std::vector<CommandFlag> compare_flags(std::string& compare, std::string& match)
 
 // The output pair must be free (or --force), and the folder must exist: checked before any work.
 void check_outputs(const std::filesystem::path& out, bool force) {
-  if (out.empty()) throw Error("--out FILE.png is required");
-  if (out.extension() != ".png") throw Error("--out must name a .png file, got '" + out.string() + "'");
+  if (out.empty()) throw Error(_("--out FILE.png is required"));
+  if (out.extension() != ".png") throw Error(text_format(_("--out must name a .png file, got '%s'"), out.string().c_str()));
   std::error_code ec;
   const auto dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
-  if (!std::filesystem::is_directory(dir, ec)) throw Error("cannot write '" + out.string() + "': the folder '" + dir.string() + "' does not exist");
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(text_format(_("cannot write '%s': the folder '%s' does not exist"), out.string().c_str(), dir.string().c_str()));
   for (const auto& p : {out, sidecar_of(out)})
     if (!force && std::filesystem::exists(p, ec))
-      throw Error("'" + p.string() + "' exists; nothing was written (use --force to replace it)");
+      throw Error(text_format(_("'%s' exists; nothing was written (use --force to replace it)"), p.string().c_str()));
 }
 
 // Writes the PNG and its sidecar together or not at all (write_files_together()): with --force
@@ -177,15 +183,20 @@ void check_vit_view_and_model(const std::string& view, const std::filesystem::pa
   if (const auto names = vit_view_names(); std::find(names.begin(), names.end(), view) == names.end()) {
     std::string all;
     for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-    throw Error("unknown view '" + view + "' with --model (expected " + all + ")");
+    // TRANSLATORS: the view asked for, then the list of view names (identifiers, kept as they are).
+    throw Error(text_format(_("unknown view '%s' with --model (expected %s)"), view.c_str(), all.c_str()));
   }
   std::error_code ec;
   if (!std::filesystem::exists(model, ec))
-    throw Error("the model '" + model.string() + "'" + (from.empty() ? "" : " named in '" + from + "'") + " does not exist");
+    throw Error(from.empty() ? text_format(_("the model '%s' does not exist"), model.string().c_str())
+                             // TRANSLATORS: the model's path, then the settings file (JSON) that names it.
+                             : text_format(_("the model '%s' named in '%s' does not exist"), model.string().c_str(), from.c_str()));
   if (!expected_sha.empty()) {
     const auto file = checkpoint_file(model);
     if (file_sha256(file) != expected_sha)
-      throw Error("the model file '" + file.string() + "' has changed since '" + from + "' was written (its SHA-256 differs)");
+      // TRANSLATORS: the model file, then the settings file (JSON) written with it.
+      throw Error(text_format(_("the model file '%s' has changed since '%s' was written (its SHA-256 differs)"), file.string().c_str(),
+                              from.c_str()));
   }
 }
 
@@ -199,11 +210,12 @@ void show_vit_view(AppState& state, const std::string& view) {
 }
 
 // True while the main map should show the class's relevance (vit.relevance.on_map) and its
-// gradient job is still running: the map drew the row of A with a "computing" note.
-bool relevance_on_map_pending(const AppState& state) {
+// gradient job is still running: the map drew the row of A with a note ("computing the
+// relevance ...", in the user's language: the job on its way is asked instead of the words).
+bool relevance_on_map_pending(const AppState& state, VitSession& vit) {
   const nlohmann::json& main = state.report.vit_drawn;
   return state.relevance_on_map && main.is_object() && main.value("shows", "") != "relevance" &&
-         main.value("note", "").starts_with("computing");
+         !main.value("note", "").empty() && !vit.view_data().gradients->maps_pending.empty();
 }
 
 // One frame of a ViT view in the render window: the view once the model has loaded (its layer,
@@ -225,13 +237,13 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
         settle = 3;
       if (view == "vit-erf" && !state.report.field_drawn.is_object()) settle = 3;
       if (view == "vit-cnn" && !state.report.cnn_drawn.is_object()) settle = 3;  // the ResNet's load and its jobs
-      if (relevance_on_map_pending(state)) settle = 3;
+      if (relevance_on_map_pending(state, vit)) settle = 3;
     } catch (const Error& e) {
       error = e.what();
     }
     --settle;
   } else {
-    ImGui::TextUnformatted("loading the model...");
+    ImGui::TextUnformatted(_("loading the model..."));
   }
   ImGui::End();
 }
@@ -242,7 +254,9 @@ void vit_view_frame(const std::string& view, AppState& state, VitSession& vit, V
 int render_vit(AppState state, const std::string& view, std::array<int, 2> size, const std::filesystem::path& out, bool force,
                const ChoiceFlags& choices, const std::string& expected_sha, const std::string& from) {
   check_vit_view_and_model(view, state.model_path, expected_sha, from);
-  if (view == "vit-cnn" && state.cnn_model.empty()) throw Error("--view vit-cnn needs --cnn PATH|random-resnet18 (the ResNet beside the ViT)");
+  if (view == "vit-cnn" && state.cnn_model.empty())
+    // TRANSLATORS: --view, vit-cnn, --cnn and random-resnet18 are typed as they are; PATH is a placeholder.
+    throw Error(_("--view vit-cnn needs --cnn PATH|random-resnet18 (the ResNet beside the ViT)"));
   check_outputs(out, force);
   const Image image = load_image(state.image_path);
   show_vit_view(state, view);
@@ -261,9 +275,10 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   const auto rgb = ui.render(
       [&] {
         scheduler.drain();
-        if (const auto e = vit.poll()) error = "cannot open the model: " + *e;
+        if (const auto e = vit.poll()) error = text_format(_("cannot open the model: %s"), e->c_str());
         // Taken here, before the view would show it as a banner: one line, from the command.
-        if (const auto e = cka.poll_error()) error = "cannot compute the layers' similarity (CKA): " + *e;
+        // TRANSLATORS: CKA: centered kernel alignment, a similarity of two layers' representations.
+        if (const auto e = cka.poll_error()) error = text_format(_("cannot compute the layers' similarity (CKA): %s"), e->c_str());
         state.report.cka_drawn = nullptr;
         state.report.high_norm_drawn = nullptr;
         state.report.relevance_drawn = nullptr;
@@ -280,7 +295,7 @@ int render_vit(AppState state, const std::string& view, std::array<int, 2> size,
   for (const nlohmann::json* drawn : {&state.report.relevance_drawn, &state.report.field_drawn, &state.report.cnn_drawn})
     if (drawn->is_object() && drawn->contains("error")) error = drawn->at("error").get<std::string>();
   if (!error.empty()) throw Error(error);
-  if (!vit.run()) throw Error("the model did not finish loading in 10 minutes");
+  if (!vit.run()) throw Error(_("the model did not finish loading in 10 minutes"));
   nlohmann::json sidecar = to_json(state);
   sidecar["program"] = {{"name", "attnlab"}, {"version", ATTNLAB_VERSION}};
   sidecar["backend"] = "CPU reference (Eigen), the ViT's forward pass";
@@ -364,11 +379,13 @@ std::vector<std::uint8_t> render_hand_made_frames(HeadlessUi& ui, Scheduler& sch
 int render_hand_made_compare(const AppState& a_state, LayerMatch match, const std::string& view, std::array<int, 2> size,
                              const std::filesystem::path& out, bool force, const ChoiceFlags& choices, const std::string& expected_sha,
                              const std::string& from, const SourceChoice* b_choice) {
-  if (view != "map") throw Error("--compare hand-made draws the map view only (the hand-made heads have no '" + view + "')");
-  if (a_state.compare_one_scale) throw Error("--one-scale joins two models' scales; the hand-made heads keep their own");
+  if (view != "map")
+    // TRANSLATORS: "--compare hand-made" is typed as it is; %s is a view's name (an identifier).
+    throw Error(text_format(_("--compare hand-made draws the map view only (the hand-made heads have no '%s')"), view.c_str()));
+  if (a_state.compare_one_scale) throw Error(_("--one-scale joins two models' scales; the hand-made heads keep their own"));
   check_vit_view_and_model(view, a_state.model_path, expected_sha, from);
   check_outputs(out, force);
-  if (size[0] % 2) throw Error("--size: with --compare the width must be even (two halves), got " + std::to_string(size[0]));
+  if (size[0] % 2) throw Error(text_format(_("--size: with --compare the width must be even (two halves), got %d"), size[0]));
   AppState first = a_state;
   show_vit_view(first, view);
   first.compare_model = kCompareHandMade;
@@ -388,7 +405,7 @@ int render_hand_made_compare(const AppState& a_state, LayerMatch match, const st
   const auto rgb_a = ui.render(
       [&] {
         scheduler.drain();
-        if (const auto e = a.vit.poll()) error = "cannot open model A: " + *e;
+        if (const auto e = a.vit.poll()) error = text_format(_("cannot open model A: %s"), e->c_str());
         vit_view_frame(view, a.state, a.vit, a.map, a.lower, a.geometry, choices, settle, error);
       },
       3,
@@ -398,7 +415,7 @@ int render_hand_made_compare(const AppState& a_state, LayerMatch match, const st
       },
       std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
-  if (!a.vit.run()) throw Error("the model did not finish loading in 10 minutes");
+  if (!a.vit.run()) throw Error(_("the model did not finish loading in 10 minutes"));
   b_state.hand_made = b_choice ? *b_choice
                                : matched_choice(a.state.vit, compare_side(*a.vit.run(), a.state.vit_resize, hand_made.image()),
                                                 compare_side(hand_made.grid()), match, b_state.hand_made);
@@ -429,7 +446,7 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
   check_vit_view_and_model(view, a_state.model_path, expected_sha[0], from);
   check_vit_view_and_model(view, b_model, expected_sha[1], from);
   check_outputs(out, force);
-  if (size[0] % 2) throw Error("--size: with --compare the width must be even (two halves), got " + std::to_string(size[0]));
+  if (size[0] % 2) throw Error(text_format(_("--size: with --compare the width must be even (two halves), got %d"), size[0]));
   const Image image = load_image(a_state.image_path);
   AppState first = a_state;
   show_vit_view(first, view);
@@ -460,14 +477,17 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
   };
   auto cka_settling = [&](CompareHalf& side) {
     return (view == "vit-cka" && !(side.state.report.cka_drawn.is_object() && side.state.report.cka_drawn.value("current", false))) ||
-           relevance_on_map_pending(side.state);
+           relevance_on_map_pending(side.state, side.vit);
   };
   auto begin_frame = [&] {
     scheduler.drain();
     for (CompareHalf* side : {&a, &b}) {
       const char* which = side == &a ? "A" : "B";
-      if (const auto e = side->vit.poll()) error = std::string("cannot open model ") + which + ": " + *e;
-      if (const auto e = side->cka.poll_error()) error = std::string("cannot compute model ") + which + "'s layers' similarity (CKA): " + *e;
+      // TRANSLATORS: the model, A or B, then the reason.
+      if (const auto e = side->vit.poll()) error = text_format(_("cannot open model %s: %s"), which, e->c_str());
+      if (const auto e = side->cka.poll_error())
+        // TRANSLATORS: the model, A or B, then the reason. CKA: centered kernel alignment, a similarity of two layers.
+        error = text_format(_("cannot compute model %s's layers' similarity (CKA): %s"), which, e->c_str());
       side->state.report.cka_drawn = nullptr;
       side->state.report.high_norm_drawn = nullptr;
     }
@@ -489,13 +509,13 @@ int render_vit_compare(const AppState& a_state, const std::filesystem::path& b_m
           settle = cka_settling(a) ? 1 : settle - 1;
         } else {
           begin_full_window("##render");
-          ImGui::TextUnformatted("loading the model...");
+          ImGui::TextUnformatted(_("loading the model..."));
           ImGui::End();
         }
       };
   auto rgb_a = ui.render(frame_a, 3, [&] { return busy(a); }, std::chrono::minutes(10));
   if (!error.empty()) throw Error(error);
-  if (!a.vit.run() || !b.vit.run()) throw Error("the models did not finish loading in 10 minutes");
+  if (!a.vit.run() || !b.vit.run()) throw Error(_("the models did not finish loading in 10 minutes"));
   // B's choice as the sidecar recorded it (the window's B keeps a patch clicked on it), else matched to A's.
   b.state.vit = b_choice ? *b_choice
                          : matched_choice(a.state.vit, compare_side(*a.vit.run(), a.state.vit_resize, image),
@@ -539,22 +559,24 @@ int render_model(const std::vector<std::string>& args, RenderArgs r) {
   for (CommandFlag& f : choice_command_flags(choices)) own.push_back(std::move(f));
   for (CommandFlag& f : view_flags(v)) own.push_back(std::move(f));
   for (CommandFlag& f : compare_flags(compare, match_text)) own.push_back(std::move(f));
-  parse_document_flags(args, kFlagsRenderModel, state, std::move(own), {" for render --model"});
+  // TRANSLATORS: the end of "unknown option 'X' for render --model (see attnlab --help)".
+  parse_document_flags(args, kFlagsRenderModel, state, std::move(own), {N_(" for render --model")});
   std::string view = v.view;
   const std::array<int, 2> size = v.size;
   SweepRequest sweep = v.sweep;
   const bool view_given = v.view_given, fps_given = v.fps_given, size_given = v.size_given;
   const std::filesystem::path& out = r.out;
   const bool force = r.force;
-  if (state.image_path.empty()) throw Error("--image IMG is required");
+  if (state.image_path.empty()) throw Error(_("--image IMG is required"));
   state.image_path = std::filesystem::absolute(state.image_path);
   state.model_path = std::filesystem::absolute(model_argument_path(r.model));  // hf:ORG/NAME[@REV] too
   if (!match_text.empty() && match_text != "depth" && match_text != "index")
-    throw Error("--match-layers must be depth or index, got '" + match_text + "'");
-  if (!match_text.empty() && compare.empty()) throw Error("--match-layers goes with --compare");
-  if (state.compare_one_scale && compare.empty()) throw Error("--one-scale goes with --compare");
+    // TRANSLATORS: depth and index are the flag's values (typed as they are).
+    throw Error(text_format(_("--match-layers must be depth or index, got '%s'"), match_text.c_str()));
+  if (!match_text.empty() && compare.empty()) throw Error(_("--match-layers goes with --compare"));
+  if (state.compare_one_scale && compare.empty()) throw Error(_("--one-scale goes with --compare"));
   if (!compare.empty()) {
-    if (!sweep.kind.empty() || view == "overlay") throw Error("--compare goes with the window's views, not --sweep or --view overlay");
+    if (!sweep.kind.empty() || view == "overlay") throw Error(_("--compare goes with the window's views, not --sweep or --view overlay"));
     state.vit.prefix_token = 0;
     state.vit.query_pinned = true;
     return render_vit_compare(state, compare == kCompareHandMade ? std::filesystem::path(kCompareHandMade) : std::filesystem::absolute(model_argument_path(compare)),
@@ -562,16 +584,16 @@ int render_model(const std::vector<std::string>& args, RenderArgs r) {
   }
   // The overlaid still and the sweeps: drawn without a window (app/commands/video_command.cpp).
   if (!sweep.kind.empty() || view == "overlay") {
-    if (size_given) throw Error("--size goes with the window's views: an overlay is the model's input picture at its own size");
+    if (size_given) throw Error(_("--size goes with the window's views: an overlay is the model's input picture at its own size"));
     OverlayChoices overlay{choices, view == "overlay" || !view_given ? "map" : view};
     state.source = ShownSource::Vit;
     if (sweep.kind.empty()) {
-      if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+      if (fps_given || !sweep.values.empty()) throw Error(_("--fps and --sweep-values go with --sweep"));
       return run_overlay_still(state, overlay, out, force);
     }
     return run_overlay_sweep(state, overlay, sweep, out, force);
   }
-  if (fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+  if (fps_given || !sweep.values.empty()) throw Error(_("--fps and --sweep-values go with --sweep"));
   state.vit.prefix_token = 0;
   state.vit.query_pinned = true;
   return render_vit(state, view, size, out, force, choices, "", "");
@@ -582,9 +604,9 @@ int render_model(const std::vector<std::string>& args, RenderArgs r) {
 // names (empty for none). Throws Error for a file that is not such a sidecar.
 void read_render_sidecar(const std::string& from, AppState& state, std::string& view, std::array<int, 2>& size, std::string& sha) {
   std::ifstream f(from);
-  if (!f) throw Error("cannot read '" + from + "'");
+  if (!f) throw Error(text_format(_("cannot read '%s'"), from.c_str()));
   const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw Error("'" + from + "' is not a JSON settings file");
+  if (j.is_discarded() || !j.is_object()) throw Error(text_format(_("'%s' is not a JSON settings file"), from.c_str()));
   apply_json(j, state);
   // The render entry and the model's hash as render writes them; any other type is refused
   // in one line (value() would throw nlohmann's type_error; fuzz_render_from found it). An
@@ -592,25 +614,29 @@ void read_render_sidecar(const std::string& from, AppState& state, std::string& 
   nlohmann::json render;
   if (j.contains("render")) {
     render = j["render"];
-    if (!render.is_object()) throw Error("'" + from + "': its \"render\" entry is not an object");
+    // TRANSLATORS: "render" is the settings file's key (kept as it is).
+    if (!render.is_object()) throw Error(text_format(_("'%s': its \"render\" entry is not an object"), from.c_str()));
   } else if (j.contains("export") && j.contains("window") && j["window"].is_object()) {
     render = j["window"];
     render["view"] = "map";
   } else {
-    throw Error("'" + from + "' was not written by attnlab render or an export (no \"render\" entry)");
+    // TRANSLATORS: "render" is the settings file's key (kept as it is).
+    throw Error(text_format(_("'%s' was not written by attnlab render or an export (no \"render\" entry)"), from.c_str()));
   }
   if (const auto v = render.find("view"); v != render.end()) {
-    if (!v->is_string()) throw Error("'" + from + "': its render view is not a name");
+    if (!v->is_string()) throw Error(text_format(_("'%s': its render view is not a name"), from.c_str()));
     view = v->get<std::string>();
   }
   for (const int side : {0, 1})
     if (const auto v = render.find(side == 0 ? "width" : "height"); v != render.end()) {
       if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 1000000)
-        throw Error("'" + from + "': its render " + (side == 0 ? "width" : "height") + " is not a number of pixels");
+        throw Error(side == 0 ? text_format(_("'%s': its render width is not a number of pixels"), from.c_str())
+                              : text_format(_("'%s': its render height is not a number of pixels"), from.c_str()));
       size[static_cast<std::size_t>(side)] = static_cast<int>(v->get<std::int64_t>());
     }
   if (const auto s = j.find("vit_model_sha256"); s != j.end() && !s->is_string())
-    throw Error("'" + from + "': its vit_model_sha256 is not a SHA-256");
+    // TRANSLATORS: vit_model_sha256 is the settings file's key (kept as it is).
+    throw Error(text_format(_("'%s': its vit_model_sha256 is not a SHA-256"), from.c_str()));
   sha = j.value("vit_model_sha256", std::string());
   state.hand_made.query_pinned = true;
   state.vit.query_pinned = true;
@@ -631,16 +657,19 @@ std::optional<ComparedModel> read_compare_entry(const std::string& from) {
   const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("compare")) return std::nullopt;
   const nlohmann::json& c = j["compare"];
-  if (!c.is_object() || !c.contains("model") || !c["model"].is_string()) throw Error("'" + from + "': its \"compare\" entry names no model");
+  if (!c.is_object() || !c.contains("model") || !c["model"].is_string())
+    // TRANSLATORS: "compare" is the settings file's key (kept as it is).
+    throw Error(text_format(_("'%s': its \"compare\" entry names no model"), from.c_str()));
   if (c["model"].get<std::string>().empty()) return std::nullopt;  // the document's Compare, off
   ComparedModel m{c["model"].get<std::string>(), {}, LayerMatch::Depth, false, SourceChoice{}};
   if (c.contains("vit_model_sha256")) {
-    if (!c["vit_model_sha256"].is_string()) throw Error("'" + from + "': its compared model's SHA-256 is not text");
+    if (!c["vit_model_sha256"].is_string()) throw Error(text_format(_("'%s': its compared model's SHA-256 is not text"), from.c_str()));
     m.sha = c["vit_model_sha256"].get<std::string>();
   }
   const auto match = c.find("match_layers");
   if (match != c.end() && (!match->is_string() || (*match != "depth" && *match != "index")))
-    throw Error("'" + from + "': its compared layers' match must be depth or index");
+    // TRANSLATORS: depth and index are the values the settings file may hold (kept as they are).
+    throw Error(text_format(_("'%s': its compared layers' match must be depth or index"), from.c_str()));
   if (match != c.end() && *match == "index") m.match = LayerMatch::Index;
   // B's choice, read as the document reads its own (apply_json: one line for a bad value).
   const char* key = m.model == kCompareHandMade ? "hand_made" : "vit";
@@ -649,7 +678,7 @@ std::optional<ComparedModel> read_compare_entry(const std::string& from) {
     try {
       apply_json(nlohmann::json{{key, *choice}}, d);
     } catch (const Error& e) {
-      throw Error("'" + from + "': its compared source's choice: " + e.what());
+      throw Error(text_format(_("'%s': its compared source's choice: %s"), from.c_str(), e.what()));
     }
     m.choice = m.model == kCompareHandMade ? d.hand_made : d.vit;
     m.has_choice = true;
@@ -664,7 +693,8 @@ int render_hand_made(AppState& state, const std::string& view, std::array<int, 2
   if (std::find(names.begin(), names.end(), view) == names.end()) {
     std::string all;
     for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-    throw Error("unknown view '" + view + "' (expected " + all + ")");
+    // TRANSLATORS: the view asked for, then the list of view names (identifiers, kept as they are).
+    throw Error(text_format(_("unknown view '%s' (expected %s)"), view.c_str(), all.c_str()));
   }
   check_outputs(out, force);
 
@@ -719,7 +749,7 @@ int render_from(const std::string& from, const std::filesystem::path& out, bool 
   AppState state;
   read_render_sidecar(from, state, view, size, sha);
   if (state.source == ShownSource::Vit) {
-    if (state.model_path.empty()) throw Error("'" + from + "' names no model");
+    if (state.model_path.empty()) throw Error(text_format(_("'%s' names no model"), from.c_str()));
     if (const auto compared = read_compare_entry(from))
       return render_vit_compare(state, compared->model, compared->match, view, size, out, force, ChoiceFlags{},
                                 {sha, compared->sha}, from, compared->has_choice ? &compared->choice : nullptr);
@@ -736,7 +766,7 @@ int run_render(const std::vector<std::string>& args) {
   const std::filesystem::path& out = r.out;
   const bool force = r.force;
   if (!r.model.empty()) {  // a real ViT's views
-    if (!r.from.empty()) throw Error("--from FILE.json takes only --out and --force");
+    if (!r.from.empty()) throw Error(_("--from FILE.json takes only --out and --force"));
     return render_model(args, r);
   }
   std::string view = "map";
@@ -745,7 +775,7 @@ int run_render(const std::vector<std::string>& args) {
   std::vector<std::array<int, 2>> painted;
   if (!r.from.empty()) {  // everything from a sidecar written by an earlier render
     FlagRules only;
-    only.refused = [](const std::string& a) { return "--from FILE.json takes only --out and --force, got '" + a + "'"; };
+    only.refused = [](const std::string& a) { return text_format(_("--from FILE.json takes only --out and --force, got '%s'"), a.c_str()); };
     parse_flags(args, render_own_flags(r), only);
     return render_from(r.from, out, force);
   } else {
@@ -760,12 +790,13 @@ int run_render(const std::vector<std::string>& args) {
     const SweepRequest& sweep = v.sweep;
     // The hand-made heads' row over the whole photo, drawn without a window (video_command.hpp).
     if (view == "overlay" || !sweep.kind.empty()) {
-      if (view != "overlay" && view != "map") throw Error("--sweep draws --view overlay, not '" + view + "'");
-      if (v.size_given) throw Error("--size goes with the window's views: an overlay is the photo at its own size");
-      if (sweep.kind.empty() && (v.fps_given || !sweep.values.empty())) throw Error("--fps and --sweep-values go with --sweep");
+      // TRANSLATORS: "--view overlay" is typed as it is; %s is a view's name (an identifier).
+      if (view != "overlay" && view != "map") throw Error(text_format(_("--sweep draws --view overlay, not '%s'"), view.c_str()));
+      if (v.size_given) throw Error(_("--size goes with the window's views: an overlay is the photo at its own size"));
+      if (sweep.kind.empty() && (v.fps_given || !sweep.values.empty())) throw Error(_("--fps and --sweep-values go with --sweep"));
       return run_hand_made_overlay(state, sweep, out, force);  // the image's path absolute
     }
-    if (v.fps_given || !sweep.values.empty()) throw Error("--fps and --sweep-values go with --sweep");
+    if (v.fps_given || !sweep.values.empty()) throw Error(_("--fps and --sweep-values go with --sweep"));
   }
   return render_hand_made(state, view, size, out, force, painted);
 }
@@ -791,9 +822,10 @@ int run_figure(const std::vector<std::string>& in) {
   read_first_flags(args, own);  // --out's and --queries' errors first
   const std::filesystem::path& out = r.out;
   const bool force = r.force;
-  if (queries_text.empty()) throw Error("--queries \"C1,R1;C2,R2;...\" is required");
+  // TRANSLATORS: C1,R1 are a patch's column and row (placeholders).
+  if (queries_text.empty()) throw Error(_("--queries \"C1,R1;C2,R2;...\" is required"));
   const auto queries = parse_cells(queries_text, queries_flag);
-  if (queries.empty() || queries.size() > 8) throw Error("--queries takes 1 to 8 patches");
+  if (queries.empty() || queries.size() > 8) throw Error(_("--queries takes 1 to 8 patches"));
   // The document's query is the first of them (given after the others: it wins over a --query).
   args.insert(args.end(), {flag_of_field("hand_made.cell"), std::to_string(queries[0][0]) + "," + std::to_string(queries[0][1])});
   const Document d = parse_query_options(args, kFlagsRender, std::move(own));
@@ -846,11 +878,12 @@ int run_figure(const std::vector<std::string>& in) {
                    ImVec2(p.x + static_cast<float>(hand_made.image().width) * scale, p.y + static_cast<float>(hand_made.image().height) * scale));
     };
     photo(0);
-    caption(0, "input");
+    caption(0, "input");  // i18n: English (drawn into the figure's PNG, an output file)
     {
       const ImVec2 p = panel_at(1);
       dl->AddImage(features.im(), p, ImVec2(p.x + gw * scale, p.y + gh * scale));
-      caption(1, state.hand_made.head.head == 0 ? "query/key features (unit mean colour)" : "query features (first 3 of q)");
+      caption(1, state.hand_made.head.head == 0 ? "query/key features (unit mean colour)"  // i18n: English (the figure's PNG)
+                                                : "query features (first 3 of q)");         // i18n: English (the figure's PNG)
     }
     for (size_t k = 0; k < queries.size(); ++k) {
       const int slot = static_cast<int>(k) + 2;
@@ -862,7 +895,7 @@ int run_figure(const std::vector<std::string>& in) {
       const float side = static_cast<float>(g.K) * scale;
       dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x0 + side + 1, y0 + side + 1), IM_COL32(0, 0, 0, 255), 0, 0, 4.0f);
       dl->AddRect(ImVec2(x0, y0), ImVec2(x0 + side, y0 + side), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
-      caption(slot, "query (" + std::to_string(queries[k][0]) + "," + std::to_string(queries[k][1]) + ")");
+      caption(slot, "query (" + std::to_string(queries[k][0]) + "," + std::to_string(queries[k][1]) + ")");  // i18n: English (the figure's PNG)
     }
     ImGui::End();
   });

@@ -3,6 +3,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 
 #include <cairo-pdf.h>
@@ -15,12 +16,13 @@ namespace attnlab::app {
 bool can_write_pdf() { return true; }
 
 void write_slides_pdf(const std::vector<SlidePage>& pages, const std::filesystem::path& path, bool overwrite) {
-  if (pages.empty()) throw Error("no slides to write into '" + platform::utf8(path) + "'");
+  if (pages.empty()) throw Error(text_format(_("no slides to write into '%s'"), platform::utf8(path).c_str()));
   const std::filesystem::path temp = temp_file_beside(path, overwrite);
   const auto fail = [&](const std::string& why) {
     std::error_code ec;
     std::filesystem::remove(temp, ec);
-    throw Error("cannot write '" + platform::utf8(path) + "' (" + why + ")");
+    // TRANSLATORS: the PDF file, then cairo's reason (English).
+    throw Error(text_format(_("cannot write '%s' (%s)"), platform::utf8(path).c_str(), why.c_str()));
   };
   // A pixel a point: a whole number of points each way, so that a viewer (poppler's pdftoppm at
   // -r 72) maps the picture onto its own pixels without resampling it.

@@ -1,6 +1,7 @@
 #include "app/gui/output/sweeps.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,31 +14,36 @@ const std::vector<std::string>& sweep_kinds() {
 }
 
 std::string sweep_label(const std::string& kind) {
-  if (kind == "query-row") return "the query along its row";
-  if (kind == "query-path") return "the query along the pinned patches";
-  if (kind == "layer") return "the layers";
-  if (kind == "head") return "the heads";
-  if (kind == "tau") return "the temperature";
-  if (kind == "K") return "the patch size K";
+  // TRANSLATORS: the sweeps of Export > Record, shown as "Sweep the query along its row".
+  if (kind == "query-row") return _("the query along its row");
+  if (kind == "query-path") return _("the query along the pinned patches");
+  if (kind == "layer") return _("the layers");
+  if (kind == "head") return _("the heads");
+  if (kind == "tau") return _("the temperature");
+  // TRANSLATORS: K is the patch size in pixels.
+  if (kind == "K") return _("the patch size K");
   return kind;
 }
 
 std::string sweep_unavailable(const std::string& kind, const SweepShape& shape) {
   const auto& kinds = sweep_kinds();
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
-    return "no sweep '" + kind + "' (query-row, query-path, layer, head, tau or K)";
-  if (shape.cols <= 0 || shape.rows <= 0) return "nothing is shown to sweep yet";
+    // TRANSLATORS: the names in parentheses are the sweeps' names on the command line (kept as they are).
+    return text_format(_("no sweep '%s' (query-row, query-path, layer, head, tau or K)"), kind.c_str());
+  if (shape.cols <= 0 || shape.rows <= 0) return _("nothing is shown to sweep yet");
   if (kind == "query-path" && shape.pins < 2)
-    return "pin two or more patches (right-click on the map, or P) for the query to walk along them";
-  if (kind == "layer" && !shape.vit) return "the hand-made heads have one layer: open a ViT to sweep its layers";
+    // TRANSLATORS: P is the key that pins a patch.
+    return _("pin two or more patches (right-click on the map, or P) for the query to walk along them");
+  if (kind == "layer" && !shape.vit) return _("the hand-made heads have one layer: open a ViT to sweep its layers");
   if ((kind == "tau" || kind == "K") && shape.vit)
-    return kind == "tau" ? std::string("the window's temperature is the hand-made heads' (attnlab render --model --sweep tau sweeps a ViT's)")
-                         : std::string("a ViT's patch size is its own: K is swept on the hand-made heads");
+    return kind == "tau" ? std::string(_("the window's temperature is the hand-made heads' (attnlab render --model --sweep tau sweeps a ViT's)"))
+                         // TRANSLATORS: K is the patch size in pixels.
+                         : std::string(_("a ViT's patch size is its own: K is swept on the hand-made heads"));
   return "";
 }
 
 std::vector<SweepStep> plan_sweep(const std::string& kind, const AppState& state, const SweepShape& shape) {
-  if (const std::string why = sweep_unavailable(kind, shape); !why.empty()) throw Error("cannot sweep: " + why);
+  if (const std::string why = sweep_unavailable(kind, shape); !why.empty()) throw Error(text_format(_("cannot sweep: %s"), why.c_str()));
   // The choice the steps change: the shown source's (a ViT's, or the hand-made heads').
   const bool vit = shape.vit;
   auto choice = [vit](AppState& s) -> SourceChoice& { return vit ? shown_choice(s) : s.hand_made; };
@@ -89,7 +95,8 @@ std::vector<SweepStep> plan_sweep(const std::string& kind, const AppState& state
                            s.attention.patch = k;
                            s.hand_made.query_pinned = true;
                          }});
-    if (steps.empty()) throw Error("cannot sweep: the photo is smaller than the smallest K swept");
+    // TRANSLATORS: K is the patch size in pixels.
+    if (steps.empty()) throw Error(_("cannot sweep: the photo is smaller than the smallest K swept"));
   }
   return steps;
 }

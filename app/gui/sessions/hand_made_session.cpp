@@ -1,6 +1,7 @@
 #include "app/gui/sessions/hand_made_session.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/gpu/hand_made_gpu.hpp"
 
 #include <algorithm>
@@ -168,7 +169,7 @@ void HandMadeSession::set_image(const Image& image, const Settings& settings) {
 }
 
 void HandMadeSession::set_settings(const Settings& settings) {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   ModelSetup setup = make_setup(image_.width, image_.height, settings);  // throws before any change
   model_->set_settings(settings);
   setup_.emplace(std::move(setup));
@@ -178,8 +179,8 @@ void HandMadeSession::set_settings(const Settings& settings) {
 }
 
 void HandMadeSession::check_query(int query) const {
-  if (!has_image()) throw Error("no image loaded");
-  if (query < 0 || query >= grid().N()) throw Error("query token " + std::to_string(query) + " is outside the grid");
+  if (!has_image()) throw Error(_("no image loaded"));
+  if (query < 0 || query >= grid().N()) throw Error(text_format(_("query token %d is outside the grid"), query));
 }
 
 const RowSet& HandMadeSession::latest_rows(int query) {
@@ -224,7 +225,7 @@ RowSet HandMadeSession::rows_of(int query) {
 
 template <class F>
 const Matrix& HandMadeSession::cached(const std::string& key, F&& compute) {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   return cache_[key].get(generation_, [&] { return Matrix(compute()); });
 }
 
@@ -233,7 +234,7 @@ const Matrix& HandMadeSession::tokens() {
 }
 
 const HeadQKV& HandMadeSession::qkv(int head) {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   return qkv_cache_[head].get(generation_, [&] { return model_->qkv(head); });
 }
 
@@ -252,17 +253,17 @@ const Matrix& HandMadeSession::matrix(int head) {
 }
 
 void HandMadeSession::pool_matrix_rows(int head, Pooling pooling, int first, int count, BlockImage& image) {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   model_->pool_matrix_rows(head, pooling, first, count, image);
 }
 
 std::pair<std::vector<float>, std::vector<float>> HandMadeSession::row_for_token(int head, const RowVector& x) {
-  if (!has_image()) throw Error("no image loaded");
+  if (!has_image()) throw Error(_("no image loaded"));
   return model_->row_for_token(head, x);
 }
 
 ImTextureID HandMadeSession::heatmap(int query, int head, const HeatmapStyle& style) {
-  if (head < 0 || head >= kHeadCount) throw Error("no head " + std::to_string(head));
+  if (head < 0 || head >= kHeadCount) throw Error(text_format(_("no head %d"), head));
   check_query(query);
   return painter_->paint(query, head, style, *setup_, generation_, [&]() -> const RowSet& { return rows_blocking(query); });
 }

@@ -1,5 +1,6 @@
 // The gallery's downloads on the app's scheduler (hub_session.hpp).
 #include "app/gui/sessions/hub_session.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab::app {
 
@@ -31,7 +32,8 @@ void HubSession::pull(const hub::RepoRef& repo) {
         try {
           finished_ = result.get();
         } catch (const std::exception& e) {
-          error_ = "cannot download " + pulling_ + ": " + e.what();
+          // TRANSLATORS: %s is a Hugging Face repository (owner/name), then the reason.
+          error_ = text_format(_("cannot download %s: %s"), pulling_.c_str(), e.what());
         }
         pulling_.clear();
         refresh();

@@ -3,6 +3,7 @@
 #include "app/commands/train_files.hpp"
 #include "core/base/budget.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/overlay.hpp"
 #include "core/vit/vit_cpu.hpp"
 #include "core/vit/vit_run.hpp"
@@ -23,6 +24,8 @@ constexpr double kChunkSeconds = 0.2;  // training per job: the maps and curves 
 constexpr double kEvalEvery = 2.0;     // seconds of training between test accuracies
 constexpr int kDistanceImages = 16;
 
+// The run's switches, the map's label and the probe's name stay English: the sidecar, the CSV's header and
+// the report name the model with them, and switches() is compared to the preview's.
 std::string switches_of(const VitTrainShape& s) {
   char buf[160];
   if (s.task == VitTask::MaskedPatches)
@@ -256,11 +259,12 @@ void TrainSession::start() {
   c.shape.mlp_hidden = kDefaultMlpRatio * c.shape.D;
   if (c.cnn) {
     c.cnn_shape.check();  // one line naming what does not fit, before any job
-    if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error("batch, steps and the learning rate must be positive");
+    if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error(_("batch, steps and the learning rate must be positive"));
     const std::size_t need = cnn_train_bytes(c.cnn_shape, c.batch, 1);
     if (need > memory_budget())
-      throw Error("the CNN needs " + std::to_string(need >> 20) + " MiB to train, over the memory budget of " + std::to_string(memory_budget() >> 20) +
-                  " MiB: a smaller width or batch fits");
+      throw Error(text_format(_("the CNN needs %zu MiB to train, over the memory budget of %llu MiB: a smaller width or batch "
+                                "fits"),
+                              need >> 20, static_cast<unsigned long long>(memory_budget() >> 20)));
     config_ = c;
     run_shape_ = c.shape;
     running_ = true;
@@ -269,10 +273,10 @@ void TrainSession::start() {
   }
   c.shape.check();  // one line naming what does not fit, before any job
   if (c.shape.task == VitTask::MaskedPatches) {
-    if (!c.photo || c.photo->empty()) throw Error("no photo is open to cut the training crops from");
-    if (c.shape.grid_cols() < 2) throw Error("a crop of one patch a side leaves nothing to reconstruct it from");
+    if (!c.photo || c.photo->empty()) throw Error(_("no photo is open to cut the training crops from"));
+    if (c.shape.grid_cols() < 2) throw Error(_("a crop of one patch a side leaves nothing to reconstruct it from"));
   }
-  if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error("batch, steps and the learning rate must be positive");
+  if (c.batch <= 0 || c.steps <= 0 || !(c.lr > 0)) throw Error(_("batch, steps and the learning rate must be positive"));
   vit_check_train_budget(c.shape, c.batch, /*threads=*/1, memory_budget());  // one thread: Run's trainer
   config_ = c;
   run_shape_ = c.shape;
@@ -367,7 +371,7 @@ void TrainSession::submit_chunk(bool first) {
       out.point.loss = std::log(static_cast<float>(c.shape.classes));  // step 0: the uniform guess's loss
       out.point.train_accuracy = masked ? -1.0f : 0.1f;
       if (!first) out.rate = train_steps(*r, c, stop, out.point);
-      if (stop.load()) throw Error("cancelled");
+      if (stop.load()) throw Error(_("cancelled"));
       out.point.step = r->step();
       out.point.seconds = r->seconds;
       if (first || r->since_eval >= kEvalEvery || r->step() >= c.steps) {
@@ -416,11 +420,14 @@ void TrainSession::submit_chunk(bool first) {
       try {
         take(result.get());
       } catch (const std::exception& e) {
-        error_ = "training run " + name_ + " stopped: " + e.what();
+        // TRANSLATORS: %s is the run's name ("A" or "B"), then the reason.
+        error_ = text_format(_("training run %s stopped: %s"), name_.c_str(), e.what());
         running_ = false;
         // The save asked for during the chunk is not made (the trainer may be half a step on):
         // said in the same line, and Save is free again.
-        if (pending_save_) *error_ += "; " + std::exchange(pending_save_, std::nullopt)->string() + " was not saved";
+        if (pending_save_)
+          // TRANSLATORS: %s is the checkpoint folder the user asked to save to.
+          *error_ += "; " + text_format(_("%s was not saved"), std::exchange(pending_save_, std::nullopt)->string().c_str());
       }
     }, Scheduler::Priority::Background);  // the scheduler's low-priority thread: the window's frames come first
   });
@@ -511,7 +518,7 @@ void TrainSession::run_probe() {
 
 void TrainSession::save(const std::filesystem::path& dir) {
   if (!run_) {
-    error_ = "nothing trained yet: press Start first";
+    error_ = _("nothing trained yet: press Start first");
     return;
   }
   if (in_flight()) pending_save_ = dir;  // at the end of the chunk under way
@@ -520,7 +527,9 @@ void TrainSession::save(const std::filesystem::path& dir) {
 
 void TrainSession::write(const std::filesystem::path& dir) {
   try {
-    prepare_checkpoint_folder(dir, false, dir.string() + " exists: choose another folder (a checkpoint is never written over)");
+    prepare_checkpoint_folder(dir, false,
+                              text_format(_("%s exists: choose another folder (a checkpoint is never written over)"),
+                                          dir.string().c_str()));
     if (run_->cnn) {
       write_cnn_train_checkpoint(dir, *run_->cnn, log_csv());
     } else {

@@ -6,6 +6,7 @@
 
 #include "core/base/platform.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 namespace attnlab::app {
 
@@ -121,14 +122,13 @@ double VideoPlayer::shown_fps() const {
 std::string VideoPlayer::status() const {
   const VideoLatency late = latency();
   std::lock_guard lock(mutex_);
-  char latency[80] = "";
-  if (late.count > 0)
-    std::snprintf(latency, sizeof latency, ", latency %.0f ms (median of the last %d)", late.median_ms, late.count);
-  char line[320];
-  std::snprintf(line, sizeof line, "%s: frame %lld at %.1f s, %.1f frames/s shown, %lld dropped%s%s%s",
-                platform::utf8(path_.filename()).c_str(), static_cast<long long>(last_index_), last_time_, shown_fps_,
-                static_cast<long long>(dropped_), latency, paused_ ? ", paused" : "", ended_ && !latest_ ? ", ended" : "");
-  return line;
+  std::string latency;
+  if (late.count > 0) latency = text_format(_(", latency %.0f ms (median of the last %d)"), late.median_ms, late.count);
+  // TRANSLATORS: the video's file name, the frame's index and time; the last three %s add the latency, ", paused" and ", ended".
+  return text_format(_("%s: frame %lld at %.1f s, %.1f frames/s shown, %lld dropped%s%s%s"),
+                     platform::utf8(path_.filename()).c_str(), static_cast<long long>(last_index_), last_time_, shown_fps_,
+                     static_cast<long long>(dropped_), latency.c_str(), paused_ ? _(", paused") : "",
+                     ended_ && !latest_ ? _(", ended") : "");
 }
 
 void VideoPlayer::loop() {

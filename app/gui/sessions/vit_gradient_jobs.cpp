@@ -4,6 +4,7 @@
 #include "app/gui/sessions/vit_gradient_jobs.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/faithfulness.hpp"
 #include "core/vit/vit_gradients.hpp"
 
@@ -14,7 +15,9 @@ namespace attnlab::app {
 using Gradients = VitViewData::Gradients;
 
 std::string vit_class_name(const VitArchitecture& arch, int c) {
-  return c >= 0 && c < static_cast<int>(arch.labels.size()) ? arch.labels[static_cast<std::size_t>(c)] : "class " + std::to_string(c);
+  if (c >= 0 && c < static_cast<int>(arch.labels.size())) return arch.labels[static_cast<std::size_t>(c)];
+  // TRANSLATORS: a class without a label in the model's config; %d is its index.
+  return text_format(_("class %d"), c);
 }
 
 int vit_chosen_class(const AppState& state, const VitRun& run, std::string& error) {
@@ -98,7 +101,7 @@ const std::vector<float>* relevance_for_map(const AppState& state, VitSession& v
   const VitRun* run = vit.run();
   if (!run) return nullptr;
   if (run->model().arch.classes == 0) {
-    what = "no classifier: no relevance to draw";
+    what = _("no classifier: no relevance to draw");
     return nullptr;
   }
   const int klass = vit_chosen_class(state, *run, what);
@@ -106,16 +109,18 @@ const std::vector<float>* relevance_for_map(const AppState& state, VitSession& v
   request_relevance(vit, klass);
   const Gradients& held = *vit.view_data().gradients;
   const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
-  const std::string label = "'" + vit_class_name(run->model().arch, klass) + "'";
+  const std::string label = vit_class_name(run->model().arch, klass);
   if (held.maps_key != key) {
-    what = "computing the relevance of " + label + " ...";
+    // TRANSLATORS: %s is a class's label ("Bag").
+    what = text_format(_("computing the relevance of '%s' ..."), label.c_str());
     return nullptr;
   }
   if (!held.maps_error.empty()) {
     what = held.maps_error;
     return nullptr;
   }
-  what = "relevance of " + label + " by " + relevance_method_name(state.relevance_method);
+  // TRANSLATORS: %s is a class's label ("Bag"), then the method's name (chefer, rollout, ...).
+  what = text_format(_("relevance of '%s' by %s"), label.c_str(), relevance_method_name(state.relevance_method));
   return &held.maps[static_cast<std::size_t>(relevance_method_index(state.relevance_method))];
 }
 

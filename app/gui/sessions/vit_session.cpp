@@ -1,6 +1,7 @@
 #include "app/gui/sessions/vit_session.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,7 +44,7 @@ void VitSession::start(std::optional<std::filesystem::path> path, const Image& i
     Result r = base;
     r.image = image;
     auto check = [&] {
-      if (stop.load()) throw Error("cancelled");
+      if (stop.load()) throw Error(_("cancelled"));
     };
     if (path) {
       stage->store(kReading);  // the file's SHA-256 is computed in the same pass
@@ -83,7 +84,7 @@ void VitSession::show(std::shared_ptr<const VitModel> model, std::shared_ptr<con
   r.model = std::move(model);
   r.run = std::move(run);
   r.image = image;
-  r.why = "cpu: the model being trained runs on the CPU, in the training job";
+  r.why = std::string("cpu: ") + _("the model being trained runs on the CPU, in the training job");
   take(std::move(r));
   label_ = label;
 }
@@ -116,10 +117,12 @@ void VitSession::take(Result r) {
 
 std::string VitSession::stage() const {
   switch (stage_->load()) {
-    case kReading: return "reading the checkpoint";
-    case kRunning: return std::string("running the forward pass (") + vit_backend_name(backend_) + ", on a pool thread)";
-    case kDone: return "done";
-    default: return "starting";
+    case kReading: return _("reading the checkpoint");
+    // TRANSLATORS: %s is the backend: auto, cpu or gpu.
+    case kRunning: return text_format(_("running the forward pass (%s, on a pool thread)"), vit_backend_name(backend_));
+    // TRANSLATORS: a job's stage: finished.
+    case kDone: return tr_c("job stage", "done");
+    default: return _("starting");
   }
 }
 

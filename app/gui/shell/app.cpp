@@ -15,6 +15,7 @@
 #include "app/gui/vit/vit_views.hpp"
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 
 #include <epoxy/gl.h>
@@ -42,8 +43,9 @@ App::App(GLFWwindow* window, AppState state, const std::string& context_note, st
   video_.set_wake([] { glfwPostEmptyEvent(); });                // a decoded video frame too
   recording_.set_wake([] { glfwPostEmptyEvent(); });            // a recording written
   if (!hand_made_.fallback_reason().empty())
-    state_.show_error("GPU path unavailable (" + (context_note.empty() ? hand_made_.fallback_reason() : context_note) +
-                      "): using the CPU reference, slower but correct");
+    // TRANSLATORS: %s is why the GPU cannot be used (a driver's message).
+    state_.show_error(text_format(_("GPU path unavailable (%s): using the CPU reference, slower but correct"),
+                                  (context_note.empty() ? hand_made_.fallback_reason() : context_note).c_str()));
   base_style_ = ImGui::GetStyle();
   if (const char* s = std::getenv("ATTNLAB_IDLE_FRAME_S"); s && *s) idle_wait_s_ = std::clamp(std::atof(s), 0.05, 60.0);
 }
@@ -130,11 +132,12 @@ void App::handle_keys() {
 // A file written: the toast (naming it, with "Open folder" on its folder), and a line on stdout
 // (tests and scripts wait for it).
 void App::saved(const std::filesystem::path& file) {
-  state_.ui.status = "saved " + file.string();
+  // TRANSLATORS: %s is the file just written.
+  state_.ui.status = text_format(_("saved %s"), file.string().c_str());
   state_.ui.status_since = std::chrono::steady_clock::now();
   state_.ui.saved_line = state_.ui.status;
   state_.ui.saved_folder = file.parent_path();
-  std::printf("attnlab: saved %s\n", file.string().c_str());
+  std::printf("attnlab: saved %s\n", file.string().c_str());  // English: tests and scripts read it
   std::fflush(stdout);
 }
 
@@ -185,7 +188,8 @@ void App::end_frame() {
   last_generation_ = hand_made_.generation();
 }
 
-// When the window closes: the interactive frames' median and 95th percentile on stdout.
+// When the window closes: the interactive frames' median and 95th percentile on stdout (English: tests and
+// scripts read the line).
 void App::report_frames() {
   if (frame_ms_.empty()) return;
   std::sort(frame_ms_.begin(), frame_ms_.end());
@@ -208,7 +212,7 @@ int run_gui(const GuiArgs& args) {
     if (const char* n = std::getenv("ATTNLAB_HOVER_BENCH_HOVERS"); n && *n) {
       char* end = nullptr;
       const long v = std::strtol(n, &end, 10);
-      if (*end != '\0' || v < 1 || v > 100000) throw Error(std::string("ATTNLAB_HOVER_BENCH_HOVERS must be a count of hovers, not '") + n + "'");
+      if (*end != '\0' || v < 1 || v > 100000) throw Error(text_format(_("ATTNLAB_HOVER_BENCH_HOVERS must be a count of hovers, not '%s'"), n));
       config.hovers = static_cast<int>(v);
     }
     // --train: how long the model trains before the replay, so that the curves are as long as a
@@ -216,7 +220,7 @@ int run_gui(const GuiArgs& args) {
     if (const char* s = std::getenv("ATTNLAB_HOVER_BENCH_TRAIN_S"); s && *s) {
       char* end = nullptr;
       const double v = std::strtod(s, &end);
-      if (*end != '\0' || !(v >= 0 && v <= 86400)) throw Error(std::string("ATTNLAB_HOVER_BENCH_TRAIN_S must be seconds, not '") + s + "'");
+      if (*end != '\0' || !(v >= 0 && v <= 86400)) throw Error(text_format(_("ATTNLAB_HOVER_BENCH_TRAIN_S must be seconds, not '%s'"), s));
       config.train_first_s = v;
     }
     replay.emplace(std::move(config));
@@ -224,6 +228,7 @@ int run_gui(const GuiArgs& args) {
   WindowSession session;
   open_window(session, replay.has_value());
   AppState state = initial_state(session.window, replay);
+  if (!args.language.empty()) state.language = args.language;  // --lang CODE: chosen, and saved as the menu's choice
   int code = 0;
   {
     App app(session.window, std::move(state), session.context_note, std::move(replay));
@@ -236,7 +241,8 @@ int run_gui(const GuiArgs& args) {
       app.open_initial(image.empty() || lesson ? safari : std::filesystem::path(image));
     } catch (const Error& e) {
       if (image.empty()) throw;
-      app.show_error(std::string(e.what()) + "; showing the safari photo instead");
+      // TRANSLATORS: %s is why the image given could not be opened.
+      app.show_error(text_format(_("%s; showing the safari photo instead"), e.what()));
       app.open_initial(safari);
     }
     if (lesson) app.open_lesson_file(image);

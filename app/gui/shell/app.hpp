@@ -169,6 +169,7 @@ class App {
 
   // Window setup (window_setup.cpp).
   void apply_ui_scale();
+  void draw_language_menu();
 
   // Keys (keys.cpp holds the table).
   void handle_keys();
@@ -242,6 +243,7 @@ class App {
   HandMadeSession hand_made_{scheduler_};  // hands it on to the teaching views' jobs
   VitSession vit_{scheduler_};
   HubSession hub_{scheduler_};  // the gallery's downloads (Model → Gallery)
+  std::string hub_error_;       // its last error shown in the banner (cleared once a download succeeds)
   VideoFeed video_{state_};  // Images → Open video
   TrainRuns train_{scheduler_};  // the Train tab's runs A and B
   TrainProbeFeed train_probe_;   // what both runs' maps are of
@@ -281,6 +283,7 @@ class App {
   float applied_scale_ = -1, font_scale_ = 1;
   bool font_rebuilt_ = false;  // the UI font rasterized at the applied scale (load_ui_font)
   bool applied_presentation_ = false;
+  std::optional<std::string> applied_language_;  // the document's language last applied (use_language), none yet
   // The loop's own: keys queued by the callback, input seen since the last frame, whether the
   // next frame comes at once (else on the next event, a finished job or after 0.5 s).
   std::vector<KeyPress> key_queue_;

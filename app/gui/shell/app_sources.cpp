@@ -8,6 +8,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/video.hpp"
 #include "core/vit/vit.hpp"
 
@@ -48,8 +49,9 @@ void App::open_image(const std::filesystem::path& path) {
     give_hand_made_image(load_image(path));
     // Pins mark spots of a photo: on another photo they would mark whatever lies there.
     if (!state_.hand_made.pins.empty())
-      state_.ui.pinned_note = "The " + std::to_string(state_.hand_made.pins.size()) + " pinned queries of " +
-                           state_.image_path.filename().string() + " were cleared: pins belong to the photo they were made on.";
+      // TRANSLATORS: %zu is how many pinned queries (patches) there were, %s the photo's file name.
+      state_.ui.pinned_note = text_format(_("The %zu pinned queries of %s were cleared: pins belong to the photo they were made on."),
+                                          state_.hand_made.pins.size(), state_.image_path.filename().string().c_str());
     state_.hand_made.pins.clear();
     pin_anchors_.clear();
     query_anchor_.clear();
@@ -107,9 +109,13 @@ void App::take_finished_work() {
   if (const auto pulled = hub_.take_finished()) {
     state_.commands.open_model(*pulled);
     state_.ui.show_hub_gallery = false;  // the map it opens on is under the window
-    if (state_.ui.banner.starts_with("cannot download")) state_.ui.banner.clear();  // an earlier try's error is over
+    if (!hub_error_.empty() && state_.ui.banner == hub_error_) state_.ui.banner.clear();  // an earlier try's error is over
+    hub_error_.clear();
   }
-  if (const auto error = hub_.take_error()) state_.show_error(*error);
+  if (const auto error = hub_.take_error()) {
+    state_.show_error(*error);
+    hub_error_ = state_.ui.banner;  // "cannot download ...", in whatever language
+  }
   video_.take_commands(video_max_pixels(vit_memory_budget()));
   video_.take_vit_frame(vit_.generation());  // before step_video hands the ViT the next frame
   step_video();
@@ -133,10 +139,13 @@ void App::take_finished_work() {
       // A ResNet dropped or opened where a ViT goes: set beside the ViT, in the ViT views' CNN tab.
       state_.cnn_model = *opening_model_;
       state_.vit_view = "cnn";
-      state_.show_error(opening_model_->filename().string() + " is a ResNet: it is set beside the ViT in the CNN tab" +
-                        (vit_.run() ? "" : " (open a ViT to see the two side by side)"));
+      // TRANSLATORS: %s is the model's file name; the CNN tab is one of the ViT views' tabs.
+      state_.show_error(text_format(vit_.run() ? _("%s is a ResNet: it is set beside the ViT in the CNN tab")
+                                               : _("%s is a ResNet: it is set beside the ViT in the CNN tab (open a ViT to see the two side by side)"),
+                                    opening_model_->filename().string().c_str()));
     } else {
-      state_.show_error((opening_model_ ? "cannot open the model: " : "the ViT could not run on this image: ") + *error);
+      state_.show_error(text_format(opening_model_ ? _("cannot open the model: %s") : _("the ViT could not run on this image: %s"),
+                                    error->c_str()));
     }
     if (!vit_.run()) state_.source = ShownSource::HandMade;
     opening_model_.reset();
@@ -192,7 +201,8 @@ void App::take_train_results() {
       state_.commands.redraw();
     }
     if (const auto saved = run.poll_saved()) {
-      state_.ui.status = "Saved run " + run.name() + "'s checkpoint to " + saved->string();
+      // TRANSLATORS: the first %s is the run's name (A or B), the second the checkpoint's folder.
+      state_.ui.status = text_format(_("Saved run %s's checkpoint to %s"), run.name().c_str(), saved->string().c_str());
       state_.ui.status_since = std::chrono::steady_clock::now();
       state_.commands.redraw();
     }
@@ -287,7 +297,8 @@ void App::take_file_dialog() {
         case FileDialogKind::ExportFolder:
           state_.export_dir = choose_export_dir(platform::utf8(*chosen));
           state_.ui.export_dir_text = platform::utf8(state_.export_dir);
-          state_.ui.status = "pictures and CSV go to " + platform::utf8(state_.export_dir);
+          // TRANSLATORS: %s is the export folder.
+          state_.ui.status = text_format(_("pictures and CSV go to %s"), platform::utf8(state_.export_dir).c_str());
           state_.ui.status_since = std::chrono::steady_clock::now();
           break;
       }

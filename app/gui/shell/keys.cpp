@@ -9,6 +9,8 @@
 #include "app/gui/vit/vit_views.hpp"
 #include "core/vit/vit_run.hpp"
 
+#include "core/base/translate.hpp"
+
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
@@ -90,43 +92,44 @@ using S = KeyScope;
 // clang-format off
 const std::array kKeys = {
   //          key                     last                  keypad                 mods   scope        keys           what
-  KeyBinding{GLFW_KEY_Q,             GLFW_KEY_Q,            0,                     kCtrl, S::Always,    "Ctrl Q",      "quit", quit},
-  KeyBinding{GLFW_KEY_O,             GLFW_KEY_O,            0,                     kCtrl, S::Always,    "Ctrl O",      "open an image with the desktop's Open dialog", open_image_dialog},
-  KeyBinding{GLFW_KEY_F12,           GLFW_KEY_F12,          0,                     0,     S::Always,    "F12",         "save the window (or the map only) as PNG with a sidecar JSON", export_png},
-  KeyBinding{GLFW_KEY_F9,            GLFW_KEY_F9,           0,                     0,     S::Always,    "F9",          "save the query's row as CSV", export_csv},
-  KeyBinding{GLFW_KEY_F8,            GLFW_KEY_F8,           0,                     0,     S::Always,    "F8",          "record what F12 saves (the window or the map) as MP4 or GIF; F8 again stops", record},
-  KeyBinding{GLFW_KEY_F5,            GLFW_KEY_F5,           0,                     0,     S::Always,    "F5",          "presentation mode on or off", toggle_presentation},
-  KeyBinding{GLFW_KEY_EQUAL,         GLFW_KEY_EQUAL,        GLFW_KEY_KP_ADD,       kCtrl, S::Always,    "Ctrl +",      "larger UI (up to 3)", larger_ui},
-  KeyBinding{GLFW_KEY_MINUS,         GLFW_KEY_MINUS,        GLFW_KEY_KP_SUBTRACT,  kCtrl, S::Always,    "Ctrl -",      "smaller UI (down to 0.75)", smaller_ui},
-  KeyBinding{GLFW_KEY_V,             GLFW_KEY_V,            0,                     0,     S::NotTyping, "V",           "the ViT's attention or the hand-made heads'", toggle_source},
-  KeyBinding{GLFW_KEY_F6,            GLFW_KEY_F6,           0,                     0,     S::NotTyping, "F6",          "add this view as the lesson's next step (Lesson menu)", add_step},
-  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     kCtrl, S::Vit,       "Ctrl PageUp", "the layer before (PageUp alone while a lesson plays)", choose},
-  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     kCtrl, S::Vit,       "Ctrl PageDown", "the next layer (PageDown alone while a lesson plays)", choose},
-  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     0,     S::Lesson,    "PageDown",    "the lesson's next step (what a presentation clicker sends)", next_step},
-  KeyBinding{GLFW_KEY_SPACE,         GLFW_KEY_SPACE,        0,                     0,     S::Lesson,    "Space",       "the lesson's next step", next_step},
-  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     0,     S::Lesson,    "PageUp",      "the lesson's step before", previous_step},
-  KeyBinding{GLFW_KEY_BACKSPACE,     GLFW_KEY_BACKSPACE,    0,                     0,     S::Lesson,    "Backspace",   "the lesson's step before", previous_step},
-  KeyBinding{GLFW_KEY_ESCAPE,        GLFW_KEY_ESCAPE,       0,                     0,     S::Lesson,    "Esc",         "leave the lesson: your own settings come back", leave_lesson},
-  KeyBinding{GLFW_KEY_ESCAPE,        GLFW_KEY_ESCAPE,       0,                     0,     S::EitherMap, "Esc",         "leave presentation mode (never changes the map)", leave_presentation},
-  KeyBinding{GLFW_KEY_LEFT,          GLFW_KEY_LEFT,         0,                     0,     S::EitherMap, "Left",        "query one patch left", choose},
-  KeyBinding{GLFW_KEY_RIGHT,         GLFW_KEY_RIGHT,        0,                     0,     S::EitherMap, "Right",       "query one patch right", choose},
-  KeyBinding{GLFW_KEY_UP,            GLFW_KEY_UP,           0,                     0,     S::EitherMap, "Up",          "query one patch up", choose},
-  KeyBinding{GLFW_KEY_DOWN,          GLFW_KEY_DOWN,         0,                     0,     S::EitherMap, "Down",        "query one patch down", choose},
-  KeyBinding{GLFW_KEY_0,             GLFW_KEY_9,            0,                     0,     S::EitherMap, "0-9",         "the head the main map shows (heads count from 0; the hand-made heads are 0-5)", choose},
-  KeyBinding{GLFW_KEY_P,             GLFW_KEY_P,            0,                     0,     S::EitherMap, "P",           "pin the query patch", choose},
-  KeyBinding{GLFW_KEY_A,             GLFW_KEY_A,            0,                     0,     S::Vit,       "A",           "the heads' mean", choose},
-  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     0,     S::Vit,       "PageUp",      "the layer before", choose},
-  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     0,     S::Vit,       "PageDown",    "the next layer", choose},
-  KeyBinding{GLFW_KEY_HOME,          GLFW_KEY_HOME,         0,                     0,     S::Vit,       "Home",        "the first layer (layer 0)", choose},
-  KeyBinding{GLFW_KEY_END,           GLFW_KEY_END,          0,                     0,     S::Vit,       "End",         "the last layer", choose},
-  KeyBinding{GLFW_KEY_C,             GLFW_KEY_C,            0,                     0,     S::Vit,       "C",           "the CLS token as the query", choose},
-  KeyBinding{GLFW_KEY_M,             GLFW_KEY_M,            0,                     0,     S::HandMade,  "M",           "the next mask", next_mask},
-  KeyBinding{GLFW_KEY_LEFT_BRACKET,  GLFW_KEY_LEFT_BRACKET, 0,                     0,     S::HandMade,  "[",           "halve the patch size K", halve_patch},
-  KeyBinding{GLFW_KEY_RIGHT_BRACKET, GLFW_KEY_RIGHT_BRACKET,0,                     0,     S::HandMade,  "]",           "double the patch size K", double_patch},
-  KeyBinding{GLFW_KEY_R,             GLFW_KEY_R,            0,                     0,     S::Vit,       "R",           "attention rollout on or off", toggle_rollout},
-  KeyBinding{GLFW_KEY_N,             GLFW_KEY_N,            0,                     0,     S::Vit,       "N",           "token norms on or off", toggle_norms},
-  KeyBinding{GLFW_KEY_D,             GLFW_KEY_D,            0,                     0,     S::Vit,       "D",           "DINO-style mask outlines on or off", toggle_masks},
-  KeyBinding{GLFW_KEY_S,             GLFW_KEY_S,            0,                     0,     S::Vit,       "S",           "swap the two models of View > Compare", swap_compared},
+  // TRANSLATORS: what the keys do (the Keys menu, the panels' help), one line each; the key names stay.
+  KeyBinding{GLFW_KEY_Q,             GLFW_KEY_Q,            0,                     kCtrl, S::Always,    "Ctrl Q",      N_("quit"), quit},
+  KeyBinding{GLFW_KEY_O,             GLFW_KEY_O,            0,                     kCtrl, S::Always,    "Ctrl O",      N_("open an image with the desktop's Open dialog"), open_image_dialog},
+  KeyBinding{GLFW_KEY_F12,           GLFW_KEY_F12,          0,                     0,     S::Always,    "F12",         N_("save the window (or the map only) as PNG with a sidecar JSON"), export_png},
+  KeyBinding{GLFW_KEY_F9,            GLFW_KEY_F9,           0,                     0,     S::Always,    "F9",          N_("save the query's row as CSV"), export_csv},
+  KeyBinding{GLFW_KEY_F8,            GLFW_KEY_F8,           0,                     0,     S::Always,    "F8",          N_("record what F12 saves (the window or the map) as MP4 or GIF; F8 again stops"), record},
+  KeyBinding{GLFW_KEY_F5,            GLFW_KEY_F5,           0,                     0,     S::Always,    "F5",          N_("presentation mode on or off"), toggle_presentation},
+  KeyBinding{GLFW_KEY_EQUAL,         GLFW_KEY_EQUAL,        GLFW_KEY_KP_ADD,       kCtrl, S::Always,    "Ctrl +",      N_("larger UI (up to 3)"), larger_ui},
+  KeyBinding{GLFW_KEY_MINUS,         GLFW_KEY_MINUS,        GLFW_KEY_KP_SUBTRACT,  kCtrl, S::Always,    "Ctrl -",      N_("smaller UI (down to 0.75)"), smaller_ui},
+  KeyBinding{GLFW_KEY_V,             GLFW_KEY_V,            0,                     0,     S::NotTyping, "V",           N_("the ViT's attention or the hand-made heads'"), toggle_source},
+  KeyBinding{GLFW_KEY_F6,            GLFW_KEY_F6,           0,                     0,     S::NotTyping, "F6",          N_("add this view as the lesson's next step (Lesson menu)"), add_step},
+  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     kCtrl, S::Vit,       "Ctrl PageUp", N_("the layer before (PageUp alone while a lesson plays)"), choose},
+  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     kCtrl, S::Vit,       "Ctrl PageDown", N_("the next layer (PageDown alone while a lesson plays)"), choose},
+  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     0,     S::Lesson,    "PageDown",    N_("the lesson's next step (what a presentation clicker sends)"), next_step},
+  KeyBinding{GLFW_KEY_SPACE,         GLFW_KEY_SPACE,        0,                     0,     S::Lesson,    "Space",       N_("the lesson's next step"), next_step},
+  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     0,     S::Lesson,    "PageUp",      N_("the lesson's step before"), previous_step},
+  KeyBinding{GLFW_KEY_BACKSPACE,     GLFW_KEY_BACKSPACE,    0,                     0,     S::Lesson,    "Backspace",   N_("the lesson's step before"), previous_step},
+  KeyBinding{GLFW_KEY_ESCAPE,        GLFW_KEY_ESCAPE,       0,                     0,     S::Lesson,    "Esc",         N_("leave the lesson: your own settings come back"), leave_lesson},
+  KeyBinding{GLFW_KEY_ESCAPE,        GLFW_KEY_ESCAPE,       0,                     0,     S::EitherMap, "Esc",         N_("leave presentation mode (never changes the map)"), leave_presentation},
+  KeyBinding{GLFW_KEY_LEFT,          GLFW_KEY_LEFT,         0,                     0,     S::EitherMap, "Left",        N_("query one patch left"), choose},
+  KeyBinding{GLFW_KEY_RIGHT,         GLFW_KEY_RIGHT,        0,                     0,     S::EitherMap, "Right",       N_("query one patch right"), choose},
+  KeyBinding{GLFW_KEY_UP,            GLFW_KEY_UP,           0,                     0,     S::EitherMap, "Up",          N_("query one patch up"), choose},
+  KeyBinding{GLFW_KEY_DOWN,          GLFW_KEY_DOWN,         0,                     0,     S::EitherMap, "Down",        N_("query one patch down"), choose},
+  KeyBinding{GLFW_KEY_0,             GLFW_KEY_9,            0,                     0,     S::EitherMap, "0-9",         N_("the head the main map shows (heads count from 0; the hand-made heads are 0-5)"), choose},
+  KeyBinding{GLFW_KEY_P,             GLFW_KEY_P,            0,                     0,     S::EitherMap, "P",           N_("pin the query patch"), choose},
+  KeyBinding{GLFW_KEY_A,             GLFW_KEY_A,            0,                     0,     S::Vit,       "A",           N_("the heads' mean"), choose},
+  KeyBinding{GLFW_KEY_PAGE_UP,       GLFW_KEY_PAGE_UP,      0,                     0,     S::Vit,       "PageUp",      N_("the layer before"), choose},
+  KeyBinding{GLFW_KEY_PAGE_DOWN,     GLFW_KEY_PAGE_DOWN,    0,                     0,     S::Vit,       "PageDown",    N_("the next layer"), choose},
+  KeyBinding{GLFW_KEY_HOME,          GLFW_KEY_HOME,         0,                     0,     S::Vit,       "Home",        N_("the first layer (layer 0)"), choose},
+  KeyBinding{GLFW_KEY_END,           GLFW_KEY_END,          0,                     0,     S::Vit,       "End",         N_("the last layer"), choose},
+  KeyBinding{GLFW_KEY_C,             GLFW_KEY_C,            0,                     0,     S::Vit,       "C",           N_("the CLS token as the query"), choose},
+  KeyBinding{GLFW_KEY_M,             GLFW_KEY_M,            0,                     0,     S::HandMade,  "M",           N_("the next mask"), next_mask},
+  KeyBinding{GLFW_KEY_LEFT_BRACKET,  GLFW_KEY_LEFT_BRACKET, 0,                     0,     S::HandMade,  "[",           N_("halve the patch size K"), halve_patch},
+  KeyBinding{GLFW_KEY_RIGHT_BRACKET, GLFW_KEY_RIGHT_BRACKET,0,                     0,     S::HandMade,  "]",           N_("double the patch size K"), double_patch},
+  KeyBinding{GLFW_KEY_R,             GLFW_KEY_R,            0,                     0,     S::Vit,       "R",           N_("attention rollout on or off"), toggle_rollout},
+  KeyBinding{GLFW_KEY_N,             GLFW_KEY_N,            0,                     0,     S::Vit,       "N",           N_("token norms on or off"), toggle_norms},
+  KeyBinding{GLFW_KEY_D,             GLFW_KEY_D,            0,                     0,     S::Vit,       "D",           N_("DINO-style mask outlines on or off"), toggle_masks},
+  KeyBinding{GLFW_KEY_S,             GLFW_KEY_S,            0,                     0,     S::Vit,       "S",           N_("swap the two models of View > Compare"), swap_compared},
 };
 // clang-format on
 
@@ -161,12 +164,14 @@ bool press_key(KeyContext& c, int key, int mods) {
 
 const char* scope_name(KeyScope scope) {
   switch (scope) {
-    case KeyScope::Always: return "always";
-    case KeyScope::NotTyping: return "not typing";
-    case KeyScope::HandMade: return "hand-made heads";
-    case KeyScope::Vit: return "ViT";
-    case KeyScope::EitherMap: return "either source";
-    case KeyScope::Lesson: return "a lesson playing";
+    // TRANSLATORS: when a key acts (the Keys menu's second column).
+    case KeyScope::Always: return N_("always");
+    case KeyScope::NotTyping: return N_("not typing");
+    case KeyScope::HandMade: return N_("hand-made heads");
+    // TRANSLATORS: a key that acts while the Vision Transformer (ViT) is the source.
+    case KeyScope::Vit: return N_("ViT");
+    case KeyScope::EitherMap: return N_("either source");
+    case KeyScope::Lesson: return N_("a lesson playing");
   }
   return "?";
 }
@@ -176,7 +181,7 @@ std::string key_help(bool vit) {
   for (const KeyBinding& b : kKeys) {
     const bool acts = b.scope == KeyScope::Always || b.scope == KeyScope::NotTyping || b.scope == KeyScope::EitherMap ||
                       b.scope == (vit ? KeyScope::Vit : KeyScope::HandMade);
-    if (acts) out += (out.empty() ? "" : ", ") + std::string(b.keys) + " " + b.what;
+    if (acts) out += (out.empty() ? "" : ", ") + std::string(b.keys) + " " + _(b.what);
   }
   return out;
 }

@@ -44,7 +44,7 @@ struct KeyBinding {
   int mods;        ///< modifiers that must be held (GLFW_MOD_*; others are ignored)
   KeyScope scope;
   const char* keys;  ///< as the README and the Keys menu write it: "F12", "Ctrl +", "1-6"
-  const char* what;  ///< what it does, one line
+  const char* what;  ///< what it does, one line (English, marked N_: translate where shown, _(what))
   void (*act)(KeyContext&, int key);
 };
 
@@ -55,11 +55,12 @@ std::span<const KeyBinding> key_table();
 /// True when one did.
 bool press_key(KeyContext& c, int key, int mods);
 
-/// Where a scope is written in the README and the Keys menu: "always", "hand-made heads"…
+/// Where a scope is written in the README and the Keys menu: "always", "hand-made heads"… (English,
+/// marked N_: the Keys menu shows _(scope_name(s))).
 const char* scope_name(KeyScope scope);
 
 /// The keys that act while the hand-made heads (`vit` false) or the ViT (`vit` true) is the
-/// source, as one line for the panels' help: "F12 save the window ..., F9 ...".
+/// source, as one line for the panels' help: "F12 save the window ..., F9 ..." (translated).
 std::string key_help(bool vit);
 
 /// The README's key list, made from the table: a Markdown table, one line per binding

@@ -14,6 +14,8 @@
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
+#include "app/gui/state/ui_text.hpp"
 #include "core/io/files.hpp"
 
 #include <imgui.h>
@@ -30,7 +32,8 @@ namespace attnlab::app {
 // three tabs' labels (a 1024 px projector at a large UI scale) lists the sources one a line
 // instead, so that no label is cut.
 void App::draw_source_tabs() {
-  static constexpr const char* kLabels[3] = {"Hand-made", "ViT model", "Train"};
+  // TRANSLATORS: the attention sources' tabs: the hand-made heads, a loaded ViT model, and a model being trained.
+  static constexpr const char* kLabels[3] = {N_("Hand-made"), N_("ViT model"), N_("Train")};
   static constexpr const char* kNames[3] = {"tab:heads", "tab:vit", "tab:train"};
   static constexpr ShownSource kSources[3] = {ShownSource::HandMade, ShownSource::Vit, ShownSource::Train};
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -39,10 +42,10 @@ void App::draw_source_tabs() {
   // the same choice every frame (a scroll bar that comes and goes must not swap them under a click).
   const float room = ImGui::GetWindowWidth() - style.WindowPadding.x * 2 - style.ScrollbarSize;
   float tabs_w = 0;
-  for (const char* l : kLabels) tabs_w += ImGui::CalcTextSize(l).x + style.FramePadding.x * 2 + style.ItemInnerSpacing.x * 2;
+  for (const char* l : kLabels) tabs_w += ImGui::CalcTextSize(_(l)).x + style.FramePadding.x * 2 + style.ItemInnerSpacing.x * 2;
   // The controls leave room for their labels on their right however narrow the column (a
   // 1024 px projector's), instead of ImGui's 65 % of the window that cut them off.
-  const float label = ImGui::CalcTextSize("patch size K (?)").x + style.ItemInnerSpacing.x + style.ItemSpacing.x;
+  const float label = ImGui::CalcTextSize(text_format("%s (?)", _("patch size K")).c_str()).x + style.ItemInnerSpacing.x + style.ItemSpacing.x;
   auto draw_panel = [&](ShownSource s) {
     ImGui::PushItemWidth(std::max(avail - label, avail * 0.5f));
     if (s == ShownSource::HandMade) draw_controls_panel(state_, hand_made_, key_help(/*vit=*/false));
@@ -52,7 +55,7 @@ void App::draw_source_tabs() {
   };
   if (tabs_w > room) {
     for (int t = 0; t < 3; ++t) {
-      if (ImGui::Selectable(kLabels[t], state_.source == kSources[t])) state_.source = kSources[t];
+      if (ImGui::Selectable(_(kLabels[t]), state_.source == kSources[t])) state_.source = kSources[t];
       record_widget(kNames[t]);
     }
     ImGui::Separator();
@@ -66,8 +69,9 @@ void App::draw_source_tabs() {
   ShownSource tab = wanted;
   // Each tab's rectangle is recorded as soon as it is drawn, before its contents.
   for (int t = 0; t < 3; ++t) {
-    const bool open = ImGui::BeginTabItem(kLabels[t], nullptr, force && wanted == kSources[t] ? ImGuiTabItemFlags_SetSelected : 0);
-    record_tab(kNames[t], kLabels[t]);
+    const std::string label_id = ui_id(_(kLabels[t]), kLabels[t]);
+    const bool open = ImGui::BeginTabItem(label_id.c_str(), nullptr, force && wanted == kSources[t] ? ImGuiTabItemFlags_SetSelected : 0);
+    record_tab(kNames[t], label_id.c_str());
     if (!open) continue;
     tab = kSources[t];
     draw_panel(tab);
@@ -114,8 +118,9 @@ void App::draw_vit_lower_tabs() {
   for (int t = 0; t < static_cast<int>(views.size()); ++t) {
     View& view = *views[static_cast<std::size_t>(t)];
     const ImGuiTabItemFlags flags = asked && t == want ? ImGuiTabItemFlags_SetSelected : 0;
-    const bool open = ImGui::BeginTabItem(view.label(), nullptr, flags);
-    record_tab(std::string("vit_tab:") + view.name(), view.label());
+    const std::string label_id = ui_id(view.label(), view.name());  // the tab keeps its id whatever the language
+    const bool open = ImGui::BeginTabItem(label_id.c_str(), nullptr, flags);
+    record_tab(std::string("vit_tab:") + view.name(), label_id.c_str());
     if (!open) continue;
     if (!asked) state_.vit_view = view.name();  // chosen by a click
     shown_vit_lower_ = t;
@@ -165,7 +170,7 @@ void App::draw_toast(ImVec2 d) {
   ImGui::PopTextWrapPos();
   drawn.clear();
   if (!folder.empty()) {
-    if (ImGui::Button("Open folder")) {
+    if (ImGui::Button(_("Open folder"))) {
       try {
         platform::open_in_file_manager(folder);
       } catch (const Error& e) {
@@ -221,7 +226,8 @@ void App::draw_hub_window(float menu_h) {
   ImGui::SetNextWindowPos(ImVec2((d.x - size.x) * 0.5f, top), ImGuiCond_Appearing);
   ImGui::SetNextWindowSize(size, ImGuiCond_Appearing);
   ImGui::SetNextWindowBgAlpha(1.0f);
-  if (ImGui::Begin("Model gallery (Hugging Face Hub)###hub_gallery", &state_.ui.show_hub_gallery, ImGuiWindowFlags_NoCollapse)) {
+  const std::string title = ui_id(_("Model gallery (Hugging Face Hub)"), "hub_gallery");
+  if (ImGui::Begin(title.c_str(), &state_.ui.show_hub_gallery, ImGuiWindowFlags_NoCollapse)) {
     record_window("hub_gallery");
     if (ImGui::IsWindowAppearing()) hub_.refresh();  // models another program put in the cache meanwhile
     draw_hub_gallery(state_, hub_);
@@ -235,7 +241,8 @@ void App::draw_compare_window(float menu_h) {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   ImGui::SetNextWindowPos(ImVec2(d.x - 10, menu_h + 3 * ImGui::GetFontSize()), ImGuiCond_Appearing, ImVec2(1, 0));
   ImGui::SetNextWindowBgAlpha(1.0f);
-  if (ImGui::Begin("Compare two models###compare", &state_.ui.show_compare,
+  const std::string title = ui_id(_("Compare two models"), "compare");
+  if (ImGui::Begin(title.c_str(), &state_.ui.show_compare,
                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysAutoResize)) {
     record_window("compare");
     draw_compare_panel(state_, vit_, compare_);
@@ -284,7 +291,7 @@ void App::draw_presentation(ImVec2 d) {
   if (state_.commands.pending(Commands::Kind::ExportPng)) {
     widget_log().overlays_left_out.push_back("leave hint");
   } else if (!state_.ui.lesson_playing) {  // a lesson's strip says its own keys
-    const char* leave = "F5 or Esc: leave presentation mode";
+    const char* leave = _("F5 or Esc: leave presentation mode");
     const ImVec2 size = ImGui::CalcTextSize(leave);
     ImDrawList* fg = ImGui::GetForegroundDrawList();
     const ImVec2 at(d.x - size.x - 12, d.y - size.y - 10);
@@ -326,11 +333,13 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   };
   // The lower row's contents, as panels or (a cramped projector) as sections of the controls column.
   auto heads_contents = [&] {
-    if (state_.source == ShownSource::Train && shown_train().is_cnn()) wrap_text("A CNN has no attention heads: the map's place shows its input gradient.");
-    else if (state_.source == ShownSource::Train && !shown_train_run()) wrap_text("The untrained model's heads appear here in a moment.");
+    if (state_.source == ShownSource::Train && shown_train().is_cnn()) wrap_text(_("A CNN has no attention heads: the map's place shows its input gradient."));
+    else if (state_.source == ShownSource::Train && !shown_train_run()) wrap_text(_("The untrained model's heads appear here in a moment."));
     else draw_heads_grid(state_, source);
   };
-  const char* own_title = state_.source == ShownSource::Train ? "Training###train_lower" : vit ? "ViT views###vit_lower" : "Pinned queries";
+  const std::string own_title = state_.source == ShownSource::Train ? ui_id(_("Training"), "train_lower")
+                                : vit                                ? ui_id(_("ViT views"), "vit_lower")
+                                                                     : ui_id(_("Pinned queries"), "Pinned queries");
   const char* own_name = state_.source == ShownSource::Train ? "train_lower" : vit ? "vit_lower" : "Pinned queries";
   auto own_contents = [&] {  // the source's own views: the Train tab's curves, the ViT's views, the pinned queries
     if (state_.source == ShownSource::Train) draw_train_lower(state_, train_, train_map_a_, train_map_b_, train_cka_, views_);
@@ -344,21 +353,22 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   };
   if (state_.show_controls) {
     place(l.controls);
-    begin_panel("Controls", "Controls", &state_.show_controls, fixed);
+    begin_panel(ui_id(_("Controls"), "Controls"), "Controls", &state_.show_controls, fixed);
     draw_source_tabs();
     if (l.lower_in_controls) {  // the lower row's panels, folded here so that the map keeps the window's height
       ImGui::Spacing();
       auto section = [&](bool shown, const char* label, const char* name, const auto& contents) {
         if (!shown) return;
         ImGui::PushID(name);
-        const bool open = ImGui::CollapsingHeader(label, ImGuiTreeNodeFlags_DefaultOpen);
+        const bool open = ImGui::CollapsingHeader(ui_id(label, name).c_str(), ImGuiTreeNodeFlags_DefaultOpen);
         record_widget(std::string("panel:") + name);
         if (open) contents();
         ImGui::PopID();
       };
-      section(state_.show_heads, info.layers > 1 ? "Layers x heads" : "Heads", "Heads", heads_contents);
-      section(state_.show_pinned, state_.source == ShownSource::Train ? "Training" : vit ? "ViT views" : "Pinned queries", own_name, own_contents);
-      section(state_.show_images, "Images", "Images", images_contents);
+      section(state_.show_heads, info.layers > 1 ? _("Layers x heads") : _("Heads"), "Heads", heads_contents);
+      section(state_.show_pinned, state_.source == ShownSource::Train ? _("Training") : vit ? _("ViT views") : _("Pinned queries"), own_name,
+              own_contents);
+      section(state_.show_images, _("Images"), "Images", images_contents);
     }
     ImGui::End();
   }
@@ -369,20 +379,20 @@ void App::draw_panels(ImVec2 d, float menu_h) {
   place(l.map);
   // The grid in the title bar, so that the map keeps the height a line of text would take.
   const bool cnn_run = state_.source == ShownSource::Train && shown_train().is_cnn();  // no attention: its input gradient
-  std::string title = cnn_run ? "Input gradient (a CNN)" : "Attention map";
+  std::string title = cnn_run ? _("Input gradient (a CNN)") : _("Attention map");
   if (!cnn_run && &source == &hand_made_map_ && hand_made_.has_image()) {
     const PatchGrid& g = hand_made_.grid();
-    title += ": N = " + std::to_string(g.N()) + " (" + std::to_string(g.cols) + " x " + std::to_string(g.rows) +
-             "), K = " + std::to_string(g.K);
+    // TRANSLATORS: N = the number of tokens (patches), as columns x rows; K = the patch size in pixels.
+    title = text_format(_("Attention map: N = %d (%d x %d), K = %d"), g.N(), g.cols, g.rows, g.K);
   }
-  begin_panel(title + "###Attention map", "Attention map", nullptr,
+  begin_panel(ui_id(title, "Attention map"), "Attention map", nullptr,
               fixed | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_main_map();
   ImGui::End();
   if (!l.lower_in_controls) {
     if (state_.show_heads) {
       place(l.heads);
-      begin_panel(info.layers > 1 ? "Layers x heads###Heads" : "Heads###Heads", "Heads", &state_.show_heads, fixed);
+      begin_panel(ui_id(info.layers > 1 ? _("Layers x heads") : _("Heads"), "Heads"), "Heads", &state_.show_heads, fixed);
       heads_contents();
       ImGui::End();
     }
@@ -394,7 +404,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     }
     if (state_.show_images) {
       place(l.images);
-      begin_panel("Images", "Images", &state_.show_images, fixed);
+      begin_panel(ui_id(_("Images"), "Images"), "Images", &state_.show_images, fixed);
       images_contents();
       ImGui::End();
     }
@@ -403,7 +413,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
     place(l.lower_in_controls ? std::array<float, 4>{l.map[0], l.map[1] + l.map[3] * 0.5f, l.map[2], l.map[3] * 0.5f}
                               : state_.show_images ? l.images : l.pinned);
     ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the images panel
-    begin_panel("Diagnostics", "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
+    begin_panel(ui_id(_("Diagnostics"), "Diagnostics"), "Diagnostics", &state_.show_diagnostics, fixed, /*background=*/true);
     draw_diagnostics_panel(state_, hand_made_, vit_, row_check_);
     ImGui::End();
   }
@@ -413,7 +423,7 @@ void App::draw_panels(ImVec2 d, float menu_h) {
 // file's whole path) wraps, so that the banner and its dismiss button stay inside the window.
 void App::draw_banner(ImVec2 d, float menu_h) {
   const ImGuiStyle& style = ImGui::GetStyle();
-  const float dismiss_w = ImGui::CalcTextSize("dismiss").x + style.FramePadding.x * 2 + style.ItemSpacing.x;
+  const float dismiss_w = ImGui::CalcTextSize(_("dismiss")).x + style.FramePadding.x * 2 + style.ItemSpacing.x;
   const float text_w = std::max(d.x - 32.0f - style.WindowPadding.x * 2 - dismiss_w, 80.0f);
   ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, menu_h + 8), ImGuiCond_Always, ImVec2(0.5f, 0));
   ImGui::SetNextWindowBgAlpha(0.95f);
@@ -426,7 +436,7 @@ void App::draw_banner(ImVec2 d, float menu_h) {
   ImGui::TextUnformatted(state_.ui.banner.c_str());
   ImGui::PopTextWrapPos();
   ImGui::SameLine();
-  if (ImGui::SmallButton("dismiss")) state_.ui.banner.clear();
+  if (ImGui::SmallButton(_("dismiss"))) state_.ui.banner.clear();
   record_widget("banner_dismiss");
   ImGui::End();
   ImGui::PopStyleColor();
@@ -455,10 +465,10 @@ void App::draw_main_map() {
     return;
   }
   const bool untrained = state_.source == ShownSource::Train && !shown_train().started();
-  shown_train_map().set_note(untrained ? "Untrained (random weights): press Start (Train panel) to watch these maps focus." : "");
+  shown_train_map().set_note(untrained ? _("Untrained (random weights): press Start (Train panel) to watch these maps focus.") : "");
   if (untrained && !shown_train_run()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.35f, 1.0f));
-    wrap_text("The untrained model is being made...");
+    wrap_text(_("The untrained model is being made..."));
     ImGui::PopStyleColor();
     geometry_.valid = false;
     return;
@@ -527,7 +537,8 @@ void App::draw_compared_maps() {
   ImGui::EndChild();
   if (!stacked) ImGui::SameLine();
   ImGui::BeginChild("compare_b", half_b, false, flags);
-  if (compare_.hand_made()) ImGui::TextColored(label_colour, "B  the hand-made heads, K = %d", hand_made_.grid().K);
+  // TRANSLATORS: B is the second model compared (A is the first); K = the patch size in pixels.
+  if (compare_.hand_made()) ImGui::TextColored(label_colour, _("B  the hand-made heads, K = %d"), hand_made_.grid().K);
   else ImGui::TextColored(label_colour, "B  %s", compared_model_name(state_.compare_model).c_str());
   compare_.draw(state_, *vit_.run(), hand_made_, bar_each);
   ImGui::EndChild();
@@ -564,11 +575,14 @@ void App::draw_model_gallery() {
   std::error_code ec;
   if (!std::filesystem::exists(dir / "model.safetensors", ec)) return;
   ImGui::Separator();
-  ImGui::TextUnformatted("With a model");
+  ImGui::TextUnformatted(_("With a model"));
   // Its whole label where it fits, shorter in a projector's narrow column (a selectable is not cut, it overflows).
-  const char* label = ImGui::CalcTextSize("Fashion-MNIST ViT (a shirt)").x <= ImGui::GetContentRegionAvail().x ? "Fashion-MNIST ViT (a shirt)"
-                      : ImGui::CalcTextSize("Fashion ViT").x <= ImGui::GetContentRegionAvail().x      ? "Fashion ViT"
-                                                                                                     : "ViT";
+  // TRANSLATORS: Fashion-MNIST is a data set's name; the model is shown on a picture of a shirt.
+  const char* full = _("Fashion-MNIST ViT (a shirt)");
+  const char* shorter = _("Fashion ViT");
+  const char* label = ImGui::CalcTextSize(full).x <= ImGui::GetContentRegionAvail().x      ? full
+                      : ImGui::CalcTextSize(shorter).x <= ImGui::GetContentRegionAvail().x ? shorter
+                                                                                          : _("ViT");
   if (ImGui::Selectable(label, state_.model_path == dir && state_.source == ShownSource::Vit)) {
     std::filesystem::path image = dir / "images";
     for (const auto& e : std::filesystem::directory_iterator(image, ec))

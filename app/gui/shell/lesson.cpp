@@ -12,6 +12,8 @@
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
+#include "app/gui/state/ui_text.hpp"
 #include "core/io/hub.hpp"
 #include "core/io/user_config.hpp"
 
@@ -69,6 +71,7 @@ const Document& App::remembered_document() {
   if (lesson_ && lesson_->user_document) {
     Document& u = *lesson_->user_document;  // what the user changed meanwhile that is theirs, not the lesson's
     u.ui_scale = state_.ui_scale;
+    u.language = state_.language;
     u.export_dir = state_.export_dir;
     u.export_map_only = state_.export_map_only;
     u.recent_models = state_.recent_models;
@@ -99,8 +102,9 @@ void App::take_lesson_work() {
 bool App::may_replace_lesson() {
   if (!lesson_ || !lesson_->dirty || lesson_->lesson.steps.empty() || lesson_->discard_armed) return true;
   lesson_->discard_armed = true;
-  state_.show_error("the lesson \"" + lesson_->lesson.title +
-                    "\" has unsaved changes: Lesson → Save keeps them; do it again to discard them");
+  // TRANSLATORS: %s is the lesson's title; Lesson → Save is the menu item (as the Lesson menu and its Save item are translated).
+  state_.show_error(text_format(_("the lesson \"%s\" has unsaved changes: Lesson → Save keeps them; do it again to discard them"),
+                                lesson_->lesson.title.c_str()));
   return false;
 }
 
@@ -111,9 +115,9 @@ void App::keep_unsaved_lesson() {
     std::filesystem::create_directories(kept.parent_path());
     write_lesson(lesson_->lesson, kept, /*overwrite=*/true);
     remember(state_.recent_lessons, kept);  // Lesson → its recent lessons opens it next time
-    std::printf("attnlab: the lesson's unsaved changes were kept in %s\n", platform::utf8(kept).c_str());
+    std::printf(_("attnlab: the lesson's unsaved changes were kept in %s\n"), platform::utf8(kept).c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnlab: the lesson's unsaved changes could not be kept: %s\n", e.what());
+    std::fprintf(stderr, _("attnlab: the lesson's unsaved changes could not be kept: %s\n"), e.what());
   }
 }
 
@@ -121,7 +125,7 @@ void App::open_lesson(const std::filesystem::path& path) {
   if (!may_replace_lesson()) return;
   try {
     Lesson lesson = read_lesson(path);
-    if (lesson.steps.empty()) throw Error(platform::utf8(path) + ": a lesson without steps");
+    if (lesson.steps.empty()) throw Error(text_format(_("%s: a lesson without steps"), platform::utf8(path).c_str()));
     const auto views = lesson_view_names();
     for (std::size_t i = 0; i < lesson.steps.size(); ++i) {
       try {
@@ -151,7 +155,8 @@ void App::new_lesson() {
   if (!may_replace_lesson()) return;
   try {
     Lesson empty;
-    empty.title = "Untitled lesson";
+    empty.title = _("Untitled lesson");  // the new lesson's title, the teacher's to change
+    empty.language = current_language();  // its captions are written in the language in use
     auto folder = std::make_unique<LessonFolder>(empty);
     if (lesson_ && lesson_->user_document) leave_lesson();
     lesson_.emplace();
@@ -187,9 +192,10 @@ void App::play_step(int index, bool open_models) {
     Document d;
     apply_json(j, d);
     show_render_view(d, j, teaching_);
-    // This machine's own, never the lesson's: the UI scale, where saves go, the recent files,
-    // and whether the window presents.
+    // This machine's own, never the lesson's: the UI scale, the language, where saves go, the
+    // recent files, and whether the window presents.
     d.ui_scale = state_.ui_scale;
+    d.language = state_.language;
     d.export_dir = state_.export_dir;
     d.recent_models = state_.recent_models;
     d.recent_lessons = state_.recent_lessons;
@@ -268,18 +274,20 @@ void App::add_lesson_step() {
     const std::string view = open_view_name(state_, teaching_);
     j["render"] = {{"view", view.empty() ? "map" : view}, {"width", std::clamp(w, 16, 8192)}, {"height", std::clamp(h, 16, 8192)}};
     const std::size_t at = l.step >= 0 ? static_cast<std::size_t>(l.step) + 1 : l.lesson.steps.size();
-    LessonStep step = step_from_state(l.lesson, std::move(j), "Step " + std::to_string(l.lesson.steps.size() + 1), "");
+    // TRANSLATORS: a new step's title (the teacher may change it); %zu is its number.
+    LessonStep step = step_from_state(l.lesson, std::move(j), text_format(_("Step %zu"), l.lesson.steps.size() + 1), "");
     l.lesson.steps.insert(l.lesson.steps.begin() + static_cast<std::ptrdiff_t>(std::min(at, l.lesson.steps.size())), std::move(step));
     l.step = static_cast<int>(std::min(at, l.lesson.steps.size() - 1));
     l.dirty = true;
     l.folder->write_missing(l.lesson);
-    state_.ui.status = "added step " + std::to_string(l.step + 1) + " of " + std::to_string(l.lesson.steps.size()) +
-                       " to the lesson (Lesson → Edit steps for its caption)";
+    // TRANSLATORS: "added step 3 of 5 to the lesson"; Lesson → Edit steps is the menu item.
+    state_.ui.status = text_format(_("added step %d of %zu to the lesson (Lesson → Edit steps for its caption)"), l.step + 1,
+                                   l.lesson.steps.size());
     state_.ui.status_since = std::chrono::steady_clock::now();
-    std::printf("attnlab: lesson step %d of %zu added\n", l.step + 1, l.lesson.steps.size());
+    std::printf("attnlab: lesson step %d of %zu added\n", l.step + 1, l.lesson.steps.size());  // English: tests read it
     std::fflush(stdout);
   } catch (const Error& e) {
-    state_.show_error("cannot add this view as a step: " + std::string(e.what()));
+    state_.show_error(text_format(_("cannot add this view as a step: %s"), e.what()));
   }
 }
 
@@ -315,7 +323,7 @@ void App::measure_lesson_strip(ImVec2 d) {
   const LessonStep& step = lesson_->lesson.steps[static_cast<std::size_t>(lesson_->step)];
   const float width = d.x - st.WindowPadding.x * 2;
   float h = st.WindowPadding.y * 2 + ImGui::GetFrameHeightWithSpacing();
-  h += draw_caption(parse_caption(step.caption), width, ImGui::GetFontSize() * 1.25f, false);
+  h += draw_caption(parse_caption(caption_in(step, current_language())), width, ImGui::GetFontSize() * 1.25f, false);
   if (!lesson_->missing.empty()) h += ImGui::GetFrameHeightWithSpacing() * 2;
   lesson_h_ = std::round(std::min(h, d.y * 0.4f));
 }
@@ -336,7 +344,7 @@ void App::draw_lesson_strip(ImVec2 d) {
                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoFocusOnAppearing);
   record_window("lesson");
   ImGui::AlignTextToFramePadding();
-  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.35f, 1.0f), "Step %d of %zu", l.step + 1, l.lesson.steps.size());
+  ImGui::TextColored(ImVec4(1.0f, 0.85f, 0.35f, 1.0f), _("Step %d of %zu"), l.step + 1, l.lesson.steps.size());
   record_widget("lesson:counter");
   ImGui::SameLine();
   ImGui::TextUnformatted(step.title.c_str());
@@ -345,7 +353,8 @@ void App::draw_lesson_strip(ImVec2 d) {
     ImGui::SameLine();
     const float left = ImGui::GetCursorPosX() + ImGui::GetFontSize(), right = d.x - ImGui::GetStyle().WindowPadding.x;
     bool drawn = false;
-    for (const char* keys : {"PgDn / Space next   PgUp / Backspace back   F5 panels   Esc leave", "PgDn next  PgUp back  Esc leave"}) {
+    // TRANSLATORS: the keys that step a lesson, long and short; the key names (PgDn, Space, PgUp, Backspace, F5, Esc) stay.
+    for (const char* keys : {_("PgDn / Space next   PgUp / Backspace back   F5 panels   Esc leave"), _("PgDn next  PgUp back  Esc leave")}) {
       const float w = ImGui::CalcTextSize(keys).x;
       if (drawn || right - w < left) continue;
       ImGui::SameLine(right - w);
@@ -354,14 +363,18 @@ void App::draw_lesson_strip(ImVec2 d) {
     }
     if (!drawn) ImGui::NewLine();  // ends the step's line
   }
-  draw_caption(parse_caption(step.caption), d.x - ImGui::GetStyle().WindowPadding.x * 2, ImGui::GetFontSize() * 1.25f);
+  // The caption in the language in use, else in the lesson's own (issue 52).
+  draw_caption(parse_caption(caption_in(step, current_language())), d.x - ImGui::GetStyle().WindowPadding.x * 2,
+               ImGui::GetFontSize() * 1.25f);
   record_widget("lesson:caption");
   if (!l.missing.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.6f, 0.3f, 1.0f));
     wrap_text(l.missing);
     ImGui::PopStyleColor();
     if (!l.pull.empty()) {
-      const std::string label = hub_.busy() ? "Downloading " + l.pull + "..." : "Download " + l.pull + " from the Hub";
+      // TRANSLATORS: %s is a model's name on the Hugging Face Hub.
+      const std::string label = hub_.busy() ? text_format(_("Downloading %s..."), l.pull.c_str())
+                                            : text_format(_("Download %s from the Hub"), l.pull.c_str());
       if (ImGui::Button(label.c_str()) && !hub_.busy()) {
         try {
           hub_.pull(hub::parse_repo_ref(l.pull));
@@ -378,28 +391,28 @@ void App::draw_lesson_strip(ImVec2 d) {
 
 // The Lesson menu: make, open, play, save.
 void App::draw_lesson_menu() {
-  if (!begin_menu("Lesson")) return;
+  if (!begin_menu(N_("Lesson"))) return;
   const bool open = lesson_.has_value();
   const bool playing = open && state_.ui.lesson_playing;
-  if (ImGui::MenuItem("New lesson")) new_lesson();
+  if (ImGui::MenuItem(_("New lesson"))) new_lesson();
   record_widget("menu:Lesson/new");
-  if (ImGui::MenuItem("Open a lesson...")) state_.commands.ask_for_file(FileDialogKind::Lesson);
+  if (ImGui::MenuItem(_("Open a lesson..."))) state_.commands.ask_for_file(FileDialogKind::Lesson);
   record_widget("menu:Lesson/open");
-  if (ImGui::MenuItem("Add this view as a step", "F6")) state_.ui.lesson_add_step = true;
+  if (ImGui::MenuItem(_("Add this view as a step"), "F6")) state_.ui.lesson_add_step = true;
   record_widget("menu:Lesson/add_step");
-  if (ImGui::MenuItem("Edit steps...", nullptr, &state_.ui.show_lesson_editor, open)) {}
+  if (ImGui::MenuItem(_("Edit steps..."), nullptr, &state_.ui.show_lesson_editor, open)) {}
   record_widget("menu:Lesson/edit");
-  if (ImGui::MenuItem("Play from step 1", nullptr, false, open && !lesson_->lesson.steps.empty())) {
+  if (ImGui::MenuItem(_("Play from step 1"), nullptr, false, open && !lesson_->lesson.steps.empty())) {
     state_.presentation = true;
     play_step(0);
   }
   record_widget("menu:Lesson/play");
-  if (ImGui::MenuItem("Leave the lesson", "Esc", false, playing)) state_.ui.lesson_leave = true;
+  if (ImGui::MenuItem(_("Leave the lesson"), "Esc", false, playing)) state_.ui.lesson_leave = true;  // i18n: English (a key's name)
   record_widget("menu:Lesson/leave");
   ImGui::Separator();
-  if (ImGui::MenuItem("Save", nullptr, false, open && !lesson_->lesson.steps.empty())) state_.commands.save_lesson();
+  if (ImGui::MenuItem(_("Save"), nullptr, false, open && !lesson_->lesson.steps.empty())) state_.commands.save_lesson();
   record_widget("menu:Lesson/save");
-  if (ImGui::MenuItem("Save as...", nullptr, false, open && !lesson_->lesson.steps.empty()))
+  if (ImGui::MenuItem(_("Save as..."), nullptr, false, open && !lesson_->lesson.steps.empty()))
     state_.commands.ask_for_file(FileDialogKind::SaveLesson);
   record_widget("menu:Lesson/save_as");
   if (!state_.recent_lessons.empty()) {
@@ -422,7 +435,8 @@ void App::draw_lesson_editor(float menu_h) {
   ImGui::SetNextWindowPos(ImVec2(d.x - size.x - 10, menu_h + 10), ImGuiCond_Appearing);
   ImGui::SetNextWindowSize(size, ImGuiCond_Appearing);
   ImGui::SetNextWindowBgAlpha(1.0f);
-  if (ImGui::Begin("Lesson###lesson_editor", &state_.ui.show_lesson_editor, ImGuiWindowFlags_NoCollapse)) {
+  const std::string window_title = ui_id(_("Lesson"), "lesson_editor");
+  if (ImGui::Begin(window_title.c_str(), &state_.ui.show_lesson_editor, ImGuiWindowFlags_NoCollapse)) {
     // In front of the docked views (a chapter view clicked, the map) while it is open; under an
     // open menu or list.
     if (!ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel))
@@ -431,8 +445,15 @@ void App::draw_lesson_editor(float menu_h) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputText("##lesson_title", &l.lesson.title)) l.dirty = true;
     record_widget("lesson:title");
-    text_wrapped("%zu step%s%s%s. F6 adds the view as it is now after the chosen step.", l.lesson.steps.size(), l.lesson.steps.size() == 1 ? "" : "s",
-                 l.file.empty() ? ", not saved yet" : (", " + platform::utf8(l.file.filename())).c_str(), l.dirty ? " (changed)" : "");
+    {
+      const std::size_t n = l.lesson.steps.size();
+      const std::string count = text_format(tr_n("%zu step", "%zu steps", n), n);
+      const std::string file = l.file.empty() ? std::string(_("not saved yet")) : platform::utf8(l.file.filename());
+      // TRANSLATORS: the first %s is the steps' count ("3 steps"), the second the lesson's file name or "not saved yet".
+      text_wrapped("%s", text_format(l.dirty ? _("%s, %s (changed). F6 adds the view as it is now after the chosen step.")
+                                             : _("%s, %s. F6 adds the view as it is now after the chosen step."),
+                                     count.c_str(), file.c_str()).c_str());
+    }
     auto& steps = l.lesson.steps;
     ImGui::BeginChild("##steps", ImVec2(0, std::min(8.0f, static_cast<float>(steps.size()) + 0.5f) * ImGui::GetTextLineHeightWithSpacing()), true);
     for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -444,65 +465,93 @@ void App::draw_lesson_editor(float menu_h) {
     if (l.step >= 0 && l.step < static_cast<int>(steps.size())) {
       const auto i = static_cast<std::size_t>(l.step);
       LessonStep& s = steps[i];
-      ImGui::TextUnformatted("Title");
+      // TRANSLATORS: the lesson step's title (a text field follows).
+      ImGui::TextUnformatted(_("Title"));
       ImGui::SameLine();
       ImGui::SetNextItemWidth(-1);
       if (ImGui::InputText("##step_title", &s.title)) l.dirty = true;
       record_widget("lesson:step_title");
-      ImGui::TextUnformatted("Caption (*emphasis*, **strong**, `math`, lines starting \"- \")");
-      if (ImGui::InputTextMultiline("##step_caption", &s.caption, ImVec2(-1, ImGui::GetTextLineHeight() * 4))) l.dirty = true;
+      // TRANSLATORS: the caption's markup: *…*, **…**, `…` and "- " stay as they are; only the words change.
+      ImGui::TextUnformatted(_("Caption (*emphasis*, **strong**, `math`, lines starting \"- \")"));
+      // The caption edited is the one in the language in use: the step's own when that is the
+      // lesson's language, else its entry in captions (made by typing, gone when emptied).
+      if (l.lesson.language.empty()) l.lesson.language = current_language();
+      const std::string& lang = current_language();
+      const bool own = lang == l.lesson.language;
+      if (!own) {
+        const char* name = language_name(lang);
+        const char* first = language_name(l.lesson.language);
+        ImGui::SameLine();
+        // TRANSLATORS: after the caption's label: the language being edited, then the lesson's first language.
+        ImGui::TextDisabled(_("in %s (where empty: %s)"), name ? name : lang.c_str(), first ? first : l.lesson.language.c_str());
+      }
+      std::string other = own ? std::string() : caption_in(s, lang);
+      if (!own && !s.captions.count(lang)) other.clear();
+      std::string& caption = own ? s.caption : other;
+      if (ImGui::InputTextMultiline("##step_caption", &caption, ImVec2(-1, ImGui::GetTextLineHeight() * 4))) {
+        l.dirty = true;
+        if (!own) {
+          if (other.empty()) s.captions.erase(lang);
+          else s.captions[lang] = other;
+        }
+      }
       record_widget("lesson:step_caption");
       const auto move = [&](std::size_t to) {
         std::swap(steps[i], steps[to]);
         l.step = static_cast<int>(to);
         l.dirty = true;
       };
-      if (ImGui::Button("Up") && i > 0) move(i - 1);
+      // TRANSLATORS: moves the chosen step up (earlier) in the lesson; "Down" moves it later.
+      if (ImGui::Button(_("Up")) && i > 0) move(i - 1);
       record_widget("lesson:up");
       ImGui::SameLine();
-      if (ImGui::Button("Down") && i + 1 < steps.size()) move(i + 1);
+      if (ImGui::Button(_("Down")) && i + 1 < steps.size()) move(i + 1);
       record_widget("lesson:down");
       ImGui::SameLine();
-      if (ImGui::Button("Duplicate")) {
+      if (ImGui::Button(_("Duplicate"))) {
         steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(i) + 1, steps[i]);
         l.step = static_cast<int>(i) + 1;
         l.dirty = true;
       }
       record_widget("lesson:duplicate");
       ImGui::SameLine();
-      if (ImGui::Button("Replace with this view")) {
+      if (ImGui::Button(_("Replace with this view"))) {
         const std::string title = s.title, caption = s.caption;
+        const auto captions = s.captions;
         const auto locked = s.locked, hidden = s.hidden;
         l.step = static_cast<int>(i) - 1;  // add_lesson_step inserts after the chosen step
         add_lesson_step();
         if (l.step == static_cast<int>(i)) {
           steps.erase(steps.begin() + static_cast<std::ptrdiff_t>(i) + 1);
           steps[i].title = title, steps[i].caption = caption, steps[i].locked = locked, steps[i].hidden = hidden;
+          steps[i].captions = captions;
         } else {
           l.step = static_cast<int>(i);
         }
       }
       record_widget("lesson:replace");
       ImGui::SameLine();
-      if (ImGui::Button("Delete")) {
+      if (ImGui::Button(_("Delete"))) {
         steps.erase(steps.begin() + static_cast<std::ptrdiff_t>(i));
         l.step = std::min(l.step, static_cast<int>(steps.size()) - 1);
         l.dirty = true;
       }
       record_widget("lesson:delete");
-      if (l.step >= 0 && l.step < static_cast<int>(steps.size()) && ImGui::TreeNode("Settings the class cannot change in this step")) {
+      const std::string settings_node = ui_id(_("Settings the class cannot change in this step"), "lesson_settings");
+      if (l.step >= 0 && l.step < static_cast<int>(steps.size()) && ImGui::TreeNode(settings_node.c_str())) {
         LessonStep& c = steps[static_cast<std::size_t>(l.step)];
         for (const std::string& path : setting_paths()) {
           bool locked = std::find(c.locked.begin(), c.locked.end(), path) != c.locked.end();
           bool hidden = std::find(c.hidden.begin(), c.hidden.end(), path) != c.hidden.end();
-          const std::string label = setting_ref(state_, path).ui.label;
-          if (ImGui::Checkbox(("locked##l" + path).c_str(), &locked)) {
+          const std::string label = setting_ref(state_, path).ui.label;  // translated by setting_ref
+          // TRANSLATORS: a step's setting the class cannot change ("locked") or does not see ("hidden").
+          if (ImGui::Checkbox((std::string(_("locked")) + "##l" + path).c_str(), &locked)) {
             std::erase(c.locked, path);
             if (locked) c.locked.push_back(path);
             l.dirty = true;
           }
           ImGui::SameLine();
-          if (ImGui::Checkbox(("hidden##h" + path).c_str(), &hidden)) {
+          if (ImGui::Checkbox((std::string(_("hidden")) + "##h" + path).c_str(), &hidden)) {
             std::erase(c.hidden, path);
             if (hidden) c.hidden.push_back(path);
             l.dirty = true;
@@ -515,26 +564,28 @@ void App::draw_lesson_editor(float menu_h) {
       }
     }
     ImGui::Separator();
-    if (ImGui::Button("Save") && !steps.empty()) state_.commands.save_lesson();
+    if (ImGui::Button(_("Save")) && !steps.empty()) state_.commands.save_lesson();
     record_widget("lesson:save");
     ImGui::SameLine();
-    if (ImGui::Button("Save as...") && !steps.empty()) state_.commands.ask_for_file(FileDialogKind::SaveLesson);
+    if (ImGui::Button(_("Save as...")) && !steps.empty()) state_.commands.ask_for_file(FileDialogKind::SaveLesson);
     record_widget("lesson:save_as");
     // A path typed instead of the dialog (none on this desktop, or a teacher who knows where):
     // a new file only; the lesson's own file is saved over with Save.
-    ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Save to this path").x -
+    ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(_("Save to this path")).x -
                                          ImGui::GetStyle().FramePadding.x * 2 - ImGui::GetStyle().ItemSpacing.x,
                                      4 * ImGui::GetFontSize()));
-    const bool enter = ImGui::InputTextWithHint("##lesson_path", "or type a path: /home/me/giraffe.attnlab", &state_.ui.lesson_path_text,
+    // TRANSLATORS: the path is an example (a lesson file, .attnlab).
+    const bool enter = ImGui::InputTextWithHint("##lesson_path", _("or type a path: /home/me/giraffe.attnlab"), &state_.ui.lesson_path_text,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     record_widget("lesson:path");
     ImGui::SameLine();
-    if ((ImGui::Button("Save to this path") || enter) && !steps.empty() && !state_.ui.lesson_path_text.empty()) {
+    if ((ImGui::Button(_("Save to this path")) || enter) && !steps.empty() && !state_.ui.lesson_path_text.empty()) {
       std::filesystem::path to = platform::path_from_utf8(state_.ui.lesson_path_text);
       if (to.extension() != ".attnlab") to += ".attnlab";
       std::error_code ec;
       if (std::filesystem::exists(to, ec) && to != l.file)
-        state_.show_error("'" + platform::utf8(to) + "' exists; nothing was written (choose another name, or Save as... to replace it)");
+        state_.show_error(
+            text_format(_("'%s' exists; nothing was written (choose another name, or Save as... to replace it)"), platform::utf8(to).c_str()));
       else
         state_.commands.save_lesson(to);
     }

@@ -5,6 +5,7 @@
 #include "app/gui/output/export.hpp"
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <imgui.h>
 
@@ -56,7 +57,7 @@ void Recording::start(const std::string& what, int w, int h) {
     plan.what = "sweep-" + sweep->kind;
   } else if (what == "training") {
     if (app_.state.source != ShownSource::Train || !app_.shown_train_run())
-      throw Error("cannot record the training: show the Train tab's map of a run first");
+      throw Error(_("cannot record the training: show the Train tab's map of a run first"));
     plan.kind = RecordPlan::Kind::Training;
     plan.fps = app_.state.ui.sweep_fps;
     plan.what = "training";
@@ -99,7 +100,7 @@ void Recording::finish() {
   if (!recorder_.busy()) return;
   if (recorder_.recording()) stop();
   for (int i = 0; i < 600 && recorder_.busy(); ++i) {
-    if (const auto error = recorder_.poll_error()) std::fprintf(stderr, "attnlab: %s\n", error->c_str());
+    if (const auto error = recorder_.poll_error()) std::fprintf(stderr, "attnlab: %s\n", error->c_str());  // i18n: English (the program's name)
     if (const auto file = recorder_.take_finished()) {
       app_.saved(*file);
       return;
@@ -132,7 +133,7 @@ void Recording::take_frame(int w, int h) {
   if (const auto command = app_.state.commands.take(Commands::Kind::Record)) {
     try {
       if (recorder_.recording()) stop();
-      else if (recorder_.busy()) throw Error("the last recording is still being written");
+      else if (recorder_.busy()) throw Error(_("the last recording is still being written"));
       else start(command->what, w, h);
     } catch (const Error& e) {
       app_.state.show_error(e.what());
@@ -178,34 +179,37 @@ void Recording::take_frame(int w, int h) {
 void Recording::draw_menu() {
   ImGui::Separator();
   const bool recording = recorder_.recording();
-  const char* live = recording ? "Stop recording" : app_.state.export_map_only ? "Record the map" : "Record the window";
+  const char* live = recording ? _("Stop recording") : app_.state.export_map_only ? _("Record the map") : _("Record the window");
   if (ImGui::MenuItem(live, "F8", false, recording || !recorder_.busy())) app_.state.commands.record();
   record_widget("menu:Export/record");
-  ImGui::MenuItem("Record as GIF (else MP4)", nullptr, &app_.state.ui.record_gif);
+  ImGui::MenuItem(_("Record as GIF (else MP4)"), nullptr, &app_.state.ui.record_gif);
   record_widget("menu:Export/record_gif");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::SliderFloat("frames/s (live)", &app_.state.ui.record_fps, 1, 30, "%.0f");
+  // TRANSLATORS: frames per second of a live recording.
+  ImGui::SliderFloat(_("frames/s (live)"), &app_.state.ui.record_fps, 1, 30, "%.0f");
   record_widget("menu:Export/record_fps");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::SliderFloat("frames/s (sweeps, training)", &app_.state.ui.sweep_fps, 0.5f, 30, "%.1f");
+  ImGui::SliderFloat(_("frames/s (sweeps, training)"), &app_.state.ui.sweep_fps, 0.5f, 30, "%.1f");
   record_widget("menu:Export/sweep_fps");
   ImGui::Separator();
-  ImGui::TextDisabled("Sweeps: one frame per value, then the settings come back");
+  // TRANSLATORS: a sweep records one setting (e.g. the head, K) taking each of its values in turn.
+  ImGui::TextDisabled("%s", _("Sweeps: one frame per value, then the settings come back"));
   const SweepShape shape = sweep_shape();
   for (const std::string& kind : sweep_kinds()) {
     const std::string why = sweep_unavailable(kind, shape);
-    if (ImGui::MenuItem(("Sweep " + sweep_label(kind)).c_str(), nullptr, false, why.empty() && !recorder_.busy()))
+    // TRANSLATORS: %s is what is swept ("the head", "K", ...): a menu item that records it.
+    if (ImGui::MenuItem(text_format(_("Sweep %s"), sweep_label(kind).c_str()).c_str(), nullptr, false, why.empty() && !recorder_.busy()))
       app_.state.commands.record("sweep:" + kind);
     if (!why.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
     record_widget("menu:Export/sweep:" + kind);
   }
   const bool training = app_.state.source == ShownSource::Train && app_.shown_train_run();
-  if (ImGui::MenuItem("Record the training run", nullptr, false, training && !recorder_.busy())) app_.state.commands.record("training");
+  if (ImGui::MenuItem(_("Record the training run"), nullptr, false, training && !recorder_.busy())) app_.state.commands.record("training");
   if (!training && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("show the Train tab's map of a run first");
+    ImGui::SetTooltip("%s", _("show the Train tab's map of a run first"));
   record_widget("menu:Export/record_training");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::InputInt("steps between frames", &app_.state.ui.record_every_steps);
+  ImGui::InputInt(_("steps between frames"), &app_.state.ui.record_every_steps);
   app_.state.ui.record_every_steps = std::clamp(app_.state.ui.record_every_steps, 1, 100000);
   record_widget("menu:Export/record_every_steps");
 }

@@ -4,6 +4,7 @@
 #include "app/gui/state/source_choice.hpp"
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 
 #include <epoxy/gl.h>
 #include <GLFW/glfw3.h>
@@ -59,13 +60,13 @@ void ReplayDriver::step(const gl::TransferCounts& moved, FrameMarks marks) {
   // A hover that never reaches the screen (the pointer outside the map, a dialog over it)
   // ends the run with a line that says so rather than hanging.
   if (replay_.frames() > static_cast<std::size_t>(config().hovers) * 20) {
-    stop(1, "hover benchmark: the hovers do not reach the map (is a window over it?)");
+    stop(1, _("hover benchmark: the hovers do not reach the map (is a window over it?)"));
     return;
   }
   if (!config().video.empty() && !video_start_) {
     // --video: the replay begins once a frame of the video is under the map it hovers.
     if (!video.is_open() && !state.commands.pending(Commands::Kind::OpenVideo)) {
-      stop(1, "hover benchmark: the video did not open" + banner);
+      stop(1, _("hover benchmark: the video did not open") + banner);
       return;
     }
     if (!(over_vit ? state.report.video_vit : state.report.video_hand_made)) return;
@@ -80,7 +81,7 @@ void ReplayDriver::step(const gl::TransferCounts& moved, FrameMarks marks) {
       run.start();
       train_started_ = HoverReplay::Clock::now();
     } else if (!run.running() && !run.finished()) {
-      stop(1, "hover benchmark: the model stopped training" + banner);
+      stop(1, _("hover benchmark: the model stopped training") + banner);
     } else {
       // Until the replay begins the window waits for events as it does with nobody at it: a
       // frame when a chunk ends, so that the training has the CPU a lesson would give it.
@@ -92,7 +93,7 @@ void ReplayDriver::step(const gl::TransferCounts& moved, FrameMarks marks) {
   }
   if (over_vit) {
     if (!app_.vit.run() && !app_.vit.busy() && !app_.opening_model && !state.commands.pending(Commands::Kind::OpenModel))
-      stop(1, "hover benchmark: the model did not open" + banner);
+      stop(1, _("hover benchmark: the model did not open") + banner);
     else step_vit(app_.vit);
     return;
   }

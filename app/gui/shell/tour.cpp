@@ -2,7 +2,9 @@
 // the guided tour that opens them one after another, in the chapter's order, its box below the view.
 #include "app/gui/shell/app.hpp"
 
+#include "app/gui/state/ui_text.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // BringWindowToDisplayFront: the tour box stays in front
@@ -36,11 +38,11 @@ void App::draw_teaching_windows(float menu_h) {
   if (touring) {  // the tour box's height in this frame, before the view above it is placed
     const ImGuiStyle& st = ImGui::GetStyle();
     const auto& t = teaching_[static_cast<size_t>(state_.tour_step)];
-    char text[4096];
-    std::snprintf(text, sizeof text, "Step %d of %zu: %s (%s). %s", state_.tour_step + 1, teaching_.size(), t->title(),
-                  t->chapter_reference(), t->tour_text());
+    // TRANSLATORS: the tour's step: its number, the count, the view's title, where it is in the chapter, its text.
+    const std::string text = text_format(_("Step %d of %zu: %s (%s). %s"), state_.tour_step + 1, teaching_.size(), t->title(),
+                                         t->chapter_reference(), t->tour_text());
     const float wrap = d.x - left - st.WindowPadding.x * 2 - st.ScrollbarSize;
-    const float text_h = ImGui::CalcTextSize(text, nullptr, false, wrap).y + ImGui::GetTextLineHeightWithSpacing();  // a line for wrapping at spaces only
+    const float text_h = ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap).y + ImGui::GetTextLineHeightWithSpacing();  // a line for wrapping at spaces only
     tour_h_ = std::min(d.y * 0.3f, st.WindowPadding.y * 2 + ImGui::GetFrameHeightWithSpacing() + text_h + st.ItemSpacing.y);
   }
   bool drawn = false;
@@ -86,19 +88,21 @@ void App::draw_tour_box() {
   ImGui::SetNextWindowPos(ImVec2(left, d.y), ImGuiCond_Always, ImVec2(0, 1));
   ImGui::SetNextWindowSize(ImVec2(d.x - left, tour_h_), ImGuiCond_Always);  // worked out by draw_teaching_windows, for the view above
   ImGui::SetNextWindowBgAlpha(1.0f);
-  ImGui::Begin("Guided tour", nullptr, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
+  const std::string title = ui_id(_("Guided tour"), "Guided tour");
+  ImGui::Begin(title.c_str(), nullptr, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove);
   ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
   record_window("tour");
-  if (ImGui::Button("< previous") && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
+  if (ImGui::Button(_("< previous")) && state_.tour_step > 0) set_tour_step(state_.tour_step - 1);
   record_widget("tour_previous");
   ImGui::SameLine();
-  if (ImGui::Button(state_.tour_step + 1 < static_cast<int>(teaching_.size()) ? "next >" : "finish"))
+  if (ImGui::Button(state_.tour_step + 1 < static_cast<int>(teaching_.size()) ? _("next >") : _("finish")))
     set_tour_step(state_.tour_step + 1);
   record_widget("tour_next");
   ImGui::SameLine();
-  if (ImGui::Button("end tour")) set_tour_step(-1);
+  if (ImGui::Button(_("end tour"))) set_tour_step(-1);
   record_widget("tour_end");
-  text_wrapped("Step %d of %zu: %s (%s). %s", state_.tour_step + 1, teaching_.size(), v->title(), v->chapter_reference(), v->tour_text());
+  text_wrapped("%s", text_format(_("Step %d of %zu: %s (%s). %s"), state_.tour_step + 1, teaching_.size(), v->title(),
+                                 v->chapter_reference(), v->tour_text()).c_str());
   ImGui::End();
 }
 

@@ -9,6 +9,7 @@
 #include "app/gui/window/window_fit.hpp"
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/files.hpp"
 #include "core/io/image.hpp"
 #include "core/gpu/debug.hpp"
@@ -101,8 +102,9 @@ void load_remembered(AppState& state) {
   std::ifstream in(path);
   if (!in) {
     state.ui.settings_kept = path;
-    state.show_error("cannot read the remembered settings in " + path.string() +
-                     " (kept as it is; this session's go to " + (config_dir() / "settings.new.json").string() + ")");
+    // TRANSLATORS: the first %s is the settings file, the second the file this session's settings are saved to.
+    state.show_error(text_format(_("cannot read the remembered settings in %s (kept as it is; this session's go to %s)"),
+                                 path.string().c_str(), (config_dir() / "settings.new.json").string().c_str()));
     return;
   }
   try {
@@ -118,8 +120,9 @@ void load_remembered(AppState& state) {
     apply_json(j, state);
   } catch (const std::exception& e) {
     state.ui.settings_kept = path;  // never written over: it may be the user's own edit
-    state.show_error("ignored the remembered settings in " + path.string() + ": " + e.what() +
-                     " (kept as it is; this session's go to " + (config_dir() / "settings.new.json").string() + ")");
+    // TRANSLATORS: the settings file, why it could not be read, and the file this session's settings are saved to.
+    state.show_error(text_format(_("ignored the remembered settings in %s: %s (kept as it is; this session's go to %s)"),
+                                 path.string().c_str(), e.what(), (config_dir() / "settings.new.json").string().c_str()));
   }
 }
 
@@ -143,13 +146,13 @@ void save_remembered(const AppState& state, GLFWwindow* window) {
       // The file read at start was not valid: kept for its owner; the settings go beside it.
       const auto beside = config_dir() / "settings.new.json";
       write_file_safely(beside, j.dump(2) + "\n", /*overwrite=*/true);
-      std::fprintf(stderr, "attnlab: %s could not be read and is kept as it is; the settings were saved to %s\n",
+      std::fprintf(stderr, _("attnlab: %s could not be read and is kept as it is; the settings were saved to %s\n"),
                    state.ui.settings_kept.string().c_str(), beside.string().c_str());
       return;
     }
     write_file_safely(config_dir() / "settings.json", j.dump(2) + "\n", /*overwrite=*/true);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnlab: could not remember the settings: %s\n", e.what());
+    std::fprintf(stderr, _("attnlab: could not remember the settings: %s\n"), e.what());
   }
 }
 
@@ -208,8 +211,9 @@ WindowSession::~WindowSession() {
 
 void open_window(WindowSession& session, bool benchmark) {
   if (!glfwInit())
-    throw Error("cannot open a window (" + glfw_error_text() +
-                "); is there a display? The command line works without one: attnlab --help");
+    // TRANSLATORS: %s is the windowing library's (GLFW's) message; "attnlab --help" is a command to type.
+    throw Error(text_format(_("cannot open a window (%s); is there a display? The command line works without one: attnlab --help"),
+                            glfw_error_text().c_str()));
   // Where it opens: inside a monitor's work area (fit_window); the benchmark at its fixed size
   // when the screen has room. Made hidden, then moved and shown once the frame is known.
   const std::vector<ScreenRect> areas = work_areas();
@@ -233,10 +237,11 @@ void open_window(WindowSession& session, bool benchmark) {
   }
   GLFWwindow* window = make_window(major, minor);
   if (!window && (major > 3 || minor > 3)) {
-    session.context_note = "no OpenGL " + std::to_string(major) + "." + std::to_string(minor) + " window: " + glfw_error_text();
+    // TRANSLATORS: the OpenGL version asked for (major.minor), and the windowing library's (GLFW's) message.
+    session.context_note = text_format(_("no OpenGL %d.%d window: %s"), major, minor, glfw_error_text().c_str());
     window = make_window(3, 3);
   }
-  if (!window) throw Error("cannot open an OpenGL 3.3 window (" + glfw_error_text() + ")");
+  if (!window) throw Error(text_format(_("cannot open an OpenGL 3.3 window (%s)"), glfw_error_text().c_str()));
   session.window = window;
   // The frame (title bar, borders) is known now: the window and its frame inside the work area.
   FrameMargins frame;
@@ -305,7 +310,14 @@ void App::dropped(const std::filesystem::path& path) {
 void App::apply_ui_scale() {
   // Presentation mode: large type, at least 2 (the same picture at UI scale 1 and 2, issue 47).
   const float scale = state_.presentation ? std::max(state_.ui_scale, 2.0f) : state_.ui_scale;
-  if (scale == applied_scale_ && state_.presentation == applied_presentation_) return;
+  // The language (the Language menu, settings.json): its catalog, and the font atlas again with
+  // its characters (ui_font.hpp), live, between frames.
+  const bool language_changed = !applied_language_ || *applied_language_ != state_.language;
+  if (scale == applied_scale_ && state_.presentation == applied_presentation_ && !language_changed) return;
+  if (language_changed) {
+    use_language(state_.language);
+    applied_language_ = state_.language;
+  }
   ImGuiStyle& style = ImGui::GetStyle();
   style = base_style_;
   if (state_.presentation) {  // high contrast for projectors
@@ -316,7 +328,7 @@ void App::apply_ui_scale() {
   style.ScaleAllSizes(scale);
   // The font rasterized again at the new size (crisp at any scale); a scaled bitmap only
   // when the font file is missing.
-  if (scale != applied_scale_) {
+  if (scale != applied_scale_ || language_changed) {
     font_rebuilt_ = load_ui_font(16.0f * scale);
     if (font_rebuilt_) {
       ImGui_ImplOpenGL3_DestroyFontsTexture();

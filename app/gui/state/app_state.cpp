@@ -2,6 +2,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/platform.hpp"
+#include "core/base/translate.hpp"
 #include "core/io/user_config.hpp"
 
 #include <cstdio>
@@ -13,7 +14,7 @@ void AppState::show_error(const std::string& message) {
   ui.banner = message;
   ui.banner_since = std::chrono::steady_clock::now();
   commands.redraw();  // the banner sizes itself over two frames (AlwaysAutoResize)
-  std::fprintf(stderr, "attnlab: %s\n", message.c_str());  // also in the terminal's (or a log's) history
+  std::fprintf(stderr, "attnlab: %s\n", message.c_str());  // also in the terminal's (or a log's) history; i18n: English (the program's name)
 }
 
 bool Commands::pending(Kind kind) const {
@@ -47,7 +48,8 @@ std::filesystem::path make_export_folder(const Document& d) {
   if (!d.export_dir.empty()) return folder;
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
-  if (ec) throw Error("cannot make the folder '" + platform::utf8(folder) + "' for saves: " + ec.message());
+  // TRANSLATORS: the folder, and the system's reason.
+  if (ec) throw Error(text_format(_("cannot make the folder '%s' for saves: %s"), platform::utf8(folder).c_str(), ec.message().c_str()));
   return folder;
 }
 

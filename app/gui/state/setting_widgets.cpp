@@ -2,6 +2,7 @@
 
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <imgui.h>
 
@@ -121,7 +122,7 @@ bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& a
   };
   if (listed(state.ui.lesson_hidden)) return false;
   WidgetPlace place = at;
-  if (!place.disabled_why && listed(state.ui.lesson_locked)) place.disabled_why = "locked by the lesson for this step";
+  if (!place.disabled_why && listed(state.ui.lesson_locked)) place.disabled_why = _("locked by the lesson for this step");
   if (place.same_line) same_line_if_room(widths(s, place).whole);
   const Widths w = widths(s, place);
   const bool box = w.frame == 0;  // a checkbox: a long label wraps beside it, after it is drawn

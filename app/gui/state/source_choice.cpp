@@ -1,5 +1,7 @@
 #include "app/gui/state/source_choice.hpp"
 
+#include "core/base/translate.hpp"
+
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
@@ -7,10 +9,12 @@
 namespace attnlab::app {
 
 std::string head_choice_label(HeadChoice head) {
-  if (head.head >= 0) return "head " + std::to_string(head.head);
-  if (head.fusion == HeadFusion::Max) return "max over heads";
-  if (head.fusion == HeadFusion::Min) return "min over heads";
-  return "mean of heads";
+  // TRANSLATORS: an attention head, by its number (from 0).
+  if (head.head >= 0) return text_format(_("head %d"), head.head);
+  // TRANSLATORS: the heads' attention fused: their maximum, minimum or mean, weight by weight.
+  if (head.fusion == HeadFusion::Max) return _("max over heads");
+  if (head.fusion == HeadFusion::Min) return _("min over heads");
+  return _("mean of heads");
 }
 
 ChoiceKey choice_key(int key, SourceChoice& c, const ChoiceShape& shape) {

@@ -11,7 +11,8 @@
 
 namespace attnlab::app {
 
-/// "head 3", "mean of heads", "max over heads", "min over heads" (heads from 0).
+/// "head 3", "mean of heads", "max over heads", "min over heads" (heads from 0), in the language
+/// in use (English in the tests; the report's "head_label" takes it as shown).
 std::string head_choice_label(HeadChoice head);
 
 /// What a key did to the choice.

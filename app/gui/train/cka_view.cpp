@@ -5,6 +5,7 @@
 #include "app/gui/state/ui_common.hpp"
 #include "app/gui/state/widget_log.hpp"
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/vit/vit_run.hpp"
 #include "core/vit/vit_similarity.hpp"
 
@@ -29,10 +30,11 @@ std::string CkaRequest::key() const {
 
 std::string CkaRequest::examples_text() const {
   if (examples == CkaExamples::Photo)
-    return photo && a ? "the tokens of the photo (" + std::to_string(photo->width) + " x " + std::to_string(photo->height) +
-                            " pixels at a short side of " + std::to_string(resize > 0 ? resize : vit_trained_size(a->arch)) + ")"
-                      : "the tokens of the photo";
-  return std::to_string(count) + " Fashion-MNIST test images";
+    // TRANSLATORS: what CKA is computed over: the photo's width x height, then the short side the model ran it at (pixels).
+    return photo && a ? text_format(_("the tokens of the photo (%d x %d pixels at a short side of %d)"), photo->width, photo->height,
+                                    resize > 0 ? resize : vit_trained_size(a->arch))
+                      : std::string(_("the tokens of the photo"));
+  return text_format(tr_n("%d Fashion-MNIST test image", "%d Fashion-MNIST test images", static_cast<unsigned long>(count)), count);
 }
 
 CkaRequest cka_request(const VitSession& session, int resize) {
@@ -62,12 +64,13 @@ void CkaJob::start(const CkaRequest& r) {
   done_ = std::make_shared<std::atomic<int>>(0);
   total_ = std::make_shared<std::atomic<int>>(1);
   running_key_ = r.key();
-  auto work = [r, test = test_, done = done_, total = total_](const std::atomic<bool>& stop) {
+  // What it is over, in the language of the moment (here, on the main thread).
+  auto work = [r, examples = r.examples_text(), test = test_, done = done_, total = total_](const std::atomic<bool>& stop) {
     const auto t0 = std::chrono::steady_clock::now();
     JobOut out;
     std::vector<Image> images;
     if (r.examples == CkaExamples::Photo) {
-      if (!r.photo) throw Error("there is no photo to take the tokens of");
+      if (!r.photo) throw Error(_("there is no photo to take the tokens of"));
       images.push_back(*r.photo);
       out.photo = r.photo;
     } else {
@@ -90,7 +93,7 @@ void CkaJob::start(const CkaRequest& r) {
     c.cols = vit_cka_labels(r.b->arch.depth);
     c.a_name = r.a_name;
     c.b_name = r.b_name;
-    c.examples = r.examples_text();
+    c.examples = examples;
     c.same_model = r.a == r.b;
     c.tokens = m.examples;
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -125,7 +128,7 @@ namespace {
 
 /// The examples' choice: Fashion-MNIST test images (and how many) or the photo's tokens.
 void examples_choice(AppState& state) {
-  if (ImGui::RadioButton("Fashion-MNIST test images", state.cka_examples == CkaExamples::FashionTest))
+  if (ImGui::RadioButton(_("Fashion-MNIST test images"), state.cka_examples == CkaExamples::FashionTest))
     state.cka_examples = CkaExamples::FashionTest;
   record_widget("cka_examples_fashion");
   ImGui::SameLine();
@@ -137,13 +140,15 @@ void examples_choice(AppState& state) {
   }
   record_widget("cka_count");
   ImGui::SameLine();
-  if (ImGui::RadioButton("the tokens of this photo", state.cka_examples == CkaExamples::Photo)) state.cka_examples = CkaExamples::Photo;
+  if (ImGui::RadioButton(_("the tokens of this photo"), state.cka_examples == CkaExamples::Photo)) state.cka_examples = CkaExamples::Photo;
   record_widget("cka_examples_photo");
   ImGui::SameLine();
-  help_marker("Linear CKA (Kornblith et al. 2019) between every pair of layers. Every token of every image is one example: the rows of a layer's representation are the tokens "
-              "(cls, registers, patches) of the images, each a D-vector. Fashion-MNIST images are scaled to the model's "
-              "input size as the app shows them; the photo is taken at the size the model ran it. docs/MATH.md, "
-              "\"Representational similarity (CKA)\".");
+  // TRANSLATORS: CKA: centered kernel alignment. D is the tokens' dimension; "Representational similarity (CKA)" is a
+  // section title of docs/MATH.md (English).
+  help_marker(_("Linear CKA (Kornblith et al. 2019) between every pair of layers. Every token of every image is one example: the rows of a layer's representation are the tokens "
+                "(cls, registers, patches) of the images, each a D-vector. Fashion-MNIST images are scaled to the model's "
+                "input size as the app shows them; the photo is taken at the size the model ran it. docs/MATH.md, "
+                "\"Representational similarity (CKA)\"."));
 }
 
 }  // namespace
@@ -204,7 +209,8 @@ void draw_cka_heatmap(const AppState& state, const CkaResult& r) {
     const ImVec2 a(grid0.x + cell_w * static_cast<float>(hover_j), grid0.y + cell_h * static_cast<float>(hover_i));
     dl->AddRect(a, ImVec2(a.x + cell_w, a.y + cell_h), IM_COL32(0, 255, 255, 255), 0, 0, 2.0f);
     ImGui::BeginTooltip();
-    ImGui::Text("%s%s x %s%s: CKA %.4f", r.same_model ? "" : "A ", r.rows[static_cast<std::size_t>(hover_i)].c_str(),
+    // TRANSLATORS: a hovered cell: "A " or nothing, a layer of the rows, "B " or nothing, a layer of the columns, their CKA.
+    ImGui::Text(_("%s%s x %s%s: CKA %.4f"), r.same_model ? "" : "A ", r.rows[static_cast<std::size_t>(hover_i)].c_str(),
                 r.same_model ? "" : "B ", r.cols[static_cast<std::size_t>(hover_j)].c_str(), r.cka(hover_i, hover_j));
     ImGui::EndTooltip();
   }
@@ -230,13 +236,13 @@ nlohmann::json drawn_json(const CkaResult& r, bool current) {
 
 void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool auto_start) {
   if (!request.a || !request.b) {
-    ImGui::TextUnformatted("No model loaded.");
+    ImGui::TextUnformatted(_("No model loaded."));
     return;
   }
-  text_wrapped("Linear CKA (docs/MATH.md): 1 = two layers represent the examples alike (up to a rotation and a "
-                     "scale), 0 = unrelated. Bright blocks: layers doing nearly the same.");
+  text_wrapped(_("Linear CKA (docs/MATH.md): 1 = two layers represent the examples alike (up to a rotation and a "
+                 "scale), 0 = unrelated. Bright blocks: layers doing nearly the same."));
   examples_choice(state);
-  if (const auto e = job.poll_error()) state.show_error("layers' similarity: " + *e);
+  if (const auto e = job.poll_error()) state.show_error(text_format(_("layers' similarity: %s"), e->c_str()));
   CkaRequest req = request;
   req.examples = state.cka_examples;
   req.count = state.cka_count;
@@ -246,15 +252,16 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
   const bool running = job.busy() && job.running_key() == key;
   if (!have && !running && job.failed_key() != key && (auto_start || (!r && !job.busy()))) job.start(req);
   if (job.busy()) {
-    const float bar = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Cancel").x - ImGui::GetStyle().FramePadding.x * 4;
-    const std::string what = "CKA over " + req.examples_text();
+    const float bar = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(_("Cancel")).x - ImGui::GetStyle().FramePadding.x * 4;
+    // TRANSLATORS: the progress bar's text; %s says what CKA is computed over ("500 Fashion-MNIST test images").
+    const std::string what = text_format(_("CKA over %s"), req.examples_text().c_str());
     ImGui::ProgressBar(job.progress(), ImVec2(std::max(bar, ui_px(60)), 0), what.c_str());
     ImGui::SameLine();
-    if (ImGui::Button("Cancel##cka")) job.cancel();
+    if (ImGui::Button(_("Cancel##cka"))) job.cancel();
     record_widget("cka_cancel");
     state.commands.redraw();  // the bar moves and the result shows without an event
   } else if (!have) {
-    if (ImGui::Button(r ? "Compute again for the model as it is now##cka" : "Compute##cka")) job.start(req);
+    if (ImGui::Button(r ? _("Compute again for the model as it is now##cka") : _("Compute##cka"))) job.start(req);
     record_widget("cka_compute");
     if (job.failed_key() == key) {
       ImGui::SameLine();
@@ -263,13 +270,15 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
   }
   if (!r) return;
   // What the matrix is of: the model(s) and the examples, and whether it is the current one.
-  if (r->same_model) ImGui::TextDisabled("%s; over %s (%lld tokens)", r->a_name.c_str(), r->examples.c_str(), static_cast<long long>(r->tokens));
+  // TRANSLATORS: the model, what CKA was computed over ("500 Fashion-MNIST test images"), the tokens in all.
+  if (r->same_model) ImGui::TextDisabled(_("%s; over %s (%lld tokens)"), r->a_name.c_str(), r->examples.c_str(), static_cast<long long>(r->tokens));
   else
-    ImGui::TextDisabled("rows: A %s; columns: B %s; over %s (%lld tokens)", r->a_name.c_str(), r->b_name.c_str(), r->examples.c_str(),
+    // TRANSLATORS: the rows' model A, the columns' model B, what CKA was computed over, the tokens in all.
+    ImGui::TextDisabled(_("rows: A %s; columns: B %s; over %s (%lld tokens)"), r->a_name.c_str(), r->b_name.c_str(), r->examples.c_str(),
                         static_cast<long long>(r->tokens));
   if (!have) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1.0f), "(of an earlier model or other examples)");
+    ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.3f, 1.0f), "%s", _("(of an earlier model or other examples)"));
   }
   draw_cka_heatmap(state, *r);
   state.report.cka_drawn = drawn_json(*r, have);
@@ -278,7 +287,9 @@ void draw_cka_view(AppState& state, CkaJob& job, const CkaRequest& request, bool
 // The view (view.hpp): the source's own similarity job, drawn by the caller (its request).
 class SimilarityView final : public View {
  public:
-  SimilarityView() : View(ViewText{"cka", "CKA", "Similarity of layers (CKA)"}, kNeedRows | kNeedVitPass | kNeedSimilarity) {}
+  SimilarityView()
+      // TRANSLATORS: CKA: centered kernel alignment, the tab's short label.
+      : View(ViewText{"cka", N_("CKA"), N_("Similarity of layers (CKA)")}, kNeedRows | kNeedVitPass | kNeedSimilarity) {}
   void draw(ViewSource& s) override { s.draw_similarity(); }
 };
 

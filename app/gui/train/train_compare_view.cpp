@@ -5,6 +5,7 @@
 #include "app/gui/train/train_views.hpp"
 
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -32,18 +33,21 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
     ImGui::BeginGroup();
     const float test = run.test_accuracy();
     const bool masked = run.task() == VitTask::MaskedPatches;
-    char head[96];
+    std::string head;
     if (run.started() && masked)
-      std::snprintf(head, sizeof head, "run %s, step %lld\nfixed-crops loss %.4f", run.name().c_str(), static_cast<long long>(run.step()),
-                    static_cast<double>(std::max(run.fixed_loss(), 0.0f)));
+      // TRANSLATORS: the run (A or B) and its step; on a second line its loss on the fixed crops.
+      head = text_format(_("run %s, step %lld\nfixed-crops loss %.4f"), run.name().c_str(), static_cast<long long>(run.step()),
+                         static_cast<double>(std::max(run.fixed_loss(), 0.0f)));
     else if (run.started())
-      std::snprintf(head, sizeof head, "run %s, step %lld\ntest accuracy %.1f %%", run.name().c_str(), static_cast<long long>(run.step()),
-                    test >= 0 ? 100.0 * test : 0.0);
+      // TRANSLATORS: the run (A or B) and its step; on a second line its test accuracy in percent.
+      head = text_format(_("run %s, step %lld\ntest accuracy %.1f %%"), run.name().c_str(), static_cast<long long>(run.step()),
+                         test >= 0 ? 100.0 * test : 0.0);
     else
-      std::snprintf(head, sizeof head, "run %s\nnot started", run.name().c_str());
+      // TRANSLATORS: the run (A or B).
+      head = text_format(_("run %s\nnot started"), run.name().c_str());
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + column);
     ImGui::PushStyleColor(ImGuiCol_Text, kRunColours[r]);
-    text_wrapped("%s", head);
+    text_wrapped("%s", head.c_str());
     ImGui::PopStyleColor();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     text_wrapped("%s", run.switches().c_str());
@@ -111,14 +115,14 @@ void draw_train_comparison(AppState& state, TrainRuns& runs, MapSource& a, MapSo
   }
   ImGui::SameLine();
   ImGui::BeginGroup();
-  step_plot("train:compare_loss", "loss, runs A and B", ImVec2(column, plot_h), {loss[0], loss[1]}, 0.0f, loss_hi);
+  step_plot("train:compare_loss", _("loss, runs A and B"), ImVec2(column, plot_h), {loss[0], loss[1]}, 0.0f, loss_hi);
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
   if (both_masked)
-    step_plot("train:compare_accuracy", "fixed-crops loss, A and B", ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, loss_hi);
+    step_plot("train:compare_accuracy", _("fixed-crops loss, A and B"), ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, loss_hi);
   else
-    step_plot("train:compare_accuracy", "test accuracy, A and B", ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, 1.0f);
+    step_plot("train:compare_accuracy", _("test accuracy, A and B"), ImVec2(column, plot_h), {accuracy[0], accuracy[1]}, 0.0f, 1.0f);
   ImGui::EndGroup();
 }
 

@@ -6,6 +6,7 @@
 
 #include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -85,7 +86,8 @@ void VitCompare::follow(const AppState& a, const Image& image, unsigned serial) 
 }
 
 std::optional<std::string> VitCompare::poll() {
-  if (const auto error = vit_.poll()) return "cannot open model B (Compare): " + *error;
+  // TRANSLATORS: "Compare" names the feature (View > Compare); then the reason.
+  if (const auto error = vit_.poll()) return text_format(_("cannot open model B (Compare): %s"), error->c_str());
   return std::nullopt;
 }
 
@@ -100,7 +102,9 @@ void VitCompare::draw(AppState& a, const VitRun& a_run, HandMadeSession& hand_ma
   }
   const VitRun* b_run = run();
   if (!b_run) {
-    ImGui::TextWrapped("%s", vit_.busy() ? "Loading model B..." : "Model B did not open: see the banner, or choose another (View > Compare).");
+    ImGui::TextWrapped("%s", vit_.busy() ? _("Loading model B...")
+                                         // TRANSLATORS: "View > Compare" is the menu item, as the menu shows it.
+                                         : _("Model B did not open: see the banner, or choose another (View > Compare)."));
     return;
   }
   // B's document is A's (display, normalization, colour map, rollout, norms...), with B's model
@@ -167,20 +171,23 @@ void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& 
   const float wrap = ImGui::GetFontSize() * 30;
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
   if (!a.run()) {
-    ImGui::TextUnformatted("Open a model first (Model menu, or the ViT model tab). Compare puts a second model beside "
-                           "it, on the same image, with the same layer, head and query.");
+    // TRANSLATORS: "Model" menu, "ViT model" tab and "Compare" as the window shows them.
+    ImGui::TextUnformatted(_("Open a model first (Model menu, or the ViT model tab). Compare puts a second model beside "
+                             "it, on the same image, with the same layer, head and query."));
     ImGui::PopTextWrapPos();
     return;
   }
   ImGui::Text("A: %s", compared_model_name(state.model_path).c_str());
   const bool hand_made = state.compare_model == kCompareHandMade;
   if (hand_made)
-    ImGui::TextUnformatted("B: the hand-made heads (the chapter's six, on the same photo; their K and settings are the "
-                           "Hand-made tab's). A CLS query has no counterpart there: B shows A's last patch.");
+    // TRANSLATORS: B is the second model compared; K is the patch size in pixels; "Hand-made" is the tab's name.
+    ImGui::TextUnformatted(_("B: the hand-made heads (the chapter's six, on the same photo; their K and settings are the "
+                             "Hand-made tab's). A CLS query has no counterpart there: B shows A's last patch."));
   else if (!state.compare_model.empty())
-    ImGui::Text("B: %s%s", compared_model_name(state.compare_model).c_str(), compare.busy() ? " (loading...)" : "");
+    ImGui::Text("B: %s%s", compared_model_name(state.compare_model).c_str(), compare.busy() ? _(" (loading...)") : "");
   else
-    ImGui::TextUnformatted("B: none yet. Type its path, or pick a recent model:");
+    // TRANSLATORS: B is the second model compared.
+    ImGui::TextUnformatted(_("B: none yet. Type its path, or pick a recent model:"));
   ImGui::PopTextWrapPos();
   auto choose = [&](const std::filesystem::path& p) {
     state.compare_model = std::filesystem::absolute(p).lexically_normal();
@@ -190,9 +197,11 @@ void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& 
   const bool enter = ImGui::InputText("##compare_path", &state.ui.compare_path_text, ImGuiInputTextFlags_EnterReturnsTrue);
   record_widget("compare_path");
   ImGui::SameLine();
-  if ((ImGui::Button("Compare") || enter) && !state.ui.compare_path_text.empty()) choose(state.ui.compare_path_text);
+  // TRANSLATORS: a button: opens the model typed beside it as B, the second model compared.
+  if ((ImGui::Button(_("Compare")) || enter) && !state.ui.compare_path_text.empty()) choose(state.ui.compare_path_text);
   record_widget("compare_open");
-  if (!hand_made && ImGui::SmallButton("B = the hand-made heads")) {
+  // TRANSLATORS: B is the second model compared.
+  if (!hand_made && ImGui::SmallButton(_("B = the hand-made heads"))) {
     state.compare_model = kCompareHandMade;
     state.source = ShownSource::Vit;
   }
@@ -203,23 +212,26 @@ void draw_compare_panel(AppState& state, const VitSession& a, const VitCompare& 
     if (ImGui::SmallButton(("B = " + p).c_str())) choose(p);
     record_widget("compare_recent:" + p);
   }
-  ImGui::TextUnformatted("layers matched by");
+  // TRANSLATORS: followed by "relative depth" or "index": how A's layers are matched to B's.
+  ImGui::TextUnformatted(_("layers matched by"));
   ImGui::SameLine();
-  if (ImGui::RadioButton("relative depth", !state.compare_by_index)) state.compare_by_index = false;
+  if (ImGui::RadioButton(_("relative depth"), !state.compare_by_index)) state.compare_by_index = false;
   record_widget("compare_depth");
   ImGui::SameLine();
-  if (ImGui::RadioButton("index", state.compare_by_index)) state.compare_by_index = true;
+  // TRANSLATORS: layers matched by their index (number).
+  if (ImGui::RadioButton(_("index"), state.compare_by_index)) state.compare_by_index = true;
   record_widget("compare_index");
   ImGui::BeginDisabled(hand_made);  // the hand-made heads colour their maps on the GPU, each on its own scale
   setting_widget(state, "compare.one_scale");
   ImGui::EndDisabled();
   ImGui::BeginDisabled(state.compare_model.empty() || hand_made);  // A is always a model
-  if (ImGui::Button("Swap A and B (S)")) swap_compared_models(state);
+  // TRANSLATORS: S is the key.
+  if (ImGui::Button(_("Swap A and B (S)"))) swap_compared_models(state);
   record_widget("compare_swap");
   ImGui::EndDisabled();
   ImGui::BeginDisabled(state.compare_model.empty());
   ImGui::SameLine();
-  if (ImGui::Button("Stop comparing")) state.compare_model.clear();
+  if (ImGui::Button(_("Stop comparing"))) state.compare_model.clear();
   record_widget("compare_stop");
   ImGui::EndDisabled();
 }

@@ -3,6 +3,7 @@
 // hovering a dot selects its layer and head.
 #include "app/gui/vit/vit_views.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,16 +15,16 @@ namespace attnlab::app {
 void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choice) {
   const VitRun* src = vit.run();
   if (!src) {
-    ImGui::TextUnformatted("No model loaded.");
+    ImGui::TextUnformatted(_("No model loaded."));
     return;
   }
   const Matrix& d = src->distance();
   const int L = src->layers(), H = src->heads(), layer = choice_layer(choice, src->layers());
   // What it is in one line, the definition on hover: the plot keeps the panel's height (a
   // projector's lower row is short).
-  ImGui::TextUnformatted("Mean attention distance (px) per head and layer");
-  help_marker("For every patch query, the distance to each patch key weighted by its attention, averaged over queries "
-              "(input pixels). Low: the head looks nearby; high: across the image.");
+  ImGui::TextUnformatted(_("Mean attention distance (px) per head and layer"));
+  help_marker(_("For every patch query, the distance to each patch key weighted by its attention, averaged over queries "
+                "(input pixels). Low: the head looks nearby; high: across the image."));
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImVec2 size = ImGui::GetContentRegionAvail();
   size.x = std::max(size.x, 120.0f);
@@ -58,8 +59,10 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
     const std::string t = std::to_string(l);
     dl->AddText(ImVec2(X(l) - ImGui::CalcTextSize(t.c_str()).x * 0.5f, bottom + 2), IM_COL32(200, 200, 200, 255), t.c_str());
   }
-  dl->AddText(ImVec2((left + right) * 0.5f - ImGui::CalcTextSize("layer").x * 0.5f, bottom + font + 2), IM_COL32(200, 200, 200, 255),
-              "layer");
+  // TRANSLATORS: the plot's x axis: the ViT's layers.
+  const char* const x_title = _("layer");
+  dl->AddText(ImVec2((left + right) * 0.5f - ImGui::CalcTextSize(x_title).x * 0.5f, bottom + font + 2), IM_COL32(200, 200, 200, 255),
+              x_title);
   // A uniform head's distance on this grid, for reference: what "looks everywhere" means here.
   // Computed once per grid and patch size (N² terms), kept with the session (VitViewData).
   const double uniform = vit.view_data().uniform_distance.get({g.cols, g.rows, src->patch()}, [&] {
@@ -69,7 +72,8 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
     return sum * src->patch() / (static_cast<double>(g.N()) * g.N());
   });
   dl->AddLine(ImVec2(left, Y(uniform)), ImVec2(right, Y(uniform)), IM_COL32(255, 255, 255, 120), 1.0f);
-  dl->AddText(ImVec2(left + 4, Y(uniform) - font - 1), IM_COL32(200, 200, 200, 255), "uniform attention");
+  // TRANSLATORS: the line a head attending to every patch alike would sit on.
+  dl->AddText(ImVec2(left + 4, Y(uniform) - font - 1), IM_COL32(200, 200, 200, 255), _("uniform attention"));
 
   const ImGuiIO& io = ImGui::GetIO();
   const float r = std::max(4.0f, font * 0.3f);
@@ -93,13 +97,15 @@ void draw_vit_distance_view(AppState& state, VitSession& vit, SourceChoice& choi
     state.vit_rollout = false;
     state.vit_norms = false;
     ImGui::BeginTooltip();
-    ImGui::Text("layer %d, head %d: %.1f px", hover_l, hover_h, d(hover_l, hover_h));
+    // TRANSLATORS: a dot: its layer, its head, and the head's mean attention distance in pixels.
+    ImGui::Text(_("layer %d, head %d: %.1f px"), hover_l, hover_h, d(hover_l, hover_h));
     ImGui::EndTooltip();
   }
 }
 
 std::unique_ptr<View> make_vit_distance_view() {
-  return std::make_unique<VitPassView>(ViewText{"distance", "Distance", "Mean attention distance"}, draw_vit_distance_view);
+  // TRANSLATORS: a tab's short label, then the view's title: the heads' mean attention distance.
+  return std::make_unique<VitPassView>(ViewText{"distance", N_("Distance"), N_("Mean attention distance")}, draw_vit_distance_view);
 }
 
 }  // namespace attnlab::app

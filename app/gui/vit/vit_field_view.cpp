@@ -5,6 +5,7 @@
 // The gradient pass runs on the scheduler (cancellable, latest request wins).
 #include "app/gui/vit/vit_views.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 
@@ -44,22 +45,24 @@ void request_field(VitSession& vit, int layer, int token, const std::string& key
 void draw_vit_field_view(AppState& state, VitSession& vit, SourceChoice& choice) {
   const VitRun* run = vit.run();
   if (!run) {
-    ImGui::TextUnformatted("No model loaded.");
+    ImGui::TextUnformatted(_("No model loaded."));
     return;
   }
   const SourceGrid g = run->grid();
   const int layer = choice_layer(choice, run->layers()), token = choice_query(choice, g);
   const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(layer) + "|" + std::to_string(token);
-  text_wrapped("Receptive field of %s after layer %d (of 0-%d)", token_label(g, token).c_str(), layer, run->layers() - 1);
-  help_marker("Which input pixels the query's features after this layer depend on: the size of the gradient of the sum "
-              "of its features with respect to each input pixel (Luo et al. 2016). Step the layer with PgUp / PgDn: a "
-              "ViT's field reaches across the image within a few layers, as Raghu et al. (2021) found, where a CNN's "
-              "grows a kernel at a time. Click the map to move the query.");
+  // TRANSLATORS: the query token's label, the layer, then the last layer's number.
+  text_wrapped(_("Receptive field of %s after layer %d (of 0-%d)"), token_label(g, token).c_str(), layer, run->layers() - 1);
+  // TRANSLATORS: PgUp and PgDn are keys.
+  help_marker(_("Which input pixels the query's features after this layer depend on: the size of the gradient of the sum "
+                "of its features with respect to each input pixel (Luo et al. 2016). Step the layer with PgUp / PgDn: a "
+                "ViT's field reaches across the image within a few layers, as Raghu et al. (2021) found, where a CNN's "
+                "grows a kernel at a time. Click the map to move the query."));
   record_widget("erf_what");
   request_field(vit, layer, token, key);
   const Gradients& held = *vit.view_data().gradients;
   if (held.field_key != key) {
-    ImGui::TextDisabled("Computing the gradients ...");
+    ImGui::TextDisabled("%s", _("Computing the gradients ..."));
     return;
   }
   if (!held.field_error.empty()) {
@@ -95,7 +98,8 @@ void draw_vit_field_view(AppState& state, VitSession& vit, SourceChoice& choice)
 }
 
 std::unique_ptr<View> make_vit_field_view() {
-  return std::make_unique<VitPassView>(ViewText{"erf", "Field", "Effective receptive field"}, draw_vit_field_view);
+  // TRANSLATORS: a tab's short label (the receptive field), then the view's title.
+  return std::make_unique<VitPassView>(ViewText{"erf", N_("Field"), N_("Effective receptive field")}, draw_vit_field_view);
 }
 
 }  // namespace attnlab::app

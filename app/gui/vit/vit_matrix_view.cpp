@@ -3,6 +3,7 @@
 // set apart by lines, the current query's row marked. Rows sum to 1 over all T keys.
 #include "app/gui/vit/vit_views.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -41,8 +42,10 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
     return colormap_pixels(pooled.values, {}, state.colormap, state.normalization, range);
   }, false);
   const int token = choice_query(choice, src->grid());
-  text_wrapped("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s", layer,
-              head_choice_label(head).c_str(), T, g.prefix, block > 1 ? ", pooled by max" : "");
+  // TRANSLATORS: A is the attention matrix; the layer, the head's label; T is the number of tokens, of which the first %d are
+  // the prefix tokens (CLS, registers); the last %s is ", pooled by max" or nothing.
+  text_wrapped(_("A of layer %d, %s: T = %d tokens (%d prefix, then the patches in raster order)%s"), layer,
+               head_choice_label(head).c_str(), T, g.prefix, block > 1 ? _(", pooled by max") : "");
   const float bar = ImGui::CalcTextSize("0.0000000e-00").x + 30;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float size = std::max(std::min(avail.x - bar, avail.y), 40.0f);
@@ -61,8 +64,9 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = std::clamp(static_cast<int>((m.y - p.y) / px), 0, T - 1), j = std::clamp(static_cast<int>((m.x - p.x) / px), 0, T - 1);
     ImGui::BeginTooltip();
-    ImGui::Text("query %s, key %s", token_label(src->grid(), i).c_str(), token_label(src->grid(), j).c_str());
-    if (block == 1) ImGui::Text("a_ij = %s", format_weight(src->matrix(layer, head)(i, j)).c_str());
+    // TRANSLATORS: a cell of the attention matrix: its query token and its key token.
+    ImGui::Text(_("query %s, key %s"), token_label(src->grid(), i).c_str(), token_label(src->grid(), j).c_str());
+    if (block == 1) ImGui::Text("a_ij = %s", format_weight(src->matrix(layer, head)(i, j)).c_str());  // i18n: English (a symbol)
     ImGui::EndTooltip();
     if (ImGui::IsItemClicked()) {  // a row is a query
       if (i < g.prefix) choice.prefix_token = i;
@@ -75,13 +79,14 @@ void draw_vit_matrix_view(AppState& state, VitSession& vit, SourceChoice& choice
   }
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::TextUnformatted("a_ij");
+  ImGui::TextUnformatted("a_ij");  // i18n: English (a symbol)
   colour_bar(state.colormap, state.normalization, range, std::max(size - ImGui::GetTextLineHeightWithSpacing() * 2, 40.0f));
   ImGui::EndGroup();
 }
 
 std::unique_ptr<View> make_vit_matrix_view() {
-  return std::make_unique<VitPassView>(ViewText{"matrix", "Matrix", "Attention matrix"}, draw_vit_matrix_view);
+  // TRANSLATORS: a tab's short label (the attention matrix), then the view's title.
+  return std::make_unique<VitPassView>(ViewText{"matrix", N_("Matrix"), N_("Attention matrix")}, draw_vit_matrix_view);
 }
 
 }  // namespace attnlab::app

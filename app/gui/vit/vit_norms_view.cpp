@@ -6,6 +6,7 @@
 #include "app/gui/vit/vit_views.hpp"
 #include "app/gui/state/setting_widgets.hpp"
 #include "app/gui/state/widget_log.hpp"
+#include "core/base/translate.hpp"
 
 #include "core/vit/token_norms.hpp"
 
@@ -59,7 +60,7 @@ void draw_histogram(const NormHistogram& h, float threshold, const std::vector<f
 void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice) {
   const VitRun* src = vit.run();
   if (!src) {
-    ImGui::TextUnformatted("No model loaded.");
+    ImGui::TextUnformatted(_("No model loaded."));
     return;
   }
   const SourceGrid g = src->grid();
@@ -74,15 +75,18 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
   const float font = ImGui::GetFontSize();
   const bool beside = room.x >= font * 26;
   if (beside) ImGui::BeginChild("vit_norms_settings", ImVec2(std::min(room.x * 0.5f, font * 24), room.y));
-  text_wrapped("Token norms ||x|| after layer %d (of 0-%d)", layer, src->layers() - 1);
-  help_marker("The length of each token's residual stream after this layer, before the final LayerNorm. Trained ViTs "
-              "without registers grow a few background patches with norms about ten times the others and use them as "
-              "scratch space (Darcet et al. 2023): the histogram then has two modes. Register tokens take over that "
-              "job. The layer is the map's (Model panel).");
+  // TRANSLATORS: ||x|| is a token's norm; the layer, then the last layer's number.
+  text_wrapped(_("Token norms ||x|| after layer %d (of 0-%d)"), layer, src->layers() - 1);
+  // TRANSLATORS: "Model" is the panel's name as the window shows it; LayerNorm is the layer's name (kept).
+  help_marker(_("The length of each token's residual stream after this layer, before the final LayerNorm. Trained ViTs "
+                "without registers grow a few background patches with norms about ten times the others and use them as "
+                "scratch space (Darcet et al. 2023): the histogram then has two modes. Register tokens take over that "
+                "job. The layer is the map's (Model panel)."));
   setting_widget(state, "vit.norm_ratio");
   setting_widget(state, "vit.mark_high_norm");
   setting_widget(state, "vit.norms", WidgetPlace{.same_line = true});
-  text_wrapped("%d of %d patches over %.3gx the median %.3g = %.3g", high.count, g.N(), state.vit_norm_ratio, high.median,
+  // TRANSLATORS: the patches over the threshold, of all; the ratio ("x": times) the median norm, the median, the threshold.
+  text_wrapped(_("%d of %d patches over %.3gx the median %.3g = %.3g"), high.count, g.N(), state.vit_norm_ratio, high.median,
                high.threshold);
   record_widget("vit_high_norm_count");
 
@@ -103,7 +107,8 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
     }
     if (shown) ImGui::PopStyleColor();
     record_widget("vit_norm_prefix:" + std::to_string(t));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show this token's row of A on the map");
+    // TRANSLATORS: A is the attention matrix.
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Show this token's row of A on the map"));
   }
 
   if (beside) {
@@ -121,7 +126,8 @@ void draw_vit_norms_view(AppState& state, VitSession& vit, SourceChoice& choice)
 }
 
 std::unique_ptr<View> make_vit_norms_view() {
-  return std::make_unique<VitPassView>(ViewText{"high-norm", "Norms", "High-norm tokens"}, draw_vit_norms_view);
+  // TRANSLATORS: a tab's short label (the tokens' norms), then the view's title.
+  return std::make_unique<VitPassView>(ViewText{"high-norm", N_("Norms"), N_("High-norm tokens")}, draw_vit_norms_view);
 }
 
 }  // namespace attnlab::app

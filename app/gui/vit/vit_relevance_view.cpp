@@ -10,6 +10,7 @@
 #include "app/gui/state/widget_log.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -31,11 +32,12 @@ void class_list(AppState& state, const VitRun& run, int klass) {
     std::snprintf(label, sizeof label, "%5.1f %%  %s##relevance_class%d", 100.0 * p, vit_class_name(arch, c).c_str(), c);
     if (ImGui::Selectable(label, c == klass)) state.relevance_class = std::to_string(c);
     record_widget("relevance_class:" + std::to_string(c));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Why %s? (%.1f %%)", vit_class_name(arch, c).c_str(), 100.0 * p);
+    // TRANSLATORS: a class's name and its probability in percent; a click explains the class.
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Why %s? (%.1f %%)"), vit_class_name(arch, c).c_str(), 100.0 * p);
   }
   static char find[64] = "";
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
-  ImGui::InputTextWithHint("##relevance_find", "find a class by name", find, sizeof find);
+  ImGui::InputTextWithHint("##relevance_find", _("find a class by name"), find, sizeof find);
   record_widget("relevance_find");
   if (!find[0]) return;
   std::string want = find;
@@ -49,7 +51,7 @@ void class_list(AppState& state, const VitRun& run, int klass) {
     if (ImGui::Selectable((name + "##relevance_found" + std::to_string(c)).c_str(), c == klass)) state.relevance_class = std::to_string(c);
     record_widget("relevance_found:" + std::to_string(c));
   }
-  if (!shown) ImGui::TextDisabled("no class matches");
+  if (!shown) ImGui::TextDisabled("%s", _("no class matches"));
 }
 
 /// The map (N values over the patch grid) over the photo, `side` pixels on its long side;
@@ -108,7 +110,10 @@ void curves_plot(const std::vector<std::pair<const FaithfulnessCurves*, CurveSty
   dl->AddText(ImVec2(p0.x, top), text, "1");
   dl->AddText(ImVec2(p0.x, bottom - font), text, "0");
   dl->AddText(ImVec2(left, bottom + 2), text, "0");
-  const char* end = right - left > ImGui::CalcTextSize("0  100 % of the patches").x ? "100 % of the patches" : "100 %";
+  // xgettext:no-c-format
+  // TRANSLATORS: the x axis's right end: the share of the patches removed or restored (not a format).
+  const char* const all_patches = _("100 % of the patches");
+  const char* end = right - left > ImGui::CalcTextSize((std::string("0  ") + all_patches).c_str()).x ? all_patches : "100 %";
   dl->AddText(ImVec2(right - ImGui::CalcTextSize(end).x, bottom + 2), text, end);
 }
 
@@ -118,9 +123,11 @@ void auc_line(const char* name, const FaithfulnessCurves& m, const CurveStyle& s
     ImGui::TextUnformatted(name);
     ImGui::SameLine();
   }
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(style.deletion), "deletion %.3f", m.deletion_auc);
+  // TRANSLATORS: the area under the deletion curve (faithfulness: lower is better).
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(style.deletion), _("deletion %.3f"), m.deletion_auc);
   char insertion[48];
-  std::snprintf(insertion, sizeof insertion, "insertion %.3f", m.insertion_auc);
+  // TRANSLATORS: the area under the insertion curve (faithfulness: higher is better).
+  std::snprintf(insertion, sizeof insertion, _("insertion %.3f"), m.insertion_auc);
   same_line_if_room(ImGui::CalcTextSize(insertion).x + ImGui::GetStyle().ItemSpacing.x);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(style.insertion), "%s", insertion);
 }
@@ -129,11 +136,12 @@ void auc_line(const char* name, const FaithfulnessCurves& m, const CurveStyle& s
 /// each one's areas, random's, and the curves.
 void faithfulness_section(const Gradients& held, const std::string& key, const std::vector<int>& methods, ImVec2 size) {
   if (!held.curves_error.empty() && held.curves_key == key) {
-    text_wrapped("Faithfulness: %s", held.curves_error.c_str());
+    // TRANSLATORS: the error measuring the faithfulness curves.
+    text_wrapped(_("Faithfulness: %s"), held.curves_error.c_str());
     return;
   }
   if (held.curves_key != key || held.curves.size() != kRelevanceMethods.size() + 1) {
-    ImGui::TextDisabled("Measuring faithfulness (deletion and insertion, 2 x 11 forward passes per method) ...");
+    ImGui::TextDisabled("%s", _("Measuring faithfulness (deletion and insertion, 2 x 11 forward passes per method) ..."));
     return;
   }
   std::vector<std::pair<const FaithfulnessCurves*, CurveStyle>> drawn;
@@ -145,13 +153,15 @@ void faithfulness_section(const Gradients& held, const std::string& key, const s
   }
   const FaithfulnessCurves& r = held.curves.back();
   char random[64];
-  std::snprintf(random, sizeof random, "random %.3f / %.3f", r.deletion_auc, r.insertion_auc);
+  // TRANSLATORS: a random order's areas under the deletion and insertion curves.
+  std::snprintf(random, sizeof random, _("random %.3f / %.3f"), r.deletion_auc, r.insertion_auc);
   same_line_if_room(ImGui::CalcTextSize(random).x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 1.5f);
   ImGui::TextDisabled("%s", random);
-  help_marker("The class's probability as the patches this map ranks first are replaced by the image's mean colour "
-              "(deletion: a faithful map makes it fall fast, a small area) or restored into a mean-colour image "
-              "(insertion: a large area), against a random order (grey). Petsiuk et al. 2018; Chefer et al. 2021. "
-              "attnlab explain measures it over a data set.");
+  // TRANSLATORS: "attnlab explain" is a command (typed as it is).
+  help_marker(_("The class's probability as the patches this map ranks first are replaced by the image's mean colour "
+                "(deletion: a faithful map makes it fall fast, a small area) or restored into a mean-colour image "
+                "(insertion: a large area), against a random order (grey). Petsiuk et al. 2018; Chefer et al. 2021. "
+                "attnlab explain measures it over a data set."));
   record_widget("relevance_auc");
   curves_plot(drawn, r, ImVec2(std::max(size.x, 120.0f), std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 4)));
 }
@@ -176,17 +186,21 @@ void maps_and_curves(AppState& state, VitSession& vit, const Gradients& held, co
   const float font = ImGui::GetFontSize(), gap = ImGui::GetStyle().ItemSpacing.x;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const bool two = methods.size() > 1;
-  if (two) text_wrapped("Why %s? Two methods", label.c_str());
+  // TRANSLATORS: %s is a class's name; two methods' relevance maps of it follow.
+  if (two) text_wrapped(_("Why %s? Two methods"), label.c_str());
   else text_wrapped("%s: %s", relevance_method_name(state.relevance_method), label.c_str());
   record_widget("relevance_what");
   // The main map shows the first method's map (vit.relevance.on_map): beside the title, where
   // the short lower panel of a 1024 × 768 screen still shows it.
-  same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("on the main map").x +
+  // TRANSLATORS: a check box: the relevance map drawn on the main map too.
+  const char* const on_map = _("on the main map");
+  same_line_if_room(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(on_map).x +
                     ImGui::GetStyle().ItemSpacing.x);
-  ImGui::Checkbox("on the main map", &state.relevance_on_map);
+  ImGui::Checkbox(on_map, &state.relevance_on_map);
   record_widget("vit.relevance.on_map");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("The main map shows this class's relevance by the first method instead of a row of A (Compare: both models')");
+    // TRANSLATORS: A is the attention matrix; "Compare" names the feature (two models side by side).
+    ImGui::SetTooltip("%s", _("The main map shows this class's relevance by the first method instead of a row of A (Compare: both models')"));
   // One map: the map beside the curves. Two: the maps side by side, the curves under them.
   const float side = two ? std::max(font * 4, std::min(avail.y * 0.62f - font * 2, (avail.x - gap) * 0.5f))
                          : std::max(font * 4, std::min(avail.y - font * 1.5f, avail.x * 0.5f));
@@ -220,13 +234,14 @@ void maps_and_curves(AppState& state, VitSession& vit, const Gradients& held, co
 void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   const VitRun* run = vit.run();
   if (!run) {
-    ImGui::TextUnformatted("No model loaded.");
+    ImGui::TextUnformatted(_("No model loaded."));
     return;
   }
   if (run->model().arch.classes == 0) {
-    text_wrapped("This checkpoint has no classifier: there is no decision to explain. Open a classifier (a timm or "
-                 "Hugging Face ViT with a head, or the bundled Fashion-MNIST model).");
-    state.report.relevance_drawn = {{"error", "this checkpoint has no classifier: no class to explain"}};
+    text_wrapped("%s", _("This checkpoint has no classifier: there is no decision to explain. Open a classifier (a timm or "
+                         "Hugging Face ViT with a head, or the bundled Fashion-MNIST model)."));
+    // `render --view vit-relevance` stops with this error.
+    state.report.relevance_drawn = {{"error", _("this checkpoint has no classifier: no class to explain")}};
     return;
   }
   std::string error;
@@ -235,18 +250,22 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   const float font = ImGui::GetFontSize();
   const bool settings_left = room.x >= font * 30;
   if (settings_left) ImGui::BeginChild("relevance_settings", ImVec2(std::min(room.x * 0.34f, font * 17), room.y));
-  text_wrapped("Why did it decide?");
-  help_marker("Attention says where a token reads from, not what the decision depended on (Jain & Wallace 2019). "
-              "Relevance follows the class's logit back through the model: chefer (Chefer, Gur, Wolf 2021) weights "
-              "each layer's A by its gradient, keeps the positive part and propagates it through the residual stream; "
-              "grad-rollout multiplies the same layers as rollout does; input-gradient is the pixels' sensitivity. "
-              "attention and rollout are the same for every class. See docs/EXPLAIN.md.");
+  text_wrapped("%s", _("Why did it decide?"));
+  // TRANSLATORS: chefer, grad-rollout, input-gradient, attention and rollout are the methods' names (kept as they are);
+  // A is the attention matrix.
+  help_marker(_("Attention says where a token reads from, not what the decision depended on (Jain & Wallace 2019). "
+                "Relevance follows the class's logit back through the model: chefer (Chefer, Gur, Wolf 2021) weights "
+                "each layer's A by its gradient, keeps the positive part and propagates it through the residual stream; "
+                "grad-rollout multiplies the same layers as rollout does; input-gradient is the pixels' sensitivity. "
+                "attention and rollout are the same for every class. See docs/EXPLAIN.md."));
   if (klass >= 0) class_list(state, *run, klass);
   else text_wrapped("%s", error.c_str());
-  const float label = ImGui::CalcTextSize("method").x + ImGui::GetStyle().ItemInnerSpacing.x;
+  // TRANSLATORS: the relevance method (a combo's label).
+  const char* const method_label = _("method");
+  const float label = ImGui::CalcTextSize(method_label).x + ImGui::GetStyle().ItemInnerSpacing.x;
   const float combo = std::max(font * 3, std::min(font * 9, ImGui::GetContentRegionAvail().x - label));
   ImGui::SetNextItemWidth(combo);
-  if (ImGui::BeginCombo("method", relevance_method_name(state.relevance_method))) {
+  if (ImGui::BeginCombo(method_label, relevance_method_name(state.relevance_method))) {
     for (const RelevanceMethod m : kRelevanceMethods)
       if (ImGui::Selectable(relevance_method_name(m), m == state.relevance_method)) state.relevance_method = m;
     ImGui::EndCombo();
@@ -254,8 +273,10 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   record_widget("relevance_method");
   // A second method beside the first: the two maps and their curves side by side.
   ImGui::SetNextItemWidth(combo);
-  if (ImGui::BeginCombo("beside", state.relevance_beside ? relevance_method_name(*state.relevance_beside) : "none")) {
-    if (ImGui::Selectable("none", !state.relevance_beside)) state.relevance_beside.reset();
+  // TRANSLATORS: a second relevance method drawn beside the first (a combo's label).
+  if (ImGui::BeginCombo(_("beside"), state.relevance_beside ? relevance_method_name(*state.relevance_beside) : tr_c("second method", "none"))) {
+    // TRANSLATORS: no second method.
+    if (ImGui::Selectable(tr_c("second method", "none"), !state.relevance_beside)) state.relevance_beside.reset();
     record_widget("relevance_beside:none");
     for (const RelevanceMethod m : kRelevanceMethods) {
       if (ImGui::Selectable(relevance_method_name(m), state.relevance_beside == m)) state.relevance_beside = m;
@@ -264,7 +285,7 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
     ImGui::EndCombo();
   }
   record_widget("relevance_beside");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Draw a second method beside the first, with its faithfulness curves");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Draw a second method beside the first, with its faithfulness curves"));
   if (settings_left) {
     ImGui::EndChild();
     ImGui::SameLine();
@@ -278,7 +299,8 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
   const std::string key = std::to_string(vit.generation()) + "|" + std::to_string(klass);
   ImGui::BeginGroup();
   if (held.maps_key != key) {
-    ImGui::TextDisabled("Computing the gradients of '%s' ...", vit_class_name(run->model().arch, klass).c_str());
+    // TRANSLATORS: %s is the class's name.
+    ImGui::TextDisabled(_("Computing the gradients of '%s' ..."), vit_class_name(run->model().arch, klass).c_str());
   } else if (!held.maps_error.empty()) {
     text_wrapped("%s", held.maps_error.c_str());
     state.report.relevance_drawn = {{"error", held.maps_error}};
@@ -291,7 +313,8 @@ void draw_vit_relevance_view(AppState& state, VitSession& vit, SourceChoice&) {
 }
 
 std::unique_ptr<View> make_vit_relevance_view() {
-  return std::make_unique<VitPassView>(ViewText{"relevance", "Why?", "Why did it decide?"}, draw_vit_relevance_view);
+  // TRANSLATORS: a tab's short label, then the view's title: what the model's decision depended on.
+  return std::make_unique<VitPassView>(ViewText{"relevance", N_("Why?"), N_("Why did it decide?")}, draw_vit_relevance_view);
 }
 
 }  // namespace attnlab::app

@@ -1,8 +1,10 @@
 #include "app/gui/window/headless.hpp"
 
 #include "app/gui/window/frame.hpp"
+#include "app/gui/window/ui_font.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/translate.hpp"
 #include "core/gpu/gl.hpp"
 #include "core/base/platform.hpp"
 
@@ -17,30 +19,17 @@
 namespace attnlab::app {
 
 std::string ui_font_file() {
-  std::error_code ec;
-  for (const auto& f : platform::ui_font_files())
-    if (std::filesystem::exists(f, ec)) return platform::utf8(f);
-  return {};
+  const auto chain = ui_font_chain();
+  return chain.empty() ? std::string() : chain.front().path;
 }
 
-const ImWchar* ui_glyph_ranges() {
-  static const ImWchar ranges[] = {
-      0x0020, 0x00FF,  // Basic Latin and Latin-1 Supplement (ImGui's default): × ² ·
-      0x0370, 0x03FF,  // Greek: the chapter's τ, λ, α
-      0x2000, 0x206F,  // General Punctuation: – — … ‖ (and ImGui's own ellipsis for cut text)
-      0x2190, 0x21FF,  // Arrows: → (Model → Gallery)
-      0x2200, 0x22FF,  // Mathematical Operators: − ≤ ≥ ≈ √
-      0,
-  };
-  return ranges;
-}
+const ImWchar* ui_glyph_ranges() { return ui_glyph_ranges_for(current_language()); }
 
 bool load_ui_font(float px) {
-  const std::string font = ui_font_file();
-  if (font.empty()) return false;
+  if (ui_font_chain().empty()) return false;
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  return io.Fonts->AddFontFromFileTTF(font.c_str(), px, nullptr, ui_glyph_ranges()) != nullptr;
+  return add_ui_font(*io.Fonts, px, current_language()) != nullptr;
 }
 
 float setup_app_style(float ui_scale) {
@@ -48,8 +37,7 @@ float setup_app_style(float ui_scale) {
   ImGuiIO& io = ImGui::GetIO();
   ImGui::StyleColorsDark();
   float font_scale = 1.0f;
-  if (const std::string font = ui_font_file();
-      !font.empty() && io.Fonts->AddFontFromFileTTF(font.c_str(), kBaseFontPx * kLoadScale, nullptr, ui_glyph_ranges()))
+  if (add_ui_font(*io.Fonts, kBaseFontPx * kLoadScale, current_language()))
     font_scale = 1.0f / kLoadScale;
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
   io.FontGlobalScale = ui_scale * font_scale;
@@ -58,7 +46,7 @@ float setup_app_style(float ui_scale) {
 
 HeadlessUi::HeadlessUi(int width, int height, float ui_scale) : w_(width), h_(height) {
   if (width < 16 || height < 16 || width > 8192 || height > 8192)
-    throw Error("image size " + std::to_string(width) + "x" + std::to_string(height) + " is outside 16..8192 pixels per side");
+    throw Error(text_format(_("image size %dx%d is outside 16..8192 pixels per side"), width, height));
   glGenRenderbuffers(1, &colour_);
   glBindRenderbuffer(GL_RENDERBUFFER, colour_);
   glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
@@ -66,7 +54,7 @@ HeadlessUi::HeadlessUi(int width, int height, float ui_scale) : w_(width), h_(he
   glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
   glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, colour_);
   if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
-    throw Error("cannot make a " + std::to_string(width) + "x" + std::to_string(height) + " framebuffer");
+    throw Error(text_format(_("cannot make a %dx%d framebuffer"), width, height));
   imgui_ = ImGui::CreateContext();
   ImGui::SetCurrentContext(imgui_);
   ImGuiIO& io = ImGui::GetIO();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace attnlab::app {
@@ -43,22 +44,23 @@ class HeadlessUi {
   ::ImGuiContext* imgui_ = nullptr;
 };
 
-/// Sets up the ImGui font and style the app uses (DejaVu Sans when installed) at `ui_scale`.
+/// Sets up the ImGui font and style the app uses (ui_font.hpp's chain: Noto Sans, DejaVu Sans, Noto
+/// Sans CJK, with the current language's characters) at `ui_scale`.
 /// Needs a current ImGui context; call before the renderer hand_made is initialized. Returns the
 /// factor FontGlobalScale needs per unit of UI scale (fonts are rasterized at twice the size).
 float setup_app_style(float ui_scale);
 
-/// The UI font's file: the first of platform::ui_font_files() that exists (DejaVu Sans on Linux),
-/// as UTF-8; empty when none does (ImGui's built-in font, ASCII only, is used then).
+/// The UI font's base file: the first of ui_font_chain() (Noto Sans on Linux), as UTF-8; empty
+/// when there is none (ImGui's built-in font, ASCII only, is used then).
 std::string ui_font_file();
 
-/// The codepoints the UI font's atlas is built with (setup_app_style, load_ui_font): pairs of
-/// first and last codepoint, inclusive, ending in 0, as ImFontAtlas::AddFontFromFileTTF takes
-/// them. A character outside is drawn as ImGui's fallback '?'; tests/app/test_ui_glyphs.cpp checks
-/// that every character of the sources' string literals is inside and in the font file.
+/// The codepoints the UI font's atlas is built with (setup_app_style, load_ui_font) for the current
+/// language: ui_glyph_ranges_for(current_language()). A character outside is drawn as ImGui's
+/// fallback '?'; tests/app/test_ui_glyphs.cpp checks that every character of the sources' string
+/// literals and of every catalog is inside and in the font chain.
 const ImWchar* ui_glyph_ranges();
 
-/// Rebuilds the font atlas with the UI's font (DejaVu Sans; ui_glyph_ranges()) rasterized at `px` pixels, so text
+/// Rebuilds the font atlas with the UI's font chain (ui_font.hpp; ui_glyph_ranges()) rasterized at `px` pixels, so text
 /// at any UI scale is drawn at its own size, not a scaled bitmap. Call between frames; the
 /// caller recreates the renderer's font texture. Returns false (atlas untouched) when the
 /// font file is missing.
