@@ -245,8 +245,8 @@ std::string use_language(std::string_view code) {
   textdomain(kDomain);
   // Messages only: the environment's LC_MESSAGES when that locale is generated, else C.UTF-8
   // (under which gettext honours LANGUAGE, unlike under "C").
-  const char* set = std::setlocale(LC_MESSAGES, "");
-  if (!set || std::strcmp(set, "C") == 0 || std::strcmp(set, "POSIX") == 0) std::setlocale(LC_MESSAGES, "C.UTF-8");
+  const char* set = ::setlocale(LC_MESSAGES, "");
+  if (!set || std::strcmp(set, "C") == 0 || std::strcmp(set, "POSIX") == 0) ::setlocale(LC_MESSAGES, "C.UTF-8");
   users_language_variable();  // remembers the user's value before it is replaced
 #ifdef _WIN32
   _putenv_s("LANGUAGE", chosen.c_str());

@@ -28,6 +28,7 @@ allowed=(
 allowed_compared=(
   "app/cli.cpp|--help|the dispatcher: the usage text, for the program and each command"
   "app/cli.cpp|--version|the dispatcher: the program's version"
+  "app/main.cpp|--lang|the language of every command and the window (issue 52), taken before the dispatcher"
 )
 # The files whose command reads its flags through a CommandFlag table of its own.
 tables=(app/commands/vit_command.cpp app/commands/train_command.cpp app/commands/video_command.cpp

@@ -38,7 +38,7 @@ fetch() {
 # of the Debian source packages. A fresh clone (CI) copies it in instead of building the same
 # sources again (about 3 minutes of FFmpeg, curl and nettle on 2 cores). The prefix's own path,
 # written into its pkg-config and CMake files, is replaced by the new one.
-packages=(eigen3 nlohmann-json3 glfw3 googletest libzip curl libepoxy nettle imgui libstb ffmpeg)
+packages=(eigen3 nlohmann-json3 glfw3 googletest libzip curl libepoxy nettle imgui libstb ffmpeg gettext)
 cache_root="${ATTNLAB_WINDOWS_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnlab/windows-deps}"
 key="$({
   cat "$here/build_deps.sh" "$here/mingw-w64.cmake"
@@ -114,6 +114,19 @@ built nettle || {
    && make -j"$jobs" libnettle.a >>"$log" 2>&1 && make install-headers install-static install-pkgconfig >>"$log" 2>&1) \
    || { echo "build_deps: nettle failed (see $log)" >&2; exit 1; }
   stamp nettle
+}
+# GNU gettext's libintl for the translations (core/base/translate.cpp, issue 52): gettext-runtime's
+# intl/ only, static, without iconv (the catalogs and the program's text are both UTF-8). Its
+# libintl.h replaces setlocale with libintl_setlocale, which knows LC_MESSAGES on Windows too.
+built gettext || {
+  dir="$(fetch gettext 'gettext-*')"
+  rm -rf "$out/build/gettext"; mkdir -p "$out/build/gettext"
+  (cd "$out/build/gettext" && "$dir/gettext-runtime/configure" --host=$host CC=$host-gcc-posix --prefix="$prefix" \
+     --libdir="$prefix/lib" --disable-shared --enable-static --disable-java --disable-csharp --disable-libasprintf \
+     --disable-openmp --disable-c++ --without-libiconv-prefix --enable-threads=windows >>"$log" 2>&1 \
+   && make -C intl -j"$jobs" >>"$log" 2>&1 && make -C intl install >>"$log" 2>&1) \
+   || { echo "build_deps: gettext failed (see $log)" >&2; exit 1; }
+  stamp gettext
 }
 # Dear ImGui and stb, as Debian's binary packages build them (imgui_stb/CMakeLists.txt).
 built imgui-stb || {

@@ -487,8 +487,8 @@ void App::draw_lesson_editor(float menu_h) {
       }
       std::string other = own ? std::string() : caption_in(s, lang);
       if (!own && !s.captions.count(lang)) other.clear();
-      std::string& caption = own ? s.caption : other;
-      if (ImGui::InputTextMultiline("##step_caption", &caption, ImVec2(-1, ImGui::GetTextLineHeight() * 4))) {
+      std::string& edited = own ? s.caption : other;
+      if (ImGui::InputTextMultiline("##step_caption", &edited, ImVec2(-1, ImGui::GetTextLineHeight() * 4))) {
         l.dirty = true;
         if (!own) {
           if (other.empty()) s.captions.erase(lang);
