@@ -198,12 +198,14 @@ std::string text_format(const char* format, ...) {
   va_start(args, format);
   va_list again;
   va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, format, args);
+  // Unqualified: on Windows libintl.h makes it libintl_vsnprintf, which takes a translation's
+  // positional %1$d as glibc's does.
+  const int n = vsnprintf(nullptr, 0, format, args);
   va_end(args);
   std::string out;
   if (n > 0) {
     out.resize(static_cast<size_t>(n));
-    std::vsnprintf(out.data(), out.size() + 1, format, again);
+    vsnprintf(out.data(), out.size() + 1, format, again);
   }
   va_end(again);
   return out;

@@ -21,7 +21,11 @@
 
 namespace attnlab {
 
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+// MinGW-w64's C++ uses its C99 printf (__USE_MINGW_ANSI_STDIO), as glibc's: %zu, %lld, %1$d.
+#define ATTNLAB_FORMAT_ARG(i) __attribute__((format_arg(i)))
+#define ATTNLAB_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#elif defined(__GNUC__)
 #define ATTNLAB_FORMAT_ARG(i) __attribute__((format_arg(i)))
 #define ATTNLAB_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else

@@ -64,6 +64,7 @@ AppState changed() {
   s.zoom = 2.0f;
   s.pan = {10, -20};
   s.ui_scale = 1.5f;
+  s.language = "zh_CN";
   s.presentation = true;
   s.show_controls = s.show_heads = s.show_pinned = s.show_images = false;
   s.show_diagnostics = true;

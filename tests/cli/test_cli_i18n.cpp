@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 #include <string>
@@ -105,6 +106,50 @@ TEST(CliLanguage, RenderDrawsTheInterfaceInTheLanguageAsked) {
     for (size_t i = 0; i < en.rgb.size(); ++i) differ += std::abs(en.rgb[i] - other.rgb[i]) > 0.1f;
     EXPECT_GT(differ, 2000) << lang << ": the picture looks like the English one";
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A lesson's caption in two languages (issue 52): `lesson make --caption de::...` after a step, and
+// `lesson slides` in each language draws that language's caption under the same picture.
+TEST(CliLanguage, ALessonsCaptionIsShownInTheLanguageInUse) {
+  const auto dir = std::filesystem::temp_directory_path() / ("attnlab-i18n-lesson-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto q = [](const std::filesystem::path& p) { return "'" + p.string() + "'"; };
+  ASSERT_EQ(run("render --view map --size 640x400 --out " + q(dir / "s1.png"), "LANGUAGE=en ").code, 0);
+  const std::string lesson = q(dir / "L.attnlab");
+  const CommandRun made = run("lesson make --out " + lesson + " --step " + q(dir / "s1.json") +
+                                  "::'The *colour* head' --caption 'de::Der *Farb*kopf' --caption 'zh_CN::颜色头'",
+                              "LANGUAGE=en ");
+  ASSERT_EQ(made.code, 0) << made.err;
+  std::map<std::string, Image> slide;
+  for (const std::string lang : {"en", "de", "fr", "zh_CN"}) {
+    const auto out = dir / ("slides-" + lang);
+    const CommandRun r = run("lesson slides " + lesson + " --out " + q(out) + " --lang " + lang);
+    ASSERT_EQ(r.code, 0) << lang << ": " << r.err;
+    slide[lang] = load_image(out / "step-01.png");
+  }
+  const auto rows_differ = [](const Image& a, const Image& b, int from, int to) {
+    long n = 0;
+    for (int y = from; y < to; ++y)
+      for (int x = 0; x < a.width; ++x)
+        for (int c = 0; c < 3; ++c) n += std::abs(a.at(x, y, c) - b.at(x, y, c)) > 0.1f;
+    return n;
+  };
+  const Image& en = slide["en"];
+  ASSERT_GT(en.height, 400);  // the picture, then the caption's strip
+  for (const std::string lang : {"de", "zh_CN"}) {
+    ASSERT_EQ(slide[lang].width, en.width);
+    ASSERT_EQ(slide[lang].height, en.height) << lang;
+    EXPECT_GT(rows_differ(en, slide[lang], 400, en.height), 50) << lang << ": the caption is the English one";
+  }
+  // No French caption: the lesson's first (English) under the French picture.
+  EXPECT_EQ(rows_differ(en, slide["fr"], 400, en.height), 0);
+  // --caption with no --step before it, or without a language: one line each, nothing written.
+  expect_one_line_error(run("lesson make --out " + q(dir / "M.attnlab") + " --caption de::x --step " + q(dir / "s1.json")), "--caption");
+  expect_one_line_error(run("lesson make --out " + q(dir / "M.attnlab") + " --step " + q(dir / "s1.json") + " --caption 'Der Kopf'"),
+                        "LANG::TEXT");
+  EXPECT_FALSE(std::filesystem::exists(dir / "M.attnlab"));
   std::filesystem::remove_all(dir);
 }
 

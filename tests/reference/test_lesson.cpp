@@ -249,6 +249,54 @@ TEST(Lesson, WhatALessonHoldsIsCheckedBeforeItIsTrusted) {
   expect_refused(zip_of(files), "is not a SHA-256");
 }
 
+// A caption per language (issue 52): kept through the file, the language in use's shown, else the
+// lesson's first; a code that names no language refused in one line.
+TEST(Lesson, CaptionsInSeveralLanguagesComeBackAndTheCurrentOnesIsShown) {
+  Lesson l = sample_lesson();
+  l.language = "en";
+  l.steps[0].captions = {{"de", "Die Zeile des *Farb*kopfs"}, {"zh_CN", "颜色头的一行"}};
+  const std::vector<std::uint8_t> bytes = lesson_to_bytes(l);
+  const Lesson back = read_lesson_bytes(bytes, "sample.attnlab");
+  EXPECT_EQ(back, l);
+  EXPECT_EQ(back.language, "en");
+  EXPECT_EQ(caption_in(back.steps[0], "de"), "Die Zeile des *Farb*kopfs");
+  EXPECT_EQ(caption_in(back.steps[0], "zh_CN"), "颜色头的一行");
+  EXPECT_EQ(caption_in(back.steps[0], "fr"), l.steps[0].caption);  // none in French: the lesson's first
+  EXPECT_EQ(caption_in(back.steps[0], "en"), l.steps[0].caption);
+  EXPECT_EQ(caption_in(back.steps[1], "de"), l.steps[1].caption);  // a step without others
+  // A lesson of before (no language, no captions) reads as it did.
+  EXPECT_FALSE(lesson_to_json(sample_lesson()).contains("language"));
+  EXPECT_FALSE(lesson_to_json(sample_lesson())["steps"][0].contains("captions"));
+
+  for (const char* code : {"de", "zh_CN", "fil", "pt_BR"}) EXPECT_TRUE(is_caption_language(code)) << code;
+  for (const char* code : {"", "d", "DE", "de_de", "de-DE", "../x", "zh_CNN", "deutsch"}) EXPECT_FALSE(is_caption_language(code)) << code;
+  const std::string photo = l.images.begin()->first;
+  const std::string photo_bytes(l.images.begin()->second.begin(), l.images.begin()->second.end());
+  const auto with = [&](const nlohmann::json& j) {
+    return zip_of({{"mimetype", kLessonMimeType}, {"lesson.json", j.dump()}, {photo, photo_bytes}});
+  };
+  nlohmann::json j = lesson_to_json(l);
+  j["steps"][0]["captions"]["../../etc"] = "x";
+  expect_refused(with(j), "is not a language's code");
+  j = lesson_to_json(l);
+  j["steps"][0]["captions"]["de"] = 42;
+  expect_refused(with(j), "its de is not text");
+  j = lesson_to_json(l);
+  j["steps"][0]["captions"] = "Der Farbkopf";
+  expect_refused(with(j), "captions are not a table");
+  j = lesson_to_json(l);
+  for (int i = 0; i < 17; ++i) j["steps"][0]["captions"]["l" + std::string(1, static_cast<char>('a' + i))] = "x";
+  expect_refused(with(j), "at most 16");
+  j = lesson_to_json(l);
+  j["language"] = "English";
+  expect_refused(with(j), "is not a language's code");
+  LessonLimits small;
+  small.max_text_bytes = 100;
+  j = lesson_to_json(l);
+  j["steps"][0]["captions"]["de"] = std::string(200, 'x');
+  expect_refused(with(j), "more than the 100", small);
+}
+
 TEST(Lesson, WrittenWholeAndNeverOverAFileUnasked) {
   const auto dir = attnlab::testing::temp_dir() / "lesson_write";
   std::filesystem::remove_all(dir);

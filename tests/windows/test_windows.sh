@@ -346,6 +346,19 @@ else
   else
     fail "the installed program's train: $(tail -2 "$work/train.log")"
   fi
+  # The catalogs and the fonts came with it (issue 52): --lang de gives the installed program's one-line
+  # error in the catalog's German (read here with gettext(1) from the installed .mo), and render
+  # --lang zh_CN draws the Chinese interface with the bundled Noto Sans CJK.
+  want_de="$(LANGUAGE=de LC_ALL=C.UTF-8 TEXTDOMAINDIR="$unix_target/share/locale" gettext -d attnlab "cannot load %s: no such file")"
+  got_de="$(cd "$elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" row --image missing.jpg --patch 20 --query 1,1 --lang de 2>&1 | crlf)"
+  if [[ $want_de != "cannot load %s: no such file" && $got_de == "attnlab: ${want_de/\%s/\'missing.jpg\'}" ]] \
+     && [[ -f $unix_target/share/attnlab/fonts/NotoSansCJK-Regular.ttc ]] \
+     && (cd "$elsewhere" && timeout 300 wine "$target\\bin\\attnlab.exe" render --view tokenization --lang zh_CN --out zh.png >/dev/null 2>&1) \
+     && [[ -f $elsewhere/zh.png ]]; then
+    pass "the installed program speaks German (--lang de) and draws Chinese with the bundled fonts"
+  else
+    fail "the installed program's languages: '$got_de' (the catalog's: '$want_de'); fonts: $(ls "$unix_target/share/attnlab/fonts" 2>&1 | tr '\n' ' ')"
+  fi
   mv "$WINEPREFIX/dosdevices/z-hidden" "$WINEPREFIX/dosdevices/z:"
   menu="$(find "$WINEPREFIX/drive_c" -path '*Start Menu*' -name 'Attention Lab.lnk' | head -1)"
   [[ -n $menu ]] && pass "a Start-menu entry" || fail "no Start-menu entry"

@@ -131,7 +131,7 @@ bool setting_widget(AppState& state, std::string_view path, const WidgetPlace& a
     ImGui::TextUnformatted(s.ui.label);
     ImGui::EndDisabled();
   }
-  const std::string id = (place.label && !w.label_above ? std::string(s.ui.label) : std::string()) + "##" + s.path;
+  const std::string id = (place.label && !w.label_above ? std::string(s.ui.label) : std::string()) + "###" + s.path;  // the id is the path alone: the label follows the language
   if (w.frame > 0) ImGui::SetNextItemWidth(w.frame);
   ImGui::BeginDisabled(place.disabled_why != nullptr);
   bool changed = false;
