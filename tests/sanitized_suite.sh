@@ -50,6 +50,10 @@ long_runs=(
   'CliVit\.(RelevanceAndReceptiveFieldMatchPyTorchAutograd|NormsMatchPyTorchWithAndWithoutRegisters)'
   'FashionVit\.FiveHundredTestImages' 'CliCka\.TheBundledModelOverFiveHundredTestImages'
   'Faithfulness\.CheferBeatsTheRandomOrderOnTheBundledModel'
+  # The same window in each language (issue 52): the plain tree runs all eight; here Chinese at UI
+  # scale 2 stays, the largest atlas (its CJK font) through the same code as the others.
+  'Screens/FitUnderXvfb\.TheWindowFitsTheScreenAndEveryPanelIsReachable/1024x768_scale[12]_(de|es|fr)'
+  'Screens/FitUnderXvfb\.TheWindowFitsTheScreenAndEveryPanelIsReachable/1024x768_scale1_zh_CN'
 )
 exclude=()
 if [[ -z ${ATTNLAB_SANITIZE_ALL:-} ]]; then
