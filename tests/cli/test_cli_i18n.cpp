@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -29,12 +30,13 @@ CommandRun run(const std::string& args, const std::string& prefix = "") {
 
 const std::vector<std::string> kLanguages = {"de", "es", "fr", "zh_CN"};
 
-// `msgid` filled as the program fills it, in `lang` (read through the build's catalogs).
-template <class... Args>
-std::string in_language(const std::string& lang, const char* msgid, Args... args) {
+// `msgid` in `lang` (read through the build's catalogs), its one %s (or %1$s) replaced by `value`.
+std::string in_language(const std::string& lang, const char* msgid, const std::string& value = "") {
   use_language(lang);
-  std::string text = text_format(tr(msgid), args...);
+  std::string text = tr(msgid);
   use_language("en");
+  for (const char* spec : {"%1$s", "%s"})
+    if (const auto at = text.find(spec); at != std::string::npos) return text.replace(at, std::strlen(spec), value);
   return text;
 }
 
