@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <clocale>
 #include <cstdarg>
 #include <cstdint>
@@ -36,9 +37,22 @@ namespace {
 
 constexpr const char* kDomain = "attnlab";
 
-std::string& language_in_use() {
+// The language in use, written by use_language() (the window's thread, between frames) while
+// the scheduler's workers may be translating an error: the code under a mutex, and whether it
+// is English (no catalog to ask) as an atomic for tr()'s fast path.
+std::mutex& language_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::string& language_in_use() {  // under language_mutex()
   static std::string lang = "en";
   return lang;
+}
+
+std::atomic<bool>& english() {
+  static std::atomic<bool> yes{true};
+  return yes;
 }
 
 // "de_DE.UTF-8@euro" → "de_DE"; "C", "POSIX" and "" → "".
@@ -162,7 +176,7 @@ void add_codepoints(std::string_view s, std::vector<char32_t>& out) {
 const char* tr(const char* msgid) {
 #if defined(ATTNLAB_HAVE_GETTEXT)
   // "" is the catalog's header's key: an empty text stays empty.
-  return language_in_use() == "en" || !*msgid ? msgid : dgettext(kDomain, msgid);
+  return english().load(std::memory_order_acquire) || !*msgid ? msgid : dgettext(kDomain, msgid);
 #else
   return msgid;
 #endif
@@ -170,21 +184,26 @@ const char* tr(const char* msgid) {
 
 const char* tr_n(const char* singular, const char* plural, unsigned long n) {
 #if defined(ATTNLAB_HAVE_GETTEXT)
-  if (language_in_use() != "en") return dngettext(kDomain, singular, plural, n);
+  if (!english().load(std::memory_order_acquire)) return dngettext(kDomain, singular, plural, n);
 #endif
   return n == 1 ? singular : plural;
 }
 
 const char* tr_c(const char* context, const char* msgid) {
 #if defined(ATTNLAB_HAVE_GETTEXT)
-  if (language_in_use() == "en" || !*msgid) return msgid;
+  if (english().load(std::memory_order_acquire) || !*msgid) return msgid;
   // The catalog's key is context "\x04" msgid; gettext returns its argument when the key is
   // missing, so the key must outlive the answer: kept, one per (language, key), for the program.
   static std::mutex m;
   static std::map<std::string, std::string> keys;
   std::string key = std::string(context) + '\x04' + msgid;
+  std::string lang;
+  {
+    std::lock_guard lock(language_mutex());
+    lang = language_in_use();
+  }
   std::lock_guard lock(m);
-  auto [at, added] = keys.try_emplace(language_in_use() + '\x04' + key, key);
+  auto [at, added] = keys.try_emplace(lang + '\x04' + key, key);
   const char* found = dgettext(kDomain, at->second.c_str());
   return found == at->second.c_str() ? msgid : found;
 #else
@@ -259,11 +278,21 @@ std::string use_language(std::string_view code) {
   language_variable().set = true;
   ++_nl_msg_cat_cntr;
 #endif
-  language_in_use() = chosen;
+  {
+    std::lock_guard lock(language_mutex());
+    language_in_use() = chosen;
+  }
+  english().store(chosen == "en", std::memory_order_release);
   return chosen;
 }
 
-const std::string& current_language() { return language_in_use(); }
+const std::string& current_language() {
+  // A copy per thread, so that the reference stays whole while another thread switches.
+  thread_local std::string copy;
+  std::lock_guard lock(language_mutex());
+  copy = language_in_use();
+  return copy;
+}
 
 const char* language_name(std::string_view code) {
   static constexpr std::array<std::pair<const char*, const char*>, 5> kNames = {{

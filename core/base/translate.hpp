@@ -59,7 +59,7 @@ std::vector<std::string> available_languages();
 /// use ("en" or one of available_languages()).
 std::string use_language(std::string_view code = "");
 
-/// The language in use: "en" or one of available_languages().
+/// The language in use: "en" or one of available_languages() (this thread's copy, until its next call).
 const std::string& current_language();
 
 /// The language's own name for the Language menu ("Deutsch", "简体中文"); nullptr when unknown.
