@@ -24,20 +24,6 @@ UiFontFile first_of(const std::vector<UiFontFile>& candidates) {
   return {};
 }
 
-// Ranges from sorted unique codepoints: runs of consecutive ones become one pair.
-void add_runs(const std::vector<char32_t>& cps, std::vector<ImWchar>& out) {
-  for (size_t i = 0; i < cps.size();) {
-    size_t j = i;
-    while (j + 1 < cps.size() && cps[j + 1] == cps[j] + 1) ++j;
-    // ImWchar is 16 bits in Debian's ImGui: characters past the BMP cannot be in its atlas.
-    if (cps[i] <= 0xFFFF && cps[i] >= 0x20) {
-      out.push_back(static_cast<ImWchar>(cps[i]));
-      out.push_back(static_cast<ImWchar>(std::min<char32_t>(cps[j], 0xFFFF)));
-    }
-    i = j + 1;
-  }
-}
-
 }  // namespace
 
 std::vector<UiFontFile> ui_font_chain() {
@@ -72,37 +58,25 @@ const ImWchar* ui_glyph_ranges_for(std::string_view language) {
   static std::map<std::string, std::vector<ImWchar>, std::less<>> made;
   std::lock_guard lock(m);
   if (auto it = made.find(language); it != made.end()) return it->second.data();
-  std::vector<ImWchar> r = {
+  static const ImWchar fixed[] = {
       0x0020, 0x00FF,  // Basic Latin and Latin-1 Supplement (ImGui's default): × ² ·
       0x0370, 0x03FF,  // Greek: the chapter's τ, λ, α
       0x2000, 0x206F,  // General Punctuation: – — … ‖ (and ImGui's own ellipsis for cut text)
       0x2190, 0x21FF,  // Arrows: → (Model → Gallery)
       0x2200, 0x22FF,  // Mathematical Operators: − ≤ ≥ ≈ √
+      0,
   };
-  // The Language menu names every language in its own script.
-  std::vector<char32_t> extra = catalog_characters(language);
+  // ImGui's own builder merges the blocks, the catalog's characters and the Language menu's
+  // names (every language in its own script) into sorted runs.
+  ImFontGlyphRangesBuilder builder;
+  builder.AddRanges(fixed);
+  for (const char32_t c : catalog_characters(language))
+    if (c >= 0x20 && c <= 0xFFFF) builder.AddChar(static_cast<ImWchar>(c));  // ImWchar is 16 bits in Debian's ImGui
   for (const std::string& code : available_languages())
-    if (const char* name = language_name(code)) {
-      for (const unsigned char* p = reinterpret_cast<const unsigned char*>(name); *p;) {
-        char32_t c = *p;
-        int more = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
-        if (more) c &= 0x3Fu >> more;
-        ++p;
-        for (; more > 0 && (*p & 0xC0) == 0x80; --more, ++p) c = (c << 6) | (*p & 0x3Fu);
-        extra.push_back(c);
-      }
-    }
-  std::sort(extra.begin(), extra.end());
-  extra.erase(std::unique(extra.begin(), extra.end()), extra.end());
-  // Only what the fixed blocks above do not already hold.
-  const auto in_blocks = [&r](char32_t c) {
-    for (size_t i = 0; i + 1 < r.size(); i += 2)
-      if (c >= r[i] && c <= r[i + 1]) return true;
-    return false;
-  };
-  extra.erase(std::remove_if(extra.begin(), extra.end(), in_blocks), extra.end());
-  add_runs(extra, r);
-  r.push_back(0);
+    if (const char* name = language_name(code)) builder.AddText(name);
+  ImVector<ImWchar> built;
+  builder.BuildRanges(&built);
+  std::vector<ImWchar> r(built.begin(), built.end());  // ends with its 0
   return made.emplace(std::string(language), std::move(r)).first->second.data();
 }
 
