@@ -5,7 +5,8 @@
 #  2. every po/<lang>.po of po/LINGUAS, as it is and merged with that template (msgmerge, as
 #     `--target attnlab_pot` does), passes msgfmt --check with no untranslated and no fuzzy entry:
 #     a string changed in the code shows up here as fuzzy or untranslated;
-#  3. a translation keeps its message's ImGui id ("...##id") and its line breaks' count;
+#  3. a translation keeps its message's ImGui id ("...##id"), its line breaks' count and the
+#     program's prefix "attnlab: " (scripts find the program's lines by it, in every language);
 #  4. each language has its glossary (po/glossary.<lang>.md) naming the field's terms.
 set -euo pipefail
 root=$(cd "$1" && pwd)
@@ -45,6 +46,7 @@ for l in "${langs[@]}"; do
         i1 = index(id, "##"); s1 = index(str, "##")
         if (i1 && (s1 == 0 || substr(id, i1) != substr(str, s1))) { print "po/" lang ".po: the translation of \"" id "\" loses its id " substr(id, i1); bad = 1 }
         n1 = gsub(/\\n/, "&", id); n2 = gsub(/\\n/, "&", str)
+        if (substr(id, 1, 9) == "attnlab: " && substr(str, 1, 9) != "attnlab: ") { print "po/" lang ".po: the translation of \"" substr(id, 1, 60) "\" changes the prefix \"attnlab: \""; bad = 1 }
         if (n1 != n2 && !plural) { print "po/" lang ".po: the translation of \"" substr(id, 1, 60) "\" has " n2 " line breaks, the English " n1; bad = 1 }
       }
       id = ""; str = ""; plural = 0; mode = ""

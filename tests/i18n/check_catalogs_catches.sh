@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check_catalogs_catches.sh ROOT: check_catalogs.sh fails on a copy of the tree broken each way
 # it exists to catch — an untranslated entry, a fuzzy one, a string changed in the code after the
-# catalogs were made, a missing glossary — and passes on the copy unbroken.
+# catalogs were made, a missing glossary, a translated "attnlab: " prefix — and passes on the copy unbroken.
 set -euo pipefail
 root=$(cd "$1" && pwd)
 check=$root/tests/i18n/check_catalogs.sh
@@ -41,3 +41,8 @@ grep -q "merged with the sources' strings.*untranslated" <<<"$out" ||
 fresh
 rm "$work/t/po/glossary.es.md"
 expect_fail "a missing glossary" "glossary.es.md is missing"
+
+fresh  # French typography's space before the colon, in the program's prefix
+line=$(grep -n '^msgstr "attnlab: ' "$work/t/po/fr.po" | sed -n 1p | cut -d: -f1)
+sed -i "${line}s/^msgstr \"attnlab: /msgstr \"attnlab : /" "$work/t/po/fr.po"
+expect_fail "a translated prefix" 'changes the prefix "attnlab: "'
