@@ -16,6 +16,16 @@
 #include <cstdio>
 
 namespace attnlab::app {
+namespace {
+
+// The label the Controls show for choice number `n` of the setting at `path` (its field table's
+// choices, translated by setting_ref); `name` (the setting's saved name) when the table has none.
+std::string choice_label(AppState& state, std::string_view path, int n, std::string_view name) {
+  const std::vector<std::string> choices = setting_ref(state, path).ui.choices;
+  return n >= 0 && n < static_cast<int>(choices.size()) ? choices[static_cast<size_t>(n)] : std::string(name);
+}
+
+}  // namespace
 
 SourceInfo HandMadeMapSource::info() const {
   SourceInfo out;
@@ -145,8 +155,9 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
     // TRANSLATORS: a legend: the mask's kind, the temperature tau, the positional codes' mode, K = patch size in pixels,
     // N = number of tokens, the number of pinned queries.
     ImGui::Text(_("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu"),
-                std::string(mask_kind_name(a.mask.kind)).c_str(), tau.c_str(), std::string(pos_mode_name(a.pos.mode)).c_str(), g.K,
-                g.N(), c.pins.size());
+                choice_label(state_, "mask.kind", static_cast<int>(a.mask.kind), mask_kind_name(a.mask.kind)).c_str(), tau.c_str(),
+                choice_label(state_, "pos.mode", static_cast<int>(a.pos.mode), pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(),
+                c.pins.size());
     record_widget("presentation:legend");
     for (size_t n = 0; n < c.pins.size(); ++n) {  // the pins' outline colours, as a legend
       ImGui::SameLine();
