@@ -152,12 +152,12 @@ void HandMadeMapSource::draw_map_header(const MainMap& map) {
   if (state_.presentation) {  // for the class: what the map depends on, no developer numbers
     const Settings& a = hand_made_.settings();
     const std::string tau = format_number(a.temperature, 3);
+    const std::string mask = choice_label(state_, "mask.kind", static_cast<int>(a.mask.kind), mask_kind_name(a.mask.kind));  // i18n: English (a setting's path)
+    const std::string codes = choice_label(state_, "pos.mode", static_cast<int>(a.pos.mode), pos_mode_name(a.pos.mode));  // i18n: English (a setting's path)
     // TRANSLATORS: a legend: the mask's kind, the temperature tau, the positional codes' mode, K = patch size in pixels,
     // N = number of tokens, the number of pinned queries.
-    ImGui::Text(_("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu"),
-                choice_label(state_, "mask.kind", static_cast<int>(a.mask.kind), mask_kind_name(a.mask.kind)).c_str(), tau.c_str(),
-                choice_label(state_, "pos.mode", static_cast<int>(a.pos.mode), pos_mode_name(a.pos.mode)).c_str(), g.K, g.N(),
-                c.pins.size());
+    ImGui::Text(_("mask: %s   tau = %s   codes: %s   K = %d (N = %d)   pins: %zu"), mask.c_str(), tau.c_str(), codes.c_str(), g.K,
+                g.N(), c.pins.size());
     record_widget("presentation:legend");
     for (size_t n = 0; n < c.pins.size(); ++n) {  // the pins' outline colours, as a legend
       ImGui::SameLine();
