@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <sys/wait.h>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -141,7 +142,73 @@ nlohmann::json expect_step_shown(AppProcess& app, const Lesson& lesson, std::siz
   return s;
 }
 
+// `attnlab ARGS` run quietly; its exit code.
+int run_attnlab(const std::string& args) {
+  const std::string cmd = "env -u DISPLAY EGL_LOG_LEVEL=fatal '" + std::string(attnlab_binary()) + "' " + args + " >/dev/null 2>&1";
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// The sidecar's photo is the one drawn: "image_size" is the size of the file "image" names.
+void expect_image_is_the_one_drawn(const nlohmann::json& s) {
+  const Image on_disk = load_image(s.at("image").get<std::string>());
+  EXPECT_EQ(s.at("image_size").at("width").get<int>(), on_disk.width) << s.at("image");
+  EXPECT_EQ(s.at("image_size").at("height").get<int>(), on_disk.height) << s.at("image");
+}
+
 }  // namespace
+
+// A step whose photo cannot be shown at its K (the safari photo at K = 1: 250 000 tokens, over
+// the limit) says so in the banner, and the photo on screen stays with its own path and pins:
+// the document never names a photo other than the one drawn (the soak test found a sidecar that
+// named the step's photo over the previous one's pixels, and its row check failed on it).
+TEST(LessonXvfb, AStepWhosePhotoCannotBeShownKeepsThePhotoOnScreenAndSaysWhy) {
+  Xvfb x(kScreenW, kScreenH);
+  const auto dir = temp_dir() / "lesson_unshowable";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(run_attnlab("render --image '" + asset("dog.jpg").string() + "' --patch 16 --query 3,4 --out '" + (dir / "dog.png").string() + "'"), 0);
+  ASSERT_EQ(run_attnlab("render --image '" + asset("safari.jpg").string() + "' --patch 16 --out '" + (dir / "safari.png").string() + "'"), 0);
+  nlohmann::json dog = read_json_file(dir / "dog.json"), safari = read_json_file(dir / "safari.json");
+  const nlohmann::json pins = nlohmann::json::array({{{"col", 3}, {"row", 4}}, {{"col", 40}, {"row", 30}}});
+  dog["hand_made"]["pins"] = pins;
+  safari["patch"] = 1;
+  safari["hand_made"]["pins"] = nlohmann::json::array({{{"col", 300}, {"row", 200}}});
+  std::ofstream(dir / "dog.json") << dog.dump(2);
+  std::ofstream(dir / "safari.json") << safari.dump(2);
+  const auto lesson_path = dir / "unshowable.attnlab";
+  ASSERT_EQ(run_attnlab("lesson make --out '" + lesson_path.string() + "' --step '" + (dir / "dog.json").string() + "' --step '" +
+                        (dir / "safari.json").string() + "'"),
+            0);
+
+  write_settings(dir, 1.0f);
+  AppProcess app(x, dir, {lesson_path.string()});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  const nlohmann::json first = export_until(app, [](const nlohmann::json& s) {
+    return s.value("patch", 0) == 16 && s.at("widgets").contains("lesson:counter") && s.at("image_size").value("width", 0) == 768;
+  });
+  ASSERT_EQ(first.at("image_size").value("width", 0), 768) << "step 1's photo (the dog, 768 x 576) is not shown";
+  expect_image_is_the_one_drawn(first);
+  EXPECT_EQ(first.at("hand_made").at("pins"), pins);
+
+  app.key("Next");  // step 2: the safari photo at K = 1
+  const nlohmann::json second = export_until(app, [](const nlohmann::json& s) { return !s.value("banner", "").empty(); });
+  const std::string banner = second.value("banner", "");
+  EXPECT_NE(banner.find("K=1"), std::string::npos) << banner;
+  EXPECT_NE(banner.find("tokens"), std::string::npos) << banner;
+  EXPECT_EQ(second.at("image"), first.at("image")) << "the sidecar names the photo that could not be shown";
+  expect_image_is_the_one_drawn(second);
+  EXPECT_EQ(second.at("hand_made").at("pins"), pins) << "the pins of another photo were put on this one";
+  EXPECT_TRUE(second.at("widgets").contains("lesson:counter")) << "the lesson stopped";
+
+  app.key("Escape");  // the user's own photo and settings back
+  const nlohmann::json after = export_until(app, [](const nlohmann::json& s) { return !s.at("widgets").contains("lesson:counter"); });
+  EXPECT_FALSE(after.at("widgets").contains("lesson:counter"));
+  EXPECT_EQ(after.value("patch", 0), 16);
+  expect_image_is_the_one_drawn(after);
+  EXPECT_EQ(app.close(), 0) << app.log();
+  std::filesystem::remove_all(dir);
+}
 
 TEST(LessonXvfb, ThreeStepsMadeInTheWindowSavedReopenedAndPlayedWithPgDnAndPgUp) {
   Xvfb x(kScreenW, kScreenH);

@@ -209,10 +209,16 @@ void App::play_step(int index, bool open_models) {
 }
 
 // The document `d` in the window: its photo loaded when it is another, its model opened when it
-// is another (the step applied again once it has: opening a model resets its choice).
+// is another (the step applied again once it has: opening a model resets its choice). A photo
+// that cannot be shown (unreadable, or too many tokens at the step's K) is said in the banner and
+// the photo on screen stays, with its path and its pins: the document never names a photo other
+// than the one drawn (a sidecar's "image" and "image_size" agree, and so does settings.json).
 void App::apply_document(const Document& d, bool open_models) {
   const std::filesystem::path loaded_model = vit_.run() ? state_.model_path : std::filesystem::path();
   const bool new_image = d.image_path != state_.image_path || !hand_made_.has_image();
+  const std::filesystem::path shown_image = state_.image_path;
+  const std::vector<Cell> shown_pins = state_.hand_made.pins;
+  std::vector<Cell> pins = d.hand_made.pins;  // the step's pins, on its photo
   static_cast<Document&>(state_) = d;
   if (new_image) {
     try {
@@ -223,6 +229,8 @@ void App::apply_document(const Document& d, bool open_models) {
       if (vit_.run()) run_vit_on_image();
     } catch (const Error& e) {
       state_.show_error(e.what());
+      state_.image_path = shown_image;
+      pins = shown_pins;
     }
   }
   // The step's K and mask handed over as they are: not a change of K by the user, whose query
@@ -237,7 +245,11 @@ void App::apply_document(const Document& d, bool open_models) {
   }
   query_anchor_.clear();
   pin_anchors_.clear();
-  state_.hand_made.pins = d.hand_made.pins;  // the step's pins, on its photo
+  if (hand_made_.has_image()) {  // the photo kept at the step's K: pins off its grid go
+    const PatchGrid& g = hand_made_.grid();
+    std::erase_if(pins, [&](const Cell& c) { return c.col < 0 || c.row < 0 || c.col >= g.cols || c.row >= g.rows; });
+  }
+  state_.hand_made.pins = std::move(pins);
   if (open_models && !d.model_path.empty() && d.model_path != loaded_model) {
     state_.commands.open_model(d.model_path);
     if (lesson_) lesson_->reapply = true;
