@@ -182,7 +182,7 @@ const char* tr(const char* msgid) {
 #endif
 }
 
-const char* tr_n(const char* singular, const char* plural, unsigned long n) {
+const char* tr_n_count(const char* singular, const char* plural, unsigned long n) {
 #if defined(ATTNLAB_HAVE_GETTEXT)
   if (!english().load(std::memory_order_acquire)) return dngettext(kDomain, singular, plural, n);
 #endif

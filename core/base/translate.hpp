@@ -14,9 +14,12 @@
 // A number goes into text with text_format (printf's formats, checked by the compiler and by
 // msgfmt --check), never by concatenation, so that a translation may reorder it (%1$s).
 // Without gettext (the Windows build, for now) every function returns the English text.
+#include <concepts>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnlab {
@@ -38,8 +41,20 @@ namespace attnlab {
 /// the catalog's header, as gettext("") would give).
 const char* tr(const char* msgid) ATTNLAB_FORMAT_ARG(1);
 /// The form of `singular`/`plural` for the count `n` in the current language (ngettext; English:
-/// singular for n == 1).
-const char* tr_n(const char* singular, const char* plural, unsigned long n) ATTNLAB_FORMAT_ARG(1) ATTNLAB_FORMAT_ARG(2);
+/// singular for n == 1). `n` is any integer count (an int, a std::size_t): a negative one counts
+/// as 0 and one past ngettext's unsigned long (a 64-bit count on Windows, where it is 32 bits)
+/// as its largest, so no caller narrows by hand.
+template <std::integral Count>
+const char* tr_n(const char* singular, const char* plural, Count n) ATTNLAB_FORMAT_ARG(1) ATTNLAB_FORMAT_ARG(2);
+/// tr_n's lookup, for the count already narrowed to ngettext's type.
+const char* tr_n_count(const char* singular, const char* plural, unsigned long n) ATTNLAB_FORMAT_ARG(1) ATTNLAB_FORMAT_ARG(2);
+
+template <std::integral Count>
+const char* tr_n(const char* singular, const char* plural, Count n) {
+  using Limits = std::numeric_limits<unsigned long>;
+  const unsigned long count = std::cmp_less(n, 0) ? 0 : std::in_range<unsigned long>(n) ? static_cast<unsigned long>(n) : Limits::max();
+  return tr_n_count(singular, plural, count);
+}
 /// `msgid` translated in `context` (pgettext: the catalog key is context "\x04" msgid).
 const char* tr_c(const char* context, const char* msgid) ATTNLAB_FORMAT_ARG(2);
 

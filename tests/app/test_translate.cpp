@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -140,6 +142,23 @@ TEST_F(Translate, PluralFormsFollowEachLanguagesRule) {
   use_language("en");
   EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", 1), 1), "1 token");
   EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", 0), 0), "0 tokens");
+}
+
+// tr_n takes a count of any integer type and narrows it to ngettext's unsigned long itself: a
+// negative count is 0 (not 2^64 - 1, which French would make plural), and a std::size_t past 32
+// bits stays plural where unsigned long has 32 bits (Windows), never wrapping to 1.
+TEST_F(Translate, ACountOfAnyIntegerTypeChoosesTheFormOfItsValue) {
+  use_language("fr");  // n > 1 is plural: 0 and 1 are singular
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", -1), 0), "0 jeton");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", std::numeric_limits<long long>::min()), 0), "0 jeton");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", std::size_t{1}), 1), "1 jeton");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", std::size_t{2}), 2), "2 jetons");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", (std::uint64_t{1} << 32) + 1), 2), "2 jetons");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", std::numeric_limits<std::uint64_t>::max()), 2), "2 jetons");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", static_cast<short>(1)), 1), "1 jeton");
+  use_language("en");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", -1), 0), "0 tokens");
+  EXPECT_EQ(text_format(tr_n("%d token", "%d tokens", std::size_t{1}), 1), "1 token");
 }
 
 TEST_F(Translate, AContextSeparatesTwoMeaningsAndATranslationMayReorderItsNumbers) {

@@ -434,7 +434,7 @@ void MatrixView::draw_notes(HandMadeSession& hand_made, int query) {
                         "weights are all 0 and the row is black.",
                         "%d row(s) have no key left (first: row %d): the mask hides every key from that query, so its "
                         "weights are all 0 and the row is black.",
-                        static_cast<unsigned long>(a_empty_rows_)),
+                        a_empty_rows_),
                    a_empty_rows_, a_first_empty_);
   }
   // TRANSLATORS: i and j are token indices; A is the attention matrix, Q and K the queries and keys; fc the fully connected

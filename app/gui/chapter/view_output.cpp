@@ -204,7 +204,7 @@ void OutputView::draw_request(AppState& state, int N, bool all) {
     // TRANSLATORS: %d is the number of tokens N (a large number); T_out are a head's output tokens.
     text_wrapped(tr_n("%d tokens: each head's T_out needs N^2 = %s weights, so it is computed only when asked.",
                       "%d tokens: each head's T_out needs N^2 = %s weights, so it is computed only when asked.",
-                      static_cast<unsigned long>(N)),
+                      N),
                  N, format_number(n2, 4).c_str());
     if (ms_per_entry_ > 0)
       // TRANSLATORS: %.0f is a time in seconds ("s"), %d the number of heads.
@@ -360,7 +360,7 @@ void OutputView::draw_numbers(HandMadeSession& hand_made, int sel, bool all) {
     // TRANSLATORS: %d tokens (a count); %s is the engine that computed them (a name); ms = milliseconds; %d heads.
     ImGui::TextDisabled(tr_n("%d tokens; outputs computed once per change of image or settings (%s, %.0f ms for the %d heads).",
                              "%d tokens; outputs computed once per change of image or settings (%s, %.0f ms for the %d heads).",
-                             static_cast<unsigned long>(N)),
+                             N),
                         N,
                         hand_made.short_name().c_str(), ms_, kHeadCount);
 }

@@ -302,7 +302,7 @@ class QuestionView final : public TeachingView {
                       "With weights of 1 the colour part is a sum of %d colours (no colour to show); divided by the count it is the "
                       "average of the last row. The constant dimension counts only when the weights are not normalized: after the "
                       "softmax of eq. 26.15 it always reads 1.",
-                      static_cast<unsigned long>(std::max(n, 0))),
+                      n),
                  n);
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();

@@ -454,7 +454,7 @@ void CnnViewState::draw_cka(AppState& state, VitSession& vit) {
   ImGui::SameLine();
   const int images = static_cast<int>(r.cka->tokens);
   std::string examples =
-      text_format(tr_n("%d Fashion-MNIST test image", "%d Fashion-MNIST test images", static_cast<unsigned long>(images)), images);
+      text_format(tr_n("%d Fashion-MNIST test image", "%d Fashion-MNIST test images", images), images);
   // TRANSLATORS: goes after "500 Fashion-MNIST test images" when CKA was computed in minibatches of that many images.
   if (r.cka_batch) examples += text_format(_(", minibatches of %d"), r.cka_batch);
   // TRANSLATORS: model A x model B, what CKA was computed over, and the seconds it took (s: seconds).

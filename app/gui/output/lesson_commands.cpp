@@ -101,8 +101,8 @@ int lesson_make(const std::vector<std::string>& args) {
   }
   check_steps(lesson, platform::utf8(out));
   write_lesson(lesson, out, force);
-  const std::string steps_text = text_format(tr_n("%zu step", "%zu steps", static_cast<unsigned long>(lesson.steps.size())), lesson.steps.size());
-  const std::string photos_text = text_format(tr_n("%zu photo", "%zu photos", static_cast<unsigned long>(lesson.images.size())), lesson.images.size());
+  const std::string steps_text = text_format(tr_n("%zu step", "%zu steps", lesson.steps.size()), lesson.steps.size());
+  const std::string photos_text = text_format(tr_n("%zu photo", "%zu photos", lesson.images.size()), lesson.images.size());
   // TRANSLATORS: the lesson file written, then "3 steps" and "2 photos".
   std::printf(_("attnlab: wrote %s (%s, %s)\n"), platform::utf8(out).c_str(), steps_text.c_str(), photos_text.c_str());
   return 0;
@@ -189,7 +189,7 @@ int lesson_slides(const std::vector<std::string>& args) {
     }
     write_new_folder(out, files);
   }
-  std::printf(tr_n("attnlab: wrote %s (%zu slide)\n", "attnlab: wrote %s (%zu slides)\n", static_cast<unsigned long>(pages.size())), platform::utf8(out).c_str(),
+  std::printf(tr_n("attnlab: wrote %s (%zu slide)\n", "attnlab: wrote %s (%zu slides)\n", pages.size()), platform::utf8(out).c_str(),
               pages.size());
   return 0;
 }
@@ -201,9 +201,9 @@ int lesson_check(const std::vector<std::string>& args) {
   const std::string what = platform::utf8(l.lesson);
   const Lesson lesson = read_lesson(l.lesson);
   check_steps(lesson, what);
-  const std::string steps_text = text_format(tr_n("%zu step", "%zu steps", static_cast<unsigned long>(lesson.steps.size())), lesson.steps.size());
+  const std::string steps_text = text_format(tr_n("%zu step", "%zu steps", lesson.steps.size()), lesson.steps.size());
   const std::string photos_text =
-      text_format(tr_n("%zu photo embedded", "%zu photos embedded", static_cast<unsigned long>(lesson.images.size())), lesson.images.size());
+      text_format(tr_n("%zu photo embedded", "%zu photos embedded", lesson.images.size()), lesson.images.size());
   // TRANSLATORS: the lesson file, its title in quotes, then "3 steps" and "2 photos embedded".
   std::printf(_("%s: \"%s\", %s, %s\n"), what.c_str(), one_line(lesson.title).c_str(), steps_text.c_str(), photos_text.c_str());
   int missing = 0;
@@ -227,7 +227,7 @@ int lesson_check(const std::vector<std::string>& args) {
     }
   }
   if (missing > 0) {
-    std::printf(tr_n("%d model is missing\n", "%d models are missing\n", static_cast<unsigned long>(missing)), missing);
+    std::printf(tr_n("%d model is missing\n", "%d models are missing\n", missing), missing);
     return 1;
   }
   std::printf("%s\n", _("everything it needs is here"));

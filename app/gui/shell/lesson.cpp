@@ -459,7 +459,7 @@ void App::draw_lesson_editor(float menu_h) {
     record_widget("lesson:title");
     {
       const std::size_t n = l.lesson.steps.size();
-      const std::string count = text_format(tr_n("%zu step", "%zu steps", static_cast<unsigned long>(n)), n);
+      const std::string count = text_format(tr_n("%zu step", "%zu steps", n), n);
       const std::string file = l.file.empty() ? std::string(_("not saved yet")) : platform::utf8(l.file.filename());
       // TRANSLATORS: the first %s is the steps' count ("3 steps"), the second the lesson's file name or "not saved yet".
       text_wrapped("%s", text_format(l.dirty ? _("%s, %s (changed). F6 adds the view as it is now after the chosen step.")

@@ -34,7 +34,7 @@ std::string CkaRequest::examples_text() const {
     return photo && a ? text_format(_("the tokens of the photo (%d x %d pixels at a short side of %d)"), photo->width, photo->height,
                                     resize > 0 ? resize : vit_trained_size(a->arch))
                       : std::string(_("the tokens of the photo"));
-  return text_format(tr_n("%d Fashion-MNIST test image", "%d Fashion-MNIST test images", static_cast<unsigned long>(count)), count);
+  return text_format(tr_n("%d Fashion-MNIST test image", "%d Fashion-MNIST test images", count), count);
 }
 
 CkaRequest cka_request(const VitSession& session, int resize) {
