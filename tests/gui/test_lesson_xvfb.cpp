@@ -66,7 +66,7 @@ std::map<std::string, nlohmann::json> document_of(const nlohmann::json& j) {
     for (const char* key : app::kMachineKeys) local = local || path == key || path.starts_with(std::string(key) + "/");
     // What an export's sidecar reports of the frame beside the document (app/gui/output/export.cpp).
     const auto top = path.substr(0, path.find('/'));
-    for (const char* key : {"banner", "recording", "pinned_note", "toast", "overlays_left_out", "checks", "image_size", "labels_cut",
+    for (const char* key : {"banner", "recording", "recording_state", "pinned_note", "toast", "overlays_left_out", "checks", "image_size", "labels_cut",
                             "left_out_widgets", "query_index", "row", "train_cnn", "train_compared", "view_errors"})
       local = local || top == key;
     local = local || top.ends_with("_drawn");

@@ -147,10 +147,13 @@ void record_while_playing(const std::filesystem::path& dir, const std::filesyste
   std::this_thread::sleep_for(std::chrono::seconds(3));
   for (int tries = 0; tries < 50 && shown_frame(app.export_view().first) < first_frame + 5; ++tries)
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The sidecar says so for programs, in English whatever the window's language.
+  EXPECT_EQ(app.export_view().first.value("recording_state", "?"), "recording");
   app.key("F8");
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto [live, live_json] = next_recording(app, seen);
   ASSERT_FALSE(live.empty());
+  export_until(app, [](const nlohmann::json& s) { return s.value("recording_state", "?").empty() && s.value("recording", "?").empty(); });
   const nlohmann::json& record = live_json.at("record");
   EXPECT_EQ(record.at("kind"), "live");
   EXPECT_EQ(record.at("scope"), "map");

@@ -53,6 +53,7 @@ nlohmann::json sidecar_json(const AppState& state, HandMadeSession& hand_made, c
   if (view.valid) j["image_view"] = {{"x", view.x}, {"y", view.y}, {"scale", view.scale}};
   j["banner"] = state.ui.banner;
   j["recording"] = state.ui.record_status;  // Export → Record: what runs or is being written ("" when idle)
+  j["recording_state"] = state.ui.record_state;  // the same for programs: "recording", "writing" or ""
   j["pinned_note"] = state.ui.pinned_note;
   // The confirmation of the previous export, shown on screen but not in this picture.
   j["toast"] = toast_showing(state) ? state.ui.status : "";

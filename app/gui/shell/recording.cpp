@@ -171,6 +171,7 @@ void Recording::take_frame(int w, int h) {
   if (const auto error = recorder_.poll_error()) app_.state.show_error(*error);
   if (const auto file = recorder_.take_finished()) app_.saved(*file);
   app_.state.ui.record_status = recorder_.status();
+  app_.state.ui.record_state = recorder_.recording() ? "recording" : recorder_.busy() ? "writing" : "";  // i18n: English (a sidecar's value)
   app_.state.ui.recording_steps = recorder_.recording() && recorder_.plan().kind != RecordPlan::Kind::Live;
 }
 

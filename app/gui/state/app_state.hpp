@@ -65,6 +65,9 @@ struct UiState {
   int record_every_steps = 20;
   bool recording_steps = false;  ///< a sweep or a training run is being recorded: the map leaves out the pointer's tooltip
   std::string record_status;  ///< "recording the map: 3.2 s, 32 frames (F8 stops)"; empty when idle
+  /// The same in one English word, for programs whatever the language: "recording" (frames are
+  /// being taken: F8 stops), "writing" (the file is being finished) or "" (idle).
+  std::string record_state;
   /// The images panel's cameras, looked for when asked (none before: the panel's button).
   std::optional<std::vector<CameraInfo>> cameras;
 
