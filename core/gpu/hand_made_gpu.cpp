@@ -8,17 +8,8 @@ namespace attnlab {
 
 GpuHandMade::GpuHandMade() : renderer_(check_compute_support().renderer) {}
 
-void GpuHandMade::set_image(const Image& image, const Settings& settings) {
-  if (!engine_.fits(image.width, image.height, settings)) make_setup(image.width, image.height, settings);  // throws before any change
-  const Settings before = engine_.settings();
-  engine_.set_settings(settings);
-  try {
-    engine_.set_image(image);  // may still refuse it (larger than the GPU's textures)
-  } catch (...) {
-    engine_.set_settings(before);  // fits the image the engine kept
-    throw;
-  }
-}
+// The settings are checked against the new image, not the one held (HandMadeGpuEngine::set_image).
+void GpuHandMade::set_image(const Image& image, const Settings& settings) { engine_.set_image(image, settings); }
 
 void GpuHandMade::set_settings(const Settings& settings) {
   if (!engine_.has_image()) throw Error(_("no image loaded"));

@@ -148,14 +148,16 @@ HandMadeGpuEngine::HandMadeGpuEngine() : gpu_(std::make_unique<Buffers>()) {
 }
 
 HandMadeGpuEngine::HandMadeGpuEngine(const Image& image, const Settings& settings) : HandMadeGpuEngine() {
-  set_settings(settings);
-  set_image(image);
+  set_image(image, settings);
 }
 
 HandMadeGpuEngine::~HandMadeGpuEngine() = default;
 
 void HandMadeGpuEngine::rebuild_setup(const Settings& s, int width, int height) {
-  ModelSetup fresh = make_setup(width, height, s);  // throws before anything changes
+  install_setup(make_setup(width, height, s));  // make_setup throws before anything changes
+}
+
+void HandMadeGpuEngine::install_setup(ModelSetup fresh) {
   const bool grid_changed = !setup_ || setup_->grid.cols != fresh.grid.cols || setup_->grid.rows != fresh.grid.rows;
   setup_.emplace(std::move(fresh));
   if (grid_changed) {
@@ -164,17 +166,21 @@ void HandMadeGpuEngine::rebuild_setup(const Settings& s, int width, int height) 
   for (auto& st : gpu_->heatmap_shown) st.reset();
 }
 
-void HandMadeGpuEngine::set_image(const Image& image) {
+void HandMadeGpuEngine::set_image(const Image& image) { set_image(image, settings_); }
+
+void HandMadeGpuEngine::set_image(const Image& image, const Settings& settings) {
   if (image.empty()) throw Error(_("the image is empty"));
   GLint max_tex = 0;
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_tex);
   if (image.width > max_tex || image.height > max_tex)
     throw Error(text_format(_("the image is %dx%d pixels; this GPU takes at most %d per side"), image.width, image.height,
                             static_cast<int>(max_tex)));
-  Settings s = settings_;
-  if (!fits(image.width, image.height, s)) rebuild_setup(s, image.width, image.height);  // throws if K does not fit: nothing changed yet
+  std::optional<ModelSetup> fresh;  // a video's next frame (same size, same settings) keeps the setup
+  if (!fits(image.width, image.height, settings)) fresh.emplace(make_setup(image.width, image.height, settings));  // throws: nothing changed yet
   gl::Texture tex(image.width, image.height, GL_RGB32F);
   tex.upload(GL_RGB, GL_FLOAT, image.rgb.data());
+  if (fresh) install_setup(std::move(*fresh));
+  settings_ = settings;
   gpu_->image = std::move(tex);
   image_w_ = image.width;
   image_h_ = image.height;

@@ -59,6 +59,10 @@ class HandMadeGpuEngine {
   /// Uploads an image and re-tokenizes. Throws Error (engine unchanged) if the current patch
   /// size does not fit it or it is too large for the GPU.
   void set_image(const Image& image);
+  /// Uploads an image with new settings, together: the settings are checked against this image,
+  /// never against the one held (a K too small for the large photo shown may suit a small one).
+  /// Throws Error (engine unchanged) if they do not fit it or it is too large for the GPU.
+  void set_image(const Image& image, const Settings& settings);
   /// Applies settings; throws Error (engine unchanged) if they are invalid for the image.
   void set_settings(const Settings& settings);
 
@@ -137,6 +141,7 @@ class HandMadeGpuEngine {
 
  private:
   void rebuild_setup(const Settings& s, int width, int height);
+  void install_setup(ModelSetup fresh);
   void ensure_tokens();
   void ensure_qkv();
   void upload_mask();

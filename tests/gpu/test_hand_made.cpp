@@ -86,6 +86,34 @@ TEST_F(HandMade, ABadChangeLeavesEitherModelAsItWas) {
   }
 }
 
+// The image and the settings are replaced together: a K too small for the photo held (K = 1 on
+// the 500 × 500 safari: 250 000 tokens, over the limit) suits a 40 × 30 image, and is checked
+// against that one. The GPU engine once checked it against the photo held and refused the small
+// image with the large one's token count (a lesson step, a photo opened at the K the user wanted).
+TEST_F(HandMade, NewSettingsAreCheckedAgainstTheNewImageNotTheOneHeld) {
+  std::unique_ptr<HandMadeModel> models[] = {std::make_unique<GpuHandMade>(), make_reference_model()};
+  Image small;
+  small.width = 40;
+  small.height = 30;
+  small.rgb.resize(static_cast<std::size_t>(small.width) * small.height * 3);
+  for (int y = 0; y < small.height; ++y)
+    for (int x = 0; x < small.width; ++x)
+      for (int c = 0; c < 3; ++c) small.at(x, y, c) = safari().at(x * 10, y * 10, c);
+  for (auto& m : models) {
+    Settings s;
+    s.patch = 16;
+    m->set_image(safari(), s);
+    Settings one = s;
+    one.patch = 1;
+    EXPECT_THROW(m->set_settings(one), Error) << m->name() << ": 250 000 tokens on the safari";
+    EXPECT_NO_THROW(m->set_image(small, one)) << m->name();
+    EXPECT_EQ(m->N(), 40 * 30) << m->name();
+    EXPECT_THROW(m->set_image(safari(), one), Error) << m->name();
+    EXPECT_EQ(m->N(), 40 * 30) << m->name() << ": the refused photo changed nothing";
+    EXPECT_EQ(m->rows(40 * 30 - 1).N, 40 * 30) << m->name();
+  }
+}
+
 }  // namespace
 
 namespace {

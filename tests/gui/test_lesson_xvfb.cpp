@@ -158,13 +158,18 @@ void expect_image_is_the_one_drawn(const nlohmann::json& s) {
 
 }  // namespace
 
-// A step whose photo cannot be shown at its K (the safari photo at K = 1: 250 000 tokens, over
-// the limit) says so in the banner, and the photo on screen stays with its own path and pins:
-// the document never names a photo other than the one drawn (the soak test found a sidecar that
-// named the step's photo over the previous one's pixels, and its row check failed on it).
-TEST(LessonXvfb, AStepWhosePhotoCannotBeShownKeepsThePhotoOnScreenAndSaysWhy) {
+// A lesson's steps and the photo on screen (the soak test found a sidecar that named a step's
+// photo over the previous one's pixels, and its row check failed on it):
+// - a step whose photo cannot be read (a truncated JPEG in the lesson) says so in the banner, and
+//   the photo on screen stays with its own path and pins: the document never names a photo other
+//   than the one drawn;
+// - a step's K too small for its photo (K = 1 on the 500 × 500 safari: 250 000 tokens) is fitted
+//   to it (K = 2), checked against that photo and not the one shown before (the GPU engine once
+//   refused it with the dog's token count at K = 2);
+// - Esc gives the user's own K back, not the K a step wanted.
+TEST(LessonXvfb, AStepsPhotoIsShownWithItsOwnPathOrNotAtAll) {
   Xvfb x(kScreenW, kScreenH);
-  const auto dir = temp_dir() / "lesson_unshowable";
+  const auto dir = temp_dir() / "lesson_photos";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   ASSERT_EQ(run_attnlab("render --image '" + asset("dog.jpg").string() + "' --patch 16 --query 3,4 --out '" + (dir / "dog.png").string() + "'"), 0);
@@ -172,16 +177,26 @@ TEST(LessonXvfb, AStepWhosePhotoCannotBeShownKeepsThePhotoOnScreenAndSaysWhy) {
   nlohmann::json dog = read_json_file(dir / "dog.json"), safari = read_json_file(dir / "safari.json");
   const nlohmann::json pins = nlohmann::json::array({{{"col", 3}, {"row", 4}}, {{"col", 40}, {"row", 30}}});
   dog["hand_made"]["pins"] = pins;
-  safari["patch"] = 1;
-  safari["hand_made"]["pins"] = nlohmann::json::array({{{"col", 300}, {"row", 200}}});
+  safari["hand_made"]["pins"] = nlohmann::json::array({{{"col", 20}, {"row", 20}}});
+  nlohmann::json safari_k1 = safari;
+  safari_k1["patch"] = 1;
+  safari_k1["hand_made"]["pins"] = nlohmann::json::array();
   std::ofstream(dir / "dog.json") << dog.dump(2);
   std::ofstream(dir / "safari.json") << safari.dump(2);
-  const auto lesson_path = dir / "unshowable.attnlab";
+  std::ofstream(dir / "safari-k1.json") << safari_k1.dump(2);
+  const auto lesson_path = dir / "photos.attnlab";
   ASSERT_EQ(run_attnlab("lesson make --out '" + lesson_path.string() + "' --step '" + (dir / "dog.json").string() + "' --step '" +
-                        (dir / "safari.json").string() + "'"),
+                        (dir / "safari.json").string() + "' --step '" + (dir / "safari-k1.json").string() + "'"),
             0);
+  {  // step 2's photo replaced by the first half of the JPEG: a lesson whose photo cannot be read
+    Lesson lesson = read_lesson(lesson_path);
+    ASSERT_EQ(lesson.steps.size(), 3u);
+    const std::string whole = read_file(asset("safari.jpg"));
+    lesson.steps[1].state["image"] = add_lesson_image(lesson, std::vector<std::uint8_t>(whole.begin(), whole.begin() + whole.size() / 2), ".jpg");
+    write_lesson(lesson, lesson_path, /*overwrite=*/true);
+  }
 
-  write_settings(dir, 1.0f);
+  write_settings(dir, 1.0f);  // the user's own: the safari photo at K = 16
   AppProcess app(x, dir, {lesson_path.string()});
   ASSERT_NE(app.wait_for_window(), 0u) << app.log();
   const nlohmann::json first = export_until(app, [](const nlohmann::json& s) {
@@ -191,22 +206,29 @@ TEST(LessonXvfb, AStepWhosePhotoCannotBeShownKeepsThePhotoOnScreenAndSaysWhy) {
   expect_image_is_the_one_drawn(first);
   EXPECT_EQ(first.at("hand_made").at("pins"), pins);
 
-  app.key("Next");  // step 2: the safari photo at K = 1
+  app.key("Next");  // step 2: a photo that cannot be read
   const nlohmann::json second = export_until(app, [](const nlohmann::json& s) { return !s.value("banner", "").empty(); });
   const std::string banner = second.value("banner", "");
-  EXPECT_NE(banner.find("K=1"), std::string::npos) << banner;
-  EXPECT_NE(banner.find("tokens"), std::string::npos) << banner;
+  EXPECT_NE(banner.find("truncated"), std::string::npos) << banner;
   EXPECT_EQ(second.at("image"), first.at("image")) << "the sidecar names the photo that could not be shown";
   expect_image_is_the_one_drawn(second);
   EXPECT_EQ(second.at("hand_made").at("pins"), pins) << "the pins of another photo were put on this one";
   EXPECT_TRUE(second.at("widgets").contains("lesson:counter")) << "the lesson stopped";
 
-  app.key("Escape");  // the user's own photo and settings back
+  app.key("Next");  // step 3: the safari photo at K = 1, over the token limit: fitted to K = 2
+  const nlohmann::json third = export_until(app, [](const nlohmann::json& s) { return s.at("image_size").value("width", 0) == 500; });
+  EXPECT_EQ(third.at("image_size").value("width", 0), 500) << "step 3's photo (the safari) is not shown: " << third.value("banner", "");
+  expect_image_is_the_one_drawn(third);
+  EXPECT_EQ(third.value("patch", 0), 2) << "K = 1 fitted to the photo";
+  EXPECT_EQ(third.value("banner", "").find("tokens"), std::string::npos) << third.value("banner", "");
+
+  app.key("Escape");  // the user's own photo and K back
   const nlohmann::json after = export_until(app, [](const nlohmann::json& s) { return !s.at("widgets").contains("lesson:counter"); });
   EXPECT_FALSE(after.at("widgets").contains("lesson:counter"));
-  EXPECT_EQ(after.value("patch", 0), 16);
+  EXPECT_EQ(after.value("patch", 0), 16) << "the K a step wanted outlived the lesson";
   expect_image_is_the_one_drawn(after);
   EXPECT_EQ(app.close(), 0) << app.log();
+  EXPECT_EQ(read_json_file(dir / "config" / "attnlab" / "settings.json").value("patch", 0), 16);
   std::filesystem::remove_all(dir);
 }
 

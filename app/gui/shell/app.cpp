@@ -71,7 +71,10 @@ int App::run() {
   if (replay_) return replay_->code();
   keep_unsaved_lesson();  // a lesson being made is not lost with the window
   // The user's own settings, never a lesson's step (SPEC §15).
-  if (lesson_ && lesson_->user_document) static_cast<Document&>(state_) = Document(remembered_document());
+  if (lesson_ && lesson_->user_document) {
+    static_cast<Document&>(state_) = Document(remembered_document());
+    state_.ui.wanted_patch.reset();  // the user's own K is the document's (users_document)
+  }
   save_remembered(state_, window_);
   report_frames();
   return 0;

@@ -221,6 +221,9 @@ class App {
   void draw_lesson_editor(float menu_h);
   /// The user's own document (the lesson's state never goes to settings.json).
   const Document& remembered_document();
+  /// The window's document as the user's own, kept while a lesson plays: its K the one the user
+  /// wants (ui.wanted_patch, when the photo shown has a fitted K), as settings.json saves it.
+  Document users_document() const;
 
   // The teaching views and the guided tour (tour.cpp).
   void set_tour_step(int step);

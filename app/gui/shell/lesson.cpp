@@ -67,6 +67,12 @@ ImVec2 App::room() const {
   return ImVec2(d.x, std::max(d.y - lesson_h_, 100.0f));
 }
 
+Document App::users_document() const {
+  Document d = state_;
+  if (state_.ui.wanted_patch) d.attention.patch = *state_.ui.wanted_patch;
+  return d;
+}
+
 const Document& App::remembered_document() {
   if (lesson_ && lesson_->user_document) {
     Document& u = *lesson_->user_document;  // what the user changed meanwhile that is theirs, not the lesson's
@@ -136,7 +142,7 @@ void App::open_lesson(const std::filesystem::path& path) {
     }
     auto folder = std::make_unique<LessonFolder>(lesson);
     // The user's document is kept from before the first lesson played, across lessons opened meanwhile.
-    std::optional<Document> user = lesson_ && lesson_->user_document ? lesson_->user_document : std::optional<Document>(state_);
+    std::optional<Document> user = lesson_ && lesson_->user_document ? lesson_->user_document : std::optional<Document>(users_document());
     lesson_.emplace();
     lesson_->lesson = std::move(lesson);
     lesson_->file = path;
@@ -175,7 +181,7 @@ void App::play_step(int index, bool open_models) {
   if (!lesson_ || lesson_->lesson.steps.empty()) return;
   OpenLesson& l = *lesson_;
   index = std::clamp(index, 0, static_cast<int>(l.lesson.steps.size()) - 1);
-  if (!l.user_document) l.user_document = static_cast<const Document&>(state_);
+  if (!l.user_document) l.user_document = users_document();
   state_.ui.lesson_playing = true;
   l.step = index;
   l.missing.clear();
@@ -209,9 +215,9 @@ void App::play_step(int index, bool open_models) {
 }
 
 // The document `d` in the window: its photo loaded when it is another, its model opened when it
-// is another (the step applied again once it has: opening a model resets its choice). A photo
-// that cannot be shown (unreadable, or too many tokens at the step's K) is said in the banner and
-// the photo on screen stays, with its path and its pins: the document never names a photo other
+// is another (the step applied again once it has: opening a model resets its choice). Its K is
+// the one wanted, fitted to its photo where it must be (give_hand_made_image). A photo that cannot
+// be shown (unreadable, too large) is said in the banner and the photo on screen stays, with its path and its pins: the document never names a photo other
 // than the one drawn (a sidecar's "image" and "image_size" agree, and so does settings.json).
 void App::apply_document(const Document& d, bool open_models) {
   const std::filesystem::path loaded_model = vit_.run() ? state_.model_path : std::filesystem::path();
@@ -220,6 +226,7 @@ void App::apply_document(const Document& d, bool open_models) {
   const std::vector<Cell> shown_pins = state_.hand_made.pins;
   std::vector<Cell> pins = d.hand_made.pins;  // the step's pins, on its photo
   static_cast<Document&>(state_) = d;
+  state_.ui.wanted_patch.reset();  // the document's K is the one wanted now (fitted to its photo if it must be)
   if (new_image) {
     try {
       give_hand_made_image(load_image(d.image_path));
