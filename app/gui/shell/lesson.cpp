@@ -216,9 +216,10 @@ void App::play_step(int index, bool open_models) {
 
 // The document `d` in the window: its photo loaded when it is another, its model opened when it
 // is another (the step applied again once it has: opening a model resets its choice). Its K is
-// the one wanted, fitted to its photo where it must be (give_hand_made_image). A photo that cannot
-// be shown (unreadable, too large) is said in the banner and the photo on screen stays, with its path and its pins: the document never names a photo other
-// than the one drawn (a sidecar's "image" and "image_size" agree, and so does settings.json).
+// the one wanted, fitted to its photo where it must be (give_hand_made_image). A photo that
+// cannot be shown (unreadable, too large) is said in the banner and the photo on screen stays,
+// with its path and its pins: the document never names a photo other than the one drawn (a
+// sidecar's "image" and "image_size" agree, and so does settings.json).
 void App::apply_document(const Document& d, bool open_models) {
   const std::filesystem::path loaded_model = vit_.run() ? state_.model_path : std::filesystem::path();
   const bool new_image = d.image_path != state_.image_path || !hand_made_.has_image();
