@@ -232,6 +232,47 @@ TEST(LessonXvfb, AStepsPhotoIsShownWithItsOwnPathOrNotAtAll) {
   std::filesystem::remove_all(dir);
 }
 
+// A step chosen in the editor's list, or by Lesson → Play from step 1, while the map is on screen:
+// the step's K remakes the map's textures. Played in the middle of the frame, after the map had
+// handed its texture to ImGui's draw list, it left the frame drawing a deleted texture (GL_INVALID_OPERATION
+// in glBindTexture, seen by the sanitized soak). ATTNLAB_GL_DEBUG=1 installs the GL error
+// callback in any build; the app's log must stay free of its lines.
+TEST(LessonXvfb, AStepChosenInTheEditorOrTheMenuIsPlayedBeforeTheFrameIsDrawn) {
+  Xvfb x(kScreenW, kScreenH);
+  const auto dir = temp_dir() / "lesson_editor_gl";
+  std::filesystem::remove_all(dir);
+  write_settings(dir, 1.0f);
+  AppProcess app(x, dir, {asset("safari.jpg").string()}, {"ATTNLAB_GL_DEBUG=1"});
+  ASSERT_NE(app.wait_for_window(), 0u) << app.log();
+  app.key("F6");            // step 1: K = 16
+  app.key("bracketright");  // K = 32
+  app.key("F6");            // step 2
+  nlohmann::json s = export_until(app, [](const nlohmann::json& j) {
+    return j.value("patch", 0) == 32 && j.at("widgets").contains("lesson:step2") && j.at("widgets").contains("image_canvas");
+  });
+  ASSERT_TRUE(s.at("widgets").contains("lesson:step2")) << app.log();
+  const auto gl_errors = [&] { return app.log().find("attnlab: GL error:") != std::string::npos; };
+  ASSERT_FALSE(gl_errors()) << "before any step was played:\n" << app.log();
+  for (const auto& [step, k] : {std::pair{"lesson:step1", 16}, std::pair{"lesson:step2", 32}, std::pair{"lesson:step1", 16}}) {
+    ASSERT_TRUE(s.at("widgets").contains("image_canvas")) << "the map is not on screen: " << s.dump();
+    click_widget(app, s, step);
+    const int want = k;
+    s = export_until(app, [&](const nlohmann::json& j) { return j.value("patch", 0) == want; });
+    EXPECT_EQ(s.value("patch", 0), k) << step << " was not played";
+    EXPECT_FALSE(gl_errors()) << "after a click on " << step << ":\n" << app.log();
+  }
+  // At step 1 (K = 16) with step 2 (K = 32) chosen in the list, the menu plays from step 1.
+  click_widget(app, s, "lesson:step2");
+  s = export_until(app, [](const nlohmann::json& j) { return j.value("patch", 0) == 32; });
+  ASSERT_TRUE(click_menu_entry(app, s, "Lesson", "play")) << "no Play from step 1 in the Lesson menu";
+  s = export_until(app, [](const nlohmann::json& j) { return j.value("patch", 0) == 16; });
+  EXPECT_EQ(s.value("patch", 0), 16) << "Play from step 1 did not play step 1";
+  EXPECT_TRUE(s.at("classroom").value("presentation", false));
+  EXPECT_FALSE(gl_errors()) << "after Lesson -> Play from step 1:\n" << app.log();
+  EXPECT_EQ(app.close(), 0) << app.log();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LessonXvfb, ThreeStepsMadeInTheWindowSavedReopenedAndPlayedWithPgDnAndPgUp) {
   Xvfb x(kScreenW, kScreenH);
   const auto dir = temp_dir() / "lesson_xvfb";

@@ -882,7 +882,8 @@ TEST(SoakUnderXvfb, ThousandsOfRandomActionsThenTheFinalExportMatchesItsSettings
   Xvfb x;
   const auto dir = temp_dir();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", scripts and app.log in " + dir.string());
-  AppProcess app(x, dir);
+  // GL errors fail the soak in any build (the Debug tree's callback, asked for by ATTNLAB_GL_DEBUG).
+  AppProcess app(x, dir, {}, {"ATTNLAB_GL_DEBUG=1"});
   const unsigned long window = app.wait_for_window();
   ASSERT_NE(window, 0u) << app.log();
   Monkey monkey(seed, window, make_files(dir));

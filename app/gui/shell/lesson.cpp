@@ -91,8 +91,10 @@ const Document& App::remembered_document() {
 void App::take_lesson_work() {
   if (const auto open = state_.commands.take(Commands::Kind::OpenLesson)) open_lesson(open->path);
   if (const auto save = state_.commands.take(Commands::Kind::SaveLesson)) save_lesson(save->path);
+  if (std::exchange(state_.ui.lesson_new, false)) new_lesson();
   if (std::exchange(state_.ui.lesson_add_step, false)) add_lesson_step();
   if (std::exchange(state_.ui.lesson_leave, false)) leave_lesson();
+  if (const auto step = std::exchange(state_.ui.lesson_play, std::nullopt); step && lesson_) play_step(*step);
   if (const int move = std::exchange(state_.ui.lesson_move, 0); move != 0 && lesson_ && lesson_->user_document)
     play_step(std::clamp(lesson_->step + move, 0, static_cast<int>(lesson_->lesson.steps.size()) - 1));
   if (!lesson_) return;
@@ -414,7 +416,7 @@ void App::draw_lesson_menu() {
   if (!begin_menu(N_("Lesson"))) return;
   const bool open = lesson_.has_value();
   const bool playing = open && state_.ui.lesson_playing;
-  if (ImGui::MenuItem(_("New lesson"))) new_lesson();
+  if (ImGui::MenuItem(_("New lesson"))) state_.ui.lesson_new = true;
   record_widget("menu:Lesson/new");
   if (ImGui::MenuItem(_("Open a lesson..."))) state_.commands.ask_for_file(FileDialogKind::Lesson);
   record_widget("menu:Lesson/open");
@@ -424,7 +426,7 @@ void App::draw_lesson_menu() {
   record_widget("menu:Lesson/edit");
   if (ImGui::MenuItem(_("Play from step 1"), nullptr, false, open && !lesson_->lesson.steps.empty())) {
     state_.presentation = true;
-    play_step(0);
+    state_.ui.lesson_play = 0;
   }
   record_widget("menu:Lesson/play");
   if (ImGui::MenuItem(_("Leave the lesson"), "Esc", false, playing)) state_.ui.lesson_leave = true;  // i18n: English (a key's name)
@@ -478,7 +480,7 @@ void App::draw_lesson_editor(float menu_h) {
     ImGui::BeginChild("##steps", ImVec2(0, std::min(8.0f, static_cast<float>(steps.size()) + 0.5f) * ImGui::GetTextLineHeightWithSpacing()), true);
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const std::string label = std::to_string(i + 1) + ". " + steps[i].title + "##step" + std::to_string(i);
-      if (ImGui::Selectable(label.c_str(), static_cast<int>(i) == l.step)) play_step(static_cast<int>(i));
+      if (ImGui::Selectable(label.c_str(), static_cast<int>(i) == l.step)) state_.ui.lesson_play = static_cast<int>(i);
       record_widget("lesson:step" + std::to_string(i + 1));
     }
     ImGui::EndChild();

@@ -22,8 +22,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace attnlab::app {
@@ -220,14 +222,18 @@ void open_window(WindowSession& session, bool benchmark) {
   const std::optional<ScreenRect> remembered = benchmark ? std::nullopt : remembered_placement();
   const float content_scale = benchmark ? 1.0f : primary_content_scale();
   ScreenRect placement = fit_window(areas, remembered, {}, content_scale);
-  auto make_window = [&placement](int major, int minor) {
+  // The GL error callback (core/gpu/debug.hpp) on the window's context: in Debug builds, and in
+  // any build with ATTNLAB_GL_DEBUG=1 (the window tests that look for GL errors in their log).
+  const char* debug_env = std::getenv("ATTNLAB_GL_DEBUG");
+  const bool gl_debug = kGlDebugBuild || (debug_env && std::string_view(debug_env) == "1");
+  auto make_window = [&placement, gl_debug](int major, int minor) {
     glfwDefaultWindowHints();
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, major);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, minor);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
     glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    glfwWindowHint(GLFW_OPENGL_DEBUG_CONTEXT, kGlDebugBuild ? GLFW_TRUE : GLFW_FALSE);
+    glfwWindowHint(GLFW_OPENGL_DEBUG_CONTEXT, gl_debug ? GLFW_TRUE : GLFW_FALSE);
     return glfwCreateWindow(placement.width, placement.height, "Attention Lab", nullptr, nullptr);
   };
   int major = 4, minor = 3;
@@ -252,7 +258,7 @@ void open_window(WindowSession& session, bool benchmark) {
   glfwShowWindow(window);
   glfwMakeContextCurrent(window);
   glfwSwapInterval(benchmark ? 0 : 1);  // the benchmark times frames, not the display's refresh
-  if (kGlDebugBuild) install_gl_debug_callback();
+  if (gl_debug) install_gl_debug_callback();
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();

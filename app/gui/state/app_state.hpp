@@ -76,6 +76,11 @@ struct UiState {
   int lesson_move = 0;            ///< steps to move (PgDn +1, PgUp −1), summed until taken
   bool lesson_leave = false;      ///< Esc: leave the lesson, the user's own settings back
   bool lesson_add_step = false;   ///< F6 or the menu: this view becomes the lesson's next step
+  bool lesson_new = false;        ///< Lesson → New lesson
+  /// The step to play (Lesson → Play from step 1, a click in the editor's list of steps). Taken
+  /// before the frame like the keys: a step's photo or K remakes the map's textures, which the
+  /// views drawn earlier in the frame have already handed to ImGui's draw list.
+  std::optional<int> lesson_play;
   bool lesson_playing = false;    ///< a step of the open lesson drives the document
   std::string lesson_view;        ///< the playing step's view, as `render --from` names it ("map", "heads", "vit-distance", …)
   /// The playing step's settings (JSON paths) drawn disabled or not at all (setting_widget).
