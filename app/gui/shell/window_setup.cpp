@@ -225,7 +225,7 @@ void open_window(WindowSession& session, bool benchmark) {
   // The GL error callback (core/gpu/debug.hpp) on the window's context: in Debug builds, and in
   // any build with ATTNLAB_GL_DEBUG=1 (the window tests that look for GL errors in their log).
   const char* debug_env = std::getenv("ATTNLAB_GL_DEBUG");
-  const bool gl_debug = kGlDebugBuild || (debug_env && std::string_view(debug_env) == "1");
+  bool gl_debug = kGlDebugBuild || (debug_env && std::string_view(debug_env) == "1");
   auto make_window = [&placement, gl_debug](int major, int minor) {
     glfwDefaultWindowHints();
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, major);
