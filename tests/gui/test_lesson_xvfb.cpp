@@ -251,15 +251,14 @@ TEST(LessonXvfb, AStepChosenInTheEditorOrTheMenuIsPlayedBeforeTheFrameIsDrawn) {
     return j.value("patch", 0) == 32 && j.at("widgets").contains("lesson:step2") && j.at("widgets").contains("image_canvas");
   });
   ASSERT_TRUE(s.at("widgets").contains("lesson:step2")) << app.log();
-  const auto gl_errors = [&] { return app.log().find("attnlab: GL error:") != std::string::npos; };
-  ASSERT_FALSE(gl_errors()) << "before any step was played:\n" << app.log();
+  ASSERT_FALSE(app.gl_errors()) << "before any step was played:\n" << app.log();
   for (const auto& [step, k] : {std::pair{"lesson:step1", 16}, std::pair{"lesson:step2", 32}, std::pair{"lesson:step1", 16}}) {
     ASSERT_TRUE(s.at("widgets").contains("image_canvas")) << "the map is not on screen: " << s.dump();
     click_widget(app, s, step);
     const int want = k;
     s = export_until(app, [&](const nlohmann::json& j) { return j.value("patch", 0) == want; });
     EXPECT_EQ(s.value("patch", 0), k) << step << " was not played";
-    EXPECT_FALSE(gl_errors()) << "after a click on " << step << ":\n" << app.log();
+    EXPECT_FALSE(app.gl_errors()) << "after a click on " << step << ":\n" << app.log();
   }
   // At step 1 (K = 16) with step 2 (K = 32) chosen in the list, the menu plays from step 1.
   click_widget(app, s, "lesson:step2");
@@ -268,7 +267,7 @@ TEST(LessonXvfb, AStepChosenInTheEditorOrTheMenuIsPlayedBeforeTheFrameIsDrawn) {
   s = export_until(app, [](const nlohmann::json& j) { return j.value("patch", 0) == 16; });
   EXPECT_EQ(s.value("patch", 0), 16) << "Play from step 1 did not play step 1";
   EXPECT_TRUE(s.at("classroom").value("presentation", false));
-  EXPECT_FALSE(gl_errors()) << "after Lesson -> Play from step 1:\n" << app.log();
+  EXPECT_FALSE(app.gl_errors()) << "after Lesson -> Play from step 1:\n" << app.log();
   EXPECT_EQ(app.close(), 0) << app.log();
   std::filesystem::remove_all(dir);
 }

@@ -167,9 +167,12 @@ AppProcess::~AppProcess() {
     ::kill(-pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
-  // Debug builds print every GL error the driver reports (core/gpu/debug.hpp): each fails the test.
-  if (const std::string l = log(); l.find("attnlab: GL error:") != std::string::npos) ADD_FAILURE() << "GL errors:\n" << l;
+  // Debug builds (and ATTNLAB_GL_DEBUG=1) print every GL error the driver reports (core/gpu/debug.hpp):
+  // each fails the test.
+  if (gl_errors()) ADD_FAILURE() << "GL errors:\n" << log();
 }
+
+bool AppProcess::gl_errors() const { return log().find("attnlab: GL error:") != std::string::npos; }
 
 bool AppProcess::alive() {
   if (pid_ <= 0 || exit_status_ != -1) return false;

@@ -74,6 +74,9 @@ class AppProcess {
   /// Waits for the process to end by itself; returns its exit status (-1 on time-out).
   int wait_exit(std::chrono::seconds timeout);
   std::string log() const;
+  /// Whether the log has a GL error line (core/gpu/debug.cpp; Debug builds, or ATTNLAB_GL_DEBUG=1
+  /// in `env`). The destructor fails the test when it has.
+  bool gl_errors() const;
   const std::filesystem::path& export_dir() const { return exports_; }
   /// The process id (e.g. to read its memory use from /proc).
   int pid() const { return pid_; }
